@@ -46,10 +46,13 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("activemask", 62, 0, 0)                                                                      \
     X("nanosleep", 62, 70, 0)                                                                      \
     X("redux.sync", 70, 80, 0)                                                                     \
+    X("redux.sync .f32", 86, 100, GATE_ARCH)                                                       \
     X("elect.sync", 80, 90, 0)                                                                     \
     /* memory consistency model: semantics and scopes */                                           \
     X("ld|st|atom|red .relaxed|.acquire|.release", 60, 70, 0)                                      \
     X("ld|st .mmio", 82, 70, 0)                                                                    \
+    X("ld|st .v8", 88, 100, 0) /* 256-bit loads and stores */                                      \
+    X("ld|st .v4 .b64|.u64|.s64|.f64", 88, 100, 0)                                                 \
     X("fence !.proxy !.mbarrier_init", 60, 70, 0)                                                  \
     X("fence .proxy .alias", 75, 70, 0)                                                            \
     X("fence .proxy .async", 80, 90, 0)                                                            \
@@ -146,6 +149,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("prefetch .tensormap", 80, 90, 0)                                                            \
     X("tensormap.cp_fenceproxy", 83, 90, 0)                                                        \
     X("tensormap.replace", 83, 90, GATE_ARCH)                                                      \
+    X("tensormap.replace .swizzle_atomicity", 86, 100, GATE_ARCH)                                  \
     /* special registers */                                                                        \
     X("%clusterid|%nclusterid|%cluster_ctaid|%cluster_nctaid|%cluster_ctarank|%cluster_nctarank|%is_explicit_cluster", 78, 90, 0) \
     X("%aggr_smem_size", 81, 90, 0)                                                                \

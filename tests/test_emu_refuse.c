@@ -1014,3 +1014,43 @@ Test(refuse, gates) {
     dev_close(d);
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
+
+/* Blackwell's forms: 256-bit loads and stores (PTX 8.8, sm_100), redux.sync on f32 and the swizzle
+ * atomicity of a tensor map (8.6, sm_100a).  ptxas refuses them for sm_90a ("Feature '256 bit wide
+ * load/store' requires .target sm_100 or higher", "Instruction 'redux.f32' not supported on .target
+ * 'sm_90a'"); the emulator loaded them for sm_80 and sm_90a. */
+Test(refuse, blackwell_forms_need_sm_100) {
+    static const GateCase cases[] = {
+        {"ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f1}, [%rd1];", "8.8", "sm_100", "8.7", "sm_100", "sm_90a", "ld or st .v8"},
+        {"st.global.v4.b64 [%rd1], {%rd1, %rd2, %rd3, %rd4};", "8.8", "sm_100", "8.7", "sm_100", "sm_90a", "ld or st .v4 .b64"},
+        {"ld.global.nc.v4.f64 {%fd1, %fd2, %fd3, %fd1}, [%rd1];", "8.8", "sm_100", "8.7", "sm_100", "sm_90a", "ld or st .v4 .b64"},
+        {"redux.sync.max.f32 %f1, %f2, -1;", "8.6", "sm_100a", NULL, NULL, "sm_100", "redux.sync .f32"},
+        {"tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 1;", "8.6", "sm_100a", NULL, NULL, "sm_90a",
+         "tensormap.replace .swizzle_atomicity"},
+    };
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        const GateCase *c = &cases[i];
+        char ptx[2048], want[160], log[4096];
+        TileDevModule *m = NULL;
+        gate_ptx(ptx, sizeof ptx, c->ok_v, c->ok_t, c->body); /* plain emu loads PTX of any target */
+        cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+        int rc = ptxas_run(ptx, c->ok_t, log, sizeof log);
+        if (rc >= 0) cr_expect_eq(rc, 0, "ptxas -arch=%s refuses:\n%s\n%s", c->ok_t, log, ptx);
+        if (m) dev_module_unload(m), m = NULL;
+        for (int k = 0; k < 2; k++) {
+            const char *v = k ? c->ok_v : c->lo_v, *t = k ? c->lo_t : c->lo_vt;
+            if (!v || !t) continue; /* sm_100a needs 8.6 itself */
+            gate_ptx(ptx, sizeof ptx, v, t, c->body);
+            if (k) snprintf(want, sizeof want, "needs .target %s", c->ok_t);
+            else snprintf(want, sizeof want, "needs PTX ISA .version %s or later (the module's .version is %s)", c->ok_v, v);
+            cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded:\n%s", ptx);
+            const char *e = dev_last_error(d);
+            cr_expect(strstr(e, "ptx:15: '") && strstr(e, want) && strstr(e, c->name), "'ptx:15: ... %s %s' not in: %s\n%s", c->name,
+                      want, e, ptx);
+            cr_expect(ptxas_refuses(ptx, t), "ptxas -arch=%s takes what the emulator refuses:\n%s", t, ptx);
+            if (m) dev_module_unload(m), m = NULL;
+        }
+    }
+    dev_close(d);
+}
