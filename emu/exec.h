@@ -314,6 +314,8 @@ typedef struct EmuBlock {
     uint32_t *relvc;      /* per EmuBlock.relw entry: the releases its acquirers learn */
     uint32_t *rsets;      /* the read sets of EmuShadow.rset */
     uint32_t nrsets, caprsets, rsets_free; /* vectors used, allocated, the first free one (+1; its entry 0 the next) */
+    uint32_t *relh;       /* open-addressed index of relw by location (entry + 1; 0: empty), caprelh slots (a power of 2) */
+    uint32_t caprelh, nrelh; /* nrelh: the relw entries it holds (relw was reset when nrelw differs) */
     Str out;              /* printf output of the block */
 } EmuBlock;
 

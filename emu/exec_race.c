@@ -63,6 +63,7 @@ void emu_race_free(EmuBlock *b) {
     free(b->clvc);
     free(b->mbvc);
     free(b->relvc);
+    free(b->relh);
     free(b->rsets);
 }
 
@@ -115,9 +116,34 @@ void emu_race_warp_sync(EmuBlock *b, EmuThread **g, unsigned n) {
 /* ---- release writes: the last release of each location and what its acquirers learn ---- */
 static uint32_t *relvc_of(const EmuBlock *b, uint32_t i) { return b->relvc + (size_t)i * b->nvw; }
 
+static uint32_t relh_slot(const EmuBlock *b, const uint8_t *at) {
+    uint64_t h = (uint64_t)(uintptr_t)at * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32) & (b->caprelh - 1);
+}
+
+/* The relw entry of location at, or nrelw (none).  A linear search cost each acquire and release the number of
+ * locations released so far (a kernel's per-row flags and counters: thousands). */
+static uint32_t relw_find(EmuBlock *b, const uint8_t *at) {
+    if (b->nrelh != b->nrelw) { /* relw was reset (emu_async_reset, each unit): so is the index */
+        if (b->relh) memset(b->relh, 0, b->caprelh * sizeof *b->relh);
+        b->nrelh = 0;
+    }
+    if (!b->nrelw) return 0;
+    for (uint32_t k = relh_slot(b, at);; k = (k + 1) & (b->caprelh - 1)) {
+        uint32_t e = b->relh[k];
+        if (!e) return b->nrelw;
+        if (b->relw[e - 1].at == at) return e - 1;
+    }
+}
+
+static void relh_put(EmuBlock *b, uint32_t i) {
+    uint32_t k = relh_slot(b, b->relw[i].at);
+    while (b->relh[k]) k = (k + 1) & (b->caprelh - 1);
+    b->relh[k] = i + 1;
+}
+
 void emu_race_release_at(EmuBlock *b, EmuThread *t, const uint8_t *at, bool rmw) {
-    uint32_t i = 0, cl = t->cta / b->ncl;
-    while (i < b->nrelw && b->relw[i].at != at) i++;
+    uint32_t i = relw_find(b, at), cl = t->cta / b->ncl;
     if (i == b->nrelw) {
         if (b->nrelw == b->caprelw) {
             uint32_t nc = b->caprelw ? 2 * b->caprelw : 16;
@@ -128,7 +154,17 @@ void emu_race_release_at(EmuBlock *b, EmuThread *t, const uint8_t *at, bool rmw)
             if (!n || !v) unreachable("out of memory");
             b->caprelw = nc;
         }
+        if (2 * (b->nrelw + 1) > b->caprelh) { /* at most half full: rebuilt twice as large */
+            uint32_t nc = b->caprelh ? 2 * b->caprelh : 64;
+            uint32_t *h = calloc(nc, sizeof *h);
+            if (!h) unreachable("out of memory");
+            free(b->relh);
+            b->relh = h, b->caprelh = nc;
+            for (uint32_t k = 0; k < b->nrelw; k++) relh_put(b, k);
+        }
         b->relw[b->nrelw++] = (EmuRelWrite){at, t->linear, cl};
+        relh_put(b, i);
+        b->nrelh = b->nrelw;
         rmw = false;
     }
     EmuRelWrite *e = &b->relw[i];
@@ -144,15 +180,13 @@ void emu_race_release_at(EmuBlock *b, EmuThread *t, const uint8_t *at, bool rmw)
 }
 
 void emu_race_acquire_at(EmuBlock *b, EmuThread *t, const uint8_t *at) {
-    for (uint32_t i = 0; i < b->nrelw; i++) {
-        const EmuRelWrite *e = &b->relw[i];
-        if (e->at != at) continue;
-        if (e->thread == t->linear) return;
-        if (e->cl == t->cta / b->ncl) emu_race_acquire(b, t, relvc_of(b, i));
-        else emu_race_acquire_all(b, t);
-        if (b->mbs) b->rt[t->linear].obs_ev = ++b->ev;
-        return;
-    }
+    uint32_t i = relw_find(b, at);
+    if (i == b->nrelw) return;
+    const EmuRelWrite *e = &b->relw[i];
+    if (e->thread == t->linear) return;
+    if (e->cl == t->cta / b->ncl) emu_race_acquire(b, t, relvc_of(b, i));
+    else emu_race_acquire_all(b, t);
+    if (b->mbs) b->rt[t->linear].obs_ev = ++b->ev;
 }
 
 /* ---- read sets ---- */

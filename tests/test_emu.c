@@ -509,6 +509,58 @@ Test(report, racecheck_release_ring_of_32_warps) {
     dev_close(d);
 }
 
+/* Release writes to many global locations, found again by address: each lane of warp 1 writes data[lane] into
+ * shared memory, then release-stores 8 flags of its own in global memory (256 per block, three blocks on one
+ * host thread: 768 locations, each block's forgotten at its end); lane l of warp 0 spins on the last of lane
+ * l's flags (ld.acquire) and reads data[l].  Correct: no report.  mode 1: that last flag is a relaxed store
+ * (the 7 before it are release stores by the same lane, to the neighbouring words): reported. */
+static const char *gflags_ptx = PTX_HEAD
+    ".visible .entry gf(.param .u64 flags, .param .u64 out, .param .u32 mode)\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<8>;\n .shared .align 4 .b32 data[32];\n"
+    " mov.u32 %r1, %tid.x;\n and.b32 %r2, %r1, 31;\n shr.u32 %r3, %r1, 5;\n mov.u32 %r4, %ctaid.x;\n"
+    " ld.param.u32 %r5, [mode];\n ld.param.u64 %rd1, [flags];\n"
+    " shl.b32 %r6, %r4, 8;\n shl.b32 %r7, %r2, 3;\n add.u32 %r6, %r6, %r7;\n mul.wide.u32 %rd2, %r6, 4;\n"
+    " add.s64 %rd3, %rd1, %rd2;\n mov.u32 %r8, data;\n shl.b32 %r9, %r2, 2;\n add.u32 %r8, %r8, %r9;\n"
+    " setp.ne.u32 %p1, %r3, 0;\n @%p1 bra $PRODUCE;\n"
+    "$SPIN:\n ld.acquire.gpu.global.u32 %r10, [%rd3+28];\n setp.eq.u32 %p2, %r10, 0;\n @%p2 bra $SPIN;\n"
+    " ld.shared.u32 %r11, [%r8];\n ld.param.u64 %rd4, [out];\n shl.b32 %r12, %r4, 5;\n add.u32 %r12, %r12, %r2;\n"
+    " mul.wide.u32 %rd5, %r12, 4;\n add.s64 %rd6, %rd4, %rd5;\n st.global.u32 [%rd6], %r11;\n bra $END;\n"
+    "$PRODUCE:\n mad.lo.u32 %r13, %r4, 1000, %r2;\n add.u32 %r13, %r13, 100;\n st.shared.u32 [%r8], %r13;\n"
+    " st.release.gpu.global.u32 [%rd3], 1;\n st.release.gpu.global.u32 [%rd3+4], 1;\n"
+    " st.release.gpu.global.u32 [%rd3+8], 1;\n st.release.gpu.global.u32 [%rd3+12], 1;\n"
+    " st.release.gpu.global.u32 [%rd3+16], 1;\n st.release.gpu.global.u32 [%rd3+20], 1;\n"
+    " st.release.gpu.global.u32 [%rd3+24], 1;\n setp.eq.u32 %p3, %r5, 1;\n"
+    " @%p3 st.relaxed.gpu.global.u32 [%rd3+28], 1;\n @!%p3 st.release.gpu.global.u32 [%rd3+28], 1;\n"
+    "$END:\n ret;\n}\n";
+
+Test(report, racecheck_release_flags_in_global_memory) {
+    check_ptxas_arch(gflags_ptx, "sm_80");
+    TileDevice *d = NULL;
+    DevOptions o = {.emu_racecheck = true, .emu_host_threads = 1};
+    cr_assert_eq(dev_open("emu", &o, &d, NULL), DEV_OK);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, gflags_ptx, "gf", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint64_t flags, out = poisoned(d, 3 * 32 * 4);
+        cr_assert_eq(dev_malloc(d, 3 * 256 * 4, &flags), DEV_OK);
+        cr_assert_eq(dev_memset_d8(d, flags, 0, 3 * 256 * 4), DEV_OK);
+        DevStatus st = dev_launch(f, 3, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&flags, &out, &mode});
+        const char *e = dev_last_error(d);
+        if (mode == 1) {
+            cr_assert_eq(st, DEV_ERR_MEMCHECK, "relaxed last flag: %s", e);
+            cr_assert(strstr(e, "racecheck: shared-memory hazard (read after write)") && strstr(e, "ld.shared.u32 %r11, [%r8]") &&
+                      strstr(e, "write by thread (32,0,0)"), "%s", e);
+            continue;
+        }
+        cr_assert_eq(st, DEV_OK, "%s", e);
+        uint32_t v[96];
+        download(d, v, out, sizeof v);
+        for (uint32_t i = 0; i < 96; i++) cr_assert_eq(v[i], i / 32 * 1000 + i % 32 + 100, "block %u lane %u read %u", i / 32, i % 32, v[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Atomics and strong accesses never conflict with one another, but a plain access conflicting with one does:
  * thread 40 zeroes a shared counter with a plain store, no barrier, while all 64 threads atom.add it (the
  * classic missing __syncthreads(): adds are lost, and racecheck said nothing, probeW F-r2); a plain read of
