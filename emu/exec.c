@@ -978,7 +978,9 @@ static bool run_block(EmuBlock *b) {
     init_threads(b);
     size_t smem = (size_t)b->ncta * b->shared_size;
     memset(b->shared, 0, smem);
-    if (b->shadow) memset(b->shadow, 0, smem * sizeof *b->shadow);
+    if (b->shadow && b->sh_hi > b->sh_lo) /* what the last unit touched: the rest is still calloc's zeros (never faulted in) */
+        memset(b->shadow + b->sh_lo, 0, (size_t)(b->sh_hi - b->sh_lo) * sizeof *b->shadow);
+    b->sh_lo = UINT64_MAX, b->sh_hi = 0;
     if (b->warp_gen) memset(b->warp_gen, 0, (size_t)b->ncta * b->cta_warps * sizeof *b->warp_gen);
     if (b->rt) memset(b->rt, 0, (size_t)b->nthreads * sizeof *b->rt); /* a worker's previous block's syncs order nothing here */
     if (b->wg_reads) memset(b->wg_reads, 0, (size_t)b->ncta * ((b->shared_size + 15) / 16) * sizeof *b->wg_reads); /* per CTA */

@@ -316,6 +316,7 @@ typedef struct EmuBlock {
     uint32_t nrsets, caprsets, rsets_free; /* vectors used, allocated, the first free one (+1; its entry 0 the next) */
     uint32_t *relh;       /* open-addressed index of relw by location (entry + 1; 0: empty), caprelh slots (a power of 2) */
     uint32_t caprelh, nrelh; /* nrelh: the relw entries it holds (relw was reset when nrelw differs) */
+    uint64_t sh_lo, sh_hi; /* racecheck: the shadow entries [sh_lo, sh_hi) the unit may have changed since it was cleared */
     Str out;              /* printf output of the block */
 } EmuBlock;
 
@@ -558,6 +559,11 @@ void emu_race_reset(EmuBlock *b);
 /* t's access of shared bytes [idx, idx + size) (indices into b->shared), checked against their shadow and
  * recorded; false after emu_fault. */
 bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, unsigned size, bool write);
+/* Shadow entries [idx, idx + size) are about to change: run_block clears only what a unit touched. */
+static inline void emu_race_touch(EmuBlock *b, uint64_t idx, uint64_t size) {
+    if (idx < b->sh_lo) b->sh_lo = idx;
+    if (idx + size > b->sh_hi) b->sh_hi = idx + size;
+}
 /* cp.async by t wrote shared bytes [idx, idx + size): they are pending until retired (EmuCpAsync). */
 void emu_race_cp_async(EmuBlock *b, EmuThread *t, uint64_t idx, unsigned size);
 /* cp.async.commit_group; cp.async.wait_group keep (all but the keep most recent committed groups land, at t's

@@ -229,6 +229,7 @@ static void rset_drop(EmuBlock *b, EmuShadow *s) {
 }
 
 void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size) {
+    emu_race_touch(b, idx, size); /* its caller records a copy in the bytes next */
     for (uint64_t i = 0; i < size; i++) rset_drop(b, &b->shadow[idx + i]);
     memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
 }
@@ -337,6 +338,7 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
     uint16_t w = (uint16_t)(uw % b->nvw);
     const uint32_t *v = b->vc + (size_t)uw * b->nvw;
     bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG));
+    emu_race_touch(b, addr, size);
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;

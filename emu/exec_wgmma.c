@@ -313,6 +313,7 @@ static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t rea
             uint32_t per = chunks_per_cta(b), c = w->rd[i].chunk, off = c % per * 16;
             for (uint32_t k = 0; b->shadow && b->mbs && k < 16 && off + k < b->shared_size; k++) {
                 EmuShadow *s = &b->shadow[(size_t)(c / per) * b->shared_size + off + k];
+                emu_race_touch(b, (size_t)(c / per) * b->shared_size + off + k, 1);
                 s->xrtid = s->xrev && s->xrtid != reader ? UINT32_MAX : reader;
                 s->xrev = b->ev;
                 s->xrline = w->rd[i].line;

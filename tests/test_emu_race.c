@@ -1000,3 +1000,39 @@ Test(racecheck, oversubscribed_named_barrier) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* A unit's racecheck state ends with it: block 0 bulk-loads the last 128 bytes of a 4 KiB buffer (and waits for
+ * the copy), no thread touching them otherwise; block 1, on the same host thread, reads those bytes of its own
+ * shared memory (zeros) with a plain load.  Clean: nothing block 0's copy left may be checked against block 1's
+ * read (a shadow still naming the copy reported the read as one before the copy's phase was observed). */
+static const char *unit_reset_ptx = PTX_HEAD
+    ".visible .entry ur(.param .u64 src, .param .u64 out)\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+    " .shared .align 128 .b8 buf[4096];\n .shared .align 8 .b64 bar;\n"
+    " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, buf;\n"
+    " setp.ne.u32 %p1, %r2, 0;\n @%p1 bra $PLAIN;\n setp.ne.u32 %p2, %r1, 0;\n @%p2 bra $END;\n"
+    " mbarrier.init.shared::cta.b64 [bar], 1;\n fence.mbarrier_init.release.cluster;\n"
+    " add.u32 %r4, %r3, 3968;\n ld.param.u64 %rd1, [src];\n"
+    " mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 128;\n"
+    " cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r4], [%rd1], 128, [bar];\n"
+    "$W:\n mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;\n @!%p3 bra $W;\n bra $END;\n"
+    "$PLAIN:\n setp.ne.u32 %p2, %r1, 32;\n @%p2 bra $END;\n ld.shared.u32 %r5, [%r3+4000];\n"
+    " ld.param.u64 %rd3, [out];\n st.global.u32 [%rd3], %r5;\n"
+    "$END:\n ret;\n}\n";
+
+Test(racecheck, a_units_copies_end_with_it) {
+    TileDevice *d = NULL;
+    DevOptions o = {.emu_racecheck = true, .emu_host_threads = 1, .emu_timeout_seconds = 60};
+    cr_assert_eq(dev_open("emu:sm_90a", &o, &d, NULL), DEV_OK);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, unit_reset_ptx, "ur", &m);
+    uint8_t src[128];
+    for (unsigned i = 0; i < 128; i++) src[i] = (uint8_t)(i * 7 + 1);
+    uint64_t ds = upload(d, src, sizeof src), out = poisoned(d, 4);
+    cr_assert_eq(dev_launch(f, 2, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&ds, &out}), DEV_OK, "%s", dev_last_error(d));
+    uint32_t v;
+    dev_memcpy_dtoh(d, &v, out, 4);
+    cr_assert_eq(v, 0u, "block 1 read %#x from its own (zeroed) shared memory", v);
+    dev_module_unload(m);
+    dev_close(d);
+}
