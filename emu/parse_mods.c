@@ -60,16 +60,19 @@ const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty]
 unsigned emu_type_size(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].size : 0; }
 unsigned emu_type_kind(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].kind : 0; }
 
+/* Whether name is the len bytes at s (strncmp stops at the first difference: no strlen of every name tried). */
+static inline bool name_is(const char *name, const char *s, size_t len) { return !strncmp(name, s, len) && !name[len]; }
+
 int emu_find_name(const char *const *names, size_t n, const char *s, size_t len) {
     for (size_t i = 0; i < n; i++)
-        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0) return (int)i;
+        if (name_is(names[i], s, len)) return (int)i;
     return -1;
 }
 #define FIND(tab, s, len) emu_find_name((tab), ARRAY_LEN(tab), (s), (len))
 
 unsigned emu_type_find(const char *s, size_t len) {
     for (unsigned k = 1; k < EMU_T_COUNT; k++)
-        if (len == strlen(type_info[k].name) && memcmp(s, type_info[k].name, len) == 0) return k;
+        if (name_is(type_info[k].name, s, len)) return k;
     return 0;
 }
 int emu_space_find(const char *s, size_t len) { return FIND(space_names, s, len); }
@@ -110,7 +113,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         int f;
         bool found = false;
         for (unsigned t = 1; t < EMU_T_COUNT && !found; t++)
-            if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
+            if (name_is(type_info[t].name, p, l)) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
                 else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || (EMU_IS_VIDEO(op) && !EMU_IS_VSET(op)) ||
