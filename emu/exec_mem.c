@@ -228,6 +228,9 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     }
     switch (space) {
     case EMU_SP_GLOBAL: case EMU_SP_CONST: {
+        /* the allocations cached below (emu_global's cache: nothing pending, writable) answer without a search */
+        for (unsigned k = 0; space == EMU_SP_GLOBAL && k < EMU_GCACHE; k++)
+            if (addr >= b->gc[k].lo && addr + size <= b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
         const EmuAlloc *a = emu_mem_find(b->L->mem, addr);
         if (!a || size > a->size - (addr - a->addr)) {
             /* the aligned word around an allocation's last bytes: on a GPU they lie in an allocation granule
@@ -514,6 +517,29 @@ static void strong_store(uint8_t *p, uint64_t v, unsigned sz) {
     }
 }
 
+/* A plain little-endian load / store of sz bytes (at most 8): 1, 2, 4 and 8 a single move each, not a byte loop. */
+static inline uint64_t plain_load(const uint8_t *p, unsigned sz) {
+    uint16_t h;
+    uint32_t w;
+    uint64_t d;
+    switch (sz) {
+    case 1: return *p;
+    case 2: memcpy(&h, p, 2); return h;
+    case 4: memcpy(&w, p, 4); return w;
+    case 8: memcpy(&d, p, 8); return d;
+    default: d = 0, memcpy(&d, p, sz); return d;
+    }
+}
+
+static inline void plain_store(uint8_t *p, uint64_t v, unsigned sz) {
+    switch (sz) {
+    case 1: *p = (uint8_t)v; break;
+    case 2: memcpy(p, &(uint16_t){(uint16_t)v}, 2); break;
+    case 4: memcpy(p, &(uint32_t){(uint32_t)v}, 4); break;
+    default: memcpy(p, &v, sz); break;
+    }
+}
+
 static unsigned ld_space(const EmuIns *in) { return in->op == EMU_OP_LDU ? EMU_SP_GLOBAL : in->space; }
 
 bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
@@ -559,11 +585,11 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                 uint64_t v = t->r[slot];
                 if (in->ty == EMU_T_PRED) v &= 1;
                 if (strong) strong_store(p + k * sz, v, sz);
-                else memcpy(p + k * sz, &v, sz); /* little-endian host */
+                else plain_store(p + k * sz, v, sz); /* little-endian host */
             } else {
                 uint64_t v = 0;
                 if (strong) v = strong_load(p + k * sz, sz);
-                else memcpy(&v, p + k * sz, sz);
+                else v = plain_load(p + k * sz, sz);
                 t->r[slot] = sg ? (uint64_t)emu_sext(v, sz) : v;
             }
         }
