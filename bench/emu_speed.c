@@ -23,6 +23,7 @@
 static int json;            /* --json: one JSON object per row */
 static const char *only;    /* --only KERNEL: that kernel's rows alone */
 static int one_thread_only; /* --single: the one-host-thread rows alone */
+static int racecheck;       /* --racecheck: with the emulator's racecheck, as the tests run it */
 
 static double now(void) {
     struct timespec ts;
@@ -51,7 +52,7 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
     char *ptx = read_file(path, &len);
     if (!ptx) { fprintf(stderr, "cannot read %s (run from the repository root)\n", path); exit(1); }
     for (unsigned ht = 1; ht <= (one_thread_only ? 1u : 2u); ht++) {
-        DevOptions o = {.emu_host_threads = ht == 1 ? 1 : 0};
+        DevOptions o = {.emu_host_threads = ht == 1 ? 1 : 0, .emu_racecheck = racecheck};
         TileDevice *d;
         if (dev_open("emu", &o, &d, NULL)) die("open", NULL);
         TileDevModule *m;
@@ -112,18 +113,19 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
     free(ptx);
 }
 
-/* emu_speed [--threads N] [--only vadd|block_sum|mma_loop] [--single] [--json]: --threads sets the vadd thread
+/* emu_speed [--threads N] [--only vadd|block_sum|mma_loop] [--single] [--racecheck] [--json]: --threads sets the vadd thread
  * count (block_sum gets half, mma_loop a 256th; default 4M); --only runs one kernel, --single only on one host
- * thread.  One host thread's rows also give the speed per second of CPU time, which other jobs on the machine
+ * thread, --racecheck with the emulator's racecheck on.  One host thread's rows also give the speed per second of CPU time, which other jobs on the machine
  * do not change as much as the wall-clock figure. */
 int main(int argc, char **argv) {
     unsigned threads = 1u << 22;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--single")) one_thread_only = 1;
+        else if (!strcmp(argv[i], "--racecheck")) racecheck = 1;
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (unsigned)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else return fprintf(stderr, "usage: emu_speed [--threads N] [--only KERNEL] [--single] [--json]\n"), 2;
+        else return fprintf(stderr, "usage: emu_speed [--threads N] [--only KERNEL] [--single] [--racecheck] [--json]\n"), 2;
     }
     if (threads < 512) threads = 512;
     if (threads > 1u << 22) threads = 1u << 22;
