@@ -115,8 +115,8 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
 
 /* emu_speed [--threads N] [--only vadd|block_sum|mma_loop] [--single] [--racecheck] [--json]: --threads sets the vadd thread
  * count (block_sum gets half, mma_loop a 256th; default 4M); --only runs one kernel, --single only on one host
- * thread, --racecheck with the emulator's racecheck on.  One host thread's rows also give the speed per second of CPU time, which other jobs on the machine
- * do not change as much as the wall-clock figure. */
+ * thread, --racecheck with the emulator's racecheck on.  One host thread's rows also give the speed per second
+ * of CPU time, which other jobs on the machine do not change as much as the wall-clock figure. */
 int main(int argc, char **argv) {
     unsigned threads = 1u << 22;
     for (int i = 1; i < argc; i++) {
