@@ -163,10 +163,26 @@ static DType args_dtype(Call *c, int first, int n, bool *any_rt) {
             dt = any_strong ? gen_promote(dt, d) : d, any_strong = true;
             if (c->v[i].k == V_RT) *any_rt = true;
         }
+    /* weak constants: against strong operands as gen_promote_vals takes them; alone, with Triton's to_tensor
+     * types (minimum(1e300, 1.0) is an f64, where(c, 5, 3000000000) a u32) */
     for (int i = first; i < first + n; i++)
-        if (c->v[i].k == V_CT && !c->v[i].held)
-            dt = dt == DT_VOID ? c->v[i].dt : any_strong ? gen_weak_promote(dt, c->v[i].dt) : gen_promote(dt, c->v[i].dt);
+        if (c->v[i].k == V_CT && !c->v[i].held) {
+            Val w = c->v[i];
+            if (!any_strong) dt = dt == DT_VOID ? gen_hold(w).dt : gen_promote(dt, gen_hold(w).dt);
+            else {
+                Val s = {.k = V_CT, .held = true, .dt = dt};
+                dt = gen_promote_vals(s, w);
+            }
+        }
     return dt;
+}
+
+/* Each weak integer constant among n operands is a value of dt, the type they promote to (Triton's
+ * _cast_to_computation_type): where(c, x_i8, 1000) is an error, not a silent -24. */
+static bool args_fit(Call *c, int first, int n, DType dt) {
+    for (int i = first; i < first + n; i++)
+        if (!gen_check_weak_operand(c->g, c->v[i], dt, false, c->loc[i])) return false;
+    return true;
 }
 
 static bool args_shape(Call *c, int first, int n, int *r, int32_t *s) {
@@ -186,6 +202,7 @@ static Val elementwise(Call *c, int first, int n, Op op, bool float_only) {
     bool any_rt;
     DType dt = args_dtype(c, first, n, &any_rt);
     if (float_only && !dtype_is_float(dt)) dt = DT_F32;
+    if (!args_fit(c, first, n, dt)) return val_err();
     int r;
     int32_t s[TIR_MAX_RANK];
     if (!args_shape(c, first, n, &r, s)) return val_err();
@@ -217,6 +234,7 @@ static Val minmax(Call *c, int first, Op op, bool num) {
         if (!numeric(c, i)) return val_err();
     bool any_rt;
     DType dt = args_dtype(c, first, 2, &any_rt);
+    if (!args_fit(c, first, 2, dt)) return val_err();
     bool fl = dtype_is_float(dt);
     if (!any_rt) {
         Val a = gen_cast(g, c->v[first], dt, c->loc[first]), b = gen_cast(g, c->v[first + 1], dt, c->loc[first + 1]);
@@ -256,6 +274,7 @@ static Val bi_where(Call *c) {
         /* a typed scalar of the two sides' type, as Triton's tl.where(True, 100, 2.5) is the f32 100.0 */
         bool any_rt;
         DType dt = args_dtype(c, 1, 2, &any_rt);
+        if (!args_fit(c, 1, 2, dt)) return val_err();
         Val v = cond.i ? a : b;
         return gen_hold(v.dt == dt ? v : gen_cast(g, v, dt, c->loc[cond.i ? 1 : 2]));
     }
@@ -267,6 +286,7 @@ static Val bi_where(Call *c) {
     if (!ptrs && (!numeric(c, 1) || !numeric(c, 2))) return val_err();
     bool any_rt;
     DType dt = ptrs ? DT_PTR : args_dtype(c, 1, 2, &any_rt);
+    if (!ptrs && !args_fit(c, 1, 2, dt)) return val_err();
     int r;
     int32_t s[TIR_MAX_RANK];
     if (!args_shape(c, 0, 3, &r, s)) return val_err();
@@ -303,6 +323,7 @@ static Val bi_bits(Call *c) {
         if (!numeric(c, i)) return val_err();
     bool any_rt;
     DType dt = args_dtype(c, 0, n, &any_rt);
+    if (!args_fit(c, 0, n, dt)) return val_err();
     if (!dtype_is_int(dt) || dt == DT_I1 || dtype_bits(dt) < 32) {
         diag_error(g->d, c->node->loc, "'%s' expects 32- or 64-bit integers (i32 i64 u32 u64), got '%s'", c->bi->name, dtype_name(dt));
         return val_err();
@@ -1251,7 +1272,8 @@ Val builtin_call(Gen *g, const Node *node) {
             diag_error(g->d, node->loc, "'%s' cannot make pointer tensors", bi->name);
             return val_err();
         }
-        if (v.k == V_CT && dtype_is_float(v.dt) && dtype_is_int(d) && d != DT_I1) {
+        if (v.k == V_CT) v = gen_ct_cast_into(g, v, d, c.loc[1], "'full'");
+        if (v.k == V_CT && !v.held && dtype_is_float(v.dt) && dtype_is_int(d) && d != DT_I1) {
             /* as `let i: i32 = 1.5` (and Triton's tl.full): a constant must be exact in the integer dtype,
              * where the conversion would truncate or saturate silently */
             CtExact e = gen_ct_exact_in(v, d);

@@ -315,7 +315,12 @@ DType gen_promote_vals(Val a, Val b) {
     DType da = val_dtype(a), db = val_dtype(b);
     bool sa = gen_is_strong(a), sb = gen_is_strong(b);
     if (sa == sb) return gen_promote(da, db);
-    return sa ? gen_weak_promote(da, db) : gen_weak_promote(db, da);
+    Val w = sa ? b : a;
+    DType ds = sa ? da : db;
+    /* a weak constant of a higher kind (a float with an integer, an integer with an i1) takes part with Triton's
+     * to_tensor type: x_i32 * 1e300 is an f64, as 1e300 is outside f32's range */
+    if ((dtype_is_float(w.dt) && !dtype_is_float(ds)) || (ds == DT_I1 && w.dt != DT_I1)) return gen_promote(ds, gen_hold(w).dt);
+    return gen_weak_promote(ds, w.dt);
 }
 
 bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, int *r, int32_t *s, Loc loc) {
@@ -348,6 +353,28 @@ static bool ct_fits(Val v, DType dt) {
     return v.i >= -((int64_t)1 << (b - 1)) && v.i <= ((int64_t)1 << b) - 1;
 }
 
+/* A weak integer constant that takes the integer type dt as an operand of a promotion (an arithmetic operator, a
+ * comparison, minimum, where, ...) must be a value of dt, as Triton's _cast_to_computation_type asks: x_i32 +
+ * 3000000000, x_i8 < 200 and x_u32 + -1 are errors (the constant would change value, and the comparison or the
+ * sum would then not be what is written).  bits (&, |, ^): a bit pattern of the width is enough (x_i32 &
+ * 0xFFFFFFFF).  A held constant converts as a typed scalar does, by a cast. */
+bool gen_check_weak_operand(Gen *g, Val v, DType dt, bool bits, Loc loc) {
+    if (v.k != V_CT || v.held || !dtype_is_int(v.dt) || v.dt == DT_I1 || !dtype_is_int(dt) || dt == DT_I1) return true;
+    bool big = !dtype_is_signed(v.dt) && v.i < 0; /* a u64 past 2^63 */
+    int b = dtype_bits(dt);
+    bool ok;
+    if (bits) ok = ct_fits(v, dt);
+    else if (dtype_is_signed(dt)) ok = !big && (b >= 64 || (v.i >= -((int64_t)1 << (b - 1)) && v.i < ((int64_t)1 << (b - 1))));
+    else ok = big || (v.i >= 0 && (b >= 64 || v.i < ((int64_t)1 << b)));
+    if (ok) return true;
+    char num[32];
+    if (big) snprintf(num, sizeof num, "%llu", (unsigned long long)v.i);
+    else snprintf(num, sizeof num, "%lld", (long long)v.i);
+    diag_error(g->d, loc, "the constant %s is out of range for '%s', the type it takes here, as in Triton (cast the other "
+               "operand, or the constant with 'as', to say which is meant)", num, dtype_name(dt));
+    return false;
+}
+
 /* A weak integer takes the other operand's type: one that does not fit it would wrap silently, so it is an error. */
 static bool ct_check_fits(Gen *g, Val v, DType dt, Loc loc) {
     if (!dtype_is_int(v.dt) || v.dt == DT_I1 || !dtype_is_int(dt) || dt == DT_I1 || ct_fits(v, dt)) return true;
@@ -358,6 +385,22 @@ static bool ct_check_fits(Gen *g, Val v, DType dt, Loc loc) {
     diag_error(g->d, loc, "the constant %s does not fit '%s', the type it takes here (cast the other operand, or "
                "the constant with 'as', to say which is meant)", num, dtype_name(dt));
     return false;
+}
+
+Val gen_ct_cast_into(Gen *g, Val v, DType to, Loc loc, const char *what) {
+    if (v.k != V_CT || !dtype_is_int(v.dt) || v.dt == DT_I1 || !dtype_is_int(to) || to == DT_I1 || v.dt == to) return v;
+    Val r = ct_cast(v, to);
+    r.held = v.held;
+    if (!ct_fits(v, to)) {
+        bool big = !dtype_is_signed(v.dt) && v.i < 0;
+        char num[32];
+        if (big) snprintf(num, sizeof num, "%llu", (unsigned long long)v.i);
+        else snprintf(num, sizeof num, "%lld", (long long)v.i);
+        diag_warning(g->d, loc, "%s converts the constant %s to '%s' by a cast, as Triton does, which wraps it to %lld "
+                     "(write the '%s' value meant, or cast the constant with 'as' to say the wrap is meant)", what, num,
+                     dtype_name(to), (long long)r.i, dtype_name(to));
+    }
+    return r;
 }
 
 ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc) {
@@ -522,7 +565,9 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     }
     int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-    bool sgn = dtype_is_signed(dt), lift = a.dt == DT_I32 && b.dt == DT_I32, over = false;
+    /* a held constant is a typed scalar: Triton computes with it at run time, in its type, and wraps */
+    bool held = a.held || b.held;
+    bool sgn = dtype_is_signed(dt), lift = a.dt == DT_I32 && b.dt == DT_I32 && !held, over = false;
     int bits = dtype_bits(dt);
     switch (bo->tok) {
     case TK_PLUS: over = __builtin_add_overflow(x, y, &r); break;
@@ -576,11 +621,12 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     case TK_GE: return val_ct_int(sgn ? x >= y : ux >= uy, DT_I1);
     default: unreachable("int fold");
     }
-    /* constants are numbers, as Triton's constexprs are Python's ints: an i32 result past i32 is an i64 (an
+    /* weak constants are numbers, as Triton's constexprs are Python's ints: an i32 result past i32 is an i64 (an
      * INT32_MIN / -1 too); a signed 64-bit one past i64 is an error (9223372036854775807 + 1 and
      * -9223372036854775808 / -1 wrapped to INT64_MIN, a constant the kernel then used); unsigned arithmetic
-     * wraps, as u64 hashes want */
-    if (over && dt == DT_I64) {
+     * wraps, as u64 hashes want, and so do held constants' + - * in their type (let a = 2000000000; a + a is the
+     * i32 -294967296, as Triton computes it at run time) */
+    if (over && dt == DT_I64 && (!held || bo->tok == TK_SLASH)) {
         diag_error(g->d, loc, "integer overflow in a constant expression: %lld %s %lld does not fit in i64", (long long)x,
                    lang_tok_spelling[bo->tok], (long long)y);
         return val_err();
@@ -726,6 +772,7 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
                    dtype_name(dtype_is_float(da) ? da : db));
         return val_err();
     }
+    bool bitwise = op == TK_AMP || op == TK_PIPE || op == TK_CARET;
     if (a.k == V_CT && b.k == V_CT) {
         if (a.held != b.held && bo->kind != BK_LOGIC) {
             /* a held constant is a typed scalar (Triton's assignment makes one of a constexpr): the weak one
@@ -733,10 +780,15 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
             Val *w = a.held ? &b : &a;
             DType to = gen_promote_vals(a, b);
             if (to != w->dt) {
-                if (!ct_check_fits(g, *w, to, loc)) return val_err();
+                if (!gen_check_weak_operand(g, *w, to, bitwise, loc)) return val_err();
                 *w = ct_cast(*w, to);
             }
             da = val_dtype(a), db = val_dtype(b);
+        }
+        if (!a.held && !b.held && (bo->kind == BK_ARITH || op == TK_SHL || op == TK_SHR)) {
+            /* Python's arithmetic on bools is on ints: True + True is 2 */
+            if (a.dt == DT_I1) a = val_ct_int(a.i, DT_I32), da = DT_I32;
+            if (b.dt == DT_I1) b = val_ct_int(b.i, DT_I32), db = DT_I32;
         }
         if (bo->kind == BK_ARITH) {
             DType to = gen_promote(da, db);
@@ -751,6 +803,7 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     if ((bo->tok == TK_SLASH || bo->tok == TK_PERCENT || bo->kind == BK_CMP) && dtype_is_int(da) && dtype_is_int(db) &&
         !int_signedness_ok(g, bo, a, b, loc))
         return val_err();
+    if (!gen_check_weak_operand(g, a, dt, bitwise, loc) || !gen_check_weak_operand(g, b, dt, bitwise, loc)) return val_err();
     if (b.k == V_CT && dtype_is_int(dt) && dtype_is_int(b.dt) && b.i == 0 && (bo->tok == TK_SLASH || bo->tok == TK_PERCENT)) {
         diag_error(g->d, loc, "integer %s by zero (the divisor is the constant 0)", bo->tok == TK_SLASH ? "division" : "remainder");
         return val_err();
@@ -773,6 +826,9 @@ static Val gen_unary(Gen *g, const Node *n) {
     /* -9223372036854775808: the literal alone is a u64 (above i64), its negation i64's least value */
     if (n->op == TK_MINUS && n->lhs->kind == N_INT && n->lhs->ty.dt == DT_U64 && n->lhs->ival == INT64_MIN)
         return val_ct_int(INT64_MIN, DT_I64);
+    /* -2147483648 is i32's least value (the literal alone is an i64), so a variable holding it is an i32, as Triton's */
+    if (n->op == TK_MINUS && n->lhs->kind == N_INT && n->lhs->ty.dt != DT_U64 && n->lhs->ival == -(int64_t)INT32_MIN)
+        return val_ct_int(INT32_MIN, DT_I32);
     Val v = gen_expr(g, n->lhs);
     Loc loc = n->oploc;
     if (!val_is_value(g, v, n->lhs->loc)) return val_err();
@@ -787,9 +843,10 @@ static Val gen_unary(Gen *g, const Node *n) {
             diag_error(g->d, loc, "cannot negate '%s'", gen_val_type_name(g, v));
             return val_err();
         }
+        if (dt == DT_I1 && v.k == V_CT && !v.held) return val_ct_int(-v.i, DT_I32); /* Python's -True is the int -1 */
         if (dt == DT_I1) return v; /* 0 - b in i1, as Triton computes it: -1 is true, so -b is b */
-        if (v.k == V_CT && dt == DT_I32 && v.i == INT32_MIN) return val_ct_int(-(int64_t)INT32_MIN, DT_I64); /* as fold_binop lifts */
-        if (v.k == V_CT && dt == DT_I64 && v.i == INT64_MIN) {
+        if (v.k == V_CT && !v.held && dt == DT_I32 && v.i == INT32_MIN) return val_ct_int(-(int64_t)INT32_MIN, DT_I64); /* as fold_binop lifts */
+        if (v.k == V_CT && !v.held && dt == DT_I64 && v.i == INT64_MIN) {
             diag_error(g->d, loc, "integer overflow in a constant expression: -(%lld) does not fit in i64", (long long)v.i);
             return val_err();
         }

@@ -153,6 +153,9 @@ DType gen_weak_promote(DType rt, DType ct);
 /* Strong operands (run-time values, and constants a variable holds or a cast made: typed scalars to Triton)
  * promote by gen_promote; a weak constant (a literal, a const) takes a strong operand's type (gen_weak_promote). */
 bool gen_is_strong(Val v);
+/* A weak integer constant v taking the integer type dt in a promotion must be a value of dt (bits: a bit pattern
+ * of dt's width is enough, for &, |, ^); reports and returns false otherwise.  Other values pass. */
+bool gen_check_weak_operand(Gen *g, Val v, DType dt, bool bits, Loc loc);
 DType gen_promote_vals(Val a, Val b); /* the dtype two number operands compute in */
 /* A constant a variable takes (`let c = 0.5;`, `c = 100;`): held, so strong; a weak float becomes Triton's
  * to_tensor type (f32, rounded; f64 outside f32's normal range).  Other values as they are. */
@@ -162,6 +165,10 @@ bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32
  * run-time values are cast, splat, expanded and broadcast as needed.  The
  * shapes must already be known to broadcast. */
 ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc);
+/* An integer constant stored, loaded as `other` or filled (full) into the integer type `to`: converted as a cast,
+ * as Triton converts it (store(p_i8, 1000) stores -24), with a warning at loc naming `what` when it changes value
+ * (neither its signed nor its unsigned reading fits).  Other values as they are. */
+Val gen_ct_cast_into(Gen *g, Val v, DType to, Loc loc, const char *what);
 ValueId gen_materialize(Gen *g, Val v, Loc loc); /* CT -> scalar OP_CONST of its dtype; RT as is */
 Val gen_cast(Gen *g, Val v, DType to, Loc loc);
 Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc); /* `as`, cast(), bitcast(): pointers too */

@@ -560,8 +560,8 @@ Test(lang_diag, values_that_do_not_fit) {
     expect_ok("kernel k(x: *f32) { store(x, (0x_ff + 1_000 + 0b_1) as f32 + 1_0.2_5); }\n");
     /* a held i8 is a typed scalar: a literal takes its type, as it would a run-time i8's (Triton: out of range) */
     expect_diag("kernel k(p: *i32) {\n    let c: i8 = 100;\n    store(p, c + 1000);\n}\n",
-                "t.tile:3:16: error: the constant 1000 does not fit 'i8', the type it takes here (cast the other operand, or "
-                "the constant with 'as', to say which is meant)\n"
+                "t.tile:3:16: error: the constant 1000 is out of range for 'i8', the type it takes here, as in Triton (cast the "
+                "other operand, or the constant with 'as', to say which is meant)\n"
                 "      store(p, c + 1000);\n"
                 "                 ^\n");
     expect_ok("kernel k(p: *i8) {\n    let lim = 1000;\n    store(p, where(load(p) < lim, 1, 0));\n}\n");
@@ -751,26 +751,58 @@ Test(lang_diag, inline_asm_operand_references) {
 /* A weak integer constant takes the other operand's type; one that fits it neither as a signed nor as an
  * unsigned number is an error (x_i32 + 5000000000 wrapped to x + 705032704, store(i8p, 1000) stored -24). */
 Test(lang_diag, constant_does_not_fit) {
+    /* an operand of a promotion: the constant must be a value of the type it takes, as Triton asks */
     expect_diag("kernel k(a: *i32) {\n    let i = arange(0, 16);\n    store(a + i, load(a + i) + 5000000000);\n}\n",
-                "t.tile:3:30: error: the constant 5000000000 does not fit 'i32', the type it takes here (cast the other "
-                "operand, or the constant with 'as', to say which is meant)\n"
+                "t.tile:3:30: error: the constant 5000000000 is out of range for 'i32', the type it takes here, as in Triton "
+                "(cast the other operand, or the constant with 'as', to say which is meant)\n"
                 "      store(a + i, load(a + i) + 5000000000);\n"
                 "                               ^\n");
-    expect_diag("kernel k(b: *i8) {\n    store(b, 1000);\n}\n",
-                "t.tile:2:14: error: the constant 1000 does not fit 'i8', the type it takes here (cast the other operand, or "
-                "the constant with 'as', to say which is meant)\n"
-                "      store(b, 1000);\n"
-                "               ^\n");
+    /* a bit pattern of the width was taken for + - * and comparisons too: x_i32 + 3000000000 added -1294967296 and
+     * x_i32 < 3000000000 compared with it (Triton refuses both); x_u32 + -1 likewise */
+    expect_diag("kernel k(a: *i32) {\n    store(a, load(a) + 3000000000);\n}\n",
+                "t.tile:2:22: error: the constant 3000000000 is out of range for 'i32', the type it takes here, as in Triton "
+                "(cast the other operand, or the constant with 'as', to say which is meant)\n"
+                "      store(a, load(a) + 3000000000);\n"
+                "                       ^\n");
+    expect_diag("kernel k(a: *i32, b: *i1) {\n    store(b, load(a) < 3000000000);\n}\n",
+                "t.tile:2:22: error: the constant 3000000000 is out of range for 'i32', the type it takes here, as in Triton "
+                "(cast the other operand, or the constant with 'as', to say which is meant)\n"
+                "      store(b, load(a) < 3000000000);\n"
+                "                       ^\n");
+    expect_diag("kernel k(u: *u32) {\n    store(u, load(u) + -1);\n}\n",
+                "t.tile:2:22: error: the constant -1 is out of range for 'u32', the type it takes here, as in Triton "
+                "(cast the other operand, or the constant with 'as', to say which is meant)\n"
+                "      store(u, load(u) + -1);\n"
+                "                       ^\n");
+    /* where, minimum and the other built-ins of several operands alike (where(false, c_i8, 1000) was -24) */
+    expect_diag("kernel k(p: *i32) {\n    let c = 5 as i8;\n    store(p, where(false, c, 1000));\n}\n",
+                "t.tile:3:30: error: the constant 1000 is out of range for 'i8', the type it takes here, as in Triton "
+                "(cast the other operand, or the constant with 'as', to say which is meant)\n"
+                "      store(p, where(false, c, 1000));\n"
+                "                               ^\n");
+    expect_diag("kernel k(p: *i8) {\n    store(p, maximum(load(p), 200));\n}\n",
+                "t.tile:2:31: error: the constant 200 is out of range for 'i8', the type it takes here, as in Triton "
+                "(cast the other operand, or the constant with 'as', to say which is meant)\n"
+                "      store(p, maximum(load(p), 200));\n"
+                "                                ^\n");
+    /* stored, a load's other and full convert by a cast, as Triton's (an error here before), with a warning when
+     * the value changes; a held constant too */
+    expect_warnings("kernel k(b: *i8) {\n    store(b, 1000);\n}\n",
+                    "t.tile:2:14: warning: 'store' converts the constant 1000 to 'i8' by a cast, as Triton does, which wraps it "
+                    "to -24 (write the 'i8' value meant, or cast the constant with 'as' to say the wrap is meant)\n"
+                    "      store(b, 1000);\n"
+                    "               ^\n");
     /* a literal past 2^63 is an unsigned constant: the message shows the value written (it showed -9223372036854775808) */
-    expect_diag("kernel k(b: *i32) {\n    store(b, 9223372036854775808);\n}\n",
-                "t.tile:2:14: error: the constant 9223372036854775808 does not fit 'i32', the type it takes here (cast the other "
-                "operand, or the constant with 'as', to say which is meant)\n"
-                "      store(b, 9223372036854775808);\n"
-                "               ^\n");
-    /* bit patterns of the width are fine either way; an explicit cast says what is meant */
+    expect_warnings("kernel k(b: *i32) {\n    let c = 9223372036854775808;\n    store(b + arange(0, 4), full([4], c, i32));\n}\n",
+                    "t.tile:3:39: warning: 'full' converts the constant 9223372036854775808 to 'i32' by a cast, as Triton does, "
+                    "which wraps it to 0 (write the 'i32' value meant, or cast the constant with 'as' to say the wrap is meant)\n"
+                    "      store(b + arange(0, 4), full([4], c, i32));\n"
+                    "                                        ^\n");
+    /* bit patterns of the width are fine for & | ^ and stores; an explicit cast says what is meant */
     expect_ok("kernel k(a: *i32, b: *i8, u: *u32, w: *i64) {\n    let x = load(a);\n    store(a, x & 0xFFFFFFFF);\n"
-              "    store(b, 255);\n    store(b, -128);\n    store(u, load(u) + -1);\n    store(w, (x as i64) + 5000000000);\n"
-              "    store(b, 1000 as i8);\n}\n");
+              "    store(a, x ^ 0x9E3779B9);\n    store(b, 255);\n    store(b, -128);\n    store(u, load(u) - 1);\n"
+              "    store(u, -1);\n    store(w, (x as i64) + 5000000000);\n    store(b, 1000 as i8);\n"
+              "    store(b, load(b + 1, true, 200));\n}\n");
 }
 
 /* Compile-time integer arithmetic past i64 is an error at the operator (9223372036854775807 + 1 and

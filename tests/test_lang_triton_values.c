@@ -655,7 +655,7 @@ Test(lang_triton_values, propagate_nan) {
 }
 
 /* -b of an i1 is b, as Triton computes it (0 - b in i1: -1 is true); it was an error.  Stored as i32 (0 or 1), used
- * as a where() condition, and a constant. */
+ * as a where() condition; of the constant `true` it is Python's -True, the int -1 (as Triton folds it). */
 Test(lang_triton_values, negate_i1) {
     K k;
     load_src(&k,
@@ -679,7 +679,7 @@ Test(lang_triton_values, negate_i1) {
         cr_expect_eq(o[i], i < n ? x[i] > 0 : -1, "-(x > 0) at %d (x %d): %d", i, x[i], o[i]);
         cr_expect_eq(o[64 + i], i < n ? (x[i] > 0 ? 5 : 9) : -1, "where(-b) at %d (x %d): %d", i, x[i], o[64 + i]);
     }
-    cr_expect_eq(o[128], 1, "-true as i32 + 2 * -false as i32: %d", o[128]);
+    cr_expect_eq(o[128], -1, "-true (Python's -True, the int -1) as i32 + 2 * -false as i32: %d", o[128]);
     unload(&k);
 }
 
@@ -1049,5 +1049,74 @@ Test(lang_triton_values, held_constants_are_typed_scalars) {
     cr_expect_eq(o[963], -3, "(-7 as i32) / 2 truncates, a typed scalar's: %g", o[963]);
     cr_expect_eq(o[964], -56, "(100 as i8) * 2 is an i8: %g", o[964]);
     cr_expect_eq(o[965], 200.5, "held 100 * 2 + 0.5: %g", o[965]);
+    unload(&k);
+}
+
+/* Conversions of constants as Triton 3.9 computes them (each value read off its TTIR):
+ *  - a held constant computes in its type and wraps, as Triton's run-time scalar does: `let a = 2000000000; a + a`
+ *    is the i32 -294967296 (it was lifted to the i64 4000000000), a * 2 likewise, a << 3 wraps in i32, -m of the held
+ *    i32 -2147483648 is itself, a held i64 2^62 doubled wraps to i64's least value (it was an error), while the weak
+ *    2000000000 * 2 stays the exact 4000000000;
+ *  - `true + true` is Python's 2 and `-true` its -1; a held true plus itself is the i1 0;
+ *  - a constant stored, a masked load's `other` and `full` convert by a cast, as Triton's: 1000 into i8 is -24 (it
+ *    was an error);
+ *  - a weak float of a higher kind takes part with its to_tensor type: x_i32 * 1e300 is an f64 (it was the f32 inf),
+ *    minimum(1e300, 1.0) an f64. */
+Test(lang_triton_values, constants_convert_as_triton) {
+    K k;
+    load_src(&k,
+             "kernel k(o: *i64, p8: *i8, x: *i32, d: *f64, n: i32) {\n"
+             "    let a = 2000000000;\n"
+             "    store(o, a + a);\n"
+             "    let b = 100000;\n"
+             "    store(o + 1, b * b);\n"
+             "    let m = -2147483648;\n"
+             "    store(o + 2, -m);\n"
+             "    let big = 4611686018427387904;\n"
+             "    store(o + 3, big + big);\n"
+             "    let t = true;\n"
+             "    store(o + 4, t + t);\n"
+             "    store(o + 5, true + true);\n"
+             "    store(o + 6, -true);\n"
+             "    let u = 3000000000;\n"
+             "    store(o + 7, -u);\n"
+             "    let s = 3;\n"
+             "    store(o + 8, a << s);\n"
+             "    store(o + 9, a * 2);\n"
+             "    store(o + 10, 2000000000 * 2);\n"
+             "    store(d, minimum(1e300, 1.0));\n"
+             "    store(d + 1, load(x) * 1e300);\n"
+             "    let c = 1000;\n"
+             "    store(p8, c);\n"
+             "    store(p8 + 1, 1000);\n"
+             "    let i = arange(0, 8);\n"
+             "    store(p8 + 2 + i, full([8], c, i8), i < n);\n"
+             "    store(p8 + 10 + i, load(p8 + 20 + i, i < 3, c), i < n);\n"
+             "}\n",
+             "k");
+    int64_t o[11];
+    int8_t p8[28];
+    double d[2];
+    int32_t x = 3;
+    for (int i = 0; i < 28; i++) p8[i] = (int8_t)(i + 1);
+    uint64_t d_o = poisoned(&k, sizeof o), dp = upload(&k, p8, sizeof p8), dx = upload(&k, &x, sizeof x), dd = poisoned(&k, sizeof d);
+    int32_t n = 7;
+    void *params[] = {&d_o, &dp, &dx, &dd, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    download(&k, p8, dp, sizeof p8);
+    download(&k, d, dd, sizeof d);
+    const int64_t want[11] = {-294967296, 1410065408, -2147483648LL, INT64_MIN, 0, 2, -1, 1294967296, -1179869184, -294967296,
+                              4000000000LL};
+    for (int i = 0; i < 11; i++) cr_expect_eq(o[i], want[i], "o[%d]: %lld, want %lld", i, (long long)o[i], (long long)want[i]);
+    cr_expect_eq(d[0], 1.0, "minimum(1e300, 1.0): %.17g", d[0]);
+    cr_expect_eq(d[1], 3e300, "x_i32 * 1e300 in f64: %.17g", d[1]);
+    cr_expect_eq(p8[0], -24, "store of a held 1000 through *i8: %d", p8[0]);
+    cr_expect_eq(p8[1], -24, "store of the literal 1000 through *i8: %d", p8[1]);
+    for (int i = 0; i < 8; i++) {
+        cr_expect_eq(p8[2 + i], i < n ? -24 : 3 + i, "full([8], c, i8)[%d]: %d", i, p8[2 + i]);
+        int8_t w = i >= n ? (int8_t)(11 + i) : i < 3 ? (int8_t)(21 + i) : -24;
+        cr_expect_eq(p8[10 + i], w, "load(.., other=c)[%d]: %d, want %d", i, p8[10 + i], w);
+    }
     unload(&k);
 }
