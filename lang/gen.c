@@ -609,7 +609,13 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
                 return val_err();
             }
         } else {
-            r = sgn ? (x < 0 ? (int64_t) ~(~ux >> amount) : (int64_t)(ux >> amount)) : (int64_t)(ux >> amount);
+            /* arithmetic when the left operand is signed, as Triton's >> picks by it (before promotion): a typed
+             * i8 -56 >> a u8 7 is the u8 255 */
+            bool ashr = sgn || (a.held && dtype_is_signed(a.dt) && a.dt != DT_I1);
+            int64_t xs = ashr && !sgn ? wrap_int(x, dtype_is_int(dt) && bits < 64 ? (bits == 8 ? DT_I8 : bits == 16 ? DT_I16 : DT_I32) : DT_I64) : x;
+            uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+            r = ashr ? (xs < 0 ? (int64_t)((~(~(uint64_t)xs >> amount)) & (sgn ? ~0ull : mask)) : (int64_t)((uint64_t)xs >> amount))
+                     : (int64_t)(ux >> amount);
         }
         break;
     }
@@ -723,7 +729,7 @@ static bool int_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     const char *ops = lang_tok_spelling[bo->tok];
     DType da = val_dtype(a), db = val_dtype(b);
     bool div = bo->tok == TK_SLASH || bo->tok == TK_PERCENT;
-    if (a.k == V_RT && b.k == V_RT) {
+    if (gen_is_strong(a) && gen_is_strong(b)) { /* run-time values and typed scalars */
         if (!div) return true;
         if (dtype_is_signed(da) == dtype_is_signed(db)) return true;
         diag_error(g->d, loc, "'%s' of '%s' and '%s': integers of different signedness%s are refused, as Triton refuses them; "
@@ -731,7 +737,7 @@ static bool int_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
                    da == DT_I1 || db == DT_I1 ? " (an i1 is unsigned)" : "", ops, dtype_name(da == DT_I1 ? DT_U32 : da));
         return false;
     }
-    Val r = a.k == V_RT ? a : b, k = a.k == V_RT ? b : a;
+    Val r = gen_is_strong(a) ? a : b, k = gen_is_strong(a) ? b : a;
     DType dr = val_dtype(r);
     if (div && dr == DT_I1 && k.dt != DT_I1) {
         diag_error(g->d, loc, "'%s' of an i1 and the integer constant %lld is refused, as Triton refuses it (the constant is "
@@ -774,6 +780,9 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     }
     bool bitwise = op == TK_AMP || op == TK_PIPE || op == TK_CARET;
     if (a.k == V_CT && b.k == V_CT) {
+        if ((a.held || b.held) && (bo->tok == TK_SLASH || bo->tok == TK_PERCENT || bo->kind == BK_CMP) && dtype_is_int(da) &&
+            dtype_is_int(db) && !int_signedness_ok(g, bo, a, b, loc))
+            return val_err();
         if (a.held != b.held && bo->kind != BK_LOGIC) {
             /* a held constant is a typed scalar (Triton's assignment makes one of a constexpr): the weak one
              * takes its type first, as it would a run-time value's (a held `f16` times 2.5 is an `f16`) */
@@ -816,6 +825,16 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     int32_t s[TIR_MAX_RANK];
     if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();
     ValueId x = gen_coerce(g, a, dt, NULL, r, s, loc), y = gen_coerce(g, b, dt, NULL, r, s, loc);
+    if (op == TK_SHR && dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 && gen_is_strong(a) && dtype_is_signed(da) &&
+        da != DT_I1) {
+        /* Triton's >> is arithmetic when its left operand is signed, whatever the promoted type: x_i32 >> s_u32
+         * shifts the u32 bits of x arithmetically (-16 >> 2 is 0xFFFFFFFC) */
+        int bits = dtype_bits(dt);
+        DType sd = bits == 8 ? DT_I8 : bits == 16 ? DT_I16 : bits == 32 ? DT_I32 : DT_I64;
+        Val sx = gen_cast(g, val_rt(g, x), sd, loc), sy = gen_cast(g, val_rt(g, y), sd, loc);
+        ValueId q = gen_emit(g, loc, OP_SHR, (ValueId[]){sx.v, sy.v}, 2, tir_type(g->m, sd, r, s, NULL, NULL));
+        return gen_cast(g, val_rt(g, q), dt, loc);
+    }
     const Type *t = tir_type(g->m, bo->kind == BK_CMP ? DT_I1 : dt, r, s, NULL, NULL);
     Inst *i = gen_emit_inst(g, loc, bo->op, (ValueId[]){x, y}, 2, t);
     if (bo->kind == BK_CMP) i->a.ival2 = bo->pred;

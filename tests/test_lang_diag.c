@@ -1361,3 +1361,19 @@ Test(lang_diag, exactness_at_the_ends_of_each_integer_type) {
         }
     }
 }
+
+/* A typed scalar (a held or cast constant) is refused in '/' and '%' with an operand of the other signedness, as two
+ * run-time values are and as Triton refuses them (it computed (200 as u32) % (3 as i64) in i64). */
+Test(lang_diag, typed_constants_of_different_signedness) {
+    expect_diag("kernel k(p: *i64) {\n    store(p, (200 as u32) % (3 as i64));\n}\n",
+                "t.tile:2:27: error: '%' of 'u32' and 'i64': integers of different signedness are refused, as Triton refuses them; "
+                "cast one operand to the other's signedness ('a % (b as u32)')\n"
+                "      store(p, (200 as u32) % (3 as i64));\n"
+                "                            ^\n");
+    expect_diag("kernel k(p: *i64) {\n    let t = true;\n    store(p, t % -7);\n}\n",
+                "t.tile:3:16: error: '%' of an i1 and the integer constant -7 is refused, as Triton refuses it (the constant is "
+                "signed, the i1 unsigned); cast the i1 first ('(b as i32) % ...')\n"
+                "      store(p, t % -7);\n"
+                "                 ^\n");
+    expect_ok("kernel k(p: *i64) {\n    let a = -7;\n    store(p, a % (2 as i64));\n    store(p + 1, (200 as u32) % 3);\n}\n");
+}

@@ -1120,3 +1120,54 @@ Test(lang_triton_values, constants_convert_as_triton) {
     }
     unload(&k);
 }
+
+/* Triton's >> is arithmetic when its left operand is signed, whatever type the two promote to: x_i32 >> s_u32 shifts
+ * the u32 bits of x arithmetically (it was a logical shift), a typed i8 -56 >> a u8 7 is the u8 255 (it was 1); an
+ * unsigned left operand with a signed right one is logical, as before. */
+Test(lang_triton_values, shift_right_by_the_left_operands_signedness) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, s: *u32, b: *i8, t: *u8, o: *i64, n: i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let m = i < n;\n"
+             "    let xv = load(x + i, m, 0);\n"
+             "    let sv = load(s + i, m, 0);\n"
+             "    store(o + i, xv >> sv, m);\n"
+             "    store(o + 64 + i, load(b + i, m, 0) >> load(t + i, m, 0), m);\n"
+             "    store(o + 128 + i, (xv as u32) >> (sv as i32), m);\n"
+             "    store(o + 192, (200 as i8) >> (7 as u8));\n"
+             "    store(o + 193, (-16 as i32) >> (2 as u32));\n"
+             "}\n",
+             "k");
+    seed_rng();
+    enum { N = 64 };
+    int32_t x[N];
+    uint32_t s[N];
+    int8_t b[N];
+    uint8_t t[N];
+    int64_t o[194];
+    for (int i = 0; i < N; i++) {
+        x[i] = (int32_t)(urand() * 2147483647.0), s[i] = (uint32_t)irand(32);
+        b[i] = (int8_t)(irand(256) - 128), t[i] = (uint8_t)irand(8);
+    }
+    x[0] = -16, s[0] = 2, b[0] = -56, t[0] = 7;
+    uint64_t dx = upload(&k, x, sizeof x), ds = upload(&k, s, sizeof s), db = upload(&k, b, sizeof b), dt = upload(&k, t, sizeof t),
+             d_o = poisoned(&k, sizeof o);
+    int32_t n = 61;
+    void *params[] = {&dx, &ds, &db, &dt, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < N; i++) {
+        int64_t w0 = i < n ? (int64_t)(uint32_t)(x[i] >> s[i]) : -1;
+        int64_t w1 = i < n ? (int64_t)(uint8_t)(b[i] >> t[i]) : -1;
+        int64_t w2 = i < n ? (int64_t)((uint32_t)x[i] >> s[i]) : -1;
+        cr_expect_eq(o[i], w0, "x_i32 >> s_u32 at %d (%d >> %u): %lld, want %lld (seed %llu)", i, x[i], s[i], (long long)o[i],
+                     (long long)w0, (unsigned long long)seed);
+        cr_expect_eq(o[64 + i], w1, "b_i8 >> t_u8 at %d (%d >> %u): %lld, want %lld", i, b[i], t[i], (long long)o[64 + i], (long long)w1);
+        cr_expect_eq(o[128 + i], w2, "x_u32 >> s_i32 at %d: %lld, want %lld", i, (long long)o[128 + i], (long long)w2);
+    }
+    cr_expect_eq(o[0], 4294967292LL, "-16 >> 2 in u32: %lld", (long long)o[0]);
+    cr_expect_eq(o[192], 255, "(200 as i8) >> (7 as u8): %lld", (long long)o[192]);
+    cr_expect_eq(o[193], 4294967292LL, "(-16 as i32) >> (2 as u32): %lld", (long long)o[193]);
+    unload(&k);
+}
