@@ -539,7 +539,11 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         return val_ct_int(bo->tok == TK_ANDAND ? (a.i && b.i) : (a.i || b.i), DT_I1);
     DType dt = gen_promote(a.dt, b.dt);
     if (dtype_is_float(dt)) {
-        double x = ct_to_double(a), y = ct_to_double(b), r = 0;
+        /* where the result is rounded (below), the operands are first values of its type, as at run time: a
+         * typed i64 2e9 minus an f16 inf is an f16 inf - inf, NaN */
+        bool rnd = dtype_bits(dt) < 32 || (dt == DT_F32 && (a.held || b.held));
+        double x = rnd ? round_float(ct_to_double_for(a, dt), dt) : ct_to_double(a);
+        double y = rnd ? round_float(ct_to_double_for(b, dt), dt) : ct_to_double(b), r = 0;
         switch (bo->tok) {
         case TK_PLUS: r = x + y; break;
         case TK_MINUS: r = x - y; break;
@@ -560,7 +564,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         }
         /* exact in 64 bits where the type is f32 or f64 (literals' own: `x_f64 * (1.0 / 3.0)` keeps f64's third),
          * rounded to a narrower declared type as the same arithmetic at run time (f16 1000 * 1000 is inf) */
-        if (dtype_bits(dt) < 32 || (dt == DT_F32 && (a.held || b.held))) r = round_float(r, dt); /* a held f32 is one */
+        if (rnd) r = round_float(r, dt); /* a held f32 is one */
         return val_ct_float(r, dt);
     }
     int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
@@ -788,7 +792,7 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
              * takes its type first, as it would a run-time value's (a held `f16` times 2.5 is an `f16`) */
             Val *w = a.held ? &b : &a;
             DType to = gen_promote_vals(a, b);
-            if (to != w->dt) {
+            if (to != w->dt || dtype_is_float(to)) { /* a float rounded to the type too: held f32 % 0.1 is by 0.1f */
                 if (!gen_check_weak_operand(g, *w, to, bitwise, loc)) return val_err();
                 *w = ct_cast(*w, to);
             }

@@ -1171,3 +1171,37 @@ Test(lang_triton_values, shift_right_by_the_left_operands_signedness) {
     cr_expect_eq(o[193], 4294967292LL, "(-16 as i32) >> (2 as u32): %lld", (long long)o[193]);
     unload(&k);
 }
+
+/* A weak float folded with a typed scalar is first a value of their type, as Triton casts the scalar: a held f32
+ * 7.0 % 0.1 is fmodf(7, 0.1f) (it was fmod by the exact 0.1, rounded: 0.1f), `let t = 0.1; t == 0.1` is true (it
+ * compared f32's 0.1 with the exact one); and a typed operand becomes a value of the result type before a folded
+ * operation, as at run time: the i64 2e9 minus the f16 inf is an f16 inf - inf, NaN (it was -inf). */
+Test(lang_triton_values, typed_float_constants_fold_in_their_type) {
+    K k;
+    load_src(&k,
+             "kernel k(p: *f64) {\n"
+             "    let a = 7.0;\n"
+             "    store(p, a % 0.1);\n"
+             "    store(p + 1, (7 as i64) % 0.1);\n"
+             "    let u = 3000000000;\n"
+             "    store(p + 2, u % 0.1);\n"
+             "    store(p + 3, (2000000000 as i64) - (3000000000 as f16));\n"
+             "    let t = 0.1;\n"
+             "    store(p + 4, (t == 0.1) as f64);\n"
+             "    store(p + 5, t + 1.1);\n"
+             "}\n",
+             "k");
+    double o[6];
+    uint64_t d_o = poisoned(&k, sizeof o);
+    void *params[] = {&d_o};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    volatile float tenth = 0.1f, one_one = 1.1f;
+    cr_expect_eq(o[0], (double)fmodf(7.0f, tenth), "held 7.0 %% 0.1: %.17g", o[0]);
+    cr_expect_eq(o[1], (double)fmodf(7.0f, tenth), "(7 as i64) %% 0.1: %.17g", o[1]);
+    cr_expect_eq(o[2], (double)fmodf(3e9f, tenth), "held u32 3e9 %% 0.1: %.17g", o[2]);
+    cr_expect(isnan(o[3]), "(2e9 as i64) - (3e9 as f16) is inf - inf in f16: %g", o[3]);
+    cr_expect_eq(o[4], 1.0, "held 0.1 == 0.1: %g", o[4]);
+    cr_expect_eq(o[5], (double)(float)(tenth + one_one), "held 0.1 + 1.1 in f32: %.17g", o[5]);
+    unload(&k);
+}
