@@ -105,8 +105,9 @@ void gen_note_ended_let(Gen *g, const char *name, Loc use) {
     const Node *let = NULL;
     for (int i = 0; body && !let && i < body->nkids; i++) let = let_in_block(body->kids[i], name, use, false);
     if (let)
-        diag_note(g->d, let->loc, "'%s' is declared here, in a block that ends before that use (a block keeps its names, unlike "
-                  "Python's branches): declare it before the block ('let %s = ...;') and assign it inside", name, name);
+        diag_note(g->d, let->loc, "'%s' is declared here, in a block that ends before that use (a block keeps its names, but for "
+                  "those of a compile-time 'if''s taken branch and those both branches of an 'if' declare with one type): "
+                  "declare it before the block ('let %s = ...;') and assign it inside", name, name);
 }
 
 /* ---- suggestions for a misspelled name ---- */

@@ -1077,8 +1077,9 @@ static void gen_jump(Gen *g, const Node *s) {
 }
 
 /* A branch of an `if`: a block, or the `if` after `else`; its own scope.
- * With a continuation, the statements after the `if` follow it. */
-static void gen_branch(Gen *g, const Node *br, const Cont *k) {
+ * With a continuation, the statements after the `if` follow it.  keep (may be NULL) gets the branch's scope as
+ * it ends: the names its own statements declared, with their last values. */
+static void gen_branch(Gen *g, const Node *br, const Cont *k, Scope *keep) {
     Scope *saved = g->fr->scope;
     Scope sc = {.up = saved};
     g->fr->scope = &sc;
@@ -1093,7 +1094,17 @@ static void gen_branch(Gen *g, const Node *br, const Cont *k) {
         Node *const one[1] = {(Node *)br};
         gen_seq(g, one, 1, k);
     }
+    if (keep) *keep = sc;
     g->fr->scope = saved;
+}
+
+/* v, a variable of a branch's scope `sc` that ended, as Python would keep it after the `if`: the newest of its
+ * name there, a name of the source (not a hidden one such as RUNNING), and a name that means nothing here
+ * now (a `let` that hid an outer variable, a file-level const or fn, or a built-in stays the branch's own). */
+static bool outlives_branch(Gen *g, const Scope *sc, const Var *v) {
+    unsigned char c = (unsigned char)v->name[0];
+    return gen_scope_find(sc, v->name) == v && (c == '_' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) && !gen_lookup_var(g, v->name) &&
+           !gen_find_global(g, v->name) && !builtin_exists(v->name);
 }
 
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
@@ -1105,10 +1116,20 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     if (c.k == V_CT) {
         const Node *br = c.i ? s->then : s->els;
         if (br && (contains_return(br) || (g->fr->loop && contains_jump(br, N_ERR)))) {
-            gen_branch(g, br, rest);
+            gen_branch(g, br, rest, NULL);
             return true;
         }
-        if (br) gen_branch(g, br, NULL);
+        /* as in Triton, where only the taken branch is compiled, the names it declares live on after the `if`
+         * (`if HAS_BIAS { let b = load(pb + offs); }` ... `if HAS_BIAS { y += b; }`), oldest first */
+        Scope keep = {0};
+        if (br) gen_branch(g, br, NULL, &keep);
+        int n = 0;
+        for (Var *v = keep.vars; v; v = v->next) n++;
+        Var **out = ARENA_ARRAY(g->a, Var *, n + 1);
+        n = 0;
+        for (Var *v = keep.vars; v; v = v->next)
+            if (outlives_branch(g, &keep, v)) out[n++] = v;
+        while (n > 0) gen_define_var(g, out[n - 1]->name, out[n - 1]->val), n--;
         return false;
     }
     Frame *fr = g->fr;
@@ -1133,7 +1154,8 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     for (int i = 0; i < snap.nvars; i++) s0[i] = snap.vars[i]->set;
     fr->rt_ifs++;
     g->b.block = tb;
-    gen_branch(g, s->then, k);
+    Scope tkeep = {0}, ekeep = {0};
+    gen_branch(g, s->then, k, &tkeep);
     for (int i = 0; i < snap.nvars; i++) {
         tv[i] = snap.vars[i]->val;
         ts[i] = snap.vars[i]->set;
@@ -1142,7 +1164,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
     g->b.block = eb;
-    if (s->els || k) gen_branch(g, s->els, k);
+    if (s->els || k) gen_branch(g, s->els, k, &ekeep);
     for (int i = 0; i < snap.nvars; i++) {
         Var *x = snap.vars[i];
         ev[i] = x->val, es[i] = x->set;
@@ -1152,9 +1174,23 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
     fr->rt_ifs--;
+    /* names both branches declare (their own statements, not blocks inside them), none of them in scope before:
+     * as in Triton, they live on after the `if`, merged as a variable both branches assign (of one type; a
+     * constant converts to the other branch's run-time type).  Others stay the branch's own: a use after the
+     * `if` is an unknown name, with a note at the `let` (a name one branch declares is unbound in Triton too) */
+    int nh = 0;
+    for (Var *v = tkeep.vars; v; v = v->next) nh++;
+    const char **hname = ARENA_ARRAY(g->a, const char *, nh + 1);
+    Val *hta = ARENA_ARRAY(g->a, Val, nh + 1), *hea = ARENA_ARRAY(g->a, Val, nh + 1);
+    nh = 0;
+    for (Var *v = s->els && !k ? tkeep.vars : NULL; v; v = v->next) {
+        Var *e = gen_scope_find(&ekeep, v->name);
+        if (!e || !outlives_branch(g, &tkeep, v) || !outlives_branch(g, &ekeep, e)) continue;
+        hname[nh] = v->name, hta[nh] = v->val, hea[nh++] = e->val;
+    }
     /* merge: which variables changed, and to what type; a tuple of one skeleton in both
      * branches merges leaf by leaf */
-    int cap = 0;
+    int cap = nh;
     for (int i = 0; i < snap.nvars; i++) {
         int ka = val_leaves(tv[i], NULL), kb = val_leaves(ev[i], NULL);
         cap += (ka > 0 ? ka : 0) + (kb > 0 ? kb : 0);
@@ -1276,6 +1312,26 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             x->val = val_err();
         }
     }
+    for (int h = nh - 1; h >= 0; h--) { /* oldest first, as the branches declared them */
+        Val a = hta[h], b = hea[h];
+        if (a.k == V_ERR || b.k == V_ERR || val_same(a, b)) {
+            gen_define_var(g, hname[h], a.k == V_ERR || b.k == V_ERR ? val_err() : a);
+            continue;
+        }
+        const Type *t = NULL;
+        if (a.k == V_RT && b.k == V_RT) t = a.t == b.t ? a.t : NULL;
+        else if (a.k == V_RT && b.k == V_CT) t = a.t;
+        else if (a.k == V_CT && b.k == V_RT) t = b.t;
+        else if (a.k == V_CT && b.k == V_CT && dtype_is_float(a.dt) == dtype_is_float(b.dt))
+            t = tir_scalar(g->m, gen_promote(a.dt, b.dt));
+        Val cv = a.k == V_CT ? a : b;
+        if (t && cv.k == V_CT && (t->dt == DT_PTR || (dtype_is_float(cv.dt) && !dtype_is_float(t->dt)))) t = NULL;
+        if (!t) continue; /* no one value after the `if`: a use there is an unknown name */
+        ya[ny] = a, yb[ny] = b;
+        types[ny] = t;
+        which[ny] = -1 - h;
+        leaf[ny++] = -1;
+    }
     ValueId *ys = ARENA_ARRAY(g->a, ValueId, ny + 1);
     Block *blocks[2] = {tb, eb};
     for (int side = 0; side < 2; side++) {
@@ -1287,10 +1343,13 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
                 ys[j] = v.v;
                 continue;
             }
-            Loc set = (side ? es : ts)[which[j]], at = s->loc; /* the branch's assignment, when it made this value */
-            const Loc o0 = s0[which[j]];
-            bool made = set.file != o0.file || set.line != o0.line || set.col != o0.col;
-            if (made && set.file == s->loc.file && set.line >= s->loc.line) at = set;
+            Loc at = s->loc;
+            if (which[j] >= 0) {
+                Loc set = (side ? es : ts)[which[j]]; /* the branch's assignment, when it made this value */
+                const Loc o0 = s0[which[j]];
+                bool made = set.file != o0.file || set.line != o0.line || set.col != o0.col;
+                if (made && set.file == s->loc.file && set.line >= s->loc.line) at = set;
+            }
             int before = g->d->nerrors;
             ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, at);
             if (g->d->nerrors > before && (at.line != s->loc.line || at.col != s->loc.col)) diag_note(g->d, s->loc, "the 'if'");
@@ -1303,6 +1362,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     tir_inst_add_region(g->f, ii, tb);
     tir_inst_add_region(g->f, ii, eb);
     for (int j = 0; j < ny;) {
+        if (which[j] < 0) { /* a name both branches declared */
+            gen_define_var(g, hname[-1 - which[j]], val_rt(g, ii->res[j]));
+            j++;
+            continue;
+        }
         Var *x = snap.vars[which[j]];
         if (leaf[j] < 0) {
             x->val = val_rt(g, ii->res[j++]);
@@ -1329,7 +1393,7 @@ static void gen_stmt(Gen *g, const Node *s) {
     case N_CONTINUE: gen_jump(g, s); break;
     case N_RETURN: gen_return(g, s); break;
     case N_EXPR: gen_expr(g, s->rhs); break;
-    case N_BLOCK: gen_branch(g, s, NULL); break;
+    case N_BLOCK: gen_branch(g, s, NULL, NULL); break;
     default: diag_error(g->d, s->loc, "expected a statement"); break;
     }
 }
@@ -1350,7 +1414,7 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
         }
         if (s->kind == N_BLOCK && g->fr->loop && contains_jump(s, N_ERR)) { /* the rest follows inside */
             Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k};
-            gen_branch(g, s, &rest);
+            gen_branch(g, s, &rest, NULL);
             return;
         }
         gen_stmt(g, s);

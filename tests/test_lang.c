@@ -192,17 +192,19 @@ Test(lang_diag, mask_shape) {
                 "                    ^\n");
 }
 
-/* A name bound in an `if`'s branches and used after it (Python keeps it; a block here keeps its names):
+/* A name bound in an `if`'s branches and used after it where Triton would not keep it either (branches declaring
+ * it with two types; a loop's body):
  * the error at the use, and a note at the branch's `let` saying how to write it; an assignment likewise.
  * A `let` in a block that ends after the use, or a name never declared, gets no note. */
 Test(lang_diag, name_of_an_ended_block) {
-    expect_diag("kernel k(x: *f32, n: i32) {\n    if n > 3 {\n        let loss = 1.0;\n    } else {\n        let loss = 2.0;\n    }\n"
+    expect_diag("kernel k(x: *f32, n: i32) {\n    if n > 3 {\n        let loss = 1.0;\n    } else {\n        let loss = 2;\n    }\n"
                 "    store(x, loss);\n}\n",
                 "t.tile:7:14: error: unknown name 'loss'\n"
                 "      store(x, loss);\n"
                 "               ^\n"
-                "t.tile:3:9: note: 'loss' is declared here, in a block that ends before that use (a block keeps its names, unlike "
-                "Python's branches): declare it before the block ('let loss = ...;') and assign it inside\n"
+                "t.tile:3:9: note: 'loss' is declared here, in a block that ends before that use (a block keeps its names, but for "
+                "those of a compile-time 'if''s taken branch and those both branches of an 'if' declare with one type): "
+                "declare it before the block ('let loss = ...;') and assign it inside\n"
                 "          let loss = 1.0;\n"
                 "          ^\n");
     Result r = compile("kernel k(x: *f32, n: i32) {\n    for i in range(0, n) {\n        let (a, b) = (1.0, 2.0);\n    }\n    b = 3.0;\n}\n");

@@ -1172,3 +1172,74 @@ Test(lang_triton, triton_keyword_names) {
     }
     unload(&k);
 }
+
+/* Names bound in an `if` that outlive it, as in Triton: the taken branch of a compile-time `if` (`b`, and `a`
+ * of a `let` that hides an outer name, and SHIFT that hides a file-level const, stay the branch's own), and the names both branches of a
+ * run-time `if` declare, through an `else if` chain, tuples and a constant in one branch and a run-time
+ * value in the other (merged to that value's type).  Rows of 100 per program, in blocks of 128. */
+static const char *outlive_src =
+    "const SHIFT = 4.0;\n"
+    "kernel k(x: *f32, pb: *f32, q: *i32, out: *f32, n: i32, const HAS_B: i1 = false) {\n"
+    "    let pid = program_id(0);\n"
+    "    let offs = arange(0, 128);\n"
+    "    let m = offs < n;\n"
+    "    let v = load(x + pid * n + offs, m, 0.0);\n"
+    "    if HAS_B {\n"
+    "        let b = load(pb + offs, m, 0.0);\n"
+    "    }\n"
+    "    let a = 1.0;\n"
+    "    if HAS_B { let a = 5.0; let SHIFT = 100.0; }\n"
+    "    if pid % 3 == 0 {\n"
+    "        let s = v * 2.0;\n"
+    "        let (lo, hi) = (1, 10);\n"
+    "    } else if pid % 3 == 1 {\n"
+    "        let s = v + 1.0;\n"
+    "        let (lo, hi) = (load(q + pid), 20);\n"
+    "    } else {\n"
+    "        let s = v - 3.0;\n"
+    "        let (lo, hi) = (2, load(q + pid));\n"
+    "    }\n"
+    "    let y = s * a + (lo + hi) as f32 + SHIFT;\n"
+    "    if HAS_B { y = y + b; }\n"
+    "    store(out + pid * n + offs, y, m);\n"
+    "}\n";
+
+Test(lang_triton, names_that_outlive_an_if) {
+    enum { ROWS = 7, N = 100 };
+    float x[ROWS * N], b[N], o[ROWS * N];
+    int32_t q[ROWS];
+    for (int i = 0; i < ROWS * N; i++) x[i] = (float)irand(2000) / 8 - 100;
+    for (int i = 0; i < N; i++) b[i] = (float)irand(100) / 4;
+    for (int i = 0; i < ROWS; i++) q[i] = irand(1000) - 500;
+    for (int has = 0; has < 2; has++) {
+        char *src = strdup(outlive_src);
+        if (has) memcpy(strstr(src, "= false"), "= true ", 7);
+        K k;
+        load_src(&k, src, "k");
+        uint64_t dx = upload(&k, x, sizeof x), dbp = upload(&k, b, sizeof b), dq = upload(&k, q, sizeof q),
+                 d_o = poisoned(&k, sizeof o);
+        int32_t n = N;
+        launch(&k, ROWS, (void *[]){&dx, &dbp, &dq, &d_o, &n});
+        download(&k, o, d_o, sizeof o);
+        for (int r = 0; r < ROWS; r++)
+            for (int c = 0; c < N; c++) {
+                double v = x[r * N + c], want = (r % 3 == 0 ? 2 * v + 11 : r % 3 == 1 ? v + 1 + q[r] + 20 : v - 3 + 2 + q[r]) + 4;
+                if (has) want += b[c];
+                cr_assert_eq(o[r * N + c], (float)want, "HAS_B=%d out[%d][%d] = %g, want %g", has, r, c, o[r * N + c], want);
+            }
+        unload(&k);
+        free(src);
+    }
+    /* one branch's name, two of different types or shapes, a loop's: unknown after it, with the note at the `let` */
+    const BadSource bad[] = {
+        {"kernel k(x: *f32, n: i32) {\n    if n > 0 { let t = 1.0; }\n    store(x, t);\n}\n", "t.tile:3:14: error: unknown name 't'"},
+        {"kernel k(x: *f32, n: i32) {\n    if n > 0 { let t = 1.0; } else { let t = n; }\n    store(x, t);\n}\n",
+         "t.tile:2:16: note: 't' is declared here, in a block that ends before that use"},
+        {"kernel k(x: *f32, n: i32) {\n    if n > 0 { let t = zeros([16], f32); } else { let t = zeros([32], f32); }\n"
+         "    store(x + arange(0, 16), t);\n}\n",
+         "unknown name 't'"},
+        {"const C = false;\nkernel k(x: *f32, n: i32) {\n    if C { let t = 1.0; }\n    store(x, t);\n}\n", "unknown name 't'"},
+        {"kernel k(x: *f32, n: i32) {\n    for i in range(0, n) { let t = 1.0; }\n    store(x, t);\n}\n", "unknown name 't'"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
