@@ -31,6 +31,7 @@
     X(PLUSEQ, "+=") X(MINUSEQ, "-=") X(STAREQ, "*=") X(SLASHEQ, "/=")                   \
     X(PERCENTEQ, "%=") X(AMPEQ, "&=") X(PIPEEQ, "|=") X(CARETEQ, "^=")                  \
     X(SHLEQ, "<<=") X(SHREQ, ">>=")                                                     \
+    X(POW, "**") /* after an operand only (lex.c), so `**f32` stays two pointer levels */ \
     /* keywords */                                                                      \
     X(KERNEL, "kernel") X(FN, "fn") X(CONST, "const") X(LET, "let") X(IF, "if")         \
     X(ELSE, "else") X(FOR, "for") X(RANGE, "range") X(RETURN, "return")                \

@@ -758,6 +758,50 @@ static bool int_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     return true;
 }
 
+/* Python's `**`, which Triton has for constexprs only (a tensor has no power operator): two compile-time
+ * numbers, folded as Python does.  Integers to a non-negative integer power give the exact integer (an
+ * i32 where it fits and neither operand is 64-bit, else an i64; past i64's range an error); a negative
+ * integer exponent or a float operand gives a float, computed in double as Python's and weak as a float
+ * literal (f64 where an operand is one).  0 to a negative power and a negative number to a fractional one
+ * (Python's ZeroDivisionError and complex result) are errors, as is a run-time operand. */
+static Val gen_pow(Gen *g, Val a, Val b, Loc loc) {
+    if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
+    if (a.k != V_CT || b.k != V_CT) {
+        diag_error(g->d, loc, "'**' of a run-time value: as in Triton, '**' is for compile-time numbers (`2 ** BITS`); "
+                   "write pow(x, y) (x * x for a square)");
+        return val_err();
+    }
+    bool fa = dtype_is_float(a.dt), fb = dtype_is_float(b.dt);
+    if ((a.dt == DT_U64 && a.i < 0) || (b.dt == DT_U64 && b.i < 0)) {
+        diag_error(g->d, loc, "'**' of a u64 past i64's range");
+        return val_err();
+    }
+    if (!fa && !fb && b.i >= 0) {
+        int64_t r = 1, x = a.i, e = b.i;
+        bool over = false;
+        if (x == 0 || x == 1 || x == -1) r = x == 0 ? e == 0 : x == 1 || !(e & 1) ? 1 : -1;
+        else
+            for (int64_t k = 0; k < e && !over; k++) over = __builtin_mul_overflow(r, x, &r); /* |x| >= 2: past i64 within 64 */
+        if (over) {
+            diag_error(g->d, loc, "'**': %lld ** %lld is past i64's range", (long long)a.i, (long long)b.i);
+            return val_err();
+        }
+        bool wide = a.dt == DT_I64 || b.dt == DT_I64 || a.dt == DT_U64 || b.dt == DT_U64;
+        return val_ct_int(r, !wide && fits_i32(r) ? DT_I32 : DT_I64);
+    }
+    double x = fa ? a.f : (double)a.i, e = fb ? b.f : (double)b.i;
+    if (x == 0 && e < 0) {
+        diag_error(g->d, loc, "'**': 0 to a negative power (a division by zero)");
+        return val_err();
+    }
+    if (x < 0 && e != floor(e)) {
+        diag_error(g->d, loc, "'**': a negative number to a fractional power (%.17g ** %.17g) is not a real number", x, e);
+        return val_err();
+    }
+    return val_ct_float(pow(x, e), a.dt == DT_F64 || b.dt == DT_F64 ? DT_F64 : DT_F32);
+}
+
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     const BinOp *bo = binop_info(op);
     if (a.k == V_ERR || b.k == V_ERR) return val_err();
@@ -1018,7 +1062,9 @@ static Val gen_call(Gen *g, const Node *n) {
         diag_error(g->d, n->loc, "only named functions can be called");
         return val_err();
     }
-    if (gen_lookup_var(g, n->name)) {
+    Var *var = gen_lookup_var(g, n->name);
+    Global *gfn = var && var->outlived ? gen_find_global(g, n->name) : NULL;
+    if (var && !(var->outlived && (builtin_exists(n->name) || (gfn && gfn->decl->kind == D_FN)))) {
         Global *gf = gen_find_global(g, n->name);
         if (builtin_exists(n->name) || (gf && gf->decl->kind == D_FN))
             diag_error(g->d, n->loc, "'%s' is a variable here, not a function: it hides the %s '%s' (rename the variable)", n->name,
@@ -1092,7 +1138,8 @@ static Val gen_expr1(Gen *g, const Node *n) {
         for (k = 0; k < len; k++) {
             const Node *x = spine[k];
             Val b = gen_expr(g, x->rhs);
-            if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE || a.k == V_NONE || b.k == V_NONE)
+            if (x->op == TK_POW) a = gen_pow(g, a, b, x->oploc);
+            else if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE || a.k == V_NONE || b.k == V_NONE)
                 a = compare_names(g, x->op, a, b, x->oploc);
             else a = gen_binop(g, x->op, a, b, x->oploc);
         }

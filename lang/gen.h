@@ -54,6 +54,8 @@ typedef struct Var {
     struct Var *next;
     int seq;             /* its place in its scope's list, the oldest 0 */
     struct Var *shadows; /* the variable of its name that its `let` hid in the same scope, NULL none */
+    bool outlived;       /* declared in an `if`'s branch and kept after it (stmt.c): a call of its name that is a
+                          * built-in or a fn calls that (Triton's names of those are tl.'s, never hidden) */
 } Var;
 
 /* A scope's variables, newest first.  A run-time `if` puts a list back to an older head (snap_restore), which

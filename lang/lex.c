@@ -479,9 +479,8 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             }
         }
         if (c == '*' && s + 1 < l.end && s[1] == '*' && l.n && ends_operand(&l.toks[l.n - 1])) { /* Python's power (not **T) */
-            diag_error(d, loc, "'**': there is no power operator here; write pow(x, y) (x * x for a square)");
             lex_advance(&l, 2);
-            lex_push(&l, TK_STAR, loc, s);
+            lex_push(&l, TK_POW, loc, s);
             continue;
         }
         int best = -1;

@@ -333,7 +333,28 @@ static Node *castexpr(Parser *p) {
     return n;
 }
 
-/* unary = ( "-" | "!" | "~" ) unary | castexpr */
+static Node *unary(Parser *p);
+
+/* power = castexpr [ "**" unary ]: Python's, right-associative, tighter than a unary operator on its left
+ * (`-2 ** 2` is -4) and looser than one on its right (`2 ** -1`) */
+static Node *power(Parser *p) {
+    Node *n = castexpr(p);
+    if (p->panic || !at(p, TK_POW)) return n;
+    Token *t = next(p);
+    if (!enter(p)) {
+        leave(p);
+        return new_node(p, N_ERR, t->loc);
+    }
+    Node *b = new_node(p, N_BINARY, n->loc);
+    b->oploc = t->loc;
+    b->op = TK_POW;
+    b->lhs = n;
+    b->rhs = unary(p);
+    leave(p);
+    return b;
+}
+
+/* unary = ( "-" | "!" | "~" ) unary | power */
 static Node *unary(Parser *p) {
     Token *t = peek(p);
     if (t->kind == TK_MINUS || t->kind == TK_BANG || t->kind == TK_TILDE) {
@@ -348,7 +369,7 @@ static Node *unary(Parser *p) {
         leave(p);
         return n;
     }
-    return castexpr(p);
+    return power(p);
 }
 
 /* Binary precedence levels, loosest first; each level is

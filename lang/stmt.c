@@ -1099,12 +1099,21 @@ static void gen_branch(Gen *g, const Node *br, const Cont *k, Scope *keep) {
 }
 
 /* v, a variable of a branch's scope `sc` that ended, as Python would keep it after the `if`: the newest of its
- * name there, a name of the source (not a hidden one such as RUNNING), and a name that means nothing here
- * now (a `let` that hid an outer variable, a file-level const or fn, or a built-in stays the branch's own). */
+ * name there, a name of the source (not a hidden one such as RUNNING), and no variable's or file-level
+ * const's name here (a `let` that hid one stays the branch's own).  A built-in's or fn's name may be kept:
+ * a call of it still calls that (Triton's `flip = ...` hides nothing: the built-in is `tl.flip`). */
 static bool outlives_branch(Gen *g, const Scope *sc, const Var *v) {
     unsigned char c = (unsigned char)v->name[0];
-    return gen_scope_find(sc, v->name) == v && (c == '_' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) && !gen_lookup_var(g, v->name) &&
-           !gen_find_global(g, v->name) && !builtin_exists(v->name);
+    if (gen_scope_find(sc, v->name) != v || !(c == '_' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) || gen_lookup_var(g, v->name))
+        return false;
+    Global *gl = gen_find_global(g, v->name);
+    return !gl || gl->decl->kind == D_FN;
+}
+
+/* Declares name after an `if` whose branch declared it (outlives_branch). */
+static void define_outlived(Gen *g, const char *name, Val v) {
+    gen_define_var(g, name, v);
+    g->fr->scope->vars->outlived = true;
 }
 
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
@@ -1129,7 +1138,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         n = 0;
         for (Var *v = keep.vars; v; v = v->next)
             if (outlives_branch(g, &keep, v)) out[n++] = v;
-        while (n > 0) gen_define_var(g, out[n - 1]->name, out[n - 1]->val), n--;
+        while (n > 0) define_outlived(g, out[n - 1]->name, out[n - 1]->val), n--;
         return false;
     }
     Frame *fr = g->fr;
@@ -1315,7 +1324,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     for (int h = nh - 1; h >= 0; h--) { /* oldest first, as the branches declared them */
         Val a = hta[h], b = hea[h];
         if (a.k == V_ERR || b.k == V_ERR || val_same(a, b)) {
-            gen_define_var(g, hname[h], a.k == V_ERR || b.k == V_ERR ? val_err() : a);
+            define_outlived(g, hname[h], a.k == V_ERR || b.k == V_ERR ? val_err() : a);
             continue;
         }
         const Type *t = NULL;
@@ -1363,7 +1372,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     tir_inst_add_region(g->f, ii, eb);
     for (int j = 0; j < ny;) {
         if (which[j] < 0) { /* a name both branches declared */
-            gen_define_var(g, hname[-1 - which[j]], val_rt(g, ii->res[j]));
+            define_outlived(g, hname[-1 - which[j]], val_rt(g, ii->res[j]));
             j++;
             continue;
         }

@@ -1176,7 +1176,8 @@ Test(lang_triton, triton_keyword_names) {
 /* Names bound in an `if` that outlive it, as in Triton: the taken branch of a compile-time `if` (`b`, and `a`
  * of a `let` that hides an outer name, and SHIFT that hides a file-level const, stay the branch's own), and the names both branches of a
  * run-time `if` declare, through an `else if` chain, tuples and a constant in one branch and a run-time
- * value in the other (merged to that value's type).  Rows of 100 per program, in blocks of 128. */
+ * value in the other (merged to that value's type), and `sum`, a built-in's name, whose call still calls the
+ * built-in.  Rows of 100 per program, in blocks of 128. */
 static const char *outlive_src =
     "const SHIFT = 4.0;\n"
     "kernel k(x: *f32, pb: *f32, q: *i32, out: *f32, n: i32, const HAS_B: i1 = false) {\n"
@@ -1199,7 +1200,8 @@ static const char *outlive_src =
     "        let s = v - 3.0;\n"
     "        let (lo, hi) = (2, load(q + pid));\n"
     "    }\n"
-    "    let y = s * a + (lo + hi) as f32 + SHIFT;\n"
+    "    if pid > 100 { let sum = 1.0; } else { let sum = 3.0; }\n"
+    "    let y = s * a + (lo + hi) as f32 + SHIFT + sum + 0.0 * sum(v);\n"
     "    if HAS_B { y = y + b; }\n"
     "    store(out + pid * n + offs, y, m);\n"
     "}\n";
@@ -1223,7 +1225,7 @@ Test(lang_triton, names_that_outlive_an_if) {
         download(&k, o, d_o, sizeof o);
         for (int r = 0; r < ROWS; r++)
             for (int c = 0; c < N; c++) {
-                double v = x[r * N + c], want = (r % 3 == 0 ? 2 * v + 11 : r % 3 == 1 ? v + 1 + q[r] + 20 : v - 3 + 2 + q[r]) + 4;
+                double v = x[r * N + c], want = (r % 3 == 0 ? 2 * v + 11 : r % 3 == 1 ? v + 1 + q[r] + 20 : v - 3 + 2 + q[r]) + 4 + 3;
                 if (has) want += b[c];
                 cr_assert_eq(o[r * N + c], (float)want, "HAS_B=%d out[%d][%d] = %g, want %g", has, r, c, o[r * N + c], want);
             }
@@ -1240,6 +1242,53 @@ Test(lang_triton, names_that_outlive_an_if) {
          "unknown name 't'"},
         {"const C = false;\nkernel k(x: *f32, n: i32) {\n    if C { let t = 1.0; }\n    store(x, t);\n}\n", "unknown name 't'"},
         {"kernel k(x: *f32, n: i32) {\n    for i in range(0, n) { let t = 1.0; }\n    store(x, t);\n}\n", "unknown name 't'"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
+/* Python's `**` on compile-time numbers, which Triton's constexprs have (`2 ** k_bits` bins, bitonic sort's
+ * `[n_outer * 2 ** i, 2, 2 ** (n_dims - i - 1)]` shapes): exact integers (an i64 past i32), floats for a
+ * negative exponent or a float operand, right-associative, tighter than `*` and a unary minus on its left.
+ * A run-time operand, 0 to a negative power, i64 overflow and a negative base to a fractional power are
+ * errors; `**f32` stays a pointer to pointers. */
+static const char *power_src =
+    "const BITS = 3;\n"
+    "kernel k(out: *f32, outi: *i64, pp: **f32) {\n"
+    "    let offs = arange(0, 2 ** (BITS + 1));\n"
+    "    let sq = reshape(offs, [2 ** BITS, 2]);\n"
+    "    let a = -2 ** 2;\n"
+    "    let b = 2 ** -1;\n"
+    "    let c = 2 ** 3 ** 2;\n"
+    "    let m = 2 ** BITS * 3;\n"
+    "    let f = 1.5 ** 2 + 4 ** 0.5;\n"
+    "    let h = 2.0 ** BITS;\n"
+    "    store(out + offs, reshape(sq, [16]) as f32 * b + (a + c + m) as f32 + f + h);\n"
+    "    store(outi + arange(0, 2), (3 ** 39) + (arange(0, 2) as i64) * (2 ** 33 + 2 ** 0));\n"
+    "}\n";
+
+Test(lang_triton, power_of_constants) {
+    K k;
+    load_src(&k, power_src, "k");
+    float o[17];
+    int64_t oi[2];
+    uint64_t d_o = poisoned(&k, sizeof o), d_i = poisoned(&k, sizeof oi), none = 0;
+    launch(&k, 1, (void *[]){&d_o, &d_i, &none});
+    download(&k, o, d_o, sizeof o);
+    download(&k, oi, d_i, sizeof oi);
+    for (int i = 0; i < 16; i++) {
+        float want = (float)i * 0.5f + (float)(-4 + 512 + 24) + 2.25f + 2.0f + 8.0f;
+        cr_assert_eq(o[i], want, "out[%d] = %g, want %g", i, o[i], want);
+    }
+    cr_assert(isnan(o[16]), "out[16] written");
+    cr_assert_eq(oi[0], 4052555153018976267LL, "3 ** 39 = %lld", (long long)oi[0]);
+    cr_assert_eq(oi[1], 4052555153018976267LL + 8589934593LL, "%lld", (long long)oi[1]);
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    let v = load(x + arange(0, 16));\n    store(x + arange(0, 16), v ** 2);\n}\n",
+         "t.tile:3:32: error: '**' of a run-time value"},
+        {"kernel k(x: *f32) {\n    store(x, 0 ** -1);\n}\n", "t.tile:2:16: error: '**': 0 to a negative power"},
+        {"kernel k(x: *i64) {\n    store(x, 2 ** 63);\n}\n", "t.tile:2:16: error: '**': 2 ** 63 is past i64's range"},
+        {"kernel k(x: *f32) {\n    store(x, (-8.0) ** 0.5);\n}\n", "error: '**': a negative number to a fractional power"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }

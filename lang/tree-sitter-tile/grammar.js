@@ -11,8 +11,8 @@
  *      compiler rejects it;
  *   2. the ten binary levels `or` ... `term` are one `binary_expression`
  *      rule ordered by precedence; below them the hidden rules `_unary`,
- *      `_castexpr`, `_postfix` and `_primary` are the reference's `unary`,
- *      `castexpr`, `postfix` and `primary`, so `-x as f16` is `-(x as f16)`
+ *      `_power`, `_castexpr`, `_postfix` and `_primary` are the reference's `unary`,
+ *      `power`, `castexpr`, `postfix` and `primary`, so `-x as f16` is `-(x as f16)`
  *      and `x as f16 (1)` is an error, as in the reference.
  * After editing: regenerate src/ (see README.md: `node dsl.js grammar.js` and
  * `python3 generate.py`) and commit it with this file.
@@ -262,12 +262,21 @@ module.exports = grammar({
       )));
     },
 
-    // unary = ( "-" | "!" | "~" ) unary | castexpr
-    _unary: ($) => choice($.unary_expression, $._castexpr),
+    // unary = ( "-" | "!" | "~" ) unary | power
+    _unary: ($) => choice($.unary_expression, $._power),
 
     unary_expression: ($) => seq(
       field('operator', choice('-', '!', '~')),
       field('operand', $._unary),
+    ),
+
+    // power = castexpr [ "**" unary ]
+    _power: ($) => choice($.power_expression, $._castexpr),
+
+    power_expression: ($) => seq(
+      field('left', $._castexpr),
+      field('operator', '**'),
+      field('right', $._unary),
     ),
 
     // castexpr = postfix { "as" type }
