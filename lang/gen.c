@@ -660,6 +660,7 @@ static void warn_int_quotient(Gen *g, Val q, DType to, Loc loc) {
     if (!dtype_is_float(to) || dtype_is_float(val_dtype(q))) return;
     if (q.k == V_RT) {
         Inst *d = tir_val(g->f, q.v)->def;
+        while (d && d->op == OP_NEG && d->nops == 1) d = tir_val(g->f, d->ops[0])->def; /* -(1 / n) * r: Liger's rms_norm */
         if (!d || d->op != OP_DIV) return;
         loc = d->loc;
     } else if (q.k != V_CT || !q.trunc_quotient) {
@@ -920,6 +921,7 @@ static Val gen_unary(Gen *g, const Node *n) {
         if (v.k == V_CT) {
             Val r = dtype_is_float(dt) ? val_ct_float(-v.f, dt) : val_ct_int(wrap_int((int64_t)(0 - (uint64_t)v.i), dt), dt);
             r.held = v.held;
+            r.trunc_quotient = v.trunc_quotient; /* -(1 / N) * x still meets the float truncated (warn_int_quotient) */
             return r;
         }
         op = OP_NEG;

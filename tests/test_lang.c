@@ -92,6 +92,23 @@ Test(lang_diag, integer_quotient_used_as_float) {
                     "                ^\n");
 }
 
+/* The same through a negation, as Liger's rms_norm backward writes it (`-(1 / n_cols) * rstd * ...`, a float
+ * fraction in Triton): the run-time quotient warned at its division, the constant one at its use (both were
+ * silent: the negation hid the quotient). */
+Test(lang_diag, negated_integer_quotient_used_as_float) {
+    expect_warnings("kernel k(x: *f32, n: i32, const D: i32 = 64) {\n    let v = load(x + arange(0, 16));\n"
+                    "    let a = -(1 / n) * v;\n    let b = v * -(-(2 / D));\n    store(x + arange(0, 16), a + b);\n}\n",
+                    "t.tile:3:17: warning: integer division truncates, and its quotient is then used as 'f32' (Triton's '/' on "
+                    "integers divides as floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the truncation\n"
+                    "      let a = -(1 / n) * v;\n"
+                    "                  ^\n"
+                    "t.tile:4:15: warning: an integer division truncated this operand to 0, and it is used as 'f32' (Triton's '/' "
+                    "on integers divides as floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the "
+                    "truncation\n"
+                    "      let b = v * -(-(2 / D));\n"
+                    "                ^\n");
+}
+
 /* Two porting slips get a hint: assigning a name never declared (Python has no 'let'), and calling a
  * built-in that a parameter or variable of the same name hides (probe U). */
 Test(lang_diag, assignment_without_let_and_hidden_builtin) {
