@@ -603,6 +603,17 @@ static Node *stmt(Parser *p) {
                     (int)peek2(p)->len, peek2(p)->text);
         t->kind = TK_LET;
     }
+    if (t->kind == TK_CONST && peek2(p)->kind == TK_IDENT) { /* a local compile-time constant, as a file-level one */
+        next(p);
+        n = new_node(p, N_LET, t->loc);
+        n->ival = 1;
+        n->name = expect_ident(p, "a name after 'const'", &n->oploc);
+        if (accept(p, TK_COLON)) n->ty = type(p);
+        expect(p, TK_ASSIGN, "after the name in 'const'");
+        n->rhs = expr(p);
+        expect(p, TK_SEMI, "after 'const' statement");
+        return n;
+    }
     if (accept(p, TK_LET)) {
         n = new_node(p, N_LET, t->loc);
         Token *m = peek(p);
@@ -612,7 +623,15 @@ static Node *stmt(Parser *p) {
             next(p);
         }
         n->name = expect_ident(p, "a name after 'let'", &n->oploc);
-        if (accept(p, TK_COLON)) n->ty = type(p);
+        if (accept(p, TK_COLON)) {
+            Token *c = peek(p);
+            if (c->kind == TK_IDENT && c->len == 9 && !memcmp(c->text, "constexpr", 9) && peek2(p)->kind == TK_ASSIGN) {
+                next(p); /* Triton's `x: tl.constexpr = e`: a local `const` */
+                n->ival = 1;
+            } else {
+                n->ty = type(p);
+            }
+        }
         expect(p, TK_ASSIGN, "after the name in 'let'");
         n->rhs = expr(p);
         expect(p, TK_SEMI, "after 'let' statement");

@@ -536,6 +536,26 @@ static Val held(Gen *g, Val v) {
     return gen_hold(v);
 }
 
+/* v holds no run-time value (tuples looked into) */
+static bool ct_only(Val v) {
+    if (v.k == V_RT) return false;
+    if (v.k == V_TUPLE)
+        for (int i = 0; i < v.nelems; i++)
+            if (!ct_only(v.elems[i])) return false;
+    return v.k != V_VOID;
+}
+
+/* v with its constants weak (not typed scalars): a `const`'s value, as Triton's constexprs */
+static Val unheld(Gen *g, Val v) {
+    if (v.k == V_CT) v.held = false;
+    if (v.k == V_TUPLE && !gen_is_record(v)) {
+        Val *e = ARENA_ARRAY(g->a, Val, v.nelems);
+        for (int i = 0; i < v.nelems; i++) e[i] = unheld(g, v.elems[i]);
+        v.elems = e;
+    }
+    return v;
+}
+
 static void gen_let(Gen *g, const Node *s) {
     if (!s->name) { /* let (a, b, ...) = tuple */
         Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
@@ -551,6 +571,15 @@ static void gen_let(Gen *g, const Node *s) {
     if (tyref_given(s->ty) && v.k != V_ERR) {
         v = gen_convert_to(g, v, s->ty, s->rhs->loc, s->name);
         if (v.k == V_CT) v.held = true; /* of the declared type (`let c: f32 = 1e-40` stays an f32) */
+    }
+    if (s->ival) { /* `const x = e;`, `let x: constexpr = e;`: a compile-time value, weak as a file-level const's */
+        if (v.k != V_ERR && !ct_only(v)) {
+            diag_error(g->d, s->rhs->loc, "'%s' is a compile-time constant, but its value is known only at run time (bind it with "
+                       "'let %s = ...')", s->name, s->name);
+            v = val_err();
+        }
+        gen_define_var(g, s->name, unheld(g, v));
+        return;
     }
     gen_define_var(g, s->name, held(g, v));
 }

@@ -507,7 +507,8 @@ Test(lang_diag, triton_module_prefix) {
                 "      store(x, cast(1.5, tl.bfloat16) as f32);\n"
                 "                         ^\n");
     expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
-                "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default')\n"
+                "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
+                "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
                 "  kernel k(x: *f32, B: tl.constexpr) {\n"
                 "                       ^\n");
 }

@@ -1292,3 +1292,56 @@ Test(lang_triton, power_of_constants) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Local compile-time constants, Triton's `x: tl.constexpr = e` in a body: `const x = e;` or `let x: constexpr = e;`.
+ * Weak as a file-level const (Triton's constexpr): an i8 plus such a 100 wraps in i8 where a `let`'s typed 100
+ * makes an i32, and `/` of two of them floors (-7 / 2 is -4) where a `let`'s truncates (-3); a shape and a
+ * static_range bound computed from a fn's const parameters.  A run-time value is an error at it. */
+static const char *local_const_src =
+    "fn halves(v, const N_DIMS) {\n"
+    "    const n_outer = numel(v) >> N_DIMS;\n"
+    "    let shape: constexpr = [n_outer, 2 ** N_DIMS];\n"
+    "    return sum(reshape(v, shape), 1);\n"
+    "}\n"
+    "kernel k(x: *i8, out: *i32, q: *i32) {\n"
+    "    let offs = arange(0, 16);\n"
+    "    let v = load(x + offs);\n"
+    "    const C = 100;\n"
+    "    let c = 100;\n"
+    "    store(out + offs, (v + C) as i32);\n"
+    "    store(out + 16 + offs, v + c);\n"
+    "    let k: constexpr = -7;\n"
+    "    let j = -7;\n"
+    "    let acc = 0;\n"
+    "    const R = k / 2 + 5;\n"
+    "    for i in static_range(0, R) { acc += i; }\n"
+    "    store(q + arange(0, 4), halves(offs, 2) + (k / 2) * 1000 + (j / 2) * 100 + acc);\n"
+    "}\n";
+
+Test(lang_triton, local_compile_time_constants) {
+    K k;
+    load_src(&k, local_const_src, "k");
+    int8_t x[16];
+    int32_t o[32], q[4];
+    for (int i = 0; i < 16; i++) x[i] = (int8_t)(irand(256) - 128);
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o), dq = poisoned(&k, sizeof q);
+    launch(&k, 1, (void *[]){&dx, &d_o, &dq});
+    download(&k, o, d_o, sizeof o);
+    download(&k, q, dq, sizeof q);
+    for (int i = 0; i < 16; i++) {
+        cr_assert_eq(o[i], (int8_t)(x[i] + 100), "weak: out[%d] = %d, want %d", i, o[i], (int8_t)(x[i] + 100));
+        cr_assert_eq(o[16 + i], x[i] + 100, "typed: out[%d] = %d, want %d", 16 + i, o[16 + i], x[i] + 100);
+    }
+    for (int r = 0; r < 4; r++) {
+        int want = 4 * r * 4 + 6 - 4000 - 300 + 0; /* row r of [4, 4] of 0..15 sums to 16r + 6; static_range(0, 1) adds 0 */
+        cr_assert_eq(q[r], want, "q[%d] = %d, want %d", r, q[r], want);
+    }
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32, n: i32) {\n    const z = n + 1;\n    store(x, z as f32);\n}\n",
+         "t.tile:2:15: error: 'z' is a compile-time constant, but its value is known only at run time"},
+        {"kernel k(x: *f32) {\n    let z: constexpr = load(x);\n    store(x, z);\n}\n",
+         "t.tile:2:24: error: 'z' is a compile-time constant, but its value is known only at run time"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}

@@ -136,6 +136,7 @@ module.exports = grammar({
     block: ($) => seq('{', repeat($._statement), '}'),
 
     _statement: ($) => choice(
+      $.const_declaration,
       $.let_statement,
       $.let_tuple_statement,
       $.assignment_statement,
@@ -149,7 +150,8 @@ module.exports = grammar({
       $.expression_statement,
     ),
 
-    // stmt = "let" IDENT [ ":" type ] "=" expr ";"
+    // stmt = constdecl (a local compile-time constant)
+    //      | "let" IDENT [ ":" type ] "=" expr ";"
     let_statement: ($) => seq(
       'let',
       field('name', $.identifier),
