@@ -1139,6 +1139,59 @@ static bool outlives_branch(Gen *g, const Scope *sc, const Var *v) {
     return !gl || gl->decl->kind == D_FN;
 }
 
+/* Whether n reads the variable `name` (an assignment's target is not a read; `x += 1` is). */
+static bool name_read(const Node *n, const char *name) {
+    if (!n) return false;
+    if (n->kind == N_NAME) return !strcmp(n->name, name);
+    if ((n->kind == N_LET || n->kind == N_ASSIGN)) {
+        if (n->kind == N_ASSIGN && n->op != TK_ASSIGN && n->name && !strcmp(n->name, name)) return true;
+        return name_read(n->rhs, name) || name_read(n->ty.call, name);
+    }
+    if (name_read(n->lhs, name) || name_read(n->rhs, name) || name_read(n->cond, name) || name_read(n->then, name) ||
+        name_read(n->els, name) || name_read(n->ty.call, name))
+        return true;
+    for (int i = 0; i < n->nkids; i++)
+        if (name_read(n->kids[i], name)) return true;
+    return false;
+}
+
+/* The last `let` of name among a branch's own statements (br: a block, or the `if` after `else`), NULL none. */
+static const Node *branch_let(const Node *br, const char *name) {
+    const Node *r = NULL;
+    for (int i = 0; br && br->kind == N_BLOCK && i < br->nkids; i++) {
+        const Node *s = br->kids[i];
+        if (s->kind != N_LET) continue;
+        if (s->name ? !strcmp(s->name, name) : false) r = s;
+        for (int j = 0; !s->name && j < s->nkids; j++)
+            if (!strcmp(s->kids[j]->name, name)) r = s;
+    }
+    return r;
+}
+
+/* A branch's `let` that hid a variable of the frame which the statements after the `if` read: in Triton the
+ * branch's assignment changes that variable, here it is the outer one again after the branch (Triton's
+ * `i_n, i_t = ...` written `let (i_n, i_t) = ...`).  A warning at the `let`. */
+static void warn_hidden_in_branch(Gen *g, const Scope *keep, const Node *br, const Cont *rest) {
+    int n = 0;
+    for (const Var *v = keep ? keep->vars : NULL; v; v = v->next) n++;
+    const Var **vs = ARENA_ARRAY(g->a, const Var *, n + 1);
+    n = 0;
+    for (const Var *v = keep ? keep->vars : NULL; v; v = v->next) vs[n++] = v;
+    while (n-- > 0) { /* oldest first */
+        const Var *v = vs[n];
+        if (gen_scope_find(keep, v->name) != v || !gen_lookup_var(g, v->name)) continue;
+        bool read = false;
+        for (const Cont *c = rest; c && !read; c = c->next)
+            for (int i = 0; i < c->n && !read; i++) read = name_read(c->st[i], v->name);
+        const Node *let = read ? branch_let(br, v->name) : NULL;
+        if (let)
+            diag_warning(g->d, let->loc, "this 'let' declares a new '%s' that hides the outer one until the branch ends, and the "
+                         "outer '%s' is read after the 'if', unchanged (in Triton the branch's assignment changes it): assign it "
+                         "with '%s = ...'%s", v->name, v->name, v->name,
+                         let->name ? "" : " (a new name beside it: declare that one first, then assign the tuple)");
+    }
+}
+
 /* Declares name after an `if` whose branch declared it (outlives_branch). */
 static void define_outlived(Gen *g, const char *name, Val v) {
     gen_define_var(g, name, v);
@@ -1161,6 +1214,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
          * (`if HAS_BIAS { let b = load(pb + offs); }` ... `if HAS_BIAS { y += b; }`), oldest first */
         Scope keep = {0};
         if (br) gen_branch(g, br, NULL, &keep);
+        warn_hidden_in_branch(g, &keep, br, rest);
         int n = 0;
         for (Var *v = keep.vars; v; v = v->next) n++;
         Var **out = ARENA_ARRAY(g->a, Var *, n + 1);
@@ -1203,6 +1257,10 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     fr->returned = fr->jumped = false;
     g->b.block = eb;
     if (s->els || k) gen_branch(g, s->els, k, &ekeep);
+    if (!k) {
+        warn_hidden_in_branch(g, &tkeep, s->then, rest);
+        warn_hidden_in_branch(g, &ekeep, s->els, rest);
+    }
     for (int i = 0; i < snap.nvars; i++) {
         Var *x = snap.vars[i];
         ev[i] = x->val, es[i] = x->set;

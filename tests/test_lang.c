@@ -109,6 +109,28 @@ Test(lang_diag, negated_integer_quotient_used_as_float) {
                     "                ^\n");
 }
 
+/* A branch's `let` that hides a variable the statements after the `if` read: Triton's assignment in the branch
+ * would change it (`i_n, i_t = ...` ported as `let (i_n, i_t) = ...`, `T = eos - bos` as `let T = ...`), here
+ * the outer one is read unchanged.  A warning at the `let`; none where the outer one is not read after. */
+Test(lang_diag, branch_let_hides_a_variable_read_after) {
+    expect_warnings("kernel k(x: *f32, ci: *i32, T: i32, const VARLEN: i1 = true) {\n    let i_t = program_id(0);\n"
+                    "    if VARLEN {\n        let (i_n, i_t) = (load(ci), load(ci + 1));\n        let T = i_n * 2;\n    }\n"
+                    "    if T > 3 { let v = 2.0; } else { let i_t = 5; }\n    store(x + i_t + T, 1.0);\n}\n",
+                    "t.tile:4:9: warning: this 'let' declares a new 'i_t' that hides the outer one until the branch ends, and the outer "
+                    "'i_t' is read after the 'if', unchanged (in Triton the branch's assignment changes it): assign it with 'i_t = ...' "
+                    "(a new name beside it: declare that one first, then assign the tuple)\n"
+                    "          let (i_n, i_t) = (load(ci), load(ci + 1));\n"
+                    "          ^\n"
+                    "t.tile:5:9: warning: this 'let' declares a new 'T' that hides the outer one until the branch ends, and the outer "
+                    "'T' is read after the 'if', unchanged (in Triton the branch's assignment changes it): assign it with 'T = ...'\n"
+                    "          let T = i_n * 2;\n"
+                    "          ^\n"
+                    "t.tile:7:38: warning: this 'let' declares a new 'i_t' that hides the outer one until the branch ends, and the outer "
+                    "'i_t' is read after the 'if', unchanged (in Triton the branch's assignment changes it): assign it with 'i_t = ...'\n"
+                    "      if T > 3 { let v = 2.0; } else { let i_t = 5; }\n"
+                    "                                       ^\n");
+}
+
 /* Two porting slips get a hint: assigning a name never declared (Python has no 'let'), and calling a
  * built-in that a parameter or variable of the same name hides (probe U). */
 Test(lang_diag, assignment_without_let_and_hidden_builtin) {
