@@ -554,6 +554,59 @@ static bool at_tuple_assign(Parser *p) {
     return false;
 }
 
+/* Python's targets without parentheses, `a, b` or `a, (b, c),` before "=": an IDENT and a comma ahead, then
+ * names, commas and parenthesized names up to the "=" */
+static bool at_bare_targets(Parser *p) {
+    int k = p->pos, depth = 0;
+    if (k + 1 >= p->n || p->t[k].kind != TK_IDENT || p->t[k + 1].kind != TK_COMMA) return false;
+    for (; k < p->n; k++) {
+        TokKind t = p->t[k].kind;
+        if (t == TK_ASSIGN) return depth == 0;
+        if (t == TK_LPAREN) depth++;
+        else if (t == TK_RPAREN && --depth < 0) return false;
+        else if (t != TK_IDENT && t != TK_COMMA && t != TK_RPAREN) return false;
+    }
+    return false;
+}
+
+/* The targets at_bare_targets found, as tuple_names makes them (a trailing comma: a tuple of one) */
+static void bare_names(Parser *p, Node *n) {
+    NodeList flat = {0}, l = {0};
+    bool nested = false;
+    Node *pat = new_node(p, N_TUPLE, peek(p)->loc);
+    while (!p->panic && !at(p, TK_ASSIGN)) {
+        if (at(p, TK_LPAREN)) {
+            nested = true;
+            list_push(p, &l, tuple_pattern(p, &flat, &nested, peek(p)->loc));
+        } else {
+            Node *x = new_node(p, N_NAME, peek(p)->loc);
+            x->name = expect_ident(p, "a name", NULL);
+            list_push(p, &l, x);
+            list_push(p, &flat, x);
+        }
+        if (!accept(p, TK_COMMA)) break;
+    }
+    pat->kids = l.v;
+    pat->nkids = l.n;
+    n->kids = flat.v;
+    n->nkids = flat.n;
+    n->lhs = nested ? pat : NULL;
+}
+
+/* A statement's value: an expression, or Python's tuple without parentheses, `a, b` (`return x, y`, `let s, c =
+ * sin(x), cos(x);`); a trailing comma makes a tuple too, `t = x,` */
+static Node *value_expr(Parser *p) {
+    Node *e = expr(p);
+    if (p->panic || !at(p, TK_COMMA)) return e;
+    Node *t = new_node(p, N_TUPLE, e->loc);
+    NodeList l = {0};
+    list_push(p, &l, e);
+    while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_SEMI)) list_push(p, &l, expr(p));
+    t->kids = l.v;
+    t->nkids = l.n;
+    return t;
+}
+
 /* `var`, `val`, `auto`: other languages' words for `let`, followed by a name and `=` or `:` */
 static bool is_binding_word(const Token *t) {
     static const char *const words[] = {"var", "val", "auto"};
@@ -581,17 +634,28 @@ static Node *stmt(Parser *p) {
         n->oploc = peek(p)->loc;
         tuple_names(p, n);
         expect(p, TK_ASSIGN, "after the names in 'let'");
-        n->rhs = expr(p);
+        n->rhs = value_expr(p);
         expect(p, TK_SEMI, "after 'let' statement");
         return n;
     }
-    if (at_tuple_assign(p)) {
+    if (t->kind == TK_LET && p->pos + 2 < p->n && p->t[p->pos + 1].kind == TK_IDENT && p->t[p->pos + 2].kind == TK_COMMA) {
+        next(p); /* Python's `let a, b = ...` */
+        n = new_node(p, N_LET, t->loc);
+        n->oploc = peek(p)->loc;
+        bare_names(p, n);
+        expect(p, TK_ASSIGN, "after the names in 'let'");
+        n->rhs = value_expr(p);
+        expect(p, TK_SEMI, "after 'let' statement");
+        return n;
+    }
+    if (at_tuple_assign(p) || at_bare_targets(p)) {
         n = new_node(p, N_ASSIGN, t->loc);
-        tuple_names(p, n);
+        if (at(p, TK_LPAREN)) tuple_names(p, n);
+        else bare_names(p, n);
         n->oploc = peek(p)->loc;
         n->op = TK_ASSIGN;
-        next(p);
-        n->rhs = expr(p);
+        expect(p, TK_ASSIGN, "after the names");
+        n->rhs = value_expr(p);
         expect(p, TK_SEMI, "after assignment");
         return n;
     }
@@ -633,7 +697,7 @@ static Node *stmt(Parser *p) {
             }
         }
         expect(p, TK_ASSIGN, "after the name in 'let'");
-        n->rhs = expr(p);
+        n->rhs = value_expr(p);
         expect(p, TK_SEMI, "after 'let' statement");
         return n;
     }
@@ -644,7 +708,7 @@ static Node *stmt(Parser *p) {
         n->oploc = op->loc;
         n->op = op->kind;
         n->name = arena_strndup(p->a, t->text, t->len);
-        n->rhs = expr(p);
+        n->rhs = op->kind == TK_ASSIGN ? value_expr(p) : expr(p);
         expect(p, TK_SEMI, "after assignment");
         return n;
     }
@@ -729,7 +793,7 @@ static Node *stmt(Parser *p) {
     }
     if (accept(p, TK_RETURN)) {
         n = new_node(p, N_RETURN, t->loc);
-        if (!at(p, TK_SEMI)) n->rhs = expr(p);
+        if (!at(p, TK_SEMI)) n->rhs = value_expr(p);
         expect(p, TK_SEMI, "after 'return'");
         return n;
     }

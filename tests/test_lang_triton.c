@@ -1345,3 +1345,49 @@ Test(lang_triton, local_compile_time_constants) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Python's tuples without parentheses, as Triton code writes them: `return x, y`, `let a, b = f(x);` (Triton's
+ * `a, b = f(x)`), nested targets `let c, (d, e) = ...`, a swap `a, b = b, a`, a trailing comma for a tuple of
+ * one (`return x,` and `let g, = ...`) and a tuple value `let t = c, d;`.  Each element is checked through
+ * the sum it adds to: out = 3 x + 10 + 100 i (the swap gives a - b = x; i = 1 for the carried s). */
+static const char *bare_tuple_src =
+    "fn pair(x) {\n"
+    "    return x, x * 2.0;\n"
+    "}\n"
+    "fn one(x) {\n"
+    "    return x,;\n"
+    "}\n"
+    "kernel k(x: *f32, out: *f32, n: i32) {\n"
+    "    let offs = arange(0, 64);\n"
+    "    let v = load(x + offs, offs < n, 0.0);\n"
+    "    let a, b = pair(v);\n"
+    "    let c, (d, e) = 1.0, (2.0, 3.0);\n"
+    "    a, b = b, a;\n"
+    "    let g, = one(v);\n"
+    "    let t = c, d;\n"
+    "    let (p, q) = t;\n"
+    "    let s = 0.0;\n"
+    "    for i in range(0, 3) { s, c = s + 1.0, c; }\n"
+    "    store(out + offs, a - b + c + d + e + g + p + q + 100.0 * (s - 2.0), offs < n);\n"
+    "}\n";
+
+Test(lang_triton, tuples_without_parentheses) {
+    enum { N = 50 };
+    float x[64], o[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)irand(1000) / 16 - 30;
+    K k;
+    load_src(&k, bare_tuple_src, "k");
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    int32_t n = N;
+    launch(&k, 1, (void *[]){&dx, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 64; i++) {
+        if (i >= N) {
+            cr_assert(isnan(o[i]), "out[%d] written", i);
+            continue;
+        }
+        float want = (2 * x[i] - x[i]) + 1 + 2 + 3 + x[i] + 1 + 2 + 100;
+        cr_assert_eq(o[i], want, "out[%d] = %g, want %g", i, o[i], want);
+    }
+    unload(&k);
+}

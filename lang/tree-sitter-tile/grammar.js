@@ -151,33 +151,43 @@ module.exports = grammar({
     ),
 
     // stmt = constdecl (a local compile-time constant)
-    //      | "let" IDENT [ ":" type ] "=" expr ";"
+    //      | "let" IDENT [ ":" ( type | "constexpr" ) ] "=" value ";"
     let_statement: ($) => seq(
       'let',
       field('name', $.identifier),
       optional(seq(':', field('type', $._type))),
       '=',
-      field('value', $._expression),
+      field('value', $._value),
       ';',
     ),
 
-    //      | "let" names "=" expr ";"
-    let_tuple_statement: ($) => seq('let', field('names', $.names), '=', field('value', $._expression), ';'),
+    //      | "let" ( names | bare ) "=" value ";"
+    let_tuple_statement: ($) => seq('let', field('names', choice($.names, $.bare_names)), '=', field('value', $._value), ';'),
+
+    // bare = IDENT "," [ target { "," target } [ "," ] ]   (Python's targets without parentheses)
+    bare_names: ($) => seq($.identifier, ',', optional(seq(commaSep1($._name_target), optional(',')))),
+
+    // value = expr [ "," [ expr { "," expr } [ "," ] ] ]   (Python's tuple without parentheses)
+    _value: ($) => choice($._expression, $.bare_tuple),
+    bare_tuple: ($) => seq($._expression, ',', optional(seq(commaSep1($._expression), optional(',')))),
 
     // names = "(" target "," [ target { "," target } [ "," ] ] ")"   target = IDENT | names
     // ((a,) unpacks a tuple of one, (a, (b, c)) a nested tuple)
     names: ($) => seq('(', $._name_target, ',', optional(seq(commaSep1($._name_target), optional(','))), ')'),
     _name_target: ($) => choice($.identifier, $.names),
 
-    //      | names "=" expr ";"
-    tuple_assignment_statement: ($) => seq(field('left', $.names), '=', field('right', $._expression), ';'),
+    //      | ( names | bare ) "=" value ";"
+    tuple_assignment_statement: ($) => seq(field('left', choice($.names, $.bare_names)), '=', field('right', $._value), ';'),
 
-    //      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
-    assignment_statement: ($) => seq(
-      field('left', $.identifier),
-      field('operator', choice(...ASSIGN_OPS)),
-      field('right', $._expression),
-      ';',
+    //      | IDENT "=" value ";"   | IDENT ( "+=" | ... | ">>=" ) expr ";"
+    assignment_statement: ($) => choice(
+      seq(field('left', $.identifier), field('operator', '='), field('right', $._value), ';'),
+      seq(
+        field('left', $.identifier),
+        field('operator', choice(...ASSIGN_OPS.filter((op) => op !== '='))),
+        field('right', $._expression),
+        ';',
+      ),
     ),
 
     //      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
@@ -211,8 +221,8 @@ module.exports = grammar({
       optional(seq('else', field('alternative', choice($.block, $.if_statement)))),
     ),
 
-    //      | "return" [ expr ] ";"
-    return_statement: ($) => seq('return', optional(field('value', $._expression)), ';'),
+    //      | "return" [ value ] ";"
+    return_statement: ($) => seq('return', optional(field('value', $._value)), ';'),
 
     //      | "break" ";" | "continue" ";"
     break_statement: ($) => seq('break', ';'),

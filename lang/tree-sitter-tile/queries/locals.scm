@@ -36,7 +36,7 @@
 (for_statement
   variable: (identifier) @local.definition.var)
 
-; `let (a, (b, c)) = t;` defines a, b and c (two levels of nesting); the
+; `let (a, (b, c)) = t;` and `let a, (b, c) = t;` define a, b and c (two levels of nesting); the
 ; names of a tuple assignment are references.
 (let_tuple_statement
   names: (names
@@ -44,6 +44,15 @@
 
 (let_tuple_statement
   names: (names
+    (names
+      (identifier) @local.definition.var)))
+
+(let_tuple_statement
+  names: (bare_names
+    (identifier) @local.definition.var))
+
+(let_tuple_statement
+  names: (bare_names
     (names
       (identifier) @local.definition.var)))
 

@@ -35,4 +35,13 @@
     (names
       (identifier) @local.definition.variable)))
 
+(let_tuple_statement
+  names: (bare_names
+    (identifier) @local.definition.variable))
+
+(let_tuple_statement
+  names: (bare_names
+    (names
+      (identifier) @local.definition.variable)))
+
 (identifier) @local.reference
