@@ -32,6 +32,25 @@ static const Builtin builtins[BI_COUNT] = {
 };
 
 
+/* v holds no run-time value (tuples looked into) */
+static bool ct_whole(Val v) {
+    if (v.k == V_RT || v.k == V_VOID) return false;
+    for (int i = 0; v.k == V_TUPLE && i < v.nelems; i++)
+        if (!ct_whole(v.elems[i])) return false;
+    return true;
+}
+
+/* v with its constants weak (a constexpr's), tuples element by element */
+static Val weak_copy(Gen *g, Val v) {
+    if (v.k == V_CT) v.held = false;
+    if (v.k == V_TUPLE && !gen_is_record(v)) {
+        Val *e = ARENA_ARRAY(g->a, Val, v.nelems);
+        for (int i = 0; i < v.nelems; i++) e[i] = weak_copy(g, v.elems[i]);
+        v.elems = e;
+    }
+    return v;
+}
+
 static int builtin_find(const char *name) {
     for (int i = 0; i < BI_COUNT; i++)
         if (!strcmp(builtins[i].name, name)) return i;
@@ -1307,6 +1326,16 @@ Val builtin_call(Gen *g, const Node *node) {
         Val v = c.v[0];
         if (!val_is_value(g, v, c.loc[0])) return val_err();
         return gen_hold(v);
+    }
+    case BI_CONSTEXPR: { /* Triton's tl.constexpr(x): x, known at compile time; a number weak, as a constexpr's */
+        Val v = c.v[0];
+        if (v.k == V_ERR) return v;
+        if (!ct_whole(v)) {
+            diag_error(g->d, c.loc[0], "'constexpr' of a value known only at run time (Triton's tl.constexpr wraps compile-time "
+                       "values)");
+            return val_err();
+        }
+        return weak_copy(g, v);
     }
     case BI_DTYPE_OF: { /* the element type of a value, as a type: cast(y, dtype_of(x)) */
         Val v = c.v[0];

@@ -1391,3 +1391,39 @@ Test(lang_triton, tuples_without_parentheses) {
     }
     unload(&k);
 }
+
+/* Triton's tl.constexpr(x), 175 calls in the kernels of four engines (`if tl.constexpr(x.dtype == tl.uint32)`,
+ * `_MIN_INT32 = tl.constexpr(...)` at file level): x itself, which must be known at compile time, weak as a
+ * constexpr (`constexpr(-7) / 2` floors to -4; an i8 plus `constexpr(100)` stays an i8).  Of a run-time value
+ * it is an error at the argument. */
+static const char *constexpr_call_src =
+    "const LIMIT = constexpr(-7);\n"
+    "fn pick(v) {\n"
+    "    if constexpr(dtype_of(v) == i8) { return v + constexpr(100); }\n"
+    "    return v;\n"
+    "}\n"
+    "kernel k(x: *i8, out: *i8, q: *i32) {\n"
+    "    let offs = arange(0, 16);\n"
+    "    store(out + offs, pick(load(x + offs)));\n"
+    "    store(q, LIMIT / 2 + constexpr((1, 2))[1] * 10);\n"
+    "}\n";
+
+Test(lang_triton, constexpr_wrapper) {
+    K k;
+    load_src(&k, constexpr_call_src, "k");
+    int8_t x[16], o[16];
+    int32_t q;
+    for (int i = 0; i < 16; i++) x[i] = (int8_t)(irand(256) - 128);
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o), dq = poisoned(&k, sizeof q);
+    launch(&k, 1, (void *[]){&dx, &d_o, &dq});
+    download(&k, o, d_o, sizeof o);
+    download(&k, &q, dq, sizeof q);
+    for (int i = 0; i < 16; i++) cr_assert_eq(o[i], (int8_t)(x[i] + 100), "out[%d] = %d, want %d", i, o[i], (int8_t)(x[i] + 100));
+    cr_assert_eq(q, -4 + 20, "q = %d", q);
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32, n: i32) {\n    store(x, constexpr(n) as f32);\n}\n",
+         "t.tile:2:24: error: 'constexpr' of a value known only at run time"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}

@@ -48,7 +48,7 @@
     "atomic_add_tensor_descriptor" "atomic_max_tensor_descriptor" "atomic_min_tensor_descriptor"
     "atomic_and_tensor_descriptor" "atomic_or_tensor_descriptor" "atomic_xor_tensor_descriptor"
     "join" "split" "interleave" "cat" "ravel" "permute" "flip" "gather" "reduce" "associative_scan"
-    "cumprod" "xor_sum" "reduce_or" "sort" "bitonic_merge" "topk" "histogram" "map_elementwise" "to_tensor"
+    "cumprod" "xor_sum" "reduce_or" "sort" "bitonic_merge" "topk" "histogram" "map_elementwise" "to_tensor" "constexpr"
     "multiple_of" "max_contiguous" "max_constancy" "assume"
     "dtype_of" "shape_of" "numel" "rank" "is_float" "is_int" "is_signed" "is_ptr" "bitwidth" "element_type"))
 
