@@ -1094,7 +1094,7 @@ FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
     return f;
 }
 
-/* define = [ "-" ] ( INT | FLOAT | "true" | "false" | SCALAR_TYPE ) | STRING | IDENT   (IDENT: the string of its name) */
+/* define = [ "-" ] ( INT | FLOAT | "true" | "false" | SCALAR_TYPE ) | "*" type | STRING | IDENT   (IDENT: the string of its name) */
 Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
     Parser p = {.a = a, .d = d};
     p.t = lex_file(a, src, d, &p.n);
@@ -1105,6 +1105,11 @@ Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
          nan = at(&p, TK_IDENT) && peek(&p)->len == 3 && !memcmp(peek(&p)->text, "nan", 3);
     if (at(&p, TK_INT) || at(&p, TK_FLOAT) || at(&p, TK_TRUE) || at(&p, TK_FALSE) || (!neg && (at(&p, TK_TYPE) || at(&p, TK_NONE))))
         n = primary(&p); /* None: a const parameter passed as None (Triton's constexpr None) */
+    else if (!neg && at(&p, TK_STAR)) { /* a pointer type, `*i32`: a parameter `x: T` that is a number or a pointer */
+        n = new_node(&p, N_DTYPE, t->loc);
+        n->ty = type(&p);
+        if (p.panic || n->ty.name || n->ty.call) n = NULL;
+    }
     else if (inf || nan) { /* inf, -inf, nan: Python's float('inf') as a define (a string "inf" is quoted) */
         n = new_node(&p, N_FLOAT, next(&p)->loc);
         n->fval = inf ? INFINITY : NAN; /* NAN is positive, as Python's float('nan'); x86's 0.0 / 0.0 is not */
@@ -1114,7 +1119,7 @@ Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
         n->name = s->kind == TK_STRING ? s->str : arena_strndup(a, s->text, s->len);
     }
     if (!n || !at(&p, TK_EOF)) {
-        parse_error(&p, t->loc, "invalid value '%.*s': expected a number, true, false, None, a type name or a string",
+        parse_error(&p, t->loc, "invalid value '%.*s': expected a number, true, false, None, a type name (or a pointer type, *f16) or a string",
                     (int)(src->len > 40 ? 40 : src->len), src->text);
         return NULL;
     }

@@ -261,7 +261,8 @@ Test(lang_generic, strings_and_types_misused) {
     tile_compile_options o = {.defines = (const char *const[]){"A=-x", NULL}};
     tile_compiled c;
     cr_expect_eq(tile_compile_source("t.tile", "const A = 1;\nkernel k(p: *i32) { }\n", &o, &c), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(c.diagnostics, "expected a number, true, false, None, a type name or a string"), "%s", c.diagnostics);
+    cr_expect(strstr(c.diagnostics, "expected a number, true, false, None, a type name (or a pointer type, *f16) or a string"), "%s",
+              c.diagnostics);
     tile_compiled_free(&c);
 }
 
@@ -339,4 +340,47 @@ Test(lang_generic, define_none) {
         cr_expect(strstr(c.tir, none ? "value=7" : "value=41") && !strstr(c.tir, none ? "value=41" : "value=7"), "%s", c.tir);
         tile_compiled_free(&c);
     }
+}
+
+/* A parameter that is a number or a pointer by a define, as flash-attention's rotary kernel takes SEQLEN_OFFSETS
+ * ("this could be int or a pointer", IS_SEQLEN_OFFSETS_TENSOR picks): `-D OT=*i32` makes `off: OT` a pointer
+ * (the define was an error: a type name only), `-D OT=i32` a number.  Rows of 5 offsets, 7 programs. */
+Test(lang_generic, pointer_type_define) {
+    static const char *src = "kernel k(out: *i32, off: OT, const IS_PTR: i1 = false, const OT = i32) {\n"
+                             "    let o = arange(0, 8);\n"
+                             "    let pid = program_id(0);\n"
+                             "    if IS_PTR { store(out + pid * 5 + o, o + load(off + pid), o < 5); }\n"
+                             "    else { store(out + pid * 5 + o, o + off, o < 5); }\n"
+                             "}\n";
+    tile_context_options co = {.device = "emu", .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    int32_t offs[7], out[35];
+    for (int i = 0; i < 7; i++) offs[i] = (int32_t)(rnext() % 1000) - 500;
+    for (int ptr = 0; ptr < 2; ptr++) {
+        const char *defines[] = {ptr ? "OT=*i32" : "OT=i32", ptr ? "IS_PTR=true" : "IS_PTR=false", NULL};
+        tile_module *m;
+        cr_assert_eq(tile_module_load_source(ctx, src, defines, &m), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+        tile_devptr dout, doff;
+        cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof offs, &doff), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, doff, offs, sizeof offs), TILE_OK);
+        memset(out, 0xff, sizeof out);
+        cr_assert_eq(tile_memcpy_htod(ctx, dout, out, sizeof out), TILE_OK);
+        int32_t scalar = 40;
+        void *args[] = {&dout, ptr ? (void *)&doff : (void *)&scalar};
+        cr_assert_eq(tile_launch(k, (tile_dim3){7, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+        for (int r = 0; r < 7; r++)
+            for (int c = 0; c < 5; c++) {
+                int32_t want = c + (ptr ? offs[r] : 40);
+                cr_assert_eq(out[r * 5 + c], want, "%s: out[%d][%d] = %d, want %d", defines[0], r, c, out[r * 5 + c], want);
+            }
+        tile_free(ctx, dout);
+        tile_free(ctx, doff);
+        tile_module_unload(m);
+    }
+    tile_context_destroy(ctx);
 }
