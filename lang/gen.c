@@ -1140,7 +1140,11 @@ static Val gen_expr1(Gen *g, const Node *n) {
         for (k = 0; k < len; k++) {
             const Node *x = spine[k];
             Val b = gen_expr(g, x->rhs);
-            if (x->op == TK_POW) a = gen_pow(g, a, b, x->oploc);
+            if (x->ival && (a.k == V_RT || b.k == V_RT)) { /* Python's identity: Triton's `x is y` of two tensors is no compare */
+                diag_error(g->d, x->oploc, "'is' compares compile-time values (types, strings, numbers, None); write '%s' to "
+                           "compare run-time values", x->op == TK_NE ? "!=" : "==");
+                a = val_err();
+            } else if (x->op == TK_POW) a = gen_pow(g, a, b, x->oploc);
             else if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE || a.k == V_NONE || b.k == V_NONE)
                 a = compare_names(g, x->op, a, b, x->oploc);
             else a = gen_binop(g, x->op, a, b, x->oploc);

@@ -425,16 +425,15 @@ static Node *binary(Parser *p, int level) {
             Token *t = next(p);
             bool neg = ident_is(peek(p), "not") && next(p);
             Token *none = peek(p);
-            if (!accept(p, TK_NONE)) {
-                parse_error(p, none->loc, "expected 'None' after '%s' ('is' compares with None only; write == or !=), found %s",
-                            neg ? "is not" : "is", tok_desc(p, none));
-                return n;
-            }
             Node *b = new_node(p, N_BINARY, n->loc);
             b->oploc = t->loc;
             b->op = neg ? TK_NE : TK_EQEQ;
             b->lhs = n;
-            b->rhs = new_node(p, N_NONE, none->loc);
+            if (accept(p, TK_NONE)) b->rhs = new_node(p, N_NONE, none->loc);
+            else { /* `dtype is bf16`, `ACT is not "relu"`: == and != of compile-time values (gen.c checks them) */
+                b->rhs = binary(p, level + 1);
+                b->ival = 1;
+            }
             n = b;
             continue;
         }

@@ -403,7 +403,7 @@ Test(lang_diag, c_pointer_type) {
 }
 
 /* None is a compile-time value: == / != None (and Python's `is None`, `is not None`) are compile-time i1s; it is no
- * run-time value, and no other operator takes it. */
+ * run-time value, and no other operator takes it.  `is` of anything else compares compile-time values only. */
 Test(lang_diag, none_comparisons) {
     Result r = compile("fn f(a, b = None) {\n    if b is None { return a; }\n    return a + b;\n}\n"
                        "kernel k(x: *i32) {\n    let z = None;\n    static_assert(z == None && !(x is None) && (x is not None) && (z != 1) == true && (1 == z) == false, \"cmp\");\n"
@@ -412,9 +412,10 @@ Test(lang_diag, none_comparisons) {
     cr_expect(strstr(r.ir, "value=6"), "%s", r.ir);
     result_free(&r);
     expect_diag("kernel k(x: *f32) {\n    if x is 3 { store(x, 1.0); }\n}\n",
-                "t.tile:2:13: error: expected 'None' after 'is' ('is' compares with None only; write == or !=), found '3'\n"
+                "t.tile:2:10: error: 'is' compares compile-time values (types, strings, numbers, None); write '==' to compare "
+                "run-time values\n"
                 "      if x is 3 { store(x, 1.0); }\n"
-                "              ^\n");
+                "           ^\n");
     expect_diag("kernel k(x: *f32) {\n    if None < 3 { store(x, 1.0); }\n}\n",
                 "t.tile:2:13: error: None only compares with == and != (here 'None' < 'i32')\n"
                 "      if None < 3 { store(x, 1.0); }\n"

@@ -1427,3 +1427,39 @@ Test(lang_triton, constexpr_wrapper) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Python's `is` / `is not` of types and other compile-time values, as FlagGems' argmax picks its accumulator
+ * (`acc_type = tl.float32 if dtype is tl.bfloat16 else dtype`): == and != of them (it was "expected 'None' after
+ * 'is'").  The bf16 row sums in f32 (exact: 1 + 2^-8 * 64 needs more than bf16's 8 bits), the f16 one in f16;
+ * `is` of a run-time value is an error (Python's identity, no compare). */
+static const char *is_types_src =
+    "fn acc_sum(v, const ACT = \"none\") {\n"
+    "    let acc_type = f32 if dtype_of(v) is bf16 else dtype_of(v);\n"
+    "    static_assert(ACT is not \"relu\" && (acc_type is f32) == (dtype_of(v) is bf16));\n"
+    "    return sum(v as acc_type) as f32;\n"
+    "}\n"
+    "kernel k(a: *bf16, b: *f16, out: *f32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    store(out, acc_sum(load(a + o)));\n"
+    "    store(out + 1, acc_sum(load(b + o)));\n"
+    "}\n";
+
+Test(lang_triton, is_of_compile_time_values) {
+    K k;
+    load_src(&k, is_types_src, "k");
+    uint16_t a[64], b[64];
+    for (int i = 0; i < 64; i++) a[i] = i ? 0x3b80 : 0x3f80; /* bf16 1.0, then 2^-8 */
+    for (int i = 0; i < 64; i++) b[i] = i ? 0x1c00 : 0x3c00; /* f16 1.0, then 2^-8 */
+    float o[2];
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &db, &d_o});
+    download(&k, o, d_o, sizeof o);
+    cr_assert_eq(o[0], 1.0f + 63.0f / 256, "bf16 row summed in f32: %.9g", o[0]);
+    cr_assert(o[1] >= 1.0f && o[1] <= 1.25f, "f16 row summed in f16: %.9g", o[1]);
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    let v = load(x);\n    if v is v { store(x, 1.0); }\n}\n",
+         "t.tile:3:10: error: 'is' compares compile-time values"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}

@@ -266,11 +266,11 @@ module.exports = grammar({
         field('operator', op),
         field('right', $._expression),
       ))),
-      // equality: ... | "is" [ "not" ] "None"
+      // equality: ... | "is" [ "not" ] ( "None" | relation )
       prec.left(PREC.equality, seq(
         field('left', $._expression),
         field('operator', choice('is', seq('is', 'not'))),
-        field('right', $.none),
+        field('right', choice($.none, $._expression)),
       )));
     },
 
