@@ -790,6 +790,31 @@ static Node *stmt(Parser *p) {
         expect(p, TK_SEMI, t->kind == TK_BREAK ? "after 'break'" : "after 'continue'");
         return n;
     }
+    if (ident_is(t, "pass") && peek2(p)->kind == TK_SEMI) { /* Python's `pass;`: nothing */
+        next(p);
+        next(p);
+        return new_node(p, N_BLOCK, t->loc);
+    }
+    if (ident_is(t, "assert") && !is_assign_op(peek2(p)->kind) && peek2(p)->kind != TK_SEMI && peek2(p)->kind != TK_COMMA &&
+        peek2(p)->kind != TK_LBRACK) {
+        /* Python's `assert cond, "msg"`, which Triton compiles as device_assert(cond, msg) */
+        next(p);
+        Node *callee = new_node(p, N_NAME, t->loc);
+        callee->name = "device_assert";
+        Node *c = new_node(p, N_CALL, t->loc);
+        c->oploc = t->loc;
+        c->lhs = callee;
+        c->name = callee->name;
+        NodeList l = {0};
+        list_push(p, &l, expr(p));
+        if (accept(p, TK_COMMA)) list_push(p, &l, expr(p));
+        c->kids = l.v;
+        c->nkids = l.n;
+        n = new_node(p, N_EXPR, t->loc);
+        n->rhs = c;
+        expect(p, TK_SEMI, "after 'assert'");
+        return n;
+    }
     if (accept(p, TK_RETURN)) {
         n = new_node(p, N_RETURN, t->loc);
         if (!at(p, TK_SEMI)) n->rhs = value_expr(p);

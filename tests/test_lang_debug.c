@@ -1,4 +1,4 @@
-/* test_lang_debug.c - device_print and device_assert (Triton's mask= and hex= too), num_sms() (its default, the
+/* test_lang_debug.c - device_print and device_assert (Triton's mask= and hex= too, Python's assert statement), num_sms() (its default, the
  * compile option, the context's count), TILE_DEBUG_ASSERT through the runtime and `tile compile --debug`,
  * compiled from inline sources and run on the PTX emulator. */
 #include <criterion/criterion.h>
@@ -116,6 +116,27 @@ Test(lang_debug, device_assert_mask_print_hex) {
          "t.tile:1:53: error: 'device_print' takes no keyword argument 'mask' (it takes hex=)"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
+/* Python's `assert cond, "msg"` in a kernel, which Triton compiles as device_assert(cond, msg), and `pass;`: with -g
+ * the failing element stops the launch with the message; without it nothing is checked.  x[i] = 10 i, n = 12. */
+Test(lang_debug, python_assert_and_pass) {
+    const char *src = "kernel k(x: *f32, y: *f32, n: i32) {\n"
+                      "    let o = program_id(0) * 8 + arange(0, 8);\n"
+                      "    let v = load(x + o, o < n, 0.0);\n"
+                      "    if n > 100 { pass; }\n"
+                      "    assert v < 100.0, \"v is too big\";\n"
+                      "    assert (n > 0);\n"
+                      "    store(y + o, v + 1.0, o < n);\n"
+                      "}\n";
+    float x[16];
+    char *msg, *out;
+    cr_assert_eq(run_debug_src(src, 0, 0, x, &msg, &out), DEV_OK, "without -g: %s", msg);
+    for (int i = 0; i < 16; i++) cr_expect_eq(x[i], i < 12 ? 10.0f * (float)i + 1 : 10.0f * (float)i, "x[%d] = %g", i, x[i]);
+    free(msg), free(out);
+    cr_assert_neq(run_debug_src(src, 1, 0, x, &msg, &out), DEV_OK);
+    cr_expect(strstr(msg, "dbg.tile:5: k:") && strstr(msg, "v is too big") && strstr(msg, "block (1,0,0)"), "assert message: %s", msg);
+    free(msg), free(out);
 }
 
 Test(lang_debug, device_print_assert_num_sms) {

@@ -147,6 +147,8 @@ module.exports = grammar({
       $.return_statement,
       $.break_statement,
       $.continue_statement,
+      $.assert_statement,
+      $.pass_statement,
       $.expression_statement,
     ),
 
@@ -223,6 +225,10 @@ module.exports = grammar({
 
     //      | "return" [ value ] ";"
     return_statement: ($) => seq('return', optional(field('value', $._value)), ';'),
+
+    //      | "assert" expr [ "," expr ] ";"   (Python's: device_assert)   | "pass" ";"
+    assert_statement: ($) => seq('assert', field('condition', $._expression), optional(seq(',', field('message', choice($.string, $._expression)))), ';'),
+    pass_statement: (_) => seq('pass', ';'),
 
     //      | "break" ";" | "continue" ";"
     break_statement: ($) => seq('break', ';'),

@@ -89,6 +89,11 @@
   "const"
 ] @keyword
 
+[
+  "assert"
+  "pass"
+] @keyword
+
 "import" @keyword.import
 
 "return" @keyword.return

@@ -79,6 +79,11 @@
 
 "const" @keyword.storage.modifier
 
+[
+  "assert"
+  "pass"
+] @keyword
+
 "import" @keyword.control.import
 
 "return" @keyword.control.return
