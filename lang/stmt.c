@@ -756,6 +756,33 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
 
 /* The body's statements in their own scope (`pre`: a variable to define there first).  A `for`
  * that breaks runs them under `if <running>`. */
+static bool name_read(const Node *n, const char *name);
+
+/* A `let` of a loop body that declares a new variable from the outer one of its name, `let acc = acc + x;`:
+ * Triton's `acc = acc + x` carries acc across iterations, this one does not (the outer acc stays as it was).
+ * A warning at the first such `let` of each name (the loop variable aside). */
+static void warn_loop_let_of_outer(Gen *g, const Node *body, const char *loopvar) {
+    for (int i = 0; body && body->kind == N_BLOCK && i < body->nkids; i++) {
+        const Node *l = body->kids[i];
+        if (l->kind != N_LET || l->ival) continue;
+        for (int k = 0; k < (l->name ? 1 : l->nkids); k++) {
+            const char *nm = l->name ? l->name : l->kids[k]->name;
+            if ((loopvar && !strcmp(nm, loopvar)) || !gen_lookup_var(g, nm) || !name_read(l->rhs, nm)) continue;
+            bool earlier = false;
+            for (int j = 0; j < i && !earlier; j++) {
+                const Node *e = body->kids[j];
+                if (e->kind != N_LET) continue;
+                earlier = e->name && !strcmp(e->name, nm);
+                for (int q = 0; !e->name && q < e->nkids; q++) earlier |= !strcmp(e->kids[q]->name, nm);
+            }
+            if (!earlier)
+                diag_warning(g->d, l->loc, "this 'let' declares a new '%s' from the outer one, which the loop then leaves as it was "
+                             "(in Triton '%s = %s + ...' carries it across iterations): write '%s = ...' to change the outer one",
+                             nm, nm, nm, nm);
+        }
+    }
+}
+
 static void gen_loop_body(Gen *g, const Node *s, const char *pre, Val prev) {
     Frame *fr = g->fr;
     Scope *saved = fr->scope;
@@ -779,6 +806,7 @@ static void gen_loop_body(Gen *g, const Node *s, const char *pre, Val prev) {
     fr->loop = outer_loop;
     fr->returned = fr->jumped = false;
     fr->scope = saved;
+    warn_loop_let_of_outer(g, s->then, pre);
 }
 
 /* A scope around a loop that breaks, holding its RUNNING flag (true before the loop). */
@@ -861,6 +889,7 @@ static void gen_static_for(Gen *g, const Node *s) {
     }
     fr->loops--;
     fr->loop = outer_loop;
+    if (n > 0) warn_loop_let_of_outer(g, s->then, s->name);
 }
 
 /* The keyword arguments of range(), as Triton's tl.range: num_stages (this loop's pipeline depth,

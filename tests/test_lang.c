@@ -131,6 +131,30 @@ Test(lang_diag, branch_let_hides_a_variable_read_after) {
                     "                                       ^\n");
 }
 
+/* A loop body's `let` of a new variable from the outer one of its name, `let acc = acc + x;` (Triton's `acc = acc +
+ * x` accumulates): the outer acc stays as it was after the loop.  Warned in `for`, `while` and `static_range`
+ * bodies (a tuple `let` too); a new name, or a `let` that does not read the outer one, is not. */
+#define LOOP_LET_W                                                                                                        \
+    "this 'let' declares a new 'acc' from the outer one, which the loop then leaves as it was (in Triton 'acc = acc + ...' " \
+    "carries it across iterations): write 'acc = ...' to change the outer one"
+Test(lang_diag, loop_let_from_the_outer_variable) {
+    expect_warnings("kernel k(x: *f32, n: i32) {\n    let acc = zeros([16], f32);\n    let i = 0;\n"
+                    "    for j in range(0, n) {\n        let acc = acc + load(x + j * 16 + arange(0, 16));\n        let t = 1.0;\n    }\n"
+                    "    while i < n {\n        let (acc, q) = (acc * 2.0, 1);\n        i += 1;\n    }\n"
+                    "    for s in static_range(0, 2) { let acc = acc + 1.0; }\n"
+                    "    for s in range(0, 2) { let acc = zeros([16], f32); }\n"
+                    "    store(x + arange(0, 16), acc);\n}\n",
+                    "t.tile:5:9: warning: " LOOP_LET_W "\n"
+                    "          let acc = acc + load(x + j * 16 + arange(0, 16));\n"
+                    "          ^\n"
+                    "t.tile:9:9: warning: " LOOP_LET_W "\n"
+                    "          let (acc, q) = (acc * 2.0, 1);\n"
+                    "          ^\n"
+                    "t.tile:12:35: warning: " LOOP_LET_W "\n"
+                    "      for s in static_range(0, 2) { let acc = acc + 1.0; }\n"
+                    "                                    ^\n");
+}
+
 /* Two porting slips get a hint: assigning a name never declared (Python has no 'let'), and calling a
  * built-in that a parameter or variable of the same name hides (probe U). */
 Test(lang_diag, assignment_without_let_and_hidden_builtin) {
