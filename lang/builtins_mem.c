@@ -54,6 +54,7 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
     Val v = c->v[i];
     const Type *elem = pt->pointee;
     if (!val_is_value(g, v, c->loc[i])) return false;
+    gen_warn_int_quotient(g, v, elem->dt, c->loc[i]); /* store(p_f32, 1 / n): Triton stores the fraction */
     if (v.k == V_CT) {
         if (elem->dt == DT_PTR) {
             diag_error(g->d, c->loc[i], "'%s' through pointers to '%s' takes a pointer of that type as its value, not the number '%s'",

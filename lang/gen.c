@@ -656,7 +656,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
  * that meets a float right away (`acc += -1 / n`, `x * (1 / HEAD_DIM)`) is most likely a ported `/` that
  * meant the fraction: warned at the division, with both spellings.  An explicit cast says what is meant
  * and is not warned about. */
-static void warn_int_quotient(Gen *g, Val q, DType to, Loc loc) {
+void gen_warn_int_quotient(Gen *g, Val q, DType to, Loc loc) {
     if (!dtype_is_float(to) || dtype_is_float(val_dtype(q))) return;
     if (q.k == V_RT) {
         Inst *d = tir_val(g->f, q.v)->def;
@@ -850,8 +850,8 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         }
         if (bo->kind == BK_ARITH) {
             DType to = gen_promote(da, db);
-            warn_int_quotient(g, a, to, loc);
-            warn_int_quotient(g, b, to, loc);
+            gen_warn_int_quotient(g, a, to, loc);
+            gen_warn_int_quotient(g, b, to, loc);
         }
         Val r = fold_binop(g, bo, a, b, loc);
         r.held = r.k == V_CT && (a.held || b.held);
@@ -867,8 +867,8 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         return val_err();
     }
     if (bo->kind == BK_ARITH) {
-        warn_int_quotient(g, a, dt, loc);
-        warn_int_quotient(g, b, dt, loc);
+        gen_warn_int_quotient(g, a, dt, loc);
+        gen_warn_int_quotient(g, b, dt, loc);
     }
     int r;
     int32_t s[TIR_MAX_RANK];
@@ -921,7 +921,7 @@ static Val gen_unary(Gen *g, const Node *n) {
         if (v.k == V_CT) {
             Val r = dtype_is_float(dt) ? val_ct_float(-v.f, dt) : val_ct_int(wrap_int((int64_t)(0 - (uint64_t)v.i), dt), dt);
             r.held = v.held;
-            r.trunc_quotient = v.trunc_quotient; /* -(1 / N) * x still meets the float truncated (warn_int_quotient) */
+            r.trunc_quotient = v.trunc_quotient; /* -(1 / N) * x still meets the float truncated (gen_warn_int_quotient) */
             return r;
         }
         op = OP_NEG;

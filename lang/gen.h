@@ -151,6 +151,9 @@ const int32_t *val_shape(Val v);
 bool gen_check_shape(Gen *g, int rank, const int32_t *shape, Loc loc);
 const Type *gen_type_ref(Gen *g, TypeRef t);
 DType gen_promote(DType a, DType b);
+/* A warning when q is a truncated integer quotient (a run-time `/` of integers, or a constant one that dropped a
+ * remainder) about to be used as the float type `to`: Triton's `/` on integers divides as floats. */
+void gen_warn_int_quotient(Gen *g, Val q, DType to, Loc loc);
 DType gen_weak_promote(DType rt, DType ct);
 /* Strong operands (run-time values, and constants a variable holds or a cast made: typed scalars to Triton)
  * promote by gen_promote; a weak constant (a literal, a const) takes a strong operand's type (gen_weak_promote). */

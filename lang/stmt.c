@@ -754,8 +754,6 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
     }
 }
 
-/* The body's statements in their own scope (`pre`: a variable to define there first).  A `for`
- * that breaks runs them under `if <running>`. */
 static bool name_read(const Node *n, const char *name);
 
 /* A `let` of a loop body that declares a new variable from the outer one of its name, `let acc = acc + x;`:
@@ -783,6 +781,8 @@ static void warn_loop_let_of_outer(Gen *g, const Node *body, const char *loopvar
     }
 }
 
+/* The body's statements in their own scope (`pre`: a variable to define there first).  A `for`
+ * that breaks runs them under `if <running>`. */
 static void gen_loop_body(Gen *g, const Node *s, const char *pre, Val prev) {
     Frame *fr = g->fr;
     Scope *saved = fr->scope;

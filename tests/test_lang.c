@@ -109,6 +109,23 @@ Test(lang_diag, negated_integer_quotient_used_as_float) {
                     "                ^\n");
 }
 
+/* A truncated quotient stored through float pointers (Triton's `tl.store(p, 1 / n)` stores the fraction): warned
+ * at the division (run-time) or at the value (a constant that dropped a remainder); a store through integer
+ * pointers, or of an exact constant quotient, is not. */
+Test(lang_diag, integer_quotient_stored_as_float) {
+    expect_warnings("kernel k(x: *f32, y: *i32, n: i32, const D: i32 = 64) {\n    store(x, 1 / n);\n    store(y, 1 / n);\n"
+                    "    store(x + 1, 7 / D);\n    store(x + 2, D / 2);\n}\n",
+                    "t.tile:2:16: warning: integer division truncates, and its quotient is then used as 'f32' (Triton's '/' on "
+                    "integers divides as floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the truncation\n"
+                    "      store(x, 1 / n);\n"
+                    "                 ^\n"
+                    "t.tile:4:18: warning: an integer division truncated this operand to 0, and it is used as 'f32' (Triton's '/' "
+                    "on integers divides as floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the "
+                    "truncation\n"
+                    "      store(x + 1, 7 / D);\n"
+                    "                   ^\n");
+}
+
 /* A branch's `let` that hides a variable the statements after the `if` read: Triton's assignment in the branch
  * would change it (`i_n, i_t = ...` ported as `let (i_n, i_t) = ...`, `T = eos - bos` as `let T = ...`), here
  * the outer one is read unchanged.  A warning at the `let`; none where the outer one is not read after. */
