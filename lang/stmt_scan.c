@@ -1,0 +1,159 @@
+/* stmt_scan.c - pre-scans of statements for stmt.c: the names a statement binds (collect_bound) or assigns
+ * (collect_assigned), loop conditions that cannot change (loop_invariant_cond, loop_static_cond), jumps and
+ * returns in a statement, and nodes code generation synthesizes. */
+#include "stmt_scan.h"
+
+#include <string.h>
+
+static void names_add(Gen *g, NameSet *s, const char *name) {
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], name)) return;
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 8;
+        s->v = arena_grow(g->a, s->v, sizeof(char *) * (size_t)s->cap, sizeof(char *) * (size_t)nc);
+        s->cap = nc;
+    }
+    s->v[s->n++] = name;
+}
+
+static bool names_has(const NameSet *s, const char *name) {
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], name)) return true;
+    return false;
+}
+
+/* Names s binds anywhere in it: a let, an assignment, a for's variable. */
+static void collect_bound(Gen *g, const Node *s, NameSet *out) {
+    if (!s) return;
+    switch (s->kind) {
+    case N_LET:
+    case N_ASSIGN:
+        if (s->name) names_add(g, out, s->name);
+        for (int i = 0; !s->name && i < s->nkids; i++) names_add(g, out, s->kids[i]->name);
+        break;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) collect_bound(g, s->kids[i], out);
+        break;
+    case N_IF:
+        collect_bound(g, s->then, out);
+        collect_bound(g, s->els, out);
+        break;
+    case N_FOR:
+        if (s->name) names_add(g, out, s->name);
+        collect_bound(g, s->then, out);
+        break;
+    case N_WHILE: collect_bound(g, s->then, out); break;
+    default: break;
+    }
+}
+
+/* e is made of literals, operators and names the loop body binds nowhere (`HAS_W`, `!HAS_W && MODE == 1`, `b is None`). */
+static bool loop_invariant_cond(const Node *e, const NameSet *bound) {
+    if (!e) return false;
+    switch (e->kind) {
+    case N_INT:
+    case N_FLOAT:
+    case N_BOOL:
+    case N_NONE:
+    case N_STR:
+    case N_DTYPE: return true;
+    case N_NAME: return !names_has(bound, e->name);
+    case N_UNARY:
+    case N_CAST: return loop_invariant_cond(e->lhs, bound);
+    case N_BINARY: return loop_invariant_cond(e->lhs, bound) && loop_invariant_cond(e->rhs, bound);
+    default: return false;
+    }
+}
+
+/* The value (0 or 1) of an `if`'s condition in a loop body that is a compile-time i1 before the
+ * loop and that the body cannot change; -1 when it is not one.  Evaluated aside (no diagnostics,
+ * nothing emitted): the `if` itself reports its condition's errors when the body is generated. */
+static int loop_static_cond(Gen *g, const Node *cond, const NameSet *bound) {
+    if (!loop_invariant_cond(cond, bound)) return -1;
+    Diag d, *sd = g->d;
+    diag_init(&d);
+    Func *sf = g->f;
+    Builder sb = g->b;
+    g->d = &d;
+    g->f = g->scratch;
+    g->b = (Builder){.f = g->scratch, .block = g->scratch->body, .loc = cond->loc};
+    Val c = gen_expr(g, cond);
+    g->d = sd;
+    g->f = sf;
+    g->b = sb;
+    int r = !d.nerrors && c.k == V_CT && c.dt == DT_I1 ? (c.i != 0) : -1;
+    diag_free(&d);
+    return r;
+}
+
+/* Names assigned in s (a loop body), and RUNNING when s breaks its own loop (not a nested one).
+ * An `if` whose condition is a compile-time constant the body cannot change counts only its
+ * taken branch: `if HAS_W { dw += ... }` in a loop assigns nothing when HAS_W is false, so a
+ * `dw` that is None then (Triton's name bound only under the same constexpr) is no carried value. */
+static void collect_assigned_in(Gen *g, const Node *s, NameSet *out, bool nested, const NameSet *bound) {
+    if (!s) return;
+    switch (s->kind) {
+    case N_ASSIGN:
+        if (s->name) names_add(g, out, s->name);
+        for (int i = 0; !s->name && i < s->nkids; i++) names_add(g, out, s->kids[i]->name);
+        break;
+    case N_BREAK:
+        if (!nested) names_add(g, out, RUNNING);
+        break;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) collect_assigned_in(g, s->kids[i], out, nested, bound);
+        break;
+    case N_IF: {
+        int c = loop_static_cond(g, s->cond, bound);
+        if (c != 0) collect_assigned_in(g, s->then, out, nested, bound);
+        if (c != 1) collect_assigned_in(g, s->els, out, nested, bound);
+        break;
+    }
+    case N_FOR:
+    case N_WHILE: collect_assigned_in(g, s->then, out, true, bound); break;
+    default: break;
+    }
+}
+
+void collect_assigned(Gen *g, const Node *s, NameSet *out) {
+    NameSet bound = {0};
+    collect_bound(g, s, &bound);
+    collect_assigned_in(g, s, out, false, &bound);
+}
+
+/* s contains a `break` (kind N_BREAK) or either jump (kind N_ERR) of the enclosing loop. */
+bool contains_jump(const Node *s, NodeKind kind) {
+    if (!s) return false;
+    switch (s->kind) {
+    case N_BREAK:
+    case N_CONTINUE: return kind == N_ERR || s->kind == kind;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++)
+            if (contains_jump(s->kids[i], kind)) return true;
+        return false;
+    case N_IF: return contains_jump(s->then, kind) || contains_jump(s->els, kind);
+    default: return false; /* a nested loop's jumps are its own */
+    }
+}
+
+bool contains_return(const Node *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case N_RETURN: return true;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++)
+            if (contains_return(s->kids[i])) return true;
+        return false;
+    case N_IF: return contains_return(s->then) || contains_return(s->els);
+    case N_FOR:
+    case N_WHILE: return contains_return(s->then);
+    default: return false;
+    }
+}
+
+Node *synth_node(Gen *g, NodeKind k, Loc loc) {
+    Node *n = ARENA_NEW(g->a, Node);
+    n->kind = k;
+    n->loc = n->oploc = loc;
+    return n;
+}

@@ -1,0 +1,19 @@
+/* stmt_scan.h - pre-scans of statements for stmt.c's loops and ifs (stmt_scan.c): the names a statement
+ * may assign, whether it holds a jump or a return, and nodes code generation synthesizes. */
+#ifndef TILE_LANG_STMT_SCAN_H
+#define TILE_LANG_STMT_SCAN_H
+#include "gen.h"
+
+#define RUNNING "<running>" /* hidden loop-carried flag of a loop with `break` */
+#define NEXT_COND "<cond>"  /* hidden: a `while` loop's next condition */
+
+typedef struct NameSet {
+    const char **v;
+    int n, cap;
+} NameSet;
+
+void collect_assigned(Gen *g, const Node *s, NameSet *out);
+bool contains_jump(const Node *s, NodeKind kind);
+bool contains_return(const Node *s);
+Node *synth_node(Gen *g, NodeKind k, Loc loc);
+#endif
