@@ -353,6 +353,12 @@ static bool ct_fits(Val v, DType dt) {
     return v.i >= -((int64_t)1 << (b - 1)) && v.i <= ((int64_t)1 << b) - 1;
 }
 
+/* An integer constant as a message shows it: a u64 past 2^63 unsigned (9223372036854775808 was shown negative) */
+static void ct_int_text(Val v, char out[32]) {
+    if (!dtype_is_signed(v.dt) && v.i < 0) snprintf(out, 32, "%llu", (unsigned long long)v.i);
+    else snprintf(out, 32, "%lld", (long long)v.i);
+}
+
 /* A weak integer constant that takes the integer type dt as an operand of a promotion (an arithmetic operator, a
  * comparison, minimum, where, ...) must be a value of dt, as Triton's _cast_to_computation_type asks: x_i32 +
  * 3000000000, x_i8 < 200 and x_u32 + -1 are errors (the constant would change value, and the comparison or the
@@ -368,8 +374,7 @@ bool gen_check_weak_operand(Gen *g, Val v, DType dt, bool bits, Loc loc) {
     else ok = big || (v.i >= 0 && (b >= 64 || v.i < ((int64_t)1 << b)));
     if (ok) return true;
     char num[32];
-    if (big) snprintf(num, sizeof num, "%llu", (unsigned long long)v.i);
-    else snprintf(num, sizeof num, "%lld", (long long)v.i);
+    ct_int_text(v, num);
     diag_error(g->d, loc, "the constant %s is out of range for '%s', the type it takes here, as in Triton (cast the other "
                "operand, or the constant with 'as', to say which is meant)", num, dtype_name(dt));
     return false;
@@ -378,10 +383,8 @@ bool gen_check_weak_operand(Gen *g, Val v, DType dt, bool bits, Loc loc) {
 /* A weak integer takes the other operand's type: one that does not fit it would wrap silently, so it is an error. */
 static bool ct_check_fits(Gen *g, Val v, DType dt, Loc loc) {
     if (!dtype_is_int(v.dt) || v.dt == DT_I1 || !dtype_is_int(dt) || dt == DT_I1 || ct_fits(v, dt)) return true;
-    bool big = !dtype_is_signed(v.dt) && v.i < 0; /* a u64 past 2^63 (9223372036854775808 was shown negative) */
     char num[32];
-    if (big) snprintf(num, sizeof num, "%llu", (unsigned long long)v.i);
-    else snprintf(num, sizeof num, "%lld", (long long)v.i);
+    ct_int_text(v, num);
     diag_error(g->d, loc, "the constant %s does not fit '%s', the type it takes here (cast the other operand, or "
                "the constant with 'as', to say which is meant)", num, dtype_name(dt));
     return false;
