@@ -321,8 +321,16 @@ static Val bi_math(Call *c) {
     if (!numeric(c, 0)) return val_err();
     Val x = c->v[0];
     DType dt = val_dtype(x);
-    if (c->bi->op == OP_ABS && x.k == V_CT)
-        return dtype_is_float(dt) ? val_ct_float(fabs(x.f), dt) : val_ct_int(x.i < 0 && x.i != INT64_MIN ? -x.i : x.i, dt);
+    if (c->bi->op == OP_ABS && x.k == V_CT) {
+        /* folded as the run-time abs computes it: a typed scalar (held, cast) stays one and wraps in its type, as
+         * Triton's abs of an i8 -128 is -128; unsigned values are their own magnitude; a weak i32 -2147483648 gives
+         * the i64 2147483648, as '-' lifts it */
+        if (!dtype_is_float(dt) && (!dtype_is_signed(dt) || x.i >= 0)) return x;
+        if (!dtype_is_float(dt) && !x.held && dt == DT_I32 && x.i == INT32_MIN) return val_ct_int(-(int64_t)INT32_MIN, DT_I64);
+        Val r = dtype_is_float(dt) ? val_ct_float(fabs(x.f), dt) : val_ct_int(gen_wrap_int((int64_t)(0 - (uint64_t)x.i), dt), dt);
+        r.held = x.held;
+        return r;
+    }
     if (c->bi->op != OP_ABS && !dtype_is_float(dt)) dt = DT_F32;
     if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
     /* exp/exp2: `exact=true` asks for the full-range form (no flush to zero); tanh: the accurate one */

@@ -209,6 +209,8 @@ static int64_t wrap_int(int64_t v, DType dt) {
     return (int64_t)u;
 }
 
+int64_t gen_wrap_int(int64_t v, DType dt) { return wrap_int(v, dt); }
+
 static double ct_to_double(Val c) {
     if (dtype_is_float(c.dt)) return c.f;
     if (!dtype_is_signed(c.dt) && dtype_bits(c.dt) == 64) return (double)(uint64_t)c.i;

@@ -1052,6 +1052,60 @@ Test(lang_triton_values, held_constants_are_typed_scalars) {
     unload(&k);
 }
 
+/* abs of a constant folds as the run-time abs computes: a typed scalar (a held or cast constant) stays typed and
+ * wraps in its type.  It lost its type (abs(one) with `let one = 100` was a weak 100, so x_i8 + abs(one) wrapped in
+ * i8 to -56 where x_i8 + one is the i32 200), gave 128 as an "i8" for the i8 -128 (an error at its use: "the
+ * constant 128 is out of range for 'i8'"), and 1 for the u64 2^64 - 1.  Against the run-time abs of the same
+ * values, on random i8 inputs. */
+Test(lang_triton_values, abs_of_constants_keeps_their_type) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i8, o: *f64, n: i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let m = i < n;\n"
+             "    let a = load(x + i, m, 0);\n"
+             "    let one = 100;\n"
+             "    let c8 = -128 as i8;\n"
+             "    let r8 = load(x) * 0 + c8;\n"
+             "    store(o + i, (a + abs(one)) as f64, m);\n"
+             "    store(o + 64 + i, (a + abs(c8)) as f64, m);\n"
+             "    store(o + 128 + i, (a + abs(r8)) as f64, m);\n"
+             "    static_assert(dtype_of(abs(c8)) == i8 && dtype_of(abs(-5 as i16)) == i16, \"abs keeps the type\");\n"
+             "    store(o + 192, abs(c8) as f64);\n"
+             "    store(o + 193, abs(-32768 as i16) as f64);\n"
+             "    store(o + 194, abs(-2147483648 as i32) as f64);\n"
+             "    store(o + 195, (abs(0xFFFFFFFFFFFFFFFF) == 0xFFFFFFFFFFFFFFFF) as f64);\n"
+             "    store(o + 196, abs(-2147483648) as f64);\n"
+             "    store(o + 197, abs(-2.5 as f16) as f64);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    enum { N = 64, OUT = 198 };
+    int8_t x[N];
+    double o[OUT];
+    for (int i = 0; i < N; i++) x[i] = (int8_t)(irand(256) - 128);
+    x[0] = 5;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    int32_t n = 53;
+    void *params[] = {&dx, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < N; i++) {
+        double w[3] = {x[i] + 100, (int8_t)(x[i] - 128), (int8_t)(x[i] - 128)}; /* i32; i8 + i8 wraps in i8 */
+        for (int j = 0; j < 3; j++)
+            if (i >= n) cr_expect(isnan(o[j * 64 + i]), "[%d][%d] written past n", j, i);
+            else cr_expect_eq(o[j * 64 + i], w[j], "[%d][%d] (x %d): %.17g, want %.17g (seed %llu)", j, i, x[i], o[j * 64 + i], w[j],
+                              (unsigned long long)seed);
+    }
+    cr_expect_eq(o[192], -128, "abs of the i8 -128 wraps, as at run time: %g", o[192]);
+    cr_expect_eq(o[193], -32768, "abs of the i16 -32768 wraps: %g", o[193]);
+    cr_expect_eq(o[194], -2147483648.0, "abs of the i32 -2147483648 wraps: %g", o[194]);
+    cr_expect_eq(o[195], 1, "abs of a u64 is itself");
+    cr_expect_eq(o[196], 2147483648.0, "abs of the weak -2147483648 is Python's 2147483648 (as '-' lifts it): %g", o[196]);
+    cr_expect_eq(o[197], 2.5, "abs of an f16: %g", o[197]);
+    unload(&k);
+}
+
 /* Conversions of constants as Triton 3.9 computes them (each value read off its TTIR):
  *  - a held constant computes in its type and wraps, as Triton's run-time scalar does: `let a = 2000000000; a + a`
  *    is the i32 -294967296 (it was lifted to the i64 4000000000), a * 2 likewise, a << 3 wraps in i32, -m of the held
