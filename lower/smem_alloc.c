@@ -186,6 +186,32 @@ static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
     }
 }
 
+/* After "needs N bytes of shared memory": a note at the op of the largest buffer (a batched dot's stack, a
+ * layout conversion, ...), so that the error names the source line to change, not only the kernel. */
+static void note_largest(Diag *d, Func *f, const Buf *b) {
+    const Inst *i = b->inst;
+    const Type *t = NULL;
+    if (i->op == OP_STACK) t = f->values[i->res[0]].type;
+    else if (i->op == OP_UNSTACK) t = f->values[i->ops[0]].type;
+    if (t && t->rank == 3 && i->op == OP_STACK) {
+        diag_note(d, i->loc,
+                  "the largest buffer, %d bytes, is this batched dot's [%d, %d, %d] %s result, stacked whole through shared memory "
+                  "because it is read whole afterwards (reduced, or stored with other values); store the result as the dot makes "
+                  "it, or use a smaller batch or tile",
+                  b->size, t->shape[0], t->shape[1], t->shape[2], dtype_name(t->dt));
+        return;
+    }
+    if (t && t->rank == 3) {
+        diag_note(d, i->loc,
+                  "the largest buffer, %d bytes, is this batched dot's [%d, %d, %d] %s operand, split whole through shared memory "
+                  "because it is not a load of its own (computed, or also used whole); load it right before the dot, or use a "
+                  "smaller batch or tile",
+                  b->size, t->shape[0], t->shape[1], t->shape[2], dtype_name(t->dt));
+        return;
+    }
+    diag_note(d, i->loc, "the largest buffer, %d bytes, is for the operation here", b->size);
+}
+
 static int by_size(const void *a, const void *b) {
     const Buf *x = a, *y = b;
     if (x->size != y->size) return y->size - x->size;
@@ -226,11 +252,13 @@ bool lower_smem_alloc(Module *m, Diag *d) {
             if (off + c.bufs[i].size > total) total = off + c.bufs[i].size;
         }
         f->smem_bytes = total;
-        free(c.bufs);
         int limit = tir_smem_limit(m->arch);
-        if (total > limit)
+        if (total > limit) {
             diag_error(d, f->loc, "kernel '%s' needs %d bytes of shared memory, more than the %d a block can have on %s; use smaller tiles or fewer stages",
                        f->name, total, limit, m->arch);
+            note_largest(d, f, &c.bufs[0]);
+        }
+        free(c.bufs);
     }
     return !d->nerrors;
 }

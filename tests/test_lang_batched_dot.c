@@ -378,6 +378,17 @@ Test(lang_batched_dot, errors) {
          "    let r = dot(x, x, out_dtype=i32);\n"
          "}\n",
          "t.tile:3:33: error: dot: out_dtype 'i32' does not suit 'f16' inputs"},
+        /* a result read whole goes through shared memory at once: past a block's shared memory the error is at the
+         * kernel, and a note at the dot says which tile it is (the error alone named only the kernel) */
+        {"kernel k(a: *f32, o: *f32) {\n"
+         "    let z = arange(0, 16)[:, None, None];\n"
+         "    let i = arange(0, 64)[None, :, None];\n"
+         "    let j = arange(0, 64)[None, None, :];\n"
+         "    let c = dot(load(a + z * 4096 + i * 64 + j), load(a + z * 4096 + j * 64 + i));\n"
+         "    store(o + arange(0, 64), sum(sum(c, 0), 0));\n"
+         "}\n",
+         "t.tile:5:13: note: the largest buffer, 262144 bytes, is this batched dot's [16, 64, 64] f32 result, stacked whole "
+         "through shared memory"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof bad[0]);
 }
