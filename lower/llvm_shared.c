@@ -180,17 +180,24 @@ static int vec_run(const LayoutRegs *lr, const Type *t, int r, int maxv) {
 
 /* Store every canonical register of `v` (type t) at scratch byte offset `off` +
  * linear index * element size.  Linear indices are row-major in t's shape. */
-void ll_smem_write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
+/* The registers whose index along dim 0 without the thread's part is in [lo, hi) (lo and hi multiples of the
+ * layout's coverage of dim 0, smem_stack_chunk: then the element's index is in [lo, hi) in every thread), at byte
+ * offset off + (linear index - lo * the elements below dim 0) * size: the window lies at off as if it were the
+ * whole tensor.  A stack or unstack in chunks of slabs moves one window at a time. */
+static void write_window(LL *l, const Type *t, LLVMValueRef *vals, int off, int lo, int hi) {
     const LayoutRegs *lr = ll_regs_of(l, t);
     int eb = dtype_bytes(t->dt);
     LLVMTypeRef st = smem_type(l, t->dt);
+    int64_t below = t->rank ? tir_type_numel(t) / t->shape[0] : 1;
+    bool whole = !t->rank || (lo <= 0 && hi >= t->shape[0]);
     for (int r = 0; r < lr->n;) {
-        if (is_replica(lr, t, r)) {
+        if (is_replica(lr, t, r) || (!whole && (lr->stat[r][0] < lo || lr->stat[r][0] >= hi))) {
             r++;
             continue;
         }
         int v = vec_run(lr, t, r, 16 / eb);
         LLVMValueRef lin = linear_index(l, t, r, -1);
+        if (!whole && lo) lin = LLVMBuildSub(l->b, lin, ll_i32(l, (int)(lo * below)), "");
         LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
         /* threads holding a replica (wrapped or sliced-away thread terms) skip the store */
         LLVMValueRef own = ll_owner(l, t, r);
@@ -207,14 +214,24 @@ void ll_smem_write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
     }
 }
 
+void ll_smem_write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) { write_window(l, t, vals, off, 0, INT32_MAX); }
+
 /* Load every register of type t from scratch (row-major in t's shape). */
-void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) {
+static void read_window(LL *l, const Type *t, LLVMValueRef *out, int off, int lo, int hi) {
     const LayoutRegs *lr = ll_regs_of(l, t);
     int eb = dtype_bytes(t->dt);
     LLVMTypeRef st = smem_type(l, t->dt);
+    int64_t below = t->rank ? tir_type_numel(t) / t->shape[0] : 1;
+    bool whole = !t->rank || (lo <= 0 && hi >= t->shape[0]);
     for (int r = 0; r < lr->n;) {
+        if (!whole && (lr->stat[r][0] < lo || lr->stat[r][0] >= hi)) {
+            r++;
+            continue;
+        }
         int v = vec_run(lr, t, r, 16 / eb);
-        LLVMValueRef byte = LLVMBuildMul(l->b, linear_index(l, t, r, -1), ll_i32(l, eb), "");
+        LLVMValueRef lin = linear_index(l, t, r, -1);
+        if (!whole && lo) lin = LLVMBuildSub(l->b, lin, ll_i32(l, (int)(lo * below)), "");
+        LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
         if (v == 1) {
             out[r] = from_smem(l, ld_shared(l, st, off, byte, (unsigned)eb), t->dt);
         } else {
@@ -225,6 +242,8 @@ void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) {
         r += v;
     }
 }
+
+void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) { read_window(l, t, out, off, 0, INT32_MAX); }
 
 /* convert_layout and reshape: the same round trip through scratch. */
 static bool emit_through_smem(LL *l, Inst *i) {
@@ -264,21 +283,29 @@ static bool emit_stacking(LL *l, Inst *i) {
     const Type *whole = tir_vtype(f, i->op == OP_STACK ? i->res[0] : i->ops[0]);
     int n = whole->shape[0], eb = dtype_bytes(whole->dt);
     int slab = (int)(tir_type_numel(whole) / n) * eb;
+    int g = smem_stack_chunk(f, i); /* slabs at a time (smem_alloc sized the scratch so): n, or chunks of g */
     for (int k = 0; k < n; k++)
         if (!has_layout(l, i, tir_vtype(f, i->op == OP_STACK ? i->ops[k] : i->res[k]))) return false;
-    if (!has_layout(l, i, whole) || !have_scratch(l, i, slab * n)) return false;
-    if (i->op == OP_UNSTACK) {
-        ll_smem_write_tensor(l, whole, ll_get(l, i->ops[0], NULL), i->a.smem_offset);
-        ll_barrier(l);
-        for (int k = 0; k < n; k++) {
-            const Type *rt = tir_vtype(f, i->res[k]);
-            ll_smem_read_tensor(l, rt, ll_new(l, i->res[k], ll_regs_of(l, rt)->n), i->a.smem_offset + k * slab);
+    if (!has_layout(l, i, whole) || !have_scratch(l, i, slab * g)) return false;
+    LLVMValueRef *res = i->op == OP_STACK ? ll_new(l, i->res[0], ll_regs_of(l, whole)->n) : NULL;
+    LLVMValueRef *src = i->op == OP_UNSTACK ? ll_get(l, i->ops[0], NULL) : NULL;
+    for (int k0 = 0; k0 < n; k0 += g) {
+        if (k0) ll_barrier(l); /* the previous chunk is read before its scratch is written again */
+        int off = i->a.smem_offset;
+        if (i->op == OP_UNSTACK) {
+            write_window(l, whole, src, off, k0, k0 + g);
+            ll_barrier(l);
+            for (int k = k0; k < k0 + g; k++) {
+                const Type *rt = tir_vtype(f, i->res[k]);
+                ll_smem_read_tensor(l, rt, ll_new(l, i->res[k], ll_regs_of(l, rt)->n), off + (k - k0) * slab);
+            }
+        } else {
+            for (int k = k0; k < k0 + g; k++)
+                ll_smem_write_tensor(l, tir_vtype(f, i->ops[k]), ll_get(l, i->ops[k], NULL), off + (k - k0) * slab);
+            ll_barrier(l);
+            read_window(l, whole, res, off, k0, k0 + g);
         }
-        return true;
     }
-    for (int k = 0; k < n; k++) ll_smem_write_tensor(l, tir_vtype(f, i->ops[k]), ll_get(l, i->ops[k], NULL), i->a.smem_offset + k * slab);
-    ll_barrier(l);
-    ll_smem_read_tensor(l, whole, ll_new(l, i->res[0], ll_regs_of(l, whole)->n), i->a.smem_offset);
     return true;
 }
 

@@ -14,6 +14,14 @@ static inline int smem_dot_a_bytes(int a_bytes, bool wgmma) {
  * holds some element in more than one (thread, register): the issuing register broadcasts the
  * old value through scratch. */
 bool smem_atomic_broadcasts(const Func *f, const Inst *i);
+/* Slabs of a stack or unstack [n, ...] that go through scratch at a time: n (the whole stack at once), or, where
+ * the whole would take more than SMEM_STACK_CHUNK_BYTES and the whole's layout is blocked, the fewest slabs, a
+ * power of two and a multiple of the layout's coverage of dim 0, down to which halving n keeps them over those
+ * bytes (so each register of a chunk holds slabs of that chunk in every thread): the stack then goes through
+ * scratch in chunks of that many slabs, a barrier between chunks.  A batched dot's [B, M, N] result read whole
+ * thus takes a chunk's shared memory, not the whole tile's. */
+enum { SMEM_STACK_CHUNK_BYTES = 64 * 1024 };
+int smem_stack_chunk(const Func *f, const Inst *i);
 /* Distinct warp positions along dim d of a tensor (>1: a reduction along d crosses warps). */
 int smem_warps_along(const Type *t, int d);
 #endif

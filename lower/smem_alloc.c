@@ -23,6 +23,21 @@
 
 #include <stdlib.h>
 
+int smem_stack_chunk(const Func *f, const Inst *i) {
+    const Type *t = f->values[i->op == OP_STACK ? i->res[0] : i->ops[0]].type;
+    int n = t->shape[0];
+    int64_t slab = tir_type_numel(t) / n * dtype_bytes(t->dt);
+    if (slab * n <= SMEM_STACK_CHUNK_BYTES || !t->layout || layout_root(t->layout)->kind != LAYOUT_BLOCKED) return n;
+    /* a blocked layout places dim 0 in bands of its coverage there (registers, then lanes, then warps): a register
+     * whose index without the thread's part is in [k0, k0 + g) holds an element of those slabs in every thread when
+     * g is a multiple of the coverage (and k0 of g) */
+    int cov = layout_coverage(t->layout, 0);
+    if (cov > n) return n; /* wrapped: replicas */
+    int g = n;
+    while (g > cov && slab * g > SMEM_STACK_CHUNK_BYTES) g /= 2;
+    return g;
+}
+
 /* Distinct warp positions along dim d of a tensor in layout l. */
 int smem_warps_along(const Type *t, int d) {
     if (!t->layout) return 1;
@@ -73,10 +88,10 @@ int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) {
             return 0;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
-    case OP_UNSTACK: /* the whole stack, row-major: the operand of unstack, the result of stack */
+    case OP_UNSTACK: /* the whole stack, row-major: the operand of unstack, the result of stack (or a chunk of its slabs) */
     case OP_STACK: {
         const Type *t = f->values[i->op == OP_STACK ? i->res[0] : i->ops[0]].type;
-        return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
+        return (int)(tir_type_numel(t) / t->shape[0] * dtype_bytes(t->dt)) * smem_stack_chunk(f, i);
     }
     case OP_REDUCE:
     case OP_SCAN: {

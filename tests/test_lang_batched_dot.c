@@ -205,6 +205,72 @@ Test(lang_batched_dot, many_batches, .timeout = 600) {
     run_case(&big[0], "sm_90a", "emu:sm_90a");
 }
 
+/* Stacks past 64 KiB go through shared memory in chunks of slabs (smem_stack_chunk): a [16, 64, 64] f32 result read
+ * whole (summed over the batch, 256 KiB) and a [16, 64, 64] f32 operand made by a cumsum (unstacked, 256 KiB) were
+ * refused as more shared memory than a block has.  f32 inputs against float64, the loads and the store masked at
+ * 61 x 59 x 57 of the 64 x 64 x 64 tiles, on sm_80 and sm_90a. */
+static void chunked_stacks(const char *arch, const char *device) {
+    enum { B = 16, S = 64, M = 61, N = 59, KK = 57 };
+    K k;
+    load_src_on(&k,
+                "kernel k(a: *f32, b: *f32, o: *f32, s: *f32, m: i32, n: i32, kk: i32) {\n"
+                "    let ib = arange(0, 16)[:, None, None];\n"
+                "    let im = arange(0, 64)[None, :, None];\n"
+                "    let ik = arange(0, 64)[None, None, :];\n"
+                "    let x = cumsum(load(a + ib * m * kk + im * kk + ik, (im < m) & (ik < kk), 0.0), 2);\n"
+                "    let y = load(b + ib * kk * n + im * n + ik, (im < kk) & (ik < n), 0.0);\n"
+                "    let c = dot(x, y);\n"
+                "    store(o + ib * m * n + im * n + ik, c, (im < m) & (ik < n));\n"
+                "    store(s + arange(0, 64), sum(sum(c, 2), 0), arange(0, 64) < m);\n"
+                "}\n",
+                "k", arch, device);
+    static float ha[B * M * KK], hb[B * KK * N], ho[B * M * N + 64], hs[S];
+    static double cs[B * M * KK];
+    for (int i = 0; i < B * M * KK; i++) ha[i] = (float)urand();
+    for (int i = 0; i < B * KK * N; i++) hb[i] = (float)urand();
+    for (int z = 0; z < B; z++)
+        for (int i = 0; i < M; i++)
+            for (int q = 0; q < KK; q++) { /* the kernel's cumsum, in f32 as it adds (exact sums of f32 are not) */
+                size_t at = ((size_t)z * M + i) * KK + q;
+                cs[at] = q ? (double)(float)(cs[at - 1] + ha[at]) : ha[at];
+            }
+    uint64_t da = upload(&k, ha, sizeof ha), db = upload(&k, hb, sizeof hb), d_o = poisoned(&k, sizeof ho), ds = poisoned(&k, sizeof hs);
+    int32_t m = M, n = N, kk = KK;
+    void *params[] = {&da, &db, &d_o, &ds, &m, &n, &kk};
+    launch(&k, 1, params);
+    download(&k, ho, d_o, sizeof ho);
+    download(&k, hs, ds, sizeof hs);
+    int bad = 0;
+    double rows[M] = {0}, rmag[M] = {0};
+    for (int z = 0; z < B; z++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = 0, mag = 0;
+                for (int q = 0; q < KK; q++) {
+                    double p = cs[((size_t)z * M + i) * KK + q] * hb[((size_t)z * KK + q) * N + j];
+                    want += p, mag += fabs(p);
+                }
+                rows[i] += want, rmag[i] += mag;
+                float got = ho[((size_t)z * M + i) * N + j];
+                if (!(fabs(got - want) <= 1e-5 * mag) && bad++ < 5)
+                    cr_expect(false, "chunked stacks on %s: batch %d (%d, %d) = %.9g, want %.9g (seed %#llx)", arch, z, i, j, got, want,
+                              (unsigned long long)seed);
+            }
+    for (int i = 0; i < M; i++)
+        if (!(fabs(hs[i] - rows[i]) <= 1e-5 * rmag[i]) && bad++ < 10)
+            cr_expect(false, "chunked stacks on %s: row sum %d = %.9g, want %.9g (seed %#llx)", arch, i, hs[i], rows[i], (unsigned long long)seed);
+    for (int i = M; i < S; i++) cr_expect(isnan(hs[i]), "row sum %d written past m", i);
+    for (int i = 0; i < 64; i++) cr_expect(isnan(ho[B * M * N + i]), "written past the end");
+    cr_expect_eq(bad, 0, "%d wrong elements", bad);
+    unload(&k);
+}
+
+Test(lang_batched_dot, chunked_stacks, .timeout = 600) {
+    seed_rng();
+    chunked_stacks("sm_80", NULL);
+    chunked_stacks("sm_90a", "emu:sm_90a");
+}
+
 /* A batched GEMM: the accumulator [B, M, N] carried through a K loop, K = 100 in steps of 32 with the last
  * step masked, f16 and f32 on sm_80 and sm_90a; padded (aligned rows, K = 96): the loads of [B, M, K] tiles
  * split into 2-D ones the software pipeliner takes (cp.async, tensor maps on sm_90a), plain, warp-specialized,
@@ -378,16 +444,17 @@ Test(lang_batched_dot, errors) {
          "    let r = dot(x, x, out_dtype=i32);\n"
          "}\n",
          "t.tile:3:33: error: dot: out_dtype 'i32' does not suit 'f16' inputs"},
-        /* a result read whole goes through shared memory at once: past a block's shared memory the error is at the
-         * kernel, and a note at the dot says which tile it is (the error alone named only the kernel) */
+        /* a result read whole whose layout spreads its 4 slabs over the warps goes through shared memory at once (it
+         * cannot be chunked): past a block's shared memory the error is at the kernel, and a note at the dot says
+         * which tile it is (the error alone named only the kernel) */
         {"kernel k(a: *f32, o: *f32) {\n"
-         "    let z = arange(0, 16)[:, None, None];\n"
-         "    let i = arange(0, 64)[None, :, None];\n"
-         "    let j = arange(0, 64)[None, None, :];\n"
-         "    let c = dot(load(a + z * 4096 + i * 64 + j), load(a + z * 4096 + j * 64 + i));\n"
-         "    store(o + arange(0, 64), sum(sum(c, 0), 0));\n"
+         "    let z = arange(0, 4)[:, None, None];\n"
+         "    let i = arange(0, 128)[None, :, None];\n"
+         "    let j = arange(0, 128)[None, None, :];\n"
+         "    let c = dot(load(a + z * 16384 + i * 128 + j), load(a + z * 16384 + j * 128 + i));\n"
+         "    store(o + arange(0, 128), sum(sum(c, 0), 0));\n"
          "}\n",
-         "t.tile:5:13: note: the largest buffer, 262144 bytes, is this batched dot's [16, 64, 64] f32 result, stacked whole "
+         "t.tile:5:13: note: the largest buffer, 262144 bytes, is this batched dot's [4, 128, 128] f32 result, stacked whole "
          "through shared memory"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof bad[0]);
