@@ -12,10 +12,14 @@
  *      when every live thread waits at a barrier it is released (named
  *      barriers with a thread count release at that count).  A round with
  *      no progress is a deadlock, reported with where every thread waits.
- *   3. run_thread() is the interpreter: guard test, then a switch on the
- *      pre-selected fast form (common 32/64-bit integer, f32, global and
- *      shared memory, kernel-parameter forms), control flow (call and ret
- *      switch frames, exec_call.c), and the family executors for the rest.
+ *   3. run_thread() is the interpreter (exec_loop.h): guard test, then a
+ *      jump through a table to the handler of the pre-selected fast form
+ *      (common 32/64-bit integer, f32, global and shared memory,
+ *      kernel-parameter forms, bra), each handler ending in its own jump to
+ *      the next instruction's; control flow (call and ret switch frames,
+ *      exec_call.c), and the family executors for the rest.  A thread's
+ *      registers start as its CTA's first thread's, copied only where the
+ *      kernel's instructions name a slot (init_runs).
  *   4. Every launch can be stopped: at backward branches (and between
  *      block rounds, and between blocks) every EMU_CHECK_EVERY instructions
  *      a thread looks at the stop flag, its instruction limit and the
@@ -42,7 +46,7 @@
     X(MULWIDE_S32) X(MULWIDE_U32) X(SHL32) X(SHL64) X(SHRU32) X(SHRS32) X(SHRU64) X(SHRS64) \
     X(AND32) X(OR32) X(XOR32) X(AND64) X(OR64) X(XOR64) X(SETP_S32) X(SETP_U32) X(SETP_S64) X(SETP_U64) \
     X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
-    X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32)
+    X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -127,6 +131,7 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     }
     case EMU_OP_CVTA:
         return in->space == EMU_SP_GLOBAL ? FAST_CVTA_ID : FAST_NONE;
+    case EMU_OP_BRA: return FAST_BRA; /* the interpreter's own: a jump, a look at the clock in loops */
     }
     return FAST_NONE;
 }
@@ -288,364 +293,14 @@ static __attribute__((noinline)) uint8_t *sts32_checked(EmuBlock *b, EmuThread *
     return p;
 }
 
-/* Runs t until it blocks, exits or faults.  Returns false on a fault.  wgcheck: t has wgmma results in
- * flight, so every instruction's registers are checked against them (a constant in each of the two
- * specialisations run_thread picks from, so the plain interpreter loop pays nothing for it). */
-static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, EmuThread *t, const bool wgcheck) {
-    const EmuFunc *f = t->fn;
-    const EmuIns *code = f->code;
-    uint64_t *r = t->r;
-    uint32_t pc = t->pc;
-    uint64_t n = 0, check = EMU_CHECK_EVERY;
-    bool ok = true;
-    /* accumulators of in-flight wgmmas may not be touched: every instruction is checked while there are any
-     * (the set only changes at warpgroup collectives, which end this run) */
-    for (;;) {
-        const EmuIns *in = &code[pc];
-        n++;
-        if (wgcheck && in->op != EMU_OP_WGMMA) {
-            t->pc = pc;
-            if (!(ok = emu_wgmma_check_access(b, t, in))) goto out;
-        }
-        if (!((uint32_t)r[in->guard] ^ in->gneg)) { pc++; continue; }
-        switch (in->fast) {
-        case FAST_MOV32: r[in->o[0]] = (uint32_t)r[in->o[1]]; pc++; continue;
-        case FAST_MOV64: r[in->o[0]] = r[in->o[1]]; pc++; continue;
-        case FAST_ADD32: r[in->o[0]] = (uint32_t)(r[in->o[1]] + r[in->o[2]]); pc++; continue;
-        case FAST_ADD64: r[in->o[0]] = r[in->o[1]] + r[in->o[2]]; pc++; continue;
-        case FAST_SUB32: r[in->o[0]] = (uint32_t)(r[in->o[1]] - r[in->o[2]]); pc++; continue;
-        case FAST_SUB64: r[in->o[0]] = r[in->o[1]] - r[in->o[2]]; pc++; continue;
-        case FAST_MULLO32: r[in->o[0]] = (uint32_t)((uint32_t)r[in->o[1]] * (uint32_t)r[in->o[2]]); pc++; continue;
-        case FAST_MULLO64: r[in->o[0]] = r[in->o[1]] * r[in->o[2]]; pc++; continue;
-        case FAST_MADLO32:
-            r[in->o[0]] = (uint32_t)((uint32_t)r[in->o[1]] * (uint32_t)r[in->o[2]] + (uint32_t)r[in->o[3]]);
-            pc++;
-            continue;
-        case FAST_MADLO64: r[in->o[0]] = r[in->o[1]] * r[in->o[2]] + r[in->o[3]]; pc++; continue;
-        case FAST_MULWIDE_S32:
-            r[in->o[0]] = (uint64_t)((int64_t)(int32_t)r[in->o[1]] * (int64_t)(int32_t)r[in->o[2]]);
-            pc++;
-            continue;
-        case FAST_MULWIDE_U32: r[in->o[0]] = (uint64_t)(uint32_t)r[in->o[1]] * (uint32_t)r[in->o[2]]; pc++; continue;
-        case FAST_SHL32: {
-            uint32_t s = (uint32_t)r[in->o[2]];
-            r[in->o[0]] = s > 31 ? 0 : (uint32_t)((uint32_t)r[in->o[1]] << s);
-            pc++;
-            continue;
-        }
-        case FAST_SHL64: {
-            uint32_t s = (uint32_t)r[in->o[2]];
-            r[in->o[0]] = s > 63 ? 0 : r[in->o[1]] << s;
-            pc++;
-            continue;
-        }
-        case FAST_SHRU32: {
-            uint32_t s = (uint32_t)r[in->o[2]];
-            r[in->o[0]] = s > 31 ? 0 : (uint32_t)r[in->o[1]] >> s;
-            pc++;
-            continue;
-        }
-        case FAST_SHRS32: {
-            uint32_t s = (uint32_t)r[in->o[2]];
-            r[in->o[0]] = (uint32_t)((int32_t)r[in->o[1]] >> (s > 31 ? 31 : s));
-            pc++;
-            continue;
-        }
-        case FAST_SHRU64: {
-            uint32_t s = (uint32_t)r[in->o[2]];
-            r[in->o[0]] = s > 63 ? 0 : r[in->o[1]] >> s;
-            pc++;
-            continue;
-        }
-        case FAST_SHRS64: {
-            uint32_t s = (uint32_t)r[in->o[2]];
-            r[in->o[0]] = (uint64_t)((int64_t)r[in->o[1]] >> (s > 63 ? 63 : s));
-            pc++;
-            continue;
-        }
-        case FAST_AND32: r[in->o[0]] = (uint32_t)(r[in->o[1]] & r[in->o[2]]); pc++; continue;
-        case FAST_OR32: r[in->o[0]] = (uint32_t)(r[in->o[1]] | r[in->o[2]]); pc++; continue;
-        case FAST_XOR32: r[in->o[0]] = (uint32_t)(r[in->o[1]] ^ r[in->o[2]]); pc++; continue;
-        case FAST_AND64: r[in->o[0]] = r[in->o[1]] & r[in->o[2]]; pc++; continue;
-        case FAST_OR64: r[in->o[0]] = r[in->o[1]] | r[in->o[2]]; pc++; continue;
-        case FAST_XOR64: r[in->o[0]] = r[in->o[1]] ^ r[in->o[2]]; pc++; continue;
-        case FAST_SETP_S32: r[in->o[0]] = emu_cmp_s(in->cmp, (int32_t)r[in->o[1]], (int32_t)r[in->o[2]]); pc++; continue;
-        case FAST_SETP_U32: r[in->o[0]] = emu_cmp_u(in->cmp, (uint32_t)r[in->o[1]], (uint32_t)r[in->o[2]]); pc++; continue;
-        case FAST_SETP_S64: r[in->o[0]] = emu_cmp_s(in->cmp, (int64_t)r[in->o[1]], (int64_t)r[in->o[2]]); pc++; continue;
-        case FAST_SETP_U64: r[in->o[0]] = emu_cmp_u(in->cmp, r[in->o[1]], r[in->o[2]]); pc++; continue;
-        case FAST_SELP: r[in->o[0]] = (r[in->o[3]] & 1) ? r[in->o[1]] : r[in->o[2]]; pc++; continue;
-        case FAST_MIN_S32: {
-            int32_t x = (int32_t)r[in->o[1]], y = (int32_t)r[in->o[2]];
-            r[in->o[0]] = (uint32_t)(x < y ? x : y);
-            pc++;
-            continue;
-        }
-        case FAST_MAX_S32: {
-            int32_t x = (int32_t)r[in->o[1]], y = (int32_t)r[in->o[2]];
-            r[in->o[0]] = (uint32_t)(x > y ? x : y);
-            pc++;
-            continue;
-        }
-        case FAST_FADD: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) + emu_f32(r[in->o[2]])); pc++; continue;
-        case FAST_FSUB: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) - emu_f32(r[in->o[2]])); pc++; continue;
-        case FAST_FMUL: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) * emu_f32(r[in->o[2]])); pc++; continue;
-        case FAST_FFMA:
-            r[in->o[0]] = canon32(fmaf(emu_f32(r[in->o[1]]), emu_f32(r[in->o[2]]), emu_f32(r[in->o[3]])));
-            pc++;
-            continue;
-        case FAST_DADD: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) + emu_f64(r[in->o[2]])); pc++; continue;
-        case FAST_DSUB: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) - emu_f64(r[in->o[2]])); pc++; continue;
-        case FAST_DMUL: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) * emu_f64(r[in->o[2]])); pc++; continue;
-        case FAST_DFMA:
-            r[in->o[0]] = canon64(fma(emu_f64(r[in->o[1]]), emu_f64(r[in->o[2]]), emu_f64(r[in->o[3]])));
-            pc++;
-            continue;
-        case FAST_LDG32: {
-            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 4, false);
-            if (!p) { ok = false; goto out; }
-            uint32_t v;
-            memcpy(&v, p, 4);
-            r[in->o[0]] = v;
-            pc++;
-            continue;
-        }
-        case FAST_LDG64: {
-            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 8, false);
-            if (!p) { ok = false; goto out; }
-            memcpy(&r[in->o[0]], p, 8);
-            pc++;
-            continue;
-        }
-        case FAST_LDG128: {
-            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 16, false);
-            if (!p) { ok = false; goto out; }
-            uint32_t v[4];
-            memcpy(v, p, 16);
-            const uint32_t *d = &f->vec[in->o[0]];
-            r[d[0]] = v[0]; r[d[1]] = v[1]; r[d[2]] = v[2]; r[d[3]] = v[3];
-            pc++;
-            continue;
-        }
-        case FAST_STG32: {
-            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 4, true);
-            if (!p) { ok = false; goto out; }
-            uint32_t v = (uint32_t)r[in->o[1]];
-            memcpy(p, &v, 4);
-            if (p == b->tail.buf) memcpy(b->tail.host, p, b->tail.valid);
-            pc++;
-            continue;
-        }
-        case FAST_STG64: {
-            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 8, true);
-            if (!p) { ok = false; goto out; }
-            memcpy(p, &r[in->o[1]], 8);
-            if (p == b->tail.buf) memcpy(b->tail.host, p, b->tail.valid);
-            pc++;
-            continue;
-        }
-        case FAST_STG128: {
-            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 16, true);
-            if (!p) { ok = false; goto out; }
-            const uint32_t *s = &f->vec[in->o[1]];
-            uint32_t v[4] = {(uint32_t)r[s[0]], (uint32_t)r[s[1]], (uint32_t)r[s[2]], (uint32_t)r[s[3]]};
-            memcpy(p, v, 16);
-            pc++;
-            continue;
-        }
-        case FAST_LDS32: {
-            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
-            const uint8_t *p;
-            if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
-            else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, false))) { ok = false; goto out; }
-            uint32_t v;
-            memcpy(&v, p, 4);
-            r[in->o[0]] = v;
-            pc++;
-            continue;
-        }
-        case FAST_STS32: {
-            uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
-            uint8_t *p;
-            if (!b->shadow && !b->wg_reading && !b->nbulkrd && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
-            else if (!(p = sts32_checked(b, t, in, a, (uint32_t)r[in->o[1]]))) { ok = false; goto out; }
-            uint32_t v = (uint32_t)r[in->o[1]];
-            memcpy(p, &v, 4);
-            pc++;
-            continue;
-        }
-        case FAST_LDP32: case FAST_LDP64: { /* kernel parameters; anything else takes the checked path */
-            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
-            unsigned sz = in->fast == FAST_LDP32 ? 4 : 8;
-            if (a + sz > b->L->param_size) break;
-            uint64_t v = 0;
-            memcpy(&v, b->L->params + a, sz);
-            r[in->o[0]] = v;
-            pc++;
-            continue;
-        }
-        case FAST_CVTA_ID: r[in->o[0]] = r[in->o[1]]; pc++; continue;
-        default: break;
-        }
-        /* control flow and blocking instructions */
-        switch (in->op) {
-        case EMU_OP_BRA:
-            if (in->target <= pc && n >= check) { /* a loop: look at the clock now and then */
-                t->pc = pc;
-                if (!(ok = emu_check_budget(b, t, in, n))) goto out;
-                check = n + EMU_CHECK_EVERY;
-            }
-            if (in->target <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
-                /* a loop that has run a while lets the other threads run (from this branch, when they have): one
-                 * may be spinning on memory that another thread of the block is to write (cooperative groups'
-                 * multi-warp barriers, flags).  The watchdog and the clock are looked at first: the runs are now
-                 * shorter than EMU_CHECK_EVERY. */
-                t->pc = pc;
-                ok = emu_check_budget(b, t, in, n);
-                goto out;
-            }
-            pc = in->target;
-            continue;
-        case EMU_OP_BRX: { /* target: the .branchtargets table's bra over it; its entries follow */
-            uint64_t k = (uint32_t)r[in->o[0]], ntargets = code[in->target].target - in->target - 1;
-            if (k >= ntargets) {
-                t->pc = pc;
-                ok = emu_fault(b, t, in, "invalid branch", "brx.idx index %" PRIu64 " past the %" PRIu64 " targets of its table", k,
-                               ntargets);
-                goto out;
-            }
-            /* the entry's bra is taken here: a jump back (a loop through the table) looks at the clock and lets
-             * the other threads run as a bra back does (the entry itself may lie before its target) */
-            uint32_t dest = code[in->target + 1 + (uint32_t)k].target;
-            if (dest <= pc && n >= check) {
-                t->pc = pc;
-                if (!(ok = emu_check_budget(b, t, in, n))) goto out;
-                check = n + EMU_CHECK_EVERY;
-            }
-            if (dest <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
-                t->pc = pc;
-                ok = emu_check_budget(b, t, in, n);
-                goto out;
-            }
-            pc = dest;
-            continue;
-        }
-        case EMU_OP_CALL:
-            t->pc = pc;
-            if (!(ok = emu_call(b, t, in))) goto out;
-            f = t->fn;
-            code = f->code;
-            r = t->r;
-            pc = t->pc;
-            continue;
-        case EMU_OP_RET:
-            if (t->depth) {
-                t->pc = pc;
-                if (!(ok = emu_ret(b, t))) goto out;
-                f = t->fn;
-                code = f->code;
-                r = t->r;
-                pc = t->pc;
-                continue;
-            }
-            t->state = EMU_TS_DONE;
-            if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
-            goto out;
-        case EMU_OP_EXIT:
-            t->state = EMU_TS_DONE;
-            if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
-            goto out;
-        case EMU_OP_BAR: case EMU_OP_BARRIER: {
-            /* bar.red's operands are d, a [, b], c; the others' a [, b] */
-            unsigned b0 = in->flags & EMU_F(REDOP) ? 1 : 0, bn = in->nops - 2 * b0;
-            uint64_t id = bn >= 1 ? (uint32_t)r[in->o[b0]] : 0, cnt = bn >= 2 ? (uint32_t)r[in->o[b0 + 1]] : 0;
-            if (id > EMU_MAX_BAR_ID || (bn >= 2 && (cnt == 0 || cnt % 32 || cnt > EMU_MAX_BLOCK_THREADS))) {
-                t->pc = pc;
-                if (id > EMU_MAX_BAR_ID) ok = emu_fault(b, t, in, "invalid barrier", "barrier number %" PRIu64 " (of 0..15)", id);
-                else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
-                goto out;
-            }
-            if (in->flags & EMU_F(ARRIVE)) { /* counts towards the barrier's completion and goes on */
-                /* racecheck: a bar.arrive releases at its arrival; a waiter when the instance it completes takes
-                 * it (release_waiters), so one left for the next instance of an over-subscribed barrier releases there */
-                if (b->vc) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id));
-                EmuCta *c = &b->cta[t->cta];
-                if (c->bar_arrived[id] && c->bar_arrive_count[id] != cnt) {
-                    t->pc = pc;
-                    ok = emu_fault(b, t, in, "deadlock: barrier thread counts disagree",
-                                   "bar.arrive at barrier %" PRIu64 " for %" PRIu64 " threads while %u arrivals pending there were for %u",
-                                   id, cnt, c->bar_arrived[id], c->bar_arrive_count[id]);
-                    goto out;
-                }
-                c->bar_arrived[id]++;
-                c->bar_arrive_count[id] = (uint32_t)cnt;
-                pc++;
-                continue;
-            }
-            t->state = EMU_TS_BAR;
-            t->bar_id = (uint8_t)id;
-            t->bar_count = (uint32_t)cnt;
-            goto out;
-        }
-        case EMU_OP_CLUSTER_BAR:
-            if (in->mode == EMU_MODE_MB_ARRIVE) { /* counted when every live thread has arrived (release_cluster) */
-                if (t->cl_arrived) {
-                    t->pc = pc;
-                    ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.arrive twice without a barrier.cluster.wait between");
-                    goto out;
-                }
-                EmuCta *lead = &b->cta[emu_cl_base(b, t)];
-                if (b->vc) emu_race_release(b, t, emu_race_cl(b, emu_cl_base(b, t)));
-                t->cl_arrived = true;
-                t->cl_phase = lead->cl_phase;
-                lead->cl_arrived++;
-                pc++;
-                continue;
-            }
-            if (!t->cl_arrived) {
-                t->pc = pc;
-                ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
-                goto out;
-            }
-            t->cl_arrived = false;
-            if (t->cl_phase != b->cta[emu_cl_base(b, t)].cl_phase) { /* its phase has completed */
-                if (b->vc) emu_race_acquire(b, t, emu_race_cl(b, emu_cl_base(b, t)) + b->nvw);
-                pc++;
-                continue;
-            }
-            t->state = EMU_TS_CLUSTER;
-            goto out;
-        case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MOVMATRIX: case EMU_OP_MMA:
-        case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK: case EMU_OP_STMATRIX: case EMU_OP_ELECT:
-        case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA:
-        case EMU_OP_WGMMA: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: case EMU_OP_WGMMA_WAIT: case EMU_OP_SETMAXNREG:
-            t->state = EMU_TS_WARP;
-            goto out;
-        case EMU_OP_MBARRIER:
-            t->pc = pc;
-            switch (emu_exec_mbarrier(b, t, in)) {
-            case EMU_MBAR_EXEC_DONE: pc++; continue;
-            case EMU_MBAR_EXEC_BLOCK: t->state = EMU_TS_MBAR; b->mbar_waits = true; goto out;
-            case EMU_MBAR_EXEC_YIELD: pc++; t->state = EMU_TS_YIELD; b->mbar_waits = true; goto out;
-            default: ok = false; goto out;
-            }
-        default:
-            t->pc = pc;
-            if (!exec_generic(b, t, in)) { ok = false; goto out; }
-            pc++;
-            continue;
-        }
-    }
-out:
-    t->pc = pc;
-    t->icount += n;
-    b->icount += n;
-    return ok;
-}
-
-/* The two specialisations, each out of line and cache-line aligned: the interpreter loop's speed depends on
- * its code layout, which then does not move with the code around it. */
-static __attribute__((noinline, aligned(64))) bool run_thread_plain(EmuBlock *b, EmuThread *t) { return run_thread_impl(b, t, false); }
-static __attribute__((noinline, aligned(64))) bool run_thread_wgcheck(EmuBlock *b, EmuThread *t) { return run_thread_impl(b, t, true); }
+/* The interpreter loop (exec_loop.h), twice: plain, and with every instruction's registers checked against the
+ * thread's in-flight wgmma results (a constant in each, so the plain loop pays nothing for it). */
+#define EMU_RUN_THREAD run_thread_plain
+#define EMU_WGCHECK 0
+#include "emu/exec_loop.h"
+#define EMU_RUN_THREAD run_thread_wgcheck
+#define EMU_WGCHECK 1
+#include "emu/exec_loop.h"
 
 static bool run_thread(EmuBlock *b, EmuThread *t) {
     return t->wg && t->wg->n ? run_thread_wgcheck(b, t) : run_thread_plain(b, t);
@@ -692,6 +347,41 @@ static void init_cta_regs(EmuBlock *b, uint32_t rank, uint64_t *r) {
     s[EMU_SREG_IS_EXPLICIT_CLUSTER] = L->explicit_cluster;
 }
 
+/* The register slots f's instructions name (operands, vector elements and the slot after each, which a .b128
+ * register takes too; guards; the fixed slots), as runs (first slot, count) into *runs; false (and NULL) when every
+ * slot is to be copied: f calls functions, which get the special registers of the caller's file, or no memory. */
+static bool init_runs(const EmuFunc *f, uint32_t **runs, uint32_t *nruns) {
+    *runs = NULL, *nruns = 0;
+    uint32_t ns = f->nslots;
+    uint8_t *used = calloc(ns + 3, 1);
+    if (!used) return false;
+    used[EMU_SLOT_ZERO] = used[EMU_SLOT_TRUE] = used[EMU_SLOT_SINK] = 1;
+#define MARK(s) do { uint64_t s_ = (s); if (s_ < ns) used[s_] = used[s_ + 1] = 1; } while (0)
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        const EmuIns *in = &f->code[i];
+        if (in->op == EMU_OP_CALL) { free(used); return false; }
+        MARK(in->guard);
+        for (unsigned k = 0; k < EMU_MAX_OPS; k++) {
+            if (in->ok[k] == EMU_OK_VEC)
+                for (unsigned e = 0; e < in->on[k]; e++) MARK(f->vec[in->o[k] + e]);
+            MARK(in->o[k]);
+        }
+    }
+#undef MARK
+    uint32_t n = 0, *r = malloc((ns / 2 + 2) * 2 * sizeof *r);
+    if (!r) { free(used); return false; }
+    for (uint32_t s = 0; s < ns;) {
+        if (!used[s]) { s++; continue; }
+        uint32_t e = s;
+        while (e < ns && (used[e] || used[e + 1] || used[e + 2])) e++; /* gaps of 1 or 2 slots copied too */
+        r[2 * n] = s, r[2 * n + 1] = e - s, n++;
+        s = e;
+    }
+    free(used);
+    *runs = r, *nruns = n;
+    return true;
+}
+
 /* Every thread of the block ready to run from the kernel's first instruction: a CTA's first thread's
  * registers are made whole (init_cta_regs), the others copied from them (nothing has run yet) with
  * their own thread index, lane and warp.  The index counts up (x fastest) instead of being divided
@@ -709,6 +399,11 @@ static void init_threads(EmuBlock *b) {
         if (local == 0) {
             init_cta_regs(b, rank, t->r);
             first = t->r;
+        } else if (L->init_runs) { /* the slots the code names: no instruction reads the others */
+            for (uint32_t k = 0; k < L->ninit_runs; k++) {
+                uint32_t s0 = L->init_runs[2 * k];
+                memcpy(t->r + s0, first + s0, L->init_runs[2 * k + 1] * sizeof(uint64_t));
+            }
         } else {
             memcpy(t->r, first, bytes);
         }
@@ -1439,6 +1134,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         if (L.workspace) emu_mem_free(L.mem, L.workspace);
         return launch_error(err, "out of host memory for the device heap");
     }
+    init_runs(f, &L.init_runs, &L.ninit_runs);
     pthread_mutex_init(&L.lock, NULL);
     pthread_mutex_init(&L.atom128, NULL);
     pthread_cond_init(&L.worker_exit, NULL);
@@ -1465,6 +1161,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     pthread_mutex_destroy(&L.lock);
     pthread_mutex_destroy(&L.atom128);
     free(L.params);
+    free(L.init_runs);
     if (L.workspace) emu_mem_free(L.mem, L.workspace);
     print_output(&L);
     note_early_acc(&L);

@@ -181,6 +181,9 @@ typedef struct EmuLaunch {
     char *err;            /* first error report (malloc'd) */
     char *late_err;       /* a timeout seen between blocks (malloc'd): the report when no running block gives one with where its threads are */
     _Atomic uint32_t early_acc_line; /* the PTX line of the first access to an accumulator no wgmma.wait_group had retired; 0: none */
+    uint32_t *init_runs;  /* the register slots the kernel's instructions name, as runs (first slot, count): all a thread
+                           * after its CTA's first needs copied from that one's registers; NULL: every slot (calls) */
+    uint32_t ninit_runs;
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;
     size_t print_bytes;

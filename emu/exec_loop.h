@@ -1,0 +1,352 @@
+/* exec_loop.h - the interpreter loop, included twice by exec.c: as run_thread_plain (EMU_WGCHECK 0) and as
+ * run_thread_wgcheck (EMU_WGCHECK 1), each out of line and cache-line aligned (the loop's speed depends on its
+ * code layout, which then does not move with the code around it).  Each copy has its own handler table (GCC
+ * inlines no function that keeps label addresses in a static table). */
+/* Runs t until it blocks, exits or faults.  Returns false on a fault.  wgcheck: t has wgmma results in
+ * flight, so every instruction's registers are checked against them. */
+static __attribute__((noinline, aligned(64), optimize("no-crossjumping", "no-gcse"))) bool EMU_RUN_THREAD(EmuBlock *b, EmuThread *t) {
+    const bool wgcheck = EMU_WGCHECK;
+    const EmuFunc *f = t->fn;
+    const EmuIns *code = f->code;
+    uint64_t *r = t->r;
+    uint32_t pc = t->pc;
+    uint64_t n = 0, check = EMU_CHECK_EVERY;
+    bool ok = true;
+    /* accumulators of in-flight wgmmas may not be touched: every instruction is checked while there are any
+     * (the set only changes at warpgroup collectives, which end this run) */
+    /* threaded dispatch: every handler ends in its own indirect jump to the next instruction's handler (DISPATCH),
+     * which the host predicts per handler rather than through one shared jump (no-crossjumping keeps GCC from
+     * merging them back into one) */
+    static const void *const handler[] = {
+        [FAST_NONE] = &&slow,
+#define X(e) [FAST_##e] = &&L_##e,
+        EMU_FASTS(X)
+#undef X
+    };
+    const EmuIns *in;
+#define DISPATCH()                                                                   \
+    do {                                                                             \
+        in = &code[pc];                                                              \
+        n++;                                                                         \
+        if (wgcheck && in->op != EMU_OP_WGMMA) {                                     \
+            t->pc = pc;                                                              \
+            if (!(ok = emu_wgmma_check_access(b, t, in))) goto out;                  \
+        }                                                                            \
+        if (__builtin_expect(!((uint32_t)r[in->guard] ^ in->gneg), 0)) goto skip;    \
+        goto *handler[in->fast];                                                     \
+    } while (0)
+#define NEXT() do { pc++; DISPATCH(); } while (0)
+    DISPATCH();
+skip: /* a guard that is false */
+    NEXT();
+        L_MOV32: r[in->o[0]] = (uint32_t)r[in->o[1]]; NEXT();
+        L_MOV64: r[in->o[0]] = r[in->o[1]]; NEXT();
+        L_ADD32: r[in->o[0]] = (uint32_t)(r[in->o[1]] + r[in->o[2]]); NEXT();
+        L_ADD64: r[in->o[0]] = r[in->o[1]] + r[in->o[2]]; NEXT();
+        L_SUB32: r[in->o[0]] = (uint32_t)(r[in->o[1]] - r[in->o[2]]); NEXT();
+        L_SUB64: r[in->o[0]] = r[in->o[1]] - r[in->o[2]]; NEXT();
+        L_MULLO32: r[in->o[0]] = (uint32_t)((uint32_t)r[in->o[1]] * (uint32_t)r[in->o[2]]); NEXT();
+        L_MULLO64: r[in->o[0]] = r[in->o[1]] * r[in->o[2]]; NEXT();
+        L_MADLO32: 
+            r[in->o[0]] = (uint32_t)((uint32_t)r[in->o[1]] * (uint32_t)r[in->o[2]] + (uint32_t)r[in->o[3]]);
+            NEXT();
+        L_MADLO64: r[in->o[0]] = r[in->o[1]] * r[in->o[2]] + r[in->o[3]]; NEXT();
+        L_MULWIDE_S32: 
+            r[in->o[0]] = (uint64_t)((int64_t)(int32_t)r[in->o[1]] * (int64_t)(int32_t)r[in->o[2]]);
+            NEXT();
+        L_MULWIDE_U32: r[in->o[0]] = (uint64_t)(uint32_t)r[in->o[1]] * (uint32_t)r[in->o[2]]; NEXT();
+        L_SHL32: {
+            uint32_t s = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = s > 31 ? 0 : (uint32_t)((uint32_t)r[in->o[1]] << s);
+            NEXT();
+        }
+        L_SHL64: {
+            uint32_t s = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = s > 63 ? 0 : r[in->o[1]] << s;
+            NEXT();
+        }
+        L_SHRU32: {
+            uint32_t s = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = s > 31 ? 0 : (uint32_t)r[in->o[1]] >> s;
+            NEXT();
+        }
+        L_SHRS32: {
+            uint32_t s = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = (uint32_t)((int32_t)r[in->o[1]] >> (s > 31 ? 31 : s));
+            NEXT();
+        }
+        L_SHRU64: {
+            uint32_t s = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = s > 63 ? 0 : r[in->o[1]] >> s;
+            NEXT();
+        }
+        L_SHRS64: {
+            uint32_t s = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = (uint64_t)((int64_t)r[in->o[1]] >> (s > 63 ? 63 : s));
+            NEXT();
+        }
+        L_AND32: r[in->o[0]] = (uint32_t)(r[in->o[1]] & r[in->o[2]]); NEXT();
+        L_OR32: r[in->o[0]] = (uint32_t)(r[in->o[1]] | r[in->o[2]]); NEXT();
+        L_XOR32: r[in->o[0]] = (uint32_t)(r[in->o[1]] ^ r[in->o[2]]); NEXT();
+        L_AND64: r[in->o[0]] = r[in->o[1]] & r[in->o[2]]; NEXT();
+        L_OR64: r[in->o[0]] = r[in->o[1]] | r[in->o[2]]; NEXT();
+        L_XOR64: r[in->o[0]] = r[in->o[1]] ^ r[in->o[2]]; NEXT();
+        L_SETP_S32: r[in->o[0]] = emu_cmp_s(in->cmp, (int32_t)r[in->o[1]], (int32_t)r[in->o[2]]); NEXT();
+        L_SETP_U32: r[in->o[0]] = emu_cmp_u(in->cmp, (uint32_t)r[in->o[1]], (uint32_t)r[in->o[2]]); NEXT();
+        L_SETP_S64: r[in->o[0]] = emu_cmp_s(in->cmp, (int64_t)r[in->o[1]], (int64_t)r[in->o[2]]); NEXT();
+        L_SETP_U64: r[in->o[0]] = emu_cmp_u(in->cmp, r[in->o[1]], r[in->o[2]]); NEXT();
+        L_SELP: r[in->o[0]] = (r[in->o[3]] & 1) ? r[in->o[1]] : r[in->o[2]]; NEXT();
+        L_MIN_S32: {
+            int32_t x = (int32_t)r[in->o[1]], y = (int32_t)r[in->o[2]];
+            r[in->o[0]] = (uint32_t)(x < y ? x : y);
+            NEXT();
+        }
+        L_MAX_S32: {
+            int32_t x = (int32_t)r[in->o[1]], y = (int32_t)r[in->o[2]];
+            r[in->o[0]] = (uint32_t)(x > y ? x : y);
+            NEXT();
+        }
+        L_FADD: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) + emu_f32(r[in->o[2]])); NEXT();
+        L_FSUB: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) - emu_f32(r[in->o[2]])); NEXT();
+        L_FMUL: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) * emu_f32(r[in->o[2]])); NEXT();
+        L_FFMA: 
+            r[in->o[0]] = canon32(fmaf(emu_f32(r[in->o[1]]), emu_f32(r[in->o[2]]), emu_f32(r[in->o[3]])));
+            NEXT();
+        L_DADD: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) + emu_f64(r[in->o[2]])); NEXT();
+        L_DSUB: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) - emu_f64(r[in->o[2]])); NEXT();
+        L_DMUL: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) * emu_f64(r[in->o[2]])); NEXT();
+        L_DFMA: 
+            r[in->o[0]] = canon64(fma(emu_f64(r[in->o[1]]), emu_f64(r[in->o[2]]), emu_f64(r[in->o[3]])));
+            NEXT();
+        L_LDG32: {
+            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 4, false);
+            if (!p) { ok = false; goto out; }
+            uint32_t v;
+            memcpy(&v, p, 4);
+            r[in->o[0]] = v;
+            NEXT();
+        }
+        L_LDG64: {
+            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 8, false);
+            if (!p) { ok = false; goto out; }
+            memcpy(&r[in->o[0]], p, 8);
+            NEXT();
+        }
+        L_LDG128: {
+            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 16, false);
+            if (!p) { ok = false; goto out; }
+            uint32_t v[4];
+            memcpy(v, p, 16);
+            const uint32_t *d = &f->vec[in->o[0]];
+            r[d[0]] = v[0]; r[d[1]] = v[1]; r[d[2]] = v[2]; r[d[3]] = v[3];
+            NEXT();
+        }
+        L_STG32: {
+            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 4, true);
+            if (!p) { ok = false; goto out; }
+            uint32_t v = (uint32_t)r[in->o[1]];
+            memcpy(p, &v, 4);
+            if (p == b->tail.buf) memcpy(b->tail.host, p, b->tail.valid);
+            NEXT();
+        }
+        L_STG64: {
+            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 8, true);
+            if (!p) { ok = false; goto out; }
+            memcpy(p, &r[in->o[1]], 8);
+            if (p == b->tail.buf) memcpy(b->tail.host, p, b->tail.valid);
+            NEXT();
+        }
+        L_STG128: {
+            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 16, true);
+            if (!p) { ok = false; goto out; }
+            const uint32_t *s = &f->vec[in->o[1]];
+            uint32_t v[4] = {(uint32_t)r[s[0]], (uint32_t)r[s[1]], (uint32_t)r[s[2]], (uint32_t)r[s[3]]};
+            memcpy(p, v, 16);
+            NEXT();
+        }
+        L_LDS32: {
+            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            const uint8_t *p;
+            if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
+            else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, false))) { ok = false; goto out; }
+            uint32_t v;
+            memcpy(&v, p, 4);
+            r[in->o[0]] = v;
+            NEXT();
+        }
+        L_STS32: {
+            uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            uint8_t *p;
+            if (!b->shadow && !b->wg_reading && !b->nbulkrd && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
+            else if (!(p = sts32_checked(b, t, in, a, (uint32_t)r[in->o[1]]))) { ok = false; goto out; }
+            uint32_t v = (uint32_t)r[in->o[1]];
+            memcpy(p, &v, 4);
+            NEXT();
+        }
+        L_LDP32: L_LDP64: { /* kernel parameters; anything else takes the checked path */
+            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            unsigned sz = in->fast == FAST_LDP32 ? 4 : 8;
+            if (a + sz > b->L->param_size) goto slow;
+            uint64_t v = 0;
+            memcpy(&v, b->L->params + a, sz);
+            r[in->o[0]] = v;
+            NEXT();
+        }
+        L_CVTA_ID: r[in->o[0]] = r[in->o[1]]; NEXT();
+        /* control flow and blocking instructions */
+slow:
+        switch (in->op) {
+        case EMU_OP_BRA:
+        L_BRA:
+            if (in->target <= pc && n >= check) { /* a loop: look at the clock now and then */
+                t->pc = pc;
+                if (!(ok = emu_check_budget(b, t, in, n))) goto out;
+                check = n + EMU_CHECK_EVERY;
+            }
+            if (in->target <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
+                /* a loop that has run a while lets the other threads run (from this branch, when they have): one
+                 * may be spinning on memory that another thread of the block is to write (cooperative groups'
+                 * multi-warp barriers, flags).  The watchdog and the clock are looked at first: the runs are now
+                 * shorter than EMU_CHECK_EVERY. */
+                t->pc = pc;
+                ok = emu_check_budget(b, t, in, n);
+                goto out;
+            }
+            pc = in->target;
+            DISPATCH();
+        case EMU_OP_BRX: { /* target: the .branchtargets table's bra over it; its entries follow */
+            uint64_t k = (uint32_t)r[in->o[0]], ntargets = code[in->target].target - in->target - 1;
+            if (k >= ntargets) {
+                t->pc = pc;
+                ok = emu_fault(b, t, in, "invalid branch", "brx.idx index %" PRIu64 " past the %" PRIu64 " targets of its table", k,
+                               ntargets);
+                goto out;
+            }
+            /* the entry's bra is taken here: a jump back (a loop through the table) looks at the clock and lets
+             * the other threads run as a bra back does (the entry itself may lie before its target) */
+            uint32_t dest = code[in->target + 1 + (uint32_t)k].target;
+            if (dest <= pc && n >= check) {
+                t->pc = pc;
+                if (!(ok = emu_check_budget(b, t, in, n))) goto out;
+                check = n + EMU_CHECK_EVERY;
+            }
+            if (dest <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
+                t->pc = pc;
+                ok = emu_check_budget(b, t, in, n);
+                goto out;
+            }
+            pc = dest;
+            DISPATCH();
+        }
+        case EMU_OP_CALL:
+            t->pc = pc;
+            if (!(ok = emu_call(b, t, in))) goto out;
+            f = t->fn;
+            code = f->code;
+            r = t->r;
+            pc = t->pc;
+            DISPATCH();
+        case EMU_OP_RET:
+            if (t->depth) {
+                t->pc = pc;
+                if (!(ok = emu_ret(b, t))) goto out;
+                f = t->fn;
+                code = f->code;
+                r = t->r;
+                pc = t->pc;
+                DISPATCH();
+            }
+            t->state = EMU_TS_DONE;
+            if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
+            goto out;
+        case EMU_OP_EXIT:
+            t->state = EMU_TS_DONE;
+            if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
+            goto out;
+        case EMU_OP_BAR: case EMU_OP_BARRIER: {
+            /* bar.red's operands are d, a [, b], c; the others' a [, b] */
+            unsigned b0 = in->flags & EMU_F(REDOP) ? 1 : 0, bn = in->nops - 2 * b0;
+            uint64_t id = bn >= 1 ? (uint32_t)r[in->o[b0]] : 0, cnt = bn >= 2 ? (uint32_t)r[in->o[b0 + 1]] : 0;
+            if (id > EMU_MAX_BAR_ID || (bn >= 2 && (cnt == 0 || cnt % 32 || cnt > EMU_MAX_BLOCK_THREADS))) {
+                t->pc = pc;
+                if (id > EMU_MAX_BAR_ID) ok = emu_fault(b, t, in, "invalid barrier", "barrier number %" PRIu64 " (of 0..15)", id);
+                else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
+                goto out;
+            }
+            if (in->flags & EMU_F(ARRIVE)) { /* counts towards the barrier's completion and goes on */
+                /* racecheck: a bar.arrive releases at its arrival; a waiter when the instance it completes takes
+                 * it (release_waiters), so one left for the next instance of an over-subscribed barrier releases there */
+                if (b->vc) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id));
+                EmuCta *c = &b->cta[t->cta];
+                if (c->bar_arrived[id] && c->bar_arrive_count[id] != cnt) {
+                    t->pc = pc;
+                    ok = emu_fault(b, t, in, "deadlock: barrier thread counts disagree",
+                                   "bar.arrive at barrier %" PRIu64 " for %" PRIu64 " threads while %u arrivals pending there were for %u",
+                                   id, cnt, c->bar_arrived[id], c->bar_arrive_count[id]);
+                    goto out;
+                }
+                c->bar_arrived[id]++;
+                c->bar_arrive_count[id] = (uint32_t)cnt;
+                NEXT();
+            }
+            t->state = EMU_TS_BAR;
+            t->bar_id = (uint8_t)id;
+            t->bar_count = (uint32_t)cnt;
+            goto out;
+        }
+        case EMU_OP_CLUSTER_BAR:
+            if (in->mode == EMU_MODE_MB_ARRIVE) { /* counted when every live thread has arrived (release_cluster) */
+                if (t->cl_arrived) {
+                    t->pc = pc;
+                    ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.arrive twice without a barrier.cluster.wait between");
+                    goto out;
+                }
+                EmuCta *lead = &b->cta[emu_cl_base(b, t)];
+                if (b->vc) emu_race_release(b, t, emu_race_cl(b, emu_cl_base(b, t)));
+                t->cl_arrived = true;
+                t->cl_phase = lead->cl_phase;
+                lead->cl_arrived++;
+                NEXT();
+            }
+            if (!t->cl_arrived) {
+                t->pc = pc;
+                ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
+                goto out;
+            }
+            t->cl_arrived = false;
+            if (t->cl_phase != b->cta[emu_cl_base(b, t)].cl_phase) { /* its phase has completed */
+                if (b->vc) emu_race_acquire(b, t, emu_race_cl(b, emu_cl_base(b, t)) + b->nvw);
+                NEXT();
+            }
+            t->state = EMU_TS_CLUSTER;
+            goto out;
+        case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MOVMATRIX: case EMU_OP_MMA:
+        case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK: case EMU_OP_STMATRIX: case EMU_OP_ELECT:
+        case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA:
+        case EMU_OP_WGMMA: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: case EMU_OP_WGMMA_WAIT: case EMU_OP_SETMAXNREG:
+            t->state = EMU_TS_WARP;
+            goto out;
+        case EMU_OP_MBARRIER:
+            t->pc = pc;
+            switch (emu_exec_mbarrier(b, t, in)) {
+            case EMU_MBAR_EXEC_DONE: NEXT();
+            case EMU_MBAR_EXEC_BLOCK: t->state = EMU_TS_MBAR; b->mbar_waits = true; goto out;
+            case EMU_MBAR_EXEC_YIELD: pc++; t->state = EMU_TS_YIELD; b->mbar_waits = true; goto out;
+            default: ok = false; goto out;
+            }
+        default:
+            t->pc = pc;
+            if (!exec_generic(b, t, in)) { ok = false; goto out; }
+            NEXT();
+        }
+#undef NEXT
+#undef DISPATCH
+out:
+    t->pc = pc;
+    t->icount += n;
+    b->icount += n;
+    return ok;
+}
+
+#undef EMU_RUN_THREAD
+#undef EMU_WGCHECK
