@@ -385,6 +385,22 @@ static inline float emu_f16_to_f32(uint16_t h) {
     unsigned p = 31 - (unsigned)__builtin_clz(m); /* m * 2^-24, normal in f32: its top bit 2^(p - 24) */
     return emu_f32(sign | (p + 103u) << 23 | ((uint32_t)m << (23 - p) & 0x7FFFFFu));
 }
+/* emu_f16_to_f32 of four f16 values at once (each in the low 16 bits of its lane), without branches: the same bits
+ * (the host's vector unit decodes a tensor-core instruction's operands).  A subnormal m * 2^-24 is 2^-14 (1 + m/1024)
+ * less 2^-14, exact in f32. */
+typedef uint32_t emu_v4u __attribute__((vector_size(16)));
+typedef float emu_v4f __attribute__((vector_size(16)));
+static inline emu_v4f emu_f16x4_to_f32(emu_v4u h) {
+    const emu_v4u two_m14 = {0x38800000u, 0x38800000u, 0x38800000u, 0x38800000u};
+    emu_v4u em = (h & 0x7FFFu) << 13, e = em & 0x0F800000u;
+    emu_v4u sub = (emu_v4u)((emu_v4f)(em + two_m14) - (emu_v4f)two_m14);
+    emu_v4u is_sub = (emu_v4u)(e == 0), is_spec = (emu_v4u)(e == 0x0F800000u);
+    emu_v4u is_nan = is_spec & (emu_v4u)((em & 0x007FE000u) != 0);
+    emu_v4u v = ((em + 0x38000000u) & ~is_sub) | (sub & is_sub); /* normal: exponent rebiased 15 -> 127 */
+    v = (v & ~is_spec) | (0x7F800000u & is_spec) | (h & 0x8000u) << 16;
+    v = (v & ~is_nan) | (0x7FC00000u & is_nan); /* any NaN the canonical one, as (float)NAN */
+    return (emu_v4f)v;
+}
 static inline double emu_f64(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
 static inline uint64_t emu_bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 /* Sign/zero extension of the low `bytes` bytes. */

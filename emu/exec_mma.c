@@ -295,8 +295,6 @@ bool emu_mma_products_exact(const float *A, unsigned lda, const float *B, unsign
     return (double)alo * blo >= FLT_MIN && (double)ahi * bhi <= FLT_MAX;
 }
 
-typedef float emu_v4f __attribute__((vector_size(16)));
-
 void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
                  unsigned K, bool exact_products) {
     if (!exact_products) {
@@ -368,9 +366,45 @@ static inline __attribute__((always_inline)) void gather_ab_f(EmuThread *lane[32
     }
 }
 
+/* gather_ab_f of f16 A and B: the warp's registers read first, then decoded four at a time (emu_f16x4_to_f32),
+ * then placed as gather_ab_f places them */
+static void gather_f16(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm, float af[16][64],
+                       float bf[64][8]) {
+    uint32_t sl[24];
+    unsigned na = fm->na, nr = fm->na + fm->nb;
+    for (unsigned j = 0; j < na; j++) sl[j] = in->ok[1] == EMU_OK_VEC ? f->vec[in->o[1] + j] : in->o[1];
+    for (unsigned j = na; j < nr; j++) sl[j] = in->ok[2] == EMU_OK_VEC ? f->vec[in->o[2] + j - na] : in->o[2];
+    unsigned nv = (32 * nr + 3) / 4;
+    emu_v4u raw[(32 * 24 + 3) / 4];
+    uint32_t *rw = (uint32_t *)raw;
+    raw[nv - 1] = (emu_v4u){0, 0, 0, 0}; /* the last vector's lanes past total */
+    for (unsigned l = 0; l < 32; l++) {
+        const uint64_t *r = lane[l]->r;
+        for (unsigned j = 0; j < nr; j++) rw[l * nr + j] = (uint32_t)r[sl[j]];
+    }
+    emu_v4f lo[(32 * 24 + 3) / 4], hi[(32 * 24 + 3) / 4]; /* the low and the high half of each register */
+    for (unsigned k = 0; k < nv; k++) {
+        lo[k] = emu_f16x4_to_f32(raw[k] & 0xFFFFu);
+        hi[k] = emu_f16x4_to_f32(raw[k] >> 16);
+    }
+    const float *fl = (const float *)lo, *fh = (const float *)hi;
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned gr = l >> 2, tg = l & 3;
+        for (unsigned j = 0; j < na; j++) {
+            float *d = &af[gr + 8 * (j & 1)][tg * 2 + (j >> 1) * 8];
+            d[0] = fl[l * nr + j], d[1] = fh[l * nr + j];
+        }
+        for (unsigned j = 0; j < fm->nb; j++) {
+            bf[tg * 2 + j * 8][gr] = fl[l * nr + na + j];
+            bf[tg * 2 + j * 8 + 1][gr] = fh[l * nr + na + j];
+        }
+    }
+}
+
 static void gather_f(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm, float af[16][64], float bf[64][8]) {
     unsigned ta = in->ty2, tb = in->ty3;
-    if (ta == EMU_T_F16 && tb == ta) gather_ab_f(lane, f, in, fm, EMU_T_F16, EMU_T_F16, 2, af, bf);
+    if (ta == EMU_T_F16 && tb == ta && fm->na + fm->nb <= 24) gather_f16(lane, f, in, fm, af, bf);
+    else if (ta == EMU_T_F16 && tb == ta) gather_ab_f(lane, f, in, fm, EMU_T_F16, EMU_T_F16, 2, af, bf);
     else if (ta == EMU_T_BF16 && tb == ta) gather_ab_f(lane, f, in, fm, EMU_T_BF16, EMU_T_BF16, 2, af, bf);
     else if (ta == EMU_T_TF32 && tb == ta) gather_ab_f(lane, f, in, fm, EMU_T_TF32, EMU_T_TF32, 1, af, bf);
     else gather_ab_f(lane, f, in, fm, ta, tb, fm->epr, af, bf); /* f8: e4m3 and e5m2 mix */
@@ -399,6 +433,9 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     float af[16][64], bf[64][8], cf[16][8];
     int32_t ai[16][256], bi[256][8], ci[16][8];
     if (!isint) gather_f(lane, f, in, &fm, af, bf);
+    uint32_t sc[8], sd[8]; /* C's and D's register slots, one instruction for the whole warp */
+    for (unsigned e = 0; e < fm.nc && e < 8; e++) sc[e] = in->ok[3] == EMU_OK_VEC ? f->vec[in->o[3] + e] : in->o[3];
+    for (unsigned e = 0; e < fm.nd && e < 8; e++) sd[e] = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + e] : in->o[0];
     for (unsigned l = 0; l < 32; l++) {
         const EmuThread *t = lane[l];
         unsigned gr = l >> 2, tg = l & 3;
@@ -413,10 +450,10 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
         for (unsigned e = 0; e < NE; e++) {
             unsigned row = gr + 8 * (e >> 1), col = 2 * tg + (e & 1);
             if (in->ty4 == EMU_T_F16) {
-                uint32_t r = (uint32_t)vreg(t, f, in, 3, e >> 1);
+                uint32_t r = (uint32_t)t->r[sc[e >> 1]];
                 cf[row][col] = emu_f16_to_f32((uint16_t)(r >> (16 * (e & 1))));
             } else {
-                uint32_t r = (uint32_t)vreg(t, f, in, 3, e);
+                uint32_t r = (uint32_t)t->r[sc[e]];
                 if (isint) ci[row][col] = (int32_t)r;
                 else cf[row][col] = emu_f32(r);
             }
@@ -450,9 +487,9 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
             if (in->ty == EMU_T_F16) {
                 if (e & 1) continue;
                 uint32_t hi = dv[gr + 8 * (e >> 1)][2 * tg + 1];
-                vset(t, f, in, 0, e >> 1, (v & 0xFFFFu) | (hi << 16));
+                t->r[sd[e >> 1]] = (v & 0xFFFFu) | (hi << 16);
             } else {
-                vset(t, f, in, 0, e, v);
+                t->r[sd[e]] = v;
             }
         }
     }

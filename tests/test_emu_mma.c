@@ -390,6 +390,19 @@ Test(mma, f16_decode_every_code) {
     }
 }
 
+/* mma.sync with f16 A and B decodes four codes at once (emu_f16x4_to_f32, no branches): every code, in every
+ * vector lane, the same bits as emu_f16_to_f32 (the high 16 bits of a lane's input are ignored: a register's other half). */
+Test(mma, f16_decode_four_at_once_every_code) {
+    for (uint32_t h = 0; h < 0x10000; h += 4) {
+        emu_v4u in = {h | 0xABCD0000u, (h + 1) | 0x12340000u, h + 2, (h + 3) | 0xFFFF0000u};
+        emu_v4f got = emu_f16x4_to_f32(in);
+        for (unsigned k = 0; k < 4; k++) {
+            float want = emu_f16_to_f32((uint16_t)(h + k));
+            cr_assert_eq(f2u(got[k]), f2u(want), "f16 %#x: got %#x, want %#x", h + k, f2u(got[k]), f2u(want));
+        }
+    }
+}
+
 /* f64 (DMMA): mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64, the fragments packed here by the PTX ISA's
  * table for m8n8k4 .f64 (lane = 4 g + t holds A[g][t], B[t][g], C/D[g][2t], C/D[g][2t + 1]); the reference
  * takes one fma per k ascending, on random reals (and a NaN and an infinity in the third warp). */
