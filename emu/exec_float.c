@@ -117,7 +117,7 @@ static uint64_t enc(double v, unsigned ety, int rnd, bool ftz, bool sat) {
         float f = (float)v; /* v is already the f32 result, or rounds once */
         return emu_bits32(ftz ? ftz32(f) : f);
     }
-    return emu_round_f64_ftz(v, fmt_of(ety), rnd, ftz);
+    return ftz ? emu_round_f64_ftz(v, fmt_of(ety), rnd, ftz) : emu_round_f64(v, fmt_of(ety), rnd); /* the latter by bits when it can */
 }
 
 static double fminmax(double a, double b, bool mn, bool nanp) {

@@ -89,7 +89,34 @@ static uint64_t round_ld(long double x, int fmt, int rnd, bool ftz) {
     return encode(f, fmt, neg, v);
 }
 
-uint64_t emu_round_f64(double x, int fmt, int rnd) { return round_ld(x, fmt, rnd, false); }
+/* Round to nearest even of a normal double into f16, bf16 or f32 by its bits (the tensor-core and conversion
+ * instructions' common case): |x| = mant 2^(exp - 52) is n quanta and a remainder, n rounded up past half a quantum
+ * or at a tie when odd; the exponent field plus n - 2^(p-1) is the encoding, a carry out of n moving into the
+ * exponent, and past the largest finite value that is infinity's.  The same bits as round_ld; false for what it
+ * leaves to round_ld (zeros, subnormal doubles, infinities, NaN, values below half the least subnormal). */
+static inline bool round_rn_bits(double x, int fmt, uint64_t *out) {
+    const Fmt *f = &fmts[fmt];
+    uint64_t u = emu_bits64(x), ef = u >> 52 & 0x7FF;
+    if (ef == 0 || ef == 0x7FF) return false;
+    int exp = (int)ef - 1023, qexp = (exp < f->emin ? f->emin : exp) - (f->p - 1), shift = 52 + qexp - exp;
+    if (shift > 63) return false;
+    uint64_t mant = (u & ((1ull << 52) - 1)) | 1ull << 52;
+    uint64_t n = mant >> shift, rem = mant & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (n & 1))) n++;
+    uint64_t inf = ((1ull << f->ebits) - 1) << (f->p - 1);
+    uint64_t bits = exp < f->emin ? n : ((uint64_t)(exp + (1 << (f->ebits - 1)) - 1) << (f->p - 1)) + n - (1ull << (f->p - 1));
+    if (bits > inf) bits = inf;
+    *out = bits | (u >> 63) << (f->bits - 1);
+    return true;
+}
+
+uint64_t emu_round_f64(double x, int fmt, int rnd) {
+    uint64_t bits;
+    if ((rnd == EMU_RND_RN || rnd == EMU_RND_NONE) && (fmt == EMU_FMT_F16 || fmt == EMU_FMT_BF16 || fmt == EMU_FMT_F32) &&
+        round_rn_bits(x, fmt, &bits))
+        return bits;
+    return round_ld(x, fmt, rnd, false);
+}
 uint64_t emu_round_f64_ftz(double x, int fmt, int rnd, bool ftz) { return round_ld(x, fmt, rnd, ftz); }
 uint64_t emu_round_int(int64_t v, bool is_signed, int fmt, int rnd) {
     long double x = is_signed ? (long double)v : (long double)(uint64_t)v;

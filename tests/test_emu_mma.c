@@ -403,6 +403,45 @@ Test(mma, f16_decode_four_at_once_every_code) {
     }
 }
 
+/* Round to nearest even into f16, bf16 and f32 (the mma results, cvt.rn): emu_round_f64 takes the bits of a
+ * normal double (round_rn_bits), emu_round_f64_ftz without ftz always the long-double path; the two agree on
+ * ties (even and odd quotients), values a bit above and below them, the largest finite values and the halfway
+ * points past them, every subnormal boundary, and random doubles of every size from 2^-200 to 2^200. */
+Test(mma, round_to_nearest_even_by_bits) {
+    static const int fmts[] = {EMU_FMT_F16, EMU_FMT_BF16, EMU_FMT_F32};
+    static const int p[] = {11, 8, 24}, emin[] = {-14, -126, -126}, emax[] = {15, 127, 127};
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (unsigned fi = 0; fi < 3; fi++) {
+        int fmt = fmts[fi];
+        double xs[4096];
+        unsigned nx = 0;
+        /* n + 1/2 quanta (ties), and a quarter quantum off, at every exponent from below the subnormals to past the top */
+        for (int e = emin[fi] - p[fi] - 3; e <= emax[fi] + 2 && nx + 16 < 4096; e++)
+            for (int n = 0; n < 3; n++) {
+                double q = ldexp(1.0, e - (p[fi] - 1)), m = ldexp(1.0, p[fi] - 1) + n;
+                if (e < emin[fi]) q = ldexp(1.0, emin[fi] - (p[fi] - 1)), m = ldexp(1.0, e - emin[fi] + p[fi] - 1) + n;
+                xs[nx++] = (m + 0.5) * q, xs[nx++] = (m + 0.25) * q, xs[nx++] = (m + 0.75) * q, xs[nx++] = m * q;
+            }
+        double maxf = ldexp(ldexp(1.0, p[fi]) - 1, emax[fi] - (p[fi] - 1)), halfq = ldexp(1.0, emax[fi] - p[fi]);
+        xs[nx++] = maxf, xs[nx++] = maxf + halfq, xs[nx++] = nextafter(maxf + halfq, 0), xs[nx++] = nextafter(maxf + halfq, INFINITY);
+        for (unsigned i = 0; i < nx; i++)
+            for (int sg = 0; sg < 2; sg++) {
+                double x = sg ? -xs[i] : xs[i];
+                uint64_t got = emu_round_f64(x, fmt, EMU_RND_RN), want = emu_round_f64_ftz(x, fmt, EMU_RND_RN, false);
+                cr_assert_eq(got, want, "fmt %d of %a: got %#llx, want %#llx", fmt, x, (unsigned long long)got, (unsigned long long)want);
+            }
+        for (unsigned i = 0; i < 200000; i++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            /* random sign and mantissa, exponent in [-200, 200]; the low mantissa bits often zero (ties) */
+            uint64_t bits = (rng & 0x800FFFFFFFFFFFFFull) | (uint64_t)(1023 - 200 + (rng >> 52 & 0x7FF) % 401) << 52;
+            if (i & 1) bits &= ~((1ull << (rng >> 40 & 63)) - 1) | 0xFFF0000000000000ull;
+            double x = emu_f64(bits);
+            uint64_t got = emu_round_f64(x, fmt, EMU_RND_RN), want = emu_round_f64_ftz(x, fmt, EMU_RND_RN, false);
+            cr_assert_eq(got, want, "fmt %d of %a: got %#llx, want %#llx", fmt, x, (unsigned long long)got, (unsigned long long)want);
+        }
+    }
+}
+
 /* f64 (DMMA): mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64, the fragments packed here by the PTX ISA's
  * table for m8n8k4 .f64 (lane = 4 g + t holds A[g][t], B[t][g], C/D[g][2t], C/D[g][2t + 1]); the reference
  * takes one fma per k ascending, on random reals (and a NaN and an infinity in the third warp). */
