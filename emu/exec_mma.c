@@ -274,6 +274,27 @@ bool emu_mma_exact_type(unsigned ty) { return ty == EMU_T_F16 || ty == EMU_T_E4M
  * ld); lo > hi when there are none. */
 static void mag_range(const float *x, unsigned ld, unsigned rows, unsigned cols, float *lo, float *hi) {
     float l = INFINITY, h = 0;
+    if (cols % 4 == 0) { /* four at a time, without branches: zeros, infinities and NaNs count as neither */
+        const emu_v4u absm = {0x7FFFFFFFu, 0x7FFFFFFFu, 0x7FFFFFFFu, 0x7FFFFFFFu};
+        const emu_v4f inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+        emu_v4f vl = inf, vh = {0, 0, 0, 0};
+        for (unsigned i = 0; i < rows; i++)
+            for (unsigned j = 0; j < cols; j += 4) {
+                emu_v4f v;
+                memcpy(&v, x + (size_t)i * ld + j, sizeof v);
+                v = (emu_v4f)((emu_v4u)v & absm);
+                emu_v4u in = (emu_v4u)(v != 0) & (emu_v4u)(v < inf); /* NaN fails the second test */
+                emu_v4f fl = (emu_v4f)(((emu_v4u)v & in) | ((emu_v4u)inf & ~in)), fh = (emu_v4f)((emu_v4u)v & in);
+                vl = (emu_v4f)(((emu_v4u)fl & (emu_v4u)(fl < vl)) | ((emu_v4u)vl & ~(emu_v4u)(fl < vl)));
+                vh = (emu_v4f)(((emu_v4u)fh & (emu_v4u)(fh > vh)) | ((emu_v4u)vh & ~(emu_v4u)(fh > vh)));
+            }
+        for (unsigned k = 0; k < 4; k++) {
+            l = vl[k] < l ? vl[k] : l;
+            h = vh[k] > h ? vh[k] : h;
+        }
+        *lo = l, *hi = h;
+        return;
+    }
     for (unsigned i = 0; i < rows; i++)
         for (unsigned j = 0; j < cols; j++) {
             float v = fabsf(x[(size_t)i * ld + j]);
