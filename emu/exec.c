@@ -46,7 +46,8 @@
     X(MULWIDE_S32) X(MULWIDE_U32) X(SHL32) X(SHL64) X(SHRU32) X(SHRS32) X(SHRU64) X(SHRS64) \
     X(AND32) X(OR32) X(XOR32) X(AND64) X(OR64) X(XOR64) X(SETP_S32) X(SETP_U32) X(SETP_S64) X(SETP_U64) \
     X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
-    X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA)
+    X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
+    X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -105,7 +106,10 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     case EMU_OP_SELP: return in->on[3] ? FAST_NONE : FAST_SELP;
     case EMU_OP_MIN: case EMU_OP_MAX:
         if (in->ty == EMU_T_S32 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S32 : FAST_MAX_S32;
+        if (in->ty == EMU_T_F32 && !in->flags && in->rnd == EMU_RND_NONE && regs) return in->op == EMU_OP_MIN ? FAST_FMIN : FAST_FMAX;
         return FAST_NONE;
+    case EMU_OP_DIV: /* div.rn.f32: IEEE division (not .approx, .full, .ftz, .sat) */
+        return in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && regs ? FAST_FDIV : FAST_NONE;
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
         /* the value operand: one register, or a vector of in->vec registers */
         unsigned ai = in->op == EMU_OP_ST ? 0 : 1, vi = 1 - ai;
@@ -125,6 +129,11 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             if (vec4 && sz == 4) return ld ? FAST_LDG128 : FAST_STG128;
         }
         if (in->space == EMU_SP_SHARED && scalar && sz == 4) return ld ? FAST_LDS32 : FAST_STS32;
+        /* 16-bit (not sign-extending) and 16-byte shared accesses: the plain case only, anything else (racecheck,
+         * wgmma or bulk reads in flight, out of bounds, misaligned, another CTA's) the checked path */
+        if (in->space == EMU_SP_SHARED && scalar && sz == 2 && (emu_type_kind(in->ty) == EMU_K_B || emu_type_kind(in->ty) == EMU_K_U))
+            return ld ? FAST_LDS16 : FAST_STS16;
+        if (in->space == EMU_SP_SHARED && vec4 && sz == 4) return ld ? FAST_LDS128 : FAST_STS128;
         /* the kernel's parameters (a .func's own are in its frame: emu_param) */
         if (in->space == EMU_SP_PARAM && entry && ld && scalar && (sz == 4 || sz == 8)) return sz == 4 ? FAST_LDP32 : FAST_LDP64;
         return FAST_NONE; /* param, local, const and generic addresses go through the checked path */

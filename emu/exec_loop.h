@@ -193,6 +193,51 @@ skip: /* a guard that is false */
             NEXT();
         }
         L_CVTA_ID: r[in->o[0]] = r[in->o[1]]; NEXT();
+        L_LDS16: {
+            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            if (b->shadow || a + 2 > b->shared_size || (a & 1)) goto slow;
+            uint16_t v;
+            memcpy(&v, emu_cta_smem(b, t) + a, 2);
+            r[in->o[0]] = v;
+            NEXT();
+        }
+        L_STS16: {
+            uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            if (b->shadow || b->wg_reading || b->nbulkrd || a + 2 > b->shared_size || (a & 1)) goto slow;
+            uint16_t v = (uint16_t)r[in->o[1]];
+            memcpy(emu_cta_smem(b, t) + a, &v, 2);
+            NEXT();
+        }
+        L_LDS128: {
+            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            if (b->shadow || a + 16 > b->shared_size || (a & 15)) goto slow;
+            uint32_t v[4];
+            memcpy(v, emu_cta_smem(b, t) + a, 16);
+            const uint32_t *d = &f->vec[in->o[0]];
+            r[d[0]] = v[0]; r[d[1]] = v[1]; r[d[2]] = v[2]; r[d[3]] = v[3];
+            NEXT();
+        }
+        L_STS128: {
+            uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            if (b->shadow || b->wg_reading || b->nbulkrd || a + 16 > b->shared_size || (a & 15)) goto slow;
+            const uint32_t *s = &f->vec[in->o[1]];
+            uint32_t v[4] = {(uint32_t)r[s[0]], (uint32_t)r[s[1]], (uint32_t)r[s[2]], (uint32_t)r[s[3]]};
+            memcpy(emu_cta_smem(b, t) + a, v, 16);
+            NEXT();
+        }
+        L_FDIV: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) / emu_f32(r[in->o[2]])); NEXT();
+        L_FMIN: { /* a NaN gives the other operand; -0 is below +0 */
+            float x = emu_f32(r[in->o[1]]), y = emu_f32(r[in->o[2]]);
+            float v = x != x ? y : y != y ? x : x == y && x == 0 ? (signbit(x) ? x : y) : x < y ? x : y;
+            r[in->o[0]] = canon32(v);
+            NEXT();
+        }
+        L_FMAX: {
+            float x = emu_f32(r[in->o[1]]), y = emu_f32(r[in->o[2]]);
+            float v = x != x ? y : y != y ? x : x == y && x == 0 ? (signbit(x) ? y : x) : x > y ? x : y;
+            r[in->o[0]] = canon32(v);
+            NEXT();
+        }
         /* control flow and blocking instructions */
 slow:
         switch (in->op) {

@@ -132,6 +132,13 @@ static uint64_t r_fmin(uint64_t a, uint64_t b, uint64_t c) {
     if (x == 0 && y == 0) return f2u(signbit(x) ? x : y);
     return f2u(x < y ? x : y);
 }
+static uint64_t r_fmax(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; float x = F(a), y = F(b);
+    if (isnan(x)) return f2u(y);
+    if (isnan(y)) return f2u(x);
+    if (x == 0 && y == 0) return f2u(signbit(x) ? y : x);
+    return f2u(x > y ? x : y);
+}
 static uint64_t r_fabs(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) & 0x7FFFFFFFu; }
 static uint64_t r_fneg(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) ^ 0x80000000u; }
 static uint64_t r_cvt_rni_s32(uint64_t a, uint64_t b, uint64_t c) {
@@ -356,6 +363,7 @@ static const Case cases[] = {
     {"add.ftz.f32 %r4, %r1, %r2;", false, r_fadd_ftz, CMP_FLOAT, 0},
     {"mul.sat.f32 %r4, %r1, %r2;", false, r_fmul_sat, CMP_FLOAT, 0},
     {"min.f32 %r4, %r1, %r2;", false, r_fmin, CMP_FLOAT, 0},
+    {"max.f32 %r4, %r1, %r2;", false, r_fmax, CMP_FLOAT, 0},
     {"abs.f32 %r4, %r1;", false, r_fabs, CMP_FLOAT, 0},
     {"neg.f32 %r4, %r1;", false, r_fneg, CMP_FLOAT, 0},
     {"cvt.rni.s32.f32 %r4, %r1;", false, r_cvt_rni_s32, CMP_EXACT, 0},
