@@ -106,10 +106,12 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     case EMU_OP_SELP: return in->on[3] ? FAST_NONE : FAST_SELP;
     case EMU_OP_MIN: case EMU_OP_MAX:
         if (in->ty == EMU_T_S32 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S32 : FAST_MAX_S32;
-        if (in->ty == EMU_T_F32 && !in->flags && in->rnd == EMU_RND_NONE && regs) return in->op == EMU_OP_MIN ? FAST_FMIN : FAST_FMAX;
+        if (in->ty == EMU_T_F32 && !in->flags && !in->xflags && in->rnd == EMU_RND_NONE && regs) return in->op == EMU_OP_MIN ? FAST_FMIN : FAST_FMAX;
         return FAST_NONE;
     case EMU_OP_DIV: /* div.rn.f32: IEEE division (not .approx, .full, .ftz, .sat) */
-        return in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && regs ? FAST_FDIV : FAST_NONE;
+        if (in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && !in->xflags && regs)
+            return FAST_FDIV;
+        return FAST_NONE;
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
         /* the value operand: one register, or a vector of in->vec registers */
         unsigned ai = in->op == EMU_OP_ST ? 0 : 1, vi = 1 - ai;
@@ -304,6 +306,11 @@ static __attribute__((noinline)) uint8_t *sts32_checked(EmuBlock *b, EmuThread *
 
 /* The interpreter loop (exec_loop.h), twice: plain, and with every instruction's registers checked against the
  * thread's in-flight wgmma results (a constant in each, so the plain loop pays nothing for it). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define EMU_NO_CROSSJUMP __attribute__((optimize("no-crossjumping", "no-gcse"))) /* keeps the handlers' jumps apart */
+#else
+#define EMU_NO_CROSSJUMP
+#endif
 #define EMU_RUN_THREAD run_thread_plain
 #define EMU_WGCHECK 0
 #include "emu/exec_loop.h"

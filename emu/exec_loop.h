@@ -4,7 +4,7 @@
  * inlines no function that keeps label addresses in a static table). */
 /* Runs t until it blocks, exits or faults.  Returns false on a fault.  wgcheck: t has wgmma results in
  * flight, so every instruction's registers are checked against them. */
-static __attribute__((noinline, aligned(64), optimize("no-crossjumping", "no-gcse"))) bool EMU_RUN_THREAD(EmuBlock *b, EmuThread *t) {
+static __attribute__((noinline, aligned(64))) EMU_NO_CROSSJUMP bool EMU_RUN_THREAD(EmuBlock *b, EmuThread *t) {
     const bool wgcheck = EMU_WGCHECK;
     const EmuFunc *f = t->fn;
     const EmuIns *code = f->code;
