@@ -20,7 +20,7 @@
  *      exec_call.c), and the family executors for the rest.  A thread's
  *      registers start as its CTA's first thread's, copied only where the
  *      kernel's instructions name a slot (init_runs).
- *   4. Every launch can be stopped: at backward branches (and between
+ *   4. Every launch can be stopped: at backward branches and calls (and between
  *      block rounds, and between blocks) every EMU_CHECK_EVERY instructions
  *      a thread looks at the stop flag, its instruction limit and the
  *      launch's deadline; past the deadline the launch fails with a report

@@ -285,6 +285,12 @@ slow:
         }
         case EMU_OP_CALL:
             t->pc = pc;
+            /* a call runs code again as a backward branch does: recursion without a loop (f calling itself
+             * twice) has no backward branch, so the clock is looked at here too */
+            if (n >= check) {
+                if (!(ok = emu_check_budget(b, t, in, n))) goto out;
+                check = n + EMU_CHECK_EVERY;
+            }
             if (!(ok = emu_call(b, t, in))) goto out;
             f = t->fn;
             code = f->code;

@@ -700,6 +700,38 @@ Test(stop, brx_loops_time_out_and_give_way, .timeout = 60) {
     dev_close(d);
 }
 
+/* Recursion without a loop: f(n) calls f(n - 1) twice, 2^60 calls with no backward branch.  It stops at the
+ * budget; it ran on past any budget (the clock was looked at only at backward branches). */
+Test(stop, recursion_without_a_loop_times_out, .timeout = 60) {
+    static const char *ptx = HEAD
+        ".func (.reg .b32 r) f(.reg .b32 n)\n{\n .reg .b32 %r<4>;\n .reg .pred %p<2>;\n"
+        " setp.eq.u32 %p1, n, 0;\n @%p1 bra $BASE;\n sub.u32 %r1, n, 1;\n"
+        " call.uni (%r2), f, (%r1);\n call.uni (%r3), f, (%r1);\n add.u32 r, %r2, %r3;\n ret;\n"
+        "$BASE:\n mov.u32 r, 1;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u32 depth)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u32 %r1, [depth];\n call.uni (%r2), f, (%r1);\n"
+        " ld.param.u64 %rd1, [out];\n atom.global.add.u32 %r3, [%rd1], %r2;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev(0.5);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, (uint32_t[]){0}, 4);
+    uint32_t depth = 60;
+    void *params[] = {&out, &depth};
+    double t0 = seconds();
+    launch_fails(d, f, (unsigned[]){2, 1, 1}, (unsigned[]){32, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"timeout", "kernel 'k'", "0.5 s", NULL});
+    cr_assert(seconds() - t0 < 10, "the timeout took %.1f s", seconds() - t0);
+    depth = 4; /* 2^4 per thread: the same kernel runs to its end */
+    cr_assert_eq(dev_memcpy_htod(d, out, (uint32_t[]){0}, 4), DEV_OK);
+    launch_ok(d, f, 2, 32, params);
+    uint32_t v;
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, out, 4), DEV_OK);
+    cr_assert_eq(v, 64u * 16u);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Half a block spins on a flag the other half sets only after a barrier
  * that the spinners never reach: the report lists both groups of threads
  * and their PTX lines. */
