@@ -357,6 +357,14 @@ static bool dev_string(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
     return true;
 }
 
+/* The digits at *p (a printf width or precision; none: 0), at most `most`; *p moves past them. */
+static uint64_t printf_count(const char **p, uint64_t most) {
+    uint64_t v = 0;
+    for (; **p >= '0' && **p <= '9'; (*p)++)
+        if (v <= most) v = v * 10 + (uint64_t)(**p - '0');
+    return v < most ? v : most;
+}
+
 /* Formats a printf format (device string at fmt) with the argument buffer
  * at args: each argument naturally aligned after the previous one, as C
  * passes them to a variadic function (int for char/short, double for
@@ -369,6 +377,11 @@ static int format(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t fmt, uin
     uint64_t off = 0;
     int nargs = 0;
     bool ok = true;
+    /* A block whose output passes EMU_PRINTF_LIMIT is dropped whole (print_output), so past it the rest is formatted
+     * into junk (arguments are still read: a bad one faults as before) with no width or precision, and a width or
+     * precision is at most one past the limit: "%2000000000d" padded gigabytes, or failed past INT_MAX. */
+    Str junk = {0};
+    const uint64_t limit = EMU_PRINTF_LIMIT;
     /* the next argument of `sz` bytes into *v */
 #define NEXT_ARG(sz, v)                                                             \
     do {                                                                            \
@@ -380,6 +393,13 @@ static int format(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t fmt, uin
         nargs++;                                                                    \
     } while (0)
     while (*p && ok) {
+        if (out != &junk && out->len > limit) {
+            out->len = limit + 1;
+            out->buf[out->len] = 0;
+            out = &junk;
+        }
+        junk.len = 0;
+        const uint64_t most = out == &junk ? 0 : limit + 1; /* a width's or a precision's largest value */
         if (*p != '%') { str_putc(out, *p++); continue; }
         if (p[1] == '%') { str_putc(out, '%'); p += 2; continue; }
         /* spec = "%" flags* (width | "*")? ("." (prec | "*"))? length? conversion;
@@ -391,22 +411,22 @@ static int format(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t fmt, uin
         if (*p == '*') {
             uint64_t v;
             NEXT_ARG(4, &v);
-            int w = (int32_t)v;
-            str_printf(&spec, "%s%d", w < 0 ? "-" : "", w < 0 ? -w : w);
+            int64_t w = (int32_t)v; /* INT_MIN too: a negative width is the '-' flag */
+            uint64_t mag = (uint64_t)(w < 0 ? -w : w);
+            str_printf(&spec, "%s%" PRIu64, w < 0 ? "-" : "", mag < most ? mag : most);
             p++;
-        } else {
-            while (*p >= '0' && *p <= '9') str_putc(&spec, *p++);
+        } else if (*p >= '0' && *p <= '9') {
+            str_printf(&spec, "%" PRIu64, printf_count(&p, most));
         }
         if (*p == '.') {
             p++;
             if (*p == '*') {
                 uint64_t v;
                 NEXT_ARG(4, &v);
-                if ((int32_t)v >= 0) str_printf(&spec, ".%d", (int32_t)v);
+                if ((int32_t)v >= 0) str_printf(&spec, ".%" PRIu64, (uint64_t)(int32_t)v < most ? (uint64_t)(int32_t)v : most);
                 p++;
             } else {
-                str_putc(&spec, '.');
-                while (*p >= '0' && *p <= '9') str_putc(&spec, *p++);
+                str_printf(&spec, ".%" PRIu64, printf_count(&p, most));
             }
         }
         bool wide = false; /* l, ll, j, z, t, q: an 8-byte integer */
@@ -467,6 +487,11 @@ static int format(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t fmt, uin
         str_free(&spec);
     }
 #undef NEXT_ARG
+    if (out != &junk && out->len > limit) {
+        out->len = limit + 1;
+        out->buf[out->len] = 0;
+    }
+    str_free(&junk);
     str_free(&f);
     return ok ? nargs : -1;
 }

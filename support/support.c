@@ -126,6 +126,10 @@ void str_vprintf(Str *s, const char *fmt, va_list ap) {
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
+    if (n < 0) { /* EOVERFLOW: more than INT_MAX bytes; nothing is written (n was added to len) */
+        va_end(ap2);
+        return;
+    }
     str_reserve(s, (size_t)n);
     vsnprintf(s->buf + s->len, (size_t)n + 1, fmt, ap2);
     va_end(ap2);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "include/tile/tile.h"
@@ -167,6 +168,78 @@ Test(calls, printf_and_assert) {
     mode = 1;
     launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
                  (const char *[]){"assertion failed", "hi:42: hi: Assertion `x>0` failed.", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Peak resident memory of this process, in MiB. */
+static double peak_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+/* printf formats from a buffer, `reps` times by one thread: widths and precisions past what a launch keeps
+ * (1 MiB: the block's output is dropped whole) are printed as dropped, in little time and memory.  Before:
+ * "%2000000000d" padded 2 GB on the host (past INT_MAX, vsnprintf failed and the length went wrong), a
+ * '*' width of INT_MIN was negated (undefined), and a block printing in a loop kept all its output until the
+ * launch ended.  Widths and precisions that fit print as before. */
+Test(calls, printf_huge_widths_and_endless_output, .timeout = 120) {
+    static const char *ptx = HEAD
+        ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);\n"
+        ".visible .entry pf(.param .u64 fmt, .param .u64 args, .param .u32 reps, .param .u64 ret)\n{\n"
+        " .reg .pred %p<2>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [fmt];\n ld.param.u64 %rd2, [args];\n ld.param.u32 %r1, [reps];\n"
+        "$L:\n { .param .b64 p0; st.param.b64 [p0], %rd1;\n .param .b64 p1; st.param.b64 [p1], %rd2;\n .param .b32 r;\n"
+        "   call.uni (r), vprintf, (p0, p1);\n ld.param.b32 %r2, [r];\n }\n"
+        " sub.u32 %r1, %r1, 1;\n setp.ne.u32 %p1, %r1, 0;\n @%p1 bra $L;\n"
+        " ld.param.u64 %rd3, [ret];\n st.global.u32 [%rd3], %r2;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev(60);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "pf", &m);
+    struct {
+        const char *fmt;
+        uint32_t reps, nargs;
+        const char *want; /* the whole output, or NULL: dropped, with the note */
+    } cases[] = {
+        {"[%12d|%-*d|%.*f|%05.1f]\n", 1, 6, "[          42|7   |1.50|001.5]\n"},
+        {"%2000000000d|%.2000000000f\n", 1, 2, NULL},
+        {"%*d|%99999999999999999999999d|%.*d\n", 1, 5, NULL}, /* a width of INT_MIN, then a huge one */
+        {"%*d|%.*d\n", 2, 4, "-2147483648|00000000042\n-2147483648|00000000042\n"}, /* INT_MIN as a value */
+        {"%60000d\n", 2000, 1, NULL},                                                /* 120 MB from one thread */
+    };
+    uint32_t args_[8][8] = {
+        {42, (uint32_t)-4, 7, 2, 0, 0, 0, 0},
+        {42, 0, 0, 0, 0, 0, 0, 0},
+        {0x80000000u, 42, 7, 3000000000u, 5, 0, 0, 0},
+        {11, 0x80000000u, 11, 42, 0, 0, 0, 0},
+        {42, 0, 0, 0, 0, 0, 0, 0},
+    };
+    double x = 1.5; /* the doubles: 8-byte aligned after the ints */
+    memcpy(&args_[0][4], &x, 8);
+    memcpy(&args_[0][6], &x, 8);
+    memcpy(&args_[1][2], &x, 8);
+    uint64_t ret = buffer(d, NULL, 4);
+    double peak0 = peak_mib();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint64_t fmt = buffer(d, cases[i].fmt, strlen(cases[i].fmt) + 1), args = buffer(d, args_[i], sizeof args_[i]);
+        uint32_t reps = cases[i].reps;
+        void *params[] = {&fmt, &args, &reps, &ret};
+        DevStatus st;
+        double t0 = now_seconds();
+        char *text = captured_launch(d, f, 1, 1, params, &st);
+        double took = now_seconds() - t0;
+        cr_assert_eq(st, DEV_OK, "case %zu: %s", i, dev_last_error(d));
+        if (cases[i].want) cr_assert_str_eq(text, cases[i].want, "case %zu", i);
+        else cr_assert_str_eq(text, "emu: printf output of kernel 'pf' beyond 1048576 bytes was dropped\n", "case %zu", i);
+        free(text);
+        uint32_t r;
+        cr_assert_eq(dev_memcpy_dtoh(d, &r, ret, 4), DEV_OK);
+        cr_assert_eq(r, cases[i].nargs, "case %zu: vprintf returned %u", i, r);
+        cr_assert_lt(took, 20, "case %zu took %.1f s", i, took);
+        cr_assert_lt(peak_mib() - peak0, 64, "case %zu: the peak memory grew by %.0f MiB", i, peak_mib() - peak0);
+    }
     dev_module_unload(m);
     dev_close(d);
 }
