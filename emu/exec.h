@@ -673,7 +673,7 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
 static inline uint8_t *emu_global(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
     if (!(addr & (size - 1)))
         for (unsigned k = 0; k < EMU_GCACHE; k++)
-            if (addr >= b->gc[k].lo && addr + size <= b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
+            if (addr >= b->gc[k].lo && addr < b->gc[k].hi && size <= b->gc[k].hi - addr) return b->gc[k].host + (addr - b->gc[k].lo);
     return emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
 }
 

@@ -230,7 +230,7 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     case EMU_SP_GLOBAL: case EMU_SP_CONST: {
         /* the allocations cached below (emu_global's cache: nothing pending, writable) answer without a search */
         for (unsigned k = 0; space == EMU_SP_GLOBAL && k < EMU_GCACHE; k++)
-            if (addr >= b->gc[k].lo && addr + size <= b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
+            if (addr >= b->gc[k].lo && addr < b->gc[k].hi && size <= b->gc[k].hi - addr) return b->gc[k].host + (addr - b->gc[k].lo);
         const EmuAlloc *a = emu_mem_find(b->L->mem, addr);
         if (!a || size > a->size - (addr - a->addr)) {
             /* the aligned word around an allocation's last bytes: on a GPU they lie in an allocation granule

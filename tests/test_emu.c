@@ -10,6 +10,7 @@
  *      reports, barriers, votes, globals.  One instruction per case over special
  *      and random operands: test_emu_instr.c. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -632,6 +633,26 @@ Test(report, memcheck_kinds) {
     off = 0x123456789ull - p;
     cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
     cr_assert(strstr(dev_last_error(d), "address 0x123456789 is not in any device allocation"), "%s", dev_last_error(d));
+    /* the last aligned words of the address space: addr + size wrapped to 0, which every empty entry (0-0) of
+     * the blocks' allocation cache held, so the access went to a host address 16 EiB away and crashed */
+    off = (uint64_t)-4 - p;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "address 0xfffffffffffffffc is not in any device allocation"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    static const char *wrap = PTX_HEAD ".visible .entry wr(.param .u64 p, .param .u64 off)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<4>;\n"
+                              " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n"
+                              " ld.global.u32 %r1, [%rd1];\n st.global.u64 [%rd3], %rd1;\n ld.global.u32 %r1, [%rd3];\n ret;\n}\n";
+    check_ptxas_arch(wrap, "sm_80");
+    f = load(d, wrap, "wr", &m);
+    for (uint64_t end = 8; end <= 16; end += 8) { /* the store's fast path, after a load cached p's allocation */
+        off = (uint64_t)0 - end - p;
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+        char want[64];
+        snprintf(want, sizeof want, "address 0x%" PRIx64 " is not in any device allocation", (uint64_t)0 - end);
+        cr_assert(strstr(dev_last_error(d), want), "%s", dev_last_error(d));
+    }
+    off = 8;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
     dev_module_unload(m);
     /* a negative shared offset, wrapped to 32 bits, in a kernel without clusters: out of the block's shared
      * memory (it was "the shared memory of cluster CTA rank 254; the cluster has 1 CTA", probeW F-m2) */
