@@ -40,16 +40,23 @@ static void finding(const char *what, const char *detail) {
 static const char *const internal_words[] = {"internal", "unreachable", "assert", "Assertion", "LLVM ERROR", "verif", "Broken module",
                                              "please report", "gave no reason", NULL};
 
+/* The message's own lines: not the source lines a diagnostic quotes (indented), where a kernel's 'assert' is. */
+static int in_own_line(const char *msg, const char *hit) {
+    const char *l = hit;
+    while (l > msg && l[-1] != '\n') l--;
+    return *l != ' ';
+}
+
 static void check_message(const char *where, const char *msg) {
     if (!msg) return;
     for (int i = 0; internal_words[i]; i++)
-        if (strstr(msg, internal_words[i]) && !strstr(msg, "static_assert") && !strstr(msg, "device_assert") &&
-            !strstr(msg, "assume")) {
-            char b[256];
-            snprintf(b, sizeof b, "%s: message with '%s'", where, internal_words[i]);
-            finding(b, msg);
-            return;
-        }
+        for (const char *h = strstr(msg, internal_words[i]); h; h = strstr(h + 1, internal_words[i]))
+            if (in_own_line(msg, h) && !strstr(msg, "static_assert") && !strstr(msg, "device_assert") && !strstr(msg, "assume")) {
+                char b[256];
+                snprintf(b, sizeof b, "%s: message with '%s'", where, internal_words[i]);
+                finding(b, msg);
+                return;
+            }
 }
 
 static int located(const char *diag) {
