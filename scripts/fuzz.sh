@@ -46,7 +46,10 @@ for f in kernels/*.tile kernels/*/*.tile stdlib/*.tile tests/lang/*.tile; do
   grep -q 'const BLOCK' "$f" && { printf '\001'; cat "$f"; } >"$B/corpus-tile/seed1_$n"
   case "$f" in kernels/*) { printf '\002'; cat "$f"; } >"$B/corpus-tile/seed2_$n" ;; esac
 done
-for f in tests/emu/*.ptx; do cp "$f" "$B/corpus-ptx/seed_$(basename "$f")"; done
+for f in tests/emu/*.ptx; do
+  cp "$f" "$B/corpus-ptx/seed_$(basename "$f")"
+  { printf '\001'; cat "$f"; } >"$B/corpus-ptx/seed1_$(basename "$f")" # fuzz_ptx's variant that also launches
+done
 for f in fuzz/regressions/tile-* fuzz/regressions/ptx-*; do
   [ -f "$f" ] || continue
   case "$(basename "$f")" in tile-*) cp "$f" $B/corpus-tile/ ;; ptx-*) cp "$f" $B/corpus-ptx/ ;; esac
