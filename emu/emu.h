@@ -686,6 +686,8 @@ enum {
     EMU_MAX_COOP_THREADS = 1 << 18,   /* threads of a cooperative launch, all resident at once (an H100's 132 SMs
                                          hold 270,336) */
     EMU_MAX_CALL_DEPTH = 1024,        /* nested calls per thread (the GPU's limit is its stack size) */
+    EMU_MAX_THREAD_LOCAL = 512u << 10, /* bytes of local memory per thread, all frames and allocas together: CUDA's
+                                         per-thread limit (a launch needing more fails on a GPU) */
     EMU_DEFAULT_TIMEOUT_SECONDS = 600, /* a launch's time budget when none is given */
     EMU_PRINTF_LIMIT = 1 << 20,       /* bytes of printf output kept per launch (CUDA's default FIFO); the rest is dropped */
     EMU_MAX_WORKERS = 512,            /* host threads running one launch's blocks (more than cores when blocks wait on others) */

@@ -1072,6 +1072,9 @@ static bool check_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const
         return launch_error(err, "launch of '%s': %" PRIu64 " threads exceed .maxntid %u, %u, %u", f->name, nthreads,
                             f->maxntid[0], f->maxntid[1], f->maxntid[2]);
     if (!cluster_dims(m, f, grid, opt, cluster, err)) return false;
+    if ((uint64_t)f->local_size + f->frame_param_size > EMU_MAX_THREAD_LOCAL)
+        return launch_error(err, "launch of '%s': %" PRIu64 " bytes of local memory per thread exceed the %u a thread may use",
+                            f->name, (uint64_t)f->local_size + f->frame_param_size, (unsigned)EMU_MAX_THREAD_LOCAL);
     /* the GPU's limit: an emu:<target> device's own, whatever the PTX's .target (an H100 gives sm_80 PTX its
      * 227 KiB; an sm_86 allows 99 KiB) */
     const Target *lt = opt->device ? opt->device : m->target;

@@ -154,9 +154,9 @@ static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFun
      * ld.param takes too (emu_param), so a param-space address below them always names a kernel parameter (its
      * address passed to a callee: a __grid_constant__ struct by reference) */
     if (base < align16(b->L->param_size)) base = align16(b->L->param_size);
-    if (base + emu_args_offset(callee) + callee->param_size > EMU_WINDOW_SIZE / 2)
-        return emu_fault(b, t, in, "call stack overflow", "the frames' local memory exceeds %llu bytes",
-                         (unsigned long long)(EMU_WINDOW_SIZE / 2));
+    if (base + emu_args_offset(callee) + callee->param_size > EMU_MAX_THREAD_LOCAL)
+        return emu_fault(b, t, in, "call stack overflow", "the frames' local memory exceeds %u bytes (a thread's limit)",
+                         (unsigned)EMU_MAX_THREAD_LOCAL);
     if (!reserve((void **)&nf->r, &nf->cap_r, (size_t)callee->nslots * sizeof(uint64_t)) ||
         !reserve((void **)&nf->local, &nf->cap_local, callee->local_size + 1) ||
         !reserve((void **)&nf->args, &nf->cap_args, callee->param_size + 1) ||
@@ -319,9 +319,9 @@ bool emu_exec_stack(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!align || (align & (align - 1)) || align > 4096)
         return emu_fault(b, t, in, "invalid alloca", "alignment %" PRIu64 " (a power of two up to 4096)", align);
     uint64_t at = (base + fr->dyn_size + align - 1) & ~(align - 1), end = at - base + size;
-    if (size > EMU_WINDOW_SIZE / 2 || at + size > EMU_WINDOW_SIZE / 2)
-        return emu_fault(b, t, in, "call stack overflow", "alloca of %" PRIu64 " bytes: the frames' local memory exceeds %llu bytes",
-                         size, (unsigned long long)(EMU_WINDOW_SIZE / 2));
+    if (size > EMU_MAX_THREAD_LOCAL || at + size > EMU_MAX_THREAD_LOCAL)
+        return emu_fault(b, t, in, "call stack overflow", "alloca of %" PRIu64 " bytes: the frames' local memory exceeds %u bytes (a thread's limit)",
+                         size, (unsigned)EMU_MAX_THREAD_LOCAL);
     if (!reserve((void **)&fr->dyn, &fr->cap_dyn, (size_t)end + 1))
         return emu_fault(b, t, in, "out of host memory", "for an alloca of %" PRIu64 " bytes", size);
     memset(fr->dyn + fr->dyn_size, 0, (size_t)end - fr->dyn_size);

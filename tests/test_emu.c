@@ -791,30 +791,91 @@ Test(report, deadlock_and_watchdog) {
     dev_close(d);
 }
 
-/* A block whose registers and local memory the host cannot give (128 threads of 1 GiB of .local each, under
- * an address-space limit) fails its launch with "out of host memory"; the report named the block through the
- * CTAs that were never allocated (a NULL dereference in a worker thread). */
+/* A block whose registers and local memory the host cannot give (1024 threads of 512 KiB of .local each, a
+ * thread's limit, under an address-space limit just above what the process maps) fails its launch with "out of
+ * host memory"; the report named the block through the CTAs that were never allocated (a NULL dereference in a
+ * worker thread). */
 #include <sys/resource.h>
+static uint64_t mapped_bytes(void) {
+    FILE *fp = fopen("/proc/self/status", "r");
+    char line[256];
+    uint64_t kb = 0;
+    while (fp && fgets(line, sizeof line, fp))
+        if (sscanf(line, "VmSize: %" SCNu64 " kB", &kb) == 1) break;
+    if (fp) fclose(fp);
+    return kb << 10;
+}
 Test(report, block_state_out_of_host_memory) {
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip("under AddressSanitizer the address space cannot be limited: NOT checked here");
 #else
     static const char *ptx = PTX_HEAD
-        ".visible .entry big(.param .u32 x)\n{\n .local .align 4 .b8 lm[1073741824];\n .reg .b32 %r<2>;\n"
-        " mov.u32 %r1, 7;\n st.local.u32 [lm+1073741820], %r1;\n ret;\n}\n";
+        ".visible .entry big(.param .u32 x)\n{\n .local .align 4 .b8 lm[524288];\n .reg .b32 %r<2>;\n"
+        " mov.u32 %r1, 7;\n st.local.u32 [lm+524284], %r1;\n ret;\n}\n";
     TileDevice *d = NULL;
     cr_assert_eq(dev_open("emu", NULL, &d, NULL), DEV_OK);
     TileDevModule *m;
     TileDevFunction *f = load(d, ptx, "big", &m);
-    struct rlimit rl = {(rlim_t)16 << 30, (rlim_t)16 << 30};
+    uint64_t vm = mapped_bytes();
+    cr_assert_gt(vm, 0);
+    struct rlimit rl = {(rlim_t)(vm + (64u << 20)), (rlim_t)(vm + (64u << 20))};
     cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
     uint32_t x = 0;
     void *params[] = {&x};
-    cr_assert_eq(dev_launch(f, 2, 1, 1, 128, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1024, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
     cr_assert(strstr(dev_last_error(d), "out of host memory") && strstr(dev_last_error(d), "kernel 'big'"), "%s", dev_last_error(d));
     dev_module_unload(m);
     dev_close(d);
 #endif
+}
+
+/* A thread's local memory is bounded as on a GPU (512 KiB: a kernel's .local beyond it is refused at launch, and
+ * frames or allocas past it stop the launch as a call stack overflow).  Before, a thread could take 2 GiB: a
+ * .func with 64 KiB of .local recursing 1000 deep in 32 threads took 12 GB of host memory and a minute and a
+ * half past its time budget; a 1 GiB .local in 128 threads asked the host for 128 GiB. */
+Test(report, local_memory_per_thread_is_bounded) {
+    static const char *big = PTX_HEAD
+        ".visible .entry big(.param .u32 x)\n{\n .local .align 4 .b8 lm[524292];\n .reg .b32 %r<2>;\n"
+        " mov.u32 %r1, 7;\n st.local.u32 [lm+524288], %r1;\n ret;\n}\n";
+    static const char *deep = PTX_HEAD
+        ".func (.param .b32 r) f(.param .b32 n)\n{\n .local .align 4 .b8 buf[65536];\n .reg .b32 %r<4>;\n .reg .pred %p;\n"
+        " ld.param.b32 %r1, [n];\n st.local.u32 [buf+65532], %r1;\n setp.eq.u32 %p, %r1, 0;\n @%p bra done;\n"
+        " sub.u32 %r2, %r1, 1;\n {\n .param .b32 a;\n .param .b32 b;\n st.param.b32 [a], %r2;\n"
+        " call.uni (b), f, (a);\n ld.param.b32 %r3, [b];\n }\n ld.local.u32 %r1, [buf+65532];\n add.u32 %r1, %r1, %r3;\n"
+        "done:\n st.param.b32 [r], %r1;\n ret;\n}\n"
+        ".visible .entry rec(.param .u64 out, .param .u32 n)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u32 %r1, [n];\n {\n .param .b32 a;\n .param .b32 b;\n st.param.b32 [a], %r1;\n"
+        " call.uni (b), f, (a);\n ld.param.b32 %r2, [b];\n }\n ld.param.u64 %rd1, [out];\n st.global.u32 [%rd1], %r2;\n ret;\n}\n";
+    TileDevice *d = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &d, NULL), DEV_OK);
+    TileDevModule *m, *m2;
+    TileDevFunction *f = load(d, big, "big", &m);
+    uint32_t x = 0;
+    void *params[] = {&x};
+    int rc0 = dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, params);
+    cr_assert_eq(rc0, DEV_ERR_INVALID, "%d %s", rc0, dev_last_error(d));
+    cr_assert(strstr(dev_last_error(d), "524292 bytes of local memory per thread exceed the 524288"), "%s", dev_last_error(d));
+    TileDevFunction *g = load(d, deep, "rec", &m2);
+    uint64_t out;
+    cr_assert_eq(dev_malloc(d, 4, &out), DEV_OK);
+    for (uint32_t n = 3; n <= 1000; n += 997) {
+        void *p2[] = {&out, &n};
+        int rc = dev_launch(g, 1, 1, 1, 32, 1, 1, 0, NULL, p2);
+        if (n == 3) { /* four frames of 64 KiB: within the limit, 3 + 2 + 1 + 0 */
+            cr_assert_eq(rc, DEV_OK, "%s", dev_last_error(d));
+            uint32_t v = 0;
+            cr_assert_eq(dev_memcpy_dtoh(d, &v, out, 4), DEV_OK);
+            cr_assert_eq(v, 6u);
+        } else {
+            cr_assert_eq(rc, DEV_ERR_LAUNCH);
+            cr_assert(strstr(dev_last_error(d), "call stack overflow") && strstr(dev_last_error(d), "exceeds 524288 bytes"), "%s",
+                      dev_last_error(d));
+        }
+    }
+    dev_free(d, out);
+    dev_module_unload(m2);
+    dev_module_unload(m);
+    dev_close(d);
 }
 
 /* Labels and parameters by the 100000 (20000 parameters): each label was looked up by a linear search (at its
