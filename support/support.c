@@ -261,8 +261,20 @@ void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap) {
     }
     Str s = {0};
     str_vprintf(&s, fmt, ap);
-    d->msgs[d->n++] = (DiagMsg){lvl, loc, diag_shorten(s.buf ? s.buf : "")};
+    char *msg = diag_shorten(s.buf ? s.buf : "");
     str_free(&s);
+    /* an error said again at the same place (a -D value checked for each kernel of the file, a definition seen
+     * from two uses) is kept once, with the notes of its first report */
+    if (lvl != DIAG_NOTE) d->dropping = false;
+    if (lvl == DIAG_ERROR)
+        for (int i = 0; i < d->n && !d->dropping; i++)
+            d->dropping = d->msgs[i].level == DIAG_ERROR && d->msgs[i].loc.file == loc.file && d->msgs[i].loc.line == loc.line &&
+                          d->msgs[i].loc.col == loc.col && !strcmp(d->msgs[i].msg, msg);
+    if (d->dropping) {
+        free(msg);
+        return;
+    }
+    d->msgs[d->n++] = (DiagMsg){lvl, loc, msg};
 }
 
 #define DIAG_FN(name, lvl)                                   \

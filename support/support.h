@@ -109,6 +109,7 @@ typedef struct Diag {
     int n, cap;
     int nerrors;
     int max_errors; /* stop collecting after this many (0: 50) */
+    bool dropping;  /* the last error repeated an earlier one (its text at its place): its notes are dropped too */
 } Diag;
 
 void diag_init(Diag *d);

@@ -546,6 +546,12 @@ Test(lang_diag, values_that_do_not_fit) {
     r = compile_src("t.tile", src, strlen(src), nw, 1);
     cr_expect_str_eq(r.diags, "<-D num_warps>:1:1: error: num_warps must be a compile-time integer\n  f16\n  ^\n");
     result_free(&r);
+    /* checked for each kernel of the file, said once (it was printed once a kernel) */
+    const char *two = "kernel a(x: *f32) { store(x, 1.0); }\nkernel b(x: *f32) { store(x, 2.0); }\n";
+    LangDefine nw3[] = {{"num_warps", "3"}};
+    r = compile_src("t.tile", two, strlen(two), nw3, 1);
+    cr_expect_str_eq(r.diags, "<-D num_warps>:1:1: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3\n  3\n  ^\n");
+    result_free(&r);
     static const char *const bad_literals[] = {"0x_", "1__0", "1_", "1.5_", "0b_"};
     for (int i = 0; i < 5; i++) {
         char text[128], want[256];
