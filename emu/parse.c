@@ -153,15 +153,58 @@ static bool slot_is_wide(const Parser *ps, uint32_t slot) {
  * both halves: mov.b128 (a register, or a {..} pack/unpack of 2 or 4 narrower ones, the lowest first),
  * ld/ldu/st.b128 (the value) and atom.cas/.exch.b128 (d, b, c; d may be `_`); those operands must be .b128
  * registers (not immediates: a constant slot has 64 bits). */
-/* %is_explicit_cluster is a .pred special register: mov.pred reads it (and a guard may name it); ptxas refuses it
- * anywhere else ("Arguments mismatch for instruction 'mov'", "Special register argument not allowed"). */
-static bool check_pred_sreg(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
-    const uint32_t slot = EMU_SLOT_SREG + EMU_SREG_IS_EXPLICIT_CLUSTER;
+/* The special registers as operands (ptxas of CUDA 13, tried register by register): only mov and an integer cvt
+ * read one, as their source ("Special register argument not allowed for instruction 'add'"; an add, setp or st of
+ * %tid.x loaded and ran), WARP_SZ aside, which is a constant.  A mov's type has the register's width: 32 bits, 64 for
+ * %clock64, %globaltimer, %current_graph_exec and %pmN_64, also 16 for %tid, %ntid, %ctaid and %nctaid (once .v4.u16),
+ * any of the three for %gridid ("Arguments mismatch for instruction 'mov'": mov.u64 of %tid.x took its 32 bits); in a
+ * {..} pack each element has it; a cvt reads a 64-bit source type from a 64-bit register only.
+ * %is_explicit_cluster is a .pred: mov.pred reads it (and a guard may name it). */
+static unsigned sreg_bits(unsigned sr) {
+    switch (sr) {
+    case EMU_SREG_CLOCK64: case EMU_SREG_GLOBALTIMER: case EMU_SREG_CURRENT_GRAPH_EXEC: return 64;
+    case EMU_SREG_GRIDID: return 0; /* 16, 32 or 64 */
+    case EMU_SREG_IS_EXPLICIT_CLUSTER: return 1;
+    default: return sr >= EMU_SREG_PM0_64 && sr <= EMU_SREG_PM7_64 ? 64 : 32;
+    }
+}
+
+static bool sreg_fits(unsigned sr, unsigned bits, bool vec) {
+    unsigned w = sreg_bits(sr);
+    if (!w) return bits == 16 || bits == 32 || bits == 64;
+    return bits == w || (!vec && bits == 16 && sr <= EMU_SREG_NCTAID_Z);
+}
+
+static bool check_sregs(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     for (unsigned i = 0; i < in->nops; i++) {
-        bool uses = (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) && in->o[i] == slot;
-        for (unsigned k = 0; in->ok[i] == EMU_OK_VEC && k < in->on[i]; k++) uses |= ps->vec[in->o[i] + k] == slot;
-        if (uses && !(in->op == EMU_OP_MOV && in->ty == EMU_T_PRED && i == 1 && in->ok[i] == EMU_OK_REG))
-            return perr(ps, line, "'%.*s': %%is_explicit_cluster is a .pred special register: only mov.pred reads it", (int)len, s);
+        unsigned n = in->ok[i] == EMU_OK_VEC ? in->on[i] : 1;
+        for (unsigned k = 0; k < n; k++) {
+            uint32_t slot = in->ok[i] == EMU_OK_VEC ? ps->vec[in->o[i] + k] : in->o[i];
+            if ((in->ok[i] != EMU_OK_REG && in->ok[i] != EMU_OK_VEC && in->ok[i] != EMU_OK_ADDR) || slot < EMU_SLOT_SREG ||
+                slot >= EMU_SLOT_SREG + EMU_SREG_COUNT || slot == EMU_SLOT_SREG + EMU_SREG_WARPSZ)
+                continue;
+            unsigned sr = slot - EMU_SLOT_SREG, kind = emu_type_kind(in->ty), bits = emu_type_size(in->ty) * 8;
+            const char *name = sreg_names[sr];
+            if (in->ok[i] == EMU_OK_ADDR) return perr(ps, line, "'%.*s': special register %s as an address", (int)len, s, name);
+            if (sr == EMU_SREG_IS_EXPLICIT_CLUSTER) {
+                if (in->op == EMU_OP_MOV && in->ty == EMU_T_PRED && i == 1 && in->ok[i] == EMU_OK_REG) continue;
+                return perr(ps, line, "'%.*s': %%is_explicit_cluster is a .pred special register: only mov.pred reads it", (int)len, s);
+            }
+            bool integer = kind == EMU_K_B || kind == EMU_K_U || kind == EMU_K_S;
+            if (in->op == EMU_OP_MOV && i == 1 && integer) {
+                if (sreg_fits(sr, n > 1 ? bits / n : bits, n > 1)) continue;
+                return perr(ps, line, "'%.*s': special register %s is %s, not %u bits", (int)len, s, name,
+                            sreg_bits(sr) == 64 ? "64 bits" : sr <= EMU_SREG_NCTAID_Z && n == 1 ? "32 bits (or 16)" : "32 bits",
+                            n > 1 ? bits / n : bits);
+            }
+            unsigned k2 = emu_type_kind(in->ty2);
+            if (in->op == EMU_OP_CVT && i == 1 && n == 1 && (kind == EMU_K_U || kind == EMU_K_S) && (k2 == EMU_K_U || k2 == EMU_K_S)) {
+                if (emu_type_size(in->ty2) <= 4 || sreg_bits(sr) != 32) continue;
+                return perr(ps, line, "'%.*s': special register %s is 32 bits, not a .%s source", (int)len, s, name, emu_type_name(in->ty2));
+            }
+            return perr(ps, line, "'%.*s': special register %s as an operand: only mov and an integer cvt read one (mov.u32 %%r, %s)",
+                        (int)len, s, name, name);
+        }
     }
     return true;
 }
@@ -847,7 +890,7 @@ bool emu_parse_ins(Parser *ps) {
     }
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
-    if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_pred_sreg(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_sregs(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_types(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len, in.nops)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;

@@ -1054,3 +1054,47 @@ Test(refuse, blackwell_forms_need_sm_100) {
     }
     dev_close(d);
 }
+
+/* PTX 8.7 for sm_90a, the instruction at line 13 */
+#define P(ins) ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n" \
+    " .reg .pred %p<4>;\n .reg .b16 %h<4>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n .reg .f32 %f<4>;\n .reg .f64 %fd<4>;\n" \
+    " .shared .align 16 .b8 sm[256];\n " ins ";\n ret;\n}\n"
+
+/* Special registers: only mov and an integer cvt read one, mov at its width (16 bits too for %tid, %ntid, %ctaid,
+ * %nctaid), cvt from a 64-bit source type only for a 64-bit one.  An add of %tid.x, a mov.u64 of it or a mov.u32 of
+ * %clock64 loaded and ran (ptxas: "Special register argument not allowed", "Arguments mismatch"). */
+Test(refuse, special_registers) {
+    static const Bad bad[] = {
+        {P("mov.u64 %rd1, %tid.x"), "ptx:13: 'mov.u64': special register %tid.x is 32 bits (or 16), not 64 bits"},
+        {P("mov.s64 %rd1, %laneid"), "ptx:13: 'mov.s64': special register %laneid is 32 bits, not 64 bits"},
+        {P("mov.u16 %h1, %laneid"), "special register %laneid is 32 bits, not 16 bits"},
+        {P("mov.u32 %r1, %clock64"), "special register %clock64 is 64 bits, not 32 bits"},
+        {P("mov.u32 %r1, %globaltimer"), "special register %globaltimer is 64 bits"},
+        {P("mov.u64 %rd1, %globaltimer_lo"), "special register %globaltimer_lo is 32 bits"},
+        {P("mov.u32 %r1, %current_graph_exec"), "is 64 bits"},
+        {P("mov.f32 %f1, %tid.x"), "ptx:13: 'mov.f32': special register %tid.x as an operand: only mov and an integer cvt read one"},
+        {P("mov.b32 %r1, {%h1, %tid.x}"), "special register %tid.x is 32 bits, not 16 bits"},
+        {P("cvt.u32.u64 %r1, %tid.x"), "ptx:13: 'cvt.u32.u64': special register %tid.x is 32 bits, not a .u64 source"},
+        {P("cvt.rn.f32.u32 %f1, %tid.x"), "special register %tid.x as an operand"},
+        {P("add.u32 %r1, %tid.x, 1"), "ptx:13: 'add.u32': special register %tid.x as an operand: only mov and an integer cvt"},
+        {P("mul.wide.u32 %rd1, %tid.x, 4"), "special register %tid.x as an operand"},
+        {P("mad.lo.u32 %r1, %r2, 4, %ctaid.x"), "special register %ctaid.x as an operand"},
+        {P("setp.eq.u32 %p1, %laneid, 0"), "special register %laneid as an operand"},
+        {P("selp.b32 %r1, %tid.x, 0, %p1"), "special register %tid.x as an operand"},
+        {P("popc.b32 %r1, %lanemask_lt"), "special register %lanemask_lt as an operand"},
+        {P("st.global.u32 [%rd1], %tid.x"), "special register %tid.x as an operand"},
+        {P("shfl.sync.idx.b32 %r1, %tid.x, 0, 31, -1"), "special register %tid.x as an operand"},
+        {P("cvta.to.global.u64 %rd1, %globaltimer"), "special register %globaltimer as an operand"},
+        {P("atom.global.add.u32 %r1, [%rd1], %tid.x"), "special register %tid.x as an operand"},
+        {P("mov.u32 %r1, %is_explicit_cluster"), "%is_explicit_cluster is a .pred special register: only mov.pred reads it"},
+    };
+    static const char *const good[] = {
+        P("mov.u32 %r1, %tid.x;\n mov.s32 %r1, %ntid.y;\n mov.u16 %h1, %ctaid.x;\n mov.b16 %h1, %nctaid.z;\n mov.u64 %rd1, %clock64;\n"
+          " mov.s64 %rd1, %globaltimer;\n mov.u32 %r1, %globaltimer_lo;\n mov.u64 %rd1, %gridid;\n mov.u32 %r1, %gridid;\n"
+          " mov.u64 %rd1, %pm0_64;\n mov.u32 %r1, %pm0;\n mov.u64 %rd1, %current_graph_exec;\n mov.b64 %rd1, {%tid.x, %tid.y};\n"
+          " cvt.u64.u32 %rd1, %tid.x;\n cvt.u64.u16 %rd1, %tid.x;\n cvt.u32.u64 %r1, %clock64;\n cvt.u16.u32 %h1, %laneid;\n"
+          " cvt.u32.u8 %r1, %tid.x;\n cvt.s64.s32 %rd1, %smid;\n mov.pred %p1, %is_explicit_cluster;\n add.u32 %r1, %r2, WARP_SZ;\n"
+          " mov.u32 %r1, WARP_SZ"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
