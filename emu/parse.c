@@ -433,10 +433,12 @@ static bool parse_operand(Parser *ps, Opd *o, bool call) {
     if (accept(ps, '[')) {
         o->kind = OPD_ADDR;
         o->slot = EMU_SLOT_ZERO;
+        bool neg = is_punct(&ps->tok, '-') && peek(ps)->kind == TK_NUM; /* [-4]: ptxas takes it (of .local) */
+        if (neg) next(ps);
         if (ps->tok.kind == TK_NUM) {
             Imm im;
             if (!emu_parse_imm(&ps->tok, false, &im) || im.kind != IMM_INT) return perr(ps, line, "bad address");
-            o->off = im.i;
+            o->off = neg ? -im.i : im.i;
             next(ps);
         } else {
             Opd b;
@@ -746,6 +748,38 @@ static bool check_operand_type(Parser *ps, const EmuIns *in, unsigned i, unsigne
     return true;
 }
 
+/* Address operands as ptxas takes them: an immediate address ([16]) is for .local only ("Immediate addresses allowed
+ * only for .local state space"), a register address is an integer or bit register (not [%f1]), and with .address_size
+ * 64 (the only size loaded) ld, ldu, st, atom, red and prefetch of the generic or .global space take no 32-bit register
+ * and cvta no .u32 ("Program uses 32-bit address ...": "32-Bit compilation is no longer supported").  Each loaded and
+ * ran: [16] of .shared read shared byte 16, a 32-bit generic address reached no allocation. */
+static bool check_addresses(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    if (in->op == EMU_OP_CVTA && emu_type_size(in->ty) != 8)
+        return perr(ps, line, "'%.*s': cvta converts 64-bit addresses (.u64): .address_size 64 takes no 32-bit ones", (int)len, s);
+    unsigned na = 0; /* address operands so far */
+    for (unsigned i = 0; i < in->nops; i++) {
+        if (in->ok[i] != EMU_OK_ADDR) continue;
+        bool primary = na++ == 0;
+        if (in->o[i] == EMU_SLOT_ZERO) {
+            if (primary && in->space == EMU_SP_LOCAL) continue;
+            return perr(ps, line, "'%.*s': an immediate address ([%" PRId64 "]) is for the .local state space only", (int)len, s,
+                        na <= 3 ? in->off[na - 1] : 0);
+        }
+        const struct RegRange *r = slot_range(ps, in->o[i]);
+        unsigned kind = r ? emu_type_kind(r->ty) : EMU_K_NONE;
+        if (kind == EMU_K_F || kind == EMU_K_PRED)
+            return perr(ps, line, "'%.*s': register '%.*s' of type .%s as an address: an address is an integer or bit register",
+                        (int)len, s, (int)r->plen, r->prefix, emu_type_name(r->ty));
+        bool mem = in->op == EMU_OP_LD || in->op == EMU_OP_LDU || in->op == EMU_OP_ST || in->op == EMU_OP_ATOM ||
+                   in->op == EMU_OP_RED || in->op == EMU_OP_PREFETCH;
+        if (r && primary && mem && emu_type_size(r->ty) == 4 && (in->space == EMU_SP_GENERIC || in->space == EMU_SP_GLOBAL))
+            return perr(ps, line, "'%.*s': a 32-bit register as a %s address: .address_size 64 takes 64-bit ones (32-bit "
+                        "addresses are for .shared, .local, .const and .param)", (int)len, s,
+                        in->space == EMU_SP_GLOBAL ? ".global" : "generic");
+    }
+    return true;
+}
+
 /* The operands that have the instruction's type, checked against their registers' declared types. */
 static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     unsigned mask = 0; /* operands of type in->ty, strictly */
@@ -758,6 +792,7 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_SELP: mask = 0x7; break;
     case EMU_OP_SETP: mask = 0x6; break;
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
+    case EMU_OP_CVTA: mask = 0x3; break; /* cvta.to.shared.u64 %rd1, %r2: "Arguments mismatch" */
     case EMU_OP_MAPA: mask = 0x3; break; /* ptxas: "Arguments mismatch" for mapa.u32 of a 64-bit address (it was cut to 32 bits) */
     case EMU_OP_GETCTARANK: /* d is 32 bits whatever the address's type */
         return check_operand_type(ps, in, 0, EMU_T_U32, false, line, s, len) &&
@@ -891,6 +926,7 @@ bool emu_parse_ins(Parser *ps) {
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_sregs(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_addresses(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_types(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len, in.nops)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;

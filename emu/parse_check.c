@@ -317,6 +317,11 @@ static bool check_flag_ops(Parser *ps, const EmuIns *in, uint32_t line, const ch
 static bool check_more_types(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     unsigned op = in->op;
     bool ftz = in->flags & EMU_F(FTZ);
+    /* mov's float types are .f32 and .f64: mov.f16, .bf16, their pairs, .tf32 and the fp8 ones loaded as .b moves
+     * (ptxas: "Unexpected instruction types specified for 'mov'") */
+    if (op == EMU_OP_MOV && emu_type_kind(in->ty) == EMU_K_F && in->ty != EMU_T_F32 && in->ty != EMU_T_F64)
+        return perr(ps, line, "'%.*s': mov takes no .%s (its float types are .f32 and .f64; mov.b%u moves the bits)", (int)len, s,
+                    emu_type_name(in->ty), emu_type_size(in->ty) * 8);
     if (op == EMU_OP_SLCT) { /* slct.dtype.s32, slct[.ftz].dtype.f32: dtype .b/.u/.s 16..64, .f32, .f64 */
         bool d_ok = in->ty < 64 && ((T_B | T_U | T_S | T_F) >> in->ty & 1);
         if (ntypes != 2 || !d_ok || (in->ty2 != EMU_T_S32 && in->ty2 != EMU_T_F32))

@@ -1098,3 +1098,41 @@ Test(refuse, special_registers) {
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
+
+/* Address operands: an immediate address is for .local only, a register address is an integer or bit register, and a
+ * generic or .global ld/st/atom/red/prefetch takes no 32-bit register, nor cvta a .u32 type (.address_size 64); mov
+ * takes no half, packed, tf32 or fp8 type.  Each loaded and ran before ([16] of .shared read shared byte 16). */
+Test(refuse, addresses_and_mov_types) {
+    static const Bad bad[] = {
+        {P("ld.shared.u32 %r1, [16]"), "ptx:13: 'ld.shared.u32': an immediate address ([16]) is for the .local state space only"},
+        {P("st.global.u32 [0], %r1"), "an immediate address ([0]) is for the .local state space only"},
+        {P("ld.u32 %r1, [1+2]"), "an immediate address ([3])"},
+        {P("atom.shared.add.u32 %r1, [8], 1"), "an immediate address ([8])"},
+        {P("ld.param.u32 %r1, [16]"), "an immediate address"},
+        {P("cp.async.ca.shared.global [%r1], [16], 4"), "an immediate address ([16])"},
+        {P("mbarrier.init.shared.b64 [16], 1"), "an immediate address"},
+        {P("ld.shared.u32 %r2, [%f1]"), "ptx:13: 'ld.shared.u32': register '%f' of type .f32 as an address"},
+        {P("ld.global.u32 %r2, [%r1]"), "ptx:13: 'ld.global.u32': a 32-bit register as a .global address"},
+        {P("st.u32 [%r1], %r2"), "a 32-bit register as a generic address"},
+        {P("atom.global.add.u32 %r2, [%r1], 1"), "a 32-bit register as a .global address"},
+        {P("red.add.u32 [%r1], 1"), "a 32-bit register as a generic address"},
+        {P("prefetch.global.L2 [%r1]"), "a 32-bit register as a .global address"},
+        {P("ld.global.nc.u32 %r2, [%r1]"), "a 32-bit register as a .global address"},
+        {P("cvta.to.shared.u32 %r1, %rd1"), "ptx:13: 'cvta.to.shared.u32': cvta converts 64-bit addresses (.u64)"},
+        {P("cvta.shared.u32 %r1, sm"), "cvta converts 64-bit addresses"},
+        {P("cvta.to.shared.u64 %rd1, %r2"), "operand 2, register '%r2' of type .b32, does not fit .u64"},
+        {P("mov.f16 %h1, %h2"), "ptx:13: 'mov.f16': mov takes no .f16 (its float types are .f32 and .f64; mov.b16 moves the bits)"},
+        {P("mov.bf16 %h1, %h2"), "mov takes no .bf16"},
+        {P("mov.f16x2 %r1, %r2"), "mov takes no .f16x2"},
+        {P("mov.bf16x2 %r1, %r2"), "mov takes no .bf16x2"},
+        {P("mov.tf32 %r1, %r2"), "mov takes no .tf32"},
+    };
+    static const char *const good[] = {
+        P("ld.local.u32 %r1, [16];\n st.local.u32 [0], %r1;\n ld.local.u32 %r1, [-4];\n ld.shared.u32 %r1, [%r2];\n"
+          " ld.shared.u32 %r1, [%rd2+4];\n st.shared::cluster.u32 [%r2], %r1;\n ld.local.u32 %r1, [%r2];\n ld.const.u32 %r1, [%r2];\n"
+          " atom.shared.add.u32 %r1, [%r2], 1;\n cp.async.ca.shared.global [%r1], [%rd1], 4;\n ld.shared.u32 %r1, [sm+8];\n"
+          " ld.global.u32 %r1, [%rd1];\n cvta.to.shared.u64 %rd1, %rd2;\n cvta.shared.u64 %rd1, sm;\n mov.b16 %h1, %h2;\n"
+          " mov.b32 %r1, %r2;\n mov.f32 %f1, %f2;\n mov.f64 %fd1, %fd2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
