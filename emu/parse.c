@@ -780,6 +780,78 @@ static bool check_addresses(Parser *ps, const EmuIns *in, uint32_t line, const c
     return true;
 }
 
+/* cp.async's sizes as ptxas takes them: cp-size an immediate 4, 8 or 16 (16 only for .cg), then a src-size (an
+ * immediate up to cp-size or a 32-bit register) or an ignore-src predicate, not both ("Arguments mismatch"; a 64-bit
+ * src-size without .L2::cache_hint, cp-size 12 or both loaded and ran). */
+static bool check_cp_async(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    uint64_t cp = 0, src;
+    bool cg = emu_has_mod(s, len, "cg");
+    if (in->nops > 4)
+        return perr(ps, line, "'%.*s': src-size and ignore-src exclude each other ([dst], [src], cp-size[, src-size | ignore-src])",
+                    (int)len, s);
+    if (in->ok[2] != EMU_OK_REG || !const_value(ps, in->o[2], &cp) || (cg ? cp != 16 : cp != 4 && cp != 8 && cp != 16))
+        return perr(ps, line, "'%.*s': cp-size is an immediate %s", (int)len, s, cg ? "16 (.cg copies 16 bytes)" : "4, 8 or 16");
+    if (in->nops < 4 || in->ok[3] != EMU_OK_REG || slot_is_pred(ps, in->o[3])) return true;
+    if (const_value(ps, in->o[3], &src)) {
+        if (src > cp) return perr(ps, line, "'%.*s': src-size %" PRIu64 " is past cp-size %" PRIu64, (int)len, s, src, cp);
+        return true;
+    }
+    const struct RegRange *r = slot_range(ps, in->o[3]);
+    unsigned k = r ? emu_type_kind(r->ty) : EMU_K_B;
+    if (r && (emu_type_size(r->ty) != 4 || k == EMU_K_F))
+        return perr(ps, line, "'%.*s': src-size is a 32-bit integer register, not .%s", (int)len, s, emu_type_name(r->ty));
+    return true;
+}
+
+/* createpolicy as ptxas takes it (the emulator's policy is an opaque value, so each of these loaded):
+ *   createpolicy.fractional.L2::primary[.L2::secondary].b64 d[, fraction]: primary evict_last, evict_normal, evict_first
+ *     or evict_unchanged, secondary evict_first or evict_unchanged, an immediate fraction in (0, 1];
+ *   createpolicy.range[.global].L2::primary[.L2::secondary].b64 d, [a], primary-size, total-size (32-bit sizes);
+ *   createpolicy.cvt.L2.b64 d, a (a 64-bit a). */
+static bool check_createpolicy(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    static const char *const prim[] = {"L2::evict_last", "L2::evict_normal", "L2::evict_first", "L2::evict_unchanged"};
+    bool cvt = emu_has_mod(s, len, "cvt"), range = emu_has_mod(s, len, "range");
+    if (in->ty != EMU_T_B64) return perr(ps, line, "'%.*s': createpolicy makes a .b64 policy", (int)len, s);
+    if (cvt) {
+        if (!emu_has_mod(s, len, "L2")) return perr(ps, line, "'%.*s': the form is createpolicy.cvt.L2.b64 d, a", (int)len, s);
+        const struct RegRange *r = in->nops > 1 && in->ok[1] == EMU_OK_REG ? slot_range(ps, in->o[1]) : NULL;
+        if (r && emu_type_size(r->ty) != 8)
+            return perr(ps, line, "'%.*s': the policy converted is a 64-bit register, not .%s", (int)len, s, emu_type_name(r->ty));
+        return true;
+    }
+    /* the priorities in the order written: the first any of prim, a second evict_first or evict_unchanged */
+    int first = -1, second = -1, n = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (s[i] != '.') continue;
+        for (unsigned k = 0; k < 4; k++) {
+            size_t m = strlen(prim[k]);
+            if (i + 1 + m <= len && !memcmp(s + i + 1, prim[k], m) && (i + 1 + m == len || s[i + 1 + m] == '.')) {
+                if (!n++) first = (int)k;
+                else second = (int)k;
+            }
+        }
+    }
+    if (first < 0 || (second >= 0 && second != 2 && second != 3) || n > 2)
+        return perr(ps, line, "'%.*s': createpolicy needs an eviction priority .L2::evict_last, _normal, _first or _unchanged, "
+                    "then at most .L2::evict_first or .L2::evict_unchanged", (int)len, s);
+    if (range) {
+        for (unsigned i = 2; i < in->nops && i < 4; i++) {
+            const struct RegRange *r = in->ok[i] == EMU_OK_REG ? slot_range(ps, in->o[i]) : NULL;
+            if (r && emu_type_size(r->ty) != 4)
+                return perr(ps, line, "'%.*s': the sizes are 32-bit, not .%s", (int)len, s, emu_type_name(r->ty));
+        }
+        return true;
+    }
+    uint64_t v;
+    if (in->nops > 1 && in->ok[1] == EMU_OK_REG && const_value(ps, in->o[1], &v)) {
+        float f;
+        uint32_t b = (uint32_t)v;
+        memcpy(&f, &b, 4);
+        if (!(f > 0.0f && f <= 1.0f)) return perr(ps, line, "'%.*s': the fraction %g is not in (0, 1]", (int)len, s, (double)f);
+    }
+    return true;
+}
+
 /* The operands that have the instruction's type, checked against their registers' declared types. */
 static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     unsigned mask = 0; /* operands of type in->ty, strictly */
@@ -927,6 +999,8 @@ bool emu_parse_ins(Parser *ps) {
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_sregs(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_addresses(ps, &in, line, opt.s, opt.len)) return false;
+    if (in.op == EMU_OP_CP_ASYNC && !check_cp_async(ps, &in, line, opt.s, opt.len)) return false;
+    if (in.op == EMU_OP_CREATEPOLICY && !check_createpolicy(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_types(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len, in.nops)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;

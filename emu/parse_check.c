@@ -10,6 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Whether the opcode text s has the modifier .m (a whole one). */
+bool emu_has_mod(const char *s, uint32_t len, const char *m) {
+    size_t n = strlen(m);
+    for (uint32_t i = 0; i + n < len; i++)
+        if (s[i] == '.' && !memcmp(s + i + 1, m, n) && (i + 1 + n == len || s[i + 1 + n] == '.')) return true;
+    return false;
+}
+
+
 /* Checks that need no run time: barrier ids and counts given as
  * immediates, writes to read-only state spaces. */
 /* Whether an instruction writes its first operand (a register or a vector of them). */
@@ -447,12 +456,100 @@ static bool check_cache_mods(Parser *ps, const EmuIns *in, uint32_t line, const 
 
 /* The modifiers an opcode needs, once all are decoded (decode_mods in parse.c): how many types, which
  * operation of a family, which combinations. */
+/* The modifiers of an opcode's text after its first word, in order: n of them in mods (at most cap). */
+typedef struct Mod { const char *p; uint32_t n; } Mod;
+static unsigned split_mods(const char *s, uint32_t len, Mod *mods, unsigned cap) {
+    unsigned n = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (s[i] != '.') continue;
+        uint32_t j = i + 1;
+        while (j < len && s[j] != '.') j++;
+        if (n < cap) mods[n++] = (Mod){s + i + 1, j - i - 1};
+        i = j - 1;
+    }
+    return n;
+}
+static bool mod_is(const Mod *m, const char *w) { return m->n == strlen(w) && !memcmp(m->p, w, m->n); }
+static int mod_find(const Mod *mods, unsigned n, const char *const *words, unsigned nwords, unsigned *count) {
+    int at = -1;
+    *count = 0;
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned k = 0; k < nwords; k++)
+            if (mod_is(&mods[i], words[k])) { if (at < 0) at = (int)k; ++*count; }
+    return at;
+}
+
+/* fence and membar as ptxas of CUDA 13 takes them (tried modifier by modifier; the emulator skipped any modifier):
+ *   fence[.sc|.acq_rel|.acquire|.release].scope, one scope of .cta .cluster .gpu .sys (no .relaxed);
+ *   fence.acquire.sync_restrict::shared::cluster.cluster, fence.release.sync_restrict::shared::cta.cluster;
+ *   fence.mbarrier_init.release.cluster;
+ *   fence.proxy.alias, fence.proxy.async[.global|.shared::cta|.shared::cluster] (no scope; not .shared nor .local);
+ *   membar.cta|.gl|.sys, membar.proxy.alias.
+ * The other proxy fences (tensormap::generic, async::generic) are left to their own checks. */
+static bool check_fence(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    static const char *const scopes[] = {"cta", "cluster", "gpu", "sys"}, *const sems[] = {"sc", "acq_rel", "acquire", "release"};
+    Mod m[12];
+    unsigned n = split_mods(s, len, m, 12), nscope, nsem, nx;
+    int scope = mod_find(m, n, scopes, 4, &nscope), sem = mod_find(m, n, sems, 4, &nsem);
+    if (in->op == EMU_OP_MEMBAR) {
+        static const char *const levels[] = {"cta", "gl", "sys"};
+        bool ok = n == 2 && mod_is(&m[0], "proxy") && mod_is(&m[1], "alias");
+        ok = ok || (n == 1 && mod_find(m, n, levels, 3, &nx) >= 0);
+        return ok || perr(ps, line, "'%.*s': membar takes one level, .cta, .gl or .sys (or is membar.proxy.alias)", (int)len, s);
+    }
+    if (n && mod_is(&m[0], "proxy")) {
+        if (n < 2 || (!mod_is(&m[1], "alias") && !mod_is(&m[1], "async"))) return true;
+        static const char *const spaces[] = {"global", "shared::cta", "shared::cluster"};
+        mod_find(m, n, spaces, 3, &nx);
+        bool ok = n == 2 || (mod_is(&m[1], "async") && n == 3 && nx == 1);
+        return ok || perr(ps, line, "'%.*s': fence.proxy.alias takes nothing more, fence.proxy.async at most one state space "
+                          "(.global, .shared::cta, .shared::cluster) and no scope", (int)len, s);
+    }
+    if (n && mod_is(&m[0], "mbarrier_init")) {
+        bool ok = n == 3 && mod_is(&m[1], "release") && mod_is(&m[2], "cluster");
+        return ok || perr(ps, line, "'%.*s': the form is fence.mbarrier_init.release.cluster", (int)len, s);
+    }
+    unsigned nr = 0;
+    int restrict_cluster = -1; /* sync_restrict::shared::cluster (1) or ::cta (0) */
+    for (unsigned i = 0; i < n; i++) {
+        if (mod_is(&m[i], "sync_restrict::shared::cluster")) restrict_cluster = 1, nr++;
+        else if (mod_is(&m[i], "sync_restrict::shared::cta")) restrict_cluster = 0, nr++;
+    }
+    if (nscope != 1 || nsem > 1 || nr > 1 || n != nscope + nsem + nr)
+        return perr(ps, line, "'%.*s': fence takes one scope (.cta .cluster .gpu .sys) after at most one of .sc, .acq_rel, .acquire, "
+                    ".release (and .sync_restrict::shared::cluster or ::cta)", (int)len, s);
+    if (restrict_cluster >= 0 && (scope != 1 || sem != (restrict_cluster ? 2 : 3)))
+        return perr(ps, line, "'%.*s': the forms are fence.acquire.sync_restrict::shared::cluster.cluster and "
+                    "fence.release.sync_restrict::shared::cta.cluster", (int)len, s);
+    return true;
+}
+
+/* prefetch{.space}.level [a] as ptxas takes it: one level of .L1, .L2, .L2::evict_last, .L2::evict_normal (the two
+ * priorities of the generic or .global space only) in the generic, .global or .local space; .tensormap of a generic,
+ * .const or .param address.  prefetch.global.L2::evict_first, a prefetch without a level or of .shared loaded. */
+static bool check_prefetch(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    static const char *const levels[] = {"L1", "L2", "L2::evict_last", "L2::evict_normal", "tensormap"};
+    Mod m[8];
+    unsigned n = split_mods(s, len, m, 8), nl;
+    int level = mod_find(m, n, levels, 5, &nl);
+    bool space_named = in->space != EMU_SP_GENERIC;
+    if (nl != 1 || n != nl + space_named)
+        return perr(ps, line, "'%.*s': prefetch takes one level: .L1, .L2, .L2::evict_last, .L2::evict_normal or .tensormap", (int)len, s);
+    bool ok = level == 4 ? in->space == EMU_SP_GENERIC || in->space == EMU_SP_CONST || in->space == EMU_SP_PARAM
+            : level >= 2 ? in->space == EMU_SP_GENERIC || in->space == EMU_SP_GLOBAL
+                         : in->space == EMU_SP_GENERIC || in->space == EMU_SP_GLOBAL || in->space == EMU_SP_LOCAL;
+    return ok || perr(ps, line, "'%.*s': prefetch%s is for %s addresses", (int)len, s, level == 4 ? ".tensormap" : level >= 2 ? " with an eviction priority" : "",
+                      level == 4 ? "generic, .const or .param" : level >= 2 ? "generic or .global" : "generic, .global or .local");
+}
+
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
     if (!check_flag_ops(ps, in, line, s, len)) return false;
     if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;
     if (!check_more_types(ps, in, ntypes, line, s, len)) return false;
     if (!check_cache_mods(ps, in, line, s, len)) return false;
+    if ((in->op == EMU_OP_FENCE || in->op == EMU_OP_MEMBAR) && !check_fence(ps, in, line, s, len)) return false;
+    if (in->op == EMU_OP_PREFETCH && !check_prefetch(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_CVT && !check_cvt_rounding(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
@@ -518,6 +615,35 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
     return true;
 }
 
+/* cp.reduce.async.bulk's operation and element type (ptxas of CUDA 13, tried op by type, to each destination):
+ *   into .global: .add .u32 .s32 .u64 .f32 .f64, .add.noftz .f16 .bf16; .min .max .u32 .s32 .u64 .s64 .f16 .bf16;
+ *   into .shared::cluster: .add .u32 .s32 .u64; .min .max .u32 .s32;
+ *   both: .inc .dec .u32; .and .or .xor .b32, and .b64 into .global.
+ * .noftz is for .add of .f16 and .bf16 and needed there ("Modifier '.noftz' required", "Illegal modifier '.noftz'");
+ * min.f32, add.s64, and.u32, a float into shared memory or .min.noftz.bf16 loaded and ran. */
+static bool bulk_reduce_ok(Parser *ps, const EmuIns *in, bool to_shared, uint32_t line, const char *s, uint32_t len) {
+    unsigned t = in->ty;
+    bool half = t == EMU_T_F16 || t == EMU_T_BF16, noftz = emu_has_mod(s, len, "noftz"), ok;
+    switch (in->mode) {
+    case EMU_MODE_AADD:
+        ok = t == EMU_T_U32 || t == EMU_T_S32 || t == EMU_T_U64 || (!to_shared && (t == EMU_T_F32 || t == EMU_T_F64 || half));
+        break;
+    case EMU_MODE_AMIN: case EMU_MODE_AMAX:
+        ok = t == EMU_T_U32 || t == EMU_T_S32 || (!to_shared && (t == EMU_T_U64 || t == EMU_T_S64 || half));
+        break;
+    case EMU_MODE_AINC: case EMU_MODE_ADEC: ok = t == EMU_T_U32; break;
+    default: ok = t == EMU_T_B32 || (!to_shared && t == EMU_T_B64); break; /* .and .or .xor */
+    }
+    if (!ok)
+        return perr(ps, line, "'%.*s': no .%s reduction of .%s elements into %s", (int)len, s, emu_mode_name(in->mode), emu_type_name(t),
+                    to_shared ? ".shared::cluster" : ".global");
+    bool want_noftz = in->mode == EMU_MODE_AADD && half;
+    if (noftz != want_noftz)
+        return perr(ps, line, want_noftz ? "'%.*s': an .add of .%s needs .noftz" : "'%.*s': .noftz is for .add of .f16 and .bf16 only%s",
+                    (int)len, s, want_noftz ? emu_type_name(t) : "");
+    return true;
+}
+
 /* The operand shapes of the sm_90 instructions, and the .target they need. */
 static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     const Target *tg = ps->m->target;
@@ -575,8 +701,7 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                                       : "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes, "
                                         ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes or .global.shared::cta.bulk_group)",
                         (int)len, s);
-        if (red && !emu_reduce_type_ok(in->mode, in->ty))
-            return perr(ps, line, "'%.*s': no .%s reduction of .%s elements", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
+        if (red && !bulk_reduce_ok(ps, in, load, line, s, len)) return false;
         bool mc = in->xflags & EMU_XF_MULTICAST;
         if (mc && (red || !load || in->space2 != EMU_SP_GLOBAL))
             return perr(ps, line, "'%.*s': .multicast::cluster is for copies from global memory into shared memory", (int)len, s);

@@ -151,6 +151,7 @@ void emu_syms_truncate(Parser *ps, uint32_t n);              /* m->nsyms = n, th
 int32_t emu_sym_find(const Parser *ps, const char *s, uint32_t len, uint32_t from);
 /* The constant slot of an immediate (sym < 0) or of a symbol's address + addend, made on first use. */
 uint32_t emu_const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t addend);
+bool emu_has_mod(const char *s, uint32_t len, const char *m); /* the opcode text s has the modifier .m */
 int64_t emu_const_at(const Parser *ps, uint32_t slot); /* the consts entry slot is, -1: not a constant */
 void emu_consts_reset(Parser *ps);                     /* no constants: a new function */
 

