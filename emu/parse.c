@@ -1062,7 +1062,7 @@ static bool reg_unique(Parser *ps, const char *s, uint32_t len, int64_t count, u
 bool emu_parse_reg(Parser *ps) {
     unsigned ty = 0, vec = 0;
     uint32_t line = ps->tok.line;
-    static const char *const types = "(.b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .bf16, .bf16x2, .f32, .f64 or .pred)";
+    static const char *const types = "(.b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .f32, .f64 or .pred)";
     for (const char *p = ps->tok.s + 4, *e = ps->tok.s + ps->tok.len; p < e;) { /* `.reg.b16` glued (cuda_fp16.hpp) */
         const char *q = ++p;
         while (q < e && *q != '.') q++;
@@ -1077,8 +1077,17 @@ bool emu_parse_reg(Parser *ps) {
         next(ps);
     }
     if (!ty) return perr(ps, line, "a .reg declaration needs a type %s", types);
+    /* .bf16, .bf16x2, .tf32, the fp8, packed and sub-byte types are instruction types only (ptxas: "Parsing error", "Type
+     * .e4m3 may only be used as an instruction type"); a vector register holds at most 128 bits ("Vector type too
+     * large"): each loaded */
+    unsigned k = emu_type_kind(ty);
+    if (ty == EMU_T_BF16 || ty == EMU_T_BF16X2 || ty == EMU_T_TF32 || (k == EMU_K_F && emu_type_size(ty) < 2) ||
+        ty == EMU_T_E4M3X2 || ty == EMU_T_E5M2X2 || ty == EMU_T_U16X2 || ty == EMU_T_S16X2 || emu_type_size(ty) == 0)
+        return perr(ps, line, ".%s is an instruction type, not a register type %s (a .b register holds its bits)", emu_type_name(ty), types);
     if (ty == EMU_T_B128 && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
     if (ty == EMU_T_PRED && vec) return perr(ps, line, "vectors of predicates are not supported");
+    if (vec && vec * emu_type_size(ty) > 16)
+        return perr(ps, line, "a .v%u .%s register is past 128 bits", vec, emu_type_name(ty));
     do {
         Tok t = ps->tok;
         if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));

@@ -235,7 +235,8 @@ static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, cons
     }
     bool irnd = in->rnd >= EMU_RND_RNI, frnd = in->rnd && !irnd;
     const char *need = NULL; /* what it needs, when it lacks it */
-    if (df && af && d != a && emu_type_size(d) == emu_type_size(a)) return true; /* f16 <-> bf16: not tried */
+    if (df && af && d != a && emu_type_size(d) == emu_type_size(a)) /* f16 <-> bf16: a float rounding or none */
+        return !irnd || perr(ps, line, "'%.*s' needs a float rounding (.rn .rz .rm .rp) or none: .f16 and .bf16 are floats", (int)len, s);
     if (af && !df) need = irnd ? NULL : "an integer rounding (.rni .rzi .rmi .rpi): a float to an integer";
     else if (!af && df) need = frnd ? NULL : "a float rounding (.rn .rz .rm .rp): an integer to a float";
     else if (af && df && emu_type_size(d) < emu_type_size(a)) need = frnd ? NULL : "a float rounding (.rn .rz .rm .rp): a float to a narrower one";
@@ -542,6 +543,45 @@ static bool check_prefetch(Parser *ps, const EmuIns *in, uint32_t line, const ch
                       level == 4 ? "generic, .const or .param" : level >= 2 ? "generic or .global" : "generic, .global or .local");
 }
 
+/* ld and st's memory orders (ptxas of CUDA 13, tried modifier by modifier; each was a hint the emulator skipped): at
+ * most one of .weak .volatile .relaxed .acquire (ld) .release (st); .relaxed, .acquire and .release take one scope
+ * (.cta .cluster .gpu .sys), .weak and .volatile none; .mmio is .mmio.relaxed.sys of a generic or .global address; the
+ * strong orders are for generic, .global and .shared addresses. */
+static bool check_mem_order(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    static const char *const orders[] = {"weak", "volatile", "relaxed", "acquire", "release"};
+    static const char *const scopes[] = {"cta", "cluster", "gpu", "sys"};
+    Mod m[16];
+    unsigned n = split_mods(s, len, m, 16), norder, nscope, nmmio = 0;
+    int order = mod_find(m, n, orders, 5, &norder), scope = mod_find(m, n, scopes, 4, &nscope);
+    for (unsigned i = 0; i < n; i++) nmmio += mod_is(&m[i], "mmio");
+    if (!norder && !nscope && !nmmio) return true;
+    if (norder > 1 || nscope > 1 || nmmio > 1)
+        return perr(ps, line, "'%.*s': at most one memory order (.weak .volatile .relaxed .acquire .release) and one scope", (int)len, s);
+    bool strong = order >= 2;
+    if (strong && nscope != 1) return perr(ps, line, "'%.*s': .%s needs a scope (.cta .cluster .gpu .sys)", (int)len, s, orders[order]);
+    if (!strong && nscope)
+        return perr(ps, line, "'%.*s': a load or store without .relaxed, .acquire or .release takes no scope", (int)len, s);
+    if (nmmio && (order != 2 || scope != 3 || (in->space != EMU_SP_GENERIC && in->space != EMU_SP_GLOBAL)))
+        return perr(ps, line, "'%.*s': the form is .mmio.relaxed.sys, of a generic or .global address", (int)len, s);
+    if ((strong || order == 1) && in->space != EMU_SP_GENERIC && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_SHARED)
+        return perr(ps, line, "'%.*s': .%s is for generic, .global and .shared addresses", (int)len, s, orders[order]);
+    return true;
+}
+
+/* The half-precision forms of selp and setp/set: selp takes no .f16, .bf16 nor their pairs ("Unexpected instruction
+ * types"; selp.b16 or .b32 selects them), and the unsigned comparisons .lo .ls .hi .hs are the integers' ("Mismatch
+ * between instruction type and comparison qualifier"); each loaded. */
+static bool check_half_cmp(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    unsigned t = in->op == EMU_OP_SET && ntypes == 2 ? in->ty2 : in->ty;
+    bool half = t == EMU_T_F16 || t == EMU_T_BF16 || t == EMU_T_F16X2 || t == EMU_T_BF16X2;
+    if (!half) return true;
+    if (in->op == EMU_OP_SELP)
+        return perr(ps, line, "'%.*s': selp takes no .%s (selp.b%u selects its bits)", (int)len, s, emu_type_name(t), emu_type_size(t) * 8);
+    if ((in->op == EMU_OP_SETP || in->op == EMU_OP_SET) && in->cmp >= EMU_CMP_LO && in->cmp <= EMU_CMP_HS)
+        return perr(ps, line, "'%.*s': .lo .ls .hi .hs compare integers, not .%s", (int)len, s, emu_type_name(t));
+    return true;
+}
+
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
     if (!check_flag_ops(ps, in, line, s, len)) return false;
@@ -550,6 +590,10 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
     if (!check_cache_mods(ps, in, line, s, len)) return false;
     if ((in->op == EMU_OP_FENCE || in->op == EMU_OP_MEMBAR) && !check_fence(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_PREFETCH && !check_prefetch(ps, in, line, s, len)) return false;
+    if ((in->op == EMU_OP_LD || in->op == EMU_OP_ST) && !check_mem_order(ps, in, line, s, len)) return false;
+    if ((in->op == EMU_OP_SELP || in->op == EMU_OP_SETP || in->op == EMU_OP_SET) && !check_half_cmp(ps, in, ntypes, line, s, len)) return false;
+    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BAR_WARP) && (in->flags & EMU_F(ALIGNED))) /* bar.sync.aligned loaded */
+        return perr(ps, line, "'%.*s': bar takes no .aligned (barrier.sync.aligned is the aligned form)", (int)len, s);
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_CVT && !check_cvt_rounding(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);

@@ -1209,3 +1209,44 @@ Test(refuse, async_and_fence_forms) {
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
+
+/* Found by sweeping single-instruction kernels through ptxas and the emulator: ld/st memory orders with a missing or
+ * extra scope, .mmio off .relaxed.sys, two orders; .reg of an instruction-only type or a vector past 128 bits;
+ * bar.sync.aligned; selp of f16 pairs and unsigned comparisons of f16/bf16; cvt between .f16 and .bf16 rounded to an
+ * integer.  Each loaded. */
+Test(refuse, swept_forms) {
+    static const Bad bad[] = {
+        {P("ld.relaxed.global.u32 %r1, [%rd1]"), "ptx:13: 'ld.relaxed.global.u32': .relaxed needs a scope (.cta .cluster .gpu .sys)"},
+        {P("st.release.u32 [%rd1], %r1"), ".release needs a scope"},
+        {P("ld.volatile.gpu.u32 %r1, [%rd1]"), "'ld.volatile.gpu.u32': a load or store without .relaxed, .acquire or .release takes no scope"},
+        {P("st.weak.cta.global.u32 [%rd1], %r1"), "takes no scope"},
+        {P("ld.relaxed.acquire.gpu.u32 %r1, [%rd1]"), "at most one memory order"},
+        {P("ld.relaxed.gpu.gpu.u32 %r1, [%rd1]"), "at most one memory order"},
+        {P("ld.mmio.relaxed.gpu.global.u32 %r1, [%rd1]"), "the form is .mmio.relaxed.sys, of a generic or .global address"},
+        {P("st.mmio.relaxed.sys.shared.u32 [%r1], %r2"), "the form is .mmio.relaxed.sys"},
+        {P("ld.relaxed.gpu.param.u32 %r1, [a]"), ".relaxed is for generic, .global and .shared addresses"},
+        {P(".reg .bf16 %q"), "ptx:13: .bf16 is an instruction type, not a register type"},
+        {P(".reg .bf16x2 %q"), ".bf16x2 is an instruction type"},
+        {P(".reg .tf32 %q"), ".tf32 is an instruction type"},
+        {P(".reg .e4m3 %q"), ".e4m3 is an instruction type"},
+        {P(".reg .u16x2 %q"), ".u16x2 is an instruction type"},
+        {P(".reg .b1 %q"), ".b1 is an instruction type"},
+        {P(".reg .v4 .b64 %q"), "ptx:13: a .v4 .b64 register is past 128 bits"},
+        {P("bar.sync.aligned 0"), "ptx:13: 'bar.sync.aligned': bar takes no .aligned"},
+        {P("bar.warp.sync.aligned -1"), "bar takes no .aligned"},
+        {P("selp.f16x2 %r1, %r2, %r3, %p1"), "ptx:13: 'selp.f16x2': selp takes no .f16x2 (selp.b32 selects its bits)"},
+        {P("selp.bf16 %h1, %h2, %h3, %p1"), "selp takes no .bf16"},
+        {P("setp.lo.f16 %p1, %h1, %h2"), "'setp.lo.f16': .lo .ls .hi .hs compare integers, not .f16"},
+        {P("set.hi.u32.bf16 %r1, %h1, %h2"), "compare integers, not .bf16"},
+        {P("cvt.rni.f16.bf16 %h1, %h2"), "'cvt.rni.f16.bf16' needs a float rounding (.rn .rz .rm .rp) or none"},
+    };
+    static const char *const good[] = {
+        P("ld.relaxed.gpu.global.u32 %r1, [%rd1];\n st.release.sys.u32 [%rd1], %r1;\n ld.acquire.cta.shared.u32 %r1, [%r2];\n"
+          " ld.volatile.global.u32 %r1, [%rd1];\n st.weak.u32 [%rd1], %r1;\n ld.mmio.relaxed.sys.global.u32 %r1, [%rd1];\n"
+          " ld.relaxed.cluster.shared::cluster.u32 %r1, [%r2];\n .reg .f16 %q1;\n .reg .f16x2 %q2;\n .reg .v4 .b32 %q3;\n"
+          " .reg .v2 .b64 %q4;\n .reg .b8 %q5;\n barrier.sync.aligned 0;\n bar.sync 0;\n selp.b32 %r1, %r2, %r3, %p1;\n"
+          " setp.ltu.f16 %p1, %h1, %h2;\n set.lt.u32.bf16 %r1, %h1, %h2;\n cvt.rn.f16.bf16 %h1, %h2;\n cvt.f16.bf16 %h1, %h2;\n"
+          " cvt.rni.f16.f16 %h1, %h2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
