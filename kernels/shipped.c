@@ -224,3 +224,47 @@ tile_status shipped_check_apart(tile_context *ctx, const char *api, tile_devptr 
                    "give %s memory of its own", api, oname, (unsigned long long)out, (unsigned long long)ob, iname,
                    (unsigned long long)in, (unsigned long long)ib, oname, oname);
 }
+
+/* floor(a / b) for b > 0 */
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+typedef struct Rows {
+    uint64_t base, rows, width, pitch, end;
+} Rows;
+
+bool shipped_rows_share(tile_devptr xbase, uint64_t xrows, uint64_t xwidth, uint64_t xpitch, tile_devptr ybase, uint64_t yrows,
+                        uint64_t ywidth, uint64_t ypitch) {
+    if (!xbase || !ybase || !xrows || !yrows || !xwidth || !ywidth) return false;
+    if (!xpitch) xrows = 1; /* every row the same bytes */
+    if (!ypitch) yrows = 1;
+    Rows x = {xbase, xrows, xwidth, xrows == 1 ? xwidth : xpitch, 0}, y = {ybase, yrows, ywidth, yrows == 1 ? ywidth : ypitch, 0}, t;
+    /* the spans first: [base, base + (rows - 1) * pitch + width) (the callers' spans are below 2^40 bytes) */
+    x.end = x.base + (x.rows - 1) * x.pitch + x.width, y.end = y.base + (y.rows - 1) * y.pitch + y.width;
+    if (x.end <= y.base || y.end <= x.base) return false;
+    if (x.rows == 1 && y.rows == 1) return true;
+    if (x.base > y.base) t = x, x = y, y = t; /* so that d = y.base - x.base >= 0 */
+    int64_t d = (int64_t)(y.base - x.base); /* within x's span, so well inside 64 bits */
+    if (x.pitch == y.pitch && x.width <= x.pitch && y.width <= y.pitch) {
+        /* row i of x is [i P, i P + Wx), row j of y [d + j P, ...); with d = q P + r only the rows s = q + j - i
+         * of 0 (r < Wx) and -1 (r + Wy > P) can meet, and s takes every value of [q - (x.rows - 1), q + y.rows - 1] */
+        const int64_t P = (int64_t)x.pitch, q = d / P, r = d % P;
+        const int64_t slo = q - (int64_t)(x.rows - 1), shi = q + (int64_t)(y.rows - 1);
+        return (slo <= 0 && 0 <= shi && r < (int64_t)x.width) || (slo <= -1 && -1 <= shi && r + (int64_t)y.width > P);
+    }
+    /* the rows of x that reach y's span [d, d + yspan) (relative to x.base), each against the rows of y that
+     * could meet it; x the set with fewer rows */
+    if (x.rows > y.rows) t = x, x = y, y = t, d = -d;
+    const int64_t xp = (int64_t)x.pitch, yp = (int64_t)y.pitch, xw = (int64_t)x.width, yw = (int64_t)y.width;
+    const int64_t yspan = (int64_t)(y.end - y.base);
+    int64_t ilo = floor_div(d - xw, xp) + 1, ihi = floor_div(d + yspan - 1, xp);
+    if (ilo < 0) ilo = 0;
+    if (ihi > (int64_t)x.rows - 1) ihi = (int64_t)x.rows - 1;
+    for (int64_t i = ilo; i <= ihi; i++) {
+        const int64_t s = i * xp - d, e = s + xw; /* row i of x relative to y.base */
+        int64_t jlo = floor_div(s - yw, yp) + 1, jhi = floor_div(e - 1, yp);
+        if (jlo < 0) jlo = 0;
+        if (jhi > (int64_t)y.rows - 1) jhi = (int64_t)y.rows - 1;
+        if (jlo <= jhi) return true;
+    }
+    return false;
+}

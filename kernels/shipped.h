@@ -80,6 +80,13 @@ tile_status shipped_check_range(tile_context *ctx, const char *api, tile_devptr 
 tile_status shipped_check_apart(tile_context *ctx, const char *api, tile_devptr out, uint64_t ob, const char *oname, tile_devptr in,
                                 uint64_t ib, const char *iname);
 
+/* Do two sets of rows share a byte?  Each is `rows` rows of `width` bytes from `base`, `pitch` bytes apart
+ * (a row-major matrix: width = cols * esize, pitch = ld * esize; one contiguous range: rows 1).  Exact, so
+ * interleaved columns of one buffer share nothing: O(1) when the pitches are equal, else a walk over the rows
+ * of one set that lie within the other's span.  An empty set (rows or width 0, base 0) shares nothing. */
+bool shipped_rows_share(tile_devptr xbase, uint64_t xrows, uint64_t xwidth, uint64_t xpitch, tile_devptr ybase, uint64_t yrows,
+                        uint64_t ywidth, uint64_t ypitch);
+
 /* ---- the arithmetic of grids and tile sizes ---- */
 /* Elements a [rows, n] tensor with row stride ld spans: (rows - 1) * ld + n; UINT64_MAX where that
  * passes 64 bits (a stride of 2^62 must not wrap around to a small span and pass the size checks) */

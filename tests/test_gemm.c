@@ -1010,3 +1010,67 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
     cr_assert_eq(info.block.x, 256u, "block %u (%s)", info.block.x, info.config);
     tile_context_destroy(ctx);
 }
+
+/* C may share no element with what the kernel reads besides C (A, B, the bias, the scales): such a call is
+ * TILE_ERROR_INVALID_VALUE naming both, before anything runs.  The check is per element, not per byte range:
+ * A in some columns of one buffer and D in the others share nothing and run, against float64, with the
+ * columns of C poisoned and A's left as they were. */
+Test(gemm, api_c_sharing_inputs, .timeout = 300) {
+    seed_rng();
+    tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    const int m = 37, n = 21, k = 19, ld = k + n + 5; /* one f16 buffer: A in columns [0, k), C in [k, k + n) */
+    uint16_t *hx = malloc(sizeof *hx * m * ld), *hb = malloc(sizeof *hb * k * n), *hy = malloc(sizeof *hy * m * ld);
+    for (int i = 0; i < m * ld; i++) hx[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < k * n; i++) hb[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) hx[i * ld + k + j] = 0x7e00; /* NaN */
+    tile_devptr dx, db, dc;
+    cr_assert_eq(tile_malloc(ctx, sizeof *hx * m * ld, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof *hb * k * n, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 2 * (size_t)(m + 1) * n, &dc), TILE_OK); /* room for a bias after C */
+    tile_memcpy_htod(ctx, dx, hx, sizeof *hx * m * ld);
+    tile_memcpy_htod(ctx, db, hb, sizeof *hb * k * n);
+    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = dx, .lda = ld, .b = db, .ldb = n, .c = dx + 2 * k, .ldc = ld,
+                        .in_dtype = TILE_F16, .out_dtype = TILE_F16, .alpha = 1};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "interleaved columns share no element: %s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+    tile_memcpy_dtoh(ctx, hy, dx, sizeof *hy * m * ld);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ld; j++) {
+            if (j < k || j >= k + n) {
+                cr_assert_eq(hy[i * ld + j], hx[i * ld + j], "element [%d][%d] outside C changed", i, j);
+                continue;
+            }
+            double want = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                double t = f16_to_d(hx[i * ld + p]) * f16_to_d(hb[p * n + (j - k)]);
+                want += t, mag += fabs(t);
+            }
+            double got = f16_to_d(hy[i * ld + j]);
+            cr_assert(fabs(got - want) <= 1e-3 * (mag + 1), "D[%d][%d] = %g, want %g (seed %llu)", i, j - k, got, want,
+                      (unsigned long long)seed);
+        }
+    /* C one element into A's last column; C over B; the bias inside C; C over A transposed */
+    g.c = dx + 2 * (k - 1);
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "C (0x") && strstr(tile_last_error(ctx), "shares elements with A (0x"), "%s",
+              tile_last_error(ctx));
+    g.m = k, g.c = db, g.ldc = n;
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "shares elements with B (0x"), "%s", tile_last_error(ctx));
+    g.m = m, g.c = dc, g.bias = dc + 2 * (size_t)n * (m - 1) + 2 * (n - 1); /* the bias's first element is C's last */
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "shares elements with bias (0x"), "%s", tile_last_error(ctx));
+    g.bias = dc + 2 * (size_t)n * m - 2 * (n + 1); /* ends one element before C's last row: C's row m - 2 */
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    g.bias = 0, g.trans_a = 1, g.a = dc, g.lda = m; /* A stored k x m over C's first rows */
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "shares elements with A (0x"), "%s", tile_last_error(ctx));
+    /* with k = 0 A and B are not read: D = beta C + bias */
+    g.k = 0, g.lda = 1, g.ldb = n, g.trans_a = 0, g.b = dc, g.beta = 1;
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_destroy(ctx);
+    free(hx), free(hb), free(hy);
+}

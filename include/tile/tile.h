@@ -457,8 +457,9 @@ typedef struct tile_gemm_args {
     int64_t m, n, k;
     tile_devptr a; int64_t lda; int trans_a; /* A is m x k row-major (k x m when trans_a) */
     tile_devptr b; int64_t ldb; int trans_b; /* B is k x n row-major (n x k when trans_b) */
-    tile_devptr c; int64_t ldc;              /* C is m x n row-major; D = alpha*A*B + beta*C written to c (sharing
-                                                no element with A, B or bias: undefined, not checked) */
+    tile_devptr c; int64_t ldc;              /* C is m x n row-major; D = alpha*A*B + beta*C written to c.  C sharing
+                                                an element with A, B, bias or the scales: TILE_ERROR_INVALID_VALUE
+                                                (checked per element: interleaved columns of one buffer are fine) */
     tile_dtype in_dtype, out_dtype;          /* accumulation in f32 (s32 for i8) */
     float alpha, beta;
     tile_devptr bias;                        /* 0 = none; n elements of out_dtype */

@@ -339,14 +339,41 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (a->scale_mode == TILE_SCALE_BLOCK && a->m * shipped_cdiv(a->k, 128) > INT32_MAX)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: a_scale (%lld x %lld block scales) has more than 2^31 elements",
                        (long long)a->m, (long long)shipped_cdiv(a->k, 128));
-    if (launch && a->scale_mode) {
-        uint64_t na = 1, nb = 1;
+    uint64_t na = 0, nb = 0; /* scales read */
+    if (a->scale_mode) {
+        na = nb = 1;
         if (a->scale_mode == TILE_SCALE_CHANNEL) na = (uint64_t)a->m, nb = (uint64_t)a->n;
         if (a->scale_mode == TILE_SCALE_BLOCK) /* k = 0 reads none */
             na = (uint64_t)(a->m * shipped_cdiv(a->k, 128)), nb = (uint64_t)(shipped_cdiv(a->k, 128) * shipped_cdiv(a->n, 128));
-        if (na && ((st = shipped_check_range(ctx, "tile_gemm", a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
-                   (st = shipped_check_range(ctx, "tile_gemm", a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK))
-            return st;
+    }
+    if (launch && na && ((st = shipped_check_range(ctx, "tile_gemm", a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
+                         (st = shipped_check_range(ctx, "tile_gemm", a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK))
+        return st;
+    if (launch) {
+        /* C, which D overwrites, may share no element with what the kernel reads besides C: a program stores its
+         * tile of D while others still read theirs.  Exact per row, so columns of one buffer interleaved between
+         * A and D share nothing and pass. */
+        const struct {
+            const char *name, *shape;
+            tile_devptr p;
+            int64_t rows, cols, ld, esize;
+        } in[] = {
+            {"A", a->trans_a ? "k x m" : "m x k", a->a, a->k ? arows : 0, acols, a->lda, in_bytes},
+            {"B", a->trans_b ? "n x k" : "k x n", a->b, a->k ? brows : 0, bcols, a->ldb, in_bytes},
+            {"bias", "n", a->bias, 1, a->n, a->n, out_bytes},
+            {"a_scale", "f32", a->a_scale, na ? 1 : 0, (int64_t)na, (int64_t)na, 4},
+            {"b_scale", "f32", a->b_scale, nb ? 1 : 0, (int64_t)nb, (int64_t)nb, 4},
+        };
+        for (size_t i = 0; i < ARRAY_LEN(in); i++)
+            if (shipped_rows_share(a->c, (uint64_t)a->m, (uint64_t)(a->n * out_bytes), (uint64_t)(a->ldc * out_bytes), in[i].p,
+                                   (uint64_t)in[i].rows, (uint64_t)(in[i].cols * in[i].esize), (uint64_t)(in[i].ld * in[i].esize)))
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "tile_gemm: C (0x%llx, %lld x %lld, ldc %lld) shares elements with %s (0x%llx, %s%s%lld x %lld, ld %lld): "
+                               "D is written over C while other programs still read %s, so the result would be undefined; give C "
+                               "memory of its own",
+                               (unsigned long long)a->c, (long long)a->m, (long long)a->n, (long long)a->ldc, in[i].name,
+                               (unsigned long long)in[i].p, in[i].shape, ", ", (long long)in[i].rows, (long long)in[i].cols,
+                               (long long)in[i].ld, in[i].name);
     }
 
     /* 2. configuration: the defines in the order the compiler takes them (a later one wins) */
