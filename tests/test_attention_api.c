@@ -623,6 +623,24 @@ Test(attention_api, fwd_bad_arguments) {
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps k [0x");
     a = good, a.o = good.k + 2 * 16 * 2 * 64 * 2; /* right after k's last byte */
     cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    /* the LSE too is written while other programs read q, k, v (and the offsets); it shares no byte with o either
+     * (it ran, with rows of q, k or o overwritten); right after o is fine */
+    a = good, a.lse = good.k + 2048;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "lse [0x");
+    cr_expect(strstr(tile_last_error(ctx), "overlaps k [0x"), "%s", tile_last_error(ctx));
+    a = good, a.lse = good.q;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps q [0x");
+    a = good, a.lse = good.o + 2 * 16 * 4 * 64 * 2 - 4; /* o's last element */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps o [0x");
+    a = good, a.lse = good.o + 2 * 16 * 4 * 64 * 2;
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr cu_dev = buf + (1 << 20) - 1024;
+    a = good, a.seq_q = a.seq_k = 15, a.cu_seqlens_q = a.cu_seqlens_k = cu_dev, a.total_q = a.total_k = 30; /* varlen */
+    int32_t cu[3] = {0, 15, 30};
+    cr_assert_eq(tile_memcpy_htod(ctx, cu_dev, cu, sizeof cu), TILE_OK);
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a.lse = cu_dev - 8; /* the LSE ([heads_q, total_q] f32) over the offsets */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps cu_seqlens_q [0x");
     tile_context_destroy(ctx);
 }
 
@@ -696,6 +714,27 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps k_cache [0x");
     a = good, a.v_cache = good.o;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps v_cache [0x");
+    /* nor with the tables the programs read, and the split workspace (written by the splits, read by the merge
+     * while it writes o) shares no byte with any of them */
+    a = good, a.block_tables = good.o + 64;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps block_tables [0x");
+    a = good, a.context_lens = good.o + 8;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps context_lens [0x");
+    h_lens[1] = 64;
+    cr_assert_eq(tile_memcpy_htod(ctx, lens, h_lens, sizeof h_lens), TILE_OK);
+    a = good, a.block_size = 64, a.num_blocks = 2, a.max_context_len = 256, a.num_splits = 4, a.block_table_stride = 4;
+    size_t need;
+    int splits;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &need, &splits), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_gt(splits, 1);
+    a.workspace = good.o - 256, a.workspace_bytes = need; /* its end over o */
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "o [0x");
+    cr_expect(strstr(tile_last_error(ctx), "overlaps workspace [0x"), "%s", tile_last_error(ctx));
+    a.workspace = good.q + 64;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "workspace [0x");
+    cr_expect(strstr(tile_last_error(ctx), "overlaps q [0x"), "%s", tile_last_error(ctx));
+    a.workspace = good.o + (64 << 10);
+    cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);
 }
 

@@ -658,7 +658,7 @@ typedef struct tile_attention_args {
     int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* batch, token, head; all three 0: contiguous.
                                                                    The batch stride is unused with cu_seqlens */
     tile_devptr lse;                  /* 0, or f32 [batch, heads_q, seq_q] (natural log, scale included);
-                                         with cu_seqlens f32 [heads_q, total_q] */
+                                         with cu_seqlens f32 [heads_q, total_q]; shares no byte with q, k, v, o */
     tile_devptr cu_seqlens_q, cu_seqlens_k; /* both 0, or i32 [batch + 1] token offsets of packed sequences */
     int64_t total_q, total_k;         /* with cu_seqlens: cu_seqlens_q[batch] and cu_seqlens_k[batch] (for the checks) */
     float softmax_scale;              /* 0: 1 / sqrt(head_dim) */
@@ -701,7 +701,8 @@ typedef struct tile_paged_attention_args {
     tile_devptr context_lens;         /* i32 [num_seqs]: num_tokens <= context_lens[s] <= max_context_len */
     int64_t max_context_len;          /* bounds the checks and picks the split count */
     int num_splits;                   /* split-KV: 0 chosen from the batch and context length, 1 none, at most 64 */
-    tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes; 0: allocated here */
+    tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes; 0: allocated here.
+                                         Shares no byte with the other tensors (nor does o with the tables) */
     size_t workspace_bytes;
     float softmax_scale;              /* 0: 1 / sqrt(head_dim) */
     int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry

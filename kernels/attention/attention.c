@@ -211,6 +211,21 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         }
         if (a->lse) RANGE(api, a->lse, 4, 4 * (uint64_t)(B * H * a->seq_q), "lse");
     }
+    if (launch) { /* the LSE is written while other programs read q, k, v and the offsets, and beside o; o beside the offsets */
+        const struct { tile_devptr p; uint64_t bytes; const char *what; } in[] = {
+            {a->q, es * (varlen ? in_q : (uint64_t)span(B, a->seq_q, H, D, sq)), "q"},
+            {a->seq_k || varlen ? a->k : 0, es * (varlen ? in_k : (uint64_t)span(B, a->seq_k, Hk, D, sk)), "k"},
+            {a->seq_k || varlen ? a->v : 0, es * (varlen ? in_v : (uint64_t)span(B, a->seq_k, Hk, D, sv)), "v"},
+            {a->o, oes * (varlen ? in_o : (uint64_t)span(B, a->seq_q, H, D, so)), "o"},
+            {varlen ? a->cu_seqlens_q : 0, 4 * (uint64_t)(B + 1), "cu_seqlens_q"},
+            {varlen ? a->cu_seqlens_k : 0, 4 * (uint64_t)(B + 1), "cu_seqlens_k"},
+        };
+        uint64_t lb = 4 * (uint64_t)(varlen ? H * a->total_q : B * H * a->seq_q);
+        for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+            if (a->lse) { APART(api, a->lse, lb, "lse", in[i].p, in[i].bytes, in[i].what); }
+            if (i >= 4) { APART(api, a->o, in[3].bytes, "o", in[i].p, in[i].bytes, in[i].what); }
+        }
+    }
 
     /* 2-3. variant */
     int64_t bd = shipped_pow2_at_least(D);
@@ -456,6 +471,26 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     RANGE(api, a->context_lens, 4, 4 * (uint64_t)S, "context_lens");
     if (a->tree_mask) RANGE(api, a->tree_mask, 4, 4 * (uint64_t)(S * T), "tree_mask");
     if (a->workspace && p.splits > 1) RANGE(api, a->workspace, 16, p.ws_bytes, "workspace");
+    { /* o and the split workspace are written while other programs read the tables and the rest */
+        const struct { tile_devptr p; uint64_t bytes; const char *what; } in[] = {
+            {a->q, es * (uint64_t)span(S, T, H, D, p.sq), "q"},
+            {a->k_cache, kes * (uint64_t)span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache"},
+            {a->v_cache, kes * (uint64_t)span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache"},
+            {a->block_tables, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables"},
+            {a->context_lens, 4 * (uint64_t)S, "context_lens"},
+            {a->tree_mask, 4 * (uint64_t)(S * T), "tree_mask"},
+            {a->o, es * (uint64_t)span(S, T, H, D, p.so), "o"},
+        };
+        tile_devptr ws = p.splits > 1 ? a->workspace : 0;
+        for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+            if (i >= 3 && i < 6) { APART(api, a->o, in[6].bytes, "o", in[i].p, in[i].bytes, in[i].what); } /* the caches: above */
+            if (i == 6) { /* the merge reads the workspace while it writes o */
+                APART(api, a->o, in[6].bytes, "o", ws, p.ws_bytes, "workspace");
+            } else {
+                APART(api, ws, p.ws_bytes, "workspace", in[i].p, in[i].bytes, in[i].what);
+            }
+        }
+    }
     if (a->check_tables && (st = paged_check_tables(ctx, a, &p)) != TILE_OK) return st;
 
 variants:; /* 2-3. */
