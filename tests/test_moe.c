@@ -719,6 +719,33 @@ Test(moe, api_out_overlapping_inputs) {
     /* gate = up = 0.5 * 32 = 16, h = silu(16) * 16 (f16), out = 16 h: every element the same, from x as it was */
     double g = 16, h = g / (1 + exp(-g)) * g, want = 16 * h;
     for (int i = 0; i < T * H; i++) cr_expect(fabs(out[i] - want) <= 1e-3 * want, "out[%d] = %g, want %g", i, out[i], want);
+    /* the workspace is written while the kernels read the rest, and with a router so are topk_ids and topk_weights:
+     * they share no byte with another tensor of the call either (they ran, the routing or x overwritten) */
+    size_t wsb;
+    cr_assert_eq(tile_moe_workspace_size(&a, &wsb), TILE_OK);
+    a.out = buf + 8192, a.workspace = buf + 128, a.workspace_bytes = wsb; /* over the end of x (192 bytes) */
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "workspace [0x") && strstr(tile_last_error(ctx), "overlaps x [0x"), "%s", tile_last_error(ctx));
+    a.workspace = buf + 16384;
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    float logits[T * E] = {0.5f, -1, 2, 0.25f, -3, 1};
+    cr_assert_eq(tile_memcpy_htod(ctx, buf + 12288, logits, sizeof logits), TILE_OK);
+    a.router_logits = buf + 12288, a.logits_dtype = TILE_F32, a.topk_ids = buf + 12288 + 8; /* ids written over the logits */
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "topk_ids [0x") && strstr(tile_last_error(ctx), "overlaps router_logits [0x"), "%s",
+              tile_last_error(ctx));
+    a.topk_ids = ids, a.topk_weights = ids; /* both outputs in one buffer */
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "overlaps topk_weights [0x"), "%s", tile_last_error(ctx));
+    a.topk_weights = a.workspace + 64; /* inside the workspace */
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "topk_weights [0x") && strstr(tile_last_error(ctx), "overlaps workspace [0x"), "%s",
+              tile_last_error(ctx));
+    a.topk_weights = wts;
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    int32_t got_ids[T];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got_ids, ids, sizeof got_ids), TILE_OK);
+    for (int t = 0; t < T; t++) cr_expect_eq(got_ids[t], logits[t * E] > logits[t * E + 1] ? 0 : 1, "token %d routed to %d", t, got_ids[t]);
     tile_context_destroy(ctx);
 }
 

@@ -628,7 +628,8 @@ typedef struct tile_moe_args {
     int group_top2;                    /* group score: sum of its best two (1) or its best (0) */
     tile_devptr score_bias;            /* f32 [experts] added to the choice value, or 0 */
     float routed_scale;                /* weights are multiplied by it (0 means 1; finite) */
-    tile_devptr workspace;             /* 0: allocated and freed inside the call */
+    tile_devptr workspace;             /* 0: allocated and freed inside the call; shares no byte with another tensor of
+                                          the call (nor, with a router, do topk_ids and topk_weights) */
     size_t workspace_bytes;            /* at least tile_moe_workspace_size() when workspace != 0 */
     tile_stream stream;
     /* f8 weights (zero: w1, w2 in dtype, no scales) */

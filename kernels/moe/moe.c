@@ -303,6 +303,16 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
                                (unsigned long long)a->out, (unsigned long long)ob, in[i].what, (unsigned long long)in[i].p,
                                (unsigned long long)in[i].bytes, a->accumulate ? "accumulated into" : "zeroed and accumulated into",
                                in[i].what);
+        /* the workspace is written (counts, sorted slots, the intermediate activations) while the kernels read the
+         * rest, and the router writes topk_ids and topk_weights while it and the experts read the others: neither
+         * may share a byte with another tensor of the call (out is above) */
+        for (size_t w = 0; w < sizeof in / sizeof in[0]; w++) {
+            bool written = !strcmp(in[w].what, "workspace") || (p.router && !strncmp(in[w].what, "topk_", 5));
+            for (size_t i = 0; written && i < sizeof in / sizeof in[0]; i++)
+                if (i != w && in[w].p && in[i].p && in[i].p < in[w].p + in[w].bytes && in[w].p < in[i].p + in[i].bytes)
+                    return shipped_check_apart(ctx, "tile_moe_forward", in[w].p, in[w].bytes, in[w].what, in[i].p, in[i].bytes,
+                                               in[i].what);
+        }
     }
 
 kernels:; /* 2-4. */
