@@ -349,32 +349,6 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (launch && na && ((st = shipped_check_range(ctx, "tile_gemm", a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
                          (st = shipped_check_range(ctx, "tile_gemm", a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK))
         return st;
-    if (launch) {
-        /* C, which D overwrites, may share no element with what the kernel reads besides C: a program stores its
-         * tile of D while others still read theirs.  Exact per row, so columns of one buffer interleaved between
-         * A and D share nothing and pass. */
-        const struct {
-            const char *name, *shape;
-            tile_devptr p;
-            int64_t rows, cols, ld, esize;
-        } in[] = {
-            {"A", a->trans_a ? "k x m" : "m x k", a->a, a->k ? arows : 0, acols, a->lda, in_bytes},
-            {"B", a->trans_b ? "n x k" : "k x n", a->b, a->k ? brows : 0, bcols, a->ldb, in_bytes},
-            {"bias", "n", a->bias, 1, a->n, a->n, out_bytes},
-            {"a_scale", "f32", a->a_scale, na ? 1 : 0, (int64_t)na, (int64_t)na, 4},
-            {"b_scale", "f32", a->b_scale, nb ? 1 : 0, (int64_t)nb, (int64_t)nb, 4},
-        };
-        for (size_t i = 0; i < ARRAY_LEN(in); i++)
-            if (shipped_rows_share(a->c, (uint64_t)a->m, (uint64_t)(a->n * out_bytes), (uint64_t)(a->ldc * out_bytes), in[i].p,
-                                   (uint64_t)in[i].rows, (uint64_t)(in[i].cols * in[i].esize), (uint64_t)(in[i].ld * in[i].esize)))
-                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "tile_gemm: C (0x%llx, %lld x %lld, ldc %lld) shares elements with %s (0x%llx, %s%s%lld x %lld, ld %lld): "
-                               "D is written over C while other programs still read %s, so the result would be undefined; give C "
-                               "memory of its own",
-                               (unsigned long long)a->c, (long long)a->m, (long long)a->n, (long long)a->ldc, in[i].name,
-                               (unsigned long long)in[i].p, in[i].shape, ", ", (long long)in[i].rows, (long long)in[i].cols,
-                               (long long)in[i].ld, in[i].name);
-    }
 
     /* 2. configuration: the defines in the order the compiler takes them (a later one wins) */
     ShippedVariant v = shipped_variant(pr->kernel);
@@ -459,6 +433,34 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (group_m < 1 || group_m > 65535) { /* rows of tiles a group of programs walks (0 divided by zero) */
         shipped_variant_free(&v);
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: GROUP_M=%d (1 to 65535)", group_m);
+    }
+    if (launch) {
+        /* C, which D overwrites, may share no element with what the kernel reads besides C: a program stores its
+         * tile of D while others still read theirs.  Checked after the configuration, before anything compiles;
+         * exact per row, so columns of one buffer interleaved between A and D share nothing and pass. */
+        const struct {
+            const char *name, *shape;
+            tile_devptr p;
+            int64_t rows, cols, ld, esize;
+        } in[] = {
+            {"A", a->trans_a ? "k x m" : "m x k", a->a, a->k ? arows : 0, acols, a->lda, in_bytes},
+            {"B", a->trans_b ? "n x k" : "k x n", a->b, a->k ? brows : 0, bcols, a->ldb, in_bytes},
+            {"bias", "n", a->bias, 1, a->n, a->n, out_bytes},
+            {"a_scale", "f32", a->a_scale, na ? 1 : 0, (int64_t)na, (int64_t)na, 4},
+            {"b_scale", "f32", a->b_scale, nb ? 1 : 0, (int64_t)nb, (int64_t)nb, 4},
+        };
+        for (size_t i = 0; i < ARRAY_LEN(in); i++)
+            if (shipped_rows_share(a->c, (uint64_t)a->m, (uint64_t)(a->n * out_bytes), (uint64_t)(a->ldc * out_bytes), in[i].p,
+                                   (uint64_t)in[i].rows, (uint64_t)(in[i].cols * in[i].esize), (uint64_t)(in[i].ld * in[i].esize))) {
+                shipped_variant_free(&v);
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "tile_gemm: C (0x%llx, %lld x %lld, ldc %lld) shares elements with %s (0x%llx, %s%s%lld x %lld, ld %lld): "
+                               "D is written over C while other programs still read %s, so the result would be undefined; give C "
+                               "memory of its own",
+                               (unsigned long long)a->c, (long long)a->m, (long long)a->n, (long long)a->ldc, in[i].name,
+                               (unsigned long long)in[i].p, in[i].shape, ", ", (long long)in[i].rows, (long long)in[i].cols,
+                               (long long)in[i].ld, in[i].name);
+            }
     }
     if (a->beta != 0) shipped_flag(&v, "HAS_BETA", true);
     if (a->bias) shipped_flag(&v, "HAS_BIAS", true);
