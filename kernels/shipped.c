@@ -220,7 +220,7 @@ tile_status shipped_check_apart(tile_context *ctx, const char *api, tile_devptr 
                                 uint64_t ib, const char *iname) {
     if (!out || !in || !ob || !ib || in >= out + ob || out >= in + ib) return TILE_OK;
     return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                   "%s: %s [0x%llx, +%llu bytes) overlaps %s [0x%llx, +%llu bytes), which the kernels read while they write %s; "
+                   "%s: %s [0x%llx, +%llu bytes) overlaps %s [0x%llx, +%llu bytes), which the kernels read or write while they write %s; "
                    "give %s memory of its own", api, oname, (unsigned long long)out, (unsigned long long)ob, iname,
                    (unsigned long long)in, (unsigned long long)ib, oname, oname);
 }
