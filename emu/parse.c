@@ -1072,6 +1072,15 @@ bool emu_parse_reg(Parser *ps) {
     }
     next(ps);
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
+        if (is(&ps->tok, ".align")) { /* ptxas takes an alignment on registers, which have no address: checked, unused */
+            if (ty || vec) return perr(ps, line, "a .reg declaration's .align comes before its type");
+            next(ps);
+            int64_t v;
+            if (!emu_parse_int(&ps->tok, &v) || v <= 0 || v > (1 << 20) || (v & (v - 1)))
+                return perr(ps, line, "bad .align of a .reg declaration (a power of two)");
+            next(ps);
+            continue;
+        }
         if (!reg_mod(ps->tok.s + 1, ps->tok.len - 1, &ty, &vec))
             return perr(ps, line, "unknown register type '%.*s' %s", (int)ps->tok.len, ps->tok.s, types);
         next(ps);

@@ -1239,6 +1239,8 @@ Test(refuse, swept_forms) {
         {P("setp.lo.f16 %p1, %h1, %h2"), "'setp.lo.f16': .lo .ls .hi .hs compare integers, not .f16"},
         {P("set.hi.u32.bf16 %r1, %h1, %h2"), "compare integers, not .bf16"},
         {P("cvt.rni.f16.bf16 %h1, %h2"), "'cvt.rni.f16.bf16' needs a float rounding (.rn .rz .rm .rp) or none"},
+        {P(".reg .b32 .align 8 %q"), "ptx:13: a .reg declaration's .align comes before its type"},
+        {P(".reg .align 3 .b32 %q"), "ptx:13: bad .align of a .reg declaration (a power of two)"},
     };
     static const char *const good[] = {
         P("ld.relaxed.gpu.global.u32 %r1, [%rd1];\n st.release.sys.u32 [%rd1], %r1;\n ld.acquire.cta.shared.u32 %r1, [%r2];\n"
@@ -1246,7 +1248,7 @@ Test(refuse, swept_forms) {
           " ld.relaxed.cluster.shared::cluster.u32 %r1, [%r2];\n .reg .f16 %q1;\n .reg .f16x2 %q2;\n .reg .v4 .b32 %q3;\n"
           " .reg .v2 .b64 %q4;\n .reg .b8 %q5;\n barrier.sync.aligned 0;\n bar.sync 0;\n selp.b32 %r1, %r2, %r3, %p1;\n"
           " setp.ltu.f16 %p1, %h1, %h2;\n set.lt.u32.bf16 %r1, %h1, %h2;\n cvt.rn.f16.bf16 %h1, %h2;\n cvt.f16.bf16 %h1, %h2;\n"
-          " cvt.rni.f16.f16 %h1, %h2"),
+          " cvt.rni.f16.f16 %h1, %h2;\n .reg .align 8 .b32 %q6;\n .reg .align 16 .v4 .b32 %q7"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
