@@ -264,11 +264,11 @@ void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap) {
     char *msg = diag_shorten(s.buf ? s.buf : "");
     str_free(&s);
     /* an error said again at the same place (a -D value checked for each kernel of the file, a definition seen
-     * from two uses) is kept once, with the notes of its first report */
+     * from two uses) is kept once, with the notes of its first report; unlocated ones may be of different things */
     if (lvl != DIAG_NOTE) d->dropping = false;
     if (lvl == DIAG_ERROR)
         for (int i = 0; i < d->n && !d->dropping; i++)
-            d->dropping = d->msgs[i].level == DIAG_ERROR && d->msgs[i].loc.file == loc.file && d->msgs[i].loc.line == loc.line &&
+            d->dropping = loc.file && d->msgs[i].level == DIAG_ERROR && d->msgs[i].loc.file == loc.file && d->msgs[i].loc.line == loc.line &&
                           d->msgs[i].loc.col == loc.col && !strcmp(d->msgs[i].msg, msg);
     if (d->dropping) {
         free(msg);
