@@ -14,7 +14,7 @@
  *   2. Module level: variables (.global/.const/.shared with .align, arrays,
  *      initializers: parse_decl.c), entries and functions with their .param
  *      lists (parse_decl.c) and performance directives (.maxntid, .reqntid, ...).
- *   3. Bodies: .reg declarations (`%r<40>` declares %r0..%r39) allocate
+ *   3. Bodies: .reg declarations (parse_decl.c; `%r<40>` declares %r0..%r39) allocate
  *      register-file slots; .local/.shared/.param declarations allocate
  *      addresses; labels record instruction indices; every instruction is
  *      decoded at once (parse_mods.c, emu_decode_mods): the opcode token is
@@ -277,27 +277,6 @@ void emu_reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, uns
     GROW(ps->allregs, ps->nallregs, ps->capallregs);
     ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots, w};
     ps->nslots += (count < 0 ? 1 : (uint32_t)count) * w;
-}
-
-/* A vector register (ISA, "Vectors": `.reg .v4 .f32 v;`): n slots; its elements are registers named v.x, v.y, v.z,
- * v.w (or v.r, v.g, v.b, v.a), and `v` itself is the vector operand {v.x, ..} (vreg_width). */
-static void vreg_declare(Parser *ps, const char *s, uint32_t len, unsigned n, unsigned ty) {
-    static const char comp[2][4] = {{'x', 'y', 'z', 'w'}, {'r', 'g', 'b', 'a'}};
-    uint32_t base = ps->nslots;
-    GROW(ps->regs, ps->nregs, ps->capregs);
-    ps->regs[ps->nregs++] = (struct RegRange){s, len, -1, base, false, false, (uint8_t)n, (uint8_t)ty};
-    for (unsigned k = 0; k < n; k++)
-        for (unsigned set = 0; set < 2; set++) {
-            char *name = arena_alloc(ps->a, len + 3);
-            memcpy(name, s, len);
-            name[len] = '.', name[len + 1] = comp[set][k], name[len + 2] = 0;
-            GROW(ps->regs, ps->nregs, ps->capregs);
-            ps->regs[ps->nregs++] = (struct RegRange){name, len + 2, -1, base + k, false, false, 0, (uint8_t)ty};
-            if (set) continue;
-            GROW(ps->allregs, ps->nallregs, ps->capallregs);
-            ps->allregs[ps->nallregs++] = (struct EmuRegName){name, len + 2, -1, base + k, 1};
-        }
-    ps->nslots += n;
 }
 
 /* The width of the vector register a name is (the newest declaration of the name), 0 if none. */
@@ -1005,114 +984,6 @@ bool emu_parse_ins(Parser *ps) {
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
-}
-
-/* One modifier of a .reg declaration, without its dot: a vector width or a type; false for anything else (a
- * `.b33` made registers of no type that ran). */
-static bool reg_mod(const char *p, size_t n, unsigned *ty, unsigned *vec) {
-    if (n == 2 && (!memcmp(p, "v2", 2) || !memcmp(p, "v4", 2))) {
-        *vec = (unsigned)(p[1] - '0');
-        return true;
-    }
-    unsigned t = emu_type_find(p, n);
-    if (!t) return false;
-    *ty = t;
-    return true;
-}
-
-/* Whether name (len bytes) is prefix p (plen bytes) and a number below n: one of the registers `p<n>` declares
- * (ptxas reads the number's value: %r03 is one of %r<4>'s). */
-static bool reg_in_range(const char *name, uint32_t len, const char *p, uint32_t plen, int64_t n) {
-    if (len <= plen || memcmp(name, p, plen) != 0) return false;
-    int64_t v = 0;
-    for (uint32_t k = plen; k < len; k++) {
-        if (!isdigit((unsigned char)name[k])) return false;
-        if (v < n) v = v * 10 + (name[k] - '0');
-    }
-    return v < n;
-}
-
-/* A register name (count >= 0: the range name<count>) is new in the current scope: no register of the scope, nor a
- * variable or parameter of it, has it (ptxas: "Duplicate definition"; the newer declaration hid the older one). */
-static bool reg_unique(Parser *ps, const char *s, uint32_t len, int64_t count, uint32_t line) {
-    for (uint32_t i = ps->scope_regs; i < ps->nregs; i++) {
-        const struct RegRange *r = &ps->regs[i];
-        bool dup = count < 0 ? (r->count < 0 ? r->plen == len && !memcmp(r->prefix, s, len) : reg_in_range(s, len, r->prefix, r->plen, r->count))
-                             : (r->count < 0 ? reg_in_range(r->prefix, r->plen, s, len, count) : r->plen == len && !memcmp(r->prefix, s, len));
-        if (dup) {
-            if (count < 0) return perr(ps, line, "register '%.*s' is declared twice in one scope", (int)len, s);
-            return perr(ps, line, "registers '%.*s<%" PRId64 ">' are declared twice in one scope (with '%.*s%s')", (int)len, s, count,
-                        (int)r->plen, r->prefix, r->count < 0 ? "" : "<..>");
-        }
-    }
-    int32_t same = count < 0 ? emu_sym_find(ps, s, len, ps->scope_syms) : -1;
-    if (same >= 0)
-        return perr(ps, line, "register '%.*s' has the name of a variable or parameter of its scope ('%s')", (int)len, s, ps->m->syms[same].name);
-    for (uint32_t i = ps->scope_syms; i < ps->m->nsyms && count >= 0; i++) { /* a range: each name it covers */
-        const EmuSym *y = &ps->m->syms[i];
-        if (!y->hidden && reg_in_range(y->name, (uint32_t)strlen(y->name), s, len, count))
-            return perr(ps, line, "register '%.*s' has the name of a variable or parameter of its scope ('%s')", (int)len, s, y->name);
-    }
-    if (count < 0 && emu_label_find(ps, s, len, ps->cur_blk) >= 0) /* a range's names take labels */
-        return perr(ps, line, "register '%.*s' has the name of a label of its block ('%.*s')", (int)len, s, (int)len, s);
-    return true;
-}
-
-/* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
-bool emu_parse_reg(Parser *ps) {
-    unsigned ty = 0, vec = 0;
-    uint32_t line = ps->tok.line;
-    static const char *const types = "(.b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .f32, .f64 or .pred)";
-    for (const char *p = ps->tok.s + 4, *e = ps->tok.s + ps->tok.len; p < e;) { /* `.reg.b16` glued (cuda_fp16.hpp) */
-        const char *q = ++p;
-        while (q < e && *q != '.') q++;
-        if (!reg_mod(p, (size_t)(q - p), &ty, &vec))
-            return perr(ps, line, "unknown register type '.%.*s' %s", (int)(q - p), p, types);
-        p = q;
-    }
-    next(ps);
-    while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
-        if (is(&ps->tok, ".align")) { /* ptxas takes an alignment on registers, which have no address: checked, unused */
-            if (ty || vec) return perr(ps, line, "a .reg declaration's .align comes before its type");
-            next(ps);
-            int64_t v;
-            if (!emu_parse_int(&ps->tok, &v) || v <= 0 || v > (1 << 20) || (v & (v - 1)))
-                return perr(ps, line, "bad .align of a .reg declaration (a power of two)");
-            next(ps);
-            continue;
-        }
-        if (!reg_mod(ps->tok.s + 1, ps->tok.len - 1, &ty, &vec))
-            return perr(ps, line, "unknown register type '%.*s' %s", (int)ps->tok.len, ps->tok.s, types);
-        next(ps);
-    }
-    if (!ty) return perr(ps, line, "a .reg declaration needs a type %s", types);
-    /* .bf16, .bf16x2, .tf32, the fp8, packed and sub-byte types are instruction types only (ptxas: "Parsing error", "Type
-     * .e4m3 may only be used as an instruction type"); a vector register holds at most 128 bits ("Vector type too
-     * large"): each loaded */
-    unsigned k = emu_type_kind(ty);
-    if (ty == EMU_T_BF16 || ty == EMU_T_BF16X2 || ty == EMU_T_TF32 || (k == EMU_K_F && emu_type_size(ty) < 2) ||
-        ty == EMU_T_E4M3X2 || ty == EMU_T_E5M2X2 || ty == EMU_T_U16X2 || ty == EMU_T_S16X2 || emu_type_size(ty) == 0)
-        return perr(ps, line, ".%s is an instruction type, not a register type %s (a .b register holds its bits)", emu_type_name(ty), types);
-    if (ty == EMU_T_B128 && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
-    if (ty == EMU_T_PRED && vec) return perr(ps, line, "vectors of predicates are not supported");
-    if (vec && vec * emu_type_size(ty) > 16)
-        return perr(ps, line, "a .v%u .%s register is past 128 bits", vec, emu_type_name(ty));
-    do {
-        Tok t = ps->tok;
-        if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));
-        next(ps);
-        int64_t count = -1;
-        if (accept(ps, '<')) {
-            if (!emu_parse_int(&ps->tok, &count) || count < 0 || count > 1000000) return perr(ps, t.line, "bad register count");
-            next(ps);
-            if (!expect(ps, '>')) return false;
-        }
-        if (vec && count >= 0) return perr(ps, t.line, "vector registers declared as a range ('%.*s<%d>') are not supported", (int)t.len, t.s, (int)count);
-        if (!reg_unique(ps, t.s, t.len, count, t.line)) return false;
-        if (vec) vreg_declare(ps, t.s, t.len, vec, ty);
-        else emu_reg_declare(ps, t.s, t.len, count, ty);
-    } while (accept(ps, ','));
-    return expect(ps, ';');
 }
 
 /* file = ".file" NUMBER STRING [ "," NUMBER [ "," NUMBER ] ]   (timestamp and size are ignored)
