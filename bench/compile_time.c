@@ -1,7 +1,11 @@
 /* compile_time.c - how long each shipped kernel takes to compile, by stage,
  * next to how long ptxas takes to assemble the PTX we produce.
  *
- *   build/bench/compile_time [--arch sm_80|sm_90a] [--reps N] [--no-line-info] [--json] [FILE.tile ...]
+ *   build/bench/compile_time [--arch sm_80|sm_90a] [--reps N] [--no-line-info] [--json] [--list] [FILE.tile ...]
+ *
+ * Without files: every .tile file under kernels/, its subfolders at any depth
+ * included (the families, sampling/, examples/), in path order.  --list
+ * prints those paths and compiles nothing.
  *
  * --json: one JSON object per kernel (times in ms, null where ptxas is
  * missing) and one for the closing note; the header goes to stderr.
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "include/tile/tile.h"
 #include "tools/json.h"
@@ -50,6 +55,25 @@ static double cpu_seconds(int who) {
     return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+/* every .tile file under `dir`, subfolders included, appended to names[*n] (at most `max`) */
+static void collect_tiles(const char *dir, char (*names)[1024], int *n, int max) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) && *n < max) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+        size_t l = strlen(e->d_name);
+        struct stat sb;
+        if (stat(path, &sb)) continue;
+        if (S_ISDIR(sb.st_mode)) collect_tiles(path, names, n, max);
+        else if (l > 5 && !strcmp(e->d_name + l - 5, ".tile")) memcpy(names[(*n)++], path, sizeof path);
+    }
+    if (d) closedir(d);
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
 /* timing lines look like "name   12.345 ms" */
 static double grab(const char *timing, const char *name) {
     const char *p = timing ? strstr(timing, name) : NULL;
@@ -62,34 +86,30 @@ int main(int argc, char **argv) {
     const char *arch = tile_target_default();
     int reps = 5, no_line_info = 0; /* --no-line-info: PTX without .file/.loc, to see what line info costs */
     const char *files[64];
-    int nf = 0, json = 0;
+    int nf = 0, json = 0, list = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-line-info")) no_line_info = 1;
+        else if (!strcmp(argv[i], "--list")) list = 1;
         else if (nf < 64) files[nf++] = argv[i];
     }
     int argn = nf; /* files named on the command line */
     if (reps < 1) reps = 1;
     if (reps > 64) reps = 64;
     static char names[64][1024];
-    /* by default every shipped kernel: the .tile files of kernels/ and of its family folders */
-    static const char *const dirs[] = {"", "gemm/", "attention/", "moe/", "norm/", "rope/"};
-    for (size_t di = 0; !argn && di < sizeof dirs / sizeof dirs[0]; di++) {
-        char dpath[512];
-        snprintf(dpath, sizeof dpath, TILE_SOURCE_DIR "/kernels/%s", dirs[di]);
-        DIR *d = opendir(dpath);
-        struct dirent *e;
-        while (d && (e = readdir(d)) && nf < 64) {
-            size_t l = strlen(e->d_name);
-            if (l > 5 && !strcmp(e->d_name + l - 5, ".tile")) {
-                snprintf(names[nf], sizeof names[nf], "%s%s", dpath, e->d_name);
-                files[nf] = names[nf];
-                nf++;
-            }
-        }
-        if (d) closedir(d);
+    /* by default every shipped kernel: the .tile files of kernels/ at any depth (a fixed list of folders
+     * missed sampling/ and examples/) */
+    if (!argn) {
+        int n = 0;
+        collect_tiles(TILE_SOURCE_DIR "/kernels", names, &n, 64);
+        qsort(names, (size_t)n, sizeof names[0], cmp_name);
+        for (int k = 0; k < n; k++) files[nf++] = names[k];
+    }
+    if (list) {
+        for (int f = 0; f < nf; f++) printf("%s\n", files[f]);
+        return 0;
     }
     /* warm-up: LLVM target registration happens once per process */
     {

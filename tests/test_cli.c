@@ -628,6 +628,26 @@ Test(cli, bench_json, .timeout = 120) {
     }
 }
 
+/* compile_time with no files measures every shipped .tile file, those of folders below kernels/' families
+ * too (sampling/, examples/ were missed by a fixed list of folders): --list names them, one a line. */
+Test(cli, compile_time_lists_every_kernel_file) {
+    cr_expect_eq(run_bench("compile_time", "--list", buf, sizeof buf), 0, "%s", buf);
+    char want[64];
+    static char found[1 << 14];
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && find kernels -name '*.tile' | sort", TILE_SOURCE_DIR);
+    cr_assert_eq(shell(cmd, found, sizeof found), 0);
+    int n = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(found, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+        snprintf(want, sizeof want, "/%s\n", line);
+        cr_expect(strstr(buf, want), "compile_time --list lacks %s:\n%s", line, buf);
+    }
+    cr_expect_geq(n, 21, "kernels/ holds %d .tile files", n);
+    cr_expect_eq(count_str(buf, ".tile\n"), n, "compile_time --list names %d files, kernels/ holds %d:\n%s", count_str(buf, ".tile\n"), n, buf);
+    cr_expect(strstr(buf, "/kernels/sampling/sampling.tile\n") && strstr(buf, "/kernels/examples/grouped_gemm.tile\n"), "%s", buf);
+}
+
 /* tile_gemm says why it takes the scalar configuration (TILE_DEBUG=launch), and `tile run gemm` shows it:
  * m = 40 is not a multiple of 16, so A and B are read element by element (kernels/gemm/gemm.c). */
 Test(cli, gemm_scalar_configuration_logged, .timeout = 240) {

@@ -474,7 +474,7 @@ step "emu_speed" emu_speed.log 60 "${cenv[@]}" "$build/bench/emu_speed"
 if [ "$rc" = 0 ]; then
   row "emulator speed (M thread-instr/s)" ok "$(awk '/M instr\/s/ {printf "%s%s %s %s", sep, $2, ($7=="1") ? "1 host thread" : "all cores", $(NF-2); sep="; "}' "$logdir/emu_speed.log")"
 else row "emulator speed" FAIL "rc $rc: see $logdir/emu_speed.log"; fi
-# the median of 3 cold compiles without a GPU too (about 11 s a repetition on 2 cores): one sample swung 2x
+# the median of 3 cold compiles without a GPU too (about 14 s a repetition on 2 cores, all 21 files): one sample swung 2x
 # with the machine's load between two runs of the same code
 reps=5
 [ "$on_gpu" = 0 ] && reps=3
