@@ -32,13 +32,13 @@
  * mbarrier.test_wait, runnable again in the next round (a spin loop lets the other warps run). */
 enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_MBAR, EMU_TS_YIELD, EMU_TS_CLUSTER, EMU_TS_DONE };
 
-/* wgmma.mma_async results not yet retired (exec_wgmma.c): one entry per accumulator register of
- * a thread, written to the register at the wgmma.wait_group that retires its group. */
+/* A register of an in-flight wgmma (exec_wgmma.c): an A fragment register and the value it was read with (also
+ * the record's layout in reports). */
 typedef struct EmuWgPend {
-    uint32_t slot;        /* the accumulator register */
+    uint32_t slot;        /* the register */
     uint32_t group;       /* wgmma-group (EmuWgState.open: not committed yet) */
     uint32_t line;        /* PTX line of the wgmma.mma_async */
-    uint32_t wline;       /* A fragments: PTX line of the last instruction that wrote the register while in flight (0: none) */
+    uint32_t wline;       /* PTX line of the last instruction that wrote the register while in flight (0: none) */
     uint64_t value;
 } EmuWgPend;
 /* A 16-byte chunk of shared memory (an index into EmuBlock.shared / 16) that a wgmma of the
@@ -46,12 +46,15 @@ typedef struct EmuWgPend {
 typedef struct EmuWgRead {
     uint32_t chunk, group, line;
 } EmuWgRead;
+/* wgmma.mma_async results not yet retired, by register slot of the frame that issued them: a busy slot's
+ * result (pv) and wgmma-group (pg), written to the register at the wgmma.wait_group that retires its group.
+ * Indexed by slot, so that setting, finding and retiring one costs a bit test and a store. */
 typedef struct EmuWgState {
-    EmuWgPend *p;
-    uint32_t n, cap;
+    uint64_t *pv;         /* per register slot: a busy slot's in-flight result */
+    uint32_t *pg;         /* per register slot: a busy slot's wgmma-group */
+    uint32_t n;           /* busy slots */
     uint32_t open;        /* number of the group being filled (committed groups are below it) */
     uint64_t *busy;       /* bit per register slot: an accumulator of an in-flight wgmma */
-    uint32_t *pos;        /* per register slot: where in p a busy slot's result is */
     uint32_t nbusy_words;
     EmuWgPend *ap;        /* A-fragment registers of in-flight wgmmas and the values they were read with */
     uint32_t nap, capap;

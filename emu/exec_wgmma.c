@@ -122,9 +122,11 @@ static EmuWgState *wg_state(EmuThread *t) {
     uint32_t words = (t->fn->nslots + 63) / 64;
     if (t->wg->nbusy_words < words) {
         uint64_t *nb = realloc(t->wg->busy, words * sizeof *nb);
-        uint32_t *np = realloc(t->wg->pos, words * 64 * sizeof *np);
-        if (!nb || !np) out_of_memory();
-        t->wg->pos = np;
+        uint64_t *nv = realloc(t->wg->pv, words * 64 * sizeof *nv);
+        uint32_t *ng = realloc(t->wg->pg, words * 64 * sizeof *ng);
+        if (!nb || !nv || !ng) out_of_memory();
+        t->wg->pv = nv;
+        t->wg->pg = ng;
         memset(nb + t->wg->nbusy_words, 0, (words - t->wg->nbusy_words) * sizeof *nb);
         t->wg->busy = nb;
         t->wg->nbusy_words = words;
@@ -145,9 +147,9 @@ void emu_wg_reset(EmuThread *t) {
 
 void emu_wg_free(EmuThread *t) {
     if (!t->wg) return;
-    free(t->wg->p);
+    free(t->wg->pv);
+    free(t->wg->pg);
     free(t->wg->busy);
-    free(t->wg->pos);
     free(t->wg->ap);
     free(t->wg->rd);
     free(t->wg);
@@ -167,21 +169,19 @@ static void *room(void *p, uint32_t n, uint32_t *cap, size_t size, uint32_t firs
 /* Groups below this retire at a wait_group that keeps `keep` pending. */
 static uint32_t retire_limit(const EmuWgState *w, uint32_t keep) { return w->open >= keep ? w->open - keep : 0; }
 
-static bool busy(const EmuWgState *w, uint32_t slot) { return slot / 64 < w->nbusy_words && (w->busy[slot / 64] >> (slot % 64) & 1); }
-
-static EmuWgPend *pend_find(EmuWgState *w, uint32_t slot) {
-    return busy(w, slot) ? &w->p[w->pos[slot]] : NULL;
+static inline bool busy(const EmuWgState *w, uint32_t slot) {
+    return slot / 64 < w->nbusy_words && (w->busy[slot / 64] >> (slot % 64) & 1);
 }
 
-static void pend_set(EmuWgState *w, uint32_t slot, uint64_t value, uint32_t line) {
-    EmuWgPend *p = pend_find(w, slot);
-    if (!p) {
-        w->p = room(w->p, w->n, &w->cap, sizeof *w->p, 64);
-        w->pos[slot] = w->n;
-        p = &w->p[w->n++];
-        w->busy[slot / 64] |= 1ull << (slot % 64);
+/* slot's result of the open group (w has room for every slot of the thread's function: wg_state) */
+static inline void pend_set(EmuWgState *w, uint32_t slot, uint64_t value) {
+    uint64_t bit = 1ull << (slot % 64);
+    if (!(w->busy[slot / 64] & bit)) {
+        w->busy[slot / 64] |= bit;
+        w->n++;
     }
-    *p = (EmuWgPend){.slot = slot, .group = w->open, .line = line, .value = value};
+    w->pv[slot] = value;
+    w->pg[slot] = w->open;
 }
 
 static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit);
@@ -203,13 +203,12 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (in->op == EMU_OP_SETP) slots[ns++] = in->o[3];
     }
     for (uint32_t i = 0; i < ns; i++) {
-        EmuWgPend *p = pend_find(w, slots[i]);
-        if (!p) continue;
+        if (!busy(w, slots[i])) continue;
         /* An accumulator read or written before the wait that retires it: ptxas injects a wait here ("(C7517)
          * warpgroup.wait is injected ... to allow use of registers defined by GMMA"; nvcc -G code and Triton's
          * f16-accumulator dot rely on it), so on a GPU the instruction sees the wgmma's result.  As there: the
          * wgmma's group and the ones before it end now. */
-        uint32_t limit = p->group + 1, none = 0;
+        uint32_t limit = w->pg[slots[i]] + 1, none = 0;
         atomic_compare_exchange_strong(&b->L->early_acc_line, &none, in->line); /* noted after the launch (exec.c) */
         if (!retire(b, t, in, limit)) return false;
         if (w->nrd) read_retire(b, w, limit, t->linear);
@@ -254,18 +253,20 @@ static Desc desc_decode(uint64_t d) {
                   (uint32_t)((d >> 49) & 7), (uint32_t)(d >> 62)};
 }
 
-/* The shared address of element (mn, k) of a descriptor's operand (the algorithm's step 2). */
-static uint32_t desc_addr(const Desc *d, bool mn_major, uint32_t mn, uint32_t k, unsigned es) {
-    static const uint32_t width[4] = {0, 128, 64, 32}, mask[4] = {0, 7, 3, 1};
-    uint32_t T = 16 / es, W = width[d->swz], off;
+/* The shared address of element (mn, k) of a descriptor's operand (the algorithm's step 2); lt = log2(T), T = 16 / es
+ * (es 1, 2 or 4: shifts and masks rather than divisions, this being per 16-byte chunk of every wgmma). */
+static inline uint32_t desc_addr(const Desc *d, bool mn_major, uint32_t mn, uint32_t k, unsigned es, unsigned lt) {
+    static const uint32_t mask[4] = {0, 7, 3, 1};
+    uint32_t T = 1u << lt, off;
     if (!mn_major) {
-        if (!d->swz) off = (mn % 8) * 16 + (mn / 8) * d->sbo + (k / T) * d->lbo + (k % T) * es;
-        else off = (mn % 8) * W + (mn / 8) * d->sbo + (k / T) * 16 + (k % T) * es;
+        if (!d->swz) off = (mn % 8) * 16 + (mn / 8) * d->sbo + (k >> lt) * d->lbo + (k & (T - 1)) * es;
+        else off = (mn % 8) * (256u >> d->swz) + (mn / 8) * d->sbo + (k >> lt) * 16 + (k & (T - 1)) * es; /* W = 256 >> swz */
     } else {
-        if (!d->swz) off = (mn % T) * es + (mn / T) * d->sbo + (k % 8) * 16 + (k / 8) * d->lbo;
+        if (!d->swz) off = (mn & (T - 1)) * es + (mn >> lt) * d->sbo + (k % 8) * 16 + (k / 8) * d->lbo;
         else {
-            uint32_t c = W / 16, chunk = mn / T;
-            off = (mn % T) * es + (chunk % c) * 16 + (chunk / c) * d->lbo + (k % 8) * W + (k / 8) * d->sbo;
+            uint32_t lc = 4 - d->swz, chunk = mn >> lt; /* c = W / 16 = 2^lc chunks per swizzle row */
+            off = (mn & (T - 1)) * es + (chunk & ((1u << lc) - 1)) * 16 + (chunk >> lc) * d->lbo + (k % 8) * (256u >> d->swz) +
+                  (k / 8) * d->sbo;
         }
     }
     uint32_t a = d->start + off;
@@ -352,10 +353,48 @@ bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
     return true;
 }
 
-/* Reads rows x K elements of a descriptor operand into v[row][k], noting the chunks read in rw
- * (the warpgroup's reads); false after emu_fault. */
+/* One 16-byte chunk's T elements of type ty (T = 16 / es) as values: floats times neg into vf, or (integers)
+ * doubles into vd, element j at index j * stride. */
+static inline void decode_chunk(unsigned ty, const uint8_t *p, float *vf, double *vd, float neg, size_t stride) {
+    switch (ty) {
+    case EMU_T_F16:
+        for (unsigned j = 0; j < 8; j++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * j, 2);
+            vf[j * stride] = neg * emu_f16_to_f32(h);
+        }
+        return;
+    case EMU_T_BF16:
+        for (unsigned j = 0; j < 8; j++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * j, 2);
+            vf[j * stride] = neg * emu_f32((uint32_t)h << 16);
+        }
+        return;
+    case EMU_T_TF32:
+        for (unsigned j = 0; j < 4; j++) {
+            uint32_t x;
+            memcpy(&x, p + 4 * j, 4);
+            vf[j * stride] = neg * emu_f32(x & 0xFFFFE000u);
+        }
+        return;
+    case EMU_T_E4M3: case EMU_T_E5M2:
+        for (unsigned j = 0; j < 16; j++) vf[j * stride] = neg * (float)emu_f8_to_f64(p[j], ty == EMU_T_E5M2);
+        return;
+    case EMU_T_S8:
+        for (unsigned j = 0; j < 16; j++) vd[j * stride] = (int8_t)p[j];
+        return;
+    default: /* u8 */
+        for (unsigned j = 0; j < 16; j++) vd[j * stride] = p[j];
+        return;
+    }
+}
+
+/* Reads rows x K elements of a descriptor operand, element (mn, k) into vf (floats, times neg) or vd (integers) at
+ * mn * smn + k * sk, noting the chunks read in rw (the warpgroup's reads); false after emu_fault. */
 static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc, bool mn_major, unsigned rows, unsigned K,
-                      unsigned ty, unsigned es, double *v, const char *what, EmuWgState *rw) {
+                      unsigned ty, unsigned es, float *vf, double *vd, float neg, size_t smn, size_t sk, const char *what,
+                      EmuWgState *rw) {
     Desc d = desc_decode(desc);
     if (!desc_base_known(&d)) {
         static const unsigned repeat[4] = {0, 1024, 512, 256};
@@ -369,12 +408,13 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
     uint32_t cta_end = (t->cta + 1) * b->cta_threads, wg_end = t->linear + 128 < cta_end ? t->linear + 128 : cta_end;
     /* by 16-byte chunks: T = 16 / es elements consecutive along K (K-major) or along MN (MN-major) share one
      * (the swizzle moves whole chunks), and rows and K are multiples of T */
-    unsigned T = 16 / es, nr = mn_major ? rows / T : rows, nk = mn_major ? K : K / T;
+    unsigned lt = es == 1 ? 4 : es == 2 ? 3 : 2, T = 1u << lt, nr = mn_major ? rows / T : rows, nk = mn_major ? K : K / T;
     const uint8_t *smem = emu_cta_smem(b, t);
+    size_t stride = mn_major ? smn : sk; /* between a chunk's elements */
     for (unsigned r = 0; r < nr; r++)
         for (unsigned k = 0; k < nk; k++) {
             unsigned r0 = mn_major ? r * T : r, k0 = mn_major ? k : k * T;
-            uint32_t a = desc_addr(&d, mn_major, r0, k0, es);
+            uint32_t a = desc_addr(&d, mn_major, r0, k0, es, lt);
             for (unsigned j = 0; a + 16 > b->shared_size && j < T; j++)
                 if (a + (j + 1) * es > b->shared_size)
                     return emu_fault(b, t, in, "memcheck: invalid __shared__ read by wgmma",
@@ -382,11 +422,8 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
                                      mn_major ? r0 + j : r0, mn_major ? k0 : k0 + j, what, a + j * es, b->shared_size, desc);
             uint64_t at = (uint64_t)t->cta * b->shared_size + a;
             if (b->shadow && !emu_async_read(b, t, in, at, 16, t->linear, wg_end, "wgmma.mma_async")) return false;
-            for (unsigned j = 0; j < T; j++) {
-                uint64_t bits = 0;
-                memcpy(&bits, smem + a + j * es, es);
-                v[mn_major ? (r0 + j) * K + k0 : r0 * K + k0 + j] = emu_elem_value(ty, bits);
-            }
+            size_t at_v = r0 * smn + k0 * sk;
+            decode_chunk(ty, smem + a, vf ? vf + at_v : NULL, vd ? vd + at_v : NULL, neg, stride);
             read_note(b, rw, chunk_of(b, at), in->line);
         }
     return true;
@@ -400,9 +437,8 @@ static inline uint32_t opslot(const EmuThread *t, const EmuIns *in, unsigned op,
 }
 
 /* A register's value as the wgmma sees it: its in-flight result if it has one. */
-static uint64_t acc_in(EmuThread *t, uint32_t slot) {
-    EmuWgPend *p = t->wg ? pend_find(t->wg, slot) : NULL;
-    return p ? p->value : t->r[slot];
+static inline uint64_t acc_in(const EmuThread *t, uint32_t slot) {
+    return t->wg && busy(t->wg, slot) ? t->wg->pv[slot] : t->r[slot];
 }
 
 static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
@@ -416,10 +452,22 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     bool notrans = in->ty2 == EMU_T_TF32 || is_f8(in->ty2) || fm.integer;
     bool trans_a = !notrans && !areg && (uint32_t)t0->r[in->o[6]] == 1;
     bool trans_b = !notrans && (uint32_t)t0->r[in->o[areg ? 6 : 7]] == 1;
-    double neg_a = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[4]] == -1 ? -1 : 1;
-    double neg_b = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[5]] == -1 ? -1 : 1;
-    double *A = malloc((size_t)M * K * sizeof *A), *B = malloc((size_t)N * K * sizeof *B); /* A[m][k], B[n][k] */
-    if (!A || !B) out_of_memory();
+    float neg_a = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[4]] == -1 ? -1 : 1;
+    float neg_b = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[5]] == -1 ? -1 : 1;
+    /* the operands once for all 128 threads: floats (f16, bf16, tf32, e4m3, e5m2) as f32, negated as imm-scale-a/b
+     * say, A in Af[m][k] and B transposed in BT[k][n] (what emu_mma_f32 takes); integers as doubles, A[m][k] and
+     * B[n][k].  A product of two f16s or two f8s is exact in f32 and normal (2^-48 to 2^32 in size), so acc + a*b
+     * rounds once as fmaf does; bf16 and tf32 products may fall outside f32's normal range and then take fmaf
+     * (emu_mma_f32). */
+    double *A = NULL, *B = NULL;
+    float *Af = NULL, *BT = NULL;
+    if (fm.integer) {
+        A = malloc((size_t)M * K * sizeof *A), B = malloc((size_t)N * K * sizeof *B);
+        if (!A || !B) out_of_memory();
+    } else {
+        Af = malloc((size_t)M * K * sizeof *Af), BT = malloc((size_t)K * N * sizeof *BT);
+        if (!Af || !BT) out_of_memory();
+    }
     bool ok = true;
     /* every thread must give the same descriptors (they are warpgroup-uniform) */
     for (unsigned i = 1; i < 128 && ok; i++) {
@@ -434,7 +482,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         if (!b->wg_reads) out_of_memory();
     }
     EmuWgState *rw = wg_state(t0);
-    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, K, in->ty2, es, A, "A", rw);
+    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, K, in->ty2, es, Af, A, neg_a, K, 1, "A", rw);
     if (ok && areg) {
         unsigned E = 4 / es;
         for (unsigned i = 0; i < 128; i++) {
@@ -443,53 +491,48 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                 uint32_t r = (uint32_t)opreg(wg[i], in, 1, j);
                 for (unsigned e = 0; e < E; e++) {
                     unsigned row = 16 * w + g + 8 * (j & 1), col = tq * E + (j >> 1) * 4 * E + e;
-                    A[row * K + col] = emu_elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
+                    double v = emu_elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
+                    if (fm.integer) A[row * K + col] = v;
+                    else Af[row * K + col] = neg_a * (float)v;
                 }
             }
         }
     }
-    if (ok) ok = load_desc(b, t0, in, t0->r[in->o[2]], trans_b, N, K, in->ty3, es, B, "B", rw);
+    if (ok) ok = load_desc(b, t0, in, t0->r[in->o[2]], trans_b, N, K, in->ty3, es, BT, B, neg_b, fm.integer ? K : 1,
+                           fm.integer ? 1 : N, "B", rw);
     if (!ok) {
         free(A);
         free(B);
+        free(Af);
+        free(BT);
         return false;
     }
-    /* the float operands, negated as imm-scale-a/b say, once for all 128 threads.  A product of two f16s or
-     * two f8s is exact in f32 and normal (2^-48 to 2^32 in size), so acc + a*b rounds once as fmaf does;
-     * bf16 and tf32 products may fall outside f32's normal range and then take fmaf (emu_mma_f32). */
-    float *Af = NULL, *Bf = NULL;
     bool exact_products = emu_mma_exact_type(in->ty2) && emu_mma_exact_type(in->ty3);
-    if (!fm.integer) {
-        Af = malloc((size_t)M * K * sizeof *Af), Bf = malloc((size_t)N * K * sizeof *Bf);
-        if (!Af || !Bf) out_of_memory();
-        for (size_t i = 0; i < (size_t)M * K; i++) Af[i] = (float)(neg_a * A[i]);
-        for (size_t i = 0; i < (size_t)N * K; i++) Bf[i] = (float)(neg_b * B[i]);
-    }
-    /* floats: D (64 x N) from the threads' C (0 where scale-d is false), then D += A B with B transposed
+    /* floats: D (64 x N) from the threads' C (0 where scale-d is false), then D += A B
      * (emu_mma_f32: each element one sum in ascending k) */
-    float *D = NULL, *BT = NULL;
+    float *D = NULL;
     unsigned nelem = fm.f16acc ? fm.nd * 2 : fm.nd;
+    /* D's register slots, the same for every thread (one function, one instruction: emu_exec_warpgroup) */
+    uint32_t dslot[128];
+    for (unsigned r = 0; r < fm.nd; r++) dslot[r] = opslot(t0, in, 0, r);
     if (!fm.integer) {
-        D = malloc((size_t)M * N * sizeof *D), BT = malloc((size_t)K * N * sizeof *BT);
-        if (!D || !BT) out_of_memory();
+        D = malloc((size_t)M * N * sizeof *D);
+        if (!D) out_of_memory();
         for (unsigned i = 0; i < 128; i++) {
             EmuThread *t = wg[i];
-            const EmuIns *ti = &t->fn->code[t->pc];
-            bool scale_d = ((uint32_t)t->r[ti->o[3]] != 0) != (ti->on[3] != 0); /* `!%p` negates the predicate */
+            bool scale_d = ((uint32_t)t->r[in->o[3]] != 0) != (in->on[3] != 0); /* `!%p` negates the predicate */
             unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
             for (unsigned e = 0; e < nelem; e++) {
                 unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
-                uint64_t c = scale_d ? acc_in(t, opslot(t, ti, 0, fm.f16acc ? e / 2 : e)) : 0;
+                uint64_t c = scale_d ? acc_in(t, dslot[fm.f16acc ? e / 2 : e]) : 0;
                 D[row * N + col] = !scale_d ? 0.0f : fm.f16acc ? (float)emu_f16_to_f64((uint16_t)(c >> (16 * (e & 1)))) : emu_f32(c);
             }
         }
-        for (unsigned n = 0; n < N; n++)
-            for (unsigned k = 0; k < K; k++) BT[k * N + n] = Bf[n * K + k];
         emu_mma_f32(Af, K, BT, N, D, N, M, N, K, exact_products || emu_mma_products_exact(Af, K, BT, N, M, N, K));
     }
     for (unsigned i = 0; i < 128; i++) {
         EmuThread *t = wg[i];
-        const EmuIns *ti = &t->fn->code[t->pc];
+        const EmuIns *ti = in;
         EmuWgState *w = wg_state(t);
         bool scale_d = ((uint32_t)t->r[ti->o[3]] != 0) != (ti->on[3] != 0); /* `!%p` negates the predicate */
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
@@ -498,7 +541,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         for (unsigned e = 0; e < nelem; e++) {
             unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
             if (fm.integer) {
-                uint64_t c = acc_in(t, opslot(t, ti, 0, e));
+                uint64_t c = acc_in(t, dslot[e]);
                 int64_t acc = scale_d ? (int32_t)(uint32_t)c : 0;
                 for (unsigned k = 0; k < K; k++) acc += (int64_t)A[row * K + k] * (int64_t)B[col * K + k];
                 if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
@@ -513,7 +556,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                 out[e] = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
             }
         }
-        for (unsigned r = 0; r < fm.nd; r++) pend_set(w, opslot(t, ti, 0, r), out[r], ti->line);
+        for (unsigned r = 0; r < fm.nd; r++) pend_set(w, dslot[r], out[r]);
         for (unsigned j = 0; areg && !t->depth && j < 4; j++) { /* A's registers must keep their values until the wait */
             w->ap = room(w->ap, w->nap, &w->capap, sizeof *w->ap, 16);
             w->ap[w->nap++] = (EmuWgPend){.slot = opslot(t, ti, 1, j), .group = w->open, .line = ti->line, .value = opreg(t, ti, 1, j)};
@@ -522,7 +565,6 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     free(A);
     free(B);
     free(Af);
-    free(Bf);
     free(D);
     free(BT);
     return true;
@@ -556,18 +598,14 @@ static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit) 
                          name, emu_module_where(b->L->m, a.line, where, sizeof where), line, wrote);
     }
     w->nap = j;
-    j = 0;
-    for (uint32_t i = 0; i < w->n; i++) {
-        EmuWgPend p = w->p[i];
-        if (p.group < limit) {
-            t->r[p.slot] = p.value;
-            w->busy[p.slot / 64] &= ~(1ull << (p.slot % 64));
-        } else {
-            w->pos[p.slot] = j;
-            w->p[j++] = p;
+    for (uint32_t wi = 0; wi < w->nbusy_words && w->n; wi++)
+        for (uint64_t m = w->busy[wi]; m; m &= m - 1) {
+            uint32_t slot = wi * 64 + (uint32_t)__builtin_ctzll(m);
+            if (w->pg[slot] >= limit) continue;
+            t->r[slot] = w->pv[slot];
+            w->busy[wi] &= ~(1ull << (slot % 64));
+            w->n--;
         }
-    }
-    w->n = j;
     return true;
 }
 
