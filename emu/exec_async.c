@@ -830,6 +830,53 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 
 /* The box of a tensor copy between global memory and the shared memory of one CTA (cta; the box at offset soff):
  * out-of-bounds elements filled on loads and skipped on stores; false after emu_fault. */
+/* Box row (i1..i4) of a tensor load with element stride 1 along dimension 0, its n0 elements from box element idx
+ * on, at once: the out-of-bounds elements filled, the others copied from global memory in runs of up to 16 bytes
+ * (a swizzle moves 16-byte chunks).  Only where the global bytes lie in one allocation of the block's cache
+ * (emu_global's: nothing pending, writable, so each element's emu_access would have answered the same pointer
+ * with no check to make); false (nothing done) otherwise: the caller copies the row element by element. */
+static bool tensor_row_fast(EmuBlock *b, const EmuTensorMap *tm, const int64_t c[5], const uint64_t ii[5], uint64_t n0,
+                            uint8_t *cta, uint32_t soff, uint64_t idx) {
+    unsigned es = tm->esize;
+    bool inside = true;
+    uint64_t goff = 0;
+    for (unsigned d = 1; d < tm->rank; d++) {
+        int64_t x = c[d] + (int64_t)(ii[d] * tm->elem_strides[d]);
+        if (x < 0 || (uint64_t)x >= tm->dims[d]) inside = false;
+        else goff += (uint64_t)x * tm->strides[d - 1];
+    }
+    /* elements [lo, hi) of the row are inside dimension 0 */
+    int64_t lo = inside ? (c[0] < 0 ? -c[0] : 0) : 0, hi = inside ? (int64_t)tm->dims[0] - c[0] : 0;
+    if (hi > (int64_t)n0) hi = (int64_t)n0;
+    if (lo > hi) lo = hi;
+    const uint8_t *g = NULL;
+    if (hi > lo) {
+        uint64_t ga = tm->addr + goff + (uint64_t)(c[0] + lo) * es, len = (uint64_t)(hi - lo) * es;
+        if (ga & (es - 1)) return false;
+        for (unsigned k = 0; k < EMU_GCACHE && !g; k++)
+            if (ga >= b->gc[k].lo && ga < b->gc[k].hi && len <= b->gc[k].hi - ga) g = b->gc[k].host + (ga - b->gc[k].lo);
+        if (!g) return false;
+    }
+    uint64_t nan = es == 2 ? EMU_OOB_NAN16 : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull; /* NaN fill: a quiet NaN */
+    for (int64_t i = 0; i < (int64_t)n0;) {
+        uint32_t o = soff + (uint32_t)((idx + (uint64_t)i) * es);
+        uint8_t *sp = cta + swizzle_addr(o, tm->swizzle);
+        if (i < lo || i >= hi) {
+            if (tm->fill) memcpy(sp, &nan, es);
+            else memset(sp, 0, es);
+            i++;
+            continue;
+        }
+        /* to the end of this 16-byte chunk or of the inside run */
+        int64_t cnt = (int64_t)((16 - (o & 15)) / es);
+        if (cnt < 1) cnt = 1;
+        if (cnt > hi - i) cnt = hi - i;
+        memcpy(sp, g + (uint64_t)(i - lo) * es, (size_t)cnt * es);
+        i += cnt;
+    }
+    return true;
+}
+
 static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tmp, const int64_t c[5], const uint64_t n[5],
                        uint8_t *cta, uint32_t soff, bool red, unsigned rty) {
     const EmuTensorMap tm = *tmp;
@@ -839,7 +886,12 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
     for (uint64_t i4 = 0; i4 < n[4]; i4++)
         for (uint64_t i3 = 0; i3 < n[3]; i3++)
             for (uint64_t i2 = 0; i2 < n[2]; i2++)
-                for (uint64_t i1 = 0; i1 < n[1]; i1++)
+                for (uint64_t i1 = 0; i1 < n[1]; i1++) {
+                    if (load && tm.elem_strides[0] == 1 && es <= 16 &&
+                        tensor_row_fast(b, &tm, c, (const uint64_t[5]){0, i1, i2, i3, i4}, n[0], cta, soff, idx)) {
+                        idx += n[0];
+                        continue;
+                    }
                     for (uint64_t i0 = 0; i0 < n[0]; i0++, idx++) {
                         const uint64_t ii[5] = {i0, i1, i2, i3, i4};
                         bool inside = true;
@@ -873,6 +925,7 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
                         }
                         if (!load) run_hi = tm.addr + goff + es;
                     }
+                }
     if (run_hi > run_lo) bulk_note(b, t, in, run_lo, run_hi);
     return true;
 }
