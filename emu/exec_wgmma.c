@@ -173,17 +173,6 @@ static inline bool busy(const EmuWgState *w, uint32_t slot) {
     return slot / 64 < w->nbusy_words && (w->busy[slot / 64] >> (slot % 64) & 1);
 }
 
-/* slot's result of the open group (w has room for every slot of the thread's function: wg_state) */
-static inline void pend_set(EmuWgState *w, uint32_t slot, uint64_t value) {
-    uint64_t bit = 1ull << (slot % 64);
-    if (!(w->busy[slot / 64] & bit)) {
-        w->busy[slot / 64] |= bit;
-        w->n++;
-    }
-    w->pv[slot] = value;
-    w->pg[slot] = w->open;
-}
-
 static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit);
 static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t reader);
 
@@ -441,6 +430,20 @@ static inline uint64_t acc_in(const EmuThread *t, uint32_t slot) {
     return t->wg && busy(t->wg, slot) ? t->wg->pv[slot] : t->r[slot];
 }
 
+/* Where t's C values are when the slots of the busy-bit words dw (bits dm) are all in flight (the pending
+ * values) or none is (the registers); NULL when some are: acc_in each. */
+static inline const uint64_t *c_from(const EmuThread *t, const uint32_t *dw, const uint64_t *dm, unsigned ndw) {
+    const EmuWgState *w = t->wg;
+    if (!w) return t->r;
+    bool all = true, none = true;
+    for (unsigned j = 0; j < ndw; j++) {
+        uint64_t x = (dw[j] < w->nbusy_words ? w->busy[dw[j]] : 0) & dm[j];
+        all = all && x == dm[j];
+        none = none && !x;
+    }
+    return none ? t->r : all ? w->pv : NULL;
+}
+
 static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     EmuThread *t0 = wg[0];
     const EmuIns *in = &t0->fn->code[t0->pc];
@@ -513,8 +516,16 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     float *D = NULL;
     unsigned nelem = fm.f16acc ? fm.nd * 2 : fm.nd;
     /* D's register slots, the same for every thread (one function, one instruction: emu_exec_warpgroup) */
-    uint32_t dslot[128];
-    for (unsigned r = 0; r < fm.nd; r++) dslot[r] = opslot(t0, in, 0, r);
+    uint32_t dslot[128], dw[128];
+    uint64_t dm[128]; /* and as words of the busy bits (dw) with the slots' bits in each (dm) */
+    unsigned ndw = 0;
+    for (unsigned r = 0; r < fm.nd; r++) {
+        dslot[r] = opslot(t0, in, 0, r);
+        unsigned j = 0;
+        while (j < ndw && dw[j] != dslot[r] / 64) j++;
+        if (j == ndw) dw[ndw] = dslot[r] / 64, dm[ndw++] = 0;
+        dm[j] |= 1ull << (dslot[r] % 64);
+    }
     if (!fm.integer) {
         D = malloc((size_t)M * N * sizeof *D);
         if (!D) out_of_memory();
@@ -522,9 +533,11 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             EmuThread *t = wg[i];
             bool scale_d = ((uint32_t)t->r[in->o[3]] != 0) != (in->on[3] != 0); /* `!%p` negates the predicate */
             unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
+            const uint64_t *from = c_from(t, dw, dm, ndw);
             for (unsigned e = 0; e < nelem; e++) {
                 unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
-                uint64_t c = scale_d ? acc_in(t, dslot[fm.f16acc ? e / 2 : e]) : 0;
+                uint32_t slot = dslot[fm.f16acc ? e / 2 : e];
+                uint64_t c = !scale_d ? 0 : from ? from[slot] : acc_in(t, slot);
                 D[row * N + col] = !scale_d ? 0.0f : fm.f16acc ? (float)emu_f16_to_f64((uint16_t)(c >> (16 * (e & 1)))) : emu_f32(c);
             }
         }
@@ -556,7 +569,14 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                 out[e] = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
             }
         }
-        for (unsigned r = 0; r < fm.nd; r++) pend_set(w, dslot[r], out[r]);
+        for (unsigned j = 0; j < ndw; j++) { /* pend_set of every D slot, by words */
+            w->n += (uint32_t)__builtin_popcountll(dm[j] & ~w->busy[dw[j]]);
+            w->busy[dw[j]] |= dm[j];
+        }
+        for (unsigned r = 0; r < fm.nd; r++) {
+            w->pv[dslot[r]] = out[r];
+            w->pg[dslot[r]] = w->open;
+        }
         for (unsigned j = 0; areg && !t->depth && j < 4; j++) { /* A's registers must keep their values until the wait */
             w->ap = room(w->ap, w->nap, &w->capap, sizeof *w->ap, 16);
             w->ap[w->nap++] = (EmuWgPend){.slot = opslot(t, ti, 1, j), .group = w->open, .line = ti->line, .value = opreg(t, ti, 1, j)};
