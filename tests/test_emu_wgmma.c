@@ -383,6 +383,8 @@ static const char *wg_async_ptx = PTX_HEAD
     "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 1, 1, 1, 0, 0;\n"
     "  setp.eq.u32 %p3, %r0, 3;\n"
     "  @%p3 bra $OPEN;\n"
+    "  setp.eq.u32 %p0, %r0, 4;\n"
+    "  @%p0 bra $MIX;\n"
     "  wgmma.commit_group.sync.aligned;\n"
     "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%y0, %y1, %y2, %y3}, %rd2, %rd3, 1, 1, 1, 0, 0;\n"
     "  wgmma.commit_group.sync.aligned;\n"
@@ -404,6 +406,16 @@ static const char *wg_async_ptx = PTX_HEAD
     "  wgmma.commit_group.sync.aligned;\n"
     "  wgmma.wait_group.sync.aligned 0;\n"
     "  st.global.f32 [%rd5+512], %y1;\n"
+    "  st.global.f32 [%rd5+1024], %y0;\n"
+    "  ret;\n"
+    "$MIX:\n"                         /* mode 4: a wgmma whose D is x0, x1 of the group in flight and y2, y3 */
+    "  wgmma.commit_group.sync.aligned;\n"  /* (not in flight, y2 now 2): C is the pending x, the registers' y */
+    "  mov.f32 %y2, 0f40000000;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %y2, %y3}, %rd2, %rd3, 1, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  st.global.f32 [%rd5], %x1;\n"
+    "  st.global.f32 [%rd5+512], %y2;\n"
     "  st.global.f32 [%rd5+1024], %y0;\n"
     "  ret;\n"
     "$EARLY:\n"
@@ -582,6 +594,7 @@ Test(wgmma, async_accumulator_checks) {
         {0, 42, 21, 21}, /* x2 + x3 read before any wait: the results, as after ptxas's injected wait */
         {2, 21, 21, 1},  /* y0 written in flight: the write stands, the wait does not undo it */
         {3, 42, 5, 5},   /* read in the open group: the result too (the second wgmma never runs) */
+        {4, 37, 18, 5},  /* D partly in flight: 21 + 16 from the pending x1, 2 + 16 from the register y2 */
     };
     for (unsigned c = 0; c < ARRAY_LEN(want); c++) {
         unsigned mode = want[c].mode;
