@@ -47,12 +47,14 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
         if (ti->state != EMU_TS_WARP || ti->fn->code[ti->pc].op != EMU_OP_ACTIVEMASK) continue;
         if (am_lead == n || code_order(ti, &b->t[base + am_lead]) < 0) am_lead = i;
     }
+    unsigned wg_not_ready = EMU_OP_COUNT; /* a warpgroup op found not ready: the same for every lead waiting at it */
     for (int pass = 0; pass < 2; pass++)
     for (uint32_t lead = pass ? am_lead : 0; lead < n; lead++) {
         EmuThread *tl = &b->t[base + lead];
         if (tl->state != EMU_TS_WARP) continue;
         const EmuIns *il = &tl->fn->code[tl->pc];
         if ((il->op == EMU_OP_ACTIVEMASK) != (pass == 1)) continue;
+        if (il->op == wg_not_ready) continue;
         if (emu_is_warpgroup_op(il->op)) {
             /* a warpgroup collective fires when all 128 threads of the warpgroup wait at one */
             uint32_t wbase = (w / 4) * 128;
@@ -72,7 +74,10 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
                 if (ti->state != EMU_TS_WARP || ti->fn->code[ti->pc].op != il->op) ready = false;
                 wg[i] = ti;
             }
-            if (!ready) continue;
+            if (!ready) {
+                wg_not_ready = il->op;
+                continue;
+            }
             if (!emu_exec_warpgroup(b, wg)) return false;
             *fired = true;
             return true;
