@@ -1402,14 +1402,16 @@ Val builtin_call(Gen *g, const Node *node) {
                        id == BI_MAX ? "maximum" : "minimum");
             return val_err();
         }
-        if (has(&c, 2)) { /* return_indices: (max, argmax), ties to the lowest index whichever tie break is asked */
+        if (has(&c, 2)) { /* return_indices: (max, argmax), ties to the lowest index whichever tie break is asked; the
+                           * value is the element at that index (of +0.0 then -0.0, the +0.0 at index 0), as Triton's
+                           * one reduction of (value, index) pairs gives */
             int64_t ri = 0, tb = 1;
             if (!ct_int(&c, 2, "return_indices", &ri) || (has(&c, 3) && !ct_int(&c, 3, "return_indices_tie_break_left", &tb)))
                 return val_err();
             if (ri) {
-                Val v = bi_reduce(&c, bi->red, OP_REDUCE, 4, -1);
-                Val i = v.k == V_ERR ? v : bi_reduce(&c, id == BI_MAX ? RED_ARGMAX : RED_ARGMIN, OP_REDUCE, 4, -1);
-                if (i.k == V_ERR) return i;
+                Val i = bi_reduce(&c, id == BI_MAX ? RED_ARGMAX : RED_ARGMIN, OP_REDUCE, 4, -1);
+                Val v = i.k == V_ERR ? i : bi_reduce(&c, id == BI_MAX ? RED_ARGMAX_VALUE : RED_ARGMIN_VALUE, OP_REDUCE, 4, -1);
+                if (v.k == V_ERR) return v;
                 Val t = {.k = V_TUPLE, .nelems = 2, .elems = ARENA_ARRAY(g->a, Val, 2)};
                 t.elems[0] = v, t.elems[1] = i;
                 return t;

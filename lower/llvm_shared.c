@@ -22,11 +22,12 @@
  *
  * reduce_fn / scan_fn (a user fn as the combine, see below): the same steps, in order.
  *
- * reduce (axis a, kind sum/max/min/argmax/argmin):
+ * reduce (axis a, kind sum/max/min/argmax/argmin/argmax_value/argmin_value):
  *   1. Group the operand's canonical registers by their stat without dim a;
  *      combine each group in register order in the accumulation type
  *      (f16/bf16 -> f32, narrow ints -> i32); arg kinds carry the element's
- *      coordinate along a as an i32 index (ties -> smallest index, NaN wins).
+ *      coordinate along a as an i32 index (ties -> smallest index, NaN wins);
+ *      argmax_value/argmin_value combine as argmax/argmin and give the value.
  *   2. Butterfly shuffles over the distinct lane positions along a.
  *   3. More than one warp position along a (W of them): one thread per
  *      warp position stores each group's partial, in the accumulation
@@ -383,7 +384,7 @@ static bool red_init(LL *l, Inst *i, Red *k, DType dt, RedKind kind) {
     k->dt = dt;
     k->fp = dtype_is_float(dt);
     k->sgn = dtype_is_signed(dt);
-    k->arg = kind == RED_ARGMAX || kind == RED_ARGMIN;
+    k->arg = tir_red_is_arg(kind);
     if (dt == DT_PTR || dtype_is_storage(dt) || dt == DT_VOID) {
         ll_error(l, i->loc, "%s of %s elements is not supported", tir_op_info[i->op].name, dtype_name(dt));
         return false;
@@ -411,7 +412,7 @@ static LLVMValueRef red_narrow(LL *l, const Red *k, LLVMValueRef v) {
 
 /* Identity of the combine in the accumulation type. */
 static LLVMValueRef red_identity(LL *l, const Red *k) {
-    bool max = k->kind == RED_MAX || k->kind == RED_ARGMAX;
+    bool max = k->kind == RED_MAX || k->kind == RED_ARGMAX || k->kind == RED_ARGMAX_VALUE;
     if (k->kind == RED_SUM) return k->fp ? LLVMConstReal(k->at, -0.0) : LLVMConstInt(k->at, 0, 0);
     if (k->fp) return LLVMConstReal(k->at, max ? -INFINITY : INFINITY);
     int bits = dtype_bits(k->dt);
@@ -453,7 +454,7 @@ static Acc red_combine(LL *l, const Red *k, Acc a, Acc b) {
     default: {
         /* arg kinds: b wins when strictly better, or equal with a smaller index; NaN is better than
          * any number (argmax: NaN is the maximum; argmin: NaN propagates like min) */
-        bool max = k->kind == RED_ARGMAX;
+        bool max = k->kind == RED_ARGMAX || k->kind == RED_ARGMAX_VALUE;
         LLVMValueRef better = max ? cmp_gt(l, k, b.v, a.v) : cmp_gt(l, k, a.v, b.v);
         LLVMValueRef eq;
         if (k->fp) {
@@ -680,7 +681,8 @@ static bool emit_reduce(LL *l, Inst *i) {
                 ok = false;
                 break;
             }
-            res[r] = k.arg ? acc[g].idx : red_narrow(l, &k, acc[g].v);
+            /* argmax_value / argmin_value: the value the index came with, x[argmax] bit for bit */
+            res[r] = k.kind == RED_ARGMAX || k.kind == RED_ARGMIN ? acc[g].idx : red_narrow(l, &k, acc[g].v);
         }
     }
     free(grp);

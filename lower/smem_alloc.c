@@ -101,7 +101,7 @@ int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) {
         if (w <= 1) return 0;
         int64_t rows = tir_type_numel(t) / t->shape[ax];
         /* partials in the accumulation type (f16/bf16 as f32, narrow ints as i32), plus an i32 index for arg kinds */
-        int per = (dtype_bytes(t->dt) < 4 ? 4 : dtype_bytes(t->dt)) + (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN ? 4 : 0);
+        int per = (dtype_bytes(t->dt) < 4 ? 4 : dtype_bytes(t->dt)) + (tir_red_is_arg((RedKind)i->a.ival2) ? 4 : 0);
         return (int)(rows * w * per);
     }
     case OP_LOCAL_ALLOC: {

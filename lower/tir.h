@@ -255,12 +255,17 @@ typedef enum CmpPred {
 #undef X
 } CmpPred;
 #define TIR_REDUCE_KINDS(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(ARGMAX, "argmax") X(ARGMIN, "argmin") \
-    X(XCHG, "xchg") X(AND, "and") X(OR, "or") X(XOR, "xor") /* the last four: atomic_rmw only */
+    X(XCHG, "xchg") X(AND, "and") X(OR, "or") X(XOR, "xor") /* these four: atomic_rmw only */             \
+    X(ARGMAX_VALUE, "argmax_value") X(ARGMIN_VALUE, "argmin_value") /* reduce only: the element at argmax's (argmin's) index */
 typedef enum RedKind {
 #define X(e, n) RED_##e,
     TIR_REDUCE_KINDS(X)
 #undef X
 } RedKind;
+/* Kinds that carry an i32 index through the combine (ties to the smaller index, a NaN beating any number). */
+static inline bool tir_red_is_arg(RedKind k) {
+    return k == RED_ARGMAX || k == RED_ARGMIN || k == RED_ARGMAX_VALUE || k == RED_ARGMIN_VALUE;
+}
 /* Memory ordering and scope of atomics (attrs sem, scope); the first entry is the default,
  * as Triton: acq_rel at gpu scope.  The names are PTX's qualifiers. */
 #define TIR_MEM_SEMS(X) X(ACQ_REL, "acq_rel") X(RELAXED, "relaxed") X(ACQUIRE, "acquire") X(RELEASE, "release")

@@ -482,7 +482,8 @@ static void check_ptr_add(Verifier *V, const Inst *i) {
 static void check_reduce(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0), *r = rest(V, i);
     int64_t ax = i->a.ival, kind = i->a.ival2;
-    if (kind < RED_SUM || kind > RED_ARGMIN) verr(V, i, "invalid kind %lld", (long long)kind);
+    if (kind < RED_SUM || (kind > RED_ARGMIN && kind != RED_ARGMAX_VALUE && kind != RED_ARGMIN_VALUE))
+        verr(V, i, "invalid kind %lld", (long long)kind);
     if (ax < 0 || ax >= a->rank) {
         verr(V, i, "axis %lld out of range for %s", (long long)ax, tstr(V, a));
         return;

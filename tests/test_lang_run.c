@@ -1268,3 +1268,180 @@ Test(lang_run, many_names_and_shadowing) {
     }
     unload(&k);
 }
+
+/* ---- max/min(x, axis, return_indices=true): the value is the element at the index ---- */
+
+typedef struct RiType {
+    const char *name;
+    int size;
+    bool fp;
+} RiType;
+
+static void ri_put(const RiType *t, void *buf, int i, double v) {
+    char *p = (char *)buf + (size_t)i * (size_t)t->size;
+    if (!strcmp(t->name, "f32")) {
+        float f = (float)v;
+        memcpy(p, &f, 4);
+    } else if (!strcmp(t->name, "f64")) {
+        memcpy(p, &v, 8);
+    } else if (!strcmp(t->name, "f16") || !strcmp(t->name, "bf16")) {
+        uint16_t h = !strcmp(t->name, "f16") ? f32_to_f16((float)v) : f32_to_bf16((float)v);
+        memcpy(p, &h, 2);
+    } else {
+        int64_t n = (int64_t)v;
+        memcpy(p, &n, (size_t)t->size); /* little-endian: the low bytes */
+    }
+}
+
+static double ri_get(const RiType *t, const void *buf, int i) {
+    const char *p = (const char *)buf + (size_t)i * (size_t)t->size;
+    if (!strcmp(t->name, "f32")) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    if (!strcmp(t->name, "f64")) {
+        double d;
+        memcpy(&d, p, 8);
+        return d;
+    }
+    if (t->size == 2 && t->fp) {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return !strcmp(t->name, "f16") ? f16_to_d(h) : bf16_to_d(h);
+    }
+    if (!strcmp(t->name, "u8")) return *(const uint8_t *)p;
+    if (!strcmp(t->name, "i8")) return *(const int8_t *)p;
+    if (t->size == 4) {
+        int32_t n;
+        memcpy(&n, p, 4);
+        return n;
+    }
+    int64_t n;
+    memcpy(&n, p, 8);
+    return (double)n;
+}
+
+/* Triton's combine of (value, index) pairs, ties to the left, with docs/language.md's NaN rule: the
+ * first NaN of a row wins, else the first of the largest (smallest) values, +0.0 and -0.0 equal. */
+static int ri_ref(const RiType *t, const void *x, int base, int stride, int n, bool max) {
+    int best = 0;
+    for (int j = 1; j < n; j++) {
+        double v = ri_get(t, x, base + j * stride), b = ri_get(t, x, base + best * stride);
+        if (isnan(b)) break;
+        if (isnan(v) || (max ? v > b : v < b)) best = j;
+    }
+    return best;
+}
+
+/* Rows of n elements (axis 1: rows of x; axis 0: columns of x viewed [n, rows]) reduced as a [M, N] (axis 1) or
+ * [N, M] (axis 0) tile per program, N >= n: the columns past n repeat element n - 1, a tie the lower index wins,
+ * and the rows past `rows` repeat the last row, not stored.  Each row is one of: random small values (ties),
+ * only signed zeros, the extreme a signed zero planted twice with opposite signs, NaNs (floats), the extreme at
+ * the row's ends.  Before: the value came from a second plain max/min reduction, so a row with -0.0 then +0.0
+ * gave (+0.0, 0): the maximum's value with argmax's index. */
+static void return_indices_case(const RiType *t, int M, int N, int n, int warps, int axis, const char *arch) {
+    char src[2048];
+    const char *idx = axis == 1 ? "r[:, None] * n + minimum(c, n - 1)[None, :]" : "r[None, :] + minimum(c, n - 1)[:, None] * rows";
+    snprintf(src, sizeof src,
+             "@num_warps(%d)\n"
+             "kernel k(x: *%s, ov: *%s, oi: *i32, rows: i32, n: i32) {\n"
+             "    let r = minimum(program_id(0) * %d + arange(0, %d), rows - 1);\n"
+             "    let c = arange(0, %d);\n"
+             "    let v = load(x + %s);\n"
+             "    let (a, ia) = max(v, %d, return_indices=true);\n"
+             "    let (b, ib) = min(v, %d, return_indices=true);\n"
+             "    let o = program_id(0) * %d + arange(0, %d);\n"
+             "    let m = o < rows;\n"
+             "    store(ov + o, a, m);\n"
+             "    store(ov + rows + o, b, m);\n"
+             "    store(oi + o, ia, m);\n"
+             "    store(oi + rows + o, ib, m);\n"
+             "    store(oi + 2 * rows + o, argmax(v, %d), m);\n"
+             "    store(oi + 3 * rows + o, argmin(v, %d), m);\n"
+             "}\n",
+             warps, t->name, t->name, M, M, N, idx, axis, axis, M, M, axis, axis);
+    K k;
+    load_src_on(&k, src, "k", arch, NULL);
+    int progs = 3, rows = progs * M - 1;
+    size_t xn = (size_t)rows * (size_t)n;
+    void *x = calloc(xn, (size_t)t->size), *ov = malloc(2 * (size_t)rows * (size_t)t->size);
+    int32_t *oi = malloc(4 * (size_t)rows * sizeof(int32_t));
+    cr_assert(x && ov && oi);
+    unsigned seed = (unsigned)(M * 131 + N * 7 + warps + axis * 1000 + t->size * 17);
+    bool uns = !strcmp(t->name, "u8");
+    for (int row = 0; row < rows; row++) {
+        int base = axis == 1 ? row * n : row, stride = axis == 1 ? 1 : rows, kind = row % 5;
+        if (!t->fp && (kind == 1 || kind == 3)) kind = 0;
+        for (int j = 0; j < n; j++) {
+            seed = seed * 1103515245u + 12345u;
+            int s = (int)((seed >> 16) % 7u);
+            double v = t->fp ? (s - 3) * 0.5 : uns ? s : s - 3;
+            if (kind == 1) v = (seed >> 9) & 1 ? 0.0 : -0.0;
+            if (kind == 2) v = t->fp ? -(s + 1) * 0.5 : uns ? s + 1 : -(s + 1); /* below the planted zeros */
+            ri_put(t, x, base + j * stride, v);
+        }
+        seed = seed * 1103515245u + 12345u;
+        int p = (int)((seed >> 8) % (unsigned)n), q = (int)((seed >> 20) % (unsigned)n);
+        if (kind == 2) { /* max: two zeros of opposite signs, the first of them -0.0 on odd rows */
+            int lo = p < q ? p : q, hi = p < q ? q : p;
+            ri_put(t, x, base + lo * stride, t->fp && (row & 1) ? -0.0 : 0.0);
+            ri_put(t, x, base + hi * stride, t->fp && (row & 1) ? 0.0 : -0.0);
+        } else if (kind == 3) {
+            ri_put(t, x, base + p * stride, NAN);
+            if (row & 1) ri_put(t, x, base + q * stride, -NAN);
+        } else if (kind == 4) {
+            double top = t->fp ? 7.5 : uns ? 200 : 100, bot = t->fp ? -7.5 : uns ? 0 : -100;
+            ri_put(t, x, base + (n - 1) * stride, top);
+            ri_put(t, x, base + p * stride, top);
+            ri_put(t, x, base, bot);
+            ri_put(t, x, base + q * stride, bot);
+        }
+    }
+    memset(ov, 0xff, 2 * (size_t)rows * (size_t)t->size);
+    memset(oi, 0xff, 4 * (size_t)rows * sizeof(int32_t));
+    uint64_t dx = upload(&k, x, xn * (size_t)t->size), dov = upload(&k, ov, 2 * (size_t)rows * (size_t)t->size);
+    uint64_t doi = upload(&k, oi, 4 * (size_t)rows * sizeof(int32_t));
+    int32_t rows32 = rows, n32 = n;
+    void *params[] = {&dx, &dov, &doi, &rows32, &n32};
+    launch(&k, (unsigned)progs, params);
+    download(&k, ov, dov, 2 * (size_t)rows * (size_t)t->size);
+    download(&k, oi, doi, 4 * (size_t)rows * sizeof(int32_t));
+    for (int row = 0; row < rows; row++)
+        for (int mx = 0; mx < 2; mx++) {
+            int base = axis == 1 ? row * n : row, stride = axis == 1 ? 1 : rows;
+            int want = ri_ref(t, x, base, stride, n, mx == 0), got = oi[mx * rows + row], plain = oi[(2 + mx) * rows + row];
+            const char *what = mx == 0 ? "max" : "min";
+            cr_assert_eq(got, want, "%s %s [%d, %d] n %d warps %d axis %d %s row %d (kind %d): index %d, want %d", what, t->name,
+                         M, N, n, warps, axis, arch, row, row % 5, got, want);
+            cr_assert_eq(plain, want, "arg%s %s [%d, %d] warps %d axis %d row %d: %d, want %d", what, t->name, M, N, warps, axis,
+                         row, plain, want);
+            const char *gv = (const char *)ov + (size_t)(mx * rows + row) * (size_t)t->size;
+            const char *xv = (const char *)x + (size_t)(base + want * stride) * (size_t)t->size;
+            if (isnan(ri_get(t, x, base + want * stride))) {
+                cr_assert(isnan(ri_get(t, ov, mx * rows + row)), "%s %s row %d: a NaN's index with a number", what, t->name, row);
+            } else {
+                cr_assert(!memcmp(gv, xv, (size_t)t->size), "%s %s [%d, %d] n %d warps %d axis %d %s row %d (kind %d): value %g%s is not "
+                          "x[%d] = %g%s", what, t->name, M, N, n, warps, axis, arch, row, row % 5, ri_get(t, ov, mx * rows + row),
+                          signbit(ri_get(t, ov, mx * rows + row)) ? " (sign set)" : "", want, ri_get(t, x, base + want * stride),
+                          signbit(ri_get(t, x, base + want * stride)) ? " (sign set)" : "");
+            }
+        }
+    free(x);
+    free(ov);
+    free(oi);
+    unload(&k);
+}
+
+Test(lang_run, return_indices_value_at_index) {
+    static const RiType types[] = {{"f32", 4, true}, {"f16", 2, true}, {"bf16", 2, true}, {"f64", 8, true},
+                                   {"i32", 4, false}, {"i8", 1, false},  {"u8", 1, false},    {"i64", 8, false}};
+    /* in-thread and across lanes; across 4 and 8 warps; one long row; along axis 0 */
+    static const struct { int M, N, n, warps, axis; } cfg[] = {
+        {4, 64, 50, 1, 1}, {2, 256, 203, 4, 1}, {1, 1024, 1000, 8, 1}, {8, 128, 97, 4, 0}, {16, 16, 16, 4, 1},
+    };
+    for (size_t c = 0; c < ARRAY_LEN(cfg); c++)
+        for (size_t d = 0; d < ARRAY_LEN(types); d++)
+            return_indices_case(&types[d], cfg[c].M, cfg[c].N, cfg[c].n, cfg[c].warps, cfg[c].axis, "sm_80");
+    for (size_t c = 0; c < ARRAY_LEN(cfg); c++) return_indices_case(&types[c % 4], cfg[c].M, cfg[c].N, cfg[c].n, cfg[c].warps, cfg[c].axis, "sm_90a");
+}

@@ -60,9 +60,13 @@ static void gen_store(Str *s, const char *val, const char *ptr, const char *dt, 
     str_printf(s, "  store %%st_p, %%%s\n", val);
 }
 
+/* argmax/argmin give the i32 index; argmax_value/argmin_value the element at that index (their combine) */
+static bool index_kind(const char *kind) { return !strcmp(kind, "argmax") || !strcmp(kind, "argmin"); }
+static bool max_kind(const char *kind) { return !strcmp(kind, "max") || !strncmp(kind, "argmax", 6); }
+
 static char *gen_reduce(int M, int N, int ax, const char *kind, const char *dt, int warps) {
     Str s = {0};
-    const char *rdt = !strncmp(kind, "arg", 3) ? "i32" : dt;
+    const char *rdt = index_kind(kind) ? "i32" : dt;
     int R = ax == 0 ? N : M;
     str_printf(&s, "kernel @k(%%x: ptr<%s> #div16, %%out: ptr<%s> #div16) num_warps=%d num_stages=1 {\n", dt, rdt, warps);
     gen_load(&s, "v", "x", dt, M, N, NULL);
@@ -77,7 +81,7 @@ static char *gen_reduce(int M, int N, int ax, const char *kind, const char *dt, 
 /* 1-d reduce to a scalar, stored by every thread (same value) */
 static char *gen_reduce_1d(int N, const char *kind, const char *dt, int warps) {
     Str s = {0};
-    const char *rdt = !strncmp(kind, "arg", 3) ? "i32" : dt;
+    const char *rdt = index_kind(kind) ? "i32" : dt;
     str_printf(&s, "kernel @k(%%x: ptr<%s> #div16, %%out: ptr<%s> #div16) num_warps=%d num_stages=1 {\n", dt, rdt, warps);
     str_printf(&s, "  %%i = arange {start=0, end=%d} : tensor<%dxi32>\n", N, N);
     str_printf(&s, "  %%pb = splat %%x : tensor<%dxptr<%s>>\n", N, dt);
@@ -246,7 +250,7 @@ static char *check_reduce(int M, int N, int ax, const char *kind, const char *dt
     char *ptx = compile_tir(text, true, &err);
     free(text);
     if (!ptx) return fail_msg(cs, "compile", err);
-    bool arg = !strncmp(kind, "arg", 3);
+    bool arg = index_kind(kind);
     const char *rdt = arg ? "i32" : dt;
     int R = ax == 0 ? N : M;
     size_t bytes[2] = {(size_t)M * N * dt_size(dt), (size_t)R * dt_size(rdt)};
@@ -262,7 +266,7 @@ static char *check_reduce(int M, int N, int ax, const char *kind, const char *dt
             int idx = ax == 0 ? j * N + r : r * N + j;
             double v = get(dt, x, idx);
             if (!strcmp(kind, "sum")) acc += v;
-            else if (best < 0 || ((!strcmp(kind, "max") || !strcmp(kind, "argmax")) ? v > acc : v < acc)) {
+            else if (best < 0 || (max_kind(kind) ? v > acc : v < acc)) {
                 acc = v;
                 best = j;
             }
@@ -288,7 +292,7 @@ static char *check_reduce_1d(int N, const char *kind, const char *dt, int warps)
     char *ptx = compile_tir(text, true, &err);
     free(text);
     if (!ptx) return fail_msg(cs, "compile", err);
-    bool arg = !strncmp(kind, "arg", 3);
+    bool arg = index_kind(kind);
     const char *rdt = arg ? "i32" : dt;
     size_t bytes[2] = {(size_t)N * dt_size(dt), 8};
     void *x = calloc(1, bytes[0]), *out = calloc(1, bytes[1]);
@@ -298,7 +302,7 @@ static char *check_reduce_1d(int N, const char *kind, const char *dt, int warps)
     if (!emu_run(ptx, warps, 2, host, bytes, &err)) msg = fail_msg(cs, "emu", err);
     double acc = 0;
     int best = -1;
-    bool max = !strcmp(kind, "max") || !strcmp(kind, "argmax");
+    bool max = max_kind(kind);
     for (int j = 0; j < N; j++) {
         double v = get(dt, x, j);
         if (!strcmp(kind, "sum")) acc += v;
@@ -425,7 +429,7 @@ static char *check_reduce_nan(const char *kind, int warps) {
     char *ptx = compile_tir(text, true, &err);
     free(text);
     if (!ptx) return fail_msg(cs, "compile", err);
-    bool arg = !strncmp(kind, "arg", 3);
+    bool arg = index_kind(kind);
     float x[4 * 64], out[4];
     for (int i = 0; i < M * N; i++) x[i] = (float)input_val("f32", i, 3);
     /* row 0: no NaN; row 1: one NaN at 37; row 2: NaNs at 5 and 60; row 3: NaN at 0 */
@@ -437,7 +441,7 @@ static char *check_reduce_nan(const char *kind, int warps) {
     void *host[2] = {x, out};
     char *msg = NULL;
     if (!emu_run(ptx, warps, 2, host, bytes, &err)) msg = fail_msg(cs, "emu", err);
-    bool max = !strcmp(kind, "max") || !strcmp(kind, "argmax");
+    bool max = max_kind(kind);
     for (int r = 0; !msg && r < M; r++) {
         int best = 0, first_nan = -1;
         for (int j = 0; j < N; j++) {
@@ -482,13 +486,13 @@ Test(lower_shared, reduce_2d) {
 }
 
 Test(lower_shared, reduce_dtypes) {
-    const char *kinds[] = {"sum", "max", "min", "argmax", "argmin"};
+    const char *kinds[] = {"sum", "max", "min", "argmax", "argmin", "argmax_value", "argmin_value"};
     const char *dts[] = {"f16", "bf16", "f64", "i64", "u8"};
     const int sh[][2] = {{16, 16}, {4, 64}, {32, 256}, {128, 1}};
     for (int w = 0; w < 3; w++)
         for (size_t s = 0; s < ARRAY_LEN(sh); s++)
             for (int ax = 0; ax < 2; ax++)
-                for (int k = 0; k < 5; k++)
+                for (size_t k = 0; k < ARRAY_LEN(kinds); k++)
                     for (size_t d = 0; d < ARRAY_LEN(dts); d++) {
                         expect_ok(check_reduce(sh[s][0], sh[s][1], ax, kinds[k], dts[d], warp_counts[w]));
                     }
@@ -496,19 +500,19 @@ Test(lower_shared, reduce_dtypes) {
 
 Test(lower_shared, reduce_to_scalar) {
     const int ns[] = {1, 8, 32, 128, 1024};
-    const char *kinds[] = {"sum", "max", "min", "argmax", "argmin"};
+    const char *kinds[] = {"sum", "max", "min", "argmax", "argmin", "argmax_value", "argmin_value"};
     for (int w = 0; w < 3; w++)
         for (size_t n = 0; n < ARRAY_LEN(ns); n++)
-            for (int k = 0; k < 5; k++) {
+            for (size_t k = 0; k < ARRAY_LEN(kinds); k++) {
                 expect_ok(check_reduce_1d(ns[n], kinds[k], "f32", warp_counts[w]));
                 expect_ok(check_reduce_1d(ns[n], kinds[k], "i32", warp_counts[w]));
             }
 }
 
 Test(lower_shared, reduce_nan) {
-    const char *kinds[] = {"max", "min", "argmax", "argmin"};
+    const char *kinds[] = {"max", "min", "argmax", "argmin", "argmax_value", "argmin_value"};
     for (int w = 0; w < 3; w++)
-        for (int k = 0; k < 4; k++) expect_ok(check_reduce_nan(kinds[k], warp_counts[w]));
+        for (size_t k = 0; k < ARRAY_LEN(kinds); k++) expect_ok(check_reduce_nan(kinds[k], warp_counts[w]));
 }
 
 /* x[4][8][16] (row-major): sum along `ax` (rank-3 blocked -> slice), then max along dim 0 of that
