@@ -466,6 +466,12 @@ static void run_paged(tile_context *ctx, const PagedCase *c) {
     int splits;
     cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &ws_bytes, &splits), TILE_OK, "%s", tile_last_error(ctx));
     if (c->want_splits) cr_assert_eq(splits, c->want_splits, "split count %d, want %d", splits, c->want_splits);
+    if (splits > 1) { /* o_part f32 [rows * splits * D] 256-byte aligned, then lse_part f32 [rows * splits], for the count used */
+        size_t rows = (size_t)S * Hq * T * (size_t)splits, want = ((4 * rows * (size_t)D + 255) & ~(size_t)255) + 4 * rows;
+        cr_assert_eq(ws_bytes, want, "workspace of %zu bytes for %d splits, want %zu", ws_bytes, splits, want);
+    } else {
+        cr_assert_eq(ws_bytes, 0, "workspace of %zu bytes without splits", ws_bytes);
+    }
     if (c->caller_ws && ws_bytes) {
         cr_assert_eq(tile_malloc(ctx, ws_bytes, &a.workspace), TILE_OK);
         a.workspace_bytes = ws_bytes;
@@ -516,6 +522,10 @@ Test(attention_api, decode_paged, .timeout = 300) {
     run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 8, 2, 8, 128, 32, c2, 3, true, 3});
     run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 8, 2, 8, 128, 64, c2, 1, false, 1});
     run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 1, 256, 32, c2, 2, false, 2});
+    /* more splits than the context has BN-key chunks: 64 asked, cdiv(200, 64) = 4 used (head_dim 64: BN 64) and
+     * cdiv(200, 32) = 7 (head_dim 128: BN 32); the workspace of exactly that size is enough */
+    run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 4, 2, 1, 64, 16, c2, 64, true, 4});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 2, 128, 32, c2, 64, true, 7});
     tile_context_destroy(ctx);
 }
 

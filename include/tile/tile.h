@@ -701,7 +701,10 @@ typedef struct tile_paged_attention_args {
     int64_t block_table_stride;       /* 0: cdiv(max_context_len, block_size) */
     tile_devptr context_lens;         /* i32 [num_seqs]: num_tokens <= context_lens[s] <= max_context_len */
     int64_t max_context_len;          /* bounds the checks and picks the split count */
-    int num_splits;                   /* split-KV: 0 chosen from the batch and context length, 1 none, at most 64 */
+    int num_splits;                   /* split-KV: 0 chosen from the batch and context length, 1 none, at most 64; a
+                                         count past cdiv(max_context_len, BN) (a split is whole BN-key chunks: BN 64
+                                         for head_dim <= 64, 32 to 128, 16 or 32 above) is reduced to it, the count
+                                         tile_paged_attention_workspace_size reports and sizes the workspace for */
     tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes; 0: allocated here.
                                          Shares no byte with the other tensors (nor does o with the tables) */
     size_t workspace_bytes;
