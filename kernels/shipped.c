@@ -225,6 +225,21 @@ tile_status shipped_check_apart(tile_context *ctx, const char *api, tile_devptr 
                    (unsigned long long)in, (unsigned long long)ib, oname, oname);
 }
 
+tile_status shipped_check_rows_apart(tile_context *ctx, const char *api, const ShippedRows *out, const ShippedRows *in, bool in_place) {
+    if (in_place && out->p == in->p && out->esize == in->esize && out->width <= in->width &&
+        (out->pitch == in->pitch || (out->rows <= 1 && in->rows <= 1)))
+        return TILE_OK;
+    if (!shipped_rows_share(out->p, out->rows, out->width, out->pitch, in->p, in->rows, in->width, in->pitch)) return TILE_OK;
+    return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                   "%s: %s (0x%llx, %llu rows of %llu bytes, %llu apart) shares bytes with %s (0x%llx, %llu rows of %llu bytes, "
+                   "%llu apart), which the kernels read or write while they write %s, so the result would be undefined; give %s "
+                   "memory of its own%s",
+                   api, out->name, (unsigned long long)out->p, (unsigned long long)out->rows, (unsigned long long)out->width,
+                   (unsigned long long)out->pitch, in->name, (unsigned long long)in->p, (unsigned long long)in->rows,
+                   (unsigned long long)in->width, (unsigned long long)in->pitch, out->name, out->name,
+                   in_place ? " or pass the same pointer and row stride (in place)" : "");
+}
+
 /* floor(a / b) for b > 0 */
 static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 

@@ -87,6 +87,18 @@ tile_status shipped_check_apart(tile_context *ctx, const char *api, tile_devptr 
 bool shipped_rows_share(tile_devptr xbase, uint64_t xrows, uint64_t xwidth, uint64_t xpitch, tile_devptr ybase, uint64_t yrows,
                         uint64_t ywidth, uint64_t ypitch);
 
+/* A tensor argument as rows (shipped_rows_share's terms, in bytes) of esize-byte elements, named for messages. */
+typedef struct ShippedRows {
+    const char *name;
+    tile_devptr p;
+    uint64_t rows, width, pitch, esize;
+} ShippedRows;
+/* `out`, which the kernels write while other programs still read or write `in`, may share no byte with it
+ * (exactly: interleaved columns of one buffer pass), else TILE_ERROR_INVALID_VALUE naming both on ctx.  With
+ * in_place, out may also be in itself, row for row: the same base, pitch and element size, each row of out
+ * the start of (or all of) the row of in that the same program reads first. */
+tile_status shipped_check_rows_apart(tile_context *ctx, const char *api, const ShippedRows *out, const ShippedRows *in, bool in_place);
+
 /* ---- the arithmetic of grids and tile sizes ---- */
 /* Elements a [rows, n] tensor with row stride ld spans: (rows - 1) * ld + n; UINT64_MAX where that
  * passes 64 bits (a stride of 2^62 must not wrap around to a small span and pass the size checks) */

@@ -447,3 +447,129 @@ Test(norm, huge_row_strides_refused) {
     }
     tile_context_destroy(ctx);
 }
+
+/* ======================= in place and overlapping tensors ======================= */
+
+/* In place, checked against the float64 reference: out = x (RMSNorm, with and without a residual), out = residual
+ * (LayerNorm), residual = x, out = x for the gated activations (ldo = ldx: out[t] over gate[t], up[t] kept); rows of
+ * 3000 (three BLOCKs: a program writes its first tiles before it reads its last). */
+static void run_norm_in_place(tile_context *ctx, tile_dtype dt, int mode) {
+    int tokens = 5, hidden = 3000, ld = hidden + 8;
+    bool residual = mode != 1, layer = mode == 2;
+    size_t n = (size_t)tokens * ld;
+    uint16_t *hx = malloc(n * 2), *hr = malloc(n * 2), *hw = malloc((size_t)hidden * 2), *got = malloc(n * 2);
+    fill16(dt, n, hx, 2.0);
+    fill16(dt, n, hr, 2.0);
+    for (int i = 0; i < hidden; i++) hw[i] = to_dt(dt, 1 + 0.5 * urand());
+    tile_devptr dx = upload(ctx, hx, n * 2), dr = mode == 3 ? dx : residual ? upload(ctx, hr, n * 2) : 0, dw = upload(ctx, hw, (size_t)hidden * 2);
+    /* mode 0: out = x; 1: out = x, no residual; 2: LayerNorm, out = residual; 3: residual = x, out separate */
+    tile_devptr dout = mode == 2 ? dr : mode == 3 ? upload(ctx, hr, n * 2) : dx;
+    tile_norm_args a = {.size = sizeof a, .dtype = dt, .tokens = tokens, .hidden = hidden, .x = dx, .ldx = ld, .residual = dr, .ldr = ld,
+                        .weight = dw, .eps = 1e-6f, .out = dout, .ldo = ld};
+    tile_status st = layer ? tile_fused_add_layernorm(ctx, &a) : tile_fused_add_rmsnorm(ctx, &a);
+    cr_assert_eq(st, TILE_OK, "in place mode %d: %s", mode, tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    download(ctx, got, dout, n * 2);
+    double *z = malloc((size_t)hidden * 8), *w = malloc((size_t)hidden * 8), *y = malloc((size_t)hidden * 8);
+    for (int i = 0; i < hidden; i++) w[i] = from_dt(dt, hw[i]);
+    for (int t = 0; t < tokens; t++) {
+        for (int i = 0; i < hidden; i++) {
+            size_t k = (size_t)t * ld + i;
+            double xv = from_dt(dt, hx[k]);
+            z[i] = !residual ? xv : from_dt(dt, to_dt(dt, (float)(xv + (mode == 3 ? xv : from_dt(dt, hr[k])))));
+        }
+        if (layer) ref_layernorm(hidden, z, w, NULL, 1e-6, y);
+        else ref_rmsnorm(hidden, z, w, 1e-6, y);
+        for (int i = 0; i < hidden; i++) {
+            double g = from_dt(dt, got[(size_t)t * ld + i]), tol = ((dt == TILE_F16 ? 0x1p-11 : 0x1p-8) + 1e-5) * fabs(y[i]) + 0x1p-25;
+            cr_assert(fabs(g - y[i]) <= tol, "in place mode %d token %d col %d: %.8g, want %.8g (seed %llu)", mode, t, i, g, y[i],
+                      (unsigned long long)seed);
+        }
+    }
+    tile_free(ctx, dx), tile_free(ctx, dw);
+    if (residual && mode != 3) tile_free(ctx, dr);
+    if (mode == 3) tile_free(ctx, dout);
+    free(hx), free(hr), free(hw), free(got), free(z), free(w), free(y);
+}
+
+static void run_gated_in_place(tile_context *ctx, tile_dtype dt) {
+    int tokens = 5, d = 3000, ld = 2 * d + 8;
+    size_t n = (size_t)tokens * ld;
+    uint16_t *hx = malloc(n * 2), *got = malloc(n * 2);
+    fill16(dt, n, hx, 4.0);
+    tile_devptr dx = upload(ctx, hx, n * 2);
+    tile_gated_args a = {.size = sizeof a, .dtype = dt, .act = TILE_GATED_SILU, .tokens = tokens, .d = d, .x = dx, .ldx = ld, .out = dx, .ldo = ld};
+    cr_assert_eq(tile_gated_activation(ctx, &a), TILE_OK, "gated in place: %s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    download(ctx, got, dx, n * 2);
+    for (int t = 0; t < tokens; t++)
+        for (int i = 0; i < 2 * d; i++) {
+            size_t k = (size_t)t * ld + i;
+            if (i >= d) { /* up: read, never written */
+                cr_assert_eq(got[k], hx[k], "gated in place token %d: up[%d] changed", t, i - d);
+                continue;
+            }
+            double y = ref_gated(TILE_GATED_SILU, from_dt(dt, hx[k]), from_dt(dt, hx[k + d])), g = from_dt(dt, got[k]);
+            double tol = ((dt == TILE_F16 ? 0x1p-11 : 0x1p-8) + 1e-5) * fabs(y) + 0x1p-25 + 2e-6;
+            cr_assert(fabs(g - y) <= tol, "gated in place token %d col %d: %.8g, want %.8g (seed %llu)", t, i, g, y, (unsigned long long)seed);
+        }
+    tile_free(ctx, dx);
+    free(hx), free(got);
+}
+
+/* A tensor a program writes may share no byte with one other programs read or write (or the same program reads
+ * at other columns): out one element past x, one row past it, over the weight, the residual partly over x, the
+ * scales in x, a quantized out at x (1-byte elements over 2-byte ones), the gated out over up or at x with its
+ * own (shorter) row stride, the gated scales in out: TILE_ERROR_INVALID_VALUE naming both tensors (they launched,
+ * with results that depend on the programs' order).  Interleaved columns of one buffer pass, and in place runs
+ * (above) give the reference's results. */
+Test(norm, overlap_refused_in_place_allowed, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    for (int mode = 0; mode < 4; mode++) run_norm_in_place(ctx, mode % 2 ? TILE_BF16 : TILE_F16, mode);
+    run_gated_in_place(ctx, TILE_F16);
+    run_gated_in_place(ctx, TILE_BF16);
+
+    tile_devptr buf;
+    cr_assert_eq(tile_malloc(ctx, 8192, &buf), TILE_OK);
+    /* 4 tokens of 64: x [0, 512), out [1024, 1536), weight [2048, 2176) */
+    tile_norm_args good = {.size = sizeof good, .dtype = TILE_F16, .tokens = 4, .hidden = 64, .x = buf, .weight = buf + 2048, .eps = 1e-6f,
+                           .out = buf + 1024};
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &good), TILE_OK, "%s", tile_last_error(ctx));
+    tile_norm_args a = good;
+    a.out = buf + 2;
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "out (0x");
+    cr_assert(strstr(tile_last_error(ctx), "shares bytes with x (0x"), "%s", tile_last_error(ctx));
+    a = good, a.out = buf + 128; /* row t of out is row t + 1 of x */
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "shares bytes with x (0x");
+    a = good, a.out = buf + 1920;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "shares bytes with weight (0x");
+    a = good, a.residual = buf + 256;
+    expect_fail(ctx, tile_fused_add_layernorm(ctx, &a), "residual (0x");
+    a = good, a.bias = buf + 1088;
+    expect_fail(ctx, tile_fused_add_layernorm(ctx, &a), "shares bytes with bias (0x");
+    a = good, a.quant_dtype = TILE_I8, a.scales = buf + 64;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "scales (0x");
+    a = good, a.quant_dtype = TILE_F8E4M3, a.scales = buf + 4096, a.out = buf, a.ldo = 128; /* the same bytes per row */
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "shares bytes with x (0x");
+    a = good, a.ldx = a.ldo = 128, a.out = buf + 128; /* x and out: the two halves of [4, 128] rows */
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &a), TILE_OK, "interleaved columns: %s", tile_last_error(ctx));
+
+    /* gated: 4 tokens, d 32: x [0, 512), out [1024, 1280) */
+    tile_gated_args g = {.size = sizeof g, .dtype = TILE_F16, .act = TILE_GATED_SILU, .tokens = 4, .d = 32, .x = buf, .out = buf + 1024};
+    cr_assert_eq(tile_gated_activation(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    tile_gated_args b = g;
+    b.out = buf + 64, b.ldo = 64; /* over up, the row stride x's */
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "shares bytes with x (0x");
+    b = g, b.out = buf; /* at x, but with its own row stride d: row 1 of out is up of row 0 */
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "shares bytes with x (0x");
+    b = g, b.out = buf, b.ldo = 128, b.quant_dtype = TILE_I8, b.scales = buf + 4096; /* x's bytes per row, 1-byte elements */
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "shares bytes with x (0x");
+    b = g, b.quant_dtype = TILE_I8, b.scales = buf + 1040;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "scales (0x");
+    b = g, b.out = buf, b.ldo = 64; /* in place */
+    cr_assert_eq(tile_gated_activation(ctx, &b), TILE_OK, "in place: %s", tile_last_error(ctx));
+    tile_free(ctx, buf);
+    tile_context_destroy(ctx);
+}

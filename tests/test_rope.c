@@ -578,6 +578,29 @@ Test(rope, argument_checks) {
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "q_out");
     a = good, a.positions = idx + 4, a.positions_dtype = TILE_I64;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "positions");
+    /* what the programs write shares no byte with what others read or write: q_out over half of q, k_out over v,
+     * q and k in place over each other, a cache over q, cos_sin in k (rotated in place) are refused (they ran, with
+     * results depending on the programs' order); separate outputs, and q, k, v as interleaved columns of one buffer
+     * (in place), pass */
+    a = good, a.q_out = buf + 512;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "q_out (0x");
+    cr_assert(strstr(tile_last_error(ctx), "shares bytes with q (0x"), "%s", tile_last_error(ctx));
+    a = good, a.k_out = buf + 1536;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "shares bytes with v (0x");
+    a = good, a.k = buf + 256;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "rotated in place");
+    a = good, a.k_cache = buf;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "k_cache (0x");
+    a = good, a.cos_sin = buf + 1024;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "shares bytes with cos_sin (0x");
+    a = good, a.slot_mapping = buf + 1104; /* in k */
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "shares bytes with slot_mapping (0x");
+    a = good, a.q_out = buf + 4096, a.k_out = buf + 5120;
+    cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "separate outputs: %s", tile_last_error(ctx));
+    a = good, a.q_out = buf, a.k_out = buf + 1024; /* the same pointers: in place */
+    cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "q_out = q: %s", tile_last_error(ctx));
+    a = good, a.ldq = a.ldk = a.ldv = 256, a.k = buf + 256, a.v = buf + 384; /* [4 tokens, q 128 | k 64 | v 64] */
+    cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "interleaved q, k, v: %s", tile_last_error(ctx));
     a = good, a.size = 3;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "size");
     a = good, a.size = (size_t)1 << 20;

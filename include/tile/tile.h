@@ -732,6 +732,9 @@ TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, cons
  * One program per token; rows are [tokens, n] with a row stride in elements (0: contiguous).  Sizes are
  * int64_t and checked against the kernels' 32-bit offsets; every pointer must lie in an allocation of the
  * context with room for what the kernel touches, aligned to its elements.  Launched on `stream`.
+ * A tensor the call writes (residual, out, scales) may share no byte with another it reads or writes
+ * (TILE_ERROR_INVALID_VALUE) but for itself row for row, in place: the same pointer, row stride and element
+ * size (out = x, out = residual, residual = x; the gated out = x with ldo = ldx, unquantized).
  *
  * Per-token dynamic quantization (quant_dtype TILE_F8E4M3 or TILE_I8; 0 (TILE_F32) or dtype: none): the
  * row's result y (f32, before any rounding) gets scale = max(max|y| / QMAX, 1 / (QMAX * 512)), QMAX = 448
@@ -894,7 +897,9 @@ typedef struct tile_rope_args {
 } tile_rope_args;
 /* With a position outside [0, max_position) the kernel reads no cos/sin and leaves that token's heads
  * unrotated; a slot outside [0, num_blocks * block_size) writes nothing to the caches (check_indices = 1
- * reports either).  Two tokens with the same slot race.  Graph-safe (no allocation, synchronization
+ * reports either).  Two tokens with the same slot race.  What the call writes (Q and K rotated, the caches)
+ * may share no byte with another tensor it reads or writes, else TILE_ERROR_INVALID_VALUE; q_out 0 or q is
+ * q in place (likewise k), and Q, K, V as interleaved columns of one buffer pass.  Graph-safe (no allocation, synchronization
  * or compilation once prepared) unless check_indices. */
 TILE_API tile_status tile_rope_kv_append(tile_context *ctx, const tile_rope_args *args);
 /* Compile and load what tile_rope_kv_append(ctx, args) launches (see "preparing calls" above). */

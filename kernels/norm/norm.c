@@ -113,6 +113,22 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     if (a.bias) RANGE(api, a.bias, es, es * (uint64_t)a.hidden, "bias");
     RANGE(api, a.out, oes, oes * no, "out");
     if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
+    /* what a program writes (residual, out, scales) may share no byte with what others read or write; a tensor
+     * in itself is the in-place form (residual = x, out = x or residual: the row's program reads a column before
+     * it writes it) */
+    uint64_t T = (uint64_t)a.tokens, H = (uint64_t)a.hidden;
+    const ShippedRows rx = {"x", a.x, T, es * H, es * (uint64_t)sx, es}, rr = {"residual", a.residual, T, es * H, es * (uint64_t)sr, es},
+                      rw = {"weight", a.weight, 1, es * H, es * H, es}, rb = {"bias", a.bias, 1, es * H, es * H, es},
+                      ro = {"out", a.out, T, oes * H, oes * (uint64_t)so, oes},
+                      rs = {"scales", q ? a.scales : 0, T, 4 * (uint64_t)groups, 4 * (uint64_t)ss, 4};
+    const struct {
+        const ShippedRows *out, *in;
+        bool in_place;
+    } pairs[] = {{&rr, &rx, true}, {&rr, &rw, false}, {&rr, &rb, false}, {&ro, &rx, true},  {&ro, &rr, true},
+                 {&ro, &rw, false}, {&ro, &rb, false}, {&rs, &rx, false}, {&rs, &rr, false}, {&rs, &rw, false},
+                 {&rs, &rb, false}, {&rs, &ro, false}};
+    for (size_t i = 0; i < ARRAY_LEN(pairs); i++)
+        if ((st = shipped_check_rows_apart(ctx, api, pairs[i].out, pairs[i].in, pairs[i].in_place)) != TILE_OK) return st;
 
     /* 2. variant */
     char name[32];
@@ -179,6 +195,14 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     RANGE(api, a.x, es, es * nx, "x");
     RANGE(api, a.out, oes, oes * no, "out");
     if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
+    /* out and scales may share no byte with x (nor with each other), but for out in x, row for row (ldo = ldx,
+     * unquantized): a program reads gate[i] and up[i] before it writes out[i] over gate[i] */
+    uint64_t T = (uint64_t)a.tokens, D = (uint64_t)a.d;
+    const ShippedRows rx = {"x", a.x, T, es * 2 * D, es * (uint64_t)sx, es}, ro = {"out", a.out, T, oes * D, oes * (uint64_t)so, oes},
+                      rs = {"scales", q ? a.scales : 0, T, 4 * (uint64_t)groups, 4 * (uint64_t)ss, 4};
+    if ((st = shipped_check_rows_apart(ctx, api, &ro, &rx, true)) != TILE_OK || (st = shipped_check_rows_apart(ctx, api, &rs, &rx, false)) != TILE_OK ||
+        (st = shipped_check_rows_apart(ctx, api, &rs, &ro, false)) != TILE_OK)
+        return st;
 
     /* 2. variant */
     char name[32];

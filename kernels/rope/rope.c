@@ -248,6 +248,27 @@ static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool 
             RANGE(api, a.k_scales, 4, 4 * (uint64_t)a.heads_kv, "k_scales");
             RANGE(api, a.v_scales, 4, 4 * (uint64_t)a.heads_kv, "v_scales");
         }
+        /* what the programs write (Q and K rotated, the caches) may share no byte with what other programs read or
+         * write: q rotated in place (q_out 0 or q) is q itself, likewise k; the caches count by blocks */
+        uint64_t ut = (uint64_t)T, pb = (uint64_t)p.pos_bytes, sb = (uint64_t)p.slot_bytes, hs = p.head_scales ? 4 * (uint64_t)a.heads_kv : 0;
+        uint64_t kblk = kes * cache_span(1, a.block_size, a.heads_kv, D, p.skc), vblk = kes * cache_span(1, a.block_size, a.heads_kv, D, p.svc);
+        const ShippedRows rq = {"q", a.q, ut, es * nq, es * p.sq, es}, rk = {"k", a.k, ut, es * nk, es * p.sk, es},
+                          rv = {"v", a.v, ut, es * nk, es * p.sv, es}, rpos = {"positions", a.positions, 1, pb * ut, pb * ut, pb},
+                          rcs = {"cos_sin", a.cos_sin, 1, cses * (uint64_t)a.max_position * p.rot, 1, cses},
+                          rsl = {"slot_mapping", a.slot_mapping, 1, sb * ut, sb * ut, sb},
+                          rks = {"k_scales", p.head_scales ? a.k_scales : 0, 1, hs, hs, 4},
+                          rvs = {"v_scales", p.head_scales ? a.v_scales : 0, 1, hs, hs, 4},
+                          wq = {p.q_out ? "q_out" : "q (rotated in place)", p.q_out_ptr, ut, es * nq, es * p.sqo, es},
+                          wk = {p.k_out ? "k_out" : "k (rotated in place)", p.k_out_ptr, ut, es * nk, es * p.sko, es},
+                          wkc = {"k_cache", a.k_cache, (uint64_t)a.num_blocks, kblk, kes * p.skc[0], kes},
+                          wvc = {"v_cache", a.v_cache, (uint64_t)a.num_blocks, vblk, kes * p.svc[0], kes};
+        const ShippedRows *written[] = {&wq, &wk, &wkc, &wvc}, *read[] = {&rq, &rk, &rv, &rpos, &rcs, &rsl, &rks, &rvs, &wq, &wk};
+        for (size_t w = 0; w < ARRAY_LEN(written); w++)
+            for (size_t r = 0; r < ARRAY_LEN(read); r++) {
+                if (read[r] == written[w]) continue;
+                bool in_place = (written[w] == &wq && read[r] == &rq) || (written[w] == &wk && read[r] == &rk);
+                if ((st = shipped_check_rows_apart(ctx, api, written[w], read[r], in_place)) != TILE_OK) return st;
+            }
         if (a.check_indices && (st = rope_check_indices(ctx, &a, &p)) != TILE_OK) return st;
     }
 
