@@ -601,6 +601,35 @@ Test(rope, argument_checks) {
     cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "q_out = q: %s", tile_last_error(ctx));
     a = good, a.ldq = a.ldk = a.ldv = 256, a.k = buf + 256, a.v = buf + 384; /* [4 tokens, q 128 | k 64 | v 64] */
     cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "interleaved q, k, v: %s", tile_last_error(ctx));
+    /* the caches: the same memory, or K and V slots overlapping, are refused; K and V interleaved slot by slot
+     * ([2 blocks, 16 slots, K | V, 64]) pass; with cos 1 and sin 0 K's slots hold k and V's v, the rest untouched */
+    a = good, a.v_cache = cache;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "v_cache (0x");
+    cr_assert(strstr(tile_last_error(ctx), "shares bytes with k_cache (0x"), "%s", tile_last_error(ctx));
+    a = good, a.v_cache = cache + 64;
+    for (int i = 0; i < 3; i++) a.k_stride[i] = a.v_stride[i] = (int64_t[]){2048, 128, 64}[i];
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "shares bytes with k_cache (0x");
+    a.v_cache = cache + 128;
+    uint16_t hv[256], *hc = malloc(16384);
+    for (int i = 0; i < 256; i++) hv[i] = (uint16_t)(0x3c00 + 3 * i); /* f16 1.0 and up */
+    for (int i = 0; i < 8192; i++) hc[i] = 0xffff;
+    float hcs[8 * 64];
+    for (int i = 0; i < 8 * 64; i++) hcs[i] = i % 64 < 32 ? 1.0f : 0.0f;
+    cr_assert_eq(tile_memcpy_htod(ctx, buf + 1536, hv, sizeof hv), TILE_OK);
+    for (int i = 0; i < 256; i++) hv[i] ^= 0x8000; /* k: the negatives */
+    cr_assert_eq(tile_memcpy_htod(ctx, buf + 1024, hv, sizeof hv), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, buf + 2048, hcs, sizeof hcs), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, cache, hc, 16384), TILE_OK);
+    cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "K and V interleaved by slot: %s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, hc, cache, 16384), TILE_OK);
+    for (int t = 0; t < 4; t++)
+        for (int d = 0; d < 64; d++) {
+            uint16_t v = hv[t * 64 + d] ^ 0x8000, k = hv[t * 64 + d];
+            cr_assert_eq(hc[t * 128 + 64 + d], v, "interleaved caches: V of token %d dim %d: 0x%04x, want 0x%04x", t, d, hc[t * 128 + 64 + d], v);
+            cr_assert_eq(hc[t * 128 + d], k, "interleaved caches: K of token %d dim %d: 0x%04x, want 0x%04x", t, d, hc[t * 128 + d], k);
+        }
+    for (int i = 4 * 128; i < 8192; i++) cr_assert_eq(hc[i], 0xffff, "interleaved caches: element %d past the 4 tokens' slots written", i);
+    free(hc);
     a = good, a.size = 3;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "size");
     a = good, a.size = (size_t)1 << 20;

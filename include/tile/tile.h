@@ -899,7 +899,8 @@ typedef struct tile_rope_args {
  * unrotated; a slot outside [0, num_blocks * block_size) writes nothing to the caches (check_indices = 1
  * reports either).  Two tokens with the same slot race.  What the call writes (Q and K rotated, the caches)
  * may share no byte with another tensor it reads or writes, else TILE_ERROR_INVALID_VALUE; q_out 0 or q is
- * q in place (likewise k), and Q, K, V as interleaved columns of one buffer pass.  Graph-safe (no allocation, synchronization
+ * q in place (likewise k), and Q, K, V as interleaved columns of one buffer pass; k_cache and v_cache may
+ * share no byte, and K and V interleaved by head, slot or block in one buffer pass.  Graph-safe (no allocation, synchronization
  * or compilation once prepared) unless check_indices. */
 TILE_API tile_status tile_rope_kv_append(tile_context *ctx, const tile_rope_args *args);
 /* Compile and load what tile_rope_kv_append(ctx, args) launches (see "preparing calls" above). */

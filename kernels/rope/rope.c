@@ -73,6 +73,17 @@ static uint64_t cache_span(int64_t nb, int64_t bs, int64_t hk, int64_t d, const 
     return (uint64_t)(nb - 1) * (uint64_t)s[0] + (uint64_t)(bs - 1) * (uint64_t)s[1] + (uint64_t)(hk - 1) * (uint64_t)s[2] + (uint64_t)d;
 }
 
+/* A cache as rows for the overlap checks, at the finest level whose stride is uniform: one row per head where a
+ * slot is heads_kv heads and a block block_size slots, else one per slot where a block is block_size slots, else
+ * one per block (so K and V interleaved by head, slot or block pass) */
+static ShippedRows cache_rows(const char *name, tile_devptr ptr, const tile_rope_args *a, const int64_t s[3], uint64_t kes) {
+    const int64_t nb = a->num_blocks, bs = a->block_size, hk = a->heads_kv, D = a->head_dim;
+    if (s[0] == bs * s[1] && s[1] == hk * s[2])
+        return (ShippedRows){name, ptr, (uint64_t)(nb * bs * hk), kes * (uint64_t)D, kes * (uint64_t)s[2], kes};
+    if (s[0] == bs * s[1]) return (ShippedRows){name, ptr, (uint64_t)(nb * bs), kes * cache_span(1, 1, hk, D, s), kes * (uint64_t)s[1], kes};
+    return (ShippedRows){name, ptr, (uint64_t)nb, kes * cache_span(1, bs, hk, D, s), kes * (uint64_t)s[0], kes};
+}
+
 /* An index type: 0 or TILE_I64 -> 8 bytes, TILE_I32 -> 4; else NULL message */
 static const char *index_resolve(tile_dtype t, int *bytes) {
     if (t == TILE_F32 || t == TILE_I64) *bytes = 8;
@@ -249,9 +260,8 @@ static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool 
             RANGE(api, a.v_scales, 4, 4 * (uint64_t)a.heads_kv, "v_scales");
         }
         /* what the programs write (Q and K rotated, the caches) may share no byte with what other programs read or
-         * write: q rotated in place (q_out 0 or q) is q itself, likewise k; the caches count by blocks */
+         * write: q rotated in place (q_out 0 or q) is q itself, likewise k; the caches count by heads, slots or blocks (cache_rows) */
         uint64_t ut = (uint64_t)T, pb = (uint64_t)p.pos_bytes, sb = (uint64_t)p.slot_bytes, hs = p.head_scales ? 4 * (uint64_t)a.heads_kv : 0;
-        uint64_t kblk = kes * cache_span(1, a.block_size, a.heads_kv, D, p.skc), vblk = kes * cache_span(1, a.block_size, a.heads_kv, D, p.svc);
         const ShippedRows rq = {"q", a.q, ut, es * nq, es * p.sq, es}, rk = {"k", a.k, ut, es * nk, es * p.sk, es},
                           rv = {"v", a.v, ut, es * nk, es * p.sv, es}, rpos = {"positions", a.positions, 1, pb * ut, pb * ut, pb},
                           rcs = {"cos_sin", a.cos_sin, 1, cses * (uint64_t)a.max_position * p.rot, 1, cses},
@@ -260,8 +270,7 @@ static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool 
                           rvs = {"v_scales", p.head_scales ? a.v_scales : 0, 1, hs, hs, 4},
                           wq = {p.q_out ? "q_out" : "q (rotated in place)", p.q_out_ptr, ut, es * nq, es * p.sqo, es},
                           wk = {p.k_out ? "k_out" : "k (rotated in place)", p.k_out_ptr, ut, es * nk, es * p.sko, es},
-                          wkc = {"k_cache", a.k_cache, (uint64_t)a.num_blocks, kblk, kes * p.skc[0], kes},
-                          wvc = {"v_cache", a.v_cache, (uint64_t)a.num_blocks, vblk, kes * p.svc[0], kes};
+                          wkc = cache_rows("k_cache", a.k_cache, &a, p.skc, kes), wvc = cache_rows("v_cache", a.v_cache, &a, p.svc, kes);
         const ShippedRows *written[] = {&wq, &wk, &wkc, &wvc}, *read[] = {&rq, &rk, &rv, &rpos, &rcs, &rsl, &rks, &rvs, &wq, &wk};
         for (size_t w = 0; w < ARRAY_LEN(written); w++)
             for (size_t r = 0; r < ARRAY_LEN(read); r++) {
@@ -269,6 +278,7 @@ static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool 
                 bool in_place = (written[w] == &wq && read[r] == &rq) || (written[w] == &wk && read[r] == &rk);
                 if ((st = shipped_check_rows_apart(ctx, api, written[w], read[r], in_place)) != TILE_OK) return st;
             }
+        if ((st = shipped_check_rows_apart(ctx, api, &wvc, &wkc, false)) != TILE_OK) return st;
         if (a.check_indices && (st = rope_check_indices(ctx, &a, &p)) != TILE_OK) return st;
     }
 
