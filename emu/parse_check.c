@@ -688,6 +688,19 @@ static bool bulk_reduce_ok(Parser *ps, const EmuIns *in, bool to_shared, uint32_
     return true;
 }
 
+/* red.async's operation and type (ptxas of CUDA 13, tried op by type): .add .u32 .s32 .u64 .s64; .min .max .u32 .s32;
+ * .inc .dec .u32; .and .or .xor .b32 only ("Incorrect type '.u64' for operation '.min'", "... '.u32' for operation
+ * '.and'"): 64-bit min/max and the bitwise ones of .u32 or of 64 bits loaded and ran. */
+static bool red_async_type_ok(unsigned mode, unsigned ty) {
+    switch (mode) {
+    case EMU_MODE_AADD: return ty == EMU_T_U32 || ty == EMU_T_S32 || ty == EMU_T_U64 || ty == EMU_T_S64;
+    case EMU_MODE_AMIN: case EMU_MODE_AMAX: return ty == EMU_T_U32 || ty == EMU_T_S32;
+    case EMU_MODE_AINC: case EMU_MODE_ADEC: return ty == EMU_T_U32;
+    case EMU_MODE_AAND: case EMU_MODE_AOR: case EMU_MODE_AXOR: return ty == EMU_T_B32;
+    }
+    return false;
+}
+
 /* The operand shapes of the sm_90 instructions, and the .target they need. */
 static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     const Target *tg = ps->m->target;
@@ -766,8 +779,9 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         bool vec_ok = in->vec == 1 ? in->ok[1] == EMU_OK_REG : in->ok[1] == EMU_OK_VEC && in->on[1] == in->vec;
         if (in->ok[0] != EMU_OK_ADDR || !vec_ok || in->ok[2] != EMU_OK_ADDR)
             return perr(ps, line, "'%.*s' needs [addr], value%s, [mbar]", (int)len, s, in->vec > 1 ? "s {..}" : "");
-        if (red && (!emu_reduce_type_ok(in->mode, in->ty) || emu_type_kind(in->ty) == EMU_K_F))
-            return perr(ps, line, "'%.*s': no .%s of .%s", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
+        if (red && !red_async_type_ok(in->mode, in->ty))
+            return perr(ps, line, "'%.*s': no .%s of .%s (red.async: .add .u32 .s32 .u64 .s64, .min .max .u32 .s32, "
+                        ".inc .dec .u32, .and .or .xor .b32)", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
         return true;
     }
     case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: {

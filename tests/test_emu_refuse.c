@@ -1178,6 +1178,14 @@ Test(refuse, async_and_fence_forms) {
          "no .add reduction of .f16 elements into .shared::cluster"},
         {P("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u64 [%r2], [%r1], 16, [%r3]"),
          "no .min reduction of .u64 elements into .shared::cluster"},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.min.u64 [%r1], %rd1, [%r2]"),
+         "ptx:13: 'red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.min.u64': no .min of .u64 (red.async: "},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.max.s64 [%r1], %rd1, [%r2]"), "no .max of .s64"},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.and.u32 [%r1], %r3, [%r2]"), "no .and of .u32"},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.or.s32 [%r1], %r3, [%r2]"), "no .or of .s32"},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.xor.b64 [%r1], %rd1, [%r2]"), "no .xor of .b64"},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.inc.s32 [%r1], %r3, [%r2]"), "no .inc of .s32"},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.f32 [%r1], %r3, [%r2]"), "no .add of .f32"},
         {P("createpolicy.cvt.L2.b64 %rd1, %r1"), "ptx:13: 'createpolicy.cvt.L2.b64': the policy converted is a 64-bit register, not .b32"},
         {P("createpolicy.cvt.b64 %rd1, %rd2"), "the form is createpolicy.cvt.L2.b64 d, a"},
         {P("createpolicy.fractional.L2::evict_last.b32 %r1, 1.0"), "createpolicy makes a .b64 policy"},
@@ -1203,6 +1211,10 @@ Test(refuse, async_and_fence_forms) {
           " cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64 [%rd1], [%r1], 16;\n"
           " cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u64 [%r2], [%r1], 16, [%r3];\n"
           " cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32 [%r2], [%r1], 16, [%r3];\n"
+          " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.s64 [%r1], %rd1, [%r2];\n"
+          " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.min.s32 [%r1], %r3, [%r2];\n"
+          " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.dec.u32 [%r1], %r3, [%r2];\n"
+          " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.xor.b32 [%r1], %r3, [%r2];\n"
           " createpolicy.cvt.L2.b64 %rd1, %rd2;\n createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %rd1, 1.0;\n"
           " createpolicy.fractional.L2::evict_normal.b64 %rd1, 0f3F000000;\n createpolicy.fractional.L2::evict_first.b64 %rd1;\n"
           " createpolicy.range.L2::evict_last.L2::evict_first.b64 %rd1, [%rd2], %r1, %r2"),
