@@ -779,6 +779,18 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         bool vec_ok = in->vec == 1 ? in->ok[1] == EMU_OK_REG : in->ok[1] == EMU_OK_VEC && in->on[1] == in->vec;
         if (in->ok[0] != EMU_OK_ADDR || !vec_ok || in->ok[2] != EMU_OK_ADDR)
             return perr(ps, line, "'%.*s' needs [addr], value%s, [mbar]", (int)len, s, in->vec > 1 ? "s {..}" : "");
+        if (!emu_has_mod(s, len, "mbarrier::complete_tx::bytes")) /* ptxas: "requires modifier '.completion_mechanism'" */
+            return perr(ps, line, "'%.*s' needs .mbarrier::complete_tx::bytes (the mbarrier the bytes complete on)", (int)len, s);
+        /* ptxas: "Illegal modifier '.relaxed' for instruction 'st.async'", "order modifier required for instruction 'red.async'",
+         * "Modifier '.gpu' requires '.global' space" (sm_100's form), "Modifier '.weak' cannot be combined with modifier
+         * '.cluster'"; st.async.weak and st.async.cluster it takes */
+        static const char *const orders[] = {"relaxed", "weak", "acquire", "release", "acq_rel", "sc", "volatile", "mmio", "cta", "gpu", "sys"};
+        for (unsigned k = 0; k < sizeof orders / sizeof *orders; k++)
+            if (emu_has_mod(s, len, orders[k]) && (red ? k > 0 : k != 1 || emu_has_mod(s, len, "cluster")))
+                return perr(ps, line, red ? "'%.*s': red.async is .relaxed.cluster (no other memory order or scope)"
+                                          : "'%.*s': st.async is .weak or .cluster (no other memory order or scope)", (int)len, s);
+        if (red && (!emu_has_mod(s, len, "relaxed") || !emu_has_mod(s, len, "cluster") || emu_has_mod(s, len, "shared::cta")))
+            return perr(ps, line, "'%.*s': red.async needs .relaxed.cluster and reduces into .shared::cluster", (int)len, s);
         if (red && !red_async_type_ok(in->mode, in->ty))
             return perr(ps, line, "'%.*s': no .%s of .%s (red.async: .add .u32 .s32 .u64 .s64, .min .max .u32 .s32, "
                         ".inc .dec .u32, .and .or .xor .b32)", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));

@@ -1186,6 +1186,22 @@ Test(refuse, async_and_fence_forms) {
         {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.xor.b64 [%r1], %rd1, [%r2]"), "no .xor of .b64"},
         {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.inc.s32 [%r1], %r3, [%r2]"), "no .inc of .s32"},
         {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.f32 [%r1], %r3, [%r2]"), "no .add of .f32"},
+        {P("st.async.shared::cluster.b32 [%r1], %r3, [%r2]"),
+         "ptx:13: 'st.async.shared::cluster.b32' needs .mbarrier::complete_tx::bytes (the mbarrier the bytes complete on)"},
+        {P("red.async.relaxed.cluster.shared::cluster.add.u32 [%r1], %r3, [%r2]"), "needs .mbarrier::complete_tx::bytes"},
+        {P("st.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r3, [%r2]"),
+         "st.async is .weak or .cluster (no other memory order or scope)"},
+        {P("st.async.release.mbarrier::complete_tx::bytes.b32 [%r1], %r3, [%r2]"), "st.async is .weak or .cluster (no other memory order or scope)"},
+        {P("red.async.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r3, [%r2]"),
+         "red.async needs .relaxed.cluster and reduces into .shared::cluster"},
+        {P("red.async.relaxed.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r3, [%r2]"), "red.async needs .relaxed.cluster"},
+        {P("red.async.release.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r3, [%r2]"),
+         "red.async is .relaxed.cluster (no other memory order or scope)"},
+        {P("red.async.relaxed.gpu.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r3, [%r2]"), "red.async is .relaxed.cluster"},
+        {P("red.async.weak.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r3, [%r2]"), "red.async is .relaxed.cluster"},
+        {P("st.async.weak.cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r3, [%r2]"), "st.async is .weak or .cluster"},
+        {P("red.async.relaxed.cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 [%r1], %r3, [%r2]"),
+         "reduces into .shared::cluster"},
         {P("createpolicy.cvt.L2.b64 %rd1, %r1"), "ptx:13: 'createpolicy.cvt.L2.b64': the policy converted is a 64-bit register, not .b32"},
         {P("createpolicy.cvt.b64 %rd1, %rd2"), "the form is createpolicy.cvt.L2.b64 d, a"},
         {P("createpolicy.fractional.L2::evict_last.b32 %r1, 1.0"), "createpolicy makes a .b64 policy"},
@@ -1215,6 +1231,11 @@ Test(refuse, async_and_fence_forms) {
           " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.min.s32 [%r1], %r3, [%r2];\n"
           " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.dec.u32 [%r1], %r3, [%r2];\n"
           " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.xor.b32 [%r1], %r3, [%r2];\n"
+          " red.async.relaxed.cluster.mbarrier::complete_tx::bytes.inc.u32 [%r1], %r3, [%r2];\n"
+          " st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r3, [%r2];\n"
+          " st.async.mbarrier::complete_tx::bytes.v2.b64 [%r1], {%rd1, %rd2}, [%r2];\n"
+          " st.async.shared::cta.mbarrier::complete_tx::bytes.b32 [%r1], %r3, [%r2];\n"
+          " st.async.cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r3, [%r2];\n"
           " createpolicy.cvt.L2.b64 %rd1, %rd2;\n createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %rd1, 1.0;\n"
           " createpolicy.fractional.L2::evict_normal.b64 %rd1, 0f3F000000;\n createpolicy.fractional.L2::evict_first.b64 %rd1;\n"
           " createpolicy.range.L2::evict_last.L2::evict_first.b64 %rd1, [%rd2], %r1, %r2"),
