@@ -196,6 +196,29 @@ static bool cvt_scalar(unsigned t) {
     return (t >= EMU_T_U8 && t <= EMU_T_S64) || t == EMU_T_F16 || t == EMU_T_BF16 || t == EMU_T_F32 || t == EMU_T_F64;
 }
 
+/* cvt with a .tf32, f8 or pair type takes these forms only (ptxas of CUDA 13, every pair of .f32 .f16 .bf16 .f64 .tf32
+ * .e4m3 .e5m2 .e4m3x2 .e5m2x2 .f16x2 .bf16x2 .u8 .s32 tried with each rounding, .relu and .satfinite):
+ *   cvt.rna[.satfinite].tf32.f32, cvt.rn|rz[.relu][.satfinite].tf32.f32 (sm_90, .satfinite sm_100: the target gate's);
+ *   cvt.rn.satfinite[.relu].e4m3x2|e5m2x2.f32 d, a, b and .f16x2 d, a;  cvt.rn[.relu].f16x2.e4m3x2|e5m2x2;
+ *   cvt.rn|rz[.relu][.satfinite].f16x2|bf16x2.f32 d, a, b (and the rest of those pairs' checks above).
+ * The scalar .e4m3/.e5m2, a .tf32 source and the other pairs ("Unexpected instruction types specified for 'cvt'"),
+ * cvt.tf32.f32 without a rounding ("Rounding modifier required") and cvt.rz.satfinite.e4m3x2.f32 ("Illegal rounding
+ * modifier") loaded; cvt.f32.e4m3 and cvt.f16.tf32 ran as conversions of their bits. */
+static bool check_cvt_packed(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    unsigned d = in->ty, a = in->ty2;
+    bool relu = in->flags & EMU_F(RELU), satf = in->flags & EMU_F(SATFINITE), rn_rz = in->rnd == EMU_RND_RN || in->rnd == EMU_RND_RZ;
+    bool f8x2_d = d == EMU_T_E4M3X2 || d == EMU_T_E5M2X2, f8x2_a = a == EMU_T_E4M3X2 || a == EMU_T_E5M2X2, ok;
+    if (d == EMU_T_TF32 && a == EMU_T_F32) ok = (in->rnd == EMU_RND_RNA && !relu) || rn_rz;
+    else if (f8x2_d && (a == EMU_T_F32 || a == EMU_T_F16X2)) ok = in->rnd == EMU_RND_RN && satf;
+    else if (d == EMU_T_F16X2 && f8x2_a) ok = in->rnd == EMU_RND_RN && !satf;
+    else ok = (d == EMU_T_F16X2 || d == EMU_T_BF16X2) && a == EMU_T_F32;
+    if (!ok)
+        return perr(ps, line, "'%.*s': not a form of cvt (with .tf32, f8 and pair types: cvt.rna[.satfinite].tf32.f32, "
+                    "cvt.rn|rz[.relu][.satfinite].tf32.f32, cvt.rn.satfinite[.relu].e4m3x2|e5m2x2.f32|f16x2, "
+                    "cvt.rn[.relu].f16x2.e4m3x2|e5m2x2, cvt.rn|rz[.relu][.satfinite].f16x2|bf16x2.f32)", (int)len, s);
+    return true;
+}
+
 static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     unsigned d = in->ty, a = in->ty2;
     if (in->rnd == EMU_RND_RNA && d != EMU_T_TF32)
@@ -221,7 +244,7 @@ static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, cons
     }
     if ((in->flags & EMU_F(SAT)) && (d == EMU_T_BF16 || a == EMU_T_BF16))
         return perr(ps, line, "'%.*s': .sat is not for conversions to or from .bf16", (int)len, s);
-    if (!cvt_scalar(d) || !cvt_scalar(a)) return true; /* tf32, fp8, packed pairs: their own forms */
+    if (!cvt_scalar(d) || !cvt_scalar(a)) return check_cvt_packed(ps, in, line, s, len); /* tf32, fp8, packed pairs */
     /* .ftz: where an f32 is converted or made (ptxas: "Modifier '.ftz' does not apply to this type of convert") */
     if ((in->flags & EMU_F(FTZ)) && d != EMU_T_F32 && a != EMU_T_F32)
         return perr(ps, line, "'%.*s': .ftz needs a .f32 source or destination", (int)len, s);

@@ -1246,7 +1246,8 @@ Test(refuse, async_and_fence_forms) {
 /* Found by sweeping single-instruction kernels through ptxas and the emulator: ld/st memory orders with a missing or
  * extra scope, .mmio off .relaxed.sys, two orders; .reg of an instruction-only type or a vector past 128 bits;
  * bar.sync.aligned; selp of f16 pairs and unsigned comparisons of f16/bf16; cvt between .f16 and .bf16 rounded to an
- * integer.  Each loaded. */
+ * integer; cvt with .tf32, f8 or pair types past their forms (cvt.f32.e4m3, cvt.f16.tf32, cvt.tf32.f32 unrounded, an
+ * f8 pair without .rn.satfinite).  Each loaded. */
 Test(refuse, swept_forms) {
     static const Bad bad[] = {
         {P("ld.relaxed.global.u32 %r1, [%rd1]"), "ptx:13: 'ld.relaxed.global.u32': .relaxed needs a scope (.cta .cluster .gpu .sys)"},
@@ -1272,6 +1273,21 @@ Test(refuse, swept_forms) {
         {P("setp.lo.f16 %p1, %h1, %h2"), "'setp.lo.f16': .lo .ls .hi .hs compare integers, not .f16"},
         {P("set.hi.u32.bf16 %r1, %h1, %h2"), "compare integers, not .bf16"},
         {P("cvt.rni.f16.bf16 %h1, %h2"), "'cvt.rni.f16.bf16' needs a float rounding (.rn .rz .rm .rp) or none"},
+        {P("cvt.f32.e4m3 %f1, %h1"), "ptx:13: 'cvt.f32.e4m3': not a form of cvt (with .tf32, f8 and pair types: "},
+        {P("cvt.rn.f16.e5m2 %h1, %h2"), "'cvt.rn.f16.e5m2': not a form of cvt"},
+        {P("cvt.rn.satfinite.e4m3.f32 %h1, %f1"), "not a form of cvt"},
+        {P("cvt.f32.tf32 %f1, %r1"), "'cvt.f32.tf32': not a form of cvt"},
+        {P("cvt.rn.tf32.f16 %r1, %h1"), "not a form of cvt"},
+        {P("cvt.tf32.f32 %r1, %f1"), "'cvt.tf32.f32': not a form of cvt"},
+        {P("cvt.rna.relu.tf32.f32 %r1, %f1"), "not a form of cvt"},
+        {P("cvt.rn.e4m3x2.f32 %h1, %f1, %f2"), "'cvt.rn.e4m3x2.f32': not a form of cvt"},
+        {P("cvt.rz.satfinite.e5m2x2.f16x2 %h1, %r1"), "not a form of cvt"},
+        {P("cvt.rn.satfinite.e4m3x2.bf16x2 %h1, %r1"), "not a form of cvt"},
+        {P("cvt.rn.satfinite.f16x2.e4m3x2 %r1, %h1"), "not a form of cvt"},
+        {P("cvt.f16x2.e5m2x2 %r1, %h1"), "not a form of cvt"},
+        {P("cvt.rn.bf16x2.e4m3x2 %r1, %h1"), "not a form of cvt"},
+        {P("cvt.rn.e5m2x2.e4m3x2 %h1, %h2"), "not a form of cvt"},
+        {P("cvt.rn.s32.e4m3x2 %r1, %h1"), "not a form of cvt"},
         {P(".reg .b32 .align 8 %q"), "ptx:13: a .reg declaration's .align comes before its type"},
         {P(".reg .align 3 .b32 %q"), "ptx:13: bad .align of a .reg declaration (a power of two)"},
     };
@@ -1281,7 +1297,11 @@ Test(refuse, swept_forms) {
           " ld.relaxed.cluster.shared::cluster.u32 %r1, [%r2];\n .reg .f16 %q1;\n .reg .f16x2 %q2;\n .reg .v4 .b32 %q3;\n"
           " .reg .v2 .b64 %q4;\n .reg .b8 %q5;\n barrier.sync.aligned 0;\n bar.sync 0;\n selp.b32 %r1, %r2, %r3, %p1;\n"
           " setp.ltu.f16 %p1, %h1, %h2;\n set.lt.u32.bf16 %r1, %h1, %h2;\n cvt.rn.f16.bf16 %h1, %h2;\n cvt.f16.bf16 %h1, %h2;\n"
-          " cvt.rni.f16.f16 %h1, %h2;\n .reg .align 8 .b32 %q6;\n .reg .align 16 .v4 .b32 %q7"),
+          " cvt.rni.f16.f16 %h1, %h2;\n .reg .align 8 .b32 %q6;\n .reg .align 16 .v4 .b32 %q7;\n"
+          " cvt.rna.tf32.f32 %r1, %f1;\n cvt.rna.satfinite.tf32.f32 %r1, %f1;\n cvt.rn.tf32.f32 %r1, %f1;\n cvt.rz.relu.tf32.f32 %r1, %f1;\n"
+          " cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;\n cvt.rn.satfinite.relu.e5m2x2.f32 %h1, %f1, %f2;\n"
+          " cvt.rn.satfinite.e4m3x2.f16x2 %h1, %r1;\n cvt.rn.relu.satfinite.e5m2x2.f16x2 %h1, %r1;\n"
+          " cvt.rn.f16x2.e4m3x2 %r1, %h1;\n cvt.rn.relu.f16x2.e5m2x2 %r1, %h1;\n cvt.rz.relu.satfinite.bf16x2.f32 %r1, %f1, %f2"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
