@@ -164,6 +164,40 @@ static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_
     return perr(ps, line, "'%.*s': %s takes %s here, not .%s", (int)len, s, emu_op_name(in->op), list, emu_type_name(in->ty));
 }
 
+/* The arithmetic on .f16 .bf16 and their pairs (ptxas of CUDA 13, each of add sub mul fma mad min max neg abs div rcp sqrt
+ * rsqrt sin cos lg2 ex2 tanh copysign tried with each rounding, .ftz, .sat, .relu, .oob, .NaN, .xorsign.abs; the ISA's
+ * half precision instructions say the same): add sub mul round .rn or not at all; fma rounds .rn (and .rz for .bf16);
+ * .ftz and .sat are .f16's, not .bf16's (ex2.approx.bf16 needs .ftz); mad, div, rcp, sqrt, rsqrt, sin, cos, lg2,
+ * copysign and testp take none of these types.  sqrt.rn.f16, add.rz.f16 and fma.rn.sat.bf16 loaded and ran. */
+static bool check_half_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    unsigned t = in->ty;
+    if (ntypes != 1 || (t != EMU_T_F16 && t != EMU_T_F16X2 && t != EMU_T_BF16 && t != EMU_T_BF16X2)) return true;
+    bool bf = t == EMU_T_BF16 || t == EMU_T_BF16X2, ftz = in->flags & EMU_F(FTZ), sat = in->flags & EMU_F(SAT);
+    const char *why = NULL;
+    switch (in->op) {
+    case EMU_OP_MAD: case EMU_OP_DIV: case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_SIN: case EMU_OP_COS:
+    case EMU_OP_LG2: case EMU_OP_COPYSIGN: case EMU_OP_TESTP:
+        why = "takes no .f16, .bf16 or pair type (.f32 and .f64 do it)";
+        break;
+    case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MUL:
+        if (in->rnd && in->rnd != EMU_RND_RN) why = "rounds .rn (or takes no rounding) on these types";
+        else if (bf && (ftz || sat)) why = "takes no .ftz or .sat on .bf16 types";
+        break;
+    case EMU_OP_FMA:
+        if (in->rnd != EMU_RND_RN && !(bf && in->rnd == EMU_RND_RZ)) why = "rounds .rn (.bf16 types: .rn or .rz)";
+        else if (bf && (ftz || sat)) why = "takes no .ftz or .sat on .bf16 types";
+        break;
+    case EMU_OP_MIN: case EMU_OP_MAX: case EMU_OP_NEG: case EMU_OP_ABS:
+        if (bf && ftz) why = "takes no .ftz on .bf16 types";
+        break;
+    case EMU_OP_EX2:
+        if (bf && !ftz) why = "needs .approx.ftz on .bf16 types";
+        break;
+    default: break;
+    }
+    return !why || perr(ps, line, "'%.*s': %s %s", (int)len, s, emu_op_name(in->op), why);
+}
+
 /* barrier.cluster.arrive[.release|.relaxed][.aligned] and barrier.cluster.wait[.acquire][.aligned], each modifier once
  * (ptxas: "Illegal modifier '.acquire' for instruction 'barrier.cluster.arrive'", "Duplicate .release modifier"); any
  * other modifier loaded and was ignored (barrier.cluster.wait.relaxed waited with acquire semantics). */
@@ -606,7 +640,7 @@ static bool check_half_cmp(Parser *ps, const EmuIns *in, unsigned ntypes, uint32
 }
 
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
-    if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
+    if (!check_op_type(ps, in, ntypes, line, s, len) || !check_half_type(ps, in, ntypes, line, s, len)) return false;
     if (!check_flag_ops(ps, in, line, s, len)) return false;
     if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;
     if (!check_more_types(ps, in, ntypes, line, s, len)) return false;

@@ -1247,7 +1247,8 @@ Test(refuse, async_and_fence_forms) {
  * extra scope, .mmio off .relaxed.sys, two orders; .reg of an instruction-only type or a vector past 128 bits;
  * bar.sync.aligned; selp of f16 pairs and unsigned comparisons of f16/bf16; cvt between .f16 and .bf16 rounded to an
  * integer; cvt with .tf32, f8 or pair types past their forms (cvt.f32.e4m3, cvt.f16.tf32, cvt.tf32.f32 unrounded, an
- * f8 pair without .rn.satfinite).  Each loaded. */
+ * f8 pair without .rn.satfinite); arithmetic on .f16/.bf16 types past their forms (sqrt.rn.f16, add.rz.f16,
+ * fma.rn.sat.bf16, ex2.approx.bf16 without .ftz).  Each loaded. */
 Test(refuse, swept_forms) {
     static const Bad bad[] = {
         {P("ld.relaxed.global.u32 %r1, [%rd1]"), "ptx:13: 'ld.relaxed.global.u32': .relaxed needs a scope (.cta .cluster .gpu .sys)"},
@@ -1288,6 +1289,21 @@ Test(refuse, swept_forms) {
         {P("cvt.rn.bf16x2.e4m3x2 %r1, %h1"), "not a form of cvt"},
         {P("cvt.rn.e5m2x2.e4m3x2 %h1, %h2"), "not a form of cvt"},
         {P("cvt.rn.s32.e4m3x2 %r1, %h1"), "not a form of cvt"},
+        {P("sqrt.rn.f16 %h1, %h2"), "ptx:13: 'sqrt.rn.f16': sqrt takes no .f16, .bf16 or pair type (.f32 and .f64 do it)"},
+        {P("rcp.approx.ftz.f16x2 %r1, %r2"), "rcp takes no .f16, .bf16 or pair type"},
+        {P("div.rn.bf16 %h1, %h2, %h3"), "div takes no .f16, .bf16 or pair type"},
+        {P("sin.approx.f16 %h1, %h2"), "sin takes no .f16"},
+        {P("mad.rn.f16 %h1, %h2, %h3, %h1"), "mad takes no .f16"},
+        {P("copysign.f16 %h1, %h2, %h3"), "copysign takes no .f16"},
+        {P("add.rz.f16 %h1, %h2, %h3"), "'add.rz.f16': add rounds .rn (or takes no rounding) on these types"},
+        {P("mul.rm.bf16x2 %r1, %r2, %r3"), "mul rounds .rn"},
+        {P("add.sat.bf16 %h1, %h2, %h3"), "'add.sat.bf16': add takes no .ftz or .sat on .bf16 types"},
+        {P("mul.ftz.bf16x2 %r1, %r2, %r3"), "mul takes no .ftz or .sat on .bf16 types"},
+        {P("fma.rz.f16 %h1, %h2, %h3, %h1"), "'fma.rz.f16': fma rounds .rn (.bf16 types: .rn or .rz)"},
+        {P("fma.rn.sat.bf16x2 %r1, %r2, %r3, %r1"), "fma takes no .ftz or .sat on .bf16 types"},
+        {P("max.ftz.NaN.bf16 %h1, %h2, %h3"), "max takes no .ftz on .bf16 types"},
+        {P("neg.ftz.bf16x2 %r1, %r2"), "neg takes no .ftz on .bf16 types"},
+        {P("ex2.approx.bf16 %h1, %h2"), "'ex2.approx.bf16': ex2 needs .approx.ftz on .bf16 types"},
         {P(".reg .b32 .align 8 %q"), "ptx:13: a .reg declaration's .align comes before its type"},
         {P(".reg .align 3 .b32 %q"), "ptx:13: bad .align of a .reg declaration (a power of two)"},
     };
@@ -1301,7 +1317,11 @@ Test(refuse, swept_forms) {
           " cvt.rna.tf32.f32 %r1, %f1;\n cvt.rna.satfinite.tf32.f32 %r1, %f1;\n cvt.rn.tf32.f32 %r1, %f1;\n cvt.rz.relu.tf32.f32 %r1, %f1;\n"
           " cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;\n cvt.rn.satfinite.relu.e5m2x2.f32 %h1, %f1, %f2;\n"
           " cvt.rn.satfinite.e4m3x2.f16x2 %h1, %r1;\n cvt.rn.relu.satfinite.e5m2x2.f16x2 %h1, %r1;\n"
-          " cvt.rn.f16x2.e4m3x2 %r1, %h1;\n cvt.rn.relu.f16x2.e5m2x2 %r1, %h1;\n cvt.rz.relu.satfinite.bf16x2.f32 %r1, %f1, %f2"),
+          " cvt.rn.f16x2.e4m3x2 %r1, %h1;\n cvt.rn.relu.f16x2.e5m2x2 %r1, %h1;\n cvt.rz.relu.satfinite.bf16x2.f32 %r1, %f1, %f2;\n"
+          " add.rn.ftz.sat.f16 %h1, %h2, %h3;\n sub.rn.bf16x2 %r1, %r2, %r3;\n mul.bf16 %h1, %h2, %h3;\n fma.rz.bf16 %h1, %h2, %h3, %h1;\n"
+          " fma.rn.oob.relu.bf16x2 %r1, %r2, %r3, %r1;\n fma.rn.ftz.sat.f16x2 %r1, %r2, %r3, %r1;\n min.NaN.xorsign.abs.bf16 %h1, %h2, %h3;\n"
+          " max.ftz.NaN.f16x2 %r1, %r2, %r3;\n neg.ftz.f16 %h1, %h2;\n abs.bf16x2 %r1, %r2;\n ex2.approx.ftz.bf16x2 %r1, %r2;\n"
+          " ex2.approx.f16 %h1, %h2;\n tanh.approx.bf16 %h1, %h2"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
