@@ -840,6 +840,7 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH:
     case EMU_OP_COPYSIGN: case EMU_OP_FMA: case EMU_OP_MOV: mask = 0xF; break;
     case EMU_OP_MUL: case EMU_OP_MAD: mask = in->flags & EMU_F(WIDE) ? 0x6 : 0xF; break; /* .wide: d (and c) twice as wide */
+    case EMU_OP_MUL24: case EMU_OP_MAD24: mask = 0xF; break; /* mul24.lo.u32 %rd1: "Arguments mismatch" (it loaded) */
     case EMU_OP_SELP: mask = 0x7; break;
     case EMU_OP_SETP: mask = 0x6; break;
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
@@ -866,6 +867,14 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     if (in->ty2 || !(type_plain(in->ty) || pair) || (in->op == EMU_OP_MOV && in->nops != 2)) return true; /* mixed types: not these rules */
     for (unsigned i = 0; i < in->nops && i < 4; i++)
         if ((mask >> i & 1) && in->ok[i] == EMU_OK_REG && !check_operand_type(ps, in, i, in->ty, false, line, s, len)) return false;
+    if ((in->op == EMU_OP_MUL || in->op == EMU_OP_MAD) && (in->flags & EMU_F(WIDE))) {
+        /* d (and mad's c) are twice as wide as a and b: mul.wide.u32 %r1 or mad.wide.s32 .., %r1 ("Arguments mismatch")
+         * loaded and kept the product's low half */
+        unsigned w = in->ty == EMU_T_U16 ? EMU_T_U32 : in->ty == EMU_T_S16 ? EMU_T_S32 : in->ty == EMU_T_U32 ? EMU_T_U64
+                   : in->ty == EMU_T_S32 ? EMU_T_S64 : 0;
+        for (unsigned i = 0; w && i < in->nops && i < 4; i += 3)
+            if (in->ok[i] == EMU_OK_REG && !check_operand_type(ps, in, i, w, false, line, s, len)) return false;
+    }
     return true;
 }
 

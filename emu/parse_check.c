@@ -171,6 +171,13 @@ static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_
  * copysign and testp take none of these types.  sqrt.rn.f16, add.rz.f16 and fma.rn.sat.bf16 loaded and ran. */
 static bool check_half_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     unsigned t = in->ty;
+    /* .cc is of 32- and 64-bit integers ("Modifier '.cc' applies only to add integer types": add.cc.u16, addc.cc.u16,
+     * mad.lo.cc.u16 and add.cc.u16x2 loaded); .wide of 16- and 32-bit ones (mul.wide.u64 loaded) */
+    if ((in->flags & EMU_F(CC)) && emu_type_size(t) != 4 && emu_type_size(t) != 8)
+        return perr(ps, line, "'%.*s': .cc is for 32- and 64-bit integer types, not .%s", (int)len, s, emu_type_name(t));
+    if ((in->flags & EMU_F(WIDE)) && (in->op == EMU_OP_MUL || in->op == EMU_OP_MAD) && emu_type_size(t) == 8)
+        return perr(ps, line, "'%.*s': .wide is for 16- and 32-bit types (the product of two .%s has no wider type)", (int)len, s,
+                    emu_type_name(t));
     if (ntypes != 1 || (t != EMU_T_F16 && t != EMU_T_F16X2 && t != EMU_T_BF16 && t != EMU_T_BF16X2)) return true;
     bool bf = t == EMU_T_BF16 || t == EMU_T_BF16X2, ftz = in->flags & EMU_F(FTZ), sat = in->flags & EMU_F(SAT);
     const char *why = NULL;
