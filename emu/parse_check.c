@@ -382,6 +382,8 @@ static bool check_flag_ops(Parser *ps, const EmuIns *in, uint32_t line, const ch
     if ((fl & EMU_F(RELU)) && !relu_ok)
         return perr(ps, line, "'%.*s': .relu is min/max.relu on .s32 and .s16x2, fma.relu on .f16 and .bf16 (and pairs), and cvt",
                     (int)len, s);
+    /* .nc is ld.global.nc's (atom.global.nc.add.u32 loaded and ran as atom: ptxas "Illegal modifier '.nc'") */
+    if ((fl & EMU_F(NC)) && op != EMU_OP_LD) return perr(ps, line, "'%.*s': .nc is ld.global.nc's, %s takes none", (int)len, s, emu_op_name(op));
     return true;
 }
 

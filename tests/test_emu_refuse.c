@@ -1249,7 +1249,7 @@ Test(refuse, async_and_fence_forms) {
  * integer; cvt with .tf32, f8 or pair types past their forms (cvt.f32.e4m3, cvt.f16.tf32, cvt.tf32.f32 unrounded, an
  * f8 pair without .rn.satfinite); arithmetic on .f16/.bf16 types past their forms (sqrt.rn.f16, add.rz.f16,
  * fma.rn.sat.bf16, ex2.approx.bf16 without .ftz); .cc on 16-bit types; .wide of 64-bit types or into a register
- * not twice as wide (mul.wide.u32 %r1 kept the low half); mul24 into a 64-bit register.  Each loaded. */
+ * not twice as wide (mul.wide.u32 %r1 kept the low half); mul24 into a 64-bit register; .nc off ld.  Each loaded. */
 Test(refuse, swept_forms) {
     static const Bad bad[] = {
         {P("ld.relaxed.global.u32 %r1, [%rd1]"), "ptx:13: 'ld.relaxed.global.u32': .relaxed needs a scope (.cta .cluster .gpu .sys)"},
@@ -1312,6 +1312,9 @@ Test(refuse, swept_forms) {
         {P("mad.wide.s32 %rd1, %r2, %r3, %r1"), "operand 4, register '%r1' of type .b32, does not fit .s64"},
         {P("mul.wide.u16 %h1, %h2, %h3"), "operand 1, register '%h1' of type .b16, does not fit .u32"},
         {P("mul24.lo.u32 %rd1, %r2, %r3"), "'mul24.lo.u32': operand 1, register '%rd1' of type .b64, does not fit .u32"},
+        {P("atom.global.nc.add.u32 %r1, [%rd1], %r2"), "ptx:13: 'atom.global.nc.add.u32': .nc is ld.global.nc's, atom takes none"},
+        {P("st.global.nc.u32 [%rd1], %r2"), ".nc is ld.global.nc's, st takes none"},
+        {P("ldu.global.nc.u32 %r1, [%rd1]"), ".nc is ld.global.nc's, ldu takes none"},
         {P(".reg .b32 .align 8 %q"), "ptx:13: a .reg declaration's .align comes before its type"},
         {P(".reg .align 3 .b32 %q"), "ptx:13: bad .align of a .reg declaration (a power of two)"},
     };
@@ -1330,7 +1333,8 @@ Test(refuse, swept_forms) {
           " fma.rn.oob.relu.bf16x2 %r1, %r2, %r3, %r1;\n fma.rn.ftz.sat.f16x2 %r1, %r2, %r3, %r1;\n min.NaN.xorsign.abs.bf16 %h1, %h2, %h3;\n"
           " max.ftz.NaN.f16x2 %r1, %r2, %r3;\n neg.ftz.f16 %h1, %h2;\n abs.bf16x2 %r1, %r2;\n ex2.approx.ftz.bf16x2 %r1, %r2;\n"
           " ex2.approx.f16 %h1, %h2;\n tanh.approx.bf16 %h1, %h2;\n add.cc.s32 %r1, %r2, %r3;\n addc.u16 %h1, %h2, %h3;\n"
-          " mul.wide.s32 %rd1, %r2, %r3;\n mad.wide.u16 %r1, %h2, %h3, %r2;\n mul.wide.u32 %rd1, %r2, 1000;\n mul24.hi.s32 %r1, %r2, %r3"),
+          " mul.wide.s32 %rd1, %r2, %r3;\n mad.wide.u16 %r1, %h2, %h3, %r2;\n mul.wide.u32 %rd1, %r2, 1000;\n mul24.hi.s32 %r1, %r2, %r3;\n"
+          " ld.global.nc.u32 %r1, [%rd1]"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
