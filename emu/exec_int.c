@@ -148,7 +148,7 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint64_t ua = emu_zext(a, sz), uc = emu_zext(c, sz);
     int64_t sa = emu_sext(a, sz), sc = emu_sext(c, sz);
     bool cc = in->flags & EMU_F(CC);
-    if (in->ty == EMU_T_U16X2 || in->ty == EMU_T_S16X2) { /* add sub min max, per 16-bit lane */
+    if (in->ty == EMU_T_U16X2 || in->ty == EMU_T_S16X2) { /* add min max, per 16-bit lane (the loader refuses the rest) */
         bool s16 = in->ty == EMU_T_S16X2;
         uint32_t r = 0;
         for (unsigned h = 0; h < 2; h++) {
@@ -157,11 +157,10 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             int64_t v;
             switch (in->op) {
             case EMU_OP_ADD: v = x + y; break;
-            case EMU_OP_SUB: v = x - y; break;
             case EMU_OP_MIN: v = x < y ? x : y; break;
             case EMU_OP_MAX: v = x > y ? x : y; break;
             default:
-                return emu_fault(b, t, in, "unsupported instruction", "%s on .%s (add, sub, min and max take it)", emu_op_name(in->op),
+                return emu_fault(b, t, in, "unsupported instruction", "%s on .%s (add, min and max take it)", emu_op_name(in->op),
                                  emu_type_name(in->ty));
             }
             if ((in->flags & EMU_F(RELU)) && v < 0) v = 0;

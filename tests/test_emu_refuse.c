@@ -1315,6 +1315,13 @@ Test(refuse, swept_forms) {
         {P("atom.global.nc.add.u32 %r1, [%rd1], %r2"), "ptx:13: 'atom.global.nc.add.u32': .nc is ld.global.nc's, atom takes none"},
         {P("st.global.nc.u32 [%rd1], %r2"), ".nc is ld.global.nc's, st takes none"},
         {P("ldu.global.nc.u32 %r1, [%rd1]"), ".nc is ld.global.nc's, ldu takes none"},
+        {P("sub.u16x2 %r1, %r2, %r3"), "ptx:13: 'sub.u16x2': sub takes no .u16x2 (add, min and max take it)"},
+        {P("mul.lo.s16x2 %r1, %r2, %r3"), "mul takes no .s16x2"},
+        {P("mad.lo.u16x2 %r1, %r2, %r3, %r1"), "mad takes no .u16x2"},
+        {P("abs.s16x2 %r1, %r2"), "abs takes no .s16x2"},
+        {P("neg.s16x2 %r1, %r2"), "neg takes no .s16x2"},
+        {P("setp.eq.u16x2 %p1, %r2, %r3"), "setp takes no .u16x2"},
+        {P("add.sat.s16x2 %r1, %r2, %r3"), "'add.sat.s16x2': .sat does not apply to .s16x2"},
         {P(".reg .b32 .align 8 %q"), "ptx:13: a .reg declaration's .align comes before its type"},
         {P(".reg .align 3 .b32 %q"), "ptx:13: bad .align of a .reg declaration (a power of two)"},
     };
@@ -1334,7 +1341,8 @@ Test(refuse, swept_forms) {
           " max.ftz.NaN.f16x2 %r1, %r2, %r3;\n neg.ftz.f16 %h1, %h2;\n abs.bf16x2 %r1, %r2;\n ex2.approx.ftz.bf16x2 %r1, %r2;\n"
           " ex2.approx.f16 %h1, %h2;\n tanh.approx.bf16 %h1, %h2;\n add.cc.s32 %r1, %r2, %r3;\n addc.u16 %h1, %h2, %h3;\n"
           " mul.wide.s32 %rd1, %r2, %r3;\n mad.wide.u16 %r1, %h2, %h3, %r2;\n mul.wide.u32 %rd1, %r2, 1000;\n mul24.hi.s32 %r1, %r2, %r3;\n"
-          " ld.global.nc.u32 %r1, [%rd1]"),
+          " ld.global.nc.u32 %r1, [%rd1];\n add.u16x2 %r1, %r2, %r3;\n add.s16x2 %r1, %r2, %r3;\n min.u16x2 %r1, %r2, %r3;\n"
+          " max.s16x2 %r1, %r2, %r3;\n min.relu.s16x2 %r1, %r2, %r3"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
