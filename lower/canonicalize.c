@@ -23,6 +23,18 @@
  *      keyed on (op, operands, attrs, result type); a hit maps its result
  *      to the earlier value and deletes it.  Entries made inside a region are
  *      popped when the region ends, so only dominating values are reused.
+ *      A plain (not volatile, not strong) load is looked up the same way,
+ *      but matches only a load of the same memory generation: a counter
+ *      bumped by every op that may write memory or order accesses (stores,
+ *      atomics, barriers, fences, asm, shared-memory ops, ...), and before
+ *      and after the regions of a loop or `if` that holds one, so a load is
+ *      merged with an identical earlier one only when nothing in between
+ *      (a loop's back edge included) can have changed what it reads.
+ *      A for, while or if whose regions hold only pure ops (and such
+ *      loops and ifs) is looked up too: equal when its operands, attributes
+ *      and result types are and its regions are op for op the same, the
+ *      values they define matched in order (50 `rand(seed, offs)` calls
+ *      are one Philox loop, not 50 that LLVM unrolls and then merges).
  *   5. DCE.  With use counts, walk each block backwards and delete ops whose
  *      results are unused and that have no effect: pure ops, loads, and
  *      for/while/if whose regions hold no store, atomic, barrier or return.  A
@@ -74,6 +86,9 @@ typedef struct Canon {
     /* scoped CSE table: chained buckets over an entry stack */
     Inst **ent;
     uint32_t *ent_hash, *ent_next; /* next: index+1 in chain, 0 ends */
+    uint32_t *ent_gen;  /* a load's entry: the memory generation it was read in */
+    uint32_t memgen;    /* bumped by every op that may write memory or order its accesses */
+    ValueId *map;       /* [nvalues]: comparing two regions, a value of the later one -> the earlier's; 0 none */
     uint32_t nent, cap_ent;
     uint32_t *buckets;  /* index+1 of the newest entry, 0 empty */
     uint32_t nbuckets;  /* power of two */
@@ -471,7 +486,18 @@ static bool attrs_eq(const Attrs *a, const Attrs *b) {
 
 static bool commutes(const Inst *i) { return (tir_op_info[i->op].flags & OPF_COMMUTATIVE) && i->nops == 2; }
 
-static uint32_t inst_hash(Func *f, const Inst *i) {
+/* A loop or if whose regions hold only yields, pure ops and such loops and ifs (no loads). */
+static bool pure_region_op(const Inst *i) {
+    if (!tir_is_loop(i->op) && i->op != OP_IF) return false;
+    for (int r = 0; r < i->nregions; r++)
+        for (const Inst *j = i->regions[r]->first; j; j = j->next)
+            if (j->op != OP_YIELD && !((tir_op_info[j->op].flags & OPF_PURE) && !j->nregions) && !pure_region_op(j))
+                return false;
+    return true;
+}
+
+static uint32_t inst_hash(Canon *c, const Inst *i) {
+    Func *f = c->f;
     uint64_t h = mix((uint64_t)i->op, (uint64_t)(uintptr_t)tir_vtype(f, i->res[0]));
     if (commutes(i)) { /* order-free */
         ValueId a = i->ops[0], b = i->ops[1];
@@ -485,25 +511,75 @@ static uint32_t inst_hash(Func *f, const Inst *i) {
     h = mix(h, double_bits(a->fval));
     for (int d = 0; d < TIR_MAX_RANK; d++) h = mix(h, (uint32_t)a->perm[d]);
     h = mix(h, (uint64_t)a->is_float | (uint64_t)a->allow_tf32 << 8 | (uint64_t)a->cache << 16 | (uint64_t)a->vec << 24);
+    for (int r = 0; r < i->nregions; r++) /* the shape of a region: its ops in order */
+        for (const Inst *j = i->regions[r]->first; j; j = j->next) h = mix(h, (uint64_t)j->op << 8 | (uint64_t)r);
     return (uint32_t)(h ^ (h >> 32));
 }
 
-static bool inst_same(Func *f, const Inst *a, const Inst *b) {
-    if (a->op != b->op || a->nops != b->nops || tir_vtype(f, a->res[0]) != tir_vtype(f, b->res[0]) ||
-        !attrs_eq(&a->a, &b->a))
-        return false;
-    if (commutes(a) && a->ops[0] == b->ops[1] && a->ops[1] == b->ops[0]) return true;
-    return !a->nops || !memcmp(a->ops, b->ops, sizeof(ValueId) * (size_t)a->nops);
+static ValueId resolve(Canon *c, ValueId v);
+
+/* Whether block b (of a later op, not yet walked: its operands resolved here) is block a op for op,
+ * b's values mapped to a's in c->map as they are defined. */
+static bool block_same(Canon *c, const Block *a, const Block *b) {
+    Func *f = c->f;
+    if (a->nargs != b->nargs) return false;
+    for (int k = 0; k < a->nargs; k++) {
+        if (tir_vtype(f, a->args[k]) != tir_vtype(f, b->args[k])) return false;
+        c->map[b->args[k]] = a->args[k];
+    }
+    const Inst *x = a->first, *y = b->first;
+    for (; x && y; x = x->next, y = y->next) {
+        if (x->op != y->op || x->nops != y->nops || x->nres != y->nres || x->nregions != y->nregions ||
+            !attrs_eq(&x->a, &y->a))
+            return false;
+        for (int k = 0; k < x->nops; k++) {
+            ValueId v = c->map[y->ops[k]] ? c->map[y->ops[k]] : resolve(c, y->ops[k]);
+            if (v != x->ops[k]) return false;
+        }
+        for (int k = 0; k < x->nres; k++) {
+            if (tir_vtype(f, x->res[k]) != tir_vtype(f, y->res[k])) return false;
+            c->map[y->res[k]] = x->res[k];
+        }
+        for (int r = 0; r < x->nregions; r++)
+            if (!block_same(c, x->regions[r], y->regions[r])) return false;
+    }
+    return !x && !y;
 }
 
-/* The earlier equal inst, or NULL after recording i. */
+static void unmap_block(Canon *c, const Block *b) {
+    for (int k = 0; k < b->nargs; k++) c->map[b->args[k]] = 0;
+    for (const Inst *j = b->first; j; j = j->next) {
+        for (int k = 0; k < j->nres; k++) c->map[j->res[k]] = 0;
+        for (int r = 0; r < j->nregions; r++) unmap_block(c, j->regions[r]);
+    }
+}
+
+static bool inst_same(Canon *c, const Inst *a, const Inst *b) {
+    Func *f = c->f;
+    if (a->op != b->op || a->nops != b->nops || a->nres != b->nres || a->nregions != b->nregions ||
+        tir_vtype(f, a->res[0]) != tir_vtype(f, b->res[0]) || !attrs_eq(&a->a, &b->a))
+        return false;
+    if (commutes(a) && a->ops[0] == b->ops[1] && a->ops[1] == b->ops[0]) return true;
+    if (a->nops && memcmp(a->ops, b->ops, sizeof(ValueId) * (size_t)a->nops)) return false;
+    if (!a->nregions) return true;
+    bool same = true;
+    for (int k = 0; k < a->nres && same; k++) same = tir_vtype(f, a->res[k]) == tir_vtype(f, b->res[k]);
+    for (int r = 0; r < a->nregions && same; r++) same = block_same(c, a->regions[r], b->regions[r]);
+    for (int r = 0; r < b->nregions; r++) unmap_block(c, b->regions[r]);
+    return same;
+}
+
+/* The earlier equal inst, or NULL after recording i.  Loads match only in their memory generation. */
 static Inst *cse_lookup(Canon *c, Inst *i) {
-    uint32_t h = inst_hash(c->f, i), bk = h & (c->nbuckets - 1);
+    uint32_t h = inst_hash(c, i), bk = h & (c->nbuckets - 1);
     for (uint32_t e = c->buckets[bk]; e; e = c->ent_next[e - 1])
-        if (c->ent_hash[e - 1] == h && inst_same(c->f, c->ent[e - 1], i)) return c->ent[e - 1];
+        if (c->ent_hash[e - 1] == h && (i->op != OP_LOAD || c->ent_gen[e - 1] == c->memgen) &&
+            inst_same(c, c->ent[e - 1], i))
+            return c->ent[e - 1];
     if (c->nent == c->cap_ent) unreachable("CSE table sized below the instruction count");
     c->ent[c->nent] = i;
     c->ent_hash[c->nent] = h;
+    c->ent_gen[c->nent] = c->memgen;
     c->ent_next[c->nent] = c->buckets[bk];
     c->buckets[bk] = ++c->nent;
     return NULL;
@@ -518,6 +594,24 @@ static void cse_pop(Canon *c, uint32_t mark) {
 }
 
 /* ---- steps 1-4: the walk ---- */
+
+static bool block_has_effects(const Block *b);
+
+/* A load that CSE may merge: neither volatile nor strong (those order or observe other threads' writes). */
+static bool plain_load(const Inst *i) {
+    return i->op == OP_LOAD && i->nres == 1 && !(i->a.cache & TIR_CACHE_ORDERED);
+}
+
+/* Whether i may write memory or order memory accesses, so that a later load can read something else
+ * than an identical earlier one: anything but pure ops, plain loads and yields, and loops and ifs
+ * whose regions hold only those. */
+static bool clobbers_memory(const Inst *i) {
+    if (i->op == OP_YIELD || plain_load(i) || ((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions)) return false;
+    if (!tir_is_loop(i->op) && i->op != OP_IF) return true;
+    for (int k = 0; k < i->nregions; k++)
+        if (block_has_effects(i->regions[k])) return true;
+    return false;
+}
 
 static ValueId resolve(Canon *c, ValueId v) {
     while (v && c->repl[v]) v = c->repl[v];
@@ -576,7 +670,7 @@ static void canon_block(Canon *c, Block *b) {
         bool mutated = folded || dropped;
         ValueId r = simplify(f, i, &mutated);
         if (mutated) c->changed = true;
-        if (!r && (tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) {
+        if (!r && (((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) || plain_load(i))) {
             Inst *j = cse_lookup(c, i);
             if (j) r = j->res[0];
         }
@@ -586,7 +680,20 @@ static void canon_block(Canon *c, Block *b) {
             c->changed = true;
             continue;
         }
+        if (i->nres && pure_region_op(i)) {
+            Inst *j = cse_lookup(c, i);
+            if (j) {
+                for (int k = 0; k < i->nres; k++) c->repl[i->res[k]] = j->res[k];
+                tir_inst_remove(i);
+                c->changed = true;
+                continue;
+            }
+        }
+        /* before the regions too: a loop's body runs after its own writes (the back edge) */
+        bool clobbers = clobbers_memory(i);
+        if (clobbers) c->memgen++;
         for (int k = 0; k < i->nregions; k++) canon_block(c, i->regions[k]);
+        if (clobbers) c->memgen++;
     }
     cse_pop(c, mark);
 }
@@ -606,13 +713,17 @@ static bool canon_walk(Func *f) {
     c.ent = calloc(c.cap_ent, sizeof *c.ent);
     c.ent_hash = calloc(c.cap_ent, sizeof *c.ent_hash);
     c.ent_next = calloc(c.cap_ent, sizeof *c.ent_next);
+    c.ent_gen = calloc(c.cap_ent, sizeof *c.ent_gen);
+    c.map = calloc(f->nvalues, sizeof *c.map);
     c.buckets = calloc(c.nbuckets, sizeof *c.buckets);
-    if (!c.repl || !c.ent || !c.ent_hash || !c.ent_next || !c.buckets) out_of_memory();
+    if (!c.repl || !c.ent || !c.ent_hash || !c.ent_next || !c.ent_gen || !c.map || !c.buckets) out_of_memory();
     canon_block(&c, f->body);
     free(c.repl);
     free(c.ent);
     free(c.ent_hash);
     free(c.ent_next);
+    free(c.ent_gen);
+    free(c.map);
     free(c.buckets);
     return c.changed;
 }
