@@ -4,6 +4,7 @@ through `tile compile --time-passes` (one cold compile each, --no-cache).
 
     python bench/compile_scaling.py [--tile build/tile] [--sizes 10000,50000,100000]
                                     [--shapes fns,consts,lets,rt_lets,stmts,ifs,lets_ifs]
+    python bench/compile_scaling.py --shapes loads,same_loads,rand --sizes 100,250,500,1000
 
 Shapes (n is the size):
   fns      n functions `fn h_i(x) { return x + i; }`, the kernel calling 1000 of them
@@ -13,6 +14,10 @@ Shapes (n is the size):
   stmts    n run-time assignments `a = a + 1;`
   ifs      n run-time `if`s in a row, each assigning one variable
   lets_ifs n run-time `let`s, then n run-time `if`s (each `if` keeps aside what its branches assign)
+  loads    one sum of n masked loads `load(p + offs + i, mask=m)` of a 1024-element tile (8 a thread)
+  same_loads  the same with n identical terms `load(p + offs, mask=m)` (CSE leaves one load)
+  rand     n terms `dropout(v, p, seed, offs) + rand(seed, offs)` (random.tile: one Philox loop each
+           before CSE; equal loops are one)
 Each line: the shape, n, the stages' milliseconds (front end, Tile IR passes, LLVM, whole) and the
 whole time per 1000 units of n; a near-constant last column across sizes is linear growth (LLVM's own
 time on 50000 blocks is most of `ifs`: try --sizes 2500,5000,10000 there)."""
@@ -46,6 +51,18 @@ def gen(shape, n):
         lets = "".join(f"    let v_{i} = a + {i};\n" for i in range(n))
         body = "".join(f"    if v_{i} > 7 {{ a = a + v_{i}; }}\n" for i in range(n))
         return f"kernel k(p: *i32) {{\n    let a = program_id(0);\n{lets}{body}    store(p, a);\n}}\n"
+    if shape in ("loads", "same_loads"):
+        terms = " + ".join(f"load(p + offs{'' if shape == 'same_loads' else f' + {i}'}, mask=m)" for i in range(n))
+        return ("kernel k(p: *f32, out: *f32, n: i32, const BLOCK: i32 = 1024) {\n"
+                "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n    let m = offs < n;\n"
+                f"    let t = {terms};\n    store(out + offs, t, m);\n}}\n")
+    if shape == "rand":
+        terms = " + ".join(["dropout(v, p, seed, offs) + rand(seed, offs)"] * n)
+        return ('import "random.tile";\n'
+                "kernel k(x: *f32, out: *f32, n: i32, seed: i32, p: f32, const BLOCK: i32 = 64) {\n"
+                "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n    let mask = offs < n;\n"
+                "    let v = load(x + offs, mask, 0.0);\n"
+                f"    let d = {terms};\n    store(out + offs, d, mask);\n}}\n")
     raise SystemExit(f"unknown shape {shape}")
 
 
@@ -67,7 +84,8 @@ def main():
                 path = os.path.join(d, f"{shape}{n}.tile")
                 with open(path, "w") as f:
                     f.write(gen(shape, n))
-                r = subprocess.run([a.tile, "compile", path, "--no-cache", "--time-passes", "-o", os.devnull],
+                stdlib = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stdlib")
+                r = subprocess.run([a.tile, "compile", path, "--no-cache", "--time-passes", "-I", stdlib, "-o", os.devnull],
                                    capture_output=True, text=True)
                 if r.returncode:
                     print(f"{shape:8} {n:>7} failed: {r.stderr.strip().splitlines()[:1]}")

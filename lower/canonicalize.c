@@ -23,7 +23,7 @@
  *      keyed on (op, operands, attrs, result type); a hit maps its result
  *      to the earlier value and deletes it.  Entries made inside a region are
  *      popped when the region ends, so only dominating values are reused.
- *      A plain (not volatile, not strong) load is looked up the same way,
+ *      A plain (not volatile, not strong, not .cv) load is looked up the same way,
  *      but matches only a load of the same memory generation: a counter
  *      bumped by every op that may write memory or order accesses (stores,
  *      atomics, barriers, fences, asm, shared-memory ops, ...), and before
@@ -597,9 +597,10 @@ static void cse_pop(Canon *c, uint32_t mark) {
 
 static bool block_has_effects(const Block *b);
 
-/* A load that CSE may merge: neither volatile nor strong (those order or observe other threads' writes). */
+/* A load that CSE may merge: neither volatile nor strong (those order or observe other threads' writes),
+ * nor `.cv` (fetch again: each read asks for memory's current value). */
 static bool plain_load(const Inst *i) {
-    return i->op == OP_LOAD && i->nres == 1 && !(i->a.cache & TIR_CACHE_ORDERED);
+    return i->op == OP_LOAD && i->nres == 1 && !(i->a.cache & TIR_CACHE_ORDERED) && tir_cache_cop(i->a.cache) != COP_CV;
 }
 
 /* Whether i may write memory or order memory accesses, so that a later load can read something else
