@@ -512,7 +512,8 @@ static uint32_t inst_hash(Canon *c, const Inst *i) {
     for (int d = 0; d < TIR_MAX_RANK; d++) h = mix(h, (uint32_t)a->perm[d]);
     h = mix(h, (uint64_t)a->is_float | (uint64_t)a->allow_tf32 << 8 | (uint64_t)a->cache << 16 | (uint64_t)a->vec << 24);
     for (int r = 0; r < i->nregions; r++) /* the shape of a region: its ops in order */
-        for (const Inst *j = i->regions[r]->first; j; j = j->next) h = mix(h, (uint64_t)j->op << 8 | (uint64_t)r);
+        for (const Inst *j = i->regions[r]->first; j; j = j->next)
+            h = mix(mix(h, (uint64_t)j->op << 8 | (uint64_t)r), (uint64_t)j->a.ival ^ double_bits(j->a.fval));
     return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -682,13 +683,17 @@ static void canon_block(Canon *c, Block *b) {
             continue;
         }
         if (i->nres && pure_region_op(i)) {
+            /* its regions first, so that it is compared in the form the earlier one has: compared before
+             * (in a round's first walk), every copy of a loop would differ from every earlier one's walked
+             * body and be looked at by each later copy, n^2 / 2 region comparisons */
+            for (int k = 0; k < i->nregions; k++) canon_block(c, i->regions[k]);
             Inst *j = cse_lookup(c, i);
             if (j) {
                 for (int k = 0; k < i->nres; k++) c->repl[i->res[k]] = j->res[k];
                 tir_inst_remove(i);
                 c->changed = true;
-                continue;
             }
+            continue;
         }
         /* before the regions too: a loop's body runs after its own writes (the back edge) */
         bool clobbers = clobbers_memory(i);
