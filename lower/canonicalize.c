@@ -89,6 +89,7 @@ typedef struct Canon {
     uint32_t *ent_gen;  /* a load's entry: the memory generation it was read in */
     uint32_t memgen;    /* bumped by every op that may write memory or order its accesses */
     ValueId *map;       /* [nvalues]: comparing two regions, a value of the later one -> the earlier's; 0 none */
+    bool merge_loads;   /* off: merging moe/experts.tile's loads made moe_down spill on sm_86/sm_89 */
     uint32_t nent, cap_ent;
     uint32_t *buckets;  /* index+1 of the newest entry, 0 empty */
     uint32_t nbuckets;  /* power of two */
@@ -672,7 +673,7 @@ static void canon_block(Canon *c, Block *b) {
         bool mutated = folded || dropped;
         ValueId r = simplify(f, i, &mutated);
         if (mutated) c->changed = true;
-        if (!r && (((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) || plain_load(i))) {
+        if (!r && (((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) || (c->merge_loads && plain_load(i)))) {
             Inst *j = cse_lookup(c, i);
             if (j) r = j->res[0];
         }
