@@ -23,13 +23,8 @@
  *      keyed on (op, operands, attrs, result type); a hit maps its result
  *      to the earlier value and deletes it.  Entries made inside a region are
  *      popped when the region ends, so only dominating values are reused.
- *      A plain (not volatile, not strong, not .cv) load is looked up the same way,
- *      but matches only a load of the same memory generation: a counter
- *      bumped by every op that may write memory or order accesses (stores,
- *      atomics, barriers, fences, asm, shared-memory ops, ...), and before
- *      and after the regions of a loop or `if` that holds one, so a load is
- *      merged with an identical earlier one only when nothing in between
- *      (a loop's back edge included) can have changed what it reads.
+ *      Loads are not merged: keeping an earlier load's tile live to the later
+ *      one made moe/experts.tile's moe_down spill on sm_86 and sm_89.
  *      A for, while or if whose regions hold only pure ops (and such
  *      loops and ifs) is looked up too: equal when its operands, attributes
  *      and result types are and its regions are op for op the same, the
@@ -86,10 +81,7 @@ typedef struct Canon {
     /* scoped CSE table: chained buckets over an entry stack */
     Inst **ent;
     uint32_t *ent_hash, *ent_next; /* next: index+1 in chain, 0 ends */
-    uint32_t *ent_gen;  /* a load's entry: the memory generation it was read in */
-    uint32_t memgen;    /* bumped by every op that may write memory or order its accesses */
     ValueId *map;       /* [nvalues]: comparing two regions, a value of the later one -> the earlier's; 0 none */
-    bool merge_loads;   /* off: merging moe/experts.tile's loads made moe_down spill on sm_86/sm_89 */
     uint32_t nent, cap_ent;
     uint32_t *buckets;  /* index+1 of the newest entry, 0 empty */
     uint32_t nbuckets;  /* power of two */
@@ -571,17 +563,15 @@ static bool inst_same(Canon *c, const Inst *a, const Inst *b) {
     return same;
 }
 
-/* The earlier equal inst, or NULL after recording i.  Loads match only in their memory generation. */
+/* The earlier equal inst, or NULL after recording i. */
 static Inst *cse_lookup(Canon *c, Inst *i) {
     uint32_t h = inst_hash(c, i), bk = h & (c->nbuckets - 1);
     for (uint32_t e = c->buckets[bk]; e; e = c->ent_next[e - 1])
-        if (c->ent_hash[e - 1] == h && (i->op != OP_LOAD || c->ent_gen[e - 1] == c->memgen) &&
-            inst_same(c, c->ent[e - 1], i))
+        if (c->ent_hash[e - 1] == h && inst_same(c, c->ent[e - 1], i))
             return c->ent[e - 1];
     if (c->nent == c->cap_ent) unreachable("CSE table sized below the instruction count");
     c->ent[c->nent] = i;
     c->ent_hash[c->nent] = h;
-    c->ent_gen[c->nent] = c->memgen;
     c->ent_next[c->nent] = c->buckets[bk];
     c->buckets[bk] = ++c->nent;
     return NULL;
@@ -596,25 +586,6 @@ static void cse_pop(Canon *c, uint32_t mark) {
 }
 
 /* ---- steps 1-4: the walk ---- */
-
-static bool block_has_effects(const Block *b);
-
-/* A load that CSE may merge: neither volatile nor strong (those order or observe other threads' writes),
- * nor `.cv` (fetch again: each read asks for memory's current value). */
-static bool plain_load(const Inst *i) {
-    return i->op == OP_LOAD && i->nres == 1 && !(i->a.cache & TIR_CACHE_ORDERED) && tir_cache_cop(i->a.cache) != COP_CV;
-}
-
-/* Whether i may write memory or order memory accesses, so that a later load can read something else
- * than an identical earlier one: anything but pure ops, plain loads and yields, and loops and ifs
- * whose regions hold only those. */
-static bool clobbers_memory(const Inst *i) {
-    if (i->op == OP_YIELD || plain_load(i) || ((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions)) return false;
-    if (!tir_is_loop(i->op) && i->op != OP_IF) return true;
-    for (int k = 0; k < i->nregions; k++)
-        if (block_has_effects(i->regions[k])) return true;
-    return false;
-}
 
 static ValueId resolve(Canon *c, ValueId v) {
     while (v && c->repl[v]) v = c->repl[v];
@@ -673,7 +644,7 @@ static void canon_block(Canon *c, Block *b) {
         bool mutated = folded || dropped;
         ValueId r = simplify(f, i, &mutated);
         if (mutated) c->changed = true;
-        if (!r && (((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) || (c->merge_loads && plain_load(i)))) {
+        if (!r && (tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) {
             Inst *j = cse_lookup(c, i);
             if (j) r = j->res[0];
         }
@@ -696,11 +667,7 @@ static void canon_block(Canon *c, Block *b) {
             }
             continue;
         }
-        /* before the regions too: a loop's body runs after its own writes (the back edge) */
-        bool clobbers = clobbers_memory(i);
-        if (clobbers) c->memgen++;
         for (int k = 0; k < i->nregions; k++) canon_block(c, i->regions[k]);
-        if (clobbers) c->memgen++;
     }
     cse_pop(c, mark);
 }
@@ -720,16 +687,14 @@ static bool canon_walk(Func *f) {
     c.ent = calloc(c.cap_ent, sizeof *c.ent);
     c.ent_hash = calloc(c.cap_ent, sizeof *c.ent_hash);
     c.ent_next = calloc(c.cap_ent, sizeof *c.ent_next);
-    c.ent_gen = calloc(c.cap_ent, sizeof *c.ent_gen);
     c.map = calloc(f->nvalues, sizeof *c.map);
     c.buckets = calloc(c.nbuckets, sizeof *c.buckets);
-    if (!c.repl || !c.ent || !c.ent_hash || !c.ent_next || !c.ent_gen || !c.map || !c.buckets) out_of_memory();
+    if (!c.repl || !c.ent || !c.ent_hash || !c.ent_next || !c.map || !c.buckets) out_of_memory();
     canon_block(&c, f->body);
     free(c.repl);
     free(c.ent);
     free(c.ent_hash);
     free(c.ent_next);
-    free(c.ent_gen);
     free(c.map);
     free(c.buckets);
     return c.changed;
