@@ -179,12 +179,10 @@ static bool check_half_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint3
         return perr(ps, line, "'%.*s': .wide is for 16- and 32-bit types (the product of two .%s has no wider type)", (int)len, s,
                     emu_type_name(t));
     /* the packed 16-bit integers are add's, min's and max's (ptxas: "Unexpected instruction types specified" for sub,
-     * mul, mad, abs, neg and setp on them, and add.sat.s16x2 is refused); sub.u16x2 loaded and ran */
-    if (t == EMU_T_U16X2 || t == EMU_T_S16X2) {
-        if (in->op != EMU_OP_ADD && in->op != EMU_OP_MIN && in->op != EMU_OP_MAX)
-            return perr(ps, line, "'%.*s': %s takes no .%s (add, min and max take it)", (int)len, s, emu_op_name(in->op), emu_type_name(t));
-        if (in->flags & EMU_F(SAT)) return perr(ps, line, "'%.*s': .sat does not apply to .%s", (int)len, s, emu_type_name(t));
-    }
+     * mul, mad, abs, neg and setp on them); sub.u16x2 loaded and ran */
+    if ((t == EMU_T_U16X2 || t == EMU_T_S16X2) && !(in->flags & EMU_F(SAT)) && in->op != EMU_OP_ADD && in->op != EMU_OP_MIN &&
+        in->op != EMU_OP_MAX) /* .sat: the integer .sat rule (check_flag_ops) says which forms take it */
+        return perr(ps, line, "'%.*s': %s takes no .%s (add, min and max take it)", (int)len, s, emu_op_name(in->op), emu_type_name(t));
     if (ntypes != 1 || (t != EMU_T_F16 && t != EMU_T_F16X2 && t != EMU_T_BF16 && t != EMU_T_BF16X2)) return true;
     bool bf = t == EMU_T_BF16 || t == EMU_T_BF16X2, ftz = in->flags & EMU_F(FTZ), sat = in->flags & EMU_F(SAT);
     const char *why = NULL;

@@ -1321,7 +1321,6 @@ Test(refuse, swept_forms) {
         {P("abs.s16x2 %r1, %r2"), "abs takes no .s16x2"},
         {P("neg.s16x2 %r1, %r2"), "neg takes no .s16x2"},
         {P("setp.eq.u16x2 %p1, %r2, %r3"), "setp takes no .u16x2"},
-        {P("add.sat.s16x2 %r1, %r2, %r3"), "'add.sat.s16x2': .sat does not apply to .s16x2"},
         {P(".reg .b32 .align 8 %q"), "ptx:13: a .reg declaration's .align comes before its type"},
         {P(".reg .align 3 .b32 %q"), "ptx:13: bad .align of a .reg declaration (a power of two)"},
     };
