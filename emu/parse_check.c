@@ -1084,6 +1084,12 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_GETCTARANK: want = 2; break;
     }
     if (want_max < 0) want_max = want;
+    /* the .global forms (no mbarrier) are sm_100's (ptxas: "Feature 'st.async/red.async with .global state space'
+     * requires .target sm_100 or higher"); said before the operand count, which they miss by one */
+    if ((in->op == EMU_OP_ST_ASYNC || in->op == EMU_OP_RED_ASYNC) && in->space == EMU_SP_GLOBAL)
+        return perr(ps, line, "'%.*s': st.async and red.async on .global need .target sm_100 or later (the emulator runs up to "
+                    "sm_90a: [.shared::cluster addr], value, [mbar])", (int)len, s);
+    if (want_max < 0) want_max = want;
     if (want >= 0 && (in->nops < want || in->nops > want_max))
         return perr(ps, line, "'%.*s' takes %d operand%s, found %u", (int)len, s, want, want == 1 ? "" : "s", in->nops);
     if (EMU_IS_VIDEO(in->op) && !check_video_operands(ps, in, line, s, len)) return false;

@@ -1315,6 +1315,8 @@ Test(refuse, swept_forms) {
         {P("atom.global.nc.add.u32 %r1, [%rd1], %r2"), "ptx:13: 'atom.global.nc.add.u32': .nc is ld.global.nc's, atom takes none"},
         {P("st.global.nc.u32 [%rd1], %r2"), ".nc is ld.global.nc's, st takes none"},
         {P("ldu.global.nc.u32 %r1, [%rd1]"), ".nc is ld.global.nc's, ldu takes none"},
+        {P("st.async.global.b32 [%rd1], %r1"), "ptx:13: 'st.async.global.b32': st.async and red.async on .global need .target sm_100"},
+        {P("red.async.relaxed.gpu.global.add.u32 [%rd1], %r1"), "on .global need .target sm_100 or later"},
         {P("sub.u16x2 %r1, %r2, %r3"), "ptx:13: 'sub.u16x2': sub takes no .u16x2 (add, min and max take it)"},
         {P("mul.lo.s16x2 %r1, %r2, %r3"), "mul takes no .s16x2"},
         {P("mad.lo.u16x2 %r1, %r2, %r3, %r1"), "mad takes no .u16x2"},
