@@ -828,8 +828,6 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     return true;
 }
 
-/* The box of a tensor copy between global memory and the shared memory of one CTA (cta; the box at offset soff):
- * out-of-bounds elements filled on loads and skipped on stores; false after emu_fault. */
 /* Box row (i1..i4) of a tensor load with element stride 1 along dimension 0, its n0 elements from box element idx
  * on, at once: the out-of-bounds elements filled, the others copied from global memory in runs of up to 16 bytes
  * (a swizzle moves 16-byte chunks).  Only where the global bytes lie in one allocation of the block's cache
@@ -877,6 +875,8 @@ static bool tensor_row_fast(EmuBlock *b, const EmuTensorMap *tm, const int64_t c
     return true;
 }
 
+/* The box of a tensor copy between global memory and the shared memory of one CTA (cta; the box at offset soff):
+ * out-of-bounds elements filled on loads and skipped on stores; false after emu_fault. */
 static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tmp, const int64_t c[5], const uint64_t n[5],
                        uint8_t *cta, uint32_t soff, bool red, unsigned rty) {
     const EmuTensorMap tm = *tmp;
