@@ -498,6 +498,12 @@ typedef struct EmuMmaForm {
     uint8_t epr;    /* A/B elements per 32-bit register */
     uint8_t na, nb; /* A and B registers per lane */
     uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */
+    /* mma.sp: A holds K/2 values a row (na registers, laid out as the dense m16n8k(K/2) form's A); each 4-bit
+     * metadata nibble covers a chunk of cw elements of a row (tf32 2, s4/u4 8, else 4) holding cw/2 of them;
+     * mthreads lanes of each group of 4 give the metadata (1, 2 or 4); selectors up to selmax load (ptxas's
+     * limit), up to 4/mthreads - 1 are defined */
+    bool sparse;
+    uint8_t cw, mthreads, selmax;
 } EmuMmaForm;
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
 /* The float tensor-core product (exec_mma.c): D = D + A B, A M x K (row stride lda), B K x N (row stride ldb),

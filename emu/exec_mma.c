@@ -30,6 +30,11 @@
  *      of B), wrapped (no .satfinite).  The hardware's internal accumulation order is not
  *      documented, so float results may differ from a GPU in the last bits.
  *
+ * mma.sp[::ordered_metadata].sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype d, a, b, c, e, f (sparse A):
+ * emu_mma_form's sparse_form checks the form; A holds K/2 values a row in the dense m16n8k(K/2) form's registers
+ * and layout, B, C and D are the dense m16n8kK form's, so the gathering above reads them; sparse_product places
+ * each stored value at the column its metadata nibble names (the layout of e across the lanes is written there).
+ *
  * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c and sm_90's m16n8k{4,8,16} on f64: exec_dmma
  * below (the formula above with E = 1 on 64-bit registers).  m8n8k4 on f16 (every layout): exec_hmma884.
  * The other shapes are .row.col only, as ptxas has them.
@@ -57,6 +62,39 @@ static unsigned elems_per_reg(unsigned ty) {
     return 0;
 }
 
+/* mma.sp / mma.sp::ordered_metadata: the shapes and types the PTX ISA lists and ptxas takes (sm_80; e4m3/e5m2 on
+ * sm_89, into f32 only: ptxas refuses the f16 accumulator on every target up to sm_90a), .row.col only. */
+static bool sparse_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
+    unsigned d = in->ty, a = in->ty2, bt = in->ty3, c = in->ty4, k = f->k;
+    bool i8 = a == EMU_T_S8 || a == EMU_T_U8, i4 = a == EMU_T_S4 || a == EMU_T_U4, f8 = a == EMU_T_E4M3 || a == EMU_T_E5M2;
+    if (f->rows != 16 || in->mode == EMU_MODE_M8N8K4) { *why = "sparse mma is m16n8kK"; return false; }
+    if ((in->xflags & EMU_XF_WM_COL) || !(in->xflags & EMU_XF_WM_COL_B)) { *why = "sparse mma is .row.col only"; return false; }
+    if (in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) { *why = "sparse mma has no .b1 form"; return false; }
+    bool ok;
+    if (a == EMU_T_F16) ok = bt == a && (k == 16 || k == 32) && d == c && (d == EMU_T_F32 || d == EMU_T_F16);
+    else if (a == EMU_T_BF16) ok = bt == a && (k == 16 || k == 32) && d == EMU_T_F32 && c == d;
+    else if (a == EMU_T_TF32) ok = bt == a && (k == 8 || k == 16) && d == EMU_T_F32 && c == d;
+    else if (f8) ok = (bt == EMU_T_E4M3 || bt == EMU_T_E5M2) && k == 64 && d == EMU_T_F32 && c == d;
+    else if (i8) ok = (bt == EMU_T_S8 || bt == EMU_T_U8) && (k == 32 || k == 64) && d == EMU_T_S32 && c == d;
+    else if (i4) ok = (bt == EMU_T_S4 || bt == EMU_T_U4) && (k == 64 || k == 128) && d == EMU_T_S32 && c == d;
+    else ok = false;
+    if (!ok) {
+        *why = "sparse mma is m16n8k16/k32 .f32.f16.f16.f32, .f16.f16.f16.f16 or .f32.bf16.bf16.f32; m16n8k8/k16 "
+               ".f32.tf32.tf32.f32; m16n8k32/k64 .s32.{s8,u8}.{s8,u8}.s32; m16n8k64/k128 .s32.{s4,u4}.{s4,u4}.s32; "
+               "m16n8k64 .f32.{e4m3,e5m2}.{e4m3,e5m2}.f32";
+        return false;
+    }
+    if ((in->flags & EMU_F(SATFINITE)) && !i8 && !i4) { *why = ".satfinite is for integer mma"; return false; }
+    f->sparse = true;
+    f->epr = (uint8_t)elems_per_reg(a);
+    f->na = f->nb = (uint8_t)(k / (4 * f->epr)); /* A: 16 x K/2 values; B: K x 8 */
+    f->nc = f->nd = c == EMU_T_F16 ? 2 : 4;
+    f->cw = a == EMU_T_TF32 ? 2 : i4 ? 8 : 4;
+    f->mthreads = (uint8_t)(k / f->cw / 4); /* a lane's 32 bits: 4 nibbles of each of its group's two rows */
+    f->selmax = a == EMU_T_F16 && k == 32 && d == EMU_T_F32 ? 3 : (uint8_t)(4 / f->mthreads - 1); /* ptxas takes 2 and 3 there */
+    return true;
+}
+
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
     unsigned d = in->ty, a = in->ty2, bt = in->ty3, c = in->ty4;
     memset(f, 0, sizeof *f);
@@ -79,6 +117,7 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
     }
     if (!f->rows) f->rows = 16;
     if (!d || !a || !bt || !c) { *why = "mma needs four types: .dtype.atype.btype.ctype"; return false; }
+    if (in->xflags & EMU_XF_MMA_SP) return sparse_form(in, f, why);
     if ((a == EMU_T_B1) != ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) != 0)) {
         *why = a == EMU_T_B1 ? ".b1 mma needs .and.popc or .xor.popc" : ".and.popc and .xor.popc are for .b1 mma";
         return false;
@@ -431,6 +470,51 @@ static void gather_f(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, co
     else gather_ab_f(lane, f, in, fm, ta, tb, fm->epr, af, bf); /* f8: e4m3 and e5m2 mix */
 }
 
+/* mma.sp's product, from the compressed A (16 x K/2: af or ai), B (K x 8: bf or bi) and C (cf or ci) gathered by
+ * the dense fragment layouts, into dv.  The metadata: in each group of 4 lanes (g = lane / 4), the mthreads lanes
+ * from 4g + selector * mthreads each hold 32 bits, lane j of them the nibbles of chunks 4j..4j+3 (cw elements
+ * each along K) of row g in bits 0..15 and of row g + 8 in bits 16..31, chunk 4j + i at bits 4i..4i+3.  A
+ * nibble's two 2-bit indices (low bits first) place the chunk's stored values: value s of a chunk of 4 (f16,
+ * bf16, s8, u8, e4m3, e5m2; 2 stored) at column 4c + index s; of a chunk of 8 (s4, u4; 2 pairs, 4 stored) value s
+ * at 8c + 2 index(s / 2) + s % 2; tf32's one value of a chunk of 2 at 2c + (index 0) / 2 (0b0100: the first,
+ * 0b1110: the second).  Each stored value multiplies the B row its column names (a value whose column repeats
+ * another's, which the ISA leaves undefined, adds its own product there too); each D element starts from C and
+ * takes one fmaf per stored value in their order (integers: exact, wrapped, or clamped with .satfinite). */
+static bool sparse_product(EmuBlock *b, EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm,
+                           float af[16][64], float bf[64][8], float cf[16][8], int32_t ai[16][256], int32_t bi[256][8],
+                           int32_t ci[16][8], uint32_t dv[16][8]) {
+    uint32_t sel = (uint32_t)vreg(lane[0], f, in, 5, 0);
+    if (sel > 4u / fm->mthreads - 1)
+        return emu_fault(b, lane[0], in, "undefined sparsity selector",
+                         "sparsity selector %u: with %u metadata lane%s in each group of 4 the PTX ISA defines 0..%u", sel,
+                         fm->mthreads, fm->mthreads == 1 ? "" : "s", 4u / fm->mthreads - 1);
+    unsigned P = fm->k / 2, cw = fm->cw, vpc = cw / 2; /* stored values a row, a chunk */
+    bool isint = in->ty == EMU_T_S32;
+    for (unsigned m = 0; m < 16; m++) {
+        unsigned col[128]; /* the column of each stored value of row m */
+        for (unsigned p = 0; p < P; p++) {
+            unsigned c = p / vpc, s = p % vpc, j = c / 4;
+            uint32_t meta = (uint32_t)vreg(lane[4 * (m % 8) + sel * fm->mthreads + j], f, in, 4, 0);
+            unsigned nib = meta >> (4 * (c % 4) + 16 * (m / 8)) & 0xF, i0 = nib & 3, i1 = nib >> 2;
+            col[p] = vpc == 1 ? 2 * c + i0 / 2 : vpc == 2 ? 4 * c + (s ? i1 : i0) : 8 * c + 2 * (s / 2 ? i1 : i0) + s % 2;
+        }
+        for (unsigned nn = 0; nn < 8; nn++) {
+            if (isint) {
+                int64_t acc = ci[m][nn];
+                for (unsigned p = 0; p < P; p++) acc += (int64_t)ai[m][p] * bi[col[p]][nn];
+                if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                dv[m][nn] = (uint32_t)acc;
+            } else {
+                float acc = cf[m][nn];
+                for (unsigned p = 0; p < P; p++) acc = fmaf(af[m][p], bf[col[p]][nn], acc);
+                dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN)
+                            : acc != acc ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc);
+            }
+        }
+    }
+    return true;
+}
+
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
@@ -482,6 +566,9 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     }
     /* D = A * B + C, then scatter D */
     uint32_t dv[16][8];
+    if (fm.sparse) {
+        if (!sparse_product(b, lane, f, in, &fm, af, bf, cf, ai, bi, ci, dv)) return false;
+    } else {
     for (unsigned m = 0; m < R && isint; m++)
         for (unsigned nn = 0; nn < 8; nn++) {
             int64_t acc = ci[m][nn];
@@ -499,6 +586,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
             for (unsigned nn = 0; nn < 8; nn++)
                 dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc[m][nn], EMU_FMT_F16, EMU_RND_RN)
                             : acc[m][nn] != acc[m][nn] ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc[m][nn]);
+    }
     }
     for (unsigned l = 0; l < 32; l++) {
         EmuThread *t = lane[l];

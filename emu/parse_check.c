@@ -1047,7 +1047,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY: want = 2; break;
     case EMU_OP_CP_ASYNC: want = 3; want_max = 5; break;
     case EMU_OP_LDMATRIX: want = 2; break;
-    case EMU_OP_MMA: case EMU_OP_WMMA_MMA: want = 4; break;
+    case EMU_OP_MMA: case EMU_OP_WMMA_MMA: want = in->xflags & EMU_XF_MMA_SP && in->op == EMU_OP_MMA ? 6 : 4; break;
     case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: want = 2; want_max = 3; break; /* d, [p] [, stride] / [p], d [, stride] */
     case EMU_OP_CALL: want = 1; want_max = 3; break;
     case EMU_OP_STMATRIX: want = 2; break;
@@ -1122,6 +1122,17 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
             if (!(in->ok[k] == EMU_OK_VEC && in->on[k] == want_regs[k]) && !(in->ok[k] == EMU_OK_REG && want_regs[k] == 1))
                 return perr(ps, line, "'%.*s' needs %u %s register%s {..}", (int)len, s, want_regs[k], what[k],
                             want_regs[k] == 1 ? "" : "s");
+        if (fm.sparse) { /* e: the metadata, a register (ptxas: "Arguments mismatch" for an immediate); f: the selector */
+            uint64_t sel;
+            bool ereg = (in->ok[4] == EMU_OK_REG || (in->ok[4] == EMU_OK_VEC && in->on[4] == 1)) &&
+                        emu_const_at(ps, in->ok[4] == EMU_OK_VEC ? ps->vec[in->o[4]] : in->o[4]) < 0;
+            if (!ereg) return perr(ps, line, "'%.*s': the sparsity metadata (operand 5) is a register", (int)len, s);
+            if (in->ok[5] != EMU_OK_REG || !const_value(ps, in->o[5], &sel))
+                return perr(ps, line, "'%.*s': the sparsity selector (operand 6) is an immediate", (int)len, s);
+            if (sel > fm.selmax)
+                return perr(ps, line, "'%.*s': sparsity selector %llu (this form takes 0..%u)", (int)len, s, (unsigned long long)sel,
+                            fm.selmax);
+        }
     }
     if (in->op == EMU_OP_WMMA_LOAD || in->op == EMU_OP_WMMA_STORE || in->op == EMU_OP_WMMA_MMA) {
         EmuWmmaForm fm;

@@ -126,6 +126,8 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("mma .b1 .and", 71, 80, 0)                                                                   \
     X("mma .f64 .m16n8k4|.m16n8k8|.m16n8k16", 78, 90, 0)                                           \
     X("mma .e4m3|.e5m2", 84, 89, 0)                                                                \
+    X("mma .sp", 71, 80, 0)                                                                        \
+    X("mma .sp::ordered_metadata", 85, 80, 0)                                                      \
     X("mma .e4m3|.e5m2 .m16n8k16", 87, 89, 0)                                                      \
     X("ldmatrix", 65, 75, 0)                                                                       \
     X("movmatrix", 78, 75, 0)                                                                      \

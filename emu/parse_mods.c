@@ -228,6 +228,11 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
                 continue;
             }
         }
+        if (op == EMU_OP_MMA && ((l == 2 && memcmp(p, "sp", 2) == 0) || (l == 20 && memcmp(p, "sp::ordered_metadata", 20) == 0))) {
+            if (in->xflags & EMU_XF_MMA_SP) return perr(ps, line, "'%.*s': .sp twice", (int)len, s);
+            in->xflags |= (uint8_t)(EMU_XF_MMA_SP | (l == 20 ? EMU_XF_MMA_ORDERED : 0));
+            continue;
+        }
         if (op == EMU_OP_MMA) { /* A's then B's layout: EMU_XF_WM_COL / EMU_XF_WM_COL_B for .col */
             bool row = l == 3 && memcmp(p, "row", 3) == 0, col = l == 3 && memcmp(p, "col", 3) == 0;
             if (row || col) {
@@ -398,7 +403,7 @@ unsigned emu_imm_type(const EmuIns *in, unsigned i) {
         return EMU_T_U32;
     case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
     case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
-    case EMU_OP_MMA: return in->ty;
+    case EMU_OP_MMA: return i >= 4 ? EMU_T_U32 : in->ty; /* mma.sp's metadata and selector */
     case EMU_OP_WGMMA: case EMU_OP_SETMAXNREG: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT:
     case EMU_OP_TENSORMAP_CP: case EMU_OP_CP_RED_BULK: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
     case EMU_OP_ELECT:

@@ -381,6 +381,266 @@ Test(mma, every_form_against_c_reference) {
     dev_close(d);
 }
 
+/* ---- 2. mma.sp / mma.sp::ordered_metadata (sparse A) ----
+ * Written from the PTX ISA's "Sparse matrix storage" and "Matrix fragments for multiply-accumulate operation with
+ * sparse matrix A" (independently of the emulator's code):
+ *   - each row of the dense 16 x K matrix A is cut into chunks of 4 elements (tf32: 2; s4/u4: 8); a chunk keeps 2
+ *     values (tf32: 1; s4/u4: 2 pairs of adjacent elements, 4 values) and a 4-bit nibble of two 2-bit indices
+ *     (the low one first) says where: value s of a 4-chunk at index s, pair s of an 8-chunk at 2 index(s),
+ *     tf32's value at the first element for 0b0100, at the second for 0b1110;
+ *   - the compressed A (16 x K/2) is held as the tables give it (row g or g + 8, a thread's chunks from column
+ *     4t, 2t or 16t of the dense row: the dense m16n8k(K/2) fragment of the compressed matrix); B and C/D as for mma;
+ *   - the metadata: in each group of 4 threads, the 1, 2 or 4 the selector names (1: thread `sel`; 2: threads
+ *     2 sel, 2 sel + 1; 4: all, sel 0) hold the group's rows g and g + 8: thread j of them the nibbles of chunks
+ *     4j..4j+3, row g in bits 0-15, row g + 8 in bits 16-31 (the figures' "Tk: [m..n]" cells).
+ * Each form runs with every selector the ISA defines; the other lanes' metadata registers hold garbage; metadata
+ * is random (.sp: the two indices in either order; ::ordered_metadata ascending), and one warp puts an infinity
+ * (e4m3: NaN) in B, which only the rows whose metadata picks that element may see. */
+enum { T_S4 = T_E5M2 + 1, T_U4 };
+typedef struct SpForm {
+    unsigned k, d, a, b;
+    bool sat, ordered;
+} SpForm;
+static const char *sp_tname(unsigned ty) { return ty == T_S4 ? "s4" : ty == T_U4 ? "u4" : tname[ty]; }
+static unsigned sp_elems(unsigned ty) { return ty == T_S4 || ty == T_U4 ? 8 : elems(ty); }
+static int64_t sp_int(unsigned ty, uint32_t v) {
+    return ty == T_S4 ? (int64_t)(v & 7) - (int64_t)(v & 8) : ty == T_U4 ? (int64_t)(v & 15) : elem_int(ty, v);
+}
+
+static void sp_frag_a(const SpForm *f, unsigned lane, unsigned i, unsigned *row, unsigned *ccol) {
+    unsigned g = lane >> 2, t = lane % 4, E = sp_elems(f->a);
+    if (f->a == T_TF32) { /* a0 a2 row g, a1 a3 row g + 8; dense columns 2t (a0, a1), 2t + 8 (a2, a3) */
+        *row = i % 2 ? g + 8 : g;
+        *ccol = t + (i >= 2 ? 4 : 0);
+        return;
+    }
+    /* registers alternate rows g, g + 8; the second pair of registers (k32 f16, k64 8-bit, k128 4-bit) from
+     * dense column 16, 32 or 64 on: compressed 8, 16, 32 */
+    unsigned r = i / E;
+    *row = r % 2 ? g + 8 : g;
+    *ccol = t * E + i % E + (r >= 2 ? 4 * E : 0);
+}
+static unsigned sp_frag_b_row(const SpForm *f, unsigned lane, unsigned i) { /* column: lane / 4 */
+    unsigned t = lane % 4, E = sp_elems(f->b);
+    return t * E + i % E + 4 * E * (i / E); /* register j from row 4E j (the tables' "rows 0-15, 16-31, ..." figures) */
+}
+
+static uint32_t sp_rnd(unsigned ty) {
+    if (ty == T_S4 || ty == T_U4) return (uint32_t)(rnd64() & 15);
+    uint32_t v = rnd_elem(ty);
+    return sp_elems(ty) == 1 ? v : v & ((1u << (32 / sp_elems(ty))) - 1);
+}
+
+static char *sp_ptx(const SpForm *f, unsigned sel) {
+    Str s = {0};
+    unsigned n = f->k / (4 * sp_elems(f->a)), nacc = f->d == T_F16 ? 2 : 4;
+    bool f8 = is_f8(f->a);
+    str_printf(&s, ".version %s\n.target %s\n.address_size 64\n", f->ordered ? "8.5" : f8 ? "8.4" : "7.1", f8 ? "sm_89" : "sm_80");
+    str_puts(&s, ".visible .entry mma(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd, .param .u64 pe)\n{\n"
+                 " .reg .b32 %a<4>;\n .reg .b32 %b<4>;\n .reg .b32 %c<4>;\n .reg .b32 %d<4>;\n .reg .b32 %e;\n"
+                 " .reg .b32 %r<4>;\n .reg .b64 %rd<12>;\n"
+                 " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.s32 %r1, %r2, %r3, %r1;\n"
+                 " mul.wide.u32 %rd1, %r1, 16;\n mul.wide.u32 %rd7, %r1, 4;\n");
+    const char *pn[5] = {"pa", "pb", "pc", "pd", "pe"};
+    for (int p = 0; p < 5; p++)
+        str_printf(&s, " ld.param.u64 %%rd%d, [%s];\n add.s64 %%rd%d, %%rd%d, %%rd%d;\n", 2 + p, pn[p], 2 + p, 2 + p, p == 4 ? 7 : 1);
+    for (unsigned j = 0; j < n; j++) str_printf(&s, " ld.global.b32 %%a%u, [%%rd2+%u];\n ld.global.b32 %%b%u, [%%rd3+%u];\n", j, 4 * j, j, 4 * j);
+    for (unsigned j = 0; j < nacc; j++) str_printf(&s, " ld.global.b32 %%c%u, [%%rd4+%u];\n", j, 4 * j);
+    str_puts(&s, " ld.global.b32 %e, [%rd6];\n");
+    str_printf(&s, " mma.%s.sync.aligned.m16n8k%u.row.col%s.%s.%s.%s.%s {", f->ordered ? "sp::ordered_metadata" : "sp", f->k,
+               f->sat ? ".satfinite" : "", sp_tname(f->d), sp_tname(f->a), sp_tname(f->b), sp_tname(f->d));
+    for (unsigned j = 0; j < nacc; j++) str_printf(&s, "%s%%d%u", j ? ", " : "", j);
+    str_puts(&s, "}, {");
+    for (unsigned j = 0; j < n; j++) str_printf(&s, "%s%%a%u", j ? ", " : "", j);
+    str_puts(&s, "}, {");
+    for (unsigned j = 0; j < n; j++) str_printf(&s, "%s%%b%u", j ? ", " : "", j);
+    str_puts(&s, "}, {");
+    for (unsigned j = 0; j < nacc; j++) str_printf(&s, "%s%%c%u", j ? ", " : "", j);
+    str_printf(&s, "}, %%e, %u;\n", sel);
+    for (unsigned j = 0; j < nacc; j++) str_printf(&s, " st.global.b32 [%%rd5+%u], %%d%u;\n", 4 * j, j);
+    str_puts(&s, " ret;\n}\n");
+    return str_take(&s);
+}
+
+static void run_sparse_form(TileDevice *d, const SpForm *f, unsigned sel) {
+    enum { WARPS = 4 };
+    char *ptx = sp_ptx(f, sel);
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, ptx, "mma", &m);
+    unsigned cw = f->a == T_TF32 ? 2 : sp_elems(f->a) == 8 ? 8 : 4, vpc = cw / 2, P = f->k / 2, nch = f->k / cw;
+    unsigned mthreads = nch / 4, E = sp_elems(f->a), n = f->k / (4 * E), bits = 32 / E;
+    static uint32_t va[WARPS][16][64], b[WARPS][128][8], c[WARPS][16][8], nib[WARPS][16][32];
+    static uint32_t fa[WARPS * 32][4], fb[WARPS * 32][4], fc[WARPS * 32][4], fd[WARPS * 32][4], fe[WARPS * 32];
+    for (unsigned w = 0; w < WARPS; w++) {
+        for (unsigned i = 0; i < 16; i++) {
+            for (unsigned p = 0; p < P; p++) va[w][i][p] = sp_rnd(f->a);
+            for (unsigned ch = 0; ch < nch; ch++) {
+                if (f->a == T_TF32) {
+                    nib[w][i][ch] = rnd64() % 2 ? 0xE : 0x4;
+                    continue;
+                }
+                unsigned i0 = (unsigned)(rnd64() % 4), i1 = (i0 + 1 + (unsigned)(rnd64() % 3)) % 4;
+                if (f->ordered && i0 > i1) { unsigned x = i0; i0 = i1; i1 = x; }
+                nib[w][i][ch] = i0 | i1 << 2;
+            }
+            for (unsigned j = 0; j < 8; j++) c[w][i][j] = f->d == T_F16 ? f16_bits(rndf(-8, 8)) : f->d == T_S32 ? (uint32_t)rnd64() : rnd_elem(T_F32);
+        }
+        for (unsigned k = 0; k < f->k; k++)
+            for (unsigned j = 0; j < 8; j++) b[w][k][j] = sp_rnd(f->b);
+        if (w == 1 && f->d == T_S32) /* near the s32 limits: wraparound / saturation */
+            for (unsigned i = 0; i < 16; i++)
+                for (unsigned j = 0; j < 8; j++) c[w][i][j] = (i + j) % 2 ? 0x7FFFFF00u + (uint32_t)(rnd64() % 200) : 0x80000000u + (uint32_t)(rnd64() % 200);
+        if (w == 2 && f->d != T_S32) /* an infinity (e4m3: NaN) in B, at row 1 column 3 */
+            b[w][1][3] = f->b == T_F16 ? 0x7C00 : f->b == T_BF16 ? 0x7F80 : f->b == T_TF32 ? 0x7F800000u : f->b == T_E4M3 ? 0x7F : 0x7C;
+        for (unsigned l = 0; l < 32; l++) {
+            uint32_t *ra = fa[w * 32 + l], *rb = fb[w * 32 + l], *rc = fc[w * 32 + l];
+            memset(ra, 0, 16), memset(rb, 0, 16), memset(rc, 0, 16);
+            for (unsigned i = 0; i < n * E; i++) {
+                unsigned row, ccol;
+                sp_frag_a(f, l, i, &row, &ccol);
+                ra[i / E] |= E == 1 ? va[w][row][ccol] : va[w][row][ccol] << (bits * (i % E));
+                uint32_t bv = b[w][sp_frag_b_row(f, l, i)][l / 4];
+                rb[i / E] |= E == 1 ? bv : bv << (bits * (i % E));
+            }
+            for (unsigned i = 0; i < 4; i++) {
+                unsigned row, col;
+                frag_c(l, i, &row, &col);
+                if (f->d == T_F16) rc[i / 2] |= c[w][row][col] << (16 * (i % 2));
+                else rc[i] = c[w][row][col];
+            }
+            /* the metadata: lanes that give none hold garbage */
+            unsigned g = l / 4, t = l % 4;
+            fe[w * 32 + l] = (uint32_t)rnd64();
+            if (t >= sel * mthreads && t < (sel + 1) * mthreads) {
+                unsigned j = t - sel * mthreads;
+                uint32_t e = 0;
+                for (unsigned q = 0; q < 4; q++) e |= nib[w][g][4 * j + q] << (4 * q) | nib[w][g + 8][4 * j + q] << (16 + 4 * q);
+                fe[w * 32 + l] = e;
+            }
+        }
+    }
+    uint64_t da = upload(d, fa, sizeof fa), db = upload(d, fb, sizeof fb), dc = upload(d, fc, sizeof fc), de = upload(d, fe, sizeof fe);
+    uint64_t dd = poisoned(d, sizeof fd);
+    void *params[] = {&da, &db, &dc, &dd, &de};
+    cr_assert_eq(dev_launch(fn, WARPS / 2, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+    download(d, fd, dd, sizeof fd);
+    for (unsigned w = 0; w < WARPS; w++) {
+        uint32_t want[16][8];
+        for (unsigned i = 0; i < 16; i++) {
+            unsigned col[64]; /* the dense column of each stored value of row i */
+            for (unsigned p = 0; p < P; p++) {
+                unsigned ch = p / vpc, s = p % vpc, x = nib[w][i][ch], i0 = x & 3, i1 = x >> 2;
+                col[p] = f->a == T_TF32 ? 2 * ch + (x == 0xE) : cw == 4 ? 4 * ch + (s ? i1 : i0) : 8 * ch + 2 * (s < 2 ? i0 : i1) + s % 2;
+            }
+            for (unsigned j = 0; j < 8; j++) {
+                if (f->d == T_S32) {
+                    int64_t acc = (int32_t)c[w][i][j];
+                    for (unsigned p = 0; p < P; p++) acc += sp_int(f->a, va[w][i][p]) * sp_int(f->b, b[w][col[p]][j]);
+                    if (f->sat) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                    want[i][j] = (uint32_t)acc;
+                } else {
+                    float acc = f->d == T_F16 ? f16_val((uint16_t)c[w][i][j]) : u2f(c[w][i][j]);
+                    for (unsigned p = 0; p < P; p++) acc = fmaf(elem_float(f->a, va[w][i][p]), elem_float(f->b, b[w][col[p]][j]), acc);
+                    want[i][j] = f->d == T_F16 ? (isnan(acc) ? 0x7FFF : f16_bits(acc)) : isnan(acc) ? 0x7FFFFFFFu : f2u(acc);
+                }
+            }
+        }
+        for (unsigned l = 0; l < 32; l++)
+            for (unsigned i = 0; i < 4; i++) {
+                unsigned row, col;
+                frag_c(l, i, &row, &col);
+                const uint32_t *rd = fd[w * 32 + l];
+                uint32_t got = f->d == T_F16 ? (rd[i / 2] >> (16 * (i % 2))) & 0xFFFF : rd[i];
+                cr_assert_eq(got, want[row][col], "mma.%s m16n8k%u %s.%s.%s selector %u warp %u lane %u D[%u][%u]: got %#x, want %#x",
+                             f->ordered ? "sp::ordered_metadata" : "sp", f->k, sp_tname(f->d), sp_tname(f->a), sp_tname(f->b), sel,
+                             w, l, row, col, got, want[row][col]);
+            }
+    }
+    dev_module_unload(m);
+    free(ptx);
+}
+
+static const SpForm sp_forms[] = {
+    {16, T_F32, T_F16, T_F16, false, false}, {16, T_F16, T_F16, T_F16, false, true}, {32, T_F32, T_F16, T_F16, false, false},
+    {32, T_F16, T_F16, T_F16, false, false}, {16, T_F32, T_BF16, T_BF16, false, false}, {32, T_F32, T_BF16, T_BF16, false, true},
+    {8, T_F32, T_TF32, T_TF32, false, false}, {16, T_F32, T_TF32, T_TF32, false, false},
+    {32, T_S32, T_S8, T_S8, false, false}, {32, T_S32, T_U8, T_S8, true, true}, {64, T_S32, T_S8, T_U8, true, false},
+    {64, T_S32, T_U8, T_U8, false, false}, {64, T_S32, T_S4, T_S4, false, false}, {64, T_S32, T_U4, T_S4, true, true},
+    {128, T_S32, T_S4, T_U4, true, false}, {128, T_S32, T_U4, T_U4, false, false},
+};
+static const SpForm sp_f8_forms[] = {
+    {64, T_F32, T_E4M3, T_E4M3, false, false}, {64, T_F32, T_E5M2, T_E4M3, false, true}, {64, T_F32, T_E4M3, T_E5M2, false, false},
+};
+
+Test(mma, sparse_every_form_and_selector_against_isa_reference) {
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(sp_forms); i++) {
+        const SpForm *f = &sp_forms[i];
+        unsigned cw = f->a == T_TF32 ? 2 : sp_elems(f->a) == 8 ? 8 : 4, mthreads = f->k / cw / 4;
+        for (unsigned sel = 0; sel < 4 / mthreads; sel++) run_sparse_form(d, f, sel);
+    }
+    dev_close(d);
+    d = open_emu_as("emu:sm_89", false);
+    for (size_t i = 0; i < ARRAY_LEN(sp_f8_forms); i++) run_sparse_form(d, &sp_f8_forms[i], 0);
+    dev_close(d);
+}
+
+/* mma.sp's forms ptxas refuses are refused at load, at the line (each checked against ptxas when installed); a
+ * selector ptxas takes but the ISA leaves undefined (2 or 3 on m16n8k32 .f32.f16.f16.f32, whose metadata is a
+ * thread pair's; ptxas refuses them on the bf16 and f16-accumulator forms) loads and stops the launch when it runs. */
+Test(mma, sparse_errors) {
+    static const struct { const char *head, *arch, *ins, *msg; } bad[] = {
+        {".version 7.1\n.target sm_75\n", "sm_75", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4, 0;", "sm_80"},
+        {".version 7.0\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4, 0;", "7.1"},
+        {".version 8.4\n.target sm_80\n", "sm_80", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4, 0;", "8.5"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4, 4;", "selector 4 (this form takes 0..3)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%f0,%f1,%f2,%f3}, %r4, 2;", "selector 2 (this form takes 0..1)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 {%r0,%r1}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r0,%r1}, %r4, 3;", "selector 3 (this form takes 0..1)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%f0,%f1,%f2,%f3}, %r4, 2;", "selector 2 (this form takes 0..1)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r0,%r1,%r2,%r3}, {%r0,%r1}, {%r2,%r3}, {%r0,%r1,%r2,%r3}, %r4, 2;", "selector 2 (this form takes 0..1)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3}, %r4, 1;", "selector 1 (this form takes 0..0)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3}, %r4, 1;", "selector 1 (this form takes 0..0)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4, %r5;", "selector (operand 6) is an immediate"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, 5, 0;", "metadata (operand 5) is a register"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4;", "takes 6 operands"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4, 0;", ".row.col only"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0}, {%r2}, {%f0,%f1,%f2,%f3}, %r4, 0;", "sparse mma is m16n8k16/k32"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f16 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r0,%r1}, %r4, 0;", "sparse mma is m16n8k16/k32"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f16 {%r0,%r1}, {%r0,%r1}, {%r2,%r3}, {%r0,%r1}, %r4, 0;", "sparse mma is m16n8k16/k32"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1}, {%r2,%r3}, {%f0,%f1,%f2,%f3}, %r4, 0;", ".satfinite is for integer mma"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r0,%r1,%r2,%r3}, {%r0,%r1}, {%r2,%r3,%r4,%r5}, {%r0,%r1,%r2,%r3}, %r4, 0;", "needs 2 B registers"},
+        {".version 8.4\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%f0,%f1,%f2,%f3}, %r4, 0;", "sm_89"},
+        {".version 8.3\n.target sm_89\n", "sm_89", "mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%f0,%f1,%f2,%f3}, %r4, 0;", "8.4"},
+        {".version 8.7\n.target sm_89\n", "sm_89", "mma.sp.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 {%r0,%r1}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r0,%r1}, %r4, 0;", "sparse mma is m16n8k16/k32"},
+        {".version 8.4\n.target sm_89\n", "sm_89", "mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%f0,%f1,%f2,%f3}, %r4, 1;", "selector 1 (this form takes 0..0)"},
+        {".version 7.1\n.target sm_80\n", "sm_80", "mma.sp.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3}, %r4, 0;", "no .b1 form"},
+    };
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx, "%s.address_size 64\n.visible .entry k()\n{\n .reg .b32 %%r<8>;\n .reg .f32 %%f<4>;\n %s\n ret;\n}\n",
+                 bad[i].head, bad[i].ins);
+        cr_assert(ptxas_refuses(ptx, bad[i].arch), "ptxas takes %s", bad[i].ins);
+        cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "accepted: %s", bad[i].ins);
+        cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), bad[i].msg), "%s: %s", bad[i].ins, dev_last_error(d));
+    }
+    /* selectors 2 and 3 of m16n8k32 .f32.f16.f16.f32: ptxas takes them, the ISA leaves them undefined */
+    for (unsigned sel = 0; sel < 4; sel++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx, ".version 7.1\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b32 %%r<8>;\n"
+                 " .reg .f32 %%f<4>;\n mov.b32 %%r4, 0x44444444;\n mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 "
+                 "{%%f0,%%f1,%%f2,%%f3}, {%%r0,%%r1,%%r2,%%r3}, {%%r4,%%r5,%%r6,%%r7}, {%%f0,%%f1,%%f2,%%f3}, %%r4, %u;\n ret;\n}\n", sel);
+        TileDevFunction *fn = load(d, ptx, "k", &m);
+        int rc = dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL);
+        if (sel < 2) cr_assert_eq(rc, DEV_OK, "%s", dev_last_error(d));
+        else cr_assert(rc != DEV_OK && strstr(dev_last_error(d), "undefined sparsity selector") &&
+                       strstr(dev_last_error(d), "the PTX ISA defines 0..1"), "selector %u: %s", sel, dev_last_error(d));
+        dev_module_unload(m);
+    }
+    dev_close(d);
+}
+
 /* The tensor-core instructions decode f16 by its bits (emu_f16_to_f32): every one of the 65536 codes is the
  * f32 the f64 conversion gives (subnormals normalized, +-0, infinities, NaN as the canonical NaN). */
 Test(mma, f16_decode_every_code) {

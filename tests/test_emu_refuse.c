@@ -975,6 +975,10 @@ Test(refuse, gates) {
          "8.4", "sm_89", "8.3", "sm_89", "sm_87", "mma .e4m3 or .e5m2"},
         {"mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%fd1,%fd2,%fd3,%fd0}, {%fd1,%fd2}, {%fd0}, {%fd1,%fd2,%fd3,%fd0};",
          "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mma .f64 .m16n8k4"},
+        {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2}, {%r5,%r6}, {%f1,%f2,%f3,%f4}, %r3, 0;",
+         "7.1", "sm_80", "7.0", "sm_80", "sm_75", "mma .sp"},
+        {"mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2}, {%r5,%r6}, "
+         "{%f1,%f2,%f3,%f4}, %r3, 1;", "8.5", "sm_80", "8.4", "sm_80", "sm_75", "mma .sp::ordered_metadata"},
         {"cp.async.bulk.prefetch.L2.global [%rd1], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "cp.async .bulk"},
         {"mov.u32 %r1, %clusterid.x;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "%clusterid or"},
         {"{ .reg .b128 %q; mov.b128 %q, {%rd1, %rd2}; }", "8.3", "sm_70", "8.2", "sm_90", NULL, "ld or ldu or st or mov .b128"},
