@@ -335,7 +335,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
        EMU_XF_NOFTZ = 1, /* atom, red: .noftz (required on the f16 and bf16 adds, min and max; nowhere else) */
        EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
        EMU_XF_MMA_AND = 1, EMU_XF_MMA_XOR = 2, /* mma, wmma.mma on .b1: .and.popc, .xor.popc (the parser wants the .popc) */
-       EMU_XF_MMA_SP = 16, EMU_XF_MMA_ORDERED = 32, /* mma.sp (sparse A; operands e, f: metadata, selector); ::ordered_metadata */
+       EMU_XF_MMA_SP = 16, EMU_XF_MMA_ORDERED = 32, /* mma.sp, wgmma.mma_async.sp (sparse A: metadata, selector operands); mma's ::ordered_metadata */
        EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */
        EMU_XF_ACQUIRE = 32, EMU_XF_RELEASE = 64, /* ld/st/atom/red .acquire, .release (.acq_rel: both) */
        EMU_XF_STRONG = 128 /* ld/st .relaxed, .acquire, .release, .volatile, .mmio: no data race (racecheck) */ };
@@ -426,7 +426,7 @@ static inline bool emu_sreg_is_clock(uint32_t slot) {
     }
 }
 
-enum { EMU_MAX_OPS = 8, EMU_MAX_VEC = 128 }; /* operands of an instruction (wgmma has 8); elements of a {..} operand (wgmma's D: 128) */
+enum { EMU_MAX_OPS = 10, EMU_MAX_VEC = 128 }; /* operands of an instruction (wgmma.mma_async.sp has 10); elements of a {..} operand (wgmma's D: 128) */
 /* Operand kinds, for validation and the few executors that care. */
 enum { EMU_OK_NONE, EMU_OK_REG, EMU_OK_VEC, EMU_OK_ADDR, EMU_OK_LABEL, EMU_OK_FUNC };
 

@@ -642,6 +642,10 @@ typedef struct EmuWgmmaForm {
     uint8_t esize;       /* bytes per A/B element */
     uint8_t nd;          /* D registers per thread */
     bool integer, f16acc;
+    /* wgmma.mma_async.sp: A holds K/2 values a row (the dense m64nN(K/2) form's layout, in shared memory or
+     * registers); a metadata nibble covers cw elements (tf32 2, else 4); mthreads lanes of each group of 4 give it */
+    bool sparse;
+    uint8_t cw, mthreads;
 } EmuWgmmaForm;
 bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 /* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:

@@ -34,6 +34,9 @@
  *      (scale-d != 0) or 0 and takes one f32 fmaf per k ascending; an f16 D
  *      is that result rounded once; integers are exact, wrapped (.satfinite:
  *      clamped).  imm-scale-a/b = -1 negate A/B.
+ *   4a. wgmma.mma_async.sp (sparse A): sp-meta and sp-sel come after b-desc; A holds the K/2 values each row
+ *      keeps, laid out as the dense m64nN(K/2) form's A; sparse_columns places each at the column of B its
+ *      metadata names (mma.sp's rules, warp w for rows 16w..16w+15).
  *   5. Asynchrony: the result is computed at issue (the shared memory read
  *      then), kept per thread as pending register values of the open
  *      wgmma-group; commit_group closes the group, wait_group N writes the
@@ -78,27 +81,28 @@ static bool is_i8(unsigned t) { return t == EMU_T_S8 || t == EMU_T_U8; }
 bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why) {
     memset(f, 0, sizeof *f);
     *why = NULL;
-    unsigned d = in->ty, a = in->ty2, bt = in->ty3, k = in->vec;
+    f->sparse = in->xflags & EMU_XF_MMA_SP; /* .sp: K twice the dense form's, A holding half of it */
+    unsigned d = in->ty, a = in->ty2, bt = in->ty3, k = f->sparse ? in->vec / 2 : in->vec;
     f->n = (uint16_t)(in->space2 * 8);
-    f->k = (uint8_t)k;
+    f->k = (uint8_t)in->vec;
     if (a == EMU_T_F16 || a == EMU_T_BF16) {
         if (bt != a) { *why = "A and B must have the same type"; return false; }
-        if (k != 16) { *why = "f16/bf16 wgmma is m64nNk16"; return false; }
+        if (k != 16) { *why = f->sparse ? "sparse f16/bf16 wgmma is m64nNk32" : "f16/bf16 wgmma is m64nNk16"; return false; }
         if (d != EMU_T_F32 && !(d == EMU_T_F16 && a == EMU_T_F16)) { *why = "D is .f32 (or .f16 with f16 inputs)"; return false; }
         f->esize = 2;
     } else if (a == EMU_T_TF32) {
         if (bt != a) { *why = "A and B must have the same type"; return false; }
-        if (k != 8) { *why = "tf32 wgmma is m64nNk8"; return false; }
+        if (k != 8) { *why = f->sparse ? "sparse tf32 wgmma is m64nNk16" : "tf32 wgmma is m64nNk8"; return false; }
         if (d != EMU_T_F32) { *why = "tf32 wgmma accumulates in .f32"; return false; }
         f->esize = 4;
     } else if (is_f8(a)) {
         if (!is_f8(bt)) { *why = "an e4m3/e5m2 A needs an e4m3/e5m2 B"; return false; }
-        if (k != 32) { *why = "e4m3/e5m2 wgmma is m64nNk32"; return false; }
+        if (k != 32) { *why = f->sparse ? "sparse e4m3/e5m2 wgmma is m64nNk64" : "e4m3/e5m2 wgmma is m64nNk32"; return false; }
         if (d != EMU_T_F32 && d != EMU_T_F16) { *why = "e4m3/e5m2 wgmma accumulates in .f32 or .f16"; return false; }
         f->esize = 1;
     } else if (is_i8(a)) {
         if (!is_i8(bt)) { *why = "an s8/u8 A needs an s8/u8 B"; return false; }
-        if (k != 32) { *why = "s8/u8 wgmma is m64nNk32"; return false; }
+        if (k != 32) { *why = f->sparse ? "sparse s8/u8 wgmma is m64nNk64" : "s8/u8 wgmma is m64nNk32"; return false; }
         if (d != EMU_T_S32) { *why = "s8/u8 wgmma accumulates in .s32"; return false; }
         if (f->n > 32 && f->n % 16) { *why = "s8/u8 wgmma's N is 8, 16, 24 or a multiple of 16 from 32 to 256"; return false; }
         f->esize = 1;
@@ -110,6 +114,10 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why) {
     if ((in->flags & EMU_F(SATFINITE)) && !f->integer) { *why = ".satfinite is for s32 accumulators"; return false; }
     f->f16acc = d == EMU_T_F16;
     f->nd = (uint8_t)(f->f16acc ? f->n / 4 : f->n / 2);
+    if (f->sparse) {
+        f->cw = a == EMU_T_TF32 ? 2 : 4;
+        f->mthreads = (uint8_t)(f->k / f->cw / 4); /* f16, bf16, tf32: a lane pair; 8-bit: all four lanes */
+    }
     return true;
 }
 
@@ -444,19 +452,50 @@ static inline const uint64_t *c_from(const EmuThread *t, const uint32_t *dw, con
     return none ? t->r : all ? w->pv : NULL;
 }
 
+/* wgmma.mma_async.sp: which column of the dense K each kept value of A's row m (K/2 of them) sits at, from the
+ * metadata (sp-meta, operand 3) of the lanes sp-sel (operand 4) names: warp w holds rows 16w..16w+15, as
+ * mma.sp.m16n8kK holds its 16 (exec_mma.c, sparse_product): in each group of 4 lanes (g = lane / 4, rows 16w + g
+ * and 16w + g + 8) lanes 4g + sel * mthreads + j, the j-th with the nibbles of chunks 4j..4j+3 (cw elements each)
+ * of the first row in bits 0-15 and of the second in bits 16-31; a nibble's 2-bit indices (low first) place the
+ * chunk's two values (tf32: its one value, at the index's half, 0b0100 the first element, 0b1110 the second). */
+static void sparse_columns(EmuThread **wg, const EmuIns *in, const EmuWgmmaForm *fm, uint8_t *colmap) {
+    unsigned KA = fm->k / 2, vpc = fm->cw / 2, sel = (uint32_t)wg[0]->r[in->o[4]];
+    for (unsigned m = 0; m < 64; m++)
+        for (unsigned p = 0; p < KA; p++) {
+            unsigned c = p / vpc, s = p % vpc, j = c / 4, w = m / 16, r = m % 16;
+            uint32_t meta = (uint32_t)opreg(wg[32 * w + 4 * (r % 8) + sel * fm->mthreads + j], in, 3, 0);
+            unsigned nib = meta >> (4 * (c % 4) + 16 * (r / 8)) & 0xF, i0 = nib & 3, i1 = nib >> 2;
+            colmap[m * KA + p] = (uint8_t)(vpc == 1 ? 2 * c + i0 / 2 : 4 * c + (s ? i1 : i0));
+        }
+}
+
+/* D (64 x N, from C or 0) += the sparse A (64 x K/2) times B (BT: K x N): each element one fmaf per kept value, in
+ * their order. */
+static void sparse_product_f(const EmuWgmmaForm *fm, const float *Af, const float *BT, float *D, const uint8_t *colmap) {
+    unsigned KA = fm->k / 2, N = fm->n;
+    for (unsigned m = 0; m < 64; m++)
+        for (unsigned n = 0; n < N; n++) {
+            float acc = D[m * N + n];
+            for (unsigned p = 0; p < KA; p++) acc = fmaf(Af[m * KA + p], BT[colmap[m * KA + p] * N + n], acc);
+            D[m * N + n] = acc;
+        }
+}
+
 static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     EmuThread *t0 = wg[0];
     const EmuIns *in = &t0->fn->code[t0->pc];
     EmuWgmmaForm fm;
     const char *why;
     if (!emu_wgmma_form(in, &fm, &why)) return emu_fault(b, t0, in, "unsupported instruction", "%s", why);
-    const unsigned M = 64, N = fm.n, K = fm.k, es = fm.esize;
+    /* KA: A's columns (.sp: the K/2 values kept a row); sp: the operands after b-desc are 2 further on (.sp's
+     * sp-meta, sp-sel come first) */
+    const unsigned M = 64, N = fm.n, K = fm.k, es = fm.esize, KA = fm.sparse ? K / 2 : K, sp = fm.sparse ? 2 : 0;
     bool areg = in->ok[1] == EMU_OK_VEC;
     bool notrans = in->ty2 == EMU_T_TF32 || is_f8(in->ty2) || fm.integer;
-    bool trans_a = !notrans && !areg && (uint32_t)t0->r[in->o[6]] == 1;
-    bool trans_b = !notrans && (uint32_t)t0->r[in->o[areg ? 6 : 7]] == 1;
-    float neg_a = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[4]] == -1 ? -1 : 1;
-    float neg_b = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[5]] == -1 ? -1 : 1;
+    bool trans_a = !notrans && !areg && (uint32_t)t0->r[in->o[6 + sp]] == 1;
+    bool trans_b = !notrans && (uint32_t)t0->r[in->o[(areg ? 6 : 7) + sp]] == 1;
+    float neg_a = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[4 + sp]] == -1 ? -1 : 1;
+    float neg_b = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[5 + sp]] == -1 ? -1 : 1;
     /* the operands once for all 128 threads: floats (f16, bf16, tf32, e4m3, e5m2) as f32, negated as imm-scale-a/b
      * say, A in Af[m][k] and B transposed in BT[k][n] (what emu_mma_f32 takes); integers as doubles, A[m][k] and
      * B[n][k].  A product of two f16s or two f8s is exact in f32 and normal (2^-48 to 2^32 in size), so acc + a*b
@@ -465,10 +504,10 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     double *A = NULL, *B = NULL;
     float *Af = NULL, *BT = NULL;
     if (fm.integer) {
-        A = malloc((size_t)M * K * sizeof *A), B = malloc((size_t)N * K * sizeof *B);
+        A = malloc((size_t)M * KA * sizeof *A), B = malloc((size_t)N * K * sizeof *B);
         if (!A || !B) out_of_memory();
     } else {
-        Af = malloc((size_t)M * K * sizeof *Af), BT = malloc((size_t)K * N * sizeof *BT);
+        Af = malloc((size_t)M * KA * sizeof *Af), BT = malloc((size_t)K * N * sizeof *BT);
         if (!Af || !BT) out_of_memory();
     }
     bool ok = true;
@@ -485,7 +524,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         if (!b->wg_reads) out_of_memory();
     }
     EmuWgState *rw = wg_state(t0);
-    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, K, in->ty2, es, Af, A, neg_a, K, 1, "A", rw);
+    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, KA, in->ty2, es, Af, A, neg_a, KA, 1, "A", rw);
     if (ok && areg) {
         unsigned E = 4 / es;
         for (unsigned i = 0; i < 128; i++) {
@@ -495,8 +534,8 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                 for (unsigned e = 0; e < E; e++) {
                     unsigned row = 16 * w + g + 8 * (j & 1), col = tq * E + (j >> 1) * 4 * E + e;
                     double v = emu_elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
-                    if (fm.integer) A[row * K + col] = v;
-                    else Af[row * K + col] = neg_a * (float)v;
+                    if (fm.integer) A[row * KA + col] = v;
+                    else Af[row * KA + col] = neg_a * (float)v;
                 }
             }
         }
@@ -510,6 +549,8 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         free(BT);
         return false;
     }
+    uint8_t colmap[64 * 32]; /* .sp: the column of B each kept value of A multiplies, row by row */
+    if (fm.sparse) sparse_columns(wg, in, &fm, colmap);
     bool exact_products = emu_mma_exact_type(in->ty2) && emu_mma_exact_type(in->ty3);
     /* floats: D (64 x N) from the threads' C (0 where scale-d is false), then D += A B
      * (emu_mma_f32: each element one sum in ascending k) */
@@ -531,7 +572,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         if (!D) out_of_memory();
         for (unsigned i = 0; i < 128; i++) {
             EmuThread *t = wg[i];
-            bool scale_d = ((uint32_t)t->r[in->o[3]] != 0) != (in->on[3] != 0); /* `!%p` negates the predicate */
+            bool scale_d = ((uint32_t)t->r[in->o[3 + sp]] != 0) != (in->on[3 + sp] != 0); /* `!%p` negates the predicate */
             unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
             const uint64_t *from = c_from(t, dw, dm, ndw);
             for (unsigned e = 0; e < nelem; e++) {
@@ -541,13 +582,14 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                 D[row * N + col] = !scale_d ? 0.0f : fm.f16acc ? (float)emu_f16_to_f64((uint16_t)(c >> (16 * (e & 1)))) : emu_f32(c);
             }
         }
-        emu_mma_f32(Af, K, BT, N, D, N, M, N, K, exact_products || emu_mma_products_exact(Af, K, BT, N, M, N, K));
+        if (fm.sparse) sparse_product_f(&fm, Af, BT, D, colmap);
+        else emu_mma_f32(Af, K, BT, N, D, N, M, N, K, exact_products || emu_mma_products_exact(Af, K, BT, N, M, N, K));
     }
     for (unsigned i = 0; i < 128; i++) {
         EmuThread *t = wg[i];
         const EmuIns *ti = in;
         EmuWgState *w = wg_state(t);
-        bool scale_d = ((uint32_t)t->r[ti->o[3]] != 0) != (ti->on[3] != 0); /* `!%p` negates the predicate */
+        bool scale_d = ((uint32_t)t->r[ti->o[3 + sp]] != 0) != (ti->on[3 + sp] != 0); /* `!%p` negates the predicate */
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
         uint64_t out[128];
         for (unsigned r = 0; r < fm.nd; r++) out[r] = 0;
@@ -556,7 +598,10 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             if (fm.integer) {
                 uint64_t c = acc_in(t, dslot[e]);
                 int64_t acc = scale_d ? (int32_t)(uint32_t)c : 0;
-                for (unsigned k = 0; k < K; k++) acc += (int64_t)A[row * K + k] * (int64_t)B[col * K + k];
+                if (fm.sparse)
+                    for (unsigned p = 0; p < KA; p++) acc += (int64_t)A[row * KA + p] * (int64_t)B[col * K + colmap[row * KA + p]];
+                else
+                    for (unsigned k = 0; k < K; k++) acc += (int64_t)A[row * K + k] * (int64_t)B[col * K + k];
                 if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
                 out[e] = (uint32_t)(int32_t)acc;
                 continue;

@@ -897,17 +897,27 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
             return perr(ps, line, "'%.*s' needs %u D registers {..}", (int)len, s, fm.nd);
         bool areg = in->ok[1] == EMU_OK_VEC;
         if (areg && in->on[1] != 4) return perr(ps, line, "'%.*s': A from registers needs 4 registers {..}", (int)len, s);
-        /* d, a, b-desc, scale-d, imm-scale-a, imm-scale-b [, imm-trans-a], imm-trans-b; integer: d, a, b, scale-d */
+        /* d, a, b-desc, scale-d, imm-scale-a, imm-scale-b [, imm-trans-a], imm-trans-b; integer: d, a, b, scale-d;
+         * .sp: sp-meta (a register) and sp-sel (an immediate) after b-desc */
         bool notrans = in->ty2 == EMU_T_TF32 || in->ty2 == EMU_T_E4M3 || in->ty2 == EMU_T_E5M2; /* K-major only */
-        unsigned want = fm.integer ? 4 : notrans ? 6 : areg ? 7 : 8;
+        unsigned sp = fm.sparse ? 2 : 0, want = (fm.integer ? 4 : notrans ? 6 : areg ? 7 : 8) + sp;
         if (in->nops != want)
-            return perr(ps, line, "'%.*s' takes %u operands here (d, a, b-desc, scale-d%s), found %u", (int)len, s, want,
-                        want == 4 ? "" : want == 6 ? ", imm-scale-a, imm-scale-b" : want == 7 ? ", imm-scale-a, imm-scale-b, imm-trans-b"
-                                                                                      : ", imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b",
+            return perr(ps, line, "'%.*s' takes %u operands here (d, a, b-desc%s, scale-d%s), found %u", (int)len, s, want,
+                        sp ? ", sp-meta, sp-sel" : "", want - sp == 4 ? "" : want - sp == 6 ? ", imm-scale-a, imm-scale-b"
+                                                    : want - sp == 7 ? ", imm-scale-a, imm-scale-b, imm-trans-b"
+                                                                     : ", imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b",
                         in->nops);
-        for (unsigned k = 4; k < in->nops; k++)
-            if (!const_value(ps, in->o[k], &v) || (k < 6 ? (v != 1 && v != (uint64_t)-1 && v != 0xFFFFFFFFull) : v > 1))
-                return perr(ps, line, "'%.*s': operand %u must be an immediate %s", (int)len, s, k + 1, k < 6 ? "1 or -1" : "0 or 1");
+        if (sp) {
+            bool ereg = (in->ok[3] == EMU_OK_REG || (in->ok[3] == EMU_OK_VEC && in->on[3] == 1)) &&
+                        emu_const_at(ps, in->ok[3] == EMU_OK_VEC ? ps->vec[in->o[3]] : in->o[3]) < 0;
+            if (!ereg) return perr(ps, line, "'%.*s': sp-meta (operand 4) is a register", (int)len, s);
+            unsigned selmax = 4 / fm.mthreads - 1; /* ptxas: a lane pair's 0 or 1, all four lanes' 0 */
+            if (in->ok[4] != EMU_OK_REG || !const_value(ps, in->o[4], &v) || v > selmax)
+                return perr(ps, line, "'%.*s': sp-sel (operand 5) must be an immediate %s", (int)len, s, selmax ? "0 or 1" : "0");
+        }
+        for (unsigned k = 4 + sp; k < in->nops; k++)
+            if (!const_value(ps, in->o[k], &v) || (k < 6 + sp ? (v != 1 && v != (uint64_t)-1 && v != 0xFFFFFFFFull) : v > 1))
+                return perr(ps, line, "'%.*s': operand %u must be an immediate %s", (int)len, s, k + 1, k < 6 + sp ? "1 or -1" : "0 or 1");
         return true;
     }
     case EMU_OP_WGMMA_WAIT: case EMU_OP_CP_BULK_WAIT:
@@ -1061,7 +1071,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 4 + !!(in->xflags & EMU_XF_MULTICAST); break;
     case EMU_OP_CP_RED_BULK_TENSOR: want = 3; break;               /* [tmap], {c}, [s] */
     case EMU_OP_ST_ASYNC: case EMU_OP_RED_ASYNC: want = 3; break;  /* [a], b, [mbar] */
-    case EMU_OP_WGMMA: want = 4; want_max = 8; break;
+    case EMU_OP_WGMMA: want = 4; want_max = in->xflags & EMU_XF_MMA_SP ? 10 : 8; break; /* the form's own count: below */
     case EMU_OP_MBARRIER:
         switch (in->mode) {
         case EMU_MODE_MB_INIT: case EMU_MODE_MB_EXPECT_TX: case EMU_MODE_MB_COMPLETE_TX: want = 2; break;

@@ -133,6 +133,8 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("movmatrix", 78, 75, 0)                                                                      \
     X("stmatrix", 78, 90, 0)                                                                       \
     X("wgmma", 80, 90, GATE_ARCH)                                                                  \
+    X("wgmma .sp", 82, 90, GATE_ARCH)                                                              \
+    X("wgmma .s8 .u8", 84, 90, GATE_ARCH) /* mixed integer types */                                \
     X("setmaxnreg", 80, 90, GATE_ARCH)                                                             \
     /* asynchronous copies and barriers (Ampere, Hopper) */                                        \
     X("cp.async !.bulk", 70, 80, 0)                                                                \

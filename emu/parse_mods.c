@@ -250,14 +250,17 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
                 memcpy(buf, p, l);
                 buf[l] = 0;
                 if (sscanf(buf, "m%un%uk%u%c", &wm, &wn, &wk, &tail) == 3) {
-                    if (wm != 64 || wn < 8 || wn > 256 || wn % 8 || (wk != 8 && wk != 16 && wk != 32))
-                        return perr(ps, line, "unsupported wgmma shape '%.*s' (m64nNk8/16/32, N a multiple of 8 in 8..256)", (int)l, p);
+                    if (wm != 64 || wn < 8 || wn > 256 || wn % 8 || (wk != 8 && wk != 16 && wk != 32 && wk != 64))
+                        return perr(ps, line, "unsupported wgmma shape '%.*s' (m64nNk8/16/32/64, N a multiple of 8 in 8..256)", (int)l, p);
                     in->space2 = (uint8_t)(wn / 8);
                     in->vec = (uint8_t)wk;
                     continue;
                 }
             }
-            if (l == 2 && memcmp(p, "sp", 2) == 0) return perr(ps, line, "sparse wgmma ('%.*s') is not supported by the emulator", (int)len, s);
+            if (l == 2 && memcmp(p, "sp", 2) == 0) {
+                in->xflags |= EMU_XF_MMA_SP;
+                continue;
+            }
         }
         if ((op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR) && l == 18 && memcmp(p, "multicast::cluster", 18) == 0) {
             in->xflags |= EMU_XF_MULTICAST;

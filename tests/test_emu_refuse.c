@@ -979,6 +979,10 @@ Test(refuse, gates) {
          "7.1", "sm_80", "7.0", "sm_80", "sm_75", "mma .sp"},
         {"mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2}, {%r5,%r6}, "
          "{%f1,%f2,%f3,%f4}, %r3, 1;", "8.5", "sm_80", "8.4", "sm_80", "sm_75", "mma .sp::ordered_metadata"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8 {%r1,%r2,%r3,%r4}, %rd1, %rd2, %r5, 0, 1;", "8.2", "sm_90a", "8.1", "sm_90a",
+         NULL, "wgmma .sp"},
+        {"wgmma.mma_async.sync.aligned.m64n8k32.s32.u8.s8 {%r1,%r2,%r3,%r4}, %rd1, %rd2, 1;", "8.4", "sm_90a", "8.3", "sm_90a", NULL,
+         "wgmma .s8 .u8"},
         {"cp.async.bulk.prefetch.L2.global [%rd1], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "cp.async .bulk"},
         {"mov.u32 %r1, %clusterid.x;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "%clusterid or"},
         {"{ .reg .b128 %q; mov.b128 %q, {%rd1, %rd2}; }", "8.3", "sm_70", "8.2", "sm_90", NULL, "ld or ldu or st or mov .b128"},

@@ -39,6 +39,8 @@ typedef struct WgCase {
                     * 64: past FLT_MAX), checked against one fmaf per k ascending instead of the exact sum */
     unsigned b_at; /* B's tile (and its swizzle pattern) starts this many bytes past a 1024-byte boundary: the
                     * descriptor's base offset says (start >> 7) & 7 (a second pipeline stage at +512, say) */
+    bool sparse;   /* wgmma.mma_async.sp: K twice the dense form's, A holding half of each row (sparse_meta) */
+    unsigned sel;  /* its sp-sel */
 } WgCase;
 
 #define WG(a, d, n_, s, ...) {.atype = a, .dtype = d, .n = n_, .swz = s, __VA_ARGS__}
@@ -111,13 +113,13 @@ static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
     bool f32 = !strcmp(c->dtype, "f32");
     bool notrans = !strcmp(c->atype, "tf32") || !strcmp(c->atype, "e4m3") || esize_of(c->atype) == 1;
     bool integer = !strcmp(c->dtype, "s32");
-    unsigned k = esize_of(c->atype) == 2 ? 16 : esize_of(c->atype) == 4 ? 8 : 32;
+    unsigned k = (esize_of(c->atype) == 2 ? 16 : esize_of(c->atype) == 4 ? 8 : 32) * (c->sparse ? 2 : 1);
     Str s = {0};
     str_printf(&s, PTX_HEAD ".visible .entry wg(.param .u64 img, .param .u32 nbytes, .param .u64 descA, .param .u64 descB,"
-                            " .param .u64 areg, .param .u64 cmat, .param .u64 dout, .param .u32 scaled)\n{\n"
+                            " .param .u64 areg, .param .u64 cmat, .param .u64 dout, .param .u32 scaled%s)\n{\n"
                             "  .reg .pred %%p<4>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<16>;\n  .reg .%s %%d<%u>;\n  .reg .b32 %%a<8>;\n"
                             "  .shared .align 1024 .b8 smem[%u];\n",
-               f32 ? "f32" : "b32", nd, smem);
+               c->sparse ? ", .param .u64 meta" : "", f32 ? "f32" : "b32", nd, smem);
     str_printf(&s, "  ld.param.u64 %%rd0, [img];\n  ld.param.u32 %%r0, [nbytes];\n  mov.u32 %%r1, %%tid.x;\n  mov.u32 %%r2, smem;\n"
                    "  shl.b32 %%r3, %%r1, 4;\n$CP:\n  setp.ge.u32 %%p0, %%r3, %%r0;\n  @%%p0 bra $CPD;\n  cvt.u64.u32 %%rd1, %%r3;\n"
                    "  add.u64 %%rd2, %%rd0, %%rd1;\n  ld.global.v4.b32 {%%r4, %%r5, %%r6, %%r7}, [%%rd2];\n  add.u32 %%r8, %%r2, %%r3;\n"
@@ -129,7 +131,11 @@ static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
                    "  ld.global.v4.b32 {%%a0, %%a1, %%a2, %%a3}, [%%rd6];\n  ld.global.v4.b32 {%%a4, %%a5, %%a6, %%a7}, [%%rd6+16];\n"
                    "  ld.param.u64 %%rd8, [cmat];\n  mul.wide.u32 %%rd9, %%r1, %u;\n  add.u64 %%rd8, %%rd8, %%rd9;\n", nd * 4);
     for (unsigned r = 0; r < nd; r++) str_printf(&s, "  ld.global.%s %%d%u, [%%rd8+%u];\n", f32 ? "f32" : "b32", r, 4 * r);
-    str_printf(&s, "  ld.param.u32 %%r10, [scaled];\n  setp.ne.u32 %%p1, %%r10, 0;\n  wgmma.fence.sync.aligned;\n");
+    str_printf(&s, "  ld.param.u32 %%r10, [scaled];\n  setp.ne.u32 %%p1, %%r10, 0;\n");
+    if (c->sparse) /* each thread's sp-meta */
+        str_printf(&s, "  ld.param.u64 %%rd11, [meta];\n  mul.wide.u32 %%rd12, %%r1, 4;\n  add.u64 %%rd11, %%rd11, %%rd12;\n"
+                       "  ld.global.b32 %%r11, [%%rd11];\n");
+    str_printf(&s, "  wgmma.fence.sync.aligned;\n");
     Str dv = {0};
     str_putc(&dv, '{');
     for (unsigned r = 0; r < nd; r++) str_printf(&dv, "%s%%d%u", r ? ", " : "", r);
@@ -144,8 +150,10 @@ static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
         else if (c->areg) snprintf(tail, sizeof tail, "%s, %s, 1, %d", step ? "1" : "%p1", sa, c->trans_b);
         else snprintf(tail, sizeof tail, "%s, %s, 1, %d, %d", step ? "1" : "%p1", sa, c->trans_a, c->trans_b);
         if (step) str_printf(&s, "  add.u64 %%rd3, %%rd3, 2;\n  add.u64 %%rd4, %%rd4, 2;\n"); /* 32 bytes further along K */
-        str_printf(&s, "  wgmma.mma_async.sync.aligned.m64n%uk%u.%s.%s.%s %s, %s, %%rd4, %s;\n", c->n, k, c->dtype, c->atype,
-                   c->btype ? c->btype : c->atype, dv.buf, a, tail);
+        char spops[32] = "";
+        if (c->sparse) snprintf(spops, sizeof spops, ", %%r11, %u", c->sel);
+        str_printf(&s, "  wgmma.mma_async%s.sync.aligned.m64n%uk%u.%s.%s.%s %s, %s, %%rd4%s, %s;\n", c->sparse ? ".sp" : "", c->n, k,
+                   c->dtype, c->atype, c->btype ? c->btype : c->atype, dv.buf, a, spops, tail);
     }
     str_free(&dv);
     str_printf(&s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n"
@@ -163,14 +171,55 @@ static void d_coord(unsigned i, unsigned e, unsigned *row, unsigned *col) {
     *col = (e / 4) * 8 + (l % 4) * 2 + e % 2;
 }
 
+/* wgmma.mma_async.sp's metadata, written from the PTX ISA ("Sparse matrix storage", the metadata figures of
+ * sparse wgmma, the same as mma.sp's m16n8k32 f16, m16n8k16 tf32 and m16n8k64 8-bit ones): each row of the dense
+ * 64 x KB matrix A keeps 2 of every 4 elements (tf32: 1 of 2), a 4-bit nibble a chunk giving their places (two
+ * 2-bit indices, the low one first; tf32: 0b0100 the first element, 0b1110 the second); warp w gives rows
+ * 16w..16w+15: in each group of 4 lanes (rows 16w + g and 16w + g + 8, g = lane / 4) the lanes sp-sel names (a pair:
+ * lanes 2 sel, 2 sel + 1; 8-bit: all four) hold chunks 4j..4j+3 (the j-th of them), the first row's in bits 0-15,
+ * the second's in 16-31.  Random indices in either order; the lanes that give none hold garbage.  colmap: the
+ * dense column of each kept value. */
+static void sparse_meta(const WgCase *c, unsigned KB, uint32_t *meta, unsigned *colmap) {
+    bool tf32 = !strcmp(c->atype, "tf32");
+    unsigned cw = tf32 ? 2 : 4, nch = KB / cw, mthreads = nch / 4, KA = KB / 2;
+    unsigned nib[64][16];
+    for (unsigned m = 0; m < 64; m++)
+        for (unsigned ch = 0; ch < nch; ch++) {
+            unsigned i0 = (unsigned)irand(4), i1 = (i0 + 1 + (unsigned)irand(3)) % 4;
+            nib[m][ch] = tf32 ? (irand(2) ? 0xE : 0x4) : i0 | i1 << 2;
+            for (unsigned s = 0; s < cw / 2; s++)
+                colmap[m * KA + ch * (cw / 2) + s] = tf32 ? 2 * ch + (nib[m][ch] == 0xE) : 4 * ch + (s ? i1 : i0);
+        }
+    for (unsigned i = 0; i < 128; i++) {
+        unsigned w = i / 32, l = i % 32, g = l / 4, t = l % 4;
+        meta[i] = (uint32_t)irand(1 << 30) * 4 + (uint32_t)irand(4);
+        if (t < c->sel * mthreads || t >= (c->sel + 1) * mthreads) continue;
+        unsigned j = t - c->sel * mthreads;
+        meta[i] = 0;
+        for (unsigned q = 0; q < 4; q++) meta[i] |= nib[16 * w + g][4 * j + q] << (4 * q) | nib[16 * w + g + 8][4 * j + q] << (16 + 4 * q);
+    }
+}
+
 static void run_wgmma_case(TileDevice *d, const WgCase *c) {
+    /* K: A's columns (.sp: the kept values of a row); KB: B's (.sp: twice A's) */
     unsigned es = esize_of(c->atype), K1 = es == 2 ? 16 : es == 4 ? 8 : 32, K = c->chain ? 2 * K1 : K1, M = 64, N = c->n;
+    unsigned KB = c->sparse ? 2 * K : K;
     bool f16acc = !strcmp(c->dtype, "f16"), integer = !strcmp(c->dtype, "s32");
     unsigned nd = f16acc ? N / 4 : N / 2;
-    double *A = calloc(M * K, sizeof *A), *B = calloc(N * K, sizeof *B), *C = calloc(M * N, sizeof *C);
-    uint32_t *abits = calloc(M * K, 4), *bbits = calloc(N * K, 4);
+    double *A = calloc(M * K, sizeof *A), *B = calloc(N * KB, sizeof *B), *C = calloc(M * N, sizeof *C);
+    uint32_t *abits = calloc(M * K, 4), *bbits = calloc(N * KB, 4);
     for (unsigned i = 0; i < M * K; i++) abits[i] = rand_elem(c->atype, &A[i]);
-    for (unsigned i = 0; i < N * K; i++) bbits[i] = rand_elem(c->btype ? c->btype : c->atype, &B[i]); /* B[n][k] */
+    for (unsigned i = 0; i < N * KB; i++) bbits[i] = rand_elem(c->btype ? c->btype : c->atype, &B[i]); /* B[n][k] */
+    uint32_t *meta = NULL;
+    unsigned *colmap = NULL;
+    if (c->sparse) {
+        meta = calloc(128, 4), colmap = calloc(M * K, sizeof *colmap);
+        sparse_meta(c, KB, meta, colmap);
+        if (!strcmp(c->dtype, "f32") && es >= 2) { /* an infinity in B (n 3, k 1): only the rows that keep column 1 see it */
+            B[3 * KB + 1] = INFINITY;
+            bbits[3 * KB + 1] = es == 4 ? 0x7F800000u : !strcmp(c->atype, "bf16") ? 0x7F80 : 0x7C00;
+        }
+    }
     if (c->exp) { /* bf16 or tf32: the bits of the scaled value, exact in both */
         bool bf = !strcmp(c->atype, "bf16");
         for (unsigned i = 0; i < M * K + N * K; i++) {
@@ -186,13 +235,13 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     /* shared memory image: A at 0 (unless in registers), B at the next 1024-byte boundary */
     uint32_t alb = 0, asb = 0, asz = 0, blb = 0, bsb = 0, bsz = 0;
     place(c->swz, c->trans_a, M, K, es, 0, 0, &alb, &asb, &asz);
-    place(c->swz, c->trans_b, N, K, es, 0, 0, &blb, &bsb, &bsz);
+    place(c->swz, c->trans_b, N, KB, es, 0, 0, &blb, &bsb, &bsz);
     uint32_t boff = (c->areg ? 0 : (asz + 1023) / 1024 * 1024) + c->b_at, total = (boff + bsz + 15) / 16 * 16;
     uint8_t *img = calloc(total, 1);
     for (unsigned m = 0; m < M && !c->areg; m++)
         for (unsigned k = 0; k < K; k++) put_elem(img + place(c->swz, c->trans_a, M, K, es, m, k, &alb, &asb, &asz), abits[m * K + k], es);
     for (unsigned n = 0; n < N; n++)
-        for (unsigned k = 0; k < K; k++) put_elem(img + boff + place(c->swz, c->trans_b, N, K, es, n, k, &blb, &bsb, &bsz), bbits[n * K + k], es);
+        for (unsigned k = 0; k < KB; k++) put_elem(img + boff + place(c->swz, c->trans_b, N, KB, es, n, k, &blb, &bsb, &bsz), bbits[n * KB + k], es);
     uint64_t da = make_desc(0, alb, asb, c->swz), db = make_desc(boff, blb, bsb, c->swz) | (uint64_t)((boff >> 7) & 7) << 49;
     /* A in registers (the mma.m16n8kK A fragment per warp): register j of lane l holds row l/4 + 8(j%2), columns
      * (l%4)*E + (j/2)*4E .. + E-1, E = 4 / es elements per register; a second k-step in registers 4..7 */
@@ -226,9 +275,9 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     TileDevModule *m;
     TileDevFunction *f = load(d, ptx, "wg", &m);
     uint64_t dimg = upload(d, img, total), dareg = upload(d, afrag, 128 * 8 * 4), dc = upload(d, cregs, 128 * nd * 4);
-    uint64_t dout = poisoned(d, 128 * nd * 4);
+    uint64_t dout = poisoned(d, 128 * nd * 4), dmeta = c->sparse ? upload(d, meta, 128 * 4) : 0;
     for (unsigned scaled = 0; scaled < 2; scaled++) {
-        void *args[] = {&dimg, &total, &da, &db, &dareg, &dc, &dout, &scaled};
+        void *args[] = {&dimg, &total, &da, &db, &dareg, &dc, &dout, &scaled, &dmeta};
         cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
         uint32_t *out = calloc(128 * nd, 4);
         dev_memcpy_dtoh(d, out, dout, 128 * nd * 4);
@@ -238,7 +287,8 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
                 d_coord(i, e, &row, &col);
                 double ref = scaled || (c->chain) ? C[row * N + col] : 0;
                 if (c->chain && !scaled) ref = 0; /* the first step's scale-d is the parameter; the second accumulates */
-                for (unsigned k = 0; k < K; k++) ref += (c->neg_a ? -1 : 1) * A[row * K + k] * B[col * K + k];
+                for (unsigned k = 0; k < K; k++)
+                    ref += (c->neg_a ? -1 : 1) * A[row * K + k] * B[col * KB + (c->sparse ? colmap[row * K + k] : k)];
                 if (c->exp) { /* products not exact in f32: each step one fmaf */
                     float acc = (float)(scaled ? C[row * N + col] : 0);
                     for (unsigned k = 0; k < K; k++) acc = fmaf((float)((c->neg_a ? -1 : 1) * A[row * K + k]), (float)B[col * K + k], acc);
@@ -265,7 +315,7 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
         free(out);
     }
     dev_module_unload(m);
-    free(ptx), free(A), free(B), free(C), free(abits), free(bbits), free(img), free(afrag), free(cregs);
+    free(ptx), free(A), free(B), free(C), free(abits), free(bbits), free(img), free(afrag), free(cregs), free(meta), free(colmap);
 }
 
 static void run_cases(const WgCase *cases, size_t n) {
@@ -345,6 +395,53 @@ Test(wgmma, tf32_e4m3_s8, .timeout = 300) {
         WG("e4m3", "f32", 64, SW_64, .btype = "e5m2"), WG("e5m2", "f16", 8, SW_32), WG("u8", "s32", 64, SW_NONE, .btype = "s8"),
     };
     run_cases(cases, ARRAY_LEN(cases));
+}
+
+/* wgmma.mma_async.sp on every type, both sp-sel values where a lane pair gives the metadata, A from shared memory
+ * (K- and MN-major) and from registers, every swizzle: the kept values of A laid out as the dense m64nN(K/2) form's
+ * A, B as the dense m64nNK form's, against the product of the kept values with the B rows their metadata names (an
+ * infinity in B at a column some rows drop shows only in the rows that keep it).  B's K-major rows are 64 bytes
+ * here, past a 32-byte swizzle atom (one k-step of a dense wgmma is 32): 32B-swizzled B is MN-major. */
+Test(wgmma, sparse_every_type_and_selector, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("f16", "f32", 64, SW_128, .sparse = true), WG("f16", "f32", 8, SW_64, .sparse = true, .sel = 1, .trans_a = true, .trans_b = true),
+        WG("f16", "f16", 16, SW_32, .sparse = true, .sel = 1, .trans_b = true), WG("f16", "f16", 16, SW_64, .sparse = true, .sel = 1, .areg = true),
+        WG("bf16", "f32", 256, SW_NONE, .sparse = true, .trans_b = true),
+        WG("bf16", "f32", 24, SW_128, .sparse = true, .sel = 1, .areg = true, .neg_a = true),
+        WG("tf32", "f32", 64, SW_128, .sparse = true), WG("tf32", "f32", 8, SW_NONE, .sparse = true, .sel = 1, .areg = true),
+        WG("e4m3", "f32", 64, SW_64, .sparse = true), WG("e5m2", "f16", 32, SW_128, .sparse = true, .areg = true, .btype = "e4m3"),
+        WG("s8", "s32", 64, SW_128, .sparse = true), WG("u8", "s32", 24, SW_NONE, .sparse = true, .areg = true, .btype = "s8"),
+        WG("s8", "s32", 256, SW_64, .sparse = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+/* wgmma.mma_async.sp's forms ptxas refuses are refused at load, at the line. */
+Test(wgmma, sparse_refused_forms) {
+    static const char *const bad[][2] = {
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f0,%f1,%f2,%f3}, %rd1, %rd2, %r1, 2, 1, 1, 1, 0, 0;", "sp-sel (operand 5) must be an immediate 0 or 1"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8 {%r0,%r1,%r2,%r3}, %rd1, %rd2, %r1, 1, 1;", "sp-sel (operand 5) must be an immediate 0"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f0,%f1,%f2,%f3}, %rd1, %rd2, %r1, %r2, 1, 1, 1, 0, 0;", "sp-sel (operand 5) must be an immediate"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f0,%f1,%f2,%f3}, %rd1, %rd2, 7, 0, 1, 1, 1, 0, 0;", "sp-meta (operand 4) is a register"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f0,%f1,%f2,%f3}, %rd1, %rd2, %r1, 0, 1, 1, 1, 0;", "takes 10 operands here"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32 {%f0,%f1,%f2,%f3}, %rd1, %rd2, %r1, 1, 1, 1, 1, 0, 0;", "takes 8 operands here"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.f16.f16 {%f0,%f1,%f2,%f3}, %rd1, %rd2, %r1, 0, 1, 1, 1, 0, 0;", "sparse f16/bf16 wgmma is m64nNk32"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%f0,%f1,%f2,%f3}, %rd1, %rd2, %r1, 0, 1, 1, 1;", "sparse e4m3/e5m2 wgmma is m64nNk64"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n40k64.s32.s8.s8 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8,%r9,%r10,%r11,%r12,%r13,%r14,%r15,%r16,%r17,%r18,%r19}, %rd1, %rd2, %r1, 0, 1;",
+         "N is 8, 16, 24 or a multiple of 16"},
+        {"wgmma.mma_async.sync.aligned.m64n8k64.f32.e4m3.e4m3 {%f0,%f1,%f2,%f3}, %rd1, %rd2, 1, 1, 1;", "e4m3/e5m2 wgmma is m64nNk32"},
+    };
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx, PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %%r<20>;\n .reg .b64 %%rd<4>;\n .reg .f32 %%f<4>;\n %s\n ret;\n}\n",
+                 bad[i][0]);
+        cr_assert(ptxas_refuses(ptx, "sm_90a"), "ptxas takes %s", bad[i][0]);
+        TileDevModule *m = NULL;
+        cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "accepted: %s", bad[i][0]);
+        cr_assert(strstr(dev_last_error(d), "ptx:9:") && strstr(dev_last_error(d), bad[i][1]), "%s: %s", bad[i][0], dev_last_error(d));
+    }
+    dev_close(d);
 }
 
 /* In-flight accumulators.  wait_group 1 retires all but the newest group.  An instruction that reads or
