@@ -638,7 +638,7 @@ bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg);
 /* The wgmma form of in (parse-time check too; exec_wgmma.c). */
 typedef struct EmuWgmmaForm {
     uint16_t n;          /* N of m64nNkK */
-    uint8_t k;           /* K */
+    uint16_t k;          /* K */
     uint8_t esize;       /* bytes per A/B element */
     uint8_t nd;          /* D registers per thread */
     bool integer, f16acc;

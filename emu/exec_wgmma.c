@@ -34,7 +34,9 @@
  *      (scale-d != 0) or 0 and takes one f32 fmaf per k ascending; an f16 D
  *      is that result rounded once; integers are exact, wrapped (.satfinite:
  *      clamped).  imm-scale-a/b = -1 negate A/B.
- *   4a. wgmma.mma_async.sp (sparse A): sp-meta and sp-sel come after b-desc; A holds the K/2 values each row
+ *   4a. .b1 (m64nNk256.s32.b1.b1.and.popc): A and B are read as bytes of 8 elements (the lowest bit first; A in
+ *      registers: 32 a register, bit 0 first), each 0 or 1, so the integer product is popc(row AND column).
+ *   4b. wgmma.mma_async.sp (sparse A): sp-meta and sp-sel come after b-desc; A holds the K/2 values each row
  *      keeps, laid out as the dense m64nN(K/2) form's A; sparse_columns places each at the column of B its
  *      metadata names (mma.sp's rules, warp w for rows 16w..16w+15).
  *   5. Asynchrony: the result is computed at issue (the shared memory read
@@ -82,9 +84,10 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why) {
     memset(f, 0, sizeof *f);
     *why = NULL;
     f->sparse = in->xflags & EMU_XF_MMA_SP; /* .sp: K twice the dense form's, A holding half of it */
-    unsigned d = in->ty, a = in->ty2, bt = in->ty3, k = f->sparse ? in->vec / 2 : in->vec;
+    unsigned kk = in->vec ? in->vec : 256; /* the parser's 0: .b1's k256 */
+    unsigned d = in->ty, a = in->ty2, bt = in->ty3, k = f->sparse ? kk / 2 : kk;
     f->n = (uint16_t)(in->space2 * 8);
-    f->k = (uint8_t)in->vec;
+    f->k = (uint16_t)kk;
     if (a == EMU_T_F16 || a == EMU_T_BF16) {
         if (bt != a) { *why = "A and B must have the same type"; return false; }
         if (k != 16) { *why = f->sparse ? "sparse f16/bf16 wgmma is m64nNk32" : "f16/bf16 wgmma is m64nNk16"; return false; }
@@ -107,10 +110,18 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why) {
         if (f->n > 32 && f->n % 16) { *why = "s8/u8 wgmma's N is 8, 16, 24 or a multiple of 16 from 32 to 256"; return false; }
         f->esize = 1;
         f->integer = true;
+    } else if (a == EMU_T_B1) { /* D = C + popc(row of A and column of B) */
+        if (bt != a || d != EMU_T_S32 || k != 256 || f->sparse) { *why = ".b1 wgmma is m64nNk256.s32.b1.b1.and.popc"; return false; }
+        if (!(in->xflags & EMU_XF_MMA_AND)) { *why = ".b1 wgmma is .and.popc (no .xor)"; return false; }
+        if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is not for .b1 wgmma"; return false; }
+        if (f->n > 32 && f->n % 16) { *why = ".b1 wgmma's N is 8, 16, 24 or a multiple of 16 from 32 to 256"; return false; }
+        f->esize = 1; /* loaded as bytes, 8 elements each */
+        f->integer = true;
     } else {
-        *why = "A/B types are f16, bf16, tf32, e4m3, e5m2, s8 or u8";
+        *why = "A/B types are f16, bf16, tf32, e4m3, e5m2, s8, u8 or b1";
         return false;
     }
+    if ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) && a != EMU_T_B1) { *why = ".and.popc is for .b1 wgmma"; return false; }
     if ((in->flags & EMU_F(SATFINITE)) && !f->integer) { *why = ".satfinite is for s32 accumulators"; return false; }
     f->f16acc = d == EMU_T_F16;
     f->nd = (uint8_t)(f->f16acc ? f->n / 4 : f->n / 2);
@@ -524,24 +535,32 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         if (!b->wg_reads) out_of_memory();
     }
     EmuWgState *rw = wg_state(t0);
-    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, KA, in->ty2, es, Af, A, neg_a, KA, 1, "A", rw);
+    bool b1 = in->ty2 == EMU_T_B1; /* .b1: loaded as bytes of 8 elements (the lowest bit first), then spread */
+    double *bytes = b1 ? malloc((size_t)(M > N ? M : N) * (K / 8) * sizeof *bytes) : NULL;
+    if (b1 && !bytes) out_of_memory();
+    if (ok && !areg && b1 && (ok = load_desc(b, t0, in, t0->r[in->o[1]], false, M, K / 8, EMU_T_U8, 1, NULL, bytes, 1, K / 8, 1, "A", rw)))
+        for (unsigned i = 0; i < M * K; i++) A[i] = (double)((unsigned)bytes[i / 8] >> (i % 8) & 1);
+    if (ok && !areg && !b1) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, KA, in->ty2, es, Af, A, neg_a, KA, 1, "A", rw);
     if (ok && areg) {
-        unsigned E = 4 / es;
+        unsigned E = b1 ? 32 : 4 / es;
         for (unsigned i = 0; i < 128; i++) {
             unsigned w = i / 32, l = i % 32, g = l / 4, tq = l % 4;
             for (unsigned j = 0; j < 4; j++) {
                 uint32_t r = (uint32_t)opreg(wg[i], in, 1, j);
                 for (unsigned e = 0; e < E; e++) {
                     unsigned row = 16 * w + g + 8 * (j & 1), col = tq * E + (j >> 1) * 4 * E + e;
-                    double v = emu_elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
+                    double v = b1 ? (double)(r >> e & 1) : emu_elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
                     if (fm.integer) A[row * KA + col] = v;
                     else Af[row * KA + col] = neg_a * (float)v;
                 }
             }
         }
     }
-    if (ok) ok = load_desc(b, t0, in, t0->r[in->o[2]], trans_b, N, K, in->ty3, es, BT, B, neg_b, fm.integer ? K : 1,
-                           fm.integer ? 1 : N, "B", rw);
+    if (ok && b1 && (ok = load_desc(b, t0, in, t0->r[in->o[2]], false, N, K / 8, EMU_T_U8, 1, NULL, bytes, 1, K / 8, 1, "B", rw)))
+        for (unsigned i = 0; i < N * K; i++) B[i] = (double)((unsigned)bytes[i / 8] >> (i % 8) & 1);
+    free(bytes);
+    if (ok && !b1) ok = load_desc(b, t0, in, t0->r[in->o[2]], trans_b, N, K, in->ty3, es, BT, B, neg_b, fm.integer ? K : 1,
+                                  fm.integer ? 1 : N, "B", rw);
     if (!ok) {
         free(A);
         free(B);

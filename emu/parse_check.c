@@ -694,7 +694,8 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
         return perr(ps, line, "'%.*s' needs %s.atype.btype, each .u32 or .s32", (int)len, s, in->op == EMU_OP_DP2A ? ".lo or .hi, then " : "");
     if (in->op == EMU_OP_MMA && ntypes != 4)
         return perr(ps, line, "mma needs .dtype.atype.btype.ctype in '%.*s'", (int)len, s);
-    bool tc = in->op == EMU_OP_MMA || in->op == EMU_OP_WMMA_LOAD || in->op == EMU_OP_WMMA_STORE || in->op == EMU_OP_WMMA_MMA;
+    bool tc = in->op == EMU_OP_MMA || in->op == EMU_OP_WMMA_LOAD || in->op == EMU_OP_WMMA_STORE || in->op == EMU_OP_WMMA_MMA ||
+              (in->op == EMU_OP_WGMMA && in->ty2 == EMU_T_B1 && in->ty3 == EMU_T_B1);
     if (!tc && in->op != EMU_OP_CVT_PACK && (emu_is_packed(in->ty) || emu_is_packed(in->ty2) || emu_is_packed(in->ty3) || emu_is_packed(in->ty4)))
         return perr(ps, line, "'%.*s': .s4, .u4 and .b1 are supported as mma and wmma operand types only", (int)len, s);
     if (in->op == EMU_OP_WGMMA && (ntypes != 3 || !in->space2))

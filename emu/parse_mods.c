@@ -202,7 +202,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
             continue;
         }
-        if (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA) { /* .b1: .and.popc or .xor.popc (nvcc: mma after the types, wmma.mma first) */
+        if (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA || op == EMU_OP_WGMMA) { /* .b1: .and.popc or .xor.popc (nvcc: mma after the types, wmma.mma first) */
             bool bitop = l == 3 && (memcmp(p, "and", 3) == 0 || memcmp(p, "xor", 3) == 0);
             if (bitop || (l == 4 && memcmp(p, "popc", 4) == 0)) {
                 bool have = in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR);
@@ -250,10 +250,10 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
                 memcpy(buf, p, l);
                 buf[l] = 0;
                 if (sscanf(buf, "m%un%uk%u%c", &wm, &wn, &wk, &tail) == 3) {
-                    if (wm != 64 || wn < 8 || wn > 256 || wn % 8 || (wk != 8 && wk != 16 && wk != 32 && wk != 64))
-                        return perr(ps, line, "unsupported wgmma shape '%.*s' (m64nNk8/16/32/64, N a multiple of 8 in 8..256)", (int)l, p);
+                    if (wm != 64 || wn < 8 || wn > 256 || wn % 8 || (wk != 8 && wk != 16 && wk != 32 && wk != 64 && wk != 256))
+                        return perr(ps, line, "unsupported wgmma shape '%.*s' (m64nNk8/16/32/64/256, N a multiple of 8 in 8..256)", (int)l, p);
                     in->space2 = (uint8_t)(wn / 8);
-                    in->vec = (uint8_t)wk;
+                    in->vec = (uint8_t)(wk == 256 ? 0 : wk); /* 0: .b1's k256 */
                     continue;
                 }
             }
@@ -323,7 +323,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
     }
     if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */
     if (op == EMU_OP_MMA && wm_layouts != 2) return perr(ps, line, "'%.*s' needs A's and B's layouts (.row.col)", (int)len, s);
-    if ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA) && !popc)
+    if ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA || op == EMU_OP_WGMMA) && !popc)
         return perr(ps, line, "'%.*s': the bit operation needs .popc (.and.popc or .xor.popc)", (int)len, s);
     if ((op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) &&
         (wm_layouts != (op == EMU_OP_WMMA_MMA ? 2u : 1u) || !in->space2))

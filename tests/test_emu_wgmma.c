@@ -50,6 +50,7 @@ static unsigned esize_of(const char *t) { return !strcmp(t, "tf32") ? 4 : (!strc
 /* A random element: its bits and its exact value.  Values are chosen so every product and every sum of
  * a few dozen of them is exact in f32 (k/8 with |k| <= 16; e4m3 codes of exponents 2^-2..2^2). */
 static uint32_t rand_elem(const char *t, double *v) {
+    if (!strcmp(t, "b1")) { int x = irand(2); *v = x; return (uint32_t)x; }
     if (!strcmp(t, "s8")) { int x = irand(256) - 128; *v = x; return (uint8_t)x; }
     if (!strcmp(t, "u8")) { int x = irand(256); *v = x; return (uint32_t)x; }
     if (!strcmp(t, "e4m3")) {
@@ -113,7 +114,8 @@ static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
     bool f32 = !strcmp(c->dtype, "f32");
     bool notrans = !strcmp(c->atype, "tf32") || !strcmp(c->atype, "e4m3") || esize_of(c->atype) == 1;
     bool integer = !strcmp(c->dtype, "s32");
-    unsigned k = (esize_of(c->atype) == 2 ? 16 : esize_of(c->atype) == 4 ? 8 : 32) * (c->sparse ? 2 : 1);
+    bool b1 = !strcmp(c->atype, "b1");
+    unsigned k = b1 ? 256 : (esize_of(c->atype) == 2 ? 16 : esize_of(c->atype) == 4 ? 8 : 32) * (c->sparse ? 2 : 1);
     Str s = {0};
     str_printf(&s, PTX_HEAD ".visible .entry wg(.param .u64 img, .param .u32 nbytes, .param .u64 descA, .param .u64 descB,"
                             " .param .u64 areg, .param .u64 cmat, .param .u64 dout, .param .u32 scaled%s)\n{\n"
@@ -152,8 +154,8 @@ static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
         if (step) str_printf(&s, "  add.u64 %%rd3, %%rd3, 2;\n  add.u64 %%rd4, %%rd4, 2;\n"); /* 32 bytes further along K */
         char spops[32] = "";
         if (c->sparse) snprintf(spops, sizeof spops, ", %%r11, %u", c->sel);
-        str_printf(&s, "  wgmma.mma_async%s.sync.aligned.m64n%uk%u.%s.%s.%s %s, %s, %%rd4%s, %s;\n", c->sparse ? ".sp" : "", c->n, k,
-                   c->dtype, c->atype, c->btype ? c->btype : c->atype, dv.buf, a, spops, tail);
+        str_printf(&s, "  wgmma.mma_async%s.sync.aligned.m64n%uk%u.%s.%s.%s%s %s, %s, %%rd4%s, %s;\n", c->sparse ? ".sp" : "", c->n, k,
+                   c->dtype, c->atype, c->btype ? c->btype : c->atype, b1 ? ".and.popc" : "", dv.buf, a, spops, tail);
     }
     str_free(&dv);
     str_printf(&s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n"
@@ -202,7 +204,10 @@ static void sparse_meta(const WgCase *c, unsigned KB, uint32_t *meta, unsigned *
 
 static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     /* K: A's columns (.sp: the kept values of a row); KB: B's (.sp: twice A's) */
-    unsigned es = esize_of(c->atype), K1 = es == 2 ? 16 : es == 4 ? 8 : 32, K = c->chain ? 2 * K1 : K1, M = 64, N = c->n;
+    /* b1: 8 elements a byte, the lowest bit first: laid out as bytes (es 1, K / 8 of them a row) */
+    bool b1 = !strcmp(c->atype, "b1");
+    unsigned es = esize_of(c->atype), K1 = b1 ? 256 : es == 2 ? 16 : es == 4 ? 8 : 32, K = c->chain ? 2 * K1 : K1, M = 64, N = c->n;
+    unsigned bpe = b1 ? 8 : 1; /* elements a placed unit */
     unsigned KB = c->sparse ? 2 * K : K;
     bool f16acc = !strcmp(c->dtype, "f16"), integer = !strcmp(c->dtype, "s32");
     unsigned nd = f16acc ? N / 4 : N / 2;
@@ -234,25 +239,33 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     }
     /* shared memory image: A at 0 (unless in registers), B at the next 1024-byte boundary */
     uint32_t alb = 0, asb = 0, asz = 0, blb = 0, bsb = 0, bsz = 0;
-    place(c->swz, c->trans_a, M, K, es, 0, 0, &alb, &asb, &asz);
-    place(c->swz, c->trans_b, N, KB, es, 0, 0, &blb, &bsb, &bsz);
+    place(c->swz, c->trans_a, M, K / bpe, es, 0, 0, &alb, &asb, &asz);
+    place(c->swz, c->trans_b, N, KB / bpe, es, 0, 0, &blb, &bsb, &bsz);
     uint32_t boff = (c->areg ? 0 : (asz + 1023) / 1024 * 1024) + c->b_at, total = (boff + bsz + 15) / 16 * 16;
     uint8_t *img = calloc(total, 1);
     for (unsigned m = 0; m < M && !c->areg; m++)
-        for (unsigned k = 0; k < K; k++) put_elem(img + place(c->swz, c->trans_a, M, K, es, m, k, &alb, &asb, &asz), abits[m * K + k], es);
+        for (unsigned k = 0; k < K; k++) {
+            uint8_t *at = img + place(c->swz, c->trans_a, M, K / bpe, es, m, k / bpe, &alb, &asb, &asz);
+            if (b1) *at |= (uint8_t)(abits[m * K + k] << (k % 8));
+            else put_elem(at, abits[m * K + k], es);
+        }
     for (unsigned n = 0; n < N; n++)
-        for (unsigned k = 0; k < KB; k++) put_elem(img + boff + place(c->swz, c->trans_b, N, KB, es, n, k, &blb, &bsb, &bsz), bbits[n * KB + k], es);
+        for (unsigned k = 0; k < KB; k++) {
+            uint8_t *at = img + boff + place(c->swz, c->trans_b, N, KB / bpe, es, n, k / bpe, &blb, &bsb, &bsz);
+            if (b1) *at |= (uint8_t)(bbits[n * KB + k] << (k % 8));
+            else put_elem(at, bbits[n * KB + k], es);
+        }
     uint64_t da = make_desc(0, alb, asb, c->swz), db = make_desc(boff, blb, bsb, c->swz) | (uint64_t)((boff >> 7) & 7) << 49;
     /* A in registers (the mma.m16n8kK A fragment per warp): register j of lane l holds row l/4 + 8(j%2), columns
      * (l%4)*E + (j/2)*4E .. + E-1, E = 4 / es elements per register; a second k-step in registers 4..7 */
     uint32_t *afrag = calloc(128 * 8, 4);
-    unsigned E = 4 / es;
+    unsigned E = b1 ? 32 : 4 / es; /* b1: 32 a register, bit e element e (mma.m16n8k256's A) */
     for (unsigned i = 0; i < 128 && c->areg; i++)
         for (unsigned j = 0; j < (c->chain ? 8u : 4u); j++) {
             unsigned row = 16 * (i / 32) + (i % 32) / 4 + 8 * (j % 2), step = j / 4;
             for (unsigned e = 0; e < E; e++) {
                 unsigned col = step * K1 + (i % 4) * E + ((j % 4) / 2) * 4 * E + e;
-                afrag[i * 8 + j] |= abits[row * K + col] << (8 * es * e);
+                afrag[i * 8 + j] |= abits[row * K + col] << (b1 ? e : 8 * es * e);
             }
         }
     /* C, as registers per thread, and the reference */
@@ -397,6 +410,15 @@ Test(wgmma, tf32_e4m3_s8, .timeout = 300) {
     run_cases(cases, ARRAY_LEN(cases));
 }
 
+/* wgmma on .b1 (m64nNk256.s32.b1.b1.and.popc): D = C + popc(row of A and column of B), random bits, A from shared
+ * memory and from registers (32 bits a register, as mma.m16n8k256's A fragment), N 8, 24, 64, 256. */
+Test(wgmma, b1_and_popc, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("b1", "s32", 8, SW_128), WG("b1", "s32", 24, SW_NONE, .areg = true), WG("b1", "s32", 64, SW_64), WG("b1", "s32", 256, SW_32, .areg = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
 /* wgmma.mma_async.sp on every type, both sp-sel values where a lane pair gives the metadata, A from shared memory
  * (K- and MN-major) and from registers, every swizzle: the kept values of A laid out as the dense m64nN(K/2) form's
  * A, B as the dense m64nNK form's, against the product of the kept values with the B rows their metadata names (an
@@ -416,8 +438,8 @@ Test(wgmma, sparse_every_type_and_selector, .timeout = 300) {
     run_cases(cases, ARRAY_LEN(cases));
 }
 
-/* wgmma.mma_async.sp's forms ptxas refuses are refused at load, at the line. */
-Test(wgmma, sparse_refused_forms) {
+/* wgmma.mma_async.sp's and .b1 wgmma's forms ptxas refuses are refused at load, at the line. */
+Test(wgmma, sparse_and_b1_refused_forms) {
     static const char *const bad[][2] = {
         {"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f0,%f1,%f2,%f3}, %rd1, %rd2, %r1, 2, 1, 1, 1, 0, 0;", "sp-sel (operand 5) must be an immediate 0 or 1"},
         {"wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8 {%r0,%r1,%r2,%r3}, %rd1, %rd2, %r1, 1, 1;", "sp-sel (operand 5) must be an immediate 0"},
@@ -430,6 +452,13 @@ Test(wgmma, sparse_refused_forms) {
         {"wgmma.mma_async.sp.sync.aligned.m64n40k64.s32.s8.s8 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8,%r9,%r10,%r11,%r12,%r13,%r14,%r15,%r16,%r17,%r18,%r19}, %rd1, %rd2, %r1, 0, 1;",
          "N is 8, 16, 24 or a multiple of 16"},
         {"wgmma.mma_async.sync.aligned.m64n8k64.f32.e4m3.e4m3 {%f0,%f1,%f2,%f3}, %rd1, %rd2, 1, 1, 1;", "e4m3/e5m2 wgmma is m64nNk32"},
+        {"wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.xor.popc {%r0,%r1,%r2,%r3}, %rd1, %rd2, 1;", ".b1 wgmma is .and.popc (no .xor)"},
+        {"wgmma.mma_async.sync.aligned.m64n8k256.satfinite.s32.b1.b1.and.popc {%r0,%r1,%r2,%r3}, %rd1, %rd2, 1;", ".satfinite is not for .b1 wgmma"},
+        {"wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1 {%r0,%r1,%r2,%r3}, %rd1, %rd2, 1;", ".b1 wgmma is .and.popc"},
+        {"wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8.and.popc {%r0,%r1,%r2,%r3}, %rd1, %rd2, 1;", ".and.popc is for .b1 wgmma"},
+        {"wgmma.mma_async.sync.aligned.m64n40k256.s32.b1.b1.and.popc {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8,%r9,%r10,%r11,%r12,%r13,%r14,%r15,%r16,%r17,%r18,%r19}, %rd1, %rd2, 1;",
+         "N is 8, 16, 24 or a multiple of 16"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k256.s32.b1.b1.and.popc {%r0,%r1,%r2,%r3}, %rd1, %rd2, %r1, 0, 1;", ".b1 wgmma is m64nNk256"},
     };
     TileDevice *d = open_emu(false);
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
