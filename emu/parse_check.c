@@ -697,7 +697,7 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
     bool tc = in->op == EMU_OP_MMA || in->op == EMU_OP_WMMA_LOAD || in->op == EMU_OP_WMMA_STORE || in->op == EMU_OP_WMMA_MMA ||
               (in->op == EMU_OP_WGMMA && in->ty2 == EMU_T_B1 && in->ty3 == EMU_T_B1);
     if (!tc && in->op != EMU_OP_CVT_PACK && (emu_is_packed(in->ty) || emu_is_packed(in->ty2) || emu_is_packed(in->ty3) || emu_is_packed(in->ty4)))
-        return perr(ps, line, "'%.*s': .s4, .u4 and .b1 are supported as mma and wmma operand types only", (int)len, s);
+        return perr(ps, line, "'%.*s': .s4, .u4 and .b1 are supported as mma and wmma operand types only (and .b1 as wgmma's)", (int)len, s);
     if (in->op == EMU_OP_WGMMA && (ntypes != 3 || !in->space2))
         return perr(ps, line, "wgmma.mma_async needs .m64nNkK.dtype.atype.btype in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_MBARRIER && !in->mode)
