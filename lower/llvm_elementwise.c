@@ -381,14 +381,23 @@ static LLVMValueRef emit_binary(LL *l, Inst *i, DType dt, LLVMValueRef a, LLVMVa
     case OP_XOR: return LLVMBuildXor(l->b, a, b, "");
     case OP_SHL:
     case OP_SHR: {
-        /* PTX's shifts clamp the amount: by the width or more (a negative one is more, unsigned) gives 0, or the
-         * sign's fill for an arithmetic shift right (docs/language.md).  LLVM's give poison, which a constant amount
-         * would fold into the store (an unwritten register in the PTX): that case is spelled out here. */
+        /* A shift by the width or more (a negative amount is more, unsigned) gives 0, or the sign's fill for an
+         * arithmetic shift right (docs/language.md).  LLVM's shifts give poison there, which LLVM may fold on
+         * ((1 << s) == 0 became false for s = 32), and PTX's 64-bit shifts take a 32-bit amount (2^32 + 1 shifted
+         * by 1): the amount is compared and the fill selected, a select LLVM drops where it knows the amount is
+         * in range (s & 31).  A 64-bit amount is clamped to 64 first: NVPTX folds that select into its clamping
+         * shift, whose amount is the low 32 bits (2^63 would shift by 0). */
         unsigned w = LLVMGetIntTypeWidth(ty);
-        if (LLVMIsAConstantInt(b) && LLVMConstIntGetZExtValue(b) >= w)
-            return i->op == OP_SHR && s ? LLVMBuildAShr(l->b, a, LLVMConstInt(ty, w - 1, 0), "") : LLVMConstNull(ty);
-        if (i->op == OP_SHL) return LLVMBuildShl(l->b, a, b, "");
-        return s ? LLVMBuildAShr(l->b, a, b, "") : LLVMBuildLShr(l->b, a, b, "");
+        LLVMValueRef fill = i->op == OP_SHR && s ? LLVMBuildAShr(l->b, a, LLVMConstInt(ty, w - 1, 0), "") : LLVMConstNull(ty);
+        if (LLVMIsAConstantInt(b) && LLVMConstIntGetZExtValue(b) >= w) return fill;
+        if (!LLVMIsAConstantInt(b) && w > 32) {
+            LLVMValueRef mm[2] = {b, LLVMConstInt(ty, w, 0)};
+            b = ll_intr(l, "llvm.umin", &ty, 1, mm, 2);
+        }
+        LLVMValueRef sh = i->op == OP_SHL ? LLVMBuildShl(l->b, a, b, "") : s ? LLVMBuildAShr(l->b, a, b, "") : LLVMBuildLShr(l->b, a, b, "");
+        if (LLVMIsAConstantInt(b)) return sh;
+        LLVMValueRef big = LLVMBuildICmp(l->b, LLVMIntUGE, b, LLVMConstInt(ty, w, 0), "");
+        return LLVMBuildSelect(l->b, big, fill, sh, "");
     }
     case OP_MIN:
     case OP_MAX: {

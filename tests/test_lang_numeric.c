@@ -1,0 +1,523 @@
+/* test_lang_numeric.c - the numeric rules of docs/language.md, operator by operator and type pair by
+ * type pair, against host references, on the emulator as sm_80 and sm_90a: integer + - * / % & | ^
+ * << >> and comparisons of every pair of the 8 integer types (promotion, wrap-around, truncating
+ * division, shifts by the width or more and by negative amounts, unsigned compares), float + - * / %
+ * comparisons and minimum/maximum (both propagate_nan modes) of every pair of f16 bf16 f32 f64
+ * (NaN, signed zeros, infinities, subnormals), fma/sqrt/div_rn rounded once, with run-time operands,
+ * cast constants, constants held in `let`s and a run-time value with a constant (folded in lang/ or
+ * by canonicalize, or left to LLVM), and the sign of a NaN that a constant fold makes.  Inputs: edge
+ * values and random ones (TILE_TEST_SEED replays them); outputs poisoned first, n not the block. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/hostfloat.h"
+#include "support/support.h"
+#include "tests/lang_run.h"
+#include "tests/test_rng.h"
+
+enum { N = 64, LIVE = 61 }; /* lanes of a block, and the n the kernels get */
+
+typedef struct Ty {
+    const char *name;
+    int bits;
+    bool sgn, flt;
+} Ty;
+
+static const Ty ints[] = {{"i8", 8, true, false},   {"i16", 16, true, false}, {"i32", 32, true, false}, {"i64", 64, true, false},
+                          {"u8", 8, false, false},  {"u16", 16, false, false}, {"u32", 32, false, false}, {"u64", 64, false, false}};
+static const Ty flts[] = {{"f16", 16, true, true}, {"bf16", 16, true, true}, {"f32", 32, true, true}, {"f64", 64, true, true}};
+
+static const char *targets[][2] = {{"sm_80", "emu:sm_80"}, {"sm_90a", "emu:sm_90a"}};
+
+/* ---- integers ---- */
+
+/* v as a value of t: its bits, sign- or zero-extended to 64 */
+static uint64_t wrapi(uint64_t v, const Ty *t) {
+    if (t->bits == 64) return v;
+    uint64_t m = (1ull << t->bits) - 1, u = v & m;
+    if (t->sgn && (u >> (t->bits - 1))) u |= ~m;
+    return u;
+}
+
+static const Ty *promote_int(const Ty *a, const Ty *b) {
+    if (a == b) return a;
+    if (a->bits != b->bits) return a->bits > b->bits ? a : b;
+    return a->sgn ? b : a;
+}
+
+static const char *const int_ops[] = {"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">="};
+enum { NIOPS = sizeof int_ops / sizeof *int_ops };
+
+static bool is_cmp(const char *op) { return op[0] == '=' || op[0] == '!' || ((op[0] == '<' || op[0] == '>') && op[1] != op[0]); }
+static bool is_div(const char *op) { return !strcmp(op, "/") || !strcmp(op, "%"); }
+
+/* Whether the documented result of x op y (values of ta and tb, as bits) is defined, and it in *r: what
+ * `(x op y) as i64` gives (the promoted type's value widened; a comparison 0 or 1). */
+static bool int_ref(const char *op, const Ty *ta, const Ty *tb, uint64_t xa, uint64_t yb, uint64_t *r) {
+    const Ty *t = promote_int(ta, tb);
+    int w = t->bits;
+    uint64_t x = wrapi(wrapi(xa, ta), t), y = wrapi(wrapi(yb, tb), t); /* converted to t */
+    int64_t sx = (int64_t)x, sy = (int64_t)y;
+    uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1, ux = x & mask, uy = y & mask;
+    uint64_t v;
+    if (!strcmp(op, "+")) v = x + y;
+    else if (!strcmp(op, "-")) v = x - y;
+    else if (!strcmp(op, "*")) v = x * y;
+    else if (is_div(op)) {
+        if (uy == 0) return false;                                          /* undefined, as in C */
+        if (t->sgn && sy == -1 && ux == (1ull << (w - 1))) return false;     /* INT_MIN / -1 overflows */
+        bool q = op[0] == '/';
+        v = t->sgn ? (uint64_t)(q ? sx / sy : sx % sy) : (q ? ux / uy : ux % uy); /* C truncates, as documented */
+    } else if (!strcmp(op, "&")) v = x & y;
+    else if (!strcmp(op, "|")) v = x | y;
+    else if (!strcmp(op, "^")) v = x ^ y;
+    else if (!strcmp(op, "<<") || !strcmp(op, ">>")) {
+        bool out = t->sgn ? (sy < 0 || sy >= w) : uy >= (uint64_t)w; /* by the width or more, or negative */
+        if (op[0] == '<') v = out ? 0 : ux << uy;
+        else if (ta->sgn) { /* arithmetic, on the promoted type's bits taken as signed */
+            int64_t xs = (int64_t)wrapi(ux, &(Ty){"", w, true, false});
+            v = out ? (xs < 0 ? ~0ull : 0) : (xs < 0 ? ~(~(uint64_t)xs >> uy) : (uint64_t)xs >> uy);
+        } else v = out ? 0 : ux >> uy;
+    } else {
+        bool lt = t->sgn ? sx < sy : ux < uy, eq = ux == uy;
+        bool c = !strcmp(op, "==") ? eq : !strcmp(op, "!=") ? !eq : !strcmp(op, "<") ? lt : !strcmp(op, "<=") ? lt || eq
+                 : !strcmp(op, ">") ? !lt && !eq : !lt;
+        *r = c;
+        return true;
+    }
+    *r = wrapi(v, t);
+    if (!t->sgn) *r &= mask;
+    return true;
+}
+
+/* Edge values of t (its limits, widths as shift amounts, small negatives), then random ones: as bits. */
+static void int_values(const Ty *t, uint64_t *v, int n) {
+    static const int64_t fixed[] = {0, 1, -1, 2, -2, 3, -7, 7, INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1, 8, 16, 31, 32,
+                                    33, 63, 64, 65, -8, -32, -64, 100, -100, 127, 128, 255, 256, 32767, 32768, 65535,
+                                    (int64_t)0x80000000ll, (int64_t)0xFFFFFFFFll, 0x100000001ll, (int64_t)0x100000000ll};
+    int k = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && k < n; i++) v[k++] = wrapi((uint64_t)fixed[i], t);
+    if (t->bits < 64) { /* the type's own limits */
+        v[k++ % n] = wrapi(t->sgn ? 1ull << (t->bits - 1) : 0, t);
+        v[k++ % n] = wrapi(t->sgn ? (1ull << (t->bits - 1)) - 1 : (1ull << t->bits) - 1, t);
+    }
+    for (; k < n; k++) v[k] = wrapi(rnext(), t) >> (irand(2) ? 0 : irand(t->bits)); /* some small, some full width */
+    for (int i = 0; i < n; i++) v[i] = wrapi(v[i], t);
+}
+
+static void put_int(void *buf, int i, const Ty *t, uint64_t v) { memcpy((char *)buf + (size_t)i * (t->bits / 8), &v, t->bits / 8); }
+
+/* `(v as T)`, v a value of t as bits: a literal of the value's sign (u64 past i64 as its unsigned value) */
+static void int_literal(Str *s, const Ty *t, uint64_t v) {
+    if (t->sgn && (int64_t)v < 0) str_printf(s, "((%lld) as %s)", (long long)(int64_t)v, t->name);
+    else str_printf(s, "(%llu as %s)", (unsigned long long)(t->sgn ? v : v & (t->bits == 64 ? ~0ull : (1ull << t->bits) - 1)), t->name);
+}
+
+/* Every operator on run-time operands of types ta and tb: one kernel, N lanes an operator. */
+static int int_pair_runtime(const char *arch, const char *dev, const Ty *ta, const Ty *tb) {
+    uint64_t xv[N], yv[N], dv[N];
+    int_values(ta, xv, N);
+    int_values(tb, yv, N);
+    for (int i = N - 1; i > 0; i--) { /* pair edges with other edges */
+        int j = irand(i + 1);
+        uint64_t t = yv[i];
+        yv[i] = yv[j], yv[j] = t;
+    }
+    const Ty *pt = promote_int(ta, tb);
+    for (int i = 0; i < N; i++) dv[i] = wrapi(yv[i], pt) == 0 ? 3 : yv[i]; /* no zero divisor */
+    Str s = {0};
+    str_printf(&s, "kernel k(xp: *%s, yp: *%s, dp: *%s, out: *i64, n: i32) {\n"
+                   "    let c = arange(0, %d);\n    let m = c < n;\n"
+                   "    let x = load(xp + c, m);\n    let y = load(yp + c, m);\n    let d = load(dp + c, m);\n",
+               ta->name, tb->name, tb->name, N);
+    bool live[NIOPS];
+    for (int o = 0; o < NIOPS; o++) {
+        live[o] = !(is_div(int_ops[o]) && ta->sgn != tb->sgn); /* refused: a compile error (test_lang_triton_values) */
+        if (live[o]) str_printf(&s, "    store(out + %d + c, (x %s %s) as i64, m);\n", o * N, int_ops[o], is_div(int_ops[o]) ? "d" : "y");
+    }
+    str_puts(&s, "}\n");
+    K k;
+    load_src_on(&k, s.buf, "k", arch, dev);
+    str_free(&s);
+    unsigned char hx[N * 8], hy[N * 8], hd[N * 8];
+    for (int i = 0; i < N; i++) put_int(hx, i, ta, xv[i]), put_int(hy, i, tb, yv[i]), put_int(hd, i, tb, dv[i]);
+    uint64_t dx = upload(&k, hx, sizeof hx), dy = upload(&k, hy, sizeof hy), dd = upload(&k, hd, sizeof hd);
+    uint64_t dout = poisoned(&k, (size_t)NIOPS * N * 8);
+    int32_t n = LIVE;
+    void *params[] = {&dx, &dy, &dd, &dout, &n};
+    launch(&k, 1, params);
+    uint64_t *got = malloc((size_t)NIOPS * N * 8);
+    cr_assert(got);
+    download(&k, got, dout, (size_t)NIOPS * N * 8);
+    unload(&k);
+    int bad = 0;
+    for (int o = 0; o < NIOPS; o++)
+        for (int i = 0; i < N; i++) {
+            uint64_t want, g = got[o * N + i];
+            if (!live[o]) continue;
+            if (i >= LIVE) {
+                bad += g != ~0ull;
+                cr_expect_eq(g, ~0ull, "%s: lane %d past n written", arch, i);
+                continue;
+            }
+            uint64_t y = is_div(int_ops[o]) ? dv[i] : yv[i];
+            if (!int_ref(int_ops[o], ta, tb, xv[i], y, &want)) continue;
+            if (g != want && bad++ < 8)
+                cr_expect_eq(g, want, "%s: %s %lld %s %s %lld: %lld, want %lld", arch, ta->name, (long long)xv[i], int_ops[o], tb->name,
+                             (long long)y, (long long)g, (long long)want);
+        }
+    free(got);
+    return bad;
+}
+
+Test(lang_numeric, int_operators_of_every_type_pair, .timeout = 600) {
+    seed_rng();
+    cr_log_info("seed %llu (TILE_TEST_SEED replays it)", (unsigned long long)seed);
+    for (size_t t = 0; t < 2; t++) {
+        int bad = 0;
+        for (size_t a = 0; a < 8; a++)
+            for (size_t b = 0; b < 8; b++) bad += int_pair_runtime(targets[t][0], targets[t][1], &ints[a], &ints[b]);
+        cr_expect_eq(bad, 0, "%s: %d wrong results", targets[t][0], bad);
+    }
+}
+
+/* The same operators where the operands are constants: cast (`(v as T)`, folded in lang/), held in a
+ * `let` of a declared type, and one of them run-time (the constant then folded by LLVM or canonicalize);
+ * a shift of two constants by the width or more is an error (docs), so those amounts are left out. */
+typedef enum CtForm { CT_CAST, CT_LET, CT_RT_LEFT, CT_RT_RIGHT, CT_FORMS } CtForm;
+static const char *const ct_form_names[] = {"cast constants", "let constants", "run-time left", "run-time right"};
+
+static int int_pair_constants(const Ty *ta, const Ty *tb, CtForm form) {
+    enum { P = 12 };
+    uint64_t xv[P], yv[P];
+    int_values(ta, xv, P);
+    int_values(tb, yv, P);
+    for (int i = 0; i < P; i++) { /* fresh random pairs besides the edges */
+        if (irand(2)) xv[i] = wrapi(rnext() >> irand(64), ta);
+        if (irand(2)) yv[(i * 5) % P] = wrapi(rnext() >> irand(64), tb);
+    }
+    const Ty *pt = promote_int(ta, tb);
+    Str s = {0};
+    str_printf(&s, "kernel k(xp: *%s, yp: *%s, out: *i64) {\n", ta->name, tb->name);
+    uint64_t want[NIOPS * P], hx[NIOPS * P], hy[NIOPS * P];
+    int nc = 0;
+    for (int o = 0; o < NIOPS; o++) {
+        if (is_div(int_ops[o]) && ta->sgn != tb->sgn) continue;
+        for (int i = 0; i < P; i++) {
+            uint64_t x = xv[i], y = yv[(i + o) % P], r;
+            if (!int_ref(int_ops[o], ta, tb, x, y, &r)) continue;
+            int64_t amount = (int64_t)wrapi(y, pt);
+            bool shift = int_ops[o][0] == int_ops[o][1] && (int_ops[o][0] == '<' || int_ops[o][0] == '>');
+            if (shift && (form == CT_CAST || form == CT_LET) && (amount < 0 || amount >= pt->bits || (!pt->sgn && (uint64_t)amount >= (uint64_t)pt->bits)))
+                continue; /* of two constants: an error */
+            Str a = {0}, b = {0};
+            if (form == CT_RT_LEFT) str_printf(&a, "load(xp + %d)", nc);
+            else int_literal(&a, ta, x);
+            if (form == CT_RT_RIGHT) str_printf(&b, "load(yp + %d)", nc);
+            else int_literal(&b, tb, y);
+            if (form == CT_LET) {
+                str_printf(&s, "    let a%d: %s = %s;\n    let b%d: %s = %s;\n", nc, ta->name, a.buf, nc, tb->name, b.buf);
+                str_free(&a), str_free(&b);
+                str_printf(&a, "a%d", nc), str_printf(&b, "b%d", nc);
+            }
+            str_printf(&s, "    store(out + %d, (%s %s %s) as i64);\n", nc, a.buf, int_ops[o], b.buf);
+            str_free(&a), str_free(&b);
+            hx[nc] = x, hy[nc] = y, want[nc++] = r;
+        }
+    }
+    str_puts(&s, "}\n");
+    K k;
+    load_src_on(&k, s.buf, "k", NULL, NULL);
+    unsigned char bx[NIOPS * P * 8], by[NIOPS * P * 8];
+    for (int i = 0; i < nc; i++) put_int(bx, i, ta, hx[i]), put_int(by, i, tb, hy[i]);
+    uint64_t dx = upload(&k, bx, sizeof bx), dy = upload(&k, by, sizeof by), dout = poisoned(&k, (size_t)nc * 8);
+    void *params[] = {&dx, &dy, &dout};
+    launch(&k, 1, params);
+    uint64_t got[NIOPS * P];
+    download(&k, got, dout, (size_t)nc * 8);
+    unload(&k);
+    int bad = 0;
+    for (int c = 0; c < nc; c++)
+        if (got[c] != want[c] && bad++ < 6) {
+            const char *line = s.buf;
+            for (int l = 0; l < c + 1 + (form == CT_LET ? 2 * (c + 1) : 0); l++) line = strchr(line, '\n') + 1;
+            cr_expect_eq(got[c], want[c], "%s: %.*s: %lld, want %lld", ct_form_names[form], (int)(strchr(line, '\n') - line), line,
+                         (long long)got[c], (long long)want[c]);
+        }
+    str_free(&s);
+    return bad;
+}
+
+Test(lang_numeric, int_operators_of_constants, .timeout = 600) {
+    seed_rng();
+    cr_log_info("seed %llu (TILE_TEST_SEED replays it)", (unsigned long long)seed);
+    int bad = 0;
+    for (int f = 0; f < CT_FORMS; f++)
+        for (size_t a = 0; a < 8; a++) {
+            bad += int_pair_constants(&ints[a], &ints[a], (CtForm)f);
+            bad += int_pair_constants(&ints[a], &ints[(a + 3 + f) % 8], (CtForm)f); /* a mixed pair, another each form */
+        }
+    cr_expect_eq(bad, 0, "%d wrong results", bad);
+}
+
+/* A shift by the width or more gives 0 (or the sign's fill) whatever LLVM knows of it: `(1 << s) == 0` was
+ * folded to false (LLVM's shl past the width is poison), and a 64-bit amount of 2^32 + 1 shifted by 1 (PTX's
+ * 64-bit shifts take the amount's low 32 bits). */
+Test(lang_numeric, shift_past_the_width_is_zero) {
+    for (size_t t = 0; t < 2; t++) {
+        K k;
+        load_src_on(&k,
+                    "kernel k(s: *i32, s64: *i64, out: *i32, o64: *i64, n: i32) {\n"
+                    "    let c = arange(0, 16);\n    let m = c < n;\n"
+                    "    let a = load(s + c, m);\n    let b = load(s64 + c, m);\n"
+                    "    store(out + c, where((1 << a) == 0, 1, 0) + where((-8 >> a) == -1, 10, 0) + where((a >> a) == 0, 100, 0), m);\n"
+                    "    store(o64 + c, (3 as i64) << b, m);\n"
+                    "    store(o64 + 16 + c, (-5 as i64) >> b, m);\n"
+                    "    store(o64 + 32 + c, (b as u64 >> b) as i64, m);\n"
+                    "}\n",
+                    "k", targets[t][0], targets[t][1]);
+        int32_t s[16] = {0, 1, 31, 32, 33, 40, -1, -32, INT32_MIN, INT32_MAX, 64, 3};
+        int64_t s64[16] = {0, 1, 63, 64, 65, 0x100000001ll, (int64_t)0x100000000ll, -1, INT64_MIN, INT64_MIN + 1, INT64_MAX, 32,
+                           (int64_t)0x8000000000000001ull, 2};
+        uint64_t ds = upload(&k, s, sizeof s), ds64 = upload(&k, s64, sizeof s64), dout = poisoned(&k, 16 * 4), do64 = poisoned(&k, 48 * 8);
+        int32_t n = 14, out[16];
+        int64_t o64[48];
+        void *params[] = {&ds, &ds64, &dout, &do64, &n};
+        launch(&k, 1, params);
+        download(&k, out, dout, sizeof out);
+        download(&k, o64, do64, sizeof o64);
+        unload(&k);
+        for (int i = 0; i < n; i++) {
+            int32_t a = s[i];
+            bool big = a < 0 || a >= 32;
+            int want = (big ? 1 : 0) + ((big ? -1 : -8 >> a) == -1 ? 10 : 0) + ((big ? (a < 0 ? -1 : 0) : a >> a) == 0 ? 100 : 0);
+            cr_expect_eq(out[i], want, "%s: s = %d: %d, want %d", targets[t][0], a, out[i], want);
+            int64_t b = s64[i];
+            bool big64 = b < 0 || b >= 64;
+            cr_expect_eq(o64[i], big64 ? 0 : (int64_t)(3ull << b), "%s: 3 << %lld: %lld", targets[t][0], (long long)b, (long long)o64[i]);
+            cr_expect_eq(o64[16 + i], big64 ? -1 : (int64_t)-5 >> b, "%s: -5 >> %lld: %lld", targets[t][0], (long long)b, (long long)o64[16 + i]);
+            uint64_t ub = (uint64_t)b;
+            cr_expect_eq((uint64_t)o64[32 + i], ub >= 64 ? 0 : ub >> ub, "%s: u64 %llu >> itself: %llu", targets[t][0],
+                         (unsigned long long)ub, (unsigned long long)o64[32 + i]);
+        }
+    }
+}
+
+/* ---- floats ---- */
+
+/* v rounded to nearest even with mant fraction bits, normal exponents from emin, past maxv infinite */
+static double round_prec(double v, int mant, int emin, double maxv) {
+    if (!isfinite(v) || v == 0) return v;
+    int e;
+    frexp(v, &e);
+    int q = (e - 1 < emin ? emin : e - 1) - mant;
+    double r = ldexp(nearbyint(ldexp(v, -q)), q);
+    return fabs(r) > maxv ? copysign(INFINITY, v) : r;
+}
+
+static double round_to(double v, const Ty *t) {
+    if (!strcmp(t->name, "f16")) return round_prec(v, 10, -14, 65504.0);
+    if (!strcmp(t->name, "bf16")) return round_prec(v, 7, -126, 0x1.FEp127);
+    if (!strcmp(t->name, "f32")) return (double)(float)v;
+    return v;
+}
+
+static uint64_t f_bits(double v, const Ty *t) {
+    if (t->bits == 64) {
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        return b;
+    }
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if (t->bits == 32) return b;
+    return !strcmp(t->name, "f16") ? f32_to_f16(f) : f32_to_bf16(f); /* v is a value of t: exact */
+}
+
+static double f_val(uint64_t b, const Ty *t) {
+    if (t->bits == 64) {
+        double d;
+        memcpy(&d, &b, 8);
+        return d;
+    }
+    if (t->bits == 32) {
+        float f;
+        uint32_t u = (uint32_t)b;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    return !strcmp(t->name, "f16") ? f16_to_d((uint16_t)b) : bf16_to_d((uint16_t)b);
+}
+
+static const Ty *promote_float(const Ty *a, const Ty *b) {
+    if (a == b) return a;
+    if (a->bits == b->bits) return &flts[2]; /* f16 with bf16: f32 */
+    return a->bits > b->bits ? a : b;
+}
+
+static const char *const float_ops[] = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "min", "max", "minn", "maxn"};
+enum { NFOPS = sizeof float_ops / sizeof *float_ops };
+
+/* minimum/maximum: -0.0 below +0.0; a NaN gives NaN, or with num the other operand */
+static double minmax_ref(double x, double y, bool min, bool num) {
+    if (isnan(x) || isnan(y)) return num ? (isnan(x) ? y : x) : NAN;
+    if (x == y) return (signbit(x) != 0) == min ? x : y;
+    return (x < y) == min ? x : y;
+}
+
+/* x op y in t (operands values of t): a double of t, or for a comparison 0/1 */
+static double float_ref(const char *op, double x, double y, const Ty *t) {
+    if (!strcmp(op, "+")) return round_to(x + y, t); /* exact in double for f16 and bf16; else rounded once more, harmlessly */
+    if (!strcmp(op, "-")) return round_to(x - y, t);
+    if (!strcmp(op, "*")) return round_to(x * y, t);
+    if (!strcmp(op, "/")) return round_to(x / y, t);
+    if (!strcmp(op, "%")) return fmod(x, y); /* exact */
+    if (!strcmp(op, "==")) return x == y;
+    if (!strcmp(op, "!=")) return x != y;
+    if (!strcmp(op, "<")) return x < y;
+    if (!strcmp(op, "<=")) return x <= y;
+    if (!strcmp(op, ">")) return x > y;
+    if (!strcmp(op, ">=")) return x >= y;
+    return minmax_ref(x, y, op[1] == 'i', op[3] == 'n');
+}
+
+static bool same_float(double a, double b) { return isnan(a) ? isnan(b) : a == b && signbit(a) == signbit(b); }
+
+static void float_values(const Ty *t, double *v, int n) {
+    double maxv = !strcmp(t->name, "f16") ? 65504.0 : !strcmp(t->name, "bf16") ? 0x1.FEp127 : t->bits == 32 ? FLT_MAX : DBL_MAX;
+    int emin = !strcmp(t->name, "f16") ? -14 : t->bits == 64 ? -1022 : -126, mant = !strcmp(t->name, "f16") ? 10 : !strcmp(t->name, "bf16") ? 7 : t->bits == 32 ? 23 : 52;
+    double fixed[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, maxv, -maxv, ldexp(1, emin), -ldexp(1, emin), ldexp(1, emin - mant),
+                      -ldexp(1, emin - mant), 0.5, 3.0, -7.5, 2.0, 1.0 + ldexp(1, -mant), 0.1, -0.3, 1e4, 1.0 / 3, 65504.0, 6e4, 7.0};
+    int k = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && k < n; i++) v[k++] = round_to(fixed[i], t);
+    for (; k < n; k++) {
+        double r = irand(2) ? urand() * 10 : copysign(exp2(emin - mant + (urand() + 1) / 2 * (log2(maxv) - emin + mant)), urand());
+        v[k] = round_to(r, t);
+    }
+}
+
+static void put_float(void *buf, int i, const Ty *t, double v) {
+    uint64_t b = f_bits(v, t);
+    memcpy((char *)buf + (size_t)i * (t->bits / 8), &b, t->bits / 8);
+}
+
+static const char *ubits(const Ty *t) { return t->bits == 64 ? "u64" : t->bits == 32 ? "u32" : "u16"; }
+
+/* `(v as T)`: the double's shortest exact digits (infinities and NaN as divisions, folded) */
+static void float_literal(Str *s, const Ty *t, double v) {
+    if (isnan(v)) str_printf(s, "((0.0 / 0.0) as %s)", t->name);
+    else if (isinf(v)) str_printf(s, "((%s1.0 / 0.0) as %s)", v < 0 ? "-" : "", t->name);
+    else if (v == 0) str_printf(s, "((%s0.0) as %s)", signbit(v) ? "-" : "", t->name); /* -0 would be the integer 0 */
+    else str_printf(s, "((%.17g) as %s)", v, t->name);
+}
+
+static void float_expr(Str *s, const char *op, const char *a, const char *b, const Ty *pt) {
+    if (op[0] == 'm') str_printf(s, "%s(%s, %s%s)", op[1] == 'i' ? "minimum" : "maximum", a, b, op[3] == 'n' ? ", propagate_nan=\"none\"" : "");
+    else if (is_cmp(op)) str_printf(s, "(%s %s %s) as %s", a, op, b, pt->name);
+    else str_printf(s, "%s %s %s", a, op, b);
+}
+
+static int float_pair(const char *arch, const char *dev, const Ty *ta, const Ty *tb, CtForm form) {
+    double xv[N], yv[N];
+    float_values(ta, xv, N);
+    float_values(tb, yv, N);
+    for (int i = N - 1; i > 0; i--) {
+        int j = irand(i + 1);
+        double t = yv[i];
+        yv[i] = yv[j], yv[j] = t;
+    }
+    const Ty *pt = promote_float(ta, tb);
+    bool rt = form == CT_FORMS; /* both run-time: every lane; else every third lane a store of its own */
+    int step = rt ? 1 : 3, per = rt ? N : (N + step - 1) / step;
+    Str s = {0};
+    str_printf(&s, "kernel k(xp: *%s, yp: *%s, out: *u64, n: i32) {\n    let c = arange(0, %d);\n    let m = c < n;\n", ta->name, tb->name, N);
+    if (rt) str_puts(&s, "    let x = load(xp + c, m);\n    let y = load(yp + c, m);\n");
+    for (int o = 0; o < NFOPS; o++) {
+        if (rt) {
+            Str e = {0};
+            float_expr(&e, float_ops[o], "x", "y", pt);
+            str_printf(&s, "    store(out + %d + c, bitcast(%s, %s) as u64, m);\n", o * N, e.buf, ubits(pt));
+            str_free(&e);
+            continue;
+        }
+        for (int i = 0; i < N; i += step) {
+            Str a = {0}, b = {0}, e = {0};
+            if (form == CT_RT_LEFT) str_printf(&a, "load(xp + %d)", i);
+            else float_literal(&a, ta, xv[i]);
+            if (form == CT_RT_RIGHT) str_printf(&b, "load(yp + %d)", i);
+            else float_literal(&b, tb, yv[i]);
+            if (form == CT_LET) {
+                int id = o * N + i;
+                str_printf(&s, "    let a%d: %s = %s;\n    let b%d: %s = %s;\n", id, ta->name, a.buf, id, tb->name, b.buf);
+                str_free(&a), str_free(&b);
+                str_printf(&a, "a%d", id), str_printf(&b, "b%d", id);
+            }
+            float_expr(&e, float_ops[o], a.buf, b.buf, pt);
+            str_printf(&s, "    store(out + %d, bitcast(%s, %s) as u64);\n", o * N + i, e.buf, ubits(pt));
+            str_free(&a), str_free(&b), str_free(&e);
+        }
+    }
+    str_puts(&s, "}\n");
+    (void)per;
+    K k;
+    load_src_on(&k, s.buf, "k", arch, dev);
+    str_free(&s);
+    unsigned char hx[N * 8], hy[N * 8];
+    for (int i = 0; i < N; i++) put_float(hx, i, ta, xv[i]), put_float(hy, i, tb, yv[i]);
+    uint64_t dx = upload(&k, hx, sizeof hx), dy = upload(&k, hy, sizeof hy), dout = poisoned(&k, (size_t)NFOPS * N * 8);
+    int32_t n = LIVE;
+    void *params[] = {&dx, &dy, &dout, &n};
+    launch(&k, 1, params);
+    uint64_t *got = malloc((size_t)NFOPS * N * 8);
+    cr_assert(got);
+    download(&k, got, dout, (size_t)NFOPS * N * 8);
+    unload(&k);
+    int bad = 0;
+    for (int o = 0; o < NFOPS; o++)
+        for (int i = 0; i < N; i += step) {
+            uint64_t g = got[o * N + i];
+            if (rt && i >= LIVE) {
+                bad += g != ~0ull;
+                continue;
+            }
+            double x = xv[i], y = yv[i]; /* values of pt as well: widening is exact */
+            double want = float_ref(float_ops[o], x, y, pt);
+            double gv = is_cmp(float_ops[o]) ? (double)(g != f_bits(0.0, pt)) : f_val(g, pt);
+            if (is_cmp(float_ops[o])) { /* 1 or 0 as pt */
+                gv = g == f_bits(1.0, pt) ? 1 : g == f_bits(0.0, pt) ? 0 : -1;
+            }
+            if (!same_float(gv, want) && bad++ < 8)
+                cr_expect(false, "%s, %s: %s %a %s %s %a (in %s): %a, want %a", arch, rt ? "run-time" : ct_form_names[form], ta->name, x,
+                          float_ops[o], tb->name, y, pt->name, gv, want);
+        }
+    free(got);
+    return bad;
+}
+
+Test(lang_numeric, float_operators_of_every_type_pair, .timeout = 600) {
+    seed_rng();
+    cr_log_info("seed %llu (TILE_TEST_SEED replays it)", (unsigned long long)seed);
+    for (size_t t = 0; t < 2; t++) {
+        int bad = 0;
+        for (size_t a = 0; a < 4; a++)
+            for (size_t b = 0; b < 4; b++) bad += float_pair(targets[t][0], targets[t][1], &flts[a], &flts[b], CT_FORMS);
+        cr_expect_eq(bad, 0, "%s: %d wrong results", targets[t][0], bad);
+    }
+}
+
+Test(lang_numeric, float_operators_of_constants, .timeout = 600) {
+    seed_rng();
+    cr_log_info("seed %llu (TILE_TEST_SEED replays it)", (unsigned long long)seed);
+    int bad = 0;
+    for (int f = 0; f < CT_FORMS; f++)
+        for (size_t a = 0; a < 4; a++) bad += float_pair(NULL, NULL, &flts[a], &flts[(a + (size_t)f) % 4], (CtForm)f);
+    cr_expect_eq(bad, 0, "%d wrong results", bad);
+}
