@@ -567,6 +567,9 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         case TK_GE: return val_ct_int(x >= y, DT_I1);
         default: unreachable("float fold");
         }
+        /* the host's invalid operation gives a negative NaN (x86's default); a GPU's is positive, and so is a
+         * folded one (sort puts it last, signbit(0.0 / 0.0) is false, as at run time) */
+        if (isnan(r)) r = NAN;
         /* exact in 64 bits where the type is f32 or f64 (literals' own: `x_f64 * (1.0 / 3.0)` keeps f64's third),
          * rounded to a narrower declared type as the same arithmetic at run time (f16 1000 * 1000 is inf) */
         if (rnd) r = round_float(r, dt); /* a held f32 is one */

@@ -344,6 +344,9 @@ static bool fold(Func *f, Inst *i) {
     else if (dtype_is_int(dt)) ok = eval_int_binary(i->op, i->a.ival2, a.i, b.i, dt, &r.i);
     else ok = eval_float_binary(i->op, i->a.ival2, a.x, b.x, &r.x, &r.i);
     if (!ok) return false;
+    /* a NaN computed here is the host's (x86's is negative: inf - inf, sqrt(-1)); a GPU's arithmetic gives a
+     * positive one, and so does the fold (a negation or a cast keeps its operand's sign) */
+    if (dtype_is_float(rdt) && isnan(r.x) && i->op != OP_NEG && i->op != OP_CAST) r.x = NAN;
     if (dtype_is_float(rdt)) r.x = round_to_type(r.x, rdt);
     make_const(f, i, r);
     return true;

@@ -521,3 +521,60 @@ Test(lang_numeric, float_operators_of_constants, .timeout = 600) {
         for (size_t a = 0; a < 4; a++) bad += float_pair(NULL, NULL, &flts[a], &flts[(a + (size_t)f) % 4], (CtForm)f);
     cr_expect_eq(bad, 0, "%d wrong results", bad);
 }
+
+/* A NaN that a constant fold makes is positive, as a GPU's arithmetic makes it: the host's invalid
+ * operation gave x86's negative NaN, so `0.0 / 0.0` (the spelling of a NaN here) had its sign bit set,
+ * signbit() of it was true and sort put it first instead of last (docs: "a NaN made by arithmetic is
+ * positive"), unlike the same division at run time.  Folded in lang/ (weak and held constants) and by
+ * canonicalize (sqrt(-1.0), inf - inf of splat tensors). */
+Test(lang_numeric, folded_nan_is_positive) {
+    K k;
+    load_src(&k,
+             "kernel k(zp: *f32, out: *u32, o16: *u16, o64: *u64) {\n"
+             "    let z = load(zp);\n"
+             "    let c = arange(0, 4);\n"
+             "    let inf = 1.0 / 0.0;\n"
+             "    let h: f32 = inf;\n"
+             "    let t = zeros([4], f32) + inf;\n"
+             "    store(out + 0, bitcast(0.0 / 0.0, u32));\n"
+             "    store(out + 1, bitcast(h - h, u32));\n"
+             "    store(out + 2, bitcast(sqrt(-1.0), u32));\n"
+             "    store(out + 12 + c, bitcast(t - t, u32));\n"
+             "    store(out + 3, bitcast((0.0 / 0.0) % 2.0, u32));\n"
+             "    store(out + 4, bitcast(0.0 * h, u32));\n"
+             "    store(out + 5, bitcast(z / z, u32));\n"
+             "    store(out + 6, signbit(0.0 / 0.0) as u32);\n"
+             "    store(out + 7, bitcast(-(0.0 / 0.0), u32));\n"
+             "    store(out + 8 + c, bitcast(sort(where(c == 1, 0.0 / 0.0, c as f32)), u32));\n"
+             "    store(o16 + 0, bitcast((0.0 / 0.0) as f16, u16));\n"
+             "    store(o16 + 1, bitcast((0.0 / 0.0) as bf16, u16));\n"
+             "    store(o16 + 2, bitcast((inf as f16) - (inf as f16), u16));\n"
+             "    store(o64, bitcast((0.0 / 0.0) as f64, u64));\n"
+             "    store(o64 + 1, bitcast((inf as f64) * 0.0, u64));\n"
+             "}\n",
+             "k");
+    float zero = 0.0f;
+    uint64_t dz = upload(&k, &zero, 4), dout = poisoned(&k, 16 * 4), d16 = poisoned(&k, 3 * 2), d64 = poisoned(&k, 2 * 8);
+    void *params[] = {&dz, &dout, &d16, &d64};
+    launch(&k, 1, params);
+    uint32_t o[16];
+    uint16_t o16[3];
+    uint64_t o64[2];
+    download(&k, o, dout, sizeof o);
+    download(&k, o16, d16, sizeof o16);
+    download(&k, o64, d64, sizeof o64);
+    unload(&k);
+    for (int i = 0; i < 6; i++)
+        cr_expect((o[i] & 0x7fffffffu) > 0x7f800000u && !(o[i] >> 31), "out[%d] = 0x%08x: not a positive NaN", i, o[i]);
+    for (int i = 12; i < 16; i++)
+        cr_expect((o[i] & 0x7fffffffu) > 0x7f800000u && !(o[i] >> 31), "inf - inf of a tensor: 0x%08x, not a positive NaN", o[i]);
+    cr_expect_eq(o[6], 0, "signbit(0.0 / 0.0) is true");
+    cr_expect((o[7] & 0x7fffffffu) > 0x7f800000u && (o[7] >> 31), "-(0.0 / 0.0) = 0x%08x: not a negative NaN", o[7]);
+    cr_expect(o[8] == 0 && o[9] == 0x40000000u && o[10] == 0x40400000u && (o[11] & 0x7fffffffu) > 0x7f800000u,
+              "sort of (0, NaN, 2, 3): 0x%x 0x%x 0x%x 0x%x, the NaN not last", o[8], o[9], o[10], o[11]);
+    cr_expect((o16[0] & 0x7fff) > 0x7c00 && !(o16[0] >> 15), "f16 NaN 0x%04x", o16[0]);
+    cr_expect((o16[1] & 0x7fff) > 0x7f80 && !(o16[1] >> 15), "bf16 NaN 0x%04x", o16[1]);
+    cr_expect((o16[2] & 0x7fff) > 0x7c00 && !(o16[2] >> 15), "f16 inf - inf 0x%04x", o16[2]);
+    for (int i = 0; i < 2; i++)
+        cr_expect((o64[i] & ~(1ull << 63)) > 0x7ff0000000000000ull && !(o64[i] >> 63), "f64 NaN %d: 0x%016llx", i, (unsigned long long)o64[i]);
+}
