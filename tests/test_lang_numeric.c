@@ -3,7 +3,8 @@
  * << >> and comparisons of every pair of the 8 integer types (promotion, wrap-around, truncating
  * division, shifts by the width or more and by negative amounts, unsigned compares), float + - * / %
  * comparisons and minimum/maximum (both propagate_nan modes) of every pair of f16 bf16 f32 f64
- * (NaN, signed zeros, infinities, subnormals), fma/sqrt/div_rn rounded once, with run-time operands,
+ * (NaN, signed zeros, infinities, subnormals), conversions between every pair of the 15 types (as sm_80,
+ * sm_89 and sm_90a: software and hardware f8), fma/sqrt/div_rn rounded once; with run-time operands,
  * cast constants, constants held in `let`s and a run-time value with a constant (folded in lang/ or
  * by canonicalize, or left to LLVM), and the sign of a NaN that a constant fold makes.  Inputs: edge
  * values and random ones (TILE_TEST_SEED replays them); outputs poisoned first, n not the block. */
@@ -577,4 +578,280 @@ Test(lang_numeric, folded_nan_is_positive) {
     cr_expect((o16[2] & 0x7fff) > 0x7c00 && !(o16[2] >> 15), "f16 inf - inf 0x%04x", o16[2]);
     for (int i = 0; i < 2; i++)
         cr_expect((o64[i] & ~(1ull << 63)) > 0x7ff0000000000000ull && !(o64[i] >> 63), "f64 NaN %d: 0x%016llx", i, (unsigned long long)o64[i]);
+}
+
+/* ---- conversions: every source type to every type, at run time and folded ---- */
+
+typedef struct CTy {
+    const char *name;
+    int bits;        /* of the storage: 8 for i1 and the f8 types */
+    char kind;       /* 'i' signed, 'u' unsigned (i1 too), 'f' float, '8' f8 */
+    int mant, emin;  /* floats: fraction bits, least normal exponent */
+    long double max; /* floats: largest finite */
+} CTy;
+
+static const CTy ctys[] = {
+    {"i1", 8, 'b', 0, 0, 0},       {"i8", 8, 'i', 0, 0, 0},
+    {"i16", 16, 'i', 0, 0, 0},     {"i32", 32, 'i', 0, 0, 0},
+    {"i64", 64, 'i', 0, 0, 0},     {"u8", 8, 'u', 0, 0, 0},
+    {"u16", 16, 'u', 0, 0, 0},     {"u32", 32, 'u', 0, 0, 0},
+    {"u64", 64, 'u', 0, 0, 0},     {"f16", 16, 'f', 10, -14, 65504.0L},
+    {"bf16", 16, 'f', 7, -126, 0x1.FEp127L}, {"f32", 32, 'f', 23, -126, (long double)FLT_MAX},
+    {"f64", 64, 'f', 52, -1022, (long double)DBL_MAX}, {"f8e4m3", 8, '8', 3, -6, 448.0L},
+    {"f8e5m2", 8, '8', 2, -14, 57344.0L},
+};
+enum { NCTY = sizeof ctys / sizeof *ctys };
+
+/* A value of a source type: an exact number (every integer of 64 bits and every float fit a long double's
+ * 64-bit significand), NaN included. */
+static long double lround_prec(long double v, const CTy *t) {
+    if (isnan(v)) return v;
+    if (isinf(v) || fabsl(v) > t->max) {
+        if (t->kind == '8') return copysignl(t->max, v); /* saturate, infinities too */
+        long double r = isinf(v) ? v : 0;
+        if (!isinf(v)) { /* past the largest finite: to it or to infinity by the rounding */
+            int e;
+            frexpl(t->max, &e);
+            long double half_ulp = ldexpl(1.0L, e - 1 - t->mant - 1);
+            r = fabsl(v) >= t->max + half_ulp ? copysignl(INFINITY, v) : copysignl(t->max, v);
+        }
+        return r;
+    }
+    if (v == 0) return v;
+    int e;
+    frexpl(v, &e);
+    int q = (e - 1 < t->emin ? t->emin : e - 1) - t->mant;
+    long double r = ldexpl(nearbyintl(ldexpl(v, -q)), q);
+    if (fabsl(r) > t->max) return t->kind == '8' ? copysignl(t->max, v) : copysignl(INFINITY, v);
+    return r;
+}
+
+/* the bits of x (a value of t) */
+static uint64_t cty_bits(long double x, const CTy *t) {
+    switch (t->kind) {
+    case 'b': return x != 0;
+    case 'i': return (uint64_t)(int64_t)x & (t->bits == 64 ? ~0ull : (1ull << t->bits) - 1);
+    case 'u': return (uint64_t)x;
+    case '8': return isinf(x) && t->mant == 2 ? (signbit(x) ? 0xFC : 0x7C) : d_to_f8((double)x, t->mant == 2);
+    default: break;
+    }
+    if (t->bits == 64) {
+        double d = (double)x;
+        uint64_t b;
+        memcpy(&b, &d, 8);
+        return b;
+    }
+    float f = (float)x;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return t->bits == 32 ? b : !strcmp(t->name, "f16") ? f32_to_f16(f) : f32_to_bf16(f);
+}
+
+/* the documented conversion of x (a value of from) to `to` */
+static long double convert_ref(long double x, const CTy *from, const CTy *to) {
+    bool fl = from->kind == 'f' || from->kind == '8';
+    if (from == to) return x; /* the value itself (an f8e5m2 infinity too) */
+    switch (to->kind) {
+    case 'b': return x != 0; /* NaN: true */
+    case 'i':
+    case 'u': {
+        if (isnan(x)) return 0;
+        long double t = fl ? truncl(x) : x;
+        long double lo = to->kind == 'u' ? 0 : -ldexpl(1, to->bits - 1), hi = ldexpl(1, to->bits - (to->kind == 'i')) - 1;
+        if (fl) return t < lo ? lo : t > hi ? hi : t; /* saturated */
+        /* integers wrap */
+        uint64_t b = (uint64_t)(x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x);
+        if (to->bits < 64) b &= (1ull << to->bits) - 1;
+        if (to->kind == 'i' && to->bits < 64 && (b >> (to->bits - 1))) return (long double)(int64_t)(b | ~((1ull << to->bits) - 1));
+        if (to->kind == 'i' && to->bits == 64) return (long double)(int64_t)b;
+        return (long double)b;
+    }
+    default: return lround_prec(x, to);
+    }
+}
+
+static void cty_values(const CTy *t, long double *v, int n) {
+    int k = 0;
+    if (t->kind == 'b') {
+        for (; k < n; k++) v[k] = k & 1;
+        return;
+    }
+    if (t->kind == 'i' || t->kind == 'u') {
+        const Ty it = {t->name, t->bits, t->kind == 'i', false};
+        static const int64_t more[] = {65504, 65519, 65520, 65535, 16777217, -16777217, (1ll << 24) + 3, (1ll << 53) + 1,
+                                       (1ll << 62) + (1ll << 38) + 1, (1ll << 56) + (1ll << 48) + 1, 448, 464, 480, 57344, 61440, 300,
+                                       (int64_t)0x7FFFFF7FFFFFFFFFull, -(1ll << 60) - (1ll << 36) - 1};
+        uint64_t b[N];
+        int_values(&it, b, n);
+        for (size_t i = 0; i < sizeof more / sizeof *more; i++) b[40 + i] = wrapi((uint64_t)more[i], &it);
+        for (; k < n; k++) v[k] = t->kind == 'i' ? (long double)(int64_t)b[k] : (long double)b[k];
+        return;
+    }
+    if (t->kind == '8') {
+        for (; k < n; k++) {
+            uint8_t c = (uint8_t)(k < 16 ? k * 17 : irand(256));
+            v[k] = t->mant == 3 ? f8e4m3_to_d(c) : f8e5m2_to_d(c);
+        }
+        return;
+    }
+    static const long double fixed[] = {0.0L, -0.0L, 1.0L, -1.0L, INFINITY, -INFINITY, NAN, -3.75L, 300.7L, 127.5L, 128.0L,
+                                        -128.5L, 255.9L, 65519.0L, 65520.0L, 65535.9L, 65536.0L, -2147483648.0L, 2147483648.0L,
+                                        4294967296.0L, 9.3e18L, 1.9e19L, -9.3e18L, 448.0L, 464.0L, 465.0L, 1.0625L + 0x1p-20L,
+                                        57344.0L, 61439.0L, 61440.0L, 1e-3L, 0x1p-10L, 0x1.8p-9L, 0x1p-17L, 0x1.8p-17L, 1e30L,
+                                        -1e30L, 0x1p-130L, 0x1.000001p-126L};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && k < n; i++) v[k++] = lround_prec(fixed[i], t);
+    v[k++] = t->max, v[k++] = -t->max;
+    for (; k < n; k++) v[k] = lround_prec(copysignl(exp2l(40.0L * (urand() + 1) - 20), urand()), t);
+}
+
+static void cty_literal(Str *s, const CTy *t, long double x) {
+    if (t->kind == 'b') str_printf(s, "%s", x != 0 ? "true" : "false");
+    else if (t->kind == 'i' || t->kind == 'u') int_literal(s, &(Ty){t->name, t->bits, t->kind == 'i', false}, cty_bits(x, t));
+    else float_literal(s, &(Ty){t->name, t->bits, true, true}, (double)x);
+}
+
+static void put_bits(void *buf, int i, int bytes, uint64_t b) { memcpy((char *)buf + (size_t)i * bytes, &b, (size_t)bytes); }
+
+/* From one source type to every type: run time (one lane a value) or constants (cast or let). */
+static int casts_from(const char *arch, const char *dev, const CTy *from, CtForm form) {
+    long double v[N];
+    cty_values(from, v, N);
+    bool rt = form == CT_FORMS;
+    int per = rt ? N : 8;
+    for (int i = 0; i < N && !rt && from->kind == '8'; i++) /* a constant cast to f8 saturates: no f8 infinity is written */
+        if (isinf(v[i])) v[i] = copysignl(from->max, v[i]);
+    Str s = {0};
+    str_printf(&s, "kernel k(xp: *%s, out: *u64, n: i32) {\n    let c = arange(0, %d);\n    let m = c < n;\n", from->name, N);
+    if (rt) str_puts(&s, "    let v = load(xp + c, m);\n");
+    for (int j = 0; j < NCTY; j++) {
+        const CTy *to = &ctys[j];
+        const char *ub = to->bits == 64 ? "u64" : to->bits == 32 ? "u32" : to->bits == 16 ? "u16" : "u8";
+        for (int i = 0; i < per; i++) {
+            Str x = {0};
+            int lane = rt ? 0 : (i * 7 + j) % N;
+            if (rt) str_puts(&x, "v");
+            else if (form == CT_LET) {
+                Str lit = {0};
+                cty_literal(&lit, from, v[lane]);
+                str_printf(&s, "    let a%d_%d: %s = %s;\n", j, i, from->name, lit.buf);
+                str_free(&lit);
+                str_printf(&x, "a%d_%d", j, i);
+            } else {
+                str_puts(&x, "(");
+                cty_literal(&x, from, v[lane]);
+                if (from->kind == 'b') str_printf(&x, " as i1");
+                str_puts(&x, ")");
+            }
+            if (to->kind == 'b') str_printf(&s, "    store(out + %d%s, (%s as i1) as u64%s);\n", j * N + (rt ? 0 : lane), rt ? " + c" : "", x.buf, rt ? ", m" : "");
+            else str_printf(&s, "    store(out + %d%s, bitcast(%s as %s, %s) as u64%s);\n", j * N + (rt ? 0 : lane), rt ? " + c" : "", x.buf,
+                            to->name, ub, rt ? ", m" : "");
+            str_free(&x);
+            if (rt) break;
+        }
+    }
+    str_puts(&s, "}\n");
+    K k;
+    load_src_on(&k, s.buf, "k", arch, dev);
+    str_free(&s);
+    unsigned char hx[N * 8];
+    for (int i = 0; i < N; i++) put_bits(hx, i, from->bits / 8, cty_bits(v[i], from));
+    uint64_t dx = upload(&k, hx, sizeof hx), dout = poisoned(&k, (size_t)NCTY * N * 8);
+    int32_t n = LIVE;
+    void *params[] = {&dx, &dout, &n};
+    launch(&k, 1, params);
+    uint64_t *got = malloc((size_t)NCTY * N * 8);
+    cr_assert(got);
+    download(&k, got, dout, (size_t)NCTY * N * 8);
+    unload(&k);
+    int bad = 0;
+    for (int j = 0; j < NCTY; j++) {
+        const CTy *to = &ctys[j];
+        for (int i = 0; i < (rt ? LIVE : per); i++) {
+            int lane = rt ? i : (i * 7 + j) % N;
+            long double want = convert_ref(v[lane], from, to);
+            uint64_t g = got[j * N + lane], wb = cty_bits(want, to);
+            bool nan_ok = isnan(want) && (to->kind == 'f' || to->kind == '8') && ((to->bits == 64 && (g & ~(1ull << 63)) > 0x7ff0000000000000ull) ||
+                          (to->bits == 32 && (g & 0x7fffffffu) > 0x7f800000u) || (!strcmp(to->name, "f16") && (g & 0x7fff) > 0x7c00) ||
+                          (!strcmp(to->name, "bf16") && (g & 0x7fff) > 0x7f80) || (to->kind == '8' && (g & 0x7f) == (to->mant == 3 ? 0x7f : (g & 0x7f)) && (to->mant == 3 || (g & 0x7f) > 0x7c)));
+            if (g != wb && !nan_ok && bad++ < 8)
+                cr_expect(false, "%s, %s: %s %.21Lg as %s: bits 0x%llx, want 0x%llx (%.21Lg)", arch ? arch : "sm_80", rt ? "run-time" : ct_form_names[form],
+                          from->name, v[lane], to->name, (unsigned long long)g, (unsigned long long)wb, want);
+        }
+    }
+    free(got);
+    return bad;
+}
+
+Test(lang_numeric, conversions_between_every_type_pair, .timeout = 600) {
+    seed_rng();
+    cr_log_info("seed %llu (TILE_TEST_SEED replays it)", (unsigned long long)seed);
+    static const char *arches[][2] = {{"sm_80", "emu:sm_80"}, {"sm_89", "emu:sm_89"}, {"sm_90a", "emu:sm_90a"}};
+    int bad = 0;
+    for (size_t a = 0; a < 3; a++)
+        for (int f = 0; f < NCTY; f++) bad += casts_from(arches[a][0], arches[a][1], &ctys[f], CT_FORMS);
+    for (int f = 0; f < NCTY; f++) {
+        bad += casts_from(NULL, NULL, &ctys[f], CT_CAST);
+        bad += casts_from(NULL, NULL, &ctys[f], CT_LET);
+    }
+    cr_expect_eq(bad, 0, "%d wrong conversions", bad);
+}
+
+/* fma rounds once, in every float type (f16 and bf16 too: fma.rn.f16/.bf16, not an f32 fma rounded again);
+ * sqrt, sqrt_rn, `/`, div_rn and fdiv are correctly rounded; `x * y + z` is two roundings but in f32, which
+ * the contract pass may make one fma (docs: "Precision of math functions"). */
+Test(lang_numeric, fma_sqrt_div_round_once) {
+    seed_rng();
+    cr_log_info("seed %llu (TILE_TEST_SEED replays it)", (unsigned long long)seed);
+    for (size_t a = 0; a < 2; a++)
+        for (size_t t = 0; t < 4; t++) {
+            const Ty *ty = &flts[t];
+            char src[1024];
+            snprintf(src, sizeof src,
+                     "kernel k(xp: *%s, yp: *%s, zp: *%s, out: *%s, n: i32) {\n"
+                     "    let c = arange(0, %d);\n    let m = c < n;\n"
+                     "    let x = load(xp + c, m);\n    let y = load(yp + c, m);\n    let z = load(zp + c, m);\n"
+                     "    store(out + c, fma(x, y, z), m);\n"
+                     "    store(out + %d + c, sqrt(x), m);\n"
+                     "    store(out + %d + c, sqrt_rn(x), m);\n"
+                     "    store(out + %d + c, x / y, m);\n"
+                     "    store(out + %d + c, div_rn(x, y), m);\n"
+                     "    store(out + %d + c, fdiv(x, y), m);\n"
+                     "    store(out + %d + c, x * y + z, m);\n"
+                     "}\n",
+                     ty->name, ty->name, ty->name, ty->name, N, N, 2 * N, 3 * N, 4 * N, 5 * N, 6 * N);
+            K k;
+            load_src_on(&k, src, "k", targets[a][0], targets[a][1]);
+            double xv[N], yv[N], zv[N];
+            static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0};
+            for (int i = 0; i < N; i++) {
+                /* magnitudes in [2^-4, 2^4): f16's and bf16's exact fma fits a double */
+                double *v[3] = {xv, yv, zv};
+                for (int j = 0; j < 3; j++)
+                    v[j][i] = irand(8) == 0 ? special[irand(7)] : round_to(copysign(exp2(4 * urand()), urand()), ty);
+                if (i % 4 == 1 && isfinite(xv[i] * yv[i])) zv[i] = -round_to(xv[i] * yv[i], ty); /* cancels to the product's error */
+            }
+            unsigned char hx[N * 8], hy[N * 8], hz[N * 8];
+            for (int i = 0; i < N; i++) put_float(hx, i, ty, xv[i]), put_float(hy, i, ty, yv[i]), put_float(hz, i, ty, zv[i]);
+            uint64_t dx = upload(&k, hx, sizeof hx), dy = upload(&k, hy, sizeof hy), dz = upload(&k, hz, sizeof hz);
+            uint64_t dout = poisoned(&k, 7 * N * 8);
+            int32_t n = LIVE;
+            void *params[] = {&dx, &dy, &dz, &dout, &n};
+            launch(&k, 1, params);
+            unsigned char ho[7 * N * 8];
+            download(&k, ho, dout, sizeof ho);
+            unload(&k);
+            int bad = 0, bytes = ty->bits / 8;
+            for (int r = 0; r < 7; r++)
+                for (int i = 0; i < LIVE; i++) {
+                    uint64_t b = 0;
+                    memcpy(&b, ho + (size_t)(r * N + i) * bytes, (size_t)bytes);
+                    double g = f_val(b, ty), x = xv[i], y = yv[i], z = zv[i];
+                    double fused = ty->bits == 32 ? fmaf((float)x, (float)y, (float)z) : round_to(fma(x, y, z), ty);
+                    double want = r == 0 ? fused : r <= 2 ? round_to(sqrt(x), ty) : r <= 5 ? round_to(x / y, ty) : round_to(round_to(x * y, ty) + z, ty);
+                    bool ok = same_float(g, want) || (r == 6 && ty->bits == 32 && same_float(g, fused));
+                    if (!ok && bad++ < 6)
+                        cr_expect(false, "%s %s: op %d of %a %a %a: %a, want %a", targets[a][0], ty->name, r, x, y, z, g, want);
+                }
+            cr_expect_eq(bad, 0, "%s %s: %d wrong", targets[a][0], ty->name, bad);
+        }
 }
