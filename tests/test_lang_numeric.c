@@ -533,6 +533,7 @@ Test(lang_numeric, folded_nan_is_positive) {
     load_src(&k,
              "kernel k(zp: *f32, out: *u32, o16: *u16, o64: *u64) {\n"
              "    let z = load(zp);\n"
+             "    static_assert(1.0 / -0.0 == -1.0 / 0.0 && isnan(1.0 % 0.0) && !signbit(1.0 % 0.0), \"IEEE's\");\n"
              "    let c = arange(0, 4);\n"
              "    let inf = 1.0 / 0.0;\n"
              "    let h: f32 = inf;\n"
