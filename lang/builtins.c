@@ -914,9 +914,9 @@ static Val bi_compose(Call *c, BuiltinId id) {
             }
             return compose_reduce(g, x, axis, NULL, OP_OR, flag != 0, loc);
         }
-        if (id == BI_XOR_SUM) { /* Triton's: integers, every element when there is no axis */
+        if (id == BI_XOR_SUM) { /* Triton's: integers (i1: the parity), every element when there is no axis */
             if (!numeric(c, 0)) return val_err();
-            if (!dtype_is_int(val_dtype(x)) || val_dtype(x) == DT_I1) {
+            if (!dtype_is_int(val_dtype(x))) {
                 diag_error(g->d, c->loc[0], "'xor_sum' expects integers, got '%s'", gen_val_type_name(g, x));
                 return val_err();
             }

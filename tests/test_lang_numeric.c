@@ -856,3 +856,40 @@ Test(lang_numeric, fma_sqrt_div_round_once) {
             cr_expect_eq(bad, 0, "%s %s: %d wrong", targets[a][0], ty->name, bad);
         }
 }
+
+/* xor_sum of i1 is the parity (Triton's xor_sum takes every integer type, int1 among them; it was refused
+ * here), reduce_or of i1 "any", along an axis and over every element. */
+Test(lang_numeric, xor_sum_and_reduce_or_of_i1) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i1, out: *i32, n: i32) {\n"
+             "    let r = arange(0, 8);\n    let c = arange(0, 16);\n"
+             "    let o = r[:, None] * 16 + c[None, :];\n"
+             "    let b = load(x + o, o < n, false);\n"
+             "    static_assert(dtype_of(xor_sum(b)) == i1, \"parity is an i1\");\n"
+             "    store(out + r, xor_sum(b, 1) as i32);\n"
+             "    store(out + 8 + r, reduce_or(b, 1) as i32);\n"
+             "    store(out + 16, xor_sum(b) as i32);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    uint8_t x[128];
+    for (int i = 0; i < 128; i++) x[i] = irand(5) == 0 ? (uint8_t)(1 + irand(255)) : 0; /* *i1: true when not zero */
+    for (int i = 32; i < 48; i++) x[i] = 0;                                                /* a row of none */
+    int32_t n = 123, out[17];
+    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof out);
+    void *params[] = {&dx, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    unload(&k);
+    int all = 0;
+    for (int r = 0; r < 8; r++) {
+        int par = 0, any = 0;
+        for (int c = 0; c < 16; c++)
+            if (r * 16 + c < n && x[r * 16 + c]) par ^= 1, any = 1;
+        all ^= par;
+        cr_expect_eq(out[r], par, "row %d parity %d, want %d", r, out[r], par);
+        cr_expect_eq(out[8 + r], any, "row %d any %d, want %d", r, out[8 + r], any);
+    }
+    cr_expect_eq(out[16], all, "parity of all %d, want %d", out[16], all);
+}
