@@ -893,3 +893,65 @@ Test(lang_numeric, xor_sum_and_reduce_or_of_i1) {
     }
     cr_expect_eq(out[16], all, "parity of all %d, want %d", out[16], all);
 }
+
+/* cast(..., fp_downcast_rounding="rtz") to the f8 types from f32 and f64, at run time (sm_80's software
+ * conversion, sm_89's cvt) and of constants: toward zero, past the largest finite value that value, an
+ * infinity too (an f8 cast saturates), NaN a NaN. */
+Test(lang_numeric, round_toward_zero_to_f8) {
+    seed_rng();
+    static const char *arches[][2] = {{"sm_80", "emu:sm_80"}, {"sm_89", "emu:sm_89"}};
+    double v[N];
+    static const double fixed[] = {0.3, -0.3, 1.0, 500.0, -500.0, INFINITY, -INFINITY, NAN, 448.0, 470.0, 60000.0, 57344.0, 61440.0,
+                                   1e-3, -1e-3, 0.0, -0.0, 3.1, 0x1p-9, 0x1.fp-10, 0x1p-16, 0x1.8p-17, 240.0, 239.9, 1e30};
+    for (int i = 0; i < N; i++) v[i] = i < (int)(sizeof fixed / sizeof *fixed) ? fixed[i] : copysign(exp2(24 * urand() - 8), urand());
+    for (size_t a = 0; a < 2; a++) {
+        Str s = {0};
+        str_printf(&s, "kernel k(xp: *f32, dp: *f64, out: *u8) {\n    let c = arange(0, %d);\n"
+                       "    let x = load(xp + c);\n    let d = load(dp + c);\n", N);
+        for (int t = 0; t < 2; t++) {
+            const char *ty = t ? "f8e5m2" : "f8e4m3";
+            str_printf(&s, "    store(out + %d + c, bitcast(cast(x, %s, fp_downcast_rounding=\"rtz\"), u8));\n", (2 * t) * N, ty);
+            str_printf(&s, "    store(out + %d + c, bitcast(cast(d, %s, fp_downcast_rounding=\"rtz\"), u8));\n", (2 * t + 1) * N, ty);
+            for (int i = 0; i < 8; i++) {
+                Str lit = {0};
+                float_literal(&lit, &flts[3], v[i * 3]);
+                str_printf(&s, "    store(out + %d, bitcast(cast(%s, %s, fp_downcast_rounding=\"rtz\"), u8));\n", (4 + t) * N + i, lit.buf, ty);
+                str_free(&lit);
+            }
+        }
+        str_puts(&s, "}\n");
+        K k;
+        load_src_on(&k, s.buf, "k", arches[a][0], arches[a][1]);
+        str_free(&s);
+        float xf[N];
+        for (int i = 0; i < N; i++) xf[i] = (float)v[i];
+        uint64_t dx = upload(&k, xf, sizeof xf), dd = upload(&k, v, sizeof v), dout = poisoned(&k, 6 * N);
+        void *params[] = {&dx, &dd, &dout};
+        launch(&k, 1, params);
+        uint8_t out[6 * N];
+        download(&k, out, dout, sizeof out);
+        unload(&k);
+        int bad = 0;
+        for (int r = 0; r < 6; r++)
+            for (int i = 0; i < (r < 4 ? N : 8); i++) {
+                const CTy *t = &ctys[(r < 4 ? r / 2 : r - 4) ? 14 : 13];
+                double x = r < 4 ? ((r & 1) ? v[i] : (double)xf[i]) : v[i * 3];
+                uint8_t want;
+                if (isnan(x)) want = 0x7f;
+                else if (isinf(x) || fabs(x) >= (double)t->max) want = (uint8_t)(signbit(x) ? 0x80 : 0) | (t->mant == 3 ? 0x7e : 0x7b);
+                else { /* toward zero: the grid below |x| */
+                    int e;
+                    frexp(x, &e);
+                    int q = (e - 1 < t->emin ? t->emin : e - 1) - t->mant;
+                    want = d_to_f8(ldexp(trunc(ldexp(x, -q)), q), t->mant == 2);
+                    if (x == 0 || trunc(ldexp(x, -q)) == 0) want = signbit(x) ? 0x80 : 0;
+                }
+                uint8_t g = out[r * N + i];
+                bool nan_ok = isnan(x) && (t->mant == 3 ? (g & 0x7f) == 0x7f : (g & 0x7f) > 0x7c);
+                if (g != want && !nan_ok && bad++ < 6)
+                    cr_expect(false, "%s: %.17g to %s rtz (%s): 0x%02x, want 0x%02x", arches[a][0], x, t->name,
+                              r < 4 ? ((r & 1) ? "f64" : "f32") : "constant", g, want);
+            }
+        cr_expect_eq(bad, 0, "%s: %d wrong", arches[a][0], bad);
+    }
+}
