@@ -196,7 +196,7 @@ typedef enum CtForm { CT_CAST, CT_LET, CT_RT_LEFT, CT_RT_RIGHT, CT_FORMS } CtFor
 static const char *const ct_form_names[] = {"cast constants", "let constants", "run-time left", "run-time right"};
 
 static int int_pair_constants(const Ty *ta, const Ty *tb, CtForm form) {
-    enum { P = 12 };
+    enum { P = 9 };
     uint64_t xv[P], yv[P];
     int_values(ta, xv, P);
     int_values(tb, yv, P);
@@ -436,8 +436,8 @@ static int float_pair(const char *arch, const char *dev, const Ty *ta, const Ty 
         yv[i] = yv[j], yv[j] = t;
     }
     const Ty *pt = promote_float(ta, tb);
-    bool rt = form == CT_FORMS; /* both run-time: every lane; else every third lane a store of its own */
-    int step = rt ? 1 : 3, per = rt ? N : (N + step - 1) / step;
+    bool rt = form == CT_FORMS; /* both run-time: every lane; else 13 lanes an operator (others for the next), a store each */
+    int cnt = rt ? N : 13;
     Str s = {0};
     str_printf(&s, "kernel k(xp: *%s, yp: *%s, out: *u64, n: i32) {\n    let c = arange(0, %d);\n    let m = c < n;\n", ta->name, tb->name, N);
     if (rt) str_puts(&s, "    let x = load(xp + c, m);\n    let y = load(yp + c, m);\n");
@@ -449,7 +449,8 @@ static int float_pair(const char *arch, const char *dev, const Ty *ta, const Ty 
             str_free(&e);
             continue;
         }
-        for (int i = 0; i < N; i += step) {
+        for (int j = 0; j < cnt; j++) {
+            int i = (j * 5 + o) % N;
             Str a = {0}, b = {0}, e = {0};
             if (form == CT_RT_LEFT) str_printf(&a, "load(xp + %d)", i);
             else float_literal(&a, ta, xv[i]);
@@ -467,7 +468,6 @@ static int float_pair(const char *arch, const char *dev, const Ty *ta, const Ty 
         }
     }
     str_puts(&s, "}\n");
-    (void)per;
     K k;
     load_src_on(&k, s.buf, "k", arch, dev);
     str_free(&s);
@@ -483,7 +483,8 @@ static int float_pair(const char *arch, const char *dev, const Ty *ta, const Ty 
     unload(&k);
     int bad = 0;
     for (int o = 0; o < NFOPS; o++)
-        for (int i = 0; i < N; i += step) {
+        for (int j = 0; j < cnt; j++) {
+            int i = rt ? j : (j * 5 + o) % N;
             uint64_t g = got[o * N + i];
             if (rt && i >= LIVE) {
                 bad += g != ~0ull;
@@ -491,10 +492,8 @@ static int float_pair(const char *arch, const char *dev, const Ty *ta, const Ty 
             }
             double x = xv[i], y = yv[i]; /* values of pt as well: widening is exact */
             double want = float_ref(float_ops[o], x, y, pt);
-            double gv = is_cmp(float_ops[o]) ? (double)(g != f_bits(0.0, pt)) : f_val(g, pt);
-            if (is_cmp(float_ops[o])) { /* 1 or 0 as pt */
-                gv = g == f_bits(1.0, pt) ? 1 : g == f_bits(0.0, pt) ? 0 : -1;
-            }
+            /* a comparison is stored as 1 or 0 of pt */
+            double gv = !is_cmp(float_ops[o]) ? f_val(g, pt) : g == f_bits(1.0, pt) ? 1 : g == f_bits(0.0, pt) ? 0 : -1;
             if (!same_float(gv, want) && bad++ < 8)
                 cr_expect(false, "%s, %s: %s %a %s %s %a (in %s): %a, want %a", arch, rt ? "run-time" : ct_form_names[form], ta->name, x,
                           float_ops[o], tb->name, y, pt->name, gv, want);
