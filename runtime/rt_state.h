@@ -65,7 +65,7 @@ typedef struct Attachment {
  * using it after tile_stream_destroy is an error with a message rather
  * than a read of freed memory. */
 struct tile_stream_s {
-    uint32_t magic;
+    _Atomic uint32_t magic; /* read without the lock (launches), written under it */
     tile_context *ctx;
     void *impl;    /* the device layer's stream */
     bool borrowed; /* tile_stream_from_native: the caller's stream, never destroyed here */
@@ -73,9 +73,10 @@ struct tile_stream_s {
 };
 
 struct tile_event_s {
-    uint32_t magic;
-    tile_context *ctx;
-    void *impl; /* the device layer's event */
+    _Atomic uint32_t magic; /* read without the lock (records, waits), written under it */
+    tile_context *ctx;      /* set once, when the handle is made: a reuse writes only magic and recorded */
+    void *impl;             /* the device layer's event, likewise set once: a record racing a destroy and
+                             * the next create (a misuse) reads fields no one writes */
     _Atomic bool recorded; /* recorded by one thread, asked by another (tile_event_elapsed_ms) */
     tile_event next;
 };

@@ -138,12 +138,12 @@ tile_status tile_event_create(tile_context *ctx, tile_event *out) {
             dev_event_destroy(ctx->dev, impl);
             st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_event_create: out of host memory");
         } else {
-            if (!e->ctx) { /* new, not a destroyed one reused */
+            if (!e->ctx) { /* new, not a destroyed one reused (whose ctx and impl are these already) */
                 e->next = ctx->events;
                 ctx->events = e;
+                e->ctx = ctx;
+                e->impl = impl;
             }
-            e->ctx = ctx;
-            e->impl = impl;
             e->recorded = false;
             e->magic = EVENT_MAGIC;
             *out = e;
