@@ -5,6 +5,8 @@
  * the size cap's eviction, tune.db compaction. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +159,146 @@ Test(cache, concurrent_writers, .init = setup, .fini = teardown, .timeout = 120)
     cr_assert_eq(tile_cache_compile_file(cache, TILE_SOURCE_DIR "/kernels/softmax.tile", &o, &c, &hit), TILE_OK);
     cr_assert_eq(hit, 1);
     tile_compiled_free(&c);
+}
+
+/* Servers starting together: processes compiling the same kernels into one cache folder at once, released
+ * together from a pipe.  Four load them through contexts (a fresh context per round, so every round goes to
+ * the disk: hit, or miss and write), launch them and check the results against float64; two run
+ * `tile compile` with TILE_DEBUG=cache and a cap so small that every write evicts the other entries.
+ * Afterwards: every process's results were right, no process read a corrupt (torn) entry, every entry
+ * reads back whole, no writer's temporary file is left, the counters add up, and the trust rules hold
+ * (folders 0700, entries 0600). */
+static const char *kAxpb =
+    "@num_warps(1) kernel axpb(x: *f32, y: *f32, n: i32, const B: i32 = 64, const S: i32 = 1) {\n"
+    "    let o = program_id(0) * B + arange(0, B);\n"
+    "    store(y + o, load(x + o, o < n, 0.0) * (S as f32) - 0.25, o < n);\n"
+    "}\n";
+
+static int load_and_check(const char *cache, const char *src, int id, int rounds) {
+    uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1) ^ (uint64_t)getpid();
+    for (int r = 0; r < rounds; r++) {
+        tile_context_options co = {.device = "emu:sm_80", .cache_dir = cache, .emu_host_threads = 1};
+        tile_context *ctx;
+        if (tile_context_create_ex(&co, &ctx)) return 10;
+        char def[16];
+        int scale = 2 + (id + r) % 2;
+        snprintf(def, sizeof def, "S=%d", scale);
+        const char *defs[] = {def, NULL};
+        tile_module *m;
+        tile_kernel *k;
+        if (tile_module_load_file(ctx, src, defs, &m) || tile_module_get_kernel(m, "axpb", &k)) {
+            fprintf(stderr, "process %d: %s\n", id, tile_last_error(ctx));
+            return 11;
+        }
+        enum { N = 777 };
+        float x[N], y[N];
+        for (int i = 0; i < N; i++) s ^= s << 13, s ^= s >> 7, s ^= s << 17, x[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 8 - 4);
+        tile_devptr dx, dy;
+        int32_t n = N;
+        void *args[] = {&dx, &dy, &n};
+        if (tile_malloc(ctx, sizeof x, &dx) || tile_malloc(ctx, sizeof y, &dy) || tile_memcpy_htod(ctx, dx, x, sizeof x) ||
+            tile_memset(ctx, dy, 0xff, sizeof y) || tile_launch(k, (tile_dim3){(N + 63) / 64, 1, 1}, args, NULL) ||
+            tile_memcpy_dtoh(ctx, y, dy, sizeof y))
+            return 12;
+        for (int i = 0; i < N; i++)
+            if (fabs(y[i] - ((double)x[i] * scale - 0.25)) > 1e-6 * (1 + fabs((double)x[i] * scale))) {
+                fprintf(stderr, "process %d round %d: y[%d] = %g for x %g, S %d\n", id, r, i, y[i], x[i], scale);
+                return 13;
+            }
+        tile_context_destroy(ctx);
+    }
+    return 0;
+}
+
+typedef struct EntryCheck {
+    int entries, corrupt;
+} EntryCheck;
+
+static void check_entry(void *user, const tile_cache_entry_info *e) {
+    EntryCheck *c = user;
+    c->entries++;
+    c->corrupt += !strcmp(e->source, "(corrupt)") || !strstr(e->kernels, "axpb");
+}
+
+/* Files under path whose name starts with prefix, and those whose mode (permission bits) is not want_file
+ * (files) or want_dir (folders). */
+static void walk(const char *path, const char *prefix, int *named, int *bad_mode, unsigned want_file, unsigned want_dir) {
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char sub[1024];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        struct stat sb;
+        if (lstat(sub, &sb) != 0) continue;
+        *named += !strncmp(e->d_name, prefix, strlen(prefix));
+        if (S_ISDIR(sb.st_mode)) {
+            *bad_mode += (sb.st_mode & 07777) != want_dir;
+            walk(sub, prefix, named, bad_mode, want_file, want_dir);
+        } else *bad_mode += (sb.st_mode & 07777) != want_file;
+    }
+    if (d) closedir(d);
+}
+
+Test(cache, processes_share_one_folder_at_once, .init = setup, .fini = teardown, .timeout = 300) {
+    char cache[128], src[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(src, sizeof src, "%s/axpb.tile", dir);
+    write_file(src, kAxpb);
+    enum { LIB = 4, CLI = 2, ROUNDS = 3 };
+    int gate[2];
+    cr_assert_eq(pipe(gate), 0);
+    pid_t pids[LIB + CLI];
+    for (int i = 0; i < LIB + CLI; i++) {
+        pids[i] = fork();
+        cr_assert_geq(pids[i], 0);
+        if (pids[i]) continue;
+        close(gate[1]);
+        char c;
+        while (read(gate[0], &c, 1) > 0) {} /* released when the parent closes its end */
+        if (i < LIB) _exit(load_and_check(cache, src, i, ROUNDS));
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "for r in 1 2 3; do TILE_CACHE_DIR=%s TILE_DEBUG=cache TILE_CACHE_MAX_BYTES=1 %s compile %s -D S=%d -o %s/cli%d.ptx "
+                 "|| exit 1; done 2> %s/cli%d.log",
+                 cache, TILE_CLI, src, 2 + i % 2, dir, i, dir, i);
+        _exit(system(cmd) == 0 ? 0 : 20);
+    }
+    close(gate[0]);
+    close(gate[1]);
+    for (int i = 0; i < LIB + CLI; i++) {
+        int status;
+        cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d failed (status 0x%x)", i, status);
+    }
+    /* no torn entry was ever read: TILE_DEBUG=cache names every corrupt entry it meets */
+    for (int i = LIB; i < LIB + CLI; i++) {
+        char path[160], log[8192] = {0};
+        snprintf(path, sizeof path, "%s/cli%d.log", dir, i);
+        FILE *f = fopen(path, "r");
+        cr_assert(f);
+        fread(log, 1, sizeof log - 1, f);
+        fclose(f);
+        cr_expect(!strstr(log, "corrupt") && !strstr(log, "warning"), "tile compile %d: %s", i, log);
+        cr_expect(strstr(log, "cache"), "tile compile %d said nothing under TILE_DEBUG=cache: %s", i, log);
+    }
+    /* the PTX each wrote is the PTX a compile without the cache gives */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s compile %s -D S=2 --no-cache -o %s/ref2.ptx && %s compile %s -D S=3 --no-cache -o %s/ref3.ptx && "
+             "cmp -s %s/ref2.ptx %s/cli4.ptx && cmp -s %s/ref3.ptx %s/cli5.ptx",
+             TILE_CLI, src, dir, TILE_CLI, src, dir, dir, dir, dir, dir);
+    cr_expect_eq(system(cmd), 0, "the cached PTX differs from a fresh compile's");
+    EntryCheck ec = {0};
+    cr_assert_eq(tile_cache_list_ex(cache, check_entry, &ec), TILE_OK);
+    cr_expect_gt(ec.entries, 0);
+    cr_expect_eq(ec.corrupt, 0, "%d of %d entries do not read back whole", ec.corrupt, ec.entries);
+    int tmp = 0, bad_mode = 0;
+    walk(cache, ".tmp-", &tmp, &bad_mode, 0600, 0700);
+    cr_expect_eq(tmp, 0, "a writer's temporary file was left");
+    cr_expect_eq(bad_mode, 0, "a folder not 0700 or a file not 0600 in the cache");
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_expect_eq(st.hits + st.misses, (uint64_t)(LIB * ROUNDS + CLI * 3), "%llu hits, %llu misses", (unsigned long long)st.hits,
+                 (unsigned long long)st.misses);
 }
 
 Test(cache, cli_debug_and_commands, .init = setup, .fini = teardown, .timeout = 60) {

@@ -2,9 +2,16 @@
  * runs in submission order (copies, launches, fills, tile_gemm), events
  * order streams and time them, and misuse (a stream or event of another
  * context, a destroyed one, never-recorded events, NULL) is an error with a
- * message that never reaches the device. */
+ * message that never reaches the device.  What an inference engine does from many threads at once, on
+ * emu:sm_80 (scripts/sanitize_thread.sh runs these under ThreadSanitizer): threads sharing one context
+ * compile, load, launch on two streams joined by an event and read back; threads with contexts of their
+ * own, made and destroyed while another context is busy; threads failing in different ways on one
+ * context, each reading its own message. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +397,248 @@ Test(streams, concurrent_failing_launches_keep_their_messages, .timeout = 120) {
         cr_assert_eq(f[i].launched_ok, 0, "thread %d: an out-of-bounds launch succeeded", i);
         cr_assert_eq(f[i].wrong, 0, "thread %d: %d messages were not its own '%s'", i, f[i].wrong, f[i].want);
     }
+    tile_module_unload(m);
+    close_emu(ctx);
+}
+
+/* ---- what an engine does from many threads (every result checked against float64) ---- */
+/* y = x * S + 1 (S a define: one module per thread), then z = y * y - x on a second stream. */
+static const char *kEngine =
+    "@num_warps(2) kernel axpb(x: *f32, y: *f32, n: i32, const B: i32 = 64, const S: i32 = 1) {\n"
+    "    let o = program_id(0) * B + arange(0, B);\n"
+    "    store(y + o, load(x + o, o < n, 0.0) * (S as f32) + 1.0, o < n);\n"
+    "}\n"
+    "@num_warps(1) kernel sqsub(x: *f32, y: *f32, z: *f32, n: i32, const B: i32 = 64) {\n"
+    "    let o = program_id(0) * B + arange(0, B);\n"
+    "    let v = load(y + o, o < n, 0.0);\n"
+    "    store(z + o, v * v - load(x + o, o < n, 0.0), o < n);\n"
+    "}\n";
+
+static uint64_t xs_next(uint64_t *s) {
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+typedef struct EngineJob {
+    tile_context *ctx; /* shared, or NULL: the thread makes its own (on cache_dir) and destroys it each round */
+    const char *cache_dir;
+    int id, rounds;
+    uint64_t seed;
+    int loads, launches; /* what it did, for the context's counters */
+    char why[256];       /* empty: every result was right */
+} EngineJob;
+
+#define JOB_FAIL(j, ...) (snprintf((j)->why, sizeof (j)->why, __VA_ARGS__), false)
+
+/* One request: compile (or hit) the thread's module and the one every thread loads, run axpb on stream s1,
+ * sqsub on s2 after an event recorded on s1, read z back on s2 and compare with float64. */
+static bool engine_round(EngineJob *j, tile_context *ctx, int round) {
+    char def[32], name[32];
+    snprintf(def, sizeof def, "S=%d", j->id + 4);
+    snprintf(name, sizeof name, "engine%d.tile", j->id);
+    const char *own_defs[] = {def, NULL}, *shared_defs[] = {"S=3", NULL};
+    tile_compile_options oo = {.defines = own_defs}, so = {.defines = shared_defs};
+    tile_module *mown = NULL, *mshared = NULL;
+    if (tile_module_load_source_ex(ctx, name, kEngine, &oo, &mown) || tile_module_load_source_ex(ctx, "engine.tile", kEngine, &so, &mshared))
+        return JOB_FAIL(j, "thread %d: load: %s", j->id, tile_last_error(ctx));
+    j->loads += 2;
+    tile_module *m = round & 1 ? mshared : mown;
+    double scale = round & 1 ? 3 : j->id + 4;
+    tile_kernel *ka, *kb;
+    if (tile_module_get_kernel(m, "axpb", &ka) || tile_module_get_kernel(m, "sqsub", &kb))
+        return JOB_FAIL(j, "thread %d: get_kernel: %s", j->id, tile_last_error(ctx));
+    int32_t n = 1000 + 37 * j->id + 11 * round; /* not a multiple of the tile */
+    size_t bytes = sizeof(float) * (size_t)n;
+    float *x = malloc(bytes), *z = malloc(bytes);
+    for (int i = 0; i < n; i++) x[i] = (float)((double)(xs_next(&j->seed) >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+    tile_stream s1, s2;
+    tile_event ev;
+    tile_devptr dx, dy, dz;
+    bool ok = !tile_stream_create(ctx, &s1) && !tile_stream_create(ctx, &s2) && !tile_event_create(ctx, &ev) &&
+              !tile_malloc(ctx, bytes, &dx) && !tile_malloc(ctx, bytes, &dy) && !tile_malloc(ctx, bytes, &dz);
+    if (!ok) return free(x), free(z), JOB_FAIL(j, "thread %d: set-up: %s", j->id, tile_last_error(ctx));
+    void *aa[] = {&dx, &dy, &n}, *ab[] = {&dx, &dy, &dz, &n};
+    tile_dim3 grid = {(unsigned)(n + 63) / 64, 1, 1};
+    memset(z, 0, bytes);
+    ok = !tile_memcpy_htod_async(ctx, dx, x, bytes, s1) && !tile_memset_async(ctx, dy, 0xff, bytes, s1) && /* NaN poison */
+         !tile_memset_async(ctx, dz, 0xff, bytes, s2) && !tile_launch(ka, grid, aa, s1) && !tile_event_record(ctx, ev, s1) &&
+         !tile_stream_wait_event(ctx, s2, ev) && !tile_launch(kb, grid, ab, s2) && !tile_memcpy_dtoh_async(ctx, z, dz, bytes, s2) &&
+         !tile_stream_synchronize(ctx, s2);
+    if (!ok) (void)JOB_FAIL(j, "thread %d: run: %s", j->id, tile_last_error(ctx));
+    else j->launches += 2;
+    for (int i = 0; i < n && ok; i++) {
+        double y = (double)(float)((double)x[i] * scale + 1.0);
+        double want = y * y - x[i];
+        if (!(fabs(z[i] - want) <= 1e-5 * (1 + fabs(want))))
+            ok = JOB_FAIL(j, "thread %d round %d: z[%d] = %.9g, want %.9g (x %.9g, S %g)", j->id, round, i, z[i], want, x[i], scale);
+    }
+    tile_free(ctx, dx), tile_free(ctx, dy), tile_free(ctx, dz);
+    tile_event_destroy(ctx, ev), tile_stream_destroy(ctx, s1), tile_stream_destroy(ctx, s2);
+    tile_module_unload(mown), tile_module_unload(mshared);
+    free(x), free(z);
+    return ok;
+}
+
+static void *engine_thread(void *p) {
+    EngineJob *j = p;
+    for (int r = 0; r < j->rounds; r++) {
+        tile_context *ctx = j->ctx;
+        if (!ctx) {
+            tile_context_options o = {.device = "emu:sm_80", .cache_dir = j->cache_dir, .emu_host_threads = 1};
+            if (tile_context_create_ex(&o, &ctx)) {
+                (void)JOB_FAIL(j, "thread %d: create: %s", j->id, tile_last_error(NULL));
+                return NULL;
+            }
+        }
+        bool ok = engine_round(j, ctx, r);
+        if (!j->ctx) tile_context_destroy(ctx);
+        if (!ok) break;
+    }
+    return NULL;
+}
+
+static uint64_t job_seed(int i) {
+    static uint64_t base;
+    if (!base) base = getenv("TILE_TEST_SEED") ? strtoull(getenv("TILE_TEST_SEED"), NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
+    return (base + (uint64_t)i * 0x9e3779b97f4a7c15ull) | 1;
+}
+
+/* Threads sharing one context: each compiles its own module (a define of its own) and loads the module
+ * every thread loads (a memory hit but for the first), runs two kernels on two streams of its own
+ * joined by an event, reads back and checks; the context's counters add up to what the threads did. */
+Test(streams, engine_threads_share_one_context, .timeout = 300) {
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/tile-test-engine-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    tile_context_options o = {.device = "emu:sm_80", .cache_dir = dir, .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    enum { T = 4 };
+    EngineJob j[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        j[i] = (EngineJob){.ctx = ctx, .id = i, .rounds = 3, .seed = job_seed(i)};
+        cr_assert_eq(pthread_create(&th[i], NULL, engine_thread, &j[i]), 0);
+    }
+    int loads = 0, launches = 0;
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++) {
+        cr_expect_str_eq(j[i].why, "", "%s (seed 0x%llx)", j[i].why, (unsigned long long)job_seed(i));
+        loads += j[i].loads, launches += j[i].launches;
+    }
+    tile_context_stats st;
+    cr_assert_eq(tile_context_get_stats(ctx, &st), TILE_OK);
+    cr_expect_eq(st.memory_hits + st.disk_hits + st.compiles, (uint64_t)loads, "%llu + %llu + %llu loads, %d made",
+                 (unsigned long long)st.memory_hits, (unsigned long long)st.disk_hits, (unsigned long long)st.compiles, loads);
+    cr_expect_eq(st.launches, (uint64_t)launches);
+    tile_context_destroy(ctx);
+    tile_cache_clear(dir, 1);
+    rmdir(dir);
+}
+
+/* Threads with contexts of their own, made and destroyed every round, on one cache folder (the disk cache
+ * written and read by several contexts at once), while the main thread keeps a context of its own busy
+ * with launches whose results it checks: destroying one context never disturbs another. */
+Test(streams, own_contexts_made_and_destroyed_beside_a_busy_one, .timeout = 300) {
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/tile-test-engine-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    enum { T = 3 };
+    EngineJob j[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        j[i] = (EngineJob){.cache_dir = dir, .id = i, .rounds = 3, .seed = job_seed(10 + i)};
+        cr_assert_eq(pthread_create(&th[i], NULL, engine_thread, &j[i]), 0);
+    }
+    EngineJob busy = {.id = 9, .seed = job_seed(20)};
+    tile_context_options o = {.device = "emu:sm_80", .cache_dir = dir, .emu_host_threads = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    for (int r = 0; r < 4; r++) cr_expect(engine_round(&busy, ctx, r), "%s", busy.why);
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++) cr_expect_str_eq(j[i].why, "", "%s (seed 0x%llx)", j[i].why, (unsigned long long)job_seed(10 + i));
+    tile_context_destroy(ctx);
+    tile_cache_stats cs;
+    cr_assert_eq(tile_cache_get_stats(dir, &cs), TILE_OK);
+    cr_expect_eq(cs.entries, (uint64_t)(T + 1 + 1), "an entry per thread's define, the busy one's and the shared one");
+    tile_cache_clear(dir, 1);
+    rmdir(dir);
+}
+
+/* Threads failing on one context at once, each in its own ways (a compile error in its own file name, a
+ * copy to an address of its own, a kernel name of its own, a launch with its own bad grid), each reading
+ * back its own message after every failure, and a thread that fails once and then only succeeds keeps
+ * its message. */
+typedef struct MixedFailer {
+    tile_context *ctx;
+    tile_module *m;
+    int id, wrong;
+    char first_wrong[320];
+} MixedFailer;
+
+static void mixed_check(MixedFailer *f, tile_status st, const char *token) {
+    const char *msg = tile_last_error(f->ctx);
+    if (st != TILE_OK && strstr(msg, token)) return;
+    if (!f->wrong++) snprintf(f->first_wrong, sizeof f->first_wrong, "status %d, '%s' lacks '%s'", st, msg, token);
+}
+
+static void *mixed_failer(void *p) {
+    MixedFailer *f = p;
+    tile_context *ctx = f->ctx;
+    char name[64], token[80];
+    tile_kernel *k;
+    if (tile_module_get_kernel(f->m, "axpb", &k)) return f->wrong = 1000, NULL;
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "bad%d_%d.tile", f->id, i);
+        tile_module *bad;
+        char src[128];
+        snprintf(src, sizeof src, "kernel k(x: *f32) {\n%*s}\n", 1 + f->id, "@");
+        mixed_check(f, tile_module_load_source_ex(ctx, name, src, NULL, &bad), name);
+        tile_devptr bogus = 0x7000000000ull + 0x1000ull * (uint64_t)(f->id * 100 + i);
+        float v = 1;
+        snprintf(token, sizeof token, "0x%llx", (unsigned long long)bogus);
+        mixed_check(f, tile_memcpy_htod(ctx, bogus, &v, sizeof v), token);
+        snprintf(name, sizeof name, "nosuch_%d_%d", f->id, i);
+        tile_kernel *none;
+        mixed_check(f, tile_module_get_kernel(f->m, name, &none), name);
+        tile_devptr null = 0;
+        int32_t n = 1;
+        void *args[] = {&null, &null, &n};
+        unsigned gy = 70000u + (unsigned)(f->id * 100 + i);
+        snprintf(token, sizeof token, "grid (1,%u,1)", gy);
+        mixed_check(f, tile_launch(k, (tile_dim3){1, gy, 1}, args, NULL), token);
+    }
+    return NULL;
+}
+
+Test(streams, racing_failures_keep_each_threads_message, .timeout = 300) {
+    tile_context *ctx = open_emu();
+    tile_module *m;
+    const char *defs[] = {"S=1", NULL};
+    tile_compile_options o = {.defines = defs};
+    OK(tile_module_load_source_ex(ctx, "engine.tile", kEngine, &o, &m));
+    tile_devptr x;
+    OK(tile_malloc(ctx, 64, &x));
+    cr_assert_eq(tile_free(ctx, x + 4), TILE_ERROR_INVALID_VALUE); /* this thread's own failure, kept throughout */
+    char mine[256];
+    snprintf(mine, sizeof mine, "%s", tile_last_error(ctx));
+    cr_assert(mine[0]);
+    enum { T = 4 };
+    MixedFailer f[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        f[i] = (MixedFailer){.ctx = ctx, .m = m, .id = i};
+        cr_assert_eq(pthread_create(&th[i], NULL, mixed_failer, &f[i]), 0);
+    }
+    for (int r = 0; r < 40; r++) { /* succeeding calls meanwhile leave this thread's message alone */
+        tile_devptr y;
+        OK(tile_malloc(ctx, 128, &y));
+        OK(tile_memset(ctx, y, 0, 128));
+        OK(tile_free(ctx, y));
+    }
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++) cr_expect_eq(f[i].wrong, 0, "thread %d: %d messages were not its own; first: %s", i, f[i].wrong, f[i].first_wrong);
+    cr_expect_str_eq(tile_last_error(ctx), mine);
     tile_module_unload(m);
     close_emu(ctx);
 }
