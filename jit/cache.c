@@ -943,8 +943,13 @@ tile_status tile_cache_list(const char *cache_dir,
     return tile_cache_list_ex(cache_dir, old_list_entry, &o);
 }
 
+/* A writer's temporary file younger than this may be one being written now (a server compiling while
+ * `tile cache clear` runs): clearing leaves it, or the writer's rename would fail with a warning and its
+ * entry be lost.  Older ones are a crashed writer's, and go. */
+enum { TMP_IN_USE_SECONDS = 600 };
+
 static bool remove_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
-    (void)key, (void)sb;
+    if (key[2] == '.' && sb->st_mtime > time(NULL) - TMP_IN_USE_SECONDS) return true;
     if (unlinkat(kkfd, name, 0) != 0 && errno != ENOENT) *(int *)user = errno;
     return true;
 }
