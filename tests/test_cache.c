@@ -5,6 +5,7 @@
  * the size cap's eviction, tune.db compaction. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "include/tile/tile.h"
@@ -299,6 +301,35 @@ Test(cache, processes_share_one_folder_at_once, .init = setup, .fini = teardown,
     cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
     cr_expect_eq(st.hits + st.misses, (uint64_t)(LIB * ROUNDS + CLI * 3), "%llu hits, %llu misses", (unsigned long long)st.hits,
                  (unsigned long long)st.misses);
+}
+
+/* tile_cache_clear while another process writes an entry: the writer's temporary file (fresh) stays, so
+ * its rename succeeds (before: clear removed it, and the writer's rename failed with a warning and lost
+ * the entry); a temporary file 10 minutes old or more is a crashed writer's and goes. */
+Test(cache, clear_leaves_a_write_in_progress, .init = setup, .fini = teardown) {
+    char cache[128], entry[700], fresh[800], stale[800];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    tile_compile_options o = {0};
+    tile_compiled c;
+    int hit;
+    cr_assert_eq(tile_cache_compile_source(cache, "k.tile", "kernel k(x: *f32) { store(x, 1.0); }\n", &o, &c, &hit), TILE_OK,
+                 "%s", c.diagnostics ? c.diagnostics : "");
+    tile_compiled_free(&c);
+    only_entry(entry, sizeof entry);
+    *strrchr(entry, '/') = 0;
+    snprintf(fresh, sizeof fresh, "%s/.tmp-4242-0-1", entry);
+    snprintf(stale, sizeof stale, "%s/.tmp-4243-0-2", entry);
+    write_file(fresh, "a write in progress");
+    write_file(stale, "a crashed writer's");
+    struct timespec old[2] = {{time(NULL) - 601, 0}, {time(NULL) - 601, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, stale, old, 0), 0);
+    cr_assert_eq(tile_cache_clear(cache, 0), TILE_OK, "%s", tile_last_error(NULL));
+    struct stat sb;
+    cr_expect_eq(stat(fresh, &sb), 0, "the write in progress was removed");
+    cr_expect_neq(stat(stale, &sb), 0, "the crashed writer's file was left");
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_expect_eq(st.entries, 0);
 }
 
 Test(cache, cli_debug_and_commands, .init = setup, .fini = teardown, .timeout = 60) {
