@@ -642,3 +642,64 @@ Test(streams, racing_failures_keep_each_threads_message, .timeout = 300) {
     tile_module_unload(m);
     close_emu(ctx);
 }
+
+/* tile_gemm from several threads on one context, each its own shapes (none a multiple of a tile) on a
+ * stream of its own: the shipped kernels' variant table and the tuned-configuration state are shared;
+ * i8 inputs give exact i32 results. */
+typedef struct GemmJob {
+    tile_context *ctx;
+    int id;
+    char why[200];
+} GemmJob;
+
+static void *gemm_thread(void *p) {
+    GemmJob *j = p;
+    tile_context *ctx = j->ctx;
+    tile_stream s;
+    if (tile_stream_create(ctx, &s)) return snprintf(j->why, sizeof j->why, "stream: %s", tile_last_error(ctx)), NULL;
+    for (int r = 0; r < 2 && !j->why[0]; r++) {
+        int M = 17 + 8 * j->id + r, N = 40 + 5 * j->id, K = 33 + 7 * j->id + 2 * r;
+        int8_t *a = malloc((size_t)(M * K)), *b = malloc((size_t)(K * N));
+        int32_t *c = malloc(sizeof *c * (size_t)(M * N));
+        for (int i = 0; i < M * K; i++) a[i] = (int8_t)((i * 7 + j->id) % 13 - 6);
+        for (int i = 0; i < K * N; i++) b[i] = (int8_t)((i * 5 + r) % 11 - 5);
+        tile_devptr da, db, dc;
+        tile_gemm_args g = {.m = M, .n = N, .k = K, .lda = K, .ldb = N, .ldc = N, .in_dtype = TILE_I8, .out_dtype = TILE_I32,
+                            .alpha = 1, .stream = s};
+        tile_gemm_info info;
+        bool ok = !tile_malloc(ctx, (size_t)(M * K), &da) && !tile_malloc(ctx, (size_t)(K * N), &db) &&
+                  !tile_malloc(ctx, sizeof *c * (size_t)(M * N), &dc);
+        g.a = da, g.b = db, g.c = dc;
+        ok = ok && !tile_memcpy_htod_async(ctx, da, a, (size_t)(M * K), s) && !tile_memcpy_htod_async(ctx, db, b, (size_t)(K * N), s) &&
+             !tile_memset_async(ctx, dc, 0xff, sizeof *c * (size_t)(M * N), s) && !tile_gemm(ctx, &g) &&
+             !tile_gemm_last_info(ctx, &info) && !tile_memcpy_dtoh_async(ctx, c, dc, sizeof *c * (size_t)(M * N), s) &&
+             !tile_stream_synchronize(ctx, s);
+        if (!ok) snprintf(j->why, sizeof j->why, "thread %d: %s", j->id, tile_last_error(ctx));
+        for (int i = 0; i < M && ok; i++)
+            for (int jj = 0; jj < N && ok; jj++) {
+                int32_t want = 0;
+                for (int q = 0; q < K; q++) want += a[i * K + q] * b[q * N + jj];
+                if (c[i * N + jj] != want)
+                    ok = false, snprintf(j->why, sizeof j->why, "thread %d %dx%dx%d: c[%d][%d] = %d, want %d", j->id, M, N, K, i, jj,
+                                         c[i * N + jj], want);
+            }
+        tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc);
+        free(a), free(b), free(c);
+    }
+    tile_stream_destroy(ctx, s);
+    return NULL;
+}
+
+Test(streams, gemm_from_threads_on_one_context, .timeout = 300) {
+    tile_context *ctx = open_emu();
+    enum { T = 3 };
+    GemmJob j[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        j[i] = (GemmJob){.ctx = ctx, .id = i};
+        cr_assert_eq(pthread_create(&th[i], NULL, gemm_thread, &j[i]), 0);
+    }
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++) cr_expect_str_eq(j[i].why, "", "%s", j[i].why);
+    close_emu(ctx);
+}
