@@ -672,11 +672,21 @@ static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled 
     return ok;
 }
 
+/* The temporary name is ".tmp-PID-N-TIME": unique among the writers of one machine, but processes of two
+ * PID namespaces (containers sharing the cache folder, each server PID 1) can take the same one in the
+ * same second; O_EXCL refuses the second, which then tries again with the nanoseconds added. */
 bool jit_cache_replace(int dfd, const char *name, const void *data, size_t n) {
     static _Atomic unsigned counter;
     char tmp[96];
-    snprintf(tmp, sizeof tmp, ".tmp-%d-%u-%lx", (int)getpid(), atomic_fetch_add(&counter, 1), (unsigned long)time(NULL));
-    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = -1;
+    for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int len = snprintf(tmp, sizeof tmp, ".tmp-%d-%u-%lx", (int)getpid(), atomic_fetch_add(&counter, 1), (unsigned long)ts.tv_sec);
+        if (attempt) snprintf(tmp + len, sizeof tmp - (size_t)len, "-%lx-%x", (unsigned long)ts.tv_nsec, (unsigned)attempt);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
+    }
     bool ok = fd >= 0 && write_all(fd, data, n);
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;

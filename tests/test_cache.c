@@ -332,6 +332,39 @@ Test(cache, clear_leaves_a_write_in_progress, .init = setup, .fini = teardown) {
     cr_expect_eq(st.entries, 0);
 }
 
+/* Two writers taking the same temporary name (processes of two PID namespaces sharing the folder, each a
+ * PID 1 writing its first entry in the same second): the second tries another name and its entry is
+ * written (before: O_EXCL refused the name, and the write failed with a warning). */
+Test(cache, temporary_name_taken_by_another_writer, .init = setup, .fini = teardown) {
+    char cache[128], entry[700], path[800];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *src = "kernel k(x: *f32) { store(x, 2.0); }\n";
+    tile_compile_options o = {0};
+    tile_compiled c;
+    int hit;
+    cr_assert_eq(tile_cache_compile_source(cache, "k.tile", src, &o, &c, &hit), TILE_OK);
+    tile_compiled_free(&c);
+    only_entry(entry, sizeof entry);
+    cr_assert_eq(unlink(entry), 0);
+    *strrchr(entry, '/') = 0;
+    /* every name this process's next writes could take: its PID, the next counters, the coming seconds */
+    long now = (long)time(NULL);
+    for (unsigned n = 0; n < 16; n++)
+        for (long t = now - 2; t < now + 30; t++) {
+            snprintf(path, sizeof path, "%s/.tmp-%d-%u-%lx", entry, (int)getpid(), n, (unsigned long)t);
+            write_file(path, "another writer's");
+        }
+    cr_assert_eq(tile_cache_compile_source(cache, "k.tile", src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 0);
+    tile_compiled_free(&c);
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_expect_eq(st.entries, 1, "the entry was not written");
+    cr_assert_eq(tile_cache_compile_source(cache, "k.tile", src, &o, &c, &hit), TILE_OK);
+    cr_expect_eq(hit, 1);
+    tile_compiled_free(&c);
+}
+
 Test(cache, cli_debug_and_commands, .init = setup, .fini = teardown, .timeout = 60) {
     char cmd[1024], log[128];
     snprintf(log, sizeof log, "%s/log", dir);
