@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
-programs="test_streams test_graph_safe test_handles test_runtime test_cache test_cache_safety test_foreign test_emu_forms test_lang_map"
+programs="test_streams test_graph_safe test_handles test_runtime test_cache test_cache_safety test_foreign test_emu_forms test_lang_map test_aot"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DTILE_SANITIZE=thread >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan -j"$jobs" --target tile_cli $programs

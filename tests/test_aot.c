@@ -127,6 +127,57 @@ Test(aot, export_build_run, .timeout = 120) {
 }
 
 /* What the generated C could not declare is refused before anything is written, with a message. */
+/* An exported launcher's first calls from six threads at once (released by a barrier): two share one
+ * context, four have their own, each launching both variants (n a multiple of 16 and not) twenty times
+ * and checking every result; the tables' state is made once and the slots grow while others look up. */
+static const char *threads_prog =
+    "#define _POSIX_C_SOURCE 200809L /* pthread_barrier_t under -std=c17 */\n#include \"add_aot.h\"\n#include <pthread.h>\n#include <stdio.h>\n"
+    "typedef struct Job { tile_context *ctx; int id, rc; } Job;\n"
+    "static pthread_barrier_t start;\n"
+    "static void *run(void *p) {\n"
+    "    Job *j = p;\n"
+    "    pthread_barrier_wait(&start);\n"
+    "    for (int r = 0; r < 20 && !j->rc; r++) {\n"
+    "        int n = r % 2 ? 256 : 257 + j->id;\n"
+    "        float hx[300], ho[300];\n"
+    "        for (int i = 0; i < n; i++) hx[i] = (float)(i * (j->id + 1) + r), ho[i] = -1;\n"
+    "        tile_devptr x, o;\n"
+    "        if (tile_malloc(j->ctx, 4 * 300, &x) || tile_malloc(j->ctx, 4 * 300, &o) || tile_memcpy_htod(j->ctx, x, hx, 4u * n)) j->rc = 20;\n"
+    "        else if (add(j->ctx, (tile_dim3){1, 1, 1}, x, x, o, n, NULL)) j->rc = 21, fprintf(stderr, \"%s\\n\", tile_last_error(j->ctx));\n"
+    "        else if (tile_memcpy_dtoh(j->ctx, ho, o, 4u * n)) j->rc = 22;\n"
+    "        for (int i = 0; i < n && !j->rc; i++) if (ho[i] != 2 * hx[i]) j->rc = 23;\n"
+    "        tile_free(j->ctx, x), tile_free(j->ctx, o);\n"
+    "    }\n"
+    "    return NULL;\n"
+    "}\n"
+    "int main(void) {\n"
+    "    enum { T = 6 };\n"
+    "    tile_context *ctx[T];\n    pthread_t th[T];\n    Job job[T];\n"
+    "    pthread_barrier_init(&start, NULL, T);\n"
+    "    for (int i = 0; i < T; i++) {\n"
+    "        if (i != 1 && tile_context_create(\"emu:sm_80\", &ctx[i])) return 10;\n"
+    "        if (i == 1) ctx[1] = ctx[0];\n"
+    "        job[i] = (Job){ctx[i], i, 0};\n"
+    "    }\n"
+    "    for (int i = 0; i < T; i++) if (pthread_create(&th[i], NULL, run, &job[i])) return 11;\n"
+    "    int rc = 0;\n"
+    "    for (int i = 0; i < T; i++) pthread_join(th[i], NULL), rc = rc ? rc : job[i].rc;\n"
+    "    for (int i = 0; i < T; i++) if (i != 1) add_aot_unload(ctx[i]), tile_context_destroy(ctx[i]);\n"
+    "    if (!rc) puts(\"aot ok\");\n"
+    "    return rc;\n"
+    "}\n";
+
+Test(aot, first_calls_from_threads_at_once, .timeout = 240) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s/cache %s aot %s/kernels/add.tile --kernel add --variant n=16 -o %s/add_aot > %s/log 2>&1",
+             dir, TILE_CLI, TILE_SOURCE_DIR, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    build_prog(dir, threads_prog, "add_aot");
+    run_prog(dir);
+}
+
 Test(aot, refusals) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
