@@ -19,7 +19,10 @@ export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 log_path=$PWD/$logs
 failed=0
 for p in $programs; do
   echo "== $p"
-  "build-tsan/tests/$p" "$@" > "$logs/$p.out" 2>&1 || true
+  args=("$@")
+  # its 0.5 s budget ends before TSan's slowed emulator has started all 64 threads the report names
+  if [ $# -eq 0 ] && [ "$p" = test_emu_forms ]; then args=(--filter '!(stop/infinite_loop_times_out)'); fi
+  "build-tsan/tests/$p" "${args[@]}" > "$logs/$p.out" 2>&1 || true
   grep -E '^\[(FAIL|SKIP)\]|^Synthesis' "$logs/$p.out" || true
   if grep -q '^\[FAIL\]' "$logs/$p.out" || ! grep -q '^Synthesis' "$logs/$p.out"; then failed=1; fi
 done
