@@ -187,7 +187,9 @@ static DevStatus emu_module_load(TileDevice *dev, const char *ptx, void **mod) {
     }
     EmuDevModule *dm = calloc(1, sizeof *dm);
     if (!dm) {
+        pthread_mutex_lock(&e->lock); /* the module's globals live in the device's memory, as at unload */
         emu_module_free(m);
+        pthread_mutex_unlock(&e->lock);
         return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: out of host memory");
     }
     dm->m = m;
