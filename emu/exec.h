@@ -682,11 +682,14 @@ static inline uint8_t *emu_cta_smem(const EmuBlock *b, const EmuThread *t) { ret
 uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space, uint64_t addr, unsigned size,
                     unsigned align, bool write);
 
-/* Fast global access: inline cache hit, else the checked path. */
+/* Fast global access: inline cache hit, else the checked path.  size is a power of two (4, 8 or 16), so the
+ * last byte of an aligned access, addr + size - 1, cannot wrap (addr + size could, to 0 at the top of the
+ * address space, which matched every entry): two compares per entry, as before that was found. */
 static inline uint8_t *emu_global(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    uint64_t last = addr + (size - 1);
     if (!(addr & (size - 1)))
         for (unsigned k = 0; k < EMU_GCACHE; k++)
-            if (addr >= b->gc[k].lo && addr < b->gc[k].hi && size <= b->gc[k].hi - addr) return b->gc[k].host + (addr - b->gc[k].lo);
+            if (addr >= b->gc[k].lo && last < b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
     return emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
 }
 

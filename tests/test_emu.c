@@ -654,6 +654,26 @@ Test(report, memcheck_kinds) {
     off = 8;
     cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
     dev_module_unload(m);
+    /* the same for the 16-byte fast forms: a v4 load or store at the last 16 bytes (the cache's test leaves
+     * the one aligned address whose end wraps to 0 to the checked path) */
+    static const char *const wrap16[] = {
+        PTX_HEAD ".visible .entry wr(.param .u64 p, .param .u64 off)\n{\n .reg .b32 %r<5>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n ld.global.u32 %r1, [%rd1];\n"
+        " ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd3];\n st.global.u32 [%rd1], %r4;\n ret;\n}\n",
+        PTX_HEAD ".visible .entry wr(.param .u64 p, .param .u64 off)\n{\n .reg .b32 %r<5>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n ld.global.u32 %r1, [%rd1];\n"
+        " st.global.v4.u32 [%rd3], {%r1, %r1, %r1, %r1};\n ret;\n}\n",
+    };
+    for (int k = 0; k < 2; k++) {
+        check_ptxas_arch(wrap16[k], "sm_80");
+        f = load(d, wrap16[k], "wr", &m);
+        off = (uint64_t)0 - 16 - p;
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+        cr_assert(strstr(dev_last_error(d), "address 0xfffffffffffffff0 is not in any device allocation"), "%s", dev_last_error(d));
+        off = 16;
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        dev_module_unload(m);
+    }
     /* a negative shared offset, wrapped to 32 bits, in a kernel without clusters: out of the block's shared
      * memory (it was "the shared memory of cluster CTA rank 254; the cluster has 1 CTA", probeW F-m2) */
     static const char *neg = PTX_HEAD ".shared .align 4 .b8 sm[64];\n.visible .entry k()\n{\n .reg .b32 %r<2>;\n"
