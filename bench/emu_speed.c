@@ -24,6 +24,16 @@ static int json;            /* --json: one JSON object per row */
 static const char *only;    /* --only KERNEL: that kernel's rows alone */
 static int one_thread_only; /* --single: the one-host-thread rows alone */
 static int racecheck;       /* --racecheck: with the emulator's racecheck, as the tests run it */
+static unsigned reps = 1;   /* --reps N: each row's launch N times, its medians reported */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, unsigned n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 static double now(void) {
     struct timespec ts;
@@ -81,11 +91,20 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
         void *p3[] = {&a, &b, &c, &nn};
         void *p2[] = {&a, &b, &nn};
         unsigned bs = 256;
-        double t0 = now(), c0 = cpu_now();
-        if (dev_launch(f, (threads + bs - 1) / bs, 1, 1, bs, 1, 1, 0, NULL, which == 0 ? p3 : p2)) die("launch", d);
-        double t = now() - t0, cpu = cpu_now() - c0;
+        /* one launch is one sample: a single sample on a shared machine is as much its load as the emulator (a
+         * CI run's one-shot vadd figure moved 12% between two builds that executed the same host instructions) */
+        double *ts = malloc(reps * sizeof *ts), *cs = malloc(reps * sizeof *cs);
+        if (!ts || !cs) die("out of host memory", NULL);
         DevLaunchStats s;
+        for (unsigned rep = 0; rep < reps; rep++) {
+            double t0 = now(), c0 = cpu_now();
+            if (dev_launch(f, (threads + bs - 1) / bs, 1, 1, bs, 1, 1, 0, NULL, which == 0 ? p3 : p2)) die("launch", d);
+            ts[rep] = now() - t0, cs[rep] = cpu_now() - c0;
+        }
         dev_last_launch_stats(d, &s);
+        double t = median(ts, reps), cpu = median(cs, reps);
+        free(ts);
+        free(cs);
         if (json) {
             JsonOut j;
             json_begin(&j, stdout);
@@ -95,6 +114,7 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
             json_uint(&j, "threads", threads);
             json_str(&j, "host_threads", ht == 1 ? "1" : "all");
             json_uint(&j, "instr", s.instructions);
+            json_uint(&j, "reps", reps);
             json_num(&j, "s", t);
             json_num(&j, "m_thread_instr_per_s", s.instructions / t / 1e6);
             json_num(&j, "cpu_s", cpu);
@@ -104,6 +124,7 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
             /* the row ends in "= N M instr/s" (bench/gpu/run.sh reads the third field from the end) */
             printf("%-10s %-10s %u threads, host threads %-4s: %10llu instr in %.3f s", file, kernel, threads, ht == 1 ? "1" : "all",
                    (unsigned long long)s.instructions, t);
+            if (reps > 1) printf(", median of %u", reps);
             if (ht == 1) printf(" (CPU %.3f s, %6.1f M/s)", cpu, s.instructions / cpu / 1e6);
             printf(" = %6.1f M instr/s\n", s.instructions / t / 1e6);
         }
@@ -113,9 +134,10 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
     free(ptx);
 }
 
-/* emu_speed [--threads N] [--only vadd|block_sum|mma_loop] [--single] [--racecheck] [--json]: --threads sets the vadd thread
- * count (block_sum gets half, mma_loop a 256th; default 4M); --only runs one kernel, --single only on one host
- * thread, --racecheck with the emulator's racecheck on.  One host thread's rows also give the speed per second
+/* emu_speed [--threads N] [--only vadd|block_sum|mma_loop] [--single] [--racecheck] [--reps N] [--json]: --threads sets the
+ * vadd thread count (block_sum gets half, mma_loop a 256th; default 4M); --only runs one kernel, --single only on one
+ * host thread, --racecheck with the emulator's racecheck on, --reps N launches each row N times and gives the
+ * medians of the wall-clock and CPU times (default 1).  One host thread's rows also give the speed per second
  * of CPU time, which other jobs on the machine do not change as much as the wall-clock figure. */
 int main(int argc, char **argv) {
     unsigned threads = 1u << 22;
@@ -125,7 +147,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--racecheck")) racecheck = 1;
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (unsigned)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else return fprintf(stderr, "usage: emu_speed [--threads N] [--only KERNEL] [--single] [--racecheck] [--json]\n"), 2;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) >= 1 && atoi(argv[i + 1]) <= 1000) reps = (unsigned)atoi(argv[++i]);
+        else return fprintf(stderr, "usage: emu_speed [--threads N] [--only KERNEL] [--single] [--racecheck] [--reps N (1..1000)] [--json]\n"), 2;
     }
     if (threads < 512) threads = 512;
     if (threads > 1u << 22) threads = 1u << 22;

@@ -617,6 +617,10 @@ Test(cli, bench_json, .timeout = 120) {
         cr_expect_eq(objects, n, "%s: every object begins with its bench: %s", benches[i].name, buf);
         if (benches[i].rows) cr_expect_eq(n, benches[i].rows, "%s: %d rows, %d expected", benches[i].name, n, benches[i].rows);
     }
+    /* emu_speed --reps: each row the medians of that many launches, and says so */
+    cr_expect_eq(run_bench("emu_speed", "--json --threads 4096 --only vadd --reps 3", buf, sizeof buf), 0, "%s", buf);
+    cr_expect_eq(count_str(buf, "\"reps\":3"), 2, "%s", buf);
+    cr_expect_neq(run_bench("emu_speed", "--reps 0", buf, sizeof buf), 0, "%s", buf);
     /* compile_time also gives the CPU time of the compile (this process, every thread) and of its ptxas child */
     cr_expect_eq(run_bench("compile_time", "--json --reps 1 kernels/add.tile", buf, sizeof buf), 0, "%s", buf);
     const char *cpu = strstr(buf, "\"src_to_ptx_cpu_ms\":");
