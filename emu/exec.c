@@ -47,7 +47,7 @@
     X(AND32) X(OR32) X(XOR32) X(AND64) X(OR64) X(XOR64) X(SETP_S32) X(SETP_U32) X(SETP_S64) X(SETP_U64) \
     X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
-    X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX)
+    X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -107,6 +107,19 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     case EMU_OP_MIN: case EMU_OP_MAX:
         if (in->ty == EMU_T_S32 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S32 : FAST_MAX_S32;
         if (in->ty == EMU_T_F32 && !in->flags && !in->xflags && in->rnd == EMU_RND_NONE && regs) return in->op == EMU_OP_MIN ? FAST_FMIN : FAST_FMAX;
+        /* min/max.NaN.f32 (the attention kernels' running row maximum): a NaN operand gives the canonical NaN */
+        if (in->ty == EMU_T_F32 && in->flags == EMU_F(NANP) && !in->xflags && in->rnd == EMU_RND_NONE && regs)
+            return in->op == EMU_OP_MIN ? FAST_FMIN_NAN : FAST_FMAX_NAN;
+        return FAST_NONE;
+    case EMU_OP_EX2: /* ex2.approx[.ftz].f32 (softmax): the host's exp2 in double, rounded once to f32 */
+        if (in->ty == EMU_T_F32 && (in->flags == EMU_F(APPROX) || in->flags == (EMU_F(APPROX) | EMU_F(FTZ))) && !in->xflags &&
+            in->rnd == EMU_RND_NONE && in->nops == 2 && regs)
+            return FAST_EX2;
+        return FAST_NONE;
+    case EMU_OP_CVT: /* cvt.rn.{f16x2,bf16x2}.f32 d, a, b (packing P for the second mma): a to the upper half */
+        if ((in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2) && in->ty2 == EMU_T_F32 && in->rnd == EMU_RND_RN && !in->flags &&
+            !in->xflags && in->nops == 3 && regs)
+            return FAST_CVT_H2;
         return FAST_NONE;
     case EMU_OP_DIV: /* div.rn.f32: IEEE division (not .approx, .full, .ftz, .sat) */
         if (in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && !in->xflags && regs)
@@ -294,6 +307,14 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
 
 static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits32(f); }
 static inline uint64_t canon64(double d) { return d != d ? 0x7FFFFFFFFFFFFFFFull : emu_bits64(d); }
+static inline float flush32(float x) { return x != 0 && fabsf(x) < 0x1p-126f ? copysignf(0.0f, x) : x; }
+/* cvt.rn of an f32 into f16 or bf16 (fmt), as emu_exec_cvt gives it: NaN the canonical 0x7fff, a zero its
+ * sign alone (emu_round_f64 would take zeros to its long-double path), the rest emu_round_f64 */
+static inline uint32_t half_rn(float x, int fmt) {
+    if (x != x) return 0x7FFFu;
+    if (x == 0) return signbit(x) ? 0x8000u : 0;
+    return (uint32_t)emu_round_f64((double)x, fmt, EMU_RND_RN) & 0xFFFFu;
+}
 
 /* A 4-byte shared store's checked path (racecheck knows the value stored); out of line, away from the
  * interpreter loop's registers. */

@@ -238,6 +238,25 @@ skip: /* a guard that is false */
             r[in->o[0]] = canon32(v);
             NEXT();
         }
+        L_FMIN_NAN: L_FMAX_NAN: { /* min/max.NaN.f32: a NaN operand gives the canonical NaN; -0 is below +0 */
+            float x = emu_f32(r[in->o[1]]), y = emu_f32(r[in->o[2]]);
+            bool mx = in->fast == FAST_FMAX_NAN;
+            float v = x == y && x == 0 ? ((signbit(x) != 0) == mx ? y : x) : (x < y) == mx ? y : x;
+            r[in->o[0]] = x != x || y != y ? 0x7FFFFFFFu : emu_bits32(v);
+            NEXT();
+        }
+        L_EX2: { /* ex2.approx[.ftz].f32: .ftz flushes a subnormal operand and result to a zero of its sign */
+            bool ftz = in->flags & EMU_F(FTZ);
+            float x = emu_f32(r[in->o[1]]);
+            float v = (float)exp2((double)(ftz ? flush32(x) : x));
+            r[in->o[0]] = canon32(ftz ? flush32(v) : v);
+            NEXT();
+        }
+        L_CVT_H2: {
+            int fmt = in->ty == EMU_T_F16X2 ? EMU_FMT_F16 : EMU_FMT_BF16;
+            r[in->o[0]] = half_rn(emu_f32(r[in->o[1]]), fmt) << 16 | half_rn(emu_f32(r[in->o[2]]), fmt);
+            NEXT();
+        }
         /* control flow and blocking instructions */
 slow:
         switch (in->op) {

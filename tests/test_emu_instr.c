@@ -139,6 +139,9 @@ static uint64_t r_fmax(uint64_t a, uint64_t b, uint64_t c) {
     if (x == 0 && y == 0) return f2u(signbit(x) ? y : x);
     return f2u(x > y ? x : y);
 }
+/* .NaN: a NaN operand gives the canonical NaN 0x7fffffff */
+static uint64_t r_fmin_nan(uint64_t a, uint64_t b, uint64_t c) { return isnan(F(a)) || isnan(F(b)) ? 0x7FFFFFFFu : r_fmin(a, b, c); }
+static uint64_t r_fmax_nan(uint64_t a, uint64_t b, uint64_t c) { return isnan(F(a)) || isnan(F(b)) ? 0x7FFFFFFFu : r_fmax(a, b, c); }
 static uint64_t r_fabs(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) & 0x7FFFFFFFu; }
 static uint64_t r_fneg(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) ^ 0x80000000u; }
 static uint64_t r_cvt_rni_s32(uint64_t a, uint64_t b, uint64_t c) {
@@ -163,6 +166,7 @@ static uint64_t r_cvt_f16(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c
 static uint64_t r_cvt_f16_to_f32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u(ref_from_f16((uint16_t)a)); }
 static uint64_t r_cvt_bf16(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return ref_bf16(F(a)); }
 static uint64_t r_cvt_f16x2(uint64_t a, uint64_t b, uint64_t c) { (void)c; return ((uint32_t)ref_f16(F(a)) << 16) | ref_f16(F(b)); }
+static uint64_t r_cvt_bf16x2(uint64_t a, uint64_t b, uint64_t c) { (void)c; return ((uint32_t)ref_bf16(F(a)) << 16) | ref_bf16(F(b)); }
 static uint64_t r_add_f16x2(uint64_t a, uint64_t b, uint64_t c) {
     (void)c; uint32_t v = 0;
     for (int k = 0; k < 2; k++) {
@@ -364,6 +368,8 @@ static const Case cases[] = {
     {"mul.sat.f32 %r4, %r1, %r2;", false, r_fmul_sat, CMP_FLOAT, 0},
     {"min.f32 %r4, %r1, %r2;", false, r_fmin, CMP_FLOAT, 0},
     {"max.f32 %r4, %r1, %r2;", false, r_fmax, CMP_FLOAT, 0},
+    {"min.NaN.f32 %r4, %r1, %r2;", false, r_fmin_nan, CMP_EXACT, 0},
+    {"max.NaN.f32 %r4, %r1, %r2;", false, r_fmax_nan, CMP_EXACT, 0},
     {"abs.f32 %r4, %r1;", false, r_fabs, CMP_FLOAT, 0},
     {"neg.f32 %r4, %r1;", false, r_fneg, CMP_FLOAT, 0},
     {"cvt.rni.s32.f32 %r4, %r1;", false, r_cvt_rni_s32, CMP_EXACT, 0},
@@ -374,6 +380,7 @@ static const Case cases[] = {
     {"cvt.u16.u32 %rs1, %r1;\n cvt.f32.f16 %r4, %rs1;", false, r_cvt_f16_to_f32, CMP_FLOAT, 0},
     {"cvt.rn.bf16.f32 %rs1, %r1;\n mov.b16 %rs2, %rs1;\n cvt.u32.u16 %r4, %rs2;", false, r_cvt_bf16, CMP_EXACT, 0},
     {"cvt.rn.f16x2.f32 %r4, %r1, %r2;", false, r_cvt_f16x2, CMP_EXACT, 0},
+    {"cvt.rn.bf16x2.f32 %r4, %r1, %r2;", false, r_cvt_bf16x2, CMP_EXACT, 0},
     {"add.rn.f16x2 %r4, %r1, %r2;", false, r_add_f16x2, CMP_EXACT, 0},
     {"setp.nan.f32 %p1, %r1, %r2;\n selp.u32 %r4, 1, 0, %p1;", false, r_setp_nan, CMP_EXACT, 0},
     {"setp.geu.f32 %p1, %r1, %r2;\n selp.u32 %r4, 1, 0, %p1;", false, r_setp_geu, CMP_EXACT, 0},
