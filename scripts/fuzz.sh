@@ -42,14 +42,18 @@ mkdir -p $B/corpus-tile $B/corpus-ptx $B/crashes-tile $B/crashes-ptx
 for f in kernels/*.tile kernels/*/*.tile stdlib/*.tile tests/lang/*.tile; do
   n=$(echo "$f" | tr / _)
   cp "$f" "$B/corpus-tile/seed_$n"
-  # the variants fuzz_tile selects by a first byte: 0x01 BLOCK=64, 0x02 sm_90a
+  # the variants fuzz_tile selects by a first byte: 0x01 BLOCK=64, 0x02 sm_90a, 0x04 run on the emulator
   grep -q 'const BLOCK' "$f" && { printf '\001'; cat "$f"; } >"$B/corpus-tile/seed1_$n"
   case "$f" in kernels/*) { printf '\002'; cat "$f"; } >"$B/corpus-tile/seed2_$n" ;; esac
+  { printf '\004'; cat "$f"; } >"$B/corpus-tile/seed4_$n"
 done
 for f in tests/emu/*.ptx; do
   cp "$f" "$B/corpus-ptx/seed_$(basename "$f")"
   { printf '\001'; cat "$f"; } >"$B/corpus-ptx/seed1_$(basename "$f")" # fuzz_ptx's variant that also launches
 done
+# the PTX and .tile sources the test programs and the docs hold (wgmma, TMA,
+# mbarriers, clusters; every construct of docs/language.md): fuzz/seeds.py
+python3 fuzz/seeds.py $B/corpus-tile $B/corpus-ptx || echo "note: fuzz/seeds.py failed; seeds from files only" >&2
 for f in fuzz/regressions/tile-* fuzz/regressions/ptx-*; do
   [ -f "$f" ] || continue
   case "$(basename "$f")" in tile-*) cp "$f" $B/corpus-tile/ ;; ptx-*) cp "$f" $B/corpus-ptx/ ;; esac
@@ -91,7 +95,7 @@ run_one() { # NAME DICT MAX_LEN
   done
   if [ "$name" = tile ]; then # the counters of each process's last line, summed
     share=$(for l in $B/fuzz-tile-*.log; do grep -a '^fuzz_tile: \(progress\|final\):' "$l" | tail -1; done |
-      awk '{n += $3; p += $5; f += $7; c += $12} END { if (n) printf "%d of %d inputs compiled (%.1f%%), %d parsed, %d through the front end", c, n, 100 * c / n, p, f }')
+      awk '{n += $3; p += $5; f += $7; c += $12; r += $15} END { if (n) printf "%d of %d inputs compiled (%.1f%%), %d parsed, %d through the front end, %d kernel launches on the emulator", c, n, 100 * c / n, p, f, r }')
   fi
   local files=() f
   for f in "$crashes"/*; do
