@@ -653,7 +653,34 @@ static bool check_half_cmp(Parser *ps, const EmuIns *in, unsigned ntypes, uint32
     return true;
 }
 
+/* The instructions that name the type of their operands and would otherwise run with none (0-byte operands: add
+ * computed nothing, setp compared zeros, mov and ld moved no bytes, shifts by 64 in the sign extension): ptxas
+ * wants a type on each ("Unexpected instruction types specified" or a syntax error).  Those with their own check
+ * of the types (cvt, set, atom, lop3, ...) are not listed. */
+static const char *type_needed(const EmuIns *in) {
+    switch (in->op) {
+    case EMU_OP_MOV: case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: return "the type of the value it moves (.b32, .u64, .f32, ...)";
+    case EMU_OP_SHFL: case EMU_OP_FNS: case EMU_OP_ACTIVEMASK: return ".b32";
+    case EMU_OP_VOTE: return ".pred (.all, .any, .uni) or .b32 (.ballot)";
+    case EMU_OP_MATCH: return ".b32 or .b64";
+    case EMU_OP_REDUX: return ".u32, .s32 or .b32";
+    case EMU_OP_ALLOCA: case EMU_OP_STACKSAVE: case EMU_OP_STACKRESTORE: return ".u32 or .u64";
+    case EMU_OP_ADDC: case EMU_OP_SUBC: case EMU_OP_MADC: return ".u32, .s32, .u64 or .s64";
+    default: break;
+    }
+    return op_types(in) != T_CHECKED || in->op == EMU_OP_SETP ? "one (its operands' type)" : NULL;
+}
+
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    const char *need = ntypes ? NULL : type_needed(in);
+    if (need) {
+        uint64_t ok = op_types(in);
+        char list[160] = "";
+        size_t n = 0;
+        for (unsigned t = 0; ok != T_CHECKED && t < 64 && t < EMU_T_COUNT && n < sizeof list - 12; t++)
+            if (ok >> t & 1) n += (size_t)snprintf(list + n, sizeof list - n, "%s.%s", n ? " " : "", emu_type_name(t));
+        return perr(ps, line, "'%.*s' needs a type: %s", (int)len, s, n ? list : need);
+    }
     if (!check_op_type(ps, in, ntypes, line, s, len) || !check_half_type(ps, in, ntypes, line, s, len)) return false;
     if (!check_flag_ops(ps, in, line, s, len)) return false;
     if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;

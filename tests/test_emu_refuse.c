@@ -13,6 +13,8 @@
  *                ld/st/cvt's relaxed rule (wider registers); the accepted forms compute what the host does
  *   op_types     an instruction type its opcode does not take (add.b32, min.b32, setp.lt.b32, shl.u32, add.pred,
  *                mul.lo.f32, integer mul without .lo/.hi/.wide); every type ptxas takes still loads
+ *   missing_types  an instruction with no type (setp.lt %p1, .., add, mov, ld, shfl.sync.idx, vote.sync.all): it ran
+ *                on 0-byte operands
  *   cvt_rounding cvt without the rounding its types need, or with one they do not take (cvt.u32.f32 truncated,
  *                cvt.f32.f64 rounded to nearest: the emulator's choice)
  *   float_mods   a rounding, .approx/.full, .ftz, .sat or .NaN an integer, .f32 or .f64 form does not take, or a
@@ -576,6 +578,50 @@ Test(refuse, op_types) {
           " sqrt.rn.f32 %r1, %r2;\n rsqrt.approx.f64 %rd1, %rd2;\n ex2.approx.f32 %r1, %r2;\n copysign.f64 %rd1, %rd2, %rd3;\n"
           " testp.finite.f64 %p1, %rd1;\n mov.pred %p1, %p2;\n mov.s16 %h1, %h2;\n mov.f64 %rd1, %rd2;\n"
           " add.f16 %h1, %h2, %h3;\n min.f16x2 %r1, %r2, %r3;\n mov.b32 %r1, %r2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* An instruction with no type at all (setp.lt %p1, %r1, %r2): it loaded and ran on 0-byte operands (add computed
+ * nothing, setp compared zeros, mov and ld moved no bytes; the sign extension shifted by 64). */
+Test(refuse, missing_types) {
+    static const Bad bad[] = {
+        {O("setp.lt %p1, %r1, %r2"), "ptx:10: 'setp.lt' needs a type: .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64"},
+        {O("setp.ltu %p1, %r1, %r2"), "'setp.ltu' needs a type: .f32 .f64"},
+        {O("add %r1, %r2, %r3"), "ptx:10: 'add' needs a type: .u16 .u32"},
+        {O("mul.lo %r1, %r2, %r3"), "'mul.lo' needs a type: .u16 .u32 .u64 .s16 .s32 .s64"},
+        {O("mad.lo %r1, %r2, %r3, %r4"), "'mad.lo' needs a type"},
+        {O("div %r1, %r2, %r3"), "'div' needs a type"},
+        {O("rem %r1, %r2, %r3"), "'rem' needs a type"},
+        {O("neg %r1, %r2"), "'neg' needs a type"},
+        {O("not %r1, %r2"), "'not' needs a type: .pred .b16 .b32 .b64"},
+        {O("shl %r1, %r2, 2"), "'shl' needs a type"},
+        {O("shr %r1, %r2, 2"), "'shr' needs a type"},
+        {O("popc %r1, %r2"), "'popc' needs a type: .b32 .b64"},
+        {O("bfe %r1, %r2, 1, 2"), "'bfe' needs a type"},
+        {O("prmt %r1, %r2, %r3, 0"), "'prmt' needs a type: .b32"},
+        {O("selp %r1, %r2, %r3, %p1"), "'selp' needs a type"},
+        {O("sqrt.rn %r1, %r2"), "'sqrt.rn' needs a type: .f32 .f64"},
+        {O("ex2.approx %r1, %r2"), "'ex2.approx' needs a type: .f32"},
+        {O("mov %r1, %r2"), "ptx:10: 'mov' needs a type: the type of the value it moves"},
+        {O("mov %p1, %p2"), "'mov' needs a type"},
+        {O("ld.global %r1, [%rd1]"), "'ld.global' needs a type"},
+        {O("ld.global.v2 {%r1, %r2}, [%rd1]"), "'ld.global.v2' needs a type"},
+        {O("ldu.global %r1, [%rd1]"), "'ldu.global' needs a type"},
+        {O("st.global [%rd1], %r1"), "'st.global' needs a type"},
+        {O("shfl.sync.idx %r1, %r2, 0, 31, -1"), "'shfl.sync.idx' needs a type: .b32"},
+        {O("vote.sync.all %p1, %p2, -1"), "'vote.sync.all' needs a type: .pred (.all, .any, .uni) or .b32 (.ballot)"},
+        {O("match.any.sync %r1, %r2, -1"), "'match.any.sync' needs a type: .b32 or .b64"},
+        {O("redux.sync.add %r1, %r2, -1"), "'redux.sync.add' needs a type"},
+        {O("activemask %r1"), "'activemask' needs a type: .b32"},
+        {O("addc %r1, %r2, %r3"), "'addc' needs a type"},
+    };
+    static const char *const good[] = {
+        O("setp.lt.s32 %p1, %r1, %r2;\n add.u32 %r1, %r2, %r3;\n mov.u32 %r1, %r2;\n ld.global.u32 %r1, [%rd1];\n"
+          " ld.global.v2.u32 {%r1, %r2}, [%rd1];\n st.global.u32 [%rd1], %r1;\n shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;\n"
+          " vote.sync.all.pred %p1, %p2, -1;\n vote.sync.ballot.b32 %r1, %p2, -1;\n match.any.sync.b32 %r1, %r2, -1;\n"
+          " redux.sync.add.u32 %r1, %r2, -1;\n activemask.b32 %r1;\n isspacep.global %p1, %rd1;\n"
+          " add.cc.u32 %r1, %r2, %r3;\n addc.u32 %r1, %r2, %r3"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
