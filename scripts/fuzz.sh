@@ -87,11 +87,11 @@ run_one() { # NAME DICT MAX_LEN
     left=$((left - (SECONDS - t0)))
     runs=$((runs + $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 | grep . || echo 0)))
     eps+=("$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)")
-    cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || echo "$cov")
-    if ! grep -q '^==[0-9]*==ERROR\|^SUMMARY: \|deadly signal\|ERROR: libFuzzer' "$log"; then break; fi
+    cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || echo "$cov")
+    if ! grep -aq '^==[0-9]*==ERROR\|^SUMMARY: \|deadly signal\|ERROR: libFuzzer' "$log"; then break; fi
     # what failed and the first frames that are not the fuzzing machinery
-    grep -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:\|^fuzz_[a-z]*: .* failed\|^tile: internal' "$log" || true
-    grep '^ *#[0-9]* 0x' "$log" | grep -v 'fuzzer::\|__sanitizer\|__asan\|__ubsan\|libc\.so\|/nptl/\|raise\|abort\|in main ' | head -4 || true
+    grep -a -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:\|^fuzz_[a-z]*: .* failed\|^tile: internal' "$log" || true
+    grep -a '^ *#[0-9]* 0x' "$log" | grep -v 'fuzzer::\|__sanitizer\|__asan\|__ubsan\|libc\.so\|/nptl/\|raise\|abort\|in main ' | head -4 || true
   done
   if [ "$name" = tile ]; then # the counters of each process's last line, summed
     share=$(for l in $B/fuzz-tile-*.log; do grep -a '^fuzz_tile: \(progress\|final\):' "$l" | tail -1; done |
