@@ -12,7 +12,9 @@ tests/*.c is joined and unescaped, its printf conversions filled in (%d: 4,
 like a .tile file (a `kernel` or `fn` declaration).  Fenced blocks of
 docs/*.md and README.md that declare a kernel are .tile seeds.  fuzz_ptx's
 tensor-copy inputs (first byte 0x02) get seeds of valid maps of every rank
-and a few raw ones.  Seeds whose
+and a few raw ones.  .tile literals that unroll a static_range of 1000 or
+more copies are left out (the unroll-limit tests: seconds each under ASan,
+their mutations end runs at the timeout).  Seeds whose
 first byte is the variant byte of fuzz_tile (0x06: sm_90a and run) and
 fuzz_ptx (0x01: launch) are written too."""
 import glob, hashlib, os, re, struct, sys
@@ -75,6 +77,15 @@ def tma_seeds(ptx_dir):
     return n + 6
 
 
+BIG_UNROLL = re.compile(r'static_range\(\s*(?:\d+\s*,\s*)?(\d+)')
+
+
+def too_slow(t):
+    """A static_range of a thousand or more copies (the tests of the unrolled-statement limit): it compiles in
+    over a second, over 10 s under the fuzzers' ASan, so its mutations end runs at the -timeout."""
+    return any(int(m.group(1)) >= 1000 for m in BIG_UNROLL.finditer(t))
+
+
 def main():
     tile_dir, ptx_dir = sys.argv[1], sys.argv[2]
     n = {'tile': 0, 'ptx': 0}
@@ -94,7 +105,7 @@ def main():
             if '.entry' in t or '.func' in t:
                 if '.version' not in t: t = '.version 8.0\n.target sm_90a\n.address_size 64\n' + t
                 save('ptx', t, 1)
-            elif TILE_DECL.search(t):
+            elif TILE_DECL.search(t) and not too_slow(t):
                 save('tile', t, 6)
     for path in sorted(glob.glob(ROOT + '/docs/*.md')) + [ROOT + '/README.md']:
         for m in re.finditer(r'```[^\n]*\n(.*?)```', open(path, errors='replace').read(), re.S):
