@@ -64,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -555,6 +556,22 @@ bool jit_cache_append(int dfd, const char *name, const void *data, size_t n) {
     return ok;
 }
 
+int jit_cache_lock(int dfd, const char *name) {
+    int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    struct stat sb;
+    int rc;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) rc = -1, errno = EINVAL;
+    else
+        while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {}
+    if (rc != 0) {
+        int err = errno;
+        close(fd);
+        return (errno = err), -1;
+    }
+    return fd;
+}
+
 /* ---- names ---- */
 static bool is_hex(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -989,7 +1006,12 @@ tile_status tile_cache_clear(const char *cache_dir, int tuning) {
     if (dfd < 0) return st;
     each_entry(dfd, remove_entry, &err);
     if (stats_is_ours(dfd)) remove_regular(dfd, "stats", &err);
-    if (tuning) remove_regular(dfd, "tune.db", &err);
+    struct stat sb; /* under tune.lock, so a recording tuner's rename never brings back what was cleared */
+    if (tuning && fstatat(dfd, "tune.db", &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode)) {
+        int lock = jit_cache_lock(dfd, "tune.lock");
+        remove_regular(dfd, "tune.db", &err);
+        if (lock >= 0) close(lock);
+    }
     close(dfd);
     return err ? rt_fail(NULL, TILE_ERROR_IO, "tile_cache_clear: cannot remove everything in %s: %s", dir, strerror(err)) : TILE_OK;
 }

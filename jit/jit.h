@@ -56,6 +56,10 @@ bool jit_cache_append(int dfd, const char *name, const void *data, size_t n);
 /* Replace dfd/name by data whole: a temporary file in dfd renamed over it (readers see the old or the
  * new contents, never part); false with errno. */
 bool jit_cache_replace(int dfd, const char *name, const void *data, size_t n);
+/* An exclusive lock on NAME in dfd (a regular file made 0600 for the purpose, never through a symlink; flock, so
+ * it serializes threads and processes alike and goes with the process): the descriptor to close to release it,
+ * or -1 with errno (a folder it cannot be made in: the caller goes on unlocked and its write fails there). */
+int jit_cache_lock(int dfd, const char *name);
 /* Warnings on stderr, one per process and cause ("tile: warning: ..."); every
  * occurrence is also logged under TILE_DEBUG=cache. */
 typedef enum JitWarn {

@@ -29,9 +29,10 @@
  *      TUNE_KEEP fastest, slowest first (a lookup takes the last that passes,
  *      so the fastest good one), written to a temporary
  *      file in the folder and renamed over tune.db (jit_cache_replace), so a
- *      reader sees the old file or the new one.  Two tuners compacting at
- *      once may lose one's record (the last rename wins); tuning is rerun,
- *      never trusted blindly.
+ *      reader sees the old file or the new one.
+ * Steps 1 to 3 hold an exclusive flock on DIR/tune.lock (made for it, kept): without it two tuners
+ * compacting at once, or one appending while another compacts, lost a record (the last rename won, or the
+ * append went to the file the rename replaced).  Lookups take no lock: they read a whole file, old or new.
  *
  * A lookup is applied as defines, so a record is checked before it is
  * returned:
@@ -219,7 +220,10 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
     int dfd = jit_cache_open(dir, true);
     if (dfd < 0)
         return rt_fail(NULL, TILE_ERROR_IO, "tile_tune_record: cannot use the cache folder %s: %s", dir ? dir : "(none)", strerror(errno));
-    /* 1. the records so far, the new one last */
+    /* 1. the records so far, the new one last; tune.lock held until the file is written, so a writer in
+     *    another thread or process neither reads the file before this one's rename nor appends to the file
+     *    it replaces */
+    int lock = jit_cache_lock(dfd, "tune.lock");
     char *text = jit_cache_read(dfd, "tune.db", NULL);
     int nrec = 0, dropped = 0;
     TuneRec *recs = parse_records(text, &nrec, &dropped);
@@ -267,6 +271,7 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
         ok = jit_cache_replace(dfd, "tune.db", out.buf ? out.buf : "", out.len);
     }
     if (!ok) jit_cache_warn_write(dir, "tune.db", errno);
+    if (lock >= 0) close(lock);
     close(dfd);
     str_free(&out);
     free(recs);

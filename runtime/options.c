@@ -7,7 +7,8 @@
  *
  * The default cache folder is TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile
  * (an absolute XDG_CACHE_HOME, as the XDG spec asks), else
- * $HOME/.cache/tile, else a folder of this user's own in the temporary
+ * $HOME/.cache/tile (an absolute HOME: a relative one would move the folder
+ * with the working directory), else a folder of this user's own in the temporary
  * folder, ${TMPDIR:-/tmp}/tile-cache-UID: never a folder shared by users.
  * Whichever it is, jit/cache.c uses it only if it is owned by this user and
  * writable by no one else.
@@ -59,7 +60,7 @@ static void load(void) {
     Str s = {0};
     if (dir && *dir) str_puts(&s, dir);
     else if (getenv("XDG_CACHE_HOME") && getenv("XDG_CACHE_HOME")[0] == '/') str_printf(&s, "%s/tile", getenv("XDG_CACHE_HOME"));
-    else if (getenv("HOME") && *getenv("HOME")) str_printf(&s, "%s/.cache/tile", getenv("HOME"));
+    else if (getenv("HOME") && getenv("HOME")[0] == '/') str_printf(&s, "%s/.cache/tile", getenv("HOME"));
     else {
         const char *tmp = getenv("TMPDIR");
         str_printf(&s, "%s/tile-cache-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());

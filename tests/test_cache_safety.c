@@ -413,6 +413,17 @@ Test(cache_safety, cli_names_why_a_folder_is_refused, .init = setup, .fini = tea
     }
 }
 
+/* A relative XDG_CACHE_HOME, HOME or TMPDIR is passed over (the folder would move with the working directory):
+ * with all three relative the folder is /tmp's per-user one. */
+Test(cache_safety, default_folder_needs_absolute_paths, .init = setup, .fini = teardown, .timeout = 60) {
+    char out[8192], want[128];
+    snprintf(want, sizeof want, "cache /tmp/tile-cache-%u\n", (unsigned)geteuid());
+    cr_assert_eq(run_cli("XDG_CACHE_HOME=rel/xdg HOME=rel/home TMPDIR=rel/tmp", "cache stats", out, sizeof out), 0, "%s", out);
+    cr_expect(!strncmp(out, want, strlen(want)), "want '%s', got: %s", want, out);
+    cr_assert_eq(run_cli("XDG_CACHE_HOME=rel/xdg HOME=/abs/home", "cache stats", out, sizeof out), 0, "%s", out);
+    cr_expect(!strncmp(out, "cache /abs/home/.cache/tile\n", 28), "%s", out);
+}
+
 Test(cache_safety, default_folder_without_home, .init = setup, .fini = teardown, .timeout = 60) {
     char tmp[128], env[256], mine[256], out[8192];
     snprintf(tmp, sizeof tmp, "%s/tmp", dir);
