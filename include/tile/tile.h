@@ -411,7 +411,8 @@ typedef struct tile_launch_options {
                                Zero: the kernel's own .reqnctapercluster, else no clusters. */
     int cooperative;        /* 1: a cooperative launch (cuLaunchKernelEx's cooperative attribute): every block is
                                resident at once, so cooperative groups' grid.sync() works.  The emulator runs the
-                               whole grid together (at most 2^18 threads, no clusters). */
+                               whole grid together (at most 2^18 threads; with `cluster`, every cluster at once, each
+                               keeping its own barriers and distributed shared memory: docs/emulator.md). */
 } tile_launch_options;
 /* tile_launch with options (opt may be NULL). */
 TILE_API tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt);
