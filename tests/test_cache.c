@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,6 +653,51 @@ Test(cache, tune_db_concurrent_recorders, .init = setup, .fini = teardown, .time
     cr_assert_eq(tile_cache_clear(cache, 1), TILE_OK);
     cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
     cr_expect_eq(st.tuning_records, 0);
+}
+
+/* Threads of one process recording at once: each takes the lock through its own descriptor, so they exclude
+ * each other as processes do. */
+typedef struct TuneThread {
+    const char *cache;
+    int t, bad;
+} TuneThread;
+static void *tune_thread(void *arg) {
+    TuneThread *tt = arg;
+    for (int i = 1; i <= 20; i++) {
+        char b[32], conf[32];
+        snprintf(b, sizeof b, "t=%d", tt->t);
+        snprintf(conf, sizeof conf, "BLOCK=%d", i);
+        tt->bad += tile_tune_record(tt->cache, "0123456789abcdef0123456789abcdef", "emu/sm_80", b, conf, (21 - i) * 1e-3) != TILE_OK;
+        snprintf(b, sizeof b, "u=%d", tt->t * 1000 + i);
+        tt->bad += tile_tune_record(tt->cache, "0123456789abcdef0123456789abcdef", "emu/sm_80", b, "BLOCK=7", 1e-3) != TILE_OK;
+    }
+    return NULL;
+}
+Test(cache, tune_db_concurrent_threads, .init = setup, .fini = teardown, .timeout = 120) {
+    char cache[128], cfg[64], bucket[32];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    enum { THREADS = 4 };
+    pthread_t th[THREADS];
+    TuneThread tt[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        tt[t] = (TuneThread){cache, t, 0};
+        cr_assert_eq(pthread_create(&th[t], NULL, tune_thread, &tt[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(th[t], NULL);
+        cr_expect_eq(tt[t].bad, 0, "thread %d: %d records failed", t, tt[t].bad);
+    }
+    int lost = 0;
+    for (int t = 0; t < THREADS; t++) {
+        snprintf(bucket, sizeof bucket, "t=%d", t);
+        tile_status st = tile_tune_lookup(cache, "0123456789abcdef0123456789abcdef", "emu/sm_80", bucket, cfg, sizeof cfg);
+        cr_expect(st == TILE_OK && !strcmp(cfg, "BLOCK=20"), "%s: %s, '%s'", bucket, tile_status_string(st), cfg);
+        for (int i = 1; i <= 20; i++) {
+            snprintf(bucket, sizeof bucket, "u=%d", t * 1000 + i);
+            lost += tile_tune_lookup(cache, "0123456789abcdef0123456789abcdef", "emu/sm_80", bucket, cfg, sizeof cfg) != TILE_OK;
+        }
+    }
+    cr_expect_eq(lost, 0, "%d of %d records of new keys were lost", lost, THREADS * 20);
 }
 
 /* A NUL byte in a file is an error at its place, through the cache as without it (the cache compiled the
