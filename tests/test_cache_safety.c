@@ -262,6 +262,17 @@ Test(cache_safety, read_follows_no_symlink, .init = setup, .fini = teardown, .ti
     off_t before = file_size(tdb);
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "m=32,n=32,k=32", "BM=64", 1), TILE_ERROR_IO);
     cr_assert_eq(file_size(tdb), before, "tune.db was appended through a symlink");
+    /* tune.lock, a symlink to a file that does not exist: not created through it; the record is still written */
+    char lock[256], target[256];
+    cr_assert_eq(unlink(db), 0);
+    snprintf(lock, sizeof lock, "%s/tune.lock", cache);
+    snprintf(target, sizeof target, "%s/lock-target", dir);
+    cr_assert_eq(unlink(lock), 0, "the record above made tune.lock");
+    cr_assert_eq(symlink(target, lock), 0);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "m=32,n=32,k=32", "BM=64", 1), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_eq(file_size(target), -1, "tune.lock was created through a symlink");
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "m=32,n=32,k=32", cfg, sizeof cfg), TILE_OK);
+    cr_assert_str_eq(cfg, "BM=64");
 }
 
 Test(cache_safety, stats_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
