@@ -136,6 +136,11 @@ Test(cli, every_command_has_help) {
     }
     cr_expect_eq(run_stdout("help run gemm", buf, sizeof buf), 0);
     cr_expect(strstr(buf, "--trans-a"), "%s", buf);
+    /* run gemm refuses tune gemm's --warmup and --timeout, so its help does not offer them */
+    cr_expect(!strstr(buf, "--warmup") && !strstr(buf, "--timeout"), "%s", buf);
+    cr_expect_eq(run("run gemm --warmup 1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run_stdout("tune gemm --help", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "  --warmup W") && strstr(buf, "  --timeout S") && strstr(buf, "  --trans-a"), "%s", buf);
 }
 
 Test(cli, numbers_parse_strictly) {

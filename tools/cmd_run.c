@@ -45,7 +45,7 @@ static const char usage_gemm[] =
     "                     [--device emu[:TARGET]|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R] [--config DEFINES]\n"
     "Runs tile_gemm on random A and B, checks C against a float64 reference and\n"
     "prints the kernel, configuration, specialization, grid and times (--json: one JSON object).\n"
-    "\n" GEMM_PROBLEM_OPTIONS
+    "\n" GEMM_PROBLEM_OPTIONS GEMM_PROBLEM_OPTIONS_END
     "  --config DEFINES           this configuration through tile_gemm_with_config, e.g. \"BM=64 BN=64 BK=32 num_warps=4\n"
     "                             SPLIT_K=4\" (split-K: f32 output; the defines tile_gemm_last_info shows)\n"
     "\n"

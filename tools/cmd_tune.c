@@ -74,7 +74,7 @@ static const char usage_tune_gemm[] =
     "against float64 once) and stores the fastest for the bucket of m, n, k.\n"
     "With --json: one object per configuration (kernel, config, status, rank, seconds, pct_of_best,\n"
     "tflops, or why it was skipped), then one for what was stored.\n"
-    "\n" GEMM_PROBLEM_OPTIONS "\n" CLI_EXIT_HELP;
+    "\n" GEMM_PROBLEM_OPTIONS GEMM_TUNE_OPTIONS GEMM_PROBLEM_OPTIONS_END "\n" CLI_EXIT_HELP;
 
 static const char usage_tune_file[] =
     "usage: tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"

@@ -21,16 +21,21 @@ typedef struct GemmProblem {
     char config_text[512];
 } GemmProblem;
 
-/* The options, one per line, for a command's usage text. */
+/* The options, one per line, for a command's usage text: GEMM_PROBLEM_OPTIONS, then (tile tune gemm only)
+ * GEMM_TUNE_OPTIONS, then GEMM_PROBLEM_OPTIONS_END; tile run gemm refuses the tune-only ones, so its help does
+ * not list them. */
 #define GEMM_PROBLEM_OPTIONS                                                                      \
     "  --m M --n N --k K          sizes (default 256 each)\n"                                     \
     "  --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2   input type (default f16; tf32: f32 inputs on tf32 tensor cores)\n" \
     "  --out-dtype f32|f16|bf16|i32   output type (default f32, i32 for i8 inputs)\n"             \
     "  --trans-a, --trans-b       A is [k, m], B is [n, k] (column-major operands)\n"            \
-    "  --device emu|cuda|cuda:N   device (default: TILE_DEVICE, else cuda when present, else emu)\n" \
-    "  --reps R                   timed runs (default 5)\n"                                      \
-    "  --warmup W                 untimed runs before them, tune only (default 1)\n"             \
-    "  --timeout S                seconds per configuration, tune only (default 60)\n"           \
+    "  --device D                 emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when\n" \
+    "                             present, else emu)\n" \
+    "  --reps R                   timed runs (default 5)\n"
+#define GEMM_TUNE_OPTIONS                                                                         \
+    "  --warmup W                 untimed runs before them (default 1)\n"                        \
+    "  --timeout S                seconds per configuration (default 60)\n"
+#define GEMM_PROBLEM_OPTIONS_END                                                                  \
     "  --json                     JSON Lines on stdout (one object per result), nothing else there\n" \
     "  -h, --help                 this text\n"
 
