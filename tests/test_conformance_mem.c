@@ -6,9 +6,16 @@
  *               malloc/free and new/delete[] (the emulator's heap), alloca
  *   mma.cu      inline PTX: cp.async, ldmatrix, mma.sync: exact (small
  *               integer values)
+ *   control.cu  calls through device function pointers and virtual functions,
+ *               recursion, a dense switch, assert (held, and failed: the launch
+ *               fails naming the condition, file and function), cuda::atomic_ref
+ *               with every memory order and scope (a release/acquire message,
+ *               counters, a CAS loop), fences, __nanosleep, clock64, clock and
+ *               %globaltimer, every cache-hinted load and store intrinsic: exact
  * Every topic runs with the emulator's racecheck; without nvcc every test is skipped, and says so. */
 #include "test_conformance.h"
 #include "support/hostfloat.h"
+#include <time.h>
 
 /* ==== memory.cu ==== */
 static int32_t ref_local_array(const int32_t *in, int i, int n) {
@@ -200,4 +207,160 @@ static void check_mma(Conf *c) {
                 for (int k = 0; k < 16; k++) want += ai[s][m][k] * bi[s][k][n];
                 cr_assert_eq(D[s][m][n], (float)want, "[%s] tile %d D[%d][%d]: got %g, want %d", c->name, s, m, n, D[s][m][n], want);
             }
+}
+
+/* ==== control.cu ==== */
+static int32_t ref_ack_sum(int depth, int32_t x) {
+    if (depth == 0) return x & 0xff;
+    int32_t a = ref_ack_sum(depth - 1, x * 3 + 1), b = ref_ack_sum(depth - 1, x ^ (depth * 17));
+    return a + b * 2 - depth;
+}
+
+static int32_t ref_switch(int k, int32_t x) {
+    switch (k) {
+    case 0: return x + 11;
+    case 1: return x * 13;
+    case 2: return x - 17;
+    case 3: return x ^ 0x1234;
+    case 4: return x << 3;
+    case 5: return x >> 2;
+    case 6: return ~x;
+    case 7: return x * x;
+    case 8: return x | 0x40;
+    case 9: return x & 0xf0f;
+    case 10: return -x;
+    case 11: return x + 1000000;
+    default: return 99;
+    }
+}
+
+CONFORMANCE(control)
+static void check_control(Conf *c) {
+    Rng rng = rng_seed(77);
+    enum { N = 300 };
+    int32_t in[N], out[N];
+    for (int i = 0; i < N; i++) in[i] = (int32_t)(rng_next(&rng) % 1000);
+    in[5] = 0, in[6] = 999;
+    tile_devptr din = dev_in(c, in, sizeof in);
+    int n = N;
+    /* function pointers: a table of them in global memory, and one picked by a select */
+    tile_devptr dout = dev_in(c, NULL, sizeof out);
+    run(c, "fnptr", (N + 63) / 64, 64, 0, (void *[]){&din, &dout, &n});
+    dev_out(c, out, dout, sizeof out);
+    for (int i = 0; i < N; i++) {
+        int32_t v = in[i], r = (v & 3) == 0 ? v + i : (v & 3) == 1 ? v - i : (v & 3) == 2 ? v * i : (v ^ i) + 3;
+        int32_t want = (v & 4) ? r * 7 : r - 7;
+        cr_assert_eq(out[i], want, "[%s] fnptr %d (in %d): got %d, want %d", c->name, i, v, out[i], want);
+    }
+    /* virtual calls */
+    dout = dev_in(c, NULL, sizeof out);
+    run(c, "virt", (N + 63) / 64, 64, 0, (void *[]){&din, &dout, &n});
+    dev_out(c, out, dout, sizeof out);
+    for (int i = 0; i < N; i++) {
+        int32_t s = in[i] % 1000, want = (in[i] & 1) ? s * s * 10 + 4 : s * s / 2 * 10 + 3;
+        cr_assert_eq(out[i], want, "[%s] virt %d (in %d): got %d, want %d", c->name, i, in[i], out[i], want);
+    }
+    /* recursion */
+    dout = dev_in(c, NULL, sizeof out);
+    run(c, "recurse", (N + 63) / 64, 64, 0, (void *[]){&din, &dout, &n});
+    dev_out(c, out, dout, sizeof out);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i], ref_ack_sum(in[i] % 7 + 1, in[i]), "[%s] recurse %d (in %d): got %d, want %d", c->name, i, in[i],
+                     out[i], ref_ack_sum(in[i] % 7 + 1, in[i]));
+    /* a dense switch, every case and the default */
+    dout = dev_in(c, NULL, sizeof out);
+    run(c, "jump_table", (N + 63) / 64, 64, 0, (void *[]){&din, &dout, &n});
+    dev_out(c, out, dout, sizeof out);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i], ref_switch(in[i] % 14, i), "[%s] switch %d (case %d): got %d, want %d", c->name, i, in[i] % 14,
+                     out[i], ref_switch(in[i] % 14, i));
+    /* assert that holds */
+    dout = dev_in(c, NULL, sizeof out);
+    run(c, "asserts", (N + 63) / 64, 64, 0, (void *[]){&din, &dout, &n});
+    dev_out(c, out, dout, sizeof out);
+    for (int i = 0; i < N; i++) cr_assert_eq(out[i], in[i] + 1, "[%s] asserts %d", c->name, i);
+    /* atomic_ref: a release/acquire message per block, counters at every scope and order, a CAS maximum */
+    {
+        enum { B = 3, T = 96 };
+        int32_t zeros[B] = {0}, data_out[B * T];
+        uint32_t counters[5] = {0};
+        int32_t mx = -1;
+        tile_devptr ddata = dev_in(c, NULL, B * 4), dflags = dev_in(c, zeros, sizeof zeros),
+                    dcnt = dev_in(c, counters, sizeof counters), dmx = dev_in(c, &mx, 4), dao = dev_in(c, NULL, sizeof data_out);
+        int nn = B * T;
+        run(c, "atomic_refs", B, T, 0, (void *[]){&ddata, &dflags, &dcnt, &dmx, &dao, &nn});
+        dev_out(c, data_out, dao, sizeof data_out);
+        dev_out(c, counters, dcnt, sizeof counters);
+        dev_out(c, &mx, dmx, 4);
+        for (int b = 0; b < B; b++)
+            for (int t = 32; t < T; t++)
+                cr_assert_eq(data_out[b * T + t], b * 1000 + 7 + t, "[%s] atomic_ref message: block %d thread %d got %d", c->name,
+                             b, t, data_out[b * T + t]);
+        uint32_t x = 0;
+        int32_t m = -1;
+        for (int i = 0; i < B * T; i++) x ^= (uint32_t)i * 2654435761u, m = (i * 7919) % 10007 > m ? (i * 7919) % 10007 : m;
+        cr_assert(counters[0] == B * T && counters[1] == 2 * B * T && counters[2] == 3 * B * T && counters[3] == 0xFFFFFFFFu &&
+                      counters[4] == x,
+                  "[%s] atomic_ref counters %u %u %u %x %x (want %u %u %u ffffffff %x)", c->name, counters[0], counters[1],
+                  counters[2], counters[3], counters[4], B * T, 2 * B * T, 3 * B * T, x);
+        cr_assert_eq(mx, m, "[%s] atomic_ref CAS maximum: got %d, want %d", c->name, mx, m);
+    }
+    /* timers */
+    {
+        enum { T = 64 };
+        int64_t t[T * 4];
+        tile_devptr dt = dev_in(c, NULL, sizeof t);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        run(c, "timers", 2, T / 2, 0, (void *[]){&dt});
+        dev_out(c, t, dt, sizeof t);
+        for (int i = 0; i < T; i++) {
+            cr_assert(t[i * 4] >= 0 && t[i * 4 + 1] >= 0 && t[i * 4 + 2] >= 0,
+                      "[%s] thread %d: clock64 %lld, globaltimer %lld, clock %lld ns across __nanosleep", c->name, i,
+                      (long long)t[i * 4], (long long)t[i * 4 + 1], (long long)t[i * 4 + 2]);
+            cr_assert(llabs(t[i * 4 + 3] - now) < 86400ll * 1000000000, "[%s] thread %d: globaltimer %lld, the host's time %lld",
+                      c->name, i, (long long)t[i * 4 + 3], (long long)now);
+        }
+    }
+    /* cache-hinted loads and stores */
+    {
+        enum { NC = 203 };
+        float a[NC], oa[NC];
+        int32_t b[NC][4], ob[NC][4];
+        double d[NC], od[NC];
+        for (int i = 0; i < NC; i++) {
+            a[i] = (float)((int)(rng_next(&rng) % 201) - 100);
+            for (int k = 0; k < 4; k++) b[i][k] = (int32_t)(rng_next(&rng) % 100000) - 50000;
+            d[i] = rng_uniform(&rng, -10, 10);
+        }
+        tile_devptr da = dev_in(c, a, sizeof a), db = dev_in(c, b, sizeof b), dd = dev_in(c, d, sizeof d),
+                    doa = dev_in(c, NULL, sizeof oa), dob = dev_in(c, NULL, sizeof ob), dod = dev_in(c, NULL, sizeof od);
+        int nc = NC;
+        run(c, "cache_hints", (NC + 63) / 64, 64, 0, (void *[]){&da, &db, &dd, &doa, &dob, &dod, &nc});
+        dev_out(c, oa, doa, sizeof oa);
+        dev_out(c, ob, dob, sizeof ob);
+        dev_out(c, od, dod, sizeof od);
+        for (int i = 0; i < NC; i++) {
+            float w = 0;
+            for (int k = 0; k < 6; k++) w += a[(i + k) % NC] * (float)(1 << k);
+            cr_assert_eq(oa[i], w, "[%s] cache_hints f32 %d: got %g, want %g", c->name, i, oa[i], w);
+            int32_t wb[4] = {b[i][0] + b[NC - 1 - i][3], b[i][1], b[i][2], b[i][3]};
+            cr_assert(!memcmp(ob[i], wb, sizeof wb), "[%s] cache_hints int4 %d", c->name, i);
+            cr_assert_eq(od[i], d[i] - d[(i + 1) % NC], "[%s] cache_hints f64 %d", c->name, i);
+        }
+    }
+    /* assert that fails: the launch fails and says what failed where (last: a GPU's context is unusable after it) */
+    {
+        in[123] = 4242;
+        tile_devptr dbad = dev_in(c, in, sizeof in);
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(c->m, "assert_fails", &k), TILE_OK);
+        tile_status st = tile_launch_raw(k, (tile_dim3){(N + 63) / 64, 1, 1}, (tile_dim3){64, 1, 1}, 0, (void *[]){&dbad, &n}, NULL);
+        if (st == TILE_OK) st = tile_synchronize(c->ctx);
+        cr_assert_neq(st, TILE_OK, "[%s] a failed assert: the launch succeeded", c->name);
+        const char *msg = tile_last_error(c->ctx);
+        cr_assert(strstr(msg, "in[i] != 4242") && strstr(msg, "control.cu") && strstr(msg, "assert_fails"),
+                  "[%s] a failed assert says: %s", c->name, msg);
+    }
 }

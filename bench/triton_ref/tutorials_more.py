@@ -1,0 +1,904 @@
+"""tutorials_more.py - more of Triton's language, its PTX run unmodified on tile's emulator from Python.
+
+    PYTHON bench/triton_ref/tutorials_more.py [--arch 80,89,90] [--only NAME] [--keep DIR] [--racecheck]
+
+The harness of tutorials.py (same PYTHON: triton and the tile package in one venv), over kernels that
+reach the corners tutorials.py leaves: each compiled with triton.compile for capability 80, 89 and 90,
+loaded with tile.load_ptx on emu:sm_80 / emu:sm_89 / emu:sm_90a, checked against float64 NumPy on
+fresh random inputs at sizes that are not multiples of the blocks, outputs poisoned first:
+
+  attn_bwd       attention backward (f16 in, f32 out): dK/dV per key block over the query blocks, dQ
+                 added by tensor atomic_add (f32); the forward's logsumexp and delta from NumPy
+  grouped_gemm   the grouped GEMM tutorial: a table of device pointers (tile.data_ptr), a loop over
+                 groups of different sizes, int64 addresses made into pointers
+  persistent     a persistent matmul (a program loops over tiles), num_warps 8 and num_stages 4
+  matmul_w16     a matmul with num_warps 16, num_stages 5 (f16) and bf16 with num_warps 8
+  dot_scaled     tl.dot_scaled: e4m3 x e4m3 and e2m1 (mxfp4) x e4m3 with e8m0 scales per 32 of K
+  scan           tl.associative_scan with a custom combine of a tuple (a first-order linear recurrence),
+                 reverse too, and tl.reduce of a (value, index) tuple (argmin, first of equal)
+  histogram      tl.histogram (with a mask)
+  gather         tl.gather along each axis of a 2-D block
+  join_split     tl.join, tl.split, tl.interleave; tl.reshape / tl.permute of the joined block
+  inline_asm     tl.inline_asm_elementwise: a funnel shift (3 operands), bytes packed 4 to a register, two results
+  print          tl.device_print of ints and floats (vprintf), stdout captured and compared as text
+  assert         tl.device_assert (debug=True): holds, then fails in one program (__assertfail: the launch fails)
+  int64          int64 offsets (strides as i64 arguments), i64 arithmetic (mulhi, shifts, division)
+  atomics        atomic add/max/min/and/or/xor/xchg/cas on i32, u32, i64, f32, f16 with every sem and scope
+  e5m2           f32 -> float8e5 -> f32 (round to nearest even, saturation) and a float8e5 tl.dot (89, 90)
+  bf16           bf16 loads, bf16 arithmetic and math (exp, sqrt, fma, sigmoid, max) stored as bf16
+  libdevice      asin acos atan atan2 sinh cosh asinh acosh atanh log1p expm1 cbrt hypot fmod erfinv
+                 lgamma exp2 log2 log10 nextafter ilogb ldexp, f32 and f64
+  tensor_desc    tl.make_tensor_descriptor load/store (a transposed copy with bounds), on 80 (plain loads)
+                 and 90 (TMA)
+
+Prints one line per kernel and arch and exits 1 when one disagrees or cannot run, 3 when triton or
+tile cannot be imported.  No GPU; not run in CI (Triton is an optional tool)."""
+import argparse
+import math
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tutorials as T  # noqa: E402  (exits 3 when triton or tile is missing)
+from tutorials import check, Skip, rng, np, tl, triton, tile, libdevice, GPUTarget, ASTSource  # noqa: E402
+
+
+def compile_ptx(fn, sig, consts, cap, warps=4, stages=3, **opts):
+    sig = dict(sig)
+    for c in consts:
+        sig[c] = "constexpr"
+    o = {"num_warps": warps, "num_stages": stages}
+    o.update(opts)
+    k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=consts), target=GPUTarget("cuda", cap, 32), options=o)
+    return k.asm["ptx"], k.metadata
+
+
+class Run:
+    def __init__(self, cap, dev, keep):
+        self.cap, self.dev, self.keep = cap, dev, keep
+
+    def kernel(self, fn, sig, consts, warps=4, stages=3, **opts):
+        ptx, md = compile_ptx(fn, sig, consts, self.cap, warps, stages, **opts)
+        if self.keep:
+            with open(os.path.join(self.keep, "%s_sm%d.ptx" % (md.name, self.cap)), "w") as f:
+                f.write(ptx)
+        return tile.load_ptx(ptx, device=self.dev)[md.name], md, ptx
+
+    def launch(self, fn, sig, consts, grid, args, warps=4, stages=3, **opts):
+        k, md, ptx = self.kernel(fn, sig, consts, warps, stages, **opts)
+        nprog = grid[0] * (grid[1] if len(grid) > 1 else 1)
+        scratch = None
+        if md.global_scratch_size:  # aligned as Triton's allocator aligns it (a tensor map in it: 128 bytes)
+            align = max(md.global_scratch_align, 128)
+            raw = np.zeros(md.global_scratch_size * nprog + align, np.uint8)
+            scratch = raw[(-tile.data_ptr(raw, device=self.dev)) % align:][:md.global_scratch_size * nprog]
+        k[grid](*args, scratch, None, shared=md.shared)
+        return ptx
+
+
+def f16(x):
+    return np.asarray(x, np.float16)
+
+
+def bf16_round(x):
+    """f32 to bf16 (round to nearest even) as float32 values."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+def bf16_bits(x):
+    return (bf16_round(x).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def bf16_value(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+# ---- attention backward ----
+
+@triton.jit
+def attn_bwd_kernel(Q, K, V, DO, LSE, DELTA, DQ, DK, DV, N, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    start_n = tl.program_id(0) * BN
+    rn = start_n + tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    kmask = rn[:, None] < N
+    k = tl.load(K + rn[:, None] * D + rd[None, :], mask=kmask, other=0.)
+    v = tl.load(V + rn[:, None] * D + rd[None, :], mask=kmask, other=0.)
+    dk = tl.zeros((BN, D), dtype=tl.float32)
+    dv = tl.zeros((BN, D), dtype=tl.float32)
+    for start_m in range(0, N, BM):
+        rm = start_m + tl.arange(0, BM)
+        qmask = rm[:, None] < N
+        q = tl.load(Q + rm[:, None] * D + rd[None, :], mask=qmask, other=0.)
+        do = tl.load(DO + rm[:, None] * D + rd[None, :], mask=qmask, other=0.)
+        lse = tl.load(LSE + rm, mask=rm < N, other=0.)
+        delta = tl.load(DELTA + rm, mask=rm < N, other=0.)
+        s = tl.dot(q, tl.trans(k)) * scale
+        p = tl.exp(s - lse[:, None])
+        p = tl.where((rm[:, None] < N) & (rn[None, :] < N), p, 0.)
+        dv += tl.dot(tl.trans(p.to(tl.float16)), do)
+        dp = tl.dot(do, tl.trans(v))
+        ds = p * (dp - delta[:, None]) * scale
+        dk += tl.dot(tl.trans(ds.to(tl.float16)), q)
+        dq = tl.dot(ds.to(tl.float16), k)
+        tl.atomic_add(DQ + rm[:, None] * D + rd[None, :], dq, mask=qmask, sem="relaxed")
+    tl.store(DK + rn[:, None] * D + rd[None, :], dk, mask=kmask)
+    tl.store(DV + rn[:, None] * D + rd[None, :], dv, mask=kmask)
+
+
+def t_attn_bwd(r):
+    N, D, BM, BN = 83, 64, 32, 32
+    scale = 1 / math.sqrt(D)
+    q, k, v, do = (f16(rng.standard_normal((N, D)) * 0.5) for _ in range(4))
+    qd, kd, vd, dod = (x.astype(np.float64) for x in (q, k, v, do))
+    s = qd @ kd.T * scale
+    lse = np.log(np.exp(s - s.max(axis=1, keepdims=True)).sum(axis=1)) + s.max(axis=1)
+    p = np.exp(s - lse[:, None])
+    o = p @ vd
+    delta = (o * dod).sum(axis=1)
+    dq = np.zeros((N, D), np.float32)  # atomic_add accumulates into it
+    dk, dv = np.full((N, D), np.nan, np.float32), np.full((N, D), np.nan, np.float32)
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "DO": "*fp16", "LSE": "*fp32", "DELTA": "*fp32", "DQ": "*fp32",
+           "DK": "*fp32", "DV": "*fp32", "N": "i32", "scale": "fp32"}
+    r.launch(attn_bwd_kernel, sig, {"D": D, "BM": BM, "BN": BN}, ((N + BN - 1) // BN,),
+             [q, k, v, do, lse.astype(np.float32), delta.astype(np.float32), dq, dk, dv, N, scale])
+    dp = dod @ vd.T
+    ds = p * (dp - delta[:, None]) * scale
+    # P and dS are rounded to f16 before their dots: the bound allows that rounding (2^-11 relative) of each term
+    check("attn_bwd dv", dv, p.T @ dod, atol=2e-3 * (p.T @ np.abs(dod)).max() + 1e-6, rtol=2e-3)
+    check("attn_bwd dk", dk, ds.T @ qd, atol=2e-3 * (np.abs(ds).T @ np.abs(qd)).max() + 1e-6, rtol=2e-3)
+    check("attn_bwd dq", dq, ds @ kd, atol=2e-3 * (np.abs(ds) @ np.abs(kd)).max() + 1e-6, rtol=2e-3)
+
+
+# ---- grouped GEMM (tables of pointers) ----
+
+@triton.jit
+def grouped_gemm_kernel(a_ptrs, b_ptrs, c_ptrs, sizes, lds, G, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    last = 0
+    for g in range(G):
+        M = tl.load(sizes + g * 3)
+        N = tl.load(sizes + g * 3 + 1)
+        K = tl.load(sizes + g * 3 + 2)
+        tiles = tl.cdiv(M, BM) * tl.cdiv(N, BN)
+        while pid >= last and pid < last + tiles:
+            t = pid - last
+            pm = t // tl.cdiv(N, BN)
+            pn = t % tl.cdiv(N, BN)
+            a = tl.load(a_ptrs + g).to(tl.pointer_type(tl.float16))
+            b = tl.load(b_ptrs + g).to(tl.pointer_type(tl.float16))
+            c = tl.load(c_ptrs + g).to(tl.pointer_type(tl.float32))
+            lda = tl.load(lds + g * 3)
+            ldb = tl.load(lds + g * 3 + 1)
+            ldc = tl.load(lds + g * 3 + 2)
+            rm = pm * BM + tl.arange(0, BM)
+            rn = pn * BN + tl.arange(0, BN)
+            rk = tl.arange(0, BK)
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for k0 in range(0, K, BK):
+                ka = k0 + rk
+                ta = tl.load(a + rm[:, None] * lda + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0.)
+                tb = tl.load(b + ka[:, None] * ldb + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.)
+                acc = tl.dot(ta, tb, acc)
+            tl.store(c + rm[:, None] * ldc + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+            pid += nprog
+        last += tiles
+
+
+def t_grouped_gemm(r):
+    shapes = [(70, 45, 33), (16, 100, 64), (129, 20, 17)]
+    BM = BN = 32
+    As = [f16(rng.integers(-3, 4, (m, k))) for m, n, k in shapes]
+    Bs = [f16(rng.integers(-3, 4, (k, n))) for m, n, k in shapes]
+    Cs = [np.full((m, n), np.nan, np.float32) for m, n, k in shapes]
+    ptr = lambda xs: np.array([tile.data_ptr(x, device=r.dev) for x in xs], np.uint64)  # noqa: E731
+    sizes = np.array([v for s in shapes for v in s], np.int32)
+    lds = np.array([v for m, n, k in shapes for v in (k, n, n)], np.int32)
+    pa, pb, pc = ptr(As), ptr(Bs), ptr(Cs)
+    sig = {"a_ptrs": "*u64", "b_ptrs": "*u64", "c_ptrs": "*u64", "sizes": "*i32", "lds": "*i32", "G": "i32"}
+    r.launch(grouped_gemm_kernel, sig, {"BM": BM, "BN": BN, "BK": 32}, (5,), [pa, pb, pc, sizes, lds, len(shapes)])
+    for g in range(len(shapes)):
+        check("grouped_gemm group %d" % g, Cs[g], As[g].astype(np.float64) @ Bs[g].astype(np.float64))  # small integers: exact
+
+
+# ---- persistent matmul, many warps, deep pipelines ----
+
+@triton.jit
+def persistent_matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    start = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    tiles = num_pid_m * num_pid_n
+    for tile_id in tl.range(start, tiles, tl.num_programs(0), flatten=False):
+        group_id = tile_id // (GROUP * num_pid_n)
+        first_m = group_id * GROUP
+        gsize = min(num_pid_m - first_m, GROUP)
+        pm = first_m + (tile_id % (GROUP * num_pid_n)) % gsize
+        pn = (tile_id % (GROUP * num_pid_n)) // gsize
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            ka = k0 + rk
+            ta = tl.load(a + rm[:, None] * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0.)
+            tb = tl.load(b + ka[:, None] * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.)
+            acc = tl.dot(ta, tb, acc)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(c.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def t_persistent(r):
+    M, N, K = 150, 97, 130
+    a, b = f16(rng.integers(-3, 4, (M, K))), f16(rng.integers(-3, 4, (K, N)))
+    c = np.full((M, N), np.nan, np.float32)
+    sig = {"a": "*fp16", "b": "*fp16", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    r.launch(persistent_matmul, sig, {"BM": 64, "BN": 64, "BK": 32, "GROUP": 2}, (3,), [a, b, c, M, N, K], warps=8, stages=4)
+    check("persistent", c, a.astype(np.float64) @ b.astype(np.float64))
+
+
+def t_matmul_w16(r):
+    M, N, K = 141, 133, 200
+    a, b = f16(rng.integers(-3, 4, (M, K))), f16(rng.integers(-3, 4, (K, N)))
+    c = np.full((M, N), np.nan, np.float16)
+    sig = {"a": "*fp16", "b": "*fp16", "c": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    r.launch(persistent_matmul, sig, {"BM": 128, "BN": 128, "BK": 32, "GROUP": 1}, (2,), [a, b, c, M, N, K], warps=16, stages=5)
+    check("matmul w16 f16", c, a.astype(np.float64) @ b.astype(np.float64))  # |sums| < 2048: exact in f16
+    ab = bf16_bits(rng.integers(-3, 4, (M, K)).astype(np.float32))
+    bb = bf16_bits(rng.integers(-3, 4, (K, N)).astype(np.float32))
+    cf = np.full((M, N), np.nan, np.float32)
+    sig = {"a": "*bf16", "b": "*bf16", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    r.launch(persistent_matmul, sig, {"BM": 64, "BN": 128, "BK": 64, "GROUP": 2}, (4,), [ab, bb, cf, M, N, K], warps=8, stages=4)
+    check("matmul w8 bf16", cf, bf16_value(ab).astype(np.float64) @ bf16_value(bb).astype(np.float64))
+
+
+# ---- tl.dot_scaled ----
+
+@triton.jit
+def dot_scaled_kernel(a, sa, b, sb, c, M, N, K, FMT_A: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    PACK: tl.constexpr = 2 if FMT_A == "e2m1" else 1
+    rka = tl.arange(0, BK // PACK)
+    rk = tl.arange(0, BK)
+    rs = tl.arange(0, BK // 32)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ta = tl.load(a + rm[:, None] * (K // PACK) + (k0 // PACK + rka)[None, :], mask=rm[:, None] < M)
+        tb = tl.load(b + (k0 + rk)[:, None] * N + rn[None, :], mask=rn[None, :] < N)
+        tsa = tl.load(sa + rm[:, None] * (K // 32) + (k0 // 32 + rs)[None, :], mask=rm[:, None] < M, other=127)
+        tsb = tl.load(sb + rn[:, None] * (K // 32) + (k0 // 32 + rs)[None, :], mask=rn[:, None] < N, other=127)
+        acc = tl.dot_scaled(ta, tsa, FMT_A, tb, tsb, "e4m3", acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+
+
+def t_dot_scaled(r):
+    if r.cap < 89:
+        raise Skip("tl.dot_scaled of e4m3 needs capability 89 in Triton")
+    M, N, K = 70, 45, 128
+    b8 = rng.integers(0, 256, (K, N)).astype(np.uint8)
+    b8[(b8 & 0x7F) == 0x7F] = 0x38
+    sa = rng.integers(120, 134, (M, K // 32)).astype(np.uint8)
+    sb = rng.integers(120, 134, (N, K // 32)).astype(np.uint8)
+    bd = T.e4m3_decode(b8) * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=1).T
+    for fmt in ("e4m3", "e2m1"):
+        if fmt == "e4m3":
+            a8 = rng.integers(0, 256, (M, K)).astype(np.uint8)
+            a8[(a8 & 0x7F) == 0x7F] = 0x38
+            ad = T.e4m3_decode(a8)
+        else:
+            nib = rng.integers(0, 16, (M, K)).astype(np.uint8)
+            a8 = (nib[:, 0::2] | (nib[:, 1::2] << 4)).astype(np.uint8)  # element 2j in the low nibble
+            ad = E2M1[nib]
+        ad = ad * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
+        c = np.full((M, N), np.nan, np.float32)
+        sig = {"a": "*u8" if fmt == "e2m1" else "*fp8e4nv", "sa": "*u8", "b": "*fp8e4nv", "sb": "*u8", "c": "*fp32", "M": "i32",
+               "N": "i32", "K": "i32"}
+        r.launch(dot_scaled_kernel, sig, {"FMT_A": fmt, "BM": 64, "BN": 64, "BK": 64}, ((M + 63) // 64, (N + 63) // 64),
+                 [a8, sa, b8, sb, c, M, N, K])
+        want = ad @ bd
+        bound = 2.0 ** -20 * (np.abs(ad) @ np.abs(bd)) + 1e-30
+        err = np.abs(c - want)
+        if np.isnan(c).any() or not (err <= bound).all():
+            i = np.unravel_index(np.argmax(err - bound), err.shape)
+            raise AssertionError("dot_scaled %s: error %g at %s (bound %g): got %r, want %r" % (fmt, err[i], i, bound[i], c[i], want[i]))
+
+
+# ---- scans and reductions with custom combines ----
+
+@triton.jit
+def lin_combine(a1, b1, a2, b2):
+    return a1 * a2, b1 * a2 + b2
+
+
+@triton.jit
+def argmin_combine(v1, i1, v2, i2):
+    lt = (v1 < v2) | ((v1 == v2) & (i1 < i2))
+    return tl.where(lt, v1, v2), tl.where(lt, i1, i2)
+
+
+@triton.jit
+def scan_kernel(A, B, H, HR, MINV, MINI, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(A + row * n + offs, mask=m, other=1.)
+    b = tl.load(B + row * n + offs, mask=m, other=0.)
+    _, h = tl.associative_scan((a, b), 0, lin_combine)
+    tl.store(H + row * n + offs, h, mask=m)
+    _, hr = tl.associative_scan((a, b), 0, lin_combine, reverse=True)
+    tl.store(HR + row * n + offs, hr, mask=m)
+    key = tl.where(m, (b * 8).to(tl.int32), 1 << 30)
+    v, i = tl.reduce((key, offs), 0, argmin_combine)
+    tl.store(MINV + row, v)
+    tl.store(MINI + row, i)
+
+
+def t_scan(r):
+    rows, n = 5, 203
+    a = rng.uniform(0.5, 1.0, (rows, n)).astype(np.float32)
+    b = rng.integers(-40, 40, (rows, n)).astype(np.float32) / 8
+    h, hr = np.full((rows, n), np.nan, np.float32), np.full((rows, n), np.nan, np.float32)
+    mv, mi = np.full(rows, -7, np.int32), np.full(rows, -7, np.int32)
+    sig = {"A": "*fp32", "B": "*fp32", "H": "*fp32", "HR": "*fp32", "MINV": "*i32", "MINI": "*i32", "n": "i32"}
+    r.launch(scan_kernel, sig, {"BLOCK": 256}, (rows,), [a, b, h, hr, mv, mi, n])
+    ad, bd = a.astype(np.float64), b.astype(np.float64)
+    want = np.zeros((rows, n))
+    wantr = np.zeros((rows, n))
+    for i in range(rows):
+        acc = 0.0
+        for j in range(n):
+            acc = acc * ad[i, j] + bd[i, j]
+            want[i, j] = acc
+        # reverse: the scan of the reversed row (the running value the left operand, as forward)
+        accr = 0.0
+        for j in range(n - 1, -1, -1):
+            accr = accr * ad[i, j] + bd[i, j]
+            wantr[i, j] = accr
+    check("associative_scan", h, want, rtol=1e-5, atol=1e-5)
+    check("associative_scan reverse", hr, wantr, rtol=1e-5, atol=1e-5)
+    key = (b * 8).astype(np.int32)
+    check("reduce tuple value", mv, key.min(axis=1))
+    check("reduce tuple index", mi, key.argmin(axis=1))
+
+
+# ---- histogram, gather, join/split/interleave ----
+
+@triton.jit
+def histogram2_kernel(x, out, n, NB: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n, other=0)
+    h = tl.histogram(v, NB, mask=offs < n)
+    tl.store(out + tl.arange(0, NB), h)
+
+
+def t_histogram(r):
+    n, NB = 1000, 64
+    x = rng.integers(0, NB, n).astype(np.int32)
+    x[::7] = rng.integers(0, 5, len(x[::7]))
+    out = np.full(NB, -7, np.int32)
+    r.launch(histogram2_kernel, {"x": "*i32", "out": "*i32", "n": "i32"}, {"NB": NB, "BLOCK": 1024}, (1,), [x, out, n])
+    check("histogram", out, np.bincount(x, minlength=NB))
+
+
+@triton.jit
+def gather_kernel(src, idx0, idx1, out0, out1, R: tl.constexpr, C: tl.constexpr):
+    rr = tl.arange(0, R)
+    rc = tl.arange(0, C)
+    s = tl.load(src + rr[:, None] * C + rc[None, :])
+    i0 = tl.load(idx0 + rr[:, None] * C + rc[None, :])
+    i1 = tl.load(idx1 + rr[:, None] * C + rc[None, :])
+    tl.store(out0 + rr[:, None] * C + rc[None, :], tl.gather(s, i0, 0))
+    tl.store(out1 + rr[:, None] * C + rc[None, :], tl.gather(s, i1, 1))
+
+
+def t_gather(r):
+    R, C = 32, 64
+    src = rng.standard_normal((R, C)).astype(np.float32)
+    i0 = rng.integers(0, R, (R, C)).astype(np.int32)
+    i1 = rng.integers(0, C, (R, C)).astype(np.int32)
+    o0, o1 = np.full((R, C), np.nan, np.float32), np.full((R, C), np.nan, np.float32)
+    r.launch(gather_kernel, {"src": "*fp32", "idx0": "*i32", "idx1": "*i32", "out0": "*fp32", "out1": "*fp32"},
+             {"R": R, "C": C}, (1,), [src, i0, i1, o0, o1])
+    check("gather axis 0", o0, np.take_along_axis(src, i0, 0).astype(np.float64))
+    check("gather axis 1", o1, np.take_along_axis(src, i1, 1).astype(np.float64))
+
+
+@triton.jit
+def join_split_kernel(x, y, inter, sa, sb, perm, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x + offs, mask=m, other=0)
+    b = tl.load(y + offs, mask=m, other=0)
+    j = tl.join(a, b)  # [BLOCK, 2]
+    o2 = offs[:, None] * 2 + tl.arange(0, 2)[None, :]
+    tl.store(inter + o2, j, mask=o2 < 2 * n)
+    il = tl.interleave(a * 3, b - 1)  # [2 * BLOCK]
+    o3 = tl.program_id(0) * 2 * BLOCK + tl.arange(0, 2 * BLOCK)
+    tl.store(perm + o3, il, mask=o3 < 2 * n)
+    p, q = tl.split(tl.join(b + a, a ^ b))
+    tl.store(sa + offs, p, mask=m)
+    tl.store(sb + offs, q, mask=m)
+
+
+def t_join_split(r):
+    n, B = 333, 128
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    y = rng.integers(-1000, 1000, n).astype(np.int32)
+    inter = np.full(2 * n, -7, np.int32)
+    il = np.full(2 * n, -7, np.int32)
+    sa, sb = np.full(n, -7, np.int32), np.full(n, -7, np.int32)
+    sig = {"x": "*i32", "y": "*i32", "inter": "*i32", "sa": "*i32", "sb": "*i32", "perm": "*i32", "n": "i32"}
+    r.launch(join_split_kernel, sig, {"BLOCK": B}, ((n + B - 1) // B,), [x, y, inter, sa, sb, il, n])
+    check("join", inter, np.stack([x, y], axis=1).reshape(-1))
+    check("interleave", il, np.stack([x * 3, y - 1], axis=1).reshape(-1))
+    check("split 0", sa, x + y)
+    check("split 1", sb, x ^ y)
+
+
+# ---- inline asm ----
+
+@triton.jit
+def inline_asm_kernel(x, y, z, u8, o1, o2, o3, o4, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x + offs, mask=m, other=0)
+    b = tl.load(y + offs, mask=m, other=0)
+    s = tl.load(z + offs, mask=m, other=0)
+    f = tl.inline_asm_elementwise("shf.l.wrap.b32 $0, $1, $2, $3;", "=r,r,r,r", [a, b, s], dtype=tl.uint32, is_pure=True, pack=1)
+    tl.store(o1 + offs, f, mask=m)
+    v = tl.load(u8 + offs, mask=m, other=0)
+    # four bytes to a register: each byte's value doubled, saturating (vadd4 with saturation would need sm_90; prmt + shifts)
+    g = tl.inline_asm_elementwise("""{
+            .reg .b32 t;
+            and.b32 t, $1, 0x7f7f7f7f;
+            shl.b32 $0, t, 1;
+        }""", "=r,r", [v], dtype=tl.uint8, is_pure=True, pack=4)
+    tl.store(o2 + offs, g, mask=m)
+    lo, hi = tl.inline_asm_elementwise("mul.lo.u32 $0, $2, $3;\n\tmul.hi.u32 $1, $2, $3;", "=r,=r,r,r", [a, b],
+                                  dtype=(tl.uint32, tl.uint32), is_pure=True, pack=1)
+    tl.store(o3 + offs, lo, mask=m)
+    tl.store(o4 + offs, hi, mask=m)
+
+
+def t_inline_asm(r):
+    n, B = 517, 256
+    a = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    s = rng.integers(0, 64, n).astype(np.uint32)
+    u = rng.integers(0, 256, n).astype(np.uint8)
+    o1, o3, o4 = (np.full(n, 7, np.uint32) for _ in range(3))
+    o2 = np.full(n, 7, np.uint8)
+    sig = {"x": "*u32", "y": "*u32", "z": "*u32", "u8": "*u8", "o1": "*u32", "o2": "*u8", "o3": "*u32", "o4": "*u32", "n": "i32"}
+    r.launch(inline_asm_kernel, sig, {"BLOCK": B}, ((n + B - 1) // B,), [a, b, s, u, o1, o2, o3, o4, n])
+    sh = (s & 31).astype(np.uint64)
+    wide = (b.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
+    want1 = ((wide << sh) >> np.uint64(32)) & np.uint64(0xFFFFFFFF)  # shf.l: the high word of {b:a} << (s & 31)
+    check("inline_asm shf.l.wrap", o1, want1)
+    check("inline_asm pack 4", o2, ((u & 0x7F).astype(np.int64) * 2))
+    p = a.astype(np.uint64) * b.astype(np.uint64)
+    check("inline_asm two results lo", o3, p & np.uint64(0xFFFFFFFF))
+    check("inline_asm two results hi", o4, p >> np.uint64(32))
+
+
+# ---- printing and assertions ----
+
+@triton.jit
+def print_kernel(x, y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.device_print("ints", tl.load(x + offs))
+    tl.device_print("floats ", tl.load(y + offs))
+
+
+def captured(fn):
+    with tempfile.TemporaryFile(mode="w+b") as f:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(f.fileno(), 1)
+        try:
+            fn()
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+        f.seek(0)
+        return f.read().decode()
+
+
+def t_print(r):
+    B = 8
+    x = rng.integers(-100000, 100000, B).astype(np.int32)
+    y = (rng.standard_normal(B) * 100).astype(np.float32)
+    text = captured(lambda: r.launch(print_kernel, {"x": "*i32", "y": "*fp32"}, {"BLOCK": B}, (2,), [x, y], warps=1))
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    # Triton prints "pid (p, 0, 0) idx (i) <prefix>: <value>" per element from each thread that holds it (a block of
+    # 8 over 32 threads: each element from 4 threads): every copy must say the same
+    got_i, got_f = {}, {}
+    for ln in lines:
+        head, _, val = ln.rpartition(":")
+        pid = int(head.split("pid (")[1].split(",")[0])
+        idx = int(head.split("idx (")[1].split(")")[0])
+        d = got_i if "ints" in head else got_f
+        if d.setdefault((pid, idx), val.strip()) != val.strip():
+            raise AssertionError("device_print: two copies of pid %d idx %d differ: %r, %r" % (pid, idx, d[(pid, idx)], val))
+    if len(got_i) != 2 * B or len(got_f) != 2 * B or len(lines) % (4 * B):
+        raise AssertionError("device_print: %d lines, %d ints, %d floats:\n%s" % (len(lines), len(got_i), len(got_f), text[:500]))
+    for p in range(2):
+        for i in range(B):
+            if int(got_i[(p, i)]) != x[i]:
+                raise AssertionError("device_print int pid %d idx %d: %r, want %d" % (p, i, got_i[(p, i)], x[i]))
+            if abs(float(got_f[(p, i)]) - float(y[i])) > 1e-5 * abs(float(y[i])) + 1e-6:
+                raise AssertionError("device_print float pid %d idx %d: %r, want %r" % (p, i, got_f[(p, i)], float(y[i])))
+
+
+@triton.jit
+def assert_kernel(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m, other=0)
+    tl.device_assert(v != 4242, "found the value 4242")
+    tl.store(out + offs, v + 1, mask=m)
+
+
+def t_assert(r):
+    n, B = 300, 128
+    x = rng.integers(0, 1000, n).astype(np.int32)
+    out = np.full(n, -7, np.int32)
+    sig = {"x": "*i32", "out": "*i32", "n": "i32"}
+    r.launch(assert_kernel, sig, {"BLOCK": B}, ((n + B - 1) // B,), [x, out, n], debug=True)
+    check("device_assert holds", out, x + 1)
+    x[211] = 4242
+    try:
+        captured(lambda: r.launch(assert_kernel, sig, {"BLOCK": B}, ((n + B - 1) // B,), [x, out, n], debug=True))
+    except Exception as e:  # noqa: BLE001
+        if "4242" not in str(e):
+            raise AssertionError("device_assert failed with a message that does not name it: %s" % e)
+        return
+    raise AssertionError("device_assert: the launch with a failing assert succeeded")
+
+
+# ---- int64 ----
+
+@triton.jit
+def int64_kernel(x, out, stride, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    m = offs < n
+    v = tl.load(x + offs * stride, mask=m, other=1)
+    w = v * 6364136223846793005 + 1442695040888963407
+    tl.store(out + offs * 4, w, mask=m)
+    tl.store(out + offs * 4 + 1, (w >> 17) ^ (v << 5), mask=m)
+    tl.store(out + offs * 4 + 2, v // 1000003 + v % 977, mask=m)
+    tl.store(out + offs * 4 + 3, (w.to(tl.uint64) >> 33).to(tl.int64) + tl.where(v < 0, -v, v), mask=m)
+
+
+def t_int64(r):
+    n, B, stride = 301, 128, 3
+    x = rng.integers(-2 ** 62, 2 ** 62, n * stride).astype(np.int64)
+    out = np.full((n, 4), -7, np.int64)
+    r.launch(int64_kernel, {"x": "*i64", "out": "*i64", "stride": "i64", "n": "i64"}, {"BLOCK": B}, ((n + B - 1) // B,),
+             [x, out, stride, n])
+    v = [int(t) for t in x[::stride][:n]]
+    m64 = (1 << 64) - 1
+
+    def s64(t):
+        t &= m64
+        return t - (1 << 64) if t >> 63 else t
+    for i in range(n):
+        w = s64(v[i] * 6364136223846793005 + 1442695040888963407)
+        q = abs(v[i]) // 1000003 * (1 if v[i] >= 0 else -1)  # C's division truncates
+        rem = abs(v[i]) % 977 * (1 if v[i] >= 0 else -1)  # and its remainder has the dividend's sign
+        want = [w, s64((w >> 17) ^ (v[i] << 5)), q + rem, s64(((w & m64) >> 33) + abs(v[i]))]
+        if list(int(t) for t in out[i]) != want:
+            raise AssertionError("int64 row %d: got %s, want %s" % (i, list(out[i]), want))
+
+
+# ---- atomics: every op, type, sem and scope ----
+
+@triton.jit
+def atomics_kernel(i32, u32, i64, f32, f16p, n, SEM: tl.constexpr, SCOPE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = offs % 97 - 40
+    z = tl.zeros_like(offs)  # one address for every element: a block of pointers
+    tl.atomic_add(i32 + 0 + z, v, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_max(i32 + 1 + z, v * 3, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_min(i32 + 2 + z, v * 3, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_and(i32 + 3 + z, ~(1 << (offs % 31)), mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_or(i32 + 4 + z, 1 << (offs % 29), mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_xor(i32 + 5 + z, offs * -1640531535, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_xchg(i32 + 6 + offs % 3, 5, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_cas(i32 + 9 + offs % 4, z, offs + 1, sem=SEM, scope=SCOPE)
+    tl.atomic_max(u32 + 0 + z, (offs * 40503).to(tl.uint32), mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_min(u32 + 1 + z, (offs * 40503 + 1).to(tl.uint32), mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_add(i64 + 0 + z, v.to(tl.int64) * 10000000000, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_max(i64 + 1 + z, v.to(tl.int64) * -10000000000, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_add(f32 + offs % 5, v.to(tl.float32) * 0.5, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_max(f32 + 5 + z, v.to(tl.float32) * 0.25, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_min(f32 + 6 + z, v.to(tl.float32) * 0.25, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_add(f16p + offs % 2, (v % 4).to(tl.float16), mask=m, sem=SEM, scope=SCOPE)
+
+
+def t_atomics(r):
+    n, B = 1000, 256
+    offs = np.arange(n, dtype=np.int64)
+    v = offs % 97 - 40
+    for sem in ("relaxed", "acquire", "release", "acq_rel"):
+        for scope in ("gpu", "cta", "sys"):
+            i32 = np.array([0, -2 ** 31, 2 ** 31 - 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0], np.int32)
+            u32 = np.array([0, 2 ** 32 - 1], np.uint32)
+            i64 = np.array([0, -2 ** 63], np.int64)
+            f32 = np.array([0, 0, 0, 0, 0, -np.inf, np.inf], np.float32)
+            f16p = np.zeros(2, np.float16)
+            sig = {"i32": "*i32", "u32": "*u32", "i64": "*i64", "f32": "*fp32", "f16p": "*fp16", "n": "i32"}
+            r.launch(atomics_kernel, sig, {"SEM": sem, "SCOPE": scope, "BLOCK": B}, ((n + B - 1) // B,), [i32, u32, i64, f32, f16p, n])
+            where = "atomics %s %s" % (sem, scope)
+            andm, orm, x = -1, 0, 0
+            for o in range(n):
+                andm &= ~(1 << (o % 31))
+                orm |= 1 << (o % 29)
+                x ^= (o * 2654435761) & 0xFFFFFFFF
+            want = [v.sum(), (v * 3).max(), (v * 3).min(), np.int32(np.int64(andm & 0xFFFFFFFF).astype(np.uint32).view(np.int32)), orm,
+                    np.uint32(x).view(np.int32), 5, 5, 5]
+            check(where + " i32", i32[:9], np.array(want, np.float64))
+            # cas: each of the 4 slots is taken by one of its offsets (the first to come), never changed after
+            for s in range(4):
+                if i32[9 + s] == 0 or (i32[9 + s] - 1) % 4 != s or i32[9 + s] > 1024:
+                    raise AssertionError("%s cas slot %d: %d" % (where, s, i32[9 + s]))
+            check(where + " u32", u32, np.array([((offs * 40503) & 0xFFFFFFFF).max(), ((offs * 40503 + 1) & 0xFFFFFFFF).min()], np.float64))
+            if int(i64[0]) != int(v.sum()) * 10000000000 or int(i64[1]) != int((v * -10000000000).max()):
+                raise AssertionError("%s i64: %s" % (where, i64))
+            check(where + " f32", f32, np.array([(v[offs % 5 == k] * 0.5).sum() for k in range(5)] + [(v * .25).max(), (v * .25).min()]))
+            check(where + " f16", f16p, np.array([np.fmod(v[offs % 2 == k], 4).sum() for k in range(2)], np.float64))
+
+
+# ---- e5m2, bf16 ----
+
+@triton.jit
+def e5m2_kernel(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m)
+    tl.store(out + offs, v.to(tl.float8e5).to(tl.float32), mask=m)
+
+
+def e5m2_round(v):
+    """f32 -> e5m2 (round to nearest even; past the largest finite, 57344, to inf as Triton's cvt does) -> f64."""
+    h = v.astype(np.float16)  # e5m2 is f16's top byte: round f16 bits to 8
+    u = h.view(np.uint16).astype(np.uint32)
+    u = ((u + 0x7F + ((u >> 8) & 1)) >> 8) << 8
+    return u.astype(np.uint16).view(np.float16).astype(np.float64)
+
+
+def t_e5m2(r):
+    n = 1001
+    x = (rng.standard_normal(n) * 1000).astype(np.float32)
+    x[:6] = [0.0, -0.0, 2.0 ** -16, 57344.0, -1.25, 3.0e-5]
+    out = np.full(n, np.nan, np.float32)
+    r.launch(e5m2_kernel, {"x": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": 256}, ((n + 255) // 256,), [x, out, n])
+    # two roundings (f32 -> f16 -> e5m2) can differ from one at the halfway points: inputs with f16-exact values only
+    want = e5m2_round(x)
+    exact = x.astype(np.float16).astype(np.float32) == x
+    check("e5m2 round trip (f16-exact inputs)", out[exact], want[exact])
+    near = np.abs(out - x.astype(np.float64)) <= np.abs(x) * 2.0 ** -3 + 2.0 ** -16
+    if not near.all():
+        i = int(np.argmax(~near))
+        raise AssertionError("e5m2 round trip %d: %r -> %r" % (i, x[i], out[i]))
+    if r.cap >= 89:
+        M, N, K = 50, 70, 77
+        a8 = rng.integers(0, 256, (M, K)).astype(np.uint8)
+        b8 = rng.integers(0, 256, (K, N)).astype(np.uint8)
+        a8[(a8 & 0x7C) == 0x7C] = 0x3C
+        b8[(b8 & 0x7C) == 0x7C] = 0x3C
+        dec = lambda u: (u.astype(np.uint16) << 8).view(np.float16).astype(np.float64)  # noqa: E731
+        cf = np.full((M, N), np.nan, np.float32)
+        sig = {"a": "*fp8e5", "b": "*fp8e5", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+        r.launch(T.dot_kernel, sig, {"IEEE": False, "INT": False, "BM": 64, "BN": 64, "BK": 64}, ((M + 63) // 64, (N + 63) // 64),
+                 [a8, b8, cf, M, N, K])
+        ad, bd = dec(a8), dec(b8)
+        check("dot e5m2", cf, ad @ bd, atol=2.0 ** -20 * (np.abs(ad) @ np.abs(bd)).max())
+
+
+@triton.jit
+def bf16_kernel(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x + offs, mask=m, other=0.)
+    b = tl.load(y + offs, mask=m, other=0.)
+    tl.store(out + offs, a + b, mask=m)
+    tl.store(out + n + offs, a * b, mask=m)
+    tl.store(out + 2 * n + offs, tl.fma(a, b, a), mask=m)
+    tl.store(out + 3 * n + offs, tl.maximum(a, b), mask=m)
+    tl.store(out + 4 * n + offs, tl.exp(a.to(tl.float32)).to(tl.bfloat16), mask=m)
+    tl.store(out + 5 * n + offs, tl.sqrt(tl.abs(b).to(tl.float32)).to(tl.bfloat16), mask=m)
+    tl.store(out + 6 * n + offs, tl.sigmoid(a.to(tl.float32)).to(tl.bfloat16), mask=m)
+    tl.store(out + 7 * n + offs, (a - b).to(tl.float32).to(tl.bfloat16), mask=m)
+
+
+def t_bf16(r):
+    n = 555
+    xb = bf16_bits(rng.standard_normal(n).astype(np.float32) * 2)
+    yb = bf16_bits(rng.standard_normal(n).astype(np.float32) * 2)
+    out = np.full((8, n), 0x7FC1, np.uint16)
+    r.launch(bf16_kernel, {"x": "*bf16", "y": "*bf16", "out": "*bf16", "n": "i32"}, {"BLOCK": 256}, ((n + 255) // 256,),
+             [xb, yb, out, n])
+    a, b = bf16_value(xb).astype(np.float64), bf16_value(yb).astype(np.float64)
+    got = bf16_value(out).astype(np.float64)
+    one = lambda w: bf16_round(np.asarray(w, np.float32)).astype(np.float64)  # noqa: E731  (one rounding of the f32 result)
+    check("bf16 add", got[0], one(a + b))
+    check("bf16 mul", got[1], one(a * b))
+    check("bf16 fma", got[2], a * b + a, rtol=2.0 ** -8)  # one rounding (fma.rn.bf16) or f32 then bf16
+    check("bf16 max", got[3], np.maximum(a, b))
+    check("bf16 exp", got[4], np.exp(a), rtol=2.0 ** -8)
+    check("bf16 sqrt", got[5], np.sqrt(np.abs(b)), rtol=2.0 ** -8)
+    check("bf16 sigmoid", got[6], 1 / (1 + np.exp(-a)), rtol=2.0 ** -8)
+    check("bf16 sub", got[7], one(a - b))
+
+
+# ---- libdevice's wider set ----
+
+LIBDEVICE = [  # name, float64 reference (None: checked another way), input range; in libdevice_kernel's order
+    ("asin", lambda x, y: np.arcsin(x), (-0.99, 0.99)),
+    ("acos", lambda x, y: np.arccos(x), (-0.99, 0.99)),
+    ("atan", lambda x, y: np.arctan(x), (-20, 20)),
+    ("atan2", lambda x, y: np.arctan2(x, y), (-20, 20)),
+    ("sinh", lambda x, y: np.sinh(x), (-10, 10)),
+    ("cosh", lambda x, y: np.cosh(x), (-10, 10)),
+    ("asinh", lambda x, y: np.arcsinh(x), (-50, 50)),
+    ("acosh", lambda x, y: np.arccosh(np.abs(x) + 1), (-50, 50)),
+    ("atanh", lambda x, y: np.arctanh(x), (-0.99, 0.99)),
+    ("log1p", lambda x, y: np.log1p(x), (-0.9, 100)),
+    ("expm1", lambda x, y: np.expm1(x), (-5, 5)),
+    ("cbrt", lambda x, y: np.cbrt(x), (-1000, 1000)),
+    ("hypot", lambda x, y: np.hypot(x, y), (-1000, 1000)),
+    ("fmod", lambda x, y: np.fmod(x, y), (-1000, 1000)),
+    ("erfinv", None, (-0.99, 0.99)),
+    ("lgamma", lambda x, y: np.vectorize(math.lgamma)(np.abs(x) + 0.1), (-20, 20)),
+    ("exp2", lambda x, y: np.exp2(x), (-50, 50)),
+    ("log2", lambda x, y: np.log2(np.abs(x)), (-1e6, 1e6)),
+    ("log10", lambda x, y: np.log10(np.abs(x)), (-1e6, 1e6)),
+    ("nextafter", None, (-10, 10)),
+]
+
+
+@triton.jit
+def libdevice_kernel(x, y, out, n, WHICH: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m, other=0.5)
+    w = tl.load(y + offs, mask=m, other=0.5)
+    if WHICH == 0:
+        r = libdevice.asin(v)
+    elif WHICH == 1:
+        r = libdevice.acos(v)
+    elif WHICH == 2:
+        r = libdevice.atan(v)
+    elif WHICH == 3:
+        r = libdevice.atan2(v, w)
+    elif WHICH == 4:
+        r = libdevice.sinh(v)
+    elif WHICH == 5:
+        r = libdevice.cosh(v)
+    elif WHICH == 6:
+        r = libdevice.asinh(v)
+    elif WHICH == 7:
+        r = libdevice.acosh(tl.abs(v) + 1)
+    elif WHICH == 8:
+        r = libdevice.atanh(v)
+    elif WHICH == 9:
+        r = libdevice.log1p(v)
+    elif WHICH == 10:
+        r = libdevice.expm1(v)
+    elif WHICH == 11:
+        r = libdevice.cbrt(v)
+    elif WHICH == 12:
+        r = libdevice.hypot(v, w)
+    elif WHICH == 13:
+        r = libdevice.fmod(v, w)
+    elif WHICH == 14:
+        r = libdevice.erfinv(v)
+    elif WHICH == 15:
+        r = libdevice.lgamma(tl.abs(v) + 0.1)
+    elif WHICH == 16:
+        r = libdevice.exp2(v)
+    elif WHICH == 17:
+        r = libdevice.log2(tl.abs(v))
+    elif WHICH == 18:
+        r = libdevice.log10(tl.abs(v))
+    else:
+        r = libdevice.nextafter(v, w)
+    tl.store(out + offs, r, mask=m)
+
+
+def t_libdevice(r):
+    n = 333
+    for dt, sigt, rel in ((np.float32, "*fp32", 2e-6), (np.float64, "*fp64", 1e-14)):
+        for i, (name, ref, (lo, hi)) in enumerate(LIBDEVICE):
+            x = rng.uniform(lo, hi, n).astype(dt)
+            y = rng.uniform(lo, hi, n).astype(dt)
+            y[np.abs(y) < 1e-3] = 1.5
+            out = np.full(n, np.nan, dt)
+            r.launch(libdevice_kernel, {"x": sigt, "y": sigt, "out": sigt, "n": "i32"}, {"WHICH": i, "BLOCK": 128},
+                     ((n + 127) // 128,), [x, y, out, n])
+            xd, yd = x.astype(np.float64), y.astype(np.float64)
+            if name == "erfinv":
+                got = out.astype(np.float64)
+                check("libdevice erfinv %s (erf of it)" % dt.__name__, np.vectorize(math.erf)(got), xd, atol=4 * rel + 1e-15)
+                continue
+            if name == "nextafter":
+                want = np.nextafter(x, y)
+                if not np.array_equal(out, want):
+                    raise AssertionError("libdevice nextafter %s differs" % dt.__name__)
+                continue
+            want = ref(xd, yd)
+            atol = rel * 4 if name in ("fmod", "atan2", "lgamma", "log2", "log10", "expm1", "log1p", "asin", "atanh") else 0
+            if name == "fmod":
+                atol = rel * 1000 * 4
+            check("libdevice %s %s" % (name, dt.__name__), out, want, rtol=rel * 2, atol=atol)
+
+
+# ---- tensor descriptors ----
+
+@triton.jit
+def desc_copy_kernel(src, dst, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    ds = tl.make_tensor_descriptor(src, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dd = tl.make_tensor_descriptor(dst, shape=[N, M], strides=[M, 1], block_shape=[BN, BM])
+    t = ds.load([pm * BM, pn * BN])
+    dd.store([pn * BN, pm * BM], tl.trans(t) * 2)
+
+
+def t_tensor_desc(r):
+    M, N = 76, 52  # TMA wants strides of 16-byte multiples: rows of N * 4 and M * 4 bytes
+    src = rng.standard_normal((M, N)).astype(np.float32)
+    dst = np.full((N, M), np.nan, np.float32)
+    r.launch(desc_copy_kernel, {"src": "*fp32", "dst": "*fp32", "M": "i32", "N": "i32"}, {"BM": 32, "BN": 16},
+             ((M + 31) // 32, (N + 15) // 16), [src, dst, M, N])
+    check("tensor descriptor transposed copy", dst, src.T.astype(np.float64) * 2)
+
+
+TESTS = [("attn_bwd", t_attn_bwd), ("grouped_gemm", t_grouped_gemm), ("persistent", t_persistent),
+         ("matmul_w16", t_matmul_w16), ("dot_scaled", t_dot_scaled), ("scan", t_scan), ("histogram", t_histogram),
+         ("gather", t_gather), ("join_split", t_join_split), ("inline_asm", t_inline_asm), ("print", t_print),
+         ("assert", t_assert), ("int64", t_int64), ("atomics", t_atomics), ("e5m2", t_e5m2), ("bf16", t_bf16),
+         ("libdevice", t_libdevice), ("tensor_desc", t_tensor_desc)]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--arch", default="80,89,90", help="capabilities: 80 runs on emu:sm_80, 89 on emu:sm_89, 90 on emu:sm_90a")
+    p.add_argument("--only", help="tests by name, comma-separated")
+    p.add_argument("--keep", help="keep the PTX files in this directory")
+    p.add_argument("--racecheck", action="store_true", help="run with the emulator's race checks")
+    a = p.parse_args()
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
+    print("triton %s, tile %s" % (triton.__version__, tile.version()))
+    only = set(a.only.split(",")) if a.only else None
+    bad = 0
+    for cap in (int(c) for c in a.arch.split(",")):
+        devname = ("emu:sm_90a" if cap == 90 else "emu:sm_%d" % cap) + (":racecheck" if a.racecheck else "")
+        r = Run(cap, tile.Device(devname), a.keep)
+        for name, fn in TESTS:
+            if only and name not in only:
+                continue
+            try:
+                fn(r)
+                verdict = "ok"
+            except Skip as e:
+                verdict = "skipped: %s" % e
+            except Exception as e:  # noqa: BLE001 - report and go on
+                verdict = "FAIL: %s" % (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+                bad += 1
+            print("%-14s sm_%-3d %s" % (name, cap, verdict), flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+// control.cu - control flow and the runtime services CUDA code in the wild leans on: calls through
+// function pointers and virtual functions, recursion (a real call stack), a dense switch (nvcc 13
+// makes compares of it, not a brx.idx table), assert that holds and one that fails, cuda::atomic_ref with each memory order and scope, __nanosleep, clock64
+// and %globaltimer, and the cache-hinted loads and stores (__ldca/__ldcg/__ldcs/__ldlu/__ldcv,
+// __stwb/__stcg/__stcs/__stwt).
+#include <cassert>
+#include <cuda/atomic>
+
+typedef int (*binop)(int, int);
+__device__ __noinline__ int op_add(int a, int b) { return a + b; }
+__device__ __noinline__ int op_sub(int a, int b) { return a - b; }
+__device__ __noinline__ int op_mul(int a, int b) { return a * b; }
+__device__ __noinline__ int op_xor(int a, int b) { return (a ^ b) + 3; }
+__device__ binop ops_table[4] = {op_add, op_sub, op_mul, op_xor};
+
+// out[i] = ops[in[i] & 3](in[i], i) through a table of device function pointers, then once more through a
+// pointer chosen by a select (a call through a register).
+extern "C" __global__ void fnptr(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = in[i];
+    binop f = ops_table[v & 3];
+    int r = f(v, i);
+    binop g = (v & 4) ? op_mul : op_sub;
+    out[i] = g(r, 7);
+}
+
+struct Shape {
+    __device__ virtual int area(int s) const = 0;
+    __device__ virtual int sides() const { return 0; }
+};
+struct Square : Shape {
+    __device__ int area(int s) const override { return s * s; }
+    __device__ int sides() const override { return 4; }
+};
+struct Tri : Shape {
+    __device__ int area(int s) const override { return s * s / 2; }
+    __device__ int sides() const override { return 3; }
+};
+
+// Virtual calls: objects made on the device (their vtables in global memory), dispatched per thread.
+extern "C" __global__ void virt(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Square sq;
+    Tri tr;
+    const Shape *s = (in[i] & 1) ? (const Shape *)&sq : (const Shape *)&tr;
+    out[i] = s->area(in[i] % 1000) * 10 + s->sides();
+}
+
+// Recursion: a true recursive call (not a loop nvcc can make of it), with locals kept across the calls.
+__device__ __noinline__ int ack_sum(int depth, int x) {
+    if (depth == 0) return x & 0xff;
+    int a = ack_sum(depth - 1, x * 3 + 1);
+    int b = ack_sum(depth - 1, x ^ (depth * 17));
+    return a + b * 2 - depth;
+}
+extern "C" __global__ void recurse(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = ack_sum(in[i] % 7 + 1, in[i]);
+}
+
+// A dense switch with a default case for the values out of range.
+__device__ __noinline__ int sw(int k, int x) {
+    switch (k) {
+    case 0: return x + 11;
+    case 1: return x * 13;
+    case 2: return x - 17;
+    case 3: return x ^ 0x1234;
+    case 4: return x << 3;
+    case 5: return x >> 2;
+    case 6: return ~x;
+    case 7: return x * x;
+    case 8: return x | 0x40;
+    case 9: return x & 0xf0f;
+    case 10: return -x;
+    case 11: return x + 1000000;
+    default: return 99;
+    }
+}
+extern "C" __global__ void jump_table(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = sw(in[i] % 14, i);
+}
+
+// assert that holds (an __assertfail call on the branch that is never taken).
+extern "C" __global__ void asserts(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = in[i];
+    assert(v >= 0 && v < 1000000);
+    out[i] = v + 1;
+}
+
+// assert that fails in one thread: the launch ends with the failed condition, file, line and function.
+extern "C" __global__ void assert_fails(const int *in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) assert(in[i] != 4242);
+}
+
+// cuda::atomic_ref: a message passed from thread 0 of each block to the threads of its other warps by a
+// release store and acquire loads (no barrier between them), counters at each scope with each memory order, a
+// compare-exchange loop for a maximum, and fences.
+extern "C" __global__ void atomic_refs(int *data, int *flags, unsigned *counters, int *mx, int *out, int n) {
+    int b = blockIdx.x, t = threadIdx.x;
+    if (t == 0) {
+        data[b] = b * 1000 + 7;
+        cuda::atomic_ref<int, cuda::thread_scope_device> f(flags[b]);
+        f.store(1, cuda::memory_order_release);
+    } else if (t >= 32) {
+        cuda::atomic_ref<int, cuda::thread_scope_device> f(flags[b]);
+        while (f.load(cuda::memory_order_acquire) == 0)
+            __nanosleep(32);
+        out[b * blockDim.x + t] = data[b] + t;
+    }
+    int i = b * blockDim.x + t;
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> c0(counters[0]);
+    cuda::atomic_ref<unsigned, cuda::thread_scope_system> c1(counters[1]);
+    cuda::atomic_ref<unsigned, cuda::thread_scope_block> c2(counters[2]);
+    c0.fetch_add(1, cuda::memory_order_relaxed);
+    c1.fetch_add(2, cuda::memory_order_acq_rel);
+    c2.fetch_add(3, cuda::memory_order_seq_cst);
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> c3(counters[3]);
+    c3.fetch_or(1u << (i % 32), cuda::memory_order_release);
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> c4(counters[4]);
+    c4.fetch_xor(i * 2654435761u, cuda::memory_order_acquire);
+    cuda::atomic_ref<int, cuda::thread_scope_device> m(*mx);
+    int want = (i * 7919) % 10007, cur = m.load(cuda::memory_order_relaxed);
+    while (cur < want && !m.compare_exchange_weak(cur, want, cuda::memory_order_acq_rel, cuda::memory_order_relaxed)) {
+    }
+    cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+    cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_block);
+    (void)n;
+}
+
+// Time: clock64, clock() and %globaltimer never go back across a __nanosleep; %globaltimer is Unix time in ns.
+extern "C" __global__ void timers(long long *out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    long long c0 = clock64();
+    unsigned long long g0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+    unsigned k0 = clock();
+    __nanosleep(1000);
+    long long c1 = clock64();
+    unsigned long long g1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+    unsigned k1 = clock();
+    out[t * 4 + 0] = c1 - c0;
+    out[t * 4 + 1] = (long long)(g1 - g0);
+    out[t * 4 + 2] = (int)(k1 - k0);
+    out[t * 4 + 3] = (long long)g0;
+}
+
+// Every cache-hinted load and store intrinsic, on f32, int4 and double.
+extern "C" __global__ void cache_hints(const float *a, const int4 *b, const double *c, float *oa, int4 *ob, double *oc,
+                                       int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = __ldca(&a[i]) + __ldcg(&a[(i + 1) % n]) * 2.0f + __ldcs(&a[(i + 2) % n]) * 4.0f +
+              __ldlu(&a[(i + 3) % n]) * 8.0f + __ldcv(&a[(i + 4) % n]) * 16.0f + __ldg(&a[(i + 5) % n]) * 32.0f;
+    int4 y = __ldcs(&b[i]), z = __ldcg(&b[n - 1 - i]);
+    double w = __ldlu(&c[i]) - __ldca(&c[(i + 1) % n]);
+    switch (i & 3) {
+    case 0: __stwb(&oa[i], x); __stwb(&ob[i], make_int4(y.x + z.w, y.y, y.z, y.w)); __stwb(&oc[i], w); break;
+    case 1: __stcg(&oa[i], x); __stcg(&ob[i], make_int4(y.x + z.w, y.y, y.z, y.w)); __stcg(&oc[i], w); break;
+    case 2: __stcs(&oa[i], x); __stcs(&ob[i], make_int4(y.x + z.w, y.y, y.z, y.w)); __stcs(&oc[i], w); break;
+    default: __stwt(&oa[i], x); __stwt(&ob[i], make_int4(y.x + z.w, y.y, y.z, y.w)); __stwt(&oc[i], w); break;
+    }
+}
