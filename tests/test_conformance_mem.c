@@ -11,7 +11,11 @@
  *               fails naming the condition, file and function), cuda::atomic_ref
  *               with every memory order and scope (a release/acquire message,
  *               counters, a CAS loop), fences, __nanosleep, clock64, clock and
- *               %globaltimer, every cache-hinted load and store intrinsic: exact
+ *               %globaltimer, every cache-hinted load and store intrinsic,
+ *               __syncthreads_count/_and/_or, __isGlobal/Shared/Local/Constant,
+ *               L2 policies (annotated_ptr, access_property, discard_memory),
+ *               bf16/f16 atomicAdd and 16-/8-bit atomics, memcpy/memset of a
+ *               local struct, __trap (the launch fails): exact
  * Every topic runs with the emulator's racecheck; without nvcc every test is skipped, and says so. */
 #include "test_conformance.h"
 #include "support/hostfloat.h"
@@ -350,6 +354,94 @@ static void check_control(Conf *c) {
             cr_assert_eq(od[i], d[i] - d[(i + 1) % NC], "[%s] cache_hints f64 %d", c->name, i);
         }
     }
+    /* block votes */
+    {
+        enum { NB = 300, BT = 128 };
+        int32_t vin[NB], vout[NB];
+        for (int i = 0; i < NB; i++) vin[i] = (int32_t)(rng_next(&rng) % 100);
+        vin[130] = -5;           /* block 1: not all >= 0 */
+        for (int i = 0; i < NB; i++)
+            if (i / BT != 1 && vin[i] == 7) vin[i] = 8; /* only block 1 has a 7 */
+        vin[200] = 7;
+        tile_devptr dv = dev_in(c, vin, sizeof vin), dvo = dev_in(c, NULL, sizeof vout);
+        int nv = NB;
+        run(c, "votes", (NB + BT - 1) / BT, BT, 0, (void *[]){&dv, &dvo, &nv});
+        dev_out(c, vout, dvo, sizeof vout);
+        for (int b = 0; b * BT < NB; b++) {
+            int cnt = 0, all = 1, any = 0;
+            for (int i = b * BT; i < (b + 1) * BT && i < NB; i++) cnt += vin[i] & 1, all &= vin[i] >= 0, any |= vin[i] == 7;
+            for (int i = b * BT; i < (b + 1) * BT && i < NB; i++)
+                cr_assert_eq(vout[i], cnt * 4 + all * 2 + any, "[%s] votes block %d thread %d: got %d, want count %d and %d or %d",
+                             c->name, b, i, vout[i], cnt, all, any);
+        }
+    }
+    /* address-space predicates */
+    for (int g0 = 0; g0 < 5; g0 += 3) {
+        int32_t sout[32], gin[4] = {g0, 0, 0, 0};
+        tile_devptr dg = dev_in(c, gin, sizeof gin), dso = dev_in(c, NULL, sizeof sout);
+        run(c, "spaces", 1, 32, 0, (void *[]){&dso, &dg});
+        dev_out(c, sout, dso, sizeof sout);
+        /* global, shared, local, __device__, __constant__ (in global memory too, as on the GPU: docs/emulator.md) */
+        static const int32_t want_space[5] = {1, 2, 4, 1, 9};
+        for (int t = 0; t < 32; t++)
+            cr_assert_eq(sout[t], want_space[(t + g0) % 5], "[%s] isspacep thread %d (pointer %d): got %d, want %d", c->name, t,
+                         (t + g0) % 5, sout[t], want_space[(t + g0) % 5]);
+    }
+    /* L2 cache policies */
+    {
+        enum { NP = 301 };
+        float pa[NP], po[2 * NP + 64];
+        for (int i = 0; i < NP; i++) pa[i] = (float)((int)(rng_next(&rng) % 2001) - 1000) / 8;
+        tile_devptr dpa = dev_in(c, pa, sizeof pa), dpo = dev_in(c, NULL, sizeof po);
+        int np = NP;
+        run(c, "policies", (NP + 63) / 64, 64, 0, (void *[]){&dpa, &dpo, &np});
+        dev_out(c, po, dpo, sizeof po);
+        for (int i = 0; i < NP; i++) {
+            cr_assert_eq(po[i], pa[i] * 2 + pa[(i + 1) % NP], "[%s] annotated_ptr %d: got %g", c->name, i, po[i]);
+            cr_assert_eq(po[NP + i], pa[i] + 1, "[%s] access_property %d: got %g", c->name, i, po[NP + i]);
+        }
+    }
+    /* 16- and 8-bit atomics */
+    {
+        enum { NN = 200 };
+        uint16_t zb[3] = {0}, zh[3] = {0}, us[8] = {0};
+        tile_devptr db = dev_in(c, zb, sizeof zb), dh = dev_in(c, zh, sizeof zh), dus = dev_in(c, us, sizeof us);
+        int nn = NN;
+        run(c, "narrow_atomics", (NN + 63) / 64, 64, 0, (void *[]){&db, &dh, &dus, &nn});
+        dev_out(c, zb, db, sizeof zb);
+        dev_out(c, zh, dh, sizeof zh);
+        dev_out(c, us, dus, sizeof us);
+        for (int k = 0; k < 3; k++) {
+            int sum = 0; /* integers below 256: exact in bf16 and f16 in any order */
+            for (int i = k; i < NN; i += 3) sum += i % 4;
+            cr_assert_eq(u2f((uint32_t)zb[k] << 16), (float)sum, "[%s] bf16 atomicAdd %d: got %g, want %d", c->name, k,
+                         u2f((uint32_t)zb[k] << 16), sum);
+            cr_assert_eq((float)f16_to_d(zh[k]), (float)sum, "[%s] f16 atomicAdd %d: got %g, want %d", c->name, k, (float)f16_to_d(zh[k]), sum);
+        }
+        for (int k = 0; k < 5; k++)
+            cr_assert(us[k] >= 1 && us[k] <= NN && (us[k] - 1) % 5 == k, "[%s] 16-bit atomicCAS slot %d: %u", c->name, k, us[k]);
+        cr_assert(us[5] == NN && (us[7] & 0xFF) == 0xFF && us[6] == 0 && us[7] >> 8 == 0, "[%s] atomic_ref<u16> %u, <u8> %#x",
+                  c->name, us[5], us[7]);
+    }
+    /* memcpy, memset, __fdividef */
+    {
+        enum { NM = 70, W = 37 };
+        int32_t (*min)[W] = malloc(sizeof(int32_t[NM][W])), (*mout)[W] = malloc(sizeof(int32_t[NM][W]));
+        for (int i = 0; i < NM; i++)
+            for (int k = 0; k < W; k++) min[i][k] = (int32_t)(rng_next(&rng) % 30000) * 3 + (k == 1); /* a[1] / 3 is never whole */
+        tile_devptr dmi = dev_in(c, min, sizeof(int32_t[NM][W])), dmo = dev_in(c, NULL, sizeof(int32_t[NM][W]));
+        int nm = NM;
+        run(c, "memops", (NM + 31) / 32, 32, 0, (void *[]){&dmi, &dmo, &nm});
+        dev_out(c, mout, dmo, sizeof(int32_t[NM][W]));
+        for (int i = 0; i < NM; i++)
+            for (int k = 0; k < W; k++) {
+                int32_t want = k >= 5 && k < 12 ? (int32_t)((uint32_t)(i & 0xff) * 0x01010101u)
+                             : k == 0 ? (int32_t)((float)min[i][0] + (float)min[i][1] / 3.0f) : min[i][k];
+                cr_assert_eq(mout[i][k], want, "[%s] memops %d word %d: got %d, want %d", c->name, i, k, mout[i][k], want);
+            }
+        free(min);
+        free(mout);
+    }
     /* assert that fails: the launch fails and says what failed where (last: a GPU's context is unusable after it) */
     {
         in[123] = 4242;
@@ -362,5 +454,14 @@ static void check_control(Conf *c) {
         const char *msg = tile_last_error(c->ctx);
         cr_assert(strstr(msg, "in[i] != 4242") && strstr(msg, "control.cu") && strstr(msg, "assert_fails"),
                   "[%s] a failed assert says: %s", c->name, msg);
+    }
+    /* __trap: the launch fails */
+    {
+        tile_devptr dbad = dev_in(c, in, sizeof in);
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(c->m, "traps", &k), TILE_OK);
+        tile_status st = tile_launch_raw(k, (tile_dim3){(N + 63) / 64, 1, 1}, (tile_dim3){64, 1, 1}, 0, (void *[]){&dbad, &n}, NULL);
+        if (st == TILE_OK) st = tile_synchronize(c->ctx);
+        cr_assert_neq(st, TILE_OK, "[%s] __trap: the launch succeeded", c->name);
     }
 }

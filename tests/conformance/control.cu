@@ -1,8 +1,10 @@
 // control.cu - control flow and the runtime services CUDA code in the wild leans on: calls through
-// function pointers and virtual functions, recursion (a real call stack), a dense switch (nvcc 13
-// makes compares of it, not a brx.idx table), assert that holds and one that fails, cuda::atomic_ref with each memory order and scope, __nanosleep, clock64
-// and %globaltimer, and the cache-hinted loads and stores (__ldca/__ldcg/__ldcs/__ldlu/__ldcv,
-// __stwb/__stcg/__stcs/__stwt).
+// function pointers and virtual functions, recursion (a real call stack), a dense switch (nvcc 13 makes
+// compares of it, not a brx.idx table), assert that holds and one that fails, __trap, cuda::atomic_ref with
+// each memory order and scope, fences, __nanosleep, clock64, clock and %globaltimer, the cache-hinted loads
+// and stores (__ldca/__ldcg/__ldcs/__ldlu/__ldcv, __stwb/__stcg/__stcs/__stwt), block votes
+// (__syncthreads_count/_and/_or), address-space predicates, L2 cache policies (annotated_ptr,
+// access_property, discard_memory), bf16/f16 and 16-/8-bit atomics, memcpy/memset of a local struct.
 #include <cassert>
 #include <cuda/atomic>
 
@@ -168,4 +170,77 @@ extern "C" __global__ void cache_hints(const float *a, const int4 *b, const doub
     case 2: __stcs(&oa[i], x); __stcs(&ob[i], make_int4(y.x + z.w, y.y, y.z, y.w)); __stcs(&oc[i], w); break;
     default: __stwt(&oa[i], x); __stwt(&ob[i], make_int4(y.x + z.w, y.y, y.z, y.w)); __stwt(&oc[i], w); break;
     }
+}
+
+// Block-wide votes: __syncthreads_count/_and/_or (bar.red.popc, .and, .or).
+extern "C" __global__ void votes(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = i < n ? in[i] : 0;
+    int c = __syncthreads_count(v & 1);
+    int a = __syncthreads_and(v >= 0);
+    int o = __syncthreads_or(v == 7);
+    if (i < n) out[i] = c * 4 + a * 2 + o;
+}
+
+// Address-space predicates (isspacep) on generic pointers to global, shared, local, __device__ and __constant__ data.
+__device__ int gvar[4];
+__constant__ int cvar[4] = {1, 2, 3, 4};
+extern "C" __global__ void spaces(int *out, const int *g) {
+    __shared__ int s[32];
+    int l[4];
+    int t = threadIdx.x;
+    l[t & 3] = t;
+    s[t] = t;
+    const void *ps[5] = {g, s, l, gvar, cvar};
+    const void *p = ps[(t + g[0]) % 5];
+    out[t] = __isGlobal(p) | __isShared(p) << 1 | __isLocal(p) << 2 | __isConstant(p) << 3 | (l[(t + 1) & 3] & 0) | (s[t] & 0);
+}
+
+// L2 cache policies: cuda::annotated_ptr (createpolicy, ld/st with .L2::cache_hint), an access_property over a
+// range, cuda::discard_memory (discard.global.L2) and apply_access_property (prefetch / applypriority).
+#include <cuda/annotated_ptr>
+extern "C" __global__ void policies(const float *a, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    cuda::annotated_ptr<const float, cuda::access_property::persisting> pa(a);
+    cuda::annotated_ptr<float, cuda::access_property::streaming> po(out);
+    if (i < n) po[i] = pa[i] * 2.0f + pa[(i + 1) % n];
+    cuda::access_property ap((void *)a, n * sizeof(float), n * sizeof(float), cuda::access_property::persisting{},
+                             cuda::access_property::streaming{});
+    cuda::annotated_ptr<const float, cuda::access_property> pb(a, ap);
+    if (i < n) out[n + i] = pb[i] + 1.0f;
+    if (i == 0) cuda::discard_memory(out + 2 * n, 256);
+    cuda::apply_access_property(a, n * sizeof(float), cuda::access_property::normal{});
+}
+
+// Atomics on 16- and 8-bit data: bf16 and f16 adds, a 16-bit CAS, atomic_ref on unsigned short and char.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+extern "C" __global__ void narrow_atomics(__nv_bfloat16 *b, __half *h, unsigned short *us, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    atomicAdd(&b[i % 3], __float2bfloat16((float)(i % 4)));
+    atomicAdd(&h[i % 3], __float2half((float)(i % 4)));
+    atomicCAS(&us[i % 5], (unsigned short)0, (unsigned short)(i + 1));
+    cuda::atomic_ref<unsigned short, cuda::thread_scope_device> r(us[5]);
+    r.fetch_add(1, cuda::memory_order_relaxed);
+    cuda::atomic_ref<unsigned char, cuda::thread_scope_device> r8(((unsigned char *)us)[14]);
+    r8.fetch_or((unsigned char)(1 << (i % 8)));
+}
+
+// memcpy and memset of a struct in local memory, __fdividef.
+struct Big { int a[37]; };
+extern "C" __global__ void memops(const Big *in, Big *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Big b;
+    memcpy(&b, &in[i], sizeof b);
+    memset(&b.a[5], i & 0xff, 7 * sizeof(int));
+    b.a[0] += __fdividef(b.a[1], 3.0f);
+    out[i] = b;
+}
+
+// __trap in one thread: the launch fails.
+extern "C" __global__ void traps(const int *in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && in[i] == 4242) __trap();
 }
