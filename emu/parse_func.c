@@ -276,7 +276,11 @@ bool emu_parse_function(Parser *ps, bool entry) {
                         found = true;
                     } else if (in->op == EMU_OP_MOV && in->ok[1] == EMU_OK_LABEL) {
                         /* mov.u64 %rd, func: the function's address, for indirect calls */
-                        if (fk->is_entry) { ok = perr(ps, x->line, "the address of kernel entry '%s' is taken", fk->name); break; }
+                        if (fk->is_entry) { /* what nvcc -rdc writes for a launch from the device */
+                            ok = perr(ps, x->line, "the address of kernel entry '%s' is taken (%s): a kernel launched from the device "
+                                      "(CUDA dynamic parallelism) is not supported", fk->name, emu_op_name(in->op));
+                            break;
+                        }
                         in->o[1] = emu_const_slot(ps, EMU_FUNC_WINDOW + (uint64_t)k * EMU_FUNC_STRIDE, -1, 0);
                         in->ok[1] = EMU_OK_REG;
                         fk->address_taken = true;

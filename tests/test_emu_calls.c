@@ -285,7 +285,7 @@ Test(calls, indirect_through_a_register) {
                  (const char *[]){"indirect call of 'store1' with 1 argument and 1 return value; it takes 2 and 0", NULL});
     dev_module_unload(m);
     load_fails(d, HEAD ".visible .entry k()\n{\n .reg .b64 %rd<2>;\n mov.u64 %rd1, k;\n ret;\n}\n",
-               "the address of kernel entry 'k' is taken");
+               "ptx:7: the address of kernel entry 'k' is taken (mov): a kernel launched from the device (CUDA dynamic parallelism)");
     dev_close(d);
 }
 

@@ -1,6 +1,6 @@
 """tutorials_more.py - more of Triton's language, its PTX run unmodified on tile's emulator from Python.
 
-    PYTHON bench/triton_ref/tutorials_more.py [--arch 80,89,90] [--only NAME] [--keep DIR] [--racecheck]
+    PYTHON bench/triton_ref/tutorials_more.py [--arch 80,89,90] [--only NAME,...] [--keep DIR] [--racecheck] [--debug]
 
 The harness of tutorials.py (same PYTHON: triton and the tile package in one venv), over kernels that
 reach the corners tutorials.py leaves: each compiled with triton.compile for capability 80, 89 and 90,
@@ -56,10 +56,12 @@ def compile_ptx(fn, sig, consts, cap, warps=4, stages=3, **opts):
 
 
 class Run:
-    def __init__(self, cap, dev, keep):
-        self.cap, self.dev, self.keep = cap, dev, keep
+    def __init__(self, cap, dev, keep, debug=False):
+        self.cap, self.dev, self.keep, self.debug = cap, dev, keep, debug
 
     def kernel(self, fn, sig, consts, warps=4, stages=3, **opts):
+        if self.debug:
+            opts.setdefault("debug", True)
         ptx, md = compile_ptx(fn, sig, consts, self.cap, warps, stages, **opts)
         if self.keep:
             with open(os.path.join(self.keep, "%s_sm%d.ptx" % (md.name, self.cap)), "w") as f:
@@ -611,7 +613,7 @@ def atomics_kernel(i32, u32, i64, f32, f16p, n, SEM: tl.constexpr, SCOPE: tl.con
     tl.atomic_min(i32 + 2 + z, v * 3, mask=m, sem=SEM, scope=SCOPE)
     tl.atomic_and(i32 + 3 + z, ~(1 << (offs % 31)), mask=m, sem=SEM, scope=SCOPE)
     tl.atomic_or(i32 + 4 + z, 1 << (offs % 29), mask=m, sem=SEM, scope=SCOPE)
-    tl.atomic_xor(i32 + 5 + z, offs * -1640531535, mask=m, sem=SEM, scope=SCOPE)
+    tl.atomic_xor(i32 + 5 + z, offs * 69069, mask=m, sem=SEM, scope=SCOPE)
     tl.atomic_xchg(i32 + 6 + offs % 3, 5, mask=m, sem=SEM, scope=SCOPE)
     tl.atomic_cas(i32 + 9 + offs % 4, z, offs + 1, sem=SEM, scope=SCOPE)
     tl.atomic_max(u32 + 0 + z, (offs * 40503).to(tl.uint32), mask=m, sem=SEM, scope=SCOPE)
@@ -642,7 +644,7 @@ def t_atomics(r):
             for o in range(n):
                 andm &= ~(1 << (o % 31))
                 orm |= 1 << (o % 29)
-                x ^= (o * 2654435761) & 0xFFFFFFFF
+                x ^= o * 69069
             want = [v.sum(), (v * 3).max(), (v * 3).min(), np.int32(np.int64(andm & 0xFFFFFFFF).astype(np.uint32).view(np.int32)), orm,
                     np.uint32(x).view(np.int32), 5, 5, 5]
             check(where + " i32", i32[:9], np.array(want, np.float64))
@@ -863,11 +865,322 @@ def t_tensor_desc(r):
     check("tensor descriptor transposed copy", dst, src.T.astype(np.float64) * 2)
 
 
+# ---- stream-K ----
+
+@triton.jit
+def streamk_kernel(a, b, c, M, N, K, ITERS, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    npn = tl.cdiv(N, BN)
+    k_tiles = tl.cdiv(K, BK)
+    total = tl.cdiv(M, BM) * npn * k_tiles
+    it = pid * ITERS
+    end = min(it + ITERS, total)
+    while it < end:
+        tile_id = it // k_tiles
+        k_first = it % k_tiles
+        k_last = min(k_tiles, k_first + (end - it))
+        rm = (tile_id // npn) * BM + tl.arange(0, BM)
+        rn = (tile_id % npn) * BN + tl.arange(0, BN)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for kt in range(k_first, k_last):
+            ka = kt * BK + tl.arange(0, BK)
+            ta = tl.load(a + rm[:, None] * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0.)
+            tb = tl.load(b + ka[:, None] * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.)
+            acc = tl.dot(ta, tb, acc)
+        tl.atomic_add(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N), sem="relaxed")
+        it += k_last - k_first
+
+
+def t_streamk(r):
+    M, N, K = 100, 90, 300
+    a, b = f16(rng.integers(-3, 4, (M, K))), f16(rng.integers(-3, 4, (K, N)))
+    c = np.zeros((M, N), np.float32)  # the partial tiles are added into it
+    total = 2 * 2 * ((K + 31) // 32)
+    progs = 7
+    iters = (total + progs - 1) // progs  # 10 k-steps of 4 tiles over 7 programs: most programs split a tile
+    sig = {"a": "*fp16", "b": "*fp16", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32", "ITERS": "i32"}
+    r.launch(streamk_kernel, sig, {"BM": 64, "BN": 64, "BK": 32}, (progs,), [a, b, c, M, N, K, iters], warps=8, stages=4)
+    check("stream-K", c, a.astype(np.float64) @ b.astype(np.float64))
+
+
+# ---- more tl.dot forms ----
+
+@triton.jit
+def dot2_kernel(a, b, c, M, N, K, PREC: tl.constexpr, OUT16: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float16 if OUT16 else (tl.int32 if a.dtype.element_ty == tl.int8 else tl.float32))
+    for k0 in range(0, K, BK):
+        ka = k0 + rk
+        ma = (rm[:, None] < M) & (ka[None, :] < K)
+        mb = (ka[:, None] < K) & (rn[None, :] < N)
+        ta = tl.load(a + rm[:, None] * K + ka[None, :], mask=ma)
+        tb = tl.load(b + ka[:, None] * N + rn[None, :], mask=mb)
+        ta = tl.where(ma, ta, tl.zeros_like(ta))  # masked-off lanes: 0 (no `other` converts to fp8)
+        tb = tl.where(mb, tb, tl.zeros_like(tb))
+        if PREC == "":
+            acc = tl.dot(ta, tb, acc, out_dtype=acc.dtype)
+        else:
+            acc = tl.dot(ta, tb, acc, input_precision=PREC)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def t_dot2(r):
+    M, N, K = 77, 70, 93
+    grid = lambda bm, bn: ((M + bm - 1) // bm, (N + bn - 1) // bn)  # noqa: E731
+    af = rng.standard_normal((M, K)).astype(np.float32)
+    bf = rng.standard_normal((K, N)).astype(np.float32)
+    want = af.astype(np.float64) @ bf.astype(np.float64)
+    mag = np.abs(af.astype(np.float64)) @ np.abs(bf.astype(np.float64))
+    sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    for prec, rel in (("tf32", 2.0 ** -10), ("tf32x3", 2.0 ** -20)):
+        c = np.full((M, N), np.nan, np.float32)
+        r.launch(dot2_kernel, sig, {"PREC": prec, "OUT16": False, "BM": 64, "BN": 64, "BK": 32}, grid(64, 64),
+                 [af, bf, c, M, N, K], warps=8)
+        err = np.abs(c - want)
+        bound = rel * mag + 1e-6
+        if np.isnan(c).any() or not (err <= bound).all():
+            i = np.unravel_index(np.argmax(err - bound), err.shape)
+            raise AssertionError("dot %s: error %g at %s (bound %g)" % (prec, err[i], i, bound[i]))
+        if prec == "tf32" and (err <= 2.0 ** -22 * mag).all():
+            raise AssertionError("dot tf32: every element as exact as f32: the operands were not rounded to tf32")
+    a16, b16 = f16(rng.integers(-3, 4, (M, K))), f16(rng.integers(-3, 4, (K, N)))
+    c16 = np.full((M, N), np.nan, np.float16)
+    sig16 = {"a": "*fp16", "b": "*fp16", "c": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    r.launch(dot2_kernel, sig16, {"PREC": "", "OUT16": True, "BM": 64, "BN": 64, "BK": 32}, grid(64, 64),
+             [a16, b16, c16, M, N, K])
+    check("dot f16 accumulator", c16, a16.astype(np.float64) @ b16.astype(np.float64))  # |partial sums| < 2048: exact
+    a8 = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b8 = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    ci = np.full((M, N), -7, np.int32)
+    sig8 = {"a": "*i8", "b": "*i8", "c": "*i32", "M": "i32", "N": "i32", "K": "i32"}
+    r.launch(dot2_kernel, sig8, {"PREC": "", "OUT16": False, "BM": 128, "BN": 64, "BK": 64}, grid(128, 64),
+             [a8, b8, ci, M, N, K], warps=8, stages=4)
+    check("dot i8 (8 warps)", ci, a8.astype(np.int64) @ b8.astype(np.int64))
+    if r.cap >= 89:  # e4m3 x e5m2
+        x = rng.integers(0, 256, (M, K)).astype(np.uint8)
+        y = rng.integers(0, 256, (K, N)).astype(np.uint8)
+        x[(x & 0x7F) == 0x7F] = 0x38
+        y[(y & 0x7C) == 0x7C] = 0x3C
+        xd = T.e4m3_decode(x)
+        yd = (y.astype(np.uint16) << 8).view(np.float16).astype(np.float64)
+        cf = np.full((M, N), np.nan, np.float32)
+        sigm = {"a": "*fp8e4nv", "b": "*fp8e5", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+        r.launch(dot2_kernel, sigm, {"PREC": "", "OUT16": False, "BM": 64, "BN": 64, "BK": 64}, grid(64, 64),
+                 [x, y, cf, M, N, K])
+        check("dot e4m3 x e5m2", cf, xd @ yd, atol=2.0 ** -20 * (np.abs(xd) @ np.abs(yd)).max())
+
+
+# ---- sort, topk, flip, cat, cumprod, xor_sum ----
+
+@triton.jit
+def order_kernel(x, desc, top, flp, cat, cp, xs, n, BLOCK: tl.constexpr, KTOP: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + row * n + offs, mask=m, other=-float("inf"))
+    tl.store(desc + row * BLOCK + offs, tl.sort(v, dim=0, descending=True))
+    tl.store(top + row * KTOP + tl.arange(0, KTOP), tl.topk(v, KTOP, dim=0))
+    tl.store(flp + row * BLOCK + offs, tl.flip(v, 0))
+    h = tl.arange(0, BLOCK // 2)
+    lo = tl.load(x + row * n + h, mask=h < n, other=0.)
+    hi = tl.load(x + row * n + BLOCK // 2 + h, mask=BLOCK // 2 + h < n, other=0.)
+    tl.store(cat + row * BLOCK + offs, tl.cat(hi, lo, can_reorder=False))
+    u = tl.where(m, v, 1.)
+    tl.store(cp + row * n + offs, tl.cumprod(tl.where(u > 0, 1.0625, 0.9375), axis=0), mask=m)
+    bits = tl.where(m, v.to(tl.int32, bitcast=True), 0)
+    tl.store(xs + row, tl.xor_sum(bits, axis=0))
+
+
+def t_order(r):
+    rows, n, B, KT = 4, 201, 256, 16
+    x = (rng.standard_normal((rows, n)) * 100).astype(np.float32)
+    desc = np.full((rows, B), np.nan, np.float32)
+    top = np.full((rows, KT), np.nan, np.float32)
+    flp = np.full((rows, B), np.nan, np.float32)
+    cat = np.full((rows, B), np.nan, np.float32)
+    cp = np.full((rows, n), np.nan, np.float32)
+    xs = np.full(rows, 7, np.int32)
+    sig = {"x": "*fp32", "desc": "*fp32", "top": "*fp32", "flp": "*fp32", "cat": "*fp32", "cp": "*fp32", "xs": "*i32",
+           "n": "i32"}
+    r.launch(order_kernel, sig, {"BLOCK": B, "KTOP": KT}, (rows,), [x, desc, top, flp, cat, cp, xs, n])
+    padded = np.concatenate([x, np.full((rows, B - n), -np.inf, np.float32)], axis=1)
+    if not np.array_equal(desc, -np.sort(-padded, axis=1)):
+        raise AssertionError("sort descending differs")
+    if not np.array_equal(top, -np.sort(-padded, axis=1)[:, :KT]):
+        raise AssertionError("topk differs: %s vs %s" % (top[0][:4], -np.sort(-padded, axis=1)[0, :4]))
+    if not np.array_equal(flp, padded[:, ::-1]):
+        raise AssertionError("flip differs")
+    zp = np.concatenate([x, np.zeros((rows, B - n), np.float32)], axis=1)
+    if not np.array_equal(cat, np.concatenate([zp[:, B // 2:], zp[:, :B // 2]], axis=1)):
+        raise AssertionError("cat differs")
+    f = np.where(x > 0, 1.0625, 0.9375)
+    check("cumprod", cp, np.cumprod(f, axis=1), rtol=1e-5)
+    check("xor_sum", xs, np.bitwise_xor.reduce(x.view(np.int32), axis=1))
+
+
+# ---- random numbers ----
+
+def philox4(seed, offs):
+    m32 = np.uint64(0xFFFFFFFF)
+    c0 = offs.astype(np.uint64)
+    c1 = np.zeros_like(c0)
+    c2 = np.zeros_like(c0)
+    c3 = np.zeros_like(c0)
+    k0 = np.uint64(seed & 0xFFFFFFFF)
+    k1 = np.uint64((seed >> 32) & 0xFFFFFFFF)
+    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for _ in range(10):
+        _c0, _c2 = c0, c2
+        c0 = (((B * _c2) >> np.uint64(32)) ^ c1 ^ k0) & m32
+        c2 = (((A * _c0) >> np.uint64(32)) ^ c3 ^ k1) & m32
+        c1 = (B * _c2) & m32
+        c3 = (A * _c0) & m32
+        k0 = (k0 + np.uint64(0x9E3779B9)) & m32
+        k1 = (k1 + np.uint64(0xBB67AE85)) & m32
+    return [c.astype(np.uint32) for c in (c0, c1, c2, c3)]
+
+
+@triton.jit
+def random_kernel(out, nrm, n, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    r0, r1, r2, r3 = tl.randint4x(seed, offs)
+    tl.store(out + offs * 4, r0, mask=m)
+    tl.store(out + offs * 4 + 1, r1, mask=m)
+    tl.store(out + offs * 4 + 2, r2, mask=m)
+    tl.store(out + offs * 4 + 3, r3, mask=m)
+    tl.store(nrm + offs, tl.randn(seed, offs), mask=m)
+
+
+def t_random(r):
+    n, seed = 1003, 0x0BADC0DE12345
+    out = np.full((n, 4), 7, np.uint32)
+    nrm = np.full(n, np.nan, np.float32)
+    r.launch(random_kernel, {"out": "*u32", "nrm": "*fp32", "n": "i32", "seed": "i64"}, {"BLOCK": 256}, ((n + 255) // 256,),
+             [out, nrm, n, seed])
+    want = np.stack(philox4(seed, np.arange(n)), axis=1)
+    if not np.array_equal(out, want):
+        i = int(np.argmax((out != want).any(axis=1)))
+        raise AssertionError("randint4x offset %d: %s, want %s" % (i, out[i], want[i]))
+
+    def uni(u):
+        x = u.view(np.int32).astype(np.int64)
+        return np.where(x < 0, -x - 1, x).astype(np.float64) * 4.6566127342e-10
+    u1 = np.maximum(1e-7, uni(want[:, 0]))
+    u2 = uni(want[:, 1])
+    check("randn", nrm, np.sqrt(-2 * np.log(u1)) * np.cos(6.283185307179586 * u2), rtol=1e-5, atol=1e-5)
+
+
+# ---- rounding ----
+
+@triton.jit
+def rounding_kernel(x, y, o32, o16, ob, ou, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x + offs, mask=m, other=1.)
+    b = tl.load(y + offs, mask=m, other=1.)
+    tl.store(o32 + offs * 4, tl.div_rn(a, b), mask=m)
+    tl.store(o32 + offs * 4 + 1, tl.sqrt_rn(tl.abs(a)), mask=m)
+    tl.store(o32 + offs * 4 + 2, tl.fdiv(a, b), mask=m)
+    tl.store(o32 + offs * 4 + 3, tl.clamp(a, -0.5, 0.75), mask=m)
+    tl.store(o16 + offs, a.to(tl.float16, fp_downcast_rounding="rtz"), mask=m)
+    tl.store(ob + offs, a.to(tl.bfloat16, fp_downcast_rounding="rtz"), mask=m)
+    ua = a.to(tl.uint32, bitcast=True)
+    ub = b.to(tl.uint32, bitcast=True)
+    tl.store(ou + offs, tl.umulhi(ua, ub), mask=m)
+
+
+def t_rounding(r):
+    n = 777
+    x = (rng.standard_normal(n) * 1000).astype(np.float32)
+    y = (rng.standard_normal(n) * 10).astype(np.float32)
+    o32 = np.full((n, 4), np.nan, np.float32)
+    o16 = np.full(n, np.nan, np.float16)
+    ob = np.full(n, 0x7FC1, np.uint16)
+    ou = np.full(n, 7, np.uint32)
+    sig = {"x": "*fp32", "y": "*fp32", "o32": "*fp32", "o16": "*fp16", "ob": "*bf16", "ou": "*u32", "n": "i32"}
+    r.launch(rounding_kernel, sig, {"BLOCK": 256}, ((n + 255) // 256,), [x, y, o32, o16, ob, ou, n])
+    if not np.array_equal(o32[:, 0], x / y):
+        raise AssertionError("div_rn is not correctly rounded")
+    if not np.array_equal(o32[:, 1], np.sqrt(np.abs(x))):
+        raise AssertionError("sqrt_rn is not correctly rounded")
+    check("fdiv", o32[:, 2], (x.astype(np.float64) / y), rtol=2.0 ** -22)
+    check("clamp", o32[:, 3], np.clip(x, -0.5, 0.75).astype(np.float64))
+    h = x.astype(np.float16)  # nearest; toward zero is it or the next f16 toward zero
+    toward = np.where(np.abs(h.astype(np.float32)) > np.abs(x), np.nextafter(h, np.float16(0)), h)
+    check("f32 -> f16 rtz", o16, toward.astype(np.float64))
+    check("f32 -> bf16 rtz", ob, (x.view(np.uint32) >> 16).astype(np.float64))
+    p = (x.view(np.uint32).astype(np.uint64) * y.view(np.uint32).astype(np.uint64)) >> np.uint64(32)
+    check("umulhi", ou, p.astype(np.float64))
+
+
+# ---- the last-program reduction: atomic ticket, atomic_load / atomic_store ----
+
+@triton.jit
+def last_block_kernel(x, partial, ticket, out, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    s = tl.sum(tl.load(x + offs, mask=offs < n, other=0), axis=0)
+    tl.atomic_store(partial + pid, s, sem="release", scope="gpu")
+    t = tl.atomic_add(ticket, 1, sem="acq_rel", scope="gpu")
+    if t == tl.num_programs(0) - 1:
+        total = 0
+        for p in range(tl.num_programs(0)):
+            total += tl.atomic_load(partial + p, sem="acquire", scope="gpu")
+        tl.store(out, total)
+
+
+def t_last_block(r):
+    n, B = 10007, 512
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    progs = (n + B - 1) // B
+    partial = np.full(progs, -7, np.int32)
+    ticket = np.zeros(1, np.int32)
+    out = np.full(1, -7, np.int32)
+    r.launch(last_block_kernel, {"x": "*i32", "partial": "*i32", "ticket": "*i32", "out": "*i32", "n": "i32"}, {"BLOCK": B},
+             (progs,), [x, partial, ticket, out, n])
+    check("last-program sum", out, np.array([x.astype(np.int64).sum()]))
+    check("ticket", ticket, np.array([progs]))
+
+
+# ---- tensor descriptors: 3-D, NaN padding, 8 warps ----
+
+@triton.jit
+def desc3_kernel(src, dst, D0, D1, D2, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr):
+    p0 = tl.program_id(0)
+    p1 = tl.program_id(1)
+    ds = tl.make_tensor_descriptor(src, shape=[D0, D1, D2], strides=[D1 * D2, D2, 1], block_shape=[B0, B1, B2],
+                                   padding_option="nan")
+    dd = tl.make_tensor_descriptor(dst, shape=[D0 + B0, D1 + B1, B2], strides=[(D1 + B1) * B2, B2, 1], block_shape=[B0, B1, B2])
+    t = ds.load([p0 * B0, p1 * B1, 0])
+    dd.store([p0 * B0, p1 * B1, 0], t + 1)
+
+
+def t_desc3(r):
+    D0, D1, D2, B0, B1, B2 = 5, 37, 24, 2, 16, 32  # the box is wider than D2: its last 8 columns NaN
+    src = rng.standard_normal((D0, D1, D2)).astype(np.float32)
+    g0, g1 = (D0 + B0 - 1) // B0, (D1 + B1 - 1) // B1
+    dst = np.full((D0 + B0, D1 + B1, B2), -7, np.float32)
+    r.launch(desc3_kernel, {"src": "*fp32", "dst": "*fp32", "D0": "i32", "D1": "i32", "D2": "i32"},
+             {"B0": B0, "B1": B1, "B2": B2}, (g0, g1), [src, dst, D0, D1, D2], warps=8)
+    want = np.full((D0 + B0, D1 + B1, B2), -7.0)
+    want[:g0 * B0, :g1 * B1, :] = np.nan  # the boxes written: NaN where the load was past the source
+    want[:D0, :D1, :D2] = src + 1.0
+    same = (dst == want) | (np.isnan(dst) & np.isnan(want))
+    if not same.all():
+        i = np.unravel_index(np.argmin(same), same.shape)
+        raise AssertionError("3-D descriptor copy at %s: got %r, want %r" % (i, dst[i], want[i]))
+
+
 TESTS = [("attn_bwd", t_attn_bwd), ("grouped_gemm", t_grouped_gemm), ("persistent", t_persistent),
          ("matmul_w16", t_matmul_w16), ("dot_scaled", t_dot_scaled), ("scan", t_scan), ("histogram", t_histogram),
          ("gather", t_gather), ("join_split", t_join_split), ("inline_asm", t_inline_asm), ("print", t_print),
          ("assert", t_assert), ("int64", t_int64), ("atomics", t_atomics), ("e5m2", t_e5m2), ("bf16", t_bf16),
-         ("libdevice", t_libdevice), ("tensor_desc", t_tensor_desc)]
+         ("libdevice", t_libdevice), ("tensor_desc", t_tensor_desc), ("streamk", t_streamk), ("dot2", t_dot2),
+         ("order", t_order), ("random", t_random), ("rounding", t_rounding), ("last_block", t_last_block), ("desc3", t_desc3)]
 
 
 def main():
@@ -876,6 +1189,7 @@ def main():
     p.add_argument("--only", help="tests by name, comma-separated")
     p.add_argument("--keep", help="keep the PTX files in this directory")
     p.add_argument("--racecheck", action="store_true", help="run with the emulator's race checks")
+    p.add_argument("--debug", action="store_true", help="compile with debug=True (device_assert, Triton's overflow checks)")
     a = p.parse_args()
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
@@ -884,7 +1198,7 @@ def main():
     bad = 0
     for cap in (int(c) for c in a.arch.split(",")):
         devname = ("emu:sm_90a" if cap == 90 else "emu:sm_%d" % cap) + (":racecheck" if a.racecheck else "")
-        r = Run(cap, tile.Device(devname), a.keep)
+        r = Run(cap, tile.Device(devname), a.keep, a.debug)
         for name, fn in TESTS:
             if only and name not in only:
                 continue
