@@ -22,7 +22,7 @@
  *               (f16 into f32 and f16, bf16, tf32, s8 saturating, f64), row
  *               and column major, padded strides: exact (the sub-byte and
  *               single-bit forms: test_emu_subbyte.c, from checked-in PTX)
- *   memory.cu, mma.cu: in test_conformance_mem.c
+ *   memory.cu, mma.cu, control.cu: in test_conformance_mem.c
  *   cub.cu      CUB's BlockLoad, BlockReduce, BlockScan, BlockRadixSort and
  *               WarpReduce (bmsk, bfe, shuffles, shared-memory ranking): exact
  *   coop.cu     cuda::pipeline + cuda::memcpy_async, __pipeline_* primitives,

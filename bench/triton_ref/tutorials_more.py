@@ -29,7 +29,22 @@ fresh random inputs at sizes that are not multiples of the blocks, outputs poiso
   libdevice      asin acos atan atan2 sinh cosh asinh acosh atanh log1p expm1 cbrt hypot fmod erfinv
                  lgamma exp2 log2 log10 nextafter ilogb ldexp, f32 and f64
   tensor_desc    tl.make_tensor_descriptor load/store (a transposed copy with bounds), on 80 (plain loads)
-                 and 90 (TMA)
+                 and 90 (TMA: tensormap.replace in the global scratch, aligned as Triton's allocator aligns it)
+  streamk        a stream-K matmul: 7 programs share 40 k-steps of 4 tiles, partial tiles added by atomic_add
+                 (8 warps, 4 stages)
+  dot2           tl.dot with input_precision tf32 (and checked to be rounded) and tf32x3, an f16 accumulator,
+                 int8 on 8 warps and 4 stages (128x64 tiles), e4m3 x e5m2 (89, 90)
+  order          tl.sort descending, tl.topk, tl.flip, tl.cat, tl.cumprod, tl.xor_sum
+  random         tl.randint4x bit for bit against a NumPy Philox 4x32-10, tl.randn against Box-Muller of it
+  rounding       tl.div_rn and tl.sqrt_rn (correctly rounded), tl.fdiv, tl.clamp, f32 -> f16 / bf16 with
+                 fp_downcast_rounding="rtz", tl.umulhi
+  last_block     the last-program reduction: partial sums by atomic_store(release), a ticket by
+                 atomic_add(acq_rel), the last program sums them with atomic_load(acquire)
+  desc3          a 3-D tensor descriptor with padding_option="nan" (TMA NaN fill on 90) on 8 warps
+
+--debug compiles every kernel with debug=True: Triton's integer overflow checks and device_assert then
+run too (__assertfail on the emulator). At this commit (Triton 3.9.0) every kernel agrees on sm_80,
+sm_86, sm_89 and sm_90, with --racecheck and with --debug (dot_scaled is skipped below capability 89).
 
 Prints one line per kernel and arch and exits 1 when one disagrees or cannot run, 3 when triton or
 tile cannot be imported.  No GPU; not run in CI (Triton is an optional tool)."""
