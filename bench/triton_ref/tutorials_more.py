@@ -58,6 +58,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tutorials as T  # noqa: E402  (exits 3 when triton or tile is missing)
 from tutorials import check, Skip, rng, np, tl, triton, tile, libdevice, GPUTarget, ASTSource  # noqa: E402
+from triton.language.extra import cuda as tcuda  # noqa: E402
 
 
 def compile_ptx(fn, sig, consts, cap, warps=4, stages=3, **opts):
@@ -1190,12 +1191,97 @@ def t_desc3(r):
         raise AssertionError("3-D descriptor copy at %s: got %r, want %r" % (i, dst[i], want[i]))
 
 
+# ---- batched, transposed, tiny and f64 dots ----
+
+@triton.jit
+def dot3_kernel(a, b, c, M, N, K, TRANS_A: tl.constexpr, NB: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                BK: tl.constexpr):
+    rb = tl.arange(0, NB)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((NB, BM, BN), dtype=tl.float64 if a.dtype.element_ty == tl.float64 else tl.float32)
+    for k0 in range(0, K, BK):
+        ka = k0 + rk
+        if TRANS_A:  # A stored [NB, K, M]: loaded as [NB, BK, BM] and transposed
+            ta = tl.load(a + rb[:, None, None] * (M * K) + ka[None, :, None] * M + rm[None, None, :],
+                         mask=(ka[None, :, None] < K) & (rm[None, None, :] < M), other=0.)
+            ta = tl.permute(ta, (0, 2, 1))
+        else:
+            ta = tl.load(a + rb[:, None, None] * (M * K) + rm[None, :, None] * K + ka[None, None, :],
+                         mask=(rm[None, :, None] < M) & (ka[None, None, :] < K), other=0.)
+        tb = tl.load(b + rb[:, None, None] * (K * N) + ka[None, :, None] * N + rn[None, None, :],
+                     mask=(ka[None, :, None] < K) & (rn[None, None, :] < N), other=0.)
+        acc = tl.dot(ta, tb, acc)
+    tl.store(c + rb[:, None, None] * (M * N) + rm[None, :, None] * N + rn[None, None, :], acc,
+             mask=(rm[None, :, None] < M) & (rn[None, None, :] < N))
+
+
+def t_dot3(r):
+    NB, M, N, K = 2, 37, 45, 50
+    for dt, sigt, trans, warps, (BM, BN, BK) in ((np.float16, "*fp16", False, 4, (32, 32, 16)),
+                                                  (np.float16, "*fp16", True, 4, (32, 64, 32)),
+                                                  (np.float16, "*fp16", False, 1, (16, 16, 16)),
+                                                  (np.float64, "*fp64", False, 4, (32, 32, 16)),
+                                                  (np.float64, "*fp64", True, 2, (16, 32, 8))):
+        a = rng.integers(-3, 4, (NB, M, K)).astype(dt)
+        b = rng.integers(-3, 4, (NB, K, N)).astype(dt)
+        if dt == np.float64:  # f64: full-precision values, the products exact to 2^-40 of their sizes
+            a = a + rng.standard_normal((NB, M, K))
+            b = b + rng.standard_normal((NB, K, N))
+        cdt = np.float64 if dt == np.float64 else np.float32
+        c = np.full((NB, M, N), np.nan, cdt)
+        a_in = np.ascontiguousarray(a.transpose(0, 2, 1)) if trans else a
+        sig = {"a": sigt, "b": sigt, "c": "*fp64" if dt == np.float64 else "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+        r.launch(dot3_kernel, sig, {"TRANS_A": trans, "NB": NB, "BM": BM, "BN": BN, "BK": BK},
+                 ((M + BM - 1) // BM, (N + BN - 1) // BN), [a_in, b, c, M, N, K], warps=warps)
+        want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        tol = 1e-13 * np.matmul(np.abs(a), np.abs(b)).max() if dt == np.float64 else 0
+        check("batched dot %s%s %d warps %dx%dx%d" % (dt.__name__, " A transposed" if trans else "", warps, BM, BN, BK),
+              c, want, atol=tol)
+
+
+# ---- tl.extra.cuda: globaltimer, smid, num_threads, num_warps, griddepcontrol ----
+
+@triton.jit
+def cuda_extra_kernel(x, out, info, n, GDC: tl.constexpr, BLOCK: tl.constexpr):
+    t0 = tcuda.globaltimer()
+    if GDC:
+        tcuda.gdc_wait()  # griddepcontrol.wait: the previous grid's memory is visible (no dependency here: returns)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) * 3, mask=m)
+    if GDC:
+        tcuda.gdc_launch_dependents()
+    t1 = tcuda.globaltimer()
+    pid = tl.program_id(0)
+    tl.store(info + pid * 4, t1 - t0)
+    tl.store(info + pid * 4 + 1, tcuda.smid().to(tl.int64))
+    tl.store(info + pid * 4 + 2, tl.full((), tcuda.num_threads(), tl.int64))
+    tl.store(info + pid * 4 + 3, tl.full((), tcuda.num_warps(), tl.int64))
+
+
+def t_cuda_extra(r):
+    n, B = 1000, 256
+    x = rng.standard_normal(n).astype(np.float32)
+    for gdc in ((False, True) if r.cap >= 90 else (False,)):
+        out = np.full(n, np.nan, np.float32)
+        progs = (n + B - 1) // B
+        info = np.full((progs, 4), -7, np.int64)
+        r.launch(cuda_extra_kernel, {"x": "*fp32", "out": "*fp32", "info": "*i64", "n": "i32"}, {"GDC": gdc, "BLOCK": B},
+                 (progs,), [x, out, info, n], warps=8)
+        check("cuda extra%s: out" % (" gdc" if gdc else ""), out, (x * np.float32(3)).astype(np.float64))
+        if (info[:, 0] < 0).any() or (info[:, 1] < 0).any() or (info[:, 2] != 256).any() or (info[:, 3] != 8).any():
+            raise AssertionError("cuda extra: globaltimer delta, smid, num_threads, num_warps per program: %s" % info.tolist())
+
+
 TESTS = [("attn_bwd", t_attn_bwd), ("grouped_gemm", t_grouped_gemm), ("persistent", t_persistent),
          ("matmul_w16", t_matmul_w16), ("dot_scaled", t_dot_scaled), ("scan", t_scan), ("histogram", t_histogram),
          ("gather", t_gather), ("join_split", t_join_split), ("inline_asm", t_inline_asm), ("print", t_print),
          ("assert", t_assert), ("int64", t_int64), ("atomics", t_atomics), ("e5m2", t_e5m2), ("bf16", t_bf16),
          ("libdevice", t_libdevice), ("tensor_desc", t_tensor_desc), ("streamk", t_streamk), ("dot2", t_dot2),
-         ("order", t_order), ("random", t_random), ("rounding", t_rounding), ("last_block", t_last_block), ("desc3", t_desc3)]
+         ("order", t_order), ("random", t_random), ("rounding", t_rounding), ("last_block", t_last_block), ("desc3", t_desc3),
+         ("dot3", t_dot3), ("cuda_extra", t_cuda_extra)]
 
 
 def main():
