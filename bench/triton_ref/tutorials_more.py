@@ -1,6 +1,7 @@
 """tutorials_more.py - more of Triton's language, its PTX run unmodified on tile's emulator from Python.
 
     PYTHON bench/triton_ref/tutorials_more.py [--arch 80,89,90] [--only NAME,...] [--keep DIR] [--racecheck] [--debug]
+                                              [--opt KEY=VALUE ...]
 
 The harness of tutorials.py (same PYTHON: triton and the tile package in one venv), over kernels that
 reach the corners tutorials.py leaves: each compiled with triton.compile for capability 80, 89 and 90,
@@ -42,6 +43,9 @@ fresh random inputs at sizes that are not multiples of the blocks, outputs poiso
                  atomic_add(acq_rel), the last program sums them with atomic_load(acquire)
   desc3          a 3-D tensor descriptor with padding_option="nan" (TMA NaN fill on 90) on 8 warps
 
+--opt KEY=VALUE adds a triton.compile option to every kernel: instrumentation_mode=consan (sm_90 only:
+Triton's shared-memory race sanitizer, its state in the profile scratch) runs and agrees too;
+instrumentation_mode=fpsan runs, but its integer stand-ins for float arithmetic are not float64's.
 --debug compiles every kernel with debug=True: Triton's integer overflow checks and device_assert then
 run too (__assertfail on the emulator). At this commit (Triton 3.9.0) every kernel agrees on sm_80,
 sm_86, sm_89 and sm_90, with --racecheck and with --debug (dot_scaled is skipped below capability 89).
@@ -72,27 +76,34 @@ def compile_ptx(fn, sig, consts, cap, warps=4, stages=3, **opts):
 
 
 class Run:
-    def __init__(self, cap, dev, keep, debug=False):
-        self.cap, self.dev, self.keep, self.debug = cap, dev, keep, debug
+    def __init__(self, cap, dev, keep, debug=False, extra=None):
+        self.cap, self.dev, self.keep, self.debug, self.extra = cap, dev, keep, debug, extra or {}
 
     def kernel(self, fn, sig, consts, warps=4, stages=3, **opts):
         if self.debug:
             opts.setdefault("debug", True)
+        for k, v in self.extra.items():
+            opts.setdefault(k, v)
         ptx, md = compile_ptx(fn, sig, consts, self.cap, warps, stages, **opts)
         if self.keep:
             with open(os.path.join(self.keep, "%s_sm%d.ptx" % (md.name, self.cap)), "w") as f:
                 f.write(ptx)
         return tile.load_ptx(ptx, device=self.dev)[md.name], md, ptx
 
+    def scratch(self, size, align, nprog):
+        """Triton's global or profile scratch for nprog programs (None when the kernel takes none), aligned as
+        Triton's allocator aligns it (a tensor map in it: 128 bytes)."""
+        if not size:
+            return None
+        align = max(align, 128)
+        raw = np.zeros(size * nprog + align, np.uint8)
+        return raw[(-tile.data_ptr(raw, device=self.dev)) % align:][:size * nprog]
+
     def launch(self, fn, sig, consts, grid, args, warps=4, stages=3, **opts):
         k, md, ptx = self.kernel(fn, sig, consts, warps, stages, **opts)
         nprog = grid[0] * (grid[1] if len(grid) > 1 else 1)
-        scratch = None
-        if md.global_scratch_size:  # aligned as Triton's allocator aligns it (a tensor map in it: 128 bytes)
-            align = max(md.global_scratch_align, 128)
-            raw = np.zeros(md.global_scratch_size * nprog + align, np.uint8)
-            scratch = raw[(-tile.data_ptr(raw, device=self.dev)) % align:][:md.global_scratch_size * nprog]
-        k[grid](*args, scratch, None, shared=md.shared)
+        k[grid](*args, self.scratch(md.global_scratch_size, md.global_scratch_align, nprog),
+                self.scratch(md.profile_scratch_size, md.profile_scratch_align, nprog), shared=md.shared)
         return ptx
 
 
@@ -1291,7 +1302,13 @@ def main():
     p.add_argument("--keep", help="keep the PTX files in this directory")
     p.add_argument("--racecheck", action="store_true", help="run with the emulator's race checks")
     p.add_argument("--debug", action="store_true", help="compile with debug=True (device_assert, Triton's overflow checks)")
+    p.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="one more triton.compile option for every kernel, e.g. instrumentation_mode=consan, maxnreg=64")
     a = p.parse_args()
+    extra = {}
+    for kv in a.opt:
+        k, _, v = kv.partition("=")
+        extra[k] = int(v) if v.isdigit() else {"True": True, "False": False}.get(v, v)
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
     print("triton %s, tile %s" % (triton.__version__, tile.version()))
@@ -1299,7 +1316,7 @@ def main():
     bad = 0
     for cap in (int(c) for c in a.arch.split(",")):
         devname = ("emu:sm_90a" if cap == 90 else "emu:sm_%d" % cap) + (":racecheck" if a.racecheck else "")
-        r = Run(cap, tile.Device(devname), a.keep, a.debug)
+        r = Run(cap, tile.Device(devname), a.keep, a.debug, extra)
         for name, fn in TESTS:
             if only and name not in only:
                 continue
