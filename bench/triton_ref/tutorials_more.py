@@ -1286,13 +1286,56 @@ def t_cuda_extra(r):
             raise AssertionError("cuda extra: globaltimer delta, smid, num_threads, num_warps per program: %s" % info.tolist())
 
 
+# ---- attention forward through tensor descriptors, warp-specialized on 90 ----
+
+@triton.jit
+def attn_fwd_desc_kernel(Q, K, V, O, N, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, WS: tl.constexpr):
+    start_m = tl.program_id(0) * BM
+    dq = tl.make_tensor_descriptor(Q, shape=[N, D], strides=[D, 1], block_shape=[BM, D])
+    dk = tl.make_tensor_descriptor(K, shape=[N, D], strides=[D, 1], block_shape=[BN, D])
+    dv = tl.make_tensor_descriptor(V, shape=[N, D], strides=[D, 1], block_shape=[BN, D])
+    do = tl.make_tensor_descriptor(O, shape=[N, D], strides=[D, 1], block_shape=[BM, D])
+    q = dq.load([start_m, 0])
+    m_i = tl.full((BM,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start_n in tl.range(0, N, BN, warp_specialize=WS):
+        k = dk.load([start_n, 0])
+        s = tl.dot(q, tl.trans(k)) * scale
+        s = tl.where((start_n + tl.arange(0, BN))[None, :] < N, s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = dv.load([start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    do.store([start_m, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+def t_attn_fwd_ws(r):
+    N, D, BM, BN = 200, 64, 64, 64
+    scale = 1 / math.sqrt(D)
+    q, k, v = (f16(rng.standard_normal((N, D)) * 0.5) for _ in range(3))
+    s = q.astype(np.float64) @ k.astype(np.float64).T * scale
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    want = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
+    for ws in ((False, True) if r.cap >= 90 else (False,)):
+        o = np.full((N, D), np.nan, np.float16)
+        r.launch(attn_fwd_desc_kernel, {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp16", "N": "i32", "scale": "fp32"},
+                 {"D": D, "BM": BM, "BN": BN, "WS": ws}, ((N + BM - 1) // BM,), [q, k, v, o, N, scale], warps=4, stages=2)
+        check("attention forward (descriptors%s)" % (", warp-specialized" if ws else ""), o, want, atol=4e-3, rtol=4e-3)
+
+
 TESTS = [("attn_bwd", t_attn_bwd), ("grouped_gemm", t_grouped_gemm), ("persistent", t_persistent),
          ("matmul_w16", t_matmul_w16), ("dot_scaled", t_dot_scaled), ("scan", t_scan), ("histogram", t_histogram),
          ("gather", t_gather), ("join_split", t_join_split), ("inline_asm", t_inline_asm), ("print", t_print),
          ("assert", t_assert), ("int64", t_int64), ("atomics", t_atomics), ("e5m2", t_e5m2), ("bf16", t_bf16),
          ("libdevice", t_libdevice), ("tensor_desc", t_tensor_desc), ("streamk", t_streamk), ("dot2", t_dot2),
          ("order", t_order), ("random", t_random), ("rounding", t_rounding), ("last_block", t_last_block), ("desc3", t_desc3),
-         ("dot3", t_dot3), ("cuda_extra", t_cuda_extra)]
+         ("dot3", t_dot3), ("cuda_extra", t_cuda_extra),
+         ("attn_fwd_ws", t_attn_fwd_ws)]
 
 
 def main():
