@@ -23,7 +23,7 @@ that are not multiples of the blocks:
 
 Prints one line per kernel and arch and exits 1 when one disagrees or cannot run, 3 when triton or
 tile cannot be imported.  No GPU; not run in CI (Triton is an optional tool).  tutorials_more.py runs
-25 more kernels (attention backward, grouped and stream-K GEMM, dot_scaled, scans, atomics, ...) on
+28 more kernels (attention backward, grouped and stream-K GEMM, dot_scaled, scans, atomics, ...) on
 this harness's helpers.  At this commit (Triton 3.9.0) every kernel here agrees on sm_80, sm_86, sm_89
 and sm_90."""
 import argparse

@@ -42,6 +42,12 @@ fresh random inputs at sizes that are not multiples of the blocks, outputs poiso
   last_block     the last-program reduction: partial sums by atomic_store(release), a ticket by
                  atomic_add(acq_rel), the last program sums them with atomic_load(acquire)
   desc3          a 3-D tensor descriptor with padding_option="nan" (TMA NaN fill on 90) on 8 warps
+  dot3           batched 3-D tl.dot: f16, A loaded transposed (tl.permute), 1 warp with 16x16x16 tiles, f64
+                 (mma m8n8k4 f64 on 80+)
+  cuda_extra     tl.extra.cuda: globaltimer, smid, num_threads, num_warps, and on 90 gdc_wait /
+                 gdc_launch_dependents (griddepcontrol)
+  attn_fwd_ws    attention forward through tensor descriptors; on 90 also with tl.range(warp_specialize=True)
+                 (setmaxnreg, named barriers, mbarrier hand-offs between the partitions, wgmma)
 
 --opt KEY=VALUE adds a triton.compile option to every kernel: instrumentation_mode=consan (sm_90 only:
 Triton's shared-memory race sanitizer, its state in the profile scratch) runs and agrees too;
