@@ -15,7 +15,9 @@
  *               __syncthreads_count/_and/_or, __isGlobal/Shared/Local/Constant,
  *               L2 policies (annotated_ptr, access_property, discard_memory),
  *               bf16/f16 atomicAdd and 16-/8-bit atomics, memcpy/memset of a
- *               local struct, __trap (the launch fails): exact
+ *               local struct, __trap (the launch fails), independent thread
+ *               scheduling (a flag between two lanes of a warp, a spin lock every
+ *               thread takes): exact
  * Every topic runs with the emulator's racecheck; without nvcc every test is skipped, and says so. */
 #include "test_conformance.h"
 #include "support/hostfloat.h"
@@ -441,6 +443,26 @@ static void check_control(Conf *c) {
             }
         free(min);
         free(mout);
+    }
+    /* independent thread scheduling: a flag between two lanes of a warp, a lock taken by every thread */
+    {
+        enum { B = 3, T = 96, NT = 2 * T };
+        int32_t zero[NT] = {0}, got[B], log[NT], cnt;
+        tile_devptr dd = dev_in(c, NULL, B * 4), dfl = dev_in(c, zero, B * 4), dgo = dev_in(c, NULL, sizeof got);
+        run(c, "intra_warp_flag", B, 64, 0, (void *[]){&dd, &dfl, &dgo});
+        dev_out(c, got, dgo, sizeof got);
+        for (int b = 0; b < B; b++) cr_assert_eq(got[b], 42 + b, "[%s] intra_warp_flag block %d: got %d", c->name, b, got[b]);
+        tile_devptr dlock = dev_in(c, zero, 4), dcnt = dev_in(c, zero, 4), dlog = dev_in(c, NULL, sizeof log);
+        run(c, "warp_lock", 2, T, 0, (void *[]){&dlock, &dcnt, &dlog});
+        dev_out(c, log, dlog, sizeof log);
+        dev_out(c, &cnt, dcnt, 4);
+        cr_assert_eq(cnt, NT, "[%s] warp_lock: %d of %d threads went through the lock", c->name, cnt, NT);
+        bool seen[NT] = {false};
+        for (int i = 0; i < NT; i++) {
+            cr_assert(log[i] >= 0 && log[i] < NT && !seen[log[i]], "[%s] warp_lock: entry %d is %d (twice, or no thread)", c->name,
+                      i, log[i]);
+            seen[log[i]] = true;
+        }
     }
     /* assert that fails: the launch fails and says what failed where (last: a GPU's context is unusable after it) */
     {

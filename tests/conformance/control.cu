@@ -4,7 +4,8 @@
 // each memory order and scope, fences, __nanosleep, clock64, clock and %globaltimer, the cache-hinted loads
 // and stores (__ldca/__ldcg/__ldcs/__ldlu/__ldcv, __stwb/__stcg/__stcs/__stwt), block votes
 // (__syncthreads_count/_and/_or), address-space predicates, L2 cache policies (annotated_ptr,
-// access_property, discard_memory), bf16/f16 and 16-/8-bit atomics, memcpy/memset of a local struct.
+// access_property, discard_memory), bf16/f16 and 16-/8-bit atomics, memcpy/memset of a local struct,
+// independent thread scheduling (lanes of one warp waiting on each other, a spin lock within a warp).
 #include <cassert>
 #include <cuda/atomic>
 
@@ -243,4 +244,35 @@ extern "C" __global__ void memops(const Big *in, Big *out, int n) {
 extern "C" __global__ void traps(const int *in, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && in[i] == 4242) __trap();
+}
+
+// Independent thread scheduling (Volta on): lane 1 spins on a flag that lane 0 of its own warp sets.
+extern "C" __global__ void intra_warp_flag(int *data, int *flag, int *out) {
+    int lane = threadIdx.x & 31;
+    if (lane == 1) {
+        while (atomicAdd(&flag[blockIdx.x], 0) == 0) {
+        }
+        __threadfence();
+        out[blockIdx.x] = data[blockIdx.x];
+    } else if (lane == 0) {
+        data[blockIdx.x] = 42 + blockIdx.x;
+        __threadfence();
+        atomicExch(&flag[blockIdx.x], 1);
+    }
+}
+
+// A spin lock every thread takes in turn, the lanes of one warp among them (a deadlock before Volta).
+extern "C" __global__ void warp_lock(int *lock, int *counter, int *log) {
+    bool done = false;
+    while (!done) {
+        if (atomicCAS(lock, 0, 1) == 0) {
+            __threadfence();
+            int c = *(volatile int *)counter;
+            log[c] = blockIdx.x * blockDim.x + threadIdx.x;
+            *(volatile int *)counter = c + 1;
+            __threadfence();
+            atomicExch(lock, 0);
+            done = true;
+        }
+    }
 }
