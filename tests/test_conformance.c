@@ -27,7 +27,9 @@
  *               WarpReduce (bmsk, bfe, shuffles, shared-memory ranking): exact
  *   coop.cu     cuda::pipeline + cuda::memcpy_async, __pipeline_* primitives,
  *               cooperative groups' memcpy_async and reductions over 32- and
- *               64-thread tiles (reserved shared memory, spinning warps): exact
+ *               64-thread tiles (reserved shared memory, spinning warps),
+ *               coalesced_threads / labeled_partition / binary_partition (reduce,
+ *               scans, ranks), exclusive_scan on 8-thread tiles, invoke_one: exact
  *   fp8.cu      cuda_fp8.h's conversions (float, float2, half2, bfloat162 to
  *               E4M3/E5M2, saturating or not, FP8 pairs to half2, the
  *               __nv_fp8_* types): exact, NaNs as NaNs
@@ -1318,6 +1320,39 @@ static void check_coop(Conf *c) {
             float m = -INFINITY;
             for (int t = 0; t < 64; t++) m = fmaxf(m, x[768 + 128 + 64 * p + t]);
             cr_assert_eq(o[388 + p], m, "[%s] block %d: 64-thread tile %d max %g, want %g", c->name, b, p, o[388 + p], m);
+        }
+    }
+    /* partitions of warps and tiles (blocks of 64, the last partly past n) */
+    {
+        enum { PN = 150, PT = 64, PG = (PN + PT - 1) / PT };
+        int pin[PG * PT] = {0}, pout[PN][6], want[6];
+        for (int i = 0; i < PN; i++) pin[i] = (int)(rng_next(&rng) % 100);
+        tile_devptr dpi = dev_in(c, pin, PN * sizeof(int)), dpo = dev_in(c, NULL, sizeof pout);
+        int pn = PN;
+        run(c, "partitions", PG, PT, 0, (void *[]){&dpi, &dpo, &pn});
+        dev_out(c, pout, dpo, sizeof pout);
+        for (int i = 0; i < PN; i++) {
+            int w = i / 32 * 32, v = pin[i], rank = 0, sum = 0, scan = 0, mx = 0, nl = 0, x = 0, nb = 0;
+            for (int l = w; l < w + 32; l++) {
+                if (pin[l] & 1) sum += pin[l], rank += l < i, scan += l <= i ? pin[l] : 0;
+                if (pin[l] % 3 == v % 3) mx = pin[l] > mx ? pin[l] : mx, nl++;
+                if ((pin[l] > 50) == (v > 50)) x ^= pin[l], nb++;
+            }
+            int ex = (i % PT / 8) * 100000;
+            for (int l = i - i % 8; l < i; l++) ex += pin[l];
+            want[0] = v & 1 ? sum * 1000 + rank : 0, want[1] = v & 1 ? scan : 0, want[2] = ex, want[3] = mx * 64 + nl,
+            want[4] = x + nb * 1000000;
+            for (int k = 0; k < 5; k++)
+                cr_assert_eq(pout[i][k], want[k], "[%s] partitions: thread %d value %d: got %d, want %d", c->name, i, k, pout[i][k],
+                             want[k]);
+        }
+        for (int t = 0; t < PN; t += 16) { /* invoke_one: one thread of each 16-thread tile */
+            int ones = 0;
+            for (int i = t; i < t + 16 && i < PN; i++) {
+                cr_assert(pout[i][5] == 7 || pout[i][5] == 0, "[%s] invoke_one: thread %d wrote %d", c->name, i, pout[i][5]);
+                ones += pout[i][5] == 7;
+            }
+            cr_assert_eq(ones, 1, "[%s] invoke_one: %d threads of the tile at %d ran it", c->name, ones, t);
         }
     }
     /* grid.sync() in a cooperative launch: 5 blocks of 128 add 640 values; outside one, nvcc's code traps */

@@ -7,6 +7,7 @@
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
 #include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
 #include <cuda/pipeline>
 #include <cuda_pipeline.h>
 
@@ -77,4 +78,30 @@ extern "C" __global__ void grid_sum(const int *in, int *partial, int *out) {
     }
     grid.sync();
     out[grid.thread_rank()] = partial[gridDim.x] + (int)grid.is_valid() * 1000000 + (int)blockIdx.x;
+}
+
+// Cooperative groups' partitions: coalesced_threads() in divergent code (reduce, inclusive_scan, thread_rank),
+// exclusive_scan over 8-thread tiles (meta_group_rank), labeled_partition and binary_partition of a warp
+// (match.any, fns), invoke_one on 16-thread tiles.
+extern "C" __global__ void partitions(const int *in, int *out, int n) {
+    cg::thread_block b = cg::this_thread_block();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = i < n ? in[i] : 0;
+    int o0 = 0, o1 = 0, o5 = 0;
+    if (v & 1) {
+        cg::coalesced_group g = cg::coalesced_threads();
+        o0 = cg::reduce(g, v, cg::plus<int>()) * 1000 + (int)g.thread_rank();
+        o1 = cg::inclusive_scan(g, v, cg::plus<int>());
+    }
+    cg::thread_block_tile<8> t8 = cg::tiled_partition<8>(b);
+    int o2 = cg::exclusive_scan(t8, v, cg::plus<int>()) + (int)t8.meta_group_rank() * 100000;
+    cg::coalesced_group lp = cg::labeled_partition(cg::tiled_partition<32>(b), v % 3);
+    int o3 = cg::reduce(lp, v, cg::greater<int>()) * 64 + (int)lp.size();
+    cg::coalesced_group bp = cg::binary_partition(cg::tiled_partition<32>(b), v > 50);
+    int o4 = cg::reduce(bp, v, cg::bit_xor<int>()) + (int)bp.num_threads() * 1000000;
+    cg::invoke_one(cg::tiled_partition<16>(b), [&] { o5 = 7; });
+    if (i < n) {
+        int *o = out + i * 6;
+        o[0] = o0, o[1] = o1, o[2] = o2, o[3] = o3, o[4] = o4, o[5] = o5;
+    }
 }
