@@ -49,7 +49,12 @@ fresh random inputs at sizes that are not multiples of the blocks, outputs poiso
   attn_fwd_ws    attention forward through tensor descriptors; on 90 also with tl.range(warp_specialize=True)
                  (setmaxnreg, named barriers, mbarrier hand-offs between the partitions, wgmma)
 
---opt KEY=VALUE adds a triton.compile option to every kernel: instrumentation_mode=consan (sm_90 only:
+--opt KEY=VALUE adds a triton.compile option to every kernel.  num_ctas=2 (--arch 90): each program a
+cluster of two CTAs (launched with cluster=(2, 1, 1), twice the programs along x, scratch per CTA); Triton
+3.9 refuses scan, gather, e5m2, dot2, order and the warp-specialized attention so, the others agree, but
+with --racecheck attn_bwd and dot_scaled stop on a race in Triton's PTX: an ld.shared::cluster of the peer
+CTA's shared memory ordered after the peer's st.shared by bar.sync alone (no barrier.cluster between).
+instrumentation_mode=consan (sm_90 only:
 Triton's shared-memory race sanitizer, its state in the profile scratch) runs and agrees too;
 instrumentation_mode=fpsan runs, but its integer stand-ins for float arithmetic are not float64's.
 --debug compiles every kernel with debug=True: Triton's integer overflow checks and device_assert then
@@ -107,9 +112,13 @@ class Run:
 
     def launch(self, fn, sig, consts, grid, args, warps=4, stages=3, **opts):
         k, md, ptx = self.kernel(fn, sig, consts, warps, stages, **opts)
-        nprog = grid[0] * (grid[1] if len(grid) > 1 else 1)
+        nprog = grid[0] * (grid[1] if len(grid) > 1 else 1) * md.num_ctas  # scratch per CTA
+        extra = {}
+        if md.num_ctas > 1:  # a program is a cluster of num_ctas CTAs along x (.reqnctapercluster)
+            grid = (grid[0] * md.num_ctas,) + tuple(grid[1:])
+            extra["cluster"] = (md.num_ctas, 1, 1)
         k[grid](*args, self.scratch(md.global_scratch_size, md.global_scratch_align, nprog),
-                self.scratch(md.profile_scratch_size, md.profile_scratch_align, nprog), shared=md.shared)
+                self.scratch(md.profile_scratch_size, md.profile_scratch_align, nprog), shared=md.shared, **extra)
         return ptx
 
 
