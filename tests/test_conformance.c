@@ -32,7 +32,8 @@
  *               scans, ranks), exclusive_scan on 8-thread tiles, invoke_one: exact
  *   fp8.cu      cuda_fp8.h's conversions (float, float2, half2, bfloat162 to
  *               E4M3/E5M2, saturating or not, FP8 pairs to half2, the
- *               __nv_fp8_* types): exact, NaNs as NaNs
+ *               __nv_fp8_* types), cuda_fp4.h / cuda_fp6.h's E2M1, E2M3 and
+ *               E3M2 of finite floats: exact, NaNs as NaNs
  *   hopper.cu   sm_90a only: in test_conformance_hopper.c
  * Every topic runs with the emulator's racecheck.
  * Without nvcc ($TILE_NVCC, /usr/local/cuda/bin/nvcc, $CUDA_HOME/bin or
@@ -656,6 +657,19 @@ static uint32_t ref_f8(double x, bool e5, bool sat) {
     return sign | best;
 }
 enum { NO8 = 14, N8 = 2048 };
+/* x to a format of e exponent and m mantissa bits with the bias, no infinities or NaNs (FP4 E2M1, FP6 E2M3/E3M2):
+ * nearest, ties to the even code, saturating at the largest value; the value of the result */
+static double ref_small_float(double x, int e, int m, int bias) {
+    double top = ldexp(2 - 1.0 / (1 << m), (1 << e) - 1 - bias), best = 0, bd = INFINITY, a = fmin(fabs(x), top);
+    for (int code = 0; code < 1 << (e + m); code++) {
+        int ex = code >> m, mant = code & ((1 << m) - 1);
+        double v = ex ? ldexp(1 + (double)mant / (1 << m), ex - bias) : ldexp((double)mant / (1 << m), 1 - bias);
+        double d = fabs(v - a);
+        if (d < bd || (d == bd && !(code & 1))) best = v, bd = d; /* codes ascend: a tie keeps the even one */
+    }
+    return signbit(x) ? -best : best;
+}
+
 CONFORMANCE(fp8)
 static void check_fp8(Conf *c) {
     Rng rng = rng_seed(88);
@@ -721,6 +735,17 @@ static void check_fp8(Conf *c) {
                       got, v);
         }
     }
+    /* FP4 / FP6 of the finite inputs above */
+    static float o46[N8][3];
+    tile_devptr d46 = dev_in(c, NULL, sizeof o46);
+    run(c, "fp46_cvt", N8 / 128, 128, 0, (void *[]){&dx, &d46, &n});
+    dev_out(c, o46, d46, sizeof o46);
+    static const struct { const char *name; int e, m, bias; } f46[3] = {{"fp4 e2m1", 2, 1, 1}, {"fp6 e2m3", 2, 3, 1}, {"fp6 e3m2", 3, 2, 3}};
+    for (int i = 0; i < N8; i++)
+        for (int k = 0; k < 3 && isfinite(x[i]); k++) {
+            double want = ref_small_float(x[i], f46[k].e, f46[k].m, f46[k].bias);
+            cr_assert_eq(o46[i][k], (float)want, "[%s] %s(%a): got %a, want %a", c->name, f46[k].name, x[i], o46[i][k], want);
+        }
 }
 
 /* ==== math.cu ====

@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <cuda_fp4.h>
+#include <cuda_fp6.h>
 
 #define NO 14
 extern "C" __global__ void fp8_cvt(const float *x, const float *y, const unsigned *h2, const unsigned *b2, const unsigned short *q,
@@ -35,4 +37,15 @@ extern "C" __global__ void fp8_cvt(const float *x, const float *y, const unsigne
     r[12] = __float_as_uint(float(__nv_fp8_e4m3(a)));
     r[13] = __float_as_uint(float(__nv_fp8_e5m2(b)));
     for (int k = 0; k < NO; k++) out[i * NO + k] = r[k];
+}
+
+// FP4 and FP6 (cuda_fp4.h, cuda_fp6.h): float to __nv_fp4_e2m1, __nv_fp6_e2m3 and __nv_fp6_e3m2 (nearest even,
+// saturating) and back to float; the header's integer code on sm_80 and sm_90a.
+extern "C" __global__ void fp46_cvt(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = in[i];
+    out[i * 3 + 0] = float(__nv_fp4_e2m1(x));
+    out[i * 3 + 1] = float(__nv_fp6_e2m3(x));
+    out[i * 3 + 2] = float(__nv_fp6_e3m2(x));
 }
