@@ -3,6 +3,7 @@
 // nvcc writes cvt.rn.satfinite.{e4m3x2,e5m2x2}.{f32,f16x2} and cvt.rn.f16x2.{e4m3x2,e5m2x2}; on sm_80,
 // which has none of them, the header's integer code.  Results are stored as bits; the host checks them
 // exactly against the conversions as CUDA documents them (tests/test_conformance.c).
+// Also cuda_fp4.h / cuda_fp6.h: floats to FP4 E2M1 and FP6 E2M3 / E3M2 and back (integer code on sm_80 and sm_90a).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
