@@ -59,7 +59,8 @@ Triton's shared-memory race sanitizer, its state in the profile scratch) runs an
 instrumentation_mode=fpsan runs, but its integer stand-ins for float arithmetic are not float64's.
 --debug compiles every kernel with debug=True: Triton's integer overflow checks and device_assert then
 run too (__assertfail on the emulator). At this commit (Triton 3.9.0) every kernel agrees on sm_80,
-sm_86, sm_89 and sm_90, with --racecheck and with --debug (dot_scaled is skipped below capability 89).
+sm_86, sm_89 and sm_90, with --racecheck and with --debug (dot_scaled is skipped below capability 89;
+Triton 3.9 cannot compile the warp-specialized attention with debug=True: "PassManager::run failed").
 
 Prints one line per kernel and arch and exits 1 when one disagrees or cannot run, 3 when triton or
 tile cannot be imported.  No GPU; not run in CI (Triton is an optional tool)."""
