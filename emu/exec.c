@@ -308,13 +308,9 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
 static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits32(f); }
 static inline uint64_t canon64(double d) { return d != d ? 0x7FFFFFFFFFFFFFFFull : emu_bits64(d); }
 static inline float flush32(float x) { return x != 0 && fabsf(x) < 0x1p-126f ? copysignf(0.0f, x) : x; }
-/* cvt.rn of an f32 into f16 or bf16 (fmt), as emu_exec_cvt gives it: NaN the canonical 0x7fff, a zero its
- * sign alone (emu_round_f64 would take zeros to its long-double path), the rest emu_round_f64 */
-static inline uint32_t half_rn(float x, int fmt) {
-    if (x != x) return 0x7FFFu;
-    if (x == 0) return signbit(x) ? 0x8000u : 0;
-    return (uint32_t)emu_round_f64((double)x, fmt, EMU_RND_RN) & 0xFFFFu;
-}
+/* cvt.rn of an f32 into f16 or bf16 (fmt), as emu_exec_cvt gives it (emu_round_f64's bits: NaN the canonical
+ * 0x7fff, zeros and infinities their sign), by the f32's bits */
+static inline uint32_t half_rn(float x, int fmt) { return fmt == EMU_FMT_BF16 ? emu_f32_to_bf16_rn(x) : emu_f32_to_f16_rn(x); }
 
 /* A 4-byte shared store's checked path (racecheck knows the value stored); out of line, away from the
  * interpreter loop's registers. */

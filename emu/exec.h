@@ -404,6 +404,26 @@ static inline emu_v4f emu_f16x4_to_f32(emu_v4u h) {
     v = (v & ~is_nan) | (0x7FC00000u & is_nan); /* any NaN the canonical one, as (float)NAN */
     return (emu_v4f)v;
 }
+/* Round to nearest even of an f32 into bf16 or f16 by its bits: the same bits as emu_round_f64((double)x, EMU_FMT_BF16
+ * or EMU_FMT_F16, EMU_RND_RN) for every f32 (NaN the canonical 0x7fff, zeros and infinities their sign, overflow to
+ * infinity), without the trip through f64 (the tensor-core results, cvt.rn.{bf16,f16}x2.f32).  bf16 is f32's top
+ * half: the low half rounds into it, a carry moving into the exponent.  f16: a normal result is the exponent rebiased
+ * (127 -> 15) and 13 bits rounded off; below 2^-14 the significand is shifted to units of 2^-24 and rounded there. */
+static inline uint32_t emu_f32_to_bf16_rn(float x) {
+    uint32_t u = (uint32_t)emu_bits32(x);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFFu;
+    return (u + 0x7FFFu + (u >> 16 & 1)) >> 16;
+}
+static inline uint32_t emu_f32_to_f16_rn(float x) {
+    uint32_t u = (uint32_t)emu_bits32(x), a = u & 0x7FFFFFFFu, sign = u >> 16 & 0x8000u;
+    if (a > 0x7F800000u) return 0x7FFFu;
+    if (a >= 0x477FF000u) return sign | 0x7C00u; /* 65520 (the largest finite 65504 plus half its quantum) and up */
+    if (a >= 0x38800000u) return sign | (a - 0x38000000u + 0xFFFu + (a >> 13 & 1)) >> 13;
+    unsigned e = a >> 23; /* |x| < 2^-14: m 2^(e - 150) is m 2^(e - 126) units of 2^-24 */
+    if (e < 102) return sign; /* under half a unit (f32 subnormals too) */
+    uint32_t m = (a & 0x7FFFFFu) | 0x800000u, shift = 126 - e, n = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    return sign | (n + (rem > half || (rem == half && (n & 1))));
+}
 static inline double emu_f64(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
 static inline uint64_t emu_bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 /* Sign/zero extension of the low `bytes` bytes. */
@@ -508,10 +528,16 @@ typedef struct EmuMmaForm {
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
 /* The float tensor-core product (exec_mma.c): D = D + A B, A M x K (row stride lda), B K x N (row stride ldb),
  * D M x N (row stride ldd), M a multiple of 4 and N of 8; each D element takes one fmaf per k ascending.
- * exact_products: every A element times every B element is exact in f32 (emu_mma_exact_type, or
- * emu_mma_products_exact), so acc + a*b is that fmaf, and the host's vector units run the sums. */
+ * On an x86-64 host with FMA3 the host's vector fma does it (the same single rounding, any operands); else
+ * when every product is exact in f32 (exact_types: emu_mma_exact_type of A's and B's types, or else
+ * emu_mma_products_exact says so) acc + a*b is that fmaf and the host's vector adds run the sums; else fmaf. */
 void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
-                 unsigned K, bool exact_products);
+                 unsigned K, bool exact_types);
+/* emu_mma_f32 by one path, for the tests that compare them: FMAF the reference (fmaf per element and k), ADD
+ * vector adds (only right for exact products), HOST_FMA the host's fma (false, nothing done, without one) */
+typedef enum EmuMmaPath { EMU_MMA_FMAF, EMU_MMA_ADD, EMU_MMA_HOST_FMA } EmuMmaPath;
+bool emu_mma_f32_by(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                    unsigned K, EmuMmaPath path);
 /* f16, e4m3, e5m2: any product of two such values (f16 or f8 significands of at most 11 bits, sizes 2^-48 to
  * 2^32) is exact and normal in f32 */
 bool emu_mma_exact_type(unsigned ty);

@@ -355,21 +355,23 @@ bool emu_mma_products_exact(const float *A, unsigned lda, const float *B, unsign
     return (double)alo * blo >= FLT_MIN && (double)ahi * bhi <= FLT_MAX;
 }
 
-void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
-                 unsigned K, bool exact_products) {
-    if (!exact_products) {
-        for (unsigned m = 0; m < M; m++) {
-            float *d = D + (size_t)m * ldd;
-            for (unsigned k = 0; k < K; k++) {
-                float a = A[(size_t)m * lda + k];
-                const float *bk = B + (size_t)k * ldb;
-                for (unsigned n = 0; n < N; n++) d[n] = fmaf(a, bk[n], d[n]);
-            }
+/* The reference: one fmaf per element and k, k ascending (the definition every other path must match bit for bit) */
+static void mma_fmaf(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                     unsigned K) {
+    for (unsigned m = 0; m < M; m++) {
+        float *d = D + (size_t)m * ldd;
+        for (unsigned k = 0; k < K; k++) {
+            float a = A[(size_t)m * lda + k];
+            const float *bk = B + (size_t)k * ldb;
+            for (unsigned n = 0; n < N; n++) d[n] = fmaf(a, bk[n], d[n]);
         }
-        return;
     }
-    /* blocks of 4 rows by 8 columns kept in registers over the whole k loop: 8 independent sums, each
-     * element's still one add per k ascending */
+}
+
+/* Exact products (checked by the caller): acc + a*b rounds once, as fmaf does.  Blocks of 4 rows by 8 columns
+ * kept in registers over the whole k loop: 8 independent sums, each element's still one add per k ascending. */
+static void mma_add(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                    unsigned K) {
     for (unsigned m0 = 0; m0 < M; m0 += 4)
         for (unsigned n0 = 0; n0 < N; n0 += 8) {
             emu_v4f c[4][2];
@@ -387,6 +389,59 @@ void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, flo
             }
             for (unsigned r = 0; r < 4; r++) memcpy(D + (size_t)(m0 + r) * ldd + n0, c[r], 32);
         }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+/* The host's fused multiply-add (x86-64 with FMA3: one rounding of a*b + acc, IEEE's fusedMultiplyAdd, which is
+ * fmaf's definition, in any operands: no exactness check needed).  Blocks of 4 rows by 8 columns in four 256-bit
+ * registers, each element one fma per k ascending. */
+__attribute__((target("avx2,fma"))) static void mma_host_fma(const float *A, unsigned lda, const float *B, unsigned ldb, float *D,
+                                                             unsigned ldd, unsigned M, unsigned N, unsigned K) {
+    for (unsigned m0 = 0; m0 < M; m0 += 4)
+        for (unsigned n0 = 0; n0 < N; n0 += 8) {
+            float *d = D + (size_t)m0 * ldd + n0;
+            const float *a = A + (size_t)m0 * lda;
+            __m256 c0 = _mm256_loadu_ps(d), c1 = _mm256_loadu_ps(d + ldd), c2 = _mm256_loadu_ps(d + 2 * (size_t)ldd),
+                   c3 = _mm256_loadu_ps(d + 3 * (size_t)ldd);
+            for (unsigned k = 0; k < K; k++) {
+                __m256 b = _mm256_loadu_ps(B + (size_t)k * ldb + n0);
+                c0 = _mm256_fmadd_ps(_mm256_set1_ps(a[k]), b, c0);
+                c1 = _mm256_fmadd_ps(_mm256_set1_ps(a[lda + k]), b, c1);
+                c2 = _mm256_fmadd_ps(_mm256_set1_ps(a[2 * (size_t)lda + k]), b, c2);
+                c3 = _mm256_fmadd_ps(_mm256_set1_ps(a[3 * (size_t)lda + k]), b, c3);
+            }
+            _mm256_storeu_ps(d, c0), _mm256_storeu_ps(d + ldd, c1), _mm256_storeu_ps(d + 2 * (size_t)ldd, c2);
+            _mm256_storeu_ps(d + 3 * (size_t)ldd, c3);
+        }
+}
+static bool host_has_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+#else
+static void mma_host_fma(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                         unsigned K) {
+    mma_fmaf(A, lda, B, ldb, D, ldd, M, N, K);
+}
+static bool host_has_fma(void) { return false; }
+#endif
+
+bool emu_mma_f32_by(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                    unsigned K, EmuMmaPath path) {
+    switch (path) {
+    case EMU_MMA_FMAF: mma_fmaf(A, lda, B, ldb, D, ldd, M, N, K); return true;
+    case EMU_MMA_ADD: mma_add(A, lda, B, ldb, D, ldd, M, N, K); return true;
+    case EMU_MMA_HOST_FMA:
+        if (!host_has_fma()) return false;
+        mma_host_fma(A, lda, B, ldb, D, ldd, M, N, K);
+        return true;
+    }
+    return false;
+}
+
+void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                 unsigned K, bool exact_types) {
+    if (host_has_fma()) mma_host_fma(A, lda, B, ldb, D, ldd, M, N, K);
+    else if (exact_types || emu_mma_products_exact(A, lda, B, ldb, M, N, K)) mma_add(A, lda, B, ldb, D, ldd, M, N, K);
+    else mma_fmaf(A, lda, B, ldb, D, ldd, M, N, K);
 }
 
 /* A float A/B register's E elements, the lowest first */
@@ -515,6 +570,72 @@ static bool sparse_product(EmuBlock *b, EmuThread *lane[32], const EmuFunc *f, c
     return true;
 }
 
+/* mma.sync.aligned.m16n8k{8,16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (the tensor-core instruction the compiler's
+ * kernels emit): emu_exec_mma's general path below with the shape and type constant.  Each lane's A, B and C
+ * registers are read in one pass over the lanes (each lane's registers are their own cache lines) before any D is
+ * written (D may alias them), the f16 codes then decoded four at a time (emu_f16x4_to_f32; bf16 is an f32's top
+ * half), the product summed by emu_mma_f32 (the same fmaf per k ascending) and D written with NaN canonical.  The
+ * same bits as the general path: test_emu_mma's mma/fast_* tests run both (EmuOptions.general_tensor_ops). */
+static inline __attribute__((always_inline)) void mma_m16n8_f32(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, bool bf16,
+                                                                unsigned K) {
+    const unsigned na = K / 4, nb = K / 8, nab = na + nb; /* A and B registers a lane */
+    uint32_t sl[6], sc[4], sd[4];
+    for (unsigned j = 0; j < na; j++) sl[j] = in->ok[1] == EMU_OK_VEC ? f->vec[in->o[1] + j] : in->o[1];
+    for (unsigned j = 0; j < nb; j++) sl[na + j] = in->ok[2] == EMU_OK_VEC ? f->vec[in->o[2] + j] : in->o[2];
+    for (unsigned e = 0; e < 4; e++) sc[e] = in->ok[3] == EMU_OK_VEC ? f->vec[in->o[3] + e] : in->o[3];
+    for (unsigned e = 0; e < 4; e++) sd[e] = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + e] : in->o[0];
+    uint32_t ab[32 * 6] __attribute__((aligned(16))); /* lane l's A and B registers at l * nab */
+    float af[16][16], bf[16][8], cf[16][8];
+    for (unsigned l = 0; l < 32; l++) {
+        const uint64_t *r = lane[l]->r;
+#pragma GCC unroll 6
+        for (unsigned j = 0; j < nab; j++) ab[l * nab + j] = (uint32_t)r[sl[j]];
+#pragma GCC unroll 4
+        for (unsigned e = 0; e < 4; e++) cf[(l >> 2) + 8 * (e >> 1)][2 * (l & 3) + (e & 1)] = emu_f32(r[sc[e]]);
+    }
+    float lo[32 * 6] __attribute__((aligned(16))), hi[32 * 6] __attribute__((aligned(16))); /* each register's halves */
+    for (unsigned q = 0; q < 32 * nab; q += 4) {
+        emu_v4u v;
+        memcpy(&v, ab + q, sizeof v);
+        emu_v4f vl = bf16 ? (emu_v4f)(v << 16) : emu_f16x4_to_f32(v & 0xFFFFu);
+        emu_v4f vh = bf16 ? (emu_v4f)(v & 0xFFFF0000u) : emu_f16x4_to_f32(v >> 16);
+        memcpy(lo + q, &vl, sizeof vl), memcpy(hi + q, &vh, sizeof vh);
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned gr = l >> 2, tg = l & 3;
+        const float *vl = lo + l * nab, *vh = hi + l * nab;
+#pragma GCC unroll 4
+        for (unsigned j = 0; j < na; j++) {
+            float *d = &af[gr + 8 * (j & 1)][tg * 2 + (j >> 1) * 8];
+            d[0] = vl[j], d[1] = vh[j];
+        }
+#pragma GCC unroll 2
+        for (unsigned j = 0; j < nb; j++) bf[tg * 2 + j * 8][gr] = vl[na + j], bf[tg * 2 + j * 8 + 1][gr] = vh[na + j];
+    }
+    emu_mma_f32(&af[0][0], 16, &bf[0][0], 8, &cf[0][0], 8, 16, 8, K, !bf16);
+    for (unsigned l = 0; l < 32; l++) {
+        uint64_t *r = lane[l]->r;
+#pragma GCC unroll 4
+        for (unsigned e = 0; e < 4; e++) {
+            float x = cf[(l >> 2) + 8 * (e >> 1)][2 * (l & 3) + (e & 1)];
+            r[sd[e]] = x != x ? 0x7FFFFFFFu : emu_bits32(x);
+        }
+    }
+}
+
+/* The forms mma_m16n8_f32 takes: false for the rest, which go the general way */
+static bool mma_fast(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm) {
+    if (fm->sparse || fm->rows != 16 || in->ty != EMU_T_F32 || in->ty4 != EMU_T_F32 || in->ty2 != in->ty3 ||
+        (in->ty2 != EMU_T_F16 && in->ty2 != EMU_T_BF16) || in->mode == EMU_MODE_M8N8K4)
+        return false;
+    bool bf16 = in->ty2 == EMU_T_BF16;
+    if (fm->k == 16 && bf16) mma_m16n8_f32(lane, f, in, true, 16);
+    else if (fm->k == 16) mma_m16n8_f32(lane, f, in, false, 16);
+    else if (bf16) mma_m16n8_f32(lane, f, in, true, 8);
+    else mma_m16n8_f32(lane, f, in, false, 8);
+    return true;
+}
+
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
@@ -531,6 +652,8 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
         exec_hmma884(lane, f, in, &fm);
         return true;
     }
+    bool general = b->L->opt->general_tensor_ops;
+    if (!general && mma_fast(lane, f, in, &fm)) return true;
     unsigned K = fm.k, E = fm.epr, R = fm.rows, NE = R / 4; /* NE: C/D elements per lane */
     bool isint = in->ty == EMU_T_S32;
     unsigned bop = in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR); /* .b1: each product a bit operation */
@@ -580,8 +703,8 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     if (!isint) {
         float (*acc)[8] = cf; /* D = C + A B in place */
         bool exact = emu_mma_exact_type(in->ty2) && emu_mma_exact_type(in->ty3);
-        emu_mma_f32(&af[0][0], 64, &bf[0][0], 8, &acc[0][0], 8, R, 8, K,
-                    exact || emu_mma_products_exact(&af[0][0], 64, &bf[0][0], 8, R, 8, K));
+        if (general) emu_mma_f32_by(&af[0][0], 64, &bf[0][0], 8, &acc[0][0], 8, R, 8, K, EMU_MMA_FMAF); /* the reference */
+        else emu_mma_f32(&af[0][0], 64, &bf[0][0], 8, &acc[0][0], 8, R, 8, K, exact);
         for (unsigned m = 0; m < R; m++)
             for (unsigned nn = 0; nn < 8; nn++)
                 dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc[m][nn], EMU_FMT_F16, EMU_RND_RN)

@@ -602,7 +602,8 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             }
         }
         if (fm.sparse) sparse_product_f(&fm, Af, BT, D, colmap);
-        else emu_mma_f32(Af, K, BT, N, D, N, M, N, K, exact_products || emu_mma_products_exact(Af, K, BT, N, M, N, K));
+        else if (b->L->opt->general_tensor_ops) emu_mma_f32_by(Af, K, BT, N, D, N, M, N, K, EMU_MMA_FMAF); /* the reference */
+        else emu_mma_f32(Af, K, BT, N, D, N, M, N, K, exact_products);
     }
     for (unsigned i = 0; i < 128; i++) {
         EmuThread *t = wg[i];
@@ -627,7 +628,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             }
             float acc = D[row * N + col];
             if (fm.f16acc) {
-                uint64_t h = acc != acc ? 0x7FFF : emu_round_f64(acc, EMU_FMT_F16, EMU_RND_RN);
+                uint64_t h = emu_f32_to_f16_rn(acc); /* NaN the canonical 0x7fff */
                 out[e / 2] = (e & 1) ? (out[e / 2] | h << 16) : h;
             } else {
                 out[e] = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
