@@ -571,6 +571,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     uint8_t colmap[64 * 32]; /* .sp: the column of B each kept value of A multiplies, row by row */
     if (fm.sparse) sparse_columns(wg, in, &fm, colmap);
     bool exact_products = emu_mma_exact_type(in->ty2) && emu_mma_exact_type(in->ty3);
+    bool general = b->L->opt->general_tensor_ops; /* the reference: fmaf per product, C and D element by element */
     /* floats: D (64 x N) from the threads' C (0 where scale-d is false), then D += A B
      * (emu_mma_f32: each element one sum in ascending k) */
     float *D = NULL;
@@ -594,6 +595,15 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             bool scale_d = ((uint32_t)t->r[in->o[3 + sp]] != 0) != (in->on[3 + sp] != 0); /* `!%p` negates the predicate */
             unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
             const uint64_t *from = c_from(t, dw, dm, ndw);
+            if (scale_d && from && !fm.f16acc && !general) { /* f32 C all in one place: the elements by fours, rows g and g + 8 */
+                float *r0 = D + (16 * wq + g) * N + 2 * tq, *r1 = r0 + 8 * N;
+                for (unsigned e = 0; e < nelem; e += 4) {
+                    const uint32_t *sl = dslot + e;
+                    r0[2 * e] = emu_f32(from[sl[0]]), r0[2 * e + 1] = emu_f32(from[sl[1]]);
+                    r1[2 * e] = emu_f32(from[sl[2]]), r1[2 * e + 1] = emu_f32(from[sl[3]]);
+                }
+                continue;
+            }
             for (unsigned e = 0; e < nelem; e++) {
                 unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
                 uint32_t slot = dslot[fm.f16acc ? e / 2 : e];
@@ -602,7 +612,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             }
         }
         if (fm.sparse) sparse_product_f(&fm, Af, BT, D, colmap);
-        else if (b->L->opt->general_tensor_ops) emu_mma_f32_by(Af, K, BT, N, D, N, M, N, K, EMU_MMA_FMAF); /* the reference */
+        else if (general) emu_mma_f32_by(Af, K, BT, N, D, N, M, N, K, EMU_MMA_FMAF); /* the reference */
         else emu_mma_f32(Af, K, BT, N, D, N, M, N, K, exact_products);
     }
     for (unsigned i = 0; i < 128; i++) {
@@ -613,7 +623,14 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
         uint64_t out[128];
         for (unsigned r = 0; r < fm.nd; r++) out[r] = 0;
-        for (unsigned e = 0; e < nelem; e++) {
+        if (!fm.integer && !fm.f16acc && !general) { /* f32 D by fours as C above, NaN the canonical one */
+            const float *r0 = D + (16 * wq + g) * N + 2 * tq, *r1 = r0 + 8 * N;
+            for (unsigned e = 0; e < nelem; e += 4) {
+                float v[4] = {r0[2 * e], r0[2 * e + 1], r1[2 * e], r1[2 * e + 1]};
+                for (unsigned i = 0; i < 4; i++) out[e + i] = v[i] != v[i] ? 0x7FFFFFFFu : emu_bits32(v[i]);
+            }
+        }
+        for (unsigned e = 0; e < nelem && (fm.integer || fm.f16acc || general); e++) {
             unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
             if (fm.integer) {
                 uint64_t c = acc_in(t, dslot[e]);
