@@ -14,6 +14,8 @@
 
 /* ---- which group of a warp fires (the scheduler's choice) ---- */
 
+static int mask_operand(unsigned op);
+
 /* Where thread t is in the function of call level k (0: the kernel): its pc at its own level, else the call
  * instruction it is inside. */
 static uint32_t code_pos(const EmuThread *t, uint32_t k) { return k == t->depth ? t->pc : t->frames[k + 1].ret_pc; }
@@ -42,16 +44,18 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
      * both halves shuffle at once; the mask here was 0xaaaa where the GPU's is 0xaaaaaaaa) */
     uint32_t am_lead = n; /* of the lanes at an activemask, the one earliest in the code: lanes at a later one
                             * (after the `if` whose other lanes are at this one) wait for those to arrive */
+    uint8_t op[32]; /* each waiting lane's op, read once (EMU_OP_COUNT: the lane does not wait at a collective) */
     for (uint32_t i = 0; i < n; i++) {
         const EmuThread *ti = &b->t[base + i];
-        if (ti->state != EMU_TS_WARP || ti->fn->code[ti->pc].op != EMU_OP_ACTIVEMASK) continue;
+        op[i] = ti->state == EMU_TS_WARP ? ti->fn->code[ti->pc].op : EMU_OP_COUNT;
+        if (op[i] != EMU_OP_ACTIVEMASK) continue;
         if (am_lead == n || code_order(ti, &b->t[base + am_lead]) < 0) am_lead = i;
     }
     unsigned wg_not_ready = EMU_OP_COUNT; /* a warpgroup op found not ready: the same for every lead waiting at it */
     for (int pass = 0; pass < 2; pass++)
     for (uint32_t lead = pass ? am_lead : 0; lead < n; lead++) {
+        if (op[lead] == EMU_OP_COUNT) continue;
         EmuThread *tl = &b->t[base + lead];
-        if (tl->state != EMU_TS_WARP) continue;
         const EmuIns *il = &tl->fn->code[tl->pc];
         if ((il->op == EMU_OP_ACTIVEMASK) != (pass == 1)) continue;
         if (il->op == wg_not_ready) continue;
@@ -101,6 +105,7 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
             return true;
         }
         uint32_t mask = emu_warp_mask(tl, il);
+        bool full = mask_operand(il->op) < 0;
         if (!(mask & (1u << lead)))
             return emu_fault(b, tl, il, "invalid warp-synchronous instruction",
                              "the executing lane %u is not in the member mask 0x%08x", lead, mask);
@@ -115,10 +120,11 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
             /* a member waiting at another kind of collective may belong to a group that fires first
              * (lanes 16-31 shuffle among themselves while 0-15 wait at __syncwarp); if none can, the
              * block deadlocks and the report says where each lane waits */
-            if (ti->fn->code[ti->pc].op != il->op) { ready = false; break; }
+            if (op[i] != il->op) { ready = false; break; }
             /* ... or at one with another member mask: lanes 8-15 still at a shuffle among themselves (0xff00)
-             * while 0-7 went on to one over 0xffff; the wider one waits for them to arrive */
-            if (emu_warp_mask(ti, &ti->fn->code[ti->pc]) != mask) { ready = false; break; }
+             * while 0-7 went on to one over 0xffff; the wider one waits for them to arrive (an .aligned
+             * collective's mask is the whole warp's: nothing to read) */
+            if (!full && emu_warp_mask(ti, &ti->fn->code[ti->pc]) != mask) { ready = false; break; }
             group[ng++] = ti;
         }
         if (!ready) continue;
@@ -131,14 +137,20 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
 
 /* ---- the collectives ---- */
 
-uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
-    switch (in->op) {
-    case EMU_OP_SHFL: return (uint32_t)EMU_R(t, in, 4);
-    case EMU_OP_VOTE: case EMU_OP_MATCH: case EMU_OP_REDUX: return (uint32_t)EMU_R(t, in, 2);
-    case EMU_OP_BAR_WARP: return (uint32_t)EMU_R(t, in, 0);
-    case EMU_OP_ELECT: return (uint32_t)EMU_R(t, in, 1);
-    default: return 0xFFFFFFFFu; /* .aligned collectives: the whole warp */
+/* The operand that holds a collective's member mask; -1: an .aligned collective, whose mask is the whole warp */
+static int mask_operand(unsigned op) {
+    switch (op) {
+    case EMU_OP_SHFL: return 4;
+    case EMU_OP_VOTE: case EMU_OP_MATCH: case EMU_OP_REDUX: return 2;
+    case EMU_OP_BAR_WARP: return 0;
+    case EMU_OP_ELECT: return 1;
+    default: return -1;
     }
+}
+
+uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
+    int k = mask_operand(in->op);
+    return k < 0 ? 0xFFFFFFFFu : (uint32_t)EMU_R(t, in, (unsigned)k);
 }
 
 static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
