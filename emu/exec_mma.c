@@ -748,8 +748,9 @@ bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
             } else {
                 a &= 0xFFFFFFFFu;
             }
-            const uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a, 16, 16, false);
-            if (!p) return false;
+            const uint8_t *p; /* without racecheck an aligned row inside the CTA's shared memory needs no check (as ld.shared's fast form) */
+            if (!b->shadow && a + 16 <= b->shared_size && !(a & 15)) p = emu_cta_smem(b, t) + a;
+            else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 16, 16, false))) return false;
             memcpy(mat[i][r], p, 16);
         }
     bool trans = in->flags & EMU_F(TRANS);

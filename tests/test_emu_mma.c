@@ -1074,8 +1074,10 @@ static char *ldmatrix_ptx(unsigned nmat, bool trans) {
     return str_take(&s);
 }
 
-Test(ldmatrix, x1_x2_x4_trans_against_documented_mapping) {
-    TileDevice *d = open_emu(true);
+/* with racecheck every row read is checked; without, an aligned row inside shared memory is read directly (the
+ * fast path), the rest checked: the same registers either way */
+static void ldmatrix_mapping(bool racecheck) {
+    TileDevice *d = open_emu(racecheck);
     uint16_t mem[33 * 8];
     for (unsigned i = 0; i < 33 * 8; i++) mem[i] = (uint16_t)(0x1000 + i * 7 + (rnd64() & 0xF000));
     uint32_t perm[32];
@@ -1115,6 +1117,8 @@ Test(ldmatrix, x1_x2_x4_trans_against_documented_mapping) {
         }
     dev_close(d);
 }
+Test(ldmatrix, x1_x2_x4_trans_against_documented_mapping) { ldmatrix_mapping(true); }
+Test(ldmatrix, x1_x2_x4_trans_without_racecheck) { ldmatrix_mapping(false); }
 
 /* ---- 3. cp.async -> shared -> ldmatrix -> mma ---- */
 /* A (16x16 f16, row-major) and B (16x8 f16, row-major [k][n]) are copied to
