@@ -509,9 +509,15 @@ static void init_targets(void) {
      * `let`s and 2000 `if`s spent 2.8 of 3.1 s of O3 there (bench/compile_scaling.py lets_ifs).  The PTX of
      * every shipped kernel and launched configuration (sm_80 and sm_90a) is byte for byte the same without it;
      * NVPTX has no vector registers for such a reduction to use.  (LLVMPassBuilderOptionsSetSLPVectorization
-     * does not take the pass out of default<O3>.)  Process-wide, set once. */
-    const char *argv[] = {"tile", "-nvptx-short-ptr", "-slp-vectorize-hor=false"};
-    LLVMParseCommandLineOptions(3, argv, NULL);
+     * does not take the pass out of default<O3>.)
+     * LICM's promotion of memory to registers (a loop's loads and stores of one loop-invariant address kept in
+     * a register, stored once after the loop) only in loops of at most 64 memory accesses (LLVM's default: 250):
+     * it asks MemorySSA about every pair of a loop's accesses, and our loops hold many (each masked load is an
+     * inline-asm call that may touch memory), none promotable: on gemm.tile (sm_80) LICM took 56 of O3's 410 ms
+     * CPU, 5 at this cap; on grouped_gemm.tile 44 of 86 ms, 1.  The PTX of every shipped kernel (sm_80 and
+     * sm_90a) is the same (docs/benchmarks.md).  Process-wide, set once. */
+    const char *argv[] = {"tile", "-nvptx-short-ptr", "-slp-vectorize-hor=false", "-licm-mssa-max-acc-promotion=64"};
+    LLVMParseCommandLineOptions(4, argv, NULL);
 }
 
 /* After default<O3>: InstCombine writes `base + c` as `or disjoint base, c` where the bits cannot carry.
