@@ -36,6 +36,44 @@ LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a) {
 
 static bool is_f(DType t) { return dtype_is_float(t) && !dtype_is_storage(t); }
 
+/* ---- one element-wise op's registers with the same operands ----
+ * A broadcast operand holds one LLVM value in many registers (a row's [M, 1] copied across N), so an op
+ * on it sees the same operands again and again: `offs_m[:, None] * stride` multiplies each row's value
+ * N times over.  A pure op's value depends on its operands only, so each distinct operand tuple is built
+ * once and the copies take its value: LLVM's passes then start from a fraction of the instructions
+ * (they would merge the copies themselves, at a cost that grows with them). */
+typedef struct RegMemo {
+    LLVMValueRef (*keys)[4]; /* a, b, c, the value built for them (NULL: empty slot) */
+    unsigned mask;
+} RegMemo;
+
+static RegMemo memo_begin(int n, bool pure) {
+    RegMemo m = {0};
+    if (!pure || n < 2) return m;
+    unsigned cap = 4;
+    while (cap < 2u * (unsigned)n) cap *= 2;
+    m.keys = calloc(cap, sizeof *m.keys);
+    if (!m.keys) out_of_memory();
+    m.mask = cap - 1;
+    return m;
+}
+
+/* the slot of (a, b, c): its value once built (NULL before); NULL without a table */
+static LLVMValueRef *memo_find(RegMemo *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+    if (!m->keys) return NULL;
+    uintptr_t h = (uintptr_t)a * 0x9E3779B97F4A7C15u ^ (uintptr_t)b * 0xC2B2AE3D27D4EB4Fu ^ (uintptr_t)c * 0x165667B19E3779F9u;
+    for (unsigned k = (unsigned)(h >> 17) & m->mask;; k = (k + 1) & m->mask) {
+        LLVMValueRef *e = m->keys[k];
+        if (!e[0]) {
+            e[0] = a, e[1] = b, e[2] = c;
+            return &e[3];
+        }
+        if (e[0] == a && e[1] == b && e[2] == c) return &e[3];
+    }
+}
+
+static void memo_end(RegMemo *m) { free(m->keys); }
+
 /* ---- f8 in software (sm_80 has no f8 conversions; the same code runs everywhere) ----
  * f8e4m3 is E4M3FN: bias 7, no infinity, S.1111.111 is NaN, largest 448.
  * f8e5m2 is the top byte of an f16 (bias 15, with infinities).
@@ -553,7 +591,10 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     }
     case OP_ARANGE: {
         LLVMValueRef *res = ll_new(l, i->res[0], n);
-        for (int r = 0; r < n; r++) res[r] = LLVMBuildAdd(l->b, ll_coord(l, rt, r, 0), ll_i32(l, i->a.ival), "");
+        for (int r = 0; r < n; r++) {
+            LLVMValueRef c = ll_coord(l, rt, r, 0);
+            res[r] = i->a.ival ? LLVMBuildAdd(l->b, c, ll_i32(l, i->a.ival), "") : c;
+        }
         return true;
     }
     case OP_PROGRAM_ID:
@@ -595,8 +636,14 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
         return true;
     }
     LLVMValueRef *res = ll_new(l, i->res[0], n);
+    RegMemo memo = memo_begin(n, (tir_op_info[i->op].flags & OPF_PURE) != 0);
     for (int r = 0; r < n; r++) {
         LLVMValueRef a = ops[0][r], b = ops[1] ? ops[1][r] : NULL, v = NULL;
+        LLVMValueRef *same = memo_find(&memo, a, b, ops[2] ? ops[2][r] : NULL);
+        if (same && *same) { /* an element with the same operands (a broadcast's copies): the same value */
+            res[r] = *same;
+            continue;
+        }
         switch (i->op) {
         case OP_NEG: v = is_f(odt) ? LLVMBuildFNeg(l->b, a, "") : LLVMBuildNeg(l->b, a, ""); break;
         case OP_NOT: v = LLVMBuildNot(l->b, a, ""); break;
@@ -606,6 +653,7 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
             v = ll_cast(l, a, odt, rt->dt);
             if (!v) {
                 ll_error(l, i->loc, "conversion from %s to %s is not supported yet", dtype_name(odt), dtype_name(rt->dt));
+                memo_end(&memo);
                 return false;
             }
             break;
@@ -652,17 +700,24 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
         case OP_TAN: case OP_LOG10: case OP_EXP10: case OP_ERFINV: case OP_LGAMMA: case OP_TGAMMA: {
             if (!is_f(odt)) {
                 ll_error(l, i->loc, "'%s' needs a floating-point operand, got %s", tir_op_info[i->op].name, dtype_name(odt));
+                memo_end(&memo);
                 return false;
             }
             LLVMValueRef x[3] = {a, b, ops[2] ? ops[2][r] : NULL};
             v = emit_math(l, i, odt, x, n);
-            if (!v) return false;
+            if (!v) {
+                memo_end(&memo);
+                return false;
+            }
             break;
         }
         case OP_REM:
             if (is_f(odt)) { /* exact, as fmod: LLVM's frem on NVPTX is x - trunc(x / y) y with a rounded quotient */
                 LLVMValueRef x[3] = {a, b, NULL};
-                if (!(v = emit_math_op(l, i, OP_FMOD, odt, x, n))) return false;
+                if (!(v = emit_math_op(l, i, OP_FMOD, odt, x, n))) {
+                    memo_end(&memo);
+                    return false;
+                }
                 break;
             }
             v = emit_binary(l, i, odt, a, b);
@@ -671,9 +726,12 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
         }
         if (!v) {
             ll_error(l, i->loc, "internal error: no lowering for '%s' on %s", tir_op_info[i->op].name, dtype_name(odt));
+            memo_end(&memo);
             return false;
         }
         res[r] = v;
+        if (same) *same = v;
     }
+    memo_end(&memo);
     return true;
 }

@@ -137,7 +137,8 @@ static LLVMValueRef thread_term(LL *l, const Layout *lay, int dim) {
 
 LLVMValueRef ll_coord(LL *l, const Type *t, int reg, int dim) {
     const LayoutRegs *lr = ll_regs_of(l, t);
-    LLVMValueRef c = LLVMBuildAdd(l->b, ll_i32(l, lr->stat[reg][dim]), ll_thread_term(l, t->layout, dim), "");
+    LLVMValueRef tt = ll_thread_term(l, t->layout, dim); /* no `0 + tt` for LLVM to fold away */
+    LLVMValueRef c = lr->stat[reg][dim] ? LLVMBuildAdd(l->b, ll_i32(l, lr->stat[reg][dim]), tt, "") : tt;
     if (layout_coverage(t->layout, dim) > t->shape[dim]) c = LLVMBuildAnd(l->b, c, ll_i32(l, t->shape[dim] - 1), "");
     return c;
 }
