@@ -459,3 +459,102 @@ Test(lang_batched_dot, errors) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof bad[0]);
 }
+
+/* A batched dot whose result is read whole by a cumsum (the result stacked through shared memory, then scanned):
+ * along the batch (axis 0, across the warps that hold the batches), the rows and the columns, forward and
+ * reverse, f16 on the tensor cores and f32 on FMA, the loads and the store masked at odd sizes inside the tile,
+ * on sm_80 and sm_90a (64-row batches on wgmma), against a float64 dot and prefix sum. */
+typedef struct DotScan {
+    InKind in;
+    int B, M, N, K, m, n, k, axis;
+    bool reverse;
+} DotScan;
+
+static void dot_cumsum(const DotScan *c, const char *arch, const char *device) {
+    char src[2048];
+    const char *T = in_name(c->in);
+    snprintf(src, sizeof src,
+             "kernel k(a: *%s, b: *%s, o: *f32, m: i32, n: i32, kk: i32) {\n"
+             "    let ib = arange(0, %d)[:, None, None];\n"
+             "    let im = arange(0, %d)[None, :, None];\n"
+             "    let ik = arange(0, %d);\n"
+             "    let inn = arange(0, %d)[None, None, :];\n"
+             "    let x = load(a + ib * m * kk + im * kk + ik[None, None, :], (im < m) & (ik[None, None, :] < kk), 0);\n"
+             "    let y = load(b + ib * kk * n + ik[None, :, None] * n + inn, (ik[None, :, None] < kk) & (inn < n), 0);\n"
+             "    let s = cumsum(dot(x, y), %d%s);\n"
+             "    store(o + ib * m * n + im * n + inn, s, (im < m) & (inn < n));\n"
+             "}\n",
+             T, T, c->B, c->M, c->K, c->N, c->axis, c->reverse ? ", reverse=true" : "");
+    size_t na = (size_t)c->B * c->m * c->k, nb = (size_t)c->B * c->k * c->n, nc = (size_t)c->B * c->m * c->n, guard = 64;
+    void *ha = malloc(na * in_bytes(c->in)), *hb = malloc(nb * in_bytes(c->in));
+    float *ho = malloc((nc + guard) * sizeof(float));
+    double *va = malloc(na * sizeof(double)), *vb = malloc(nb * sizeof(double));
+    double *dot = calloc(nc, sizeof(double)), *mag = calloc(nc, sizeof(double));
+    cr_assert(ha && hb && ho && va && vb && dot && mag);
+    for (size_t i = 0; i < na; i++) va[i] = put_in(c->in, ha, i) - 1.0; /* signed: the sums cancel */
+    for (size_t i = 0; i < na; i++) {                                      /* keep the stored value the one read */
+        if (c->in == IN_F16) ((uint16_t *)ha)[i] = f32_to_f16((float)va[i]), va[i] = f16_to_d(((uint16_t *)ha)[i]);
+        else ((float *)ha)[i] = (float)va[i], va[i] = (float)va[i];
+    }
+    for (size_t i = 0; i < nb; i++) vb[i] = put_in(c->in, hb, i);
+    for (int z = 0; z < c->B; z++)
+        for (int i = 0; i < c->m; i++)
+            for (int j = 0; j < c->n; j++)
+                for (int q = 0; q < c->k; q++) {
+                    double p = va[((size_t)z * c->m + i) * c->k + q] * vb[((size_t)z * c->k + q) * c->n + j];
+                    dot[((size_t)z * c->m + i) * c->n + j] += p, mag[((size_t)z * c->m + i) * c->n + j] += fabs(p);
+                }
+    /* the prefix sums, in place: along `axis` of the [B, m, n] data (the masked-off elements are zeros) */
+    int ext[3] = {c->B, c->m, c->n};
+    size_t stride[3] = {(size_t)c->m * c->n, (size_t)c->n, 1};
+    for (int z = 0; z < c->B; z++)
+        for (int i = 0; i < c->m; i++)
+            for (int j = 0; j < c->n; j++) {
+                int at[3] = {z, i, j};
+                if (at[c->axis]) continue; /* one line per start */
+                size_t base = (size_t)z * stride[0] + (size_t)i * stride[1] + (size_t)j;
+                for (int s = 1; s < ext[c->axis]; s++) {
+                    int from = c->reverse ? ext[c->axis] - s : s - 1, to = c->reverse ? ext[c->axis] - 1 - s : s;
+                    dot[base + to * stride[c->axis]] += dot[base + from * stride[c->axis]];
+                    mag[base + to * stride[c->axis]] += mag[base + from * stride[c->axis]];
+                }
+            }
+    K k;
+    load_src_on(&k, src, "k", arch, device);
+    uint64_t da = upload(&k, ha, na * in_bytes(c->in)), db = upload(&k, hb, nb * in_bytes(c->in));
+    uint64_t d_o = poisoned(&k, (nc + guard) * sizeof(float));
+    int32_t m = c->m, n = c->n, kk = c->k;
+    void *params[] = {&da, &db, &d_o, &m, &n, &kk};
+    launch(&k, 1, params);
+    download(&k, ho, d_o, (nc + guard) * sizeof(float));
+    int bad = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (!(fabs(ho[i] - dot[i]) <= 1e-5 * mag[i] + 1e-30) && bad++ < 5)
+            cr_expect(false, "cumsum(dot) %s axis %d%s on %s, B=%d tile %dx%dx%d data %dx%dx%d: element %zu = %.9g, want %.9g (seed %#llx)",
+                      T, c->axis, c->reverse ? " reverse" : "", arch, c->B, c->M, c->N, c->K, c->m, c->n, c->k, i, ho[i], dot[i],
+                      (unsigned long long)seed);
+    for (size_t i = 0; i < guard; i++)
+        if (!isnan(ho[nc + i])) {
+            cr_expect(false, "cumsum(dot) %s axis %d: element %zu past the output was written", T, c->axis, nc + i);
+            break;
+        }
+    cr_expect_eq(bad, 0, "%d wrong elements", bad);
+    unload(&k);
+    free(ha), free(hb), free(ho), free(va), free(vb), free(dot), free(mag);
+}
+
+Test(lang_batched_dot, dot_then_cumsum, .timeout = 600) {
+    seed_rng();
+    static const DotScan sm80[] = {
+        {IN_F16, 4, 16, 32, 16, 13, 29, 11, 0, false},
+        {IN_F16, 4, 16, 32, 16, 13, 29, 11, 1, true},
+        {IN_F32, 4, 16, 16, 16, 15, 9, 13, 2, false},
+        {IN_F32, 2, 32, 16, 16, 31, 16, 7, 0, true},
+    };
+    for (size_t i = 0; i < sizeof sm80 / sizeof sm80[0]; i++) dot_cumsum(&sm80[i], "sm_80", NULL);
+    static const DotScan sm90[] = {
+        {IN_F16, 16, 64, 32, 16, 61, 29, 13, 0, false}, /* 16 batches of 64 rows: wgmma, the scan across warps */
+        {IN_F32, 4, 16, 16, 16, 15, 9, 13, 2, true},
+    };
+    for (size_t i = 0; i < sizeof sm90 / sizeof sm90[0]; i++) dot_cumsum(&sm90[i], "sm_90a", "emu:sm_90a");
+}
