@@ -1068,6 +1068,7 @@ Val builtin_call(Gen *g, const Node *node) {
     if (id == BI_DOT_SCALED) return bi_dot_scaled(g, node);
     if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT || id == BI_STATIC_PRINT)
         return builtin_debug(g, node, builtins[id].name);
+    if (id == BI_PRINT) return builtin_debug(g, node, "device_print"); /* Triton runs Python's print as tl.device_print */
     /* Triton's trans(x, 1, 0), permute(x, 2, 0, 1), reshape(x, 16, 8) and broadcast_to(x, 16, 8): the dimensions
      * after x as a list */
     if (id == BI_TRANS || id == BI_PERMUTE || id == BI_RESHAPE || id == BI_VIEW || id == BI_BROADCAST_TO) {

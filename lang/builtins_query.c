@@ -2,6 +2,7 @@
  * forms of Triton's attributes (there are no methods here):
  *   shape_of(x), shape_of(x, d)   x.shape (a list: a shape argument anywhere), x.shape[d]
  *   numel(x), rank(x)             x.numel, len(x.shape)
+ *   len(t)                        Python's len of a tuple or a list (len(x.shape), len(descs))
  *   is_float(T), is_int(T),       T.is_floating(), T.is_int(), T.is_int_signed(),
  *   is_signed(T), is_ptr(T),      T.is_ptr(), T.primitive_bitwidth
  *   bitwidth(T)
@@ -11,6 +12,8 @@
  * holding one) or a value, standing for its element type.  builtins.c binds the arguments and
  * dispatches here by the builtin's kind (BK_QUERY). */
 #include "builtins.h"
+
+#include <string.h>
 
 /* v, for a message: "a type", "a list", "None", ... */
 static const char *what(Gen *g, Val v) {
@@ -71,6 +74,18 @@ Val bi_query(Call *c) {
         return ct_i32(n);
     }
     case Q_RANK: return shaped_arg(c) ? ct_i32(val_rank(c->v[0])) : val_err();
+    case Q_LEN: {
+        Val v = c->v[0];
+        if (v.k == V_TUPLE) return ct_i32(v.nelems);
+        if (v.k == V_SHAPE) return ct_i32(v.rank);
+        if (v.k == V_STR) return ct_i32((int64_t)strlen(v.s));
+        if (v.k == V_CT || v.k == V_RT)
+            diag_error(g->d, c->loc[0], "'len' expects a tuple or a list, got %s: the length of a tensor's first dimension is "
+                       "shape_of(x, 0), its number of dimensions rank(x)",
+                       val_rank(v) ? arena_printf(g->a, "a tensor of shape %s", gen_shape_str(g, val_rank(v), val_shape(v))) : "a scalar");
+        else if (v.k != V_ERR) diag_error(g->d, c->loc[0], "'len' expects a tuple or a list, got %s", what(g, v));
+        return val_err();
+    }
     case Q_IS_FLOAT:
     case Q_IS_INT:
     case Q_IS_SIGNED:

@@ -37,6 +37,7 @@
     X(SHAPE_OF, "shape_of", 1, "x dim", CONST, QUERY, Q_SHAPE_OF)                          \
     X(NUMEL, "numel", 1, "x", CONST, QUERY, Q_NUMEL)                                       \
     X(RANK, "rank", 1, "x", CONST, QUERY, Q_RANK)                                          \
+    X(LEN, "len", 1, "x", CONST, QUERY, Q_LEN) /* Python's len of a tuple or a list, len(x.shape) */ \
     X(IS_FLOAT, "is_float", 1, "dtype", CONST, QUERY, Q_IS_FLOAT)                          \
     X(IS_INT, "is_int", 1, "dtype", CONST, QUERY, Q_IS_INT)                                \
     X(IS_SIGNED, "is_signed", 1, "dtype", CONST, QUERY, Q_IS_SIGNED)                       \
@@ -149,6 +150,7 @@
     X(STATIC_PRINT, "static_print", 1, "prefix", CONST, PLAIN, 0)                          \
     X(DEVICE_ASSERT, "device_assert", 1, "cond msg", ASSERT, PLAIN, 0)                     \
     X(EXPECT_ZERO, "expect_zero", 2, "x mask", ASSERT, PLAIN, 0)                           \
-    X(DEVICE_PRINT, "device_print", 1, "prefix", PRINT, PLAIN, 0)
+    X(DEVICE_PRINT, "device_print", 1, "prefix", PRINT, PLAIN, 0)                          \
+    X(PRINT, "print", 1, "prefix", PRINT, PLAIN, 0) /* Python's print in a Triton kernel: device_print */
 
 #endif

@@ -198,6 +198,11 @@ static bool lex_floor_div_trap(const Lexer *l) {
         return false;
     const char *q = l->p + 2, *eol = q;
     while (eol < l->end && !src_line_end(eol, l->end)) eol++;
+    if (q < eol && *q == '=' && !(q + 1 < eol && q[1] == '=') && (k == TK_IDENT || k == TK_RBRACK)) { /* Python's n //= 2; */
+        const char *e = eol;
+        while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+        return e[-1] == ';';
+    }
     while (q < eol && (*q == ' ' || *q == '\t')) q++;
     if (q == eol) return false;
     if (l->depth > 0 && (is_ident_char(*q) || *q == '(' || *q == '-' || *q == '+' || *q == '~' || *q == '!')) return true; /* (n // -4) */
@@ -456,6 +461,13 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
         }
         if (c == '"') {
             lex_string(&l, '"');
+            continue;
+        }
+        if (c == '/' && s + 2 < l.end && s[1] == '/' && s[2] == '=') { /* a lex_floor_div_trap: Python's n //= 2; */
+            diag_error(d, loc, "'//=' would start a comment here; for integer division write '/=' (it truncates toward zero, as "
+                       "Triton's '//' on integers does)");
+            lex_advance(&l, 3);
+            lex_push(&l, TK_SLASHEQ, loc, s);
             continue;
         }
         if (c == '/' && s + 1 < l.end && s[1] == '/') { /* only a lex_floor_div_trap reaches here */

@@ -163,6 +163,30 @@ Test(lang_debug, device_print_assert_num_sms) {
     free(msg), free(out);
 }
 
+/* Python's print in a Triton kernel runs at run time as tl.device_print (Triton's code generator maps the builtin
+ * to it): the same lines, hex= included; it was an unknown name ("did you mean 'rint'?"). */
+Test(lang_debug, python_print_is_device_print) {
+    float x[16];
+    char *msg, *out;
+    const char *src = "kernel k(x: *f32, y: *f32, n: i32) {\n"
+                      "    let o = program_id(0) * 8 + arange(0, 8);\n"
+                      "    let v = load(x + o, o < n, 0.0);\n"
+                      "    print(\"v=\", v, o, n);\n"
+                      "    print(\"h=\", o, hex=true);\n"
+                      "    store(y + o, v + 1.0, o < n);\n"
+                      "}\n";
+    cr_assert_eq(run_debug_src(src, 0, 0, x, &msg, &out), DEV_OK, "%s", msg);
+    for (int i = 0; i < 16; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) v= %g %d 12\n", i / 8, i % 8, i < 12 ? 10.0 * i : 0.0, i);
+        cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
+        snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) h= 0x%08x\n", i / 8, i % 8, i);
+        cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
+        cr_expect_eq(x[i], i < 12 ? 10.0f * (float)i + 1 : 10.0f * (float)i, "x[%d] = %g", i, x[i]);
+    }
+    free(msg), free(out);
+}
+
 Test(lang_debug, num_sms_default_and_option) {
     tile_compiled c;
     tile_compile_options o = {.size = sizeof o};

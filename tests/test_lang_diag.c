@@ -61,6 +61,20 @@ Test(lang_diag, floor_division_trap) {
               "}\n");
 }
 
+/* Python's `n //= 2;` (Triton's integer halving) is reported at the `//=` and read as `/=`: it was a comment
+ * from `//` on, and the error an expected ';' at the name before it.  A comment of `=` signs stays one. */
+Test(lang_diag, floor_division_assignment_trap) {
+    expect_diag("kernel k(x: *i32) {\n    let n = load(x);\n    n //= 2;\n    store(x, n);\n}\n",
+                "t.tile:3:7: error: '//=' would start a comment here; for integer division write '/=' (it truncates toward zero, as "
+                "Triton's '//' on integers does)\n"
+                "      n //= 2;\n"
+                "        ^\n");
+    Result r = compile("kernel k(x: *i32) {\n    let n = load(x + arange(0, 4));\n    n//=4;\n    store(x + arange(0, 4), n);\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:6: error: '//=' would start a comment") && !strstr(r.diags, "expected"), "%s", r.diags);
+    result_free(&r);
+    expect_ok("kernel k(x: *i32) {\n    let n = load(x); //== n halves ==\n    n /= 2; //= then stored;\n    store(x, n);\n}\n");
+}
+
 /* Inside parentheses or brackets (an expression wrapped over lines, as black formats Triton code) a `//`
  * after an operand is the operator whatever the line ends with; a comment after a comma stays one. */
 Test(lang_diag, floor_division_trap_wrapped) {

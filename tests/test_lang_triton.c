@@ -1463,3 +1463,41 @@ Test(lang_triton, is_of_compile_time_values) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Python's len, which Triton evaluates at compile time: of a tuple (a static_range over a tuple of pointers, as
+ * multi-tensor kernels loop over theirs), of a shape list (len(x.shape) is rank(x)) and of a string; it was an
+ * unknown name.  Of a tensor it is an error naming shape_of(x, 0) and rank(x). */
+static const char *len_src =
+    "fn weighted(ps, o) {\n"
+    "    let acc = zeros([64], f32);\n"
+    "    for i in static_range(len(ps)) { acc += load(ps[i] + o) * (i + 1) as f32; }\n"
+    "    return acc;\n"
+    "}\n"
+    "kernel k(a: *f32, b: *f32, c: *f32, out: *f32, const ACT = \"relu\") {\n"
+    "    let o = arange(0, 64);\n"
+    "    let ps = (a, b, c);\n"
+    "    let v = reshape(weighted(ps, o), [8, 8]);\n"
+    "    static_assert(len(shape_of(v)) == 2 && len(ps) == 3 && len(ACT) == 4 && len([]) == 0);\n"
+    "    store(out + o, reshape(v, [len(ps) * 21 + 1]) + len((1,)) as f32);\n"
+    "}\n";
+
+Test(lang_triton, python_len) {
+    K k;
+    load_src(&k, len_src, "k");
+    float a[64], b[64], c[64], o[64];
+    for (int i = 0; i < 64; i++) a[i] = (float)urand(), b[i] = (float)urand(), c[i] = (float)urand();
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &db, &dc, &d_o});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 64; i++) {
+        double want = (double)a[i] + 2.0 * b[i] + 3.0 * c[i] + 1.0;
+        cr_assert(fabs(o[i] - want) <= 1e-5, "out[%d] = %.9g, want %.9g", i, o[i], want);
+    }
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    store(x, len(v) as f32);\n}\n",
+         "t.tile:3:18: error: 'len' expects a tuple or a list, got a tensor of shape [4]: the length of a tensor's first dimension is "
+         "shape_of(x, 0), its number of dimensions rank(x)"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
