@@ -913,6 +913,14 @@ static Val gen_unary(Gen *g, const Node *n) {
         diag_error(g->d, loc, "'%s' values can only be loaded, stored and cast", dtype_name(dt));
         return val_err();
     }
+    if (n->op == TK_PLUS) { /* Python's unary plus (Triton's tensor.__pos__): the value itself */
+        if (dt == DT_PTR) {
+            diag_error(g->d, loc, "operand of unary '+' must be a number, got '%s'", gen_val_type_name(g, v));
+            return val_err();
+        }
+        if (dt == DT_I1 && v.k == V_CT && !v.held) return val_ct_int(v.i, DT_I32); /* Python's +True is the int 1 */
+        return v;
+    }
     Op op;
     if (n->op == TK_MINUS) {
         if (dt == DT_PTR) {

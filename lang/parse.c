@@ -354,10 +354,10 @@ static Node *power(Parser *p) {
     return b;
 }
 
-/* unary = ( "-" | "!" | "~" ) unary | power */
+/* unary = ( "-" | "+" | "!" | "~" ) unary | power */
 static Node *unary(Parser *p) {
     Token *t = peek(p);
-    if (t->kind == TK_MINUS || t->kind == TK_BANG || t->kind == TK_TILDE) {
+    if (t->kind == TK_MINUS || t->kind == TK_PLUS || t->kind == TK_BANG || t->kind == TK_TILDE) {
         if (!enter(p)) {
             leave(p);
             return new_node(p, N_ERR, t->loc);

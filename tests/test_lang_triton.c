@@ -1501,3 +1501,34 @@ Test(lang_triton, python_len) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Python's unary plus (Triton's tensor.__pos__): the value itself, of tensors and constants (a sign function's
+ * `+1.0`); `+true` is Python's int 1.  It was "expected an expression, found '+'".  Of a pointer it is an error. */
+static const char *unary_plus_src =
+    "kernel k(x: *f32, out: *f32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let v = load(x + o);\n"
+    "    let s = where(v > 0.0, +1.0, -1.0);\n"
+    "    let one = +true;\n"
+    "    static_assert(dtype_of(one) == i32 && one == 1);\n"
+    "    store(out + o, s * +v + (+one) as f32 - -+2.0);\n"
+    "}\n";
+
+Test(lang_triton, unary_plus) {
+    K k;
+    load_src(&k, unary_plus_src, "k");
+    float x[64], o[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)urand();
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&dx, &d_o});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 64; i++) {
+        float want = (fabsf(x[i]) + 1.0f) + 2.0f;
+        cr_assert_eq(o[i], want, "out[%d] = %.9g, want %.9g", i, o[i], want);
+    }
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    store(x, load(+x));\n}\n", "t.tile:2:19: error: operand of unary '+' must be a number, got 'ptr<f32>'"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}

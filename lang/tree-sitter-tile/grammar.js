@@ -280,11 +280,11 @@ module.exports = grammar({
       )));
     },
 
-    // unary = ( "-" | "!" | "~" ) unary | power
+    // unary = ( "-" | "+" | "!" | "~" ) unary | power
     _unary: ($) => choice($.unary_expression, $._power),
 
     unary_expression: ($) => seq(
-      field('operator', choice('-', '!', '~')),
+      field('operator', choice('-', '+', '!', '~')),
       field('operand', $._unary),
     ),
 
