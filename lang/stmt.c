@@ -1210,11 +1210,16 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
                     Loc set = in_a ? ts[i] : es[i];
                     Loc at = set.file == s->loc.file && set.line >= s->loc.line ? set : s->loc;
                     const char *cv = dtype_is_float(ok.dt) ? arena_printf(g->a, "%.17g", ok.f) : arena_printf(g->a, "%lld", (long long)ok.i);
+                    /* the form to start it as: a tile of the branch's shape (`0 as f32` would stay a scalar) */
+                    const char *fix = bt->rank ? arena_printf(g->a, "give the value before the 'if' that shape and type, `full(%s, %s, %s)`",
+                                                              gen_shape_str(g, bt->rank, bt->shape), cv, dtype_name(bt->dt))
+                                               : arena_printf(g->a, "give the value before the 'if' the type, `%s as %s`, or cast", cv,
+                                                              dtype_name(bt->dt));
                     diag_error(g->d, at, "%s is the %s %s before the 'if' and %s in it (as in a loop and in Triton, a variable "
-                               "keeps its type and shape: give the value before the 'if' the type, `%s as %s`, or cast)", what,
-                               dtype_name(ok.dt), cv, bt->rank ? arena_printf(g->a, "a '%s' tensor", gen_type_desc(g, bt))
-                                                                : arena_printf(g->a, "a run-time '%s'", gen_type_desc(g, bt)),
-                               cv, dtype_name(bt->dt));
+                               "keeps its type and shape: %s)", what, dtype_name(ok.dt), cv,
+                               bt->rank ? arena_printf(g->a, "a '%s' tensor", gen_type_desc(g, bt))
+                                        : arena_printf(g->a, "a run-time '%s'", gen_type_desc(g, bt)),
+                               fix);
                     if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
                     bad = true;
                     break;

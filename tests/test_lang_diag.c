@@ -935,7 +935,8 @@ Test(lang_diag, if_keeps_an_integer_constant_type) {
 /* A compile-time number before a run-time `if` is a scalar of its own type there, as in a loop and as Triton's `x = 0`
  * is an i32: a branch's run-time value of another type or shape is an error at its assignment (`let x = 0; if c {
  * x = n_i64; }` made x an i64 unseen, `x = v_i8` an i8 that later wraps, and `let z = 0; if c { z = zeros(...) }` a
- * tensor); a typed constant, or a value of the constant's own type, merges as before. */
+ * tensor, whose fix is a tile before the `if`, `full([16], 0, f32)`: the message said `0 as f32`, a scalar still); a
+ * typed constant, or a value of the constant's own type, merges as before. */
 Test(lang_diag, if_keeps_a_constant_s_type) {
     expect_diag("kernel k(out: *i64, n: i64, c: i1) {\n    let x = 0;\n    if c { x = n; }\n    store(out, x);\n}\n",
                 "t.tile:3:12: error: 'x' is the i32 0 before the 'if' and a run-time 'i64' in it (as in a loop and in Triton, a variable "
@@ -955,7 +956,7 @@ Test(lang_diag, if_keeps_a_constant_s_type) {
                 "      ^\n");
     expect_diag("kernel k(out: *f32, c: i1) {\n    let z = 0.0;\n    if c { z = zeros([16], f32); }\n    store(out + arange(0, 16), z);\n}\n",
                 "t.tile:3:12: error: 'z' is the f32 0 before the 'if' and a 'tensor<16xf32>' tensor in it (as in a loop and in Triton, a "
-                "variable keeps its type and shape: give the value before the 'if' the type, `0 as f32`, or cast)\n"
+                "variable keeps its type and shape: give the value before the 'if' that shape and type, `full([16], 0, f32)`)\n"
                 "      if c { z = zeros([16], f32); }\n"
                 "             ^\n"
                 "t.tile:3:5: note: the 'if'\n"
