@@ -1346,6 +1346,28 @@ Val builtin_call(Gen *g, const Node *node) {
         }
         return weak_copy(g, v);
     }
+    case BI_INT:
+    case BI_FLOAT: { /* Python's int(x) and float(x) of a compile-time number: a weak constant, as Triton's are */
+        Val v = c.v[0];
+        if (v.k == V_ERR) return v;
+        if (v.k != V_CT) {
+            diag_error(g->d, c.loc[0], "'%s' of %s: Python's int() and float() convert compile-time numbers, as in Triton; convert a "
+                       "run-time value with 'x as %s'", bi->name,
+                       v.k == V_RT ? "a value known only at run time" : v.k == V_NONE ? "None" : arena_printf(g->a, "a %s", gen_val_type_name(g, v)),
+                       id == BI_INT ? "i32" : "f32");
+            return val_err();
+        }
+        bool fl = dtype_is_float(v.dt);
+        double f = fl ? v.f : v.dt == DT_U64 ? (double)(uint64_t)v.i : (double)v.i;
+        if (id == BI_FLOAT) return val_ct_float(f, DT_F32);
+        if (!fl) return v.dt == DT_U64 && v.i < 0 ? val_ct_int(v.i, DT_U64) : val_ct_int(v.i, v.i == (int32_t)v.i ? DT_I32 : DT_I64);
+        if (!(f > -9223372036854775808.0 - 1.0 && f < 9223372036854775808.0)) { /* NaN, infinities, past i64 */
+            diag_error(g->d, c.loc[0], "'int' of %g: not an integer that fits in i64", f);
+            return val_err();
+        }
+        int64_t i = (int64_t)f; /* truncated toward zero, as Python's int() */
+        return val_ct_int(i, i == (int32_t)i ? DT_I32 : DT_I64);
+    }
     case BI_DTYPE_OF: { /* the element type of a value, as a type: cast(y, dtype_of(x)) */
         Val v = c.v[0];
         if (!val_is_value(g, v, c.loc[0])) return val_err();

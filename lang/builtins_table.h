@@ -33,6 +33,8 @@
     X(DTYPE_OF, "dtype_of", 1, "x", CAST, PLAIN, 0)                                        \
     X(TO_TENSOR, "to_tensor", 1, "x", CAST, PLAIN, 0)                                      \
     X(CONSTEXPR, "constexpr", 1, "x|value", CAST, PLAIN, 0) /* Triton's tl.constexpr(x) */   \
+    X(INT, "int", 1, "x", CAST, PLAIN, 0)     /* Python's int() and float() of compile-time numbers, */ \
+    X(FLOAT, "float", 1, "x", CAST, PLAIN, 0) /* which Triton evaluates at compile time */             \
     /* compile-time shape and type queries, Triton's attributes: builtins_query.c */        \
     X(SHAPE_OF, "shape_of", 1, "x dim", CONST, QUERY, Q_SHAPE_OF)                          \
     X(NUMEL, "numel", 1, "x", CONST, QUERY, Q_NUMEL)                                       \

@@ -1532,3 +1532,38 @@ Test(lang_triton, unary_plus) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Python's int() and float() of compile-time numbers, which Triton evaluates at compile time (int(BLOCK * 0.75) as a
+ * size); they were unknown names ("a type is named by its width here").  int truncates toward zero and gives an i32
+ * where the value fits (i64 beyond), float a weak float; of a run-time value, NaN or an infinity they are errors. */
+static const char *int_float_src =
+    "kernel k(x: *f32, out: *f32, big: *i64, const B: i32 = 64) {\n"
+    "    const H = int(B * 0.75);\n"
+    "    static_assert(H == 48 && dtype_of(int(-2.7)) == i32 && int(-2.7) == -2 && int(true) == 1 && dtype_of(int(3e10)) == i64);\n"
+    "    let o = arange(0, H / 3);\n"
+    "    store(out + o, load(x + o) * float(B) + float(int(7.9)) / 2);\n"
+    "    store(big, int(3e10) + int(-1e10));\n"
+    "}\n";
+
+Test(lang_triton, python_int_and_float) {
+    K k;
+    load_src(&k, int_float_src, "k");
+    float x[16], o[16];
+    int64_t big;
+    for (int i = 0; i < 16; i++) x[i] = (float)urand();
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o), db = poisoned(&k, sizeof big);
+    launch(&k, 1, (void *[]){&dx, &d_o, &db});
+    download(&k, o, d_o, sizeof o);
+    download(&k, &big, db, sizeof big);
+    for (int i = 0; i < 16; i++) cr_assert_eq(o[i], x[i] * 64.0f + 3.5f, "out[%d] = %.9g, want %.9g", i, o[i], x[i] * 64.0f + 3.5f);
+    cr_assert_eq(big, 20000000000LL, "big = %lld", (long long)big);
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    store(x, int(load(x)) as f32);\n}\n",
+         "t.tile:2:18: error: 'int' of a value known only at run time: Python's int() and float() convert compile-time numbers, as in "
+         "Triton; convert a run-time value with 'x as i32'"},
+        {"kernel k(x: *f32) {\n    store(x, int(0.0 / 0.0) as f32);\n}\n", "t.tile:2:18: error: 'int' of nan: not an integer that fits in i64"},
+        {"kernel k(x: *f32) {\n    store(x, float(f16));\n}\n", "t.tile:2:20: error: 'float' of a type: Python's int() and float()"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
