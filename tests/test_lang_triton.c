@@ -1484,6 +1484,7 @@ static const char *len_src =
 Test(lang_triton, python_len) {
     K k;
     load_src(&k, len_src, "k");
+    seed_rng();
     float a[64], b[64], c[64], o[64];
     for (int i = 0; i < 64; i++) a[i] = (float)urand(), b[i] = (float)urand(), c[i] = (float)urand();
     uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c), d_o = poisoned(&k, sizeof o);
@@ -1491,7 +1492,7 @@ Test(lang_triton, python_len) {
     download(&k, o, d_o, sizeof o);
     for (int i = 0; i < 64; i++) {
         double want = (double)a[i] + 2.0 * b[i] + 3.0 * c[i] + 1.0;
-        cr_assert(fabs(o[i] - want) <= 1e-5, "out[%d] = %.9g, want %.9g", i, o[i], want);
+        cr_assert(fabs(o[i] - want) <= 1e-5, "out[%d] = %.9g, want %.9g (seed %llu)", i, o[i], want, (unsigned long long)seed);
     }
     unload(&k);
     const BadSource bad[] = {
@@ -1517,6 +1518,7 @@ static const char *unary_plus_src =
 Test(lang_triton, unary_plus) {
     K k;
     load_src(&k, unary_plus_src, "k");
+    seed_rng();
     float x[64], o[64];
     for (int i = 0; i < 64; i++) x[i] = (float)urand();
     uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
@@ -1548,6 +1550,7 @@ static const char *int_float_src =
 Test(lang_triton, python_int_and_float) {
     K k;
     load_src(&k, int_float_src, "k");
+    seed_rng();
     float x[16], o[16];
     int64_t big;
     for (int i = 0; i < 16; i++) x[i] = (float)urand();

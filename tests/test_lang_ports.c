@@ -1,0 +1,466 @@
+/* test_lang_ports.c - kernels of a serving engine, written from what they compute the way a Triton user writes them
+ * (Triton's names and idioms, the forms docs/language.md gives for the rest), compiled for sm_80 and sm_90a and run on
+ * the emulator against float64 (or exact integer) references at sizes that are not multiples of the tiles, outputs
+ * poisoned first: fused residual add + RMSNorm in place, rotary embedding in both layouts (NeoX halves and GPT-J
+ * pairs through join/split), cross-entropy with label smoothing and its gradient in one pass over vocabulary chunks,
+ * per-group fp8 quantization, AWQ 4-bit dequantization (interleave and nibble shifts), a w8a8 GEMM on fp8 with
+ * per-block scales, and a top-k / top-p renormalization through a full sort with indices. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/hostfloat.h"
+#include "tests/lang_run.h"
+#include "tests/test_rng.h"
+
+static const char *const archs[] = {"sm_80", "sm_90a"};
+
+/* ---- fused residual add + RMSNorm (bf16 in, f32 math, the sum written back as the next residual) ---- */
+static const char *rmsnorm_src =
+    "@num_warps(4)\n"
+    "kernel fused_add_rmsnorm(x_ptr: *bf16, res_ptr: *bf16, w_ptr: *bf16, out_ptr: *bf16, stride: i32, n_cols: i32, eps: f32,\n"
+    "                         const BLOCK_N: i32 = 1024) {\n"
+    "    let row = program_id(0);\n"
+    "    let cols = arange(0, BLOCK_N);\n"
+    "    let mask = cols < n_cols;\n"
+    "    let x = load(x_ptr + row * stride + cols, mask=mask, other=0.0) as f32;\n"
+    "    x += load(res_ptr + row * stride + cols, mask=mask, other=0.0) as f32;\n"
+    "    store(res_ptr + row * stride + cols, x, mask=mask);\n"
+    "    let rstd = 1.0 / sqrt(sum(x * x, axis=0) / n_cols + eps);\n"
+    "    let w = load(w_ptr + cols, mask=mask) as f32;\n"
+    "    store(out_ptr + row * stride + cols, x * rstd * w, mask=mask);\n"
+    "}\n";
+
+Test(lang_ports, fused_add_rmsnorm) {
+    seed_rng();
+    enum { M = 5, N = 700, S = 712 };
+    uint16_t *x = malloc(M * S * 2), *r = malloc(M * S * 2), *w = malloc(N * 2), *o = malloc(M * S * 2), *r2 = malloc(M * S * 2);
+    for (int i = 0; i < M * S; i++) x[i] = f32_to_bf16((float)urand() * 2), r[i] = f32_to_bf16((float)urand() * 2);
+    for (int i = 0; i < N; i++) w[i] = f32_to_bf16((float)urand());
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, rmsnorm_src, "fused_add_rmsnorm", archs[a], NULL);
+        uint64_t dx = upload(&k, x, M * S * 2), dr = upload(&k, r, M * S * 2), dw = upload(&k, w, N * 2), d_o = poisoned(&k, M * S * 2);
+        int32_t stride = S, n = N;
+        float eps = 1e-6f;
+        launch(&k, M, (void *[]){&dx, &dr, &dw, &d_o, &stride, &n, &eps});
+        download(&k, o, d_o, M * S * 2);
+        download(&k, r2, dr, M * S * 2);
+        for (int i = 0; i < M; i++) {
+            double h[N], ms = 0;
+            for (int j = 0; j < N; j++) h[j] = bf16_to_d(x[i * S + j]) + bf16_to_d(r[i * S + j]), ms += h[j] * h[j];
+            double rs = 1 / sqrt(ms / N + 1e-6);
+            for (int j = 0; j < N; j++) {
+                double want = h[j] * rs * bf16_to_d(w[j]), got = bf16_to_d(o[i * S + j]);
+                cr_assert(fabs(got - want) <= 8e-3 * fabs(want) + 1e-6, "%s out[%d][%d] = %g, want %g", archs[a], i, j, got, want);
+                cr_assert(fabs(bf16_to_d(r2[i * S + j]) - h[j]) <= 4e-3 * fabs(h[j]), "%s residual[%d][%d]", archs[a], i, j);
+            }
+            for (int j = N; j < S; j++) cr_assert_eq(o[i * S + j], 0xffff, "%s out[%d][%d] past the row was written", archs[a], i, j);
+        }
+        unload(&k);
+    }
+    free(x), free(r), free(w), free(o), free(r2);
+}
+
+/* ---- rotary embedding in place on q [T, H, D] at per-token positions; NeoX rotates the halves, GPT-J the pairs ---- */
+static const char *rope_src =
+    "kernel rope(q: *f16, cos_p: *f32, sin_p: *f32, pos_p: *i64, n_heads: i32, stride_t: i32, stride_h: i32,\n"
+    "            const ROT: i32 = 32, const NEOX: i1 = true, const BH: i32 = 4) {\n"
+    "    let t = program_id(0);\n"
+    "    let pos = load(pos_p + t);\n"
+    "    const HALF = ROT / 2;\n"
+    "    let heads = program_id(1) * BH + arange(0, BH);\n"
+    "    let hmask = (heads < n_heads)[:, None];\n"
+    "    let i = arange(0, HALF);\n"
+    "    let c = load(cos_p + pos * HALF + i)[None, :];\n"
+    "    let s = load(sin_p + pos * HALF + i)[None, :];\n"
+    "    let base = q + t * stride_t + heads[:, None] * stride_h;\n"
+    "    if NEOX {\n"
+    "        let x1 = load(base + i[None, :], hmask, 0.0) as f32;\n"
+    "        let x2 = load(base + HALF + i[None, :], hmask, other=0.0) as f32;\n"
+    "        store(base + i[None, :], x1 * c - x2 * s, hmask);\n"
+    "        store(base + HALF + i[None, :], x2 * c + x1 * s, hmask);\n"
+    "    } else {\n"
+    "        let pe = base + 2 * i[None, :];\n"
+    "        let x = load(reshape(join(pe, pe + 1), [BH, ROT]), hmask);\n"
+    "        let (x1, x2) = split(reshape(x as f32, [BH, HALF, 2]));\n"
+    "        store(reshape(join(pe, pe + 1), [BH, ROT]), reshape(join(x1 * c - x2 * s, x2 * c + x1 * s), [BH, ROT]), hmask);\n"
+    "    }\n"
+    "}\n";
+
+Test(lang_ports, rotary_embedding_neox_and_gptj) {
+    seed_rng();
+    enum { T = 3, H = 5, D = 64, ROT = 32, HALF = ROT / 2, MAXP = 10, ST = H * D + 3 };
+    uint16_t q[T * ST], o[T * ST];
+    float cs[MAXP * HALF], sn[MAXP * HALF];
+    int64_t pos[T] = {7, 2, 9};
+    for (int p = 0; p < MAXP; p++)
+        for (int j = 0; j < HALF; j++) {
+            double f = p * pow(10000.0, -2.0 * j / ROT);
+            cs[p * HALF + j] = (float)cos(f), sn[p * HALF + j] = (float)sin(f);
+        }
+    for (int i = 0; i < T * ST; i++) q[i] = f32_to_f16((float)urand());
+    for (int a = 0; a < 2; a++)
+        for (int neox = 0; neox < 2; neox++) {
+            K k;
+            char src[4096]; /* the kernel with NEOX's default false for GPT-J */
+            const char *flag = strstr(rope_src, "NEOX: i1 = true");
+            snprintf(src, sizeof src, "%.*sNEOX: i1 = %s%s", (int)(flag - rope_src), rope_src, neox ? "true" : "false", flag + 15);
+            load_src_on(&k, src, "rope", archs[a], NULL);
+            uint64_t dq = upload(&k, q, sizeof q), dc = upload(&k, cs, sizeof cs), ds = upload(&k, sn, sizeof sn), dp = upload(&k, pos, sizeof pos);
+            int32_t nh = H, st = ST, sh = D;
+            DevStatus s2 = dev_launch(k.fn, T, 2, 1, (unsigned)k.threads, 1, 1, 0, NULL, (void *[]){&dq, &dc, &ds, &dp, &nh, &st, &sh});
+            cr_assert_eq(s2, DEV_OK, "%s", dev_last_error(k.dev));
+            cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+            download(&k, o, dq, sizeof o);
+            for (int t = 0; t < T; t++)
+                for (int h = 0; h < H; h++)
+                    for (int j = 0; j < HALF; j++) {
+                        int b = t * ST + h * D, a1 = neox ? b + j : b + 2 * j, a2 = neox ? b + HALF + j : b + 2 * j + 1;
+                        double c = cs[pos[t] * HALF + j], s = sn[pos[t] * HALF + j], x1 = f16_to_d(q[a1]), x2 = f16_to_d(q[a2]);
+                        double w1 = x1 * c - x2 * s, w2 = x2 * c + x1 * s;
+                        cr_assert(fabs(f16_to_d(o[a1]) - w1) <= 2e-3 && fabs(f16_to_d(o[a2]) - w2) <= 2e-3, "%s neox=%d t %d h %d j %d",
+                                  archs[a], neox, t, h, j);
+                    }
+            for (int t = 0; t < T; t++) /* the dims past ROT and the padding after the heads are left alone */
+                for (int i = 0; i < ST; i++) {
+                    int h = i / D, d = i % D;
+                    if (h >= H || d >= ROT) cr_assert_eq(o[t * ST + i], q[t * ST + i], "%s neox=%d: element %d of token %d changed", archs[a], neox, i, t);
+                }
+            unload(&k);
+        }
+}
+
+/* ---- cross-entropy with label smoothing: the loss per row and the gradient written over the logits, in chunks of
+ * the vocabulary with an online log-sum-exp; a row whose label is ignore_index gets zeros and leaves early ---- */
+static const char *ce_src =
+    "kernel ce_fwd_bwd(logits: *f32, stride: i64, labels: *i64, loss: *f32, n_cols: i32, ignore_index: i32,\n"
+    "                  label_smoothing: f32, const BLOCK: i32 = 128) {\n"
+    "    let row = program_id(0) as i64;\n"
+    "    let lp = logits + row * stride;\n"
+    "    let y = load(labels + row) as i32;\n"
+    "    if y == ignore_index {\n"
+    "        for off in range(0, n_cols, BLOCK) {\n"
+    "            let c = off + arange(0, BLOCK);\n"
+    "            store(lp + c, 0.0, c < n_cols);\n"
+    "        }\n"
+    "        store(loss + row, 0.0);\n"
+    "        return;\n"
+    "    }\n"
+    "    let m = -1.0 / 0.0;\n"
+    "    let d = 0.0;\n"
+    "    let ori_y = load(lp + y);\n"
+    "    let scaled_sum = 0.0;\n"
+    "    let eps = label_smoothing / n_cols;\n"
+    "    for off in range(0, n_cols, BLOCK) {\n"
+    "        let c = off + arange(0, BLOCK);\n"
+    "        let x = load(lp + c, c < n_cols, -1.0 / 0.0);\n"
+    "        if label_smoothing > 0.0 { scaled_sum += sum(where(c < n_cols, -eps * x, 0.0)); }\n"
+    "        let m_new = maximum(m, max(x, 0));\n"
+    "        d = d * exp(m - m_new) + sum(exp(x - m_new));\n"
+    "        m = m_new;\n"
+    "    }\n"
+    "    let lse = m + log(d);\n"
+    "    for off in range(0, n_cols, BLOCK) {\n"
+    "        let c = off + arange(0, BLOCK);\n"
+    "        let x = load(lp + c, c < n_cols, -1.0 / 0.0);\n"
+    "        let g = exp(x - m) / d - eps;\n"
+    "        store(lp + c, where(c == y, g - (1.0 - label_smoothing), g), c < n_cols);\n"
+    "    }\n"
+    "    let l = lse - ori_y;\n"
+    "    if label_smoothing > 0.0 { l = l * (1.0 - label_smoothing) + scaled_sum + label_smoothing * lse; }\n"
+    "    store(loss + row, l);\n"
+    "}\n";
+
+Test(lang_ports, cross_entropy_label_smoothing) {
+    seed_rng();
+    enum { M = 5, V = 1000 };
+    float *x = malloc(M * V * 4), *g = malloc(M * V * 4), loss[M];
+    int64_t labels[M] = {3, 999, -100, 0, 517};
+    for (int i = 0; i < M * V; i++) x[i] = (float)(urand() * 5);
+    for (int a = 0; a < 2; a++)
+        for (int si = 0; si < 2; si++) {
+            float ls = si ? 0.1f : 0.0f;
+            K k;
+            load_src_on(&k, ce_src, "ce_fwd_bwd", archs[a], NULL);
+            uint64_t dx = upload(&k, x, M * V * 4), dl = upload(&k, labels, sizeof labels), dloss = poisoned(&k, sizeof loss);
+            int64_t stride = V;
+            int32_t n = V, ign = -100;
+            launch(&k, M, (void *[]){&dx, &stride, &dl, &dloss, &n, &ign, &ls});
+            download(&k, g, dx, M * V * 4);
+            download(&k, loss, dloss, sizeof loss);
+            for (int i = 0; i < M; i++) {
+                const float *row = x + i * V;
+                if (labels[i] == -100) {
+                    cr_assert_eq(loss[i], 0.0f);
+                    for (int j = 0; j < V; j++) cr_assert_eq(g[i * V + j], 0.0f, "%s ignored row %d: grad[%d] = %g", archs[a], i, j, g[i * V + j]);
+                    continue;
+                }
+                double mx = -INFINITY, s = 0, tot = 0;
+                for (int j = 0; j < V; j++) mx = fmax(mx, row[j]);
+                for (int j = 0; j < V; j++) s += exp(row[j] - mx), tot += row[j];
+                double lse = mx + log(s), eps = (double)ls / V;
+                double want = (lse - row[labels[i]]) * (1 - ls) + ls * lse - eps * tot;
+                cr_assert(fabs(loss[i] - want) <= 1e-4 * fabs(want) + 1e-5, "%s ls %g loss[%d] = %.9g, want %.9g", archs[a], ls, i, loss[i], want);
+                for (int j = 0; j < V; j++) {
+                    double gw = exp(row[j] - lse) - eps - (j == labels[i] ? 1 - (double)ls : 0);
+                    cr_assert(fabs(g[i * V + j] - gw) <= 1e-5 * fabs(gw) + 1e-7, "%s ls %g grad[%d][%d] = %.9g, want %.9g", archs[a], ls, i, j,
+                              g[i * V + j], gw);
+                }
+            }
+            unload(&k);
+        }
+    free(x), free(g);
+}
+
+/* ---- per-group fp8 quantization: groups of G along each row, scale = amax / 448, the quotient clamped and rounded to
+ * e4m3 (to nearest even, once), scales [M, N / G] ---- */
+static const char *quant_src =
+    "kernel quant_per_group(x: *bf16, q: *f8e4m3, scale: *f32, n: i32, M: i32, const G: i32 = 128, const BM: i32 = 4) {\n"
+    "    let rows = program_id(0) * BM + arange(0, BM);\n"
+    "    let gi = program_id(1);\n"
+    "    let c = gi * G + arange(0, G);\n"
+    "    let m = (rows < M)[:, None] & (c < n)[None, :];\n"
+    "    let xf = load(x + rows[:, None] * n + c[None, :], m, 0.0) as f32;\n"
+    "    let s = maximum(max(abs(xf), axis=1, keep_dims=true), 1e-10) / 448.0;\n"
+    "    store(q + rows[:, None] * n + c[None, :], cast(clamp(xf / s, -448.0, 448.0), f8e4m3), m);\n"
+    "    store(scale + rows[:, None] * cdiv(n, G) + gi, s, (rows < M)[:, None]);\n"
+    "}\n";
+
+Test(lang_ports, fp8_quantization_per_group) {
+    seed_rng();
+    enum { M = 5, N = 700, G = 128, NG = (N + G - 1) / G };
+    uint16_t *x = malloc(M * N * 2);
+    uint8_t *q = malloc(M * N);
+    float sc[M * NG];
+    for (int i = 0; i < M * N; i++) x[i] = f32_to_bf16((float)(urand() * 3));
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, quant_src, "quant_per_group", archs[a], NULL);
+        uint64_t dx = upload(&k, x, M * N * 2), dq = poisoned(&k, M * N), ds = poisoned(&k, sizeof sc);
+        int32_t n = N, m = M;
+        DevStatus st = dev_launch(k.fn, (M + 3) / 4, NG, 1, (unsigned)k.threads, 1, 1, 0, NULL, (void *[]){&dx, &dq, &ds, &n, &m});
+        cr_assert_eq(st, DEV_OK, "%s", dev_last_error(k.dev));
+        cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+        download(&k, q, dq, M * N);
+        download(&k, sc, ds, sizeof sc);
+        for (int i = 0; i < M; i++)
+            for (int gi = 0; gi < NG; gi++) {
+                double amax = 0;
+                for (int j = gi * G; j < N && j < (gi + 1) * G; j++) amax = fmax(amax, fabs(bf16_to_d(x[i * N + j])));
+                float s = (float)(fmax(amax, 1e-10) / 448.0);
+                cr_assert_eq(sc[i * NG + gi], s, "%s scale[%d][%d] = %.9g, want %.9g", archs[a], i, gi, sc[i * NG + gi], s);
+                for (int j = gi * G; j < N && j < (gi + 1) * G; j++) {
+                    float quot = (float)bf16_to_d(x[i * N + j]) / s; /* f32's division, as the kernel's */
+                    uint8_t want = d_to_f8(fmin(fmax(quot, -448.0), 448.0), 0);
+                    cr_assert_eq(q[i * N + j], want, "%s q[%d][%d] = 0x%02x, want 0x%02x (%g)", archs[a], i, j, q[i * N + j], want, quot);
+                }
+            }
+        unload(&k);
+    }
+    free(x), free(q);
+}
+
+/* ---- AWQ dequantization (vLLM's kernel): i32 words of eight 4-bit weights in AWQ's order, zeros packed alike, f16
+ * scales per group of rows; interleave three times, then each column's nibble by a shift ---- */
+static const char *awq_src =
+    "kernel awq_dequant(qweight: *i32, scales: *f16, zeros: *i32, result: *f16, group_size: i32, num_cols: i32, num_rows: i32,\n"
+    "                   const BY: i32 = 4, const BX: i32 = 4) {\n"
+    "    let pid_x = program_id(0);\n"
+    "    let pid_y = program_id(1);\n"
+    "    let oy = pid_y * BY + arange(0, BY);\n"
+    "    let ox = pid_x * BX + arange(0, BX);\n"
+    "    let iw = load(qweight + num_cols * oy[:, None] + ox[None, :], (oy[:, None] < num_rows) & (ox[None, :] < num_cols), 0);\n"
+    "    iw = interleave(iw, iw);\n"
+    "    iw = interleave(iw, iw);\n"
+    "    iw = interleave(iw, iw);\n"
+    "    let reverse_awq_order = reshape((arange(0, 2) * 4)[None, :] + arange(0, 4)[:, None], [8]);\n"
+    "    let shifts = reshape(broadcast_to((reverse_awq_order * 4)[None, :], [BY * BX, 8]), [BY, BX * 8]);\n"
+    "    iw = (iw >> shifts) & 0xF;\n"
+    "    let zy = pid_y * BY / group_size + arange(0, 1);\n"
+    "    let z = load(zeros + num_cols * zy[:, None] + ox[None, :], (zy[:, None] < num_rows / group_size) & (ox[None, :] < num_cols), 0);\n"
+    "    z = interleave(z, z);\n"
+    "    z = interleave(z, z);\n"
+    "    z = interleave(z, z);\n"
+    "    z = (broadcast_to(z, [BY, BX * 8]) >> shifts) & 0xF;\n"
+    "    let sx = pid_x * BX * 8 + arange(0, BX * 8);\n"
+    "    let s = load(scales + zy[:, None] * num_cols * 8 + sx[None, :], (zy[:, None] < num_rows / group_size) & (sx[None, :] < num_cols * 8), 0.0);\n"
+    "    store(result + oy[:, None] * num_cols * 8 + sx[None, :], ((iw - z) as f16) * broadcast_to(s, [BY, BX * 8]),\n"
+    "          (oy[:, None] < num_rows) & (sx[None, :] < num_cols * 8));\n"
+    "}\n";
+
+Test(lang_ports, awq_dequantize) {
+    seed_rng();
+    enum { R = 16, C = 5, G = 4, W = C * 8 };
+    static const int nibble[8] = {0, 4, 1, 5, 2, 6, 3, 7}; /* logical column j of a word sits in nibble nibble[j] (AWQ's order 0 2 4 6 1 3 5 7, reversed) */
+    int wv[R][W], zv[R / G][W];
+    int32_t qw[R * C], qz[R / G * C];
+    uint16_t sc[R / G * W], out[R * W];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < W; c++) wv[r][c] = irand(16);
+    for (int r = 0; r < R / G; r++)
+        for (int c = 0; c < W; c++) zv[r][c] = irand(16), sc[r * W + c] = f32_to_f16((float)(0.055 + 0.045 * urand()));
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            uint32_t u = 0, uz = 0;
+            for (int j = 0; j < 8; j++) {
+                u |= (uint32_t)wv[r][c * 8 + j] << (4 * nibble[j]);
+                if (r < R / G) uz |= (uint32_t)zv[r][c * 8 + j] << (4 * nibble[j]);
+            }
+            qw[r * C + c] = (int32_t)u;
+            if (r < R / G) qz[r * C + c] = (int32_t)uz;
+        }
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, awq_src, "awq_dequant", archs[a], NULL);
+        uint64_t dq = upload(&k, qw, sizeof qw), ds = upload(&k, sc, sizeof sc), dz = upload(&k, qz, sizeof qz), d_o = poisoned(&k, sizeof out);
+        int32_t g = G, nc = C, nr = R;
+        DevStatus st = dev_launch(k.fn, (C + 3) / 4, (R + 3) / 4, 1, (unsigned)k.threads, 1, 1, 0, NULL, (void *[]){&dq, &ds, &dz, &d_o, &g, &nc, &nr});
+        cr_assert_eq(st, DEV_OK, "%s", dev_last_error(k.dev));
+        cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+        download(&k, out, d_o, sizeof out);
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < W; c++) {
+                uint16_t want = f32_to_f16((float)(wv[r][c] - zv[r / G][c]) * (float)f16_to_d(sc[r / G * W + c])); /* exact product, rounded once */
+                cr_assert_eq(out[r * W + c], want, "%s out[%d][%d] = %g, want %g", archs[a], r, c, f16_to_d(out[r * W + c]), f16_to_d(want));
+            }
+        unload(&k);
+    }
+}
+
+/* ---- w8a8 GEMM on fp8 with block scales (DeepSeek-V3's): A [M, K] e4m3 with a scale per row and 128 columns, B
+ * [N, K] e4m3 with a scale per 128 x 128 block; each K step's dot is scaled before it is accumulated ---- */
+static const char *w8a8_src =
+    "@num_warps(4)\n"
+    "kernel w8a8_block_fp8(A: *f8e4m3, B: *f8e4m3, C: *bf16, As: *f32, Bs: *f32, M: i32, N: i32, K: i32,\n"
+    "                      stride_am: i32, stride_bn: i32, stride_cm: i32, stride_as_m: i32, stride_bs_n: i32,\n"
+    "                      const GROUP_N: i32 = 128, const GROUP_K: i32 = 128, const BM: i32 = 32, const BN: i32 = 64, const BK: i32 = 128) {\n"
+    "    let offs_am = (program_id(0) * BM + arange(0, BM)) % M;\n"
+    "    let offs_bn = (program_id(1) * BN + arange(0, BN)) % N;\n"
+    "    let offs_k = arange(0, BK);\n"
+    "    let a_ptrs = A + offs_am[:, None] * stride_am + offs_k[None, :];\n"
+    "    let b_ptrs = B + offs_k[:, None] + offs_bn[None, :] * stride_bn;\n"
+    "    let as_ptrs = As + offs_am * stride_as_m;\n"
+    "    let bs_ptrs = Bs + (offs_bn / GROUP_N) * stride_bs_n;\n"
+    "    let acc = zeros((BM, BN), dtype=f32);\n"
+    "    for k in range(0, cdiv(K, BK)) {\n"
+    "        let a = load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0);\n"
+    "        let b = load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0);\n"
+    "        let ks = k * BK / GROUP_K;\n"
+    "        acc += dot(a, b) * load(as_ptrs + ks)[:, None] * load(bs_ptrs + ks)[None, :];\n"
+    "        a_ptrs += BK;\n"
+    "        b_ptrs += BK;\n"
+    "    }\n"
+    "    let offs_cm = program_id(0) * BM + arange(0, BM);\n"
+    "    let offs_cn = program_id(1) * BN + arange(0, BN);\n"
+    "    store(C + stride_cm * offs_cm[:, None] + offs_cn[None, :], acc as bf16, (offs_cm[:, None] < M) & (offs_cn[None, :] < N));\n"
+    "}\n";
+
+static uint8_t f8_finite(void) {
+    uint8_t b = (uint8_t)irand(256);
+    return (b & 0x7f) == 0x7f ? 0 : b; /* no NaN */
+}
+
+Test(lang_ports, w8a8_block_fp8_gemm) {
+    seed_rng();
+    enum { M = 40, N = 200, KD = 300, KG = (KD + 127) / 128, NG = (N + 127) / 128 };
+    uint8_t *A = malloc(M * KD), *B = malloc(N * KD);
+    float As[M * KG], Bs[NG * KG];
+    uint16_t *C = malloc(M * N * 2);
+    for (int i = 0; i < M * KD; i++) A[i] = f8_finite();
+    for (int i = 0; i < N * KD; i++) B[i] = f8_finite();
+    for (int i = 0; i < M * KG; i++) As[i] = (float)(1.5e-3 + 5e-4 * urand());
+    for (int i = 0; i < NG * KG; i++) Bs[i] = (float)(1.5e-3 + 5e-4 * urand());
+    for (int a = 0; a < 2; a++) {
+        K kk;
+        load_src_on(&kk, w8a8_src, "w8a8_block_fp8", archs[a], NULL);
+        uint64_t da = upload(&kk, A, M * KD), db = upload(&kk, B, N * KD), dc = poisoned(&kk, M * N * 2), das = upload(&kk, As, sizeof As),
+                 dbs = upload(&kk, Bs, sizeof Bs);
+        int32_t m = M, n = N, k = KD, sam = KD, sbn = KD, scm = N, sasm = KG, sbsn = KG;
+        DevStatus st = dev_launch(kk.fn, (M + 31) / 32, (N + 63) / 64, 1, (unsigned)kk.threads, 1, 1, kk.dyn_smem, NULL,
+                                  (void *[]){&da, &db, &dc, &das, &dbs, &m, &n, &k, &sam, &sbn, &scm, &sasm, &sbsn});
+        cr_assert_eq(st, DEV_OK, "%s", dev_last_error(kk.dev));
+        cr_assert_eq(dev_synchronize(kk.dev), DEV_OK, "%s", dev_last_error(kk.dev));
+        download(&kk, C, dc, M * N * 2);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = 0, mag = 0;
+                for (int g = 0; g < KG; g++) {
+                    double part = 0, pm = 0;
+                    for (int q = g * 128; q < KD && q < (g + 1) * 128; q++) {
+                        double p = f8e4m3_to_d(A[i * KD + q]) * f8e4m3_to_d(B[j * KD + q]);
+                        part += p, pm += fabs(p);
+                    }
+                    want += part * As[i * KG + g] * Bs[(j / 128) * KG + g];
+                    mag += pm * As[i * KG + g] * Bs[(j / 128) * KG + g];
+                }
+                double got = bf16_to_d(C[i * N + j]);
+                cr_assert(fabs(got - want) <= 4e-3 * fabs(want) + 1e-6 * mag, "%s C[%d][%d] = %g, want %g", archs[a], i, j, got, want);
+            }
+        unload(&kk);
+    }
+    free(A), free(B), free(C);
+}
+
+/* ---- top-k / top-p renormalization of a row of logits at a temperature: a descending sort with indices, softmax,
+ * the cumulative mass; kept tokens (at most TOPK, until the mass before them reaches top_p) renormalized and
+ * scattered back to vocabulary order, the others 0 ---- */
+static const char *top_p_src =
+    "kernel top_p_renorm(logits: *f32, out: *f32, n: i32, top_p: f32, temperature: f32, const V: i32 = 1024, const TOPK: i32 = 16) {\n"
+    "    let row = program_id(0);\n"
+    "    let c = arange(0, V);\n"
+    "    let x = load(logits + row * n + c, c < n, -1.0 / 0.0) / temperature;\n"
+    "    let (sx, si) = topk(x, V, return_indices=true);\n"
+    "    let p = exp(sx - max(sx, 0));\n"
+    "    p = p / sum(p, 0);\n"
+    "    let keep = ((cumsum(p, 0) - p) < top_p) & (arange(0, V) < TOPK);\n"
+    "    let kept = where(keep, p, 0.0);\n"
+    "    store(out + row * n + si, kept / sum(kept, axis=0), si < n);\n"
+    "}\n";
+
+static int cmp_desc(const void *a, const void *b, void *x) {
+    const float *v = x;
+    int i = *(const int *)a, j = *(const int *)b;
+    return v[i] > v[j] ? -1 : v[i] < v[j] ? 1 : i - j;
+}
+
+Test(lang_ports, top_k_top_p_renormalize) {
+    seed_rng();
+    enum { M = 3, N = 1000, TOPK = 16 };
+    float *x = malloc(M * N * 4), *o = malloc(M * N * 4), top_p = 0.3f, temp = 0.7f;
+    for (int i = 0; i < M * N; i++) x[i] = (float)(urand() * 3);
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, top_p_src, "top_p_renorm", archs[a], NULL);
+        uint64_t dx = upload(&k, x, M * N * 4), d_o = poisoned(&k, M * N * 4);
+        int32_t n = N;
+        launch(&k, M, (void *[]){&dx, &d_o, &n, &top_p, &temp});
+        download(&k, o, d_o, M * N * 4);
+        for (int i = 0; i < M; i++) {
+            float r[N];
+            int order[N];
+            for (int j = 0; j < N; j++) r[j] = x[i * N + j] / temp, order[j] = j;
+            qsort_r(order, N, sizeof *order, cmp_desc, r);
+            double z = 0, cum = 0, kz = 0, p[N], want[N] = {0};
+            for (int t = 0; t < N; t++) z += exp((double)r[order[t]] - r[order[0]]);
+            int kept = 0;
+            for (int t = 0; t < N; t++) {
+                p[t] = exp((double)r[order[t]] - r[order[0]]) / z;
+                if (cum < top_p && t < TOPK) kz += p[t], kept++;
+                cum += p[t];
+            }
+            for (int t = 0; t < kept; t++) want[order[t]] = p[t] / kz;
+            cr_assert(kept >= 1 && kept <= TOPK, "kept %d", kept);
+            for (int j = 0; j < N; j++)
+                cr_assert(fabs(o[i * N + j] - want[j]) <= 1e-5 * want[j] + 1e-7, "%s row %d token %d: %.9g, want %.9g", archs[a], i, j,
+                          o[i * N + j], want[j]);
+        }
+        unload(&k);
+    }
+    free(x), free(o);
+}
