@@ -137,16 +137,30 @@ static void lex_number(Lexer *l) {
 
 /* string = '"' { char | '\"' | '\\' } '"' on one line; q is the quote (a Python '...' string is read with
  * q = '\'' after its error, so the parse goes on) */
+/* Whether the line from p on holds only blanks (or a comment). */
+static bool lex_rest_blank(const Lexer *l, const char *p) {
+    while (p < l->end && (*p == ' ' || *p == '\t')) p++;
+    return p == l->end || src_line_end(p, l->end) || (l->end - p >= 2 && p[0] == '/' && (p[1] == '/' || p[1] == '*'));
+}
+
 static void lex_string(Lexer *l, char q) {
     Loc loc = lex_loc(l);
     const char *s = l->p;
     Str buf = {0};
-    lex_advance(l, 1);
+    /* Python's triple-quoted string ("""...""", a Triton kernel's multi-line inline assembly): it may span lines,
+     * each line end kept as '\n' */
+    bool triple = l->end - l->p >= 3 && l->p[1] == q && l->p[2] == q;
+    lex_advance(l, triple ? 3 : 1);
     bool closed = false;
-    while (l->p < l->end && !src_line_end(l->p, l->end)) {
+    while (l->p < l->end && (triple || !src_line_end(l->p, l->end))) {
         char c = *l->p;
-        if (c == q) {
-            lex_advance(l, 1);
+        if (triple && src_line_end(l->p, l->end)) {
+            str_putc(&buf, '\n');
+            lex_advance(l, c == '\r' && l->p + 1 < l->end && l->p[1] == '\n' ? 2 : 1);
+            continue;
+        }
+        if (c == q && (!triple || (l->end - l->p >= 3 && l->p[1] == q && l->p[2] == q))) {
+            lex_advance(l, triple ? 3 : 1);
             closed = true;
             break;
         }
@@ -169,7 +183,21 @@ static void lex_string(Lexer *l, char q) {
         }
         lex_advance(l, 1);
     }
-    if (!closed) diag_error(l->d, loc, "unterminated string literal (a string ends on its line with '\"')");
+    if (!closed)
+        diag_error(l->d, loc, triple ? "unterminated string literal (no %c%c%c closes this one)"
+                                     : "unterminated string literal (a string ends on its line with '\"')", q, q, q);
+    /* a string alone on its line as a statement, without the ';' that makes it one here ("doc";): Python's
+     * docstring, one error, and read as a comment */
+    if (closed && (!l->n || l->toks[l->n - 1].kind == TK_LBRACE || l->toks[l->n - 1].kind == TK_SEMI ||
+                   l->toks[l->n - 1].kind == TK_RBRACE)) {
+        const char *e = l->p;
+        while (e < l->end && (*e == ' ' || *e == '\t')) e++;
+        if (lex_rest_blank(l, e)) {
+            diag_error(l->d, loc, "a docstring is written as a comment here: /* ... */");
+            str_free(&buf);
+            return;
+        }
+    }
     Token *t = lex_push(l, TK_STRING, loc, s);
     t->reported = !closed;
     t->str = arena_strndup(l->a, buf.buf ? buf.buf : "", buf.len);
@@ -578,6 +606,11 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                 diag_error(d, loc, "'.%.*s%s%.*s': values have no methods or attributes here; write %s", (int)mn, m, m2 ? "." : "",
                            (int)m2n, m2 ? m2 : "", method_hint(m, mn, m2, m2n, indexed));
                 lex_advance(&l, (size_t)(e - l.p));
+                continue;
+            } else if (c == '\\' && lex_rest_blank(&l, s + 1)) { /* Python's line continuation: reported, then skipped */
+                diag_error(d, loc, "a line continuation '\\' is not needed here: a statement goes on until its ';'");
+                lex_advance(&l, 1);
+                bad_run = 0;
                 continue;
             } else if (c == '#') { /* a Python comment in a ported kernel: reported, then read as one */
                 diag_error(d, loc, "'#' does not start a comment here: write '//'");

@@ -81,6 +81,55 @@ Test(lang_asm, string_escapes_in_assembly) {
     unload(&k);
 }
 
+/* Python's triple-quoted strings, as Triton kernels write multi-line assembly (asm="""\n {\n .reg ...\n }\n"""): one
+ * string over lines, each line end a '\n', a lone " or "" inside; they were an unterminated string and errors
+ * after it.  A string alone as a statement (a docstring) is one error asking for a comment, and a Python line
+ * continuation '\' one error saying it is not needed; each is read past, so nothing else is reported. */
+Test(lang_asm, triple_quoted_assembly) {
+    static const char *src =
+        "kernel k(x: *u32, y: *u32) {\n"
+        "    let v = load(x + arange(0, 64));\n"
+        "    let r = inline_asm_elementwise(asm=\"\"\"\n"
+        "    {\n"
+        "    .reg .b32 t; // \"a\" \"\"\n"
+        "    add.u32 t, $1, 1;\r\n"
+        "    mul.lo.u32 $0, t, 3;\n"
+        "    }\n"
+        "    \"\"\", constraints=\"=r,r\", args=[v], dtype=u32, is_pure=true, pack=1);\n"
+        "    store(y + arange(0, 64), r);\n"
+        "}\n";
+    char *ptx = compile_ptx(src, "sm_80");
+    cr_expect(strstr(ptx, "\n    {\n    .reg .b32 t; // \"a\" \"\"\n    add.u32 t,"), "%s", ptx);
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    uint32_t x[64], y[64];
+    for (int i = 0; i < 64; i++) x[i] = (uint32_t)rand() * 2654435761u;
+    uint64_t dx = upload(&k, x, sizeof x), dy = poisoned(&k, sizeof y);
+    launch(&k, 1, (void *[]){&dx, &dy});
+    download(&k, y, dy, sizeof y);
+    for (int i = 0; i < 64; i++) cr_expect_eq(y[i], (x[i] + 1u) * 3u, "y[%d] = %u, want %u", i, y[i], (x[i] + 1u) * 3u);
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    \"\"\"Adds one.\n    Twice.\"\"\"\n    store(x, load(x) + 1.0);\n}\n",
+         "t.tile:2:5: error: a docstring is written as a comment here: /* ... */\n      \"\"\"Adds one.\n      ^\n"},
+        {"fn f(x) {\n    \"Doubles.\"\n    return x * 2.0;\n}\nkernel k(x: *f32) {\n    store(x, f(load(x)));\n}\n",
+         "t.tile:2:5: error: a docstring is written as a comment here: /* ... */\n      \"Doubles.\"\n      ^\n"},
+        {"kernel k(x: *f32, n: i32) {\n    let m = (arange(0, 4) < n) & \\\n        (arange(0, 4) > 1);\n    store(x + arange(0, 4), 1.0, m);\n}\n",
+         "t.tile:2:34: error: a line continuation '\\' is not needed here: a statement goes on until its ';'\n"
+         "      let m = (arange(0, 4) < n) & \\\n                                   ^\n"},
+        {"kernel k(x: *f32) {\n    let s = \"\"\"abc;\n}\n", "t.tile:2:13: error: unterminated string literal (no \"\"\" closes this one)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) { /* each the only message */
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        cr_expect_eq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_ERROR_COMPILE, "compiled: %s", bad[i].src);
+        if (i < 3) cr_expect_str_eq(c.diagnostics, bad[i].msg);
+        else cr_expect(strstr(c.diagnostics, bad[i].msg), "want %s\ngot %s", bad[i].msg, c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}
+
 /* inline_asm_elementwise with operands of other types than the registers: an f32 through "r" and an
  * f16 result from "=h" are bitcast (the statement works on i32/i16 registers), a tied input "0". */
 Test(lang_asm, inline_asm_register_types) {

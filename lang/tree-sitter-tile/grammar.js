@@ -369,7 +369,11 @@ module.exports = grammar({
     )),
 
     // Strings: "..." on one line, with Python's escapes (\" \' \\ \n \t \r; another backslash stays as written).
-    string: (_) => token(seq('"', repeat(choice(/[^"\\\n]/, /\\[^\n]/)), '"')),
+    // "..." on one line, or Python's """...""" over lines (multi-line inline assembly)
+    string: (_) => token(choice(
+      seq('"', repeat(choice(/[^"\\\n]/, /\\[^\n]/)), '"'),
+      seq('"""', repeat(choice(/[^"\\]/, /\\(.|\n)/, /"[^"\\]/, /""[^"\\]/)), '"""'),
+    )),
 
     identifier: (_) => /[A-Za-z_][A-Za-z0-9_]*/,
 

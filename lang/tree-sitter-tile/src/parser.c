@@ -1736,7 +1736,7 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       END_STATE();
     case 1:
       ACCEPT_TOKEN(anon_sym_BANG);
-      if (lookahead == '=') ADVANCE(87);
+      if (lookahead == '=') ADVANCE(98);
       END_STATE();
     case 2:
       if ((0x1 <= lookahead && lookahead <= '\t') ||
@@ -2125,11 +2125,12 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           ('\v' <= lookahead && lookahead <= '!') ||
           ('#' <= lookahead && lookahead <= '[') ||
           (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(83);
-      if (lookahead == '"') ADVANCE(84);
+      if (lookahead == '"') ADVANCE(87);
       if (lookahead == '\\') ADVANCE(85);
       END_STATE();
     case 84:
       ACCEPT_TOKEN(sym_string);
+      if (lookahead == '"') ADVANCE(88);
       END_STATE();
     case 85:
       if ((0x1 <= lookahead && lookahead <= '\t') ||
@@ -2140,15 +2141,83 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           ('\v' <= lookahead && lookahead <= '!') ||
           ('#' <= lookahead && lookahead <= '[') ||
           (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(83);
-      if (lookahead == '"') ADVANCE(84);
+      if (lookahead == '"') ADVANCE(87);
       if (lookahead == '\\') ADVANCE(85);
       END_STATE();
     case 87:
-      ACCEPT_TOKEN(anon_sym_BANG_EQ);
+      ACCEPT_TOKEN(sym_string);
       END_STATE();
     case 88:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
+      if (lookahead == '"') ADVANCE(90);
+      if (lookahead == '\\') ADVANCE(91);
+      END_STATE();
+    case 89:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
+      if (lookahead == '"') ADVANCE(90);
+      if (lookahead == '\\') ADVANCE(91);
+      END_STATE();
+    case 90:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(94);
+      if (lookahead == '"') ADVANCE(95);
+      END_STATE();
+    case 91:
+      if ((0x1 <= lookahead && lookahead <= '\t') ||
+          lookahead == '\v' ||
+          lookahead == '\f' ||
+          (0xe <= lookahead && lookahead <= 0x2027) ||
+          (0x202a <= lookahead && lookahead <= 0x10ffff)) ADVANCE(92);
+      if (lookahead == '\n') ADVANCE(93);
+      END_STATE();
+    case 92:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
+      if (lookahead == '"') ADVANCE(90);
+      if (lookahead == '\\') ADVANCE(91);
+      END_STATE();
+    case 93:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
+      if (lookahead == '"') ADVANCE(90);
+      if (lookahead == '\\') ADVANCE(91);
+      END_STATE();
+    case 94:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
+      if (lookahead == '"') ADVANCE(90);
+      if (lookahead == '\\') ADVANCE(91);
+      END_STATE();
+    case 95:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(96);
+      if (lookahead == '"') ADVANCE(97);
+      END_STATE();
+    case 96:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
+      if (lookahead == '"') ADVANCE(90);
+      if (lookahead == '\\') ADVANCE(91);
+      END_STATE();
+    case 97:
+      ACCEPT_TOKEN(sym_string);
+      END_STATE();
+    case 98:
+      ACCEPT_TOKEN(anon_sym_BANG_EQ);
+      END_STATE();
+    case 99:
       if (eof) ADVANCE(29);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == '@') ADVANCE(20);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
@@ -2163,185 +2232,62 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(88)
+          lookahead == 0xfeff) SKIP(99)
       END_STATE();
-    case 89:
+    case 100:
       if (lookahead == '*') ADVANCE(58);
       if (lookahead == '/') ADVANCE(59);
       END_STATE();
-    case 90:
-      if (lookahead == '"') ADVANCE(2);
-      if (lookahead == '/') ADVANCE(89);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(90)
-      END_STATE();
-    case 91:
-      if (lookahead == '/') ADVANCE(89);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(91)
-      END_STATE();
-    case 92:
-      if (eof) ADVANCE(29);
-      if (lookahead == '/') ADVANCE(89);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(92)
-      END_STATE();
-    case 93:
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '@') ADVANCE(20);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(93)
-      END_STATE();
-    case 94:
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == ';') ADVANCE(16);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(94)
-      END_STATE();
-    case 95:
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == ':') ADVANCE(15);
-      if (lookahead == '=') ADVANCE(96);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(95)
-      END_STATE();
-    case 96:
-      ACCEPT_TOKEN(anon_sym_EQ);
-      END_STATE();
-    case 97:
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '/') ADVANCE(89);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(97)
-      END_STATE();
-    case 98:
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '/') ADVANCE(89);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(98)
-      END_STATE();
-    case 99:
-      ACCEPT_TOKEN(anon_sym_STAR);
-      END_STATE();
-    case 100:
-      if (lookahead == '!') ADVANCE(101);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '0') ADVANCE(13);
-      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '~') ADVANCE(28);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(100)
-      END_STATE();
     case 101:
-      ACCEPT_TOKEN(anon_sym_BANG);
+      if (lookahead == '"') ADVANCE(2);
+      if (lookahead == '/') ADVANCE(100);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(101)
       END_STATE();
     case 102:
-      ACCEPT_TOKEN(anon_sym_PLUS);
+      if (lookahead == '/') ADVANCE(100);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(102)
       END_STATE();
     case 103:
-      ACCEPT_TOKEN(anon_sym_DASH);
+      if (eof) ADVANCE(29);
+      if (lookahead == '/') ADVANCE(100);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(103)
       END_STATE();
     case 104:
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '@') ADVANCE(20);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
@@ -2358,8 +2304,8 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(104)
       END_STATE();
     case 105:
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == ';') ADVANCE(16);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2373,20 +2319,9 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(105)
       END_STATE();
     case 106:
-      if (lookahead == '!') ADVANCE(101);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '0') ADVANCE(13);
-      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '~') ADVANCE(28);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == ':') ADVANCE(15);
+      if (lookahead == '=') ADVANCE(107);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2400,26 +2335,11 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(106)
       END_STATE();
     case 107:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(111);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(18);
-      if (lookahead == '>') ADVANCE(114);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(116);
+      ACCEPT_TOKEN(anon_sym_EQ);
+      END_STATE();
+    case 108:
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '/') ADVANCE(100);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2430,73 +2350,222 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(107)
-      END_STATE();
-    case 108:
-      if (lookahead == '=') ADVANCE(87);
+          lookahead == 0xfeff) SKIP(108)
       END_STATE();
     case 109:
-      ACCEPT_TOKEN(anon_sym_PERCENT);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '/') ADVANCE(100);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(109)
       END_STATE();
     case 110:
+      ACCEPT_TOKEN(anon_sym_STAR);
+      END_STATE();
+    case 111:
+      if (lookahead == '!') ADVANCE(112);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '.') ADVANCE(11);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '0') ADVANCE(13);
+      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '~') ADVANCE(28);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(111)
+      END_STATE();
+    case 112:
+      ACCEPT_TOKEN(anon_sym_BANG);
+      END_STATE();
+    case 113:
+      ACCEPT_TOKEN(anon_sym_PLUS);
+      END_STATE();
+    case 114:
+      ACCEPT_TOKEN(anon_sym_DASH);
+      END_STATE();
+    case 115:
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '/') ADVANCE(100);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(115)
+      END_STATE();
+    case 116:
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '{') ADVANCE(25);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(116)
+      END_STATE();
+    case 117:
+      if (lookahead == '!') ADVANCE(112);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '.') ADVANCE(11);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '0') ADVANCE(13);
+      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '~') ADVANCE(28);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(117)
+      END_STATE();
+    case 118:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '*') ADVANCE(122);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == ';') ADVANCE(16);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(18);
+      if (lookahead == '>') ADVANCE(125);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == ']') ADVANCE(23);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '|') ADVANCE(127);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(118)
+      END_STATE();
+    case 119:
+      if (lookahead == '=') ADVANCE(98);
+      END_STATE();
+    case 120:
+      ACCEPT_TOKEN(anon_sym_PERCENT);
+      END_STATE();
+    case 121:
       ACCEPT_TOKEN(anon_sym_AMP);
       if (lookahead == '&') ADVANCE(80);
       END_STATE();
-    case 111:
+    case 122:
       ACCEPT_TOKEN(anon_sym_STAR);
       if (lookahead == '*') ADVANCE(78);
       END_STATE();
-    case 112:
+    case 123:
       ACCEPT_TOKEN(anon_sym_SLASH);
       if (lookahead == '*') ADVANCE(58);
       if (lookahead == '/') ADVANCE(59);
       END_STATE();
-    case 113:
+    case 124:
       ACCEPT_TOKEN(anon_sym_LT);
-      if (lookahead == '<') ADVANCE(118);
+      if (lookahead == '<') ADVANCE(129);
       if (lookahead == '=') ADVANCE(39);
       END_STATE();
-    case 114:
+    case 125:
       ACCEPT_TOKEN(anon_sym_GT);
       if (lookahead == '=') ADVANCE(34);
-      if (lookahead == '>') ADVANCE(117);
+      if (lookahead == '>') ADVANCE(128);
       END_STATE();
-    case 115:
+    case 126:
       ACCEPT_TOKEN(anon_sym_CARET);
       END_STATE();
-    case 116:
+    case 127:
       ACCEPT_TOKEN(anon_sym_PIPE);
       if (lookahead == '|') ADVANCE(31);
       END_STATE();
-    case 117:
+    case 128:
       ACCEPT_TOKEN(anon_sym_GT_GT);
       END_STATE();
-    case 118:
+    case 129:
       ACCEPT_TOKEN(anon_sym_LT_LT);
       END_STATE();
-    case 119:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
+    case 130:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(111);
-      if (lookahead == '+') ADVANCE(102);
+      if (lookahead == '*') ADVANCE(122);
+      if (lookahead == '+') ADVANCE(113);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
+      if (lookahead == '<') ADVANCE(124);
       if (lookahead == '=') ADVANCE(18);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == '[') ADVANCE(22);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(115);
+      if (lookahead == '^') ADVANCE(126);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2507,11 +2576,11 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(119)
+          lookahead == 0xfeff) SKIP(130)
       END_STATE();
-    case 120:
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '=') ADVANCE(96);
+    case 131:
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '=') ADVANCE(107);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2522,15 +2591,15 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(120)
+          lookahead == 0xfeff) SKIP(131)
       END_STATE();
-    case 121:
-      if (lookahead == '!') ADVANCE(101);
+    case 132:
+      if (lookahead == '!') ADVANCE(112);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (('A' <= lookahead && lookahead <= 'Z') ||
@@ -2549,25 +2618,25 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(121)
+          lookahead == 0xfeff) SKIP(132)
       END_STATE();
-    case 122:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
+    case 133:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2578,32 +2647,32 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(122)
+          lookahead == 0xfeff) SKIP(133)
       END_STATE();
-    case 123:
+    case 134:
       if (lookahead == '=') ADVANCE(37);
       END_STATE();
-    case 124:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
+    case 135:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(115);
+      if (lookahead == '^') ADVANCE(126);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2614,29 +2683,29 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(124)
+          lookahead == 0xfeff) SKIP(135)
       END_STATE();
-    case 125:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
+    case 136:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(111);
-      if (lookahead == '+') ADVANCE(102);
+      if (lookahead == '*') ADVANCE(122);
+      if (lookahead == '+') ADVANCE(113);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(115);
+      if (lookahead == '^') ADVANCE(126);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2647,31 +2716,31 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(125)
+          lookahead == 0xfeff) SKIP(136)
       END_STATE();
-    case 126:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
+    case 137:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(111);
-      if (lookahead == '+') ADVANCE(102);
+      if (lookahead == '*') ADVANCE(122);
+      if (lookahead == '+') ADVANCE(113);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == '[') ADVANCE(22);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(115);
+      if (lookahead == '^') ADVANCE(126);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2682,14 +2751,14 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(126)
+          lookahead == 0xfeff) SKIP(137)
       END_STATE();
-    case 127:
+    case 138:
       if (lookahead == ')') ADVANCE(6);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == ':') ADVANCE(15);
-      if (lookahead == '=') ADVANCE(96);
+      if (lookahead == '=') ADVANCE(107);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2700,12 +2769,12 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(127)
+          lookahead == 0xfeff) SKIP(138)
       END_STATE();
-    case 128:
+    case 139:
       if (lookahead == ')') ADVANCE(6);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2716,15 +2785,15 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(128)
+          lookahead == 0xfeff) SKIP(139)
       END_STATE();
-    case 129:
-      if (lookahead == '!') ADVANCE(101);
+    case 140:
+      if (lookahead == '!') ADVANCE(112);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (('A' <= lookahead && lookahead <= 'Z') ||
@@ -2743,28 +2812,28 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(129)
+          lookahead == 0xfeff) SKIP(140)
       END_STATE();
-    case 130:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
+    case 141:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(111);
-      if (lookahead == '+') ADVANCE(102);
+      if (lookahead == '*') ADVANCE(122);
+      if (lookahead == '+') ADVANCE(113);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == '<') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '<') ADVANCE(124);
       if (lookahead == '=') ADVANCE(18);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2775,26 +2844,26 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(130)
+          lookahead == 0xfeff) SKIP(141)
       END_STATE();
-    case 131:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
+    case 142:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2805,26 +2874,26 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(131)
+          lookahead == 0xfeff) SKIP(142)
       END_STATE();
-    case 132:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
+    case 143:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2835,16 +2904,16 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(132)
+          lookahead == 0xfeff) SKIP(143)
       END_STATE();
-    case 133:
+    case 144:
       if (eof) ADVANCE(29);
-      if (lookahead == '!') ADVANCE(101);
+      if (lookahead == '!') ADVANCE(112);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (lookahead == '@') ADVANCE(20);
@@ -2864,17 +2933,17 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(133)
+          lookahead == 0xfeff) SKIP(144)
       END_STATE();
-    case 134:
-      if (lookahead == '!') ADVANCE(101);
+    case 145:
+      if (lookahead == '!') ADVANCE(112);
       if (lookahead == '"') ADVANCE(2);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (('A' <= lookahead && lookahead <= 'Z') ||
@@ -2892,15 +2961,15 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(134)
+          lookahead == 0xfeff) SKIP(145)
       END_STATE();
-    case 135:
-      if (lookahead == '!') ADVANCE(101);
+    case 146:
+      if (lookahead == '!') ADVANCE(112);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (lookahead == ':') ADVANCE(15);
@@ -2919,10 +2988,10 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(135)
+          lookahead == 0xfeff) SKIP(146)
       END_STATE();
-    case 136:
-      if (lookahead == '!') ADVANCE(108);
+    case 147:
+      if (lookahead == '!') ADVANCE(119);
       if (lookahead == '%') ADVANCE(3);
       if (lookahead == '&') ADVANCE(4);
       if (lookahead == '(') ADVANCE(5);
@@ -2951,271 +3020,14 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(136)
-      END_STATE();
-    case 137:
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '/') ADVANCE(89);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(137)
-      END_STATE();
-    case 138:
-      if (lookahead == '!') ADVANCE(101);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '0') ADVANCE(13);
-      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
-      if (lookahead == ';') ADVANCE(16);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '~') ADVANCE(28);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(138)
-      END_STATE();
-    case 139:
-      if (lookahead == '!') ADVANCE(101);
-      if (lookahead == '"') ADVANCE(2);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '0') ADVANCE(13);
-      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '~') ADVANCE(28);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(139)
-      END_STATE();
-    case 140:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == ']') ADVANCE(23);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(140)
-      END_STATE();
-    case 141:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(141)
-      END_STATE();
-    case 142:
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '=') ADVANCE(96);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(142)
-      END_STATE();
-    case 143:
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '=') ADVANCE(96);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(143)
-      END_STATE();
-    case 144:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(111);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(144)
-      END_STATE();
-    case 145:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(145)
-      END_STATE();
-    case 146:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == ':') ADVANCE(15);
-      if (lookahead == '=') ADVANCE(96);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(146)
-      END_STATE();
-    case 147:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(116);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
           lookahead == 0xfeff) SKIP(147)
       END_STATE();
     case 148:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
-      if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '/') ADVANCE(100);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3229,25 +3041,20 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(148)
       END_STATE();
     case 149:
-      if (lookahead == '!') ADVANCE(108);
-      if (lookahead == '%') ADVANCE(109);
-      if (lookahead == '&') ADVANCE(110);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(99);
-      if (lookahead == '+') ADVANCE(102);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(103);
-      if (lookahead == '/') ADVANCE(112);
+      if (lookahead == '!') ADVANCE(112);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '.') ADVANCE(11);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '0') ADVANCE(13);
+      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(113);
-      if (lookahead == '=') ADVANCE(123);
-      if (lookahead == '>') ADVANCE(114);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(115);
-      if (lookahead == '|') ADVANCE(116);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '~') ADVANCE(28);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3261,11 +3068,20 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(149)
       END_STATE();
     case 150:
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == ';') ADVANCE(16);
-      if (lookahead == ']') ADVANCE(23);
+      if (lookahead == '!') ADVANCE(112);
+      if (lookahead == '"') ADVANCE(2);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '.') ADVANCE(11);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '0') ADVANCE(13);
+      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '~') ADVANCE(28);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3280,8 +3096,8 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       END_STATE();
     case 151:
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
-      if (lookahead == '=') ADVANCE(96);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == ']') ADVANCE(23);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3295,12 +3111,21 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(151)
       END_STATE();
     case 152:
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3314,7 +3139,251 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(152)
       END_STATE();
     case 153:
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '=') ADVANCE(107);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(153)
+      END_STATE();
+    case 154:
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '=') ADVANCE(107);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(154)
+      END_STATE();
+    case 155:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '*') ADVANCE(122);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(155)
+      END_STATE();
+    case 156:
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(100);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(156)
+      END_STATE();
+    case 157:
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == ':') ADVANCE(15);
+      if (lookahead == '=') ADVANCE(107);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(157)
+      END_STATE();
+    case 158:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '|') ADVANCE(127);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(158)
+      END_STATE();
+    case 159:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == ';') ADVANCE(16);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(159)
+      END_STATE();
+    case 160:
+      if (lookahead == '!') ADVANCE(119);
+      if (lookahead == '%') ADVANCE(120);
+      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '*') ADVANCE(110);
+      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == ';') ADVANCE(16);
+      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '=') ADVANCE(134);
+      if (lookahead == '>') ADVANCE(125);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == ']') ADVANCE(23);
+      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '|') ADVANCE(127);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(160)
+      END_STATE();
+    case 161:
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == ';') ADVANCE(16);
+      if (lookahead == ']') ADVANCE(23);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(161)
+      END_STATE();
+    case 162:
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '=') ADVANCE(107);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(162)
+      END_STATE();
+    case 163:
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '/') ADVANCE(100);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(163)
+      END_STATE();
+    case 164:
+      if (lookahead == '/') ADVANCE(100);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
@@ -3329,11 +3398,11 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(153)
+          lookahead == 0xfeff) SKIP(164)
       END_STATE();
-    case 154:
+    case 165:
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == '/') ADVANCE(100);
       if (lookahead == ';') ADVANCE(16);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
@@ -3345,7 +3414,7 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(154)
+          lookahead == 0xfeff) SKIP(165)
       END_STATE();
     default:
       return false;
@@ -3778,303 +3847,303 @@ static bool ts_lex_keywords(TSLexer *lexer, TSStateId state) {
 
 static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0},
-  [1] = {.lex_state = 88},
-  [2] = {.lex_state = 90},
-  [3] = {.lex_state = 91},
-  [4] = {.lex_state = 91},
-  [5] = {.lex_state = 91},
-  [6] = {.lex_state = 91},
-  [7] = {.lex_state = 92},
-  [8] = {.lex_state = 88},
-  [9] = {.lex_state = 93},
-  [10] = {.lex_state = 88},
-  [11] = {.lex_state = 93},
-  [12] = {.lex_state = 94},
-  [13] = {.lex_state = 95},
-  [14] = {.lex_state = 97},
-  [15] = {.lex_state = 97},
-  [16] = {.lex_state = 97},
-  [17] = {.lex_state = 88},
-  [18] = {.lex_state = 91},
-  [19] = {.lex_state = 93},
-  [20] = {.lex_state = 88},
-  [21] = {.lex_state = 98},
-  [22] = {.lex_state = 100},
-  [23] = {.lex_state = 104},
-  [24] = {.lex_state = 105},
-  [25] = {.lex_state = 105},
-  [26] = {.lex_state = 106},
-  [27] = {.lex_state = 97},
-  [28] = {.lex_state = 107},
-  [29] = {.lex_state = 119},
-  [30] = {.lex_state = 98},
-  [31] = {.lex_state = 120},
-  [32] = {.lex_state = 100},
-  [33] = {.lex_state = 100},
-  [34] = {.lex_state = 121},
-  [35] = {.lex_state = 122},
-  [36] = {.lex_state = 124},
-  [37] = {.lex_state = 125},
-  [38] = {.lex_state = 126},
-  [39] = {.lex_state = 127},
-  [40] = {.lex_state = 91},
-  [41] = {.lex_state = 105},
-  [42] = {.lex_state = 128},
-  [43] = {.lex_state = 129},
-  [44] = {.lex_state = 88},
-  [45] = {.lex_state = 88},
-  [46] = {.lex_state = 130},
-  [47] = {.lex_state = 93},
-  [48] = {.lex_state = 131},
-  [49] = {.lex_state = 128},
-  [50] = {.lex_state = 105},
-  [51] = {.lex_state = 107},
-  [52] = {.lex_state = 100},
-  [53] = {.lex_state = 131},
-  [54] = {.lex_state = 124},
-  [55] = {.lex_state = 126},
-  [56] = {.lex_state = 132},
-  [57] = {.lex_state = 133},
-  [58] = {.lex_state = 100},
-  [59] = {.lex_state = 100},
-  [60] = {.lex_state = 100},
-  [61] = {.lex_state = 100},
-  [62] = {.lex_state = 100},
-  [63] = {.lex_state = 100},
-  [64] = {.lex_state = 100},
-  [65] = {.lex_state = 100},
-  [66] = {.lex_state = 100},
-  [67] = {.lex_state = 100},
-  [68] = {.lex_state = 100},
-  [69] = {.lex_state = 100},
-  [70] = {.lex_state = 100},
-  [71] = {.lex_state = 98},
-  [72] = {.lex_state = 134},
-  [73] = {.lex_state = 135},
-  [74] = {.lex_state = 126},
-  [75] = {.lex_state = 98},
-  [76] = {.lex_state = 100},
-  [77] = {.lex_state = 127},
-  [78] = {.lex_state = 104},
-  [79] = {.lex_state = 105},
-  [80] = {.lex_state = 128},
-  [81] = {.lex_state = 136},
-  [82] = {.lex_state = 100},
-  [83] = {.lex_state = 133},
-  [84] = {.lex_state = 137},
-  [85] = {.lex_state = 91},
-  [86] = {.lex_state = 100},
-  [87] = {.lex_state = 100},
-  [88] = {.lex_state = 138},
-  [89] = {.lex_state = 100},
-  [90] = {.lex_state = 94},
-  [91] = {.lex_state = 94},
-  [92] = {.lex_state = 94},
-  [93] = {.lex_state = 129},
-  [94] = {.lex_state = 120},
-  [95] = {.lex_state = 122},
-  [96] = {.lex_state = 129},
-  [97] = {.lex_state = 139},
-  [98] = {.lex_state = 106},
-  [99] = {.lex_state = 93},
-  [100] = {.lex_state = 128},
-  [101] = {.lex_state = 88},
-  [102] = {.lex_state = 122},
-  [103] = {.lex_state = 106},
-  [104] = {.lex_state = 126},
-  [105] = {.lex_state = 128},
-  [106] = {.lex_state = 121},
-  [107] = {.lex_state = 126},
-  [108] = {.lex_state = 140},
-  [109] = {.lex_state = 124},
-  [110] = {.lex_state = 141},
-  [111] = {.lex_state = 124},
-  [112] = {.lex_state = 124},
-  [113] = {.lex_state = 124},
-  [114] = {.lex_state = 124},
-  [115] = {.lex_state = 124},
-  [116] = {.lex_state = 124},
-  [117] = {.lex_state = 124},
-  [118] = {.lex_state = 124},
-  [119] = {.lex_state = 124},
-  [120] = {.lex_state = 100},
-  [121] = {.lex_state = 124},
-  [122] = {.lex_state = 125},
-  [123] = {.lex_state = 126},
-  [124] = {.lex_state = 128},
-  [125] = {.lex_state = 131},
-  [126] = {.lex_state = 140},
-  [127] = {.lex_state = 140},
-  [128] = {.lex_state = 132},
-  [129] = {.lex_state = 142},
-  [130] = {.lex_state = 131},
-  [131] = {.lex_state = 98},
-  [132] = {.lex_state = 100},
-  [133] = {.lex_state = 105},
-  [134] = {.lex_state = 128},
-  [135] = {.lex_state = 104},
-  [136] = {.lex_state = 128},
-  [137] = {.lex_state = 100},
-  [138] = {.lex_state = 143},
-  [139] = {.lex_state = 100},
-  [140] = {.lex_state = 144},
-  [141] = {.lex_state = 145},
-  [142] = {.lex_state = 146},
-  [143] = {.lex_state = 137},
-  [144] = {.lex_state = 120},
-  [145] = {.lex_state = 91},
-  [146] = {.lex_state = 147},
-  [147] = {.lex_state = 147},
-  [148] = {.lex_state = 129},
-  [149] = {.lex_state = 94},
-  [150] = {.lex_state = 148},
-  [151] = {.lex_state = 148},
-  [152] = {.lex_state = 129},
-  [153] = {.lex_state = 129},
-  [154] = {.lex_state = 129},
-  [155] = {.lex_state = 100},
-  [156] = {.lex_state = 129},
-  [157] = {.lex_state = 133},
-  [158] = {.lex_state = 129},
-  [159] = {.lex_state = 128},
-  [160] = {.lex_state = 131},
-  [161] = {.lex_state = 93},
-  [162] = {.lex_state = 131},
-  [163] = {.lex_state = 128},
-  [164] = {.lex_state = 106},
-  [165] = {.lex_state = 93},
-  [166] = {.lex_state = 128},
-  [167] = {.lex_state = 133},
-  [168] = {.lex_state = 126},
-  [169] = {.lex_state = 149},
-  [170] = {.lex_state = 106},
-  [171] = {.lex_state = 150},
-  [172] = {.lex_state = 126},
-  [173] = {.lex_state = 121},
-  [174] = {.lex_state = 100},
-  [175] = {.lex_state = 124},
-  [176] = {.lex_state = 124},
-  [177] = {.lex_state = 134},
-  [178] = {.lex_state = 126},
-  [179] = {.lex_state = 128},
-  [180] = {.lex_state = 135},
-  [181] = {.lex_state = 126},
-  [182] = {.lex_state = 140},
-  [183] = {.lex_state = 100},
-  [184] = {.lex_state = 142},
-  [185] = {.lex_state = 131},
-  [186] = {.lex_state = 105},
-  [187] = {.lex_state = 91},
-  [188] = {.lex_state = 94},
-  [189] = {.lex_state = 151},
-  [190] = {.lex_state = 122},
-  [191] = {.lex_state = 152},
-  [192] = {.lex_state = 98},
-  [193] = {.lex_state = 100},
-  [194] = {.lex_state = 100},
-  [195] = {.lex_state = 91},
-  [196] = {.lex_state = 129},
-  [197] = {.lex_state = 129},
-  [198] = {.lex_state = 129},
-  [199] = {.lex_state = 138},
-  [200] = {.lex_state = 129},
-  [201] = {.lex_state = 139},
-  [202] = {.lex_state = 94},
-  [203] = {.lex_state = 93},
-  [204] = {.lex_state = 100},
-  [205] = {.lex_state = 126},
-  [206] = {.lex_state = 100},
-  [207] = {.lex_state = 126},
-  [208] = {.lex_state = 124},
-  [209] = {.lex_state = 126},
-  [210] = {.lex_state = 128},
-  [211] = {.lex_state = 131},
-  [212] = {.lex_state = 134},
-  [213] = {.lex_state = 128},
-  [214] = {.lex_state = 140},
-  [215] = {.lex_state = 132},
-  [216] = {.lex_state = 126},
-  [217] = {.lex_state = 140},
-  [218] = {.lex_state = 131},
-  [219] = {.lex_state = 100},
-  [220] = {.lex_state = 129},
-  [221] = {.lex_state = 143},
-  [222] = {.lex_state = 151},
-  [223] = {.lex_state = 142},
-  [224] = {.lex_state = 128},
-  [225] = {.lex_state = 120},
-  [226] = {.lex_state = 94},
-  [227] = {.lex_state = 94},
-  [228] = {.lex_state = 97},
-  [229] = {.lex_state = 153},
-  [230] = {.lex_state = 148},
-  [231] = {.lex_state = 94},
-  [232] = {.lex_state = 122},
-  [233] = {.lex_state = 129},
-  [234] = {.lex_state = 126},
-  [235] = {.lex_state = 139},
-  [236] = {.lex_state = 131},
-  [237] = {.lex_state = 142},
-  [238] = {.lex_state = 143},
-  [239] = {.lex_state = 142},
-  [240] = {.lex_state = 152},
-  [241] = {.lex_state = 142},
-  [242] = {.lex_state = 128},
-  [243] = {.lex_state = 100},
-  [244] = {.lex_state = 129},
-  [245] = {.lex_state = 129},
-  [246] = {.lex_state = 100},
-  [247] = {.lex_state = 129},
-  [248] = {.lex_state = 138},
-  [249] = {.lex_state = 154},
-  [250] = {.lex_state = 129},
-  [251] = {.lex_state = 137},
-  [252] = {.lex_state = 142},
-  [253] = {.lex_state = 152},
-  [254] = {.lex_state = 94},
-  [255] = {.lex_state = 131},
-  [256] = {.lex_state = 138},
-  [257] = {.lex_state = 142},
-  [258] = {.lex_state = 129},
-  [259] = {.lex_state = 106},
-  [260] = {.lex_state = 105},
-  [261] = {.lex_state = 128},
-  [262] = {.lex_state = 105},
-  [263] = {.lex_state = 131},
-  [264] = {.lex_state = 128},
-  [265] = {.lex_state = 129},
-  [266] = {.lex_state = 104},
-  [267] = {.lex_state = 105},
-  [268] = {.lex_state = 128},
-  [269] = {.lex_state = 129},
-  [270] = {.lex_state = 106},
-  [271] = {.lex_state = 105},
-  [272] = {.lex_state = 128},
-  [273] = {.lex_state = 120},
-  [274] = {.lex_state = 105},
-  [275] = {.lex_state = 129},
-  [276] = {.lex_state = 91},
-  [277] = {.lex_state = 105},
-  [278] = {.lex_state = 131},
-  [279] = {.lex_state = 129},
-  [280] = {.lex_state = 104},
-  [281] = {.lex_state = 105},
-  [282] = {.lex_state = 129},
-  [283] = {.lex_state = 129},
-  [284] = {.lex_state = 104},
-  [285] = {.lex_state = 105},
-  [286] = {.lex_state = 128},
-  [287] = {.lex_state = 105},
-  [288] = {.lex_state = 129},
-  [289] = {.lex_state = 105},
-  [290] = {.lex_state = 129},
-  [291] = {.lex_state = 104},
-  [292] = {.lex_state = 105},
-  [293] = {.lex_state = 129},
-  [294] = {.lex_state = 129},
-  [295] = {.lex_state = 105},
-  [296] = {.lex_state = 129},
-  [297] = {.lex_state = 129},
+  [1] = {.lex_state = 99},
+  [2] = {.lex_state = 101},
+  [3] = {.lex_state = 102},
+  [4] = {.lex_state = 102},
+  [5] = {.lex_state = 102},
+  [6] = {.lex_state = 102},
+  [7] = {.lex_state = 103},
+  [8] = {.lex_state = 99},
+  [9] = {.lex_state = 104},
+  [10] = {.lex_state = 99},
+  [11] = {.lex_state = 104},
+  [12] = {.lex_state = 105},
+  [13] = {.lex_state = 106},
+  [14] = {.lex_state = 108},
+  [15] = {.lex_state = 108},
+  [16] = {.lex_state = 108},
+  [17] = {.lex_state = 99},
+  [18] = {.lex_state = 102},
+  [19] = {.lex_state = 104},
+  [20] = {.lex_state = 99},
+  [21] = {.lex_state = 109},
+  [22] = {.lex_state = 111},
+  [23] = {.lex_state = 115},
+  [24] = {.lex_state = 116},
+  [25] = {.lex_state = 116},
+  [26] = {.lex_state = 117},
+  [27] = {.lex_state = 108},
+  [28] = {.lex_state = 118},
+  [29] = {.lex_state = 130},
+  [30] = {.lex_state = 109},
+  [31] = {.lex_state = 131},
+  [32] = {.lex_state = 111},
+  [33] = {.lex_state = 111},
+  [34] = {.lex_state = 132},
+  [35] = {.lex_state = 133},
+  [36] = {.lex_state = 135},
+  [37] = {.lex_state = 136},
+  [38] = {.lex_state = 137},
+  [39] = {.lex_state = 138},
+  [40] = {.lex_state = 102},
+  [41] = {.lex_state = 116},
+  [42] = {.lex_state = 139},
+  [43] = {.lex_state = 140},
+  [44] = {.lex_state = 99},
+  [45] = {.lex_state = 99},
+  [46] = {.lex_state = 141},
+  [47] = {.lex_state = 104},
+  [48] = {.lex_state = 142},
+  [49] = {.lex_state = 139},
+  [50] = {.lex_state = 116},
+  [51] = {.lex_state = 118},
+  [52] = {.lex_state = 111},
+  [53] = {.lex_state = 142},
+  [54] = {.lex_state = 135},
+  [55] = {.lex_state = 137},
+  [56] = {.lex_state = 143},
+  [57] = {.lex_state = 144},
+  [58] = {.lex_state = 111},
+  [59] = {.lex_state = 111},
+  [60] = {.lex_state = 111},
+  [61] = {.lex_state = 111},
+  [62] = {.lex_state = 111},
+  [63] = {.lex_state = 111},
+  [64] = {.lex_state = 111},
+  [65] = {.lex_state = 111},
+  [66] = {.lex_state = 111},
+  [67] = {.lex_state = 111},
+  [68] = {.lex_state = 111},
+  [69] = {.lex_state = 111},
+  [70] = {.lex_state = 111},
+  [71] = {.lex_state = 109},
+  [72] = {.lex_state = 145},
+  [73] = {.lex_state = 146},
+  [74] = {.lex_state = 137},
+  [75] = {.lex_state = 109},
+  [76] = {.lex_state = 111},
+  [77] = {.lex_state = 138},
+  [78] = {.lex_state = 115},
+  [79] = {.lex_state = 116},
+  [80] = {.lex_state = 139},
+  [81] = {.lex_state = 147},
+  [82] = {.lex_state = 111},
+  [83] = {.lex_state = 144},
+  [84] = {.lex_state = 148},
+  [85] = {.lex_state = 102},
+  [86] = {.lex_state = 111},
+  [87] = {.lex_state = 111},
+  [88] = {.lex_state = 149},
+  [89] = {.lex_state = 111},
+  [90] = {.lex_state = 105},
+  [91] = {.lex_state = 105},
+  [92] = {.lex_state = 105},
+  [93] = {.lex_state = 140},
+  [94] = {.lex_state = 131},
+  [95] = {.lex_state = 133},
+  [96] = {.lex_state = 140},
+  [97] = {.lex_state = 150},
+  [98] = {.lex_state = 117},
+  [99] = {.lex_state = 104},
+  [100] = {.lex_state = 139},
+  [101] = {.lex_state = 99},
+  [102] = {.lex_state = 133},
+  [103] = {.lex_state = 117},
+  [104] = {.lex_state = 137},
+  [105] = {.lex_state = 139},
+  [106] = {.lex_state = 132},
+  [107] = {.lex_state = 137},
+  [108] = {.lex_state = 151},
+  [109] = {.lex_state = 135},
+  [110] = {.lex_state = 152},
+  [111] = {.lex_state = 135},
+  [112] = {.lex_state = 135},
+  [113] = {.lex_state = 135},
+  [114] = {.lex_state = 135},
+  [115] = {.lex_state = 135},
+  [116] = {.lex_state = 135},
+  [117] = {.lex_state = 135},
+  [118] = {.lex_state = 135},
+  [119] = {.lex_state = 135},
+  [120] = {.lex_state = 111},
+  [121] = {.lex_state = 135},
+  [122] = {.lex_state = 136},
+  [123] = {.lex_state = 137},
+  [124] = {.lex_state = 139},
+  [125] = {.lex_state = 142},
+  [126] = {.lex_state = 151},
+  [127] = {.lex_state = 151},
+  [128] = {.lex_state = 143},
+  [129] = {.lex_state = 153},
+  [130] = {.lex_state = 142},
+  [131] = {.lex_state = 109},
+  [132] = {.lex_state = 111},
+  [133] = {.lex_state = 116},
+  [134] = {.lex_state = 139},
+  [135] = {.lex_state = 115},
+  [136] = {.lex_state = 139},
+  [137] = {.lex_state = 111},
+  [138] = {.lex_state = 154},
+  [139] = {.lex_state = 111},
+  [140] = {.lex_state = 155},
+  [141] = {.lex_state = 156},
+  [142] = {.lex_state = 157},
+  [143] = {.lex_state = 148},
+  [144] = {.lex_state = 131},
+  [145] = {.lex_state = 102},
+  [146] = {.lex_state = 158},
+  [147] = {.lex_state = 158},
+  [148] = {.lex_state = 140},
+  [149] = {.lex_state = 105},
+  [150] = {.lex_state = 159},
+  [151] = {.lex_state = 159},
+  [152] = {.lex_state = 140},
+  [153] = {.lex_state = 140},
+  [154] = {.lex_state = 140},
+  [155] = {.lex_state = 111},
+  [156] = {.lex_state = 140},
+  [157] = {.lex_state = 144},
+  [158] = {.lex_state = 140},
+  [159] = {.lex_state = 139},
+  [160] = {.lex_state = 142},
+  [161] = {.lex_state = 104},
+  [162] = {.lex_state = 142},
+  [163] = {.lex_state = 139},
+  [164] = {.lex_state = 117},
+  [165] = {.lex_state = 104},
+  [166] = {.lex_state = 139},
+  [167] = {.lex_state = 144},
+  [168] = {.lex_state = 137},
+  [169] = {.lex_state = 160},
+  [170] = {.lex_state = 117},
+  [171] = {.lex_state = 161},
+  [172] = {.lex_state = 137},
+  [173] = {.lex_state = 132},
+  [174] = {.lex_state = 111},
+  [175] = {.lex_state = 135},
+  [176] = {.lex_state = 135},
+  [177] = {.lex_state = 145},
+  [178] = {.lex_state = 137},
+  [179] = {.lex_state = 139},
+  [180] = {.lex_state = 146},
+  [181] = {.lex_state = 137},
+  [182] = {.lex_state = 151},
+  [183] = {.lex_state = 111},
+  [184] = {.lex_state = 153},
+  [185] = {.lex_state = 142},
+  [186] = {.lex_state = 116},
+  [187] = {.lex_state = 102},
+  [188] = {.lex_state = 105},
+  [189] = {.lex_state = 162},
+  [190] = {.lex_state = 133},
+  [191] = {.lex_state = 163},
+  [192] = {.lex_state = 109},
+  [193] = {.lex_state = 111},
+  [194] = {.lex_state = 111},
+  [195] = {.lex_state = 102},
+  [196] = {.lex_state = 140},
+  [197] = {.lex_state = 140},
+  [198] = {.lex_state = 140},
+  [199] = {.lex_state = 149},
+  [200] = {.lex_state = 140},
+  [201] = {.lex_state = 150},
+  [202] = {.lex_state = 105},
+  [203] = {.lex_state = 104},
+  [204] = {.lex_state = 111},
+  [205] = {.lex_state = 137},
+  [206] = {.lex_state = 111},
+  [207] = {.lex_state = 137},
+  [208] = {.lex_state = 135},
+  [209] = {.lex_state = 137},
+  [210] = {.lex_state = 139},
+  [211] = {.lex_state = 142},
+  [212] = {.lex_state = 145},
+  [213] = {.lex_state = 139},
+  [214] = {.lex_state = 151},
+  [215] = {.lex_state = 143},
+  [216] = {.lex_state = 137},
+  [217] = {.lex_state = 151},
+  [218] = {.lex_state = 142},
+  [219] = {.lex_state = 111},
+  [220] = {.lex_state = 140},
+  [221] = {.lex_state = 154},
+  [222] = {.lex_state = 162},
+  [223] = {.lex_state = 153},
+  [224] = {.lex_state = 139},
+  [225] = {.lex_state = 131},
+  [226] = {.lex_state = 105},
+  [227] = {.lex_state = 105},
+  [228] = {.lex_state = 108},
+  [229] = {.lex_state = 164},
+  [230] = {.lex_state = 159},
+  [231] = {.lex_state = 105},
+  [232] = {.lex_state = 133},
+  [233] = {.lex_state = 140},
+  [234] = {.lex_state = 137},
+  [235] = {.lex_state = 150},
+  [236] = {.lex_state = 142},
+  [237] = {.lex_state = 153},
+  [238] = {.lex_state = 154},
+  [239] = {.lex_state = 153},
+  [240] = {.lex_state = 163},
+  [241] = {.lex_state = 153},
+  [242] = {.lex_state = 139},
+  [243] = {.lex_state = 111},
+  [244] = {.lex_state = 140},
+  [245] = {.lex_state = 140},
+  [246] = {.lex_state = 111},
+  [247] = {.lex_state = 140},
+  [248] = {.lex_state = 149},
+  [249] = {.lex_state = 165},
+  [250] = {.lex_state = 140},
+  [251] = {.lex_state = 148},
+  [252] = {.lex_state = 153},
+  [253] = {.lex_state = 163},
+  [254] = {.lex_state = 105},
+  [255] = {.lex_state = 142},
+  [256] = {.lex_state = 149},
+  [257] = {.lex_state = 153},
+  [258] = {.lex_state = 140},
+  [259] = {.lex_state = 117},
+  [260] = {.lex_state = 116},
+  [261] = {.lex_state = 139},
+  [262] = {.lex_state = 116},
+  [263] = {.lex_state = 142},
+  [264] = {.lex_state = 139},
+  [265] = {.lex_state = 140},
+  [266] = {.lex_state = 115},
+  [267] = {.lex_state = 116},
+  [268] = {.lex_state = 139},
+  [269] = {.lex_state = 140},
+  [270] = {.lex_state = 117},
+  [271] = {.lex_state = 116},
+  [272] = {.lex_state = 139},
+  [273] = {.lex_state = 131},
+  [274] = {.lex_state = 116},
+  [275] = {.lex_state = 140},
+  [276] = {.lex_state = 102},
+  [277] = {.lex_state = 116},
+  [278] = {.lex_state = 142},
+  [279] = {.lex_state = 140},
+  [280] = {.lex_state = 115},
+  [281] = {.lex_state = 116},
+  [282] = {.lex_state = 140},
+  [283] = {.lex_state = 140},
+  [284] = {.lex_state = 115},
+  [285] = {.lex_state = 116},
+  [286] = {.lex_state = 139},
+  [287] = {.lex_state = 116},
+  [288] = {.lex_state = 140},
+  [289] = {.lex_state = 116},
+  [290] = {.lex_state = 140},
+  [291] = {.lex_state = 115},
+  [292] = {.lex_state = 116},
+  [293] = {.lex_state = 140},
+  [294] = {.lex_state = 140},
+  [295] = {.lex_state = 116},
+  [296] = {.lex_state = 140},
+  [297] = {.lex_state = 140},
 };
 
 static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
