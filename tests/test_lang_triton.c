@@ -1570,3 +1570,37 @@ Test(lang_triton, python_int_and_float) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Triton's `BM, BN = acc.shape`: a shape list unpacks into names as a tuple does, each size a compile-time i32 (a
+ * shape of a tile made from them); it was "cannot unpack 'list' into 2 names: it is not a tuple". */
+static const char *unpack_shape_src =
+    "fn transpose_tile(acc) {\n"
+    "    let BM, BN = shape_of(acc);\n"
+    "    let (r, (c, d)) = (arange(0, BN), (BM, BN));\n"
+    "    static_assert(BM == 4 && BN == 8 && dtype_of(BM) == i32);\n"
+    "    return trans(acc) + zeros([BN, BM], f32) + (r[:, None] * 0 + c * d - 32) as f32;\n"
+    "}\n"
+    "kernel k(x: *f32, out: *f32) {\n"
+    "    let o = arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :];\n"
+    "    let t = transpose_tile(load(x + o));\n"
+    "    store(out + arange(0, 8)[:, None] * 4 + arange(0, 4)[None, :], t);\n"
+    "}\n";
+
+Test(lang_triton, unpack_a_shape) {
+    K k;
+    load_src(&k, unpack_shape_src, "k");
+    seed_rng();
+    float x[32], o[32];
+    for (int i = 0; i < 32; i++) x[i] = (float)urand();
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&dx, &d_o});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 4; j++) cr_assert_eq(o[i * 4 + j], x[j * 8 + i], "out[%d][%d] (seed %llu)", i, j, (unsigned long long)seed);
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    let (a, b, c) = shape_of(zeros([4, 8], f32));\n}\n",
+         "t.tile:2:9: error: cannot unpack a tuple of 2 values into 3 names"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
