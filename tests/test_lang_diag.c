@@ -521,6 +521,16 @@ Test(lang_diag, triton_module_prefix) {
                 "t.tile:2:24: error: 'tl.bfloat16': there is no 'tl' module here; the type is 'bf16'\n"
                 "      store(x, cast(1.5, tl.bfloat16) as f32);\n"
                 "                         ^\n");
+    /* Inductor's aliases tl_math and triton_helpers are modules too (they were "values have no methods") */
+    expect_diag("kernel k(x: *f32) {\n    store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n}\n",
+                "t.tile:2:14: error: 'triton_helpers.maximum': there is no 'triton_helpers' module here; write 'maximum' (the built-ins "
+                "are plain names, docs/language.md)\n"
+                "      store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n"
+                "               ^\n"
+                "t.tile:2:37: error: 'tl_math.exp': there is no 'tl_math' module here; write 'exp' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n"
+                "                                      ^\n");
     expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
                 "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
                 "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
