@@ -78,7 +78,11 @@ Val bi_query(Call *c) {
         Val v = c->v[0];
         if (v.k == V_TUPLE) return ct_i32(v.nelems);
         if (v.k == V_SHAPE) return ct_i32(v.rank);
-        if (v.k == V_STR) return ct_i32((int64_t)strlen(v.s));
+        if (v.k == V_STR) { /* Python's length: characters, so UTF-8 continuation bytes do not count */
+            int64_t n = 0;
+            for (const unsigned char *p = (const unsigned char *)v.s; *p; p++) n += (*p & 0xC0) != 0x80;
+            return ct_i32(n);
+        }
         if (v.k == V_CT || v.k == V_RT)
             diag_error(g->d, c->loc[0], "'len' expects a tuple or a list, got %s: the length of a tensor's first dimension is "
                        "shape_of(x, 0), its number of dimensions rank(x)",

@@ -188,8 +188,9 @@ static void lex_string(Lexer *l, char q) {
                                      : "unterminated string literal (a string ends on its line with '\"')", q, q, q);
     /* a string alone on its line as a statement, without the ';' that makes it one here ("doc";): Python's
      * docstring, one error, and read as a comment */
-    if (closed && (!l->n || l->toks[l->n - 1].kind == TK_LBRACE || l->toks[l->n - 1].kind == TK_SEMI ||
-                   l->toks[l->n - 1].kind == TK_RBRACE)) {
+    /* (at the start of the text only a triple-quoted one: a -D value "leaky_relu" is lexed alone) */
+    if (closed && (l->n ? l->toks[l->n - 1].kind == TK_LBRACE || l->toks[l->n - 1].kind == TK_SEMI || l->toks[l->n - 1].kind == TK_RBRACE
+                        : triple)) {
         const char *e = l->p;
         while (e < l->end && (*e == ' ' || *e == '\t')) e++;
         if (lex_rest_blank(l, e)) {

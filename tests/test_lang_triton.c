@@ -1477,7 +1477,7 @@ static const char *len_src =
     "    let o = arange(0, 64);\n"
     "    let ps = (a, b, c);\n"
     "    let v = reshape(weighted(ps, o), [8, 8]);\n"
-    "    static_assert(len(shape_of(v)) == 2 && len(ps) == 3 && len(ACT) == 4 && len([]) == 0);\n"
+    "    static_assert(len(shape_of(v)) == 2 && len(ps) == 3 && len(ACT) == 4 && len([]) == 0 && len(\"\xc3\xa9t\xc3\xa9\") == 3);\n"
     "    store(out + o, reshape(v, [len(ps) * 21 + 1]) + len((1,)) as f32);\n"
     "}\n";
 
