@@ -4,7 +4,9 @@
  * poisoned first: fused residual add + RMSNorm in place, rotary embedding in both layouts (NeoX halves and GPT-J
  * pairs through join/split), cross-entropy with label smoothing and its gradient in one pass over vocabulary chunks,
  * per-group fp8 quantization, AWQ 4-bit dequantization (interleave and nibble shifts), a w8a8 GEMM on fp8 with
- * per-block scales, and a top-k / top-p renormalization through a full sort with indices. */
+ * per-block scales, a top-k / top-p renormalization through a full sort with indices, SwiGLU forward and backward,
+ * LayerNorm's backward (dw and db by atomics), a paged KV-cache append, and bias + dropout + residual on Triton's
+ * Philox stream. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -463,4 +465,233 @@ Test(lang_ports, top_k_top_p_renormalize) {
         unload(&k);
     }
     free(x), free(o);
+}
+
+/* ---- SwiGLU forward and backward over [M, 2N] rows (gate, then up): y = silu(g) u; dg = dy u s (1 + g (1 - s)),
+ * du = dy silu(g), s = sigmoid(g) ---- */
+static const char *swiglu_src =
+    "kernel swiglu_fwd(x: *bf16, out: *bf16, n: i32, stride: i32, const B: i32 = 256) {\n"
+    "    let row = program_id(0);\n"
+    "    let cols = program_id(1) * B + arange(0, B);\n"
+    "    let m = cols < n;\n"
+    "    let g = load(x + row * stride + cols, m, 0.0) as f32;\n"
+    "    let u = load(x + row * stride + n + cols, m, 0.0) as f32;\n"
+    "    store(out + row * n + cols, g * sigmoid(g) * u, m);\n"
+    "}\n"
+    "kernel swiglu_bwd(x: *bf16, dy: *bf16, dx: *bf16, n: i32, stride: i32, const B: i32 = 256) {\n"
+    "    let row = program_id(0);\n"
+    "    let cols = program_id(1) * B + arange(0, B);\n"
+    "    let m = cols < n;\n"
+    "    let g = load(x + row * stride + cols, m, 0.0) as f32;\n"
+    "    let u = load(x + row * stride + n + cols, m, 0.0) as f32;\n"
+    "    let d = load(dy + row * n + cols, m, 0.0) as f32;\n"
+    "    let s = sigmoid(g);\n"
+    "    store(dx + row * stride + cols, d * u * s * (1.0 + g * (1.0 - s)), m);\n"
+    "    store(dx + row * stride + n + cols, d * g * s, m);\n"
+    "}\n";
+
+Test(lang_ports, swiglu_forward_and_backward) {
+    seed_rng();
+    enum { M = 3, N = 300 };
+    uint16_t x[M * 2 * N], dy[M * N], y[M * N], dx[M * 2 * N];
+    for (int i = 0; i < M * 2 * N; i++) x[i] = f32_to_bf16((float)(urand() * 4));
+    for (int i = 0; i < M * N; i++) dy[i] = f32_to_bf16((float)urand());
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, swiglu_src, "swiglu_fwd", archs[a], NULL);
+        uint64_t d_x = upload(&k, x, sizeof x), d_y = poisoned(&k, sizeof y), d_dy = upload(&k, dy, sizeof dy), d_dx = poisoned(&k, sizeof dx);
+        int32_t n = N, stride = 2 * N;
+        DevStatus st = dev_launch(k.fn, M, 2, 1, (unsigned)k.threads, 1, 1, 0, NULL, (void *[]){&d_x, &d_y, &n, &stride});
+        cr_assert_eq(st, DEV_OK, "%s", dev_last_error(k.dev));
+        cr_assert_eq(dev_module_get_function(k.mod, "swiglu_bwd", &k.fn), DEV_OK);
+        st = dev_launch(k.fn, M, 2, 1, (unsigned)k.threads, 1, 1, 0, NULL, (void *[]){&d_x, &d_dy, &d_dx, &n, &stride});
+        cr_assert_eq(st, DEV_OK, "%s", dev_last_error(k.dev));
+        cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+        download(&k, y, d_y, sizeof y);
+        download(&k, dx, d_dx, sizeof dx);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double g = bf16_to_d(x[i * 2 * N + j]), u = bf16_to_d(x[i * 2 * N + N + j]), d = bf16_to_d(dy[i * N + j]), s = 1 / (1 + exp(-g));
+                double wy = g * s * u, wg = d * u * s * (1 + g * (1 - s)), wu = d * g * s;
+                cr_assert(fabs(bf16_to_d(y[i * N + j]) - wy) <= 8e-3 * fabs(wy) + 1e-6, "%s y[%d][%d] = %g, want %g", archs[a], i, j,
+                          bf16_to_d(y[i * N + j]), wy);
+                cr_assert(fabs(bf16_to_d(dx[i * 2 * N + j]) - wg) <= 8e-3 * fabs(wg) + 1e-6, "%s dg[%d][%d]", archs[a], i, j);
+                cr_assert(fabs(bf16_to_d(dx[i * 2 * N + N + j]) - wu) <= 8e-3 * fabs(wu) + 1e-6, "%s du[%d][%d]", archs[a], i, j);
+            }
+        unload(&k);
+    }
+}
+
+/* ---- LayerNorm backward: dx per row, and dw, db summed over the rows each program takes, added with atomics
+ * (relaxed, and the default acq_rel) ---- */
+static const char *ln_bwd_src =
+    "kernel ln_bwd(x: *f32, dy: *f32, w: *f32, mean: *f32, rstd: *f32, dx: *f32, dw: *f32, db: *f32, M: i32, N: i32,\n"
+    "              const BN: i32 = 256, const ROWS: i32 = 3) {\n"
+    "    let cols = arange(0, BN);\n"
+    "    let cm = cols < N;\n"
+    "    let w_ = load(w + cols, cm, 0.0);\n"
+    "    let dw_acc = zeros([BN], f32);\n"
+    "    let db_acc = zeros_like(dw_acc);\n"
+    "    for r in range(0, ROWS) {\n"
+    "        let row = program_id(0) * ROWS + r;\n"
+    "        if row < M {\n"
+    "            let x_ = load(x + row * N + cols, cm, 0.0);\n"
+    "            let dy_ = load(dy + row * N + cols, cm, 0.0);\n"
+    "            let rs = load(rstd + row);\n"
+    "            let xhat = where(cm, (x_ - load(mean + row)) * rs, 0.0);\n"
+    "            let wdy = w_ * dy_;\n"
+    "            let c1 = sum(xhat * wdy, axis=0) / N;\n"
+    "            let c2 = sum(wdy, axis=0) / N;\n"
+    "            store(dx + row * N + cols, (wdy - (xhat * c1 + c2)) * rs, cm);\n"
+    "            dw_acc += dy_ * xhat;\n"
+    "            db_acc += dy_;\n"
+    "        }\n"
+    "    }\n"
+    "    atomic_add(dw + cols, dw_acc, cm, sem=\"relaxed\");\n"
+    "    atomic_add(db + cols, db_acc, mask=cm);\n"
+    "}\n";
+
+Test(lang_ports, layer_norm_backward) {
+    seed_rng();
+    enum { M = 10, N = 200 };
+    float x[M * N], dy[M * N], w[N], mu[M], rs[M], dx[M * N], dw[N], db[N];
+    for (int i = 0; i < M * N; i++) x[i] = (float)urand(), dy[i] = (float)urand();
+    for (int j = 0; j < N; j++) w[j] = (float)urand();
+    for (int i = 0; i < M; i++) {
+        double s = 0, v = 0;
+        for (int j = 0; j < N; j++) s += x[i * N + j];
+        for (int j = 0; j < N; j++) v += (x[i * N + j] - s / N) * (x[i * N + j] - s / N);
+        mu[i] = (float)(s / N), rs[i] = (float)(1 / sqrt(v / N + 1e-5));
+    }
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, ln_bwd_src, "ln_bwd", archs[a], NULL);
+        float zero[N] = {0};
+        uint64_t d_x = upload(&k, x, sizeof x), d_dy = upload(&k, dy, sizeof dy), d_w = upload(&k, w, sizeof w), d_mu = upload(&k, mu, sizeof mu),
+                 d_rs = upload(&k, rs, sizeof rs), d_dx = poisoned(&k, sizeof dx), d_dw = upload(&k, zero, sizeof zero), d_db = upload(&k, zero, sizeof zero);
+        int32_t m = M, n = N;
+        launch(&k, (M + 2) / 3, (void *[]){&d_x, &d_dy, &d_w, &d_mu, &d_rs, &d_dx, &d_dw, &d_db, &m, &n});
+        download(&k, dx, d_dx, sizeof dx);
+        download(&k, dw, d_dw, sizeof dw);
+        download(&k, db, d_db, sizeof db);
+        double wdw[N] = {0}, wdb[N] = {0};
+        for (int i = 0; i < M; i++) {
+            double xh[N], wd[N], c1 = 0, c2 = 0;
+            for (int j = 0; j < N; j++) xh[j] = ((double)x[i * N + j] - mu[i]) * rs[i], wd[j] = (double)w[j] * dy[i * N + j], c1 += xh[j] * wd[j], c2 += wd[j];
+            c1 /= N, c2 /= N;
+            for (int j = 0; j < N; j++) {
+                double want = (wd[j] - (xh[j] * c1 + c2)) * rs[i];
+                cr_assert(fabs(dx[i * N + j] - want) <= 1e-4 * fabs(want) + 1e-5, "%s dx[%d][%d] = %g, want %g (seed %llu)", archs[a], i, j,
+                          dx[i * N + j], want, (unsigned long long)seed);
+                wdw[j] += dy[i * N + j] * xh[j], wdb[j] += dy[i * N + j];
+            }
+        }
+        for (int j = 0; j < N; j++) {
+            cr_assert(fabs(dw[j] - wdw[j]) <= 1e-4 * fabs(wdw[j]) + 1e-5, "%s dw[%d] = %g, want %g", archs[a], j, dw[j], wdw[j]);
+            cr_assert(fabs(db[j] - wdb[j]) <= 1e-4 * fabs(wdb[j]) + 1e-5, "%s db[%d] = %g, want %g", archs[a], j, db[j], wdb[j]);
+        }
+        unload(&k);
+    }
+}
+
+/* ---- paged KV-cache append: token t's K and V heads go to slot slot_mapping[t] (block slot / BLOCK_SIZE, row
+ * slot % BLOCK_SIZE) of the caches; a slot of -1 (a padding token) writes nothing ---- */
+static const char *kv_src =
+    "kernel kv_append(k: *f16, v: *f16, k_cache: *f16, v_cache: *f16, slot_mapping: *i64, stride_kt: i32, stride_kh: i32,\n"
+    "                 stride_cb: i64, stride_cs: i32, stride_ch: i32, n_heads: i32,\n"
+    "                 const BLOCK_SIZE: i32 = 16, const HD: i32 = 64, const BH: i32 = 2) {\n"
+    "    let t = program_id(0);\n"
+    "    let slot = load(slot_mapping + t);\n"
+    "    if slot < 0 { return; }\n"
+    "    let blk = slot / BLOCK_SIZE;\n"
+    "    let off = (slot % BLOCK_SIZE) as i32;\n"
+    "    let h = program_id(1) * BH + arange(0, BH);\n"
+    "    let d = arange(0, HD);\n"
+    "    let mask = (h < n_heads)[:, None];\n"
+    "    let src = t * stride_kt + h[:, None] * stride_kh + d[None, :];\n"
+    "    let dst = blk * stride_cb + off * stride_cs + h[:, None] * stride_ch + d[None, :];\n"
+    "    store(k_cache + dst, load(k + src, mask), mask);\n"
+    "    store(v_cache + dst, load(v + src, mask), mask);\n"
+    "}\n";
+
+Test(lang_ports, paged_kv_cache_append) {
+    seed_rng();
+    enum { T = 6, H = 3, HD = 64, BS = 16, NB = 5, CS = NB * BS * H * HD };
+    static uint16_t kk[T * H * HD], vv[T * H * HD], kc[CS], vc[CS];
+    int64_t slots[T] = {17, 3, -1, 79, 40, 0};
+    for (int i = 0; i < T * H * HD; i++) kk[i] = f32_to_f16((float)urand()), vv[i] = f32_to_f16((float)urand());
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, kv_src, "kv_append", archs[a], NULL);
+        uint64_t dk = upload(&k, kk, sizeof kk), dv = upload(&k, vv, sizeof vv), dkc = poisoned(&k, sizeof kc), dvc = poisoned(&k, sizeof vc),
+                 ds = upload(&k, slots, sizeof slots);
+        int32_t skt = H * HD, skh = HD, scs = H * HD, sch = HD, nh = H;
+        int64_t scb = BS * H * HD;
+        DevStatus st = dev_launch(k.fn, T, 2, 1, (unsigned)k.threads, 1, 1, 0, NULL,
+                                  (void *[]){&dk, &dv, &dkc, &dvc, &ds, &skt, &skh, &scb, &scs, &sch, &nh});
+        cr_assert_eq(st, DEV_OK, "%s", dev_last_error(k.dev));
+        cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+        download(&k, kc, dkc, sizeof kc);
+        download(&k, vc, dvc, sizeof vc);
+        static uint16_t wk[CS], wv[CS];
+        memset(wk, 0xff, sizeof wk), memset(wv, 0xff, sizeof wv);
+        for (int t = 0; t < T; t++)
+            if (slots[t] >= 0)
+                for (int i = 0; i < H * HD; i++) wk[slots[t] * H * HD + i] = kk[t * H * HD + i], wv[slots[t] * H * HD + i] = vv[t * H * HD + i];
+        for (int i = 0; i < CS; i++) {
+            cr_assert_eq(kc[i], wk[i], "%s k_cache[%d] = 0x%04x, want 0x%04x", archs[a], i, kc[i], wk[i]);
+            cr_assert_eq(vc[i], wv[i], "%s v_cache[%d] = 0x%04x, want 0x%04x", archs[a], i, vc[i], wv[i]);
+        }
+        unload(&k);
+    }
+}
+
+/* ---- fused bias + dropout + residual with Triton's Philox stream (rand(seed, offsets)): the kept fraction scaled
+ * by 1 / (1 - p); the mask checked against a Philox 4x32-10 of the host ---- */
+static const char *dropout_src =
+    "kernel dropout_res(x: *f32, res: *f32, bias: *f32, out: *f32, n: i32, n_cols: i32, p: f32, seed: i32, const B: i32 = 512) {\n"
+    "    let offs = program_id(0) * B + arange(0, B);\n"
+    "    let m = offs < n;\n"
+    "    let x_ = load(x + offs, m) + load(bias + offs % n_cols, m);\n"
+    "    let keep = rand(seed, offs) > p;\n"
+    "    store(out + offs, where(keep, x_ / (1.0 - p), 0.0) + load(res + offs, m), m);\n"
+    "}\n";
+
+static float philox_uniform(uint32_t seed, uint32_t offset) {
+    uint32_t c0 = offset, c1 = 0, c2 = 0, c3 = 0, k0 = seed, k1 = 0;
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)p1, c3 = (uint32_t)p0, c0 = n0, c2 = n2;
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    int32_t i = (int32_t)c0;
+    if (i < 0) i = -i - 1;
+    return (float)i * 4.6566127342e-10f;
+}
+
+Test(lang_ports, dropout_residual_philox) {
+    seed_rng();
+    enum { N = 1500, NC = 300 };
+    float x[N], res[N], bias[NC], out[N], p = 0.25f;
+    int32_t seedv = 1234 + irand(1000);
+    for (int i = 0; i < N; i++) x[i] = (float)urand(), res[i] = (float)urand();
+    for (int i = 0; i < NC; i++) bias[i] = (float)urand();
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_src_on(&k, dropout_src, "dropout_res", archs[a], NULL);
+        uint64_t dx = upload(&k, x, sizeof x), dr = upload(&k, res, sizeof res), db = upload(&k, bias, sizeof bias), d_o = poisoned(&k, sizeof out);
+        int32_t n = N, nc = NC;
+        launch(&k, (N + 511) / 512, (void *[]){&dx, &dr, &db, &d_o, &n, &nc, &p, &seedv});
+        download(&k, out, d_o, sizeof out);
+        int kept = 0;
+        for (int i = 0; i < N; i++) {
+            bool keep = philox_uniform((uint32_t)seedv, (uint32_t)i) > p;
+            kept += keep;
+            float want = (keep ? (x[i] + bias[i % NC]) / (1.0f - p) : 0.0f) + res[i];
+            cr_assert(fabsf(out[i] - want) <= 1e-6f * fabsf(want) + 1e-7f, "%s out[%d] = %.9g, want %.9g (seed %d)", archs[a], i, out[i], want, seedv);
+        }
+        cr_assert(kept > N * 0.7 && kept < N * 0.8, "kept %d of %d at p = 0.25", kept, N);
+        unload(&k);
+    }
 }
