@@ -1132,6 +1132,39 @@ static Val compare_names(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     return val_ct_int(op == TK_EQEQ ? eq : !eq, DT_I1);
 }
 
+/* The compile-time integers of a shape list or of a tuple of them (a shape written (BM, BN)); false otherwise. */
+static bool ct_int_seq(Val v, int *n, int64_t *out) {
+    if (v.k == V_SHAPE) {
+        *n = v.rank;
+        for (int i = 0; i < v.rank; i++) out[i] = v.shape[i];
+        return true;
+    }
+    if (v.k != V_TUPLE || gen_is_record(v) || v.nelems > TIR_MAX_RANK) return false;
+    *n = v.nelems;
+    for (int i = 0; i < v.nelems; i++) {
+        if (v.elems[i].k != V_CT || !dtype_is_int(v.elems[i].dt)) return false;
+        out[i] = v.elems[i].i;
+    }
+    return true;
+}
+
+/* == and != of two shapes, as Triton's `x.shape == y.shape` or `acc.shape == (BM, BN)` compare (element by element,
+ * a list and a tuple alike): a compile-time i1.  Other operators, and a shape against anything else, are errors. */
+static Val compare_shapes(Gen *g, TokKind op, Val a, Val b, Loc loc) {
+    if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    int na, nb;
+    int64_t ea[TIR_MAX_RANK], eb[TIR_MAX_RANK];
+    if ((op != TK_EQEQ && op != TK_NE) || !ct_int_seq(a, &na, ea) || !ct_int_seq(b, &nb, eb)) {
+        diag_error(g->d, loc, "shapes (lists and tuples of compile-time integers) only compare with == and != to shapes (here '%s' "
+                   "%s '%s')", gen_val_type_name(g, a),
+                   lang_tok_spelling[op], gen_val_type_name(g, b));
+        return val_err();
+    }
+    bool eq = na == nb;
+    for (int i = 0; eq && i < na; i++) eq = ea[i] == eb[i];
+    return val_ct_int(op == TK_EQEQ ? eq : !eq, DT_I1);
+}
+
 static Val gen_expr1(Gen *g, const Node *n) {
     switch (n->kind) {
     case N_INT: return val_ct_int(n->ival, n->ty.dt == DT_U64 ? DT_U64 : fits_i32(n->ival) ? DT_I32 : DT_I64);
@@ -1163,6 +1196,8 @@ static Val gen_expr1(Gen *g, const Node *n) {
             } else if (x->op == TK_POW) a = gen_pow(g, a, b, x->oploc);
             else if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE || a.k == V_NONE || b.k == V_NONE)
                 a = compare_names(g, x->op, a, b, x->oploc);
+            else if ((a.k == V_SHAPE || b.k == V_SHAPE || (a.k == V_TUPLE && b.k == V_TUPLE)) && (x->op == TK_EQEQ || x->op == TK_NE))
+                a = compare_shapes(g, x->op, a, b, x->oploc);
             else a = gen_binop(g, x->op, a, b, x->oploc);
         }
         return a;

@@ -1604,3 +1604,45 @@ Test(lang_triton, unpack_a_shape) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Triton's `tl.static_assert(a.shape == b.shape)` and `acc.shape == (BM, BN)`: shapes compare with == and != element by
+ * element into a compile-time i1 (a list and a tuple of the same sizes are equal), so an `if` on one picks code at
+ * compile time; they were "a list cannot be used as a value". */
+static const char *shape_compare_src =
+    "fn row_or_col_sum(v, const BM: i32) {\n"
+    "    static_assert(shape_of(v) == shape_of(v * 2.0) && shape_of(v) != [BM] && (1, 2) != (2, 1));\n"
+    "    let r = zeros([BM], f32);\n"
+    "    if shape_of(v) == (BM, 2 * BM) { r = sum(v, 1); } else { r = sum(v, 0); }\n"
+    "    return r;\n"
+    "}\n"
+    "kernel k(x: *f32, out: *f32) {\n"
+    "    let o = arange(0, 8)[:, None] * 16 + arange(0, 16)[None, :];\n"
+    "    let v = load(x + o);\n"
+    "    store(out + arange(0, 8), row_or_col_sum(v, 8));\n"
+    "    store(out + 8 + arange(0, 8), row_or_col_sum(reshape(v, [16, 8]), 8));\n"
+    "}\n";
+
+Test(lang_triton, compare_shapes) {
+    K k;
+    load_src(&k, shape_compare_src, "k");
+    seed_rng();
+    float x[128], o[16];
+    for (int i = 0; i < 128; i++) x[i] = (float)(irand(17) - 8); /* sums of small integers are exact in any order */
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&dx, &d_o});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 8; i++) {
+        float rs = 0, cs = 0; /* row i of the [8, 16] tile (the if's branch); column i of reshape(v, [16, 8]) (its else) */
+        for (int j = 0; j < 16; j++) rs += x[i * 16 + j], cs += x[j * 8 + i];
+        cr_assert_eq(o[i], rs, "row %d: %g, want %g (seed %llu)", i, o[i], rs, (unsigned long long)seed);
+        cr_assert_eq(o[8 + i], cs, "column %d: %g, want %g (seed %llu)", i, o[8 + i], cs, (unsigned long long)seed);
+    }
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    static_assert(shape_of(zeros([4, 8], f32)) == 4);\n}\n",
+         "t.tile:2:48: error: shapes (lists and tuples of compile-time integers) only compare with == and != to shapes (here 'list' == 'i32')"},
+        {"kernel k(x: *f32) {\n    static_assert(shape_of(zeros([4, 8], f32)) == [4, 9], \"mismatch\");\n}\n",
+         "t.tile:2:5: error: static_assert failed: mismatch"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
