@@ -1068,7 +1068,23 @@ Val builtin_call(Gen *g, const Node *node) {
     if (id == BI_DOT_SCALED) return bi_dot_scaled(g, node);
     if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT || id == BI_STATIC_PRINT)
         return builtin_debug(g, node, builtins[id].name);
-    if (id == BI_PRINT) return builtin_debug(g, node, "device_print"); /* Triton runs Python's print as tl.device_print */
+    if (id == BI_PRINT) { /* Triton runs Python's print as tl.device_print; print(x, y) prints without a prefix */
+        if (!node->nkids || node->kids[0]->kind != N_STR) {
+            Node *call = arena_alloc(g->a, sizeof *call), *pre = arena_alloc(g->a, sizeof *pre);
+            *pre = (Node){.kind = N_STR, .loc = node->loc, .name = ""};
+            *call = *node;
+            call->nkids = node->nkids + 1;
+            call->kids = ARENA_ARRAY(g->a, Node *, call->nkids);
+            call->kwnames = node->kwnames ? ARENA_ARRAY(g->a, const char *, call->nkids) : NULL;
+            call->kids[0] = pre;
+            for (int i = 0; i < node->nkids; i++) {
+                call->kids[i + 1] = node->kids[i];
+                if (node->kwnames) call->kwnames[i + 1] = node->kwnames[i];
+            }
+            node = call;
+        }
+        return builtin_debug(g, node, "device_print");
+    }
     /* Triton's trans(x, 1, 0), permute(x, 2, 0, 1), reshape(x, 16, 8) and broadcast_to(x, 16, 8): the dimensions
      * after x as a list */
     if (id == BI_TRANS || id == BI_PERMUTE || id == BI_RESHAPE || id == BI_VIEW || id == BI_BROADCAST_TO) {

@@ -164,7 +164,8 @@ Test(lang_debug, device_print_assert_num_sms) {
 }
 
 /* Python's print in a Triton kernel runs at run time as tl.device_print (Triton's code generator maps the builtin
- * to it): the same lines, hex= included; it was an unknown name ("did you mean 'rint'?"). */
+ * to it): the same lines, hex= included, and without a string first no prefix; it was an unknown name ("did you
+ * mean 'rint'?"). */
 Test(lang_debug, python_print_is_device_print) {
     float x[16];
     char *msg, *out;
@@ -173,6 +174,7 @@ Test(lang_debug, python_print_is_device_print) {
                       "    let v = load(x + o, o < n, 0.0);\n"
                       "    print(\"v=\", v, o, n);\n"
                       "    print(\"h=\", o, hex=true);\n"
+                      "    print(o * 3, n);\n"
                       "    store(y + o, v + 1.0, o < n);\n"
                       "}\n";
     cr_assert_eq(run_debug_src(src, 0, 0, x, &msg, &out), DEV_OK, "%s", msg);
@@ -181,6 +183,8 @@ Test(lang_debug, python_print_is_device_print) {
         snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) v= %g %d 12\n", i / 8, i % 8, i < 12 ? 10.0 * i : 0.0, i);
         cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
         snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) h= 0x%08x\n", i / 8, i % 8, i);
+        cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
+        snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) %d 12\n", i / 8, i % 8, 3 * i); /* print(x, ...): no prefix */
         cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
         cr_expect_eq(x[i], i < 12 ? 10.0f * (float)i + 1 : 10.0f * (float)i, "x[%d] = %g", i, x[i]);
     }
