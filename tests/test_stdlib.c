@@ -798,3 +798,42 @@ Test(stdlib, libdevice_names) {
     }
     done(&d);
 }
+
+/* cuda.tile: Triton's tl.extra.cuda globaltimer(), smid() and num_threads(), found without an import: the two timer
+ * reads are both kept (is_pure=false) and ordered, smid is a multiprocessor of the device, num_threads the block. */
+Test(stdlib, cuda_special_registers) {
+    static const char *src = "kernel k(o: *i64, s: *i32, x: *f32, n: i32) {\n"
+                             "  let t0 = globaltimer();\n"
+                             "  let acc = 0.0;\n"
+                             "  for i in range(0, n) { acc += load(x + i); }\n"
+                             "  let t1 = globaltimer();\n"
+                             "  let p = program_id(0);\n"
+                             "  store(o + 2 * p, t1 - t0);\n  store(o + 2 * p + 1, t0);\n"
+                             "  store(s + 3 * p, smid());\n  store(s + 3 * p + 1, num_threads());\n  store(s + 3 * p + 2, acc as i32);\n"
+                             "}\n";
+    tile_compile_options opt = {0};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", src, &opt, &c), TILE_OK, "%s", c.diagnostics);
+    int reads = 0;
+    for (const char *p = c.ptx; (p = strstr(p, "%globaltimer")); p++) reads++;
+    cr_expect_eq(reads, 2, "the two timer reads, not merged:\n%s", c.ptx);
+    tile_compiled_free(&c);
+    Dev d;
+    load(&d, src, "k");
+    float hx[64];
+    for (int i = 0; i < 64; i++) hx[i] = 1.0f;
+    int n = 64;
+    uint64_t o = buf(&d, 3 * 2 * 8, NULL), s = buf(&d, 3 * 3 * 4, NULL), x = buf(&d, sizeof hx, hx);
+    run(&d, 3, (void *[]){&o, &s, &x, &n});
+    int64_t ho[6];
+    int32_t hs[9];
+    cr_assert_eq(dev_memcpy_dtoh(d.dev, ho, o, sizeof ho), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d.dev, hs, s, sizeof hs), DEV_OK);
+    for (int p = 0; p < 3; p++) {
+        cr_expect(ho[2 * p] >= 0 && ho[2 * p + 1] > 0, "program %d: timer %lld, elapsed %lld", p, (long long)ho[2 * p + 1], (long long)ho[2 * p]);
+        cr_expect(hs[3 * p] >= 0 && hs[3 * p] < 132, "program %d: smid %d", p, hs[3 * p]);
+        cr_expect_eq(hs[3 * p + 1], d.threads, "program %d: num_threads %d", p, hs[3 * p + 1]);
+        cr_expect_eq(hs[3 * p + 2], 64, "program %d: the loop's sum %d", p, hs[3 * p + 2]);
+    }
+    done(&d);
+}
