@@ -700,6 +700,30 @@ static Node *stmt(Parser *p) {
         expect(p, TK_SEMI, "after 'let' statement");
         return n;
     }
+    if (t->kind == TK_IDENT && peek2(p)->kind == TK_LBRACK) { /* a tuple's element assigned, Triton's `t[i] = v` */
+        int depth = 0, k = p->pos + 1;
+        for (; k < p->n && p->t[k].kind != TK_EOF; k++) {
+            TokKind kk = p->t[k].kind;
+            if (kk == TK_LBRACK || kk == TK_LPAREN) depth++;
+            else if ((kk == TK_RBRACK || kk == TK_RPAREN) && --depth == 0) break;
+            else if (kk == TK_SEMI || kk == TK_LBRACE || kk == TK_RBRACE) break;
+            else if (depth == 1 && (kk == TK_COLON || kk == TK_COMMA || kk == TK_NONE)) break; /* a slice: reported below */
+        }
+        if (k + 1 < p->n && p->t[k].kind == TK_RBRACK && is_assign_op(p->t[k + 1].kind)) {
+            next(p);
+            next(p);
+            n = new_node(p, N_ASSIGN, t->loc);
+            n->name = arena_strndup(p->a, t->text, t->len);
+            n->cond = expr(p); /* the element's index */
+            expect(p, TK_RBRACK, "after the index");
+            Token *op = next(p);
+            n->oploc = op->loc;
+            n->op = op->kind;
+            n->rhs = op->kind == TK_ASSIGN ? value_expr(p) : expr(p);
+            expect(p, TK_SEMI, "after assignment");
+            return n;
+        }
+    }
     if (t->kind == TK_IDENT && is_assign_op(peek2(p)->kind)) {
         next(p);
         Token *op = next(p);

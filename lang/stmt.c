@@ -469,6 +469,33 @@ static void gen_assign(Gen *g, const Node *s) {
         diag_error(g->d, s->rhs->loc, "expression has no value");
         v = val_err();
     }
+    if (s->cond) { /* t[i] = v: Triton's tuple element assignment, the variable then holds the tuple with element i replaced */
+        Val t = x->val;
+        if (t.k == V_ERR || v.k == V_ERR) return;
+        if (t.k != V_TUPLE || gen_is_record(t)) {
+            diag_error(g->d, s->oploc, "cannot assign to an element of '%s', %s: tensors are values here; build the new one "
+                       "(`where(arange(0, N) == i, v, a)`) or store to memory (a tuple's elements are assigned: `t[i] = v`)", s->name,
+                       t.k == V_RT ? arena_printf(g->a, "a '%s'", gen_type_desc(g, t.t))
+                       : t.k == V_CT ? arena_printf(g->a, "a '%s'", gen_val_type_name(g, t))
+                                                  : arena_printf(g->a, "a %s", gen_val_type_name(g, t)));
+            return;
+        }
+        int64_t i;
+        if (!val_ct_int_of(g, gen_expr(g, s->cond), s->cond->loc, "a tuple's index", &i)) return;
+        if (i < -(int64_t)t.nelems || i >= t.nelems) {
+            diag_error(g->d, s->cond->loc, "index %lld is out of range for a tuple of %d values", (long long)i, t.nelems);
+            return;
+        }
+        if (i < 0) i += t.nelems;
+        if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], t.elems[i], v, s->oploc);
+        Val *e = ARENA_ARRAY(g->a, Val, t.nelems);
+        memcpy(e, t.elems, sizeof *e * (size_t)t.nelems);
+        e[i] = held(g, v);
+        t.elems = e;
+        x->val = t;
+        x->set = s->loc;
+        return;
+    }
     if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], x->val, v, s->oploc);
     x->val = held(g, v);
     x->set = s->loc;
@@ -1022,8 +1049,9 @@ static bool name_read(const Node *n, const char *name) {
     if (!n) return false;
     if (n->kind == N_NAME) return !strcmp(n->name, name);
     if ((n->kind == N_LET || n->kind == N_ASSIGN)) {
-        if (n->kind == N_ASSIGN && n->op != TK_ASSIGN && n->name && !strcmp(n->name, name)) return true;
-        return name_read(n->rhs, name) || name_read(n->ty.call, name);
+        /* `x += 1` and `t[i] = v` (the rest of the tuple) read the target */
+        if (n->kind == N_ASSIGN && (n->op != TK_ASSIGN || n->cond) && n->name && !strcmp(n->name, name)) return true;
+        return name_read(n->rhs, name) || name_read(n->ty.call, name) || (n->kind == N_ASSIGN && name_read(n->cond, name));
     }
     if (name_read(n->lhs, name) || name_read(n->rhs, name) || name_read(n->cond, name) || name_read(n->then, name) ||
         name_read(n->els, name) || name_read(n->ty.call, name))

@@ -1134,11 +1134,16 @@ Test(lang_diag, redefinition_notes_the_first) {
 /* Assigning to an element, a slice or a call: one error at the '=' that says what to write instead, and
  * parsing goes on at the next statement (it was "expected ';' after expression, found '='"). */
 Test(lang_diag, assignment_to_an_expression) {
-    expect_diag("kernel k(x: *f32) {\n    let a = arange(0, 16);\n    a[0] = 1;\n    load(x) += 2.0;\n    store(x + a, a);\n}\n",
-                "t.tile:3:10: error: cannot assign to an element or slice: tensors are values here; build the new one "
-                "(`where(arange(0, N) == i, v, a)`) or store to memory\n      a[0] = 1;\n           ^\n"
+    expect_diag("kernel k(x: *f32) {\n    let a = arange(0, 16);\n    a[:, None] = 1;\n    load(x) += 2.0;\n    store(x + a, a);\n}\n",
+                "t.tile:3:16: error: cannot assign to an element or slice: tensors are values here; build the new one "
+                "(`where(arange(0, N) == i, v, a)`) or store to memory\n      a[:, None] = 1;\n                 ^\n"
                 "t.tile:4:13: error: cannot assign to this expression: only a variable or a tuple of variables `(a, b)` can be "
                 "assigned\n      load(x) += 2.0;\n              ^\n");
+    /* a[i] = v parses (a tuple's element is assigned so); of a tensor it is an error once names are known */
+    expect_diag("kernel k(x: *f32) {\n    let a = arange(0, 16);\n    a[0] = 1;\n    store(x + a, a);\n}\n",
+                "t.tile:3:10: error: cannot assign to an element of 'a', a 'tensor<16xi32>': tensors are values here; build the new one "
+                "(`where(arange(0, N) == i, v, a)`) or store to memory (a tuple's elements are assigned: `t[i] = v`)\n"
+                "      a[0] = 1;\n           ^\n");
 }
 
 /* full's constant value must be exact in an integer dtype, as `let i: i32 = 1.5` must (and Triton's tl.full):

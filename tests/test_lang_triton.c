@@ -1646,3 +1646,44 @@ Test(lang_triton, compare_shapes) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Triton's tuple element assignment (`values[i] = values[i] + 1` in a static_range over len(values), as its own
+ * tests write): `t[i] = v;` and `t[i] op= v;` make the variable hold the tuple with element i replaced, carried by a
+ * loop like any tuple; it was a parse error.  A tensor's element, a run-time index and one past the end are errors. */
+static const char *tuple_element_src =
+    "fn incr(values) {\n"
+    "    for i in static_range(len(values)) { values[i] = values[i] + 1; }\n"
+    "    return values;\n"
+    "}\n"
+    "kernel k(a: *f32, b: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let t = (load(a + o), load(b + o), 2.0);\n"
+    "    t = incr(t);\n"
+    "    t[-1] *= 3.0;\n"
+    "    for k in range(0, n) { t[0] += 1.0; }\n"
+    "    store(out + o, t[0] + t[1] * t[2]);\n"
+    "}\n";
+
+Test(lang_triton, tuple_element_assignment) {
+    K k;
+    load_src(&k, tuple_element_src, "k");
+    seed_rng();
+    float a[64], b[64], o[64];
+    for (int i = 0; i < 64; i++) a[i] = (float)(irand(64) - 32), b[i] = (float)(irand(64) - 32); /* exact sums and products */
+    int32_t n = 5;
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &db, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 64; i++) {
+        float want = (a[i] + 1 + 5) + (b[i] + 1) * 9;
+        cr_assert_eq(o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    v[0] = 1.0;\n}\n",
+         "t.tile:3:10: error: cannot assign to an element of 'v', a 'tensor<4xf32>': tensors are values here"},
+        {"kernel k(x: *f32, n: i32) {\n    let t = (1.0, 2.0);\n    t[n] = 1.0;\n}\n", "t.tile:3:7: error: a tuple's index must be a compile-time integer"},
+        {"kernel k(x: *f32) {\n    let t = (1.0, 2.0);\n    t[2] = 1.0;\n}\n", "t.tile:3:7: error: index 2 is out of range for a tuple of 2 values"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}

@@ -181,11 +181,11 @@ module.exports = grammar({
     //      | ( names | bare ) "=" value ";"
     tuple_assignment_statement: ($) => seq(field('left', choice($.names, $.bare_names)), '=', field('right', $._value), ';'),
 
-    //      | IDENT "=" value ";"   | IDENT ( "+=" | ... | ">>=" ) expr ";"
+    //      | IDENT [ "[" expr "]" ] "=" value ";"   | IDENT [ "[" expr "]" ] ( "+=" | ... | ">>=" ) expr ";"
     assignment_statement: ($) => choice(
-      seq(field('left', $.identifier), field('operator', '='), field('right', $._value), ';'),
+      seq(field('left', choice($.identifier, $.index_expression)), field('operator', '='), field('right', $._value), ';'),
       seq(
-        field('left', $.identifier),
+        field('left', choice($.identifier, $.index_expression)),
         field('operator', choice(...ASSIGN_OPS.filter((op) => op !== '='))),
         field('right', $._expression),
         ';',
