@@ -99,6 +99,57 @@ static bool axis_arg(Call *c, int i, int rank, bool allow_end, int *axis) {
     return true;
 }
 
+/* Argument i as the axes a reduction removes: one axis, or Triton's tuple (or list) of them, `sum(x, axis=(0, 1))`,
+ * each compile-time, in range and given once.  They come back highest first (*n of them), the order that reduces
+ * them one after the other without renumbering the axes still to go. */
+static bool axes_arg(Call *c, int i, int rank, int *axes, int *n) {
+    Gen *g = c->g;
+    Val v = c->v[i];
+    if (v.k != V_TUPLE && v.k != V_SHAPE) {
+        *n = 1;
+        return axis_arg(c, i, rank, false, &axes[0]);
+    }
+    int len = v.k == V_TUPLE ? v.nelems : v.rank;
+    if (len > TIR_MAX_RANK) { /* more than rank repeat one (said below, at the repeat) */
+        diag_error(g->d, c->loc[i], "'%s' of a rank-%d tensor along %d axes", c->bi->name, rank, len);
+        return false;
+    }
+    for (int k = 0; k < len; k++) {
+        int64_t a;
+        if (v.k == V_SHAPE) a = v.shape[k];
+        else if (!val_ct_int_of(g, v.elems[k], c->loc[i], arena_printf(g->a, "an axis of '%s'", c->bi->name), &a)) return false;
+        int64_t w = a < 0 ? a + rank : a;
+        if (w < 0 || w >= rank) {
+            diag_error(g->d, c->loc[i], "axis %lld is out of range for a tensor of rank %d", (long long)a, rank);
+            return false;
+        }
+        for (int j = 0; j < k; j++)
+            if (axes[j] == (int)w) {
+                diag_error(g->d, c->loc[i], "axis %lld is given twice in the axes of '%s'", (long long)w, c->bi->name);
+                return false;
+            }
+        int j = k; /* insertion, highest first */
+        while (j > 0 && axes[j - 1] < (int)w) axes[j] = axes[j - 1], j--;
+        axes[j] = (int)w;
+    }
+    *n = len;
+    return true;
+}
+
+/* Argument i is a tuple or list of axes (sum(x, (0, 1))), which a reduction along one axis only rejects. */
+static bool single_axis(Call *c, int i) {
+    if (c->v[i].k != V_TUPLE && c->v[i].k != V_SHAPE) return true;
+    diag_error(c->g->d, c->loc[i], "'%s' reduces along one axis, not a tuple of them", c->bi->name);
+    return false;
+}
+
+/* compose_reduce along each of axes (highest first; none: every element), each removed or kept of size 1 in turn. */
+static Val reduce_axes(Gen *g, Val x, const int *axes, int n, const Decl *fn, Op op, bool keep_dims, Loc loc) {
+    if (n == 0) return compose_reduce(g, x, -1, fn, op, keep_dims, loc);
+    for (int k = 0; k < n && x.k != V_ERR; k++) x = compose_reduce(g, x, axes[k], fn, op, keep_dims, loc);
+    return x;
+}
+
 /* A tuple of compile-time sizes, (64, 32). */
 static bool tuple_of_sizes(Val v) {
     for (int k = 0; k < v.nelems; k++) {
@@ -426,11 +477,15 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
         }
         if (to != x.t->dt) x = gen_cast(g, x, to, c->loc[0]);
     }
-    if (has(c, 1)) {
-        int axis;
-        if (!axis_arg(c, 1, x.t->rank, false, &axis)) return val_err();
-        Val r = reduce_once(c, x, axis, kind, op);
-        return keep_dims && op != OP_SCAN ? gen_expand_dims(g, r, axis, c->node->loc) : r;
+    if (has(c, 1)) { /* several axes (Triton's tuple): highest first, each removed (or kept of size 1) in turn */
+        int axes[TIR_MAX_RANK], n = 1;
+        if ((op == OP_SCAN || (kind != RED_SUM && kind != RED_MAX && kind != RED_MIN)) && !single_axis(c, 1)) return val_err();
+        if (!axes_arg(c, 1, x.t->rank, axes, &n)) return val_err();
+        for (int k = 0; k < n && x.k != V_ERR; k++) {
+            x = reduce_once(c, x, axes[k], kind, op);
+            if (keep_dims && op != OP_SCAN) x = gen_expand_dims(g, x, axes[k], c->node->loc);
+        }
+        return x;
     }
     if (op == OP_SCAN) return reduce_once(c, x, 0, kind, op);
     if (x.t->rank > 1 && (kind == RED_ARGMAX || kind == RED_ARGMIN)) {
@@ -894,9 +949,13 @@ static Val bi_compose(Call *c, BuiltinId id) {
         Val first = x.k == V_TUPLE && x.nelems ? x.elems[0] : x;
         if (x.k != V_TUPLE && !tensor_arg(c, 0)) return val_err();
         if (!val_is_value(g, first, c->loc[0])) return val_err();
-        int rank = val_rank(first), axis = -1;
+        int rank = val_rank(first), axis = -1, axes[TIR_MAX_RANK], naxes = 0;
         if (id == BI_CUMPROD && !has(c, 1)) axis = 0;
-        if (has(c, 1) && !axis_arg(c, 1, rank, false, &axis)) return val_err();
+        if (has(c, 1) && id == BI_CUMPROD && (!single_axis(c, 1) || !axis_arg(c, 1, rank, false, &axis))) return val_err();
+        if (has(c, 1) && id != BI_CUMPROD) { /* reduce, xor_sum, reduce_or: several axes too, highest first */
+            if (!axes_arg(c, 1, rank, axes, &naxes)) return val_err();
+            axis = axes[0];
+        }
         if (axis < 0 && id != BI_REDUCE && id != BI_XOR_SUM && id != BI_REDUCE_OR) {
             diag_error(g->d, loc, "'%s' needs an axis", c->bi->name);
             return val_err();
@@ -905,14 +964,14 @@ static Val bi_compose(Call *c, BuiltinId id) {
         bool bitwise = id == BI_XOR_SUM || id == BI_REDUCE_OR;
         int fi = id == BI_CUMPROD || bitwise ? 2 : 3; /* keep_dims or reverse */
         if (has(c, fi) && !bi_ct_flag(c, fi, id == BI_REDUCE || bitwise ? "keep_dims" : "reverse", &flag)) return val_err();
-        if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], OP_COUNT, flag != 0, loc);
+        if (id == BI_REDUCE) return reduce_axes(g, x, axes, naxes, c->fn[2], OP_COUNT, flag != 0, loc);
         if (id == BI_REDUCE_OR) { /* Triton's: integers (i1: any), every element when the axis is None */
             if (!numeric(c, 0)) return val_err();
             if (!dtype_is_int(val_dtype(x))) {
                 diag_error(g->d, c->loc[0], "'reduce_or' expects integers, got '%s'", gen_val_type_name(g, x));
                 return val_err();
             }
-            return compose_reduce(g, x, axis, NULL, OP_OR, flag != 0, loc);
+            return reduce_axes(g, x, axes, naxes, NULL, OP_OR, flag != 0, loc);
         }
         if (id == BI_XOR_SUM) { /* Triton's: integers (i1: the parity), every element when there is no axis */
             if (!numeric(c, 0)) return val_err();
@@ -920,7 +979,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
                 diag_error(g->d, c->loc[0], "'xor_sum' expects integers, got '%s'", gen_val_type_name(g, x));
                 return val_err();
             }
-            return compose_reduce(g, x, axis, NULL, OP_XOR, flag != 0, loc);
+            return reduce_axes(g, x, axes, naxes, NULL, OP_XOR, flag != 0, loc);
         }
         if (id == BI_CUMPROD) {
             if (!numeric(c, 0)) return val_err();
@@ -1435,7 +1494,8 @@ Val builtin_call(Gen *g, const Node *node) {
         if (val_rank(c.v[0]) == 0 && (c.v[0].k == V_CT || c.v[0].k == V_RT) && has(&c, 1) && !c.kw[1] && !has(&c, 2) && !has(&c, 3) &&
             !has(&c, 4))
             return minmax(&c, 0, bi->op, false);
-        if (has(&c, 1) && !c.kw[1] && (c.v[1].k != V_CT || !dtype_is_int(c.v[1].dt) || c.v[1].dt == DT_I1)) {
+        if (has(&c, 1) && !c.kw[1] && c.v[1].k != V_TUPLE && c.v[1].k != V_SHAPE &&
+            (c.v[1].k != V_CT || !dtype_is_int(c.v[1].dt) || c.v[1].dt == DT_I1)) {
             diag_error(g->d, c.loc[1], "the second argument of '%s' is the axis to reduce along (as Triton's tl.%s); for the "
                        "element-wise %s of two values write '%s(a, b)'", bi->name, bi->name, id == BI_MAX ? "maximum" : "minimum",
                        id == BI_MAX ? "maximum" : "minimum");

@@ -7,6 +7,7 @@
  *   is_signed(T), is_ptr(T),      T.is_ptr(), T.primitive_bitwidth
  *   bitwidth(T)
  *   element_type(p)               p.dtype.element_ty
+ *   next_power_of_2(n)            triton.next_power_of_2(n), of a compile-time integer
  * Every answer is a compile-time value (an i32, an i1, a list or a type), so an `if` on one picks
  * code at compile time and static_assert checks it.  T is a type (f16, dtype_of(x), a const
  * holding one) or a value, standing for its element type.  builtins.c binds the arguments and
@@ -114,6 +115,22 @@ Val bi_query(Call *c) {
             return val_err();
         }
         return (Val){.k = V_DTYPE, .t = t->pointee};
+    }
+    case Q_NEXT_POWER_OF_2: { /* the least power of 2 >= n (0 of 0, as Triton's bit trick gives); i32 unless it needs i64 */
+        int64_t n;
+        Val v = c->v[0];
+        if (v.k == V_RT) {
+            diag_error(g->d, c->loc[0], "'next_power_of_2' needs a compile-time integer (a block size), not a run-time value");
+            return val_err();
+        }
+        if (!val_ct_int_of(g, v, c->loc[0], "the argument of 'next_power_of_2'", &n)) return val_err();
+        if (n < 0 || n > ((int64_t)1 << 62)) {
+            diag_error(g->d, c->loc[0], "'next_power_of_2' of %lld: expected 0 to 2^62", (long long)n);
+            return val_err();
+        }
+        int64_t p = n == 0 ? 0 : 1;
+        while (p < n) p <<= 1;
+        return val_ct_int(p, p <= INT32_MAX && v.dt != DT_I64 && v.dt != DT_U64 ? DT_I32 : DT_I64);
     }
     }
     unreachable("query builtin");

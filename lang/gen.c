@@ -811,9 +811,83 @@ static Val gen_pow(Gen *g, Val a, Val b, Loc loc) {
     return val_ct_float(pow(x, e), a.dt == DT_F64 || b.dt == DT_F64 ? DT_F64 : DT_F32);
 }
 
+/* A list's compile-time integers as a tuple of i32s, for concatenation with a tuple. */
+static Val list_as_tuple(Gen *g, Val v) {
+    Val t = {.k = V_TUPLE, .nelems = v.rank, .elems = ARENA_ARRAY(g->a, Val, v.rank ? v.rank : 1)};
+    for (int i = 0; i < v.rank; i++) t.elems[i] = val_ct_int(v.shape[i], DT_I32);
+    return t;
+}
+
+/* Python's tuple (and list) arithmetic, done at compile time: `a + b` concatenates, `t * k` and `k * t` repeat t k times
+ * (k a compile-time integer; k <= 0 gives the empty tuple, as Python's).  A list and a tuple concatenate into a tuple
+ * (Triton's x.shape, a list here, is a tuple there: x.shape + (1,)); two lists into a list.  Elements are kept as
+ * they are, tensors and nested tuples included. */
+static Val seq_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
+    if (gen_is_record(a) || gen_is_record(b)) {
+        diag_error(g->d, loc, "'%s' of a %s: tensor descriptors and block pointers are not tuples to concatenate or repeat",
+                   lang_tok_spelling[op], gen_val_type_name(g, gen_is_record(a) ? a : b));
+        return val_err();
+    }
+    if (op == TK_PLUS) {
+        if (a.k == V_SHAPE && b.k == V_SHAPE) {
+            if (a.rank + b.rank > TIR_MAX_RANK) {
+                diag_error(g->d, loc, "tensors have at most %d dimensions, got a list of %d", TIR_MAX_RANK, a.rank + b.rank);
+                return val_err();
+            }
+            for (int i = 0; i < b.rank; i++) a.shape[a.rank + i] = b.shape[i];
+            a.rank += b.rank;
+            return a;
+        }
+        if (a.k == V_SHAPE) a = list_as_tuple(g, a);
+        if (b.k == V_SHAPE) b = list_as_tuple(g, b);
+        if (a.k != V_TUPLE || b.k != V_TUPLE) {
+            diag_error(g->d, loc, "'+' concatenates a tuple with a tuple, not with '%s' (a one-element tuple is written (x,))",
+                       gen_val_type_name(g, a.k == V_TUPLE ? b : a));
+            return val_err();
+        }
+        Val r = {.k = V_TUPLE, .nelems = a.nelems + b.nelems, .elems = ARENA_ARRAY(g->a, Val, a.nelems + b.nelems + 1)};
+        for (int i = 0; i < a.nelems; i++) r.elems[i] = a.elems[i];
+        for (int i = 0; i < b.nelems; i++) r.elems[a.nelems + i] = b.elems[i];
+        return r;
+    }
+    /* TK_STAR: the sequence and its count, either way round */
+    Val t = a.k == V_TUPLE || a.k == V_SHAPE ? a : b, k = a.k == V_TUPLE || a.k == V_SHAPE ? b : a;
+    if (k.k == V_TUPLE || k.k == V_SHAPE) {
+        diag_error(g->d, loc, "'*' repeats a tuple a compile-time number of times; it does not multiply two tuples");
+        return val_err();
+    }
+    if (k.k == V_RT) {
+        diag_error(g->d, loc, "'*' repeats a tuple a compile-time number of times, but the count is a run-time value");
+        return val_err();
+    }
+    int64_t n;
+    if (!val_ct_int_of(g, k, loc, "the repeat count of a tuple", &n)) return val_err();
+    if (n < 0) n = 0;
+    int len = t.k == V_TUPLE ? t.nelems : t.rank;
+    if (len && n > GEN_MAX_TUPLE / len) {
+        diag_error(g->d, loc, "repeating a %s of %d %lld times makes more than %d elements", t.k == V_TUPLE ? "tuple" : "list", len,
+                   (long long)n, GEN_MAX_TUPLE);
+        return val_err();
+    }
+    if (t.k == V_SHAPE) {
+        if (len * n > TIR_MAX_RANK) {
+            diag_error(g->d, loc, "tensors have at most %d dimensions, got a list of %lld", TIR_MAX_RANK, (long long)(len * n));
+            return val_err();
+        }
+        Val r = {.k = V_SHAPE, .rank = (int)(len * n)};
+        for (int i = 0; i < r.rank; i++) r.shape[i] = t.shape[i % len];
+        return r;
+    }
+    Val r = {.k = V_TUPLE, .nelems = (int)(len * n), .elems = ARENA_ARRAY(g->a, Val, len * n + 1)};
+    for (int i = 0; i < r.nelems; i++) r.elems[i] = t.elems[i % len];
+    return r;
+}
+
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     const BinOp *bo = binop_info(op);
     if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    if ((op == TK_PLUS || op == TK_STAR) && (a.k == V_TUPLE || b.k == V_TUPLE || a.k == V_SHAPE || b.k == V_SHAPE))
+        return seq_binop(g, op, a, b, loc);
     if (a.k == V_DTYPE && b.k == V_DTYPE && (op == TK_EQEQ || op == TK_NE)) /* dtype_of(x) == i64: Triton's x.dtype == tl.int64 */
         return val_ct_int((a.t == b.t) == (op == TK_EQEQ), DT_I1);
     if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();

@@ -26,6 +26,7 @@ enum {
     GEN_MAX_VALUES = 1 << 20,
     GEN_MAX_CALLS = 1 << 18,
     GEN_MAX_STMTS = 1 << 21,
+    GEN_MAX_TUPLE = 1 << 12, /* elements of a tuple made by repetition, t * n */
 };
 
 typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE, V_TUPLE, V_STR } VKind;

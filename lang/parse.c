@@ -619,6 +619,7 @@ static bool is_binding_word(const Token *t) {
  *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
  *      | names "=" expr ";"
  *      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
+ *      | "for" IDENT "in" expr block                       (over a tuple or list, unrolled)
  *      | "while" expr block
  *      | ifstmt
  *      | "return" [ expr ] ";"
@@ -752,6 +753,16 @@ static Node *stmt(Parser *p) {
         if (at(p, TK_IDENT) && peek(p)->len == 2 && !memcmp(peek(p)->text, "in", 2)) next(p);
         else parse_error(p, peek(p)->loc, "expected 'in' after the loop variable, found %s", tok_desc(p, peek(p)));
         const char *rname = "range";
+        if (!p->panic && !at(p, TK_RANGE) && !(ident_is(peek(p), "static_range") && peek2(p)->kind == TK_LPAREN)) {
+            /* for v in t { ... }: over a tuple or list, unrolled at compile time */
+            n->ival = 2;
+            NodeList l = {0};
+            list_push(p, &l, expr(p));
+            n->kids = l.v;
+            n->nkids = l.n;
+            if (!p->panic) n->then = block(p);
+            return n;
+        }
         if (at(p, TK_IDENT) && peek(p)->len == 12 && !memcmp(peek(p)->text, "static_range", 12)) {
             next(p);
             n->ival = 1; /* unrolled at compile time */

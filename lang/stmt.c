@@ -718,6 +718,8 @@ static const Node *first_jump(const Node *s) {
  * variable may even change type; break and continue have no loop to leave. */
 enum { STATIC_RANGE_MAX = 4096 };
 
+static void unroll_body(Gen *g, const Node *s, const Val *vals, int n);
+
 static void gen_static_for(Gen *g, const Node *s) {
     int64_t b[3] = {0, 0, 1};
     int first = s->nkids == 1 ? 1 : 0;
@@ -748,16 +750,25 @@ static void gen_static_for(Gen *g, const Node *s) {
                    j->kind == N_CONTINUE ? "continue" : "break");
         return;
     }
+    Val *vals = ARENA_ARRAY(g->a, Val, n ? (size_t)n : 1);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t iv = b[0] + k * b[2];
+        vals[k] = val_ct_int(iv, iv == (int32_t)iv ? DT_I32 : DT_I64);
+    }
+    unroll_body(g, s, vals, (int)n);
+}
+
+/* The body of an unrolled loop s once per value in vals, its variable bound to each in turn. */
+static void unroll_body(Gen *g, const Node *s, const Val *vals, int n) {
     Frame *fr = g->fr;
     const Node *outer_loop = fr->loop;
     fr->loop = s;
     fr->loops++; /* `return` stays an error inside, as in any loop */
-    for (int64_t k = 0; k < n; k++) {
+    for (int k = 0; k < n; k++) {
         Scope *saved = fr->scope;
         Scope sc = {.up = saved};
         fr->scope = &sc;
-        int64_t iv = b[0] + k * b[2];
-        gen_define_var(g, s->name, val_ct_int(iv, iv == (int32_t)iv ? DT_I32 : DT_I64));
+        gen_define_var(g, s->name, vals[k]);
         int errors = g->d->nerrors;
         gen_seq(g, s->then->kids, s->then->nkids, NULL);
         fr->scope = saved;
@@ -766,6 +777,49 @@ static void gen_static_for(Gen *g, const Node *s) {
     fr->loops--;
     fr->loop = outer_loop;
     if (n > 0) warn_loop_let_of_outer(g, s->then, s->name);
+}
+
+/* for v in t { ... } over a tuple, a list, or a list literal (whose elements may be any values, [1, 2.5, f16]): as
+ * static_range, the body once per element with v that element, which may change type from one copy to the next
+ * (Python's loop over a tuple, which Triton unrolls at compile time). */
+static void gen_seq_for(Gen *g, const Node *s) {
+    const Node *e = s->kids[0];
+    const Node *j = first_jump(s->then);
+    if (j) {
+        diag_error(g->d, j->loc, "'%s' inside a loop over a tuple is not supported (its body is unrolled)",
+                   j->kind == N_CONTINUE ? "continue" : "break");
+        return;
+    }
+    Val *vals;
+    int n;
+    if (e->kind == N_LIST) {
+        n = e->nkids;
+        vals = ARENA_ARRAY(g->a, Val, n ? (size_t)n : 1);
+        for (int k = 0; k < n; k++) {
+            vals[k] = gen_expr(g, e->kids[k]);
+            if (vals[k].k == V_ERR) return;
+        }
+    } else {
+        Val t = gen_expr(g, e);
+        if (t.k == V_ERR) return;
+        if (t.k == V_SHAPE) {
+            n = t.rank;
+            vals = ARENA_ARRAY(g->a, Val, n ? (size_t)n : 1);
+            for (int k = 0; k < n; k++) vals[k] = val_ct_int(t.shape[k], DT_I32);
+        } else if (t.k == V_TUPLE && !gen_is_record(t)) {
+            n = t.nelems;
+            vals = t.elems;
+        } else {
+            diag_error(g->d, e->loc, "'for %s in' expects range(...), static_range(...), a tuple or a list, got '%s'%s", s->name,
+                       gen_val_type_name(g, t), t.k == V_RT || t.k == V_CT ? " (a loop over a run-time count is 'for i in range(n)')" : "");
+            return;
+        }
+    }
+    if (n > STATIC_RANGE_MAX) {
+        diag_error(g->d, e->loc, "the loop unrolls %d iterations, more than %d", n, STATIC_RANGE_MAX);
+        return;
+    }
+    unroll_body(g, s, vals, n);
 }
 
 /* The keyword arguments of range(), as Triton's tl.range: num_stages (this loop's pipeline depth,
@@ -824,6 +878,10 @@ static bool range_keywords(Gen *g, const Node *s, int *stages, int *unroll) {
 static void gen_for(Gen *g, const Node *s) {
     int stages, unroll;
     if (!range_keywords(g, s, &stages, &unroll)) return;
+    if (s->ival == 2) {
+        gen_seq_for(g, s);
+        return;
+    }
     if (s->ival) {
         gen_static_for(g, s);
         return;

@@ -1412,3 +1412,76 @@ Test(lang_diag, typed_constants_of_different_signedness) {
                 "                 ^\n");
     expect_ok("kernel k(p: *i64) {\n    let a = -7;\n    store(p, a % (2 as i64));\n    store(p + 1, (200 as u32) % 3);\n}\n");
 }
+
+/* Reductions along a tuple of axes (sum(x, axis=(0, 1))): each axis compile-time, in range and given once; the
+ * reductions along one axis only (argmax, cumsum, max with indices) reject a tuple. */
+Test(lang_diag, reduce_several_axes) {
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, axis=(0, 2))); }\n",
+                "t.tile:1:107: error: axis 2 is out of range for a tensor of rank 2\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, axis=(0, 2))); }\n"
+                "                                                                                                            ^\n");
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, max(a, (1, -1))); }\n",
+                "t.tile:1:102: error: axis 1 is given twice in the axes of 'max'\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, max(a, (1, -1))); }\n"
+                "                                                                                                       ^\n");
+    expect_diag("kernel k(p: *f32, n: i32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, axis=(0, n))); }\n",
+                "t.tile:1:115: error: an axis of 'sum' must be a compile-time integer\n"
+                "  kernel k(p: *f32, n: i32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, axis=(0, n))); }\n"
+                "                                                                                                                    ^\n");
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, argmax(a, (0, 1))); }\n",
+                "t.tile:1:105: error: 'argmax' reduces along one axis, not a tuple of them\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, argmax(a, (0, 1))); }\n"
+                "                                                                                                          ^\n");
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, xor_sum(a, axis=(0, 1, 0))); }\n",
+                "t.tile:1:111: error: axis 0 is given twice in the axes of 'xor_sum'\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, xor_sum(a, axis=(0, 1, 0))); }\n"
+                "                                                                                                                ^\n");
+}
+
+/* Tuple concatenation and repetition: the count is a compile-time integer, the operands tuples. */
+Test(lang_diag, tuple_arithmetic) {
+    expect_diag("kernel k(p: *f32, n: i32) { let t = (1.0, 2.0) * n; store(p, t[0]); }\n",
+                "t.tile:1:48: error: '*' repeats a tuple a compile-time number of times, but the count is a run-time value\n"
+                "  kernel k(p: *f32, n: i32) { let t = (1.0, 2.0) * n; store(p, t[0]); }\n"
+                "                                                 ^\n");
+    expect_diag("kernel k(p: *f32) { let t = (1.0, 2.0) + 3.0; store(p, t[0]); }\n",
+                "t.tile:1:40: error: '+' concatenates a tuple with a tuple, not with 'f32' (a one-element tuple is written (x,))\n"
+                "  kernel k(p: *f32) { let t = (1.0, 2.0) + 3.0; store(p, t[0]); }\n"
+                "                                         ^\n");
+    expect_diag("kernel k(p: *f32) { let t = (1.0, 2.0) * (1, 2); }\n",
+                "t.tile:1:40: error: '*' repeats a tuple a compile-time number of times; it does not multiply two tuples\n"
+                "  kernel k(p: *f32) { let t = (1.0, 2.0) * (1, 2); }\n"
+                "                                         ^\n");
+    expect_diag("kernel k(p: *f32) { let t = (1.0, 2.0) * 1.5; }\n",
+                "t.tile:1:40: error: the repeat count of a tuple must be an integer, got 'f32'\n"
+                "  kernel k(p: *f32) { let t = (1.0, 2.0) * 1.5; }\n"
+                "                                         ^\n");
+}
+
+/* for v in t: t a tuple or a list (a run-time count is range), no break in the unrolled body. */
+Test(lang_diag, for_over_tuple) {
+    expect_diag("kernel k(p: *f32, n: i32) { for v in n { store(p, 1.0); } }\n",
+                "t.tile:1:38: error: 'for v in' expects range(...), static_range(...), a tuple or a list, got 'i32' (a loop over a run-time count is 'for i in range(n)')\n"
+                "  kernel k(p: *f32, n: i32) { for v in n { store(p, 1.0); } }\n"
+                "                                       ^\n");
+    expect_diag("kernel k(p: *f32) { for v in (1, 2) { if v == 1 { break; } } }\n",
+                "t.tile:1:51: error: 'break' inside a loop over a tuple is not supported (its body is unrolled)\n"
+                "  kernel k(p: *f32) { for v in (1, 2) { if v == 1 { break; } } }\n"
+                "                                                    ^\n");
+}
+
+/* next_power_of_2 of a compile-time integer only. */
+Test(lang_diag, next_power_of_2) {
+    expect_diag("kernel k(p: *f32, n: i32) { const B = next_power_of_2(n); }\n",
+                "t.tile:1:55: error: 'next_power_of_2' needs a compile-time integer (a block size), not a run-time value\n"
+                "  kernel k(p: *f32, n: i32) { const B = next_power_of_2(n); }\n"
+                "                                                        ^\n");
+    expect_diag("kernel k(p: *f32) { const B = next_power_of_2(-3); }\n",
+                "t.tile:1:47: error: 'next_power_of_2' of -3: expected 0 to 2^62\n"
+                "  kernel k(p: *f32) { const B = next_power_of_2(-3); }\n"
+                "                                                ^\n");
+    expect_diag("kernel k(p: *f32) { const B = next_power_of_2(2.5); }\n",
+                "t.tile:1:47: error: the argument of 'next_power_of_2' must be an integer, got 'f32'\n"
+                "  kernel k(p: *f32) { const B = next_power_of_2(2.5); }\n"
+                "                                                ^\n");
+}

@@ -1687,3 +1687,176 @@ Test(lang_triton, tuple_element_assignment) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Reductions along several axes at once, as Triton's tl.sum(x, axis=(0, 1)): sum, max and min (positional axes too),
+ * negative axes, keep_dims, and reduce() with a function, on a [2, 8, 16] tile holding a 2 x 7 x 13 block (masked),
+ * against float64 sums of small integers (exact in any order). */
+static const char *multi_axis_src =
+    "fn add(a, b) { return a + b; }\n"
+    "kernel k(x: *f32, out: *f32, d1: i32, d2: i32) {\n"
+    "    let i = arange(0, 2)[:, None, None];\n"
+    "    let j = arange(0, 8)[None, :, None];\n"
+    "    let l = arange(0, 16)[None, None, :];\n"
+    "    let m = (j < d1) & (l < d2) & (i < 2);\n"
+    "    let off = i * (d1 * d2) + j * d2 + l;\n"
+    "    let v = load(x + off, mask=m, other=0.0);\n"
+    "    let s01 = sum(v, axis=(0, 1));\n"
+    "    let m02 = max(load(x + off, mask=m, other=-1e30), axis=(2, 0));\n"
+    "    let s20 = sum(v, axis=(-1, 0), keep_dims=true);\n"
+    "    static_assert(shape_of(s20) == [1, 8, 1]);\n"
+    "    let n21 = min(load(x + off, mask=m, other=1e30), (2, 1));\n"
+    "    let r12 = reduce(v, [1, 2], add);\n"
+    "    let s012 = sum(v, axis=(0, 1, 2));\n"
+    "    let c = arange(0, 16);\n"
+    "    store(out + c, s01, mask=c < d2);\n"
+    "    let r = arange(0, 8);\n"
+    "    store(out + 16 + r, m02, mask=r < d1);\n"
+    "    store(out + 24 + r, reshape(s20, [8]), mask=r < d1);\n"
+    "    let q = arange(0, 2);\n"
+    "    store(out + 32 + q, n21);\n"
+    "    store(out + 34 + q, r12);\n"
+    "    store(out + 36, s012);\n"
+    "}\n";
+
+Test(lang_triton, reduce_several_axes) {
+    K k;
+    load_src(&k, multi_axis_src, "k");
+    seed_rng();
+    enum { D0 = 2, D1 = 7, D2 = 13 };
+    float x[D0 * D1 * D2], o[37];
+    for (int i = 0; i < D0 * D1 * D2; i++) x[i] = (float)(irand(64) - 32);
+    int32_t d1 = D1, d2 = D2;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&dx, &d_o, &d1, &d2});
+    download(&k, o, d_o, sizeof o);
+#define X(a, b, c) ((double)x[((a) * D1 + (b)) * D2 + (c)])
+    double all = 0;
+    for (int c = 0; c < D2; c++) {
+        double s = 0;
+        for (int a = 0; a < D0; a++)
+            for (int b = 0; b < D1; b++) s += X(a, b, c);
+        all += s;
+        cr_assert_eq((double)o[c], s, "sum over (0, 1) [%d] = %g, want %g (seed %llu)", c, o[c], s, (unsigned long long)seed);
+    }
+    for (int b = 0; b < D1; b++) {
+        double mx = -INFINITY, s = 0;
+        for (int a = 0; a < D0; a++)
+            for (int c = 0; c < D2; c++) mx = fmax(mx, X(a, b, c)), s += X(a, b, c);
+        cr_assert_eq((double)o[16 + b], mx, "max over (2, 0) [%d] = %g, want %g (seed %llu)", b, o[16 + b], mx, (unsigned long long)seed);
+        cr_assert_eq((double)o[24 + b], s, "sum over (-1, 0) [%d] = %g, want %g (seed %llu)", b, o[24 + b], s, (unsigned long long)seed);
+    }
+    for (int a = 0; a < D0; a++) {
+        double mn = INFINITY, s = 0;
+        for (int b = 0; b < D1; b++)
+            for (int c = 0; c < D2; c++) mn = fmin(mn, X(a, b, c)), s += X(a, b, c);
+        cr_assert_eq((double)o[32 + a], mn, "min over (2, 1) [%d] = %g, want %g (seed %llu)", a, o[32 + a], mn, (unsigned long long)seed);
+        cr_assert_eq((double)o[34 + a], s, "reduce over [1, 2] [%d] = %g, want %g (seed %llu)", a, o[34 + a], s, (unsigned long long)seed);
+    }
+#undef X
+    cr_assert_eq((double)o[36], all, "sum over (0, 1, 2) = %g, want %g (seed %llu)", o[36], all, (unsigned long long)seed);
+    unload(&k);
+}
+
+/* Python's tuple arithmetic at compile time: `a + b` concatenates (a list and a tuple into a tuple: x.shape + (1,)),
+ * `t * n` and `n * t` repeat, `+=` appends; elements keep their kinds (tensors, floats, ints). */
+static const char *tuple_arith_src =
+    "kernel k(a: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let x = load(a + o, mask=o < n, other=0.0);\n"
+    "    let t = (x, 2.0) + (x * x,);\n"
+    "    let u = (1.5,) * 3;\n"
+    "    let w = 2 * (x, 3);\n"
+    "    u += (4.0, 5);\n"
+    "    static_assert(len(t) == 3);\n"
+    "    static_assert(len(u) == 5);\n"
+    "    static_assert(len(w) == 4);\n"
+    "    static_assert(len((1, 2) * 0) == 0);\n"
+    "    static_assert(shape_of(zeros([4] * 2, f32)) == [4, 4]);\n"
+    "    let s = shape_of(x) + (1,);\n"
+    "    let y = t[0] + t[1] * t[2] + u[2] + u[3] * u[4] + w[2] * w[3];\n"
+    "    store(out + o[:, None], reshape(y, s), mask=(o < n)[:, None]);\n"
+    "}\n";
+
+Test(lang_triton, tuple_concatenation_and_repetition) {
+    K k;
+    load_src(&k, tuple_arith_src, "k");
+    seed_rng();
+    float a[61], o[64];
+    for (int i = 0; i < 61; i++) a[i] = (float)(irand(64) - 32);
+    int32_t n = 61;
+    uint64_t da = upload(&k, a, sizeof a), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 61; i++) {
+        double x = a[i], want = x + 2.0 * x * x + 1.5 + 4.0 * 5 + x * 3;
+        cr_assert_eq((double)o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    for (int i = 61; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
+    unload(&k);
+}
+
+/* for v in a tuple, a list or a list literal: unrolled at compile time as static_range, v each element (a tensor, a
+ * float, an int, a type in turn); assignments carry from one copy to the next. */
+static const char *for_tuple_src =
+    "kernel k(a: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let m = o < n;\n"
+    "    let x = load(a + o, mask=m, other=0.0);\n"
+    "    let acc = zeros([64], f32);\n"
+    "    for v in (x, 2.0, 3) { acc = acc + v; }\n"
+    "    for s in [1, 2, 4] { acc = acc + x * s; }\n"
+    "    for d in [f16, f32] { acc = acc + cast(x, d); }\n"
+    "    let p = 0;\n"
+    "    for q in shape_of(zeros([4, 8], f32)) { p = p + q; }\n"
+    "    let pair = (x, 10);\n"
+    "    for v in pair * 2 { acc = acc + v; }\n"
+    "    store(out + o, acc + p, mask=m);\n"
+    "}\n";
+
+Test(lang_triton, for_over_tuple) {
+    K k;
+    load_src(&k, for_tuple_src, "k");
+    seed_rng();
+    float a[53], o[64];
+    for (int i = 0; i < 53; i++) a[i] = (float)(irand(64) - 32);
+    int32_t n = 53;
+    uint64_t da = upload(&k, a, sizeof a), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 53; i++) {
+        double x = a[i], want = x + 2 + 3 + 7 * x + 2 * x + 12 + 2 * (x + 10);
+        cr_assert_eq((double)o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    for (int i = 53; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
+    unload(&k);
+}
+
+/* next_power_of_2 (triton.next_power_of_2) on compile-time integers: a block size from a size, in a kernel. */
+static const char *next_pow2_src =
+    "kernel k(a: *f32, out: *f32, const N: i32 = 37) {\n"
+    "    const B = next_power_of_2(N);\n"
+    "    static_assert(B == 64);\n"
+    "    static_assert(next_power_of_2(0) == 0);\n"
+    "    static_assert(next_power_of_2(1) == 1);\n"
+    "    static_assert(next_power_of_2(64) == 64);\n"
+    "    static_assert(next_power_of_2(65) == 128);\n"
+    "    static_assert(next_power_of_2(2 ** 40 + 1) == 2 ** 41);\n"
+    "    static_assert(dtype_of(next_power_of_2(1 << 30)) == i32);\n"
+    "    static_assert(dtype_of(next_power_of_2((1 << 30) + 1)) == i64);\n"
+    "    let o = arange(0, B);\n"
+    "    store(out + o, load(a + o, mask=o < N, other=0.0) * 2.0, mask=o < N);\n"
+    "}\n";
+
+Test(lang_triton, next_power_of_2) {
+    K k;
+    load_src(&k, next_pow2_src, "k");
+    seed_rng();
+    float a[37], o[64];
+    for (int i = 0; i < 37; i++) a[i] = (float)(irand(64) - 32);
+    uint64_t da = upload(&k, a, sizeof a), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &d_o});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 37; i++) cr_assert_eq((double)o[i], 2.0 * a[i], "out[%d] = %g, want %g (seed %llu)", i, o[i], 2.0 * a[i], (unsigned long long)seed);
+    for (int i = 37; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past N", i, o[i]);
+    unload(&k);
+}

@@ -193,18 +193,25 @@ module.exports = grammar({
     ),
 
     //      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
+    //      | "for" IDENT "in" expr block
     for_statement: ($) => seq(
       'for',
       field('variable', $.identifier),
       'in',
-      choice('range', 'static_range'),
-      '(',
-      field('bound', $._expression),
-      optional(seq(',', field('bound', $._expression),
-        optional(seq(',', field('bound', $._expression))))),
-      repeat(seq(',', field('option', $.keyword_argument))),
-      optional(','),
-      ')',
+      choice(
+        seq(
+          choice('range', 'static_range'),
+          '(',
+          field('bound', $._expression),
+          optional(seq(',', field('bound', $._expression),
+            optional(seq(',', field('bound', $._expression))))),
+          repeat(seq(',', field('option', $.keyword_argument))),
+          optional(','),
+          ')',
+        ),
+        //  | "for" IDENT "in" expr block   (over a tuple or list, unrolled)
+        field('iterable', $._expression),
+      ),
       field('body', $.block),
     ),
 
