@@ -110,6 +110,10 @@ static bool axes_arg(Call *c, int i, int rank, int *axes, int *n) {
         return axis_arg(c, i, rank, false, &axes[0]);
     }
     int len = v.k == V_TUPLE ? v.nelems : v.rank;
+    if (len == 0) { /* Python's () would reduce nothing here but everything in reduce(x, None): neither is meant */
+        diag_error(g->d, c->loc[i], "'%s' along an empty tuple of axes (every axis is axis=None)", c->bi->name);
+        return false;
+    }
     if (len > TIR_MAX_RANK) { /* more than rank repeat one (said below, at the repeat) */
         diag_error(g->d, c->loc[i], "'%s' of a rank-%d tensor along %d axes", c->bi->name, rank, len);
         return false;

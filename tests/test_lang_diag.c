@@ -1436,6 +1436,10 @@ Test(lang_diag, reduce_several_axes) {
                 "t.tile:1:111: error: axis 0 is given twice in the axes of 'xor_sum'\n"
                 "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, xor_sum(a, axis=(0, 1, 0))); }\n"
                 "                                                                                                                ^\n");
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, axis=(0, 1) * 0)); }\n",
+                "t.tile:1:107: error: 'sum' along an empty tuple of axes (every axis is axis=None)\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, axis=(0, 1) * 0)); }\n"
+                "                                                                                                            ^\n");
 }
 
 /* Tuple concatenation and repetition: the count is a compile-time integer, the operands tuples. */

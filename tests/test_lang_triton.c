@@ -3,7 +3,8 @@
  * the volatile-load wait, atomic_load/atomic_store, reduce_or and squeeze, software pipelining,
  * batched dot, Python's forms in Triton code (trailing commas, the conditional expression, t[i],
  * tuples of one and nested tuples, implied trailing slices), the compile-time shape and type
- * queries, broadcast_to/expand_dims spellings, Triton's keyword names (test_lang_triton_values.c: Triton's value and type
+ * queries, broadcast_to/expand_dims spellings, Triton's keyword names, reductions along a tuple of axes, tuple
+ * concatenation and repetition, loops over a tuple, next_power_of_2 (test_lang_triton_values.c: Triton's value and type
  * rules; test_lang_sync.c: waits across programs and launches). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -1689,7 +1690,7 @@ Test(lang_triton, tuple_element_assignment) {
 }
 
 /* Reductions along several axes at once, as Triton's tl.sum(x, axis=(0, 1)): sum, max and min (positional axes too),
- * negative axes, keep_dims, and reduce() with a function, on a [2, 8, 16] tile holding a 2 x 7 x 13 block (masked),
+ * negative axes, keep_dims, reduce() with a function and xor_sum, on a [2, 8, 16] tile holding a 2 x 7 x 13 block (masked),
  * against float64 sums of small integers (exact in any order). */
 static const char *multi_axis_src =
     "fn add(a, b) { return a + b; }\n"
@@ -1716,6 +1717,7 @@ static const char *multi_axis_src =
     "    store(out + 32 + q, n21);\n"
     "    store(out + 34 + q, r12);\n"
     "    store(out + 36, s012);\n"
+    "    store(out + 37 + r, reshape(cast(xor_sum(cast(v, i32), axis=(0, 2), keep_dims=true), f32), [8]), mask=r < d1);\n"
     "}\n";
 
 Test(lang_triton, reduce_several_axes) {
@@ -1723,7 +1725,7 @@ Test(lang_triton, reduce_several_axes) {
     load_src(&k, multi_axis_src, "k");
     seed_rng();
     enum { D0 = 2, D1 = 7, D2 = 13 };
-    float x[D0 * D1 * D2], o[37];
+    float x[D0 * D1 * D2], o[45];
     for (int i = 0; i < D0 * D1 * D2; i++) x[i] = (float)(irand(64) - 32);
     int32_t d1 = D1, d2 = D2;
     uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
@@ -1744,6 +1746,10 @@ Test(lang_triton, reduce_several_axes) {
             for (int c = 0; c < D2; c++) mx = fmax(mx, X(a, b, c)), s += X(a, b, c);
         cr_assert_eq((double)o[16 + b], mx, "max over (2, 0) [%d] = %g, want %g (seed %llu)", b, o[16 + b], mx, (unsigned long long)seed);
         cr_assert_eq((double)o[24 + b], s, "sum over (-1, 0) [%d] = %g, want %g (seed %llu)", b, o[24 + b], s, (unsigned long long)seed);
+        int32_t xr = 0;
+        for (int a = 0; a < D0; a++)
+            for (int c = 0; c < D2; c++) xr ^= (int32_t)X(a, b, c);
+        cr_assert_eq(o[37 + b], (float)xr, "xor_sum over (0, 2) [%d] = %g, want %d (seed %llu)", b, o[37 + b], xr, (unsigned long long)seed);
     }
     for (int a = 0; a < D0; a++) {
         double mn = INFINITY, s = 0;
