@@ -807,8 +807,9 @@ static void gen_seq_for(Gen *g, const Node *s) {
             vals = ARENA_ARRAY(g->a, Val, n ? (size_t)n : 1);
             for (int k = 0; k < n; k++) vals[k] = val_ct_int(t.shape[k], DT_I32);
         } else if (t.k == V_TUPLE && !gen_is_record(t)) {
-            n = t.nelems;
-            vals = t.elems;
+            n = t.nelems; /* a copy: the body may assign the tuple's variable (t[i] = v), not the elements looped over */
+            vals = ARENA_ARRAY(g->a, Val, n ? (size_t)n : 1);
+            for (int k = 0; k < n; k++) vals[k] = t.elems[k];
         } else {
             diag_error(g->d, e->loc, "'for %s in' expects range(...), static_range(...), a tuple or a list, got '%s'%s", s->name,
                        gen_val_type_name(g, t), t.k == V_RT || t.k == V_CT ? " (a loop over a run-time count is 'for i in range(n)')" : "");

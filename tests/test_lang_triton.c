@@ -1802,7 +1802,8 @@ Test(lang_triton, tuple_concatenation_and_repetition) {
 }
 
 /* for v in a tuple, a list or a list literal: unrolled at compile time as static_range, v each element (a tensor, a
- * float, an int, a type in turn); assignments carry from one copy to the next. */
+ * float, an int, a type in turn); assignments carry from one copy to the next, and the loop runs over the tuple as it
+ * was when the loop began (Python's), though the body reassigns its variable. */
 static const char *for_tuple_src =
     "kernel k(a: *f32, out: *f32, n: i32) {\n"
     "    let o = arange(0, 64);\n"
@@ -1816,7 +1817,10 @@ static const char *for_tuple_src =
     "    for q in shape_of(zeros([4, 8], f32)) { p = p + q; }\n"
     "    let pair = (x, 10);\n"
     "    for v in pair * 2 { acc = acc + v; }\n"
-    "    store(out + o, acc + p, mask=m);\n"
+    "    let tt = (1, 2);\n"
+    "    for v in tt { tt = tt + (v * 10,); }\n"
+    "    static_assert(len(tt) == 4);\n"
+    "    store(out + o, acc + p + tt[3], mask=m);\n"
     "}\n";
 
 Test(lang_triton, for_over_tuple) {
@@ -1830,7 +1834,7 @@ Test(lang_triton, for_over_tuple) {
     launch(&k, 1, (void *[]){&da, &d_o, &n});
     download(&k, o, d_o, sizeof o);
     for (int i = 0; i < 53; i++) {
-        double x = a[i], want = x + 2 + 3 + 7 * x + 2 * x + 12 + 2 * (x + 10);
+        double x = a[i], want = x + 2 + 3 + 7 * x + 2 * x + 12 + 2 * (x + 10) + 20;
         cr_assert_eq((double)o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
     }
     for (int i = 53; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
