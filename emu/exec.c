@@ -1171,6 +1171,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         return launch_error(err, "out of host memory for the device heap");
     }
     init_runs(f, &L.init_runs, &L.ninit_runs);
+    emu_wgmma_slot_table(f, &L.wg_slot_at, &L.wg_slots, &L.wg_span);
     pthread_mutex_init(&L.lock, NULL);
     pthread_mutex_init(&L.atom128, NULL);
     pthread_cond_init(&L.worker_exit, NULL);
@@ -1198,6 +1199,9 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     pthread_mutex_destroy(&L.atom128);
     free(L.params);
     free(L.init_runs);
+    free(L.wg_slot_at);
+    free(L.wg_slots);
+    free(L.wg_span);
     if (L.workspace) emu_mem_free(L.mem, L.workspace);
     print_output(&L);
     note_early_acc(&L);

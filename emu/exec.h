@@ -56,6 +56,7 @@ typedef struct EmuWgState {
     uint32_t open;        /* number of the group being filled (committed groups are below it) */
     uint64_t *busy;       /* bit per register slot: an accumulator of an in-flight wgmma */
     uint32_t nbusy_words;
+    uint32_t lo, hi;      /* every busy slot is in [lo, hi] (set as slots become busy, kept until none is) */
     EmuWgPend *ap;        /* A-fragment registers of in-flight wgmmas and the values they were read with */
     uint32_t nap, capap;
     EmuWgRead *rd;        /* kept by the warpgroup's first thread: what its in-flight wgmmas read */
@@ -187,6 +188,10 @@ typedef struct EmuLaunch {
     uint32_t *init_runs;  /* the register slots the kernel's instructions name, as runs (first slot, count): all a thread
                            * after its CTA's first needs copied from that one's registers; NULL: every slot (calls) */
     uint32_t ninit_runs;
+    uint32_t *wg_slot_at;  /* the kernel uses wgmma: the registers instruction i reads or writes (its guard, operands and
+                            * extras) are wg_slots[wg_slot_at[i] .. wg_slot_at[i + 1]), all of them but the constant slots 0 and 1 within
+                            * [wg_span[2i], wg_span[2i + 1]] (emu_wgmma_slot_table); NULL: none */
+    uint32_t *wg_slots, *wg_span;
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;
     size_t print_bytes;
@@ -677,6 +682,11 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 /* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:
  * emu_fault naming the register and the wgmma; false then. */
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* For a kernel f that uses wgmma, the registers each instruction names, as emu_wgmma_check_access looks them up
+ * (*at: f->ncode + 1 offsets into *slots; *span: per instruction the lowest and highest of them but the constant
+ * slots 0 and 1, lowest > highest when none); false (all NULL) when f has no wgmma or there is no memory, and the
+ * check finds them itself. */
+bool emu_wgmma_slot_table(const EmuFunc *f, uint32_t **at, uint32_t **slots, uint32_t **span);
 /* A call or ret by t (its instruction in): every wgmma group of the thread in flight ends now, into the
  * registers of the frame it leaves (ptxas serializes wgmma at function boundaries: info C7510), so no
  * result of one frame reaches another's registers; false after emu_fault (an A register changed). */

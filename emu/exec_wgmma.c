@@ -195,10 +195,12 @@ static inline bool busy(const EmuWgState *w, uint32_t slot) {
 static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit);
 static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t reader);
 
-bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    EmuWgState *w = t->wg;
-    const EmuFunc *f = t->fn; /* every result in flight is this frame's (emu_wgmma_frame_end) */
-    uint32_t slots[EMU_MAX_OPS * EMU_MAX_VEC + 3], ns = 0; /* the guard, every operand register, setp/shfl/match/elect extras */
+#define INS_SLOTS_MAX (EMU_MAX_OPS * EMU_MAX_VEC + 3)
+
+/* The registers in names, as the in-flight check sees them: the guard, every operand register, the
+ * setp/shfl/match/elect/lop3 extras.  Returns how many (at most INS_SLOTS_MAX). */
+static uint32_t ins_slots(const EmuFunc *f, const EmuIns *in, uint32_t *slots) {
+    uint32_t ns = 0;
     slots[ns++] = in->guard;
     for (unsigned i = 0; i < in->nops; i++) {
         if (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) slots[ns++] = in->o[i];
@@ -209,6 +211,52 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (in->op == EMU_OP_SETP || in->op == EMU_OP_SHFL || in->op == EMU_OP_MATCH || in->op == EMU_OP_ELECT) {
         slots[ns++] = in->o[in->op == EMU_OP_SETP ? 4 : 5];
         if (in->op == EMU_OP_SETP) slots[ns++] = in->o[3];
+    }
+    return ns;
+}
+
+/* Built once per launch (exec.c): the check runs for every instruction while results are in flight (the whole
+ * main loop of a wgmma GEMM), and walking the operand kinds each time cost more than the lookups themselves. */
+bool emu_wgmma_slot_table(const EmuFunc *f, uint32_t **at, uint32_t **slots, uint32_t **span) {
+    *at = NULL, *slots = NULL, *span = NULL;
+    size_t total = 0;
+    bool any = false;
+    uint32_t buf[INS_SLOTS_MAX];
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        any = any || f->code[i].op == EMU_OP_WGMMA;
+        total += ins_slots(f, &f->code[i], buf);
+    }
+    if (!any) return false;
+    uint32_t *a = malloc((f->ncode + 1) * sizeof *a), *s = malloc((total + 1) * sizeof *s);
+    uint32_t *sp = malloc((2 * (size_t)f->ncode + 1) * sizeof *sp);
+    if (!a || !s || !sp) { free(a), free(s), free(sp); return false; }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        a[i] = n, n += ins_slots(f, &f->code[i], s + n);
+        sp[2 * i] = UINT32_MAX, sp[2 * i + 1] = 0;
+        for (uint32_t k = a[i]; k < n; k++) /* the constants 0 and 1 (an unguarded instruction's guard) are never busy */
+            if (s[k] != EMU_SLOT_ZERO && s[k] != EMU_SLOT_TRUE) {
+                if (s[k] < sp[2 * i]) sp[2 * i] = s[k];
+                if (s[k] > sp[2 * i + 1]) sp[2 * i + 1] = s[k];
+            }
+    }
+    a[f->ncode] = n;
+    *at = a, *slots = s, *span = sp;
+    return true;
+}
+
+bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    EmuWgState *w = t->wg;
+    const EmuFunc *f = t->fn; /* every result in flight is this frame's (emu_wgmma_frame_end) */
+    uint32_t buf[INS_SLOTS_MAX], ns;
+    const uint32_t *slots;
+    const EmuLaunch *L = b->L;
+    if (f == L->f && L->wg_slot_at) { /* the kernel's own code: from the launch's table */
+        uint32_t pc = (uint32_t)(in - f->code);
+        slots = L->wg_slots + L->wg_slot_at[pc], ns = L->wg_slot_at[pc + 1] - L->wg_slot_at[pc];
+        if (!w->n || L->wg_span[2 * pc] > w->hi || L->wg_span[2 * pc + 1] < w->lo) ns = 0; /* none of them is busy */
+    } else {
+        ns = ins_slots(f, in, buf), slots = buf;
     }
     for (uint32_t i = 0; i < ns; i++) {
         if (!busy(w, slots[i])) continue;
@@ -650,6 +698,11 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             } else {
                 out[e] = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
             }
+        }
+        if (!w->n) w->lo = UINT32_MAX, w->hi = 0; /* no slot busy: the bounds start again */
+        for (unsigned r = 0; r < fm.nd; r++) {
+            if (dslot[r] < w->lo) w->lo = dslot[r];
+            if (dslot[r] > w->hi) w->hi = dslot[r];
         }
         for (unsigned j = 0; j < ndw; j++) { /* pend_set of every D slot, by words */
             w->n += (uint32_t)__builtin_popcountll(dm[j] & ~w->busy[dw[j]]);

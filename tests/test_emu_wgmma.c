@@ -660,14 +660,14 @@ static unsigned line_of(const char *ptx, const char *after, const char *what) {
 }
 
 /* The standard error written while f runs in `mode`, stderr redirected to a file (NUL-terminated, malloc'd). */
-static char *stderr_of(TileDevice *d, TileDevFunction *f, uint64_t out, unsigned mode) {
+static char *stderr_of_grid(TileDevice *d, TileDevFunction *f, uint64_t out, unsigned mode, unsigned blocks) {
     fflush(stderr);
     FILE *tmp = tmpfile();
     cr_assert(tmp);
     int saved = dup(2);
     dup2(fileno(tmp), 2);
     void *args[] = {&out, &mode};
-    DevStatus st = dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args);
+    DevStatus st = dev_launch(f, blocks, 1, 1, 128, 1, 1, 0, NULL, args);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -678,6 +678,10 @@ static char *stderr_of(TileDevice *d, TileDevFunction *f, uint64_t out, unsigned
     cr_assert_eq(fread(text, 1, (size_t)n, tmp), (size_t)n);
     fclose(tmp);
     return text;
+}
+
+static char *stderr_of(TileDevice *d, TileDevFunction *f, uint64_t out, unsigned mode) {
+    return stderr_of_grid(d, f, out, mode, 1);
 }
 
 /* Such an access runs, and is noted on standard error once a module, with its line: ptxas serializes the
@@ -707,6 +711,99 @@ Test(wgmma, early_accumulator_use_is_noted_once) {
     cr_expect(strstr(e, want), "mode 2: want \"%s\" in: %s", want, e);
     free(e);
     dev_module_unload(m);
+    dev_close(d);
+}
+
+/* The in-flight check in every block a worker runs, and at the edges of the registers in flight: block
+ * `mode & 255` reads x0..x3 before the wait (the others after it), through instructions whose other registers
+ * lie below x0 (w) or above x3 (z), declared so, the one or (mode >> 8) the other first (the first read ends
+ * the group, so the second finds nothing in flight).  Accumulators start at the block's index c, A and B are 1.0:
+ * w0 = 1 + x0 = c + 17 and z0 = x3 + 0 = c + 16 in every block (c + 1 and c had the read missed the result). */
+static const char *wg_blocks_ptx = PTX_HEAD
+    ".visible .entry kb(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<10>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %w<2>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .reg .f32 %z<2>;\n"
+    "  .shared .align 1024 .b8 smem[4096];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  ld.param.u32 %r8, [mode];\n"
+    "  and.b32 %r0, %r8, 255;\n"
+    "  shr.u32 %r9, %r8, 8;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r6, %ctaid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shl.b32 %r4, %r1, 5;\n"
+    "  add.u32 %r4, %r4, %r2;\n"
+    "  mov.b32 %r5, 0x3C003C00;\n"                 /* two f16 1.0 */
+    "  st.shared.v4.b32 [%r4], {%r5, %r5, %r5, %r5};\n"
+    "  st.shared.v4.b32 [%r4+16], {%r5, %r5, %r5, %r5};\n"
+    "  shr.u32 %r3, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r3;\n"
+    "  or.b64 %rd2, %rd1, 0x0000000800010000;\n" /* LBO 16 (unused), SBO 128, no swizzle: A at 0 */
+    "  add.u64 %rd3, %rd2, 64;\n"                /* B 1024 bytes further */
+    "  cvt.rn.f32.u32 %x0, %r6;\n"
+    "  mov.f32 %x1, %x0;\n  mov.f32 %x2, %x0;\n  mov.f32 %x3, %x0;\n"
+    "  mov.f32 %w1, 0f3F800000;\n"
+    "  mov.f32 %z1, 0f00000000;\n"
+    "  mad.lo.u32 %r7, %r6, 128, %r1;\n"
+    "  mul.wide.u32 %rd4, %r7, 8;\n"
+    "  add.u64 %rd5, %rd0, %rd4;\n"
+    "  bar.sync 0;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 1, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  setp.eq.u32 %p0, %r6, %r0;\n"
+    "  @%p0 bra $EARLY;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "$EARLY:\n"
+    "  setp.ne.u32 %p1, %r9, 0;\n"
+    "  @%p1 bra $HI;\n"
+    "  add.f32 %w0, %w1, %x0;\n"     /* x0 the highest register it names */
+    "  add.f32 %z0, %x3, %z1;\n"
+    "  bra $DONE;\n"
+    "$HI:\n"
+    "  add.f32 %z0, %x3, %z1;\n"     /* x3 the lowest */
+    "  add.f32 %w0, %w1, %x0;\n"
+    "$DONE:\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  st.global.v2.f32 [%rd5], {%w0, %z0};\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, in_flight_reads_in_every_block_of_a_worker) {
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 1, .emu_timeout_seconds = 60}; /* one worker runs the blocks in turn */
+    cr_assert_eq(dev_open("emu:sm_90a", &o, &d, &err), DEV_OK, "dev_open: %s", err ? err : "");
+    enum { BLOCKS = 4 };
+    for (unsigned mode = 0; mode < 2 * 256; mode += mode % 256 == BLOCKS ? 256 - BLOCKS : 1) {
+        unsigned early = mode % 256; /* BLOCKS: every block waits first */
+        uint64_t out = poisoned(d, BLOCKS * 128 * 8);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, wg_blocks_ptx, "kb", &m); /* a module each: the note is once a module */
+        char *e = stderr_of_grid(d, f, out, mode, BLOCKS);
+        if (early < BLOCKS) {
+            char want[64];
+            snprintf(want, sizeof want, "PTX line %u: uses an accumulator", line_of(wg_blocks_ptx, mode >> 8 ? "$HI:" : "$EARLY:", "add.f32"));
+            cr_expect(strstr(e, want), "mode %#x: want \"%s\" in: %s", mode, want, e);
+        } else {
+            cr_expect_str_empty(e, "no block reads early, yet: %s", e);
+        }
+        free(e);
+        float h[BLOCKS * 128 * 2];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned c = 0; c < BLOCKS; c++)
+            for (unsigned i = 0; i < 128; i++) {
+                cr_assert_eq(h[2 * (c * 128 + i)], (float)c + 17, "mode %#x block %u thread %u: w0 %g", mode, c, i, h[2 * (c * 128 + i)]);
+                cr_assert_eq(h[2 * (c * 128 + i) + 1], (float)c + 16, "mode %#x block %u thread %u: z0 %g", mode, c, i,
+                             h[2 * (c * 128 + i) + 1]);
+            }
+        dev_module_unload(m);
+    }
     dev_close(d);
 }
 
