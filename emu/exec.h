@@ -682,6 +682,15 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 /* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:
  * emu_fault naming the register and the wgmma; false then. */
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* Whether emu_wgmma_check_access has anything to do for instruction pc of t's function: false when it is the
+ * kernel's code, no A register is held and none of the instruction's registers lies within the bounds of the slots
+ * in flight (the interpreter then skips the call: it runs for every instruction while results are in flight). */
+static inline bool emu_wgmma_may_touch(const EmuBlock *b, const EmuThread *t, uint32_t pc) {
+    const EmuLaunch *L = b->L;
+    const EmuWgState *w = t->wg;
+    if (w->nap || t->fn != L->f || !L->wg_span) return true;
+    return w->n && L->wg_span[2 * pc] <= w->hi && L->wg_span[2 * pc + 1] >= w->lo;
+}
 /* For a kernel f that uses wgmma, the registers each instruction names, as emu_wgmma_check_access looks them up
  * (*at: f->ncode + 1 offsets into *slots; *span: per instruction the lowest and highest of them but the constant
  * slots 0 and 1, lowest > highest when none); false (all NULL) when f has no wgmma or there is no memory, and the

@@ -28,7 +28,7 @@ static __attribute__((noinline, aligned(64))) EMU_NO_CROSSJUMP bool EMU_RUN_THRE
     do {                                                                             \
         in = &code[pc];                                                              \
         n++;                                                                         \
-        if (wgcheck && in->op != EMU_OP_WGMMA) {                                     \
+        if (wgcheck && in->op != EMU_OP_WGMMA && emu_wgmma_may_touch(b, t, pc)) {    \
             t->pc = pc;                                                              \
             if (!(ok = emu_wgmma_check_access(b, t, in))) goto out;                  \
         }                                                                            \

@@ -628,12 +628,15 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     uint32_t dslot[128], dw[128];
     uint64_t dm[128]; /* and as words of the busy bits (dw) with the slots' bits in each (dm) */
     unsigned ndw = 0;
+    uint32_t dlo = UINT32_MAX, dhi = 0; /* the lowest and highest D slot */
     for (unsigned r = 0; r < fm.nd; r++) {
         dslot[r] = opslot(t0, in, 0, r);
         unsigned j = 0;
         while (j < ndw && dw[j] != dslot[r] / 64) j++;
         if (j == ndw) dw[ndw] = dslot[r] / 64, dm[ndw++] = 0;
         dm[j] |= 1ull << (dslot[r] % 64);
+        if (dslot[r] < dlo) dlo = dslot[r];
+        if (dslot[r] > dhi) dhi = dslot[r];
     }
     if (!fm.integer) {
         D = malloc((size_t)M * N * sizeof *D);
@@ -699,11 +702,8 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                 out[e] = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
             }
         }
-        if (!w->n) w->lo = UINT32_MAX, w->hi = 0; /* no slot busy: the bounds start again */
-        for (unsigned r = 0; r < fm.nd; r++) {
-            if (dslot[r] < w->lo) w->lo = dslot[r];
-            if (dslot[r] > w->hi) w->hi = dslot[r];
-        }
+        if (!w->n) w->lo = dlo, w->hi = dhi; /* no slot busy: the bounds start again */
+        else w->lo = dlo < w->lo ? dlo : w->lo, w->hi = dhi > w->hi ? dhi : w->hi;
         for (unsigned j = 0; j < ndw; j++) { /* pend_set of every D slot, by words */
             w->n += (uint32_t)__builtin_popcountll(dm[j] & ~w->busy[dw[j]]);
             w->busy[dw[j]] |= dm[j];
