@@ -48,7 +48,8 @@
  *      writes an in-flight accumulator register first ends the wgmma's group
  *      and the ones before it, as the wait ptxas injects there does
  *      (emu_wgmma_check_access, called by the interpreter for every
- *      instruction while a thread has results in flight): the PTX ISA leaves
+ *      instruction while a thread has results in flight whose registers
+ *      reach into the bounds of its slots in flight: emu_wgmma_may_touch): the PTX ISA leaves
  *      the access undefined, ptxas makes it see the result (info C7517/C7520:
  *      the wgmmas are serialized).  Results are register slots of the frame
  *      that issued the wgmma, so none may outlive it: a call and a ret end
