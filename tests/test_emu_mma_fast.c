@@ -1,0 +1,220 @@
+/* test_emu_mma_fast.c - the emulator's fast tensor-core paths against its general ones (docs/emulator.md,
+ * "Testing and speed"): f32 to bf16/f16 rounding by bits against emu_round_f64, the host-fma and vector-add
+ * sums against one fmaf per product on edge operands, and the specialised mma.sync m16n8k{8,16} executor
+ * against the general executor (EmuOptions.general_tensor_ops).  Split from test_emu_mma.c, whose section 1
+ * checks the mma forms themselves against the PTX ISA's fragment layouts. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu/exec.h"
+#include "runtime/device.h"
+#include "support/support.h"
+#include "test_ptxas.h"
+
+#ifndef TILE_SOURCE_DIR
+#define TILE_SOURCE_DIR "."
+#endif
+
+#define PTX_HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"
+
+/* ptxas (when installed) must accept every kernel here, so the forms the
+ * emulator is tested on are ones the real toolchain takes (for the target the
+ * kernel names: the f8 forms are sm_89's). */
+static void check_ptxas(const char *ptx) {
+    check_ptxas_arch(ptx, strstr(ptx, ".target sm_89") ? "sm_89" : strstr(ptx, ".target sm_90") ? "sm_90" : "sm_80");
+}
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd64(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+/* emu_f32_to_bf16_rn / emu_f32_to_f16_rn (cvt.rn.{bf16,f16}x2.f32's fast form, f16 accumulators) against
+ * emu_round_f64 of the same f32: every sign, exponent and kept significand with the bits rounded off at zero,
+ * one, just under half, half (ties, even and odd), just over half and all ones, and random; f16's results below
+ * 2^-14, where the rounding position moves, at every exponent with the same remainders there; NaNs of every
+ * kind, infinities, zeros, f32 subnormals, the overflow threshold 65520 and its neighbours. */
+Test(mma, fast_round_f32_to_bf16_and_f16) {
+    unsigned long checked = 0;
+    for (int fmt = 0; fmt < 2; fmt++) { /* 0: bf16, 1: f16 */
+        unsigned drop = fmt ? 13 : 16, top = 32 - drop;
+        uint32_t half = 1u << (drop - 1), full = (1u << drop) - 1;
+        for (uint32_t hi = 0; hi < 1u << top; hi++) {
+            uint32_t lows[] = {0, 1, half - 1, half, half + 1, full, (uint32_t)rnd64() & full};
+            for (unsigned i = 0; i < sizeof lows / sizeof *lows; i++) {
+                float x = u2f(hi << drop | lows[i]);
+                uint32_t got = fmt ? emu_f32_to_f16_rn(x) : emu_f32_to_bf16_rn(x);
+                uint32_t want = (uint32_t)emu_round_f64((double)x, fmt ? EMU_FMT_F16 : EMU_FMT_BF16, EMU_RND_RN);
+                cr_assert_eq(got, want, "%s of %#x (%a): got %#x, want %#x", fmt ? "f16" : "bf16", f2u(x), (double)x, got, want);
+                checked++;
+            }
+        }
+    }
+    for (unsigned e = 90; e < 113; e++) /* f16 subnormal results: |x| < 2^-14, the rounding position at bit 126 - e */
+        for (uint32_t n = 0; n < 64; n++)
+            for (unsigned k = 0; k < 6; k++) {
+                unsigned shift = 126 - e > 23 ? 23 : 126 - e;
+                uint32_t h = 1u << (shift - 1), rems[] = {0, 1, h - 1, h, h + 1, (1u << shift) - 1};
+                uint32_t mant = ((n << shift) | rems[k]) & 0x7FFFFFu;
+                for (uint32_t sg = 0; sg < 2; sg++) {
+                    float x = u2f(sg << 31 | e << 23 | mant);
+                    uint32_t got = emu_f32_to_f16_rn(x), want = (uint32_t)emu_round_f64((double)x, EMU_FMT_F16, EMU_RND_RN);
+                    cr_assert_eq(got, want, "f16 of %#x (%a): got %#x, want %#x", f2u(x), (double)x, got, want);
+                }
+            }
+    const uint32_t special[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FBFFFFFu, 0x7F800000u, 0xFF800000u, 0, 0x80000000u,
+                                1, 0x80000001u, 0x007FFFFFu, 0x477FF000u, 0x477FEFFFu, 0x477FF001u, 0xC77FF000u, 0x47800000u,
+                                0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F7F8000u, 0x7F7F7FFFu, 0x33000000u, 0x33000001u, 0xB3000000u, 0x387FE000u, 0x387FF000u};
+    for (unsigned i = 0; i < sizeof special / sizeof *special; i++) {
+        float x = u2f(special[i]);
+        cr_assert_eq(emu_f32_to_bf16_rn(x), (uint32_t)emu_round_f64((double)x, EMU_FMT_BF16, EMU_RND_RN), "bf16 of %#x", special[i]);
+        cr_assert_eq(emu_f32_to_f16_rn(x), (uint32_t)emu_round_f64((double)x, EMU_FMT_F16, EMU_RND_RN), "f16 of %#x", special[i]);
+    }
+    cr_assert_gt(checked, 4000000ul);
+}
+
+/* An element for the sums below: f32 values of a bf16 or f16 (bits16: each drawn as a 16-bit code), else any f32.
+ * Mostly values near 1 (sums with carries and cancellation), with NaN, infinities, -0, subnormals, the largest
+ * finite values (sums that overflow), tiny values (bf16 products below f32's normal range: not exact in f32) and
+ * random bits. */
+static uint32_t edge_code(unsigned kind, bool f16) {
+    uint64_t r = rnd64();
+    unsigned pick = (unsigned)(r >> 56) % 16;
+    if (f16) {
+        static const uint16_t sp[] = {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x0001, 0x83FF, 0x7BFF, 0xFBFF, 0x0400};
+        if (kind == 0 || pick < 10) return (uint32_t)(r & 0x8000) | (uint32_t)(13 + (r >> 20) % 4) << 10 | (uint32_t)(r & 0x3FF);
+        if (pick < 14) return sp[(r >> 8) % (sizeof sp / sizeof *sp)];
+        return (uint32_t)(r & 0xFFFF);
+    }
+    static const uint16_t sp[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x0001, 0x807F, 0x0080, 0x7F7F, 0xFF7F, 0x0C00, 0x8C35, 0x7000, 0xF0AB};
+    if (kind == 1 && pick < 13) return (uint32_t)(r & 0x8000) | (uint32_t)(40 + (r >> 20) % 20) << 7 | (uint32_t)(r & 0x7F); /* 2^-87..2^-68 */
+    if (kind == 2 && pick < 12) return (uint32_t)(r & 0x8000) | (uint32_t)(190 + (r >> 20) % 60) << 7 | (uint32_t)(r & 0x7F); /* to 2^122 */
+    if (kind == 0 || pick < 9) return (uint32_t)(r & 0x8000) | (uint32_t)(125 + (r >> 20) % 4) << 7 | (uint32_t)(r & 0x7F);
+    if (pick < 14) return sp[(r >> 8) % (sizeof sp / sizeof *sp)];
+    return (uint32_t)(r & 0xFFFF);
+}
+static float edge_f32(unsigned kind, bool f16) {
+    uint32_t c = edge_code(kind, f16);
+    return f16 ? emu_f16_to_f32((uint16_t)c) : u2f(c << 16);
+}
+static bool same_float(float a, float b) { return (a != a && b != b) || f2u(a) == f2u(b); }
+
+/* emu_mma_f32's paths against its reference (one fmaf per element and k ascending), bit for bit (NaN as NaN):
+ * the host's fma on every kind of operand, bf16 values whose products leave f32's normal range among them; the
+ * vector adds on f16 values (exact products); mma.sync's 16 x 8 x 16 and wgmma's 64 x N x 16 (N 8 to 256). */
+Test(mma, fast_sum_paths_match_fmaf) {
+    enum { MAXN = 256 };
+    static float A[64 * 16], B[16 * MAXN], D0[64 * MAXN], D1[64 * MAXN], C[64 * MAXN];
+    bool have_fma = true;
+    unsigned compared = 0;
+    for (unsigned rep = 0; rep < 120; rep++) {
+        unsigned M = rep % 2 ? 64 : 16, N = rep % 2 ? 8u << (rep / 2 % 6) : 8, K = rep % 3 ? 16 : 8, kind = rep % 4;
+        bool f16 = rep % 5 == 0; /* else bf16 codes */
+        for (unsigned i = 0; i < M * K; i++) A[i] = edge_f32(kind, f16);
+        for (unsigned i = 0; i < K * N; i++) B[i] = edge_f32(kind, f16);
+        for (unsigned i = 0; i < M * N; i++) { /* C: any f32, subnormals and -0 among them, or a bf16 as the rest */
+            uint64_t r = rnd64();
+            C[i] = r % 4 == 0 ? u2f((uint32_t)(r >> 32)) : r % 4 == 1 ? u2f((uint32_t)(r >> 40) & 0x807FFFFFu) : edge_f32(kind, f16);
+        }
+        memcpy(D0, C, M * N * sizeof *C);
+        cr_assert(emu_mma_f32_by(A, K, B, N, D0, N, M, N, K, EMU_MMA_FMAF));
+        memcpy(D1, C, M * N * sizeof *C);
+        if (!emu_mma_f32_by(A, K, B, N, D1, N, M, N, K, EMU_MMA_HOST_FMA)) {
+            have_fma = false;
+        } else {
+            for (unsigned i = 0; i < M * N; i++)
+                cr_assert(same_float(D0[i], D1[i]), "host fma, %ux%ux%u, kind %u, element %u: %a, want %a", M, N, K, kind, i, (double)D1[i],
+                          (double)D0[i]);
+            compared++;
+        }
+        if (f16) { /* exact products: the vector adds */
+            memcpy(D1, C, M * N * sizeof *C);
+            cr_assert(emu_mma_f32_by(A, K, B, N, D1, N, M, N, K, EMU_MMA_ADD));
+            for (unsigned i = 0; i < M * N; i++)
+                cr_assert(same_float(D0[i], D1[i]), "adds, %ux%ux%u, element %u: %a, want %a", M, N, K, i, (double)D1[i], (double)D0[i]);
+        }
+    }
+    if (!have_fma) cr_log_warn("this host has no FMA3: the host-fma path was not compared (emu_mma_f32 does not take it)");
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cr_assert_eq(compared, 120u);
+#endif
+}
+
+/* mma.sync m16n8k{8,16} .f32.{f16,bf16}.{f16,bf16}.f32 by its specialised executor and by the general one
+ * (EmuOptions.general_tensor_ops, whose sums are one fmaf per product): 8 warps, each lane's A, B and C registers
+ * from memory (D aliasing C), operands near 1, tiny (bf16 products below f32's normal range), huge (sums that
+ * overflow), NaN, infinities, -0 and subnormals: every D register the same bits. */
+Test(mma, fast_executor_matches_general) {
+    enum { WARPS = 8, T = WARPS * 32 };
+    static const char *forms[][2] = {
+        {"f16", "{%r0,%r1,%r2,%r3}, {%r4,%r5}"}, {"bf16", "{%r0,%r1,%r2,%r3}, {%r4,%r5}"},
+        {"f16", "{%r0,%r1}, {%r4}"}, {"bf16", "{%r0,%r1}, {%r4}"}};
+    for (unsigned fi = 0; fi < 4; fi++) {
+        bool f16 = !strcmp(forms[fi][0], "f16"), k16 = fi < 2;
+        char ptx[2048];
+        snprintf(ptx, sizeof ptx,
+                 PTX_HEAD ".visible .entry k(.param .u64 pin, .param .u64 pout)\n{\n"
+                 " .reg .b32 %%r<12>;\n .reg .f32 %%f<4>;\n .reg .b64 %%rd<6>;\n"
+                 " mov.u32 %%r10, %%tid.x;\n mov.u32 %%r11, %%ctaid.x;\n mov.u32 %%r9, %%ntid.x;\n mad.lo.s32 %%r10, %%r11, %%r9, %%r10;\n"
+                 " mul.wide.u32 %%rd1, %%r10, 40;\n ld.param.u64 %%rd2, [pin];\n add.s64 %%rd2, %%rd2, %%rd1;\n"
+                 " ld.global.u32 %%r0, [%%rd2];\n ld.global.u32 %%r1, [%%rd2+4];\n ld.global.u32 %%r2, [%%rd2+8];\n"
+                 " ld.global.u32 %%r3, [%%rd2+12];\n ld.global.u32 %%r4, [%%rd2+16];\n ld.global.u32 %%r5, [%%rd2+20];\n"
+                 " ld.global.f32 %%f0, [%%rd2+24];\n ld.global.f32 %%f1, [%%rd2+28];\n ld.global.f32 %%f2, [%%rd2+32];\n"
+                 " ld.global.f32 %%f3, [%%rd2+36];\n"
+                 " mma.sync.aligned.m16n8k%s.row.col.f32.%s.%s.f32 {%%f0,%%f1,%%f2,%%f3}, %s, {%%f0,%%f1,%%f2,%%f3};\n"
+                 " mul.wide.u32 %%rd3, %%r10, 16;\n ld.param.u64 %%rd4, [pout];\n add.s64 %%rd4, %%rd4, %%rd3;\n"
+                 " st.global.v4.f32 [%%rd4], {%%f0,%%f1,%%f2,%%f3};\n ret;\n}\n",
+                 k16 ? "16" : "8", forms[fi][0], forms[fi][0], forms[fi][1]);
+        check_ptxas(ptx);
+        EmuMem mem;
+        emu_mem_init(&mem);
+        char *err = NULL;
+        EmuModule *m = emu_module_parse(ptx, &mem, &err);
+        cr_assert(m && emu_module_finalize(m, &mem, &err), "%s", err ? err : "");
+        uint64_t in, out;
+        cr_assert(emu_mem_alloc(&mem, T * 40, false, &in) && emu_mem_alloc(&mem, T * 16, false, &out));
+        uint32_t *iv = (uint32_t *)emu_mem_host(&mem, in, T * 40);
+        for (unsigned t = 0; t < T; t++) {
+            unsigned kind = t / 32 % 4; /* warps 0-3: near 1, tiny, huge, specials; 4-7 again */
+            for (unsigned j = 0; j < 6; j++) iv[t * 10 + j] = edge_code(kind, f16) | edge_code(kind, f16) << 16;
+            for (unsigned e = 0; e < 4; e++) {
+                uint64_t r = rnd64();
+                iv[t * 10 + 6 + e] = r % 5 == 0 ? (uint32_t)(r >> 32) : r % 5 == 1 ? (uint32_t)(r >> 40) & 0x807FFFFFu
+                                                                                    : f2u(edge_f32(kind, f16));
+            }
+        }
+        uint32_t got[2][T * 4];
+        for (int general = 0; general < 2; general++) {
+            memset(emu_mem_host(&mem, out, T * 16), 0xA5, T * 16); /* poisoned */
+            EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .general_tensor_ops = general};
+            cr_assert(emu_launch(m, emu_module_find(m, "k"), (unsigned[]){2, 1, 1}, (unsigned[]){T / 2, 1, 1}, 0, (void *[]){&in, &out}, &o,
+                                 NULL, &err),
+                      "%s", err ? err : "");
+            memcpy(got[general], emu_mem_host(&mem, out, T * 16), T * 16);
+        }
+        unsigned nan = 0, inf = 0, sub = 0, other = 0;
+        for (unsigned i = 0; i < T * 4; i++) {
+            cr_assert_eq(got[0][i], got[1][i], "m16n8k%s %s, thread %u, D element %u: fast %#x, general %#x", k16 ? "16" : "8",
+                         forms[fi][0], i / 4, i % 4, got[0][i], got[1][i]);
+            uint32_t a = got[0][i] & 0x7FFFFFFFu;
+            if (a > 0x7F800000u) nan++;
+            else if (a == 0x7F800000u) inf++;
+            else if (a && a < 0x00800000u) sub++;
+            else other++;
+        }
+        /* the inputs reached what they were drawn for */
+        cr_assert(nan && inf && other > T, "%s: %u NaN, %u infinite, %u subnormal, %u other", forms[fi][0], nan, inf, sub, other);
+        cr_assert(f16 || sub, "bf16: no subnormal results");
+        emu_module_free(m);
+        emu_mem_destroy(&mem);
+    }
+}
