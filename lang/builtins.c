@@ -9,7 +9,8 @@
  *      bounds) and the types and shapes of the rest;
  *   3. makes promotion and broadcasting explicit (gen_coerce) and emits the
  *      op with its attributes.
- * Memory ops (loads, stores, atomics) are builtins_mem.c's. */
+ * Memory ops (loads, stores, atomics) are builtins_mem.c's, shape changes (reshape, trans, ...)
+ * builtins_shape.c's. */
 #include "builtins.h"
 
 #include <float.h>
@@ -17,13 +18,6 @@
 #include <string.h>
 
 #include "builtins_table.h"
-
-typedef enum BuiltinId {
-#define X(e, n, mn, ps, op, k, rk) BI_##e,
-    LANG_BUILTINS(X)
-#undef X
-        BI_COUNT
-} BuiltinId;
 
 static const Builtin builtins[BI_COUNT] = {
 #define X(e, n, mn, ps, op, k, rk) {n, mn, ps, OP_##op, BK_##k, rk},
@@ -86,7 +80,7 @@ bool bi_ct_flag(Call *c, int i, const char *pname, int64_t *out) {
     return false;
 }
 
-static bool axis_arg(Call *c, int i, int rank, bool allow_end, int *axis) {
+bool bi_axis_arg(Call *c, int i, int rank, bool allow_end, int *axis) {
     int64_t a;
     if (!ct_int(c, i, "axis", &a)) return false;
     int lim = rank + (allow_end ? 1 : 0);
@@ -107,7 +101,7 @@ static bool axes_arg(Call *c, int i, int rank, int *axes, int *n) {
     Val v = c->v[i];
     if (v.k != V_TUPLE && v.k != V_SHAPE) {
         *n = 1;
-        return axis_arg(c, i, rank, false, &axes[0]);
+        return bi_axis_arg(c, i, rank, false, &axes[0]);
     }
     int len = v.k == V_TUPLE ? v.nelems : v.rank;
     if (len == 0) { /* Python's () would reduce nothing here but everything in reduce(x, None): neither is meant */
@@ -198,7 +192,7 @@ static bool dtype_arg(Call *c, int i, const Type **t) {
 }
 
 /* Argument i must be a run-time tensor. */
-static bool tensor_arg(Call *c, int i) {
+bool bi_tensor_arg(Call *c, int i) {
     Val v = c->v[i];
     if (!val_is_value(c->g, v, c->loc[i])) return false;
     if (val_rank(v) == 0) {
@@ -459,7 +453,7 @@ static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
  * _pick_sum_dtype, integers narrower than 32 bits widen to i32 (u32 when unsigned, i1 included). */
 static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
     Gen *g = c->g;
-    if (!numeric(c, 0) || !tensor_arg(c, 0)) return val_err();
+    if (!numeric(c, 0) || !bi_tensor_arg(c, 0)) return val_err();
     Val x = c->v[0];
     int64_t keep_dims = 0;
     if (keep >= 0 && has(c, keep) && !bi_ct_flag(c, keep, "keep_dims", &keep_dims)) return val_err();
@@ -741,121 +735,6 @@ Val bi_dot(Call *c) {
     return rt(g, r);
 }
 
-static Val bi_shape_op(Call *c, BuiltinId id) {
-    Gen *g = c->g;
-    if (!val_is_value(g, c->v[0], c->loc[0])) return val_err();
-    Val x = c->v[0];
-    int r;
-    int32_t s[TIR_MAX_RANK];
-    switch (id) {
-    case BI_RESHAPE:
-    case BI_VIEW: { /* view: Triton's reshape that may reorder the elements; here it never does */
-        if (!bi_shape_arg(c, 1, &r, s)) return val_err();
-        const Type *t = tir_type(g->m, val_dtype(x), r, s, x.k == V_RT ? x.t->pointee : NULL, NULL);
-        if (x.k == V_CT) return rt(g, gen_coerce(g, x, x.dt, NULL, r, s, c->loc[0]));
-        if (tir_type_numel(x.t) != tir_type_numel(t)) {
-            diag_error(g->d, c->node->loc, "cannot reshape %s into %s", gen_shape_str(g, x.t->rank, x.t->shape), gen_shape_str(g, r, s));
-            return val_err();
-        }
-        if (t == x.t) return x;
-        if (x.t->rank == 0) return rt(g, gen_emit(g, c->node->loc, OP_SPLAT, &x.v, 1, t));
-        return rt(g, gen_emit(g, c->node->loc, OP_RESHAPE, &x.v, 1, t));
-    }
-    case BI_TRANS: {
-        if (!tensor_arg(c, 0)) return val_err();
-        /* without perm, Triton's default: the last two axes swap (a matrix's transpose, batched) */
-        int n = x.t->rank, perm[TIR_MAX_RANK];
-        for (int i = 0; i < n; i++) perm[i] = i;
-        if (n >= 2) perm[n - 2] = n - 1, perm[n - 1] = n - 2;
-        if (has(c, 1)) {
-            Val p = c->v[1];
-            if (p.k == V_ERR) return val_err();
-            /* a list [2, 0, 1] or, as Triton's, a tuple (2, 0, 1) of compile-time integers */
-            bool ok = (p.k == V_SHAPE && p.rank == n) || (p.k == V_TUPLE && p.nelems == n);
-            int seen = 0;
-            for (int i = 0; ok && i < n; i++) {
-                int64_t d = p.k == V_SHAPE ? p.shape[i] : p.elems[i].i;
-                if (p.k == V_TUPLE) ok = p.elems[i].k == V_CT && dtype_is_int(p.elems[i].dt) && p.elems[i].dt != DT_I1;
-                ok = ok && d >= 0 && d < n && !(seen & (1 << d));
-                if (ok) seen |= 1 << d, perm[i] = (int)d;
-            }
-            if (!ok) {
-                diag_error(g->d, c->loc[1], "'%s' expects a permutation of the %d dimensions", c->bi->name, n);
-                return val_err();
-            }
-        }
-        bool ident = true;
-        for (int i = 0; i < n; i++) {
-            s[i] = x.t->shape[perm[i]];
-            ident &= perm[i] == i;
-        }
-        if (ident) return x;
-        Inst *in = gen_emit_inst(g, c->node->loc, OP_TRANS, &x.v, 1, tir_with_shape(g->m, x.t, n, s));
-        for (int i = 0; i < n; i++) in->a.perm[i] = perm[i];
-        return rt(g, in->res[0]);
-    }
-    case BI_EXPAND_DIMS:
-    case BI_UNSQUEEZE: {
-        int axis;
-        Val p = c->v[1];
-        if (p.k == V_TUPLE || p.k == V_SHAPE) { /* Triton's expand_dims(x, (0, 2)): axes of the result, each new */
-            int n = p.k == V_TUPLE ? p.nelems : p.rank, nr = val_rank(x) + n;
-            bool at[2 * TIR_MAX_RANK + 1] = {0};
-            for (int i = 0; i < n; i++) {
-                Val e = p.k == V_TUPLE ? p.elems[i] : val_ct_int(p.shape[i], DT_I32);
-                int64_t a = e.i < 0 ? e.i + nr : e.i;
-                if (e.k != V_CT || !dtype_is_int(e.dt) || e.dt == DT_I1 || nr > 2 * TIR_MAX_RANK || a < 0 || a >= nr || at[a]) {
-                    diag_error(g->d, c->loc[1], "'%s' expects distinct axes of the %d-dimensional result", c->bi->name, nr);
-                    return val_err();
-                }
-                at[a] = true;
-            }
-            for (int a = 0; a < nr && x.k != V_ERR; a++)
-                if (at[a]) x = gen_expand_dims(g, x, a, c->node->loc);
-            return x;
-        }
-        if (!axis_arg(c, 1, val_rank(x), true, &axis)) return val_err();
-        return gen_expand_dims(g, x, axis, c->node->loc);
-    }
-    case BI_SQUEEZE: { /* Triton's: drop dimension dim, of length 1 (a [1] tensor becomes its element) */
-        int axis;
-        if (!tensor_arg(c, 0) || !axis_arg(c, 1, x.t->rank, false, &axis)) return val_err();
-        if (x.t->shape[axis] != 1) {
-            diag_error(g->d, c->loc[1], "'squeeze' drops a dimension of length 1, but dimension %d of %s has length %d", axis,
-                       gen_shape_str(g, x.t->rank, x.t->shape), x.t->shape[axis]);
-            return val_err();
-        }
-        if (x.t->rank == 1) { /* the one element: an or-reduction of its bits */
-            DType dt = x.t->dt, it = dtype_bits(dt) == 64 ? DT_I64 : dtype_bits(dt) == 16 ? DT_I16 : dtype_bits(dt) == 8 ? DT_I8 : DT_I32;
-            if (dt == DT_PTR) {
-                diag_error(g->d, c->loc[0], "'squeeze' of a [1] tensor of pointers: index it with a scalar offset instead");
-                return val_err();
-            }
-            Val b = dtype_is_float(dt) ? rt(g, gen_emit(g, c->node->loc, OP_BITCAST, &x.v, 1, tir_with_dtype(g->m, x.t, it))) : x;
-            Val e = compose_reduce(g, b, 0, NULL, OP_OR, false, c->node->loc);
-            if (e.k != V_RT || !dtype_is_float(dt)) return e;
-            return rt(g, gen_emit(g, c->node->loc, OP_BITCAST, &e.v, 1, tir_scalar(g->m, dt)));
-        }
-        r = 0;
-        for (int k = 0; k < x.t->rank; k++)
-            if (k != axis) s[r++] = x.t->shape[k];
-        return rt(g, gen_emit(g, c->node->loc, OP_RESHAPE, &x.v, 1, tir_with_shape(g->m, x.t, r, s)));
-    }
-    default: { /* broadcast_to */
-        if (!bi_shape_arg(c, 1, &r, s)) return val_err();
-        int xr = val_rank(x);
-        const int32_t *xs = val_shape(x);
-        bool fits = xr <= r;
-        for (int k = 0; fits && k < xr; k++) fits = xs[xr - 1 - k] == 1 || xs[xr - 1 - k] == s[r - 1 - k];
-        if (!fits) {
-            diag_error(g->d, c->node->loc, "cannot broadcast %s to %s", gen_shape_str(g, xr, xs), gen_shape_str(g, r, s));
-            return val_err();
-        }
-        return rt(g, gen_coerce(g, x, val_dtype(x), x.k == V_RT ? x.t->pointee : NULL, r, s, c->node->loc));
-    }
-    }
-}
-
 /* multiple_of(input, values), max_contiguous(input, values), max_constancy(input, values):
  * Triton's hints.  values: one positive int per dim of input (a list; a scalar input or 1-d
  * tensor takes a plain int, and multiple_of's plain int holds along every dim).  The result is
@@ -929,17 +808,17 @@ static Val bi_compose(Call *c, BuiltinId id) {
         int64_t reorder = 0; /* accepted, never used: the order is always a then b */
         if (has(c, 2) && !bi_ct_flag(c, 2, "can_reorder", &reorder)) return val_err();
         int dim = 0;
-        if (has(c, 3) && (!tensor_arg(c, 0) || !axis_arg(c, 3, c->v[0].t->rank, false, &dim))) return val_err();
+        if (has(c, 3) && (!bi_tensor_arg(c, 0) || !bi_axis_arg(c, 3, c->v[0].t->rank, false, &dim))) return val_err();
         return compose_cat(g, c->v[0], c->v[1], dim, loc);
     }
     case BI_SPLIT: return compose_split(g, c->v[0], loc);
     case BI_RAVEL: return compose_ravel(g, c->v[0], loc);
     case BI_FLIP:
     case BI_GATHER: {
-        if (!tensor_arg(c, 0)) return val_err();
+        if (!bi_tensor_arg(c, 0)) return val_err();
         int axis = c->v[0].t->rank - 1;
         int ai = id == BI_FLIP ? 1 : 2;
-        if (has(c, ai) && !axis_arg(c, ai, c->v[0].t->rank, false, &axis)) return val_err();
+        if (has(c, ai) && !bi_axis_arg(c, ai, c->v[0].t->rank, false, &axis)) return val_err();
         if (id == BI_FLIP) return compose_flip(g, c->v[0], axis, loc);
         if (!val_is_value(g, c->v[1], c->loc[1])) return val_err();
         return compose_gather(g, c->v[0], c->v[1], axis, loc);
@@ -951,11 +830,11 @@ static Val bi_compose(Call *c, BuiltinId id) {
     case BI_XOR_SUM: {
         Val x = c->v[0];
         Val first = x.k == V_TUPLE && x.nelems ? x.elems[0] : x;
-        if (x.k != V_TUPLE && !tensor_arg(c, 0)) return val_err();
+        if (x.k != V_TUPLE && !bi_tensor_arg(c, 0)) return val_err();
         if (!val_is_value(g, first, c->loc[0])) return val_err();
         int rank = val_rank(first), axis = -1, axes[TIR_MAX_RANK], naxes = 0;
         if (id == BI_CUMPROD && !has(c, 1)) axis = 0;
-        if (has(c, 1) && id == BI_CUMPROD && (!single_axis(c, 1) || !axis_arg(c, 1, rank, false, &axis))) return val_err();
+        if (has(c, 1) && id == BI_CUMPROD && (!single_axis(c, 1) || !bi_axis_arg(c, 1, rank, false, &axis))) return val_err();
         if (has(c, 1) && id != BI_CUMPROD) { /* reduce, xor_sum, reduce_or: several axes too, highest first */
             if (!axes_arg(c, 1, rank, axes, &naxes)) return val_err();
             axis = axes[0];
@@ -1009,9 +888,9 @@ static Val bi_compose(Call *c, BuiltinId id) {
     case BI_SORT:
     case BI_BITONIC_MERGE:
     case BI_TOPK: {
-        if (!tensor_arg(c, 0)) return val_err();
+        if (!bi_tensor_arg(c, 0)) return val_err();
         int rank = c->v[0].t->rank, dim = rank - 1, di = id == BI_TOPK ? 2 : 1;
-        if (has(c, di) && !axis_arg(c, di, rank, false, &dim)) return val_err();
+        if (has(c, di) && !bi_axis_arg(c, di, rank, false, &dim)) return val_err();
         if (dim != rank - 1) {
             diag_error(g->d, c->loc[di], "'%s' works along the last dimension only (as Triton)", c->bi->name);
             return val_err();
@@ -1398,7 +1277,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_EXPAND_DIMS:
     case BI_UNSQUEEZE:
     case BI_SQUEEZE:
-    case BI_BROADCAST_TO: return bi_shape_op(&c, (BuiltinId)id);
+    case BI_BROADCAST_TO: return bi_shape_op(&c, id);
     case BI_WHERE: return bi_where(&c);
     case BI_CAST:
     case BI_BITCAST: { /* cast(x, T, bitcast=false), bitcast(x, T) */
@@ -1539,7 +1418,7 @@ Val builtin_call(Gen *g, const Node *node) {
         if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);
         /* reverse: out[i] = x[n-1] + ... + x[i], the same order as a scan of flip(x) */
         int axis = 0;
-        if (!numeric(&c, 0) || !tensor_arg(&c, 0) || (has(&c, 1) && !axis_arg(&c, 1, c.v[0].t->rank, false, &axis))) return val_err();
+        if (!numeric(&c, 0) || !bi_tensor_arg(&c, 0) || (has(&c, 1) && !bi_axis_arg(&c, 1, c.v[0].t->rank, false, &axis))) return val_err();
         c.v[0] = compose_flip(g, c.v[0], axis, node->loc);
         c.v[1] = val_ct_int(axis, DT_I32);
         Val s = bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);

@@ -40,6 +40,11 @@ static inline bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != 
 /* builtins.c */
 bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape); /* a compile-time shape: [64, 64], (64, 64) or 64 */
 bool bi_ct_flag(Call *c, int i, const char *pname, int64_t *out); /* a switch argument: true/false, 1/0 */
+bool bi_axis_arg(Call *c, int i, int rank, bool allow_end, int *axis); /* a compile-time axis, negative from the end */
+bool bi_tensor_arg(Call *c, int i); /* a tensor, not a scalar */
+
+/* builtins_shape.c */
+Val bi_shape_op(Call *c, int id); /* reshape, view, trans/permute, expand_dims/unsqueeze, squeeze, broadcast_to (BI_<NAME>) */
 
 /* builtins_mem.c */
 bool bi_ptr_arg(Call *c, int i);                              /* a pointer (scalar or tensor) */

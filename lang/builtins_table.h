@@ -156,4 +156,13 @@
     X(DEVICE_PRINT, "device_print", 1, "prefix", PRINT, PLAIN, 0)                          \
     X(PRINT, "print", 1, "prefix", PRINT, PLAIN, 0) /* Python's print in a Triton kernel: device_print */
 
+
+/* BI_<NAME>: a built-in's index in LANG_BUILTINS */
+typedef enum BuiltinId {
+#define X(e, n, mn, ps, op, k, rk) BI_##e,
+    LANG_BUILTINS(X)
+#undef X
+        BI_COUNT
+} BuiltinId;
+
 #endif
