@@ -823,11 +823,6 @@ static Val list_as_tuple(Gen *g, Val v) {
  * (Triton's x.shape, a list here, is a tuple there: x.shape + (1,)); two lists into a list.  Elements are kept as
  * they are, tensors and nested tuples included. */
 static Val seq_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
-    if (gen_is_record(a) || gen_is_record(b)) {
-        diag_error(g->d, loc, "'%s' of a %s: tensor descriptors and block pointers are not tuples to concatenate or repeat",
-                   lang_tok_spelling[op], gen_val_type_name(g, gen_is_record(a) ? a : b));
-        return val_err();
-    }
     if (op == TK_PLUS) {
         if (a.k == V_SHAPE && b.k == V_SHAPE) {
             if (a.rank + b.rank > TIR_MAX_RANK) {
@@ -886,6 +881,10 @@ static Val seq_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     const BinOp *bo = binop_info(op);
     if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    if (gen_is_record(a) || gen_is_record(b)) { /* what a descriptor or block pointer is for: load, store, advance */
+        val_is_value(g, gen_is_record(a) ? a : b, loc);
+        return val_err();
+    }
     if ((op == TK_PLUS || op == TK_STAR) && (a.k == V_TUPLE || b.k == V_TUPLE || a.k == V_SHAPE || b.k == V_SHAPE))
         return seq_binop(g, op, a, b, loc);
     if (a.k == V_DTYPE && b.k == V_DTYPE && (op == TK_EQEQ || op == TK_NE)) /* dtype_of(x) == i64: Triton's x.dtype == tl.int64 */

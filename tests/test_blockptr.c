@@ -400,6 +400,9 @@ Test(blockptr, errors) {
     expect_error(K0 "    for i in range(0, n) {\n        p = make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 32), (1, 0));\n    }\n}\n",
                  "e.tile:4:9: error: loop-carried variable 'p' changes from 'block pointer of block [16, 16]' to 'block pointer of block [16, 32]'");
     expect_error(K0 "    let q = p + 1;\n}\n", "e.tile:3:15: error: a block pointer cannot be used as a value");
+    /* a tuple's + and * (concatenation, repetition) take no block pointer: the same error as any other use */
+    expect_error(K0 "    let q = (1, 2) + p;\n}\n", "e.tile:3:20: error: a block pointer cannot be used as a value");
+    expect_error(K0 "    let q = p * 2;\n}\n", "e.tile:3:15: error: a block pointer cannot be used as a value");
     expect_error(K0 "    let (a, b, c, d, e, f, g, h) = p;\n}\n", "cannot unpack 'block pointer of block [16, 16]' into 8 names");
     /* a tuple holding a block pointer keeps its block shape through an if, and says which it had */
     expect_error(K0 "    let t = (p, 1);\n    if n > 0 { t = (make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 32), (1, 0)), 2); }\n}\n",
