@@ -811,8 +811,8 @@ static Val gen_pow(Gen *g, Val a, Val b, Loc loc) {
     return val_ct_float(pow(x, e), a.dt == DT_F64 || b.dt == DT_F64 ? DT_F64 : DT_F32);
 }
 
-/* A list's compile-time integers as a tuple of i32s, for concatenation with a tuple. */
-static Val list_as_tuple(Gen *g, Val v) {
+Val gen_list_as_tuple(Gen *g, Val v) {
+    if (v.k != V_SHAPE) return v;
     Val t = {.k = V_TUPLE, .nelems = v.rank, .elems = ARENA_ARRAY(g->a, Val, v.rank ? v.rank : 1)};
     for (int i = 0; i < v.rank; i++) t.elems[i] = val_ct_int(v.shape[i], DT_I32);
     return t;
@@ -833,8 +833,8 @@ static Val seq_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
             a.rank += b.rank;
             return a;
         }
-        if (a.k == V_SHAPE) a = list_as_tuple(g, a);
-        if (b.k == V_SHAPE) b = list_as_tuple(g, b);
+        a = gen_list_as_tuple(g, a);
+        b = gen_list_as_tuple(g, b);
         if (a.k != V_TUPLE || b.k != V_TUPLE) {
             diag_error(g->d, loc, "'+' concatenates a tuple with a tuple, not with '%s' (a one-element tuple is written (x,))",
                        gen_val_type_name(g, a.k == V_TUPLE ? b : a));

@@ -181,6 +181,7 @@ Val gen_cast(Gen *g, Val v, DType to, Loc loc);
 Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc); /* `as`, cast(), bitcast(): pointers too */
 ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
+Val gen_list_as_tuple(Gen *g, Val v); /* a list (a shape: compile-time sizes) as a tuple of i32s; any other value as it is */
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc);
 Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc);
 const char *gen_type_desc(Gen *g, const Type *t); /* full type: "tensor<64x32xf32>" */

@@ -314,14 +314,6 @@ static bool val_same_skeleton(Val a, Val b) {
 
 /* ---- statements ---- */
 
-/* A shape list as a tuple of its sizes (compile-time i32s), for unpacking: Python's `M, N = x.shape`. */
-static Val shape_tuple(Gen *g, Val v) {
-    if (v.k != V_SHAPE) return v;
-    Val t = {.k = V_TUPLE, .nelems = v.rank, .elems = ARENA_ARRAY(g->a, Val, v.rank > 0 ? v.rank : 1)};
-    for (int i = 0; i < v.rank; i++) t.elems[i] = val_ct_int(v.shape[i], DT_I32);
-    return t;
-}
-
 /* v taken apart by the pattern pat (an N_TUPLE of N_NAMEs and N_TUPLEs) into out[*pos..], depth first, as the
  * names were listed; a nested pattern's count is reported at its '(' (loc: the outermost's place). */
 static bool unpack_pattern(Gen *g, const Node *s, const Node *pat, Loc loc, Val v, Val *out, int *pos) {
@@ -329,7 +321,7 @@ static bool unpack_pattern(Gen *g, const Node *s, const Node *pat, Loc loc, Val 
         out[(*pos)++] = v;
         return true;
     }
-    v = shape_tuple(g, v);
+    v = gen_list_as_tuple(g, v); /* Python's `M, N = x.shape` */
     if (v.k != V_TUPLE || gen_is_record(v)) {
         if (pat == s->lhs || !s->lhs) diag_error(g->d, s->rhs->loc, "cannot unpack '%s' into %d names: it is not a tuple", gen_val_type_name(g, v), pat->nkids);
         else diag_error(g->d, pat->loc, "cannot unpack '%s' into the %d names here: it is not a tuple", gen_val_type_name(g, v), pat->nkids);
@@ -360,7 +352,7 @@ static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
         int pos = 0;
         return unpack_pattern(g, s, s->lhs, names, v, out, &pos);
     }
-    v = shape_tuple(g, v);
+    v = gen_list_as_tuple(g, v);
     if (v.k != V_TUPLE || gen_is_record(v)) {
         diag_error(g->d, s->rhs->loc, "cannot unpack '%s' into %d names: it is not a tuple", gen_val_type_name(g, v), s->nkids);
         return false;
@@ -802,11 +794,8 @@ static void gen_seq_for(Gen *g, const Node *s) {
     } else {
         Val t = gen_expr(g, e);
         if (t.k == V_ERR) return;
-        if (t.k == V_SHAPE) {
-            n = t.rank;
-            vals = ARENA_ARRAY(g->a, Val, n ? (size_t)n : 1);
-            for (int k = 0; k < n; k++) vals[k] = val_ct_int(t.shape[k], DT_I32);
-        } else if (t.k == V_TUPLE && !gen_is_record(t)) {
+        t = gen_list_as_tuple(g, t);
+        if (t.k == V_TUPLE && !gen_is_record(t)) {
             n = t.nelems; /* a copy: the body may assign the tuple's variable (t[i] = v), not the elements looped over */
             vals = ARENA_ARRAY(g->a, Val, n ? (size_t)n : 1);
             for (int k = 0; k < n; k++) vals[k] = t.elems[k];
