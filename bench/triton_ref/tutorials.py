@@ -257,8 +257,8 @@ def check(name, got, want, rtol=0.0, atol=0.0):
         raise AssertionError("%s: max error %g at %s: got %r, want %r" % (name, err[i], i, got[i], want[i]))
 
 
-def philox_rand(seed, offs):
-    """tl.rand(seed, offs) in NumPy: Philox 4x32-10 of counter (offs, 0, 0, 0), key (seed lo, seed hi)."""
+def philox4(seed, offs):
+    """Philox 4x32-10 in NumPy of counter (offs, 0, 0, 0), key (seed lo, seed hi): its four words (tl.randint4x)."""
     m32 = np.uint64(0xFFFFFFFF)
     c0 = offs.astype(np.uint64)
     c1 = np.zeros_like(c0)
@@ -275,7 +275,12 @@ def philox_rand(seed, offs):
         c3 = (A * _c0) & m32
         k0 = (k0 + np.uint64(0x9E3779B9)) & m32
         k1 = (k1 + np.uint64(0xBB67AE85)) & m32
-    x = c0.astype(np.uint32).view(np.int32).astype(np.int64)
+    return [c.astype(np.uint32) for c in (c0, c1, c2, c3)]
+
+
+def philox_rand(seed, offs):
+    """tl.rand(seed, offs) in NumPy: the first word of philox4, as a float in [0, 1)."""
+    x = philox4(seed, offs)[0].view(np.int32).astype(np.int64)
     x = np.where(x < 0, -x - 1, x).astype(np.int32)
     return x.astype(np.float32) * np.float32(4.6566127342e-10)
 

@@ -1066,26 +1066,6 @@ def t_order(r):
 
 # ---- random numbers ----
 
-def philox4(seed, offs):
-    m32 = np.uint64(0xFFFFFFFF)
-    c0 = offs.astype(np.uint64)
-    c1 = np.zeros_like(c0)
-    c2 = np.zeros_like(c0)
-    c3 = np.zeros_like(c0)
-    k0 = np.uint64(seed & 0xFFFFFFFF)
-    k1 = np.uint64((seed >> 32) & 0xFFFFFFFF)
-    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(10):
-        _c0, _c2 = c0, c2
-        c0 = (((B * _c2) >> np.uint64(32)) ^ c1 ^ k0) & m32
-        c2 = (((A * _c0) >> np.uint64(32)) ^ c3 ^ k1) & m32
-        c1 = (B * _c2) & m32
-        c3 = (A * _c0) & m32
-        k0 = (k0 + np.uint64(0x9E3779B9)) & m32
-        k1 = (k1 + np.uint64(0xBB67AE85)) & m32
-    return [c.astype(np.uint32) for c in (c0, c1, c2, c3)]
-
-
 @triton.jit
 def random_kernel(out, nrm, n, seed, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -1104,7 +1084,7 @@ def t_random(r):
     nrm = np.full(n, np.nan, np.float32)
     r.launch(random_kernel, {"out": "*u32", "nrm": "*fp32", "n": "i32", "seed": "i64"}, {"BLOCK": 256}, ((n + 255) // 256,),
              [out, nrm, n, seed])
-    want = np.stack(philox4(seed, np.arange(n)), axis=1)
+    want = np.stack(T.philox4(seed, np.arange(n)), axis=1)
     if not np.array_equal(out, want):
         i = int(np.argmax((out != want).any(axis=1)))
         raise AssertionError("randint4x offset %d: %s, want %s" % (i, out[i], want[i]))
