@@ -1,0 +1,365 @@
+/* test_emu_hopper_isa.c - emu:sm_90a against forms written from the PTX ISA pages alone, for what the
+ * other Hopper test programs (test_emu_hopper.c, test_emu_wgmma.c, test_emu_tma.c, test_emu_cluster.c)
+ * leave out: integer wgmma's .satfinite against its wrap-around, descriptors whose leading and stride byte
+ * offsets are not the dense ones (gaps between core matrices), an f16 accumulator with A in registers, a
+ * negated B (imm-scale-b -1) and a false scale-d predicate over a poisoned C, elect.sync's leader and lane
+ * id under partial masks, and 4-D / 5-D tensor copies with traversal strides and out-of-bounds fill.
+ *
+ * Every placement and fragment here is written from the ISA's text (the canonical layouts
+ * ((8,m),(T,2k)):((1T,SBO),(1,LBO)) for K-major and ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)) for MN-major without
+ * swizzling; the m64nNk16 / m64nNk32 register fragments), not from the emulator's code; every kernel is
+ * checked by ptxas -arch=sm_90a when it is installed.  Expected values are computed here in 64-bit integers or
+ * exactly representable floats, the outputs poisoned first. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/hostfloat.h"
+#include "support/support.h"
+#include "test_emu_sm90.h"
+#include "test_rng.h"
+
+/* A shared-memory matrix descriptor (the ISA's "Matrix Descriptor Format"): start address >> 4 in bits 0-13,
+ * LBO >> 4 in 16-29, SBO >> 4 in 32-45, no swizzle (bits 62-63 zero).  The kernel adds its shared base. */
+static uint64_t desc_noswz(uint32_t start, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)((start >> 4) & 0x3FFF) | (uint64_t)((lbo >> 4) & 0x3FFF) << 16 | (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
+}
+
+/* K-major, no swizzle: ((8,m),(T,2k)):((1T,SBO),(1,LBO)) in elements of es bytes, T = 16 / es. */
+static uint32_t kmajor_off(unsigned mn, unsigned k, unsigned es, uint32_t lbo, uint32_t sbo) {
+    unsigned T = 16 / es;
+    return (mn % 8) * 16 + (mn / 8) * sbo + (k % T) * es + (k / T) * lbo;
+}
+
+/* MN-major, no swizzle: ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)). */
+static uint32_t mnmajor_off(unsigned mn, unsigned k, unsigned es, uint32_t lbo, uint32_t sbo) {
+    unsigned T = 16 / es;
+    return (mn % T) * es + (mn / T) * sbo + (k % 8) * 16 + (k / 8) * lbo;
+}
+
+/* The D fragment of m64nNk*: thread i's element e (register e for .f32/.s32; .f16: the e-th half, low first) is
+ * row 16w + l/4 + 8((e/2)%2), column 8(e/4) + 2(l%4) + e%2, w = i/32, l = i%32. */
+static void d_rc(unsigned i, unsigned e, unsigned *row, unsigned *col) {
+    unsigned w = i / 32, l = i % 32;
+    *row = 16 * w + l / 4 + 8 * ((e / 2) % 2);
+    *col = 8 * (e / 4) + 2 * (l % 4) + e % 2;
+}
+
+/* The kernel's head: copies `bytes` (a multiple of 512) of img into shared memory at smem (1024-aligned),
+ * fences them for the async proxy, and loads thread i's nd C registers %r<100+r> from c. */
+static void wg_head(Str *s, unsigned bytes, unsigned nd) {
+    str_printf(s, PTX_HEAD ".visible .entry k(.param .u64 img, .param .u64 c, .param .u64 out, .param .u64 da, .param .u64 db,"
+                          " .param .u64 areg, .param .u32 flag)\n{\n"
+                          "  .reg .pred %%p<4>;\n  .reg .b32 %%r<200>;\n  .reg .b64 %%rd<16>;\n"
+                          "  .shared .align 1024 .b8 smem[%u];\n"
+                          "  mov.u32 %%r0, %%tid.x;\n  ld.param.u64 %%rd1, [img];\n  mov.u32 %%r1, smem;\n"
+                          "  shl.b32 %%r2, %%r0, 2;\n  cvt.u64.u32 %%rd2, %%r2;\n  add.u64 %%rd2, %%rd1, %%rd2;\n  add.u32 %%r3, %%r1, %%r2;\n",
+               bytes);
+    for (unsigned off = 0; off < bytes; off += 512)
+        str_printf(s, "  ld.global.u32 %%r4, [%%rd2+%u];\n  st.shared.u32 [%%r3+%u], %%r4;\n", off, off);
+    str_printf(s, "  fence.proxy.async.shared::cta;\n  bar.sync 0;\n"
+                  "  shr.u32 %%r5, %%r1, 4;\n  cvt.u64.u32 %%rd3, %%r5;\n"
+                  "  ld.param.u64 %%rd4, [da];\n  add.u64 %%rd4, %%rd4, %%rd3;\n  ld.param.u64 %%rd5, [db];\n  add.u64 %%rd5, %%rd5, %%rd3;\n"
+                  "  mul.wide.u32 %%rd6, %%r0, %u;\n  ld.param.u64 %%rd7, [c];\n  add.u64 %%rd7, %%rd7, %%rd6;\n"
+                  "  ld.param.u64 %%rd8, [out];\n  add.u64 %%rd8, %%rd8, %%rd6;\n",
+               4 * nd);
+    for (unsigned r = 0; r < nd; r++) str_printf(s, "  ld.global.u32 %%r%u, [%%rd7+%u];\n", 100 + r, 4 * r);
+}
+
+static void wg_tail(Str *s, unsigned nd) {
+    str_printf(s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n");
+    for (unsigned r = 0; r < nd; r++) str_printf(s, "  st.global.u32 [%%rd8+%u], %%r%u;\n", 4 * r, 100 + r);
+    str_printf(s, "  ret;\n}\n");
+}
+
+static void dlist(Str *s, unsigned nd) {
+    str_printf(s, "{");
+    for (unsigned r = 0; r < nd; r++) str_printf(s, "%s%%r%u", r ? ", " : "", 100 + r);
+    str_printf(s, "}");
+}
+
+/* ==== integer wgmma: .satfinite clamps the accumulated value to [INT32_MIN, INT32_MAX], without it the value
+ * wraps (the ISA, wgmma.mma_async "Integer operations").  m64n16k32, A and B from descriptors (K-major, no
+ * swizzle) whose LBO and SBO leave gaps.  Each row of A (s8 A: by row) or column of B (s8 B: by column) has one
+ * sign, so every partial sum moves one way and the result does not depend on where a clamp is applied; C starts
+ * within 2^21 of the bound its products head for, so some elements overflow and some do not. ==== */
+static void run_satfinite(const char *at, const char *bt, bool sat) {
+    seed_rng();
+    TileDevice *d = open_emu(false);
+    enum { M = 64, N = 16, K = 32, ND = N / 2 };
+    const uint32_t alb = 128, asb = 384, blb = 512, bsb = 128, boff = 3072, bytes = 4096; /* A: 3072 bytes, B: 768 */
+    bool as8 = !strcmp(at, "s8");
+    int A[M][K], B[N][K];
+    uint8_t *img = calloc(bytes, 1);
+    for (unsigned m = 0; m < M; m++)
+        for (unsigned k = 0; k < K; k++) {
+            A[m][k] = as8 ? (m % 2 ? -(100 + irand(29)) : 100 + irand(28)) : 128 + irand(128);
+            img[kmajor_off(m, k, 1, alb, asb)] = (uint8_t)A[m][k];
+        }
+    for (unsigned n = 0; n < N; n++)
+        for (unsigned k = 0; k < K; k++) {
+            B[n][k] = as8 ? 128 + irand(128) : (n % 2 ? -(100 + irand(29)) : 100 + irand(28));
+            img[boff + kmajor_off(n, k, 1, blb, bsb)] = (uint8_t)B[n][k];
+        }
+    int32_t *C = malloc(128 * ND * 4);
+    int64_t want_sum[128][ND];
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned e = 0; e < ND; e++) {
+            unsigned row, col;
+            d_rc(i, e, &row, &col);
+            int64_t sum = 0;
+            for (unsigned k = 0; k < K; k++) sum += (int64_t)A[row][k] * B[col][k];
+            int64_t room = irand(1 << 21);
+            C[i * ND + e] = sum > 0 ? (int32_t)(INT32_MAX - room) : (int32_t)(INT32_MIN + room);
+            want_sum[i][e] = (int64_t)C[i * ND + e] + sum;
+        }
+    Str s = {0};
+    wg_head(&s, bytes, ND);
+    str_printf(&s, "  wgmma.fence.sync.aligned;\n  wgmma.mma_async.sync.aligned.m64n16k32%s.s32.%s.%s ", sat ? ".satfinite" : "", at, bt);
+    dlist(&s, ND);
+    str_printf(&s, ", %%rd4, %%rd5, 1;\n");
+    wg_tail(&s, ND);
+    char *ptx = str_take(&s);
+    TileDevModule *mod;
+    TileDevFunction *f = load(d, ptx, "k", &mod);
+    uint64_t dimg = upload(d, img, bytes), dc = upload(d, C, 128 * ND * 4), dout = poisoned(d, 128 * ND * 4), zero = 0;
+    uint64_t da = desc_noswz(0, alb, asb), db = desc_noswz(boff, blb, bsb);
+    uint32_t flag = 0;
+    void *args[] = {&dimg, &dc, &dout, &da, &db, &zero, &flag};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+    int32_t *out = malloc(128 * ND * 4);
+    download(d, out, dout, 128 * ND * 4);
+    unsigned over = 0;
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned e = 0; e < ND; e++) {
+            int64_t w = want_sum[i][e];
+            bool o = w > INT32_MAX || w < INT32_MIN;
+            over += o;
+            int32_t want = sat ? (int32_t)(w > INT32_MAX ? INT32_MAX : w < INT32_MIN ? INT32_MIN : w) : (int32_t)(uint32_t)(uint64_t)w;
+            unsigned row, col;
+            d_rc(i, e, &row, &col);
+            cr_assert_eq(out[i * ND + e], want, "%s.%s%s D[%u][%u] = %d, want %d (C + A*B = %lld)", at, bt, sat ? " .satfinite" : "", row,
+                         col, out[i * ND + e], want, (long long)w);
+        }
+    cr_assert(over > 100 && over < 128 * ND - 100, "%u of %u elements overflow: the inputs do not test both sides", over, 128 * ND);
+    free(out), free(ptx), free(C), free(img);
+    dev_module_unload(mod);
+    dev_close(d);
+}
+
+Test(wgmma_isa, satfinite_clamps_s8_u8) { run_satfinite("s8", "u8", true); }
+Test(wgmma_isa, no_satfinite_wraps_s8_u8) { run_satfinite("s8", "u8", false); }
+Test(wgmma_isa, satfinite_clamps_u8_s8) { run_satfinite("u8", "s8", true); }
+Test(wgmma_isa, no_satfinite_wraps_u8_s8) { run_satfinite("u8", "s8", false); }
+
+/* ==== m64n16k16.f16.f16.f16 with A in registers (the m64nNk16 A fragment: register j of lane l holds row
+ * 16w + l/4 + 8(j%2), columns 2(l%4) + 8(j/2), +1, low half first) and B MN-major (imm-trans-b 1) without
+ * swizzle, LBO and SBO with gaps.  The first wgmma has imm-scale-b -1 and a false scale-d predicate over a C of
+ * NaNs (D = -A*B: C is not read), the second accumulates with imm-scale-a -1 (D = -2 A*B); an f16 D, its
+ * registers packed pairs (element e of the D fragment in half e%2 of register e/2). ==== */
+Test(wgmma_isa, f16_acc_a_registers_negated_scale_d_false) {
+    seed_rng();
+    TileDevice *d = open_emu(false);
+    enum { M = 64, N = 16, K = 16, ND = N / 4 };
+    const uint32_t blb = 512, bsb = 256, bytes = 1024; /* B: n-groups 256 apart, k-groups 512 apart */
+    int A[M][K], B[N][K];
+    uint8_t *img = calloc(bytes, 1);
+    for (unsigned m = 0; m < M; m++)
+        for (unsigned k = 0; k < K; k++) A[m][k] = irand(7) - 3;
+    for (unsigned n = 0; n < N; n++)
+        for (unsigned k = 0; k < K; k++) {
+            B[n][k] = irand(9) - 4;
+            uint16_t h = f32_to_f16((float)B[n][k]);
+            memcpy(img + mnmajor_off(n, k, 2, blb, bsb), &h, 2);
+        }
+    uint32_t *afrag = calloc(128 * 4, 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned j = 0; j < 4; j++)
+            for (unsigned h = 0; h < 2; h++) {
+                unsigned row = 16 * (i / 32) + (i % 32) / 4 + 8 * (j % 2), col = 2 * (i % 4) + 8 * (j / 2) + h;
+                afrag[i * 4 + j] |= (uint32_t)f32_to_f16((float)A[row][col]) << (16 * h);
+            }
+    uint32_t *C = malloc(128 * ND * 4);
+    memset(C, 0xFF, 128 * ND * 4); /* NaN pairs: a D that read them would be NaN */
+    Str s = {0};
+    wg_head(&s, bytes, ND);
+    str_printf(&s, "  ld.param.u64 %%rd9, [areg];\n  shl.b32 %%r6, %%r0, 4;\n  cvt.u64.u32 %%rd10, %%r6;\n  add.u64 %%rd9, %%rd9, %%rd10;\n"
+                   "  ld.global.v4.u32 {%%r10, %%r11, %%r12, %%r13}, [%%rd9];\n"
+                   "  ld.param.u32 %%r7, [flag];\n  setp.ne.u32 %%p1, %%r7, 0;\n  wgmma.fence.sync.aligned;\n"
+                   "  wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16 ");
+    dlist(&s, ND);
+    str_printf(&s, ", {%%r10, %%r11, %%r12, %%r13}, %%rd5, %%p1, 1, -1, 1;\n  wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16 ");
+    dlist(&s, ND);
+    str_printf(&s, ", {%%r10, %%r11, %%r12, %%r13}, %%rd5, 1, -1, 1, 1;\n");
+    wg_tail(&s, ND);
+    char *ptx = str_take(&s);
+    TileDevModule *mod;
+    TileDevFunction *f = load(d, ptx, "k", &mod);
+    uint64_t dimg = upload(d, img, bytes), dc = upload(d, C, 128 * ND * 4), dout = poisoned(d, 128 * ND * 4);
+    uint64_t dareg = upload(d, afrag, 128 * 4 * 4), da = 0, db = desc_noswz(0, blb, bsb);
+    uint32_t flag = 0;
+    void *args[] = {&dimg, &dc, &dout, &da, &db, &dareg, &flag};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+    uint32_t *out = malloc(128 * ND * 4);
+    download(d, out, dout, 128 * ND * 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned e = 0; e < 2 * ND; e++) {
+            unsigned row, col;
+            d_rc(i, e, &row, &col);
+            int sum = 0;
+            for (unsigned k = 0; k < K; k++) sum += A[row][k] * B[col][k];
+            float got = (float)f16_to_d((uint16_t)(out[i * ND + e / 2] >> (16 * (e % 2))));
+            cr_assert_eq(got, (float)(-2 * sum), "D[%u][%u] = %g, want %d", row, col, got, -2 * sum);
+        }
+    free(out), free(ptx), free(C), free(afrag), free(img);
+    dev_module_unload(mod);
+    dev_close(d);
+}
+
+/* ==== elect.sync d|p, membermask: d is the elected lane's %laneid in every thread of the mask, p true in that
+ * lane only; the same mask elects the same lane (the ISA, elect.sync).  Masks that leave out lane 0, a single
+ * lane, and threads outside the mask skipping the instruction by a guard; `_` for d. ==== */
+Test(elect_isa, leader_and_lane_id_under_partial_masks) {
+    TileDevice *d = open_emu(false);
+    static const uint32_t masks[] = {0xFFFFFFFFu, 0xF0F0F0F0u, 0x80000000u, 0x00010100u, 0xAAAAAAA8u};
+    const char *ptx = PTX_HEAD ".visible .entry e(.param .u64 out, .param .u32 mask)\n{\n"
+                               "  .reg .pred %p<4>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<4>;\n"
+                               "  mov.u32 %r0, %tid.x;\n  mov.u32 %r9, %laneid;\n  ld.param.u32 %r1, [mask];\n"
+                               "  mov.u32 %r2, 77;\n  mov.u32 %r3, 9;\n  mov.u32 %r5, 9;\n"
+                               "  shr.u32 %r4, %r1, %r9;\n  and.b32 %r4, %r4, 1;\n  setp.ne.u32 %p1, %r4, 0;\n"
+                               "  @%p1 elect.sync %r2|%p2, %r1;\n  @%p1 selp.u32 %r3, 1, 0, %p2;\n"
+                               "  @%p1 elect.sync _|%p3, %r1;\n  @%p1 selp.u32 %r5, 1, 0, %p3;\n"
+                               "  ld.param.u64 %rd1, [out];\n  mul.wide.u32 %rd2, %r0, 12;\n  add.u64 %rd1, %rd1, %rd2;\n"
+                               "  st.global.u32 [%rd1], %r2;\n  st.global.u32 [%rd1+4], %r3;\n  st.global.u32 [%rd1+8], %r5;\n  ret;\n}\n";
+    TileDevModule *mod;
+    TileDevFunction *f = load(d, ptx, "e", &mod);
+    uint64_t dout = poisoned(d, 64 * 12);
+    for (unsigned mi = 0; mi < sizeof masks / sizeof *masks; mi++) {
+        uint32_t mask = masks[mi], out[64 * 3];
+        void *args[] = {&dout, &mask};
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        download(d, out, dout, sizeof out);
+        unsigned leader = (unsigned)__builtin_ctz(mask);
+        for (unsigned i = 0; i < 64; i++) {
+            unsigned lane = i % 32;
+            bool in = mask >> lane & 1;
+            cr_assert_eq(out[3 * i], in ? leader : 77u, "mask 0x%08x thread %u: d = %u", mask, i, out[3 * i]);
+            cr_assert_eq(out[3 * i + 1], in ? (unsigned)(lane == leader) : 9u, "mask 0x%08x thread %u: p = %u", mask, i, out[3 * i + 1]);
+            cr_assert_eq(out[3 * i + 2], in ? (unsigned)(lane == leader) : 9u, "mask 0x%08x thread %u: p (d _) = %u", mask, i, out[3 * i + 2]);
+        }
+    }
+    dev_module_unload(mod);
+    dev_close(d);
+}
+
+/* ==== 5-D tensor copies (tile mode): the bounding box at signed coordinates, traversal strides in the outer
+ * dimensions (box element i of dimension d at coordinate c[d] + i * stride[d], ceil(box / stride) of them),
+ * out-of-bounds elements zero on a load (zero fill: the tensor map's default) and skipped on a store, the box
+ * dense in shared memory with dimension 0 fastest (no swizzle).  A u16 tensor of 10 x 5 x 4 x 3 x 3 elements
+ * whose rows are 16 elements apart in memory; the box crosses the tensor's edge in every dimension. ==== */
+static const char *tma5_ptx =
+    PTX_HEAD ".visible .entry t(.param .align 64 .b8 tmap[128], .param .u32 c0, .param .u32 c1, .param .u32 c2, .param .u32 c3,"
+             " .param .u32 c4, .param .u32 nbytes, .param .u64 io, .param .u32 store)\n{\n"
+             "  .reg .pred %p<8>;\n  .reg .b32 %r<24>;\n  .reg .b64 %rd<8>;\n"
+             "  .shared .align 1024 .b8 smem[1024];\n  .shared .align 8 .b64 bar;\n"
+             "  mov.u32 %r0, %tid.x;\n  ld.param.u32 %r1, [c0];\n  ld.param.u32 %r2, [c1];\n  ld.param.u32 %r3, [c2];\n"
+             "  ld.param.u32 %r4, [c3];\n  ld.param.u32 %r5, [c4];\n  ld.param.u32 %r6, [nbytes];\n  ld.param.u64 %rd0, [io];\n"
+             "  ld.param.u32 %r7, [store];\n  setp.ne.u32 %p5, %r7, 0;\n"
+             "  mov.u32 %r10, smem;\n  mov.u32 %r11, bar;\n  mov.u64 %rd1, tmap;\n  setp.ne.u32 %p0, %r0, 0;\n"
+             "  shl.b32 %r12, %r0, 2;\n  add.u32 %r13, %r10, %r12;\n  cvt.u64.u32 %rd2, %r12;\n  add.u64 %rd2, %rd0, %rd2;\n"
+             "  setp.lt.u32 %p2, %r12, %r6;\n"
+             "  @!%p5 bra $LOAD;\n"
+             /* store: io -> shared memory (4 bytes a thread), then the tensor store */
+             "  @%p2 ld.global.u32 %r14, [%rd2];\n  @%p2 st.shared.u32 [%r13], %r14;\n"
+             "  fence.proxy.async.shared::cta;\n  bar.sync 0;\n  @%p0 bra $END;\n"
+             "  cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%rd1, {%r1, %r2, %r3, %r4, %r5}], [%r10];\n"
+             "  cp.async.bulk.commit_group;\n  cp.async.bulk.wait_group 0;\n  bra $END;\n"
+             "$LOAD:\n  @%p0 bra $S;\n  mbarrier.init.shared::cta.b64 [%r11], 1;\n  fence.mbarrier_init.release.cluster;\n$S:\n"
+             "  bar.sync 0;\n  @%p0 bra $W;\n  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r11], %r6;\n"
+             "  cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r10], [%rd1, {%r1, %r2, %r3, %r4, %r5}], [%r11];\n"
+             "$W:\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r11], 0;\n  @!%p1 bra $W;\n"
+             "  @%p2 ld.shared.u32 %r14, [%r13];\n  @%p2 st.global.u32 [%rd2], %r14;\n"
+             "$END:\n  ret;\n}\n";
+
+Test(tma_isa, five_d_box_traversal_strides_out_of_bounds) {
+    seed_rng();
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    const uint64_t dims[5] = {10, 5, 4, 3, 3};
+    const uint64_t strides[4] = {32, 32 * 5, 32 * 5 * 4, 32 * 5 * 4 * 3}; /* bytes, of dimensions 1..4 */
+    const uint32_t box[5] = {8, 4, 3, 2, 3}, estr[5] = {1, 2, 2, 1, 2};
+    const size_t gbytes = strides[3] * dims[4];
+    uint32_t n[5], nel = 1;
+    for (int k = 0; k < 5; k++) n[k] = (box[k] + estr[k] - 1) / estr[k], nel *= n[k];
+    uint32_t nbytes = nel * 2;
+    cr_assert_eq(nbytes, 256);
+    uint8_t *g = malloc(gbytes), *io = malloc(nbytes), *got = malloc(gbytes), *want = malloc(gbytes);
+    for (size_t i = 0; i < gbytes; i++) g[i] = (uint8_t)irand(256);
+    tile_devptr dg, dio;
+    cr_assert_eq(tile_malloc(ctx, gbytes, &dg), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nbytes, &dio), TILE_OK);
+    _Alignas(64) uint8_t map[128];
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_U16, 5, dg, dims, strides, box, estr, TILE_SWIZZLE_NONE), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    check_ptxas(tma5_ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, tma5_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "t", &k), TILE_OK);
+    static const int32_t coords[][5] = {{-3, 1, 2, 2, -1}, {4, -3, -1, 1, 2}, {0, 0, 0, 0, 0}, {9, 4, 3, 2, 2}, {-8, 0, 0, 0, 0}};
+    for (unsigned ci = 0; ci < sizeof coords / sizeof *coords; ci++) {
+        const int32_t *c = coords[ci];
+        for (uint32_t store = 0; store < 2; store++) {
+            cr_assert_eq(tile_memcpy_htod(ctx, dg, g, gbytes), TILE_OK);
+            for (unsigned i = 0; i < nbytes; i++) io[i] = (uint8_t)irand(256);
+            if (store) cr_assert_eq(tile_memcpy_htod(ctx, dio, io, nbytes), TILE_OK);
+            else cr_assert_eq(tile_memset(ctx, dio, 0xFF, nbytes), TILE_OK);
+            void *args[] = {map, (void *)&c[0], (void *)&c[1], (void *)&c[2], (void *)&c[3], (void *)&c[4], &nbytes, &dio, &store};
+            cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_OK, "%s",
+                         tile_last_error(ctx));
+            memcpy(want, g, gbytes);
+            uint8_t *box_got = malloc(nbytes);
+            if (store) cr_assert_eq(tile_memcpy_dtoh(ctx, got, dg, gbytes), TILE_OK);
+            else cr_assert_eq(tile_memcpy_dtoh(ctx, box_got, dio, nbytes), TILE_OK);
+            unsigned e = 0;
+            for (unsigned i4 = 0; i4 < n[4]; i4++)
+                for (unsigned i3 = 0; i3 < n[3]; i3++)
+                    for (unsigned i2 = 0; i2 < n[2]; i2++)
+                        for (unsigned i1 = 0; i1 < n[1]; i1++)
+                            for (unsigned i0 = 0; i0 < n[0]; i0++, e++) {
+                                const unsigned ii[5] = {i0, i1, i2, i3, i4};
+                                int64_t x[5];
+                                bool inside = true;
+                                size_t go = 0;
+                                for (int dd = 0; dd < 5; dd++) {
+                                    x[dd] = c[dd] + (int64_t)ii[dd] * estr[dd];
+                                    inside = inside && x[dd] >= 0 && (uint64_t)x[dd] < dims[dd];
+                                    go += dd ? (size_t)x[dd] * strides[dd - 1] : (size_t)x[dd] * 2;
+                                }
+                                if (store) {
+                                    if (inside) memcpy(want + go, io + 2 * e, 2);
+                                } else {
+                                    uint16_t gv, wv = 0;
+                                    memcpy(&gv, box_got + 2 * e, 2);
+                                    if (inside) memcpy(&wv, g + go, 2);
+                                    cr_assert_eq(gv, wv, "load at {%d,%d,%d,%d,%d}: box element (%u,%u,%u,%u,%u) = 0x%04x, want 0x%04x", c[0],
+                                                 c[1], c[2], c[3], c[4], i0, i1, i2, i3, i4, gv, wv);
+                                }
+                            }
+            if (store)
+                for (size_t i = 0; i < gbytes; i++)
+                    cr_assert_eq(got[i], want[i], "store at {%d,%d,%d,%d,%d}: global byte %zu = 0x%02x, want 0x%02x", c[0], c[1], c[2], c[3],
+                                 c[4], i, got[i], want[i]);
+            free(box_got);
+        }
+    }
+    tile_module_unload(m);
+    tile_free(ctx, dg);
+    tile_free(ctx, dio);
+    tile_context_destroy(ctx);
+    free(g), free(io), free(got), free(want);
+}
