@@ -417,7 +417,7 @@ bool emu_exec_cp_async_mbar(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     unsigned ai = (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX || in->mode == EMU_MODE_MB_COMPLETE_TX ||
                    in->mode == EMU_MODE_MB_INVAL) ? 0 : 1;
-    if (in->mode == EMU_MODE_MB_PENDING) { /* count = the pending arrivals a state recorded */
+    if (in->mode == EMU_MODE_MB_PENDING) { /* count = the pending arrivals before the arrival that made the state */
         EMU_R(t, in, 0) = MB_PENDING(EMU_R(t, in, 1));
         return EMU_MBAR_EXEC_DONE;
     }
@@ -475,8 +475,9 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             *w = mb_pack(MB_PENDING(v), MB_EXPECTED(v) - count, mb_tx(v), parity);
         }
         if (!emu_mbarrier_tx(b, t, in, addr, tx, true, count)) return EMU_MBAR_EXEC_FAULT;
-        /* the state: the phase arrived at and the arrivals it still waited for */
-        EMU_R(t, in, 0) = (uint64_t)parity << 63 | MB_INIT_BIT | pending_after;
+        /* the state: the phase arrived at and the arrivals pending before this one (what mbarrier.pending_count
+         * gives: "the pending count of the mbarrier object prior to the arrive-on operation", the PTX ISA) */
+        EMU_R(t, in, 0) = (uint64_t)parity << 63 | MB_INIT_BIT | MB_PENDING(v);
         return EMU_MBAR_EXEC_DONE;
     }
     case EMU_MODE_MB_TEST_WAIT: case EMU_MODE_MB_TRY_WAIT: {

@@ -363,3 +363,37 @@ Test(tma_isa, five_d_box_traversal_strides_out_of_bounds) {
     tile_context_destroy(ctx);
     free(g), free(io), free(got), free(want);
 }
+
+/* ==== mbarrier.pending_count: "the pending count of the mbarrier object prior to the arrive-on operation from
+ * which the state register was obtained" (the ISA, mbarrier.pending_count), for states of
+ * mbarrier.arrive.noComplete and mbarrier.arrive_drop.noComplete; arrive_drop lowers the expected count of the
+ * phases after it, so the next phase starts with one arrival fewer pending. ==== */
+Test(mbarrier_isa, pending_count_before_the_arrival) {
+    TileDevice *d = open_emu(false);
+    const char *ptx = PTX_HEAD ".visible .entry k(.param .u64 out)\n{\n"
+                               "  .reg .pred %p<8>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<12>;\n  .shared .align 8 .b64 bar;\n"
+                               "  ld.param.u64 %rd0, [out];\n"
+                               "  mbarrier.init.shared::cta.b64 [bar], 5;\n"
+                               "  mbarrier.arrive.noComplete.shared::cta.b64 %rd1, [bar], 2;\n"      /* 5 pending before */
+                               "  mbarrier.arrive.noComplete.shared::cta.b64 %rd2, [bar], 1;\n"      /* 3 */
+                               "  mbarrier.arrive_drop.noComplete.shared::cta.b64 %rd3, [bar], 1;\n" /* 2; the next phases expect 4 */
+                               "  mbarrier.test_wait.parity.shared::cta.b64 %p1, [bar], 0;\n"        /* 1 pending: not complete */
+                               "  mbarrier.arrive.shared::cta.b64 %rd4, [bar];\n"                    /* completes phase 0 */
+                               "  mbarrier.test_wait.parity.shared::cta.b64 %p2, [bar], 0;\n"
+                               "  mbarrier.arrive.noComplete.shared::cta.b64 %rd5, [bar], 3;\n"      /* phase 1: 4 pending before */
+                               "  mbarrier.pending_count.b64 %r1, %rd1;\n  mbarrier.pending_count.b64 %r2, %rd2;\n"
+                               "  mbarrier.pending_count.b64 %r3, %rd3;\n  mbarrier.pending_count.b64 %r4, %rd5;\n"
+                               "  selp.u32 %r5, 1, 0, %p1;\n  selp.u32 %r6, 1, 0, %p2;\n"
+                               "  st.global.v4.u32 [%rd0], {%r1, %r2, %r3, %r4};\n  st.global.v2.u32 [%rd0+16], {%r5, %r6};\n  ret;\n}\n";
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = poisoned(d, 6 * 4);
+    void *args[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    uint32_t h[6];
+    download(d, h, out, sizeof h);
+    const uint32_t want[6] = {5, 3, 2, 4, 0, 1};
+    for (unsigned i = 0; i < 6; i++) cr_assert_eq(h[i], want[i], "answer %u is %u, want %u", i, h[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
