@@ -397,3 +397,84 @@ Test(mbarrier_isa, pending_count_before_the_arrival) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* ==== the optional operands of the tensor and bulk copies in the ISA's order: [dst], [tmap, {c}], [mbar]
+ * {, ctaMask} {, cache-policy} (.multicast::cluster before .L2::cache_hint), a store's [tmap, {c}], [src]
+ * {, cache-policy}, cp.async.bulk's [dst], [src], size, [mbar] {, cache-policy}, and the L2 prefetches: the
+ * data lands as without them.  A u32 tensor of 20 x 7 (rows 24 elements apart), an 8 x 4 box at (14, 5) that
+ * crosses two edges, copied in, bulk-copied, and stored back at (2, 1); one CTA, a one-CTA cluster mask. ==== */
+static const char *hint_ptx =
+    PTX_HEAD ".visible .entry h(.param .align 64 .b8 tmap[128], .param .u64 src, .param .u64 out)\n{\n"
+             "  .reg .pred %p<4>;\n  .reg .b16 %rs<2>;\n  .reg .b32 %r<24>;\n  .reg .b64 %rd<12>;\n"
+             "  .shared .align 128 .b8 sa[128];\n  .shared .align 128 .b8 sb[128];\n  .shared .align 128 .b8 sc[128];\n"
+             "  .shared .align 8 .b64 bar;\n"
+             "  mov.u32 %r0, %tid.x;\n  setp.ne.u32 %p0, %r0, 0;\n  mov.u64 %rd1, tmap;\n  ld.param.u64 %rd2, [src];\n"
+             "  ld.param.u64 %rd3, [out];\n  mov.u32 %r1, sa;\n  mov.u32 %r2, sb;\n  mov.u32 %r3, sc;\n  mov.u32 %r4, bar;\n"
+             "  mov.u32 %r5, 14;\n  mov.u32 %r6, 5;\n  mov.u16 %rs1, 1;\n"
+             "  createpolicy.fractional.L2::evict_last.b64 %rd4, 1.0;\n"
+             "  @%p0 bra $WAIT;\n  mbarrier.init.shared::cta.b64 [%r4], 1;\n  fence.mbarrier_init.release.cluster;\n"
+             "  cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint [%rd1, {%r5, %r6}], %rd4;\n"
+             "  cp.async.bulk.prefetch.L2.global.L2::cache_hint [%rd2], 128, %rd4;\n"
+             "  mbarrier.arrive.expect_tx.shared::cta.b64 %rd5, [%r4], 384;\n"
+             "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+             " [%r1], [%rd1, {%r5, %r6}], [%r4], %rd4;\n"
+             "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint"
+             " [%r2], [%rd1, {%r5, %r6}], [%r4], %rs1, %rd4;\n"
+             "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%r3], [%rd2], 128, [%r4], %rd4;\n"
+             "$WAIT:\n  bar.sync 0;\n"
+             "$W:\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r4], 0;\n  @!%p1 bra $W;\n"
+             /* out[0..383]: the three buffers as they landed */
+             "  setp.lt.u32 %p2, %r0, 96;\n  @!%p2 bra $ST;\n  shl.b32 %r7, %r0, 2;\n  add.u32 %r8, %r1, %r7;\n"
+             "  ld.shared.u32 %r9, [%r8];\n  cvt.u64.u32 %rd6, %r7;\n  add.u64 %rd7, %rd3, %rd6;\n  st.global.u32 [%rd7], %r9;\n"
+             "$ST:\n  bar.sync 0;\n  @%p0 bra $END;\n  mov.u32 %r10, 2;\n  mov.u32 %r11, 1;\n"
+             "  cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%rd1, {%r10, %r11}], [%r3], %rd4;\n"
+             "  cp.async.bulk.commit_group;\n  cp.async.bulk.wait_group 0;\n$END:\n  ret;\n}\n";
+
+Test(tma_isa, cache_hint_multicast_and_prefetch_operands) {
+    seed_rng();
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    const uint64_t dims[2] = {20, 7}, strides[1] = {96};
+    const uint32_t box[2] = {8, 4}, estr[2] = {1, 1};
+    const size_t gbytes = 96 * 7;
+    uint32_t *g = malloc(gbytes), src[32], out[96], *got = malloc(gbytes);
+    for (size_t i = 0; i < gbytes / 4; i++) g[i] = (uint32_t)irand(1 << 30);
+    for (unsigned i = 0; i < 32; i++) src[i] = (uint32_t)irand(1 << 30);
+    tile_devptr dg, dsrc, dout;
+    cr_assert_eq(tile_malloc(ctx, gbytes, &dg), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dg, g, gbytes), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof src, &dsrc), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dsrc, src, sizeof src), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, dout, 0xFF, sizeof out), TILE_OK);
+    _Alignas(64) uint8_t map[128];
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_U32, 2, dg, dims, strides, box, estr, TILE_SWIZZLE_NONE), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    check_ptxas(hint_ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, hint_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "h", &k), TILE_OK);
+    void *args[] = {map, &dsrc, &dout};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, dg, gbytes), TILE_OK);
+    for (unsigned b = 0; b < 2; b++) /* the box, twice: out-of-bounds elements zero */
+        for (unsigned r = 0; r < 4; r++)
+            for (unsigned c = 0; c < 8; c++) {
+                unsigned x = 14 + c, y = 5 + r;
+                uint32_t want = x < 20 && y < 7 ? g[y * 24 + x] : 0;
+                cr_assert_eq(out[32 * b + 8 * r + c], want, "copy %u, box (%u, %u): 0x%x, want 0x%x", b, c, r, out[32 * b + 8 * r + c], want);
+            }
+    for (unsigned i = 0; i < 32; i++) cr_assert_eq(out[64 + i], src[i], "bulk copy word %u", i);
+    for (unsigned y = 0; y < 7; y++) /* the store of sc at (2, 1): src's words in the box, the rest untouched */
+        for (unsigned x = 0; x < 24; x++) {
+            bool in = x >= 2 && x < 10 && y >= 1 && y < 5;
+            uint32_t want = in ? src[(y - 1) * 8 + (x - 2)] : g[y * 24 + x];
+            cr_assert_eq(got[y * 24 + x], want, "stored tensor (%u, %u): 0x%x, want 0x%x", x, y, got[y * 24 + x], want);
+        }
+    tile_module_unload(m);
+    tile_free(ctx, dg), tile_free(ctx, dsrc), tile_free(ctx, dout);
+    tile_context_destroy(ctx);
+    free(g), free(got);
+}
