@@ -11,6 +11,7 @@
  * checked by ptxas -arch=sm_90a when it is installed.  Expected values are computed here in 64-bit integers or
  * exactly representable floats, the outputs poisoned first. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,4 +478,69 @@ Test(tma_isa, cache_hint_multicast_and_prefetch_operands) {
     tile_free(ctx, dg), tile_free(ctx, dsrc), tile_free(ctx, dout);
     tile_context_destroy(ctx);
     free(g), free(got);
+}
+
+/* ==== tf32: "wgmma.mma_async operation involving type .tf32 will truncate lower 13 bits of the 32-bit input
+ * data before multiplication is issued" (the ISA, wgmma.mma_async).  f32 inputs with all 23 mantissa bits set
+ * at random, A in registers (m64nNk8's A fragment: register j of lane l holds row 16w + l/4 + 8(j%2), column
+ * l%4 + 4(j/2)) and B K-major without swizzle (LBO 256: a gap between the two core matrices along K); the
+ * product of the truncated values, accumulated in f32, within 1e-5 of the sum of |products|: inputs rounded to
+ * nearest instead, or not truncated at all, miss by about 1e-3. ==== */
+Test(wgmma_isa, tf32_inputs_truncated) {
+    seed_rng();
+    TileDevice *d = open_emu(false);
+    enum { M = 64, N = 8, K = 8, ND = N / 2 };
+    const uint32_t blb = 256, bsb = 1024, bytes = 512;
+    float A[M][K], B[N][K];
+    uint8_t *img = calloc(bytes, 1);
+    for (unsigned m = 0; m < M; m++)
+        for (unsigned k = 0; k < K; k++) A[m][k] = (float)(urand() * 2);
+    for (unsigned n = 0; n < N; n++)
+        for (unsigned k = 0; k < K; k++) {
+            B[n][k] = (float)(urand() * 2);
+            memcpy(img + kmajor_off(n, k, 4, blb, bsb), &B[n][k], 4);
+        }
+    uint32_t *afrag = calloc(128 * 4, 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned j = 0; j < 4; j++) memcpy(&afrag[i * 4 + j], &A[16 * (i / 32) + (i % 32) / 4 + 8 * (j % 2)][i % 4 + 4 * (j / 2)], 4);
+    uint32_t *C = malloc(128 * ND * 4);
+    memset(C, 0xFF, 128 * ND * 4);
+    Str s = {0};
+    wg_head(&s, bytes, ND);
+    str_printf(&s, "  ld.param.u64 %%rd9, [areg];\n  shl.b32 %%r6, %%r0, 4;\n  cvt.u64.u32 %%rd10, %%r6;\n  add.u64 %%rd9, %%rd9, %%rd10;\n"
+                   "  ld.global.v4.u32 {%%r10, %%r11, %%r12, %%r13}, [%%rd9];\n"
+                   "  ld.param.u32 %%r7, [flag];\n  setp.ne.u32 %%p1, %%r7, 0;\n  wgmma.fence.sync.aligned;\n"
+                   "  wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 ");
+    dlist(&s, ND);
+    str_printf(&s, ", {%%r10, %%r11, %%r12, %%r13}, %%rd5, %%p1, 1, 1;\n");
+    wg_tail(&s, ND);
+    char *ptx = str_take(&s);
+    TileDevModule *mod;
+    TileDevFunction *f = load(d, ptx, "k", &mod);
+    uint64_t dimg = upload(d, img, bytes), dc = upload(d, C, 128 * ND * 4), dout = poisoned(d, 128 * ND * 4);
+    uint64_t dareg = upload(d, afrag, 128 * 4 * 4), da = 0, db = desc_noswz(0, blb, bsb);
+    uint32_t flag = 0;
+    void *args[] = {&dimg, &dc, &dout, &da, &db, &dareg, &flag};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+    float *out = malloc(128 * ND * 4);
+    download(d, out, dout, 128 * ND * 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned e = 0; e < ND; e++) {
+            unsigned row, col;
+            d_rc(i, e, &row, &col);
+            double want = 0, mag = 0;
+            for (unsigned k = 0; k < K; k++) {
+                uint32_t ab, bb;
+                memcpy(&ab, &A[row][k], 4), memcpy(&bb, &B[col][k], 4);
+                ab &= 0xFFFFE000u, bb &= 0xFFFFE000u;
+                float at, bt;
+                memcpy(&at, &ab, 4), memcpy(&bt, &bb, 4);
+                want += (double)at * bt, mag += fabs((double)at * bt);
+            }
+            cr_assert(fabs(out[i * ND + e] - want) <= 1e-5 * mag, "D[%u][%u] = %.9g, want %.9g (sum of |products| %g)", row, col,
+                      out[i * ND + e], want, mag);
+        }
+    free(out), free(ptx), free(C), free(afrag), free(img);
+    dev_module_unload(mod);
+    dev_close(d);
 }
