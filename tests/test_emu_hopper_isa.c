@@ -544,3 +544,65 @@ Test(wgmma_isa, tf32_inputs_truncated) {
     dev_module_unload(mod);
     dev_close(d);
 }
+
+/* ==== sparse wgmma's metadata register is read at issue: the ISA names only the accumulator and A's registers as
+ * ones a wgmma may still read (wgmma.fence: "Only the accumulator register and the input registers containing the
+ * fragments of matrix A require this ordering"; wgmma.wait_group: accessing them before the wait is undefined), so
+ * sp-meta may be rewritten as soon as the wgmma is issued.  m64n8k32.f32.f16.f16 with A in registers (the
+ * m64nNk16 fragment of the 16 values a row keeps) and sp-sel 0: lanes 4g and 4g + 1 give chunks 0-3 and 4-7 of
+ * rows 16w + g (bits 0-15) and 16w + g + 8 (bits 16-31), a nibble a chunk of 4 columns, its two 2-bit indices low
+ * first.  Every chunk keeps columns 1 and 3 (0b1101); the metadata register then becomes 0b0100 (columns 0 and 1)
+ * before the wait: the result is the first metadata's, and the launch reports nothing. ==== */
+Test(wgmma_isa, sparse_metadata_read_at_issue) {
+    seed_rng();
+    TileDevice *d = open_emu(false);
+    enum { M = 64, N = 8, KA = 16, KB = 32, ND = N / 2 };
+    const uint32_t blb = 128, bsb = 1024, bytes = 512;
+    int A[M][KA], B[N][KB];
+    uint8_t *img = calloc(bytes, 1);
+    for (unsigned m = 0; m < M; m++)
+        for (unsigned k = 0; k < KA; k++) A[m][k] = irand(7) - 3;
+    for (unsigned n = 0; n < N; n++)
+        for (unsigned k = 0; k < KB; k++) {
+            B[n][k] = irand(9) - 4;
+            uint16_t h = f32_to_f16((float)B[n][k]);
+            memcpy(img + kmajor_off(n, k, 2, blb, bsb), &h, 2);
+        }
+    uint32_t *afrag = calloc(128 * 4, 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned j = 0; j < 4; j++)
+            for (unsigned h = 0; h < 2; h++) {
+                unsigned row = 16 * (i / 32) + (i % 32) / 4 + 8 * (j % 2), col = 2 * (i % 4) + 8 * (j / 2) + h;
+                afrag[i * 4 + j] |= (uint32_t)f32_to_f16((float)A[row][col]) << (16 * h);
+            }
+    uint32_t *C = calloc(128 * ND, 4);
+    Str s = {0};
+    wg_head(&s, bytes, ND);
+    str_printf(&s, "  ld.param.u64 %%rd9, [areg];\n  shl.b32 %%r6, %%r0, 4;\n  cvt.u64.u32 %%rd10, %%r6;\n  add.u64 %%rd9, %%rd9, %%rd10;\n"
+                   "  ld.global.v4.u32 {%%r10, %%r11, %%r12, %%r13}, [%%rd9];\n  mov.u32 %%r14, 0xDDDDDDDD;\n"
+                   "  wgmma.fence.sync.aligned;\n  wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 ");
+    dlist(&s, ND);
+    str_printf(&s, ", {%%r10, %%r11, %%r12, %%r13}, %%rd5, %%r14, 0, 0, 1, 1, 0;\n  mov.u32 %%r14, 0x44444444;\n");
+    wg_tail(&s, ND);
+    char *ptx = str_take(&s);
+    TileDevModule *mod;
+    TileDevFunction *f = load(d, ptx, "k", &mod);
+    uint64_t dimg = upload(d, img, bytes), dc = upload(d, C, 128 * ND * 4), dout = poisoned(d, 128 * ND * 4);
+    uint64_t dareg = upload(d, afrag, 128 * 4 * 4), da = 0, db = desc_noswz(0, blb, bsb);
+    uint32_t flag = 0;
+    void *args[] = {&dimg, &dc, &dout, &da, &db, &dareg, &flag};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+    float *out = malloc(128 * ND * 4);
+    download(d, out, dout, 128 * ND * 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned e = 0; e < ND; e++) {
+            unsigned row, col;
+            d_rc(i, e, &row, &col);
+            int sum = 0;
+            for (unsigned j = 0; j < KA; j++) sum += A[row][j] * B[col][4 * (j / 2) + (j % 2 ? 3 : 1)];
+            cr_assert_eq(out[i * ND + e], (float)sum, "D[%u][%u] = %g, want %d", row, col, out[i * ND + e], sum);
+        }
+    free(out), free(ptx), free(C), free(afrag), free(img);
+    dev_module_unload(mod);
+    dev_close(d);
+}
