@@ -800,6 +800,41 @@ static bool red_async_type_ok(unsigned mode, unsigned ty) {
     return false;
 }
 
+/* mbarrier's semantics, scopes, .noComplete and .shared::cluster as the PTX ISA's syntax has them and ptxas of CUDA 13
+ * takes them (tried form by form; the emulator ignored them all):
+ *   a scope (.cta, .cluster) comes with a semantics and a semantics with a scope ("requires order", "requires scope");
+ *   the semantics: .release or .relaxed on arrive and arrive_drop (with or without expect_tx), .acquire or .relaxed on
+ *   test_wait and try_wait, .relaxed on expect_tx and complete_tx, none on init and inval;
+ *   .noComplete on arrive and arrive_drop only, without .expect_tx, with no semantics or .release.cta;
+ *   .shared::cluster (an mbarrier that may be another CTA's) on arrive, arrive_drop, expect_tx and complete_tx only, an
+ *   arrival then returning no state: its destination is the sink `_` ("Sink '_' is expected"). */
+static bool check_mbarrier_mods(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    unsigned mode = in->mode;
+    bool arrive = mode == EMU_MODE_MB_ARRIVE || mode == EMU_MODE_MB_ARRIVE_DROP || mode == EMU_MODE_MB_ARRIVE_EXPECT_TX ||
+                  mode == EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX;
+    bool wait = mode == EMU_MODE_MB_TEST_WAIT || mode == EMU_MODE_MB_TRY_WAIT, tx = mode == EMU_MODE_MB_EXPECT_TX || mode == EMU_MODE_MB_COMPLETE_TX;
+    bool rel = emu_has_mod(s, len, "release"), rlx = emu_has_mod(s, len, "relaxed"), acq = emu_has_mod(s, len, "acquire");
+    bool cta = emu_has_mod(s, len, "cta"), cluster = emu_has_mod(s, len, "cluster"), nocomp = in->flags & EMU_F(NOCOMPLETE);
+    const char *why = NULL;
+    if ((rel || rlx || acq) && !(arrive && !acq) && !(wait && !rel) && !(tx && rlx))
+        why = arrive ? "takes .release or .relaxed" : wait ? "takes .acquire or .relaxed" : tx ? "takes .relaxed" : "takes no semantics";
+    else if ((cta || cluster) != (rel || rlx || acq))
+        why = cta || cluster ? "takes a scope (.cta, .cluster) only after a semantics (.release, .relaxed, .acquire)"
+                             : "takes a semantics only with a scope (.cta or .cluster)";
+    else if (nocomp && !(mode == EMU_MODE_MB_ARRIVE || mode == EMU_MODE_MB_ARRIVE_DROP))
+        why = "takes .noComplete only on arrive and arrive_drop without .expect_tx";
+    else if (nocomp && (rlx || cluster))
+        why = "takes .noComplete with no semantics or .release.cta only";
+    else if (emu_has_mod(s, len, "shared::cluster") && !arrive && !tx)
+        why = "takes .shared::cluster only on arrive, arrive_drop, expect_tx and complete_tx (init, inval, test_wait and try_wait: "
+              ".shared::cta, an mbarrier of this CTA)";
+    else if (emu_has_mod(s, len, "shared::cluster") && nocomp)
+        why = "takes no .noComplete with .shared::cluster";
+    else if (emu_has_mod(s, len, "shared::cluster") && arrive && in->o[0] != EMU_SLOT_SINK)
+        why = "returns no state from .shared::cluster (an mbarrier that may be another CTA's): its destination is the sink '_'";
+    return !why || perr(ps, line, "'%.*s': mbarrier %s", (int)len, s, why);
+}
+
 /* The operand shapes of the sm_90 instructions, and the .target they need. */
 static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     const Target *tg = ps->m->target;
@@ -843,7 +878,7 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         if ((in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT) && in->nops == 4 && !(in->flags & EMU_F(PARITY)) &&
             in->mode == EMU_MODE_MB_TEST_WAIT)
             return perr(ps, line, "'%.*s': test_wait takes no time limit", (int)len, s);
-        return true;
+        return check_mbarrier_mods(ps, in, line, s, len);
     }
     case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: {
         bool red = in->op == EMU_OP_CP_RED_BULK;

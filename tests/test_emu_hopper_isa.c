@@ -606,3 +606,68 @@ Test(wgmma_isa, sparse_metadata_read_at_issue) {
     dev_module_unload(mod);
     dev_close(d);
 }
+
+/* ==== mbarrier forms outside the ISA's syntax, which ptxas of CUDA 13 refuses: refused at load with their line
+ * (each of them loaded and ran before, its modifiers ignored), next to the forms it takes (PTX 8.7: .relaxed on
+ * arrivals and waits needs 8.6, test_emu_refuse checks that). ==== */
+static char *mbar_form_ptx(const char *line) {
+    Str s = {0};
+    str_printf(&s, ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .pred %%p<4>;\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n"
+                            " .shared .align 8 .b64 bar;\n mov.u32 %%r1, bar;\n cvta.shared.u64 %%rd2, bar;\n"
+                            " mbarrier.init.shared::cta.b64 [%%r1], 4;\n mbarrier.arrive.shared::cta.b64 %%rd1, [%%r1];\n %s\n ret;\n}\n",
+               line);
+    return str_take(&s); /* the line under test is line 14 */
+}
+
+Test(mbarrier_isa, forms_outside_the_isa_refused) {
+    TileDevice *d = open_emu(false);
+    static const struct { const char *line, *why; } bad[] = {
+        {"mbarrier.try_wait.parity.shared::cluster.b64 %p1, [%r1], 0;", "takes .shared::cluster only on arrive"},
+        {"mbarrier.test_wait.shared::cluster.b64 %p1, [%r1], %rd1;", "takes .shared::cluster only on arrive"},
+        {"mbarrier.init.shared::cluster.b64 [%r1], 1;", "takes .shared::cluster only on arrive"},
+        {"mbarrier.inval.shared::cluster.b64 [%r1];", "takes .shared::cluster only on arrive"},
+        {"mbarrier.arrive.shared::cluster.b64 %rd1, [%r1];", "its destination is the sink '_'"},
+        {"mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 %rd1, [%r1], 16;", "its destination is the sink '_'"},
+        {"mbarrier.arrive.noComplete.shared::cluster.b64 _, [%r1], 1;", "no .noComplete with .shared::cluster"},
+        {"mbarrier.arrive.expect_tx.noComplete.shared::cta.b64 %rd1, [%r1], 1;", ".noComplete only on arrive and arrive_drop"},
+        {"mbarrier.arrive.noComplete.release.cluster.shared::cta.b64 %rd1, [%r1], 1;", "no semantics or .release.cta only"},
+        {"mbarrier.arrive_drop.noComplete.relaxed.cta.shared::cta.b64 %rd1, [%r1], 1;", "no semantics or .release.cta only"},
+        {"mbarrier.try_wait.acquire.shared::cta.b64 %p1, [%r1], %rd1;", "a semantics only with a scope"},
+        {"mbarrier.arrive.release.shared::cta.b64 %rd1, [%r1];", "a semantics only with a scope"},
+        {"mbarrier.arrive.cta.shared::cta.b64 %rd1, [%r1];", "a scope (.cta, .cluster) only after a semantics"},
+        {"mbarrier.try_wait.parity.cluster.shared::cta.b64 %p1, [%r1], 0;", "a scope (.cta, .cluster) only after a semantics"},
+        {"mbarrier.expect_tx.release.cta.shared::cta.b64 [%r1], 16;", "takes .relaxed"},
+        {"mbarrier.arrive.acquire.cta.shared::cta.b64 %rd1, [%r1];", "takes .release or .relaxed"},
+        {"mbarrier.try_wait.release.cta.shared::cta.b64 %p1, [%r1], %rd1;", "takes .acquire or .relaxed"},
+        {"mbarrier.init.relaxed.cta.shared::cta.b64 [%r1], 1;", "takes no semantics"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *ptx = mbar_form_ptx(bad[i].line), want[160];
+        char log[512];
+        cr_assert_neq(ptxas_run(ptx, "sm_90a", log, sizeof log), 0, "ptxas takes '%s'", bad[i].line);
+        snprintf(want, sizeof want, "ptx:14: '%.*s'", (int)strcspn(bad[i].line, " "), bad[i].line);
+        expect_load_error(d, ptx, want);
+        expect_load_error(d, ptx, bad[i].why);
+        free(ptx);
+    }
+    static const char *const good[] = {
+        "mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.b64 _, [%r1], 8;",
+        "mbarrier.arrive.noComplete.release.cta.shared::cta.b64 %rd1, [%r1], 1;",
+        "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%r1], 2;",
+        "mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%r1], 16;",
+        "mbarrier.complete_tx.shared::cluster.b64 [%r1], 0;",
+        "mbarrier.try_wait.parity.acquire.cta.b64 %p1, [%rd2], 1;",
+        "mbarrier.test_wait.relaxed.cluster.shared::cta.b64 %p1, [%r1], %rd1;",
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 0;",
+        "mbarrier.arrive_drop.noComplete.shared::cta.b64 %rd1, [%r1], 1;",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        char *ptx = mbar_form_ptx(good[i]);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, ptx, "k", &m); /* ptxas takes it too (check_ptxas) */
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL), DEV_OK, "'%s': %s", good[i], dev_last_error(d));
+        dev_module_unload(m);
+        free(ptx);
+    }
+    dev_close(d);
+}
