@@ -892,6 +892,15 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                                       : "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes, "
                                         ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes or .global.shared::cta.bulk_group)",
                         (int)len, s);
+        /* as ptxas: "State space incorrect" (a shared source is .shared::cta, a shared destination .shared::cluster),
+         * ".completion_mechanism modifier required" */
+        bool sh_src = in->space2 == EMU_SP_SHARED, cl = emu_has_mod(s, len, "shared::cluster");
+        if ((store && cl) || (load && sh_src && (!cl || !emu_has_mod(s, len, "shared::cta"))))
+            return perr(ps, line, "'%.*s': the state spaces are .shared::cluster.global, .shared::cta.global, "
+                        ".shared::cluster.shared::cta or .global.shared::cta (a shared source is .shared::cta, a shared "
+                        "destination of one .shared::cluster)", (int)len, s);
+        if (load && !emu_has_mod(s, len, "mbarrier::complete_tx::bytes"))
+            return perr(ps, line, "'%.*s' needs .mbarrier::complete_tx::bytes (the mbarrier the bytes complete on)", (int)len, s);
         if (red && !bulk_reduce_ok(ps, in, load, line, s, len)) return false;
         bool mc = in->xflags & EMU_XF_MULTICAST;
         if (mc && (red || !load || in->space2 != EMU_SP_GLOBAL))
@@ -939,6 +948,10 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         if (!load && !store)
             return perr(ps, line, "unsupported cp.async.bulk.tensor form '%.*s' (.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                         "or .global.shared::cta.tile.bulk_group)", (int)len, s);
+        if (store && emu_has_mod(s, len, "shared::cluster")) /* ptxas: "State space incorrect" */
+            return perr(ps, line, "'%.*s': a tensor store's source is .shared::cta", (int)len, s);
+        if (load && !emu_has_mod(s, len, "mbarrier::complete_tx::bytes")) /* ".completion_mechanism modifier required" */
+            return perr(ps, line, "'%.*s' needs .mbarrier::complete_tx::bytes (the mbarrier the bytes complete on)", (int)len, s);
         unsigned ci = load ? 2 : 1;
         bool mc = in->xflags & EMU_XF_MULTICAST;
         if (mc && !load) return perr(ps, line, "'%.*s': .multicast::cluster is for loads into shared memory", (int)len, s);
@@ -985,6 +998,9 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
     }
     case EMU_OP_WGMMA_WAIT: case EMU_OP_CP_BULK_WAIT:
         if (!const_value(ps, in->o[0], &v) || v > 7) return perr(ps, line, "'%.*s' needs an immediate group count 0..7", (int)len, s);
+        if (in->op == EMU_OP_CP_BULK_WAIT && !(len == strlen("cp.async.bulk.wait_group") && !memcmp(s, "cp.async.bulk.wait_group", len)) &&
+            !(len == strlen("cp.async.bulk.wait_group.read") && !memcmp(s, "cp.async.bulk.wait_group.read", len)))
+            return perr(ps, line, "'%.*s' takes no modifier but .read", (int)len, s);
         return true;
     case EMU_OP_TENSORMAP_REPLACE: {
         bool wide = in->mode == EMU_MODE_TM_ADDR || in->mode == EMU_MODE_TM_GSTRIDE;
@@ -1002,8 +1018,26 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                         (int)len, s, v);
         return true;
     }
-    case EMU_OP_CP_BULK_PREFETCH:
+    case EMU_OP_CP_BULK_PREFETCH: {
+        /* cp.async.bulk.prefetch.L2.global [a], size and cp.async.bulk.prefetch.tensor.Nd.L2.global[.tile] [tmap, {c..}],
+         * each [.L2::cache_hint] with its policy last (taken off by the parser); as ptxas: ".level modifier required",
+         * "State space modifier required", "Argument vector size mismatch", "Arguments mismatch" */
         if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..] first", (int)len, s);
+        if (!emu_has_mod(s, len, "L2") || !emu_has_mod(s, len, "global"))
+            return perr(ps, line, "'%.*s' needs .L2.global (the level and the state space)", (int)len, s);
+        if (emu_has_mod(s, len, "tensor")) {
+            unsigned dims = 0;
+            for (unsigned k = 1; k <= 5; k++) dims = emu_has_mod(s, len, (const char[]){(char)('0' + k), 'd', 0}) ? k : dims;
+            if (!dims || in->nops != 2 || in->ok[1] != EMU_OK_VEC || in->on[1] != dims)
+                return perr(ps, line, "'%.*s' needs .1d-.5d and [tensorMap, {c..}] with as many coordinates", (int)len, s);
+        } else if (in->nops != 2 || in->ok[1] != EMU_OK_REG) {
+            return perr(ps, line, "'%.*s' needs [addr], size (and a cache policy only with .L2::cache_hint)", (int)len, s);
+        }
+        return true;
+    }
+    case EMU_OP_CP_BULK_COMMIT: /* ptxas: "Illegal modifier '.sync' for instruction 'cp.async.bulk.commit_group'" */
+        if (len != strlen("cp.async.bulk.commit_group") || memcmp(s, "cp.async.bulk.commit_group", len))
+            return perr(ps, line, "'%.*s' takes no modifiers", (int)len, s);
         return true;
     case EMU_OP_MAPA: case EMU_OP_GETCTARANK:
         if (in->ty != EMU_T_U32 && in->ty != EMU_T_U64) return perr(ps, line, "'%.*s' needs .u32 or .u64", (int)len, s);

@@ -671,3 +671,42 @@ Test(mbarrier_isa, forms_outside_the_isa_refused) {
     }
     dev_close(d);
 }
+
+/* ==== bulk and tensor copy forms outside the ISA's syntax (ptxas of CUDA 13 refuses each: "State space
+ * incorrect", ".completion_mechanism modifier required", ".level modifier required", "Argument vector size
+ * mismatch", "Arguments mismatch", "Illegal modifier"): refused at load with their line; each loaded before and
+ * ran as the nearest form the emulator knew. ==== */
+Test(bulk_isa, forms_outside_the_isa_refused) {
+    TileDevice *d = open_emu(false);
+    static const struct { const char *line, *why; } bad[] = {
+        {"cp.async.bulk.shared::cluster.global [%r2], [%rd4], 16, [%r1];", "needs .mbarrier::complete_tx::bytes"},
+        {"cp.async.bulk.global.shared::cluster.bulk_group [%rd4], [%r2], 16;", "a shared source is .shared::cta"},
+        {"cp.async.bulk.shared::cta.shared::cta.mbarrier::complete_tx::bytes [%r2], [%r2+512], 16, [%r1];",
+         "a shared destination of one .shared::cluster"},
+        {"cp.reduce.async.bulk.shared::cta.shared::cta.mbarrier::complete_tx::bytes.add.u32 [%r2], [%r2+512], 16, [%r1];",
+         "a shared destination of one .shared::cluster"},
+        {"cp.async.bulk.commit_group.sync;", "takes no modifiers"},
+        {"cp.async.bulk.wait_group.sync 0;", "takes no modifier but .read"},
+        {"cp.async.bulk.prefetch.L2.global [%rd4], 16, %rd4;", "a cache policy only with .L2::cache_hint"},
+        {"cp.async.bulk.prefetch.global [%rd4], 16;", "needs .L2.global"},
+        {"cp.async.bulk.prefetch.L2 [%rd4], 16;", "needs .L2.global"},
+        {"cp.async.bulk.prefetch.tensor.1d.global.tile [%rd3, {%r3}];", "needs .L2.global"},
+        {"cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd3, {%r3}];", "with as many coordinates"},
+        {"cp.async.bulk.tensor.1d.shared::cluster.global.tile [%r2], [%rd3, {%r3}], [%r1];", "needs .mbarrier::complete_tx::bytes"},
+        {"cp.async.bulk.tensor.1d.global.shared::cluster.tile.bulk_group [%rd3, {%r3}], [%r2];", "a tensor store's source is .shared::cta"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Str s = {0};
+        str_printf(&s, ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 out, .param .align 64 .b8 tmap[128])\n{\n"
+                       " .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n .shared .align 8 .b64 bar;\n .shared .align 128 .b8 buf[1024];\n"
+                       " mov.u32 %%r1, bar;\n mov.u32 %%r2, buf;\n mov.u64 %%rd3, tmap;\n ld.param.u64 %%rd4, [out];\n %s\n ret;\n}\n",
+                   bad[i].line);
+        char *ptx = str_take(&s), want[160], log[512];
+        cr_assert_neq(ptxas_run(ptx, "sm_90a", log, sizeof log), 0, "ptxas takes '%s'", bad[i].line);
+        snprintf(want, sizeof want, "ptx:14: '%.*s'", (int)strcspn(bad[i].line, " ;"), bad[i].line);
+        expect_load_error(d, ptx, want);
+        expect_load_error(d, ptx, bad[i].why);
+        free(ptx);
+    }
+    dev_close(d);
+}
