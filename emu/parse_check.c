@@ -835,6 +835,58 @@ static bool check_mbarrier_mods(Parser *ps, const EmuIns *in, uint32_t line, con
     return !why || perr(ps, line, "'%.*s': mbarrier %s", (int)len, s, why);
 }
 
+/* The opcode text is one of the NULL-terminated forms. */
+static bool text_is_one_of(const char *s, uint32_t len, const char *const *forms) {
+    for (; *forms; forms++)
+        if (strlen(*forms) == len && !memcmp(s, *forms, len)) return true;
+    return false;
+}
+
+/* The modifiers the PTX ISA's syntax requires or allows on sm_90's collective instructions, as ptxas of CUDA 13 has
+ * them (".sync modifier required", ".aligned modifier required", "Illegal modifier", "Shape modifier required",
+ * "State space incorrect ... expected '::cluster'", "Predicate output expected"; the emulator ignored them all). */
+static bool check_sm90_mods(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    /* ptxas takes the wgmma group instructions without .aligned, and setmaxnreg of .s32 */
+    static const char *const wg_fence[] = {"wgmma.fence.sync.aligned", "wgmma.fence.sync", NULL},
+                      *const wg_commit[] = {"wgmma.commit_group.sync.aligned", "wgmma.commit_group.sync", NULL},
+                      *const wg_wait[] = {"wgmma.wait_group.sync.aligned", "wgmma.wait_group.sync", NULL},
+                      *const setmax[] = {"setmaxnreg.inc.sync.aligned.u32", "setmaxnreg.dec.sync.aligned.u32",
+                                         "setmaxnreg.inc.sync.aligned.s32", "setmaxnreg.dec.sync.aligned.s32", NULL},
+                      *const elect[] = {"elect.sync", NULL}, *const gdc[] = {"griddepcontrol.wait", "griddepcontrol.launch_dependents", NULL};
+    const char *const *forms = NULL, *why = NULL;
+    switch (in->op) {
+    case EMU_OP_WGMMA_FENCE: forms = wg_fence; break;
+    case EMU_OP_WGMMA_COMMIT: forms = wg_commit; break;
+    case EMU_OP_WGMMA_WAIT: forms = wg_wait; break;
+    case EMU_OP_SETMAXNREG: forms = setmax; break;
+    case EMU_OP_ELECT:
+        forms = elect;
+        if (in->o[5] == EMU_SLOT_SINK) why = "needs a predicate destination: elect.sync d|p, membermask (d may be _)";
+        break;
+    case EMU_OP_GRIDDEP: forms = gdc; break;
+    case EMU_OP_STMATRIX:
+        if (!emu_has_mod(s, len, "sync") || !emu_has_mod(s, len, "aligned") || !emu_has_mod(s, len, "m8n8"))
+            why = "needs .sync.aligned.m8n8 (stmatrix.sync.aligned.m8n8.x1|.x2|.x4[.trans].shared[::cta].b16)";
+        else if (emu_has_mod(s, len, "shared::cluster")) why = "stores into .shared::cta (this CTA's shared memory)";
+        break;
+    case EMU_OP_MAPA: case EMU_OP_GETCTARANK:
+        if (emu_has_mod(s, len, "shared::cta")) why = "takes .shared::cluster or a generic address, not .shared::cta";
+        break;
+    case EMU_OP_TENSORMAP_CP:
+        if (!emu_has_mod(s, len, "tensormap::generic") || !emu_has_mod(s, len, "sync") || !emu_has_mod(s, len, "aligned"))
+            why = "needs .tensormap::generic and .sync.aligned (tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope"
+                  ".sync.aligned)";
+        break;
+    case EMU_OP_TENSORMAP_REPLACE:
+        if (emu_has_mod(s, len, "shared::cluster")) why = "replaces a tensor map in .shared::cta or .global memory";
+        break;
+    default: return true;
+    }
+    if (!why && forms && !text_is_one_of(s, len, forms))
+        return perr(ps, line, "'%.*s' is written %s%s%s", (int)len, s, forms[0], forms[1] ? " or " : "", forms[1] ? forms[1] : "");
+    return !why || perr(ps, line, "'%.*s' %s", (int)len, s, why);
+}
+
 /* The operand shapes of the sm_90 instructions, and the .target they need. */
 static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     const Target *tg = ps->m->target;
@@ -850,6 +902,7 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
     }
     if (tg && !basic_mbar && tg->sm < 90)
         return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
+    if (!check_sm90_mods(ps, in, line, s, len)) return false;
     uint64_t v;
     switch (in->op) {
     case EMU_OP_STMATRIX: {
@@ -1013,6 +1066,9 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         if (dim && (!const_value(ps, in->o[1], &v) || v >= (in->mode == EMU_MODE_TM_GSTRIDE ? 4u : 5u)))
             return perr(ps, line, "'%.*s': the dimension (ord) must be an immediate 0..%u", (int)len, s,
                         in->mode == EMU_MODE_TM_GSTRIDE ? 3 : 4);
+        if ((in->mode == EMU_MODE_TM_ELEMTYPE || in->mode == EMU_MODE_TM_INTERLEAVE || in->mode == EMU_MODE_TM_SWIZZLE ||
+             in->mode == EMU_MODE_TM_FILL) && !const_value(ps, in->o[1], &v)) /* ptxas: "Integer constant expression expected" */
+            return perr(ps, line, "'%.*s': the new value of this field is an immediate", (int)len, s);
         if (in->mode == EMU_MODE_TM_ELEMTYPE && const_value(ps, in->o[1], &v) && v > 12) /* as ptxas for sm_90a */
             return perr(ps, line, "'%.*s': element type %" PRIu64 " is not one of 0..12 (the packed 4- and 6-bit types are sm_100's)",
                         (int)len, s, v);
@@ -1040,7 +1096,9 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
             return perr(ps, line, "'%.*s' takes no modifiers", (int)len, s);
         return true;
     case EMU_OP_MAPA: case EMU_OP_GETCTARANK:
-        if (in->ty != EMU_T_U32 && in->ty != EMU_T_U64) return perr(ps, line, "'%.*s' needs .u32 or .u64", (int)len, s);
+        /* the ISA's .u32/.u64; ptxas takes .s32/.s64 too */
+        if (in->ty != EMU_T_U32 && in->ty != EMU_T_U64 && in->ty != EMU_T_S32 && in->ty != EMU_T_S64)
+            return perr(ps, line, "'%.*s' needs .u32 or .u64", (int)len, s);
         if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC)
             return perr(ps, line, "'%.*s': only shared-memory addresses (.shared::cluster or generic)", (int)len, s);
         return true;
@@ -1264,6 +1322,10 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         if (in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
     }
     if (in->op >= EMU_OP_STMATRIX && !check_hopper(ps, in, line, s, len)) return false;
+    uint64_t tmsize; /* fence.proxy.tensormap::generic.acquire.scope [a], 128: ptxas "unexpected value '64', expected to be 128" */
+    if (in->op == EMU_OP_FENCE && in->nops == 2 && emu_has_mod(s, len, "tensormap::generic") &&
+        (!const_value(ps, in->o[1], &tmsize) || tmsize != 128))
+        return perr(ps, line, "'%.*s': the size is the immediate 128 (a tensor map's)", (int)len, s);
     bool need_addr = in->op == EMU_OP_LD || in->op == EMU_OP_LDU || in->op == EMU_OP_ATOM;
     if (need_addr && in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
     if ((in->op == EMU_OP_ST || in->op == EMU_OP_RED) && in->ok[0] != EMU_OK_ADDR)

@@ -672,11 +672,13 @@ Test(mbarrier_isa, forms_outside_the_isa_refused) {
     dev_close(d);
 }
 
-/* ==== bulk and tensor copy forms outside the ISA's syntax (ptxas of CUDA 13 refuses each: "State space
- * incorrect", ".completion_mechanism modifier required", ".level modifier required", "Argument vector size
- * mismatch", "Arguments mismatch", "Illegal modifier"): refused at load with their line; each loaded before and
- * ran as the nearest form the emulator knew. ==== */
-Test(bulk_isa, forms_outside_the_isa_refused) {
+/* ==== bulk and tensor copy forms, and those of the other sm_90 instructions (wgmma's group instructions, elect,
+ * setmaxnreg, stmatrix, mapa, getctarank, griddepcontrol, the tensor-map fences, copies and replacements), outside
+ * the ISA's syntax (ptxas of CUDA 13 refuses each: "State space incorrect", ".completion_mechanism modifier
+ * required", ".level modifier required", ".sync modifier required", "Illegal modifier", "Predicate output
+ * expected", "Argument vector size mismatch", "Integer constant expression expected"): refused at load with their
+ * line; each loaded before and ran as the nearest form the emulator knew. ==== */
+Test(forms_isa, bulk_and_other_sm90_forms_outside_the_isa_refused) {
     TileDevice *d = open_emu(false);
     static const struct { const char *line, *why; } bad[] = {
         {"cp.async.bulk.shared::cluster.global [%r2], [%rd4], 16, [%r1];", "needs .mbarrier::complete_tx::bytes"},
@@ -694,16 +696,37 @@ Test(bulk_isa, forms_outside_the_isa_refused) {
         {"cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd3, {%r3}];", "with as many coordinates"},
         {"cp.async.bulk.tensor.1d.shared::cluster.global.tile [%r2], [%rd3, {%r3}], [%r1];", "needs .mbarrier::complete_tx::bytes"},
         {"cp.async.bulk.tensor.1d.global.shared::cluster.tile.bulk_group [%rd3, {%r3}], [%r2];", "a tensor store's source is .shared::cta"},
+        /* the other sm_90 instructions' required and forbidden modifiers */
+        {"wgmma.fence;", "is written wgmma.fence.sync.aligned"},
+        {"wgmma.fence.sync.aligned.cta;", "is written wgmma.fence.sync.aligned"},
+        {"wgmma.wait_group.sync.aligned.cta 0;", "is written wgmma.wait_group.sync.aligned"},
+        {"elect.sync %r3, 0xffffffff;", "needs a predicate destination"},
+        {"elect.sync.aligned %r3|%p1, 0xffffffff;", "is written elect.sync"},
+        {"setmaxnreg.inc.sync.u32 240;", "is written setmaxnreg.inc.sync.aligned.u32"},
+        {"setmaxnreg.dec.sync.aligned.b32 40;", "is written setmaxnreg.inc.sync.aligned.u32"},
+        {"stmatrix.sync.aligned.m8n8.x1.shared::cluster.b16 [%r2], {%r3};", "stores into .shared::cta"},
+        {"stmatrix.sync.m8n8.x1.shared.b16 [%r2], {%r3};", "needs .sync.aligned.m8n8"},
+        {"stmatrix.sync.aligned.x1.shared.b16 [%r2], {%r3};", "needs .sync.aligned.m8n8"},
+        {"mapa.shared::cta.u32 %r3, %r2, 1;", "not .shared::cta"},
+        {"getctarank.shared::cta.u32 %r3, %r2;", "not .shared::cta"},
+        {"griddepcontrol.wait.sync;", "is written griddepcontrol.wait"},
+        {"fence.proxy.tensormap::generic.acquire.gpu [%rd4], 64;", "the size is the immediate 128"},
+        {"tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu [%rd4], [%r2], 128;", "needs .tensormap::generic and .sync.aligned"},
+        {"tensormap.cp_fenceproxy.global.shared::cta.release.gpu.sync.aligned [%rd4], [%r2], 128;", "needs .tensormap::generic and .sync.aligned"},
+        {"tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%r2], %r3;", "the new value of this field is an immediate"},
+        {"tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%r2], %r3;", "the new value of this field is an immediate"},
+        {"tensormap.replace.tile.global_address.shared::cluster.b1024.b64 [%r2], %rd4;", "in .shared::cta or .global memory"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Str s = {0};
         str_printf(&s, ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 out, .param .align 64 .b8 tmap[128])\n{\n"
-                       " .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n .shared .align 8 .b64 bar;\n .shared .align 128 .b8 buf[1024];\n"
+                       " .reg .pred %%p<2>;\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n .shared .align 8 .b64 bar;\n"
+                       " .shared .align 128 .b8 buf[1024];\n"
                        " mov.u32 %%r1, bar;\n mov.u32 %%r2, buf;\n mov.u64 %%rd3, tmap;\n ld.param.u64 %%rd4, [out];\n %s\n ret;\n}\n",
                    bad[i].line);
         char *ptx = str_take(&s), want[160], log[512];
         cr_assert_neq(ptxas_run(ptx, "sm_90a", log, sizeof log), 0, "ptxas takes '%s'", bad[i].line);
-        snprintf(want, sizeof want, "ptx:14: '%.*s'", (int)strcspn(bad[i].line, " ;"), bad[i].line);
+        snprintf(want, sizeof want, "ptx:15: '%.*s'", (int)strcspn(bad[i].line, " ;"), bad[i].line);
         expect_load_error(d, ptx, want);
         expect_load_error(d, ptx, bad[i].why);
         free(ptx);
