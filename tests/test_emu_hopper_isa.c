@@ -660,6 +660,9 @@ Test(mbarrier_isa, forms_outside_the_isa_refused) {
         "mbarrier.test_wait.relaxed.cluster.shared::cta.b64 %p1, [%r1], %rd1;",
         "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 0;",
         "mbarrier.arrive_drop.noComplete.shared::cta.b64 %rd1, [%r1], 1;",
+        /* and mapa / getctarank of .s32 (the ISA writes .u32; ptxas takes both), refused before */
+        "mapa.shared::cluster.s32 %r2, %r1, 0;",
+        "getctarank.shared::cluster.s32 %r2, %r1;",
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
         char *ptx = mbar_form_ptx(good[i]);
