@@ -849,6 +849,31 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_GETCTARANK: /* d is 32 bits whatever the address's type */
         return check_operand_type(ps, in, 0, EMU_T_U32, false, line, s, len) &&
                (in->ok[1] != EMU_OK_REG || check_operand_type(ps, in, 1, in->ty, false, line, s, len));
+    /* sm_90's: elect's lane id and stmatrix's sources are 32-bit registers, red.async's value has its type, a tensor
+     * copy's coordinates are .s32 (ptxas: "Arguments mismatch"; each loaded and ran on the register's low bits) */
+    case EMU_OP_ELECT: return in->o[0] == EMU_SLOT_SINK || check_operand_type(ps, in, 0, EMU_T_B32, false, line, s, len);
+    case EMU_OP_STMATRIX: return check_operand_type(ps, in, 1, EMU_T_B32, false, line, s, len);
+    case EMU_OP_RED_ASYNC: return check_operand_type(ps, in, 1, in->ty, false, line, s, len);
+    case EMU_OP_MBARRIER: { /* states are 64 bits; counts, tx bytes, parities, time hints and pending_count's d 32 */
+        bool state_first = in->mode != EMU_MODE_MB_INIT && in->mode != EMU_MODE_MB_INVAL && in->mode != EMU_MODE_MB_EXPECT_TX &&
+                           in->mode != EMU_MODE_MB_COMPLETE_TX && in->mode != EMU_MODE_MB_TEST_WAIT && in->mode != EMU_MODE_MB_TRY_WAIT;
+        bool wait = in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT;
+        for (unsigned i = 0; i < in->nops; i++) {
+            if (in->ok[i] != EMU_OK_REG || in->o[i] == EMU_SLOT_SINK || (i == 0 && wait)) continue; /* a wait's predicate */
+            bool wide = i == 0 ? state_first && in->mode != EMU_MODE_MB_PENDING
+                               : i == 1 ? in->mode == EMU_MODE_MB_PENDING : i == 2 && wait && !(in->flags & EMU_F(PARITY));
+            if (!check_operand_type(ps, in, i, wide ? EMU_T_B64 : EMU_T_B32, false, line, s, len)) return false;
+        }
+        return true;
+    }
+    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: /* size 32 bits, ctaMask 16 */
+        return (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len)) &&
+               (in->nops < 5 || in->ok[4] != EMU_OK_REG || check_operand_type(ps, in, 4, EMU_T_B16, false, line, s, len));
+    case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: case EMU_OP_CP_BULK_PREFETCH: /* and ctaMask 16 bits */
+        for (unsigned i = 0; i < in->nops; i++)
+            if (in->ok[i] == EMU_OK_VEC && !check_operand_type(ps, in, i, EMU_T_B32, false, line, s, len)) return false;
+        return in->op != EMU_OP_CP_BULK_TENSOR || in->nops < 5 || in->ok[4] != EMU_OK_REG ||
+               check_operand_type(ps, in, 4, EMU_T_B16, false, line, s, len);
     case EMU_OP_LD: case EMU_OP_LDU:
         return !type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len);
     case EMU_OP_ST: return !type_plain(in->ty) || check_operand_type(ps, in, 1, in->ty, true, line, s, len);

@@ -931,6 +931,13 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         if ((in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT) && in->nops == 4 && !(in->flags & EMU_F(PARITY)) &&
             in->mode == EMU_MODE_MB_TEST_WAIT)
             return perr(ps, line, "'%.*s': test_wait takes no time limit", (int)len, s);
+        /* ptxas: "unexpected value '2', expected to be 0 or 1", "value '0' expected to be a non-zero positive" */
+        if ((in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT) && (in->flags & EMU_F(PARITY)) &&
+            const_value(ps, in->o[2], &v) && v > 1)
+            return perr(ps, line, "'%.*s': the phase parity is 0 or 1, not %" PRIu64, (int)len, s, v);
+        if ((in->mode == EMU_MODE_MB_ARRIVE || in->mode == EMU_MODE_MB_ARRIVE_DROP) && in->nops == 3 && const_value(ps, in->o[2], &v) &&
+            v == 0) /* (an init count of 0 ptxas takes: it stops the launch) */
+            return perr(ps, line, "'%.*s': the arrival count is positive, not 0", (int)len, s);
         return check_mbarrier_mods(ps, in, line, s, len);
     }
     case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: {
@@ -1322,6 +1329,8 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         if (in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
     }
     if (in->op >= EMU_OP_STMATRIX && !check_hopper(ps, in, line, s, len)) return false;
+    if (in->op == EMU_OP_CP_ASYNC_MBAR && emu_has_mod(s, len, "shared::cluster")) /* ptxas: "Illegal modifier '::cluster'" */
+        return perr(ps, line, "'%.*s': cp.async.mbarrier.arrive takes an mbarrier of this CTA (.shared[::cta] or generic)", (int)len, s);
     uint64_t tmsize; /* fence.proxy.tensormap::generic.acquire.scope [a], 128: ptxas "unexpected value '64', expected to be 128" */
     if (in->op == EMU_OP_FENCE && in->nops == 2 && emu_has_mod(s, len, "tensormap::generic") &&
         (!const_value(ps, in->o[1], &tmsize) || tmsize != 128))

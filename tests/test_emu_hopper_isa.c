@@ -640,6 +640,14 @@ Test(mbarrier_isa, forms_outside_the_isa_refused) {
         {"mbarrier.arrive.acquire.cta.shared::cta.b64 %rd1, [%r1];", "takes .release or .relaxed"},
         {"mbarrier.try_wait.release.cta.shared::cta.b64 %p1, [%r1], %rd1;", "takes .acquire or .relaxed"},
         {"mbarrier.init.relaxed.cta.shared::cta.b64 [%r1], 1;", "takes no semantics"},
+        {"mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 2;", "the phase parity is 0 or 1, not 2"},
+        {"mbarrier.arrive.shared::cta.b64 %rd1, [%r1], 0;", "the arrival count is positive, not 0"},
+        /* a 32-bit register for a state, a 64-bit one for a count, a parity or pending_count's result */
+        {"mbarrier.arrive.shared::cta.b64 %r3, [%r1];", "operand 1, register '%r3' of type .b32, does not fit .b64"},
+        {"mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r1], %rd1;", "operand 3, register '%rd1' of type .b64, does not fit .b32"},
+        {"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r1], %rd1;", "operand 2, register '%rd1' of type .b64, does not fit .b32"},
+        {"mbarrier.pending_count.b64 %rd3, %rd1;", "operand 1, register '%rd3' of type .b64, does not fit .b32"},
+        {"cp.async.mbarrier.arrive.noinc.shared::cluster.b64 [%r1];", "an mbarrier of this CTA"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char *ptx = mbar_form_ptx(bad[i].line), want[160];
@@ -719,6 +727,17 @@ Test(forms_isa, bulk_and_other_sm90_forms_outside_the_isa_refused) {
         {"tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%r2], %r3;", "the new value of this field is an immediate"},
         {"tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%r2], %r3;", "the new value of this field is an immediate"},
         {"tensormap.replace.tile.global_address.shared::cluster.b1024.b64 [%r2], %rd4;", "in .shared::cta or .global memory"},
+        /* 64-bit registers where the operand is 32 bits ("Arguments mismatch") */
+        {"elect.sync %rd1|%p1, 0xffffffff;", "operand 1, register '%rd1' of type .b64, does not fit .b32"},
+        {"stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r2], {%rd1, %rd2};", "operand 2, register '%rd1' of type .b64, does not fit .b32"},
+        {"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r2], %rd1, [%r1];",
+         "operand 2, register '%rd1' of type .b64, does not fit .u32"},
+        {"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd3, {%rd4}], [%r1];",
+         "register '%rd4' of type .b64, does not fit .b32"},
+        {"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r2], [%rd4], %rd1, [%r1];",
+         "operand 3, register '%rd1' of type .b64, does not fit .b32"},
+        {"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r2], [%rd4], 16, [%r1], %r3;",
+         "operand 5, register '%r3' of type .b32, does not fit .b16"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Str s = {0};
