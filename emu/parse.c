@@ -866,6 +866,19 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
         }
         return true;
     }
+    case EMU_OP_WGMMA: { /* D of its type (f16: packed pairs), A's registers 32 bits, descriptors 64, scale-d a predicate
+                          * or an immediate 0 or 1 (ptxas: "Arguments mismatch", "expected to be 0 or 1"; each loaded) */
+        unsigned dt = in->ty == EMU_T_F16 ? EMU_T_F16X2 : in->ty, sc = (in->xflags & EMU_XF_MMA_SP) ? 5 : 3;
+        if (!check_operand_type(ps, in, 0, dt, false, line, s, len) ||
+            !check_operand_type(ps, in, 1, in->ok[1] == EMU_OK_VEC ? EMU_T_B32 : EMU_T_B64, false, line, s, len) ||
+            !check_operand_type(ps, in, 2, EMU_T_B64, false, line, s, len))
+            return false;
+        uint64_t v;
+        if (in->nops > sc && in->ok[sc] == EMU_OK_REG &&
+            (const_value(ps, in->o[sc], &v) ? v > 1 : !slot_is_pred(ps, in->o[sc])))
+            return perr(ps, line, "'%.*s': scale-d (operand %u) is a predicate or an immediate 0 or 1", (int)len, s, sc + 1);
+        return true;
+    }
     case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: /* size 32 bits, ctaMask 16 */
         return (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len)) &&
                (in->nops < 5 || in->ok[4] != EMU_OK_REG || check_operand_type(ps, in, 4, EMU_T_B16, false, line, s, len));

@@ -864,6 +864,9 @@ static bool check_sm90_mods(Parser *ps, const EmuIns *in, uint32_t line, const c
         if (in->o[5] == EMU_SLOT_SINK) why = "needs a predicate destination: elect.sync d|p, membermask (d may be _)";
         break;
     case EMU_OP_GRIDDEP: forms = gdc; break;
+    case EMU_OP_WGMMA:
+        if (!emu_has_mod(s, len, "sync")) why = "needs .sync (wgmma.mma_async.sync.aligned.shape...)";
+        break;
     case EMU_OP_STMATRIX:
         if (!emu_has_mod(s, len, "sync") || !emu_has_mod(s, len, "aligned") || !emu_has_mod(s, len, "m8n8"))
             why = "needs .sync.aligned.m8n8 (stmatrix.sync.aligned.m8n8.x1|.x2|.x4[.trans].shared[::cta].b16)";

@@ -738,6 +738,17 @@ Test(forms_isa, bulk_and_other_sm90_forms_outside_the_isa_refused) {
          "operand 3, register '%rd1' of type .b64, does not fit .b32"},
         {"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r2], [%rd4], 16, [%r1], %r3;",
          "operand 5, register '%r3' of type .b32, does not fit .b16"},
+        {"wgmma.mma_async.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, %rd1, %rd2, %p1, 1, 1, 0, 0;", "needs .sync"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, %rd1, %rd2, 2, 1, 1, 0, 0;",
+         "scale-d (operand 4) is a predicate or an immediate 0 or 1"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, %rd1, %rd2, %r5, 1, 1, 0, 0;",
+         "scale-d (operand 4) is a predicate or an immediate 0 or 1"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, %r1, %rd2, %p1, 1, 1, 0, 0;",
+         "operand 2, register '%r1' of type .b32, does not fit .b64"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, {%rd1, %rd2, %rd3, %rd4}, %rd2, %p1, 1, 1, 0;",
+         "operand 2, register '%rd1' of type .b64, does not fit .b32"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%rd1, %rd2, %rd3, %rd4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+         "operand 1, register '%rd1' of type .b64, does not fit .f32"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Str s = {0};
