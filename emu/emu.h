@@ -666,8 +666,9 @@ typedef struct EmuOptions {
                                  * together, and cooperative groups' grid barrier has its workspace */
     const int *interrupt;       /* another thread's request: bit 0 set (read atomically) stops the launch, "interrupted" */
     const Target *device;       /* the GPU emulated (emu:<target>), whose shared memory a block may use; NULL: the PTX's target */
-    bool general_tensor_ops;    /* mma.sync and wgmma by their general executors and fmaf per product (the reference the
-                                 * specialised ones are tested against: the same bits, slower) */
+    bool general_tensor_ops;    /* mma.sync, wmma.mma and wgmma by their general executors, fmaf per product and f16
+                                 * results through emu_round_f64 (the reference the specialised ones are tested against:
+                                 * the same bits, slower) */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {

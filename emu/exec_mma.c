@@ -239,6 +239,11 @@ static inline uint64_t vreg(const EmuThread *t, const EmuFunc *f, const EmuIns *
 static inline void vset(EmuThread *t, const EmuFunc *f, const EmuIns *in, unsigned op, unsigned k, uint64_t v) {
     t->r[in->ok[op] == EMU_OK_VEC ? f->vec[in->o[op] + k] : in->o[op]] = v;
 }
+/* An f16 D element from its f32 sum, rounded once to nearest even (NaN the canonical 0x7fff): by its bits, or through
+ * emu_round_f64 under EmuOptions.general_tensor_ops (the reference test_emu_mma_fast compares them with). */
+static inline uint32_t d_f16(float acc, bool general) {
+    return general ? (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN) : emu_f32_to_f16_rn(acc);
+}
 
 /* f64 mma (DMMA): mma.sync.aligned.m8n8k4 and sm_90's m16n8k{4,8,16} .row.col.f64.f64.f64.f64, the PTX ISA's
  * fragments for them: the general formula above with one element a register, each a 64-bit register: with
@@ -274,7 +279,7 @@ static void exec_dmma(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, c
  * column-major B[i][p], row-major B[lane % 4][i + 4h]; an f16 C/D (four registers, c0..c7) C[p][i]; an f32
  * C/D (eight) C[(lane & 1) + (i & 2) + 4h][(i & 1) + (lane & 2) + (i & 4)].  Each D element as the other float
  * forms: from C as f32, one fmaf per k ascending, an f16 D rounded once. */
-static void exec_hmma884(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm) {
+static void exec_hmma884(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm, bool general) {
     float A[4][8][4], B[4][4][8], C[4][8][8];
     bool acol = in->xflags & EMU_XF_WM_COL, bcol = in->xflags & EMU_XF_WM_COL_B;
     for (unsigned l = 0; l < 32; l++) {
@@ -300,7 +305,7 @@ static void exec_hmma884(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in
             unsigned m = f16 ? p : (l & 1) + (i & 2) + 4 * h, nn = f16 ? i : (i & 1) + (l & 2) + (i & 4);
             float acc = C[q][m][nn];
             for (unsigned k = 0; k < 4; k++) acc = fmaf(A[q][m][k], B[q][k][nn], acc);
-            if (f16) half[i] = (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN);
+            if (f16) half[i] = d_f16(acc, general);
             else vset(lane[l], f, in, 0, i, acc != acc ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc));
         }
         for (unsigned j = 0; in->ty == EMU_T_F16 && j < fm->nd; j++) vset(lane[l], f, in, 0, j, (half[2 * j] & 0xFFFFu) | half[2 * j + 1] << 16);
@@ -562,7 +567,7 @@ static bool sparse_product(EmuBlock *b, EmuThread *lane[32], const EmuFunc *f, c
             } else {
                 float acc = cf[m][nn];
                 for (unsigned p = 0; p < P; p++) acc = fmaf(af[m][p], bf[col[p]][nn], acc);
-                dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN)
+                dv[m][nn] = in->ty == EMU_T_F16 ? d_f16(acc, b->L->opt->general_tensor_ops)
                             : acc != acc ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc);
             }
         }
@@ -648,11 +653,11 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
         exec_dmma(lane, f, in, &fm);
         return true;
     }
+    bool general = b->L->opt->general_tensor_ops;
     if (in->mode == EMU_MODE_M8N8K4) {
-        exec_hmma884(lane, f, in, &fm);
+        exec_hmma884(lane, f, in, &fm, general);
         return true;
     }
-    bool general = b->L->opt->general_tensor_ops;
     if (!general && mma_fast(lane, f, in, &fm)) return true;
     unsigned K = fm.k, E = fm.epr, R = fm.rows, NE = R / 4; /* NE: C/D elements per lane */
     bool isint = in->ty == EMU_T_S32;
@@ -707,7 +712,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
         else emu_mma_f32(&af[0][0], 64, &bf[0][0], 8, &acc[0][0], 8, R, 8, K, exact);
         for (unsigned m = 0; m < R; m++)
             for (unsigned nn = 0; nn < 8; nn++)
-                dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc[m][nn], EMU_FMT_F16, EMU_RND_RN)
+                dv[m][nn] = in->ty == EMU_T_F16 ? d_f16(acc[m][nn], general)
                             : acc[m][nn] != acc[m][nn] ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc[m][nn]);
     }
     }

@@ -243,7 +243,7 @@ static bool exec_store(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const
 }
 
 static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const EmuWmmaForm *fm) {
-    (void)b;
+    bool general = b->L->opt->general_tensor_ops;
     unsigned M = shapes[in->space2].m, N = shapes[in->space2].n, K = shapes[in->space2].k, d = in->ty;
     bool isint = d == EMU_T_S32, f64 = d == EMU_T_F64;
     unsigned bop = in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR); /* b1: each product a bit operation */
@@ -273,7 +273,8 @@ static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const E
             } else {
                 float acc = (float)C[i * N + j];
                 for (unsigned k = 0; k < K; k++) acc = fmaf((float)A[i * K + k], (float)B[k * N + j], acc);
-                if (d == EMU_T_F16) out = acc != acc ? 0x7FFF : emu_round_f64(acc, EMU_FMT_F16, EMU_RND_RN);
+                if (d == EMU_T_F16) /* by its bits; the reference (general_tensor_ops) through emu_round_f64 */
+                    out = general ? (acc != acc ? 0x7FFF : emu_round_f64(acc, EMU_FMT_F16, EMU_RND_RN)) : emu_f32_to_f16_rn(acc);
                 else out = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
             }
             D[i * N + j] = out;

@@ -218,3 +218,113 @@ Test(mma, fast_executor_matches_general) {
         emu_mem_destroy(&mem);
     }
 }
+
+/* An f16 code for the f16-result forms below, by kind: 0 near 1 (2^-2..2^1), 1 tiny (2^-14..2^-9: sums below f16's
+ * normal range, subnormal results), 2 huge (2^12..2^15: sums past 65504, infinite results), 3 the special codes and
+ * random bits (NaN, infinities, -0, subnormals). */
+static uint32_t f16_code(unsigned kind) {
+    uint64_t r = rnd64();
+    uint32_t sign = (uint32_t)(r & 0x8000), man = (uint32_t)(r >> 16) & 0x3FF;
+    if (kind == 0) return sign | (uint32_t)(13 + (r >> 32) % 4) << 10 | man;
+    if (kind == 1) return sign | (uint32_t)(1 + (r >> 32) % 6) << 10 | man;
+    if (kind == 2) return sign | (uint32_t)(27 + (r >> 32) % 4) << 10 | man;
+    return edge_code(3, true);
+}
+
+/* One tensor-core instruction (ins) run by 8 warps with its EmuOptions.general_tensor_ops off and on: each thread
+ * loads the registers `ins` reads from memory (kinds, one letter a register: 'h' an f16x2 %rN, 'm' sparsity
+ * metadata %rN, each nibble two distinct indices, 'f' an f32 %fN; numbered from %r0 and %f0 in order), then stores
+ * its nout f16x2 results %r20..: every result the same bits (any NaN is 0x7fff in both), the f16 halves reaching NaN,
+ * infinity and subnormal values.  Each warp draws its operands of one kind (f16_code). */
+static void f16_results_match_general(const char *head, const char *ins, const char *kinds, unsigned nout) {
+    enum { WARPS = 8, T = WARPS * 32 };
+    unsigned nin = (unsigned)strlen(kinds), nr = 0, nf = 0;
+    char ptx[4096];
+    int len = snprintf(ptx, sizeof ptx,
+                       "%s.visible .entry k(.param .u64 pin, .param .u64 pout)\n{\n"
+                       " .reg .b32 %%r<32>;\n .reg .f32 %%f<16>;\n .reg .b32 %%t<4>;\n .reg .b64 %%rd<6>;\n"
+                       " mov.u32 %%t0, %%tid.x;\n mov.u32 %%t1, %%ctaid.x;\n mov.u32 %%t2, %%ntid.x;\n mad.lo.s32 %%t0, %%t1, %%t2, %%t0;\n"
+                       " mul.wide.u32 %%rd1, %%t0, %u;\n ld.param.u64 %%rd2, [pin];\n add.s64 %%rd2, %%rd2, %%rd1;\n",
+                       head, 4 * nin);
+    for (unsigned i = 0; i < nin; i++) {
+        if (kinds[i] == 'f') len += snprintf(ptx + len, sizeof ptx - len, " ld.global.f32 %%f%u, [%%rd2+%u];\n", nf++, 4 * i);
+        else len += snprintf(ptx + len, sizeof ptx - len, " ld.global.u32 %%r%u, [%%rd2+%u];\n", nr++, 4 * i);
+    }
+    len += snprintf(ptx + len, sizeof ptx - len, " %s\n mul.wide.u32 %%rd3, %%t0, %u;\n ld.param.u64 %%rd4, [pout];\n add.s64 %%rd4, %%rd4, %%rd3;\n",
+                    ins, 4 * nout);
+    for (unsigned i = 0; i < nout; i++) len += snprintf(ptx + len, sizeof ptx - len, " st.global.u32 [%%rd4+%u], %%r%u;\n", 4 * i, 20 + i);
+    snprintf(ptx + len, sizeof ptx - len, " ret;\n}\n");
+    check_ptxas(ptx);
+    EmuMem mem;
+    emu_mem_init(&mem);
+    char *err = NULL;
+    EmuModule *m = emu_module_parse(ptx, &mem, &err);
+    cr_assert(m && emu_module_finalize(m, &mem, &err), "%s\n%s", err ? err : "", ptx);
+    uint64_t in, out;
+    cr_assert(emu_mem_alloc(&mem, T * 4 * nin, false, &in) && emu_mem_alloc(&mem, T * 4 * nout, false, &out));
+    uint32_t *iv = (uint32_t *)emu_mem_host(&mem, in, T * 4 * nin);
+    static const uint32_t nibs[] = {0x4, 0x8, 0xC, 0x9, 0xD, 0xE}; /* (i0, i1) with i0 < i1 */
+    for (unsigned t = 0; t < T; t++) {
+        unsigned kind = t / 32 % 4;
+        for (unsigned i = 0; i < nin; i++) {
+            uint32_t *v = &iv[t * nin + i];
+            if (kinds[i] == 'h') *v = f16_code(kind) | f16_code(kind) << 16;
+            else if (kinds[i] == 'f') *v = f2u(emu_f16_to_f32((uint16_t)f16_code(kind))) ^ ((uint32_t)rnd64() & 0x1FFF); /* not an f16 */
+            else {
+                *v = 0;
+                for (unsigned q = 0; q < 8; q++) *v |= nibs[rnd64() % 6] << (4 * q);
+            }
+        }
+    }
+    uint32_t *got[2];
+    for (int general = 0; general < 2; general++) {
+        memset(emu_mem_host(&mem, out, T * 4 * nout), 0xA5, T * 4 * nout); /* poisoned */
+        EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .general_tensor_ops = general};
+        cr_assert(emu_launch(m, emu_module_find(m, "k"), (unsigned[]){2, 1, 1}, (unsigned[]){T / 2, 1, 1}, 0, (void *[]){&in, &out}, &o, NULL,
+                             &err),
+                  "%s", err ? err : "");
+        got[general] = malloc(T * 4 * nout);
+        memcpy(got[general], emu_mem_host(&mem, out, T * 4 * nout), T * 4 * nout);
+    }
+    unsigned nan = 0, inf = 0, sub = 0, other = 0;
+    for (unsigned i = 0; i < T * nout; i++) {
+        cr_assert_eq(got[0][i], got[1][i], "%s: thread %u, D register %u: fast %#x, general %#x", ins, i / nout, i % nout, got[0][i], got[1][i]);
+        for (unsigned h = 0; h < 2; h++) {
+            uint32_t a = got[0][i] >> (16 * h) & 0x7FFF;
+            if (a > 0x7C00) nan++;
+            else if (a == 0x7C00) inf++;
+            else if (a && a < 0x400) sub++;
+            else other++;
+        }
+    }
+    cr_assert(nan && inf && sub && other > T, "%s: %u NaN, %u infinite, %u subnormal, %u other halves", ins, nan, inf, sub, other);
+    free(got[0]), free(got[1]);
+    emu_module_free(m);
+    emu_mem_destroy(&mem);
+}
+
+/* The f16 results of the executors other than mma_m16n8_f32 (the general mma.sync, m8n8k4, mma.sp and wmma.mma) are
+ * rounded by their bits (emu_f32_to_f16_rn); general_tensor_ops rounds them through emu_round_f64. */
+Test(mma, f16_results_match_general) {
+    f16_results_match_general(PTX_HEAD, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r20,%r21}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%r6,%r7};",
+                              "hhhhhhhh", 2);
+    f16_results_match_general(PTX_HEAD, "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%r20,%r21}, {%r0,%r1}, {%r2}, {%r3,%r4};", "hhhhh", 2);
+    f16_results_match_general(PTX_HEAD, "mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 {%r20,%r21,%r22,%r23}, {%r0,%r1}, {%r2,%r3}, {%r4,%r5,%r6,%r7};",
+                              "hhhhhhhh", 4);
+    f16_results_match_general(PTX_HEAD,
+                              "mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16 {%r20,%r21,%r22,%r23}, {%r0,%r1}, {%r2,%r3}, {%r4,%r5,%r6,%r7};",
+                              "hhhhhhhh", 4);
+    f16_results_match_general(PTX_HEAD, "mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r20,%r21}, {%r0,%r1}, {%r2,%r3}, {%r4,%r5}, %r6, 1;",
+                              "hhhhhhm", 2);
+    f16_results_match_general(PTX_HEAD,
+                              "mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 {%r20,%r21}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%r8,%r9}, %r10, 0;",
+                              "hhhhhhhhhhm", 2);
+    f16_results_match_general(PTX_HEAD,
+                              "wmma.mma.sync.aligned.row.col.m16n16k16.f16.f16 {%r20,%r21,%r22,%r23}, {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, "
+                              "{%r8,%r9,%r10,%r11,%r12,%r13,%r14,%r15}, {%r16,%r17,%r18,%r19};",
+                              "hhhhhhhhhhhhhhhhhhhh", 4);
+    f16_results_match_general(PTX_HEAD,
+                              "wmma.mma.sync.aligned.col.row.m16n16k16.f16.f32 {%r20,%r21,%r22,%r23}, {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, "
+                              "{%r8,%r9,%r10,%r11,%r12,%r13,%r14,%r15}, {%f0,%f1,%f2,%f3,%f4,%f5,%f6,%f7};",
+                              "hhhhhhhhhhhhhhhhffffffff", 4);
+}
