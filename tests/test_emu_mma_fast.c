@@ -1,7 +1,9 @@
 /* test_emu_mma_fast.c - the emulator's fast tensor-core paths against its general ones (docs/emulator.md,
  * "Testing and speed"): f32 to bf16/f16 rounding by bits against emu_round_f64, the host-fma and vector-add
  * sums against one fmaf per product on edge operands, and the specialised mma.sync m16n8k{8,16} executor
- * against the general executor (EmuOptions.general_tensor_ops).  Split from test_emu_mma.c, whose section 1
+ * against the general executor (EmuOptions.general_tensor_ops), the f16 results of the other mma.sync, mma.sp and
+ * wmma.mma executors rounded by bits against emu_round_f64, and wgmma's f32 C and D moved by fours against element by
+ * element (sm_90a).  Split from test_emu_mma.c, whose section 1
  * checks the mma forms themselves against the PTX ISA's fragment layouts. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -327,4 +329,100 @@ Test(mma, f16_results_match_general) {
                               "wmma.mma.sync.aligned.col.row.m16n16k16.f16.f32 {%r20,%r21,%r22,%r23}, {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, "
                               "{%r8,%r9,%r10,%r11,%r12,%r13,%r14,%r15}, {%f0,%f1,%f2,%f3,%f4,%f5,%f6,%f7};",
                               "hhhhhhhhhhhhhhhhffffffff", 4);
+}
+
+/* wgmma m64nNk16 .f32.{f16,bf16} from shared-memory descriptors (no swizzle, K-major: any bytes are operands, so the
+ * image is random codes) with its general_tensor_ops off and on: the f32 C read and D written by fours (rows g and
+ * g + 8 of the thread's quad) against element by element and one fmaf per product, with C from the registers (the
+ * first wgmma) and C in flight (the second, chained in one group, -A times B 32 bytes on), scale-d true and false; 4 warpgroups, each with
+ * operands of one kind (near 1, tiny, huge, specials), every D register the same bits. */
+Test(wgmma, fast_f32_accumulators_match_general) {
+    static const unsigned ns[] = {8, 64, 256};
+    for (unsigned fi = 0; fi < 6; fi++) {
+        bool f16 = fi % 2 == 0;
+        unsigned N = ns[fi / 2], nd = N / 2, img = 2048 + 32 * N + 32; /* A: 64 x 16 at 0; B: N x 16 at 2048, and 32 bytes on */
+        Str s = {0};
+        str_printf(&s, ".version 8.0\n.target sm_90a\n.address_size 64\n"
+                       ".visible .entry k(.param .u64 pimg, .param .u64 pc, .param .u64 pout, .param .u64 da, .param .u64 db, .param .u32 scaled)\n{\n"
+                       " .reg .pred %%p<2>;\n .reg .b32 %%r<16>;\n .reg .b64 %%rd<16>;\n .reg .f32 %%d<%u>;\n"
+                       " .shared .align 1024 .b8 smem[%u];\n"
+                       " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r11, %%ctaid.x;\n ld.param.u64 %%rd0, [pimg];\n mul.wide.u32 %%rd1, %%r11, %u;\n"
+                       " add.u64 %%rd0, %%rd0, %%rd1;\n mov.u32 %%r2, smem;\n shl.b32 %%r3, %%r1, 4;\n"
+                       "$CP:\n setp.ge.u32 %%p0, %%r3, %u;\n @%%p0 bra $CPD;\n cvt.u64.u32 %%rd1, %%r3;\n add.u64 %%rd2, %%rd0, %%rd1;\n"
+                       " ld.global.v4.b32 {%%r4, %%r5, %%r6, %%r7}, [%%rd2];\n add.u32 %%r8, %%r2, %%r3;\n"
+                       " st.shared.v4.b32 [%%r8], {%%r4, %%r5, %%r6, %%r7};\n add.u32 %%r3, %%r3, 2048;\n bra $CP;\n"
+                       "$CPD:\n bar.sync 0;\n fence.proxy.async.shared::cta;\n"
+                       " ld.param.u64 %%rd3, [da];\n ld.param.u64 %%rd4, [db];\n shr.u32 %%r9, %%r2, 4;\n cvt.u64.u32 %%rd5, %%r9;\n"
+                       " add.u64 %%rd3, %%rd3, %%rd5;\n add.u64 %%rd4, %%rd4, %%rd5;\n"
+                       " mad.lo.u32 %%r12, %%r11, 128, %%r1;\n mul.wide.u32 %%rd9, %%r12, %u;\n ld.param.u64 %%rd8, [pc];\n add.u64 %%rd8, %%rd8, %%rd9;\n",
+                   nd, img, img, img, 4 * nd);
+        for (unsigned r = 0; r < nd; r++) str_printf(&s, " ld.global.f32 %%d%u, [%%rd8+%u];\n", r, 4 * r);
+        str_printf(&s, " ld.param.u32 %%r10, [scaled];\n setp.ne.u32 %%p1, %%r10, 0;\n wgmma.fence.sync.aligned;\n");
+        Str dv = {0};
+        for (unsigned r = 0; r < nd; r++) str_printf(&dv, "%s%%d%u", r ? ", " : "", r);
+        const char *ty = f16 ? "f16" : "bf16";
+        str_printf(&s, " wgmma.mma_async.sync.aligned.m64n%uk16.f32.%s.%s {%s}, %%rd3, %%rd4, %%p1, 1, 1, 0, 0;\n", N, ty, ty, dv.buf ? dv.buf : "");
+        str_printf(&s, " add.u64 %%rd4, %%rd4, 2;\n"); /* B 32 bytes on: other products */
+        str_printf(&s, " wgmma.mma_async.sync.aligned.m64n%uk16.f32.%s.%s {%s}, %%rd3, %%rd4, 1, -1, 1, 0, 0;\n", N, ty, ty, dv.buf ? dv.buf : "");
+        str_printf(&s, " wgmma.commit_group.sync.aligned;\n wgmma.wait_group.sync.aligned 0;\n ld.param.u64 %%rd10, [pout];\n"
+                       " add.u64 %%rd10, %%rd10, %%rd9;\n");
+        for (unsigned r = 0; r < nd; r++) str_printf(&s, " st.global.f32 [%%rd10+%u], %%d%u;\n", 4 * r, r);
+        str_printf(&s, " ret;\n}\n");
+        str_free(&dv);
+        char *ptx = str_take(&s);
+        check_ptxas_arch(ptx, "sm_90a");
+        EmuMem mem;
+        emu_mem_init(&mem);
+        char *err = NULL;
+        EmuModule *m = emu_module_parse(ptx, &mem, &err);
+        cr_assert(m && emu_module_finalize(m, &mem, &err), "%s\n%s", err ? err : "", ptx);
+        enum { CTAS = 4, T = CTAS * 128 };
+        uint64_t dimg, dc, dout;
+        cr_assert(emu_mem_alloc(&mem, CTAS * img, false, &dimg) && emu_mem_alloc(&mem, T * 4 * nd, false, &dc) &&
+                  emu_mem_alloc(&mem, T * 4 * nd, false, &dout));
+        uint32_t *iv = (uint32_t *)emu_mem_host(&mem, dimg, CTAS * img), *cv = (uint32_t *)emu_mem_host(&mem, dc, T * 4 * nd);
+        for (unsigned i = 0; i < CTAS * img / 4; i++) { /* CTA c's operands of kind c */
+            unsigned kind = i / (img / 4);
+            for (unsigned h = 0; h < 2; h++) { /* bf16: edge_code's, the tiny ones (2^-87..2^-68) always tiny */
+                uint64_t r = rnd64();
+                uint32_t c = f16 ? f16_code(kind) : kind == 1 ? (uint32_t)(r & 0x8000) | (uint32_t)(40 + (r >> 20) % 20) << 7 | (uint32_t)(r & 0x7F)
+                                                              : edge_code(kind, false);
+                iv[i] = h ? iv[i] | c << 16 : c;
+            }
+        }
+        for (unsigned i = 0; i < T * nd; i++) { /* C: any f32, subnormals and -0 among them, or an operand value */
+            uint64_t r = rnd64();
+            cv[i] = r % 4 == 0 ? (uint32_t)(r >> 32) : r % 4 == 1 ? (uint32_t)(r >> 40) & 0x807FFFFFu : f2u(edge_f32(i / (128 * nd), f16));
+        }
+        uint64_t da = (uint64_t)(1024 >> 4) << 16 | (uint64_t)(128 >> 4) << 32; /* start 0, LBO (64 / 8) 128, SBO 128 */
+        uint64_t db = (uint64_t)(2048 >> 4) | (uint64_t)((N / 8 * 128) >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
+        uint32_t *got[2][2];
+        for (unsigned scaled = 0; scaled < 2; scaled++)
+            for (int general = 0; general < 2; general++) {
+                memset(emu_mem_host(&mem, dout, T * 4 * nd), 0xA5, T * 4 * nd); /* poisoned */
+                EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .general_tensor_ops = general};
+                cr_assert(emu_launch(m, emu_module_find(m, "k"), (unsigned[]){CTAS, 1, 1}, (unsigned[]){128, 1, 1}, 0,
+                                     (void *[]){&dimg, &dc, &dout, &da, &db, &scaled}, &o, NULL, &err),
+                          "%s", err ? err : "");
+                got[scaled][general] = malloc(T * 4 * nd);
+                memcpy(got[scaled][general], emu_mem_host(&mem, dout, T * 4 * nd), T * 4 * nd);
+            }
+        unsigned nan = 0, inf = 0, sub = 0, other = 0;
+        for (unsigned scaled = 0; scaled < 2; scaled++)
+            for (unsigned i = 0; i < T * nd; i++) {
+                uint32_t a = got[scaled][0][i], g = got[scaled][1][i];
+                cr_assert_eq(a, g, "m64n%uk16 %s, scale-d %u, thread %u, D register %u: fast %#x, general %#x", N, ty, scaled, i / nd, i % nd, a, g);
+                a &= 0x7FFFFFFFu;
+                if (a > 0x7F800000u) nan++;
+                else if (a == 0x7F800000u) inf++;
+                else if (a && a < 0x00800000u) sub++;
+                else other++;
+            }
+        cr_assert(nan && inf && other > T, "m64n%u %s: %u NaN, %u infinite, %u subnormal, %u other", N, ty, nan, inf, sub, other);
+        cr_assert(f16 || sub, "bf16: no subnormal results");
+        for (unsigned i = 0; i < 4; i++) free(got[i / 2][i % 2]);
+        free(ptx);
+        emu_module_free(m);
+        emu_mem_destroy(&mem);
+    }
 }
