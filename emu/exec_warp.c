@@ -45,9 +45,12 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
     uint32_t am_lead = n; /* of the lanes at an activemask, the one earliest in the code: lanes at a later one
                             * (after the `if` whose other lanes are at this one) wait for those to arrive */
     uint8_t op[32]; /* each waiting lane's op, read once (EMU_OP_COUNT: the lane does not wait at a collective) */
+    uint32_t done = 0; /* the lanes that exited */
+    EmuThread *lanes = &b->t[base];
     for (uint32_t i = 0; i < n; i++) {
-        const EmuThread *ti = &b->t[base + i];
+        const EmuThread *ti = &lanes[i];
         op[i] = ti->state == EMU_TS_WARP ? ti->fn->code[ti->pc].op : EMU_OP_COUNT;
+        done |= (uint32_t)(ti->state == EMU_TS_DONE) << i;
         if (op[i] != EMU_OP_ACTIVEMASK) continue;
         if (am_lead == n || code_order(ti, &b->t[base + am_lead]) < 0) am_lead = i;
     }
@@ -112,6 +115,19 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
         EmuThread *group[32];
         unsigned ng = 0;
         bool ready = true;
+        if (full) { /* .aligned (mma, ldmatrix, ...): the member mask is the whole warp's, so the group is every lane
+                     * that has not exited, each waiting at this op (the loop below, by masks) */
+            uint32_t other = 0, want = (n < 32 ? (1u << n) - 1 : ~0u) & ~done; /* lanes not at il->op; those to wait at it */
+            for (uint32_t i = 0; i < n; i++) other |= (uint32_t)(op[i] != il->op) << i;
+            if (want & other) continue;
+            for (uint32_t i = 0; i < n; i++) {
+                group[ng] = &lanes[i];
+                ng += want >> i & 1;
+            }
+            if (!emu_exec_warp(b, group, ng)) return false;
+            *fired = true;
+            return true;
+        }
         for (uint32_t i = 0; i < n && ready; i++) {
             if (!(mask & (1u << i))) continue;
             EmuThread *ti = &b->t[base + i];
@@ -122,9 +138,8 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
              * block deadlocks and the report says where each lane waits */
             if (op[i] != il->op) { ready = false; break; }
             /* ... or at one with another member mask: lanes 8-15 still at a shuffle among themselves (0xff00)
-             * while 0-7 went on to one over 0xffff; the wider one waits for them to arrive (an .aligned
-             * collective's mask is the whole warp's: nothing to read) */
-            if (!full && emu_warp_mask(ti, &ti->fn->code[ti->pc]) != mask) { ready = false; break; }
+             * while 0-7 went on to one over 0xffff; the wider one waits for them to arrive */
+            if (emu_warp_mask(ti, &ti->fn->code[ti->pc]) != mask) { ready = false; break; }
             group[ng++] = ti;
         }
         if (!ready) continue;
