@@ -590,13 +590,14 @@ static inline __attribute__((always_inline)) void mma_m16n8_f32(EmuThread *lane[
     for (unsigned e = 0; e < 4; e++) sc[e] = in->ok[3] == EMU_OK_VEC ? f->vec[in->o[3] + e] : in->o[3];
     for (unsigned e = 0; e < 4; e++) sd[e] = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + e] : in->o[0];
     uint32_t ab[32 * 6] __attribute__((aligned(16))); /* lane l's A and B registers at l * nab */
-    float af[16][16], bf[16][8], cf[16][8];
+    float af[16][16], bf[16][8], cf[16][8] __attribute__((aligned(32)));
+    float *c = &cf[0][0]; /* lane l's C/D elements: rows l / 4 and l / 4 + 8, columns 2 (l % 4) and + 1, at 2l, 2l + 1,
+                           * 2l + 64 and 2l + 65 */
     for (unsigned l = 0; l < 32; l++) {
         const uint64_t *r = lane[l]->r;
 #pragma GCC unroll 6
         for (unsigned j = 0; j < nab; j++) ab[l * nab + j] = (uint32_t)r[sl[j]];
-#pragma GCC unroll 4
-        for (unsigned e = 0; e < 4; e++) cf[(l >> 2) + 8 * (e >> 1)][2 * (l & 3) + (e & 1)] = emu_f32(r[sc[e]]);
+        c[2 * l] = emu_f32(r[sc[0]]), c[2 * l + 1] = emu_f32(r[sc[1]]), c[2 * l + 64] = emu_f32(r[sc[2]]), c[2 * l + 65] = emu_f32(r[sc[3]]);
     }
     float lo[32 * 6] __attribute__((aligned(16))), hi[32 * 6] __attribute__((aligned(16))); /* each register's halves */
     for (unsigned q = 0; q < 32 * nab; q += 4) {
@@ -618,13 +619,15 @@ static inline __attribute__((always_inline)) void mma_m16n8_f32(EmuThread *lane[
         for (unsigned j = 0; j < nb; j++) bf[tg * 2 + j * 8][gr] = vl[na + j], bf[tg * 2 + j * 8 + 1][gr] = vh[na + j];
     }
     emu_mma_f32(&af[0][0], 16, &bf[0][0], 8, &cf[0][0], 8, 16, 8, K, !bf16);
+    uint32_t d[128] __attribute__((aligned(32))); /* D's bits, NaN the canonical one */
+    for (unsigned i = 0; i < 128; i++) {
+        uint32_t u;
+        memcpy(&u, c + i, 4);
+        d[i] = (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFFFFFu : u;
+    }
     for (unsigned l = 0; l < 32; l++) {
         uint64_t *r = lane[l]->r;
-#pragma GCC unroll 4
-        for (unsigned e = 0; e < 4; e++) {
-            float x = cf[(l >> 2) + 8 * (e >> 1)][2 * (l & 3) + (e & 1)];
-            r[sd[e]] = x != x ? 0x7FFFFFFFu : emu_bits32(x);
-        }
+        r[sd[0]] = d[2 * l], r[sd[1]] = d[2 * l + 1], r[sd[2]] = d[2 * l + 64], r[sd[3]] = d[2 * l + 65];
     }
 }
 
