@@ -762,12 +762,15 @@ bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
             memcpy(mat[i][r], p, 16);
         }
     bool trans = in->flags & EMU_F(TRANS);
+    uint32_t sd[4]; /* the destination registers' slots, one instruction for the whole warp */
+    for (unsigned i = 0; i < nmat; i++) sd[i] = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + i] : in->o[0];
     for (unsigned l = 0; l < 32; l++) {
         unsigned row = l >> 2, col = 2 * (l & 3);
+        uint64_t *r = lane[l]->r;
         for (unsigned i = 0; i < nmat; i++) {
             uint32_t lo = trans ? mat[i][col][row] : mat[i][row][col];
             uint32_t hi = trans ? mat[i][col + 1][row] : mat[i][row][col + 1];
-            vset(lane[l], f, in, 0, i, lo | hi << 16);
+            r[sd[i]] = lo | hi << 16;
         }
     }
     return true;
