@@ -74,7 +74,7 @@ static bool record_start(Call *c, int bs, int n_per_dim, Val *d) {
                        k == 1 ? "shape elements" : k == 2 ? "strides" : "offsets", r, gen_shape_str(g, r, shape));
             return false;
         }
-    *d = (Val){.k = V_TUPLE, .nelems = 2 + n_per_dim * r};
+    *d = (Val){.k = V_TUPLE, .nelems = 2 + n_per_dim * r, .record = n_per_dim == 2 ? REC_DESC : REC_BLOCK_PTR};
     d->elems = ARENA_ARRAY(g->a, Val, d->nelems);
     d->elems[0] = (Val){.k = V_SHAPE, .rank = r};
     memcpy(d->elems[0].shape, shape, sizeof shape);

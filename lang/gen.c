@@ -45,12 +45,12 @@ const char *gen_type_name(Gen *g, const Type *t) {
     return dtype_name(t->dt);
 }
 
-/* A tensor descriptor (make_tensor_descriptor): a tuple whose first element is its block shape, a list. */
-bool gen_is_desc(Val v) { return v.k == V_TUPLE && v.nelems >= 4 && v.elems[0].k == V_SHAPE && v.nelems == 2 + 2 * v.elems[0].rank; }
+/* A tensor descriptor (make_tensor_descriptor): a tuple whose first element is its block shape, a list, then the
+ * base, the shape and the strides.  Known by its mark, not its shape: a tuple of the same elements that a program
+ * builds itself (`([16], p, n, s)`, or one `+` concatenates) is a tuple. */
+bool gen_is_desc(Val v) { return v.k == V_TUPLE && v.record == REC_DESC; }
 /* A block pointer (make_block_ptr): the same with its offsets after the strides. */
-bool gen_is_block_ptr(Val v) {
-    return v.k == V_TUPLE && v.nelems >= 5 && v.elems[0].k == V_SHAPE && v.nelems == 2 + 3 * v.elems[0].rank;
-}
+bool gen_is_block_ptr(Val v) { return v.k == V_TUPLE && v.record == REC_BLOCK_PTR; }
 
 bool gen_is_record(Val v) { return gen_is_desc(v) || gen_is_block_ptr(v); }
 

@@ -46,7 +46,11 @@ typedef struct Val {
     bool held;           /* V_CT: a variable's (`let`, `=`) or made from one: a run-time scalar to Triton, whose
                           * assignment makes a tensor of a constexpr, so its integer `/` and `%` truncate */
     const char *s;       /* V_STR: a compile-time string (a literal, a const, a -D define), arena */
+    uint8_t record;      /* V_TUPLE: REC_DESC or REC_BLOCK_PTR for the records make_tensor_descriptor and make_block_ptr
+                          * make (copies keep it); 0 for every other tuple, whatever its elements look like */
 } Val;
+
+enum { REC_DESC = 1, REC_BLOCK_PTR = 2 };
 
 typedef struct Var {
     const char *name;

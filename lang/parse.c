@@ -553,6 +553,20 @@ static bool at_tuple_assign(Parser *p) {
     return false;
 }
 
+/* "(" targets ")" "in" ahead, the targets names and parenthesized targets: a for loop's unpacking targets
+ * (`for (a, b) in pairs`), not C's `for (init; cond; step)` */
+static bool at_for_targets(Parser *p) {
+    int depth = 0;
+    for (int k = p->pos; k < p->n; k++) {
+        TokKind t = p->t[k].kind;
+        if (t == TK_LPAREN) depth++;
+        else if (t == TK_RPAREN) {
+            if (--depth == 0) return k + 1 < p->n && ident_is(&p->t[k + 1], "in");
+        } else if (t != TK_IDENT && t != TK_COMMA) return false;
+    }
+    return false;
+}
+
 /* Python's targets without parentheses, `a, b` or `a, (b, c),` before "=": an IDENT and a comma ahead, then
  * names, commas and parenthesized names up to the "=" */
 static bool at_bare_targets(Parser *p) {
@@ -573,7 +587,7 @@ static void bare_names(Parser *p, Node *n) {
     NodeList flat = {0}, l = {0};
     bool nested = false;
     Node *pat = new_node(p, N_TUPLE, peek(p)->loc);
-    while (!p->panic && !at(p, TK_ASSIGN)) {
+    while (!p->panic && !at(p, TK_ASSIGN) && !ident_is(peek(p), "in")) { /* `in`: a for loop's targets end there */
         if (at(p, TK_LPAREN)) {
             nested = true;
             list_push(p, &l, tuple_pattern(p, &flat, &nested, peek(p)->loc));
@@ -738,7 +752,7 @@ static Node *stmt(Parser *p) {
     }
     if (accept(p, TK_FOR)) {
         n = new_node(p, N_FOR, t->loc);
-        if (at(p, TK_LPAREN)) { /* C's for (init; cond; step): one error, then its body is parsed (and checked) */
+        if (at(p, TK_LPAREN) && !at_for_targets(p)) { /* C's for (init; cond; step): one error, then its body is parsed (and checked) */
             diag_error(p->d, t->loc, "a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
                        "'for (init; cond; step)'");
             for (int depth = 0; !at(p, TK_EOF);) {
@@ -749,7 +763,20 @@ static Node *stmt(Parser *p) {
             if (at(p, TK_LBRACE)) n->then = block(p);
             return n;
         }
-        n->name = expect_ident(p, "a loop variable after 'for'", &n->oploc);
+        Node *unpack = NULL; /* `for (a, b) in t`, `for a, b in t`: a `let` of the targets from each element */
+        if (at(p, TK_LPAREN) || (at(p, TK_IDENT) && peek2(p)->kind == TK_COMMA)) {
+            Token *first = peek(p);
+            unpack = new_node(p, N_LET, first->loc);
+            unpack->oploc = first->loc;
+            if (at(p, TK_LPAREN)) tuple_names(p, unpack);
+            else bare_names(p, unpack);
+            /* the loop's own variable is the targets' text, which no name can be: messages quote it */
+            const Token *last = &p->t[p->pos > 0 ? p->pos - 1 : 0];
+            n->name = arena_strndup(p->a, first->text, (size_t)(last->text + last->len - first->text));
+            n->oploc = first->loc;
+        } else {
+            n->name = expect_ident(p, "a loop variable after 'for'", &n->oploc);
+        }
         if (at(p, TK_IDENT) && peek(p)->len == 2 && !memcmp(peek(p)->text, "in", 2)) next(p);
         else parse_error(p, peek(p)->loc, "expected 'in' after the loop variable, found %s", tok_desc(p, peek(p)));
         const char *rname = "range";
@@ -761,8 +788,21 @@ static Node *stmt(Parser *p) {
             n->kids = l.v;
             n->nkids = l.n;
             if (!p->panic) n->then = block(p);
+            if (unpack && n->then && !p->panic) { /* the body starts with `let (a, b) = <element>;` */
+                Node *elem = new_node(p, N_NAME, unpack->loc);
+                elem->name = n->name;
+                unpack->rhs = elem;
+                Node **k = arena_alloc(p->a, sizeof(Node *) * (size_t)(n->then->nkids + 1));
+                k[0] = unpack;
+                if (n->then->nkids) memcpy(k + 1, n->then->kids, sizeof(Node *) * (size_t)n->then->nkids);
+                n->then->kids = k;
+                n->then->nkids++;
+            }
             return n;
         }
+        if (unpack && !p->panic)
+            parse_error(p, unpack->loc, "'%s' gives one integer per iteration: unpacking '%s' is for a loop over a tuple or a "
+                        "list (for %s in pairs)", ident_is(peek(p), "static_range") ? "static_range" : "range", n->name, n->name);
         if (at(p, TK_IDENT) && peek(p)->len == 12 && !memcmp(peek(p)->text, "static_range", 12)) {
             next(p);
             n->ival = 1; /* unrolled at compile time */

@@ -263,7 +263,7 @@ static bool val_same(Val a, Val b) {
     case V_STR: return !strcmp(a.s, b.s);
     case V_SHAPE: return a.rank == b.rank && !memcmp(a.shape, b.shape, sizeof a.shape) && a.i == b.i; /* i: a descriptor's padding */
     case V_TUPLE:
-        if (a.nelems != b.nelems) return false;
+        if (a.nelems != b.nelems || a.record != b.record) return false;
         for (int i = 0; i < a.nelems; i++)
             if (!val_same(a.elems[i], b.elems[i])) return false;
         return true;

@@ -998,6 +998,61 @@ Test(lang_python, for_over_tuple) {
     unload(&k);
 }
 
+/* for (a, b) in pairs and Python's for a, b in pairs: each element unpacked into the names, as a `let` of them would
+ * (nested targets too); and a tuple that the program builds with the elements of a tensor descriptor (a list, a
+ * pointer, a size and a stride: here by assigning its element) is a tuple: it unpacks, indexes and loops as one, and
+ * is no descriptor (records were once known by their shape, and such a tuple loaded as one). */
+static const char *for_unpack_src =
+    "kernel k(a: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let m = o < n;\n"
+    "    let x = load(a + o, mask=m, other=0.0);\n"
+    "    let acc = zeros([64], f32);\n"
+    "    let pairs = ((x, 2.0), (x * x, 3));\n"
+    "    for (v, s) in pairs { acc = acc + v * s; }\n"
+    "    for w, s in [(1.0, 10), (2.0, 100)] { acc = acc + w * s; }\n"
+    "    for (i, (p, q)) in ((0, (x, 1.0)), (1, (x, -1.0))) {\n"
+    "        if i == 1 { acc = acc + p * q * 5.0; }\n"
+    "    }\n"
+    "    for i, (p, q) in ((7, (1, 2)),) { acc = acc + i * p * q; }\n"
+    "    let rec = (0, a, n) + (1,);\n"
+    "    rec[0] = [64];\n"
+    "    let (bs, base, nn, st) = rec;\n"
+    "    static_assert(bs == [64] && len(rec) == 4);\n"
+    "    let cnt = 0;\n"
+    "    for e in rec { cnt += 1; }\n"
+    "    store(out + o, acc + (nn + rec[3] + st + cnt) + load(base + o, mask=m, other=0.0), mask=m);\n"
+    "}\n";
+
+Test(lang_python, for_unpacking_and_tuples_like_records) {
+    K k;
+    load_src(&k, for_unpack_src, "k");
+    seed_rng();
+    float a[45], o[64];
+    for (int i = 0; i < 45; i++) a[i] = (float)(irand(64) - 32);
+    int32_t n = 45;
+    uint64_t da = upload(&k, a, sizeof a), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 45; i++) {
+        double x = a[i], want = 2 * x + 3 * x * x + 210 - 5 * x + 14 + (45 + 1 + 1 + 4) + x;
+        cr_assert_eq((double)o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    for (int i = 45; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
+    unload(&k);
+    BadSource bad[] = {
+        {"kernel k(p: *f32) { for (i, j) in range(4) { } }", "t.tile:1:25: error: 'range' gives one integer per iteration: "
+         "unpacking '(i, j)' is for a loop over a tuple or a list"},
+        {"kernel k(p: *f32) { for i, j in static_range(4) { } }", "'static_range' gives one integer per iteration: unpacking 'i, j'"},
+        {"kernel k(p: *f32) { for (a, b) in ((1, 2), 3) { } }", "t.tile:1:25: error:"},
+        {"kernel k(p: *f32) { for (a, b) in ((1, 2, 3),) { } }", "t.tile:1:25: error:"},
+        {"kernel k(p: *f32, n: i32) { let d = (0, p, n, 1); d[0] = [16]; let t = load_tensor_descriptor(d, [0]); }",
+         "t.tile:1:95: error: 'load_tensor_descriptor' expects a tensor descriptor (from make_tensor_descriptor), got 'tuple of 4 values'"},
+        {"kernel k(p: *f32, n: i32) { let d = (0, p, n, 1, 0); d[0] = [16]; let t = load(d, boundary_check=(0,)); }", "t.tile:1:98: error: 'boundary_check' of 'load' applies to block pointers"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
 /* next_power_of_2 (triton.next_power_of_2) on compile-time integers: a block size from a size, in a kernel. */
 static const char *next_pow2_src =
     "kernel k(a: *f32, out: *f32, const N: i32 = 37) {\n"

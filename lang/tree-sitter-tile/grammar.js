@@ -193,10 +193,11 @@ module.exports = grammar({
     ),
 
     //      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
-    //      | "for" IDENT "in" expr block
+    //      | "for" ( IDENT | names | bare ) "in" expr block
+    // (names and bare targets unpack each element; the parser refuses them before range, tree-sitter keeps one rule)
     for_statement: ($) => seq(
       'for',
-      field('variable', $.identifier),
+      field('variable', choice($.identifier, $.names, $.bare_names)),
       'in',
       choice(
         seq(
@@ -209,7 +210,7 @@ module.exports = grammar({
           optional(','),
           ')',
         ),
-        //  | "for" IDENT "in" expr block   (over a tuple or list, unrolled)
+        //  | "for" ( IDENT | names | bare ) "in" expr block   (over a tuple or list, unrolled)
         field('iterable', $._expression),
       ),
       field('body', $.block),
