@@ -107,6 +107,9 @@ Val bi_query(Call *c) {
         }
     }
     case Q_ELEMENT_TYPE: {
+        /* a block pointer's or a tensor descriptor's: its base's (Triton's p_o.dtype.element_ty, a block type whose
+         * scalar `.to()` takes: fla's b_o.to(p_o.dtype.element_ty)) */
+        if (gen_is_record(c->v[0])) return (Val){.k = V_DTYPE, .t = c->v[0].elems[1].t->pointee};
         const Type *t = type_arg(c, 0);
         if (!t) return val_err();
         if (t->dt != DT_PTR) {
