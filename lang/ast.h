@@ -64,6 +64,9 @@ DType lang_triton_dtype(const char *s, size_t n);
 /* Lex all of src; the array ends with TK_EOF.  Errors go to d. */
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks);
 
+/* A built-in function of that name (builtins.c): the lexer names it for Triton's method of the same name. */
+bool builtin_exists(const char *name);
+
 /* ---- syntax trees ---- */
 typedef struct TypeRef {
     DType dt;          /* DT_VOID: none (or a named type) */

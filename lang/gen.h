@@ -225,8 +225,7 @@ enum { MAP_MAX_ARGS = 16, MAP_MAX_PACK = 16 };
  * scalars), pack elements at a time; one value or a tuple, as fn returns */
 Val compose_map(Gen *g, const Decl *fn, const Val *xs, int n, int pack, Loc loc);
 
-/* builtins.c */
-bool builtin_exists(const char *name);
+/* builtins.c (builtin_exists: ast.h) */
 const char *builtin_name(int i); /* the i-th built-in's name, NULL past the last */
 /* lang.c: the standard-library file (its path, in the arena) that defines function `name` ("fn name(" at the
  * start of a line); NULL when none does. */

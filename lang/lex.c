@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,7 +313,8 @@ static const char *skip_balanced(const char *p, const char *end) {
 }
 
 /* What to write for Triton's x.NAME (then .NAME2, or [..] when indexed), for the error at the '.'. */
-static const char *method_hint(const char *m, size_t mn, const char *m2, size_t m2n, bool indexed) {
+static const char *method_hint(char *buf, size_t cap, const char *m, size_t mn, const char *m2, size_t m2n, bool indexed,
+                               bool no_args) {
 #define IS(p, n, lit) ((n) == sizeof(lit) - 1 && !memcmp((p), (lit), (n)))
     if (IS(m, mn, "dtype") && m2) m = m2, mn = m2n; /* x.dtype.is_floating(): the type's own question */
     if (IS(m, mn, "to")) return "'x as T' or 'cast(x, T)' for Triton's x.to(T)";
@@ -329,9 +331,19 @@ static const char *method_hint(const char *m, size_t mn, const char *m2, size_t 
     if (IS(m, mn, "is_ptr")) return "'is_ptr(T)' for Triton's T.is_ptr()";
     if (IS(m, mn, "primitive_bitwidth") || IS(m, mn, "int_bitwidth"))
         return "'bitwidth(T)' for Triton's T.primitive_bitwidth (T a type, dtype_of(x) or a value)";
-    if (IS(m, mn, "element_ty")) return "'element_type(p)' for Triton's p.dtype.element_ty (p a pointer value)";
+    if (IS(m, mn, "element_ty")) return "'element_type(p)' for Triton's p.dtype.element_ty (p a pointer value, a block pointer or a tensor descriptor)";
     if (IS(m, mn, "T")) return "'trans(x)' for Triton's x.T";
     if (IS(m, mn, "ALL") || IS(m, mn, "NONE")) return "the string, propagate_nan=\"all\" or \"none\", for Triton's PropagateNan.ALL or .NONE";
+    char name[32];
+    if (mn < sizeof name) { /* Triton's tensor methods are its functions with the tensor first: x.reshape(n) */
+        memcpy(name, m, mn);
+        name[mn] = 0;
+        if (builtin_exists(name)) {
+            snprintf(buf, cap, "'%s(x%s)' for Triton's x.%s(%s) (the function of that name, the tensor first)", name,
+                     no_args ? "" : ", ...", name, no_args ? "" : "...");
+            return buf;
+        }
+    }
     return "a function: 'reshape(x, ...)', 'trans(x)', 'sum(x, axis)', ...";
 #undef IS
 }
@@ -605,8 +617,10 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     if (!m2) m2 = a, m2n = (size_t)(b - a);
                     e = skip_balanced(b, l.end);
                 }
+                char hint[256];
+                bool no_args = m + mn + 1 < l.end && m[mn] == '(' && m[mn + 1] == ')';
                 diag_error(d, loc, "'.%.*s%s%.*s': values have no methods or attributes here; write %s", (int)mn, m, m2 ? "." : "",
-                           (int)m2n, m2 ? m2 : "", method_hint(m, mn, m2, m2n, indexed));
+                           (int)m2n, m2 ? m2 : "", method_hint(hint, sizeof hint, m, mn, m2, m2n, indexed, no_args));
                 lex_advance(&l, (size_t)(e - l.p));
                 continue;
             } else if (c == '\\' && lex_rest_blank(&l, s + 1)) { /* Python's line continuation: reported, then skipped */

@@ -137,8 +137,24 @@ Test(lang_diag, triton_methods) {
                 "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
                 "                                                        ^\n"
                 "t.tile:4:14: error: '.dtype.element_ty': values have no methods or attributes here; write 'element_type(p)' for "
-                "Triton's p.dtype.element_ty (p a pointer value)\n"
+                "Triton's p.dtype.element_ty (p a pointer value, a block pointer or a tensor descriptor)\n"
                 "      let b = x.dtype.element_ty;\n"
+                "               ^\n");
+    /* Triton's tensor methods that are functions here name the function, the tensor first (xgrammar's
+     * bitmask.reshape(BLOCK_SIZE), fla's b_k.trans()); a method of no such name keeps the general hint */
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let r = v.reshape(2, 2);\n    let t = r.trans();\n"
+                "    let s = v.logical_not();\n}\n",
+                "t.tile:3:14: error: '.reshape': values have no methods or attributes here; write 'reshape(x, ...)' for Triton's "
+                "x.reshape(...) (the function of that name, the tensor first)\n"
+                "      let r = v.reshape(2, 2);\n"
+                "               ^\n"
+                "t.tile:4:14: error: '.trans': values have no methods or attributes here; write 'trans(x)' for Triton's x.trans() "
+                "(the function of that name, the tensor first)\n"
+                "      let t = r.trans();\n"
+                "               ^\n"
+                "t.tile:5:14: error: '.logical_not': values have no methods or attributes here; write a function: 'reshape(x, ...)', "
+                "'trans(x)', 'sum(x, axis)', ...\n"
+                "      let s = v.logical_not();\n"
                 "               ^\n");
 }
 
