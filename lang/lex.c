@@ -348,6 +348,26 @@ static const char *method_hint(char *buf, size_t cap, const char *m, size_t mn, 
 #undef IS
 }
 
+/* libdevice's accurate functions whose plain name here is the hardware approximation (as Triton's tl.exp is): the
+ * form that keeps libdevice's accuracy, for a chain through `libdevice` (Liger's libdevice.tanh); NULL otherwise. */
+static const char *libdevice_hint(const char *chain, int chainn, const char *m, size_t mn) {
+    bool lib = false;
+    for (int i = 0; i + 9 <= chainn && !lib; i++) lib = !memcmp(chain + i, "libdevice", 9);
+    if (!lib) return NULL;
+#define IS(lit) (mn == sizeof(lit) - 1 && !memcmp(m, (lit), mn))
+    if (IS("tanh")) return "'tanh(x, exact=true)' (libdevice's tanh is the accurate one; plain 'tanh' is tanh.approx)";
+    if (IS("exp")) return "'exp(x, exact=true)' (libdevice's exp is the accurate one; plain 'exp' is ex2.approx.ftz, as Triton's tl.exp)";
+    if (IS("exp2")) return "'exp2(x, exact=true)' (libdevice's exp2 keeps subnormals; plain 'exp2' is ex2.approx.ftz, as Triton's tl.exp2)";
+    if (IS("sin") || IS("cos") || IS("log") || IS("log2"))
+        return IS("sin") ? "'sin(x as f64) as f32' for libdevice's accuracy ('sin' is sin.approx, as Triton's tl.sin)"
+               : IS("cos") ? "'cos(x as f64) as f32' for libdevice's accuracy ('cos' is cos.approx, as Triton's tl.cos)"
+               : IS("log") ? "'log(x as f64) as f32' for libdevice's accuracy ('log' is lg2.approx, as Triton's tl.log)"
+                           : "'log2(x as f64) as f32' for libdevice's accuracy ('log2' is lg2.approx, as Triton's tl.log2)";
+    if (IS("rsqrt")) return "'rsqrt_rn(x)' for libdevice's accuracy ('rsqrt' is rsqrt.approx, as Triton's tl.rsqrt)";
+#undef IS
+    return NULL;
+}
+
 /* Python's float constants: math.inf, float("-inf") are the float literals here. */
 static bool python_float(const char *s, size_t n, double *v) {
     if (n == 3 && !memcmp(s, "inf", 3)) return *v = INFINITY, true;
@@ -596,6 +616,9 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                 else if (first && dt != DT_VOID && dt != DT_PTR)
                     diag_error(d, at, "'%.*s.%.*s': there is no '%.*s' module here; the type is '%s'", modn, mod, (int)mn, m, modn, mod,
                                dtype_name(dt));
+                else if (first && libdevice_hint(mod, chainn, last, lastn))
+                    diag_error(d, at, "'%.*s': there is no '%.*s' module here; write %s", chainn, mod, modn, mod,
+                               libdevice_hint(mod, chainn, last, lastn));
                 else if (first)
                     diag_error(d, at, "'%.*s': there is no '%.*s' module here; write '%.*s' (the built-ins are plain names, "
                                "docs/language.md)", chainn, mod, modn, mod, (int)lastn, last);

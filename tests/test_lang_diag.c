@@ -547,6 +547,22 @@ Test(lang_diag, triton_module_prefix) {
                 "docs/language.md)\n"
                 "      store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n"
                 "                                      ^\n");
+    /* libdevice's accurate functions whose plain name is the hardware approximation name the form that keeps the accuracy
+     * (Liger's geglu calls libdevice.tanh); libdevice's others, and tl.math's, the plain name */
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x);\n    store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + "
+                "libdevice.pow(v, v));\n}\n",
+                "t.tile:3:14: error: 'libdevice.tanh': there is no 'libdevice' module here; write 'tanh(x, exact=true)' (libdevice's "
+                "tanh is the accurate one; plain 'tanh' is tanh.approx)\n"
+                "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
+                "               ^\n"
+                "t.tile:3:34: error: 'tl.extra.cuda.libdevice.log': there is no 'tl' module here; write 'log(x as f64) as f32' for "
+                "libdevice's accuracy ('log' is lg2.approx, as Triton's tl.log)\n"
+                "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
+                "                                   ^\n"
+                "t.tile:3:67: error: 'libdevice.pow': there is no 'libdevice' module here; write 'pow' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
+                "                                                                    ^\n");
     expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
                 "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
                 "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
