@@ -11,8 +11,9 @@
  * forward and backward (row gathers, f32 and bf16 atomics on repeated ids), a fused-MoE GEMM over sorted token ids
  * (gathered A rows, a per-block expert, routed weights, an early return), chunked linear attention through block
  * pointers (a transposed one, a causal mask, a carried [K, V] state through dots, element_type of a block pointer),
- * a gated linear recurrence by associative_scan of pairs carried across chunks, and a MoE router's softmax top-k
- * (max with indices in a static_range). */
+ * a gated linear recurrence by associative_scan of pairs carried across chunks, a MoE router's softmax top-k
+ * (max with indices in a static_range), and paged decode attention split over the KV length in two kernels (grouped
+ * query heads padded for dot, slots through req_to_token, an online softmax, splits merged by their LSEs). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -905,4 +906,128 @@ Test(lang_ports_more, gated_linear_recurrence_scan) {
                 }
             unload(&k);
         }
+}
+
+/* ---- paged decode attention split over the KV length (sglang's grouped decode kernels): stage 1 per (sequence, KV head,
+ * split) takes the query heads of the KV head's group (padded to BH rows, dot needing 16), reads the split's token
+ * slots through the request's row of req_to_token, runs an online softmax over BN-token blocks with two dots and
+ * writes the split's normalized output and log-sum-exp (an empty split writes nothing); stage 2 merges a head's
+ * splits by their LSEs, skipping the empty ones ---- */
+static const char *decode_src =
+    "kernel decode_stage1(Q: *f16, K_buf: *f16, V_buf: *f16, sm_scale: f32, req_to_token: *i32, b_req_idx: *i32,\n"
+    "                     b_seqlen: *i32, att_out: *f32, att_lse: *f32, stride_req: i32, kv_heads: i32, kv_group_num: i32,\n"
+    "                     num_kv_splits: i32, const D: i32 = 64, const BH: i32 = 16, const BN: i32 = 16) {\n"
+    "    let b = program_id(0);\n"
+    "    let kvh = program_id(1);\n"
+    "    let split = program_id(2);\n"
+    "    let q_heads = kv_heads * kv_group_num;\n"
+    "    let hi = arange(0, BH);\n"
+    "    let heads = kvh * kv_group_num + hi;\n"
+    "    let hmask = hi < kv_group_num;\n"
+    "    let d = arange(0, D);\n"
+    "    let seqlen = load(b_seqlen + b);\n"
+    "    let req = load(b_req_idx + b);\n"
+    "    let per_split = cdiv(seqlen, num_kv_splits);\n"
+    "    let start = per_split * split;\n"
+    "    let end = min(start + per_split, seqlen);\n"
+    "    let q = load(Q + (b * q_heads + heads)[:, None] * D + d[None, :], mask=hmask[:, None], other=0.0);\n"
+    "    let e_max = full([BH], -1.0 / 0.0, f32);\n"
+    "    let e_sum = zeros([BH], f32);\n"
+    "    let acc = zeros([BH, D], f32);\n"
+    "    if end > start {\n"
+    "        for n0 in range(start, end, BN) {\n"
+    "            let offs_n = n0 + arange(0, BN);\n"
+    "            let nm = offs_n < end;\n"
+    "            let loc = load(req_to_token + req * stride_req + offs_n, mask=nm, other=0);\n"
+    "            let k = load(K_buf + (loc * kv_heads + kvh)[None, :] * D + d[:, None], mask=nm[None, :], other=0.0);\n"
+    "            let qk = where(hmask[:, None] & nm[None, :], dot(q, k) * sm_scale, -1.0 / 0.0);\n"
+    "            let v = load(V_buf + (loc * kv_heads + kvh)[:, None] * D + d[None, :], mask=nm[:, None], other=0.0);\n"
+    "            let n_max = maximum(max(qk, 1), e_max);\n"
+    "            let re = exp(e_max - n_max);\n"
+    "            let p = exp(qk - n_max[:, None]);\n"
+    "            acc = acc * re[:, None] + dot(p as f16, v);\n"
+    "            e_sum = e_sum * re + sum(p, 1);\n"
+    "            e_max = n_max;\n"
+    "        }\n"
+    "        let row = (b * q_heads + heads) * num_kv_splits + split;\n"
+    "        store(att_out + row[:, None] * D + d[None, :], acc / e_sum[:, None], mask=hmask[:, None]);\n"
+    "        store(att_lse + row, e_max + log(e_sum), mask=hmask);\n"
+    "    }\n"
+    "}\n"
+    "kernel decode_stage2(att_out: *f32, att_lse: *f32, O: *f16, b_seqlen: *i32, num_kv_splits: i32, const D: i32 = 64) {\n"
+    "    let b = program_id(0);\n"
+    "    let h = program_id(1);\n"
+    "    let row = (b * num_programs(1) + h) * num_kv_splits;\n"
+    "    let seqlen = load(b_seqlen + b);\n"
+    "    let d = arange(0, D);\n"
+    "    let e_sum = 0.0;\n"
+    "    let e_max = -1.0 / 0.0;\n"
+    "    let acc = zeros([D], f32);\n"
+    "    let per_split = cdiv(seqlen, num_kv_splits);\n"
+    "    for s in range(0, num_kv_splits) {\n"
+    "        if min(per_split * (s + 1), seqlen) > per_split * s {\n"
+    "            let tv = load(att_out + (row + s) * D + d);\n"
+    "            let tlse = load(att_lse + row + s);\n"
+    "            let n_max = maximum(tlse, e_max);\n"
+    "            let old = exp(e_max - n_max);\n"
+    "            let ex = exp(tlse - n_max);\n"
+    "            acc = acc * old + ex * tv;\n"
+    "            e_sum = e_sum * old + ex;\n"
+    "            e_max = n_max;\n"
+    "        }\n"
+    "    }\n"
+    "    store(O + (b * num_programs(1) + h) * D + d, acc / e_sum);\n"
+    "}\n";
+
+Test(lang_ports_more, paged_split_kv_decode_attention) {
+    seed_rng();
+    enum { NB = 3, KVH = 2, G = 4, QH = KVH * G, D = 64, SLOTS = 200, STRIDE = 64, SPLITS = 4 };
+    static uint16_t q[NB * QH * D], kb[SLOTS * KVH * D], vb[SLOTS * KVH * D], o[NB * QH * D];
+    static float ao[NB * QH * SPLITS * D], al[NB * QH * SPLITS];
+    int32_t r2t[3 * STRIDE], req_idx[NB] = {2, 0, 1}, seqlen[NB] = {37, 5, 60};
+    for (int i = 0; i < NB * QH * D; i++) q[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < SLOTS * KVH * D; i++) kb[i] = f32_to_f16((float)urand()), vb[i] = f32_to_f16((float)urand());
+    int perm[SLOTS];
+    for (int i = 0; i < SLOTS; i++) perm[i] = i;
+    for (int i = SLOTS - 1; i > 0; i--) {
+        int j = irand(i + 1), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    for (int i = 0; i < 3 * STRIDE; i++) r2t[i] = perm[i]; /* each request's tokens in slots of its own, scattered */
+    float scale = 0.125f;
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_with(&k, decode_src, "decode_stage1", archs[a], NULL, NULL);
+        uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kb, sizeof kb), dv = upload(&k, vb, sizeof vb), dr = upload(&k, r2t, sizeof r2t),
+                 dri = upload(&k, req_idx, sizeof req_idx), dsl = upload(&k, seqlen, sizeof seqlen), dao = poisoned(&k, sizeof ao),
+                 dal = poisoned(&k, sizeof al), d_o = poisoned(&k, sizeof o);
+        int32_t stride = STRIDE, kvh = KVH, g = G, ns = SPLITS;
+        launch3(&k, NULL, NB, KVH, SPLITS, (void *[]){&dq, &dk, &dv, &scale, &dr, &dri, &dsl, &dao, &dal, &stride, &kvh, &g, &ns});
+        launch3(&k, fn_of(&k, "decode_stage2"), NB, QH, 1, (void *[]){&dao, &dal, &d_o, &dsl, &ns});
+        download(&k, o, d_o, sizeof o);
+        download(&k, al, dal, sizeof al);
+        for (int b = 0; b < NB; b++)
+            for (int h = 0; h < QH; h++) {
+                int n = seqlen[b], kh = h / G;
+                double sc[64], mx = -INFINITY, sum = 0;
+                for (int t = 0; t < n; t++) {
+                    int slot = r2t[req_idx[b] * STRIDE + t];
+                    double dt = 0;
+                    for (int c = 0; c < D; c++) dt += f16_to_d(q[(b * QH + h) * D + c]) * f16_to_d(kb[(slot * KVH + kh) * D + c]);
+                    sc[t] = dt * scale, mx = fmax(mx, sc[t]);
+                }
+                for (int t = 0; t < n; t++) sum += exp(sc[t] - mx);
+                for (int c = 0; c < D; c++) {
+                    double want = 0;
+                    for (int t = 0; t < n; t++) want += exp(sc[t] - mx) / sum * f16_to_d(vb[(r2t[req_idx[b] * STRIDE + t] * KVH + kh) * D + c]);
+                    double got = f16_to_d(o[(b * QH + h) * D + c]);
+                    cr_assert(close_to(got, want, 4e-3, 2e-3), "%s out[%d][%d][%d] = %g, want %g (seed %llu)", archs[a], b, h, c, got, want,
+                              (unsigned long long)seed);
+                }
+                int per = (n + SPLITS - 1) / SPLITS;
+                for (int s = 0; s < SPLITS; s++) /* an empty split's LSE is left as it was */
+                    if (per * s >= n) cr_assert(isnan(al[(b * QH + h) * SPLITS + s]), "%s empty split %d of seq %d was written", archs[a], s, b);
+            }
+        unload(&k);
+    }
 }
