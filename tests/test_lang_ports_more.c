@@ -1031,3 +1031,46 @@ Test(lang_ports_more, paged_split_kv_decode_attention) {
         unload(&k);
     }
 }
+
+/* ---- masked_select (FlagGems): stream compaction by one program walking the input in blocks; a bool mask (bytes)
+ * counted by cumsum into each kept element's place after those of the earlier blocks, the count carried across
+ * blocks and stored at the end ---- */
+static const char *masked_select_src =
+    "kernel masked_select(x: *f32, m: *i1, out: *f32, n_out: *i32, n: i32, const B: i32 = 128) {\n"
+    "    let base = 0;\n"
+    "    for off in range(0, n, B) {\n"
+    "        let o = off + arange(0, B);\n"
+    "        let keep = load(m + o, mask=o < n, other=false);\n"
+    "        let pos = base + cumsum(keep as i32, axis=0) - 1;\n"
+    "        store(out + pos, load(x + o, mask=keep), mask=keep);\n"
+    "        base += sum(keep as i32);\n"
+    "    }\n"
+    "    store(n_out, base);\n"
+    "}\n";
+
+Test(lang_ports_more, masked_select_compaction) {
+    seed_rng();
+    enum { N = 1000 };
+    static float x[N], o[N];
+    static uint8_t m[N];
+    int32_t cnt;
+    for (int i = 0; i < N; i++) x[i] = (float)urand(), m[i] = irand(3) == 0 ? (uint8_t)(1 + irand(255)) : 0; /* any non-zero byte is true */
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_with(&k, masked_select_src, "masked_select", archs[a], NULL, NULL);
+        uint64_t dx = upload(&k, x, sizeof x), dm = upload(&k, m, sizeof m), d_o = poisoned(&k, sizeof o), dc = poisoned(&k, 4);
+        int32_t n = N;
+        launch3(&k, NULL, 1, 1, 1, (void *[]){&dx, &dm, &d_o, &dc, &n});
+        download(&k, o, d_o, sizeof o);
+        download(&k, &cnt, dc, 4);
+        int j = 0;
+        for (int i = 0; i < N; i++)
+            if (m[i]) {
+                cr_assert(o[j] == x[i], "%s out[%d] = %g, want x[%d] = %g (seed %llu)", archs[a], j, o[j], i, x[i], (unsigned long long)seed);
+                j++;
+            }
+        cr_assert_eq(cnt, j, "%s count %d, want %d", archs[a], cnt, j);
+        for (int i = j; i < N; i++) cr_assert(isnan(o[i]), "%s out[%d] past the count was written", archs[a], i);
+        unload(&k);
+    }
+}
