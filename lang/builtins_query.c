@@ -3,6 +3,7 @@
  *   shape_of(x), shape_of(x, d)   x.shape (a list: a shape argument anywhere), x.shape[d]
  *   numel(x), rank(x)             x.numel, len(x.shape)
  *   len(t)                        Python's len of a tuple or a list (len(x.shape), len(descs))
+ *   zip(a, b, ...), enumerate(t)  Python's, of tuples and lists: tuples of tuples, for `for (p, s) in zip(ptrs, strides)`
  *   is_float(T), is_int(T),       T.is_floating(), T.is_int(), T.is_int_signed(),
  *   is_signed(T), is_ptr(T),      T.is_ptr(), T.primitive_bitwidth
  *   bitwidth(T)
@@ -90,6 +91,37 @@ Val bi_query(Call *c) {
                        val_rank(v) ? arena_printf(g->a, "a tensor of shape %s", gen_shape_str(g, val_rank(v), val_shape(v))) : "a scalar");
         else if (v.k != V_ERR) diag_error(g->d, c->loc[0], "'len' expects a tuple or a list, got %s", what(g, v));
         return val_err();
+    }
+    case Q_ZIP:
+    case Q_ENUMERATE: { /* tuples of tuples, as long as the shortest input (Python's zip); compile-time structure only */
+        bool en = c->bi->red == Q_ENUMERATE;
+        int n = en ? 1 : 0;
+        Val in[MAX_BI_PARAMS] = {{0}};
+        for (int i = 0; i < MAX_BI_PARAMS && (en ? i < 1 : has(c, i)); i++, n += !en) {
+            Val v = gen_list_as_tuple(g, c->v[i]);
+            if (v.k != V_TUPLE || gen_is_record(v)) {
+                if (v.k != V_ERR)
+                    diag_error(g->d, c->loc[i], "'%s' expects a tuple or a list, got %s%s", c->bi->name, what(g, v),
+                               (v.k == V_RT || v.k == V_CT) && !val_rank(v) && dtype_is_int(val_dtype(v))
+                               ? " (a loop over a run-time count is 'for i in range(n)')" : "");
+                return val_err();
+            }
+            in[i] = v;
+        }
+        int64_t start = 0;
+        if (en && has(c, 1) && !val_ct_int_of(g, c->v[1], c->loc[1], "the start of 'enumerate'", &start)) return val_err();
+        int len = in[0].nelems;
+        for (int i = 1; i < n; i++) len = in[i].nelems < len ? in[i].nelems : len;
+        Val t = {.k = V_TUPLE, .nelems = len, .elems = ARENA_ARRAY(g->a, Val, len ? len : 1)};
+        for (int k = 0; k < len; k++) {
+            int w = en ? 2 : n;
+            Val e = {.k = V_TUPLE, .nelems = w, .elems = ARENA_ARRAY(g->a, Val, w)};
+            if (en) e.elems[0] = val_ct_int(start + k, start + k == (int32_t)(start + k) ? DT_I32 : DT_I64), e.elems[1] = in[0].elems[k];
+            else
+                for (int i = 0; i < n; i++) e.elems[i] = in[i].elems[k];
+            t.elems[k] = e;
+        }
+        return t;
     }
     case Q_IS_FLOAT:
     case Q_IS_INT:

@@ -40,6 +40,8 @@
     X(NUMEL, "numel", 1, "x", CONST, QUERY, Q_NUMEL)                                       \
     X(RANK, "rank", 1, "x", CONST, QUERY, Q_RANK)                                          \
     X(LEN, "len", 1, "x", CONST, QUERY, Q_LEN) /* Python's len of a tuple or a list, len(x.shape) */ \
+    X(ZIP, "zip", 1, "a b c d e f g h", CONST, QUERY, Q_ZIP) /* Python's zip of tuples or lists: a tuple of tuples */ \
+    X(ENUMERATE, "enumerate", 1, "x start", CONST, QUERY, Q_ENUMERATE) /* Python's enumerate: (i, element) pairs */ \
     X(IS_FLOAT, "is_float", 1, "dtype", CONST, QUERY, Q_IS_FLOAT)                          \
     X(IS_INT, "is_int", 1, "dtype", CONST, QUERY, Q_IS_INT)                                \
     X(IS_SIGNED, "is_signed", 1, "dtype", CONST, QUERY, Q_IS_SIGNED)                       \

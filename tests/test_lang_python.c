@@ -999,7 +999,7 @@ Test(lang_python, for_over_tuple) {
 }
 
 /* for (a, b) in pairs and Python's for a, b in pairs: each element unpacked into the names, as a `let` of them would
- * (nested targets too); and a tuple that the program builds with the elements of a tensor descriptor (a list, a
+ * (nested targets too), over Python's zip and enumerate of tuples and lists as well; and a tuple that the program builds with the elements of a tensor descriptor (a list, a
  * pointer, a size and a stride: here by assigning its element) is a tuple: it unpacks, indexes and loops as one, and
  * is no descriptor (records were once known by their shape, and such a tuple loaded as one). */
 static const char *for_unpack_src =
@@ -1015,6 +1015,9 @@ static const char *for_unpack_src =
     "        if i == 1 { acc = acc + p * q * 5.0; }\n"
     "    }\n"
     "    for i, (p, q) in ((7, (1, 2)),) { acc = acc + i * p * q; }\n"
+    "    for (p, s) in zip((a, a), [2, 3]) { acc = acc + load(p + o, mask=m, other=0.0) * s; }\n"
+    "    for i, (w, s) in enumerate(zip((0.5, 0.25), [4, 8, 16]), 1) { acc = acc + w * s * i; }\n"
+    "    static_assert(len(zip((1, 2, 3), [4, 5])) == 2 && len(enumerate([])) == 0 && zip([1], [2])[0][1] == 2);\n"
     "    let rec = (0, a, n) + (1,);\n"
     "    rec[0] = [64];\n"
     "    let (bs, base, nn, st) = rec;\n"
@@ -1035,7 +1038,7 @@ Test(lang_python, for_unpacking_and_tuples_like_records) {
     launch(&k, 1, (void *[]){&da, &d_o, &n});
     download(&k, o, d_o, sizeof o);
     for (int i = 0; i < 45; i++) {
-        double x = a[i], want = 2 * x + 3 * x * x + 210 - 5 * x + 14 + (45 + 1 + 1 + 4) + x;
+        double x = a[i], want = 2 * x + 3 * x * x + 210 - 5 * x + 14 + 5 * x + 6 + (45 + 1 + 1 + 4) + x;
         cr_assert_eq((double)o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
     }
     for (int i = 45; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
@@ -1046,6 +1049,10 @@ Test(lang_python, for_unpacking_and_tuples_like_records) {
         {"kernel k(p: *f32) { for i, j in static_range(4) { } }", "'static_range' gives one integer per iteration: unpacking 'i, j'"},
         {"kernel k(p: *f32) { for (a, b) in ((1, 2), 3) { } }", "t.tile:1:25: error:"},
         {"kernel k(p: *f32) { for (a, b) in ((1, 2, 3),) { } }", "t.tile:1:25: error:"},
+        {"kernel k(p: *f32) { for (x, y) in zip(p, (1,)) { } }", "t.tile:1:39: error: 'zip' expects a tuple or a list, got a ptr<f32>"},
+        {"kernel k(p: *f32, n: i32) { for (i, x) in enumerate(n) { } }",
+         "'enumerate' expects a tuple or a list, got a i32 (a loop over a run-time count is 'for i in range(n)')"},
+        {"kernel k(p: *f32, n: i32) { let e = enumerate((1,), n); }", "t.tile:1:53: error: the start of 'enumerate' must be a compile-time integer"},
         {"kernel k(p: *f32, n: i32) { let d = (0, p, n, 1); d[0] = [16]; let t = load_tensor_descriptor(d, [0]); }",
          "t.tile:1:95: error: 'load_tensor_descriptor' expects a tensor descriptor (from make_tensor_descriptor), got 'tuple of 4 values'"},
         {"kernel k(p: *f32, n: i32) { let d = (0, p, n, 1, 0); d[0] = [16]; let t = load(d, boundary_check=(0,)); }", "t.tile:1:98: error: 'boundary_check' of 'load' applies to block pointers"},
