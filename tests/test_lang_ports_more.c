@@ -13,7 +13,8 @@
  * pointers (a transposed one, a causal mask, a carried [K, V] state through dots, element_type of a block pointer),
  * a gated linear recurrence by associative_scan of pairs carried across chunks, a MoE router's softmax top-k
  * (max with indices in a static_range), and paged decode attention split over the KV length in two kernels (grouped
- * query heads padded for dot, slots through req_to_token, an online softmax, splits merged by their LSEs). */
+ * query heads padded for dot, slots through req_to_token, an online softmax, splits merged by their LSEs),
+ * FlagGems' masked_select (a byte mask compacted by cumsum) and Liger's GEGLU (libdevice's tanh as tanh(x, exact=true)). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -29,7 +30,8 @@
 
 static const char *const archs[] = {"sm_80", "sm_90a"};
 
-/* src compiled for arch with defines and specializations (NULL-terminated, or NULL), on the emulator. */
+/* src compiled for arch with defines and specializations (NULL-terminated, or NULL), loaded on TILE_TEST_DEVICE (the
+ * emulator when unset). */
 static void load_with(K *k, const char *src, const char *name, const char *arch, const char *const *defines,
                       const char *const *specialize) {
     tile_compile_options o = {.arch = arch, .defines = defines, .specialize = specialize};
@@ -37,7 +39,8 @@ static void load_with(K *k, const char *src, const char *name, const char *arch,
     tile_status st = tile_compile_source("t.tile", src, &o, &c);
     cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
     char *err = NULL;
-    cr_assert_eq(dev_open("emu", &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    const char *device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"; /* as lang_run.h's load_src_on */
+    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
     cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
     int i = 0;
@@ -1071,6 +1074,72 @@ Test(lang_ports_more, masked_select_compaction) {
             }
         cr_assert_eq(cnt, j, "%s count %d, want %d", archs[a], cnt, j);
         for (int i = j; i < N; i++) cr_assert(isnan(o[i]), "%s out[%d] past the count was written", archs[a], i);
+        unload(&k);
+    }
+}
+
+/* ---- GEGLU forward and backward (Liger's geglu): the tanh form of GELU on a times b, its gradient in place over the
+ * inputs; Liger calls libdevice's tanh, the accurate one, which is tanh(x, exact=true) here (plain tanh is tanh.approx,
+ * 2^-11 off, which the tolerance below would catch on a GPU; the emulator computes tanh.approx exactly) ---- */
+static const char *geglu_src =
+    "const SQRT_2_OVER_PI: f32 = 0.7978845608028654;\n"
+    "fn gelu_tanh_parts(a) {\n"
+    "    let t = tanh(SQRT_2_OVER_PI * (a + 0.044715 * a * a * a), exact=true);\n"
+    "    return (0.5 * a * (1.0 + t), t);\n"
+    "}\n"
+    "kernel geglu_fwd(a: *f32, b: *f32, c: *f32, stride: i32, n_cols: i32, const B: i32 = 256) {\n"
+    "    let row = program_id(0);\n"
+    "    let o = arange(0, B);\n"
+    "    let m = o < n_cols;\n"
+    "    let av = load(a + row * stride + o, mask=m, other=0.0);\n"
+    "    let (g, t) = gelu_tanh_parts(av);\n"
+    "    store(c + row * stride + o, g * load(b + row * stride + o, mask=m, other=0.0), mask=m);\n"
+    "}\n"
+    "kernel geglu_bwd(dc: *f32, a: *f32, b: *f32, stride: i32, n_cols: i32, const B: i32 = 256) {\n"
+    "    let row = program_id(0);\n"
+    "    let o = arange(0, B);\n"
+    "    let m = o < n_cols;\n"
+    "    let d = load(dc + row * stride + o, mask=m, other=0.0);\n"
+    "    let av = load(a + row * stride + o, mask=m, other=0.0);\n"
+    "    let bv = load(b + row * stride + o, mask=m, other=0.0);\n"
+    "    let (g, t) = gelu_tanh_parts(av);\n"
+    "    let dt = (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * 0.044715 * av * av);\n"
+    "    store(a + row * stride + o, d * bv * (0.5 * (1.0 + t) + 0.5 * av * dt), mask=m);\n"
+    "    store(b + row * stride + o, d * g, mask=m);\n"
+    "}\n";
+
+Test(lang_ports_more, geglu_forward_backward) {
+    seed_rng();
+    enum { M = 3, N = 200, S = 203 };
+    static float a[M * S], b[M * S], dc[M * S], c[M * S], da[M * S], db[M * S];
+    for (int i = 0; i < M * S; i++) a[i] = (float)(urand() * 4), b[i] = (float)urand(), dc[i] = (float)urand();
+    for (int ar = 0; ar < 2; ar++) {
+        K k;
+        load_with(&k, geglu_src, "geglu_fwd", archs[ar], NULL, NULL);
+        uint64_t dA = upload(&k, a, sizeof a), dB = upload(&k, b, sizeof b), dC = poisoned(&k, sizeof c), dD = upload(&k, dc, sizeof dc);
+        int32_t s = S, n = N;
+        launch3(&k, NULL, M, 1, 1, (void *[]){&dA, &dB, &dC, &s, &n});
+        launch3(&k, fn_of(&k, "geglu_bwd"), M, 1, 1, (void *[]){&dD, &dA, &dB, &s, &n});
+        download(&k, c, dC, sizeof c);
+        download(&k, da, dA, sizeof da);
+        download(&k, db, dB, sizeof db);
+        for (int r = 0; r < M; r++)
+            for (int j = 0; j < S; j++) {
+                int i = r * S + j;
+                if (j >= N) {
+                    cr_assert(isnan(c[i]) && da[i] == a[i] && db[i] == b[i], "%s element %d past the row was written", archs[ar], i);
+                    continue;
+                }
+                double x = a[i], k0 = 0.7978845608028654, t = tanh(k0 * (x + 0.044715 * x * x * x)), g = 0.5 * x * (1 + t);
+                double dt = (1 - t * t) * k0 * (1 + 3 * 0.044715 * x * x), wda = dc[i] * b[i] * (0.5 * (1 + t) + 0.5 * x * dt);
+                cr_assert(close_to(c[i], g * b[i], 2e-6, 1e-7), "%s c[%d] = %.9g, want %.9g (seed %llu)", archs[ar], i, c[i], g * b[i],
+                          (unsigned long long)seed);
+                /* the sum cancels for negative a, and 1 - t^2 in f32 near |t| = 1 is good to f32's ulp of 1 only: the bound is
+                 * relative to the terms' sizes with 1 - t^2 taken as 1 */
+                double mag = fabs(dc[i] * b[i]) * (0.5 * (1 + t) + fabs(0.5 * x * k0 * (1 + 3 * 0.044715 * x * x)));
+                cr_assert(fabs(da[i] - wda) <= 4e-6 * mag + 1e-7, "%s da[%d] = %.9g, want %.9g", archs[ar], i, da[i], wda);
+                cr_assert(close_to(db[i], dc[i] * g, 2e-6, 1e-7), "%s db[%d] = %.9g, want %.9g", archs[ar], i, db[i], dc[i] * g);
+            }
         unload(&k);
     }
 }
