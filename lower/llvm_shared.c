@@ -1183,6 +1183,12 @@ static int find_line(Line *ls, int n, int stat) {
     return -1;
 }
 
+/* The FMA dot's k loop is unrolled whole while a thread's distinct accumulators times K is at most
+ * DOT_FMA_UNROLLED multiply-adds; past that it is a loop over chunks of K, each unrolled, of at most
+ * DOT_FMA_CHUNK multiply-adds (a [64, 64] x [64, 64] f32 dot over 4 warps: 32 accumulators, 2048 fmas
+ * unrolled, 8 chunks of 8). */
+enum { DOT_FMA_UNROLLED = 1024, DOT_FMA_CHUNK = 256 };
+
 static bool emit_dot(LL *l, Inst *i) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *bt = tir_vtype(l->f, i->ops[1]), *ct = tir_vtype(l->f, i->ops[2]);
     if (!has_layout(l, i, at) || !has_layout(l, i, bt)) return false;
@@ -1260,10 +1266,43 @@ static bool emit_dot(LL *l, Inst *i) {
     int kv = 1;
     while (kv * 2 * eb <= 16 && K % (kv * 2) == 0) kv *= 2;
 
-    /* 3. k loop, unrolled */
+    /* 3. the k loop: unrolled, or, where the unrolled body would be large, a loop over chunks of K */
+    int nacc = 0;
+    for (int r = 0; r < n; r++) nacc += canon[r] == r;
+    int kc = K;
+    if ((long)nacc * K > DOT_FMA_UNROLLED) {
+        kc = kv;
+        while (kc * 2 < K && K % (kc * 2) == 0 && (long)nacc * kc * 2 <= DOT_FMA_CHUNK) kc *= 2;
+        if (K % kc || kc >= K) kc = K;
+    }
     LLVMValueRef *avec = calloc((size_t)nr + 1, sizeof *avec);
+    LLVMValueRef *phi = NULL, kt = NULL;
+    LLVMBasicBlockRef pre = NULL, body = NULL;
     if (!avec) out_of_memory();
-    for (int kk = 0; kk < K; kk++) {
+    if (kc < K) {
+        /* for (kt = 0; kt < K / kc; kt++): the chunk's offsets added to the row and column bases; every
+         * accumulator still takes one fma per k, ascending, so the sums are the unrolled ones */
+        pre = LLVMGetInsertBlock(l->b);
+        body = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "dot.k");
+        LLVMBuildBr(l->b, body);
+        LLVMPositionBuilderAtEnd(l->b, body);
+        kt = LLVMBuildPhi(l->b, l->t_i32, "kt");
+        LLVMValueRef zero = ll_i32(l, 0);
+        LLVMAddIncoming(kt, &zero, &pre, 1);
+        phi = calloc((size_t)n + 1, sizeof *phi);
+        if (!phi) out_of_memory();
+        for (int r = 0; r < n; r++) {
+            if (canon[r] != r) continue;
+            phi[r] = LLVMBuildPhi(l->b, ct_ty, "");
+            LLVMAddIncoming(phi[r], &acc[r], &pre, 1);
+            acc[r] = phi[r];
+        }
+        LLVMValueRef da = LLVMBuildMul(l->b, kt, ll_i32(l, kc * eb), ""), db = LLVMBuildMul(l->b, kt, ll_i32(l, kc * N * eb), "");
+        for (int q = 0; q < nr; q++) rows[q].base = LLVMBuildAdd(l->b, rows[q].base, da, "");
+        for (int q = 0; q < nc; q++)
+            if (cols[q].run) cols[q].base = LLVMBuildAdd(l->b, cols[q].base, db, "");
+    }
+    for (int kk = 0; kk < kc; kk++) {
         if (kk % kv == 0)
             for (int q = 0; q < nr; q++)
                 avec[q] = kv == 1 ? ld_shared(l, et, off_a + kk * eb, rows[q].base, (unsigned)eb)
@@ -1297,6 +1336,16 @@ static bool emit_dot(LL *l, Inst *i) {
                 acc[r] = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, x, y, ""), acc[r], "");
             }
         }
+    }
+    if (kc < K) {
+        LLVMValueRef next = LLVMBuildAdd(l->b, kt, ll_i32(l, 1), "");
+        LLVMBasicBlockRef latch = LLVMGetInsertBlock(l->b), done = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "dot.k.done");
+        LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntULT, next, ll_i32(l, K / kc), ""), body, done);
+        LLVMAddIncoming(kt, &next, &latch, 1);
+        for (int r = 0; r < n; r++)
+            if (canon[r] == r) LLVMAddIncoming(phi[r], &acc[r], &latch, 1);
+        LLVMPositionBuilderAtEnd(l->b, done);
+        free(phi);
     }
     LLVMValueRef *res = ll_new(l, i->res[0], n);
     for (int r = 0; r < n; r++)
