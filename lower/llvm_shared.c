@@ -57,7 +57,9 @@
  * after a), barrier, then for k = 0..K-1, unrolled: each distinct row of the
  * thread's accumulator registers loads a[m][k] (vectors along k), each
  * distinct column b[k][n] (vectors along n), and every accumulator register
- * does one fma in f32 (f16/bf16 inputs) or one multiply-add (ints, in i32). */
+ * does one fma in f32 (f16/bf16 inputs) or one multiply-add (ints, in i32).
+ * Past DOT_FMA_UNROLLED multiply-adds a thread, a loop over chunks of K, each
+ * chunk so unrolled, the chunk's offset added to the row and column bases. */
 #include "llvm_ctx.h"
 #include "smem.h"
 
