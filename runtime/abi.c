@@ -72,6 +72,15 @@ RT_LAYOUT(tile_spec_verify_args, SPEC_VERIFY_ARGS_FIELDS)
     F(T, check_indices) F(T, stream)
 RT_LAYOUT(tile_rope_args, ROPE_ARGS_FIELDS)
 
+/* The structs the library writes into, up to the caller's size (no size field: the size is an argument) */
+#define CONTEXT_STATS_FIELDS(F, T) F(T, memory_hits) F(T, disk_hits) F(T, compiles) F(T, launches) F(T, compile_seconds) \
+    F(T, load_seconds) F(T, allocations) F(T, frees) F(T, synchronizations)
+RT_LAYOUT(tile_context_stats, CONTEXT_STATS_FIELDS)
+#define DEVICE_PROPERTIES_FIELDS(F, T) F(T, name) F(T, arch) F(T, is_emulator) F(T, max_threads_per_block) \
+    F(T, max_shared_per_block) F(T, multiprocessor_count)
+RT_LAYOUT(tile_device_properties, DEVICE_PROPERTIES_FIELDS)
+const RtLayout *const rt_out_layouts[] = {&rt_layout_tile_context_stats, &rt_layout_tile_device_properties, NULL};
+
 const RtLayout *const rt_layouts[] = {&rt_layout_tile_compile_options, &rt_layout_tile_context_options, &rt_layout_tile_launch_options,
                                       &rt_layout_tile_gemm_args, &rt_layout_tile_moe_args, &rt_layout_tile_attention_args,
                                       &rt_layout_tile_paged_attention_args, &rt_layout_tile_norm_args, &rt_layout_tile_gated_args,

@@ -36,7 +36,7 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_PTX = 218,
-       CUDA_ERROR_NOT_FOUND = 500 };
+       CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -300,11 +300,11 @@ static DevStatus cuda_module_load(TileDevice *dev, const char *ptx, void **mod) 
     CUmodule m = NULL;
     CUresult r = cuda()->ModuleLoadDataEx(&m, ptx, 2, opts, vals);
     if (r != CUDA_SUCCESS) {
-        cuda_fail(dev, r, "cuModuleLoadDataEx");
-        if (log[0]) {
-            dev_fail(dev, DEV_ERR_PTX, "%s\n%s", dev_last_error(dev), log); /* formatted before the old one goes */
-        }
-        return r == CUDA_ERROR_OUT_OF_MEMORY ? DEV_ERR_OUT_OF_MEMORY : DEV_ERR_PTX;
+        /* DEV_ERR_PTX for the PTX's own errors only (a driver that fails for another reason keeps its status) */
+        DevStatus st = cuda_fail(dev, r, "cuModuleLoadDataEx");
+        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) st = DEV_ERR_PTX; /* a .version newer than the driver's */
+        if (log[0]) dev_fail(dev, st, "%s\n%s", dev_last_error(dev), log); /* formatted before the old one goes */
+        return st;
     }
     *mod = m;
     return DEV_OK;

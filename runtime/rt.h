@@ -90,6 +90,10 @@ extern const RtLayout rt_layout_tile_compile_options, rt_layout_tile_context_opt
     rt_layout_tile_norm_args, rt_layout_tile_gated_args, rt_layout_tile_sample_args, rt_layout_tile_spec_verify_args,
     rt_layout_tile_rope_args;
 extern const RtLayout *const rt_layouts[]; /* all of them, NULL-terminated */
+/* The structs the library fills up to a caller's size (tile_context_get_stats_ex, tile_context_get_properties_ex):
+ * their fields, for refusing a size that ends inside one (no size field in these). */
+extern const RtLayout rt_layout_tile_context_stats, rt_layout_tile_device_properties;
+extern const RtLayout *const rt_out_layouts[]; /* both, NULL-terminated */
 
 /* ---- runtime.c ---- */
 /* A public input struct as this release reads it.  Every such struct begins with `size_t size`: 0 means
@@ -101,6 +105,9 @@ extern const RtLayout *const rt_layouts[]; /* all of them, NULL-terminated */
  * (naming it): false, with why in err ("size = 36 ends inside ..."; the caller puts "args->" before it). */
 enum { RT_STRUCT_MAX = 1 << 16 };
 bool rt_struct_in(void *dst, const void *src, const RtLayout *layout, size_t baseline, char *err, size_t err_size);
+/* A size given for a struct the library fills (rt_out_layouts): false, with "size = 12 ends inside
+ * tile_context_stats.disk_hits (bytes 8 to 16): ..." in err, when it ends inside a field. */
+bool rt_struct_out_size(const RtLayout *layout, size_t size, char *err, size_t err_size);
 /* Is ctx a live context?  (No message: there is no context to hold one.) */
 bool rt_context_valid(const tile_context *ctx);
 /* fn was given a NULL context: TILE_ERROR_INVALID_VALUE, with the message tile_last_error(NULL) gives. */

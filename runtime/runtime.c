@@ -132,6 +132,23 @@ tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...)
     return status;
 }
 
+/* Does size end at a field's end (or past the struct)?  Else why, in err; zero_ok: "0, or " when 0 is a size too. */
+static bool size_at_field_end(const RtLayout *layout, size_t size, const char *zero_ok, char *err, size_t err_size) {
+    for (int i = 0; i < layout->nfields; i++) {
+        const RtField *f = &layout->fields[i];
+        if (size > f->offset && size < f->offset + f->size) {
+            snprintf(err, err_size, "size = %zu ends inside %s.%s (bytes %zu to %zu): not a struct size (%sthe caller's sizeof: %zu in this release)",
+                     size, layout->name, f->name, f->offset, f->offset + f->size, zero_ok, layout->size);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool rt_struct_out_size(const RtLayout *layout, size_t size, char *err, size_t err_size) {
+    return size_at_field_end(layout, size, "", err, err_size);
+}
+
 bool rt_struct_in(void *dst, const void *src, const RtLayout *layout, size_t baseline, char *err, size_t err_size) {
     size_t size, min_size = layout->nfields > 1 ? layout->fields[1].offset : layout->size;
     memcpy(&size, src, sizeof size);
@@ -140,15 +157,7 @@ bool rt_struct_in(void *dst, const void *src, const RtLayout *layout, size_t bas
         return false;
     }
     /* a size that ends inside a field would have half of it read: half a pointer taken for an address */
-    for (int i = 0; size && i < layout->nfields; i++) {
-        const RtField *f = &layout->fields[i];
-        if (size > f->offset && size < f->offset + f->size) {
-            snprintf(err, err_size,
-                     "size = %zu ends inside %s.%s (bytes %zu to %zu): not a struct size (0, or the caller's sizeof: %zu in this release)",
-                     size, layout->name, f->name, f->offset, f->offset + f->size, layout->size);
-            return false;
-        }
-    }
+    if (size && !size_at_field_end(layout, size, "0, or ", err, err_size)) return false;
     if (!size) size = baseline;
     memset(dst, 0, layout->size);
     memcpy(dst, src, size < layout->size ? size : layout->size);
@@ -443,6 +452,9 @@ tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_proper
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: size %zu is smaller than the first field", size);
     if (size > RT_STRUCT_MAX) /* as for the structs callers pass in: a size_t gone negative, not a struct */
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: size %zu is over 64 KiB", size);
+    char why[256];
+    if (!rt_struct_out_size(&rt_layout_tile_device_properties, size, why, sizeof why))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: %s", why);
     tile_device_properties p;
     memset(&p, 0, sizeof p);
     snprintf(p.name, sizeof p.name, "%s", ctx->devname);
@@ -501,6 +513,8 @@ static tile_status context_get_stats(tile_context *ctx, tile_context_stats *out,
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: size %zu is smaller than the first field", fn, size);
     if (size > RT_STRUCT_MAX) /* as for the structs callers pass in: a size_t gone negative, not a struct */
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: size %zu is over 64 KiB", fn, size);
+    char why[256]; /* half a counter would be written: refused, naming the field, as for the structs passed in */
+    if (!rt_struct_out_size(&rt_layout_tile_context_stats, size, why, sizeof why)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s", fn, why);
     tile_context_stats s;
     rt_lock(ctx);
     s = ctx->stats;
@@ -794,7 +808,13 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
     ctx->stats.load_seconds += now_seconds() - t0;
     tile_status st = TILE_OK;
     tile_module *m = NULL;
-    if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_module_load_ptx");
+    /* PTX the device cannot read (a syntax error, an unknown instruction, a newer GPU's .target) is the caller's
+     * source with an error, as a .tile file's would be: TILE_ERROR_COMPILE, the device's reason (the emulator's names
+     * the PTX line, the driver's JIT log ptxas's) in the message; the rest keep the device's status */
+    if (ds == DEV_ERR_PTX) {
+        const char *why = *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds);
+        st = rt_fail(ctx, TILE_ERROR_COMPILE, "tile_module_load_ptx: %s", !strncmp(why, "emu: ", 5) ? why + 5 : why);
+    } else if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_module_load_ptx");
     else if (!(m = module_new(ctx, dm)) || !(m->ptx = strdup(ptx))) {
         if (m) ctx->modules = m->next, free(m);
         dev_module_unload(dm);

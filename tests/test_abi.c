@@ -385,3 +385,21 @@ Test(abi, layouts_cover_their_structs) {
     }
     cr_expect_eq(n, 12);
 }
+
+/* The structs the library fills up to a caller's size (tile_context_get_stats_ex, tile_context_get_properties_ex):
+ * their lists, which refuse a size ending inside a field, cover them the same way (no size field in these). */
+Test(abi, out_layouts_cover_their_structs) {
+    int n = 0;
+    for (const RtLayout *const *l = rt_out_layouts; *l; l++, n++) {
+        const RtLayout *L = *l;
+        size_t end = 0;
+        for (int i = 0; i < L->nfields; i++) {
+            const RtField *f = &L->fields[i];
+            cr_expect(f->offset >= end && f->offset - end < L->align, "%s.%s at %zu: the field before ends at %zu", L->name, f->name,
+                      f->offset, end);
+            end = f->offset + f->size;
+        }
+        cr_expect(end <= L->size && L->size - end < L->align, "%s: the last field ends at %zu, sizeof is %zu", L->name, end, L->size);
+    }
+    cr_expect_eq(n, 2);
+}

@@ -188,6 +188,8 @@ Test(tma, encode_errors) {
         {2, p, 256, 300, TILE_SWIZZLE_NONE, map, "box[0] = 300"},
         {2, p, 256, 3, TILE_SWIZZLE_NONE, map, "not a multiple of 16"},
         {2, p, 256, 32, TILE_SWIZZLE_NONE, map + 1, "64-byte aligned"},
+        /* rows closer than a row's 64 x 4 bytes: the driver's strides each hold the dimension below */
+        {2, p, 240, 32, TILE_SWIZZLE_NONE, map, "strides[0] = 240 bytes (dimension 1) is less than dimension 0 spans (dims[0] = 64 x 4 bytes = 256)"},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         strides[0] = cases[i].stride;
@@ -195,6 +197,17 @@ Test(tma, encode_errors) {
         cr_assert_eq(tile_tensor_map_encode(ctx, cases[i].out, TILE_F32, cases[i].rank, cases[i].g, dims, strides, box, NULL, cases[i].swz),
                      TILE_ERROR_INVALID_VALUE, "case %zu", i);
         cr_assert(strstr(tile_last_error(ctx), cases[i].want), "case %zu: %s", i, tile_last_error(ctx));
+    }
+    /* rank 3: planes 128 bytes apart hold 2 of the 4 rows of 64 bytes; 256 apart (exactly) or more is a tensor */
+    uint64_t dims3[3] = {16, 4, 2}, strides3[2] = {64, 128};
+    uint32_t box3[3] = {16, 4, 2};
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_F32, 3, p, dims3, strides3, box3, NULL, TILE_SWIZZLE_NONE), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "strides[1] = 128 bytes (dimension 2) is less than dimension 1 spans (dims[1] = 4 x 64 bytes = 256)"),
+              "%s", tile_last_error(ctx));
+    for (uint64_t s = 256; s <= 512; s += 256) {
+        strides3[1] = s;
+        cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_F32, 3, p, dims3, strides3, box3, NULL, TILE_SWIZZLE_NONE), TILE_OK, "%s",
+                     tile_last_error(ctx));
     }
     tile_context_destroy(ctx);
 }

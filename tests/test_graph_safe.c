@@ -276,6 +276,17 @@ Test(graph_safe, stats_older_struct) {
     cr_expect_eq(tile_context_get_properties_ex(ctx, (tile_device_properties *)&old.s, (size_t)-8), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(ctx), "over 64 KiB"), "%s", tile_last_error(ctx));
     for (size_t i = 0; i < sizeof old; i++) cr_assert_eq(((unsigned char *)&old)[i], 0xab, "a refused call wrote");
+    /* a size that ends inside a field (half a counter, half an int) is refused, naming it, before anything is written */
+    cr_expect_eq(tile_context_get_stats_ex(ctx, (tile_context_stats *)&old.s, 12), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_context_get_stats_ex: size = 12 ends inside tile_context_stats.disk_hits (bytes 8 to 16)"),
+              "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_context_get_stats_ex(ctx, (tile_context_stats *)&old.s, offsetof(tile_context_stats, frees) + 4),
+                 TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "ends inside tile_context_stats.frees"), "%s", tile_last_error(ctx));
+    size_t in_int = offsetof(tile_device_properties, max_threads_per_block) + 2;
+    cr_expect_eq(tile_context_get_properties_ex(ctx, (tile_device_properties *)&old.s, in_int), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "ends inside tile_device_properties.max_threads_per_block"), "%s", tile_last_error(ctx));
+    for (size_t i = 0; i < sizeof old; i++) cr_assert_eq(((unsigned char *)&old)[i], 0xab, "a refused call wrote");
     tile_context_stats s = stats(ctx);
     cr_expect_eq(s.allocations, 1);
     cr_expect_eq(s.frees, 0);
@@ -289,6 +300,12 @@ Test(graph_safe, stats_older_struct) {
     cr_assert_eq(tile_context_get_stats_ex(ctx, &big.s, sizeof big), TILE_OK);
     cr_expect_eq(big.s.allocations, 1);
     for (int i = 0; i < 4; i++) cr_expect_eq(big.later[i], 0);
+    /* every field's end is a size (an older struct's sizeof): exactly that much is written */
+    for (size_t end = 8; end <= sizeof(tile_context_stats); end += 8) {
+        memset(&big, 0xab, sizeof big);
+        cr_assert_eq(tile_context_get_stats_ex(ctx, &big.s, end), TILE_OK, "size %zu: %s", end, tile_last_error(ctx));
+        for (size_t i = end; i < sizeof big; i++) cr_assert_eq(((unsigned char *)&big)[i], 0xab, "size %zu: byte %zu written", end, i);
+    }
     cr_expect_eq(tile_context_get_stats_ex(ctx, &big.s, 0), TILE_ERROR_INVALID_VALUE);
     /* each entry point names itself in the message, though they share the checks */
     cr_expect_eq(tile_context_get_stats_ex(ctx, NULL, sizeof big.s), TILE_ERROR_INVALID_VALUE);

@@ -123,7 +123,7 @@ Test(runtime, misuse_errors) {
     tile_module *m;
     ASSERT_ERR(tile_module_load_source(ctx, "kernel k(x: *f32) { store(x, 1.0 +); }", NULL, &m), TILE_ERROR_COMPILE, "error");
     ASSERT_ERR(tile_module_load_file(ctx, "/nonexistent.tile", NULL, &m), TILE_ERROR_IO, "cannot read");
-    ASSERT_ERR(tile_module_load_ptx(ctx, "this is not ptx", &m), TILE_ERROR_DEVICE, "ptx");
+    ASSERT_ERR(tile_module_load_ptx(ctx, "this is not ptx", &m), TILE_ERROR_COMPILE, "tile_module_load_ptx: ptx:1: ");
     cr_assert_eq(tile_module_load_source(ctx, "kernel k(x: *f32, n: i32) { store(x + program_id(0), 1.0, n > 0); }", NULL, &m), TILE_OK,
                  "%s", tile_last_error(ctx));
     tile_kernel *k;
@@ -223,6 +223,31 @@ Test(runtime, module_cache_and_raw_ptx) {
     tile_module_unload(mc);
     tile_module_unload(mp);
     close_emu(ctx);
+}
+
+/* PTX the device cannot load is the caller's source with an error: TILE_ERROR_COMPILE with the PTX line (not
+ * TILE_ERROR_DEVICE: nothing failed in the device), and the context loads good PTX after it. */
+Test(runtime, load_ptx_errors) {
+    tile_context *ctx = open_emu();
+    static const char good[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                               ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n  ret;\n}\n";
+    static const char bad_ins[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                                  ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n  frobnicate.u64 %rd1, [p];\n  ret;\n}\n";
+    static const char unclosed[] = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry broken( {\n";
+    tile_module *m = (tile_module *)1;
+    ASSERT_ERR(tile_module_load_ptx(ctx, bad_ins, &m), TILE_ERROR_COMPILE, "tile_module_load_ptx: ptx:7: ");
+    cr_expect(strstr(tile_last_error(ctx), "frobnicate"), "%s", tile_last_error(ctx));
+    cr_expect_null(m);
+    ASSERT_ERR(tile_module_load_ptx(ctx, unclosed, &m), TILE_ERROR_COMPILE, "tile_module_load_ptx: ptx:4: ");
+    cr_assert_eq(tile_module_load_ptx(ctx, good, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    ASSERT_ERR(tile_module_load_ptx(ctx, NULL, &m), TILE_ERROR_INVALID_VALUE, "ptx is NULL"); /* an argument, not a source */
+    close_emu(ctx);
+    /* a newer GPU's PTX on an older device: a source this device cannot compile, as the driver's JIT refuses it */
+    cr_assert_eq(tile_context_create("emu:sm_80", &ctx), TILE_OK);
+    static const char hopper[] = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n";
+    ASSERT_ERR(tile_module_load_ptx(ctx, hopper, &m), TILE_ERROR_COMPILE, "tile_module_load_ptx: emu:sm_80 cannot load PTX for .target sm_90a");
+    tile_context_destroy(ctx);
 }
 
 /* Raw PTX as nvcc and Triton write it: qualified pointers, a struct passed by value, a 2-D .reqntid that

@@ -278,8 +278,10 @@ class Ptx(unittest.TestCase):
             mod.fill_i16[1](12345, 1, 1, block=32)
         with self.assertRaisesRegex(KeyError, "no entry named 'nope'"):
             mod["nope"]
-        with self.assertRaises(tile.Error):
+        # PTX the device cannot load is a source with an error: tile.CompileError, its line in .diagnostics
+        with self.assertRaisesRegex(tile.CompileError, "ptx:3: ") as cm:
             tile.load_ptx(".version 8.0\n.target sm_80\n.visible .entry broken( {\n", device=self.dev)
+        self.assertIn("ptx:3: ", cm.exception.diagnostics)
 
     def test_file_path(self):
         import tempfile
