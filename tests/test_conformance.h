@@ -82,19 +82,39 @@ static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
         fprintf(stderr, "[SKIP] %s: nvcc not found (TILE_NVCC, /usr/local/cuda/bin, $CUDA_HOME/bin, PATH)\n", c->name);
         cr_skip_test("nvcc not found (TILE_NVCC, /usr/local/cuda/bin, $CUDA_HOME/bin, PATH): the conformance suite needs it");
     }
-    char dir[512], out[700], cmd[2048];
-    snprintf(dir, sizeof dir, "%s/conformance", TILE_BINARY_DIR);
+    /* nvcc's PTX depends on nvcc, the .cu text, the target and the flag, not on this build: it is kept under a name
+     * that hashes them (nvcc by its path, size and modification time: another CUDA install replaces it), in
+     * $TILE_TEST_NVCC_CACHE or build/conformance, so the sanitized run (scripts/test.sh points build-asan's programs
+     * at build/conformance) and reruns read what was compiled once (50 nvcc runs, about 50 s of CPU) instead of
+     * compiling it again.  Written under a temporary name and renamed: programs running at once never read half. */
+    char dir[512], out[760], tmp[800], cmd[4096], src[600], ident[800];
+    const char *cache = getenv("TILE_TEST_NVCC_CACHE");
+    snprintf(dir, sizeof dir, "%s", cache && *cache ? cache : TILE_BINARY_DIR "/conformance");
     mkdir(dir, 0755);
-    snprintf(out, sizeof out, "%s/%s-%s%s.ptx", dir, topic, v->arch, v->debug ? "-G" : "-O3");
-    snprintf(cmd, sizeof cmd, "'%s' -ptx -arch=%s %s '%s/tests/conformance/%s.cu' -o '%s' > '%s.log' 2>&1", nvcc, v->arch,
-             v->debug ? "-G" : "-O3", TILE_SOURCE_DIR, topic, out, out);
-    int rc = system(cmd);
-    char log[720];
-    snprintf(log, sizeof log, "%s.log", out);
+    snprintf(src, sizeof src, "%s/tests/conformance/%s.cu", TILE_SOURCE_DIR, topic);
     size_t len;
-    char *msg = rc ? read_file(log, &len) : NULL;
-    cr_assert_eq(rc, 0, "[%s] %s failed:\n%s", c->name, cmd, msg ? msg : "");
+    char *text = read_file(src, &len);
+    cr_assert(text, "[%s] cannot read %s", c->name, src);
+    struct stat ns;
+    bool known = stat(nvcc, &ns) == 0;
+    snprintf(ident, sizeof ident, "%s %lld %lld %s %s", nvcc, known ? (long long)ns.st_size : 0LL, known ? (long long)ns.st_mtime : 0LL,
+             v->arch, v->debug ? "-G" : "-O3");
+    uint32_t h1 = hash_fnv1a(text, len, hash_fnv1a(ident, strlen(ident), 1)), h2 = hash_fnv1a(text, len, hash_fnv1a(ident, strlen(ident), 2));
+    free(text);
+    snprintf(out, sizeof out, "%s/%s-%s%s-%08x%08x.ptx", dir, topic, v->arch, v->debug ? "-G" : "-O3", h1, h2);
     char *ptx = read_file(out, &len);
+    if (!ptx) {
+        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", out, (long)getpid());
+        snprintf(cmd, sizeof cmd, "'%s' -ptx -arch=%s %s '%s' -o '%s' > '%s.log' 2>&1", nvcc, v->arch, v->debug ? "-G" : "-O3", src, tmp, tmp);
+        int rc = system(cmd);
+        char log[840];
+        snprintf(log, sizeof log, "%s.log", tmp);
+        char *msg = rc ? read_file(log, &len) : NULL;
+        cr_assert_eq(rc, 0, "[%s] %s failed:\n%s", c->name, cmd, msg ? msg : "");
+        unlink(log);
+        cr_assert_eq(rename(tmp, out), 0, "[%s] rename %s: %s", c->name, tmp, strerror(errno));
+        ptx = read_file(out, &len);
+    }
     cr_assert(ptx, "[%s] cannot read %s", c->name, out);
     /* TILE_TEST_DEVICE=cuda runs the same PTX and checks on a GPU (the references are the hardware's contract);
      * on the emulator with racecheck: nvcc's barriers, __syncwarp, mbarrier waits, proxy fences and acquire/release
