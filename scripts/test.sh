@@ -14,8 +14,9 @@ echo "== install: exported symbols, libtile_rt without LLVM, pkg-config and CMak
 scripts/check_install.sh
 echo "== the test suite again under ASan+UBSan+LeakSanitizer, but test_kernels_ptxas (label ptxas: its time is"
 echo "   ptxas's, and the compiles it assembles run sanitized in test_kernels); all of it: scripts/sanitize_all.sh"
-# TILE_TEST_NVCC_CACHE: the conformance programs read the PTX nvcc made for the plain run (tests/test_conformance.h)
-TILE_TEST_NVCC_CACHE="$PWD/build/conformance" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:malloc_context_size=2 LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
+# TILE_TEST_TOOL_CACHE: nvcc's and ptxas's answers to the plain run's programs, asked again by the same
+# programs here (tests/tool_cache.h)
+TILE_TEST_TOOL_CACHE="$PWD/build/tool-cache" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:malloc_context_size=2 LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 1800 -j"$jobs" -LE ptxas
 echo "== bench/gpu/run.sh --device emu: the GPU script's steps on the emulator (suite already run above)"

@@ -22,6 +22,7 @@
 
 #include "include/tile/tile.h"
 #include "support/support.h"
+#include "tests/tool_cache.h"
 
 #ifndef TILE_SOURCE_DIR
 #define TILE_SOURCE_DIR "."
@@ -82,15 +83,12 @@ static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
         fprintf(stderr, "[SKIP] %s: nvcc not found (TILE_NVCC, /usr/local/cuda/bin, $CUDA_HOME/bin, PATH)\n", c->name);
         cr_skip_test("nvcc not found (TILE_NVCC, /usr/local/cuda/bin, $CUDA_HOME/bin, PATH): the conformance suite needs it");
     }
-    /* nvcc's PTX depends on nvcc, the .cu text, the target and the flag, not on this build: it is kept under a name
-     * that hashes them (nvcc by its path, size and modification time: another CUDA install replaces it), in
-     * $TILE_TEST_NVCC_CACHE or build/conformance, so the sanitized run (scripts/test.sh points build-asan's programs
-     * at build/conformance) and reruns read what was compiled once (50 nvcc runs, about 50 s of CPU) instead of
-     * compiling it again.  Written under a temporary name and renamed: programs running at once never read half. */
-    char dir[512], out[760], tmp[800], cmd[4096], src[600], ident[800];
-    const char *cache = getenv("TILE_TEST_NVCC_CACHE");
-    snprintf(dir, sizeof dir, "%s", cache && *cache ? cache : TILE_BINARY_DIR "/conformance");
-    mkdir(dir, 0755);
+    /* nvcc's PTX depends on nvcc, the .cu text, the target and the flag, not on this build: it is kept in the tool
+     * cache's nvcc/ (tests/tool_cache.h) under a name that hashes them (nvcc by its path, size and modification
+     * time), so the sanitized run and reruns read what was compiled once (50 nvcc runs, about 50 s of CPU) */
+    char dir[600], out[760], tmp[800], cmd[4096], src[600], ident[800];
+    tool_cache_dir("nvcc", dir, sizeof dir);
+    if (!dir[0]) snprintf(dir, sizeof dir, "%s", "/tmp"); /* an unwritable build folder: compiled every time */
     snprintf(src, sizeof src, "%s/tests/conformance/%s.cu", TILE_SOURCE_DIR, topic);
     size_t len;
     char *text = read_file(src, &len);
@@ -99,9 +97,10 @@ static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
     bool known = stat(nvcc, &ns) == 0;
     snprintf(ident, sizeof ident, "%s %lld %lld %s %s", nvcc, known ? (long long)ns.st_size : 0LL, known ? (long long)ns.st_mtime : 0LL,
              v->arch, v->debug ? "-G" : "-O3");
-    uint32_t h1 = hash_fnv1a(text, len, hash_fnv1a(ident, strlen(ident), 1)), h2 = hash_fnv1a(text, len, hash_fnv1a(ident, strlen(ident), 2));
+    char key[17];
+    tool_cache_hash(ident, text, len, key);
     free(text);
-    snprintf(out, sizeof out, "%s/%s-%s%s-%08x%08x.ptx", dir, topic, v->arch, v->debug ? "-G" : "-O3", h1, h2);
+    snprintf(out, sizeof out, "%s/%s-%s%s-%zu-%s.ptx", dir, topic, v->arch, v->debug ? "-G" : "-O3", len, key);
     char *ptx = read_file(out, &len);
     if (!ptx) {
         snprintf(tmp, sizeof tmp, "%s.%ld.tmp", out, (long)getpid());
