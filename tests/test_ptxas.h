@@ -61,7 +61,8 @@ static int ptxas_run(const char *ptx, const char *arch, char *log, size_t cap) {
     log[n] = 0;
     int rc = pclose(pp);
     unlink(path);
-    if (dir[0] && have == 1 && rc != -1 && WIFEXITED(rc)) { /* an answer, not a crash or a signal: kept */
+    /* an answer (0, or 255 for PTX it refuses), not a crash: the shell says 128 + N for a ptxas signal N stopped */
+    if (dir[0] && have == 1 && rc != -1 && WIFEXITED(rc) && (WEXITSTATUS(rc) <= 128 || WEXITSTATUS(rc) > 128 + 64)) {
         char tmp[760];
         snprintf(tmp, sizeof tmp, "%s.%ld.tmp", kept, (long)getpid());
         FILE *w = fopen(tmp, "w");

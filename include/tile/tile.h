@@ -288,12 +288,14 @@ typedef struct tile_device_properties {
 /* The fields up to max_shared_per_block only (the struct as first published). */
 TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
 /* The first size bytes of the properties (size = sizeof the caller's tile_device_properties, any
- * release; fields this library lacks are zeroed). */
+ * release; fields this library lacks are zeroed).  A size that ends inside a field is TILE_ERROR_INVALID_VALUE. */
 TILE_API tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_properties *out, size_t size);
 /* ==== tensor maps (TMA) =============================================
  * A tiled tensor map for cp.async.bulk.tensor, passed to a kernel as a `.param .align 64 .b8 tmap[128]`
  * argument (or copied to global memory).  dims: elements per dimension, innermost first; strides: bytes
- * between consecutive indices of dimensions 1..rank-1 (multiples of 16); box: the elements one copy moves
+ * between consecutive indices of dimensions 1..rank-1 (multiples of 16, each at least the bytes the dimension below
+ * spans: strides[0] >= dims[0] * element size, strides[d] >= dims[d] * strides[d - 1], as cuTensorMapEncodeTiled
+ * requires; shorter, overlapping rows are TILE_ERROR_INVALID_VALUE naming the dimension); box: the elements one copy moves
  * per dimension (1..256; box[0] * element size a multiple of 16 bytes, and at most the swizzle's width);
  * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  The whole tensor lies in memory of
  * ctx (as for every call that takes a device pointer).  Out-of-bounds elements read as
@@ -330,7 +332,8 @@ typedef struct tile_context_stats {
 /* The fields up to load_seconds only (the struct as first published: a program built then keeps working). */
 TILE_API tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out);
 /* The first size bytes of the statistics (size = sizeof the caller's tile_context_stats, any
- * version's); past what this library knows, zero. */
+ * version's); past what this library knows, zero.  A size that ends inside a field (12: half of disk_hits)
+ * is TILE_ERROR_INVALID_VALUE naming the field, as is one under 8 or over 64 KiB; nothing is written then. */
 TILE_API tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out, size_t size);
 
 /* Memory.  Every call that takes a device pointer (copies, fills, launches' pointer arguments, the
@@ -365,6 +368,10 @@ TILE_API tile_status tile_synchronize(tile_context *ctx);
 /* Modules.  load_file/load_source compile through the cache (memory, then
  * disk) for the context's arch; loading the same thing twice returns the
  * loaded module again (each load needs one unload). */
+/* tile_module_load_ptx: PTX text (another compiler's, or tile's own).  PTX the device cannot load (a syntax error,
+ * an instruction or form it does not know, a .target newer than the device) is TILE_ERROR_COMPILE, as a .tile
+ * source's errors are, with the device's reason in tile_last_error: the emulator's names the PTX line ("ptx:3:
+ * ..."), a GPU's carries the driver's JIT log. */
 TILE_API tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out);
 TILE_API tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out); /* .tile; defines: NULL-terminated "NAME=VALUE" */
 TILE_API tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out);
