@@ -668,6 +668,14 @@ Test(mbarrier_isa, forms_outside_the_isa_refused) {
         "mbarrier.test_wait.relaxed.cluster.shared::cta.b64 %p1, [%r1], %rd1;",
         "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 0;",
         "mbarrier.arrive_drop.noComplete.shared::cta.b64 %rd1, [%r1], 1;",
+        /* forms other compilers write (Triton 3.9, CUTLASS): a sink state on this CTA's mbarrier, a wait with a time
+         * hint, a generic address with a semantics and scope */
+        "mbarrier.arrive.shared::cta.b64 _, [%r1], 1;",
+        "mbarrier.arrive_drop.shared::cta.b64 _, [%r1];",
+        "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 %p1, [%r1], 0, 100;",
+        "mbarrier.try_wait.shared::cta.b64 %p1, [%r1], %rd1, 1000;",
+        "mbarrier.arrive.release.cluster.b64 _, [%rd2];",
+        "mbarrier.arrive.noComplete.release.cta.shared.b64 %rd1, [%r1], 1;",
         /* and mapa / getctarank of .s32 (the ISA writes .u32; ptxas takes both), refused before */
         "mapa.shared::cluster.s32 %r2, %r1, 0;",
         "getctarank.shared::cluster.s32 %r2, %r1;",
