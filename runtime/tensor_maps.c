@@ -276,20 +276,9 @@ tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype,
             return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: strides[%d] = %llu is not a positive multiple of 16 below 2^40", api, d - 1,
                            (unsigned long long)strides[d - 1]);
     }
-    /* cuTensorMapEncodeTiled's strides each include the dimension below, padding allowed ("globalStrides[i] =
-     * globalStrides[i - 1] * (globalDim[i] + padding[i])", globalStrides[0] = globalDim[0] * element size +
-     * padding[0]): a stride shorter than the dimension below it spans would make rows overlap, and the
-     * driver refuses it.  Refused here with the dimension named, on both devices. */
-    for (int d = 1; d < rank; d++) {
-        uint64_t below = d == 1 ? tm.esize : strides[d - 2];
-        unsigned __int128 span = (unsigned __int128)dims[d - 1] * below;
-        if (strides[d - 1] < span)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                           "%s: strides[%d] = %llu bytes (dimension %d) is less than dimension %d spans (dims[%d] = %llu x %llu bytes = "
-                           "%llu): its rows would overlap; each stride must hold the dimension below it",
-                           api, d - 1, (unsigned long long)strides[d - 1], d, d - 1, d - 1, (unsigned long long)dims[d - 1],
-                           (unsigned long long)below, (unsigned long long)(span > UINT64_MAX ? UINT64_MAX : (uint64_t)span));
-    }
+    /* The strides need not grow with the dimension: a permuted view (a [B, S, H, D] tensor mapped as (D, S, H, B),
+     * strides H*D, D, S*H*D elements, as attention kernels map Q and K) is a valid map, and the GPU's driver
+     * takes it.  Overlapping boxes are the caller's to mean. */
     if ((uint64_t)box[0] * tm.esize % 16)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: box[0] * element size = %llu bytes is not a multiple of 16", api,
                        (unsigned long long)box[0] * tm.esize);
