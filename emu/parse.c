@@ -727,6 +727,63 @@ static bool check_operand_type(Parser *ps, const EmuIns *in, unsigned i, unsigne
     return true;
 }
 
+/* The register's name in messages: '%r3', or a scalar register's own name. */
+static void slot_name(Parser *ps, uint32_t slot, char *buf, size_t cap) {
+    const struct RegRange *r = slot_range(ps, slot);
+    if (!r) snprintf(buf, cap, "?");
+    else if (r->count < 0) snprintf(buf, cap, "%.*s", (int)r->plen, r->prefix);
+    else snprintf(buf, cap, "%.*s%u", (int)r->plen, r->prefix, (slot - r->base) / (r->wide ? 2 : 1));
+}
+
+/* A 32-bit integer operand (elect's member mask and lane id, mapa's CTA id, a bulk prefetch's size): a .b32, .u32
+ * or .s32 register or an immediate; ptxas: "Arguments mismatch" for .f32, .f16x2, .b16 and .b64 ones (each loaded
+ * and ran on the register's bits). */
+static bool check_int32_operand(Parser *ps, const EmuIns *in, unsigned i, uint32_t line, const char *s, uint32_t len) {
+    const struct RegRange *r = in->ok[i] == EMU_OK_REG ? slot_range(ps, in->o[i]) : NULL;
+    if (r && r->ty == EMU_T_F16X2) { /* (type_fits takes a packed pair anywhere) */
+        char name[64];
+        slot_name(ps, in->o[i], name, sizeof name);
+        return perr(ps, line, "'%.*s': operand %u, register '%s' of type .f16x2, does not fit .u32 (a 32-bit integer or bit "
+                    "register)", (int)len, s, i + 1, name);
+    }
+    return in->ok[i] != EMU_OK_REG || check_operand_type(ps, in, i, EMU_T_U32, false, line, s, len);
+}
+
+/* wgmma.mma_async's register lists (D, and A from registers) as ptxas of CUDA 13 types them: a list with a .b32
+ * register among its elements takes any 32-bit ones (.pred too); one without holds one kind ("Vector with elements of
+ * different types": .u32 and .s32 are one), and that kind must be the operand's: D of .f32 .f32, of .f16 .f16x2, of
+ * .s32 .u32/.s32; A of .f16 .bf16 .tf32 .e4m3 .e5m2 .f16x2 ("Arguments mismatch", "Unexpected instruction types");
+ * A of .s8 .u8 .b1 any (.pred included).  Each of these loaded and ran on the registers' bits. */
+enum { WGR_P = 1, WGR_I = 2, WGR_F = 4, WGR_H = 8 };
+static bool check_wgmma_list(Parser *ps, const EmuIns *in, unsigned i, unsigned allowed, const char *want, uint32_t line,
+                             const char *s, uint32_t len) {
+    unsigned n = in->ok[i] == EMU_OK_VEC ? in->on[i] : in->ok[i] == EMU_OK_REG ? 1 : 0, seen = 0, first = 0;
+    uint32_t at = 0;
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t slot = in->ok[i] == EMU_OK_VEC ? ps->vec[in->o[i] + k] : in->o[i];
+        const struct RegRange *r = slot_range(ps, slot);
+        if (!r) continue;
+        unsigned kind = emu_type_kind(r->ty);
+        if (kind == EMU_K_B) return true;
+        unsigned c = kind == EMU_K_PRED ? WGR_P : kind == EMU_K_U || kind == EMU_K_S ? WGR_I : r->ty == EMU_T_F16X2 ? WGR_H : WGR_F;
+        if (!seen) first = r->ty, at = slot;
+        if (seen && !(seen & c)) {
+            char a[64], b[64];
+            slot_name(ps, at, a, sizeof a), slot_name(ps, slot, b, sizeof b);
+            return perr(ps, line, "'%.*s': operand %u mixes register types ('%s' .%s, '%s' .%s): one type, or a .b32 "
+                        "register among them", (int)len, s, i + 1, a, emu_type_name(first), b, emu_type_name(r->ty));
+        }
+        seen |= c;
+    }
+    if (seen && !(seen & allowed)) {
+        char a[64];
+        slot_name(ps, at, a, sizeof a);
+        return perr(ps, line, "'%.*s': operand %u, register '%s' of type .%s, does not fit (%s)", (int)len, s, i + 1, a,
+                    emu_type_name(first), want);
+    }
+    return true;
+}
+
 /* Address operands as ptxas takes them: an immediate address ([16]) is for .local only ("Immediate addresses allowed
  * only for .local state space"), a register address is an integer or bit register (not [%f1]), and with .address_size
  * 64 (the only size loaded) ld, ldu, st, atom, red and prefetch of the generic or .global space take no 32-bit register
@@ -845,13 +902,17 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_SETP: mask = 0x6; break;
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
     case EMU_OP_CVTA: mask = 0x3; break; /* cvta.to.shared.u64 %rd1, %r2: "Arguments mismatch" */
-    case EMU_OP_MAPA: mask = 0x3; break; /* ptxas: "Arguments mismatch" for mapa.u32 of a 64-bit address (it was cut to 32 bits) */
+    case EMU_OP_MAPA: /* ptxas: "Arguments mismatch" for mapa.u32 of a 64-bit address (it was cut to 32 bits) */
+        if (in->nops > 2 && !check_int32_operand(ps, in, 2, line, s, len)) return false; /* the CTA id */
+        mask = 0x3;
+        break;
     case EMU_OP_GETCTARANK: /* d is 32 bits whatever the address's type */
         return check_operand_type(ps, in, 0, EMU_T_U32, false, line, s, len) &&
                (in->ok[1] != EMU_OK_REG || check_operand_type(ps, in, 1, in->ty, false, line, s, len));
     /* sm_90's: elect's lane id and stmatrix's sources are 32-bit registers, red.async's value has its type, a tensor
      * copy's coordinates are .s32 (ptxas: "Arguments mismatch"; each loaded and ran on the register's low bits) */
-    case EMU_OP_ELECT: return in->o[0] == EMU_SLOT_SINK || check_operand_type(ps, in, 0, EMU_T_B32, false, line, s, len);
+    case EMU_OP_ELECT: /* d and the member mask 32-bit integers */
+        return (in->o[0] == EMU_SLOT_SINK || check_int32_operand(ps, in, 0, line, s, len)) && check_int32_operand(ps, in, 1, line, s, len);
     case EMU_OP_STMATRIX: return check_operand_type(ps, in, 1, EMU_T_B32, false, line, s, len);
     case EMU_OP_RED_ASYNC: return check_operand_type(ps, in, 1, in->ty, false, line, s, len);
     case EMU_OP_MBARRIER: { /* states are 64 bits; counts, tx bytes, parities, time hints and pending_count's d 32 */
@@ -869,8 +930,16 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_WGMMA: { /* D of its type (f16: packed pairs), A's registers 32 bits, descriptors 64, scale-d a predicate
                           * or an immediate 0 or 1 (ptxas: "Arguments mismatch", "expected to be 0 or 1"; each loaded) */
         unsigned dt = in->ty == EMU_T_F16 ? EMU_T_F16X2 : in->ty, sc = (in->xflags & EMU_XF_MMA_SP) ? 5 : 3;
-        if (!check_operand_type(ps, in, 0, dt, false, line, s, len) ||
+        bool int_a = in->ty2 == EMU_T_S8 || in->ty2 == EMU_T_U8 || in->ty2 == EMU_T_B1;
+        if (!check_operand_type(ps, in, 0, EMU_T_B32, false, line, s, len) ||
+            !check_wgmma_list(ps, in, 0, dt == EMU_T_F32 ? WGR_F : dt == EMU_T_F16X2 ? WGR_H : WGR_I,
+                              dt == EMU_T_F32 ? "D of .f32: .f32 or .b32 registers"
+                                              : dt == EMU_T_F16X2 ? "D of .f16: .f16x2 or .b32 registers" : "D of .s32: .s32, .u32 or .b32 registers",
+                              line, s, len) ||
             !check_operand_type(ps, in, 1, in->ok[1] == EMU_OK_VEC ? EMU_T_B32 : EMU_T_B64, false, line, s, len) ||
+            (in->ok[1] == EMU_OK_VEC &&
+             !check_wgmma_list(ps, in, 1, int_a ? WGR_P | WGR_I | WGR_F | WGR_H : WGR_H,
+                               "A of a floating-point type: .f16x2 or .b32 registers", line, s, len)) ||
             !check_operand_type(ps, in, 2, EMU_T_B64, false, line, s, len))
             return false;
         uint64_t v;
@@ -885,6 +954,8 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: case EMU_OP_CP_BULK_PREFETCH: /* and ctaMask 16 bits */
         for (unsigned i = 0; i < in->nops; i++)
             if (in->ok[i] == EMU_OK_VEC && !check_operand_type(ps, in, i, EMU_T_B32, false, line, s, len)) return false;
+        if (in->op == EMU_OP_CP_BULK_PREFETCH && in->nops > 1 && in->ok[1] == EMU_OK_REG && !check_int32_operand(ps, in, 1, line, s, len))
+            return false; /* [a], size */
         return in->op != EMU_OP_CP_BULK_TENSOR || in->nops < 5 || in->ok[4] != EMU_OK_REG ||
                check_operand_type(ps, in, 4, EMU_T_B16, false, line, s, len);
     case EMU_OP_LD: case EMU_OP_LDU:
@@ -951,6 +1022,10 @@ bool emu_parse_ins(Parser *ps) {
             if (in.op == EMU_OP_BRA && i == 0 && (o.kind == OPD_REG || o.kind == OPD_SYM) && o.name)
                 o.kind = OPD_LABEL;
             if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
+            /* ptxas: "Vector of size 1 is expected" for stmatrix .x1's bare source register (it loaded and ran) */
+            if (in.op == EMU_OP_STMATRIX && i == 1 && o.kind == OPD_REG)
+                return perr(ps, line, "'%.*s': the source of stmatrix is a register list, {%.*s} for .x1", (int)opt.len, opt.s,
+                            (int)o.nlen, o.name);
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             if (o.unified) {
                 if (in.op != EMU_OP_LD && in.op != EMU_OP_LDU)
@@ -961,6 +1036,13 @@ bool emu_parse_ins(Parser *ps) {
             if (o.kind == OPD_ADDR && o.ncoords) { /* [tmap, {c..}]: the coordinates are the next operand */
                 if (in.op != EMU_OP_CP_BULK_TENSOR && in.op != EMU_OP_CP_BULK_PREFETCH && in.op != EMU_OP_CP_RED_BULK_TENSOR)
                     return perr(ps, line, "only cp.async.bulk.tensor takes [tensorMap, {coordinates}]");
+                /* a tensor map named by a variable is a .global one; a kernel's .param tensor map is given by its
+                 * address (mov.u64 %rd, tmap) (ptxas: "State space mismatch between instruction and address"; .const
+                 * and .shared ones too; each loaded and ran) */
+                if (o.slot == UINT32_MAX && o.sym >= 0 && ps->m->syms[o.sym].space != EMU_SP_GLOBAL)
+                    return perr(ps, line, "'%.*s': the tensor map '%s' is a .%s variable: a tensor map named directly is a "
+                                ".global one (give a .param one by its address: mov.u64 %%rd, %s)", (int)opt.len, opt.s,
+                                ps->m->syms[o.sym].name, emu_space_name(ps->m->syms[o.sym].space), ps->m->syms[o.sym].name);
                 if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
                 Opd c;
                 opd_init(&c);

@@ -864,9 +864,19 @@ static bool check_sm90_mods(Parser *ps, const EmuIns *in, uint32_t line, const c
         if (in->o[5] == EMU_SLOT_SINK) why = "needs a predicate destination: elect.sync d|p, membermask (d may be _)";
         break;
     case EMU_OP_GRIDDEP: forms = gdc; break;
-    case EMU_OP_WGMMA:
+    case EMU_OP_WGMMA: {
+        /* ptxas: "Illegal modifier '.cta'" (a scope, a memory order, .ftz), "No state space qualifier expected" (each
+         * loaded and ran as if absent; a rounding modifier is refused before); it takes .row, so no list of the
+         * allowed ones */
+        static const char *const illegal[] = {"cta", "cluster", "gpu", "sys", "relaxed", "acquire", "release", "ftz",
+                                              "shared", "shared::cta", "global", NULL};
         if (!emu_has_mod(s, len, "sync")) why = "needs .sync (wgmma.mma_async.sync.aligned.shape...)";
+        for (const char *const *m = illegal; !why && *m; m++)
+            if (emu_has_mod(s, len, *m))
+                return perr(ps, line, "'%.*s': wgmma.mma_async takes no .%s (no scope, memory order or state space)",
+                            (int)len, s, *m);
         break;
+    }
     case EMU_OP_STMATRIX:
         if (!emu_has_mod(s, len, "sync") || !emu_has_mod(s, len, "aligned") || !emu_has_mod(s, len, "m8n8"))
             why = "needs .sync.aligned.m8n8 (stmatrix.sync.aligned.m8n8.x1|.x2|.x4[.trans].shared[::cta].b16)";

@@ -691,6 +691,19 @@ Test(mbarrier_isa, forms_outside_the_isa_refused) {
     dev_close(d);
 }
 
+/* The line under test is line 15, after registers of each kind, a .global tensor map gtm and a .param one tmap. */
+static char *sm90_form_ptx(const char *line) {
+    Str s = {0};
+    str_printf(&s, ".version 8.7\n.target sm_90a\n.address_size 64\n"
+                   ".visible .entry k(.param .u64 out, .param .align 64 .b8 tmap[128])\n{\n"
+                   " .reg .pred %%p<2>;\n .reg .b32 %%r<8>; .reg .u32 %%u<8>; .reg .s32 %%s<8>; .reg .f32 %%f<8>; .reg .f16x2 %%x<4>;"
+                   " .reg .b16 %%h<4>;\n .reg .b64 %%rd<8>;\n .shared .align 8 .b64 bar;\n"
+                   " .shared .align 128 .b8 buf[1024]; .global .align 64 .b8 gtm[128];\n"
+                   " mov.u32 %%r1, bar;\n mov.u32 %%r2, buf;\n mov.u64 %%rd3, tmap;\n ld.param.u64 %%rd4, [out];\n %s\n ret;\n}\n",
+               line);
+    return str_take(&s);
+}
+
 /* ==== bulk and tensor copy forms, and those of the other sm_90 instructions (wgmma's group instructions, elect,
  * setmaxnreg, stmatrix, mapa, getctarank, griddepcontrol, the tensor-map fences, copies and replacements), outside
  * the ISA's syntax (ptxas of CUDA 13 refuses each: "State space incorrect", ".completion_mechanism modifier
@@ -736,7 +749,7 @@ Test(forms_isa, bulk_and_other_sm90_forms_outside_the_isa_refused) {
         {"tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%r2], %r3;", "the new value of this field is an immediate"},
         {"tensormap.replace.tile.global_address.shared::cluster.b1024.b64 [%r2], %rd4;", "in .shared::cta or .global memory"},
         /* 64-bit registers where the operand is 32 bits ("Arguments mismatch") */
-        {"elect.sync %rd1|%p1, 0xffffffff;", "operand 1, register '%rd1' of type .b64, does not fit .b32"},
+        {"elect.sync %rd1|%p1, 0xffffffff;", "operand 1, register '%rd1' of type .b64, does not fit .u32"},
         {"stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r2], {%rd1, %rd2};", "operand 2, register '%rd1' of type .b64, does not fit .b32"},
         {"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r2], %rd1, [%r1];",
          "operand 2, register '%rd1' of type .b64, does not fit .u32"},
@@ -756,20 +769,101 @@ Test(forms_isa, bulk_and_other_sm90_forms_outside_the_isa_refused) {
         {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, {%rd1, %rd2, %rd3, %rd4}, %rd2, %p1, 1, 1, 0;",
          "operand 2, register '%rd1' of type .b64, does not fit .b32"},
         {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%rd1, %rd2, %rd3, %rd4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
-         "operand 1, register '%rd1' of type .b64, does not fit .f32"},
+         "operand 1, register '%rd1' of type .b64, does not fit .b32"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        Str s = {0};
-        str_printf(&s, ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 out, .param .align 64 .b8 tmap[128])\n{\n"
-                       " .reg .pred %%p<2>;\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n .shared .align 8 .b64 bar;\n"
-                       " .shared .align 128 .b8 buf[1024];\n"
-                       " mov.u32 %%r1, bar;\n mov.u32 %%r2, buf;\n mov.u64 %%rd3, tmap;\n ld.param.u64 %%rd4, [out];\n %s\n ret;\n}\n",
-                   bad[i].line);
-        char *ptx = str_take(&s), want[160], log[512];
+        char *ptx = sm90_form_ptx(bad[i].line), want[160], log[512];
         cr_assert_neq(ptxas_run(ptx, "sm_90a", log, sizeof log), 0, "ptxas takes '%s'", bad[i].line);
         snprintf(want, sizeof want, "ptx:15: '%.*s'", (int)strcspn(bad[i].line, " ;"), bad[i].line);
         expect_load_error(d, ptx, want);
         expect_load_error(d, ptx, bad[i].why);
+        free(ptx);
+    }
+    dev_close(d);
+}
+
+/* ==== operand registers ptxas of CUDA 13 refuses on sm_90's instructions ("Arguments mismatch", "Unexpected
+ * instruction types", "Vector with elements of different types", "Vector of size 1 is expected", "State space
+ * mismatch", "Illegal modifier"): refused at load with their line (each loaded and ran on the registers' bits),
+ * next to the neighbours ptxas takes, which load. ==== */
+Test(forms_isa, sm90_operand_registers_ptxas_refuses) {
+    TileDevice *d = open_emu(false);
+    static const struct { const char *line, *why; } bad[] = {
+        {"elect.sync %r3|%p1, %rd1;", "operand 2, register '%rd1' of type .b64, does not fit .u32"},
+        {"elect.sync %f1|%p1, 0xffffffff;", "operand 1, register '%f1' of type .f32, does not fit .u32"},
+        {"elect.sync %x1|%p1, %r4;", "operand 1, register '%x1' of type .f16x2, does not fit .u32"},
+        {"elect.sync _|%p1, %h1;", "operand 2, register '%h1' of type .b16, does not fit .u32"},
+        {"cp.async.bulk.prefetch.L2.global [%rd4], %rd1;", "operand 2, register '%rd1' of type .b64, does not fit .u32"},
+        {"cp.async.bulk.prefetch.L2.global [%rd4], %f1;", "operand 2, register '%f1' of type .f32, does not fit .u32"},
+        {"mapa.shared::cluster.u32 %r3, %r2, %rd1;", "operand 3, register '%rd1' of type .b64, does not fit .u32"},
+        {"mapa.shared::cluster.u64 %rd5, %rd4, %h1;", "operand 3, register '%h1' of type .b16, does not fit .u32"},
+        {"mapa.shared::cluster.u32 %r3, %r2, %f1;", "operand 3, register '%f1' of type .f32, does not fit .u32"},
+        {"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [tmap, {%r3}], [%r1];",
+         "the tensor map 'tmap' is a .param variable"},
+        {"cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [tmap, {%r3}], [%r2];", "the tensor map 'tmap' is a .param variable"},
+        {"cp.async.bulk.prefetch.tensor.1d.L2.global.tile [tmap, {%r3}];", "the tensor map 'tmap' is a .param variable"},
+        {"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [buf, {%r3}], [%r1];",
+         "the tensor map 'buf' is a .shared variable"},
+        {"stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r2], %r3;", "a register list, {%r3} for .x1"},
+        /* wgmma's D and A lists: of the operand's type, or with a .b32 among them */
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%u1, %u2, %u3, %u4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+         "operand 1, register '%u1' of type .u32, does not fit (D of .f32"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%f1, %f2}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+         "operand 1, register '%f1' of type .f32, does not fit (D of .f16"},
+        {"wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1;",
+         "operand 1, register '%f1' of type .f32, does not fit (D of .s32"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, {%u1, %u2, %u3, %u4}, %rd2, %p1, 1, 1, 0;",
+         "operand 2, register '%u1' of type .u32, does not fit (A of a floating-point type"},
+        {"wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%f1, %f2, %f3, %f4}, {%f1, %f2, %f3, %f4}, %rd2, %p1, 1, 1;",
+         "operand 2, register '%f1' of type .f32, does not fit (A of a floating-point type"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %p1}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+         "operand 1 mixes register types ('%f1' .f32, '%p1' .pred)"},
+        {"wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%p1, %p1, %p1, %p1}, %rd1, %rd2, %p1;",
+         "operand 1, register '%p1' of type .pred, does not fit (D of .s32"},
+        {"wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%r1, %r2, %r3, %r4}, {%s1, %s2, %s3, %f4}, %rd2, %p1;",
+         "operand 2 mixes register types ('%s1' .s32, '%f4' .f32)"},
+        {"wgmma.mma_async.sync.aligned.cta.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;", "takes no .cta"},
+        {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16.rn {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;", "takes no rounding modifier"},
+        {"wgmma.mma_async.sync.aligned.shared.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+         "takes no .shared"},
+        {"wgmma.mma_async.sync.aligned.ftz.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;", "takes no .ftz"},
+        {"wgmma.mma_async.sync.aligned.relaxed.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+         "takes no .relaxed"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *ptx = sm90_form_ptx(bad[i].line), want[160], log[512];
+        cr_assert_neq(ptxas_run(ptx, "sm_90a", log, sizeof log), 0, "ptxas takes '%s'", bad[i].line);
+        snprintf(want, sizeof want, "ptx:15: '%.*s'", (int)strcspn(bad[i].line, " ;"), bad[i].line);
+        expect_load_error(d, ptx, want);
+        expect_load_error(d, ptx, bad[i].why);
+        free(ptx);
+    }
+    static const char *const good[] = { /* ptxas takes each (load() asks it) */
+        "elect.sync %s3|%p1, %s4;",
+        "elect.sync %u3|%p1, %r4;",
+        "cp.async.bulk.prefetch.L2.global [%rd4], %u3;",
+        "mapa.shared::cluster.u64 %rd5, %rd4, %s1;",
+        "mapa.shared::cluster.u32 %r3, %r2, %u4;",
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [gtm, {%r3}], [%r1];",
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd3, {%r3}], [%r1];",
+        "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r2], {%f3};",
+        "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r2], {%u3};",
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, {%x1, %x2, %x3, %x0}, %rd2, %p1, 1, 1, 0;",
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %r4}, {%u1, %u2, %u3, %r4}, %rd2, %p1, 1, 1, 0;",
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, {%p1, %r2, %r3, %r4}, %rd2, %p1, 1, 1, 0;",
+        "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%x1, %x2}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+        "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r1, %f2}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+        "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%f1, %f2, %f3, %f4}, {%x1, %x2, %x3, %x0}, %rd2, %p1, 1, 1;",
+        "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%s1, %s2, %s3, %u4}, %rd1, %rd2, %p1;",
+        "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%r1, %r2, %r3, %p1}, {%f1, %f2, %f3, %f4}, %rd2, %p1;",
+        "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%u1, %u2, %u3, %u4}, {%p1, %p1, %p1, %p1}, %rd2, %p1;",
+        "wgmma.mma_async.sync.aligned.row.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        char *ptx = sm90_form_ptx(good[i]);
+        TileDevModule *m;
+        load(d, ptx, "k", &m);
+        dev_module_unload(m);
         free(ptx);
     }
     dev_close(d);
