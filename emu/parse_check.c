@@ -865,10 +865,10 @@ static bool check_sm90_mods(Parser *ps, const EmuIns *in, uint32_t line, const c
         break;
     case EMU_OP_GRIDDEP: forms = gdc; break;
     case EMU_OP_WGMMA: {
-        /* ptxas: "Illegal modifier '.cta'" (a scope, a memory order, .ftz), "No state space qualifier expected" (each
-         * loaded and ran as if absent; a rounding modifier is refused before); it takes .row, so no list of the
-         * allowed ones */
-        static const char *const illegal[] = {"cta", "cluster", "gpu", "sys", "relaxed", "acquire", "release", "ftz",
+        /* ptxas: "Illegal modifier '.cta'" (a scope, a memory order), "No state space qualifier expected" (each
+         * loaded and ran as if absent; .ftz and a rounding modifier were refused before); it takes .row, so no
+         * list of the allowed ones */
+        static const char *const illegal[] = {"cta", "cluster", "gpu", "sys", "relaxed", "acquire", "release",
                                               "shared", "shared::cta", "global", NULL};
         if (!emu_has_mod(s, len, "sync")) why = "needs .sync (wgmma.mma_async.sync.aligned.shape...)";
         for (const char *const *m = illegal; !why && *m; m++)
