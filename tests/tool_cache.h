@@ -12,8 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #ifndef TILE_BINARY_DIR
 #define TILE_BINARY_DIR "."
@@ -30,14 +32,10 @@ static inline void tool_cache_dir(const char *sub, char *out, size_t cap) {
     if (mkdir(out, 0755) != 0 && access(out, W_OK) != 0) out[0] = 0;
 }
 
-/* 64 bits of FNV-1a over a, then b (two 32-bit lanes from different starts) */
+/* 64 bits of XXH3 (the project's hash) over b, seeded by the hash of a */
 static inline void tool_cache_hash(const char *a, const char *b, size_t blen, char out[17]) {
-    uint32_t h[2] = {2166136261u, 2166136261u ^ 0x9e3779b9u};
-    for (int k = 0; k < 2; k++) {
-        for (const unsigned char *p = (const unsigned char *)a; *p; p++) h[k] = (h[k] ^ *p) * 16777619u;
-        for (size_t i = 0; i < blen; i++) h[k] = (h[k] ^ (unsigned char)b[i]) * 16777619u;
-    }
-    snprintf(out, 17, "%08x%08x", h[0], h[1]);
+    XXH64_hash_t h = XXH3_64bits_withSeed(b, blen, XXH3_64bits(a, strlen(a)));
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
 #endif
