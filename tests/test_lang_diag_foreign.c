@@ -1,0 +1,322 @@
+/* test_lang_diag_foreign.c - the front end's diagnostics for other languages' spellings, split from
+ * test_lang_diag.c: Triton's `//` and precedence traps, tensor methods and module prefixes, Python's and
+ * C's statements, bindings and pointer types, `None` comparisons: exact text, location and caret. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lang_diag.h"
+
+/* Triton's floor division: `//` after an operand, with the rest of the line ending in `;`,
+ * is reported where it stands (and read as `/`); other `//` stay comments. */
+Test(lang_diag, floor_division_trap) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n // 4);\n}\n",
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      store(x, n // 4);\n"
+                "                 ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n + 1)//(2);\n    store(x, q);\n}\n",
+                "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      let q = (n + 1)//(2);\n"
+                "                     ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) // the doc\n{\n"
+              "    let q = n; // 4 rows;\n"
+              "    // a comment line;\n"
+              "    if n > 2 // wide rows\n    { q = n / 4; }\n"
+              "    store(x, q); // store it;\n"
+              "    let r = [1, // first;\n"
+              "             2];\n"
+              "}\n");
+}
+
+/* Python's `n //= 2;` (Triton's integer halving) is reported at the `//=` and read as `/=`: it was a comment
+ * from `//` on, and the error an expected ';' at the name before it.  A comment of `=` signs stays one. */
+Test(lang_diag, floor_division_assignment_trap) {
+    expect_diag("kernel k(x: *i32) {\n    let n = load(x);\n    n //= 2;\n    store(x, n);\n}\n",
+                "t.tile:3:7: error: '//=' would start a comment here; for integer division write '/=' (it truncates toward zero, as "
+                "Triton's '//' on integers does)\n"
+                "      n //= 2;\n"
+                "        ^\n");
+    Result r = compile("kernel k(x: *i32) {\n    let n = load(x + arange(0, 4));\n    n//=4;\n    store(x + arange(0, 4), n);\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:6: error: '//=' would start a comment") && !strstr(r.diags, "expected"), "%s", r.diags);
+    result_free(&r);
+    expect_ok("kernel k(x: *i32) {\n    let n = load(x); //== n halves ==\n    n /= 2; //= then stored;\n    store(x, n);\n}\n");
+}
+
+/* Inside parentheses or brackets (an expression wrapped over lines, as black formats Triton code) a `//`
+ * after an operand is the operator whatever the line ends with; a comment after a comma stays one. */
+Test(lang_diag, floor_division_trap_wrapped) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n // 2 * 16\n             + 1);\n    store(x, q);\n}\n",
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      let q = (n // 2 * 16\n"
+                "                 ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) {\n    let q = where(n > 0, // positive\n                  n, 0);\n    store(x, q);\n}\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, (n // -4));\n}\n",
+                "t.tile:2:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      store(x, (n // -4));\n"
+                "                  ^\n");
+}
+
+/* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
+ * `&`, `|`, `^` or of another comparison needs parentheses. */
+Test(lang_diag, precedence_traps) {
+    expect_diag("kernel k(x: *i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o & 1 == 0, 1, 0));\n}\n",
+                "t.tile:3:26: error: '&' of a comparison: here '==' binds tighter than '&' (as in C), in Python and Triton looser; "
+                "write the parentheses you mean, as in '(a < n) & (b >= 0)' for masks or '(x & 1) == 0'\n"
+                "      store(x + o, where(o & 1 == 0, 1, 0));\n"
+                "                           ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(2 <= o < n, 1, 0));\n}\n",
+                "t.tile:3:31: error: chained comparison 'a <= b < c': here one compares the other's i1 result (as in C), not Python's "
+                "'a <= b and b < c'; write '(a <= b) && (b < c)'\n"
+                "      store(x + o, where(2 <= o < n, 1, 0));\n"
+                "                                ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o | n != 0, 1, 0));\n}\n",
+                "t.tile:3:26: error: '|' of a comparison: here '!=' binds tighter than '|' (as in C), in Python and Triton looser; "
+                "write the parentheses you mean, as in '(a < n) | (b >= 0)' for masks or '(x | 1) != 0'\n"
+                "      store(x + o, where(o | n != 0, 1, 0));\n"
+                "                           ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n"
+              "    store(x + o, where(((o & 1) == 0) & (o < n) | (2 <= o) && o < n, 1, 0));\n}\n");
+}
+
+/* Triton's methods and attributes name what to write here */
+Test(lang_diag, triton_methods) {
+    Result r = compile("kernel k(x: *f32) {\n    let v = load(x);\n    store(x, v.to(f16) as f32);\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:15: error: '.to': values have no methods or attributes here; write 'x as T' or "
+                                         "'cast(x, T)' for Triton's x.to(T)\n"), "%s", r.diags);
+    result_free(&r);
+    r = compile("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let s = v.shape;\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:14: error: '.shape': values have no methods or attributes here; write 'shape_of(x)' "
+                                         "for Triton's x.shape"), "%s", r.diags);
+    result_free(&r);
+    /* attribute chains are one error each, naming the function form */
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "    let b = x.dtype.element_ty;\n}\n",
+                "t.tile:3:9: error: '.dtype.is_floating': values have no methods or attributes here; write 'is_float(T)' for Triton's "
+                "T.is_floating() (T a type, dtype_of(x) or a value)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "          ^\n"
+                "t.tile:3:42: error: '.shape': values have no methods or attributes here; write 'shape_of(x, d)' for Triton's x.shape[d] "
+                "(a compile-time i32)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "                                           ^\n"
+                "t.tile:3:55: error: '.numel': values have no methods or attributes here; write 'numel(x)' for Triton's x.numel "
+                "(a compile-time i32)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "                                                        ^\n"
+                "t.tile:4:14: error: '.dtype.element_ty': values have no methods or attributes here; write 'element_type(p)' for "
+                "Triton's p.dtype.element_ty (p a pointer value, a block pointer or a tensor descriptor)\n"
+                "      let b = x.dtype.element_ty;\n"
+                "               ^\n");
+    /* Triton's tensor methods that are functions here name the function, the tensor first (xgrammar's
+     * bitmask.reshape(BLOCK_SIZE), fla's b_k.trans()); a method of no such name keeps the general hint */
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let r = v.reshape(2, 2);\n    let t = r.trans();\n"
+                "    let s = v.logical_not();\n}\n",
+                "t.tile:3:14: error: '.reshape': values have no methods or attributes here; write 'reshape(x, ...)' for Triton's "
+                "x.reshape(...) (the function of that name, the tensor first)\n"
+                "      let r = v.reshape(2, 2);\n"
+                "               ^\n"
+                "t.tile:4:14: error: '.trans': values have no methods or attributes here; write 'trans(x)' for Triton's x.trans() "
+                "(the function of that name, the tensor first)\n"
+                "      let t = r.trans();\n"
+                "               ^\n"
+                "t.tile:5:14: error: '.logical_not': values have no methods or attributes here; write a function: 'reshape(x, ...)', "
+                "'trans(x)', 'sum(x, axis)', ...\n"
+                "      let s = v.logical_not();\n"
+                "               ^\n");
+}
+
+/* Statements written as in Python or C get one error each saying how they are written here, and the rest of the
+ * kernel is still parsed (elif is read as else if, i++ as i += 1, a C for's body as a block): no cascade, and the
+ * next mistake is reported too (they were "expected ';' after expression, found 'n'", "expected an expression,
+ * found '+'", and a C for gave a second error at its '++'). */
+Test(lang_diag, python_and_c_statements) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let i = 0;\n    for (let j = 0; j < n; j++) {\n        i++;\n    }\n"
+                "    if n > 0 { i--; } elif n < 0 { store(x, zz); }\n}\n",
+                "t.tile:4:10: error: '++': there is no increment operator here; write 'i += 1'\n"
+                "          i++;\n"
+                "           ^\n"
+                "t.tile:6:17: error: '--': there is no decrement operator here; write 'i -= 1'\n"
+                "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
+                "                  ^\n"
+                "t.tile:3:5: error: a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
+                "'for (init; cond; step)'\n"
+                "      for (let j = 0; j < n; j++) {\n"
+                "      ^\n"
+                "t.tile:6:23: error: 'elif' is written 'else if' here\n"
+                "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
+                "                        ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    if n > 0:\n        store(x, 1.0);\n}\n",
+                "t.tile:2:13: error: expected '{' to open a block, found ':' (a block is in braces here, not after ':' and an indent)\n"
+                "      if n > 0:\n"
+                "              ^\n");
+}
+
+/* Other languages' bindings (`var x`, `let mut x`) get one error saying how a name is bound here, and the
+ * statement is read as a `let` (the next mistake is still found); a type name in a binding is said to be one (they
+ * were "expected ';' after expression, found 'acc'", "expected '=' after the name in 'let', found 'b'" and
+ * "expected a name, found 'i1'", which reads as a name). */
+Test(lang_diag, other_languages_bindings) {
+    expect_diag("kernel k(x: *f32) {\n    var acc = 1.0;\n    let mut b = 2.0;\n    let (w, i1) = (acc, b);\n"
+                "    auto c: f32 = w;\n    store(x, w + c + qq);\n}\n",
+                "t.tile:2:5: error: 'var' is not a keyword here: a name is bound with 'let' (`let acc = ...;`) and any name "
+                "can be reassigned (`acc = ...;`)\n"
+                "      var acc = 1.0;\n"
+                "      ^\n"
+                "t.tile:3:9: error: 'let mut': every name can be reassigned here; write 'let b'\n"
+                "      let mut b = 2.0;\n"
+                "          ^\n"
+                "t.tile:4:13: error: expected a name, found the type name 'i1': type names cannot name values\n"
+                "      let (w, i1) = (acc, b);\n"
+                "              ^\n"
+                "t.tile:5:5: error: 'auto' is not a keyword here: a name is bound with 'let' (`let c = ...;`) and any name "
+                "can be reassigned (`c = ...;`)\n"
+                "      auto c: f32 = w;\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, max(load(x), -inf) + NAN);\n}\n",
+                "t.tile:2:28: error: unknown name 'inf'; infinity is written '1.0 / 0.0' here (a float literal, folded)\n"
+                "      store(x, max(load(x), -inf) + NAN);\n"
+                "                             ^\n"
+                "t.tile:2:35: error: unknown name 'NAN'; a NaN is written '0.0 / 0.0' here (a float literal, folded)\n"
+                "      store(x, max(load(x), -inf) + NAN);\n"
+                "                                    ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let var = 1.0;\n    var = var + 1.0;\n    store(x, var + qq);\n}\n",
+                "t.tile:4:20: error: unknown name 'qq'\n"
+                "      store(x, var + qq);\n"
+                "                     ^\n");
+}
+
+/* Triton's module prefixes get one error naming the plain name, then the parse goes on as if it was written so
+ * (it was "'.exp': values have no methods", then "expected ')' after call arguments, found 'exp'"). */
+Test(lang_diag, c_pointer_type) {
+    expect_diag("kernel k(x: f32*, n: i32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:16: error: a pointer type is written before its pointee: '*f32', not 'f32*'\n"
+                "  kernel k(x: f32*, n: i32) {\n"
+                "                 ^\n");
+}
+
+/* None is a compile-time value: == / != None (and Python's `is None`, `is not None`) are compile-time i1s; it is no
+ * run-time value, and no other operator takes it.  `is` of anything else compares compile-time values only. */
+Test(lang_diag, none_comparisons) {
+    Result r = compile("fn f(a, b = None) {\n    if b is None { return a; }\n    return a + b;\n}\n"
+                       "kernel k(x: *i32) {\n    let z = None;\n    static_assert(z == None && !(x is None) && (x is not None) && (z != 1) == true && (1 == z) == false, \"cmp\");\n"
+                       "    store(x, f(1) + f(2, 3));\n}\n");
+    cr_expect_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "value=6"), "%s", r.ir);
+    result_free(&r);
+    expect_diag("kernel k(x: *f32) {\n    if x is 3 { store(x, 1.0); }\n}\n",
+                "t.tile:2:10: error: 'is' compares compile-time values (types, strings, numbers, None); write '==' to compare "
+                "run-time values\n"
+                "      if x is 3 { store(x, 1.0); }\n"
+                "           ^\n");
+    expect_diag("kernel k(x: *f32) {\n    if None < 3 { store(x, 1.0); }\n}\n",
+                "t.tile:2:13: error: None only compares with == and != (here 'None' < 'i32')\n"
+                "      if None < 3 { store(x, 1.0); }\n"
+                "              ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let a = None;\n    store(x, a);\n}\n",
+                "t.tile:3:14: error: 'None' cannot be used as a value\n"
+                "      store(x, a);\n"
+                "               ^\n");
+}
+
+/* Triton's Python spellings get one error each saying how they are written here, and the file is read on as if
+ * they had been (no cascade): a decorator, and/or/not/True, float("-inf"), a method's arguments, math.inf, and
+ * the `//` of a loop header or of an expression that goes on on the next line (it was silently `n + 1`). */
+Test(lang_diag, python_spellings) {
+    expect_diag(
+        "@triton.jit\n"
+        "kernel k(x: *f32, n: i32) {\n"
+        "    let r = arange(0, 16);\n"
+        "    let m = r < n and not (r > 2) or True;\n"
+        "    let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "    store(x + r, v.to(f32) + math.inf, m);\n"
+        "    let h = n // 2\n"
+        "        + 1;\n"
+        "    while h < n // 2 {\n"
+        "        h += 1;\n"
+        "    }\n"
+        "}\n",
+        "t.tile:1:2: error: '@triton.jit': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings are attributes such as @num_warps(4); tuning configurations are @config(...))\n"
+        "  @triton.jit\n"
+        "   ^\n"
+        "t.tile:4:19: error: 'and' is written '&&' here (Python's 'and')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                    ^\n"
+        "t.tile:4:23: error: 'not' is written '!' here (Python's 'not')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                        ^\n"
+        "t.tile:4:35: error: 'or' is written '||' here (Python's 'or')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                                    ^\n"
+        "t.tile:4:38: error: 'True' is written 'true' here (Python's 'True')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                                       ^\n"
+        "t.tile:5:28: error: 'float(...)' of a string: write the float here (-1.0 / 0.0 for minus infinity, 0.0 / 0.0 for NaN)\n"
+        "      let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "                             ^\n"
+        "t.tile:6:19: error: '.to': values have no methods or attributes here; write 'x as T' or 'cast(x, T)' for Triton's x.to(T)\n"
+        "      store(x + r, v.to(f32) + math.inf, m);\n"
+        "                    ^\n"
+        "t.tile:6:30: error: 'math.inf': there is no 'math' module here; write the float (1.0 / 0.0)\n"
+        "      store(x + r, v.to(f32) + math.inf, m);\n"
+        "                               ^\n"
+        "t.tile:7:15: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+        "      let h = n // 2\n"
+        "                ^\n"
+        "t.tile:9:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+        "      while h < n // 2 {\n"
+        "                  ^\n");
+    Result r = compile("kernel k(a: **f32, n: i32) {\n    let and = 2;\n    let not = and * 2;\n    store(load(a), cast(not, f32));\n}\n");
+    cr_expect_not_null(r.m, "a pointer to pointers, and Python's words as names, compile: %s", r.diags);
+    result_free(&r);
+    r = compile("kernel k(x: *i32, a: i32, b: i32) {\n    let t = a // first part\n        + b;\n    store(x, t);\n}\n");
+    cr_expect_not_null(r.m, "a comment in words before a line that goes on stays a comment: %s", r.diags);
+    result_free(&r);
+}
+
+Test(lang_diag, triton_module_prefix) {
+    expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
+                "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n"
+                "               ^\n"
+                "t.tile:2:33: error: 'tl.sqrt': there is no 'tl' module here; write 'sqrt' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n"
+                "                                  ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, cast(1.5, tl.bfloat16) as f32);\n}\n",
+                "t.tile:2:24: error: 'tl.bfloat16': there is no 'tl' module here; the type is 'bf16'\n"
+                "      store(x, cast(1.5, tl.bfloat16) as f32);\n"
+                "                         ^\n");
+    /* Inductor's aliases tl_math and triton_helpers are modules too (they were "values have no methods") */
+    expect_diag("kernel k(x: *f32) {\n    store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n}\n",
+                "t.tile:2:14: error: 'triton_helpers.maximum': there is no 'triton_helpers' module here; write 'maximum' (the built-ins "
+                "are plain names, docs/language.md)\n"
+                "      store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n"
+                "               ^\n"
+                "t.tile:2:37: error: 'tl_math.exp': there is no 'tl_math' module here; write 'exp' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n"
+                "                                      ^\n");
+    /* libdevice's accurate functions whose plain name is the hardware approximation name the form that keeps the accuracy
+     * (Liger's geglu calls libdevice.tanh); libdevice's others, and tl.math's, the plain name */
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x);\n    store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + "
+                "libdevice.pow(v, v));\n}\n",
+                "t.tile:3:14: error: 'libdevice.tanh': there is no 'libdevice' module here; write 'tanh(x, exact=true)' (libdevice's "
+                "tanh is the accurate one; plain 'tanh' is tanh.approx)\n"
+                "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
+                "               ^\n"
+                "t.tile:3:34: error: 'tl.extra.cuda.libdevice.log': there is no 'tl' module here; write 'log(x as f64) as f32' for "
+                "libdevice's accuracy ('log' is lg2.approx, as Triton's tl.log)\n"
+                "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
+                "                                   ^\n"
+                "t.tile:3:67: error: 'libdevice.pow': there is no 'libdevice' module here; write 'pow' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
+                "                                                                    ^\n");
+    expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
+                "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
+                "  kernel k(x: *f32, B: tl.constexpr) {\n"
+                "                       ^\n");
+}
