@@ -293,9 +293,8 @@ TILE_API tile_status tile_context_get_properties_ex(tile_context *ctx, tile_devi
 /* ==== tensor maps (TMA) =============================================
  * A tiled tensor map for cp.async.bulk.tensor, passed to a kernel as a `.param .align 64 .b8 tmap[128]`
  * argument (or copied to global memory).  dims: elements per dimension, innermost first; strides: bytes
- * between consecutive indices of dimensions 1..rank-1 (multiples of 16, each at least the bytes the dimension below
- * spans: strides[0] >= dims[0] * element size, strides[d] >= dims[d] * strides[d - 1], as cuTensorMapEncodeTiled
- * requires; shorter, overlapping rows are TILE_ERROR_INVALID_VALUE naming the dimension); box: the elements one copy moves
+ * between consecutive indices of dimensions 1..rank-1 (multiples of 16 below 2^40, in any order: a permuted view,
+ * such as a [S, H, D] tensor mapped as (D, S, H), is a valid map); box: the elements one copy moves
  * per dimension (1..256; box[0] * element size a multiple of 16 bytes, and at most the swizzle's width);
  * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  The whole tensor lies in memory of
  * ctx (as for every call that takes a device pointer).  Out-of-bounds elements read as
