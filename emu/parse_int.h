@@ -1,5 +1,5 @@
-/* parse_int.h - what parse.c, parse_names.c, parse_mods.c and parse_check.c share: the lexer's token, the parser's state, its error
- * report and its constant slots.  Private to the emulator's parser. */
+/* parse_int.h - what parse.c and its parse_*.c companions share: the lexer's token, the parser's state, its error
+ * report, its constant slots and the registers' declarations by slot.  Private to the emulator's parser. */
 #ifndef TILE_EMU_PARSE_INT_H
 #define TILE_EMU_PARSE_INT_H
 
@@ -194,6 +194,21 @@ static inline bool const_value(const Parser *ps, uint32_t slot, uint64_t *v) {
     *v = ps->consts[k].value;
     return true;
 }
+
+/* Whether slot is a .pred register (cp.async's fourth operand is src-size or, as a predicate, ignore-src). */
+/* The declaration of the register in slot, NULL for a special register, an immediate or the sink. */
+static inline const struct RegRange *slot_range(const Parser *ps, uint32_t slot) {
+    for (uint32_t i = 0; i < ps->nregs; i++) {
+        const struct RegRange *r = &ps->regs[i];
+        if (slot >= r->base && slot < r->base + (r->count < 0 ? 1 : (uint64_t)r->count)) return r;
+    }
+    return NULL;
+}
+
+static inline bool slot_is_pred(const Parser *ps, uint32_t slot) {
+    const struct RegRange *r = slot_range(ps, slot);
+    return r && r->pred;
+}
 /* The symbol whose address a slot holds, or -1. */
 static inline int32_t const_sym(const Parser *ps, uint32_t slot) {
     int64_t k = emu_const_at(ps, slot);
@@ -210,5 +225,7 @@ bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len);
 bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len, unsigned nops); /* an instruction's opcode text */
 bool emu_gate_sreg(Parser *ps, uint32_t line, const char *s, uint32_t len);      /* a special register's name */
 bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
+/* parse_types.c: the operands' register types and addresses as ptxas takes them (after emu_check_ins) */
+bool emu_check_operands(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len);
 
 #endif
