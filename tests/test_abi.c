@@ -363,6 +363,19 @@ Test(abi, size_inside_a_field) {
     tile_compiled_free(&c);
 }
 
+/* L's fields in order, each after the one before with less than the alignment between, the last within
+ * sizeof with less than the alignment after it. */
+static void expect_fields_cover(const RtLayout *L) {
+    size_t end = 0;
+    for (int i = 0; i < L->nfields; i++) {
+        const RtField *f = &L->fields[i];
+        cr_expect(f->offset >= end && f->offset - end < L->align, "%s.%s at %zu: the field before ends at %zu", L->name, f->name,
+                  f->offset, end);
+        end = f->offset + f->size;
+    }
+    cr_expect(end <= L->size && L->size - end < L->align, "%s: the last field ends at %zu, sizeof is %zu", L->name, end, L->size);
+}
+
 /* Each layout rt_struct_in checks sizes against lists every field of its struct, in order: the first is size,
  * each next one begins at or after the last one's end with less than the struct's alignment of padding
  * between, and the last ends within the alignment of sizeof: a field of 8 bytes or more (the ones a size can
@@ -374,14 +387,7 @@ Test(abi, layouts_cover_their_structs) {
         const RtLayout *L = *l;
         cr_assert(L->nfields >= 2, "%s", L->name);
         cr_expect(!strcmp(L->fields[0].name, "size") && L->fields[0].offset == 0 && L->fields[0].size == sizeof(size_t), "%s", L->name);
-        size_t end = 0;
-        for (int i = 0; i < L->nfields; i++) {
-            const RtField *f = &L->fields[i];
-            cr_expect(f->offset >= end && f->offset - end < L->align, "%s.%s at %zu: the field before ends at %zu", L->name, f->name,
-                      f->offset, end);
-            end = f->offset + f->size;
-        }
-        cr_expect(end <= L->size && L->size - end < L->align, "%s: the last field ends at %zu, sizeof is %zu", L->name, end, L->size);
+        expect_fields_cover(L);
     }
     cr_expect_eq(n, 12);
 }
@@ -392,14 +398,7 @@ Test(abi, out_layouts_cover_their_structs) {
     int n = 0;
     for (const RtLayout *const *l = rt_out_layouts; *l; l++, n++) {
         const RtLayout *L = *l;
-        size_t end = 0;
-        for (int i = 0; i < L->nfields; i++) {
-            const RtField *f = &L->fields[i];
-            cr_expect(f->offset >= end && f->offset - end < L->align, "%s.%s at %zu: the field before ends at %zu", L->name, f->name,
-                      f->offset, end);
-            end = f->offset + f->size;
-        }
-        cr_expect(end <= L->size && L->size - end < L->align, "%s: the last field ends at %zu, sizeof is %zu", L->name, end, L->size);
+        expect_fields_cover(L);
     }
     cr_expect_eq(n, 2);
 }
