@@ -669,7 +669,10 @@ typedef struct EmuOptions {
     bool general_tensor_ops;    /* mma.sync, wmma.mma and wgmma by their general executors, fmaf per product and f16
                                  * results through emu_round_f64 (the reference the specialised ones are tested against:
                                  * the same bits, slower) */
+    unsigned approx;            /* EMU_APPROX_EXACT (0): .approx results from the host libm in double, rounded once (nearly
+                                 * exact); EMU_APPROX_BOUND: each moved by the PTX ISA's documented maximum error (emu/approx.c) */
 } EmuOptions;
+enum { EMU_APPROX_EXACT = 0, EMU_APPROX_BOUND = 1 };
 
 typedef struct EmuLaunchStats {
     uint64_t instructions;      /* executed thread-instructions */

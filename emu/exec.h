@@ -507,6 +507,12 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_int.c
 bool emu_exec_video(EmuBlock *b, EmuThread *t, const EmuIns *in);  /* exec_video.c */
 bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in);  /* exec_float.c */
 bool emu_exec_cvt(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_float.c */
+/* approx.c, the bound mode (EmuOptions.approx): v, the exact result of .approx op (ex2 lg2 sin cos tanh rsqrt,
+ * rcp/sqrt .approx, div .approx/.full) on element type ety at operands a, b, moved by the PTX ISA's documented
+ * maximum error in a direction hashed from the operands; special values unchanged.  Rounded into ety afterwards. */
+double emu_approx_move(unsigned op, unsigned ety, bool ftz, double a, double b, double v);
+/* The same for the 20-bit results of rcp/rsqrt.approx.ftz.f64 (bits u): one unit of the 20th mantissa bit. */
+uint64_t emu_approx_move_hi32(unsigned op, double a, uint64_t u);
 bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_mem.c */
 /* Warp collectives, executed for the `n` lanes `lanes` all stopped at
  * their own instruction of the same op (exec_warp.c). */

@@ -12,7 +12,9 @@
  *   3. .sat clamps to [+0, 1] (NaN and -0 give +0, as an H200 does), .ftz flushes subnormal results,
  *      NaN results become the canonical NaN (0x7fffffff, 0x7fff).
  * .approx instructions use the host's correctly rounded (or nearly so)
- * libm: their results are within PTX's documented error bounds.
+ * libm: their results are within PTX's documented error bounds.  Under
+ * EmuOptions.approx == EMU_APPROX_BOUND each is then moved by that bound
+ * (emu/approx.c), as far as a GPU may be off.
  * min/max: a NaN operand loses unless .NaN; -0 orders below +0. */
 #include "emu/exec.h"
 
@@ -172,12 +174,14 @@ static uint64_t approx_hi32(double v) {
     return isinf(v) || v == 0 ? u : (u + 0x80000000u) & ~0xFFFFFFFFull;
 }
 
-/* One lane of an arithmetic instruction; ety is the element type. */
-static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, uint64_t xc, bool *bad) {
+/* One lane of an arithmetic instruction; ety is the element type; bound: .approx results moved by their
+ * documented error (EMU_APPROX_BOUND). */
+static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, uint64_t xc, bool bound, bool *bad) {
     bool ftz = in->flags & EMU_F(FTZ), sat = in->flags & EMU_F(SAT);
     double a = flush(dec(xa, ety), ety, ftz), b = flush(dec(xb, ety), ety, ftz), c = flush(dec(xc, ety), ety, ftz);
     bool native = ety == EMU_T_F32 || ety == EMU_T_F64;
     int rnd = in->rnd;
+    bool approx = false; /* v is an .approx (or div.full) result */
     double v;
     switch (in->op) {
     case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MUL:
@@ -195,7 +199,7 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         if (native && !(in->flags & (EMU_F(APPROX) | EMU_F(FULL)))) v = native_op(EMU_OP_DIV, ety == EMU_T_F64, a, b, 0, rnd);
         else if ((in->flags & EMU_F(APPROX)) && ety == EMU_T_F32 && fabs(b) > 0x1p126 && isfinite(b))
             v = isinf(a) ? NAN : copysign(0.0, a) * copysign(1.0, b); /* a * (1/b) with 1/b flushed: the PTX ISA's 0 */
-        else { v = a / b; rnd = EMU_RND_RN; }
+        else { v = a / b; rnd = EMU_RND_RN; approx = true; }
         break;
     case EMU_OP_ABS: v = fabs(a); break;
     case EMU_OP_NEG: v = -a; break;
@@ -210,24 +214,29 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         break;
     case EMU_OP_RCP:
         if (native && !(in->flags & EMU_F(APPROX))) v = native_op(EMU_OP_RCP, ety == EMU_T_F64, a, 0, 0, rnd);
-        else if (ety == EMU_T_F64 && ftz) /* "using the most-significant 20 bits of the mantissa of operand a" */
-            return approx_hi32(isnan(a) ? a : 1.0 / emu_f64(emu_bits64(a) & ~0xFFFFFFFFull));
-        else { v = 1.0 / a; rnd = EMU_RND_RN; }
+        else if (ety == EMU_T_F64 && ftz) { /* "using the most-significant 20 bits of the mantissa of operand a" */
+            uint64_t u = approx_hi32(isnan(a) ? a : 1.0 / emu_f64(emu_bits64(a) & ~0xFFFFFFFFull));
+            return bound ? emu_approx_move_hi32(in->op, a, u) : u;
+        } else { v = 1.0 / a; rnd = EMU_RND_RN; approx = true; }
         break;
     case EMU_OP_SQRT:
         if (native && !(in->flags & EMU_F(APPROX))) v = native_op(EMU_OP_SQRT, ety == EMU_T_F64, a, 0, 0, rnd);
-        else { v = sqrt(a); rnd = EMU_RND_RN; }
+        else { v = sqrt(a); rnd = EMU_RND_RN; approx = true; }
         break;
     case EMU_OP_RSQRT:
-        if (ety == EMU_T_F64 && ftz) return approx_hi32(1.0 / sqrt(a)); /* "The least significant 32 bits ... are all zeros" */
+        if (ety == EMU_T_F64 && ftz) { /* "The least significant 32 bits ... are all zeros" */
+            uint64_t u = approx_hi32(1.0 / sqrt(a));
+            return bound ? emu_approx_move_hi32(in->op, a, u) : u;
+        }
         v = 1.0 / sqrt(a);
         rnd = EMU_RND_RN;
+        approx = true;
         break;
-    case EMU_OP_EX2: v = exp2(a); rnd = EMU_RND_RN; break;
-    case EMU_OP_LG2: v = log2(a); rnd = EMU_RND_RN; break;
-    case EMU_OP_SIN: v = sin(a); rnd = EMU_RND_RN; break;
-    case EMU_OP_COS: v = cos(a); rnd = EMU_RND_RN; break;
-    case EMU_OP_TANH: v = tanh(a); rnd = EMU_RND_RN; break;
+    case EMU_OP_EX2: v = exp2(a); rnd = EMU_RND_RN; approx = true; break;
+    case EMU_OP_LG2: v = log2(a); rnd = EMU_RND_RN; approx = true; break;
+    case EMU_OP_SIN: v = sin(a); rnd = EMU_RND_RN; approx = true; break;
+    case EMU_OP_COS: v = cos(a); rnd = EMU_RND_RN; approx = true; break;
+    case EMU_OP_TANH: v = tanh(a); rnd = EMU_RND_RN; approx = true; break;
     case EMU_OP_COPYSIGN: { /* a bit operation, as the hardware's LOP3: b's other bits (a NaN's payload too), a's sign */
         uint64_t sign = 1ull << (emu_type_size(ety) * 8 - 1);
         return ((xb & ~sign) | (xa & sign)) & (sign | (sign - 1));
@@ -244,6 +253,7 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
             return in->op == EMU_OP_ABS ? (xa & ~sign) & ((sign << 1) - 1) : (xa ^ sign) & ((sign << 1) - 1);
         }
     }
+    if (approx && bound) v = emu_approx_move(in->op, ety, ftz, a, b, v);
     return enc(v, ety, rnd, ftz, sat);
 }
 
@@ -313,14 +323,14 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     }
     default: break;
     }
-    bool bad = false;
+    bool bad = false, bound = b->L->opt->approx == EMU_APPROX_BOUND;
     uint64_t d;
     if (pair) {
-        uint64_t lo = lane(in, ety, xa & 0xFFFF, xb & 0xFFFF, xc & 0xFFFF, &bad);
-        uint64_t hi = lane(in, ety, (xa >> 16) & 0xFFFF, (xb >> 16) & 0xFFFF, (xc >> 16) & 0xFFFF, &bad);
+        uint64_t lo = lane(in, ety, xa & 0xFFFF, xb & 0xFFFF, xc & 0xFFFF, bound, &bad);
+        uint64_t hi = lane(in, ety, (xa >> 16) & 0xFFFF, (xb >> 16) & 0xFFFF, (xc >> 16) & 0xFFFF, bound, &bad);
         d = (lo & 0xFFFF) | ((hi & 0xFFFF) << 16);
     } else {
-        d = lane(in, ety, xa, xb, xc, &bad);
+        d = lane(in, ety, xa, xb, xc, bound, &bad);
     }
     if (bad || !ety || emu_type_kind(in->ty) != EMU_K_F)
         return emu_fault(b, t, in, "unsupported instruction", "'%s' with type .%s is not supported by the emulator",

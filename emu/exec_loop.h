@@ -246,6 +246,7 @@ skip: /* a guard that is false */
             NEXT();
         }
         L_EX2: { /* ex2.approx[.ftz].f32: .ftz flushes a subnormal operand and result to a zero of its sign */
+            if (b->L->opt->approx == EMU_APPROX_BOUND) goto slow; /* moved by its error bound: exec_float.c */
             bool ftz = in->flags & EMU_F(FTZ);
             float x = emu_f32(r[in->o[1]]);
             float v = (float)exp2((double)(ftz ? flush32(x) : x));

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/rt.h"
 #include "support/support.h"
 #include "support/target.h"
 
@@ -111,10 +112,16 @@ enum { EMU_DEFAULT_SMS = 132 };
 int dev_num_sms(const TileDevice *dev) { return dev && dev->num_sms > 0 ? dev->num_sms : EMU_DEFAULT_SMS; }
 int dev_compute_capability(const TileDevice *dev) { return dev ? dev->cc : 0; }
 
-/* One emulator option or target of "emu:...": "sms=N" (1..65536), "racecheck" or a target name. */
+/* One emulator option or target of "emu:...": "sms=N" (1..65536), "racecheck", "approx=exact|bound" or a target name. */
 static bool emu_part(const char *p, size_t n, DevSpec *spec) {
     if (n == 9 && !strncmp(p, "racecheck", 9)) {
         spec->racecheck = true;
+        return true;
+    }
+    if (n > 7 && !strncmp(p, "approx=", 7)) {
+        if (n == 12 && !strncmp(p + 7, "exact", 5)) spec->approx = 1;
+        else if (n == 12 && !strncmp(p + 7, "bound", 5)) spec->approx = 2;
+        else return false;
         return true;
     }
     if (n > 4 && !strncmp(p, "sms=", 4)) {
@@ -139,10 +146,12 @@ static bool emu_part(const char *p, size_t n, DevSpec *spec) {
  *   option = "sms=" N: the multiprocessor count num_sms() and tile_device_properties_ex
  *            report (default 132), so "emu:sm_90a:sms=132"
  *          | "racecheck": the emulator's race checks on (DevOptions.emu_racecheck), so that a device
- *            string alone (TILE_DEVICE, tile run --device) turns them on: "emu:sm_90a:racecheck" */
+ *            string alone (TILE_DEVICE, tile run --device) turns them on: "emu:sm_90a:racecheck"
+ *          | "approx=exact" | "approx=bound": .approx results exact (the default) or moved by the PTX ISA's
+ *            documented error (DevOptions.emu_approx_bound), over TILE_EMU_APPROX: "emu:approx=bound" */
 DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
     if (errmsg) *errmsg = NULL;
-    *spec = (DevSpec){DEV_BACKEND_EMU, 0, NULL, 0, false};
+    *spec = (DevSpec){DEV_BACKEND_EMU, 0, NULL, 0, false, 0};
     const char *src = "device string";
     if (!device || !*device) {
         device = getenv("TILE_DEVICE");
@@ -165,6 +174,8 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
                     snprintf(part, sizeof part, "%.*s", (int)(n < sizeof part ? n : sizeof part - 1), p);
                     if (n > 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
                         str_printf(&s, "bad %s '%s': '%.*s': sms takes a multiprocessor count from 1 to 65536", src, device, (int)n, p);
+                    else if (n >= 7 && !strncmp(p, "approx=", 7))
+                        str_printf(&s, "bad %s '%s': '%.*s': approx takes exact or bound", src, device, (int)n, p);
                     else if (n == 0)
                         str_printf(&s, "bad %s '%s': an empty part between ':'s (expected emu:<target> with one of %s, and options "
                                    "such as sms=132 and racecheck)", src, device, target_names(names, sizeof names));
@@ -236,6 +247,17 @@ DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out,
     dev->num_sms = spec.sms; /* the emulator's; a GPU's backend asks its driver */
     if (opts) dev->opts = *opts;
     if (spec.racecheck) dev->opts.emu_racecheck = true;
+    if (spec.backend == DEV_BACKEND_EMU) {
+        /* .approx results: the device string's approx=, else TILE_EMU_APPROX (options.c) turns the bound mode on */
+        const RtOptions *ro = rt_options();
+        if (!spec.approx && ro->emu_approx_bad) {
+            free(dev);
+            return parse_fail(errmsg, "%s", "TILE_EMU_APPROX is neither exact nor bound (how the emulator computes .approx "
+                                            "instructions; a device string's approx= overrides it)");
+        }
+        if (spec.approx) dev->opts.emu_approx_bound = spec.approx == 2;
+        else if (ro->emu_approx_bound) dev->opts.emu_approx_bound = true;
+    }
     st = dev->ops->open(dev, ordinal);
     if (st != DEV_OK) {
         char *m = take_error(dev, st);

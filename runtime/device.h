@@ -70,6 +70,7 @@ typedef struct DevOptions {
     unsigned emu_host_threads;     /* host threads running blocks; 0: one per core */
     uint64_t emu_max_instructions; /* per-thread watchdog; 0: unlimited */
     double emu_timeout_seconds;    /* a launch running longer fails (DEV_ERR_LAUNCH); 0: 600 s; < 0: no limit */
+    bool emu_approx_bound;         /* .approx results moved by the PTX ISA's documented error (EmuOptions.approx) */
 } DevOptions;
 
 typedef struct DevLaunchStats {
@@ -86,6 +87,8 @@ typedef struct DevSpec {
     const Target *target;     /* emu:<target>; NULL: not named (the context's arch decides) */
     int sms;                  /* emu:sms=N; 0: the default (132) */
     bool racecheck;           /* emu:racecheck: DevOptions.emu_racecheck on whatever the options say */
+    int approx;               /* emu:approx=exact (1) or emu:approx=bound (2): DevOptions.emu_approx_bound whatever the
+                               * options say; 0: not named */
 } DevSpec;
 DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg);
 

@@ -68,6 +68,7 @@ static DevStatus emu_open(TileDevice *dev, int ordinal) {
     e->opt.racecheck = dev->opts.emu_racecheck;
     e->opt.host_threads = dev->opts.emu_host_threads;
     e->opt.max_instructions = dev->opts.emu_max_instructions;
+    e->opt.approx = dev->opts.emu_approx_bound ? EMU_APPROX_BOUND : EMU_APPROX_EXACT;
     double to = dev->opts.emu_timeout_seconds;
     e->opt.timeout_seconds = to == 0 ? EMU_DEFAULT_TIMEOUT_SECONDS : to < 0 ? 0 : to;
     pthread_mutex_init(&e->lock, NULL);

@@ -2,7 +2,7 @@
  *
  * The library has no global mutable state except this: a RtOptions
  * filled once (pthread_once) from TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES,
- * XDG_CACHE_HOME, HOME, TMPDIR, TILE_DEBUG, TILE_DATA_DIR and TILE_EMU_TIMEOUT, then only read.  TILE_DEVICE is read by the device
+ * XDG_CACHE_HOME, HOME, TMPDIR, TILE_DEBUG, TILE_DATA_DIR, TILE_EMU_TIMEOUT and TILE_EMU_APPROX, then only read.  TILE_DEVICE is read by the device
  * layer (dev_parse_device), its one reader.
  *
  * The default cache folder is TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile
@@ -86,6 +86,11 @@ static void load(void) {
         double v = strtod(to, &end);
         if (*end || !(v > 0)) opts.emu_timeout_bad = true;
         else opts.emu_timeout_seconds = v;
+    }
+    const char *ap = getenv("TILE_EMU_APPROX"); /* "exact" (the default) or "bound" */
+    if (ap && *ap) {
+        if (!strcmp(ap, "bound")) opts.emu_approx_bound = true;
+        else if (strcmp(ap, "exact")) opts.emu_approx_bad = true;
     }
 }
 

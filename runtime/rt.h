@@ -38,7 +38,8 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
                             const uint8_t *param_size, void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which,
                             RtTmapCache *cache);
 
-/* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG, TILE_DATA_DIR and TILE_EMU_TIMEOUT ----
+/* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG, TILE_DATA_DIR,
+ * TILE_EMU_TIMEOUT and TILE_EMU_APPROX ----
  * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune, assert (or all). */
 typedef struct RtOptions {
     const char *cache_dir; /* resolved default cache folder, never NULL */
@@ -50,6 +51,9 @@ typedef struct RtOptions {
     bool debug_assert;     /* modules loaded through a context compile device_assert (tile_compile_options.debug) */
     double emu_timeout_seconds; /* TILE_EMU_TIMEOUT: seconds a launch on emu may run (0: unset) */
     bool emu_timeout_bad;       /* TILE_EMU_TIMEOUT is set but not a positive number: contexts refuse to open */
+    bool emu_approx_bound;      /* TILE_EMU_APPROX=bound: .approx results moved by the PTX ISA's error on every emulator device
+                                 * whose string does not say approx= (dev_open, DevOptions.emu_approx_bound) */
+    bool emu_approx_bad;        /* TILE_EMU_APPROX is set but neither "exact" nor "bound": emulator devices refuse to open */
 } RtOptions;
 const RtOptions *rt_options(void);
 /* Debug log line to stderr: "tile[cat]: ..." */
