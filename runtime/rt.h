@@ -6,7 +6,7 @@
  * above it (jit/ compiles sources into modules, kernels/ hold the shipped
  * kernels and their C entry points) use these calls:
  *
- *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_DATA_DIR, TILE_EMU_TIMEOUT), read once
+ *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_DATA_DIR, TILE_EMU_TIMEOUT, TILE_EMU_APPROX), read once
  *   datadir.c  where the standard library and the shipped kernels are
  *   tensor_maps.c  a kernel's tensor maps, made from a launch's arguments
  *   runtime.c  rt_fail and the checks every entry point makes; modules made
