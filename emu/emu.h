@@ -189,7 +189,7 @@
     X(ELECT, "elect.sync", "warp-collective: d = the lowest lane of the member mask that is present, p = (this lane is it)") \
     X(SETMAXNREG, "setmaxnreg", "warpgroup-collective register budget hint (.inc/.dec .u32 imm, a multiple of 8 in 24..256, the same in all 4 warps); no other effect") \
     X(CP_BULK, "cp.async.bulk", "async copy of c bytes (a multiple of 16): global->shared completing tx bytes on mbarrier d, or shared->global in the bulk group") \
-    X(CP_BULK_TENSOR, "cp.async.bulk.tensor", "async copy of one box of a tensor map (.1d-.5d .tile): global->shared completing tx bytes on an mbarrier, or shared->global in the bulk group; OOB: zero / skipped") \
+    X(CP_BULK_TENSOR, "cp.async.bulk.tensor", "async copy of one box of a tensor map (.1d-.5d .tile), or of an im2col map's pixels (.3d-.5d .im2col loads with 16-bit offsets, .im2col_no_offs stores): global->shared completing tx bytes on an mbarrier, or shared->global in the bulk group; OOB: zero / skipped") \
     X(CP_BULK_COMMIT, "cp.async.bulk.commit_group", "close the current bulk group (copies are done at issue: no effect)") \
     X(CP_BULK_WAIT, "cp.async.bulk.wait_group", "wait until at most a bulk groups are pending (.read: their reads); copies are done at issue: no effect") \
     X(TENSORMAP_REPLACE, "tensormap.replace", "write one field of a 128-byte tensor map in shared or global memory (.tile .global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype .interleave_layout .swizzle_mode .swizzle_atomicity .fill_mode; [a], [ord,] new_val)") \
@@ -199,7 +199,7 @@
     X(MAPA, "mapa", "mapa[.shared::cluster].u32/.u64 d, a, rank: a's address in the shared memory of the cluster's CTA rank (EMU_DSMEM_TAG)") \
     X(GETCTARANK, "getctarank", "getctarank[.shared::cluster].u32/.u64 d, a: the rank of the CTA whose shared memory holds a") \
     X(CP_RED_BULK, "cp.reduce.async.bulk", "[d] op= [s] elementwise over c bytes (.add .min .max .inc .dec .and .or .xor, the type's elements): shared->global in the bulk group, or shared->shared::cluster completing tx bytes on mbarrier") \
-    X(CP_RED_BULK_TENSOR, "cp.reduce.async.bulk.tensor", "one box of a tensor map op= a shared tile (.1d-.5d .tile .bulk_group; the element type from the map; OOB skipped)") \
+    X(CP_RED_BULK_TENSOR, "cp.reduce.async.bulk.tensor", "one box of a tensor map op= a shared tile (.1d-.5d .tile, or .3d-.5d .im2col_no_offs through an im2col map, .bulk_group; the element type from the map; OOB skipped)") \
     X(TENSORMAP_CP, "tensormap.cp_fenceproxy", "warp-collective: copy a 128-byte tensor map from shared to global memory ([d], [s], 128); the proxy fence has no effect") \
     X(WGMMA_FENCE, "wgmma.fence", "warpgroup-collective: order register accesses before the following wgmma.mma_async") \
     X(WGMMA_COMMIT, "wgmma.commit_group", "warpgroup-collective: the uncommitted wgmma.mma_async ops become a group") \
@@ -328,6 +328,7 @@ enum {
 /* The NaN a tensor copy writes for an out-of-bounds element in NaN fill mode (f16, bf16); fma.rn.oob reads it as "OOB" */
 #define EMU_OOB_NAN16 0x7FFFu
 enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
+       EMU_XF_IM2COL = 2, /* cp.async.bulk.tensor, cp.reduce.async.bulk.tensor, cp.async.bulk.prefetch.tensor: .im2col or .im2col_no_offs */
        EMU_XF_OOB = 1, /* fma.rn.oob (the bit is cp.async.bulk's .multicast::cluster on those ops) */
        EMU_XF_IGNORE_SRC = 1, /* cp.async: operand 3 is the ignore-src predicate, not src-size */
        EMU_XF_UNIFIED = 1, /* ld, ldu: `[a].unified` (the address of a .unified variable: global memory only) */
@@ -747,8 +748,15 @@ typedef struct EmuTensorMap {
     uint32_t box[EMU_TMAP_MAX_RANK];     /* box extent per dimension, in elements (1..256) */
     uint32_t elem_strides[EMU_TMAP_MAX_RANK]; /* traversal strides (1..8) */
     unsigned swizzle;                /* 0 none, 1 32B, 2 64B, 3 128B */
+    /* im2col maps (cuTensorMapEncodeIm2col; rank 3..5, dimensions C, W[, H[, D]], N innermost first): box is
+     * unused; the copy moves `pixels` pixels of `channels` elements each, traversing the bounding box of the
+     * spatial dimensions from lower[k] to dims[k + 1] - 1 + upper[k] (k = 0: W, 1: H, 2: D) */
+    unsigned im2col;                 /* 0 tiled, 1 im2col */
+    int32_t lower[3], upper[3];      /* the bounding box's corners, W first (rank 3: -32768..32767, 4: -128..127, 5: -16..15) */
+    uint32_t channels, pixels;       /* channelsPerPixel (1..256), pixelsPerColumn (1..1024) */
 } EmuTensorMap;
-/* Checks tm as cuTensorMapEncodeTiled does and writes its encoding; false with *why set. */
+/* Checks tm as cuTensorMapEncodeTiled (or, im2col, cuTensorMapEncodeIm2col) does and writes its encoding; false with
+ * *why set. */
 bool emu_tensor_map_encode(const EmuTensorMap *tm, uint8_t out[EMU_TMAP_BYTES], const char **why);
 bool emu_tensor_map_decode(const uint8_t in[EMU_TMAP_BYTES], EmuTensorMap *tm, const char **why);
 /* tensormap.replace: field `mode` (EMU_MODE_TM_*), dimension ord, value v into the 128 bytes of a map (they

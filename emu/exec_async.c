@@ -758,6 +758,8 @@ static uint32_t swizzle_addr(uint32_t a, unsigned swz) {
 
 static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tm, const int64_t c[5], const uint64_t n[5],
                        uint8_t *cta, uint32_t soff, bool red, unsigned rty);
+static bool tensor_im2col(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tm, const int64_t c[5], const int64_t off[3],
+                          uint8_t *cta, uint32_t soff, bool red, unsigned rty);
 
 static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     bool load = in->space == EMU_SP_SHARED;
@@ -782,13 +784,19 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                          emu_type_name(rty));
     if (dims != tm.rank)
         return emu_fault(b, t, in, "invalid tensor copy", "a .%ud copy through a tensor map of rank %u", dims, tm.rank);
-    int64_t c[5] = {0};
+    bool im2col = in->xflags & EMU_XF_IM2COL;
+    if (im2col != (tm.im2col == 1))
+        return emu_fault(b, t, in, "invalid tensor copy", "%s copy through %s tensor map", im2col ? "an .im2col" : "a .tile",
+                         tm.im2col ? "an im2col (cuTensorMapEncodeIm2col)" : "a tiled (cuTensorMapEncodeTiled)");
+    int64_t c[5] = {0}, off[3] = {0};
     const EmuFunc *f = t->fn;
     for (unsigned d = 0; d < dims; d++) c[d] = (int32_t)(uint32_t)t->r[f->vec[in->o[ci] + d]];
-    /* the box: n[d] elements along d, element strides applied */
+    if (im2col && load) /* the im2col offsets: unsigned 16-bit, one per spatial dimension (W first) */
+        for (unsigned k = 0; k + 2 < dims; k++) off[k] = (uint16_t)t->r[f->vec[in->o[4] + k]];
+    /* the box: n[d] elements along d, element strides applied (im2col: pixels rows of channels elements) */
     uint64_t n[5] = {1, 1, 1, 1, 1}, total = 1;
     for (unsigned d = 0; d < dims; d++) {
-        n[d] = (tm.box[d] + tm.elem_strides[d] - 1) / tm.elem_strides[d];
+        n[d] = im2col ? d == 0 ? tm.channels : d == 1 ? tm.pixels : 1 : (tm.box[d] + tm.elem_strides[d] - 1) / tm.elem_strides[d];
         total *= n[d];
     }
     unsigned es = tm.esize;
@@ -811,7 +819,7 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!smem) return false;
     uint32_t sidx = shared_offset(b, smem), soff = sidx % b->shared_size; /* the box's offset in its CTA's shared memory */
     uint32_t ranks;
-    if (!copy_ranks(b, t, in, 4, sidx, &ranks)) return false;
+    if (!copy_ranks(b, t, in, im2col ? 5 : 4, sidx, &ranks)) return false; /* ctaMask after the im2col offsets */
     uint64_t *w = NULL;
     if (load && !(w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], in->space))) return false;
     for (uint32_t rank = 0, base = emu_cl_base(b, t); rank < b->ncl; rank++) {
@@ -821,7 +829,8 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (load && b->nbulkrd && !emu_bulk_src_check(b, t, in, at, covered)) return false;
         if (load && !async_written(b, t, in, at, covered, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)))) return false;
         if (load && b->wg_reading && !emu_wgmma_smem_write(b, t, in, at, covered)) return false;
-        if (!tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty)) return false;
+        if (im2col ? !tensor_im2col(b, t, in, &tm, c, off, cta, soff, red, rty) : !tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty))
+            return false;
         if (load && !emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)), (int64_t)bytes, false, 0))
             return false;
     }
@@ -928,6 +937,44 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
                     }
                 }
     if (run_hi > run_lo) bulk_note(b, t, in, run_lo, run_hi);
+    return true;
+}
+
+/* The pixels of an im2col copy (the PTX ISA's im2col mode): row p of the shared tile (tm->channels elements) is
+ * pixel p of the traversal, its channels c[0] .. c[0] + channels - 1.  The traversal starts at the instruction's
+ * coordinates (W, H, D from c[1] on, N last) and steps along W by W's traversal stride; past the bounding box's
+ * upper bound along a spatial dimension (dims - 1 + upper) the coordinate goes back to the lower corner and the
+ * next dimension steps (W, then H, then D, then N).  The element read (or written) is at the pixel's position
+ * plus the im2col offsets (loads; stores have none), so the traversal is that of the filter's origin and the
+ * offsets pick the filter tap; out-of-bounds elements fill (loads) or are skipped (stores) as in a tiled box.
+ * Each row is a box of channels x 1 x .. through the tiled path. */
+static bool tensor_im2col(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tmp, const int64_t c[5], const int64_t off[3],
+                          uint8_t *cta, uint32_t soff, bool red, unsigned rty) {
+    EmuTensorMap tm = *tmp;
+    unsigned rank = tm.rank, ns = rank - 2; /* spatial dimensions: 1 .. rank - 2 */
+    int64_t lo[3], hi[3], step[4], pos[5];
+    for (unsigned k = 0; k < ns; k++) {
+        lo[k] = tm.lower[k];
+        hi[k] = (int64_t)tm.dims[k + 1] - 1 + tm.upper[k];
+    }
+    for (unsigned k = 0; k < ns + 1; k++) step[k] = tm.elem_strides[k + 1];
+    for (unsigned d = 0; d < rank; d++) pos[d] = c[d];
+    for (unsigned d = 0; d < rank; d++) tm.elem_strides[d] = 1; /* each row moves contiguous channels */
+    const uint64_t n[5] = {tm.channels, 1, 1, 1, 1};
+    for (uint32_t p = 0; p < tm.pixels; p++) {
+        int64_t rc[5] = {pos[0], 0, 0, 0, 0};
+        for (unsigned k = 0; k < ns; k++) rc[k + 1] = pos[k + 1] + off[k];
+        rc[rank - 1] = pos[rank - 1];
+        if (!tensor_box(b, t, in, &tm, rc, n, cta, soff + p * tm.channels * tm.esize, red, rty)) return false;
+        /* the next pixel: W steps; a coordinate past its upper bound wraps to the lower corner and carries */
+        unsigned k = 0;
+        for (; k < ns; k++) {
+            pos[k + 1] += step[k];
+            if (pos[k + 1] <= hi[k]) break;
+            pos[k + 1] = lo[k];
+        }
+        if (k == ns) pos[rank - 1] += step[ns];
+    }
     return true;
 }
 

@@ -709,7 +709,21 @@ bool emu_parse_ins(Parser *ps) {
             if (in.op == EMU_OP_STMATRIX && i == 1 && o.kind == OPD_REG)
                 return perr(ps, line, "'%.*s': the source of stmatrix is a register list, {%.*s} for .x1", (int)opt.len, opt.s,
                             (int)o.nlen, o.name);
-            if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
+            /* .im2col's offsets: 16-bit, {%rs1} of a .3d copy stays a vector of one (ptxas: "Vector expected" for a bare
+             * register) */
+            bool offsets = (in.xflags & EMU_XF_IM2COL) && i == (in.op == EMU_OP_CP_BULK_PREFETCH ? 2u : 4u) && in.op != EMU_OP_CP_RED_BULK_TENSOR;
+            if (offsets && o.kind != OPD_VEC)
+                return perr(ps, line, "'%.*s': the im2col offsets are a vector {..} of 16-bit values, one per spatial dimension",
+                            (int)opt.len, opt.s);
+            if (offsets) {
+                for (uint32_t k = 0; k < o.nvec; k++) {
+                    GROW(ps->vec, ps->nvec, ps->capvec);
+                    ps->vec[ps->nvec++] = o.vimm_set[k] ? const_slot(ps, emu_imm_bits(&o.vimm[k], EMU_T_B16), -1, 0) : o.vec[k];
+                }
+                in.o[i] = ps->nvec - o.nvec;
+                in.on[i] = (uint8_t)o.nvec;
+                in.ok[i] = EMU_OK_VEC;
+            } else if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             if (o.unified) {
                 if (in.op != EMU_OP_LD && in.op != EMU_OP_LDU)
                     return perr(ps, line, "'%.*s': only ld and ldu take a .unified address", (int)opt.len, opt.s);

@@ -1028,13 +1028,26 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         unsigned ci = load ? 2 : 1;
         bool mc = in->xflags & EMU_XF_MULTICAST;
         if (mc && !load) return perr(ps, line, "'%.*s': .multicast::cluster is for loads into shared memory", (int)len, s);
+        /* im2col: loads .im2col with the offsets after [mbar], stores and reductions .im2col_no_offs; .3d to .5d; not with
+         * .tile (ptxas: "Illegal modifier", "Modifier '.2d' cannot be combined with modifier '.im2col'", "Multiple
+         * .load_mode modifiers specified") */
+        bool im2col = in->xflags & EMU_XF_IM2COL;
+        if (im2col && !emu_has_mod(s, len, load ? "im2col" : "im2col_no_offs"))
+            return perr(ps, line, "'%.*s': a tensor %s takes .%s", (int)len, s, load ? "load" : "store or reduction",
+                        load ? "im2col (with its offsets)" : "im2col_no_offs");
+        if (im2col && emu_has_mod(s, len, "tile")) return perr(ps, line, "'%.*s': .tile or .im2col, not both", (int)len, s);
+        if (im2col && (dims < 3 || dims > 5)) return perr(ps, line, "'%.*s': im2col copies are .3d, .4d or .5d", (int)len, s);
+        unsigned xo = im2col && load; /* the offsets operand */
         bool shape = in->ok[ci - 1] == EMU_OK_ADDR && in->ok[ci] == EMU_OK_VEC && in->on[ci] == dims &&
-                     (load ? in->ok[0] == EMU_OK_ADDR && in->nops == 4u + mc && in->ok[3] == EMU_OK_ADDR && (!mc || in->ok[4] == EMU_OK_REG)
+                     (load ? in->ok[0] == EMU_OK_ADDR && in->nops == 4u + xo + mc && in->ok[3] == EMU_OK_ADDR &&
+                                 (!xo || (in->ok[4] == EMU_OK_VEC && in->on[4] == dims - 2)) && (!mc || in->ok[4 + xo] == EMU_OK_REG)
                            : in->ok[2] == EMU_OK_ADDR && in->nops == 3);
         if (!shape)
-            return perr(ps, line, "'%.*s' needs %s with %u coordinate%s", (int)len, s,
-                        load ? mc ? "[dst], [tensorMap, {c..}], [mbar], ctaMask" : "[dst], [tensorMap, {c..}], [mbar]"
-                             : "[tensorMap, {c..}], [src]", dims, dims == 1 ? "" : "s");
+            return perr(ps, line, "'%.*s' needs %s with %u coordinate%s%s", (int)len, s,
+                        load ? xo ? mc ? "[dst], [tensorMap, {c..}], [mbar], {offsets..}, ctaMask" : "[dst], [tensorMap, {c..}], [mbar], {offsets..}"
+                                  : mc ? "[dst], [tensorMap, {c..}], [mbar], ctaMask" : "[dst], [tensorMap, {c..}], [mbar]"
+                             : "[tensorMap, {c..}], [src]", dims, dims == 1 ? "" : "s",
+                        xo ? dims == 3 ? " and 1 im2col offset" : dims == 4 ? " and 2 im2col offsets" : " and 3 im2col offsets" : "");
         if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
         return true;
     }
@@ -1104,7 +1117,14 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         if (emu_has_mod(s, len, "tensor")) {
             unsigned dims = 0;
             for (unsigned k = 1; k <= 5; k++) dims = emu_has_mod(s, len, (const char[]){(char)('0' + k), 'd', 0}) ? k : dims;
-            if (!dims || in->nops != 2 || in->ok[1] != EMU_OK_VEC || in->on[1] != dims)
+            bool im2col = in->xflags & EMU_XF_IM2COL; /* .im2col: the offsets follow (ptxas: "Arguments mismatch") */
+            if (im2col && !emu_has_mod(s, len, "im2col")) return perr(ps, line, "'%.*s': a tensor prefetch takes .im2col", (int)len, s);
+            if (im2col && emu_has_mod(s, len, "tile")) return perr(ps, line, "'%.*s': .tile or .im2col, not both", (int)len, s);
+            if (im2col && (dims < 3 || dims > 5)) return perr(ps, line, "'%.*s': im2col prefetches are .3d, .4d or .5d", (int)len, s);
+            if (im2col && (in->nops != 3 || in->ok[2] != EMU_OK_VEC || in->on[2] != dims - 2))
+                return perr(ps, line, "'%.*s' needs [tensorMap, {c..}], {offsets..} with %u im2col offset%s", (int)len, s, dims - 2,
+                            dims == 3 ? "" : "s");
+            if (!dims || in->nops != 2u + im2col || in->ok[1] != EMU_OK_VEC || in->on[1] != dims)
                 return perr(ps, line, "'%.*s' needs .1d-.5d and [tensorMap, {c..}] with as many coordinates", (int)len, s);
         } else if (in->nops != 2 || in->ok[1] != EMU_OK_REG) {
             return perr(ps, line, "'%.*s' needs [addr], size (and a cache policy only with .L2::cache_hint)", (int)len, s);
@@ -1243,7 +1263,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     /* [d], [s], size [, [mbar]] [, ctaMask] */
     case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: want = 3; want_max = 4 + !!(in->xflags & EMU_XF_MULTICAST); break;
     /* [d], [tmap], {c}, [mbar] [, ctaMask] | [tmap], {c}, [s] */
-    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 4 + !!(in->xflags & EMU_XF_MULTICAST); break;
+    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 4 + !!(in->xflags & EMU_XF_MULTICAST) + !!(in->xflags & EMU_XF_IM2COL); break;
     case EMU_OP_CP_RED_BULK_TENSOR: want = 3; break;               /* [tmap], {c}, [s] */
     case EMU_OP_ST_ASYNC: case EMU_OP_RED_ASYNC: want = 3; break;  /* [a], b, [mbar] */
     case EMU_OP_WGMMA: want = 4; want_max = in->xflags & EMU_XF_MMA_SP ? 10 : 8; break; /* the form's own count: below */
@@ -1264,7 +1284,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         break;
     case EMU_OP_TENSORMAP_CP: want = 3; break;
     case EMU_OP_CLUSTER_BAR: case EMU_OP_GRIDDEP: want = 0; break;
-    case EMU_OP_CP_BULK_PREFETCH: want = 1; want_max = 3; break; /* [a], size | [tmap, {c}] [, cache-policy] */
+    case EMU_OP_CP_BULK_PREFETCH: want = 1; want_max = 3; break; /* [a], size | [tmap, {c}] [, {offsets}] [, cache-policy] */
     case EMU_OP_MAPA: want = 3; break;
     case EMU_OP_GETCTARANK: want = 2; break;
     }

@@ -274,8 +274,12 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         }
         if (op == EMU_OP_CP_BULK_PREFETCH && ((l == 6 && memcmp(p, "tensor", 6) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0) ||
                                               (l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5'))) continue;
-        if (hopper && (op == EMU_OP_CP_BULK_TENSOR) && (l == 6 && memcmp(p, "im2col", 6) == 0))
-            return perr(ps, line, "'%.*s': im2col tensor copies are not supported by the emulator", (int)len, s);
+        /* .im2col (loads, prefetches) and .im2col_no_offs (stores, reductions): which goes where, parse_check.c */
+        if ((op == EMU_OP_CP_BULK_TENSOR || op == EMU_OP_CP_RED_BULK_TENSOR || op == EMU_OP_CP_BULK_PREFETCH) &&
+            ((l == 6 && memcmp(p, "im2col", 6) == 0) || (l == 14 && memcmp(p, "im2col_no_offs", 14) == 0))) {
+            in->xflags |= EMU_XF_IM2COL;
+            continue;
+        }
         if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) {
             /* the ops that take vector forms (any other would read its {..} operands as one register) */
             if (op != EMU_OP_LD && op != EMU_OP_LDU && op != EMU_OP_ST && op != EMU_OP_ATOM && op != EMU_OP_RED &&

@@ -271,13 +271,18 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: /* size 32 bits, ctaMask 16 */
         return (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len)) &&
                (in->nops < 5 || in->ok[4] != EMU_OK_REG || check_operand_type(ps, in, 4, EMU_T_B16, false, line, s, len));
-    case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: case EMU_OP_CP_BULK_PREFETCH: /* and ctaMask 16 bits */
+    case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: case EMU_OP_CP_BULK_PREFETCH: { /* and ctaMask 16 bits */
+        /* the coordinates 32 bits; .im2col's offsets 16 (ptxas: "Incompatible elements of vector expression") */
+        unsigned xo = in->xflags & EMU_XF_IM2COL && in->op != EMU_OP_CP_RED_BULK_TENSOR ? in->op == EMU_OP_CP_BULK_PREFETCH ? 2 : 4 : 0;
         for (unsigned i = 0; i < in->nops; i++)
-            if (in->ok[i] == EMU_OK_VEC && !check_operand_type(ps, in, i, EMU_T_B32, false, line, s, len)) return false;
+            if (in->ok[i] == EMU_OK_VEC && !check_operand_type(ps, in, i, xo && i == xo ? EMU_T_B16 : EMU_T_B32, false, line, s, len))
+                return false;
         if (in->op == EMU_OP_CP_BULK_PREFETCH && in->nops > 1 && in->ok[1] == EMU_OK_REG && !check_int32_operand(ps, in, 1, line, s, len))
             return false; /* [a], size */
-        return in->op != EMU_OP_CP_BULK_TENSOR || in->nops < 5 || in->ok[4] != EMU_OK_REG ||
-               check_operand_type(ps, in, 4, EMU_T_B16, false, line, s, len);
+        unsigned mask = xo == 4 ? 5 : 4;
+        return in->op != EMU_OP_CP_BULK_TENSOR || in->nops <= mask || in->ok[mask] != EMU_OK_REG ||
+               check_operand_type(ps, in, mask, EMU_T_B16, false, line, s, len);
+    }
     case EMU_OP_LD: case EMU_OP_LDU:
         return !type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len);
     case EMU_OP_ST: return !type_plain(in->ty) || check_operand_type(ps, in, 1, in->ty, true, line, s, len);

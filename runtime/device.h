@@ -176,16 +176,22 @@ DevStatus dev_model(TileDevice *dev, char *out, size_t n);
 /* A tiled tensor map (TMA), as cuTensorMapEncodeTiled takes it: dims innermost first, strides in bytes for
  * dimensions 1..rank-1, box and element strides in elements.  dtype: CUtensorMapDataType's value (0 u8,
  * 1 u16, 2 u32, 3 s32, 4 u64, 5 s64, 6 f16, 7 f32, 8 f64, 9 bf16); esize: its bytes.  swizzle: 0 none,
- * 1 32B, 2 64B, 3 128B.  Out-of-bounds elements read as zero. */
+ * 1 32B, 2 64B, 3 128B.  Out-of-bounds elements read as zero (fill 1: NaN, floating-point types).
+ * im2col = 1: an im2col map as cuTensorMapEncodeIm2col takes it (box unused; lower and upper: the rank - 2
+ * corners of the bounding box, W first; channels per pixel, pixels per column). */
 typedef struct DevTensorMap {
     unsigned dtype, esize, rank, swizzle;
     uint64_t addr;
     uint64_t dims[5], strides[4];
     uint32_t box[5], elem_strides[5];
+    unsigned fill, im2col;
+    int32_t lower[3], upper[3];
+    uint32_t channels, pixels;
 } DevTensorMap;
 enum { DEV_TENSOR_MAP_BYTES = 128 };
-/* Encode tm into out (DEV_TENSOR_MAP_BYTES, 64-byte aligned): cuda: cuTensorMapEncodeTiled (drivers
- * without it: DEV_ERR_UNSUPPORTED); emu: the emulator's encoding, which its cp.async.bulk.tensor reads. */
+/* Encode tm into out (DEV_TENSOR_MAP_BYTES, 64-byte aligned): cuda: cuTensorMapEncodeTiled or
+ * cuTensorMapEncodeIm2col (drivers without it: DEV_ERR_UNSUPPORTED); emu: the emulator's encoding, which its
+ * cp.async.bulk.tensor reads. */
 DevStatus dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out);
 /* The target the device string named (emu:<target>), else NULL. */
 const Target *dev_target(const TileDevice *dev);

@@ -100,6 +100,11 @@ typedef struct CudaApi {
     CUresult (*tensor_map_encode_tiled)(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
                                         const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides,
                                         int interleave, int swizzle, int l2promotion, int oobfill);
+    /* cuTensorMapEncodeIm2col (CUDA 12+), else NULL: optional */
+    CUresult (*tensor_map_encode_im2col)(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
+                                         const unsigned long long *strides, const int *lower, const int *upper, unsigned channels,
+                                         unsigned pixels, const unsigned *elem_strides, int interleave, int swizzle, int l2promotion,
+                                         int oobfill);
     bool loaded;
     char err[512];
 } CudaApi;
@@ -125,6 +130,7 @@ static void cuda_load(void) {
 #undef X
     a->launch_kernel_ex = dlsym(h, "cuLaunchKernelEx");
     *(void **)&a->tensor_map_encode_tiled = dlsym(h, "cuTensorMapEncodeTiled");
+    *(void **)&a->tensor_map_encode_im2col = dlsym(h, "cuTensorMapEncodeIm2col");
     CUresult r = a->Init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;
@@ -523,15 +529,24 @@ static DevStatus cuda_unregister_host(TileDevice *dev, void *host, uint64_t dptr
     return DEV_OK;
 }
 
-/* A tiled tensor map: no interleave, no L2 promotion, zero fill out of bounds. */
+/* A tiled or im2col tensor map: no interleave, no L2 promotion, zero (or NaN) fill out of bounds. */
 static DevStatus cuda_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
-    if (!cuda()->tensor_map_encode_tiled)
-        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: the driver has no cuTensorMapEncodeTiled (CUDA 12 or later needed)");
+    if (!(tm->im2col ? (void *)cuda()->tensor_map_encode_im2col : (void *)cuda()->tensor_map_encode_tiled))
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: the driver has no %s (CUDA 12 or later needed)",
+                        tm->im2col ? "cuTensorMapEncodeIm2col" : "cuTensorMapEncodeTiled");
     unsigned long long dims[5], strides[4];
     for (unsigned d = 0; d < 5; d++) dims[d] = tm->dims[d];
     for (unsigned d = 0; d < 4; d++) strides[d] = tm->strides[d];
+    if (tm->im2col) {
+        int lower[3], upper[3];
+        for (unsigned k = 0; k < 3; k++) lower[k] = tm->lower[k], upper[k] = tm->upper[k];
+        CALL(dev, cuda()->tensor_map_encode_im2col(out, (int)tm->dtype, tm->rank, (void *)(uintptr_t)tm->addr, dims, strides, lower, upper,
+                                                  tm->channels, tm->pixels, tm->elem_strides, 0, (int)tm->swizzle, 0, (int)tm->fill),
+             "cuTensorMapEncodeIm2col");
+        return DEV_OK;
+    }
     CALL(dev, cuda()->tensor_map_encode_tiled(out, (int)tm->dtype, tm->rank, (void *)(uintptr_t)tm->addr, dims, strides, tm->box,
-                                             tm->elem_strides, 0, (int)tm->swizzle, 0, 0),
+                                             tm->elem_strides, 0, (int)tm->swizzle, 0, (int)tm->fill),
          "cuTensorMapEncodeTiled");
     return DEV_OK;
 }

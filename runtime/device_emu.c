@@ -258,7 +258,11 @@ static DevStatus emu_dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *
     /* CUtensorMapDataType (tm->dtype) to tensormap.replace's .elemtype: the same but for f64, bf16, f32.ftz */
     static const uint8_t ptx_code[13] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 8, 11, 12};
     EmuTensorMap e = {.esize = tm->esize, .elemtype = tm->dtype < 13 ? ptx_code[tm->dtype] : 13, .rank = tm->rank, .addr = tm->addr,
-                      .swizzle = tm->swizzle};
+                      .swizzle = tm->swizzle, .fill = tm->fill, .im2col = tm->im2col, .channels = tm->channels, .pixels = tm->pixels};
+    for (unsigned k = 0; k < 3; k++) {
+        e.lower[k] = tm->lower[k];
+        e.upper[k] = tm->upper[k];
+    }
     for (unsigned d = 0; d < tm->rank && d < EMU_TMAP_MAX_RANK; d++) {
         e.dims[d] = tm->dims[d];
         e.box[d] = tm->box[d];

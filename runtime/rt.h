@@ -139,6 +139,9 @@ int rt_num_sms(tile_context *ctx);            /* the device's multiprocessor cou
 tile_status rt_device_tensor_map_encode(tile_context *ctx, const DevTensorMap *tm, void *out, const char *api);
 tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
                                  const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int swizzle);
+tile_status rt_tensor_map_encode_im2col(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
+                                        const uint64_t *strides, const int32_t *lower, const int32_t *upper, uint32_t channels,
+                                        uint32_t pixels, const uint32_t *elem_strides, int swizzle, int nan_fill);
 bool rt_assume_files_unchanged(tile_context *ctx);
 /* The context's statistics, to be updated with the lock held. */
 tile_context_stats *rt_stats_locked(tile_context *ctx);

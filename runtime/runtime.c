@@ -502,6 +502,15 @@ tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtyp
     return rt_tensor_map_encode(ctx, out, dtype, rank, global, dims, strides, box, elem_strides, (int)swizzle);
 }
 
+tile_status tile_tensor_map_encode_im2col(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
+                                          const uint64_t *strides, const int32_t *lower, const int32_t *upper, uint32_t channels_per_pixel,
+                                          uint32_t pixels_per_column, const uint32_t *elem_strides, tile_tensor_swizzle swizzle,
+                                          int nan_fill) {
+    CHECK_CTX(ctx);
+    return rt_tensor_map_encode_im2col(ctx, out, dtype, rank, global, dims, strides, lower, upper, channels_per_pixel, pixels_per_column,
+                                       elem_strides, (int)swizzle, nan_fill);
+}
+
 /* The first published tile_context_stats ended at load_seconds: tile_context_get_stats writes that
  * much, so a program built against it keeps working; the fields after it come through _ex. */
 enum { STATS_V1_SIZE = offsetof(tile_context_stats, load_seconds) + sizeof(double) };

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,37 +242,35 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
     return TILE_OK;
 }
 
-/* ---- tile_tensor_map_encode: a caller's map, checked by the driver's rules ---- */
-tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
-                                 const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int swizzle) {
-    static const char api[] = "tile_tensor_map_encode";
-    /* CUtensorMapDataType of each tile_dtype (-1: none; f8 and i8 travel as u8) */
-    static const int cu_type[TILE_DTYPE_COUNT] = {
-        [TILE_F32] = 7, [TILE_F16] = 6, [TILE_BF16] = 9, [TILE_F8E4M3] = 0, [TILE_F8E5M2] = 0, [TILE_I8] = 0, [TILE_I32] = 3,
-        [TILE_I16] = 1, [TILE_I64] = 5, [TILE_U8] = 0, [TILE_U16] = 1, [TILE_U32] = 2, [TILE_U64] = 4, [TILE_F64] = 8};
-    if (!out || !dims || !box || (rank > 1 && !strides))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s is NULL", api, !out ? "out" : !dims ? "dims" : !box ? "box" : "strides");
+/* ---- tile_tensor_map_encode[_im2col]: a caller's map, checked by the driver's rules ---- */
+/* CUtensorMapDataType of each tile_dtype (-1: none; f8 and i8 travel as u8) */
+static const int cu_type[TILE_DTYPE_COUNT] = {
+    [TILE_F32] = 7, [TILE_F16] = 6, [TILE_BF16] = 9, [TILE_F8E4M3] = 0, [TILE_F8E5M2] = 0, [TILE_I8] = 0, [TILE_I32] = 3,
+    [TILE_I16] = 1, [TILE_I64] = 5, [TILE_U8] = 0, [TILE_U16] = 1, [TILE_U32] = 2, [TILE_U64] = 4, [TILE_F64] = 8};
+
+/* The rules both encoders share (cuTensorMapEncodeTiled's and cuTensorMapEncodeIm2col's): out, dtype, rank in
+ * lo..5, swizzle, the global address, dims, strides, element strides; tm filled from them.  Then the whole
+ * tensor lies in memory of this context: its last element is (dims - 1) strides from the first. */
+static tile_status tmap_layout(tile_context *ctx, const char *api, void *out, tile_dtype dtype, int rank, int lo, tile_devptr global,
+                               const uint64_t *dims, const uint64_t *strides, const uint32_t *elem_strides, int swizzle, DevTensorMap *tm) {
+    if (!out || !dims || (rank > 1 && !strides))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s is NULL", api, !out ? "out" : !dims ? "dims" : "strides");
     if ((uintptr_t)out % 64) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is not 64-byte aligned", api);
     if ((unsigned)dtype >= TILE_DTYPE_COUNT) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: dtype %d is no type", api, (int)dtype);
-    if (rank < 1 || rank > 5) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: rank %d is not in 1..5", api, rank);
+    if (rank < lo || rank > 5) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: rank %d is not in %d..5", api, rank, lo);
     if (swizzle < 0 || swizzle > 3)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: swizzle %d is not TILE_SWIZZLE_NONE, _32B, _64B or _128B", api, swizzle);
-    DevTensorMap tm = {.dtype = (unsigned)cu_type[dtype], .esize = (unsigned)tile_dtype_size(dtype), .rank = (unsigned)rank,
-                       .swizzle = (unsigned)swizzle, .addr = global};
-    for (int d = 0; d < rank; d++) {
-        tm.dims[d] = dims[d];
-        tm.box[d] = box[d];
-        tm.elem_strides[d] = elem_strides ? elem_strides[d] : 1;
-        if (d) tm.strides[d - 1] = strides[d - 1];
-    }
-    /* the same rules as the driver's, so both devices refuse the same maps with a readable message */
+    *tm = (DevTensorMap){.dtype = (unsigned)cu_type[dtype], .esize = (unsigned)tile_dtype_size(dtype), .rank = (unsigned)rank,
+                         .swizzle = (unsigned)swizzle, .addr = global};
     if (!global || global % 16) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the global address is not 16-byte aligned", api);
     for (int d = 0; d < rank; d++) {
+        tm->dims[d] = dims[d];
+        tm->elem_strides[d] = elem_strides ? elem_strides[d] : 1;
+        if (d) tm->strides[d - 1] = strides[d - 1];
         if (!dims[d] || dims[d] > (1ull << 32))
             return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: dims[%d] = %llu is not in 1..2^32", api, d, (unsigned long long)dims[d]);
-        if (!box[d] || box[d] > 256) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: box[%d] = %u is not in 1..256", api, d, box[d]);
-        if (tm.elem_strides[d] < 1 || tm.elem_strides[d] > 8)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: elem_strides[%d] = %u is not in 1..8", api, d, tm.elem_strides[d]);
+        if (tm->elem_strides[d] < 1 || tm->elem_strides[d] > 8)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: elem_strides[%d] = %u is not in 1..8", api, d, tm->elem_strides[d]);
         if (d && (!strides[d - 1] || strides[d - 1] % 16 || strides[d - 1] >= (1ull << 40)))
             return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: strides[%d] = %llu is not a positive multiple of 16 below 2^40", api, d - 1,
                            (unsigned long long)strides[d - 1]);
@@ -279,18 +278,85 @@ tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype,
     /* The strides need not grow with the dimension: a permuted view (a [B, S, H, D] tensor mapped as (D, S, H, B),
      * strides H*D, D, S*H*D elements, as attention kernels map Q and K) is a valid map, and the GPU's driver
      * takes it.  Overlapping boxes are the caller's to mean. */
-    if ((uint64_t)box[0] * tm.esize % 16)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: box[0] * element size = %llu bytes is not a multiple of 16", api,
-                       (unsigned long long)box[0] * tm.esize);
-    static const unsigned span[4] = {0, 32, 64, 128};
-    if (swizzle && (uint64_t)box[0] * tm.esize > span[swizzle])
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the inner box (%llu bytes) is wider than the %u-byte swizzle", api,
-                       (unsigned long long)box[0] * tm.esize, span[swizzle]);
-    /* the tensor lies in memory of this context: its last element is (dims - 1) strides from the first */
-    unsigned __int128 extent = tm.esize;
-    for (int d = 0; d < rank; d++) extent += (unsigned __int128)(dims[d] - 1) * (d ? strides[d - 1] : tm.esize);
+    unsigned __int128 extent = tm->esize;
+    for (int d = 0; d < rank; d++) extent += (unsigned __int128)(dims[d] - 1) * (d ? strides[d - 1] : tm->esize);
     if (extent > UINT64_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the tensor spans more than 2^64 bytes", api);
-    tile_status st = rt_check_range(ctx, global, (uint64_t)extent, "tile_tensor_map_encode: global");
+    return TILE_OK;
+}
+
+/* The inner extent (a tiled box's box[0], an im2col map's channels per pixel): a multiple of 16 bytes, within the swizzle. */
+static tile_status tmap_inner(tile_context *ctx, const char *api, const char *what, uint64_t bytes, int swizzle) {
+    if (bytes % 16)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s * element size = %llu bytes is not a multiple of 16", api, what,
+                       (unsigned long long)bytes);
+    static const unsigned span[4] = {0, 32, 64, 128};
+    if (swizzle && bytes > span[swizzle])
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the inner box (%llu bytes) is wider than the %u-byte swizzle", api,
+                       (unsigned long long)bytes, span[swizzle]);
+    return TILE_OK;
+}
+
+static tile_status tmap_finish(tile_context *ctx, const char *api, const DevTensorMap *tm, void *out) {
+    uint64_t extent = tm->esize;
+    for (unsigned d = 0; d < tm->rank; d++) extent += (tm->dims[d] - 1) * (d ? tm->strides[d - 1] : tm->esize);
+    char what[64];
+    snprintf(what, sizeof what, "%s: global", api);
+    tile_status st = rt_check_range(ctx, tm->addr, extent, what);
     if (st != TILE_OK) return st;
-    return rt_device_tensor_map_encode(ctx, &tm, out, api);
+    return rt_device_tensor_map_encode(ctx, tm, out, api);
+}
+
+tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
+                                 const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int swizzle) {
+    static const char api[] = "tile_tensor_map_encode";
+    if (!box) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: box is NULL", api);
+    DevTensorMap tm;
+    tile_status st = tmap_layout(ctx, api, out, dtype, rank, 1, global, dims, strides, elem_strides, swizzle, &tm);
+    if (st != TILE_OK) return st;
+    for (int d = 0; d < rank; d++) {
+        if (!box[d] || box[d] > 256) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: box[%d] = %u is not in 1..256", api, d, box[d]);
+        tm.box[d] = box[d];
+    }
+    if ((st = tmap_inner(ctx, api, "box[0]", (uint64_t)box[0] * tm.esize, swizzle)) != TILE_OK) return st;
+    return tmap_finish(ctx, api, &tm, out);
+}
+
+/* cuTensorMapEncodeIm2col's rules beyond the layout's: rank 3..5; rank - 2 corners in the range of the rank (3:
+ * -32768..32767, 4: -128..127, 5: -16..15) with a bounding box of at least one pixel along each spatial
+ * dimension; channels per pixel 1..256 (16-byte rows, within the swizzle); pixels per column 1..1024; NaN fill
+ * for floating-point types only. */
+tile_status rt_tensor_map_encode_im2col(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
+                                        const uint64_t *strides, const int32_t *lower, const int32_t *upper, uint32_t channels,
+                                        uint32_t pixels, const uint32_t *elem_strides, int swizzle, int nan_fill) {
+    static const char api[] = "tile_tensor_map_encode_im2col";
+    if (!lower || !upper) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s is NULL", api, !lower ? "lower" : "upper");
+    DevTensorMap tm;
+    tile_status st = tmap_layout(ctx, api, out, dtype, rank, 3, global, dims, strides, elem_strides, swizzle, &tm);
+    if (st != TILE_OK) return st;
+    static const int32_t lim[6] = {0, 0, 0, 32768, 128, 16};
+    for (int k = 0; k < rank - 2; k++) {
+        if (lower[k] < -lim[rank] || lower[k] >= lim[rank] || upper[k] < -lim[rank] || upper[k] >= lim[rank])
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s[%d] = %d is not in %d..%d (rank %d)", api,
+                           lower[k] < -lim[rank] || lower[k] >= lim[rank] ? "lower" : "upper", k,
+                           lower[k] < -lim[rank] || lower[k] >= lim[rank] ? lower[k] : upper[k], -lim[rank], lim[rank] - 1, rank);
+        if ((int64_t)dims[k + 1] - 1 + upper[k] < lower[k])
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the bounding box along spatial dimension %d (dims[%d] = %llu) is empty: "
+                           "lower[%d] = %d is past dims - 1 + upper[%d] = %lld", api, k, k + 1, (unsigned long long)dims[k + 1], k,
+                           lower[k], k, (long long)dims[k + 1] - 1 + upper[k]);
+        tm.lower[k] = lower[k];
+        tm.upper[k] = upper[k];
+    }
+    if (channels < 1 || channels > 256)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: channels_per_pixel %u is not in 1..256", api, channels);
+    if (pixels < 1 || pixels > 1024)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: pixels_per_column %u is not in 1..1024", api, pixels);
+    if ((st = tmap_inner(ctx, api, "channels_per_pixel", (uint64_t)channels * tm.esize, swizzle)) != TILE_OK) return st;
+    if (nan_fill != 0 && nan_fill != 1) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: nan_fill %d is not 0 or 1", api, nan_fill);
+    if (nan_fill && dtype != TILE_F32 && dtype != TILE_F16 && dtype != TILE_BF16 && dtype != TILE_F64)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: NaN fill needs a floating-point dtype (f16, bf16, f32, f64)", api);
+    tm.im2col = 1;
+    tm.channels = channels;
+    tm.pixels = pixels;
+    tm.fill = (unsigned)nan_fill;
+    return tmap_finish(ctx, api, &tm, out);
 }

@@ -308,6 +308,20 @@ typedef enum tile_tensor_swizzle {
 TILE_API tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global,
                                             const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
                                             const uint32_t *elem_strides, tile_tensor_swizzle swizzle);
+/* An im2col tensor map (cuTensorMapEncodeIm2col) for cp.async.bulk.tensor's .im2col loads (and .im2col_no_offs
+ * stores and reductions): the activations of a convolution, rank 3, 4 or 5 for NWC, NHWC, NDHWC (dims C, W[, H[, D]],
+ * N, innermost first).  dims, strides, elem_strides, swizzle, out: as tile_tensor_map_encode's; elem_strides[1..]
+ * are the traversal strides of W, H, D and N (a convolution's stride), [0] is ignored.  lower, upper: rank - 2
+ * corners of the bounding box, W first (rank 3: -32768..32767, 4: -128..127, 5: -16..15): the traversal along
+ * spatial dimension k runs from lower[k] to dims[k + 1] - 1 + upper[k] (at least one pixel); a convolution with
+ * padding p and filter extent (r - 1) * dilation + 1 takes lower -p, upper p - (r - 1) * dilation.
+ * channels_per_pixel: 1..256 elements, a multiple of 16 bytes and at most the swizzle's width; pixels_per_column:
+ * 1..1024.  One copy moves pixels_per_column rows of channels_per_pixel elements (docs/emulator.md).  nan_fill: 0
+ * out-of-bounds elements read as zero, 1 as NaN (f16, bf16, f32, f64 only).  Since 0.2. */
+TILE_API tile_status tile_tensor_map_encode_im2col(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global,
+                                                   const uint64_t *dims, const uint64_t *strides, const int32_t *lower,
+                                                   const int32_t *upper, uint32_t channels_per_pixel, uint32_t pixels_per_column,
+                                                   const uint32_t *elem_strides, tile_tensor_swizzle swizzle, int nan_fill);
 
 /* The device as the tuning database keys it, into out[size]: "emu/sm_80" on the
  * emulator, "cuda/MODEL/driver VERSION/ARCH" on a GPU (model and driver
