@@ -30,8 +30,8 @@
  *                8-bit forms run
  *   cache_mods   ld/st cache operators with eviction priorities, strong orders or the wrong op; .L1::/.L2:: hints off
  *                .global and generic; .volatile with them; ld.global.nc with a memory order
- *   unsupported_features  what ptxas takes but the emulator cannot run (textures, surfaces, im2col tensor copies, a
- *                device-side launch) is refused with the instruction and its line
+ *   unsupported_features  what ptxas takes but the emulator cannot run (textures, surfaces, a device-side
+ *                launch) is refused with the instruction and its line
  *   line_info    .file twice, malformed or in a body; .loc without its column, at module scope, with more after it,
  *                inlined_at naming no earlier .loc's location, function_name naming no .section label; .target
  *                debug without a .debug_* section */
@@ -271,7 +271,7 @@ Test(refuse, pragmas_and_cluster_forms) {
 }
 
 /* What ptxas takes and the emulator cannot run is refused at load with the instruction (or the symbol) and its line:
- * textures and surfaces (nvcc's tex2D / surf2Dread / surf2Dwrite on object handles), im2col tensor copies, and a
+ * textures and surfaces (nvcc's tex2D / surf2Dread / surf2Dwrite on object handles), and a
  * launch from the device (nvcc -rdc's CUDA dynamic parallelism takes the child entry's address). */
 Test(refuse, unsupported_features) {
     static const struct { const char *target, *decls, *body, *want; } cases[] = {
@@ -281,10 +281,6 @@ Test(refuse, unsupported_features) {
          "ptx:8: unsupported instruction 'suld.b.2d.b32.trap'"},
         {"sm_80", " .reg .b64 %rd<2>;\n .reg .b32 %r<8>;", "sust.b.2d.b32.trap [%rd1, {%r2, %r3}], {%r5};",
          "ptx:8: unsupported instruction 'sust.b.2d.b32.trap'"},
-        {"sm_90a", " .reg .b64 %rd<2>;\n .reg .b32 %r<8>;\n .reg .b16 %h<2>;\n .shared .align 128 .b8 buf[1024];",
-         "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r3, %r3, %r3}], "
-         "[%r2], {%h1};",
-         "ptx:10: 'cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes': im2col tensor copies"},
         {"sm_80", " .reg .b64 %rd<2>;", "mov.u64 %rd1, k;",
          "ptx:7: the address of kernel entry 'k' is taken (mov): a kernel launched from the device (CUDA dynamic parallelism) "
          "is not supported"},
