@@ -381,6 +381,23 @@ Test(im2col, form_errors) {
         expect_load_error(d, ptx, bad[i].msg);
         expect_load_error(d, ptx, "ptx:14:");
     }
+    /* the multicast (ctaMask after the offsets) and cache-hint forms load */
+    static const char *const good[] = {
+        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1, {%r3, %r4, %r5, %r6}], [%r2], {%rs1, %rs2}, %rs4;",
+        "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1, {%r3, %r4, %r5, %r6, %r7}], [%r2], {%rs1, 3, %rs2}, %rd2;",
+        "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::cache_hint [%rd1, {%r3, %r4, %r5}], {%rs1}, %rd2;",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        char ptx[2048];
+        snprintf(ptx, sizeof ptx,
+                 PTX_HEAD ".visible .entry k(.param .align 64 .b8 tmap[128])\n{\n  .reg .b32 %%r<10>;\n  .reg .b64 %%rd<5>;\n"
+                          "  .reg .b16 %%rs<5>;\n  .shared .align 128 .b8 sm[4096];\n  .shared .align 8 .b64 mb;\n  mov.u64 %%rd1, tmap;\n"
+                          "  mov.u32 %%r1, sm;\n  mov.u32 %%r2, mb;\n  %s\n  ret;\n}\n",
+                 good[i]);
+        TileDevModule *m = NULL;
+        load(d, ptx, "k", &m);
+        dev_module_unload(m);
+    }
     dev_close(d);
 }
 
