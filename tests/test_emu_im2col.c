@@ -437,3 +437,72 @@ Test(im2col, mode_mismatch) {
     cr_assert(strstr(tile_last_error(ctx), "an .im2col copy through a tiled"), "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);
 }
+
+/* Clusters of 2 CTAs: rank 0 multicasts an .im2col load (ctaMask 3, after the offsets) to both; each CTA expects the
+ * tile's bytes on its own mbarrier and writes its copy out.  A 3x3 convolution, padding 1, stride 2, tap (2, 1). */
+static const char *multicast_ptx = PTX_HEAD
+    ".visible .entry mc(.param .align 64 .b8 tmap[128], .param .u32 w0, .param .u32 h0, .param .u64 out)\n"
+    ".reqnctapercluster 2, 1, 1\n{\n"
+    " .reg .pred %p<5>;\n .reg .b16 %rs<4>;\n .reg .b32 %r<32>;\n .reg .b64 %rd<12>;\n"
+    " .shared .align 1024 .b8 tile[2048];\n .shared .align 8 .b64 bar;\n"
+    " ld.param.u64 %rd2, [out];\n mov.u64 %rd3, tmap;\n ld.param.u32 %r20, [w0];\n ld.param.u32 %r21, [h0];\n"
+    " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %cluster_ctarank;\n"
+    " setp.eq.u32 %p1, %r1, 0;\n setp.eq.u32 %p2, %r3, 0;\n mov.u32 %r5, bar;\n mov.u32 %r6, tile;\n"
+    " @%p1 mbarrier.init.shared::cta.b64 [%r5], 1;\n fence.mbarrier_init.release.cluster;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r5], 1536;\n"
+    " and.pred %p3, %p1, %p2;\n @!%p3 bra WAIT;\n"
+    " mov.u32 %r11, 0;\n mov.u32 %r12, 0;\n mov.u16 %rs1, 2;\n mov.u16 %rs2, 4;\n mov.u16 %rs3, 3;\n"
+    " cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster [%r6], "
+    "[%rd3, {%r11, %r20, %r21, %r12}], [%r5], {%rs1, %rs2}, %rs3;\n"
+    "WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r5], 0;\n @!%p4 bra WAIT;\n"
+    " mul.wide.u32 %rd5, %r2, 1536;\n add.u64 %rd5, %rd2, %rd5;\n mov.u32 %r13, %r1;\n"
+    "COPY:\n shl.b32 %r15, %r13, 2;\n add.u32 %r16, %r6, %r15;\n"
+    " ld.shared.u32 %r17, [%r16];\n cvt.u64.u32 %rd6, %r15;\n add.u64 %rd7, %rd5, %rd6;\n st.global.u32 [%rd7], %r17;\n"
+    " add.u32 %r13, %r13, 32;\n setp.lt.u32 %p4, %r13, 384;\n @%p4 bra COPY;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n ret;\n}\n";
+
+Test(im2col, multicast) {
+    seed_rng();
+    tile_context *ctx;
+    tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a", .emu_host_threads = 2};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    Conv cv = {.rank = 4, .ns = 2, .dims = {8, 7, 6, 2}, .pad_lo = {1, 1}, .pad_hi = {1, 1}, .filt = {3, 3}, .stride = {2, 2},
+               .dil = {2, 2}};
+    for (unsigned k = 0; k < 2; k++)
+        cv.out[k] = (uint64_t)(((int64_t)cv.dims[k + 1] - 1 + 2 - (int64_t)(cv.filt[k] - 1) * cv.dil[k]) / cv.stride[k] + 1);
+    uint64_t nel = 8 * 7 * 6 * 2, strides[3] = {32, 32 * 7, 32 * 7 * 6};
+    uint32_t x[8 * 7 * 6 * 2];
+    for (uint64_t i = 0; i < nel; i++) { float f = (float)(irand(2000) - 1000); memcpy(&x[i], &f, 4); }
+    tile_devptr dx, dout;
+    cr_assert_eq(tile_malloc(ctx, sizeof x, &dx), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dx, x, sizeof x), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4 * 1536, &dout), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, dout, 0xFF, 4 * 1536), TILE_OK);
+    int32_t lo[2] = {-1, -1}, up[2] = {1 - 4, 1 - 4};
+    uint32_t es[4] = {1, 2, 2, 1};
+    _Alignas(64) uint8_t map[128];
+    /* 48 pixels of 8 channels: 1536 bytes, through the 32-byte swizzle */
+    cr_assert_eq(tile_tensor_map_encode_im2col(ctx, map, TILE_F32, 4, dx, cv.dims, strides, lo, up, 8, 48, es, TILE_SWIZZLE_32B, 0), TILE_OK,
+                 "%s", tile_last_error(ctx));
+    uint64_t m0 = 1; /* (n 0, oh 0, ow 1): w = 1*2 - 1, h = -1 */
+    int32_t w0 = 1, h0 = -1;
+    tile_module *m;
+    check_ptxas(multicast_ptx);
+    cr_assert_eq(tile_module_load_ptx(ctx, multicast_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "mc", &k), TILE_OK);
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){4, 1, 1}, (tile_dim3){32, 1, 1}, 0, (void *[]){map, &w0, &h0, &dout}, NULL), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    static uint32_t got[4 * 384];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, dout, sizeof got), TILE_OK);
+    const unsigned tap[3] = {1, 2, 0}; /* offsets {2, 4} / dilation 2: W tap 1, H tap 2 */
+    for (unsigned b = 0; b < 4; b++)
+        for (uint32_t p = 0; p < 48; p++)
+            for (uint32_t ch = 0; ch < 8; ch++) {
+                int64_t e = im2col_elem(&cv, m0 + p, tap, ch);
+                uint32_t want = e < 0 ? 0 : x[e], v = got[b * 384 + swz((p * 8 + ch) * 4, 1) / 4];
+                cr_assert_eq(v, want, "block %u: row %u channel %u: 0x%08x, want 0x%08x", b, p, ch, v, want);
+            }
+    tile_context_destroy(ctx);
+}
