@@ -179,6 +179,54 @@ WAIT:
 }
 """
 
+# One .im2col load of 32 pixels of 8 channels (1024 bytes) from (c0, w0, h0, n0) with the filter tap's offsets
+# (ow, oh); each of 128 threads copies two words out.
+TMA_IM2COL = """.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .align 64 .b8 tmap[128], .param .u64 out, .param .u32 c0, .param .u32 w0, .param .u32 h0,
+                  .param .u32 n0, .param .u16 ow, .param .u16 oh)
+.reqntid 128, 1, 1
+{
+    .reg .b16 %rs<3>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<6>;
+    .reg .pred %p<3>;
+    .shared .align 8 .b64 bar;
+    .shared .align 128 .b8 buf[1024];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, bar;
+    mov.u32 %r2, buf;
+    mov.u64 %rd1, tmap;
+    ld.param.u32 %r3, [c0];
+    ld.param.u32 %r4, [w0];
+    ld.param.u32 %r5, [h0];
+    ld.param.u32 %r6, [n0];
+    ld.param.u16 %rs1, [ow];
+    ld.param.u16 %rs2, [oh];
+    setp.ne.u32 %p1, %r0, 0;
+    @%p1 bra SKIP;
+    mbarrier.init.shared::cta.b64 [%r1], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 1024;
+    cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r2], [%rd1, {%r3, %r4, %r5, %r6}], [%r1], {%rs1, %rs2};
+SKIP:
+    bar.sync 0;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r1], 0;
+    @!%p2 bra WAIT;
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd3, %rd2;
+    shl.b32 %r7, %r0, 3;
+    add.u32 %r8, %r2, %r7;
+    ld.shared.v2.u32 {%r9, %r10}, [%r8];
+    cvt.u64.u32 %rd4, %r7;
+    add.u64 %rd5, %rd3, %rd4;
+    st.global.v2.u32 [%rd5], {%r9, %r10};
+    ret;
+}
+"""
+
 
 class Ptx(unittest.TestCase):
     @classmethod
@@ -317,6 +365,38 @@ class Ptx(unittest.TestCase):
             tile.tensor_map(x, (8, 16), elem_strides=(9, 1), device=dev)
         with self.assertRaises(tile.Error):  # 12 bytes of a box row: not a multiple of 16
             tile.tensor_map(x, (8, 3), device=dev)
+
+    def test_tensor_map_im2col(self):
+        # a 3x3 convolution, padding 1, stride 2 over N=2, H=5, W=7, C=8: rows of the im2col matrix of each tap
+        dev = "emu:sm_90a"
+        x = rng.standard_normal((2, 5, 7, 8)).astype(np.float32)
+        k = tile.load_ptx(TMA_IM2COL, device=dev).k
+        tm = tile.tensor_map_im2col(x, (-1, -1), (1 - 2, 1 - 2), 8, 32, elem_strides=(1, 2, 2, 1), device=dev)
+        self.assertIsInstance(tm, tile.TensorMap)
+        oh, ow = (5 - 1 + 2 - 2) // 2 + 1, (7 - 1 + 2 - 2) // 2 + 1
+        xp = np.zeros((2, 5 + 2, 7 + 2, 8), np.float32)
+        xp[:, 1:6, 1:8, :] = x
+        for r, s in [(0, 0), (1, 2), (2, 1)]:
+            want = np.zeros((32, 8), np.float32)  # rows past the last image: zero
+            rows = xp[:, r:r + 2 * oh:2, s:s + 2 * ow:2, :].reshape(-1, 8)
+            want[:rows.shape[0]] = rows
+            out = np.full(256, np.nan, np.float32)
+            k[1](tm, out, 0, -1, -1, 0, s, r)
+            np.testing.assert_array_equal(out.reshape(32, 8), want, err_msg=f"tap ({r}, {s})")
+        with self.assertRaisesRegex(ValueError, "lower has 1 entries, the array 2 spatial dimensions"):
+            tile.tensor_map_im2col(x, (-1,), (-1, -1), 8, 32, device=dev)
+        with self.assertRaisesRegex(ValueError, "the array has 2 dimensions, a tensor map 3 to 5"):
+            tile.tensor_map_im2col(x[0, 0], (), (), 8, 32, device=dev)
+        with self.assertRaisesRegex(tile.Error, r"channels_per_pixel \* element size = 24 bytes"):
+            tile.tensor_map_im2col(x, (-1, -1), (-1, -1), 6, 32, device=dev)
+        # made for another device: encoded again for the launch's
+        tm2 = tile.tensor_map_im2col(x, (-1, -1), (1 - 2, 1 - 2), 8, 32, elem_strides=(1, 2, 2, 1), device="emu")
+        out = np.full(256, np.nan, np.float32)
+        k[1](tm2, out, 0, -1, -1, 0, 0, 0)
+        want = np.zeros((32, 8), np.float32)
+        rows = xp[:, 0:2 * oh:2, 0:2 * ow:2, :].reshape(-1, 8)
+        want[:rows.shape[0]] = rows
+        np.testing.assert_array_equal(out.reshape(32, 8), want)
 
     def test_tensor_map_follows_the_launching_device(self):
         # a map made on another context (the default device, or plain "emu") holds an address of that

@@ -263,16 +263,17 @@ static PyObject *device_data_ptr(PyObject *self, PyObject *obj) {
     return PyLong_FromUnsignedLongLong((unsigned long long)a.ptr);
 }
 
-/* n ints of a sequence in the array's order (outermost first), stored innermost first; each 1..max. */
-static int reversed_ints(PyObject *obj, const char *what, int n, long long max, uint64_t *out) {
+/* n ints of a sequence in the array's order (outermost first), stored innermost first; each lo..max. */
+static int reversed_ints(const char *fn, PyObject *obj, const char *what, int n, long long lo, long long max, int64_t *out) {
     Py_ssize_t len = PySequence_Check(obj) ? PySequence_Size(obj) : -1;
     if (len < 0) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "tensor_map: %s must be a sequence of %d ints (the array's order)", what, n);
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a sequence of %d ints (the array's order)", fn, what, n);
         return -1;
     }
     if (len != n) {
-        PyErr_Format(PyExc_ValueError, "tensor_map: %s has %zd entries, the array %d dimensions", what, len, n);
+        PyErr_Format(PyExc_ValueError, "%s: %s has %zd entries, the array %d %s", fn, what, len, n,
+                     lo < 0 ? "spatial dimensions" : "dimensions");
         return -1;
     }
     for (int k = 0; k < n; k++) {
@@ -280,11 +281,62 @@ static int reversed_ints(PyObject *obj, const char *what, int n, long long max, 
         long long v = it ? PyLong_AsLongLong(it) : -1;
         Py_XDECREF(it);
         if (v == -1 && PyErr_Occurred()) return -1;
-        if (v < 1 || v > max) {
-            PyErr_Format(PyExc_ValueError, "tensor_map: %s[%d] is %lld, not 1 to %lld", what, k, v, max);
+        if (v < lo || v > max) {
+            PyErr_Format(PyExc_ValueError, "%s: %s[%d] is %lld, not %lld to %lld", fn, what, k, v, lo, max);
             return -1;
         }
-        out[n - 1 - k] = (uint64_t)v;
+        out[n - 1 - k] = v;
+    }
+    return 0;
+}
+
+/* What both tensor maps take from the array: the swizzle's name, the element type, dims and byte strides (innermost
+ * first) of an array of min_rank..5 dimensions, mapped for as long as it lives, its innermost dimension contiguous. */
+static int tensor_map_array(TPyDevice *d, const char *fn, PyObject *arr, PyObject *swz, const char *dtype, int min_rank, TPyArray *a,
+                            int *dt, tile_tensor_swizzle *sw, uint64_t dims[5], uint64_t strides[5]) {
+    *sw = TILE_SWIZZLE_NONE;
+    if (swz != Py_None) {
+        const char *names[] = {"none", "32B", "64B", "128B"};
+        char *n = PyUnicode_Check(swz) ? tpy_strdup(swz) : NULL;
+        int found = -1;
+        for (int k = 0; n && k < 4; k++)
+            if (!strcmp(n, names[k])) found = k;
+        free(n);
+        if (found < 0) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: swizzle must be None, 'none', '32B', '64B' or '128B'", fn);
+            return -1;
+        }
+        *sw = (tile_tensor_swizzle)found;
+    }
+    TPyScope sc = {.dev = d};
+    bool ok = tpy_array(&sc, arr, "array", a);
+    bool temporary = sc.ntemps > 0 || sc.ncapsules > 0;
+    tpy_scope_end(&sc, NULL);
+    if (!ok) return -1;
+    if (temporary) {
+        PyErr_Format(PyExc_ValueError, "%s: the array's memory is owned by no NumPy array, so it is only mapped for one call: "
+                                       "copy it into a NumPy array", fn);
+        return -1;
+    }
+    if ((*dt = tpy_elem_dtype(a, dtype, "array")) < 0) return -1;
+    if (a->ndim < min_rank || a->ndim > 5) {
+        PyErr_Format(PyExc_ValueError, "%s: the array has %d dimensions, a tensor map %d to 5", fn, a->ndim, min_rank);
+        return -1;
+    }
+    for (int k = 0; k < a->ndim; k++)
+        if (a->shape[k] == 0) {
+            PyErr_Format(PyExc_ValueError, "%s: the array is empty (dimension %d is 0): a tensor map's dimensions are at least 1", fn, k);
+            return -1;
+        }
+    if (a->shape[a->ndim - 1] > 1 && a->strides[a->ndim - 1] != 1) {
+        PyErr_Format(PyExc_ValueError, "%s: the innermost dimension must be contiguous (its stride is %lld elements)", fn,
+                     (long long)a->strides[a->ndim - 1]);
+        return -1;
+    }
+    for (int k = 0; k < a->ndim; k++) {
+        dims[k] = (uint64_t)a->shape[a->ndim - 1 - k];
+        if (k) strides[k - 1] = (uint64_t)a->strides[a->ndim - 1 - k] * a->itemsize;
     }
     return 0;
 }
@@ -298,60 +350,53 @@ static PyObject *device_tensor_map(PyObject *self, PyObject *args, PyObject *kwa
     PyObject *arr, *box, *swz = Py_None, *es = Py_None;
     const char *dtype = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOz", kw, &arr, &box, &swz, &es, &dtype)) return NULL;
-    tile_tensor_swizzle sw = TILE_SWIZZLE_NONE;
-    if (swz != Py_None) {
-        const char *names[] = {"none", "32B", "64B", "128B"};
-        char *n = PyUnicode_Check(swz) ? tpy_strdup(swz) : NULL;
-        int found = -1;
-        for (int k = 0; n && k < 4; k++)
-            if (!strcmp(n, names[k])) found = k;
-        free(n);
-        if (found < 0) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_ValueError, "tensor_map: swizzle must be None, 'none', '32B', '64B' or '128B'");
-            return NULL;
-        }
-        sw = (tile_tensor_swizzle)found;
-    }
-    TPyScope sc = {.dev = d};
     TPyArray a;
-    bool ok = tpy_array(&sc, arr, "array", &a);
-    bool temporary = sc.ntemps > 0 || sc.ncapsules > 0;
-    tpy_scope_end(&sc, NULL);
-    if (!ok) return NULL;
-    if (temporary) {
-        PyErr_SetString(PyExc_ValueError, "tensor_map: the array's memory is owned by no NumPy array, so it is only mapped for one call: "
-                                          "copy it into a NumPy array");
-        return NULL;
-    }
-    int dt = tpy_elem_dtype(&a, dtype, "array");
-    if (dt < 0) return NULL;
-    if (a.ndim < 1 || a.ndim > 5) {
-        PyErr_Format(PyExc_ValueError, "tensor_map: the array has %d dimensions, a tensor map 1 to 5", a.ndim);
-        return NULL;
-    }
-    for (int k = 0; k < a.ndim; k++)
-        if (a.shape[k] == 0) {
-            PyErr_Format(PyExc_ValueError, "tensor_map: the array is empty (dimension %d is 0): a tensor map's dimensions are at least 1", k);
-            return NULL;
-        }
-    if (a.shape[a.ndim - 1] > 1 && a.strides[a.ndim - 1] != 1) {
-        PyErr_Format(PyExc_ValueError, "tensor_map: the innermost dimension must be contiguous (its stride is %lld elements)",
-                     (long long)a.strides[a.ndim - 1]);
-        return NULL;
-    }
-    uint64_t dims[5], strides[5] = {0}, b64[5], e64[5] = {1, 1, 1, 1, 1};
-    for (int k = 0; k < a.ndim; k++) {
-        dims[k] = (uint64_t)a.shape[a.ndim - 1 - k];
-        if (k) strides[k - 1] = (uint64_t)a.strides[a.ndim - 1 - k] * a.itemsize;
-    }
-    if (reversed_ints(box, "box", a.ndim, 256, b64) < 0) return NULL;
-    if (es != Py_None && reversed_ints(es, "elem_strides", a.ndim, 8, e64) < 0) return NULL;
+    int dt;
+    tile_tensor_swizzle sw;
+    uint64_t dims[5], strides[5] = {0};
+    if (tensor_map_array(d, "tensor_map", arr, swz, dtype, 1, &a, &dt, &sw, dims, strides) < 0) return NULL;
+    int64_t b64[5], e64[5] = {1, 1, 1, 1, 1};
+    if (reversed_ints("tensor_map", box, "box", a.ndim, 1, 256, b64) < 0) return NULL;
+    if (es != Py_None && reversed_ints("tensor_map", es, "elem_strides", a.ndim, 1, 8, e64) < 0) return NULL;
     uint32_t b32[5], e32[5];
     for (int k = 0; k < a.ndim; k++) b32[k] = (uint32_t)b64[k], e32[k] = (uint32_t)e64[k];
     _Alignas(64) unsigned char out[128];
     tile_status st = tile_tensor_map_encode(d->ctx, out, (tile_dtype)dt, a.ndim, a.ptr, dims, strides, b32, e32, sw);
     if (st != TILE_OK) return tpy_raise(d, st, "tensor_map");
+    return PyBytes_FromStringAndSize((const char *)out, sizeof out);
+}
+
+/* tensor_map_im2col(array, lower, upper, channels_per_pixel, pixels_per_column, swizzle=None, elem_strides=None,
+ * dtype=None, nan_fill=False) -> bytes: the im2col map (tile_tensor_map_encode_im2col) of an N[D][H]WC array;
+ * lower and upper per spatial dimension and elem_strides per dimension, in the array's order (outermost first). */
+static PyObject *device_tensor_map_im2col(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"array", "lower", "upper", "channels_per_pixel", "pixels_per_column", "swizzle", "elem_strides", "dtype",
+                         "nan_fill", NULL};
+    static const char fn[] = "tensor_map_im2col";
+    TPyDevice *d = (TPyDevice *)self;
+    PyObject *arr, *lower, *upper, *swz = Py_None, *es = Py_None;
+    unsigned int cpp, ppc;
+    const char *dtype = NULL;
+    int nan_fill = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOII|OOzp", kw, &arr, &lower, &upper, &cpp, &ppc, &swz, &es, &dtype, &nan_fill))
+        return NULL;
+    TPyArray a;
+    int dt;
+    tile_tensor_swizzle sw;
+    uint64_t dims[5], strides[5] = {0};
+    if (tensor_map_array(d, fn, arr, swz, dtype, 3, &a, &dt, &sw, dims, strides) < 0) return NULL;
+    int64_t lo64[3], up64[3], e64[5] = {1, 1, 1, 1, 1};
+    if (reversed_ints(fn, lower, "lower", a.ndim - 2, INT32_MIN, INT32_MAX, lo64) < 0) return NULL;
+    if (reversed_ints(fn, upper, "upper", a.ndim - 2, INT32_MIN, INT32_MAX, up64) < 0) return NULL;
+    if (es != Py_None && reversed_ints(fn, es, "elem_strides", a.ndim, 1, 8, e64) < 0) return NULL;
+    int32_t lo32[3], up32[3];
+    uint32_t e32[5];
+    for (int k = 0; k < a.ndim - 2; k++) lo32[k] = (int32_t)lo64[k], up32[k] = (int32_t)up64[k];
+    for (int k = 0; k < a.ndim; k++) e32[k] = (uint32_t)e64[k];
+    _Alignas(64) unsigned char out[128];
+    tile_status st =
+        tile_tensor_map_encode_im2col(d->ctx, out, (tile_dtype)dt, a.ndim, a.ptr, dims, strides, lo32, up32, cpp, ppc, e32, sw, nan_fill);
+    if (st != TILE_OK) return tpy_raise(d, st, fn);
     return PyBytes_FromStringAndSize((const char *)out, sizeof out);
 }
 
@@ -403,6 +448,9 @@ static PyMethodDef device_methods[] = {
      "data_ptr(array) -> int: the array's device address, as a launch passes it (for tables of pointers)."},
     {"tensor_map", (PyCFunction)(void (*)(void))device_tensor_map, METH_VARARGS | METH_KEYWORDS,
      "tensor_map(array, box, swizzle=None, elem_strides=None, dtype=None) -> bytes: the array's 128-byte TMA tensor map."},
+    {"tensor_map_im2col", (PyCFunction)(void (*)(void))device_tensor_map_im2col, METH_VARARGS | METH_KEYWORDS,
+     "tensor_map_im2col(array, lower, upper, channels_per_pixel, pixels_per_column, swizzle=None, elem_strides=None, dtype=None, "
+     "nan_fill=False) -> bytes: the N[D][H]WC array's 128-byte im2col tensor map."},
     {"_tune_lookup", device_tune_lookup, METH_VARARGS,
      "_tune_lookup(path, kernel, bucket) -> str or None: the tuning database's configuration for this device"},
     {"_tune_record", device_tune_record, METH_VARARGS,

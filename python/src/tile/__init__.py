@@ -21,7 +21,7 @@ from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Autotuned", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
            "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
-           "data_ptr", "tensor_map", "TensorMap", "version"]
+           "data_ptr", "tensor_map", "tensor_map_im2col", "TensorMap", "version"]
 __version__ = _tile.version()
 
 _devices = {}
@@ -93,6 +93,20 @@ def tensor_map(array, box, swizzle=None, elem_strides=None, dtype=None, device=N
     return TensorMap(dev.tensor_map(*args), dev, args)
 
 
+def tensor_map_im2col(array, lower, upper, channels_per_pixel, pixels_per_column, swizzle=None, elem_strides=None,
+                      dtype=None, nan_fill=False, device=None):
+    """The 128-byte im2col tensor map of an N[D][H]WC `array` (rank 3 to 5) for
+    cp.async.bulk.tensor's .im2col loads (tile_tensor_map_encode_im2col,
+    docs/runtime.md): `lower` and `upper`, the bounding box's corners, one per
+    spatial dimension in the array's order ([D,] [H,] W); `elem_strides` in the
+    array's order (those of W, H, D: the convolution's stride); one copy moves
+    `pixels_per_column` pixels of `channels_per_pixel` elements.  Out-of-bounds
+    elements read as zero, or NaN with nan_fill.  A TensorMap, as tensor_map's."""
+    dev = _device(device)
+    args = (array, lower, upper, channels_per_pixel, pixels_per_column, swizzle, elem_strides, dtype, nan_fill)
+    return TensorMap(dev.tensor_map_im2col(*args), dev, args, "tensor_map_im2col")
+
+
 class TensorMap(bytes):
     """The 128 bytes of tile.tensor_map for `device`, which remember how they
     were made: a PTX kernel launched on another device encodes the map again
@@ -100,10 +114,11 @@ class TensorMap(bytes):
     another device, an emulated one too, cannot read).  The array stays alive
     as long as the map."""
 
-    def __new__(cls, data, device, args):
+    def __new__(cls, data, device, args, encode="tensor_map"):
         self = super().__new__(cls, data)
         self.device = device
         self._args = args
+        self._encode = encode
         self._other = {}
         return self
 
@@ -114,7 +129,7 @@ class TensorMap(bytes):
         key = id(dev)
         got = self._other.get(key)
         if got is None or got[0] is not dev:
-            got = self._other[key] = (dev, dev.tensor_map(*self._args))
+            got = self._other[key] = (dev, getattr(dev, self._encode)(*self._args))
         return got[1]
 
     def __reduce__(self):  # pickled or copied: the plain bytes
