@@ -7,8 +7,11 @@
  *   conv_stores       .im2col_no_offs stores and .add reductions of a shared tile back into the tensor: the elements
  *                     the matrix's rows name are written (added), the others and the out-of-bounds ones untouched
  *   encode_errors     tile_tensor_map_encode_im2col refuses what cuTensorMapEncodeIm2col documents as invalid
- *   form_errors       the .im2col forms ptxas refuses are refused at load, with their line; a tiled copy through an
- *                     im2col map and an im2col copy through a tiled one fail the launch
+ *   form_errors       the .im2col forms ptxas refuses are refused at load, with their line; the multicast and
+ *                     cache-hint forms load
+ *   mode_mismatch     a tiled copy through an im2col map and an im2col copy through a tiled one fail the launch
+ *   multicast         an .im2col load multicast to both CTAs of clusters of 2
+ *   traversal_by_hand W and N traversal strides, the wrap, an offset past the edge, written out by hand
  *
  * The reference is the convolution's definition, not the traversal: for the im2col matrix of a convolution with
  * padding pad_lo / pad_hi, stride S and dilation L, row m = (n, o_D, o_H, o_W) (W fastest) of filter tap r holds
@@ -504,5 +507,44 @@ Test(im2col, multicast) {
                 uint32_t want = e < 0 ? 0 : x[e], v = got[b * 384 + swz((p * 8 + ch) * 4, 1) / 4];
                 cr_assert_eq(v, want, "block %u: row %u channel %u: 0x%08x, want 0x%08x", b, p, ch, v, want);
             }
+    tile_context_destroy(ctx);
+}
+
+/* The traversal written out by hand for an NWC tensor (C 4, W 3, N 5) with corners 0 and 0, W's traversal stride 2
+ * and N's 2: from (w 1, n 0) the pixels are (1,0) (w 3 is past 2: back to 0, N steps 2) (0,2) (2,2) (0,4) (2,4),
+ * then n 6 (past the last image: zero), with the offset 1 added to w: w 2, 1, 3 (outside), 1, 3, 1, ... */
+Test(im2col, traversal_by_hand) {
+    Fix fx;
+    fix_open(&fx);
+    tile_context *ctx = fx.ctx;
+    uint32_t x[5 * 3 * 4];
+    for (unsigned i = 0; i < 60; i++) { float f = (float)(i + 1); memcpy(&x[i], &f, 4); }
+    tile_devptr dx, dio;
+    cr_assert_eq(tile_malloc(ctx, sizeof x, &dx), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dx, x, sizeof x), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 1024, &dio), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, dio, 0xFF, 1024), TILE_OK);
+    uint64_t dims[3] = {4, 3, 5}, strides[2] = {16, 48};
+    int32_t lo[1] = {0}, up[1] = {0};
+    uint32_t es[3] = {1, 2, 2};
+    _Alignas(64) uint8_t map[128];
+    cr_assert_eq(tile_tensor_map_encode_im2col(ctx, map, TILE_F32, 3, dx, dims, strides, lo, up, 4, 8, es, 0, 0), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    int32_t c[5] = {0, 1, 0, 0, 0};
+    uint16_t off[3] = {1, 0, 0};
+    uint32_t nbytes = 128, cbytes = 1024, mode = 0;
+    void *args[] = {map, &c[0], &c[1], &c[2], &c[3], &c[4], &off[0], &off[1], &off[2], &nbytes, &cbytes, &dio, &mode};
+    cr_assert_eq(tile_launch_raw(kernel_for(&fx, 3), (tile_dim3){1, 1, 1}, (tile_dim3){1, 1, 1}, 0, args, NULL), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    uint32_t got[256];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, dio, 1024), TILE_OK);
+    static const int pix[8][2] = {{2, 0}, {1, 2}, {3, 2}, {1, 4}, {3, 4}, {1, 6}, {3, 6}, {1, 8}}; /* (w + 1, n) */
+    for (unsigned p = 0; p < 8; p++)
+        for (unsigned ch = 0; ch < 4; ch++) {
+            int w = pix[p][0], n = pix[p][1];
+            float want = w < 3 && n < 5 ? (float)(n * 12 + w * 4 + ch + 1) : 0.0f, v;
+            memcpy(&v, &got[p * 4 + ch], 4);
+            cr_assert_eq(v, want, "pixel %u channel %u: %g, want %g", p, ch, v, want);
+        }
     tile_context_destroy(ctx);
 }
