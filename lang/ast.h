@@ -118,6 +118,7 @@ typedef struct Param {
     bool is_const;
     TypeRef ty;  /* dt == DT_VOID: untyped */
     Node *def;   /* default, or NULL */
+    bool tuple_type; /* written with a tuple type, `p: (*f32, *f32)`: reported by the parser, then untyped */
 } Param;
 
 typedef struct Attr {

@@ -1311,7 +1311,7 @@ Val builtin_call(Gen *g, const Node *node) {
         if (v.k != V_CT) {
             diag_error(g->d, c.loc[0], "'%s' of %s: Python's int() and float() convert compile-time numbers, as in Triton; convert a "
                        "run-time value with 'x as %s'", bi->name,
-                       v.k == V_RT ? "a value known only at run time" : v.k == V_NONE ? "None" : arena_printf(g->a, "a %s", gen_val_type_name(g, v)),
+                       v.k == V_RT ? "a value known only at run time" : v.k == V_NONE ? "None" : gen_a(g, gen_val_type_name(g, v), false),
                        id == BI_INT ? "i32" : "f32");
             return val_err();
         }

@@ -20,7 +20,7 @@
 /* v, for a message: "a type", "a list", "None", ... */
 static const char *what(Gen *g, Val v) {
     const char *n = gen_val_type_name(g, v);
-    return v.k == V_NONE ? n : arena_printf(g->a, "a %s", n);
+    return v.k == V_NONE ? n : gen_a(g, n, false);
 }
 
 /* Argument 0 as a value whose shape is asked for: a tensor or a scalar, run-time or not. */

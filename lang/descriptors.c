@@ -178,8 +178,8 @@ static bool offsets_i32(Gen *g, Val *off, int r, Loc loc) {
         DType dt = val_dtype(off[k]);
         if ((off[k].k == V_RT && dtype_bits(dt) == 64) ||
             (off[k].k == V_CT && (dtype_is_signed(dt) || dtype_bits(dt) < 64 ? off[k].i : (int64_t)(uint64_t)off[k].i) != (int32_t)off[k].i)) {
-            diag_error(g->d, loc, "a block pointer's offsets are i32, as Triton's; got %s '%s'", off[k].k == V_CT ? "the constant" : "a",
-                       off[k].k == V_CT ? arena_printf(g->a, "%lld", (long long)off[k].i) : gen_val_type_name(g, off[k]));
+            diag_error(g->d, loc, "a block pointer's offsets are i32, as Triton's; got %s",
+                       off[k].k == V_CT ? arena_printf(g->a, "the constant '%lld'", (long long)off[k].i) : gen_a(g, gen_val_type_name(g, off[k]), true));
             return false;
         }
         off[k] = gen_cast(g, off[k], DT_I32, loc);

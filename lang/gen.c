@@ -79,6 +79,10 @@ const char *gen_val_type_name(Gen *g, Val v) {
     }
 }
 
+const char *gen_a(Gen *g, const char *name, bool quoted) {
+    return arena_printf(g->a, quoted ? "%s '%s'" : "%s %s", str_article(name), name);
+}
+
 const char *gen_shape_str(Gen *g, int rank, const int32_t *shape) {
     Str s = {0};
     str_putc(&s, '[');
@@ -1096,7 +1100,7 @@ static Val gen_tuple(Gen *g, const Node *n) {
     r.elems = ARENA_ARRAY(g->a, Val, n->nkids);
     bool ok = true;
     for (int i = 0; i < n->nkids; i++) {
-        r.elems[i] = gen_expr(g, n->kids[i]);
+        r.elems[i] = gen_list_as_tuple(g, gen_expr(g, n->kids[i])); /* a list is Triton's tuple: `([16], p)` holds (16,) */
         /* a tuple may hold tuples (Triton's nested tuples: `return (x, (m, r))`), already checked where they were made */
         if (r.elems[i].k != V_TUPLE && !val_is_value(g, r.elems[i], n->kids[i]->loc)) ok = false;
     }

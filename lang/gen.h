@@ -147,6 +147,8 @@ bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out);
 const char *gen_type_name(Gen *g, const Type *t); /* element type: "f32", "ptr<f16>" */
 const char *gen_shape_str(Gen *g, int rank, const int32_t *shape);
 const char *gen_val_type_name(Gen *g, Val v);
+/* A message's "a/an <name>" ("an i32", "a tuple of 2 values"; quoted: "an 'f16'"), the one place picking the article */
+const char *gen_a(Gen *g, const char *name, bool quoted);
 bool gen_is_desc(Val v);      /* a tensor descriptor (lang/descriptors.c) */
 bool gen_is_block_ptr(Val v); /* a block pointer */
 bool gen_is_record(Val v);    /* either (a tuple only the compiler reads) */

@@ -229,7 +229,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
         if (pa->is_const) continue;
         if (pa->def) diag_error(g->d, pa->def->loc, "only const parameters may have a default");
         if (!tyref_given(pa->ty)) {
-            diag_error(g->d, pa->loc, "kernel parameter '%s' needs a type", pa->name);
+            if (!pa->tuple_type) diag_error(g->d, pa->loc, "kernel parameter '%s' needs a type", pa->name);
             gen_define_var(g, pa->name, val_err());
             continue;
         }

@@ -503,6 +503,25 @@ static Node *ifstmt(Parser *p);
  * (the targets of a tuple let or assignment; `(a,)` unpacks a tuple of one, Python's `a, = t`: what Inductor
  * writes for associative_scan((x,), ...); `(a, (b, c))` a nested tuple, Python's `a, (b, c) = t`).  The N_NAMEs
  * go into flat, depth first; the returned N_TUPLE holds the structure. */
+/* `(a)`, `((a))` at token k: Python's parenthesized name, which is the name itself (`(a,)` is the tuple of one);
+ * the number of parentheses around it, 0 when the tokens there are not one */
+static int paren_name_depth(const Parser *p, int k) {
+    int d = 0;
+    while (k + d < p->n && p->t[k + d].kind == TK_LPAREN) d++;
+    if (!d || k + d >= p->n || p->t[k + d].kind != TK_IDENT) return 0;
+    for (int i = 1; i <= d; i++)
+        if (k + d + i >= p->n || p->t[k + d + i].kind != TK_RPAREN) return 0;
+    return d;
+}
+
+/* The parenthesized name paren_name_depth found (d parentheses), consumed: its name token */
+static Token *paren_name(Parser *p, int d) {
+    for (int i = 0; i < d; i++) next(p);
+    Token *id = next(p);
+    for (int i = 0; i < d; i++) next(p);
+    return id;
+}
+
 static Node *tuple_pattern(Parser *p, NodeList *flat, bool *nested, Loc where) {
     Node *n = new_node(p, N_TUPLE, peek(p)->loc);
     expect(p, TK_LPAREN, "to open the names");
@@ -510,13 +529,20 @@ static Node *tuple_pattern(Parser *p, NodeList *flat, bool *nested, Loc where) {
     bool comma = false;
     do {
         if (l.n && at(p, TK_RPAREN)) break; /* (a,) and (a, b,) */
-        if (at(p, TK_LPAREN)) {
+        int d = paren_name_depth(p, p->pos); /* (a, (b)): b */
+        if (at(p, TK_LPAREN) && !d) {
             *nested = true;
             list_push(p, &l, tuple_pattern(p, flat, nested, peek(p)->loc));
             continue;
         }
         Node *x = new_node(p, N_NAME, peek(p)->loc);
-        x->name = expect_ident(p, "a name", NULL);
+        if (d) {
+            Token *id = paren_name(p, d);
+            x->loc = id->loc;
+            x->name = arena_strndup(p->a, id->text, id->len);
+        } else {
+            x->name = expect_ident(p, "a name", NULL);
+        }
         list_push(p, &l, x);
         list_push(p, flat, x);
     } while (!p->panic && (comma = accept(p, TK_COMMA)));
@@ -588,12 +614,19 @@ static void bare_names(Parser *p, Node *n) {
     bool nested = false;
     Node *pat = new_node(p, N_TUPLE, peek(p)->loc);
     while (!p->panic && !at(p, TK_ASSIGN) && !ident_is(peek(p), "in")) { /* `in`: a for loop's targets end there */
-        if (at(p, TK_LPAREN)) {
+        if (at(p, TK_LPAREN) && !paren_name_depth(p, p->pos)) {
             nested = true;
             list_push(p, &l, tuple_pattern(p, &flat, &nested, peek(p)->loc));
         } else {
             Node *x = new_node(p, N_NAME, peek(p)->loc);
-            x->name = expect_ident(p, "a name", NULL);
+            int d = paren_name_depth(p, p->pos); /* a, (b): b */
+            if (d) {
+                Token *id = paren_name(p, d);
+                x->loc = id->loc;
+                x->name = arena_strndup(p->a, id->text, id->len);
+            } else {
+                x->name = expect_ident(p, "a name", NULL);
+            }
             list_push(p, &l, x);
             list_push(p, &flat, x);
         }
@@ -620,6 +653,18 @@ static Node *value_expr(Parser *p) {
     return t;
 }
 
+/* IDENT ( "=" | "+=" | ... ) expr ";" after the name id: the assignment to it */
+static Node *name_assign(Parser *p, const Token *id) {
+    Token *op = next(p);
+    Node *n = new_node(p, N_ASSIGN, id->loc);
+    n->oploc = op->loc;
+    n->op = op->kind;
+    n->name = arena_strndup(p->a, id->text, id->len);
+    n->rhs = op->kind == TK_ASSIGN ? value_expr(p) : expr(p);
+    expect(p, TK_SEMI, "after assignment");
+    return n;
+}
+
 /* `var`, `val`, `auto`: other languages' words for `let`, followed by a name and `=` or `:` */
 static bool is_binding_word(const Token *t) {
     static const char *const words[] = {"var", "val", "auto"};
@@ -642,7 +687,7 @@ static bool is_binding_word(const Token *t) {
 static Node *stmt(Parser *p) {
     Token *t = peek(p);
     Node *n;
-    if (t->kind == TK_LET && peek2(p)->kind == TK_LPAREN) {
+    if (t->kind == TK_LET && peek2(p)->kind == TK_LPAREN && !paren_name_depth(p, p->pos + 1)) {
         next(p);
         n = new_node(p, N_LET, t->loc);
         n->oploc = peek(p)->loc;
@@ -661,6 +706,10 @@ static Node *stmt(Parser *p) {
         n->rhs = value_expr(p);
         expect(p, TK_SEMI, "after 'let' statement");
         return n;
+    }
+    int pd = paren_name_depth(p, p->pos);
+    if (pd && p->pos + 2 * pd + 1 < p->n && is_assign_op(p->t[p->pos + 2 * pd + 1].kind)) {
+        return name_assign(p, paren_name(p, pd)); /* Python's `(a) = e`, `(a) += e`: a's */
     }
     if (at_tuple_assign(p) || at_bare_targets(p)) {
         n = new_node(p, N_ASSIGN, t->loc);
@@ -700,7 +749,14 @@ static Node *stmt(Parser *p) {
                         peek2(p)->text);
             next(p);
         }
-        n->name = expect_ident(p, "a name after 'let'", &n->oploc);
+        int d = paren_name_depth(p, p->pos); /* Python's `(a) = e` is `a = e` */
+        if (d) {
+            Token *id = paren_name(p, d);
+            n->name = arena_strndup(p->a, id->text, id->len);
+            n->oploc = id->loc;
+        } else {
+            n->name = expect_ident(p, "a name after 'let'", &n->oploc);
+        }
         if (accept(p, TK_COLON)) {
             Token *c = peek(p);
             if (c->kind == TK_IDENT && c->len == 9 && !memcmp(c->text, "constexpr", 9) && peek2(p)->kind == TK_ASSIGN) {
@@ -739,17 +795,7 @@ static Node *stmt(Parser *p) {
             return n;
         }
     }
-    if (t->kind == TK_IDENT && is_assign_op(peek2(p)->kind)) {
-        next(p);
-        Token *op = next(p);
-        n = new_node(p, N_ASSIGN, t->loc);
-        n->oploc = op->loc;
-        n->op = op->kind;
-        n->name = arena_strndup(p->a, t->text, t->len);
-        n->rhs = op->kind == TK_ASSIGN ? value_expr(p) : expr(p);
-        expect(p, TK_SEMI, "after assignment");
-        return n;
-    }
+    if (t->kind == TK_IDENT && is_assign_op(peek2(p)->kind)) return name_assign(p, next(p));
     if (accept(p, TK_FOR)) {
         n = new_node(p, N_FOR, t->loc);
         if (at(p, TK_LPAREN) && !at_for_targets(p)) { /* C's for (init; cond; step): one error, then its body is parsed (and checked) */
@@ -764,7 +810,12 @@ static Node *stmt(Parser *p) {
             return n;
         }
         Node *unpack = NULL; /* `for (a, b) in t`, `for a, b in t`: a `let` of the targets from each element */
-        if (at(p, TK_LPAREN) || (at(p, TK_IDENT) && peek2(p)->kind == TK_COMMA)) {
+        int d = paren_name_depth(p, p->pos);
+        if (d) { /* `for (a) in t`: Python's parenthesized name is the name, the loop's variable (over a range too) */
+            Token *id = paren_name(p, d);
+            n->name = arena_strndup(p->a, id->text, id->len);
+            n->oploc = id->loc;
+        } else if (at(p, TK_LPAREN) || (at(p, TK_IDENT) && peek2(p)->kind == TK_COMMA)) {
             Token *first = peek(p);
             unpack = new_node(p, N_LET, first->loc);
             unpack->oploc = first->loc;
@@ -974,12 +1025,35 @@ static Node *block(Parser *p) {
     return b;
 }
 
-/* param = [ "const" ] IDENT [ ":" type ] [ "=" expr ] */
-static void param(Parser *p, Param *pa) {
+/* param = [ "const" ] IDENT [ ":" type ] [ "=" expr ]
+ * A tuple type, `ptrs: (*f32, *f32)` (Triton's tuple arguments), is an error at the name saying what to write: a
+ * launch passes a kernel's arguments one scalar or pointer each, so a kernel takes a tuple's elements as parameters
+ * of their own; a tuple of compile-time values is an untyped const parameter; a fn's parameter takes any tuple
+ * untyped.  The group is skipped and the parameter is then untyped. */
+static void param(Parser *p, Param *pa, DeclKind kind) {
     pa->is_const = accept(p, TK_CONST);
     pa->name = expect_ident(p, "a parameter name", &pa->loc);
     pa->ty = (TypeRef){.dt = DT_VOID};
-    if (accept(p, TK_COLON)) {
+    if (!p->panic && at(p, TK_COLON) && peek2(p)->kind == TK_LPAREN) {
+        next(p);
+        if (kind == D_FN)
+            diag_error(p->d, pa->loc, "parameter '%s' has a tuple type: a fn's parameter takes a tuple untyped ('fn f(%s)')",
+                       pa->name, pa->name);
+        else if (pa->is_const)
+            diag_error(p->d, pa->loc, "const parameter '%s' has a tuple type: a tuple of compile-time values is an untyped "
+                       "const parameter ('const %s = (64, 32)')", pa->name, pa->name);
+        else
+            diag_error(p->d, pa->loc, "kernel parameter '%s' cannot be a tuple: a launch passes one pointer or scalar per "
+                       "parameter, so each element is a parameter of its own ('%s0: *f32, %s1: *f32', then 'let %s = (%s0, %s1);' "
+                       "in the body); a tuple of compile-time values is a const parameter ('const SHAPE = (64, 32)')",
+                       pa->name, pa->name, pa->name, pa->name, pa->name, pa->name);
+        for (int depth = 0; !at(p, TK_EOF) && !at(p, TK_LBRACE) && !at(p, TK_SEMI);) { /* the type's parentheses */
+            TokKind k = next(p)->kind;
+            depth += (k == TK_LPAREN) - (k == TK_RPAREN);
+            if (!depth) break;
+        }
+        pa->tuple_type = true;
+    } else if (accept(p, TK_COLON)) {
         Token *t = peek(p);
         pa->ty = type(p);
         if (at(p, TK_STAR) && !pa->ty.nptr) /* C's float* */
@@ -1003,7 +1077,7 @@ static void params(Parser *p, Decl *d) {
                 cap = nc;
             }
             Param *pa = &d->params[d->nparams++];
-            param(p, pa);
+            param(p, pa, d->kind);
             if (!p->panic && pa->name && namemap_get(&seen, pa->name)) /* a fn's was taken: the second hid the first */
                 diag_error(p->d, pa->loc, "duplicate parameter '%s'", pa->name);
             else if (!p->panic && pa->name) namemap_put(p->a, &seen, pa->name, pa);

@@ -467,9 +467,7 @@ static void gen_assign(Gen *g, const Node *s) {
         if (t.k != V_TUPLE || gen_is_record(t)) {
             diag_error(g->d, s->oploc, "cannot assign to an element of '%s', %s: tensors are values here; build the new one "
                        "(`where(arange(0, N) == i, v, a)`) or store to memory (a tuple's elements are assigned: `t[i] = v`)", s->name,
-                       t.k == V_RT ? arena_printf(g->a, "a '%s'", gen_type_desc(g, t.t))
-                       : t.k == V_CT ? arena_printf(g->a, "a '%s'", gen_val_type_name(g, t))
-                                                  : arena_printf(g->a, "a %s", gen_val_type_name(g, t)));
+                       gen_a(g, t.k == V_RT ? gen_type_desc(g, t.t) : gen_val_type_name(g, t), t.k == V_RT || t.k == V_CT));
             return;
         }
         int64_t i;
@@ -480,6 +478,11 @@ static void gen_assign(Gen *g, const Node *s) {
         }
         if (i < 0) i += t.nelems;
         if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], t.elems[i], v, s->oploc);
+        /* what a tuple's element may be, as in a tuple written out: a value or a tuple.  A list is Triton's tuple
+         * (`t[0] = [1, 2]` holds the tuple (1, 2), which serves as a shape as the list did); a type or None is an error
+         * at the value */
+        v = gen_list_as_tuple(g, v);
+        if (v.k != V_TUPLE && !val_is_value(g, v, s->rhs->loc)) return;
         Val *e = ARENA_ARRAY(g->a, Val, t.nelems);
         memcpy(e, t.elems, sizeof *e * (size_t)t.nelems);
         e[i] = held(g, v);
@@ -567,6 +570,25 @@ static void carry_collect(Gen *g, const Node *s, const char *skip, Carry *c) {
     }
 }
 
+/* a and b for a message that they differ: their type names, or where those are the same ("tuple of 2 values" and a
+ * tuple of 2 whose element is now a tuple) their structure, element by element: "(i32, i32)", "((i32, i32), i32)" */
+static const char *skeleton_str(Gen *g, Val v) {
+    if (v.k != V_TUPLE || gen_is_record(v)) return gen_val_type_name(g, v);
+    Str s = {0};
+    str_putc(&s, '(');
+    for (int i = 0; i < v.nelems; i++) str_printf(&s, "%s%s", i ? ", " : "", skeleton_str(g, v.elems[i]));
+    str_puts(&s, v.nelems == 1 ? ",)" : ")");
+    char *r = arena_strdup(g->a, s.buf);
+    str_free(&s);
+    return r;
+}
+
+static void differing_names(Gen *g, Val a, Val b, const char **na, const char **nb) {
+    *na = gen_val_type_name(g, a);
+    *nb = gen_val_type_name(g, b);
+    if (!strcmp(*na, *nb)) *na = skeleton_str(g, a), *nb = skeleton_str(g, b);
+}
+
 /* Rebind the carried variables to values[0..c->n) (the body's arguments, the loop's results). */
 static void carry_bind(Gen *g, const Carry *c, const ValueId *values) {
     Val *lv = ARENA_ARRAY(g->a, Val, c->n + 1);
@@ -589,8 +611,9 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
         int nl = c->before[i].k == V_TUPLE ? (i + 1 < c->nvars ? c->first[i + 1] : c->n) - c->first[i] : 1;
         Val *lv = ARENA_ARRAY(g->a, Val, nl + 1);
         if (c->before[i].k == V_TUPLE && !val_same_skeleton(nv, c->before[i])) {
-            diag_error(g->d, at, "loop-carried variable '%s' changes from '%s' to '%s' in the loop", x->name,
-                       gen_val_type_name(g, c->before[i]), gen_val_type_name(g, nv));
+            const char *was, *now;
+            differing_names(g, c->before[i], nv, &was, &now);
+            diag_error(g->d, at, "loop-carried variable '%s' changes from '%s' to '%s' in the loop", x->name, was, now);
             if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
             continue;
         }
@@ -1264,10 +1287,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         bool tuples = a.k == V_TUPLE && b.k == V_TUPLE && val_same_skeleton(a, b) && val_leaves(a, NULL) > 0;
         bool va = a.k == V_CT || a.k == V_RT, vb = b.k == V_CT || b.k == V_RT;
         if (!tuples && (!va || !vb)) {
-            if (a.k == V_TUPLE && b.k == V_TUPLE && val_leaves(a, NULL) >= 0 && val_leaves(b, NULL) >= 0)
-                diag_error(g->d, s->loc, "'%s' is '%s' in one branch of a run-time 'if' and '%s' in the other", x->name,
-                           gen_val_type_name(g, a), gen_val_type_name(g, b));
-            else diag_error(g->d, s->loc, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
+            if (a.k == V_TUPLE && b.k == V_TUPLE && val_leaves(a, NULL) >= 0 && val_leaves(b, NULL) >= 0) {
+                const char *na, *nb;
+                differing_names(g, a, b, &na, &nb);
+                diag_error(g->d, s->loc, "'%s' is '%s' in one branch of a run-time 'if' and '%s' in the other", x->name, na, nb);
+            } else diag_error(g->d, s->loc, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
             x->val = val_err();
             continue;
         }

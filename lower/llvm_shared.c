@@ -1202,8 +1202,8 @@ static bool emit_dot(LL *l, Inst *i) {
     DType in = at->dt, acc_dt = ct->dt;
     bool fp = dtype_is_float(acc_dt);
     if (dtype_is_storage(in) || in == DT_PTR || in == DT_I1 || dtype_is_float(in) != fp || dtype_is_storage(acc_dt)) {
-        ll_error(l, i->loc, "dot of %s operands into a %s accumulator is not supported by the FMA lowering", dtype_name(in),
-                 dtype_name(acc_dt));
+        ll_error(l, i->loc, "dot of %s operands into %s %s accumulator is not supported by the FMA lowering", dtype_name(in),
+                 str_article(dtype_name(acc_dt)), dtype_name(acc_dt));
         return false;
     }
     int M = at->shape[0], K = at->shape[1], N = bt->shape[1];

@@ -90,6 +90,14 @@ char *arena_strndup(Arena *a, const char *s, size_t n) {
 
 char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
 
+const char *str_article(const char *noun) {
+    while (*noun == '\'' || *noun == '`' || *noun == '"') noun++;
+    char c = (char)(*noun | 0x20);
+    if (noun[0] && noun[1] >= '0' && noun[1] <= '9') /* i32, f16, u8, s8: the letter's name */
+        return c && strchr("aefhilmnorsx", c) ? "an" : "a";
+    return c && strchr("aeio", c) ? "an" : "a"; /* a word: "an index", "a tuple" ("u" words vary: "a u..." is kept) */
+}
+
 char *arena_printf(Arena *a, const char *fmt, ...) {
     va_list ap, ap2;
     va_start(ap, fmt);

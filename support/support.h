@@ -76,6 +76,9 @@ void str_printf(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void str_vprintf(Str *s, const char *fmt, va_list ap);
 void str_free(Str *s);
 char *str_take(Str *s); /* returns malloc'd NUL-terminated buffer, resets s */
+/* The English article for a message's noun, "a" or "an" by how it is read: a type name letter by letter ("an i32",
+ * "an f16", "a u8", "a bf16"), a word as written ("a tuple", "an index"); a leading quote is skipped ("an 'f32'") */
+const char *str_article(const char *noun);
 
 /* ---- sources and locations ---- */
 typedef struct SrcFile {

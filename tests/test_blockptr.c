@@ -558,6 +558,6 @@ Test(blockptr, strides_are_64_bit) {
     cr_assert_neq(tile_compile_source("e.tile",
                                       "kernel k(x: *f32, n: i64) {\n    let p = make_block_ptr(x, (n,), (1,), (n,), (16,));\n}\n", &o, &c),
                   TILE_OK);
-    cr_expect(strstr(c.diagnostics, "e.tile:2:43: error: a block pointer's offsets are i32, as Triton's; got a 'i64'"), "%s", c.diagnostics);
+    cr_expect(strstr(c.diagnostics, "e.tile:2:43: error: a block pointer's offsets are i32, as Triton's; got an 'i64'"), "%s", c.diagnostics);
     tile_compiled_free(&c);
 }

@@ -1209,3 +1209,74 @@ Test(lang_diag, next_power_of_2) {
                 "  kernel k(p: *f32) { const B = next_power_of_2(2.5); }\n"
                 "                                                ^\n");
 }
+
+/* The article before a type name is the one it is read with: "an i32", "an 'f16'", "a u8" (one helper, str_article,
+ * picks it for every such message; they said "a f32", "a 'f16'"). */
+Test(lang_diag, article_before_a_type_name) {
+    expect_diag("kernel k(x: *f32, n: i32, b: u8, s: f32) {\n"
+                "    for (i, v) in enumerate(b) { }\n"
+                "    for (i, v) in enumerate(s) { }\n"
+                "    let h = 1.5 as f16;\n"
+                "    h[0] = 2.0;\n"
+                "}\n",
+                "t.tile:2:29: error: 'enumerate' expects a tuple or a list, got a u8 (a loop over a run-time count is 'for i in range(n)')\n"
+                "      for (i, v) in enumerate(b) { }\n"
+                "                              ^\n"
+                "t.tile:3:29: error: 'enumerate' expects a tuple or a list, got an f32\n"
+                "      for (i, v) in enumerate(s) { }\n"
+                "                              ^\n"
+                "t.tile:5:10: error: cannot assign to an element of 'h', an 'f16': tensors are values here; build the new one (`where(arange(0, N) == i, v, a)`) or store to memory (a tuple's elements are assigned: `t[i] = v`)\n"
+                "      h[0] = 2.0;\n"
+                "           ^\n");
+}
+
+/* Triton's tuple arguments: a tuple-typed parameter is an error at its name saying what to write (a kernel's launch
+ * passes one pointer or scalar per parameter; a const tuple and a fn's tuple are untyped), once, the body then
+ * checked without it. */
+Test(lang_diag, tuple_typed_parameters) {
+    expect_diag("kernel k(ptrs: (*f32, *f32), n: i32, const S: (i32, i32) = (4, 8)) {\n"
+                "    store(ptrs[0], 1.0);\n"
+                "}\n"
+                "fn f(t: (*f32, i32)) { return t; }\n",
+                "t.tile:1:10: error: kernel parameter 'ptrs' cannot be a tuple: a launch passes one pointer or scalar per parameter, so each element is a parameter of its own ('ptrs0: *f32, ptrs1: *f32', then 'let ptrs = (ptrs0, ptrs1);' in the body); a tuple of compile-time values is a const parameter ('const SHAPE = (64, 32)')\n"
+                "  kernel k(ptrs: (*f32, *f32), n: i32, const S: (i32, i32) = (4, 8)) {\n"
+                "           ^\n"
+                "t.tile:1:44: error: const parameter 'S' has a tuple type: a tuple of compile-time values is an untyped const parameter ('const S = (64, 32)')\n"
+                "  kernel k(ptrs: (*f32, *f32), n: i32, const S: (i32, i32) = (4, 8)) {\n"
+                "                                             ^\n"
+                "t.tile:4:6: error: parameter 't' has a tuple type: a fn's parameter takes a tuple untyped ('fn f(t)')\n"
+                "  fn f(t: (*f32, i32)) { return t; }\n"
+                "       ^\n");
+}
+
+/* A tuple's element holds what a tuple written out holds: a value or a tuple (a list is Triton's tuple, a shape still).
+ * A type or None is an error at it (both were taken, making tuples no merge or launch could use), and an element
+ * that changes from a number to a tuple in a run-time if or a loop is named by the tuples' structure (both were
+ * 'tuple of 2 values'). */
+Test(lang_diag, tuple_element_assigned_a_list_type_or_none) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n"
+                "    let t = (1, 2);\n"
+                "    t[0] = f16;\n"
+                "    t[1] = None;\n"
+                "    if n > 0 { t[0] = [1, 2]; }\n"
+                "}\n",
+                "t.tile:3:12: error: a type cannot be used as a value\n"
+                "      t[0] = f16;\n"
+                "             ^\n"
+                "t.tile:4:12: error: 'None' cannot be used as a value\n"
+                "      t[1] = None;\n"
+                "             ^\n"
+                "t.tile:5:5: error: 't' is '((i32, i32), i32)' in one branch of a run-time 'if' and '(i32, i32)' in the other\n"
+                "      if n > 0 { t[0] = [1, 2]; }\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n"
+                "    let t = (1, (2,));\n"
+                "    for i in range(0, n) { t[1] = [3, 4]; }\n"
+                "}\n",
+                "t.tile:3:28: error: loop-carried variable 't' changes from '(i32, (i32,))' to '(i32, (i32, i32))' in the loop\n"
+                "      for i in range(0, n) { t[1] = [3, 4]; }\n"
+                "                             ^\n"
+                "t.tile:3:5: note: the loop\n"
+                "      for i in range(0, n) { t[1] = [3, 4]; }\n"
+                "      ^\n");
+}

@@ -3,7 +3,7 @@
  * implied trailing slices, Triton's keyword names, names that outlive an if, powers and local compile-time
  * constants, tuples without parentheses, constexpr(), `is` of compile-time values, len/int/float/unary plus,
  * unpacking and comparing shapes, reductions along a tuple of axes, tuple concatenation and repetition, loops
- * over a tuple, next_power_of_2 (test_lang_triton.c: Triton's language features; test_lang_triton_values.c:
+ * over a tuple, parenthesized names and lists in tuples, next_power_of_2 (test_lang_triton.c: Triton's language features; test_lang_triton_values.c:
  * its value and type rules). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -20,7 +20,8 @@
 #include "tests/test_rng.h"
 
 /* A tuple of one unpacks as `let (a,) = t` and `(a,) = t` (Python's `a, = t`), as Inductor writes a scan:
- * `tmp2, = tl.associative_scan((tmp1,), 1, _triton_helper_fn_add0)`; `(a)` alone stays an error.  Rows of 10
+ * `tmp2, = tl.associative_scan((tmp1,), 1, _triton_helper_fn_add0)`; `(a)` alone is the name, as Python reads it, so
+ * `let (a) = (x,)` binds the tuple, and using it as a value says to unpack it.  Rows of 10
  * in a 16-wide block, 3 rows, the output poisoned first. */
 Test(lang_python, unpack_tuple_of_one) {
     const char *src = "fn _triton_helper_fn_add0(arg0_0, arg1_0) {\n"
@@ -63,7 +64,8 @@ Test(lang_python, unpack_tuple_of_one) {
     for (int i = ROWS * N; i < ROWS * N + 4; i++) cr_assert(isnan(o[i]), "[%d] written past the rows", i);
     unload(&k);
     static const BadSource bad[] = {
-        {"kernel k(x: *f32) {\n    let (a) = (load(x),);\n}\n", "t.tile:2:5: error: a tuple of names needs at least two, or a comma after one: (a,)"},
+        {"kernel k(x: *f32) {\n    let (a) = (load(x),);\n    store(x, a);\n}\n",
+         "t.tile:3:14: error: a tuple of 1 value cannot be used as a value; unpack it: let (a,) = ..."},
         {"kernel k(x: *f32) {\n    let t = (load(x),);\n    store(x, t);\n}\n",
          "t.tile:3:14: error: a tuple of 1 value cannot be used as a value; unpack it: let (a,) = ..."},
         {"kernel k(x: *f32) {\n    let (a,) = (load(x), 1.0);\n}\n", "t.tile:2:9: error: cannot unpack a tuple of 2 values into 1 names"},
@@ -1051,13 +1053,60 @@ Test(lang_python, for_unpacking_and_tuples_like_records) {
         {"kernel k(p: *f32) { for (a, b) in ((1, 2, 3),) { } }", "t.tile:1:25: error:"},
         {"kernel k(p: *f32) { for (x, y) in zip(p, (1,)) { } }", "t.tile:1:39: error: 'zip' expects a tuple or a list, got a ptr<f32>"},
         {"kernel k(p: *f32, n: i32) { for (i, x) in enumerate(n) { } }",
-         "'enumerate' expects a tuple or a list, got a i32 (a loop over a run-time count is 'for i in range(n)')"},
+         "'enumerate' expects a tuple or a list, got an i32 (a loop over a run-time count is 'for i in range(n)')"},
         {"kernel k(p: *f32, n: i32) { let e = enumerate((1,), n); }", "t.tile:1:53: error: the start of 'enumerate' must be a compile-time integer"},
         {"kernel k(p: *f32, n: i32) { let d = (0, p, n, 1); d[0] = [16]; let t = load_tensor_descriptor(d, [0]); }",
          "t.tile:1:95: error: 'load_tensor_descriptor' expects a tensor descriptor (from make_tensor_descriptor), got 'tuple of 4 values'"},
         {"kernel k(p: *f32, n: i32) { let d = (0, p, n, 1, 0); d[0] = [16]; let t = load(d, boundary_check=(0,)); }", "t.tile:1:98: error: 'boundary_check' of 'load' applies to block pointers"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
+/* Python's parenthesized name is the name, not a tuple: `for (v) in t`, `for ((i)) in range(..)`, `for (c, (d)) in ..`,
+ * `let (e) = ..`, `(e) *= ..`, `let f, (g) = ..` (each was "a tuple of names needs at least two" or "cannot assign to
+ * this expression"); and a list in a tuple, assigned (`t[0] = [2, 32]`) or written (`([4], y)`), is Triton's tuple of
+ * its sizes, a shape still. */
+static const char *paren_names_src =
+    "kernel k(a: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let m = o < n;\n"
+    "    let x = load(a + o, mask=m, other=0.0);\n"
+    "    let acc = zeros([64], f32);\n"
+    "    for (v) in (x, x * x, 1.0) { acc += v; }\n"
+    "    for ((i)) in range(0, 3) { acc += i * x; }\n"
+    "    for (c, (d)) in ((x, 2.0), (x * x, 3.0)) { acc += c * d; }\n"
+    "    for (j) in static_range(2) { acc += (j + 1) * 10.0; }\n"
+    "    let (e) = x;\n"
+    "    (e) *= 2.0;\n"
+    "    let f, (g) = e, 4.0;\n"
+    "    ((g)) += 1.0;\n"
+    "    let t = (1, x);\n"
+    "    t[0] = [2, 32];\n"
+    "    let z = zeros(t[0], f32) + 1.0;\n"
+    "    static_assert(shape_of(z) == [2, 32] && t[0] == (2, 32) && len(t[0]) == 2);\n"
+    "    let r = ([4], t[1]);\n"
+    "    static_assert(r[0] == [4]);\n"
+    "    acc += f * g + t[0][1] + r[0][0] * r[1] + sum(sum(z, 1), 0);\n"
+    "    store(out + o, acc, mask=m);\n"
+    "}\n";
+
+Test(lang_python, parenthesized_names_and_lists_in_tuples) {
+    K k;
+    load_src(&k, paren_names_src, "k");
+    seed_rng();
+    float a[45], o[64];
+    for (int i = 0; i < 45; i++) a[i] = (float)(irand(64) - 32); /* exact sums and products */
+    int32_t n = 45;
+    uint64_t da = upload(&k, a, sizeof a), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 45; i++) {
+        double x = a[i];
+        double want = (x + x * x + 1) + 3 * x + (2 * x + 3 * x * x) + 30 + (2 * x) * 5 + 32 + 4 * x + 64;
+        cr_assert_eq((double)o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    for (int i = 45; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
+    unload(&k);
 }
 
 /* next_power_of_2 (triton.next_power_of_2) on compile-time integers: a block size from a size, in a kernel. */
