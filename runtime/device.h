@@ -50,7 +50,8 @@
     X(ERR_NOT_FOUND, "no such kernel") \
     X(ERR_LAUNCH, "launch failed") \
     X(ERR_MEMCHECK, "invalid memory access") \
-    X(ERR_UNSUPPORTED, "unsupported by this backend")
+    X(ERR_UNSUPPORTED, "unsupported by this backend") \
+    X(ERR_PTX_VERSION, "the PTX's ISA version is newer than the driver's")
 
 typedef enum DevStatus {
 #define X(e, s) DEV_##e,

@@ -308,7 +308,7 @@ static DevStatus cuda_module_load(TileDevice *dev, const char *ptx, void **mod) 
     if (r != CUDA_SUCCESS) {
         /* DEV_ERR_PTX for the PTX's own errors only (a driver that fails for another reason keeps its status) */
         DevStatus st = cuda_fail(dev, r, "cuModuleLoadDataEx");
-        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) st = DEV_ERR_PTX; /* a .version newer than the driver's */
+        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) st = DEV_ERR_PTX_VERSION; /* a .version newer than the driver's */
         if (log[0]) dev_fail(dev, st, "%s\n%s", dev_last_error(dev), log); /* formatted before the old one goes */
         return st;
     }

@@ -789,6 +789,16 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, tile_com
         if (ds == DEV_OK) dev_module_unload(dm);
         tile_compiled_free(meta);
         if (origin.free) origin.free(origin.data);
+        /* PTX tile compiled for this device's arch that the device refuses as PTX is tile's fault (the arch was checked
+         * before the compile): TILE_ERROR_INTERNAL, the device's reason (the driver's JIT log) in the message; a
+         * .version newer than the driver knows is an old driver: TILE_ERROR_UNSUPPORTED; the rest keep the device's */
+        if (ds == DEV_ERR_PTX)
+            return rt_fail(ctx, TILE_ERROR_INTERNAL, "loading the compiled PTX: the device refused the PTX tile made for it (a bug "
+                           "in tile: please report it with the source and the arch): %s",
+                           *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds));
+        if (ds == DEV_ERR_PTX_VERSION)
+            return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "loading the compiled PTX: the driver is older than the PTX ISA version tile "
+                           "writes (update the driver): %s", *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds));
         return ds != DEV_OK ? rt_dev_error(ctx, ds, "loading the compiled PTX")
                             : rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading the compiled PTX: out of host memory");
     }
@@ -819,8 +829,9 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
     tile_module *m = NULL;
     /* PTX the device cannot read (a syntax error, an unknown instruction, a newer GPU's .target) is the caller's
      * source with an error, as a .tile file's would be: TILE_ERROR_COMPILE, the device's reason (the emulator's names
-     * the PTX line, the driver's JIT log ptxas's) in the message; the rest keep the device's status */
-    if (ds == DEV_ERR_PTX) {
+     * the PTX line, the driver's JIT log ptxas's) in the message, and so is a .version newer than the driver's; the
+     * rest keep the device's status */
+    if (ds == DEV_ERR_PTX || ds == DEV_ERR_PTX_VERSION) {
         const char *why = *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds);
         st = rt_fail(ctx, TILE_ERROR_COMPILE, "tile_module_load_ptx: %s", !strncmp(why, "emu: ", 5) ? why + 5 : why);
     } else if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_module_load_ptx");

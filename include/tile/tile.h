@@ -63,13 +63,13 @@ typedef enum tile_status {
     TILE_ERROR_COMPILE = 2,       /* the source has errors: see diagnostics */
     TILE_ERROR_IO = 3,            /* a file could not be read or written */
     TILE_ERROR_PTXAS = 4,         /* ptxas rejected the PTX or could not run */
-    TILE_ERROR_INTERNAL = 5,      /* a bug in tile: please report it */
+    TILE_ERROR_INTERNAL = 5,      /* a bug in tile (the device refusing PTX tile compiled for it): please report it */
     TILE_ERROR_NO_DEVICE = 6,     /* the device does not exist or cannot be opened */
     TILE_ERROR_DEVICE = 7,        /* the device or its driver failed */
     TILE_ERROR_OUT_OF_MEMORY = 8, /* device (or host) memory exhausted */
     TILE_ERROR_NOT_FOUND = 9,     /* no such kernel, cache entry or tuning record */
     TILE_ERROR_LAUNCH = 10,       /* the launch failed (on emu: memcheck, trap, unsupported instruction) */
-    TILE_ERROR_UNSUPPORTED = 11,  /* a valid request this build or device cannot do */
+    TILE_ERROR_UNSUPPORTED = 11,  /* a valid request this build or device cannot do (a driver older than tile's PTX) */
 } tile_status;
 
 typedef struct tile_compile_options {
