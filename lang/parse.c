@@ -673,12 +673,13 @@ static bool is_binding_word(const Token *t) {
     return false;
 }
 
-/* stmt = "let" IDENT [ ":" type ] "=" expr ";"
+/* stmt = "let" name [ ":" type ] "=" expr ";"
  *      | "let" names "=" expr ";"
- *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
+ *      | ( IDENT | pname ) ( "=" | "+=" | ... | ">>=" ) expr ";"
  *      | names "=" expr ";"
- *      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
- *      | "for" IDENT "in" expr block                       (over a tuple or list, unrolled)
+ *      | "for" name "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
+ *      | "for" ( name | names ) "in" expr block              (over a tuple or list, unrolled)
+ * name = IDENT | pname;  pname = "(" name ")"   (Python's parenthesized name: the name, paren_name_depth)
  *      | "while" expr block
  *      | ifstmt
  *      | "return" [ expr ] ";"

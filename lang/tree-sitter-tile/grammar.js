@@ -56,7 +56,7 @@ module.exports = grammar({
   // `(a, b) = t;` and `(a, b);` share their start: after `(a` only the token
   // after the closing `)` (`=` or not) tells unpacked names from a tuple, so
   // both are parsed (GLR) until one fails
-  conflicts: ($) => [[$._name_target, $._primary]],
+  conflicts: ($) => [[$._name_target, $._primary], [$.parenthesized_name, $._primary]],
 
   rules: {
     // file = { import | constdecl | fn | kernel }
@@ -156,7 +156,7 @@ module.exports = grammar({
     //      | "let" IDENT [ ":" ( type | "constexpr" ) ] "=" value ";"
     let_statement: ($) => seq(
       'let',
-      field('name', $.identifier),
+      field('name', choice($.identifier, $.parenthesized_name)),
       optional(seq(':', field('type', $._type))),
       '=',
       field('value', $._value),
@@ -176,16 +176,19 @@ module.exports = grammar({
     // names = "(" target "," [ target { "," target } [ "," ] ] ")"   target = IDENT | names
     // ((a,) unpacks a tuple of one, (a, (b, c)) a nested tuple)
     names: ($) => seq('(', $._name_target, ',', optional(seq(commaSep1($._name_target), optional(','))), ')'),
-    _name_target: ($) => choice($.identifier, $.names),
+    _name_target: ($) => choice($.identifier, $.names, $.parenthesized_name),
+    // "(" IDENT ")": Python's parenthesized name is the name ((a,) is the tuple of one)
+    parenthesized_name: ($) => seq('(', choice($.identifier, $.parenthesized_name), ')'),
 
     //      | ( names | bare ) "=" value ";"
     tuple_assignment_statement: ($) => seq(field('left', choice($.names, $.bare_names)), '=', field('right', $._value), ';'),
 
     //      | IDENT [ "[" expr "]" ] "=" value ";"   | IDENT [ "[" expr "]" ] ( "+=" | ... | ">>=" ) expr ";"
     assignment_statement: ($) => choice(
-      seq(field('left', choice($.identifier, $.index_expression)), field('operator', '='), field('right', $._value), ';'),
+      seq(field('left', choice($.identifier, $.index_expression, $.parenthesized_name)), field('operator', '='),
+        field('right', $._value), ';'),
       seq(
-        field('left', choice($.identifier, $.index_expression)),
+        field('left', choice($.identifier, $.index_expression, $.parenthesized_name)),
         field('operator', choice(...ASSIGN_OPS.filter((op) => op !== '='))),
         field('right', $._expression),
         ';',
@@ -197,7 +200,7 @@ module.exports = grammar({
     // (names and bare targets unpack each element; the parser refuses them before range, tree-sitter keeps one rule)
     for_statement: ($) => seq(
       'for',
-      field('variable', choice($.identifier, $.names, $.bare_names)),
+      field('variable', choice($.identifier, $.names, $.bare_names, $.parenthesized_name)),
       'in',
       choice(
         seq(

@@ -36,6 +36,15 @@
 (for_statement
   variable: (identifier) @local.definition.var)
 
+; `let (e) = t;` and `for (v) in t` define e and v (Python's parenthesized name is the name)
+(let_statement
+  name: (parenthesized_name
+    (identifier) @local.definition.var))
+
+(for_statement
+  variable: (parenthesized_name
+    (identifier) @local.definition.var))
+
 ; `let (a, (b, c)) = t;` and `let a, (b, c) = t;` define a, b and c (two levels of nesting); the
 ; names of a tuple assignment are references.
 (let_tuple_statement

@@ -26,6 +26,15 @@
 (for_statement
   variable: (identifier) @local.definition.variable)
 
+; `let (e) = t;` and `for (v) in t` define e and v (Python's parenthesized name is the name)
+(let_statement
+  name: (parenthesized_name
+    (identifier) @local.definition.variable))
+
+(for_statement
+  variable: (parenthesized_name
+    (identifier) @local.definition.variable))
+
 (let_tuple_statement
   names: (names
     (identifier) @local.definition.variable))
