@@ -216,7 +216,9 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
     r->request = req;
     char *ptx = c.ptx;
     c.ptx = NULL; /* the module keeps the metadata only */
-    st = rt_module_create_locked(ctx, ptx, &c, (RtOrigin){r, record_free}, out);
+    /* an inline_asm op in the module's Tile IR: the PTX holds a source's own asm text (the op prints as `= inline_asm `) */
+    bool user_asm = c.tir && strstr(c.tir, "= inline_asm ");
+    st = rt_module_create_locked(ctx, ptx, user_asm, &c, (RtOrigin){r, record_free}, out);
     free(ptx);
     return st;
 }

@@ -155,8 +155,12 @@ typedef struct RtOrigin {
     void (*free)(void *data);
 } RtOrigin;
 /* Load ptx into the device and make a module that owns meta (its PTX, TIR
- * and cubin are dropped) and origin.  On failure both are freed. */
-tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, tile_compiled *meta, RtOrigin origin, tile_module **out);
+ * and cubin are dropped) and origin.  On failure both are freed.  user_asm:
+ * the PTX holds a source's inline_asm_elementwise text, so a device refusing
+ * it may be refusing the source's PTX (TILE_ERROR_COMPILE), not tile's
+ * (TILE_ERROR_INTERNAL). */
+tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool user_asm, tile_compiled *meta, RtOrigin origin,
+                                    tile_module **out);
 /* Walk the context's modules (prev NULL: the first). */
 tile_module *rt_module_next_locked(tile_context *ctx, tile_module *prev);
 /* The origin's data when it was made with this free function (the layer's own kind), else NULL. */

@@ -779,7 +779,8 @@ static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
     return m;
 }
 
-tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, tile_compiled *meta, RtOrigin origin, tile_module **out) {
+tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool user_asm, tile_compiled *meta, RtOrigin origin,
+                                    tile_module **out) {
     TileDevModule *dm;
     double t0 = now_seconds();
     DevStatus ds = dev_module_load_ptx(ctx->dev, ptx, &dm);
@@ -790,15 +791,20 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, tile_com
         tile_compiled_free(meta);
         if (origin.free) origin.free(origin.data);
         /* PTX tile compiled for this device's arch that the device refuses as PTX is tile's fault (the arch was checked
-         * before the compile): TILE_ERROR_INTERNAL, the device's reason (the driver's JIT log) in the message; a
-         * .version newer than the driver knows is an old driver: TILE_ERROR_UNSUPPORTED; the rest keep the device's */
+         * before the compile): TILE_ERROR_INTERNAL, the device's reason (the driver's JIT log) in the message, unless
+         * it holds the source's own PTX (inline_asm_elementwise), which is the source's error as tile_module_load_ptx's
+         * is: TILE_ERROR_COMPILE; a .version newer than the driver knows is an old driver: TILE_ERROR_UNSUPPORTED; the
+         * rest keep the device's status */
+        const char *why = *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds);
+        if (ds == DEV_ERR_PTX && user_asm)
+            return rt_fail(ctx, TILE_ERROR_COMPILE, "loading the compiled PTX: the device refused it, and it holds the source's "
+                           "inline_asm_elementwise PTX: %s", !strncmp(why, "emu: ", 5) ? why + 5 : why);
         if (ds == DEV_ERR_PTX)
             return rt_fail(ctx, TILE_ERROR_INTERNAL, "loading the compiled PTX: the device refused the PTX tile made for it (a bug "
-                           "in tile: please report it with the source and the arch): %s",
-                           *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds));
+                           "in tile: please report it with the source and the arch): %s", why);
         if (ds == DEV_ERR_PTX_VERSION)
             return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "loading the compiled PTX: the driver is older than the PTX ISA version tile "
-                           "writes (update the driver): %s", *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds));
+                           "writes (update the driver): %s", why);
         return ds != DEV_OK ? rt_dev_error(ctx, ds, "loading the compiled PTX")
                             : rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading the compiled PTX: out of host memory");
     }

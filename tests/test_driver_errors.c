@@ -5,7 +5,8 @@
  *     (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) is TILE_ERROR_COMPILE with the driver's JIT log in the message; other
  *     driver errors keep their own status (out of memory; anything else TILE_ERROR_DEVICE);
  *   - a module tile compiled itself (tile_module_load_source): the driver refusing that PTX is tile's bug,
- *     TILE_ERROR_INTERNAL with the log; a driver older than the PTX ISA tile writes is TILE_ERROR_UNSUPPORTED (update
+ *     TILE_ERROR_INTERNAL with the log, unless it holds the source's inline_asm_elementwise text (then the source's
+ *     error, TILE_ERROR_COMPILE, on the emulator too); a driver older than the PTX ISA tile writes is TILE_ERROR_UNSUPPORTED (update
  *     the driver); anything else TILE_ERROR_DEVICE.
  * The emulator's side of tile_module_load_ptx is test_runtime's load_ptx_errors. */
 #include <criterion/criterion.h>
@@ -34,9 +35,15 @@ typedef struct Refusal {
     const char *say[2];  /* in the message (NULL: nothing more) */
 } Refusal;
 
-static void expect_refusals(tile_context *ctx, const Refusal *r, int n, bool compiled) {
+static const char plain_src[] = "kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }\n";
+/* the source's own PTX in the module: what the device refuses may be that */
+static const char asm_src[] =
+    "kernel k(o: *i32) {\n    let c = arange(0, 32);\n    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [c], i32));\n}\n";
+
+/* Each refusal of r in turn for the caller's PTX (src NULL) or for src compiled, then a load that succeeds. */
+static void expect_refusals(tile_context *ctx, const Refusal *r, int n, const char *src) {
     static const char ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n";
-    static const char src[] = "kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }\n";
+    bool compiled = src != NULL;
     for (int i = 0; i < n; i++) {
         fake_cuda_set_module_load(r[i].result, jit_log);
         int calls = fake_cuda_module_load_calls();
@@ -66,7 +73,7 @@ Test(driver_errors, caller_ptx_refused) {
         {2, TILE_ERROR_OUT_OF_MEMORY, {"CUDA_ERROR_OUT_OF_MEMORY", NULL}},
         {999, TILE_ERROR_DEVICE, {"CUDA_ERROR_UNKNOWN (999)", NULL}},
     };
-    expect_refusals(ctx, r, (int)(sizeof r / sizeof *r), false);
+    expect_refusals(ctx, r, (int)(sizeof r / sizeof *r), NULL);
     tile_context_destroy(ctx);
 }
 
@@ -79,6 +86,29 @@ Test(driver_errors, compiled_ptx_refused) {
         {2, TILE_ERROR_OUT_OF_MEMORY, {"CUDA_ERROR_OUT_OF_MEMORY", NULL}},
         {999, TILE_ERROR_DEVICE, {"loading the compiled PTX", "CUDA_ERROR_UNKNOWN (999)"}},
     };
-    expect_refusals(ctx, r, (int)(sizeof r / sizeof *r), true);
+    expect_refusals(ctx, r, (int)(sizeof r / sizeof *r), plain_src);
+    tile_context_destroy(ctx);
+}
+
+/* A compiled module holding the source's inline_asm_elementwise text: the device refusing it as PTX may be refusing
+ * the source's PTX, so it is the source's error (TILE_ERROR_COMPILE), as tile_module_load_ptx's is, on the driver and
+ * on the emulator (whose message names the PTX line) */
+Test(driver_errors, compiled_ptx_with_the_sources_asm_refused) {
+    tile_context *ctx = open_fake();
+    const Refusal r[] = {
+        {218, TILE_ERROR_COMPILE, {"loading the compiled PTX: the device refused it, and it holds the source's inline_asm_elementwise PTX",
+                                   jit_log}},
+        {222, TILE_ERROR_UNSUPPORTED, {"update the driver", NULL}},
+    };
+    expect_refusals(ctx, r, (int)(sizeof r / sizeof *r), asm_src);
+    tile_context_destroy(ctx);
+    cr_assert_eq(tile_context_create("emu:sm_80", &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    static const char bad_asm[] =
+        "kernel k(o: *i32) {\n    let c = arange(0, 32);\n    store(o + c, inline_asm_elementwise(\"f32\", \"=r,r\", [c], i32));\n}\n";
+    tile_module *m = (tile_module *)1;
+    cr_expect_eq(tile_module_load_source(ctx, bad_asm, NULL, &m), TILE_ERROR_COMPILE, "%s", tile_last_error(ctx));
+    cr_expect(strstr(tile_last_error(ctx), "inline_asm_elementwise PTX: ptx:"), "%s", tile_last_error(ctx));
+    cr_expect(strstr(tile_last_error(ctx), "unsupported instruction 'f32'"), "%s", tile_last_error(ctx));
+    cr_expect_null(m);
     tile_context_destroy(ctx);
 }
