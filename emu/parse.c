@@ -107,9 +107,12 @@ static Tok *peek(Parser *ps) {
 }
 void emu_lex_next(Parser *ps) { next(ps); }
 Tok *emu_lex_peek(Parser *ps) { return peek(ps); }
-/* Skips the rest of a directive on `line` (the current token may already be on the next one). */
-static void skip_line(Parser *ps, uint32_t line) {
-    while (ps->tok.kind != TK_EOF && ps->tok.line == line) next(ps);
+/* PTX is free-form: a directive without a ';' (.target, .address_size, .file, .loc) ends where its grammar does, and
+ * the next directive or instruction may follow on the same line (`.address_size 64 .global .u32 g;`, `.loc 1 2 3
+ * mov.u32 ...`), as ptxas reads it.  What can start nothing (a number, a string, ';' or ',') right after one is
+ * ptxas's syntax error: true for such a token. */
+static bool dangles(const Tok *t) {
+    return t->kind == TK_NUM || t->kind == TK_STR || is_punct(t, ';') || is_punct(t, ',');
 }
 
 /* ---- slots ---- */
@@ -811,32 +814,32 @@ bool emu_parse_ins(Parser *ps) {
 
 /* file = ".file" NUMBER STRING [ "," NUMBER [ "," NUMBER ] ]   (timestamp and size are ignored)
  * As ptxas: at module scope only, a number below 2^32 declared once (the same name again is "Duplicate file index"
- * too), nothing more on the line (a ';', a third number, a second name: syntax errors).  They loaded and were read as
- * far as they made sense. */
+ * too), no ';', third number or second name after it (syntax errors); its parts on any lines, and the next directive on
+ * its line (free-form: `dangles`). */
 bool emu_parse_file(Parser *ps) {
     EmuModule *m = ps->m;
     uint32_t line = ps->tok.line;
     if (ps->fn) return perr(ps, line, "bad .file directive: .file is a module-scope directive, not one of a function's body");
     next(ps);
     int64_t num;
-    if (ps->tok.line != line || !emu_parse_int(&ps->tok, &num) || num < 0 || num > UINT32_MAX)
+    if (!emu_parse_int(&ps->tok, &num) || num < 0 || num > UINT32_MAX)
         return perr(ps, line, "bad .file directive: expected a file number (below 2^32)");
     next(ps);
     const Tok *t = &ps->tok;
-    if (t->line != line || t->kind != TK_STR || t->len < 2 || t->s[t->len - 1] != '"')
+    if (t->kind != TK_STR || t->len < 2 || t->s[t->len - 1] != '"')
         return perr(ps, line, "bad .file directive: expected the file name in quotes");
     const char *name = arena_strndup(ps->a, t->s + 1, t->len - 2);
     for (uint32_t i = 0; i < m->nsrcfiles; i++)
         if (m->srcfiles[i].num == (uint32_t)num) return perr(ps, line, ".file %u declared twice (a file number names one file)", (unsigned)num);
     next(ps);
-    for (int k = 0; k < 2 && is_punct(&ps->tok, ',') && ps->tok.line == line; k++) { /* the timestamp, then the size */
+    for (int k = 0; k < 2 && is_punct(&ps->tok, ','); k++) { /* the timestamp, then the size */
         next(ps);
         int64_t v;
-        if (ps->tok.line != line || !emu_parse_int(&ps->tok, &v))
+        if (!emu_parse_int(&ps->tok, &v))
             return perr(ps, line, "bad .file directive: expected a number (timestamp, size) after ','");
         next(ps);
     }
-    if (ps->tok.kind != TK_EOF && ps->tok.line == line) {
+    if (dangles(&ps->tok)) {
         char b[48];
         return perr(ps, line, "bad .file directive: %s after .file N \"name\"[, timestamp[, size]]", tok_text(&ps->tok, b, sizeof b));
     }
@@ -917,13 +920,13 @@ static void loc_remember(Parser *ps, const int64_t v[3]) {
     ps->nlocs_seen++;
 }
 
-/* Three numbers below 2^32 on the line of the directive into v. */
+/* Three numbers below 2^32 into v (on any lines: PTX is free-form). */
 static bool loc_numbers(Parser *ps, uint32_t line, int64_t v[3], const char *what) {
     for (int n = 0; n < 3; n++, next(ps))
-        if (ps->tok.line != line || !emu_parse_int(&ps->tok, &v[n]) || v[n] < 0 || v[n] > UINT32_MAX) {
+        if (!emu_parse_int(&ps->tok, &v[n]) || v[n] < 0 || v[n] > UINT32_MAX) {
             char b[48];
             return perr(ps, line, "bad .loc directive: expected %s (three numbers below 2^32), found %s", what,
-                        ps->tok.line == line ? tok_text(&ps->tok, b, sizeof b) : "the end of the line");
+                        tok_text(&ps->tok, b, sizeof b));
         }
     return true;
 }
@@ -931,7 +934,7 @@ static bool loc_numbers(Parser *ps, uint32_t line, int64_t v[3], const char *wha
 /* loc = ".loc" FILE LINE COLUMN [ "," "function_name" LABEL [ "+" NUMBER ] "," "inlined_at" FILE LINE COLUMN ]
  * The instructions that follow, up to the next .loc or the function's end,
  * come from FILE:LINE:COLUMN; line 0 means no location.  As ptxas: in a function's body only, the column not
- * left out, nothing else on the line; inlined_at names a location an earlier .loc of the module has, and the
+ * left out, no ';' or number after it (an instruction may follow on its line: `dangles`); inlined_at names a location an earlier .loc of the module has, and the
  * function_name label is one of a .section (checked at the module's end: the sections follow the code).  They
  * loaded: the extras were skipped whatever they were. */
 bool emu_parse_loc(Parser *ps) {
@@ -941,28 +944,28 @@ bool emu_parse_loc(Parser *ps) {
     next(ps);
     int64_t v[3] = {0, 0, 0};
     if (!loc_numbers(ps, line, v, "a file number, a line and a column")) return false;
-    if (is_punct(&ps->tok, ',') && ps->tok.line == line) {
+    if (is_punct(&ps->tok, ',')) {
         next(ps);
         char b[48];
-        if (!(is(&ps->tok, "function_name") && ps->tok.line == line))
+        if (!is(&ps->tok, "function_name"))
             return perr(ps, line, "bad .loc directive: expected 'function_name LABEL, inlined_at FILE LINE COLUMN' after ',', found %s",
                         tok_text(&ps->tok, b, sizeof b));
         next(ps);
-        if (ps->tok.kind != TK_IDENT || ps->tok.line != line || ps->tok.s[0] == '.')
+        if (ps->tok.kind != TK_IDENT || ps->tok.s[0] == '.')
             return perr(ps, line, "bad .loc directive: expected a label after function_name, found %s", tok_text(&ps->tok, b, sizeof b));
         GROW(ps->fn_names, ps->nfn_names, ps->capfn_names);
         ps->fn_names[ps->nfn_names++] = (struct FnName){ps->tok.s, ps->tok.len, line};
         next(ps);
-        if (is_punct(&ps->tok, '+') && ps->tok.line == line) {
+        if (is_punct(&ps->tok, '+')) {
             next(ps);
             int64_t off;
-            if (ps->tok.line != line || !emu_parse_int(&ps->tok, &off))
+            if (!emu_parse_int(&ps->tok, &off))
                 return perr(ps, line, "bad .loc directive: expected a number after function_name's '+'");
             next(ps);
         }
-        if (!(is_punct(&ps->tok, ',') && ps->tok.line == line)) return perr(ps, line, "bad .loc directive: function_name needs ', inlined_at FILE LINE COLUMN' after it");
+        if (!is_punct(&ps->tok, ',')) return perr(ps, line, "bad .loc directive: function_name needs ', inlined_at FILE LINE COLUMN' after it");
         next(ps);
-        if (!(is(&ps->tok, "inlined_at") && ps->tok.line == line))
+        if (!is(&ps->tok, "inlined_at"))
             return perr(ps, line, "bad .loc directive: expected inlined_at after function_name's label, found %s", tok_text(&ps->tok, b, sizeof b));
         next(ps);
         int64_t at[3];
@@ -971,7 +974,7 @@ bool emu_parse_loc(Parser *ps) {
             return perr(ps, line, "bad .loc directive: inlined_at %u %u %u is no location an earlier .loc gives (the call's own .loc comes first)",
                         (unsigned)at[0], (unsigned)at[1], (unsigned)at[2]);
     }
-    if (ps->tok.kind != TK_EOF && ps->tok.line == line) {
+    if (dangles(&ps->tok)) {
         char b[48];
         return perr(ps, line, "bad .loc directive: %s after its location", tok_text(&ps->tok, b, sizeof b));
     }
@@ -1000,7 +1003,8 @@ bool emu_parse_loc(Parser *ps) {
  * The first .target name that is in the target table (support/target.h),
  * or one with the same SM number (sm_90 -> sm_90a), sets the limits the
  * module is checked against (sm_90 without sm_90a's own instructions); other names (texmode_*, debug, ...) are
- * modifiers.  No known target: the largest limits of any. */
+ * modifiers.  No known target: the largest limits of any.  Free-form (`dangles`) but for .version, whose number
+ * ptxas wants on its line; the next directive may follow on the line of either. */
 static bool parse_header(Parser *ps) {
     uint32_t line = ps->tok.line;
     if (is(&ps->tok, ".version")) {
@@ -1014,16 +1018,22 @@ static bool parse_header(Parser *ps) {
             buf[v.len] = 0;
             if (sscanf(buf, "%u.%u%n", &major, &minor, &n) != 2 || n != (int)v.len) n = 0;
         }
+        if (v.line != line) /* ptxas: "Missing .version directive at start of file" */
+            return perr(ps, line, "bad .version: MAJOR.MINOR goes on the line of .version");
         if (!n) return perr(ps, line, "bad .version '%.*s' (expected MAJOR.MINOR)", (int)v.len, v.s);
         if (major < 1 || major > EMU_PTX_MAJOR_MAX)
             return perr(ps, line, "unsupported .version %u.%u: the emulator reads PTX ISA 1.0 to %u.x", major, minor,
                         EMU_PTX_MAJOR_MAX);
         ps->ptx_version = (uint8_t)(major * 10 + (minor > 9 ? 9 : minor));
-        skip_line(ps, line);
+        next(ps);
         return true;
     }
     next(ps);
-    for (bool first = true; ps->tok.kind == TK_IDENT && ps->tok.line == line; first = false) {
+    if (ps->tok.kind != TK_IDENT || ps->tok.s[0] == '.') { /* a name, not the next directive */
+        char b[48];
+        return perr(ps, line, "bad .target: expected an architecture name, found %s", tok_text(&ps->tok, b, sizeof b));
+    }
+    for (bool first = true;; first = false) {
         char name[32];
         if (!emu_gate_header(ps, line, ps->tok.s, ps->tok.len)) return false;
         /* ptxas wants the architecture first ("Target architecture not defined at start"): .target debug, sm_90a */
@@ -1045,10 +1055,13 @@ static bool parse_header(Parser *ps) {
             if (t) ps->m->target = t;
         }
         next(ps);
-        if (!(is_punct(&ps->tok, ',') && ps->tok.line == line)) break;
+        if (!is_punct(&ps->tok, ',')) break;
         next(ps);
+        if (ps->tok.kind != TK_IDENT || ps->tok.s[0] == '.') {
+            char b[48];
+            return perr(ps, line, "bad .target: expected a name after ',', found %s", tok_text(&ps->tok, b, sizeof b));
+        }
     }
-    skip_line(ps, line); /* the loop stops on the next line's first token when nothing else follows */
     return true;
 }
 
@@ -1056,13 +1069,18 @@ static bool parse_header(Parser *ps) {
  * a 32-bit module is refused rather than run into memcheck reports at every access). */
 static bool parse_address_size(Parser *ps) {
     uint32_t line = ps->tok.line;
+    if (ps->address_size_line)
+        return perr(ps, line, ".address_size given twice (line %u has it; ptxas takes one)", ps->address_size_line);
+    ps->address_size_line = line;
     next(ps);
     Tok v = ps->tok;
     int64_t bits = 0;
-    if (v.line != line || !emu_parse_int(&v, &bits) || (bits != 32 && bits != 64))
-        return perr(ps, line, "bad .address_size '%.*s' (expected 64, or 32)", v.line == line ? (int)v.len : 0, v.s);
+    if (!emu_parse_int(&v, &bits) || (bits != 32 && bits != 64)) {
+        char b[48];
+        return perr(ps, line, "bad .address_size %s (expected 64, or 32)", tok_text(&v, b, sizeof b));
+    }
     if (bits == 32) return perr(ps, line, "unsupported .address_size 32: the emulator runs 64-bit PTX (.address_size 64)");
-    skip_line(ps, line);
+    next(ps);
     return true;
 }
 

@@ -85,6 +85,7 @@ typedef struct Parser {
     struct FnName { const char *s; uint32_t len, line; } *fn_names, *sec_labels;
     uint32_t nfn_names, capfn_names, nsec_labels, capsec_labels;
     uint32_t target_debug_line; /* the .target line naming `debug` (0: none) */
+    uint32_t address_size_line; /* the line of the module's .address_size (0: none yet) */
     bool has_debug_section;
 } Parser;
 

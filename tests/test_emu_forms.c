@@ -6,7 +6,8 @@
  * public API for the context's timeout), one form or limit per test:
  *   1. text forms: braces around one register, vector packs/unpacks,
  *      address offsets on every operand, .ptr parameters with and without
- *      .align, negated predicates where PTX allows them, .version;
+ *      .align, negated predicates where PTX allows them, .version, the free-form
+ *      layout (directives and instructions sharing lines or split over them);
  *   2. regressions found with other compilers' PTX (Triton's sm_80 output)
  *      and mutated PTX: each names what went wrong before the fix;
  *   3. limits refused at load or launch time with a message, never wrapped;
@@ -361,6 +362,39 @@ Test(forms, version_directive) {
     load_fails(d, ".version 7.8\n.target sm_90a\n.visible .entry k()\n{\n ret;\n}\n",
                "ptx:2: PTX .version 7.8 does not support .target sm_90a: it needs .version 8.0 or later");
     load_fails(d, ".version eight\n.target sm_80\n.visible .entry k()\n{\n ret;\n}\n", "bad .version");
+    dev_close(d);
+}
+
+/* PTX is free-form, as ptxas reads it: directives and instructions share lines (`.address_size 64 .global ...`,
+ * `.loc 1 3 1 ld.param...`, a label before its instruction), an instruction spans lines, comments sit between any
+ * tokens, and nested { } blocks declare registers that hide the outer ones.  Before, .version/.target/.address_size/
+ * .file/.loc ended at the end of their line: `.address_size 64 .global .u32 g = 41;` dropped g's declaration, and the
+ * others were refused. */
+Test(forms, free_form_layout) {
+    static const char *ptx =
+        "/* first */ .version 8.0 .target\nsm_80 .address_size\n64 .global .align 4 .u32 g = 41; .global .u32 h[2] = {7, 9};\n"
+        ".file 1 \"free.cu\" .file 2 \"b.cu\", 1700000000, 12\n"
+        ".visible .entry k(.param .u64 out) .maxntid 64\n, 1, 1 { .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<3>;\n"
+        ".loc 1 3 1 ld.param.u64 %rd1, [out]; .loc 2\n 4 2 cvta.to.global.u64 %rd1, %rd1;\n"
+        "ld.global.u32 %r1, [g]; mov.u32 %r2, 0; L1: add.u32 %r2, %r2, 1; setp.lt.u32 %p1, %r2, 5; @%p1 bra L1;\n"
+        "add.u32\n  %r1 ,\n  %r1, /* a */\n  %r2 // b\n  ; st.global.u32 [%rd1], %r1;\n"
+        "ld.global.u32 %r4, [ h + 4 ]; st.global.u32 [ %rd1 + 4 ], %r4;\n"
+        "mov.u32 %r3, 100; { .reg .b32 %r3; mov.u32 %r3, 5; st.global.u32 [%rd1+8], %r3; { .reg .b32 %r3; mov.u32 %r3, 6;\n"
+        "st.global.u32 [%rd1+12], %r3; } add.u32 %r3, %r3, 1; st.global.u32 [%rd1+16], %r3; } st.global.u32 [%rd1+20], %r3;\n"
+        "ret; } .visible .entry k2() { ret; }\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 24);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o[6];
+    static const uint32_t want[6] = {46, 9, 5, 6, 6, 100};
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (int i = 0; i < 6; i++) cr_expect_eq(o[i], want[i], "word %d: %u, want %u", i, o[i], want[i]);
+    TileDevFunction *f2 = NULL;
+    cr_assert_eq(dev_module_get_function(m, "k2", &f2), DEV_OK, "the entry after '}' on its line: %s", dev_last_error(d));
+    dev_module_unload(m);
     dev_close(d);
 }
 

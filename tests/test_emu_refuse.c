@@ -3,7 +3,9 @@
  * installed (it must refuse it too: the emulator refuses only what ptxas does), and each accepted one must
  * assemble.
  *
- *   header       a module without .version, or without .target right after it, or with .version twice
+ *   header       a module without .version, or without .target right after it, or with .version twice; .version's
+ *                number on another line, .target without a name, .address_size twice; the free-form headers ptxas
+ *                takes (directives sharing a line, a directive's parts on several) load
  *   dup_reg      a register declared twice in one scope (a name, a range <N>, a name inside a range, the name of a
  *                parameter or variable of the scope); nested scopes may declare a name again
  *   label_opd    a label as an operand of anything but bra and brx.idx (it read the sink)
@@ -32,7 +34,8 @@
  *                .global and generic; .volatile with them; ld.global.nc with a memory order
  *   unsupported_features  what ptxas takes but the emulator cannot run (textures, surfaces, a device-side
  *                launch) is refused with the instruction and its line
- *   line_info    .file twice, malformed or in a body; .loc without its column, at module scope, with more after it,
+ *   line_info    .file twice, malformed or in a body; .loc without its column, at module scope, with a number or ';'
+ *                after it (an instruction on its line loads),
  *                inlined_at naming no earlier .loc's location, function_name naming no .section label; .target
  *                debug without a .debug_* section */
 #include <criterion/criterion.h>
@@ -82,11 +85,22 @@ Test(refuse, header) {
          "ptx:2: .target names the architecture first, then 'debug'"},
         {".version 8.0\n.target texmode_unified, sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
          "ptx:2: .target names the architecture first, then 'texmode_unified'"},
+        /* free-form, but as ptxas: .version and its number on one line ("Missing .version directive"), .target with
+         * a name after it and after each ',', one .address_size */
+        {".version\n8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", "ptx:1: bad .version"},
+        {".version 8.0\n.target\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", "ptx:2: bad .target: expected an architecture name, found '.address_size'"},
+        {".version 8.0\n.target sm_90,\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", "ptx:2: bad .target: expected a name after ',', found '.address_size'"},
+        {HEAD ".address_size 64\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: .address_size given twice (line 3 has it"},
+        {".version 8.0\n.target sm_90\n.address_size\n64 .address_size 64\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: .address_size given twice"},
+        {".version 8.0\n.target sm_90\n.address_size .visible .entry k()\n{\n ret;\n}\n", "ptx:3: bad .address_size '.visible'"},
     };
     static const char *const good[] = {
         "// a comment first\n.version 8.0 // and after\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
         ".version 8.0\n.target sm_90\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", /* .target again: ptxas takes it */
         ".version 8.0\n.target sm_90, texmode_unified\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
+        /* free-form: directives share lines, and a directive's parts span them */
+        ".version 8.0 .target sm_90 .address_size 64 .visible .entry k() { ret; }\n",
+        ".version 8.0\n.target\nsm_90\n,\ntexmode_unified .address_size\n64 .global .u32 g; .visible .entry k()\n{\n ret;\n}\n",
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
@@ -521,8 +535,10 @@ Test(refuse, line_info) {
         {HEAD ".file 1 \"a.cu\", 5, 6, 7\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: ',' after"},
         {HEAD ".file 1 \"a.cu\" 5\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: '5' after"},
         {HEAD ".file 1 \"a.cu\",\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: expected a number (timestamp, size)"},
+        {HEAD ".file 1 \"a.cu\" .file 2 \"b.cu\" 5\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: '5' after"},
+        {LK("", " .reg .b32 %r1;\n .loc 1 3 4 mov.u32 %r1, 1; .loc 1 4 1;"), "ptx:8: bad .loc directive: ';' after its location"},
         {HEAD ".visible .entry k()\n{\n .file 1 \"a.cu\"\n ret;\n}\n", "ptx:6: bad .file directive: .file is a module-scope directive"},
-        {LK("", " .loc 1 3"), "ptx:7: bad .loc directive: expected a file number, a line and a column (three numbers below 2^32), found the end of the line"},
+        {LK("", " .loc 1 3"), "ptx:7: bad .loc directive: expected a file number, a line and a column (three numbers below 2^32), found 'ret'"},
         {LK("", " .loc 1 3\n mov.u32 %r1, 1;"), "ptx:7: bad .loc directive: expected a file number, a line and a column"},
         {LK("", " .loc 1 3 4 5"), "ptx:7: bad .loc directive: '5' after its location"},
         {LK("", " .loc 1 3 4;"), "ptx:7: bad .loc directive: ';' after its location"},
@@ -545,6 +561,9 @@ Test(refuse, line_info) {
     };
     static const char *const good[] = {
         LK(".file 2 \"a.cu\", 1700000000, 812\n.file 0x3 \"\", 5\n", " .loc 1 3 1\n .loc 2 4 0\n .loc 0x3 0 0\n .loc 7 1 4294967295"),
+        /* free-form: a .loc's or .file's parts on several lines, the next directive or instruction on its line */
+        LK(".file 2\n\"b.cu\"\n,\n5 .file 3 \"c.cu\"\n", " .reg .b32 %r<2>;\n .loc 1 3 1 mov.u32 %r1, 1; .loc 2\n 4\n 2 L1: .loc 3 1 1\n"
+               " .loc 1 5 2 .loc 1 3 1, function_name\n $L__s0, inlined_at 1 5 2 { .loc 1 4 1 }"),
         LK("", " .loc 1 5 2\n .loc 1 3 1, function_name $L__s0, inlined_at 1 5 2\n .loc 1 4 1, function_name $L__s0+1, inlined_at 1 3 1\n"
                " .loc 1 4 2, function_name $L__s0 + 1, inlined_at 1 3 1"),
         /* inlined_at's location from another function of the module; the section before the code */
