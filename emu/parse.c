@@ -501,6 +501,28 @@ static bool parse_operand(Parser *ps, Opd *o, bool call) {
     return true;
 }
 
+/* A variable named as the address of an instruction of one state space is a variable of that space (`ld.global [sm]`
+ * of a .shared sm, `tensormap.replace...global [tl]` of a .local one, `prefetch.const.tensormap` of a .param one:
+ * ptxas's "State space mismatch between instruction and address"; they loaded and read another window's bytes).
+ * Generic instructions take any variable (its generic address) but a .param one, which has none by name (`ld.u32
+ * [param]`, `prefetch.tensormap [param]`: the same error; mov and cvta.param give one); the copies with an address
+ * in each of two spaces check theirs in parse_check.c. */
+static bool named_space_fits(Parser *ps, const EmuIns *in, const Opd *o, uint32_t line, const Tok *opt) {
+    if (o->kind != OPD_ADDR || o->slot != UINT32_MAX || o->sym < 0 || o->ncoords) return true;
+    switch (in->op) {
+    case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: case EMU_OP_ATOM: case EMU_OP_RED: case EMU_OP_PREFETCH:
+    case EMU_OP_TENSORMAP_REPLACE: break;
+    default: return true;
+    }
+    const EmuSym *v = &ps->m->syms[o->sym];
+    if (in->space == EMU_SP_GENERIC && v->space == EMU_SP_PARAM)
+        return perr(ps, line, "'%.*s': '%s' is a .param variable, which a generic address does not name (.param instructions "
+                    "do; or its address from mov, cvta.param)", (int)opt->len, opt->s, v->name);
+    if (v->space == in->space || in->space == EMU_SP_GENERIC) return true;
+    return perr(ps, line, "'%.*s': '%s' is a .%s variable, not one of the instruction's .%s space (or give its generic address "
+                "to a generic form)", (int)opt->len, opt->s, v->name, emu_space_name(v->space), emu_space_name(in->space));
+}
+
 static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *naddr, uint32_t line) {
     switch (o->kind) {
     case OPD_REG:
@@ -727,6 +749,7 @@ bool emu_parse_ins(Parser *ps) {
                 in.on[i] = (uint8_t)o.nvec;
                 in.ok[i] = EMU_OK_VEC;
             } else if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
+            if (!named_space_fits(ps, &in, &o, line, &opt)) return false;
             if (o.unified) {
                 if (in.op != EMU_OP_LD && in.op != EMU_OP_LDU)
                     return perr(ps, line, "'%.*s': only ld and ldu take a .unified address", (int)opt.len, opt.s);
@@ -774,6 +797,10 @@ bool emu_parse_ins(Parser *ps) {
     if (in.flags & EMU_F(CACHE_HINT)) { /* .L2::cache_hint: the last operand is the 64-bit cache policy, a hint */
         if (in.nops < 2 || in.ok[in.nops - 1] != EMU_OK_REG)
             return perr(ps, line, "'%.*s' needs a cache-policy operand last", (int)opt.len, opt.s);
+        const struct RegRange *r = slot_range(ps, in.o[in.nops - 1]); /* ptxas: "Arguments mismatch" (it loaded) */
+        if (r && (emu_type_size(r->ty) != 8 || emu_type_kind(r->ty) == EMU_K_F))
+            return perr(ps, line, "'%.*s': the cache policy is a 64-bit integer register (.b64, .u64, .s64), not .%s", (int)opt.len,
+                        opt.s, emu_type_name(r->ty));
         in.nops--;
         in.o[in.nops] = EMU_SLOT_SINK;
         in.ok[in.nops] = EMU_OK_NONE;

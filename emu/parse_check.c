@@ -19,6 +19,40 @@ bool emu_has_mod(const char *s, uint32_t len, const char *m) {
 }
 
 
+/* wgmma.mma_async's modifiers are its own: .sp, .sync, .aligned, the shape, the types, .satfinite, b1's .and.popc, and the
+ * layout words ptxas also takes (.row, .col, .v4; the layouts are the trans immediates).  Anything else decoded as
+ * a modifier elsewhere (.acq_rel, .volatile, cache operators, .wide, .trans, .aligned twice...) is ptxas's "Illegal
+ * modifier"; they loaded and ran as if absent.  Roundings, .ftz, .sat and .xor have their own messages. */
+static bool wgmma_mods_ok(Parser *ps, const char *s, uint32_t len, uint32_t line) {
+    static const char *const own[] = {"sp", "sync", "aligned", "satfinite", "and", "xor", "popc", "row", "col", "v4", "f16", "bf16",
+                                      "tf32", "e4m3", "e5m2", "s8", "u8", "b1", "f32", "s32", "ftz", "sat", "rn", "rz",
+                                      "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "rs", NULL};
+    unsigned aligned = 0;
+    for (uint32_t i = 0; i < len;) {
+        uint32_t j = i;
+        while (j < len && s[j] != '.') j++;
+        const char *w = s + i;
+        uint32_t n = j - i;
+        i = j + 1;
+        if (w == s || (n == 9 && !memcmp(w, "mma_async", 9))) continue; /* "wgmma", "mma_async" */
+        unsigned mm, nn, kk;
+        int used = 0;
+        char b[24];
+        if (n < sizeof b) {
+            memcpy(b, w, n);
+            b[n] = 0;
+            if (sscanf(b, "m%un%uk%u%n", &mm, &nn, &kk, &used) == 3 && used == (int)n) continue; /* the shape: checked by the form */
+        }
+        bool known = false;
+        for (const char *const *m = own; *m && !known; m++) known = strlen(*m) == n && !memcmp(*m, w, n);
+        aligned += n == 7 && !memcmp(w, "aligned", 7);
+        if (!known || aligned > 1)
+            return perr(ps, line, "'%.*s': wgmma.mma_async takes no .%.*s%s (its modifiers: .sp, .sync.aligned, the shape, the "
+                        "types, .satfinite, .and.popc)", (int)len, s, (int)n, w, known ? " twice" : "");
+    }
+    return true;
+}
+
 /* Checks that need no run time: barrier ids and counts given as
  * immediates, writes to read-only state spaces. */
 /* Whether an instruction writes its first operand (a register or a vector of them). */
@@ -875,6 +909,7 @@ static bool check_sm90_mods(Parser *ps, const EmuIns *in, uint32_t line, const c
             if (emu_has_mod(s, len, *m))
                 return perr(ps, line, "'%.*s': wgmma.mma_async takes no .%s (no scope, memory order or state space)",
                             (int)len, s, *m);
+        if (!why && !wgmma_mods_ok(ps, s, len, line)) return false;
         break;
     }
     case EMU_OP_STMATRIX:

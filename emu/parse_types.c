@@ -235,7 +235,8 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
         return (in->o[0] == EMU_SLOT_SINK || check_int32_operand(ps, in, 0, line, s, len)) && check_int32_operand(ps, in, 1, line, s, len);
     case EMU_OP_STMATRIX: return check_operand_type(ps, in, 1, EMU_T_B32, false, line, s, len);
     case EMU_OP_RED_ASYNC: return check_operand_type(ps, in, 1, in->ty, false, line, s, len);
-    case EMU_OP_MBARRIER: { /* states are 64 bits; counts, tx bytes, parities, time hints and pending_count's d 32 */
+    case EMU_OP_MBARRIER: { /* states are 64 bits; counts, tx bytes, parities, time hints and pending_count's d 32-bit
+                           * integers (ptxas: "Arguments mismatch" for an .f32 one, which loaded and ran on its bits) */
         bool state_first = in->mode != EMU_MODE_MB_INIT && in->mode != EMU_MODE_MB_INVAL && in->mode != EMU_MODE_MB_EXPECT_TX &&
                            in->mode != EMU_MODE_MB_COMPLETE_TX && in->mode != EMU_MODE_MB_TEST_WAIT && in->mode != EMU_MODE_MB_TRY_WAIT;
         bool wait = in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT;
@@ -243,7 +244,7 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
             if (in->ok[i] != EMU_OK_REG || in->o[i] == EMU_SLOT_SINK || (i == 0 && wait)) continue; /* a wait's predicate */
             bool wide = i == 0 ? state_first && in->mode != EMU_MODE_MB_PENDING
                                : i == 1 ? in->mode == EMU_MODE_MB_PENDING : i == 2 && wait && !(in->flags & EMU_F(PARITY));
-            if (!check_operand_type(ps, in, i, wide ? EMU_T_B64 : EMU_T_B32, false, line, s, len)) return false;
+            if (!check_operand_type(ps, in, i, wide ? EMU_T_B64 : EMU_T_U32, false, line, s, len)) return false;
         }
         return true;
     }
@@ -268,9 +269,10 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
             return perr(ps, line, "'%.*s': scale-d (operand %u) is a predicate or an immediate 0 or 1", (int)len, s, sc + 1);
         return true;
     }
-    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: /* size 32 bits, ctaMask 16 */
-        return (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len)) &&
-               (in->nops < 5 || in->ok[4] != EMU_OK_REG || check_operand_type(ps, in, 4, EMU_T_B16, false, line, s, len));
+    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: /* size a 32-bit integer, ctaMask a 16-bit one (an .f32 size or .f16
+                                                   * mask: "Arguments mismatch"; they loaded and ran on the bits) */
+        return (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_int32_operand(ps, in, 2, line, s, len)) &&
+               (in->nops < 5 || in->ok[4] != EMU_OK_REG || check_operand_type(ps, in, 4, EMU_T_U16, false, line, s, len));
     case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: case EMU_OP_CP_BULK_PREFETCH: { /* and ctaMask 16 bits */
         /* the coordinates 32 bits; .im2col's offsets 16 (ptxas: "Incompatible elements of vector expression") */
         unsigned xo = in->xflags & EMU_XF_IM2COL && in->op != EMU_OP_CP_RED_BULK_TENSOR ? in->op == EMU_OP_CP_BULK_PREFETCH ? 2 : 4 : 0;
