@@ -990,6 +990,7 @@ static void activemask_after_halves(Conf *c, const int32_t *in, int nt) {
 }
 
 CONFORMANCE(warp)
+Test(warp, sm_90a_O3_rdc_lineinfo) { warp_run(&V90RL); } /* separate compilation, .loc lines */
 static void check_warp(Conf *c) {
     enum { NT = 128 };
     Rng rng = rng_seed(44);
@@ -1317,6 +1318,7 @@ static void check_cub(Conf *c) {
 
 /* ==== coop.cu ==== */
 CONFORMANCE(coop)
+Test(coop, sm_90a_O3_rdc_lineinfo) { coop_run(&V90RL); } /* separate compilation, .loc lines */
 static void check_coop(Conf *c) {
     enum { BLOCKS = 3, PER = 390 };
     Rng rng = rng_seed(88);

@@ -1,6 +1,6 @@
 /* test_conformance.h - what the conformance programs share (test_conformance.c and
  * test_conformance_hopper.c): compiling tests/conformance/<topic>.cu with nvcc at test time for a
- * variant (sm_80 / sm_90a, -O3 / -G) and loading it on the device (TILE_TEST_DEVICE, emu by
+ * variant (sm_80 / sm_90a, -O3 / -G, and more flags: -lineinfo, -rdc=true) and loading it on the device (TILE_TEST_DEVICE, emu by
  * default), device buffers (inputs copied, outputs poisoned), launches, the CONFORMANCE(topic)
  * macro (four tests per topic), a fixed-seed xorshift and float bit casts.  Without nvcc every test
  * is skipped and says so. */
@@ -34,13 +34,14 @@
 /* ---- compiling and loading ---- */
 typedef struct Variant {
     const char *arch;
-    bool debug; /* -G instead of -O3 */
+    bool debug;        /* -G instead of -O3 */
+    const char *extra; /* more nvcc flags, as users build ("-lineinfo", "-rdc=true"); NULL: none */
 } Variant;
 
 typedef struct Conf {
     const char *topic;
     const Variant *v;
-    char name[64];      /* "int sm_80 -G", for messages */
+    char name[96];      /* "int sm_80 -G", for messages */
     tile_context *ctx;
     tile_module *m;
 } Conf;
@@ -75,7 +76,8 @@ static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
     memset(c, 0, sizeof *c);
     c->topic = topic;
     c->v = v;
-    snprintf(c->name, sizeof c->name, "%s %s %s", topic, v->arch, v->debug ? "-G" : "-O3");
+    const char *extra = v->extra ? v->extra : "";
+    snprintf(c->name, sizeof c->name, "%s %s %s%s%s", topic, v->arch, v->debug ? "-G" : "-O3", *extra ? " " : "", extra);
     char nvbuf[512];
     const char *nvcc = find_nvcc(nvbuf, sizeof nvbuf);
     if (!nvcc) {
@@ -95,8 +97,8 @@ static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
     cr_assert(text, "[%s] cannot read %s", c->name, src);
     struct stat ns;
     bool known = stat(nvcc, &ns) == 0;
-    snprintf(ident, sizeof ident, "%s %lld %lld %s %s", nvcc, known ? (long long)ns.st_size : 0LL, known ? (long long)ns.st_mtime : 0LL,
-             v->arch, v->debug ? "-G" : "-O3");
+    snprintf(ident, sizeof ident, "%s %lld %lld %s %s%s%s", nvcc, known ? (long long)ns.st_size : 0LL, known ? (long long)ns.st_mtime : 0LL,
+             v->arch, v->debug ? "-G" : "-O3", *extra ? " " : "", extra);
     char key[17];
     tool_cache_hash(ident, text, len, key);
     free(text);
@@ -104,7 +106,8 @@ static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
     char *ptx = read_file(out, &len);
     if (!ptx) {
         snprintf(tmp, sizeof tmp, "%s.%ld.tmp", out, (long)getpid());
-        snprintf(cmd, sizeof cmd, "'%s' -ptx -arch=%s %s '%s' -o '%s' > '%s.log' 2>&1", nvcc, v->arch, v->debug ? "-G" : "-O3", src, tmp, tmp);
+        snprintf(cmd, sizeof cmd, "'%s' -ptx -arch=%s %s %s '%s' -o '%s' > '%s.log' 2>&1", nvcc, v->arch, v->debug ? "-G" : "-O3", extra, src,
+                 tmp, tmp);
         int rc = system(cmd);
         char log[840];
         snprintf(log, sizeof log, "%s.log", tmp);
@@ -152,8 +155,10 @@ static inline void run(Conf *c, const char *kernel, unsigned grid, unsigned bloc
 }
 
 /* Four tests per topic: sm_80 and sm_90a, -O3 and -G. */
-static const Variant V80 __attribute__((unused)) = {"sm_80", false}, V80G __attribute__((unused)) = {"sm_80", true},
-                     V90 __attribute__((unused)) = {"sm_90a", false}, V90G __attribute__((unused)) = {"sm_90a", true};
+static const Variant V80 __attribute__((unused)) = {"sm_80", false, NULL}, V80G __attribute__((unused)) = {"sm_80", true, NULL},
+                     V90 __attribute__((unused)) = {"sm_90a", false, NULL}, V90G __attribute__((unused)) = {"sm_90a", true, NULL};
+/* Separate compilation with line information, as users build libraries: the -rdc=true -lineinfo run of a topic */
+static const Variant V90RL __attribute__((unused)) = {"sm_90a", false, "-rdc=true -lineinfo"};
 #define CONFORMANCE(topic)                                        \
     static void check_##topic(Conf *c);                           \
     static void topic##_run(const Variant *v) {                   \

@@ -64,6 +64,7 @@ static char *run_captured(Conf *c, const char *kernel, unsigned grid, unsigned b
 }
 
 CONFORMANCE(memory)
+Test(memory, sm_90a_O3_rdc_lineinfo) { memory_run(&V90RL); } /* separate compilation, .loc lines */
 static void check_memory(Conf *c) {
     Rng rng = rng_seed(55);
     /* static shared: block sums */
@@ -241,6 +242,7 @@ static int32_t ref_switch(int k, int32_t x) {
 }
 
 CONFORMANCE(control)
+Test(control, sm_90a_O3_rdc_lineinfo) { control_run(&V90RL); } /* separate compilation, .loc lines */
 static void check_control(Conf *c) {
     Rng rng = rng_seed(77);
     enum { N = 300 };
