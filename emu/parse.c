@@ -717,6 +717,16 @@ bool emu_parse_ins(Parser *ps) {
     Tok opt = ps->tok;
     if (opt.kind != TK_IDENT) return perr(ps, line, "expected an instruction, found %s", tok_text(&opt, (char[48]){0}, 48));
     next(ps);
+    /* Free-form: ptxas takes whitespace and comments between an opcode and its modifiers (`ld .global\n.u32`,
+     * `bra .uni`); no operand begins with '.', so those tokens are joined into one opcode text (kept in the arena:
+     * the messages quote it). */
+    for (; ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.'; next(ps)) {
+        char *buf = arena_alloc(ps->a, (size_t)opt.len + ps->tok.len + 1);
+        memcpy(buf, opt.s, opt.len);
+        memcpy(buf + opt.len, ps->tok.s, ps->tok.len);
+        opt.s = buf;
+        opt.len += ps->tok.len;
+    }
     if (!emu_decode_mods(ps, &in, opt.s, opt.len, line)) return false;
     unsigned naddr = 0;
     uint32_t second = 0; /* `d|q`: the slot of q + 1 (0: none) */

@@ -366,8 +366,9 @@ Test(forms, version_directive) {
 }
 
 /* PTX is free-form, as ptxas reads it: directives and instructions share lines (`.address_size 64 .global ...`,
- * `.loc 1 3 1 ld.param...`, a label before its instruction), an instruction spans lines, comments sit between any
- * tokens, and nested { } blocks declare registers that hide the outer ones.  Before, .version/.target/.address_size/
+ * `.loc 1 3 1 ld.param...`, a label before its instruction), an instruction spans lines, comments and whitespace sit
+ * between any tokens (`ld .global\n .u32`: an opcode and its modifiers too), and nested { } blocks declare registers
+ * that hide the outer ones.  Before, .version/.target/.address_size/
  * .file/.loc ended at the end of their line: `.address_size 64 .global .u32 g = 41;` dropped g's declaration, and the
  * others were refused. */
 Test(forms, free_form_layout) {
@@ -378,7 +379,7 @@ Test(forms, free_form_layout) {
         ".loc 1 3 1 ld.param.u64 %rd1, [out]; .loc 2\n 4 2 cvta.to.global.u64 %rd1, %rd1;\n"
         "ld.global.u32 %r1, [g]; mov.u32 %r2, 0; L1: add.u32 %r2, %r2, 1; setp.lt.u32 %p1, %r2, 5; @%p1 bra L1;\n"
         "add.u32\n  %r1 ,\n  %r1, /* a */\n  %r2 // b\n  ; st.global.u32 [%rd1], %r1;\n"
-        "ld.global.u32 %r4, [ h + 4 ]; st.global.u32 [ %rd1 + 4 ], %r4;\n"
+        "ld .global\n .u32 %r4, [ h + 4 ]; st /* x */ .global.u32 [ %rd1 + 4 ], %r4;\n"
         "mov.u32 %r3, 100; { .reg .b32 %r3; mov.u32 %r3, 5; st.global.u32 [%rd1+8], %r3; { .reg .b32 %r3; mov.u32 %r3, 6;\n"
         "st.global.u32 [%rd1+12], %r3; } add.u32 %r3, %r3, 1; st.global.u32 [%rd1+16], %r3; } st.global.u32 [%rd1+20], %r3;\n"
         "ret; } .visible .entry k2() { ret; }\n";
