@@ -876,10 +876,38 @@ static bool text_is_one_of(const char *s, uint32_t len, const char *const *forms
     return false;
 }
 
+/* Modifiers of ld/st/atom and of the arithmetic that sm_90's asynchronous and cluster instructions never take
+ * (ptxas: "Illegal modifier", each checked; they loaded and ran as if absent): .acq_rel, .volatile, .sc, .weak,
+ * .mmio, cache operators and .L1:: priorities, .nc, .wide/.lo/.hi, .approx/.full, .uni; .trans but on stmatrix;
+ * .noftz but on the bulk reductions; and a memory order or scope on the copies, stmatrix, mapa and getctarank
+ * (but .cta on cp.async.bulk, which ptxas takes; mbarrier's and red.async's semantics and scopes: mbarrier_form and their own checks). */
+static bool sm90_stray_mods_ok(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    static const char *const never[] = {"acq_rel", "volatile", "sc", "weak", "mmio", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc",
+                                        "wide", "lo", "hi", "approx", "full", "uni", "L1::evict_normal", "L1::evict_unchanged",
+                                        "L1::evict_first", "L1::evict_last", "L1::no_allocate", NULL},
+                      *const orders[] = {"relaxed", "acquire", "release", "cta", "cluster", "gpu", "sys", NULL};
+    bool copy = false;
+    switch (in->op) {
+    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR:
+    case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_STMATRIX: case EMU_OP_MAPA: case EMU_OP_GETCTARANK: copy = true; break;
+    case EMU_OP_MBARRIER: case EMU_OP_RED_ASYNC: case EMU_OP_ELECT: case EMU_OP_SETMAXNREG: break;
+    default: return true;
+    }
+    const char *bad = NULL;
+    for (const char *const *m = never; !bad && *m; m++) /* red.async's .weak: its own message (it is .relaxed.cluster) */
+        if (emu_has_mod(s, len, *m) && !(in->op == EMU_OP_RED_ASYNC && !strcmp(*m, "weak"))) bad = *m;
+    for (const char *const *m = orders; copy && !bad && *m; m++) /* ptxas takes cp.async.bulk...cta */
+        if (emu_has_mod(s, len, *m) && !(in->op == EMU_OP_CP_BULK && !strcmp(*m, "cta"))) bad = *m;
+    if (!bad && in->op != EMU_OP_STMATRIX && emu_has_mod(s, len, "trans")) bad = "trans";
+    if (!bad && in->op != EMU_OP_CP_RED_BULK && in->op != EMU_OP_CP_RED_BULK_TENSOR && emu_has_mod(s, len, "noftz")) bad = "noftz";
+    return !bad || perr(ps, line, "'%.*s' takes no .%s (a modifier of other instructions)", (int)len, s, bad);
+}
+
 /* The modifiers the PTX ISA's syntax requires or allows on sm_90's collective instructions, as ptxas of CUDA 13 has
  * them (".sync modifier required", ".aligned modifier required", "Illegal modifier", "Shape modifier required",
  * "State space incorrect ... expected '::cluster'", "Predicate output expected"; the emulator ignored them all). */
 static bool check_sm90_mods(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    if (!sm90_stray_mods_ok(ps, in, line, s, len)) return false;
     /* ptxas takes the wgmma group instructions without .aligned, and setmaxnreg of .s32 */
     static const char *const wg_fence[] = {"wgmma.fence.sync.aligned", "wgmma.fence.sync", NULL},
                       *const wg_commit[] = {"wgmma.commit_group.sync.aligned", "wgmma.commit_group.sync", NULL},

@@ -841,6 +841,17 @@ Test(forms_isa, sm90_operand_registers_ptxas_refuses) {
         {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16.mbarrier::complete_tx::bytes {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
          "takes no .mbarrier::complete_tx::bytes"},
         {"wgmma.mma_async.sync.aligned.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;", "takes no .aligned twice"},
+        /* other instructions' modifiers on the asynchronous and cluster instructions ("Illegal modifier") */
+        {"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.acq_rel [%r2], [%rd4], 16, [%r1];", "takes no .acq_rel"},
+        {"cp.async.bulk.global.shared::cta.bulk_group.relaxed [%rd4], [%r2], 16;", "takes no .relaxed"},
+        {"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32.cg [%rd4], [%r2], 16;", "takes no .cg"},
+        {"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta [%r2], [%rd3, {%r3}], [%r1];", "takes no .cta"},
+        {"mbarrier.arrive.shared::cta.b64.volatile %rd1, [%r1];", "takes no .volatile"},
+        {"mbarrier.try_wait.parity.shared::cta.b64.L1::no_allocate %p1, [%r1], 0;", "takes no .L1::no_allocate"},
+        {"stmatrix.sync.aligned.m8n8.x1.shared.b16.relaxed [%r2], {%r3};", "takes no .relaxed"},
+        {"mapa.shared::cluster.u32.wide %r3, %r2, 0;", "takes no .wide"},
+        {"getctarank.shared::cluster.u32.trans %r3, %r2;", "takes no .trans"},
+        {"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32.noftz [%r2], %r3, [%r1];", "takes no .noftz"},
         /* wgmma's D and A lists: of the operand's type, or with a .b32 among them */
         {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%u1, %u2, %u3, %u4}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
          "operand 1, register '%u1' of type .u32, does not fit (D of .f32"},
@@ -905,6 +916,8 @@ Test(forms_isa, sm90_operand_registers_ptxas_refuses) {
         "tensormap.replace.tile.global_address.global.b1024.b64 [gtm], %rd4;",
         "prefetch.param.tensormap [tmap];",
         "ld.u32 %r3, [buf];", /* generic: any variable's generic address */
+        "cp.async.bulk.global.shared::cta.bulk_group.cta [%rd4], [%r2], 16;", /* ptxas takes .cta here */
+        "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [%r2], {%r3};",
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
         char *ptx = sm90_form_ptx(good[i]);
