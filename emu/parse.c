@@ -696,6 +696,13 @@ bool emu_parse_branchtargets(Parser *ps) {
 }
 
 /* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
+static bool statement_directive(const Tok *t) {
+    static const char *const names[] = {".loc", ".file", ".pragma", ".reg"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (t->len == strlen(names[i]) && memcmp(t->s, names[i], t->len) == 0) return true;
+    return false;
+}
+
 bool emu_parse_ins(Parser *ps) {
     EmuIns in;
     memset(&in, 0, sizeof in);
@@ -719,8 +726,9 @@ bool emu_parse_ins(Parser *ps) {
     next(ps);
     /* Free-form: ptxas takes whitespace and comments between an opcode and its modifiers (`ld .global\n.u32`,
      * `bra .uni`); no operand begins with '.', so those tokens are joined into one opcode text (kept in the arena:
-     * the messages quote it). */
-    for (; ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.'; next(ps)) {
+     * the messages quote it).  A statement's own directive (`.loc`, `.file`, `.pragma`, `.reg`) is never a modifier:
+     * an instruction missing its ';' before one is reported by its own opcode. */
+    for (; ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.' && !statement_directive(&ps->tok); next(ps)) {
         char *buf = arena_alloc(ps->a, (size_t)opt.len + ps->tok.len + 1);
         memcpy(buf, opt.s, opt.len);
         memcpy(buf + opt.len, ps->tok.s, ps->tok.len);
