@@ -514,7 +514,16 @@ typedef struct EmuFunc {
     /* .reg declarations, for reports; width: slots per register (2 for .b128: low 64 bits first) */
     struct EmuRegName { const char *prefix; uint32_t plen; int64_t count; uint32_t base, width; } *regnames;
     uint32_t nregnames;
+    /* An entry's registers on fewer slots, reused by liveness (slots.c): the form a launch runs unless
+     * EmuOptions.one_slot_per_register; NULL when the function keeps one slot per register.  In that form
+     * slot_orig gives each slot's slot in this one (names for reports), UINT32_MAX for a slot registers share. */
+    struct EmuFunc *packed;
+    uint32_t *slot_orig;
 } EmuFunc;
+
+/* Builds f->packed (slots.c), after the module is placed; emu_slots_free frees it. */
+void emu_slots_pack(EmuFunc *f);
+void emu_slots_free(EmuFunc *f);
 
 /* The name of register slot `slot` of f ("%f12") into buf; "?" when it is not a declared register. */
 const char *emu_slot_name(const EmuFunc *f, uint32_t slot, char *buf, size_t cap);
@@ -672,6 +681,8 @@ typedef struct EmuOptions {
                                  * the same bits, slower) */
     unsigned approx;            /* EMU_APPROX_EXACT (0): .approx results from the host libm in double, rounded once (nearly
                                  * exact); EMU_APPROX_BOUND: each moved by the PTX ISA's documented maximum error (emu/approx.c) */
+    bool one_slot_per_register; /* run every kernel with one register-file slot per register (the reference), not
+                                 * the form whose registers share slots by liveness (EmuFunc.packed, slots.c) */
 } EmuOptions;
 enum { EMU_APPROX_EXACT = 0, EMU_APPROX_BOUND = 1 };
 

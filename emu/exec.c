@@ -1112,6 +1112,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     EmuLaunch L;
     memset(&L, 0, sizeof L);
     L.m = m;
+    if (f->packed && !opt->one_slot_per_register) f = f->packed; /* its registers sharing slots (slots.c) */
     L.f = f;
     memcpy(L.grid, grid, sizeof L.grid);
     memcpy(L.block, block, sizeof L.block);

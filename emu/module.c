@@ -239,13 +239,16 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
         }
         for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i], f->is_entry);
     }
-    return entry_shared(m, err);
+    if (!entry_shared(m, err)) return false;
+    for (uint32_t k = 0; k < m->nfuncs; k++) emu_slots_pack(&m->funcs[k]);
+    return true;
 }
 
 void emu_module_free(EmuModule *m) {
     if (!m) return;
     for (uint32_t i = 0; i < m->nfuncs; i++) {
         EmuFunc *f = &m->funcs[i];
+        emu_slots_free(f);
         free(f->code);
         free(f->vec);
         free(f->slot_init);
@@ -316,6 +319,7 @@ const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_
 }
 
 const char *emu_slot_name(const EmuFunc *f, uint32_t slot, char *buf, size_t cap) {
+    if (f->slot_orig) slot = slot < f->nslots ? f->slot_orig[slot] : UINT32_MAX; /* a packed form's (slots.c) */
     for (uint32_t i = f->nregnames; i-- > 0;) {
         const struct EmuRegName *r = &f->regnames[i];
         uint32_t w = r->width ? r->width : 1;

@@ -32,6 +32,7 @@
  * An emu:<target> device (dev->target) refuses PTX whose .target is a newer
  * SM than its own, as a GPU of that target would. */
 #include "runtime/device.h"
+#include "runtime/rt.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -69,6 +70,7 @@ static DevStatus emu_open(TileDevice *dev, int ordinal) {
     e->opt.host_threads = dev->opts.emu_host_threads;
     e->opt.max_instructions = dev->opts.emu_max_instructions;
     e->opt.approx = dev->opts.emu_approx_bound ? EMU_APPROX_BOUND : EMU_APPROX_EXACT;
+    e->opt.one_slot_per_register = rt_options()->debug_emu_1to1; /* the reference register layout (emu/slots.c) */
     double to = dev->opts.emu_timeout_seconds;
     e->opt.timeout_seconds = to == 0 ? EMU_DEFAULT_TIMEOUT_SECONDS : to < 0 ? 0 : to;
     pthread_mutex_init(&e->lock, NULL);

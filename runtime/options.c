@@ -29,16 +29,19 @@
 static RtOptions opts;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static bool has_category(const char *list, const char *cat) {
+/* Whether the comma-separated list names cat (or, when with_all, "all"). */
+static bool names_category(const char *list, const char *cat, bool with_all) {
     size_t n = strlen(cat);
     for (const char *p = list; p && *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if ((len == n && !strncmp(p, cat, n)) || (len == 3 && !strncmp(p, "all", 3))) return true;
+        if ((len == n && !strncmp(p, cat, n)) || (with_all && len == 3 && !strncmp(p, "all", 3))) return true;
         p = e ? e + 1 : NULL;
     }
     return false;
 }
+
+static bool has_category(const char *list, const char *cat) { return names_category(list, cat, true); }
 
 enum { CACHE_MAX_DEFAULT = 1 << 30 };
 
@@ -80,6 +83,7 @@ static void load(void) {
     opts.debug_launch = has_category(dbg, "launch");
     opts.debug_tune = has_category(dbg, "tune");
     opts.debug_assert = has_category(dbg, "assert");
+    opts.debug_emu_1to1 = names_category(dbg, "emu-1to1", false); /* a reference, not a log: not in `all` */
     const char *to = getenv("TILE_EMU_TIMEOUT"); /* seconds, e.g. "30" or "0.5" */
     if (to && *to) {
         char *end;
