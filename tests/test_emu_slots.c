@@ -6,8 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "emu/exec.h"
+#include "include/tile/tile.h"
 #include "test_ptxas.h"
 
 #ifndef TILE_SOURCE_DIR
@@ -120,4 +123,180 @@ Test(slots, attention_kernel_takes_fewer_slots) {
     emu_module_free(m);
     emu_mem_destroy(&mem);
     free(ptx);
+}
+
+/* A wgmma's A registers stay on their own slots (they are read until the wait): one written in flight is reported
+ * by its PTX name from the packed form as from the 1:1 one, and the results are the same where none is. */
+Test(slots, wgmma_in_flight_register_named) {
+    const char *ptx = ".version 8.4\n.target sm_90a\n.address_size 64\n"
+                      ".visible .entry a(.param .u64 out, .param .u32 mode)\n{\n"
+                      " .reg .pred %p<4>;\n .reg .b32 %r<12>;\n .reg .b32 %a<4>;\n .reg .b64 %rd<8>;\n .reg .f32 %x<4>;\n"
+                      " .shared .align 1024 .b8 smem[2048];\n"
+                      " ld.param.u64 %rd0, [out];\n ld.param.u32 %r0, [mode];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, smem;\n"
+                      " shl.b32 %r8, %r1, 2;\n add.u32 %r9, %r2, %r8;\n st.shared.b32 [%r9], 0x3C003C00;\n"
+                      " fence.proxy.async.shared::cta;\n bar.sync 0;\n"
+                      " shr.u32 %r3, %r2, 4;\n cvt.u64.u32 %rd1, %r3;\n or.b64 %rd2, %rd1, 0x0000000800010000;\n"
+                      " mov.b32 %a0, 0x3C003C00;\n mov.b32 %a1, 0x3C003C00;\n mov.b32 %a2, 0x3C003C00;\n mov.b32 %a3, 0x3C003C00;\n"
+                      " mov.f32 %x0, 0f3F800000;\n mov.f32 %x1, 0f3F800000;\n mov.f32 %x2, 0f3F800000;\n mov.f32 %x3, 0f3F800000;\n"
+                      " wgmma.fence.sync.aligned;\n"
+                      " wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, {%a0, %a1, %a2, %a3}, %rd2, 1, 1, 1, 0;\n"
+                      " wgmma.commit_group.sync.aligned;\n"
+                      " add.u32 %r4, %r1, 3;\n mul.lo.u32 %r5, %r4, %r4;\n xor.b32 %r6, %r5, %r1;\n" /* temporaries in flight */
+                      " setp.eq.u32 %p1, %r0, 1;\n @%p1 mov.b32 %a2, 0;\n"
+                      " wgmma.wait_group.sync.aligned 0;\n"
+                      " cvt.rn.f32.u32 %x3, %r6;\n"
+                      " mul.wide.u32 %rd4, %r1, 8;\n add.u64 %rd5, %rd0, %rd4;\n st.global.v2.f32 [%rd5], {%x1, %x3};\n"
+                      " ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_90a");
+    EmuMem mem;
+    EmuModule *m = load(ptx, &mem);
+    EmuFunc *f = emu_module_find(m, "a");
+    cr_assert(f->packed && f->packed->nslots < f->nslots);
+    uint64_t out;
+    cr_assert(emu_mem_alloc(&mem, 128 * 8, false, &out));
+    uint32_t got[2][256];
+    for (int one = 0; one < 2; one++) {
+        EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .one_slot_per_register = one};
+        unsigned mode = 0;
+        void *params[] = {&out, &mode};
+        char *err = NULL;
+        memset(emu_mem_host(&mem, out, 128 * 8), 0xA5, 128 * 8);
+        cr_assert(emu_launch(m, f, (unsigned[3]){1, 1, 1}, (unsigned[3]){128, 1, 1}, 0, params, &o, NULL, &err), "%s", err);
+        memcpy(got[one], emu_mem_host(&mem, out, 128 * 8), 128 * 8);
+        mode = 1;
+        cr_assert(!emu_launch(m, f, (unsigned[3]){1, 1, 1}, (unsigned[3]){128, 1, 1}, 0, params, &o, NULL, &err));
+        cr_assert(err && strstr(err, "wgmma A operand modified while in flight") && strstr(err, "register %a2 holds A"),
+                  "%s layout: %s", one ? "1:1" : "packed", err ? err : "(none)");
+        free(err);
+    }
+    for (unsigned t = 0; t < 128; t++) {
+        float x1, x3;
+        memcpy(&x1, &got[0][2 * t], 4), memcpy(&x3, &got[0][2 * t + 1], 4);
+        cr_assert_eq(x1, 17.0f, "thread %u: %g", t, x1); /* 1 + 16 products of 1 */
+        cr_assert_eq(x3, (float)(((t + 3) * (t + 3)) ^ t), "thread %u: %g", t, x3);
+        cr_assert_eq(got[0][2 * t], got[1][2 * t]);
+        cr_assert_eq(got[0][2 * t + 1], got[1][2 * t + 1]);
+    }
+    emu_module_free(m);
+    emu_mem_destroy(&mem);
+}
+
+/* ---- the shipped kernels through the public API, each layout in a process of its own ----
+ * TILE_DEBUG=emu-1to1 is read once per process, so each layout runs in a child that writes its output bytes to
+ * a pipe; the parent compares them bit for bit. */
+typedef bool (*Job)(tile_context *ctx, uint8_t *out, size_t bytes);
+
+static uint64_t rng;
+static float rnd_unit(void) { /* in [-1, 1) */
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((rng >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
+}
+static uint16_t to_bf16(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)((u + 0x7FFF + (u >> 16 & 1)) >> 16); }
+static uint16_t to_f16(float f) { _Float16 h = (_Float16)f; uint16_t u; memcpy(&u, &h, 2); return u; }
+
+/* n random 16-bit elements (bf16 or f16) on the device. */
+static tile_devptr upload16(tile_context *ctx, size_t n, bool bf16) {
+    uint16_t *h = malloc(n * 2);
+    for (size_t i = 0; i < n; i++) h[i] = bf16 ? to_bf16(rnd_unit()) : to_f16(rnd_unit());
+    tile_devptr d = 0;
+    if (tile_malloc(ctx, n * 2, &d) != TILE_OK || tile_memcpy_htod(ctx, d, h, n * 2) != TILE_OK) d = 0;
+    free(h);
+    return d;
+}
+static tile_devptr poisoned(tile_context *ctx, size_t bytes) {
+    uint8_t *h = malloc(bytes);
+    memset(h, 0xA5, bytes);
+    tile_devptr d = 0;
+    if (tile_malloc(ctx, bytes, &d) != TILE_OK || tile_memcpy_htod(ctx, d, h, bytes) != TILE_OK) d = 0;
+    free(h);
+    return d;
+}
+
+static uint8_t *in_child(const char *device, bool one_slot, Job job, size_t bytes) {
+    int fd[2];
+    cr_assert(pipe(fd) == 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        if (one_slot) setenv("TILE_DEBUG", "emu-1to1", 1);
+        else unsetenv("TILE_DEBUG");
+        rng = 0x9E3779B97F4A7C15ull; /* the same inputs in both children */
+        tile_context *ctx = NULL;
+        uint8_t *out = calloc(1, bytes);
+        bool ok = tile_context_create(device, &ctx) == TILE_OK && job(ctx, out, bytes);
+        if (!ok) fprintf(stderr, "%s: %s\n", device, ctx ? tile_last_error(ctx) : "no context");
+        size_t done = 0;
+        while (ok && done < bytes) {
+            ssize_t w = write(fd[1], out + done, bytes - done);
+            if (w <= 0) ok = false;
+            else done += (size_t)w;
+        }
+        _exit(ok ? 0 : 1);
+    }
+    close(fd[1]);
+    uint8_t *got = malloc(bytes);
+    size_t done = 0;
+    for (ssize_t r; done < bytes && (r = read(fd[0], got + done, bytes - done)) > 0;) done += (size_t)r;
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0 && done == bytes, "the %s run on %s failed", one_slot ? "1:1" : "packed", device);
+    return got;
+}
+
+static void same_bits(const char *device, Job job, size_t bytes, const char *what) {
+    uint8_t *a = in_child(device, false, job, bytes), *b = in_child(device, true, job, bytes);
+    size_t nz = 0, diff = bytes;
+    for (size_t i = 0; i < bytes; i++) {
+        nz += a[i] != 0xA5;
+        if (a[i] != b[i] && diff == bytes) diff = i;
+    }
+    cr_assert_eq(diff, bytes, "%s on %s: byte %zu differs (packed 0x%02x, one slot per register 0x%02x)", what, device, diff,
+                 a[diff], b[diff]);
+    cr_assert_gt(nz, bytes / 2, "%s on %s wrote little of its output", what, device);
+    free(a), free(b);
+}
+
+enum { GM = 70, GN = 50, GK = 40 }; /* not multiples of the tiles */
+static bool gemm_job(tile_context *ctx, uint8_t *out, size_t bytes) {
+    tile_gemm_args a = {.m = GM, .n = GN, .k = GK, .lda = GK, .ldb = GN, .ldc = GN, .in_dtype = TILE_F16,
+                        .out_dtype = TILE_F32, .alpha = 1.0f, .beta = 0.0f};
+    a.a = upload16(ctx, GM * GK, false), a.b = upload16(ctx, GK * GN, false), a.c = poisoned(ctx, bytes);
+    return a.a && a.b && a.c && tile_gemm(ctx, &a) == TILE_OK && tile_memcpy_dtoh(ctx, out, a.c, bytes) == TILE_OK;
+}
+
+enum { AS = 45, AH = 2, AD = 64 };
+static bool attention_job(tile_context *ctx, uint8_t *out, size_t bytes) {
+    tile_attention_args a = {.dtype = TILE_BF16, .batch = 1, .heads_q = AH, .heads_kv = AH, .head_dim = AD, .seq_q = AS,
+                             .seq_k = AS, .causal = 1, .window_left = -1, .window_right = -1};
+    a.q = upload16(ctx, AS * AH * AD, true), a.k = upload16(ctx, AS * AH * AD, true), a.v = upload16(ctx, AS * AH * AD, true);
+    a.o = poisoned(ctx, bytes);
+    return a.q && a.k && a.v && a.o && tile_attention_fwd(ctx, &a) == TILE_OK &&
+           tile_memcpy_dtoh(ctx, out, a.o, bytes) == TILE_OK;
+}
+
+enum { MT = 9, MH = 64, MI = 32, ME = 4, MK = 2 };
+static bool moe_job(tile_context *ctx, uint8_t *out, size_t bytes) {
+    tile_moe_args a = {.tokens = MT, .hidden = MH, .inter = MI, .experts = ME, .topk = MK, .dtype = TILE_BF16,
+                       .logits_dtype = TILE_BF16, .renormalize = 1};
+    a.x = upload16(ctx, MT * MH, true), a.w1 = upload16(ctx, (size_t)ME * 2 * MI * MH, true);
+    a.w2 = upload16(ctx, (size_t)ME * MH * MI, true), a.router_logits = upload16(ctx, MT * ME, true);
+    a.out = poisoned(ctx, bytes);
+    return a.x && a.w1 && a.w2 && a.router_logits && a.out && tile_moe_forward(ctx, &a) == TILE_OK &&
+           tile_memcpy_dtoh(ctx, out, a.out, bytes) == TILE_OK;
+}
+
+Test(slots, gemm_same_bits_in_both_layouts, .timeout = 120) {
+    same_bits("emu:sm_80", gemm_job, GM * GN * 4, "gemm");
+    same_bits("emu:sm_90a", gemm_job, GM * GN * 4, "gemm (wgmma)");
+}
+
+Test(slots, attention_same_bits_in_both_layouts, .timeout = 120) {
+    same_bits("emu:sm_80", attention_job, AS * AH * AD * 2, "attention");
+    same_bits("emu:sm_90a", attention_job, AS * AH * AD * 2, "attention (wgmma)");
+}
+
+Test(slots, moe_same_bits_in_both_layouts, .timeout = 120) {
+    same_bits("emu:sm_80", moe_job, MT * MH * 4, "moe");
 }
