@@ -7,9 +7,12 @@
  * can be analysed gets a second form, EmuFunc.packed: the same instructions with registers renumbered onto
  * fewer slots.  A launch runs the packed form unless EmuOptions.one_slot_per_register asks for the 1:1 one,
  * which stays the reference.  Algorithm, per entry:
- *   1. Refuse (no packed form) a function that is not an entry, or whose code has a call or a brx.idx: its
- *      register file is shared with callees' frames and argument lists, or its control flow goes through a
- *      jump table.  Those keep one slot per register.
+ *   1. Refuse (no packed form) a function that is not an entry (its .reg parameters and return values are
+ *      written and read by its callers' call and ret), or whose code has a brx.idx (its control flow goes
+ *      through a jump table).  Those keep one slot per register.  A call is an instruction like the others:
+ *      its argument registers (EMU_CALL_REG in its lists) are read, its return registers written (at the
+ *      callee's ret, before the caller runs on: read as well as written here); the callee runs in a frame of
+ *      its own, so what the entry keeps live across the call stays in the entry's slots.
  *   2. Classify the slots.  A register is a width-1 declared register (EmuFunc.regnames).  Every other slot
  *      stays *fixed*: the constant slots 0-2, the special registers, immediates and symbol addresses, .b128
  *      registers (two slots), and registers kept whole because their value matters outside the plain
@@ -79,7 +82,10 @@ static bool keeps_slots(unsigned op) {
 typedef struct Ref {
     uint32_t *at;
     bool dest, reg; /* reg: an EMU_OK_REG operand (which a vector or .b128 instruction may read past) */
+    bool tagged;    /* a call's argument or return register: the slot with EMU_CALL_REG */
 } Ref;
+
+static inline uint32_t ref_slot(const Ref *r) { return r->tagged ? *r->at & ~EMU_CALL_REG : *r->at; }
 
 enum { REFS_MAX = EMU_MAX_OPS * EMU_MAX_VEC + 4 };
 
@@ -87,16 +93,20 @@ enum { REFS_MAX = EMU_MAX_OPS * EMU_MAX_VEC + 4 };
 static uint32_t ins_refs(EmuIns *in, uint32_t *vec, Ref *refs) {
     uint32_t n = 0;
     bool w0 = emu_writes_first(in);
-    refs[n++] = (Ref){&in->guard, false, false};
+    refs[n++] = (Ref){&in->guard, false, false, false};
     for (unsigned k = 0; k < EMU_MAX_OPS; k++) {
         if (in->ok[k] == EMU_OK_REG || in->ok[k] == EMU_OK_ADDR)
-            refs[n++] = (Ref){&in->o[k], k == 0 && w0 && in->ok[k] == EMU_OK_REG, in->ok[k] == EMU_OK_REG};
+            refs[n++] = (Ref){&in->o[k], k == 0 && w0 && in->ok[k] == EMU_OK_REG, in->ok[k] == EMU_OK_REG, false};
         else if (in->ok[k] == EMU_OK_VEC)
-            for (unsigned e = 0; e < in->on[k]; e++) refs[n++] = (Ref){&vec[in->o[k] + e], k == 0 && w0, false};
+            for (unsigned e = 0; e < in->on[k]; e++) refs[n++] = (Ref){&vec[in->o[k] + e], k == 0 && w0, false, false};
     }
-    if (in->op == EMU_OP_LOP3 && in->boolop && in->ok[6] != EMU_OK_REG) refs[n++] = (Ref){&in->o[6], true, false};
+    if (in->op == EMU_OP_LOP3 && in->boolop && in->ok[6] != EMU_OK_REG) refs[n++] = (Ref){&in->o[6], true, false, false};
     if ((in->op == EMU_OP_SHFL || in->op == EMU_OP_MATCH || in->op == EMU_OP_ELECT) && in->ok[5] != EMU_OK_REG)
-        refs[n++] = (Ref){&in->o[5], true, false};
+        refs[n++] = (Ref){&in->o[5], true, false, false};
+    if (in->op == EMU_OP_CALL) /* (rets) and (args): .param variables, or registers and immediates tagged EMU_CALL_REG */
+        for (unsigned k = 0; k <= 2; k += 2)
+            for (unsigned e = 0; e < in->on[k]; e++)
+                if (vec[in->o[k] + e] & EMU_CALL_REG) refs[n++] = (Ref){&vec[in->o[k] + e], k == 0, false, true};
     if (in->op == EMU_OP_SETP) /* p|q: q is o[4] */
         for (uint32_t i = 0; i < n; i++)
             if (refs[i].at == &in->o[4]) refs[i].dest = true;
@@ -106,7 +116,7 @@ static uint32_t ins_refs(EmuIns *in, uint32_t *vec, Ref *refs) {
 static bool refusable(const EmuFunc *f) {
     if (!f->is_entry || !f->defined || !f->ncode) return true;
     for (uint32_t i = 0; i < f->ncode; i++)
-        if (f->code[i].op == EMU_OP_CALL || f->code[i].op == EMU_OP_BRX) return true;
+        if (f->code[i].op == EMU_OP_BRX) return true;
     return false;
 }
 
@@ -138,7 +148,8 @@ void emu_slots_pack(EmuFunc *f) {
     size_t nvec = 0;
     for (uint32_t i = 0; i < nc; i++)
         for (unsigned k = 0; k < EMU_MAX_OPS; k++)
-            if (f->code[i].ok[k] == EMU_OK_VEC && (size_t)f->code[i].o[k] + f->code[i].on[k] > nvec)
+            if ((f->code[i].ok[k] == EMU_OK_VEC || (f->code[i].op == EMU_OP_CALL && (k == 0 || k == 2))) &&
+                (size_t)f->code[i].o[k] + f->code[i].on[k] > nvec)
                 nvec = (size_t)f->code[i].o[k] + f->code[i].on[k];
     uint32_t *vec = malloc((nvec + 1) * sizeof *vec);
     Ref *refs = malloc(REFS_MAX * sizeof *refs);
@@ -161,7 +172,7 @@ void emu_slots_pack(EmuFunc *f) {
         bool b128 = in->ty == EMU_T_B128 || in->ty2 == EMU_T_B128;
         unsigned vw = in->vec > 1 ? in->vec : 1;
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t s = *refs[k].at;
+            uint32_t s = ref_slot(&refs[k]);
             if (s >= ns) continue;
             if (keeps_slots(in->op) || b128) fixed[s] = fixed[s + 1] = 1;
             if (vw > 1 && refs[k].reg) /* a whole vector register: the slots after it */
@@ -176,7 +187,7 @@ void emu_slots_pack(EmuFunc *f) {
     for (uint32_t i = 0; i < nc; i++) {
         uint32_t n = ins_refs(&code[i], vec, refs);
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t s = *refs[k].at;
+            uint32_t s = ref_slot(&refs[k]);
             if (s < ns && reg[s] == -2) reg[s] = (int32_t)nr++;
         }
     }
@@ -200,12 +211,12 @@ void emu_slots_pack(EmuFunc *f) {
                 for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)in->target * W + w];
             uint32_t n = ins_refs(in, vec, refs);
             for (uint32_t k = 0; k < n; k++) { /* kills first, then uses (a register both read and written stays) */
-                uint32_t s = *refs[k].at;
+                uint32_t s = ref_slot(&refs[k]);
                 if (s < ns && reg[s] >= 0 && refs[k].dest && !guarded && kills_first(in->op))
                     out[reg[s] / 64] &= ~((uint64_t)1 << (reg[s] % 64));
             }
             for (uint32_t k = 0; k < n; k++) {
-                uint32_t s = *refs[k].at;
+                uint32_t s = ref_slot(&refs[k]);
                 if (s < ns && reg[s] >= 0 && !(refs[k].dest && !guarded && kills_first(in->op))) SET(out, (uint32_t)reg[s]);
             }
             uint64_t *row = &live[(size_t)i * W];
@@ -228,7 +239,7 @@ void emu_slots_pack(EmuFunc *f) {
             for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)in->target * W + w];
         uint32_t n = ins_refs(in, vec, refs), nm = 0;
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t s = *refs[k].at;
+            uint32_t s = ref_slot(&refs[k]);
             if (s >= ns || reg[s] < 0) continue;
             uint32_t r = (uint32_t)reg[s];
             mention[nm++] = r;
@@ -296,14 +307,14 @@ void emu_slots_pack(EmuFunc *f) {
         EmuIns *in = &code[i];
         uint32_t n = ins_refs(in, vec, refs);
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t *at = refs[k].at;
+            uint32_t *at = refs[k].at, s = ref_slot(&refs[k]);
             if (at >= vec && at < vec + nvec) {
                 if (vdone[at - vec]) continue;
                 vdone[at - vec] = 1;
             }
-            if (*at < ns) {
-                if (map[*at] == UINT32_MAX) { free(vdone); goto bad; }
-                *at = map[*at];
+            if (s < ns) {
+                if (map[s] == UINT32_MAX) { free(vdone); goto bad; }
+                *at = map[s] | (refs[k].tagged ? EMU_CALL_REG : 0);
             }
         }
     }

@@ -110,6 +110,46 @@ Test(slots, loop_carried_and_predicated_values) {
     emu_mem_destroy(&mem);
 }
 
+/* Calls in a loop: the entry's registers live across each call (a carried sum, the thread index, a value made
+ * before the call and read after it) while the callee runs in its own frame; arguments by .reg and by .param,
+ * results into registers; the entry packed, the .funcs with one slot per register. */
+Test(slots, registers_live_across_calls) {
+    const char *ptx = PTX_HEAD
+                      ".func (.reg .b32 o) mix(.reg .b32 x, .param .b32 yp)\n{\n .reg .b32 %t<4>;\n"
+                      " ld.param.b32 %t0, [yp];\n mul.lo.u32 %t1, x, 2654435761;\n xor.b32 %t2, %t1, %t0;\n"
+                      " shr.u32 %t3, %t2, 7;\n add.u32 o, %t3, %t0;\n ret;\n}\n"
+                      ".visible .entry k(.param .u64 pout)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<24>;\n .reg .b64 %rd<4>;\n"
+                      " mov.u32 %r1, %tid.x;\n mov.u32 %r2, 0;\n mov.u32 %r3, 0;\n"
+                      "LOOP:\n"
+                      " add.u32 %r10, %r1, %r3;\n mul.lo.u32 %r11, %r10, 7;\n"     /* %r11 read after the call */
+                      " add.u32 %r12, %r3, 100;\n"
+                      " {\n .param .b32 yp;\n st.param.b32 [yp], %r12;\n call.uni (%r13), mix, (%r10, yp);\n }\n"
+                      " add.u32 %r14, %r13, %r11;\n add.u32 %r2, %r2, %r14;\n"
+                      " add.u32 %r3, %r3, 1;\n setp.lt.u32 %p1, %r3, 5;\n @%p1 bra LOOP;\n"
+                      " ld.param.u64 %rd1, [pout];\n mul.wide.u32 %rd2, %r1, 8;\n add.s64 %rd3, %rd1, %rd2;\n"
+                      " st.global.v2.u32 [%rd3], {%r2, %r11};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    EmuMem mem;
+    EmuModule *m = load(ptx, &mem);
+    EmuFunc *f = emu_module_find(m, "k");
+    cr_assert(f->packed && f->packed->nslots < f->nslots);
+    cr_assert(!emu_module_find(m, "mix")->packed);
+    uint32_t *got = run_both(m, &mem, "k", 1, 96, 96 * 2);
+    for (uint32_t t = 0; t < 96; t++) {
+        uint32_t sum = 0, r11 = 0;
+        for (uint32_t i = 0; i < 5; i++) {
+            uint32_t x = t + i, y = i + 100;
+            r11 = x * 7;
+            sum += (((x * 2654435761u) ^ y) >> 7) + y + r11;
+        }
+        cr_assert_eq(got[2 * t], sum, "thread %u: %u, want %u", t, got[2 * t], sum);
+        cr_assert_eq(got[2 * t + 1], r11);
+    }
+    free(got);
+    emu_module_free(m);
+    emu_mem_destroy(&mem);
+}
+
 /* The compiler's flash-attention kernel for sm_80 (bf16, head_dim 128; tests/emu/attention_sm80.ptx, emitted by
  * `tile run attention --device emu:sm_80`): 1,680 slots with one per register, far fewer packed. */
 Test(slots, attention_kernel_takes_fewer_slots) {
