@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Configure and build into build/ (and build-asan/ with --asan).
+# Configure and build into build/ (and build-asan/ with --asan; build-asan/ alone with --asan-only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$jobs"
-if [ "${1:-}" = "--asan" ]; then
+if [ "${1:-}" != "--asan-only" ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j"$jobs"
+fi
+if [ "${1:-}" = "--asan" ] || [ "${1:-}" = "--asan-only" ]; then
   # -O1: AddressSanitizer's recommended level; the emulator-bound tests run 2-3x faster than at -O0
   # (asserts stay: a Debug build without NDEBUG)
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DTILE_SANITIZE=ON >/dev/null
