@@ -593,17 +593,21 @@ static bool at_for_targets(Parser *p) {
     return false;
 }
 
-/* Python's targets without parentheses, `a, b` or `a, (b, c),` before "=": an IDENT and a comma ahead, then
- * names, commas and parenthesized names up to the "=" */
-static bool at_bare_targets(Parser *p) {
-    int k = p->pos, depth = 0;
-    if (k + 1 >= p->n || p->t[k].kind != TK_IDENT || p->t[k + 1].kind != TK_COMMA) return false;
+/* Python's targets without parentheses, `a, b`, `a, (b, c),`, `(a), b` or `(a, b), c` before "=" (for_in: before
+ * a for loop's "in"), from token k: names, commas and parentheses up to there, a comma among them outside the
+ * parentheses (`(a, b) =` is at_tuple_assign's, `(a) =` the parenthesized name's) */
+static bool at_bare_targets(const Parser *p, int k, bool for_in) {
+    int depth = 0;
+    bool comma = false;
+    if (k >= p->n || (p->t[k].kind != TK_IDENT && p->t[k].kind != TK_LPAREN)) return false;
     for (; k < p->n; k++) {
         TokKind t = p->t[k].kind;
-        if (t == TK_ASSIGN) return depth == 0;
+        if (for_in ? ident_is(&p->t[k], "in") : t == TK_ASSIGN) return depth == 0 && comma;
         if (t == TK_LPAREN) depth++;
-        else if (t == TK_RPAREN && --depth < 0) return false;
-        else if (t != TK_IDENT && t != TK_COMMA && t != TK_RPAREN) return false;
+        else if (t == TK_RPAREN) {
+            if (--depth < 0) return false;
+        } else if (t == TK_COMMA) comma |= depth == 0;
+        else if (t != TK_IDENT) return false;
     }
     return false;
 }
@@ -688,7 +692,7 @@ static bool is_binding_word(const Token *t) {
 static Node *stmt(Parser *p) {
     Token *t = peek(p);
     Node *n;
-    if (t->kind == TK_LET && peek2(p)->kind == TK_LPAREN && !paren_name_depth(p, p->pos + 1)) {
+    if (t->kind == TK_LET && peek2(p)->kind == TK_LPAREN && !paren_name_depth(p, p->pos + 1) && !at_bare_targets(p, p->pos + 1, false)) {
         next(p);
         n = new_node(p, N_LET, t->loc);
         n->oploc = peek(p)->loc;
@@ -698,8 +702,8 @@ static Node *stmt(Parser *p) {
         expect(p, TK_SEMI, "after 'let' statement");
         return n;
     }
-    if (t->kind == TK_LET && p->pos + 2 < p->n && p->t[p->pos + 1].kind == TK_IDENT && p->t[p->pos + 2].kind == TK_COMMA) {
-        next(p); /* Python's `let a, b = ...` */
+    if (t->kind == TK_LET && at_bare_targets(p, p->pos + 1, false)) {
+        next(p); /* Python's `let a, b = ...`, `let (a), b = ...` */
         n = new_node(p, N_LET, t->loc);
         n->oploc = peek(p)->loc;
         bare_names(p, n);
@@ -712,9 +716,10 @@ static Node *stmt(Parser *p) {
     if (pd && p->pos + 2 * pd + 1 < p->n && is_assign_op(p->t[p->pos + 2 * pd + 1].kind)) {
         return name_assign(p, paren_name(p, pd)); /* Python's `(a) = e`, `(a) += e`: a's */
     }
-    if (at_tuple_assign(p) || at_bare_targets(p)) {
+    bool tuple_assign = at_tuple_assign(p);
+    if (tuple_assign || at_bare_targets(p, p->pos, false)) {
         n = new_node(p, N_ASSIGN, t->loc);
-        if (at(p, TK_LPAREN)) tuple_names(p, n);
+        if (tuple_assign) tuple_names(p, n);
         else bare_names(p, n);
         n->oploc = peek(p)->loc;
         n->op = TK_ASSIGN;
@@ -799,7 +804,8 @@ static Node *stmt(Parser *p) {
     if (t->kind == TK_IDENT && is_assign_op(peek2(p)->kind)) return name_assign(p, next(p));
     if (accept(p, TK_FOR)) {
         n = new_node(p, N_FOR, t->loc);
-        if (at(p, TK_LPAREN) && !at_for_targets(p)) { /* C's for (init; cond; step): one error, then its body is parsed (and checked) */
+        bool bare = at_bare_targets(p, p->pos, true); /* `for a, b in`, `for (a), b in`, `for (a, b), c in` */
+        if (at(p, TK_LPAREN) && !at_for_targets(p) && !bare) { /* C's for (init; cond; step): one error, then its body is parsed (and checked) */
             diag_error(p->d, t->loc, "a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
                        "'for (init; cond; step)'");
             for (int depth = 0; !at(p, TK_EOF);) {
@@ -811,16 +817,16 @@ static Node *stmt(Parser *p) {
             return n;
         }
         Node *unpack = NULL; /* `for (a, b) in t`, `for a, b in t`: a `let` of the targets from each element */
-        int d = paren_name_depth(p, p->pos);
+        int d = bare ? 0 : paren_name_depth(p, p->pos);
         if (d) { /* `for (a) in t`: Python's parenthesized name is the name, the loop's variable (over a range too) */
             Token *id = paren_name(p, d);
             n->name = arena_strndup(p->a, id->text, id->len);
             n->oploc = id->loc;
-        } else if (at(p, TK_LPAREN) || (at(p, TK_IDENT) && peek2(p)->kind == TK_COMMA)) {
+        } else if (bare || at(p, TK_LPAREN) || (at(p, TK_IDENT) && peek2(p)->kind == TK_COMMA)) {
             Token *first = peek(p);
             unpack = new_node(p, N_LET, first->loc);
             unpack->oploc = first->loc;
-            if (at(p, TK_LPAREN)) tuple_names(p, unpack);
+            if (at(p, TK_LPAREN) && !bare) tuple_names(p, unpack);
             else bare_names(p, unpack);
             /* the loop's own variable is the targets' text, which no name can be: messages quote it */
             const Token *last = &p->t[p->pos > 0 ? p->pos - 1 : 0];

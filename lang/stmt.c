@@ -477,6 +477,17 @@ static void gen_assign(Gen *g, const Node *s) {
             return;
         }
         if (i < 0) i += t.nelems;
+        bool seq_e = t.elems[i].k == V_TUPLE || t.elems[i].k == V_SHAPE, seq_v = v.k == V_TUPLE || v.k == V_SHAPE;
+        if (s->op == TK_PLUSEQ && seq_e != seq_v && t.elems[i].k != V_ERR) {
+            /* `t[0] += [1, 2]` on a number (or `t[0] += 1` on a tuple): named as the element and the value, not as
+             * gen_binop's operands (it said "'+' concatenates a tuple with a tuple, not with 'i32'") */
+            diag_error(g->d, s->oploc, "'+=' on %s[%lld], %s, with %s: '+' adds numbers and tensors or concatenates tuples "
+                       "and lists, not one with the other (to replace the element, assign it: `%s[%lld] = ...`%s)",
+                       s->name, (long long)i, gen_a(g, gen_val_type_name(g, t.elems[i]), t.elems[i].k == V_CT || t.elems[i].k == V_RT),
+                       gen_a(g, gen_val_type_name(g, v), v.k == V_CT || v.k == V_RT), s->name, (long long)i,
+                       seq_e ? "; a one-element tuple is written (x,)" : "");
+            return;
+        }
         if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], t.elems[i], v, s->oploc);
         /* what a tuple's element may be, as in a tuple written out: a value or a tuple.  A list is Triton's tuple
          * (`t[0] = [1, 2]` holds the tuple (1, 2), which serves as a shape as the list did); a type or None is an error

@@ -866,6 +866,20 @@ Test(lang_diag, assignment_to_an_expression) {
                 "      a[0] = 1;\n           ^\n");
 }
 
+/* `t[i] += v` where one of the element and v is a tuple or list and the other is not: one error at the '+=' naming
+ * the element, both kinds and how to replace the element (it was "'+' concatenates a tuple with a tuple, not with
+ * 'i32'", of a number element and a list) */
+Test(lang_diag, tuple_element_add_assign_of_another_kind) {
+    expect_diag("kernel k(p: *f32) {\n    let t = (1, 2.0);\n    t[0] += [1, 2];\n    store(p, t[1]);\n}\n",
+                "t.tile:3:10: error: '+=' on t[0], an 'i32', with a list: '+' adds numbers and tensors or concatenates tuples and "
+                "lists, not one with the other (to replace the element, assign it: `t[0] = ...`)\n"
+                "      t[0] += [1, 2];\n           ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let t = ((1, 2), 2.0);\n    t[0] += 3;\n    store(p, t[1]);\n}\n",
+                "t.tile:3:10: error: '+=' on t[0], a tuple of 2 values, with an 'i32': '+' adds numbers and tensors or concatenates "
+                "tuples and lists, not one with the other (to replace the element, assign it: `t[0] = ...`; a one-element tuple is "
+                "written (x,))\n      t[0] += 3;\n           ^\n");
+}
+
 /* full's constant value must be exact in an integer dtype, as `let i: i32 = 1.5` must (and Triton's tl.full):
  * full([4], 1.5, i32) silently filled 1, and 1e10 or inf saturated to i32's largest. */
 Test(lang_diag, full_of_an_integer_dtype_takes_an_exact_value) {

@@ -1109,6 +1109,43 @@ Test(lang_python, parenthesized_names_and_lists_in_tuples) {
     unload(&k);
 }
 
+/* Python's targets without outer parentheses led by a parenthesized one: `(a), b = ..` is `a, b = ..` and `(a, b), c
+ * = ..` unpacks the first element (each was "cannot assign to this expression"), after `let` and `for` too. */
+static const char *paren_first_target_src =
+    "kernel k(a: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let m = o < n;\n"
+    "    let x = load(a + o, mask=m, other=0.0);\n"
+    "    let s = x;\n"
+    "    let t = x;\n"
+    "    (s), t = x * 2.0, x + 1.0;\n"
+    "    let (u, v), w = (s, t), 3.0;\n"
+    "    let ((p)), q, = u * v, w;\n"
+    "    let acc = p + q;\n"
+    "    for (e), f in ((x, 5.0), (t, 7.0)) { acc += e * f; }\n"
+    "    for (g, h), r in (((1.0, 2.0), x), ((3.0, 4.0), s)) { acc += g * h * r; }\n"
+    "    store(out + o, acc, mask=m);\n"
+    "}\n";
+
+Test(lang_python, parenthesized_first_target) {
+    K k;
+    load_src(&k, paren_first_target_src, "k");
+    seed_rng();
+    float a[45], o[64];
+    for (int i = 0; i < 45; i++) a[i] = (float)(irand(64) - 32); /* exact sums and products */
+    int32_t n = 45;
+    uint64_t da = upload(&k, a, sizeof a), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 45; i++) {
+        double x = a[i], s = 2 * x, t = x + 1;
+        double want = s * t + 3 + 5 * x + 7 * t + 2 * x + 12 * s;
+        cr_assert_eq((double)o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    for (int i = 45; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
+    unload(&k);
+}
+
 /* next_power_of_2 (triton.next_power_of_2) on compile-time integers: a block size from a size, in a kernel. */
 static const char *next_pow2_src =
     "kernel k(a: *f32, out: *f32, const N: i32 = 37) {\n"

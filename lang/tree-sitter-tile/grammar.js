@@ -166,8 +166,8 @@ module.exports = grammar({
     //      | "let" ( names | bare ) "=" value ";"
     let_tuple_statement: ($) => seq('let', field('names', choice($.names, $.bare_names)), '=', field('value', $._value), ';'),
 
-    // bare = IDENT "," [ target { "," target } [ "," ] ]   (Python's targets without parentheses)
-    bare_names: ($) => seq($.identifier, ',', optional(seq(commaSep1($._name_target), optional(',')))),
+    // bare = target "," [ target { "," target } [ "," ] ]   (Python's targets without parentheses)
+    bare_names: ($) => seq($._name_target, ',', optional(seq(commaSep1($._name_target), optional(',')))),
 
     // value = expr [ "," [ expr { "," expr } [ "," ] ] ]   (Python's tuple without parentheses)
     _value: ($) => choice($._expression, $.bare_tuple),
