@@ -11,8 +11,8 @@ tests/*.c is joined and unescaped, its printf conversions filled in (%d: 4,
 .version/.target sm_90a/.address_size header is added when it has none) or
 like a .tile file (a `kernel` or `fn` declaration).  Fenced blocks of
 docs/*.md and README.md that declare a kernel are .tile seeds.  fuzz_ptx's
-tensor-copy inputs (first byte 0x02) get seeds of valid maps of every rank
-and a few raw ones.  .tile literals that unroll a static_range of 1000 or
+tensor-copy inputs (first byte 0x02) get seeds of valid maps of every rank,
+valid im2col maps of rank 3, 4 and 5 (flag 0x10) and a few raw ones.  .tile literals that unroll a static_range of 1000 or
 more copies are left out (the unroll-limit tests: seconds each under ASan,
 their mutations end runs at the timeout).  Seeds whose
 first byte is the variant byte of fuzz_tile (0x06: sm_90a and run) and
@@ -62,6 +62,18 @@ def tma_seeds(ptx_dir):
                 b += bytes([0, dim, 0, stride]) + struct.pack('<H', box) + bytes([1 + (d == 2)])
             b += bytes([sw]) + struct.pack('<H', 0) + bytes([n & 1]) + bytes(4)
             for x in (-3, 5, 0, 1, 0): b += bytes([0, x + 64])
+            with open(os.path.join(ptx_dir, 'seedtma_%d' % n), 'wb') as f: f.write(b)
+            n += 1
+    for flags in (16, 17, 20):  # im2col maps of rank 3, 4, 5 (f32 NWC, NHWC, NDHWC), padding 1, a 3-tap filter
+        for rank, dims, strides in ((3, (4, 20, 3, 0, 0), (1, 20, 0, 0, 0)), (4, (8, 10, 6, 2, 0), (2, 20, 120, 0, 0)),
+                                    (5, (4, 5, 4, 3, 2), (1, 5, 20, 60, 0))):  # strides of dims 1.., in 16 bytes
+            b = bytes([2, flags, 0, rank])
+            for d in range(5): b += bytes([0, dims[d], 0, strides[d]]) + struct.pack('<H', 0) + bytes([1 + (d == 1 and n & 1)])
+            b += bytes([0]) + struct.pack('<H', 0)
+            for d in range(3): b += bytes([0, 0xfc, 0, 0xfc])  # lower -1, upper -1 (each byte / 4)
+            b += struct.pack('<HH', 8 if rank == 4 else 4, 16 + 8 * (n & 1)) + bytes([(n // 2) & 1, n & 1]) + bytes(4)
+            for x in (0, -1, -1 if rank > 3 else 0, 0, 0): b += bytes([0, x + 64])  # {c, w = -1, [h = -1,] .., n = 0}
+            b += bytes([0, 0, 0, 2, 0, 1])  # offsets w 0, h 2, d 1
             with open(os.path.join(ptx_dir, 'seedtma_%d' % n), 'wb') as f: f.write(b)
             n += 1
     for k in range(6):
