@@ -16,7 +16,13 @@
 #    crash it starts again for the time left (at most 8 times), so one run can
 #    find several bugs.  Crashes, timeouts, leaks and OOMs are written under
 #    build-fuzz/crashes-*, each also minimized (min-*); leaks already reported
-#    and not yet fixed are listed in fuzz/lsan.supp;
+#    and not yet fixed are listed in fuzz/lsan.supp.  A corpus input that
+#    passes the -timeout ($FUZZ_TIMEOUT, default 10 s) (a seed that is only slow on a loaded machine:
+#    a large batched dot, paged attention on the emulator) is moved to
+#    build-fuzz/slow-* and its timeout file dropped, so a restart does not
+#    replay it and time out again; the slow inputs (kept for later runs too)
+#    are run once each at the end with -timeout=$SLOW_TIMEOUT (default 120),
+#    and a timeout there is reported as any other;
 # 4. prints a summary: runs, execs/s, coverage, crash files and, for
 #    fuzz_tile, the share of inputs that compile.  Exits 1 when a crash was found.
 set -euo pipefail
@@ -38,7 +44,9 @@ cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)" --target fuzz_tile f
 
 # 2. seed corpora (regressions first: they are the bugs found before)
 B=build-fuzz
-mkdir -p $B/corpus-tile $B/corpus-ptx $B/crashes-tile $B/crashes-ptx
+timeout=${FUZZ_TIMEOUT:-10}        # seconds per input while fuzzing
+slow_timeout=${SLOW_TIMEOUT:-120}  # seconds per slow input, run once
+mkdir -p $B/corpus-tile $B/corpus-ptx $B/crashes-tile $B/crashes-ptx $B/slow-tile $B/slow-ptx
 for f in kernels/*.tile kernels/*/*.tile stdlib/*.tile tests/lang/*.tile; do
   n=$(echo "$f" | tr / _)
   cp "$f" "$B/corpus-tile/seed_$n"
@@ -69,6 +77,11 @@ else
   [ "$which" = tile ] || echo "note: no build/tile (scripts/build.sh): fuzz_ptx seeds are tests/emu/*.ptx only" >&2
 fi
 
+# the inputs an earlier run found slow stay out of the corpora (run once, at the end)
+for name in tile ptx; do
+  for f in $B/slow-$name/*; do [ -f "$f" ] && rm -f "$B/corpus-$name/$(basename "$f")"; done
+done
+
 # 3. fuzz; 4. summarize
 found=0
 summary=()
@@ -82,16 +95,41 @@ run_one() { # NAME DICT MAX_LEN
     local t0=$SECONDS
     echo "== fuzz_$name: ${left}s (log: $log)"
     ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=fuzz/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
-      $B/fuzz_$name $B/corpus-$name -dict="$dict" -max_len="$maxlen" -max_total_time="$left" -timeout=10 \
+      $B/fuzz_$name $B/corpus-$name -dict="$dict" -max_len="$maxlen" -max_total_time="$left" -timeout="$timeout" \
       -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$crashes/" >"$log" 2>&1 || true
     left=$((left - (SECONDS - t0)))
     runs=$((runs + $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 | grep . || echo 0)))
     eps+=("$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)")
     cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || echo "$cov")
+    if grep -aq 'ERROR: libFuzzer: timeout' "$log"; then
+      # a timeout on an input of the corpus (a seed, or one kept earlier): out of the corpus, run at the end
+      local art sum c moved=""
+      art=$(sed -n 's/^artifact_prefix=.*; Test unit written to //p' "$log" | tail -1)
+      if [ -n "$art" ] && [ -f "$art" ]; then
+        sum=$(sha1sum <"$art" | cut -d' ' -f1)
+        for c in $B/corpus-$name/*; do
+          [ -f "$c" ] && [ "$(sha1sum <"$c" | cut -d' ' -f1)" = "$sum" ] && { mv "$c" $B/slow-$name/; moved=$(basename "$c"); }
+        done
+        if [ -n "$moved" ]; then
+          rm -f "$art"
+          echo "   $moved passed the ${timeout} s timeout: moved to $B/slow-$name/, run once at the end with -timeout=$slow_timeout"
+          continue
+        fi
+      fi
+    fi
     if ! grep -aq '^==[0-9]*==ERROR\|^SUMMARY: \|deadly signal\|ERROR: libFuzzer' "$log"; then break; fi
     # what failed and the first frames that are not the fuzzing machinery
     grep -a -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:\|^fuzz_[a-z]*: .* failed\|^tile: internal' "$log" || true
     grep -a '^ *#[0-9]* 0x' "$log" | grep -v 'fuzzer::\|__sanitizer\|__asan\|__ubsan\|libc\.so\|/nptl/\|raise\|abort\|in main ' | head -4 || true
+  done
+  local slow=0 f
+  for f in $B/slow-$name/*; do # the slow inputs, each once with the long timeout: a timeout here is a finding
+    [ -f "$f" ] || continue
+    slow=$((slow + 1))
+    echo "== fuzz_$name: slow input $(basename "$f") (-timeout=$slow_timeout)"
+    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=fuzz/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
+      $B/fuzz_$name -timeout="$slow_timeout" -rss_limit_mb=4096 -artifact_prefix="$crashes/" "$f" \
+      >"$B/fuzz-$name-slow-$(basename "$f").log" 2>&1 || grep -a -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:' "$B/fuzz-$name-slow-$(basename "$f").log" || true
   done
   if [ "$name" = tile ]; then # the counters of each process's last line, summed
     share=$(for l in $B/fuzz-tile-*.log; do grep -a '^fuzz_tile: \(progress\|final\):' "$l" | tail -1; done |
@@ -108,7 +146,7 @@ run_one() { # NAME DICT MAX_LEN
   done
   local new=$((${#files[@]} - before))
   if [ $new -gt 0 ]; then found=1; fi
-  summary+=("fuzz_$name: $runs runs in $tries process(es), execs/s ${eps[*]}, $cov")
+  summary+=("fuzz_$name: $runs runs in $tries process(es), execs/s ${eps[*]}, $cov; $slow slow input(s) run once from $B/slow-$name/")
   if [ -n "$share" ]; then summary+=("  $share"); fi
   summary+=("  crashes: $new new, ${#files[@]} in $crashes/ (minimized: min-*)")
   for f in "${files[@]}"; do summary+=("    $f"); done
