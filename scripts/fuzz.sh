@@ -22,7 +22,8 @@
 #    build-fuzz/slow-* and its timeout file dropped, so a restart does not
 #    replay it and time out again; the slow inputs (kept for later runs too)
 #    are run once each at the end with -timeout=$SLOW_TIMEOUT (default 120),
-#    and a timeout there is reported as any other;
+#    and a timeout or crash there is reported as any other (the input copied
+#    to crashes-* as timeout-slow-NAME or crash-slow-NAME);
 # 4. prints a summary: runs, execs/s, coverage, crash files and, for
 #    fuzz_tile, the share of inputs that compile.  Exits 1 when a crash was found.
 set -euo pipefail
@@ -122,14 +123,20 @@ run_one() { # NAME DICT MAX_LEN
     grep -a -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:\|^fuzz_[a-z]*: .* failed\|^tile: internal' "$log" || true
     grep -a '^ *#[0-9]* 0x' "$log" | grep -v 'fuzzer::\|__sanitizer\|__asan\|__ubsan\|libc\.so\|/nptl/\|raise\|abort\|in main ' | head -4 || true
   done
-  local slow=0 f
+  local slow=0 f slog kind
   for f in $B/slow-$name/*; do # the slow inputs, each once with the long timeout: a timeout here is a finding
     [ -f "$f" ] || continue
     slow=$((slow + 1))
-    echo "== fuzz_$name: slow input $(basename "$f") (-timeout=$slow_timeout)"
-    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=fuzz/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
-      $B/fuzz_$name -timeout="$slow_timeout" -rss_limit_mb=4096 -artifact_prefix="$crashes/" "$f" \
-      >"$B/fuzz-$name-slow-$(basename "$f").log" 2>&1 || grep -a -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:' "$B/fuzz-$name-slow-$(basename "$f").log" || true
+    slog=$B/fuzz-$name-slow-$(basename "$f").log
+    echo "== fuzz_$name: slow input $(basename "$f") (-timeout=$slow_timeout, log: $slog)"
+    if ! ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=fuzz/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
+      $B/fuzz_$name -timeout="$slow_timeout" -rss_limit_mb=4096 -artifact_prefix="$crashes/" "$f" >"$slog" 2>&1; then
+      grep -a -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:\|^fuzz_[a-z]*: .* failed' "$slog" || true
+      # libFuzzer writes no file for an input it was given to run: the input is the finding
+      kind=crash
+      if grep -aq 'ERROR: libFuzzer: timeout' "$slog"; then kind=timeout; fi
+      grep -aq 'Test unit written to' "$slog" || cp "$f" "$crashes/$kind-slow-$(basename "$f")"
+    fi
   done
   if [ "$name" = tile ]; then # the counters of each process's last line, summed
     share=$(for l in $B/fuzz-tile-*.log; do grep -a '^fuzz_tile: \(progress\|final\):' "$l" | tail -1; done |
