@@ -148,6 +148,7 @@ run_one() { # NAME DICT MAX_LEN
     case "$(basename "$f")" in min-* | slow-unit-*) continue ;; esac
     files+=("$f")
     [ -f "$crashes/min-$(basename "$f")" ] && continue
+    case "$(basename "$f")" in *-slow-*) continue ;; esac # a whole slow input: minimizing would rerun it for minutes
     LSAN_OPTIONS=suppressions=fuzz/lsan.supp $B/fuzz_$name -minimize_crash=1 -runs=20000 -max_total_time=30 -timeout=10 -rss_limit_mb=4096 \
       -exact_artifact_path="$crashes/min-$(basename "$f")" "$f" >"$crashes/min-$(basename "$f").log" 2>&1 || true
   done
