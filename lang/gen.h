@@ -202,6 +202,7 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
 /* Inline device function fn with n already evaluated arguments (the rest take their
  * defaults), as a call at loc: what reduce/associative_scan do with their combine_fn. */
 Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *args, int n, Loc loc);
+void gen_stmt_seq(Gen *g, Node *const *st, int n); /* statements with nothing after them (stmt.c) */
 /* The file-level constant or fn called name, or NULL. */
 Global *gen_find_global(Gen *g, const char *name);
 Var *gen_lookup_var(Gen *g, const char *name);

@@ -32,8 +32,7 @@
  *     snapshot of every variable of the frame; variables whose value differs
  *     after either branch are yielded from both (constants materialized to
  *     the other branch's type) and rebound to the OP_IF's results.
- *   - `fn` calls are inlined in a fresh frame (no access to the caller's
- *     variables); recursion and depth are checked.
+ *   - `fn` calls are inlined in a fresh frame (stmt_fn.c).
  * File-level constants are evaluated lazily (with cycle detection) in a
  * scratch function that is not part of the module; they must fold. */
 #include "gen.h"
@@ -57,130 +56,8 @@ typedef struct Cont {
 
 static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k);
 
-/* ---- device functions ---- */
-/* Whether fn may be inlined here: not recursive, within the size and depth bounds. */
-static bool fn_call_allowed(Gen *g, const Decl *fn, Loc loc) {
-    for (Frame *f = g->fr; f; f = f->up)
-        if (f->fn == fn) {
-            diag_error(g->d, loc, "recursive call to '%s'", fn->name);
-            return false;
-        }
-    if (g->too_big) return false; /* reported once */
-    if (++g->ncalls > GEN_MAX_CALLS) {
-        g->too_big = true;
-        diag_error(g->d, loc, "kernel too large after inlining: more than %d function calls", GEN_MAX_CALLS);
-        return false;
-    }
-    if (g->inline_depth >= GEN_MAX_INLINE) {
-        diag_error(g->d, loc, "calls nested more than %d deep", GEN_MAX_INLINE);
-        return false;
-    }
-    return true;
-}
-
-/* Check and convert the evaluated arguments (one per parameter, locations in aloc), then
- * generate fn's body in a new frame. */
-static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc call) {
-    int np = fn->nparams;
-    bool ok = true;
-    for (int i = 0; i < np; i++) {
-        const Param *pa = &fn->params[i];
-        if (pa->is_const && args[i].k == V_RT) {
-            diag_error(g->d, aloc[i], "'%s' must be a compile-time constant", pa->name);
-            ok = false;
-            continue;
-        }
-        if (pa->is_const) args[i].held = false; /* a constexpr again: its `/` and `%` floor (gen.c) */
-    }
-    if (!ok) return val_err();
-    Frame fr = {.up = g->fr, .fn = fn, .file = fn->loc.file, .body = fn->body};
-    Scope sc = {0};
-    fr.scope = fr.base = &sc;
-    Frame *saved = g->fr;
-    g->fr = &fr;
-    /* the parameters are bound before their declared types convert them, in the callee's scope: a
-     * named type may be another parameter (`fn f(x: *T, const T)`) */
-    for (int i = 0; i < np; i++) gen_define_var(g, fn->params[i].name, args[i]);
-    for (int i = 0; i < np; i++) {
-        const Param *pa = &fn->params[i];
-        if (!tyref_given(pa->ty)) continue;
-        Val v = gen_convert_to(g, args[i], pa->ty, aloc[i], pa->name);
-        if (v.k == V_ERR) ok = false;
-        else gen_lookup_var(g, pa->name)->val = v;
-    }
-    if (!ok) {
-        g->fr = saved;
-        return val_err();
-    }
-    g->inline_depth++;
-    int errors = g->d->nerrors;
-    gen_seq(g, fn->body->kids, fn->body->nkids, NULL);
-    /* an error in the body names the call it came through (a helper used in several places, or imported) */
-    if (g->d->nerrors > errors) diag_note(g->d, call, "in this call of '%s'", fn->name);
-    g->inline_depth--;
-    g->fr = saved;
-    return fr.returned ? fr.ret : (Val){.k = V_VOID};
-}
-
-Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
-    int np = fn->nparams, min = 0;
-    const char **names = ARENA_ARRAY(g->a, const char *, np + 1);
-    const Node **slots = ARENA_ARRAY(g->a, const Node *, np + 1);
-    bool *kw = ARENA_ARRAY(g->a, bool, np + 1);
-    Val *args = ARENA_ARRAY(g->a, Val, np + 1);
-    Loc *aloc = ARENA_ARRAY(g->a, Loc, np + 1);
-    for (int i = 0; i < np; i++) {
-        names[i] = fn->params[i].name;
-        if (!fn->params[i].def) min++;
-    }
-    if (!gen_bind_args(g, call, fn->name, names, np, min, slots, kw)) return val_err();
-    if (!fn_call_allowed(g, fn, call->loc)) return val_err();
-    bool ok = true;
-    for (int i = 0; i < np; i++) {
-        const Param *pa = &fn->params[i];
-        aloc[i] = slots[i] ? slots[i]->loc : call->loc;
-        if (slots[i]) args[i] = gen_expr(g, slots[i]);
-        else if (pa->def) args[i] = gen_eval_global(g, pa->def);
-        else {
-            diag_error(g->d, call->loc, "'%s' is missing argument '%s'", fn->name, pa->name);
-            ok = false;
-            continue;
-        }
-        if (args[i].k == V_ERR) {
-            ok = false;
-            continue;
-        }
-        if (args[i].k == V_VOID) {
-            diag_error(g->d, aloc[i], "expression has no value");
-            ok = false;
-            continue;
-        }
-    }
-    if (!ok) return val_err();
-    return fn_inline(g, fn, args, aloc, call->loc);
-}
-
-Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
-    int np = fn->nparams;
-    if (n > np) {
-        diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d values", fn->name, np, np == 1 ? "" : "s", n);
-        return val_err();
-    }
-    if (!fn_call_allowed(g, fn, loc)) return val_err();
-    Val *args = ARENA_ARRAY(g->a, Val, np + 1);
-    Loc *aloc = ARENA_ARRAY(g->a, Loc, np + 1);
-    for (int i = 0; i < np; i++) {
-        aloc[i] = loc;
-        if (i < n) args[i] = vals[i];
-        else if (fn->params[i].def) args[i] = gen_eval_global(g, fn->params[i].def);
-        else {
-            diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d values", fn->name, np, np == 1 ? "" : "s", n);
-            return val_err();
-        }
-        if (args[i].k == V_ERR) return val_err();
-    }
-    return fn_inline(g, fn, args, aloc, loc);
-}
+/* A device function's body, for stmt_fn.c's inlining: its statements with nothing after them. */
+void gen_stmt_seq(Gen *g, Node *const *st, int n) { gen_seq(g, st, n, NULL); }
 
 /* ---- snapshots of a frame's variables (for run-time `if`) ---- */
 typedef struct Snap {
