@@ -113,6 +113,19 @@ static uint32_t ins_refs(EmuIns *in, uint32_t *vec, Ref *refs) {
     return n;
 }
 
+/* The registers live after instruction i (out, W words): the live-in sets of its successors, the next
+ * instruction unless it ends the thread or jumps unguarded, and a branch's target. */
+static void live_after(const EmuIns *in, uint32_t i, uint32_t nc, const uint64_t *live, size_t W, uint64_t *out) {
+    bool guarded = in->guard != EMU_SLOT_TRUE || in->gneg;
+    memset(out, 0, W * sizeof *out);
+    bool ends = (in->op == EMU_OP_RET || in->op == EMU_OP_EXIT || in->op == EMU_OP_TRAP) && !guarded;
+    bool jumps = in->op == EMU_OP_BRA;
+    if (!ends && (!jumps || guarded) && i + 1 < nc)
+        for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)(i + 1) * W + w];
+    if (jumps && in->target < nc)
+        for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)in->target * W + w];
+}
+
 static bool refusable(const EmuFunc *f) {
     if (!f->is_entry || !f->defined || !f->ncode) return true;
     for (uint32_t i = 0; i < f->ncode; i++)
@@ -202,13 +215,7 @@ void emu_slots_pack(EmuFunc *f) {
         for (uint32_t i = nc; i-- > 0;) {
             EmuIns *in = &code[i];
             bool guarded = in->guard != EMU_SLOT_TRUE || in->gneg;
-            memset(out, 0, W * sizeof *out);
-            bool ends = (in->op == EMU_OP_RET || in->op == EMU_OP_EXIT || in->op == EMU_OP_TRAP) && !guarded;
-            bool jumps = in->op == EMU_OP_BRA;
-            if (!ends && (!jumps || guarded) && i + 1 < nc)
-                for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)(i + 1) * W + w];
-            if (jumps && in->target < nc)
-                for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)in->target * W + w];
+            live_after(in, i, nc, live, W, out);
             uint32_t n = ins_refs(in, vec, refs);
             for (uint32_t k = 0; k < n; k++) { /* kills first, then uses (a register both read and written stays) */
                 uint32_t s = ref_slot(&refs[k]);
@@ -229,14 +236,7 @@ void emu_slots_pack(EmuFunc *f) {
     uint32_t mention[REFS_MAX];
     for (uint32_t i = 0; i < nc; i++) {
         EmuIns *in = &code[i];
-        bool guarded = in->guard != EMU_SLOT_TRUE || in->gneg;
-        memset(out, 0, W * sizeof *out);
-        bool ends = (in->op == EMU_OP_RET || in->op == EMU_OP_EXIT || in->op == EMU_OP_TRAP) && !guarded;
-        bool jumps = in->op == EMU_OP_BRA;
-        if (!ends && (!jumps || guarded) && i + 1 < nc)
-            for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)(i + 1) * W + w];
-        if (jumps && in->target < nc)
-            for (size_t w = 0; w < W; w++) out[w] |= live[(size_t)in->target * W + w];
+        live_after(in, i, nc, live, W, out);
         uint32_t n = ins_refs(in, vec, refs), nm = 0;
         for (uint32_t k = 0; k < n; k++) {
             uint32_t s = ref_slot(&refs[k]);
