@@ -1,0 +1,750 @@
+/* test_lang_ports3.c - a third batch of kernels from inference and training code, written from docs/language.md the
+ * way a Triton user ports them (Triton's names and idioms, the doc's forms for the rest), compiled for sm_80 and (where
+ * a dot is involved, and mostly elsewhere too) sm_90a, and run on the emulator against float64 (or exact integer)
+ * references at sizes that are not multiples of the tiles, outputs poisoned first.  What they exercise beyond the
+ * first two batches (test_lang_ports.c, test_lang_ports_more.c): a Welford layer norm whose per-lane (mean, m2, count)
+ * states are merged by `reduce` of a 3-tuple with a combine fn, the output type a `const` type parameter; per-token
+ * int8 quantization, symmetric and with a zero point (rint, clamp, saturating casts, i64 row offsets, constexpr
+ * branches declaring names); a GPTQ-style w4a16 GEMM that unpacks 4-bit weights and zero points by shifts inside the
+ * k loop (a group size that is not a power of two) and feeds `dot`; an argsort of float rows through `sort` of packed
+ * i64 keys (floats made monotone integers, the index in the low word, ascending and descending, stable) beside
+ * `topk(..., return_indices=true)`; a bincount with `histogram` merged by atomics, weighted bins by f32 atomics and a
+ * counting sort's slots from the old values that `atomic_add` returns; FlashAttention-2's causal backward (a delta
+ * pre-pass, dK/dV per key block and dQ per query block, transposed dots); and decode attention over an fp8 (e4m3)
+ * KV cache with per-tensor scales, grouped query heads padded for `dot`, a `while` loop over a per-sequence length. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/hostfloat.h"
+#include "tests/lang_run.h"
+#include "tests/test_rng.h"
+
+static const char *const archs[] = {"sm_80", "sm_90a"};
+
+/* src compiled for arch with defines (NULL-terminated, or NULL) and loaded on the test device. */
+static void load_def(K *k, const char *src, const char *name, const char *arch, const char *const *defines) {
+    tile_compile_options o = {.arch = arch, .defines = defines};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *err = NULL;
+    const char *device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"; /* as lang_run.h's load_src_on */
+    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
+    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
+    int i = 0;
+    while (i < c.nkernels - 1 && strcmp(c.kernels[i].name, name)) i++;
+    cr_assert(!c.kernels[i].tensor_maps || !*c.kernels[i].tensor_maps, "%s takes tensor maps: %s", name, c.kernels[i].tensor_maps);
+    k->threads = 32 * c.kernels[i].num_warps;
+    k->dyn_smem = c.kernels[i].smem_dynamic ? (unsigned)c.kernels[i].smem_bytes : 0;
+    tile_compiled_free(&c);
+}
+
+static TileDevFunction *fn_of(K *k, const char *name) {
+    TileDevFunction *f;
+    cr_assert_eq(dev_module_get_function(k->mod, name, &f), DEV_OK, "%s", dev_last_error(k->dev));
+    return f;
+}
+
+static void launch3(K *k, TileDevFunction *f, unsigned gx, unsigned gy, void **params) {
+    DevStatus st = dev_launch(f ? f : k->fn, gx, gy, 1, (unsigned)k->threads, 1, 1, k->dyn_smem, NULL, params);
+    cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
+    cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
+}
+
+/* ---- layer norm forward with Welford statistics (Inductor's welford_reduce / FlagGems' layer_norm): each lane keeps
+ * (mean, m2, count) over the column chunks it sees; the lanes are merged by reduce() of the 3-tuple with Chan's
+ * combine; mean and rstd are outputs (for the backward).  Rows have a large common offset, where a one-pass sum of
+ * squares would cancel. ---- */
+static const char *welford_src =
+    "fn welford_combine(mean_1, m2_1, weight_1, mean_2, m2_2, weight_2) {\n"
+    "    let delta = mean_2 - mean_1;\n"
+    "    let new_weight = weight_1 + weight_2;\n"
+    "    let w2_over_w = where(new_weight == 0.0, 0.0, weight_2 / new_weight);\n"
+    "    return (mean_1 + delta * w2_over_w, m2_1 + m2_2 + delta * delta * weight_1 * w2_over_w, new_weight);\n"
+    "}\n"
+    "\n"
+    "kernel layer_norm_fwd(X: *f32, Y: *OT, W: *f32, B: *f32, Mean: *f32, Rstd: *f32, stride: i64, N: i32, eps: f32,\n"
+    "                      const OT = f32, const BLOCK_N: i32 = 128) {\n"
+    "    let row = program_id(0);\n"
+    "    let x_row = X + row * stride;\n"
+    "    let mean = zeros([BLOCK_N], f32);\n"
+    "    let m2 = zeros([BLOCK_N], f32);\n"
+    "    let weight = zeros([BLOCK_N], f32);\n"
+    "    for off in range(0, N, BLOCK_N) {\n"
+    "        let cols = off + arange(0, BLOCK_N);\n"
+    "        let mask = cols < N;\n"
+    "        let x = load(x_row + cols, mask, 0.0);\n"
+    "        let w_new = weight + 1.0;\n"
+    "        let delta = x - mean;\n"
+    "        let mean_new = mean + delta / w_new;\n"
+    "        m2 = where(mask, m2 + delta * (x - mean_new), m2);\n"
+    "        mean = where(mask, mean_new, mean);\n"
+    "        weight = where(mask, w_new, weight);\n"
+    "    }\n"
+    "    let mu, s2, cnt = reduce((mean, m2, weight), 0, welford_combine);\n"
+    "    let rstd = 1.0 / sqrt(s2 / cnt + eps);\n"
+    "    store(Mean + row, mu);\n"
+    "    store(Rstd + row, rstd);\n"
+    "    for off in range(0, N, BLOCK_N) {\n"
+    "        let cols = off + arange(0, BLOCK_N);\n"
+    "        let mask = cols < N;\n"
+    "        let x = load(x_row + cols, mask, 0.0);\n"
+    "        let y = (x - mu) * rstd * load(W + cols, mask) + load(B + cols, mask);\n"
+    "        store(Y + row * stride + cols, y as OT, mask);\n"
+    "    }\n"
+    "}\n";
+
+Test(lang_ports3, welford_layer_norm_forward) {
+    seed_rng();
+    enum { R = 5, N = 300, S = 320 };
+    static float x[R * S], w[N], b[N], y32[R * S];
+    static uint16_t y16[R * S];
+    float mean[R], rstd[R];
+    for (int i = 0; i < R * S; i++) x[i] = (float)(1000.0 + urand() * (1 + i % 3));
+    for (int i = 0; i < N; i++) w[i] = (float)(1 + 0.5 * urand()), b[i] = (float)urand();
+    float eps = 1e-5f;
+    for (int a = 0; a < 2; a++)
+        for (int bf = 0; bf < 2; bf++) {
+            K k;
+            const char *defs[] = {bf ? "OT=bf16" : "OT=f32", NULL};
+            load_def(&k, welford_src, "layer_norm_fwd", archs[a], defs);
+            uint64_t dx = upload(&k, x, sizeof x), dw = upload(&k, w, sizeof w), db = upload(&k, b, sizeof b),
+                     dy = poisoned(&k, bf ? sizeof y16 : sizeof y32), dm = poisoned(&k, sizeof mean), dr = poisoned(&k, sizeof rstd);
+            int64_t stride = S;
+            int n = N;
+            launch3(&k, NULL, R, 1, (void *[]){&dx, &dy, &dw, &db, &dm, &dr, &stride, &n, &eps});
+            if (bf) download(&k, y16, dy, sizeof y16);
+            else download(&k, y32, dy, sizeof y32);
+            download(&k, mean, dm, sizeof mean);
+            download(&k, rstd, dr, sizeof rstd);
+            for (int r = 0; r < R; r++) {
+                double mu = 0, var = 0;
+                for (int j = 0; j < N; j++) mu += x[r * S + j];
+                mu /= N;
+                for (int j = 0; j < N; j++) var += (x[r * S + j] - mu) * (x[r * S + j] - mu);
+                var /= N;
+                double rs = 1 / sqrt(var + eps);
+                /* f32 Welford: the mean within a few ulp of 1000; m2's terms are O(1) products, each exact to 2^-24 */
+                cr_assert(fabs(mean[r] - mu) <= 4e-7 * fabs(mu), "%s mean[%d] = %.9g, want %.9g (seed %llu)", archs[a], r, mean[r], mu,
+                          (unsigned long long)seed);
+                /* x - mean loses the digits of 1000 (2^-14 absolute on deviations of ~1): rstd to ~1e-4 relative */
+                cr_assert(fabs(rstd[r] - rs) <= 2e-4 * rs, "%s rstd[%d] = %.9g, want %.9g (seed %llu)", archs[a], r, rstd[r], rs,
+                          (unsigned long long)seed);
+                for (int j = 0; j < N; j++) {
+                    double want = (x[r * S + j] - mu) * rs * w[j] + b[j];
+                    double got = bf ? bf16_to_d(y16[r * S + j]) : y32[r * S + j];
+                    /* bf16's half ulp; the mean's error (bounded above) times rstd * w; rstd's relative error on the
+                     * normalized term */
+                    double tol = (bf ? 0x1p-8 : 1e-6) * fabs(want) + 4e-7 * fabs(mu) * rs * fabs(w[j]) +
+                                 2e-4 * fabs((x[r * S + j] - mu) * rs * w[j]) + 1e-6;
+                    cr_assert(fabs(got - want) <= tol, "%s %s y[%d][%d] = %.9g, want %.9g (seed %llu)", archs[a], defs[0], r, j, got,
+                              want, (unsigned long long)seed);
+                }
+                for (int j = N; j < S && bf; j++) cr_assert_eq(y16[r * S + j], 0xffff, "padding written");
+            }
+            unload(&k);
+        }
+}
+
+/* ---- per-token int8 quantization (vLLM's dynamic_scaled_int8_quant and its azp form): a row's absmax (or min and
+ * max) over column chunks, then q = clamp(rint(x / scale) [+ azp], -128, 127) as i8.  The scale's division and the
+ * rounding are IEEE operations, so the kernel is bit-exact against the same f32 steps in C; the float64 check is that
+ * every code is the nearest one to x / scale (within half a step, plus an ulp of the quotient). ---- */
+static const char *quant_src =
+    "kernel quant_int8(x_ptr: *f16, q_ptr: *i8, scale_ptr: *f32, azp_ptr: *i32, stride: i64, n: i32,\n"
+    "                  const SYMMETRIC: i1 = true, const BLOCK: i32 = 256) {\n"
+    "    let row = program_id(0) as i64;\n"
+    "    let x_row = x_ptr + row * stride;\n"
+    "    let q_row = q_ptr + row * n;\n"
+    "    let cols = arange(0, BLOCK);\n"
+    "    if SYMMETRIC {\n"
+    "        let amax = zeros([BLOCK], f32);\n"
+    "        for off in range(0, n, BLOCK) {\n"
+    "            let x = load(x_row + off + cols, mask=off + cols < n, other=0.0) as f32;\n"
+    "            amax = maximum(amax, abs(x));\n"
+    "        }\n"
+    "        let scale = max(amax) / 127.0;\n"
+    "    } else {\n"
+    "        let lo = full([BLOCK], 1.0 / 0.0, f32);\n"
+    "        let hi = full([BLOCK], -1.0 / 0.0, f32);\n"
+    "        for off in range(0, n, BLOCK) {\n"
+    "            let m = off + cols < n;\n"
+    "            let x = load(x_row + off + cols, m) as f32;\n"
+    "            lo = where(m, minimum(lo, x), lo);\n"
+    "            hi = where(m, maximum(hi, x), hi);\n"
+    "        }\n"
+    "        let x_min = min(lo, axis=0);\n"
+    "        let scale = (max(hi, axis=0) - x_min) / 255.0;\n"
+    "        let azp = rint(-128.0 - x_min / scale) as i32;\n"
+    "        store(azp_ptr + row, azp);\n"
+    "    }\n"
+    "    store(scale_ptr + row, scale);\n"
+    "    for off in range(0, n, BLOCK) {\n"
+    "        let m = off + cols < n;\n"
+    "        let x = load(x_row + off + cols, m) as f32;\n"
+    "        if SYMMETRIC {\n"
+    "            let q = clamp(rint(x / scale), -128.0, 127.0) as i8;\n"
+    "        } else {\n"
+    "            let q = clamp(rint(x / scale) as i32 + azp, -128, 127) as i8;\n"
+    "        }\n"
+    "        store(q_row + off + cols, q, m);\n"
+    "    }\n"
+    "}\n";
+
+Test(lang_ports3, per_token_int8_quantization) {
+    seed_rng();
+    enum { R = 6, N = 700, S = 768 };
+    static uint16_t x[R * S];
+    static int8_t q[R * N];
+    float scale[R];
+    int32_t azp[R];
+    for (int r = 0; r < R; r++) {
+        double mag = 0.01 * (1 << (2 * r)), shift = r % 2 ? 0.7 * mag : 0; /* asymmetric rows for the azp form */
+        for (int j = 0; j < S; j++) x[r * S + j] = f32_to_f16((float)(shift + mag * urand()));
+    }
+    for (int a = 0; a < 2; a++)
+        for (int sym = 0; sym < 2; sym++) {
+            K k;
+            const char *defs[] = {sym ? "SYMMETRIC=true" : "SYMMETRIC=false", NULL};
+            load_def(&k, quant_src, "quant_int8", archs[a], defs);
+            uint64_t dx = upload(&k, x, sizeof x), dq = poisoned(&k, sizeof q), ds = poisoned(&k, sizeof scale),
+                     dz = poisoned(&k, sizeof azp);
+            int64_t stride = S;
+            int n = N;
+            launch3(&k, NULL, R, 1, (void *[]){&dx, &dq, &ds, &dz, &stride, &n});
+            download(&k, q, dq, sizeof q);
+            download(&k, scale, ds, sizeof scale);
+            download(&k, azp, dz, sizeof azp);
+            for (int r = 0; r < R; r++) {
+                float lo = INFINITY, hi = -INFINITY, amax = 0;
+                for (int j = 0; j < N; j++) {
+                    float v = (float)f16_to_d(x[r * S + j]);
+                    lo = fminf(lo, v), hi = fmaxf(hi, v), amax = fmaxf(amax, fabsf(v));
+                }
+                float s = sym ? amax / 127.0f : (hi - lo) / 255.0f;
+                int32_t z = sym ? 0 : (int32_t)rintf(-128.0f - lo / s);
+                cr_assert_eq(scale[r], s, "%s %s scale[%d] = %.9g, want %.9g", archs[a], defs[0], r, scale[r], s);
+                if (!sym) cr_assert_eq(azp[r], z, "%s azp[%d] = %d, want %d", archs[a], r, azp[r], z);
+                else cr_assert_eq(azp[r], -1, "azp written by the symmetric form");
+                for (int j = 0; j < N; j++) {
+                    float v = (float)f16_to_d(x[r * S + j]);
+                    float t = rintf(v / s) + (float)z;
+                    int want = t < -128 ? -128 : t > 127 ? 127 : (int)t;
+                    cr_assert_eq(q[r * N + j], want, "%s %s q[%d][%d] = %d, want %d (x %.9g, seed %llu)", archs[a], defs[0], r, j,
+                                 q[r * N + j], want, v, (unsigned long long)seed);
+                    /* float64: the code is the nearest to x / scale + azp, clamped */
+                    double exact = (double)v / s + z;
+                    double c = exact < -128 ? -128 : exact > 127 ? 127 : exact;
+                    cr_assert(fabs(q[r * N + j] - c) <= 0.5 + 1e-6 * fabs(exact), "%s q[%d][%d] = %d for %.9g", archs[a], r, j,
+                              q[r * N + j], exact);
+                }
+            }
+            unload(&k);
+        }
+}
+
+/* ---- a w4a16 GEMM in GPTQ's layout (the Triton kernels of AutoGPTQ / GPTQ-for-LLaMa): B's 4-bit codes are packed
+ * eight to an i32 along K ([K/8, N]), the zero points eight to an i32 along N ([K/G, N/8]), one f16 scale per
+ * (group, column).  Inside the k loop each packed word is loaded once per K row it covers and its nibble shifted
+ * out, the group of each k row found by division (G = 40, not a power of two, and not a multiple of BK), the codes
+ * dequantized to f16 and fed to dot with the f16 activations.  M, N and K are not multiples of the tiles. ---- */
+static const char *w4a16_src =
+    "@num_warps(4)\n"
+    "kernel w4a16_gemm(a_ptr: *f16, b_ptr: *i32, c_ptr: *f32, scales_ptr: *f16, zeros_ptr: *i32,\n"
+    "                  M: i32, N: i32, K: i32, const G: i32 = 40,\n"
+    "                  const BLOCK_M: i32 = 32, const BLOCK_N: i32 = 32, const BLOCK_K: i32 = 32) {\n"
+    "    let pid_m = program_id(0);\n"
+    "    let pid_n = program_id(1);\n"
+    "    let offs_m = pid_m * BLOCK_M + arange(0, BLOCK_M);\n"
+    "    let offs_n = pid_n * BLOCK_N + arange(0, BLOCK_N);\n"
+    "    let mask_n = offs_n < N;\n"
+    "    let zero_shift = (offs_n % 8) * 4;\n"
+    "    let acc = zeros([BLOCK_M, BLOCK_N], dtype=f32);\n"
+    "    for k0 in range(0, K, BLOCK_K) {\n"
+    "        let offs_k = k0 + arange(0, BLOCK_K);\n"
+    "        let mask_k = offs_k < K;\n"
+    "        let a = load(a_ptr + offs_m[:, None] * K + offs_k[None, :],\n"
+    "                     mask=(offs_m[:, None] < M) & mask_k[None, :], other=0.0);\n"
+    "        let bmask = mask_k[:, None] & mask_n[None, :];\n"
+    "        let packed = load(b_ptr + (offs_k[:, None] / 8) * N + offs_n[None, :], mask=bmask, other=0);\n"
+    "        let codes = (packed >> ((offs_k[:, None] % 8) * 4)) & 0xF;\n"
+    "        let g = offs_k / G;\n"
+    "        let scales = load(scales_ptr + g[:, None] * N + offs_n[None, :], mask=bmask, other=0.0);\n"
+    "        let zp = load(zeros_ptr + g[:, None] * (N / 8) + (offs_n / 8)[None, :], mask=bmask, other=0);\n"
+    "        let zeros_ = (zp >> zero_shift[None, :]) & 0xF;\n"
+    "        let b = (codes - zeros_) as f16 * scales;\n"
+    "        acc = dot(a, b, acc);\n"
+    "    }\n"
+    "    let c_mask = (offs_m[:, None] < M) & mask_n[None, :];\n"
+    "    store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=c_mask);\n"
+    "}\n";
+
+Test(lang_ports3, w4a16_gptq_gemm) {
+    seed_rng();
+    enum { M = 37, N = 72, Kd = 200, G = 40, NG = Kd / G };
+    static uint16_t a[M * Kd], sc[NG * N];
+    static int32_t bq[Kd / 8 * N], zq[NG * N / 8];
+    static uint8_t code[Kd * N], zero[NG * N];
+    static float c[M * N];
+    static double bd[Kd * N];
+    for (int i = 0; i < M * Kd; i++) a[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < Kd * N; i++) code[i] = (uint8_t)irand(16);
+    for (int i = 0; i < NG * N; i++) zero[i] = (uint8_t)irand(16), sc[i] = f32_to_f16((float)(0.01 + 0.02 * fabs(urand())));
+    memset(bq, 0, sizeof bq), memset(zq, 0, sizeof zq);
+    for (int kk = 0; kk < Kd; kk++)
+        for (int n = 0; n < N; n++) bq[kk / 8 * N + n] = (int32_t)((uint32_t)bq[kk / 8 * N + n] | (uint32_t)code[kk * N + n] << (kk % 8 * 4));
+    for (int g = 0; g < NG; g++)
+        for (int n = 0; n < N; n++) zq[g * N / 8 + n / 8] = (int32_t)((uint32_t)zq[g * N / 8 + n / 8] | (uint32_t)zero[g * N + n] << (n % 8 * 4));
+    /* the dequantized weight as the kernel forms it: (code - zero) * scale, a product of f16s rounded to f16 */
+    for (int kk = 0; kk < Kd; kk++)
+        for (int n = 0; n < N; n++)
+            bd[kk * N + n] = f16_to_d(f32_to_f16((float)((code[kk * N + n] - zero[kk / G * N + n]) * f16_to_d(sc[kk / G * N + n]))));
+    for (int ar = 0; ar < 2; ar++) {
+        K k;
+        load_def(&k, w4a16_src, "w4a16_gemm", archs[ar], NULL);
+        uint64_t da = upload(&k, a, sizeof a), db = upload(&k, bq, sizeof bq), dc = poisoned(&k, sizeof c), ds = upload(&k, sc, sizeof sc),
+                 dz = upload(&k, zq, sizeof zq);
+        int m = M, n = N, kd = Kd;
+        launch3(&k, NULL, (M + 31) / 32, (N + 31) / 32, (void *[]){&da, &db, &dc, &ds, &dz, &m, &n, &kd});
+        download(&k, c, dc, sizeof c);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = 0, mag = 0;
+                for (int kk = 0; kk < Kd; kk++) {
+                    want += f16_to_d(a[i * Kd + kk]) * bd[kk * N + j];
+                    mag += fabs(f16_to_d(a[i * Kd + kk]) * bd[kk * N + j]);
+                }
+                /* exact products (f16 x f16), f32 accumulation over K = 200: a few ulp of the magnitude per add */
+                cr_assert(fabs(c[i * N + j] - want) <= Kd * 0x1p-24 * mag + 1e-7, "%s c[%d][%d] = %.9g, want %.9g (seed %llu)", archs[ar], i, j,
+                          c[i * N + j], want, (unsigned long long)seed);
+            }
+        unload(&k);
+    }
+}
+
+/* ---- argsort of float rows (the packed-key argsort of Triton ports such as FlagGems' sort): each float becomes an
+ * integer with the same order (negative ones' magnitude bits flipped), shifted into the high word of an i64 whose low
+ * word is the column, so one sort of the keys sorts values and carries indices, stably (equal values keep their
+ * columns' order; descending keys take BLOCK - 1 - column, so that equal values still come lowest column first);
+ * the padding sorts last.  Beside it topk(..., return_indices=true) of the same row.  Rows hold repeats, -0.0 and
+ * +0.0, infinities. ---- */
+static const char *argsort_src =
+    "kernel argsort_rows(x_ptr: *f32, vals_ptr: *f32, idx_ptr: *i32, top_v: *f32, top_i: *i32, n: i32,\n"
+    "                    const BLOCK: i32 = 128, const DESC: i1 = false, const TOPK: i32 = 8) {\n"
+    "    let row = program_id(0);\n"
+    "    let cols = arange(0, BLOCK);\n"
+    "    let mask = cols < n;\n"
+    "    let x = load(x_ptr + row * n + cols, mask=mask, other=0.0);\n"
+    "    let bits = bitcast(x, i32);\n"
+    "    let key = where(bits < 0, bits ^ 0x7FFFFFFF, bits);\n"
+    "    const PAD = -2147483648 if DESC else 2147483647;\n"
+    "    key = where(mask, key, PAD);\n"
+    "    let low = BLOCK - 1 - cols if DESC else cols;\n"
+    "    let packed = (key as i64 << 32) | low as i64;\n"
+    "    let sorted = sort(packed, descending=DESC);\n"
+    "    let s_low = (sorted & 0xFFFFFFFF) as i32;\n"
+    "    let s_key = (sorted >> 32) as i32;\n"
+    "    let s_idx = BLOCK - 1 - s_low if DESC else s_low;\n"
+    "    let s_val = bitcast(where(s_key < 0, s_key ^ 0x7FFFFFFF, s_key), f32);\n"
+    "    store(vals_ptr + row * n + cols, s_val, mask=mask);\n"
+    "    store(idx_ptr + row * n + cols, s_idx, mask=mask);\n"
+    "    let (tv, ti) = topk(where(mask, x, -1.0 / 0.0), TOPK, return_indices=true);\n"
+    "    let t = arange(0, TOPK);\n"
+    "    store(top_v + row * TOPK + t, tv);\n"
+    "    store(top_i + row * TOPK + t, ti);\n"
+    "}\n";
+
+/* IEEE totalOrder of two non-NaN floats (-0.0 before +0.0) */
+static int total_cmp(float a, float b) {
+    if (a < b) return -1;
+    if (a > b) return 1;
+    return (int)!signbit(a) - (int)!signbit(b);
+}
+static const float *sort_keys;
+static int sort_desc;
+static int by_value_then_index(const void *pa, const void *pb) {
+    int ia = *(const int *)pa, ib = *(const int *)pb;
+    int c = total_cmp(sort_keys[ia], sort_keys[ib]);
+    if (sort_desc) c = -c;
+    return c ? c : (ia > ib) - (ia < ib);
+}
+
+Test(lang_ports3, argsort_by_packed_keys_and_topk) {
+    seed_rng();
+    enum { R = 4, N = 100, T = 8 };
+    static float x[R * N], vals[R * N], tv[R * T];
+    static int32_t idx[R * N], ti[R * T];
+    for (int i = 0; i < R * N; i++) {
+        int kind = irand(10);
+        x[i] = kind == 0 ? 0.0f : kind == 1 ? -0.0f : kind == 2 ? (float)(irand(5) - 2) : (float)urand() * 100;
+    }
+    x[3] = INFINITY, x[N + 7] = -INFINITY, x[2 * N + 9] = 1e-42f, x[2 * N + 10] = -1e-42f; /* subnormals keep their order */
+    for (int a = 0; a < 2; a++)
+        for (int desc = 0; desc < 2; desc++) {
+            K k;
+            const char *defs[] = {desc ? "DESC=true" : "DESC=false", NULL};
+            load_def(&k, argsort_src, "argsort_rows", archs[a], defs);
+            uint64_t dx = upload(&k, x, sizeof x), dv = poisoned(&k, sizeof vals), di = poisoned(&k, sizeof idx),
+                     dtv = poisoned(&k, sizeof tv), dti = poisoned(&k, sizeof ti);
+            int n = N;
+            launch3(&k, NULL, R, 1, (void *[]){&dx, &dv, &di, &dtv, &dti, &n});
+            download(&k, vals, dv, sizeof vals);
+            download(&k, idx, di, sizeof idx);
+            download(&k, tv, dtv, sizeof tv);
+            download(&k, ti, dti, sizeof ti);
+            for (int r = 0; r < R; r++) {
+                int order[N];
+                for (int j = 0; j < N; j++) order[j] = j;
+                sort_keys = x + r * N, sort_desc = desc;
+                qsort(order, N, sizeof *order, by_value_then_index);
+                for (int j = 0; j < N; j++) {
+                    cr_assert_eq(idx[r * N + j], order[j], "%s %s row %d rank %d: index %d, want %d (seed %llu)", archs[a], defs[0], r, j,
+                                 idx[r * N + j], order[j], (unsigned long long)seed);
+                    cr_assert(!memcmp(&vals[r * N + j], &x[r * N + order[j]], 4), "%s row %d rank %d: %g, want %g", archs[a], r, j,
+                              vals[r * N + j], x[r * N + order[j]]);
+                }
+                /* topk: the largest first, equal values the lower index first (as the descending stable order) */
+                sort_desc = 1;
+                qsort(order, N, sizeof *order, by_value_then_index);
+                for (int j = 0; j < T; j++) {
+                    cr_assert_eq(tv[r * T + j], x[r * N + order[j]], "%s row %d top %d: %g, want %g", archs[a], r, j, tv[r * T + j],
+                                 x[r * N + order[j]]);
+                    cr_assert_eq(ti[r * T + j], order[j], "%s row %d top %d: index %d, want %d (value %g)", archs[a], r, j, ti[r * T + j],
+                                 order[j], tv[r * T + j]);
+                }
+            }
+            unload(&k);
+        }
+}
+
+/* ---- bincount three ways (torch.bincount's Triton lowering, and the scatter of a counting sort as MoE's
+ * token permutation does it): each program's histogram() of its block merged into the global bins by a relaxed
+ * atomic_add of the whole [NB] tile; weighted bins by f32 atomics per element; and each element's slot within its bin
+ * from the old value its atomic_add of 1 returns (the slots of a bin must be 0 .. count - 1, each once).  Values
+ * outside [0, NB) and the tail past n are not counted. ---- */
+static const char *bincount_src =
+    "kernel bincount(x_ptr: *i32, w_ptr: *f32, hist_ptr: *i32, whist_ptr: *f32, fill_ptr: *i32, slot_ptr: *i32, n: i32,\n"
+    "                const NB: i32 = 64, const BLOCK: i32 = 256) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let mask = offs < n;\n"
+    "    let v = load(x_ptr + offs, mask=mask, other=-1);\n"
+    "    let h = histogram(v, NB, mask=mask);\n"
+    "    atomic_add(hist_ptr + arange(0, NB), h, sem=\"relaxed\");\n"
+    "    let ok = mask & (v >= 0) & (v < NB);\n"
+    "    atomic_add(whist_ptr + v, load(w_ptr + offs, mask=mask, other=0.0), mask=ok, sem=\"relaxed\");\n"
+    "    let slot = atomic_add(fill_ptr + v, 1, mask=ok);\n"
+    "    store(slot_ptr + offs, where(ok, slot, -1), mask=mask);\n"
+    "}\n";
+
+Test(lang_ports3, bincount_histogram_atomics) {
+    seed_rng();
+    enum { N = 1000, NB = 64 };
+    static int32_t x[N], slot[N];
+    static float w[N];
+    int32_t hist[NB], fill[NB];
+    float whist[NB];
+    for (int i = 0; i < N; i++) x[i] = irand(10) == 0 ? irand(200) - 100 : irand(NB) / (1 + irand(2)), w[i] = (float)urand();
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_def(&k, bincount_src, "bincount", archs[a], NULL);
+        memset(hist, 0, sizeof hist), memset(fill, 0, sizeof fill), memset(whist, 0, sizeof whist);
+        uint64_t dx = upload(&k, x, sizeof x), dw = upload(&k, w, sizeof w), dh = upload(&k, hist, sizeof hist),
+                 dwh = upload(&k, whist, sizeof whist), df = upload(&k, fill, sizeof fill), ds = poisoned(&k, sizeof slot);
+        int n = N;
+        launch3(&k, NULL, (N + 255) / 256, 1, (void *[]){&dx, &dw, &dh, &dwh, &df, &ds, &n});
+        download(&k, hist, dh, sizeof hist);
+        download(&k, whist, dwh, sizeof whist);
+        download(&k, fill, df, sizeof fill);
+        download(&k, slot, ds, sizeof slot);
+        for (int b = 0; b < NB; b++) {
+            int want = 0;
+            double ws = 0, wabs = 0;
+            char seen[N] = {0};
+            for (int i = 0; i < N; i++)
+                if (x[i] == b) {
+                    cr_assert(slot[i] >= 0 && slot[i] < N && !seen[slot[i]], "%s x[%d] = %d: slot %d repeated or out of range", archs[a], i, b,
+                              slot[i]);
+                    seen[slot[i]] = 1, want++, ws += w[i], wabs += fabs(w[i]);
+                }
+            cr_assert_eq(hist[b], want, "%s hist[%d] = %d, want %d (seed %llu)", archs[a], b, hist[b], want, (unsigned long long)seed);
+            cr_assert_eq(fill[b], want, "%s fill[%d] = %d, want %d", archs[a], b, fill[b], want);
+            for (int s = 0; s < want; s++) cr_assert(seen[s], "%s bin %d: slot %d missing", archs[a], b, s);
+            /* f32 atomics in any order: each add rounds once, by at most 2^-24 of the running magnitude */
+            cr_assert(fabs(whist[b] - ws) <= want * 0x1p-24 * wabs + 1e-7, "%s whist[%d] = %.9g, want %.9g", archs[a], b, whist[b], ws);
+        }
+        for (int i = 0; i < N; i++)
+            if (x[i] < 0 || x[i] >= NB) cr_assert_eq(slot[i], -1, "%s slot[%d] of out-of-range %d", archs[a], i, x[i]);
+        unload(&k);
+    }
+}
+
+/* ---- FlashAttention-2's backward (the structure of Triton's fused-attention tutorial backward, without its
+ * tutorial-specific stage split): a pre-pass delta_i = sum_d O_id dO_id; dK and dV per key block, looping over the
+ * query blocks that see it (from the diagonal when causal), P rebuilt from the forward's log-sum-exp; dQ per query
+ * block, looping over the key blocks up to the diagonal.  P and dS go to f16 for the transposed dots, as in the
+ * original.  Two (batch, head) pairs, i64 offsets; L = 50 is not a multiple of the blocks. ---- */
+static const char *fa2_bwd_src =
+    "kernel attn_bwd_preprocess(o_ptr: *f16, do_ptr: *f16, delta_ptr: *f32, L: i32, const D: i32 = 32, const BM: i32 = 16) {\n"
+    "    let pid_m = program_id(0);\n"
+    "    let bh = program_id(1);\n"
+    "    let base = bh as i64 * L * D;\n"
+    "    let offs_m = pid_m * BM + arange(0, BM);\n"
+    "    let offs_d = arange(0, D);\n"
+    "    let ptrs = base + offs_m[:, None] * D + offs_d[None, :];\n"
+    "    let o = load(o_ptr + ptrs, mask=offs_m[:, None] < L, other=0.0) as f32;\n"
+    "    let do = load(do_ptr + ptrs, mask=offs_m[:, None] < L, other=0.0) as f32;\n"
+    "    store(delta_ptr + bh * L + offs_m, sum(o * do, axis=1), mask=offs_m < L);\n"
+    "}\n"
+    "\n"
+    "fn rebuild_p(q, k, lse, offs_m, offs_n, L, sm_scale, const CAUSAL) {\n"
+    "    let qk = dot(q, trans(k));\n"
+    "    let p = exp(qk * sm_scale - lse[:, None]);\n"
+    "    let keep = (offs_m[:, None] < L) & (offs_n[None, :] < L);\n"
+    "    if CAUSAL { keep = keep & (offs_m[:, None] >= offs_n[None, :]); }\n"
+    "    return where(keep, p, 0.0);\n"
+    "}\n"
+    "\n"
+    "kernel attn_bwd_dkdv(q_ptr: *f16, k_ptr: *f16, v_ptr: *f16, do_ptr: *f16, lse_ptr: *f32, delta_ptr: *f32,\n"
+    "                     dk_ptr: *f32, dv_ptr: *f32, L: i32, sm_scale: f32,\n"
+    "                     const D: i32 = 32, const BM: i32 = 16, const BN: i32 = 16, const CAUSAL: i1 = true) {\n"
+    "    static_assert(BM == BN, \"the causal start assumes square blocks\");\n"
+    "    let pid_n = program_id(0);\n"
+    "    let bh = program_id(1);\n"
+    "    let base = bh as i64 * L * D;\n"
+    "    let offs_n = pid_n * BN + arange(0, BN);\n"
+    "    let offs_d = arange(0, D);\n"
+    "    let kv_ptrs = base + offs_n[:, None] * D + offs_d[None, :];\n"
+    "    let k = load(k_ptr + kv_ptrs, mask=offs_n[:, None] < L, other=0.0);\n"
+    "    let v = load(v_ptr + kv_ptrs, mask=offs_n[:, None] < L, other=0.0);\n"
+    "    let dk = zeros([BN, D], f32);\n"
+    "    let dv = zeros([BN, D], f32);\n"
+    "    let start_m = pid_n * BN if CAUSAL else 0;\n"
+    "    for start in range(start_m, L, BM) {\n"
+    "        let offs_m = start + arange(0, BM);\n"
+    "        let mask_m = offs_m < L;\n"
+    "        let q_ptrs = base + offs_m[:, None] * D + offs_d[None, :];\n"
+    "        let q = load(q_ptr + q_ptrs, mask=mask_m[:, None], other=0.0);\n"
+    "        let do = load(do_ptr + q_ptrs, mask=mask_m[:, None], other=0.0);\n"
+    "        let lse = load(lse_ptr + bh * L + offs_m, mask=mask_m, other=0.0);\n"
+    "        let delta = load(delta_ptr + bh * L + offs_m, mask=mask_m, other=0.0);\n"
+    "        let p = rebuild_p(q, k, lse, offs_m, offs_n, L, sm_scale, CAUSAL);\n"
+    "        dv = dot(trans(p as f16), do, dv);\n"
+    "        let dp = dot(do, trans(v));\n"
+    "        let ds = p * (dp - delta[:, None]);\n"
+    "        dk = dot(trans(ds as f16), q, dk);\n"
+    "    }\n"
+    "    store(dk_ptr + kv_ptrs, dk * sm_scale, mask=offs_n[:, None] < L);\n"
+    "    store(dv_ptr + kv_ptrs, dv, mask=offs_n[:, None] < L);\n"
+    "}\n"
+    "\n"
+    "kernel attn_bwd_dq(q_ptr: *f16, k_ptr: *f16, v_ptr: *f16, do_ptr: *f16, lse_ptr: *f32, delta_ptr: *f32,\n"
+    "                   dq_ptr: *f32, L: i32, sm_scale: f32,\n"
+    "                   const D: i32 = 32, const BM: i32 = 16, const BN: i32 = 16, const CAUSAL: i1 = true) {\n"
+    "    let pid_m = program_id(0);\n"
+    "    let bh = program_id(1);\n"
+    "    let base = bh as i64 * L * D;\n"
+    "    let offs_m = pid_m * BM + arange(0, BM);\n"
+    "    let offs_d = arange(0, D);\n"
+    "    let mask_m = offs_m < L;\n"
+    "    let q_ptrs = base + offs_m[:, None] * D + offs_d[None, :];\n"
+    "    let q = load(q_ptr + q_ptrs, mask=mask_m[:, None], other=0.0);\n"
+    "    let do = load(do_ptr + q_ptrs, mask=mask_m[:, None], other=0.0);\n"
+    "    let lse = load(lse_ptr + bh * L + offs_m, mask=mask_m, other=0.0);\n"
+    "    let delta = load(delta_ptr + bh * L + offs_m, mask=mask_m, other=0.0);\n"
+    "    let dq = zeros([BM, D], f32);\n"
+    "    let end_n = minimum((pid_m + 1) * BM, L) if CAUSAL else L;\n"
+    "    for start in range(0, end_n, BN) {\n"
+    "        let offs_n = start + arange(0, BN);\n"
+    "        let kv_ptrs = base + offs_n[:, None] * D + offs_d[None, :];\n"
+    "        let k = load(k_ptr + kv_ptrs, mask=offs_n[:, None] < L, other=0.0);\n"
+    "        let v = load(v_ptr + kv_ptrs, mask=offs_n[:, None] < L, other=0.0);\n"
+    "        let p = rebuild_p(q, k, lse, offs_m, offs_n, L, sm_scale, CAUSAL);\n"
+    "        let dp = dot(do, trans(v));\n"
+    "        let ds = p * (dp - delta[:, None]);\n"
+    "        dq = dot(ds as f16, k, dq);\n"
+    "    }\n"
+    "    store(dq_ptr + q_ptrs, dq * sm_scale, mask=mask_m[:, None]);\n"
+    "}\n";
+
+Test(lang_ports3, flash_attention2_backward) {
+    seed_rng();
+    enum { BH = 2, L = 50, D = 32, NE = BH * L * D };
+    static uint16_t q[NE], kk[NE], v[NE], o[NE], dO[NE];
+    static float lse[BH * L], delta[BH * L], dq[NE], dk[NE], dv[NE];
+    static double P[BH][L][L], dP[BH][L][L], mag[BH][L][L], dl[BH][L];
+    const float sm_scale = 0.17677669529663687f; /* 1 / sqrt(32) */
+    for (int i = 0; i < NE; i++)
+        q[i] = f32_to_f16((float)(2 * urand())), kk[i] = f32_to_f16((float)(2 * urand())), v[i] = f32_to_f16((float)urand()),
+        dO[i] = f32_to_f16((float)urand());
+#define E(a, b, i, d) f16_to_d(a[((b) * L + (i)) * D + (d)])
+    for (int causal = 1; causal >= 0; causal--) {
+        /* the forward in float64: P, the LSE the kernels get (as f32) and O (as f16), then delta, dP and the magnitudes the
+         * f16 roundings of P and dS scale with */
+        for (int b = 0; b < BH; b++)
+            for (int i = 0; i < L; i++) {
+                double s[L], mx = -INFINITY, se = 0;
+                for (int j = 0; j < L; j++) {
+                    s[j] = 0;
+                    for (int d = 0; d < D; d++) s[j] += E(q, b, i, d) * E(kk, b, j, d);
+                    s[j] *= sm_scale;
+                    if (!causal || j <= i) mx = fmax(mx, s[j]);
+                }
+                for (int j = 0; j < L; j++) se += !causal || j <= i ? exp(s[j] - mx) : 0;
+                lse[b * L + i] = (float)(mx + log(se));
+                for (int j = 0; j < L; j++) P[b][i][j] = !causal || j <= i ? exp(s[j] - mx) / se : 0;
+                for (int d = 0; d < D; d++) {
+                    double acc = 0;
+                    for (int j = 0; j < L; j++) acc += P[b][i][j] * E(v, b, j, d);
+                    o[(b * L + i) * D + d] = f32_to_f16((float)acc);
+                }
+                dl[b][i] = 0;
+                for (int d = 0; d < D; d++) dl[b][i] += E(o, b, i, d) * E(dO, b, i, d);
+                for (int j = 0; j < L; j++) {
+                    double a = 0, aa = 0;
+                    for (int d = 0; d < D; d++) a += E(dO, b, i, d) * E(v, b, j, d), aa += fabs(E(dO, b, i, d) * E(v, b, j, d));
+                    dP[b][i][j] = a;
+                    mag[b][i][j] = P[b][i][j] * (aa + fabs(dl[b][i]));
+                }
+            }
+        for (int a = 0; a < 2; a++) {
+            K k;
+            const char *defs[] = {causal ? "CAUSAL=true" : "CAUSAL=false", NULL};
+            load_def(&k, fa2_bwd_src, "attn_bwd_preprocess", archs[a], defs);
+            uint64_t d_q = upload(&k, q, sizeof q), d_k = upload(&k, kk, sizeof kk), d_v = upload(&k, v, sizeof v),
+                     d_o = upload(&k, o, sizeof o), d_do = upload(&k, dO, sizeof dO), d_lse = upload(&k, lse, sizeof lse),
+                     d_delta = poisoned(&k, sizeof delta), d_dq = poisoned(&k, sizeof dq), d_dk = poisoned(&k, sizeof dk),
+                     d_dv = poisoned(&k, sizeof dv);
+            int l = L;
+            float sc = sm_scale;
+            unsigned nb = (L + 15) / 16;
+            launch3(&k, NULL, nb, BH, (void *[]){&d_o, &d_do, &d_delta, &l});
+            launch3(&k, fn_of(&k, "attn_bwd_dkdv"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dk, &d_dv, &l, &sc});
+            launch3(&k, fn_of(&k, "attn_bwd_dq"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dq, &l, &sc});
+            download(&k, delta, d_delta, sizeof delta);
+            download(&k, dq, d_dq, sizeof dq);
+            download(&k, dk, d_dk, sizeof dk);
+            download(&k, dv, d_dv, sizeof dv);
+            unload(&k);
+            for (int b = 0; b < BH; b++)
+                for (int i = 0; i < L; i++) {
+                    cr_assert(fabs(delta[b * L + i] - dl[b][i]) <= 1e-6 * (1 + fabs(dl[b][i])), "%s delta[%d][%d] = %.9g, want %.9g",
+                              archs[a], b, i, delta[b * L + i], dl[b][i]);
+                    for (int d = 0; d < D; d++) {
+                        /* dQ_id = scale sum_j dS_ij K_jd; dK_id = scale sum_j dS_ji Q_jd; dV_id = sum_j P_ji dO_jd: each product's
+                         * f16 operand (P or dS) rounds by 2^-11, dS also carries dP's f32 error: 1e-3 of the magnitude */
+                        double wq = 0, tq = 0, wk = 0, tk = 0, wv = 0, tv = 0;
+                        for (int j = 0; j < L; j++) {
+                            double ds_ij = P[b][i][j] * (dP[b][i][j] - dl[b][i]), ds_ji = P[b][j][i] * (dP[b][j][i] - dl[b][j]);
+                            wq += sm_scale * ds_ij * E(kk, b, j, d), tq += sm_scale * mag[b][i][j] * fabs(E(kk, b, j, d));
+                            wk += sm_scale * ds_ji * E(q, b, j, d), tk += sm_scale * mag[b][j][i] * fabs(E(q, b, j, d));
+                            wv += P[b][j][i] * E(dO, b, j, d), tv += P[b][j][i] * fabs(E(dO, b, j, d));
+                        }
+                        int at = (b * L + i) * D + d;
+                        cr_assert(fabs(dq[at] - wq) <= 1e-3 * tq + 1e-6, "%s %s dq[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
+                                  defs[0], b, i, d, dq[at], wq, (unsigned long long)seed);
+                        cr_assert(fabs(dk[at] - wk) <= 1e-3 * tk + 1e-6, "%s %s dk[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
+                                  defs[0], b, i, d, dk[at], wk, (unsigned long long)seed);
+                        cr_assert(fabs(dv[at] - wv) <= 1e-3 * tv + 1e-6, "%s %s dv[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
+                                  defs[0], b, i, d, dv[at], wv, (unsigned long long)seed);
+                    }
+                }
+        }
+    }
+#undef E
+}
+
+/* ---- decode attention over an fp8 (e4m3) KV cache with per-tensor scales (vLLM's fp8 kv-cache path): one program
+ * per (sequence, kv head) holds that head's GROUP query heads, padded to 16 rows for dot; K and V are loaded as e4m3
+ * and widened to f16 for the dots, the scales applied once to the scores (k_scale * sm_scale) and once to the output
+ * (v_scale); an online softmax over the blocks of a per-sequence length, walked by a while loop. ---- */
+static const char *fp8_decode_src =
+    "kernel decode_fp8(q_ptr: *f16, k_cache: *f8e4m3, v_cache: *f8e4m3, seq_lens: *i32, out_ptr: *f32,\n"
+    "                  k_scale: f32, v_scale: f32, sm_scale: f32, max_len: i32, num_kv_heads: i32,\n"
+    "                  const D: i32 = 64, const GROUP: i32 = 4, const BLOCK_H: i32 = 16, const BLOCK_N: i32 = 32) {\n"
+    "    let seq = program_id(0);\n"
+    "    let kvh = program_id(1);\n"
+    "    let heads = arange(0, BLOCK_H);\n"
+    "    let d = arange(0, D);\n"
+    "    let hmask = heads < GROUP;\n"
+    "    let q_row = (seq * num_kv_heads + kvh) * GROUP + heads;\n"
+    "    let q = load(q_ptr + q_row[:, None] * D + d[None, :], mask=hmask[:, None], other=0.0);\n"
+    "    let seq_len = load(seq_lens + seq);\n"
+    "    let kv_base = (seq as i64 * num_kv_heads + kvh) * max_len * D;\n"
+    "    let m_i = full([BLOCK_H], -1.0 / 0.0, f32);\n"
+    "    let l_i = zeros([BLOCK_H], f32);\n"
+    "    let acc = zeros([BLOCK_H, D], f32);\n"
+    "    let qk_scale = k_scale * sm_scale;\n"
+    "    let start = 0;\n"
+    "    while start < seq_len {\n"
+    "        let n = start + arange(0, BLOCK_N);\n"
+    "        let nmask = n < seq_len;\n"
+    "        let kv = kv_base + n[:, None] * D + d[None, :];\n"
+    "        let k = load(k_cache + kv, mask=nmask[:, None], other=0.0) as f16;\n"
+    "        let v = load(v_cache + kv, mask=nmask[:, None], other=0.0) as f16;\n"
+    "        let s = dot(q, trans(k)) * qk_scale;\n"
+    "        s = where(nmask[None, :], s, -1.0 / 0.0);\n"
+    "        let m_new = maximum(m_i, max(s, axis=1));\n"
+    "        let alpha = exp(m_i - m_new);\n"
+    "        let p = exp(s - m_new[:, None]);\n"
+    "        l_i = l_i * alpha + sum(p, axis=1);\n"
+    "        acc = dot(p as f16, v, acc * alpha[:, None]);\n"
+    "        m_i = m_new;\n"
+    "        start += BLOCK_N;\n"
+    "    }\n"
+    "    let o = acc * v_scale / l_i[:, None];\n"
+    "    store(out_ptr + q_row[:, None] * D + d[None, :], o, mask=hmask[:, None]);\n"
+    "}\n";
+
+Test(lang_ports3, fp8_kv_cache_decode_attention) {
+    seed_rng();
+    enum { NS = 3, KVH = 2, G = 4, D = 64, MAXL = 96, NQ = NS * KVH * G };
+    static uint16_t q[NQ * D];
+    static uint8_t kc[NS * KVH * MAXL * D], vc[NS * KVH * MAXL * D];
+    static float out[NQ * D];
+    int32_t lens[NS] = {77, 32, 1 + irand(MAXL)};
+    const float k_scale = 0.05f, v_scale = 0.02f, sm_scale = 0.125f;
+    for (int i = 0; i < NQ * D; i++) q[i] = f32_to_f16((float)urand());
+    for (size_t i = 0; i < sizeof kc; i++) kc[i] = d_to_f8(40 * urand(), 0), vc[i] = d_to_f8(50 * urand(), 0);
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_def(&k, fp8_decode_src, "decode_fp8", archs[a], NULL);
+        uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kc, sizeof kc), dv = upload(&k, vc, sizeof vc),
+                 dl = upload(&k, lens, sizeof lens), d_o = poisoned(&k, sizeof out);
+        float ks = k_scale, vs = v_scale, ss = sm_scale;
+        int maxl = MAXL, kvh = KVH;
+        launch3(&k, NULL, NS, KVH, (void *[]){&dq, &dk, &dv, &dl, &d_o, &ks, &vs, &ss, &maxl, &kvh});
+        download(&k, out, d_o, sizeof out);
+        for (int s = 0; s < NS; s++)
+            for (int h = 0; h < KVH; h++)
+                for (int g = 0; g < G; g++) {
+                    int row = (s * KVH + h) * G + g;
+                    size_t base = (size_t)(s * KVH + h) * MAXL * D;
+                    double sc[MAXL], mx = -INFINITY, se = 0;
+                    for (int n = 0; n < lens[s]; n++) {
+                        sc[n] = 0;
+                        for (int d = 0; d < D; d++) sc[n] += f16_to_d(q[row * D + d]) * f8e4m3_to_d(kc[base + n * D + d]) * k_scale;
+                        sc[n] *= sm_scale;
+                        mx = fmax(mx, sc[n]);
+                    }
+                    for (int n = 0; n < lens[s]; n++) se += exp(sc[n] - mx);
+                    for (int d = 0; d < D; d++) {
+                        double want = 0, m = 0;
+                        for (int n = 0; n < lens[s]; n++) {
+                            double pv = exp(sc[n] - mx) / se * f8e4m3_to_d(vc[base + n * D + d]) * v_scale;
+                            want += pv, m += fabs(pv);
+                        }
+                        /* P rounded to f16 for the PV dot (2^-11), the rescaling by alpha and the f32 sums: 1e-3 of sum |p v| */
+                        cr_assert(fabs(out[row * D + d] - want) <= 1e-3 * m + 1e-6, "%s out[%d][%d] = %.9g, want %.9g (len %d, seed %llu)",
+                                  archs[a], row, d, out[row * D + d], want, lens[s], (unsigned long long)seed);
+                    }
+                }
+        unload(&k);
+    }
+}
