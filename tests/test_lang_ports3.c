@@ -662,7 +662,7 @@ Test(lang_ports3, flash_attention2_backward) {
 
 /* ---- decode attention over an fp8 (e4m3) KV cache with per-tensor scales (vLLM's fp8 kv-cache path): one program
  * per (sequence, kv head) holds that head's GROUP query heads, padded to 16 rows for dot; K and V are loaded as e4m3
- * and widened to f16 for the dots, the scales applied once to the scores (k_scale * sm_scale) and once to the output
+ * (K fed to the dot as it is, beside the f16 queries; V widened to f16 by a cast), the scales applied once to the scores (k_scale * sm_scale) and once to the output
  * (v_scale); an online softmax over the blocks of a per-sequence length, walked by a while loop. ---- */
 static const char *fp8_decode_src =
     "kernel decode_fp8(q_ptr: *f16, k_cache: *f8e4m3, v_cache: *f8e4m3, seq_lens: *i32, out_ptr: *f32,\n"
@@ -686,7 +686,7 @@ static const char *fp8_decode_src =
     "        let n = start + arange(0, BLOCK_N);\n"
     "        let nmask = n < seq_len;\n"
     "        let kv = kv_base + n[:, None] * D + d[None, :];\n"
-    "        let k = load(k_cache + kv, mask=nmask[:, None], other=0.0) as f16;\n"
+    "        let k = load(k_cache + kv, mask=nmask[:, None], other=0.0);\n"
     "        let v = load(v_cache + kv, mask=nmask[:, None], other=0.0) as f16;\n"
     "        let s = dot(q, trans(k)) * qk_scale;\n"
     "        s = where(nmask[None, :], s, -1.0 / 0.0);\n"
@@ -745,6 +745,216 @@ Test(lang_ports3, fp8_kv_cache_decode_attention) {
                                   archs[a], row, d, out[row * D + d], want, lens[s], (unsigned long long)seed);
                     }
                 }
+        unload(&k);
+    }
+}
+
+/* ---- a GEMM through block pointers with a transposed operand (a weight-gradient GEMM, dW = X^T dY, as the Triton
+ * kernels of training libraries write it): A is stored [K, M] and read as an [M, K] block pointer with strides
+ * (1, lda) and order (0, 1); B row-major; boundary_check on both dims pads the edges with zeros, advance walks K;
+ * the f32 result goes out through a third block pointer, rounded to f16 by the store (Triton's store casts). ---- */
+static const char *bp_gemm_src =
+    "@num_warps(4)\n"
+    "kernel gemm_at_b(a_ptr: *f16, b_ptr: *f16, c_ptr: *f16, M: i32, N: i32, K: i32, stride_ak: i32, stride_bk: i32,\n"
+    "                 stride_cm: i32, const BLOCK_M: i32 = 32, const BLOCK_N: i32 = 32, const BLOCK_K: i32 = 32) {\n"
+    "    let pid_m = program_id(axis=0);\n"
+    "    let pid_n = program_id(axis=1);\n"
+    "    let a_bp = make_block_ptr(base=a_ptr, shape=(M, K), strides=(1, stride_ak), offsets=(pid_m * BLOCK_M, 0),\n"
+    "                              block_shape=(BLOCK_M, BLOCK_K), order=(0, 1));\n"
+    "    let b_bp = make_block_ptr(base=b_ptr, shape=(K, N), strides=(stride_bk, 1), offsets=(0, pid_n * BLOCK_N),\n"
+    "                              block_shape=(BLOCK_K, BLOCK_N), order=(1, 0));\n"
+    "    let acc = zeros((BLOCK_M, BLOCK_N), dtype=f32);\n"
+    "    for k in range(0, K, BLOCK_K) {\n"
+    "        let a = load(a_bp, boundary_check=(0, 1), padding_option=\"zero\");\n"
+    "        let b = load(b_bp, boundary_check=(0, 1));\n"
+    "        acc = dot(a, b, acc);\n"
+    "        a_bp = advance(a_bp, (0, BLOCK_K));\n"
+    "        b_bp = advance(b_bp, (BLOCK_K, 0));\n"
+    "    }\n"
+    "    let c_bp = make_block_ptr(c_ptr, (M, N), (stride_cm, 1), (pid_m * BLOCK_M, pid_n * BLOCK_N), (BLOCK_M, BLOCK_N), (1, 0));\n"
+    "    store(c_bp, acc, boundary_check=(0, 1));\n"
+    "}\n";
+
+Test(lang_ports3, block_pointer_transposed_gemm) {
+    seed_rng();
+    enum { M = 45, N = 70, Kd = 83, LDA = 48, LDB = 72, LDC = 72 };
+    static uint16_t a[Kd * LDA], b[Kd * LDB], c[M * LDC];
+    for (int i = 0; i < Kd * LDA; i++) a[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < Kd * LDB; i++) b[i] = f32_to_f16((float)urand());
+    for (int ar = 0; ar < 2; ar++) {
+        K k;
+        load_def(&k, bp_gemm_src, "gemm_at_b", archs[ar], NULL);
+        uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = poisoned(&k, sizeof c);
+        int m = M, n = N, kd = Kd, lda = LDA, ldb = LDB, ldc = LDC;
+        launch3(&k, NULL, (M + 31) / 32, (N + 31) / 32, (void *[]){&da, &db, &dc, &m, &n, &kd, &lda, &ldb, &ldc});
+        download(&k, c, dc, sizeof c);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < LDC; j++) {
+                if (j >= N) {
+                    cr_assert_eq(c[i * LDC + j], 0xffff, "%s c[%d][%d] past N written", archs[ar], i, j);
+                    continue;
+                }
+                double want = 0, mag = 0;
+                for (int kk = 0; kk < Kd; kk++) {
+                    double p = f16_to_d(a[kk * LDA + i]) * f16_to_d(b[kk * LDB + j]);
+                    want += p, mag += fabs(p);
+                }
+                /* f32 accumulation of exact products, then one rounding to f16 (half an ulp: 2^-11 relative) */
+                double got = f16_to_d(c[i * LDC + j]);
+                cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + Kd * 0x1p-24 * mag + 0x1p-24, "%s c[%d][%d] = %.9g, want %.9g (seed %llu)",
+                          archs[ar], i, j, got, want, (unsigned long long)seed);
+            }
+        unload(&k);
+    }
+}
+
+/* ---- w8a8 int8 GEMM with per-token and per-channel scales (vLLM's triton_scaled_mm): i8 x i8 dots accumulate
+ * in i32 (exact), the epilogue scales by scale_a[m] * scale_b[n], adds an optional bias (a const branch) and stores
+ * f16. ---- */
+static const char *scaled_mm_src =
+    "kernel scaled_mm(a_ptr: *i8, b_ptr: *i8, scale_a: *f32, scale_b: *f32, c_ptr: *f16, bias_ptr: *f16,\n"
+    "                 M: i32, N: i32, K: i32, const HAS_BIAS: i1 = true,\n"
+    "                 const BLOCK_M: i32 = 32, const BLOCK_N: i32 = 32, const BLOCK_K: i32 = 32) {\n"
+    "    let offs_m = program_id(0) * BLOCK_M + arange(0, BLOCK_M);\n"
+    "    let offs_n = program_id(1) * BLOCK_N + arange(0, BLOCK_N);\n"
+    "    let acc = zeros([BLOCK_M, BLOCK_N], dtype=i32);\n"
+    "    for k in range(0, cdiv(K, BLOCK_K)) {\n"
+    "        let offs_k = k * BLOCK_K + arange(0, BLOCK_K);\n"
+    "        let a = load(a_ptr + offs_m[:, None] * K + offs_k[None, :], mask=(offs_m[:, None] < M) & (offs_k[None, :] < K), other=0);\n"
+    "        let b = load(b_ptr + offs_k[:, None] * N + offs_n[None, :], mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0);\n"
+    "        acc = dot(a, b, acc, out_dtype=i32);\n"
+    "    }\n"
+    "    let sa = load(scale_a + offs_m, mask=offs_m < M, other=0.0);\n"
+    "    let sb = load(scale_b + offs_n, mask=offs_n < N, other=0.0);\n"
+    "    let c = acc as f32 * sa[:, None] * sb[None, :];\n"
+    "    if HAS_BIAS { c = c + load(bias_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]; }\n"
+    "    store(c_ptr + offs_m[:, None] * N + offs_n[None, :], c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N));\n"
+    "}\n";
+
+Test(lang_ports3, w8a8_int8_scaled_mm) {
+    seed_rng();
+    enum { M = 41, N = 50, Kd = 150 };
+    static int8_t a[M * Kd], b[Kd * N];
+    static float sa[M], sb[N];
+    static uint16_t bias[N], c[M * N];
+    for (int i = 0; i < M * Kd; i++) a[i] = (int8_t)(irand(255) - 127);
+    for (int i = 0; i < Kd * N; i++) b[i] = (int8_t)(irand(255) - 127);
+    for (int i = 0; i < M; i++) sa[i] = (float)(1e-3 * (1 + fabs(urand())));
+    for (int i = 0; i < N; i++) sb[i] = (float)(1e-2 * (1 + fabs(urand()))), bias[i] = f32_to_f16((float)urand());
+    for (int ar = 0; ar < 2; ar++)
+        for (int hb = 0; hb < 2; hb++) {
+            K k;
+            const char *defs[] = {hb ? "HAS_BIAS=true" : "HAS_BIAS=false", NULL};
+            load_def(&k, scaled_mm_src, "scaled_mm", archs[ar], defs);
+            uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dsa = upload(&k, sa, sizeof sa), dsb = upload(&k, sb, sizeof sb),
+                     dc = poisoned(&k, sizeof c), dbias = upload(&k, bias, sizeof bias);
+            int m = M, n = N, kd = Kd;
+            launch3(&k, NULL, (M + 31) / 32, (N + 31) / 32, (void *[]){&da, &db, &dsa, &dsb, &dc, &dbias, &m, &n, &kd});
+            download(&k, c, dc, sizeof c);
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    int64_t acc = 0;
+                    for (int kk = 0; kk < Kd; kk++) acc += a[i * Kd + kk] * b[kk * N + j];
+                    double scaled = (double)acc * sa[i] * sb[j], want = scaled + (hb ? f16_to_d(bias[j]) : 0);
+                    /* acc is exact in i32 and in f32 (|acc| < 2^24); two f32 products and the bias add (maybe an fma): a few
+                     * ulp; the f16 store: half an ulp */
+                    double got = f16_to_d(c[i * N + j]);
+                    cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + 4 * 0x1p-24 * (fabs(scaled) + 1) + 0x1p-25, "%s %s c[%d][%d] = %.9g, want %.9g (seed %llu)",
+                              archs[ar], defs[0], i, j, got, want, (unsigned long long)seed);
+                }
+            unload(&k);
+        }
+}
+
+/* ---- a multi-tensor AdamW step (PyTorch's fused/foreach Adam and Apex's multi_tensor_apply, as Triton ports do
+ * it): one launch updates a list of tensors of different sizes; the host lists (tensor, start) per chunk, and each
+ * program finds its tensor's addresses in device tables: params and grads as i64 addresses cast to pointers, the
+ * moments through **f32 tables (a pointer loaded from memory); i64 element offsets; bias corrections by pow of the
+ * run-time step. ---- */
+static const char *adam_src =
+    "kernel adamw_multi(param_addrs: *i64, grad_addrs: *i64, exp_avgs: **f32, exp_avg_sqs: **f32, sizes: *i64,\n"
+    "                   chunk_tensor: *i32, chunk_start: *i64, lr: f32, beta1: f32, beta2: f32, eps: f32,\n"
+    "                   weight_decay: f32, step: i32, const CHUNK: i32 = 384, const BLOCK: i32 = 128) {\n"
+    "    static_assert(CHUNK % BLOCK == 0, \"a chunk is whole blocks\");\n"
+    "    let c = program_id(0);\n"
+    "    let t = load(chunk_tensor + c);\n"
+    "    let start = load(chunk_start + c);\n"
+    "    let n = load(sizes + t);\n"
+    "    let p_ptr = load(param_addrs + t) as *f32;\n"
+    "    let g_ptr = load(grad_addrs + t) as *f32;\n"
+    "    let m_ptr = load(exp_avgs + t);\n"
+    "    let v_ptr = load(exp_avg_sqs + t);\n"
+    "    let bc1 = 1.0 - pow(beta1, step as f32);\n"
+    "    let bc2 = 1.0 - pow(beta2, step as f32);\n"
+    "    for off in range(0, CHUNK, BLOCK) {\n"
+    "        let i = start + off + arange(0, BLOCK);\n"
+    "        let mask = i < n;\n"
+    "        let p = load(p_ptr + i, mask=mask);\n"
+    "        let g = load(g_ptr + i, mask=mask);\n"
+    "        let m = beta1 * load(m_ptr + i, mask=mask) + (1.0 - beta1) * g;\n"
+    "        let v = beta2 * load(v_ptr + i, mask=mask) + (1.0 - beta2) * g * g;\n"
+    "        let denom = sqrt(v / bc2) + eps;\n"
+    "        p = p * (1.0 - lr * weight_decay) - lr * (m / bc1) / denom;\n"
+    "        store(p_ptr + i, p, mask=mask);\n"
+    "        store(m_ptr + i, m, mask=mask);\n"
+    "        store(v_ptr + i, v, mask=mask);\n"
+    "    }\n"
+    "}\n";
+
+Test(lang_ports3, multi_tensor_adamw) {
+    seed_rng();
+    enum { NT = 3, CH = 384 };
+    const int64_t size[NT] = {1000, 384, 1 + irand(700)};
+    const float lr = 1e-2f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
+    const int step = 3;
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_def(&k, adam_src, "adamw_multi", archs[a], NULL);
+        float *host[NT][4];
+        uint64_t dev[NT][4];
+        int32_t ct[16];
+        int64_t cs[16];
+        int nch = 0;
+        for (int t = 0; t < NT; t++) {
+            for (int j = 0; j < 4; j++) {
+                host[t][j] = malloc((size_t)size[t] * 4);
+                for (int64_t i = 0; i < size[t]; i++)
+                    host[t][j][i] = (float)(j == 3 ? 1e-3 * fabs(urand()) : j == 1 ? 1e-2 * urand() : urand());
+                dev[t][j] = upload(&k, host[t][j], (size_t)size[t] * 4);
+            }
+            for (int64_t s = 0; s < size[t]; s += CH) ct[nch] = t, cs[nch++] = s;
+        }
+        int64_t pa[NT], ga[NT], sz[NT];
+        uint64_t ma[NT], va[NT];
+        for (int t = 0; t < NT; t++) pa[t] = (int64_t)dev[t][0], ga[t] = (int64_t)dev[t][1], ma[t] = dev[t][2], va[t] = dev[t][3], sz[t] = size[t];
+        uint64_t dpa = upload(&k, pa, sizeof pa), dga = upload(&k, ga, sizeof ga), dma = upload(&k, ma, sizeof ma), dva = upload(&k, va, sizeof va),
+                 dsz = upload(&k, sz, sizeof sz), dct = upload(&k, ct, sizeof ct), dcs = upload(&k, cs, sizeof cs);
+        float l = lr, x1 = b1, x2 = b2, e = eps, w = wd;
+        int st = step;
+        launch3(&k, NULL, (unsigned)nch, 1, (void *[]){&dpa, &dga, &dma, &dva, &dsz, &dct, &dcs, &l, &x1, &x2, &e, &w, &st});
+        double bc1 = 1 - pow(b1, step), bc2 = 1 - pow(b2, step);
+        for (int t = 0; t < NT; t++) {
+            float *got[3];
+            for (int j = 0; j < 3; j++) {
+                int col = j == 0 ? 0 : j + 1;
+                got[j] = malloc((size_t)size[t] * 4);
+                download(&k, got[j], dev[t][col], (size_t)size[t] * 4);
+            }
+            for (int64_t i = 0; i < size[t]; i++) {
+                double p = host[t][0][i], g = host[t][1][i];
+                double m = (double)b1 * host[t][2][i] + (1 - (double)b1) * g, v = (double)b2 * host[t][3][i] + (1 - (double)b2) * g * g;
+                double r = (m / bc1) / (sqrt(v / bc2) + eps), want = p * (1 - (double)lr * wd) - lr * r;
+                /* a few f32 roundings each; bc1 = 1 - 0.729 triples pow's error, bc2 = 1 - 0.997 multiplies it by ~300 under
+                 * the square root (halved): 1e-4 of the step lr * r */
+                cr_assert(fabs(got[1][i] - m) <= 4 * 0x1p-24 * (fabs(m) + fabs(g)), "%s m[%d][%lld] = %.9g, want %.9g", archs[a], t, (long long)i,
+                          got[1][i], m);
+                cr_assert(fabs(got[2][i] - v) <= 4 * 0x1p-24 * v + 1e-12, "%s v[%d][%lld] = %.9g, want %.9g", archs[a], t, (long long)i, got[2][i], v);
+                cr_assert(fabs(got[0][i] - want) <= 4 * 0x1p-24 * fabs(p) + 1e-4 * lr * fabs(r), "%s p[%d][%lld] = %.9g, want %.9g (seed %llu)",
+                          archs[a], t, (long long)i, got[0][i], want, (unsigned long long)seed);
+            }
+            for (int j = 0; j < 3; j++) free(got[j]);
+            for (int j = 0; j < 4; j++) free(host[t][j]);
+        }
         unload(&k);
     }
 }
