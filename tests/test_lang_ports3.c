@@ -306,13 +306,16 @@ Test(lang_ports3, w4a16_gptq_gemm) {
     for (int kk = 0; kk < Kd; kk++)
         for (int n = 0; n < N; n++)
             bd[kk * N + n] = f16_to_d(f32_to_f16((float)((code[kk * N + n] - zero[kk / G * N + n]) * f16_to_d(sc[kk / G * N + n]))));
-    for (int ar = 0; ar < 2; ar++) {
+    for (int cfg = 0; cfg < 4; cfg++) { /* 32 and 64 tiles (warpgroup dots on sm_90a) */
         K k;
-        load_def(&k, w4a16_src, "w4a16_gemm", archs[ar], NULL);
+        int ar = cfg & 1, blk = cfg & 2 ? 64 : 32;
+        const char *defs[] = {blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32", blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32",
+                              blk == 64 ? "BLOCK_K=64" : "BLOCK_K=32", NULL};
+        load_def(&k, w4a16_src, "w4a16_gemm", archs[ar], defs);
         uint64_t da = upload(&k, a, sizeof a), db = upload(&k, bq, sizeof bq), dc = poisoned(&k, sizeof c), ds = upload(&k, sc, sizeof sc),
                  dz = upload(&k, zq, sizeof zq);
         int m = M, n = N, kd = Kd;
-        launch3(&k, NULL, (M + 31) / 32, (N + 31) / 32, (void *[]){&da, &db, &dc, &ds, &dz, &m, &n, &kd});
+        launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), (void *[]){&da, &db, &dc, &ds, &dz, &m, &n, &kd});
         download(&k, c, dc, sizeof c);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
@@ -322,7 +325,7 @@ Test(lang_ports3, w4a16_gptq_gemm) {
                     mag += fabs(f16_to_d(a[i * Kd + kk]) * bd[kk * N + j]);
                 }
                 /* exact products (f16 x f16), f32 accumulation over K = 200: a few ulp of the magnitude per add */
-                cr_assert(fabs(c[i * N + j] - want) <= Kd * 0x1p-24 * mag + 1e-7, "%s c[%d][%d] = %.9g, want %.9g (seed %llu)", archs[ar], i, j,
+                cr_assert(fabs(c[i * N + j] - want) <= Kd * 0x1p-24 * mag + 1e-7, "%s %s c[%d][%d] = %.9g, want %.9g (seed %llu)", archs[ar], defs[0], i, j,
                           c[i * N + j], want, (unsigned long long)seed);
             }
         unload(&k);
@@ -575,7 +578,7 @@ static const char *fa2_bwd_src =
 
 Test(lang_ports3, flash_attention2_backward) {
     seed_rng();
-    enum { BH = 2, L = 50, D = 32, NE = BH * L * D };
+    enum { BH = 2, L = 100, D = 32, NE = BH * L * D };
     static uint16_t q[NE], kk[NE], v[NE], o[NE], dO[NE];
     static float lse[BH * L], delta[BH * L], dq[NE], dk[NE], dv[NE];
     static double P[BH][L][L], dP[BH][L][L], mag[BH][L][L], dl[BH][L];
@@ -613,9 +616,10 @@ Test(lang_ports3, flash_attention2_backward) {
                     mag[b][i][j] = P[b][i][j] * (aa + fabs(dl[b][i]));
                 }
             }
-        for (int a = 0; a < 2; a++) {
+        for (int cfg = 0; cfg < 3; cfg++) { /* sm_80 and sm_90a with 16-row blocks, sm_90a with 64 (warpgroup dots) */
             K k;
-            const char *defs[] = {causal ? "CAUSAL=true" : "CAUSAL=false", NULL};
+            int a = cfg ? 1 : 0, blk = cfg == 2 ? 64 : 16;
+            const char *defs[] = {causal ? "CAUSAL=true" : "CAUSAL=false", cfg == 2 ? "BM=64" : "BM=16", cfg == 2 ? "BN=64" : "BN=16", NULL};
             load_def(&k, fa2_bwd_src, "attn_bwd_preprocess", archs[a], defs);
             uint64_t d_q = upload(&k, q, sizeof q), d_k = upload(&k, kk, sizeof kk), d_v = upload(&k, v, sizeof v),
                      d_o = upload(&k, o, sizeof o), d_do = upload(&k, dO, sizeof dO), d_lse = upload(&k, lse, sizeof lse),
@@ -623,7 +627,7 @@ Test(lang_ports3, flash_attention2_backward) {
                      d_dv = poisoned(&k, sizeof dv);
             int l = L;
             float sc = sm_scale;
-            unsigned nb = (L + 15) / 16;
+            unsigned nb = (unsigned)((L + blk - 1) / blk);
             launch3(&k, NULL, nb, BH, (void *[]){&d_o, &d_do, &d_delta, &l});
             launch3(&k, fn_of(&k, "attn_bwd_dkdv"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dk, &d_dv, &l, &sc});
             launch3(&k, fn_of(&k, "attn_bwd_dq"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dq, &l, &sc});
@@ -647,12 +651,12 @@ Test(lang_ports3, flash_attention2_backward) {
                             wv += P[b][j][i] * E(dO, b, j, d), tv += P[b][j][i] * fabs(E(dO, b, j, d));
                         }
                         int at = (b * L + i) * D + d;
-                        cr_assert(fabs(dq[at] - wq) <= 1e-3 * tq + 1e-6, "%s %s dq[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
-                                  defs[0], b, i, d, dq[at], wq, (unsigned long long)seed);
-                        cr_assert(fabs(dk[at] - wk) <= 1e-3 * tk + 1e-6, "%s %s dk[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
-                                  defs[0], b, i, d, dk[at], wk, (unsigned long long)seed);
-                        cr_assert(fabs(dv[at] - wv) <= 1e-3 * tv + 1e-6, "%s %s dv[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
-                                  defs[0], b, i, d, dv[at], wv, (unsigned long long)seed);
+                        cr_assert(fabs(dq[at] - wq) <= 1e-3 * tq + 1e-6, "%s %s %s dq[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
+                                  defs[0], defs[1], b, i, d, dq[at], wq, (unsigned long long)seed);
+                        cr_assert(fabs(dk[at] - wk) <= 1e-3 * tk + 1e-6, "%s %s %s dk[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
+                                  defs[0], defs[1], b, i, d, dk[at], wk, (unsigned long long)seed);
+                        cr_assert(fabs(dv[at] - wv) <= 1e-3 * tv + 1e-6, "%s %s %s dv[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
+                                  defs[0], defs[1], b, i, d, dv[at], wv, (unsigned long long)seed);
                     }
                 }
         }
@@ -781,12 +785,15 @@ Test(lang_ports3, block_pointer_transposed_gemm) {
     static uint16_t a[Kd * LDA], b[Kd * LDB], c[M * LDC];
     for (int i = 0; i < Kd * LDA; i++) a[i] = f32_to_f16((float)urand());
     for (int i = 0; i < Kd * LDB; i++) b[i] = f32_to_f16((float)urand());
-    for (int ar = 0; ar < 2; ar++) {
+    for (int cfg = 0; cfg < 4; cfg++) { /* 32 and 64 tiles (warpgroup dots on sm_90a) */
         K k;
-        load_def(&k, bp_gemm_src, "gemm_at_b", archs[ar], NULL);
+        int ar = cfg & 1, blk = cfg & 2 ? 64 : 32;
+        const char *defs[] = {blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32", blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32",
+                              blk == 64 ? "BLOCK_K=64" : "BLOCK_K=32", NULL};
+        load_def(&k, bp_gemm_src, "gemm_at_b", archs[ar], defs);
         uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = poisoned(&k, sizeof c);
         int m = M, n = N, kd = Kd, lda = LDA, ldb = LDB, ldc = LDC;
-        launch3(&k, NULL, (M + 31) / 32, (N + 31) / 32, (void *[]){&da, &db, &dc, &m, &n, &kd, &lda, &ldb, &ldc});
+        launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), (void *[]){&da, &db, &dc, &m, &n, &kd, &lda, &ldb, &ldc});
         download(&k, c, dc, sizeof c);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < LDC; j++) {
@@ -801,8 +808,8 @@ Test(lang_ports3, block_pointer_transposed_gemm) {
                 }
                 /* f32 accumulation of exact products, then one rounding to f16 (half an ulp: 2^-11 relative) */
                 double got = f16_to_d(c[i * LDC + j]);
-                cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + Kd * 0x1p-24 * mag + 0x1p-24, "%s c[%d][%d] = %.9g, want %.9g (seed %llu)",
-                          archs[ar], i, j, got, want, (unsigned long long)seed);
+                cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + Kd * 0x1p-24 * mag + 0x1p-24, "%s %s c[%d][%d] = %.9g, want %.9g (seed %llu)",
+                          archs[ar], defs[0], i, j, got, want, (unsigned long long)seed);
             }
         unload(&k);
     }
@@ -841,15 +848,17 @@ Test(lang_ports3, w8a8_int8_scaled_mm) {
     for (int i = 0; i < Kd * N; i++) b[i] = (int8_t)(irand(255) - 127);
     for (int i = 0; i < M; i++) sa[i] = (float)(1e-3 * (1 + fabs(urand())));
     for (int i = 0; i < N; i++) sb[i] = (float)(1e-2 * (1 + fabs(urand()))), bias[i] = f32_to_f16((float)urand());
-    for (int ar = 0; ar < 2; ar++)
+    for (int cfg = 0; cfg < 4; cfg++)
         for (int hb = 0; hb < 2; hb++) {
             K k;
-            const char *defs[] = {hb ? "HAS_BIAS=true" : "HAS_BIAS=false", NULL};
+            int ar = cfg & 1, blk = cfg & 2 ? 64 : 32;
+            const char *defs[] = {hb ? "HAS_BIAS=true" : "HAS_BIAS=false", blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32",
+                                  blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32", blk == 64 ? "BLOCK_K=64" : "BLOCK_K=32", NULL};
             load_def(&k, scaled_mm_src, "scaled_mm", archs[ar], defs);
             uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dsa = upload(&k, sa, sizeof sa), dsb = upload(&k, sb, sizeof sb),
                      dc = poisoned(&k, sizeof c), dbias = upload(&k, bias, sizeof bias);
             int m = M, n = N, kd = Kd;
-            launch3(&k, NULL, (M + 31) / 32, (N + 31) / 32, (void *[]){&da, &db, &dsa, &dsb, &dc, &dbias, &m, &n, &kd});
+            launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), (void *[]){&da, &db, &dsa, &dsb, &dc, &dbias, &m, &n, &kd});
             download(&k, c, dc, sizeof c);
             for (int i = 0; i < M; i++)
                 for (int j = 0; j < N; j++) {
@@ -859,8 +868,8 @@ Test(lang_ports3, w8a8_int8_scaled_mm) {
                     /* acc is exact in i32 and in f32 (|acc| < 2^24); two f32 products and the bias add (maybe an fma): a few
                      * ulp; the f16 store: half an ulp */
                     double got = f16_to_d(c[i * N + j]);
-                    cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + 4 * 0x1p-24 * (fabs(scaled) + 1) + 0x1p-25, "%s %s c[%d][%d] = %.9g, want %.9g (seed %llu)",
-                              archs[ar], defs[0], i, j, got, want, (unsigned long long)seed);
+                    cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + 4 * 0x1p-24 * (fabs(scaled) + 1) + 0x1p-25, "%s %s %s c[%d][%d] = %.9g, want %.9g (seed %llu)",
+                              archs[ar], defs[0], defs[1], i, j, got, want, (unsigned long long)seed);
                 }
             unload(&k);
         }
