@@ -967,3 +967,77 @@ Test(lang_ports3, multi_tensor_adamw) {
         unload(&k);
     }
 }
+
+/* ---- a persistent GEMM fed by a dynamic tile queue (the atomic-counter scheduler of persistent Triton GEMMs): a
+ * few programs take tile numbers from a scalar atomic_add (every thread gets the old value) until the queue is empty,
+ * map each to a grouped (pid_m, pid_n) by grid.tile's swizzle2d, and run a k loop of dots for it inside the while
+ * loop; each program counts its tiles.  Every tile must be done once: C right everywhere, the counts summing to the
+ * number of tiles, the counter past it by one per program. ---- */
+static const char *queue_src =
+    "@num_warps(4)\n"
+    "kernel gemm_queue(a: *f16, b: *f16, c: *f32, counter: *i32, done: *i32, M: i32, N: i32, K: i32,\n"
+    "                  const BLOCK_M: i32 = 32, const BLOCK_N: i32 = 32, const BLOCK_K: i32 = 32, const GROUP_M: i32 = 2) {\n"
+    "    let tiles_m = cdiv(M, BLOCK_M);\n"
+    "    let tiles_n = cdiv(N, BLOCK_N);\n"
+    "    let num_tiles = tiles_m * tiles_n;\n"
+    "    let tile = atomic_add(counter, 1);\n"
+    "    let mine = 0;\n"
+    "    while tile < num_tiles {\n"
+    "        let pid_m, pid_n = swizzle2d(tile / tiles_n, tile % tiles_n, tiles_m, tiles_n, GROUP_M);\n"
+    "        let rm = pid_m * BLOCK_M + arange(0, BLOCK_M);\n"
+    "        let rn = pid_n * BLOCK_N + arange(0, BLOCK_N);\n"
+    "        let acc = zeros([BLOCK_M, BLOCK_N], f32);\n"
+    "        for k0 in range(0, K, BLOCK_K) {\n"
+    "            let rk = k0 + arange(0, BLOCK_K);\n"
+    "            let x = load(a + rm[:, None] * K + rk[None, :], (rm[:, None] < M) & (rk[None, :] < K), 0.0);\n"
+    "            let y = load(b + rk[:, None] * N + rn[None, :], (rk[:, None] < K) & (rn[None, :] < N), 0.0);\n"
+    "            acc = dot(x, y, acc);\n"
+    "        }\n"
+    "        store(c + rm[:, None] * N + rn[None, :], acc, (rm[:, None] < M) & (rn[None, :] < N));\n"
+    "        mine += 1;\n"
+    "        tile = atomic_add(counter, 1);\n"
+    "    }\n"
+    "    store(done + program_id(0), mine);\n"
+    "}\n";
+
+Test(lang_ports3, persistent_gemm_tile_queue) {
+    seed_rng();
+    enum { M = 90, N = 75, Kd = 70, P = 3 };
+    static uint16_t a[M * Kd], b[Kd * N];
+    static float c[M * N];
+    int32_t done[P];
+    for (int i = 0; i < M * Kd; i++) a[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < Kd * N; i++) b[i] = f32_to_f16((float)urand());
+    for (int cfg = 0; cfg < 4; cfg++) {
+        K k;
+        int ar = cfg & 1, blk = cfg & 2 ? 64 : 32, tiles = ((M + blk - 1) / blk) * ((N + blk - 1) / blk);
+        const char *defs[] = {blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32", blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32", NULL};
+        load_def(&k, queue_src, "gemm_queue", archs[ar], defs);
+        int32_t zero = 0, counter;
+        uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = poisoned(&k, sizeof c), dcnt = upload(&k, &zero, 4),
+                 ddone = poisoned(&k, sizeof done);
+        int m = M, n = N, kd = Kd;
+        launch3(&k, NULL, P, 1, (void *[]){&da, &db, &dc, &dcnt, &ddone, &m, &n, &kd});
+        download(&k, c, dc, sizeof c);
+        download(&k, done, ddone, sizeof done);
+        download(&k, &counter, dcnt, 4);
+        cr_assert_eq(counter, tiles + P, "%s %s counter %d, want %d", archs[ar], defs[0], counter, tiles + P);
+        int sum = 0;
+        for (int p = 0; p < P; p++) {
+            cr_assert(done[p] >= 0 && done[p] <= tiles, "%s done[%d] = %d", archs[ar], p, done[p]);
+            sum += done[p];
+        }
+        cr_assert_eq(sum, tiles, "%s %s tiles done %d, want %d", archs[ar], defs[0], sum, tiles);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = 0, mag = 0;
+                for (int kk = 0; kk < Kd; kk++) {
+                    double p = f16_to_d(a[i * Kd + kk]) * f16_to_d(b[kk * N + j]);
+                    want += p, mag += fabs(p);
+                }
+                cr_assert(fabs(c[i * N + j] - want) <= Kd * 0x1p-24 * mag + 1e-7, "%s %s c[%d][%d] = %.9g, want %.9g (seed %llu)", archs[ar],
+                          defs[0], i, j, c[i * N + j], want, (unsigned long long)seed);
+            }
+        unload(&k);
+    }
+}
