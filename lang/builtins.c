@@ -66,6 +66,7 @@ static bool ct_int(Call *c, int i, const char *pname, int64_t *out) {
     if (v.k == V_RT) {
         if (c->arg[i]->kind == N_NAME) diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
         else diag_error(g->d, c->loc[i], "argument '%s' of '%s' must be a compile-time constant", pname, c->bi->name);
+        gen_note_runtime_params(g, c->arg[i]);
         return false;
     }
     return val_ct_int_of(g, v, c->loc[i], arena_printf(g->a, "argument '%s' of '%s'", pname, c->bi->name), out);
@@ -171,8 +172,10 @@ bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape) {
         *rank = v.nelems;
         for (int k = 0; k < v.nelems; k++) shape[k] = (int32_t)v.elems[k].i;
     } else {
-        if (v.k == V_RT && c->arg[i]->kind == N_NAME) diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
-        else if (v.k == V_TUPLE && tuple_of_sizes(v)) /* as a list of too many dims says (gen.c) */
+        if (v.k == V_RT && c->arg[i]->kind == N_NAME) {
+            diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
+            gen_note_runtime_params(g, c->arg[i]);
+        } else if (v.k == V_TUPLE && tuple_of_sizes(v)) /* as a list of too many dims says (gen.c) */
             diag_error(g->d, c->loc[i], "tensors have at most %d dimensions, got a tuple of %d", TIR_MAX_RANK, v.nelems);
         else diag_error(g->d, c->loc[i], "'%s' expects a shape such as [64, 64]", c->bi->name);
         return false;

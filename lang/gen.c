@@ -1118,6 +1118,7 @@ static Val gen_list(Gen *g, const Node *n) {
         Val e = gen_expr(g, n->kids[i]);
         int64_t x;
         if (!val_ct_int_of(g, e, n->kids[i]->loc, "a list element", &x)) {
+            if (e.k == V_RT) gen_note_runtime_params(g, n->kids[i]);
             ok = false;
             continue;
         }

@@ -88,6 +88,7 @@ typedef struct Frame {
     Val ret;
     const SrcFile *file; /* the file whose code this is: names resolve from it (gen_find_global) */
     const struct Node *body; /* the kernel's or fn's body (for the hint at a name whose block has ended) */
+    const Decl *kernel;      /* the kernel, in its own frame (for the hint at a run-time parameter used as a constant) */
 } Frame;
 
 typedef struct Global {
@@ -127,6 +128,7 @@ Val gen_expr(Gen *g, const Node *n);
 void gen_stmts(Gen *g, Node *const *st, int n);                          /* statements, nothing after them */
 void gen_define_var(Gen *g, const char *name, Val v);                    /* bind name in the innermost scope */
 void gen_note_ended_let(Gen *g, const char *name, Loc use);              /* after 'unknown name': a let of it in a block that ended */
+void gen_note_runtime_params(Gen *g, const Node *n);                     /* after 'must be compile-time': the kernel's run-time parameters n reads */
 const char *gen_did_you_mean(Gen *g, const char *name, bool vars_only); /* "; did you mean 'x'?" for a name in scope near it, or "" */
 const char *gen_did_you_mean_in(Gen *g, const char *name, const char *const *names, int n); /* the same among names */
 int gen_find_define(Gen *g, const char *name);                           /* index of -D name, or -1 */

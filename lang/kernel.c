@@ -131,7 +131,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     g->ncalls = 0;
     g->nstmts = 0;
     g->b = (Builder){.f = f, .block = f->body, .loc = k->loc};
-    Frame fr = {.file = k->loc.file, .body = k->body};
+    Frame fr = {.file = k->loc.file, .body = k->body, .kernel = k};
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     g->fr = &fr;

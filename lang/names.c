@@ -110,6 +110,45 @@ void gen_note_ended_let(Gen *g, const char *name, Loc use) {
                   "declare it before the block ('let %s = ...;') and assign it inside", name, name);
 }
 
+/* After an error that an expression must be a compile-time value: a Triton port's `BLOCK: tl.constexpr` written
+ * without `const` is a run-time parameter, and the error is at its use.  Each name in n that is still the kernel's
+ * own run-time parameter (the first variable of its name in the kernel's outermost scope, never assigned since) gets
+ * a note at the parameter saying how to declare it; names inside calls of fns and lambdas count as well, since the
+ * error may be anywhere in n's value. */
+static void note_runtime_params(Gen *g, const Node *n, const char **seen, int *nseen) {
+    if (!n) return;
+    if (n->kind == N_NAME && n->name) {
+        const Frame *fr = g->fr;
+        Var *v = gen_lookup_var(g, n->name);
+        if (!v || v->set.line || v->shadows || v->val.k != V_RT || gen_scope_find(fr->base, n->name) != v) return;
+        for (int i = 0; i < *nseen; i++)
+            if (!strcmp(seen[i], n->name)) return;
+        for (int i = 0; i < fr->kernel->nparams; i++) {
+            const Param *pa = &fr->kernel->params[i];
+            if (pa->is_const || strcmp(pa->name, n->name) || pa->ty.nptr) continue;
+            diag_note(g->d, pa->loc, "'%s' is a run-time parameter: declare it 'const %s%s%s' for a compile-time one (Triton's "
+                      "'%s: tl.constexpr'), which is no launch argument then", pa->name, pa->name, pa->ty.dt != DT_VOID ? ": " : "",
+                      pa->ty.dt != DT_VOID ? dtype_name(pa->ty.dt) : "", pa->name);
+            if (*nseen < 8) seen[(*nseen)++] = n->name;
+            return;
+        }
+        return;
+    }
+    note_runtime_params(g, n->lhs, seen, nseen);
+    note_runtime_params(g, n->rhs, seen, nseen);
+    note_runtime_params(g, n->cond, seen, nseen);
+    note_runtime_params(g, n->then, seen, nseen);
+    note_runtime_params(g, n->els, seen, nseen);
+    for (int i = 0; i < n->nkids; i++) note_runtime_params(g, n->kids[i], seen, nseen);
+}
+
+void gen_note_runtime_params(Gen *g, const Node *n) {
+    if (!g->fr || g->fr->fn || !g->fr->kernel) return; /* in a fn, a name is the fn's parameter */
+    const char *seen[8];
+    int nseen = 0;
+    note_runtime_params(g, n, seen, &nseen);
+}
+
 /* ---- suggestions for a misspelled name ---- */
 /* The optimal-string-alignment distance between a and b (insertions, deletions, substitutions and swaps of
  * neighbours: 'laod' is 1 from 'load'); anything above max is max + 1. */

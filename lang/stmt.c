@@ -632,6 +632,7 @@ static void gen_static_for(Gen *g, const Node *s) {
         if (v.k != V_CT || !dtype_is_int(v.dt) || v.dt == DT_I1) {
             diag_error(g->d, s->kids[i]->loc, "'static_range' bounds must be compile-time integers%s",
                        v.k == V_RT ? " (use 'range' for a run-time loop)" : "");
+            if (v.k == V_RT) gen_note_runtime_params(g, s->kids[i]);
             return;
         }
         b[first + i] = v.i;

@@ -29,15 +29,16 @@ static bool fn_call_allowed(Gen *g, const Decl *fn, Loc loc) {
     return true;
 }
 
-/* Check and convert the evaluated arguments (one per parameter, locations in aloc), then
- * generate fn's body in a new frame. */
-static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc call) {
+/* Check and convert the evaluated arguments (one per parameter, locations in aloc, their expressions in slots when
+ * the call wrote them, else NULL), then generate fn's body in a new frame. */
+static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const Node *const *slots, Loc call) {
     int np = fn->nparams;
     bool ok = true;
     for (int i = 0; i < np; i++) {
         const Param *pa = &fn->params[i];
         if (pa->is_const && args[i].k == V_RT) {
             diag_error(g->d, aloc[i], "'%s' must be a compile-time constant", pa->name);
+            if (slots && slots[i]) gen_note_runtime_params(g, slots[i]);
             ok = false;
             continue;
         }
@@ -108,7 +109,7 @@ Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
         }
     }
     if (!ok) return val_err();
-    return fn_inline(g, fn, args, aloc, call->loc);
+    return fn_inline(g, fn, args, aloc, slots, call->loc);
 }
 
 Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
@@ -130,6 +131,6 @@ Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
         }
         if (args[i].k == V_ERR) return val_err();
     }
-    return fn_inline(g, fn, args, aloc, loc);
+    return fn_inline(g, fn, args, aloc, NULL, loc);
 }
 

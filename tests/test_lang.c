@@ -251,10 +251,45 @@ Test(lang_diag, power_of_two) {
                 "                    ^\n");
 }
 
+/* A value that must be known at compile time, given a run-time one: the error at the use; where that reads a kernel
+ * parameter declared without `const` (a Triton port's `BLOCK: tl.constexpr` written as `BLOCK: i32`), a note at the
+ * parameter saying how to declare it, in a call's argument, a shape list, a static_range bound and a fn's const
+ * parameter alike.  A parameter reassigned or hidden by a `let` first is no longer the parameter: no note. */
 Test(lang_diag, needs_constant) {
     expect_diag("kernel k(p: *f32, BLOCK: i32) {\n    let x = arange(0, BLOCK);\n}\n",
                 "t.tile:2:23: error: 'BLOCK' must be a compile-time constant\n"
                 "      let x = arange(0, BLOCK);\n"
+                "                        ^\n"
+                "t.tile:1:19: note: 'BLOCK' is a run-time parameter: declare it 'const BLOCK: i32' for a compile-time one (Triton's 'BLOCK: tl.constexpr'), which is no launch argument then\n"
+                "  kernel k(p: *f32, BLOCK: i32) {\n"
+                "                    ^\n");
+    expect_diag("kernel k(p: *f32, M: i32, N: i32) {\n    let x = zeros([M, 2 * N], f32);\n}\n",
+                "t.tile:2:20: error: a list element must be a compile-time integer\n"
+                "      let x = zeros([M, 2 * N], f32);\n"
+                "                     ^\n"
+                "t.tile:1:19: note: 'M' is a run-time parameter: declare it 'const M: i32' for a compile-time one (Triton's 'M: tl.constexpr'), which is no launch argument then\n"
+                "  kernel k(p: *f32, M: i32, N: i32) {\n"
+                "                    ^\n"
+                "t.tile:2:23: error: a list element must be a compile-time integer\n"
+                "      let x = zeros([M, 2 * N], f32);\n"
+                "                        ^\n"
+                "t.tile:1:27: note: 'N' is a run-time parameter: declare it 'const N: i32' for a compile-time one (Triton's 'N: tl.constexpr'), which is no launch argument then\n"
+                "  kernel k(p: *f32, M: i32, N: i32) {\n"
+                "                            ^\n");
+    expect_diag("fn f(x, const B) { return x * B; }\nkernel k(p: *f32, B: i32) {\n    store(p, f(1.0, B + 1));\n}\n",
+                "t.tile:3:21: error: 'B' must be a compile-time constant\n"
+                "      store(p, f(1.0, B + 1));\n"
+                "                      ^\n"
+                "t.tile:2:19: note: 'B' is a run-time parameter: declare it 'const B: i32' for a compile-time one (Triton's 'B: tl.constexpr'), which is no launch argument then\n"
+                "  kernel k(p: *f32, B: i32) {\n"
+                "                    ^\n");
+    expect_diag("kernel k(p: *f32, B: i32) {\n    B = B * 2;\n    let x = arange(0, B);\n}\n",
+                "t.tile:3:23: error: 'B' must be a compile-time constant\n"
+                "      let x = arange(0, B);\n"
+                "                        ^\n");
+    expect_diag("kernel k(p: *f32, B: i32) {\n    let B = B * 2;\n    let x = arange(0, B);\n}\n",
+                "t.tile:3:23: error: 'B' must be a compile-time constant\n"
+                "      let x = arange(0, B);\n"
                 "                        ^\n");
 }
 

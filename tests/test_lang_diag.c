@@ -118,7 +118,10 @@ Test(lang_diag, static_assert) {
     expect_diag("kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n",
                 "t.tile:1:43: error: condition of 'static_assert' must be a compile-time constant (device_assert checks at run time)\n"
                 "  kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n"
-                "                                            ^\n");
+                "                                            ^\n"
+                "t.tile:1:19: note: 'n' is a run-time parameter: declare it 'const n: i32' for a compile-time one (Triton's 'n: tl.constexpr'), which is no launch argument then\n"
+                "  kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n"
+                "                    ^\n");
     expect_diag("kernel k(x: *f32) { device_print(x); }\n",
                 "t.tile:1:21: error: 'device_print' expects a string literal prefix first, such as device_print(\"x\", x)\n"
                 "  kernel k(x: *f32) { device_print(x); }\n"
@@ -379,7 +382,10 @@ Test(lang_diag, static_range) {
     expect_diag("kernel k(x: *f32, n: i32) {\n    for i in static_range(0, n) { }\n}\n",
                 "t.tile:2:30: error: 'static_range' bounds must be compile-time integers (use 'range' for a run-time loop)\n"
                 "      for i in static_range(0, n) { }\n"
-                "                               ^\n");
+                "                               ^\n"
+                "t.tile:1:19: note: 'n' is a run-time parameter: declare it 'const n: i32' for a compile-time one (Triton's 'n: tl.constexpr'), which is no launch argument then\n"
+                "  kernel k(x: *f32, n: i32) {\n"
+                "                    ^\n");
     expect_diag("kernel k(x: *f32) {\n    for i in static_range(10) { if i > 3 { continue; } }\n}\n",
                 "t.tile:2:44: error: 'continue' inside a 'static_range' loop is not supported (its body is unrolled)\n"
                 "      for i in static_range(10) { if i > 3 { continue; } }\n"
