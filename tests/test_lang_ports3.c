@@ -381,50 +381,58 @@ static int by_value_then_index(const void *pa, const void *pb) {
 
 Test(lang_ports3, argsort_by_packed_keys_and_topk) {
     seed_rng();
-    enum { R = 4, N = 100, T = 8 };
-    static float x[R * N], vals[R * N], tv[R * T];
-    static int32_t idx[R * N], ti[R * T];
-    for (int i = 0; i < R * N; i++) {
-        int kind = irand(10);
-        x[i] = kind == 0 ? 0.0f : kind == 1 ? -0.0f : kind == 2 ? (float)(irand(5) - 2) : (float)urand() * 100;
-    }
-    x[3] = INFINITY, x[N + 7] = -INFINITY, x[2 * N + 9] = 1e-42f, x[2 * N + 10] = -1e-42f; /* subnormals keep their order */
-    for (int a = 0; a < 2; a++)
-        for (int desc = 0; desc < 2; desc++) {
-            K k;
-            const char *defs[] = {desc ? "DESC=true" : "DESC=false", NULL};
-            load_def(&k, argsort_src, "argsort_rows", archs[a], defs);
-            uint64_t dx = upload(&k, x, sizeof x), dv = poisoned(&k, sizeof vals), di = poisoned(&k, sizeof idx),
-                     dtv = poisoned(&k, sizeof tv), dti = poisoned(&k, sizeof ti);
-            int n = N;
-            launch3(&k, NULL, R, 1, (void *[]){&dx, &dv, &di, &dtv, &dti, &n});
-            download(&k, vals, dv, sizeof vals);
-            download(&k, idx, di, sizeof idx);
-            download(&k, tv, dtv, sizeof tv);
-            download(&k, ti, dti, sizeof ti);
-            for (int r = 0; r < R; r++) {
-                int order[N];
-                for (int j = 0; j < N; j++) order[j] = j;
-                sort_keys = x + r * N, sort_desc = desc;
-                qsort(order, N, sizeof *order, by_value_then_index);
-                for (int j = 0; j < N; j++) {
-                    cr_assert_eq(idx[r * N + j], order[j], "%s %s row %d rank %d: index %d, want %d (seed %llu)", archs[a], defs[0], r, j,
-                                 idx[r * N + j], order[j], (unsigned long long)seed);
-                    cr_assert(!memcmp(&vals[r * N + j], &x[r * N + order[j]], 4), "%s row %d rank %d: %g, want %g", archs[a], r, j,
-                              vals[r * N + j], x[r * N + order[j]]);
-                }
-                /* topk: the largest first, equal values the lower index first (as the descending stable order) */
-                sort_desc = 1;
-                qsort(order, N, sizeof *order, by_value_then_index);
-                for (int j = 0; j < T; j++) {
-                    cr_assert_eq(tv[r * T + j], x[r * N + order[j]], "%s row %d top %d: %g, want %g", archs[a], r, j, tv[r * T + j],
-                                 x[r * N + order[j]]);
-                    cr_assert_eq(ti[r * T + j], order[j], "%s row %d top %d: index %d, want %d (value %g)", archs[a], r, j, ti[r * T + j],
-                                 order[j], tv[r * T + j]);
-                }
-            }
-            unload(&k);
+    enum { R = 4, NMAX = 1000, T = 8 };
+    static float x[R * NMAX], vals[R * NMAX], tv[R * T];
+    static int32_t idx[R * NMAX], ti[R * T];
+    static int order[NMAX];
+    /* a row of 100 in a 128 block over 4 warps, and one of 1000 in a 1024 block over 8 warps (partners in other warps
+     * exchanged through shared memory for more of the stages; two rows, ascending on sm_80 and descending on sm_90a) */
+    for (int size = 0; size < 2; size++) {
+        int N = size ? 1000 : 100, rows = size ? 2 : R;
+        for (int i = 0; i < R * N; i++) {
+            int kind = irand(10);
+            x[i] = kind == 0 ? 0.0f : kind == 1 ? -0.0f : kind == 2 ? (float)(irand(5) - 2) : (float)urand() * 100;
         }
+        x[3] = INFINITY, x[N + 7] = -INFINITY, x[2 * N + 9] = 1e-42f, x[2 * N + 10] = -1e-42f; /* subnormals keep their order */
+        for (int a = 0; a < 2; a++)
+            for (int desc = 0; desc < 2; desc++) {
+                if (size && desc != a) continue;
+                K k;
+                const char *defs[] = {desc ? "DESC=true" : "DESC=false", size ? "BLOCK=1024" : "BLOCK=128", size ? "num_warps=8" : "num_warps=4",
+                                      NULL};
+                load_def(&k, argsort_src, "argsort_rows", archs[a], defs);
+                size_t bytes = (size_t)R * N * 4;
+                uint64_t dx = upload(&k, x, bytes), dv = poisoned(&k, bytes), di = poisoned(&k, bytes), dtv = poisoned(&k, sizeof tv),
+                         dti = poisoned(&k, sizeof ti);
+                int n = N;
+                launch3(&k, NULL, (unsigned)rows, 1, (void *[]){&dx, &dv, &di, &dtv, &dti, &n});
+                download(&k, vals, dv, bytes);
+                download(&k, idx, di, bytes);
+                download(&k, tv, dtv, sizeof tv);
+                download(&k, ti, dti, sizeof ti);
+                for (int r = 0; r < rows; r++) {
+                    for (int j = 0; j < N; j++) order[j] = j;
+                    sort_keys = x + r * N, sort_desc = desc;
+                    qsort(order, (size_t)N, sizeof *order, by_value_then_index);
+                    for (int j = 0; j < N; j++) {
+                        cr_assert_eq(idx[r * N + j], order[j], "%s %s %s row %d rank %d: index %d, want %d (seed %llu)", archs[a], defs[0],
+                                     defs[1], r, j, idx[r * N + j], order[j], (unsigned long long)seed);
+                        cr_assert(!memcmp(&vals[r * N + j], &x[r * N + order[j]], 4), "%s row %d rank %d: %g, want %g", archs[a], r, j,
+                                  vals[r * N + j], x[r * N + order[j]]);
+                    }
+                    /* topk: the largest first, equal values the lower index first (as the descending stable order) */
+                    sort_desc = 1;
+                    qsort(order, (size_t)N, sizeof *order, by_value_then_index);
+                    for (int j = 0; j < T; j++) {
+                        cr_assert_eq(tv[r * T + j], x[r * N + order[j]], "%s %s row %d top %d: %g, want %g", archs[a], defs[1], r, j,
+                                     tv[r * T + j], x[r * N + order[j]]);
+                        cr_assert_eq(ti[r * T + j], order[j], "%s %s row %d top %d: index %d, want %d (value %g)", archs[a], defs[1], r, j,
+                                     ti[r * T + j], order[j], tv[r * T + j]);
+                    }
+                }
+                unload(&k);
+            }
+    }
 }
 
 /* ---- bincount three ways (torch.bincount's Triton lowering, and the scatter of a counting sort as MoE's
