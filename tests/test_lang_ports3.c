@@ -111,9 +111,11 @@ Test(lang_ports3, welford_layer_norm_forward) {
     for (int i = 0; i < N; i++) w[i] = (float)(1 + 0.5 * urand()), b[i] = (float)urand();
     float eps = 1e-5f;
     for (int a = 0; a < 2; a++)
-        for (int bf = 0; bf < 2; bf++) {
+        for (int bf = 0; bf < 3; bf++) { /* f32 out; bf16 out; bf16 out from a 512 block over 8 warps (one chunk, 212 lanes
+                                            * of weight 0 merged across warps) */
             K k;
-            const char *defs[] = {bf ? "OT=bf16" : "OT=f32", NULL};
+            const char *defs[] = {bf ? "OT=bf16" : "OT=f32", bf == 2 ? "BLOCK_N=512" : "BLOCK_N=128", bf == 2 ? "num_warps=8" : "num_warps=4",
+                                  NULL};
             load_def(&k, welford_src, "layer_norm_fwd", archs[a], defs);
             uint64_t dx = upload(&k, x, sizeof x), dw = upload(&k, w, sizeof w), db = upload(&k, b, sizeof b),
                      dy = poisoned(&k, bf ? sizeof y16 : sizeof y32), dm = poisoned(&k, sizeof mean), dr = poisoned(&k, sizeof rstd);
@@ -144,7 +146,7 @@ Test(lang_ports3, welford_layer_norm_forward) {
                      * normalized term */
                     double tol = (bf ? 0x1p-8 : 1e-6) * fabs(want) + 4e-7 * fabs(mu) * rs * fabs(w[j]) +
                                  2e-4 * fabs((x[r * S + j] - mu) * rs * w[j]) + 1e-6;
-                    cr_assert(fabs(got - want) <= tol, "%s %s y[%d][%d] = %.9g, want %.9g (seed %llu)", archs[a], defs[0], r, j, got,
+                    cr_assert(fabs(got - want) <= tol, "%s %s %s y[%d][%d] = %.9g, want %.9g (seed %llu)", archs[a], defs[0], defs[1], r, j, got,
                               want, (unsigned long long)seed);
                 }
                 for (int j = N; j < S && bf; j++) cr_assert_eq(y16[r * S + j], 0xffff, "padding written");
