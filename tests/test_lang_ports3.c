@@ -10,8 +10,12 @@
  * i64 keys (floats made monotone integers, the index in the low word, ascending and descending, stable) beside
  * `topk(..., return_indices=true)`; a bincount with `histogram` merged by atomics, weighted bins by f32 atomics and a
  * counting sort's slots from the old values that `atomic_add` returns; FlashAttention-2's causal backward (a delta
- * pre-pass, dK/dV per key block and dQ per query block, transposed dots); and decode attention over an fp8 (e4m3)
- * KV cache with per-tensor scales, grouped query heads padded for `dot`, a `while` loop over a per-sequence length. */
+ * pre-pass, dK/dV per key block and dQ per query block, transposed dots); decode attention over an fp8 (e4m3)
+ * KV cache with per-tensor scales, grouped query heads padded for `dot`, a `while` loop over a per-sequence length;
+ * a block-pointer GEMM with a column-major operand (also launched through the C API with tensor maps); a w8a8 int8
+ * GEMM; a multi-tensor AdamW step reading tensors' addresses from device tables; a persistent GEMM fed by an atomic
+ * tile queue; and MXFP4 quantization (reshape/split packing) feeding dot_scaled.  The GEMMs and the attention
+ * backward also run with 64-row tiles, which sm_90a computes with warpgroup (wgmma) dots. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -1108,5 +1112,110 @@ Test(lang_ports3, block_pointer_transposed_gemm_tensor_maps) {
             }
         tile_module_unload(mod);
         tile_context_destroy(ctx);
+    }
+}
+
+/* ---- MXFP4 quantization of activations and a GEMM that consumes them (the microscaling path of MoE kernels,
+ * triton_kernels' mxfp4 quantize beside dot_scaled): per block of 32 values along K, the shared exponent is amax's
+ * exponent minus 2 (e2m1's largest is 6 = 1.5 * 2^2), read from amax's bits (an e8m0 code, clamped at 0); each value
+ * times 2^-exponent, built from bits too, is rounded to the nearest e2m1 value, ties to the even code, saturating at
+ * 6 (the code picked by comparisons); the codes of a [BM, BK] tile are packed two to a byte by reshape to
+ * [BM, BK/2, 2] and split, the first in the low nibble.  The block amaxes come from a reshape to [BM, BK/32, 32] and
+ * max along the last axis.  A second kernel multiplies the packed codes and scales by a bf16 B through dot_scaled.
+ * The quantizer is checked byte for byte against the same rule in C, and every code is the nearest in float64;
+ * the GEMM against float64 over the decoded values. ---- */
+static const char *mxfp4_src =
+    "kernel quant_mxfp4(x_ptr: *bf16, q_ptr: *u8, s_ptr: *u8, M: i32, K: i32, const BM: i32 = 16, const BK: i32 = 64) {\n"
+    "    let rm = program_id(0) * BM + arange(0, BM);\n"
+    "    let rk = program_id(1) * BK + arange(0, BK);\n"
+    "    let x = load(x_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0) as f32;\n"
+    "    let amax = max(reshape(abs(x), [BM, BK / 32, 32]), axis=2);\n"
+    "    let e = ((bitcast(amax, i32) >> 23) & 255) - 2;\n"
+    "    e = maximum(e, 0);\n"
+    "    let inv = bitcast((254 - e) << 23, f32);\n"
+    "    let q = reshape(reshape(x, [BM, BK / 32, 32]) * inv[:, :, None], [BM, BK]);\n"
+    "    let a = abs(q);\n"
+    "    let code = (a > 0.25) as i32 + (a >= 0.75) as i32 + (a > 1.25) as i32 + (a >= 1.75) as i32\n"
+    "             + (a > 2.5) as i32 + (a >= 3.5) as i32 + (a > 5.0) as i32;\n"
+    "    code = code | where(q < 0.0, 8, 0);\n"
+    "    let lo, hi = split(reshape(code, [BM, BK / 2, 2]));\n"
+    "    let packed = (lo | (hi << 4)) as u8;\n"
+    "    let rp = program_id(1) * (BK / 2) + arange(0, BK / 2);\n"
+    "    store(q_ptr + rm[:, None] * (K / 2) + rp[None, :], packed, mask=(rm[:, None] < M) & (rp[None, :] < K / 2));\n"
+    "    let rs = program_id(1) * (BK / 32) + arange(0, BK / 32);\n"
+    "    store(s_ptr + rm[:, None] * (K / 32) + rs[None, :], e as u8, mask=(rm[:, None] < M) & (rs[None, :] < K / 32));\n"
+    "}\n"
+    "\n"
+    "kernel mx_gemm(q_ptr: *u8, s_ptr: *u8, b_ptr: *bf16, c_ptr: *f32, M: i32, N: i32, K: i32,\n"
+    "               const BM: i32 = 16, const BN: i32 = 32, const BK: i32 = 64) {\n"
+    "    let rm = program_id(0) * BM + arange(0, BM);\n"
+    "    let rn = program_id(1) * BN + arange(0, BN);\n"
+    "    let acc = zeros([BM, BN], f32);\n"
+    "    for k0 in range(0, K, BK) {\n"
+    "        let rp = k0 / 2 + arange(0, BK / 2);\n"
+    "        let rs = k0 / 32 + arange(0, BK / 32);\n"
+    "        let rk = k0 + arange(0, BK);\n"
+    "        let a = load(q_ptr + rm[:, None] * (K / 2) + rp[None, :], mask=(rm[:, None] < M) & (rp[None, :] < K / 2), other=0);\n"
+    "        let sa = load(s_ptr + rm[:, None] * (K / 32) + rs[None, :], mask=(rm[:, None] < M) & (rs[None, :] < K / 32), other=127);\n"
+    "        let b = load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0);\n"
+    "        acc = dot_scaled(a, sa, \"e2m1\", b, None, \"bf16\", acc=acc);\n"
+    "    }\n"
+    "    store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N));\n"
+    "}\n";
+
+static const double e2m1_values[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+
+Test(lang_ports3, mxfp4_quantize_and_dot_scaled) {
+    seed_rng();
+    enum { M = 37, N = 50, Kd = 160 };
+    static uint16_t x[M * Kd], b[Kd * N];
+    static uint8_t q[M * Kd / 2], sc[M * Kd / 32];
+    static float c[M * N];
+    for (int i = 0; i < M * Kd; i++) x[i] = f32_to_bf16((float)(urand() * ldexp(1, irand(12) - 6)));
+    for (int i = 0; i < 64; i++) x[irand(M * Kd)] = f32_to_bf16(0.0f);
+    for (int j = 0; j < 32; j++) x[5 * Kd + 32 + j] = f32_to_bf16(0.0f); /* an all-zero block: code 0, scale clamped */
+    for (int i = 0; i < Kd * N; i++) b[i] = f32_to_bf16((float)urand());
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_def(&k, mxfp4_src, "quant_mxfp4", archs[a], NULL);
+        uint64_t dx = upload(&k, x, sizeof x), dq = poisoned(&k, sizeof q), ds = poisoned(&k, sizeof sc), db = upload(&k, b, sizeof b),
+                 dc = poisoned(&k, sizeof c);
+        int m = M, n = N, kd = Kd;
+        launch3(&k, NULL, (M + 15) / 16, (Kd + 63) / 64, (void *[]){&dx, &dq, &ds, &m, &kd});
+        launch3(&k, fn_of(&k, "mx_gemm"), (M + 15) / 16, (N + 31) / 32, (void *[]){&dq, &ds, &db, &dc, &m, &n, &kd});
+        download(&k, q, dq, sizeof q);
+        download(&k, sc, ds, sizeof sc);
+        download(&k, c, dc, sizeof c);
+        static double deq[M * Kd];
+        for (int i = 0; i < M; i++)
+            for (int blk = 0; blk < Kd / 32; blk++) {
+                double amax = 0;
+                for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(bf16_to_d(x[i * Kd + blk * 32 + j])));
+                int ex = amax == 0 ? 0 : ilogb(amax) + 127 - 2; /* bf16 values here are normal: the exponent field */
+                if (ex < 0) ex = 0;
+                cr_assert_eq(sc[i * Kd / 32 + blk], ex, "%s scale[%d][%d] = %d, want %d", archs[a], i, blk, sc[i * Kd / 32 + blk], ex);
+                for (int j = 0; j < 32; j++) {
+                    int kk = blk * 32 + j;
+                    double v = bf16_to_d(x[i * Kd + kk]) * ldexp(1, 127 - ex), av = fabs(v);
+                    int code = (av > 0.25) + (av >= 0.75) + (av > 1.25) + (av >= 1.75) + (av > 2.5) + (av >= 3.5) + (av > 5.0);
+                    code |= v < 0 ? 8 : 0;
+                    int got = (q[i * Kd / 2 + kk / 2] >> (kk % 2 * 4)) & 15;
+                    cr_assert_eq(got, code, "%s code[%d][%d] = %d, want %d (x %g, scale %d, seed %llu)", archs[a], i, kk, got, code,
+                                 bf16_to_d(x[i * Kd + kk]), ex, (unsigned long long)seed);
+                    /* float64: the nearest e2m1 value, or 6 past it */
+                    double dv = e2m1_values[got & 7];
+                    for (int c2 = 0; c2 < 8; c2++) cr_assert(fabs(av - dv) <= fabs(av - e2m1_values[c2]) || av > 6, "%s code[%d][%d] not nearest", archs[a], i, kk);
+                    deq[i * Kd + kk] = (got & 8 ? -dv : dv) * ldexp(1, ex - 127);
+                }
+            }
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = 0, mag = 0;
+                for (int kk = 0; kk < Kd; kk++) want += deq[i * Kd + kk] * bf16_to_d(b[kk * N + j]), mag += fabs(deq[i * Kd + kk] * bf16_to_d(b[kk * N + j]));
+                /* the decoded operands are exact in bf16: products exact, f32 sums */
+                cr_assert(fabs(c[i * N + j] - want) <= Kd * 0x1p-24 * mag + 1e-30, "%s c[%d][%d] = %.9g, want %.9g (seed %llu)", archs[a], i, j, c[i * N + j],
+                          want, (unsigned long long)seed);
+            }
+        unload(&k);
     }
 }
