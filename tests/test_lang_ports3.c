@@ -14,7 +14,8 @@
  * KV cache with per-tensor scales, grouped query heads padded for `dot`, a `while` loop over a per-sequence length;
  * a block-pointer GEMM with a column-major operand (also launched through the C API with tensor maps); a w8a8 int8
  * GEMM; a multi-tensor AdamW step reading tensors' addresses from device tables; a persistent GEMM fed by an atomic
- * tile queue; and MXFP4 quantization (reshape/split packing) feeding dot_scaled.  The GEMMs and the attention
+ * tile queue; MXFP4 quantization (reshape/split packing) feeding dot_scaled; and a CSR SpMM whose loop bounds come from
+ * memory.  The GEMMs and the attention
  * backward also run with 64-row tiles, which sm_90a computes with warpgroup (wgmma) dots. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -1215,6 +1216,72 @@ Test(lang_ports3, mxfp4_quantize_and_dot_scaled) {
                 /* the decoded operands are exact in bf16: products exact, f32 sums */
                 cr_assert(fabs(c[i * N + j] - want) <= Kd * 0x1p-24 * mag + 1e-30, "%s c[%d][%d] = %.9g, want %.9g (seed %llu)", archs[a], i, j, c[i * N + j],
                           want, (unsigned long long)seed);
+            }
+        unload(&k);
+    }
+}
+
+/* ---- CSR sparse x dense (SpMM, as GNN libraries' Triton kernels compute a message-passing sum): one program per
+ * sparse row and column block; the row's nonzeros are [rowptr[r], rowptr[r + 1]), loop bounds loaded from memory
+ * (empty rows included); each chunk of nonzeros gathers the dense rows its column indices name and reduces them,
+ * weighted, along axis 0.  Also a segment max over the same rows (-inf for an empty one, as torch_scatter's
+ * "max" leaves it before filling). ---- */
+static const char *spmm_src =
+    "kernel csr_spmm(rowptr: *i32, colidx: *i32, vals: *f32, dense: *f32, out: *f32, out_max: *f32, N: i32,\n"
+    "                const BLOCK_NNZ: i32 = 16, const BLOCK_N: i32 = 32) {\n"
+    "    let row = program_id(0);\n"
+    "    let rn = program_id(1) * BLOCK_N + arange(0, BLOCK_N);\n"
+    "    let nmask = rn < N;\n"
+    "    let start = load(rowptr + row);\n"
+    "    let end = load(rowptr + row + 1);\n"
+    "    let acc = zeros([BLOCK_N], f32);\n"
+    "    let mx = full([BLOCK_N], -1.0 / 0.0, f32);\n"
+    "    for off in range(start, end, BLOCK_NNZ) {\n"
+    "        let e = off + arange(0, BLOCK_NNZ);\n"
+    "        let emask = e < end;\n"
+    "        let cols = load(colidx + e, mask=emask, other=0);\n"
+    "        let w = load(vals + e, mask=emask, other=0.0);\n"
+    "        let m2 = emask[:, None] & nmask[None, :];\n"
+    "        let rows = load(dense + cols[:, None] * N + rn[None, :], mask=m2, other=0.0);\n"
+    "        acc += sum(w[:, None] * rows, axis=0);\n"
+    "        mx = maximum(mx, max(where(m2, rows, -1.0 / 0.0), axis=0));\n"
+    "    }\n"
+    "    store(out + row * N + rn, acc, mask=nmask);\n"
+    "    store(out_max + row * N + rn, mx, mask=nmask);\n"
+    "}\n";
+
+Test(lang_ports3, csr_spmm_and_segment_max) {
+    seed_rng();
+    enum { R = 9, NCOL = 40, N = 45, MAXNNZ = R * 40 };
+    int32_t rowptr[R + 1], colidx[MAXNNZ];
+    static float vals[MAXNNZ], dense[NCOL * N], out[R * N], omax[R * N];
+    rowptr[0] = 0;
+    for (int r = 0; r < R; r++) {
+        int cnt = r == 2 || r == 6 ? 0 : r == 4 ? 37 : irand(20); /* empty rows, and one longer than two chunks */
+        for (int e = 0; e < cnt; e++) colidx[rowptr[r] + e] = irand(NCOL), vals[rowptr[r] + e] = (float)urand();
+        rowptr[r + 1] = rowptr[r] + cnt;
+    }
+    for (int i = 0; i < NCOL * N; i++) dense[i] = (float)urand();
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_def(&k, spmm_src, "csr_spmm", archs[a], NULL);
+        uint64_t drp = upload(&k, rowptr, sizeof rowptr), dci = upload(&k, colidx, sizeof colidx), dv = upload(&k, vals, sizeof vals),
+                 dd = upload(&k, dense, sizeof dense), d_o = poisoned(&k, sizeof out), dm = poisoned(&k, sizeof omax);
+        int n = N;
+        launch3(&k, NULL, R, (N + 31) / 32, (void *[]){&drp, &dci, &dv, &dd, &d_o, &dm, &n});
+        download(&k, out, d_o, sizeof out);
+        download(&k, omax, dm, sizeof omax);
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < N; j++) {
+                double want = 0, mag = 0, m = -INFINITY;
+                for (int e = rowptr[r]; e < rowptr[r + 1]; e++) {
+                    double t = (double)vals[e] * dense[colidx[e] * N + j];
+                    want += t, mag += fabs(t), m = fmax(m, dense[colidx[e] * N + j]);
+                }
+                /* f32 products and sums: an ulp of each term and of the running sum */
+                cr_assert(fabs(out[r * N + j] - want) <= (rowptr[r + 1] - rowptr[r] + 1) * 0x1p-23 * mag, "%s out[%d][%d] = %.9g, want %.9g (seed %llu)",
+                          archs[a], r, j, out[r * N + j], want, (unsigned long long)seed);
+                cr_assert(omax[r * N + j] == (float)m, "%s max[%d][%d] = %g, want %g", archs[a], r, j, omax[r * N + j], m);
             }
         unload(&k);
     }
