@@ -1223,11 +1223,11 @@ Test(lang_ports3, mxfp4_quantize_and_dot_scaled) {
 
 /* ---- CSR sparse x dense (SpMM, as GNN libraries' Triton kernels compute a message-passing sum): one program per
  * sparse row and column block; the row's nonzeros are [rowptr[r], rowptr[r + 1]), loop bounds loaded from memory
- * (empty rows included); each chunk of nonzeros gathers the dense rows its column indices name and reduces them,
+ * (empty rows included), int64 as PyTorch's CSR indices are, so the loop counts in i64; each chunk of nonzeros gathers the dense rows its column indices name and reduces them,
  * weighted, along axis 0.  Also a segment max over the same rows (-inf for an empty one, as torch_scatter's
  * "max" leaves it before filling). ---- */
 static const char *spmm_src =
-    "kernel csr_spmm(rowptr: *i32, colidx: *i32, vals: *f32, dense: *f32, out: *f32, out_max: *f32, N: i32,\n"
+    "kernel csr_spmm(rowptr: *i64, colidx: *i64, vals: *f32, dense: *f32, out: *f32, out_max: *f32, N: i32,\n"
     "                const BLOCK_NNZ: i32 = 16, const BLOCK_N: i32 = 32) {\n"
     "    let row = program_id(0);\n"
     "    let rn = program_id(1) * BLOCK_N + arange(0, BLOCK_N);\n"
@@ -1253,7 +1253,7 @@ static const char *spmm_src =
 Test(lang_ports3, csr_spmm_and_segment_max) {
     seed_rng();
     enum { R = 9, NCOL = 40, N = 45, MAXNNZ = R * 40 };
-    int32_t rowptr[R + 1], colidx[MAXNNZ];
+    int64_t rowptr[R + 1], colidx[MAXNNZ];
     static float vals[MAXNNZ], dense[NCOL * N], out[R * N], omax[R * N];
     rowptr[0] = 0;
     for (int r = 0; r < R; r++) {
@@ -1274,7 +1274,7 @@ Test(lang_ports3, csr_spmm_and_segment_max) {
         for (int r = 0; r < R; r++)
             for (int j = 0; j < N; j++) {
                 double want = 0, mag = 0, m = -INFINITY;
-                for (int e = rowptr[r]; e < rowptr[r + 1]; e++) {
+                for (int64_t e = rowptr[r]; e < rowptr[r + 1]; e++) {
                     double t = (double)vals[e] * dense[colidx[e] * N + j];
                     want += t, mag += fabs(t), m = fmax(m, dense[colidx[e] * N + j]);
                 }
