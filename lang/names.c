@@ -114,9 +114,9 @@ void gen_note_ended_let(Gen *g, const char *name, Loc use) {
  * without `const` is a run-time parameter, and the error is at its use.  Each name in n that is still the kernel's
  * own run-time parameter (the first variable of its name in the kernel's outermost scope, never assigned since) gets
  * a note at the parameter saying how to declare it; names inside calls of fns and lambdas count as well, since the
- * error may be anywhere in n's value. */
-static void note_runtime_params(Gen *g, const Node *n, const char **seen, int *nseen) {
-    if (!n) return;
+ * error may be anywhere in n's value.  The walk stops 200 levels down (a hint, not worth a deep recursion). */
+static void note_runtime_params(Gen *g, const Node *n, const char **seen, int *nseen, int depth) {
+    if (!n || depth > 200) return;
     if (n->kind == N_NAME && n->name) {
         const Frame *fr = g->fr;
         Var *v = gen_lookup_var(g, n->name);
@@ -134,19 +134,19 @@ static void note_runtime_params(Gen *g, const Node *n, const char **seen, int *n
         }
         return;
     }
-    note_runtime_params(g, n->lhs, seen, nseen);
-    note_runtime_params(g, n->rhs, seen, nseen);
-    note_runtime_params(g, n->cond, seen, nseen);
-    note_runtime_params(g, n->then, seen, nseen);
-    note_runtime_params(g, n->els, seen, nseen);
-    for (int i = 0; i < n->nkids; i++) note_runtime_params(g, n->kids[i], seen, nseen);
+    note_runtime_params(g, n->lhs, seen, nseen, depth + 1);
+    note_runtime_params(g, n->rhs, seen, nseen, depth + 1);
+    note_runtime_params(g, n->cond, seen, nseen, depth + 1);
+    note_runtime_params(g, n->then, seen, nseen, depth + 1);
+    note_runtime_params(g, n->els, seen, nseen, depth + 1);
+    for (int i = 0; i < n->nkids; i++) note_runtime_params(g, n->kids[i], seen, nseen, depth + 1);
 }
 
 void gen_note_runtime_params(Gen *g, const Node *n) {
     if (!g->fr || g->fr->fn || !g->fr->kernel) return; /* in a fn, a name is the fn's parameter */
     const char *seen[8];
     int nseen = 0;
-    note_runtime_params(g, n, seen, &nseen);
+    note_runtime_params(g, n, seen, &nseen, 0);
 }
 
 /* ---- suggestions for a misspelled name ---- */
