@@ -506,7 +506,8 @@ Test(lang_ports3, bincount_histogram_atomics) {
 /* ---- FlashAttention-2's backward (the structure of Triton's fused-attention tutorial backward, without its
  * tutorial-specific stage split): a pre-pass delta_i = sum_d O_id dO_id; dK and dV per key block, looping over the
  * query blocks that see it (from the diagonal when causal), P rebuilt from the forward's log-sum-exp; dQ per query
- * block, looping over the key blocks up to the diagonal.  P and dS go to f16 for the transposed dots, as in the
+ * block, looping over the key blocks up to the diagonal; or, in one kernel, dQ accumulated from the dK/dV loop by
+ * relaxed f32 atomics of [BM, D] tiles (ATOMIC_DQ).  P and dS go to f16 for the transposed dots, as in the
  * original.  Two (batch, head) pairs, i64 offsets; L = 50 is not a multiple of the blocks. ---- */
 static const char *fa2_bwd_src =
     "kernel attn_bwd_preprocess(o_ptr: *f16, do_ptr: *f16, delta_ptr: *f32, L: i32, const D: i32 = 32, const BM: i32 = 16) {\n"
@@ -530,8 +531,9 @@ static const char *fa2_bwd_src =
     "}\n"
     "\n"
     "kernel attn_bwd_dkdv(q_ptr: *f16, k_ptr: *f16, v_ptr: *f16, do_ptr: *f16, lse_ptr: *f32, delta_ptr: *f32,\n"
-    "                     dk_ptr: *f32, dv_ptr: *f32, L: i32, sm_scale: f32,\n"
-    "                     const D: i32 = 32, const BM: i32 = 16, const BN: i32 = 16, const CAUSAL: i1 = true) {\n"
+    "                     dk_ptr: *f32, dv_ptr: *f32, dq_ptr: *f32, L: i32, sm_scale: f32,\n"
+    "                     const D: i32 = 32, const BM: i32 = 16, const BN: i32 = 16, const CAUSAL: i1 = true,\n"
+    "                     const ATOMIC_DQ: i1 = false) {\n"
     "    static_assert(BM == BN, \"the causal start assumes square blocks\");\n"
     "    let pid_n = program_id(0);\n"
     "    let bh = program_id(1);\n"
@@ -557,6 +559,9 @@ static const char *fa2_bwd_src =
     "        let dp = dot(do, trans(v));\n"
     "        let ds = p * (dp - delta[:, None]);\n"
     "        dk = dot(trans(ds as f16), q, dk);\n"
+    "        if ATOMIC_DQ {\n"
+    "            atomic_add(dq_ptr + q_ptrs, dot(ds as f16, k) * sm_scale, mask=mask_m[:, None], sem=\"relaxed\");\n"
+    "        }\n"
     "    }\n"
     "    store(dk_ptr + kv_ptrs, dk * sm_scale, mask=offs_n[:, None] < L);\n"
     "    store(dv_ptr + kv_ptrs, dv, mask=offs_n[:, None] < L);\n"
@@ -595,7 +600,7 @@ Test(lang_ports3, flash_attention2_backward) {
     seed_rng();
     enum { BH = 2, L = 100, D = 32, NE = BH * L * D };
     static uint16_t q[NE], kk[NE], v[NE], o[NE], dO[NE];
-    static float lse[BH * L], delta[BH * L], dq[NE], dk[NE], dv[NE];
+    static float lse[BH * L], delta[BH * L], dq[NE], dq2[NE], dk[NE], dv[NE];
     static double P[BH][L][L], dP[BH][L][L], mag[BH][L][L], dl[BH][L];
     const float sm_scale = 0.17677669529663687f; /* 1 / sqrt(32) */
     for (int i = 0; i < NE; i++)
@@ -634,20 +639,25 @@ Test(lang_ports3, flash_attention2_backward) {
         for (int cfg = 0; cfg < 3; cfg++) { /* sm_80 and sm_90a with 16-row blocks, sm_90a with 64 (warpgroup dots) */
             K k;
             int a = cfg ? 1 : 0, blk = cfg == 2 ? 64 : 16;
-            const char *defs[] = {causal ? "CAUSAL=true" : "CAUSAL=false", cfg == 2 ? "BM=64" : "BM=16", cfg == 2 ? "BN=64" : "BN=16", NULL};
+            /* the atomic dQ on the 16-row sm_80 and the 64-row sm_90a configurations */
+            const char *defs[] = {causal ? "CAUSAL=true" : "CAUSAL=false", cfg == 2 ? "BM=64" : "BM=16", cfg == 2 ? "BN=64" : "BN=16",
+                                  cfg == 1 ? "ATOMIC_DQ=false" : "ATOMIC_DQ=true", NULL};
+            bool atomic_dq = cfg != 1;
             load_def(&k, fa2_bwd_src, "attn_bwd_preprocess", archs[a], defs);
             uint64_t d_q = upload(&k, q, sizeof q), d_k = upload(&k, kk, sizeof kk), d_v = upload(&k, v, sizeof v),
                      d_o = upload(&k, o, sizeof o), d_do = upload(&k, dO, sizeof dO), d_lse = upload(&k, lse, sizeof lse),
                      d_delta = poisoned(&k, sizeof delta), d_dq = poisoned(&k, sizeof dq), d_dk = poisoned(&k, sizeof dk),
+                     d_dq2 = upload(&k, memset(dq2, 0, sizeof dq2), sizeof dq2),
                      d_dv = poisoned(&k, sizeof dv);
             int l = L;
             float sc = sm_scale;
             unsigned nb = (unsigned)((L + blk - 1) / blk);
             launch3(&k, NULL, nb, BH, (void *[]){&d_o, &d_do, &d_delta, &l});
-            launch3(&k, fn_of(&k, "attn_bwd_dkdv"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dk, &d_dv, &l, &sc});
+            launch3(&k, fn_of(&k, "attn_bwd_dkdv"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dk, &d_dv, &d_dq2, &l, &sc});
             launch3(&k, fn_of(&k, "attn_bwd_dq"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dq, &l, &sc});
             download(&k, delta, d_delta, sizeof delta);
             download(&k, dq, d_dq, sizeof dq);
+            download(&k, dq2, d_dq2, sizeof dq2);
             download(&k, dk, d_dk, sizeof dk);
             download(&k, dv, d_dv, sizeof dv);
             unload(&k);
@@ -668,6 +678,10 @@ Test(lang_ports3, flash_attention2_backward) {
                         int at = (b * L + i) * D + d;
                         cr_assert(fabs(dq[at] - wq) <= 1e-3 * tq + 1e-6, "%s %s %s dq[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
                                   defs[0], defs[1], b, i, d, dq[at], wq, (unsigned long long)seed);
+                        if (atomic_dq) /* the same sums in another order, each rounded once more by its atomic */
+                            cr_assert(fabs(dq2[at] - wq) <= 1e-3 * tq + 1e-6, "%s %s %s atomic dq[%d][%d][%d] = %.9g, want %.9g (seed %llu)",
+                                      archs[a], defs[0], defs[1], b, i, d, dq2[at], wq, (unsigned long long)seed);
+                        else cr_assert_eq(dq2[at], 0.0f, "dq accumulated without ATOMIC_DQ");
                         cr_assert(fabs(dk[at] - wk) <= 1e-3 * tk + 1e-6, "%s %s %s dk[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
                                   defs[0], defs[1], b, i, d, dk[at], wk, (unsigned long long)seed);
                         cr_assert(fabs(dv[at] - wv) <= 1e-3 * tv + 1e-6, "%s %s %s dv[%d][%d][%d] = %.9g, want %.9g (seed %llu)", archs[a],
