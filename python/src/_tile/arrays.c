@@ -42,7 +42,7 @@ typedef struct {
     void *data;
     PyObject *descr;
 } ArrayStruct;
-enum { ARRAY_STRUCT_NOTSWAPPED = 0x200 };
+enum { ARRAY_STRUCT_NOTSWAPPED = 0x200, ARRAY_STRUCT_WRITEABLE = 0x400 };
 
 /* ---- Pin: the weakref callback that ends a cached registration ---- */
 typedef struct TPyPin {
@@ -280,6 +280,9 @@ static bool parse_interface(PyObject *dict, const char *name, TPyArray *a, uintp
     void *p = PyLong_AsVoidPtr(PyTuple_GetItem(dat, 0));
     if (!p && PyErr_Occurred()) return false;
     *data = (uintptr_t)p;
+    PyObject *ro = PyTuple_Size(dat) > 1 ? PyTuple_GetItem(dat, 1) : NULL; /* (address, read-only flag) */
+    a->readonly = ro && PyObject_IsTrue(ro) > 0;
+    PyErr_Clear();
     return true;
 }
 
@@ -319,6 +322,7 @@ static bool parse_struct(PyObject *cap, const char *name, TPyArray *a, uintptr_t
         st *= a->shape[i];
     }
     *data = (uintptr_t)t->data;
+    a->readonly = !(t->flags & ARRAY_STRUCT_WRITEABLE);
     return true;
 }
 

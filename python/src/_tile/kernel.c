@@ -25,6 +25,7 @@
  *   5. what arrays.c borrowed for the call is given back. */
 #include "pytile.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include <stdio.h>
@@ -66,6 +67,7 @@ typedef struct TPyKernel {
     Variant *variants;
     int nvariants, capvariants, last;
     PyObject *meta;
+    uint64_t written; /* bit i: pointer parameter i is stored through (read_writes): a read-only array there is refused */
 } TPyKernel;
 
 typedef struct TPyLauncher {
@@ -134,6 +136,103 @@ static bool read_params(TPyKernel *k, const char *tir, const char *sig) {
         if (ptr) q->kind = 'p', q->bits = 64, q->depth = depth;
     }
     return true;
+}
+
+/* ---- the pointer parameters a kernel stores through ---- */
+
+/* A value of the Tile IR text: what a pointer computed from a parameter passes through (ptr_add, splat, ...). */
+typedef struct Def {
+    char kind;    /* 0: unknown (a block argument, a load, an if's result), 'p': its first operand's pointer, 's': a select */
+    int ops[3];   /* >= 0: value %N; -1 - i: parameter i; INT_MIN: something else */
+} Def;
+
+/* "%name" at *pp: the operand's reference (see Def.ops), *pp moved past it; INT_MIN for anything else. */
+static int tir_ref(const TPyKernel *k, const char **pp) {
+    const char *p = *pp;
+    if (*p != '%') return INT_MIN;
+    p++;
+    size_t n = 0;
+    while (p[n] == '_' || (p[n] >= '0' && p[n] <= '9') || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z')) n++;
+    *pp = p + n;
+    if (!n) return INT_MIN;
+    if (p[0] >= '0' && p[0] <= '9') {
+        long v = strtol(p, NULL, 10);
+        return v >= 0 && v < (1 << 24) && strspn(p, "0123456789") == n ? (int)v : INT_MIN;
+    }
+    for (int i = 0; i < k->nparams; i++)
+        if (strlen(k->params[i].name) == n && !strncmp(k->params[i].name, p, n)) return -1 - i;
+    return INT_MIN;
+}
+
+/* The parameter pointer reference r is computed from, -1 when that is not clear (as lower/software_pipeline.c's
+ * pointer_base, over the text). */
+static int tir_base(const Def *defs, int ndefs, int r, int depth) {
+    if (r == INT_MIN || depth > 64) return -1;
+    if (r < 0) return -1 - r;
+    if (r >= ndefs) return -1;
+    const Def *d = &defs[r];
+    if (d->kind == 'p') return tir_base(defs, ndefs, d->ops[0], depth + 1);
+    if (d->kind == 's') {
+        int a = tir_base(defs, ndefs, d->ops[1], depth + 1);
+        return a == tir_base(defs, ndefs, d->ops[2], depth + 1) ? a : -1;
+    }
+    return -1;
+}
+
+/* Bit i set: the kernel stores (store, atomic_rmw, atomic_cas) through a pointer computed from pointer parameter i
+ * alone, read from its Tile IR text; a write through a pointer it cannot trace (a loop's or an if's value, a
+ * table's entry, a tensor map, inline assembly) sets nothing, so that only a parameter surely written is named. */
+static uint64_t read_writes(const TPyKernel *k, const char *tir) {
+    char head[200];
+    snprintf(head, sizeof head, "kernel @%s(", k->name);
+    const char *p = tir ? strstr(tir, head) : NULL;
+    if (!p) return 0;
+    Def *defs = NULL;
+    int ndefs = 0;
+    uint64_t written = 0;
+    for (p = strchr(p, '\n'); p && p[1] && p[1] != '}'; p = strchr(p + 1, '\n')) {
+        const char *l = p + 1;
+        while (*l == ' ') l++;
+        int def = INT_MIN;
+        if (*l == '%') { /* %N = op operands */
+            const char *q = l;
+            def = tir_ref(k, &q);
+            if (def < 0 || strncmp(q, " = ", 3)) continue;
+            l = q + 3;
+        }
+        size_t n = strcspn(l, " \n");
+        char op[32];
+        snprintf(op, sizeof op, "%.*s", (int)(n < 31 ? n : 31), l);
+        const char *q = l + n;
+        int ops[3] = {INT_MIN, INT_MIN, INT_MIN};
+        for (int j = 0; j < 3 && *q == ' '; j++) {
+            q++;
+            ops[j] = tir_ref(k, &q);
+            if (*q != ',') break;
+            q++;
+        }
+        if (!strcmp(op, "store") || !strcmp(op, "atomic_rmw") || !strcmp(op, "atomic_cas")) { /* a value is defined before its uses */
+            int b = tir_base(defs, ndefs, ops[0], 0);
+            if (b >= 0 && b < k->nparams && b < 64 && k->params[b].kind == 'p') written |= 1ull << b;
+        }
+        if (def < 0) continue;
+        if (def >= ndefs) {
+            int cap = def + 1 > 2 * ndefs ? def + 1 : 2 * ndefs;
+            Def *nd = realloc(defs, (size_t)cap * sizeof *nd);
+            if (!nd) break;
+            memset(nd + ndefs, 0, (size_t)(cap - ndefs) * sizeof *nd);
+            defs = nd, ndefs = cap;
+        }
+        static const char *const through[] = {"ptr_add", "splat", "broadcast", "expand_dims", "convert_layout", "reshape",
+                                              "trans", "multiple_of", "max_contiguous", "max_constancy"};
+        Def d = {0, {ops[0], ops[1], ops[2]}};
+        for (size_t j = 0; j < sizeof through / sizeof *through; j++)
+            if (!strcmp(op, through[j])) d.kind = 'p';
+        if (!strcmp(op, "select")) d.kind = 's';
+        defs[def] = d;
+    }
+    free(defs);
+    return written;
 }
 
 static char **copy_defines(PyObject *defs) {
@@ -242,6 +341,7 @@ PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
         Py_DECREF(k);
         if (bad || !k->name || !k->source || !k->srcname || !k->signature || !k->defines || !k->meta) goto fail;
         if (!read_params(k, c.tir, c.kernels[i].signature)) goto fail;
+        k->written = read_writes(k, c.tir);
     }
     goto done;
 fail:
@@ -537,13 +637,17 @@ typedef struct Prepared {
     void *argv[TPY_MAXPARAMS];
 } Prepared;
 
-static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj, Prepared *pr) {
+/* What a count of arguments that is not the kernel's adds when tuples were flattened into it. */
+#define FLAT_NOTE(flat) ((flat) ? " after its tuple arguments were flattened into their elements, as Triton passes them" : "")
+
+static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj, Prepared *pr, bool flat) {
     TPyKernel *k = l->k;
     pr->sc = (TPyScope){.dev = k->dev};
     pr->stream = NULL;
     Py_ssize_t n = PyTuple_Size(args);
     if (n != k->nparams) {
-        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature, (int)n);
+        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d%s", k->name, k->nparams, k->signature, (int)n,
+                     FLAT_NOTE(flat));
         return false;
     }
     if (!tpy_stream(k->dev, stream_obj, &pr->stream)) return false;
@@ -557,7 +661,21 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
             pr->slots[i] = 0;
         } else if (p->kind == 'p') {
             TPyArray a;
+            if (tpy_numpy_scalar(o)) { /* it shows the array protocols, but its memory is the immutable scalar's */
+                char ty[48];
+                snprintf(ty, sizeof ty, "%.*s%s", p->depth, "********", p->dtype < 0 ? "i1" : tile_dtype_name(p->dtype));
+                PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s, got the NumPy scalar %R: a scalar is a value, "
+                                              "not an array (np.array([v]) is an array of one element)",
+                             p->name, k->name, ty, o);
+                return false;
+            }
             if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
+            if (a.readonly && i < 64 && (k->written >> i & 1)) {
+                PyErr_Format(PyExc_ValueError, "argument '%s': the array is read-only, and kernel '%s' stores through '%s' "
+                                               "(pass a writable array: a copy of it, or one whose writeable flag is set)",
+                             p->name, k->name, p->name);
+                return false;
+            }
             bool table = p->depth > 1; /* **T: 64-bit addresses (Device.data_ptr) */
             bool bytes = p->dtype < 0; /* *i1: one byte an element (bool, uint8, int8 arrays) */
             bool fits = table   ? (a.kind == 'i' || a.kind == 'u' || a.kind == 'V') && a.itemsize == 8
@@ -605,7 +723,7 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
 
 /* Arguments by name (k[grid](x=a, n=5)): the positional tuple they make, a
  * new reference; stream= is taken out into *stream.  NULL with TypeError. */
-static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObject **stream) {
+static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObject **stream, bool flat) {
     *stream = NULL;
     if (!kwargs || !PyDict_Size(kwargs)) {
         Py_INCREF(args);
@@ -624,7 +742,8 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
         return args;
     }
     if (npos > k->nparams) {
-        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature, (int)npos);
+        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d%s", k->name, k->nparams, k->signature, (int)npos,
+                     FLAT_NOTE(flat));
         return NULL;
     }
     /* a name that is no parameter, named with the parameters' names (a typo of n= must not read as "missing n") */
@@ -651,6 +770,12 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
     Py_ssize_t used = 0;
     for (int i = 0; i < k->nparams; i++) {
         PyObject *v = strcmp(k->params[i].name, "stream") ? PyDict_GetItemString(kwargs, k->params[i].name) : NULL;
+        if (v && PyTuple_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "kernel '%s': argument '%s' is a tuple: a parameter takes one array or scalar (a tuple "
+                                          "given by position is flattened into that many parameters, as Triton passes it)",
+                         k->name, k->params[i].name);
+            goto fail;
+        }
         if (i < npos) {
             if (v) {
                 PyErr_Format(PyExc_TypeError, "kernel '%s': argument '%s' given by position and by name", k->name,
@@ -683,14 +808,52 @@ static tile_status launch_prepared(void *p) {
     return tile_launch(pr->kernel, pr->grid, pr->argv, pr->stream);
 }
 
+/* Append o's elements to list, tuples in it flattened in turn (nested ones too); false with an exception set. */
+static bool flatten_into(PyObject *list, PyObject *o, int depth) {
+    if (!PyTuple_Check(o)) return PyList_Append(list, o) == 0;
+    if (depth > 32) {
+        PyErr_SetString(PyExc_ValueError, "kernel arguments: tuples nested more than 32 deep");
+        return false;
+    }
+    for (Py_ssize_t i = 0, n = PyTuple_Size(o); i < n; i++)
+        if (!flatten_into(list, PyTuple_GetItem(o, i), depth + 1)) return false;
+    return true;
+}
+
+/* The positional arguments with each tuple among them (a namedtuple too) replaced by its elements, as Triton
+ * passes a tuple argument: a new reference (args itself when it holds no tuple, *flat false). */
+static PyObject *flatten_args(PyObject *args, bool *flat) {
+    Py_ssize_t n = PyTuple_Size(args);
+    *flat = false;
+    for (Py_ssize_t i = 0; i < n && !*flat; i++) *flat = PyTuple_Check(PyTuple_GetItem(args, i));
+    if (!*flat) {
+        Py_INCREF(args);
+        return args;
+    }
+    PyObject *list = PyList_New(0);
+    if (!list) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!flatten_into(list, PyTuple_GetItem(args, i), 0)) {
+            Py_DECREF(list);
+            return NULL;
+        }
+    PyObject *t = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return t;
+}
+
 static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyLauncher *l = (TPyLauncher *)self;
     TPyKernel *k = l->k;
     PyObject *stream_obj;
-    PyObject *full = bind_args(k, args, kwargs, &stream_obj);
+    bool flat;
+    PyObject *pos = flatten_args(args, &flat);
+    if (!pos) return NULL;
+    PyObject *full = bind_args(k, pos, kwargs, &stream_obj, flat);
+    Py_DECREF(pos);
     if (!full) return NULL;
     Prepared pr;
-    bool ok = launch_prepare(l, full, stream_obj, &pr);
+    bool ok = launch_prepare(l, full, stream_obj, &pr, flat);
     Py_DECREF(full);
     if (!ok) {
         tpy_scope_end(&pr.sc, pr.stream);
@@ -722,10 +885,14 @@ static PyObject *launcher_time_c(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "iters must be positive");
         return NULL;
     }
-    PyObject *rest = PyTuple_GetSlice(args, 1, n);
+    PyObject *slice = PyTuple_GetSlice(args, 1, n);
+    if (!slice) return NULL;
+    bool flat;
+    PyObject *rest = flatten_args(slice, &flat);
+    Py_DECREF(slice);
     if (!rest) return NULL;
     Prepared pr;
-    bool ok = launch_prepare(l, rest, NULL, &pr);
+    bool ok = launch_prepare(l, rest, NULL, &pr, flat);
     Py_DECREF(rest);
     if (!ok) {
         tpy_scope_end(&pr.sc, pr.stream);

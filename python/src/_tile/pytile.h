@@ -72,6 +72,7 @@ typedef struct TPyArray {
     size_t itemsize;
     char typestr[16];   /* the producer's type, for messages */
     int host;           /* host memory (registered) */
+    int readonly;       /* the producer says its memory is not to be written (NumPy's writeable flag off) */
 } TPyArray;
 
 /* What one call borrowed and must give back: DLPack tensors, temporary registrations. */

@@ -334,6 +334,14 @@ def _literal(v):
     return v
 
 
+def _flatten(args):
+    for a in args:
+        if isinstance(a, tuple):
+            yield from _flatten(a)
+        else:
+            yield a
+
+
 def _bucket(v):
     """The power-of-two bucket of a key value (tile_tune_bucket: 1, 2, 4, ...; values <= 1 give 1)."""
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
@@ -407,6 +415,8 @@ class Autotuned:
         return ",".join(parts) or "any", vals
 
     def _launch(self, grid, args, kwargs, stream):
+        if any(isinstance(a, tuple) for a in args):  # as a Kernel does (Triton's tuple arguments): their elements
+            args = tuple(_flatten(args))
         bucket, vals = self._bucket_of(args, kwargs)
         i = self.cache.get(bucket)
         if i is None:
