@@ -827,6 +827,8 @@ Val gen_list_as_tuple(Gen *g, Val v) {
  * (Triton's x.shape, a list here, is a tuple there: x.shape + (1,)); two lists into a list.  Elements are kept as
  * they are, tensors and nested tuples included. */
 static Val seq_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
+    /* the sequence operand's kind, as messages name it (a list was called a tuple) */
+    const char *seq = a.k == V_TUPLE || b.k == V_TUPLE ? "tuple" : "list";
     if (op == TK_PLUS) {
         if (a.k == V_SHAPE && b.k == V_SHAPE) {
             if (a.rank + b.rank > TIR_MAX_RANK) {
@@ -840,8 +842,9 @@ static Val seq_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         a = gen_list_as_tuple(g, a);
         b = gen_list_as_tuple(g, b);
         if (a.k != V_TUPLE || b.k != V_TUPLE) {
-            diag_error(g->d, loc, "'+' concatenates a tuple with a tuple, not with '%s' (a one-element tuple is written (x,))",
-                       gen_val_type_name(g, a.k == V_TUPLE ? b : a));
+            bool tuple = *seq == 't';
+            diag_error(g->d, loc, "'+' concatenates a %s with a %s, not with '%s' (a one-element %s is written %s)", seq,
+                       tuple ? "tuple" : "list or a tuple", gen_val_type_name(g, a.k == V_TUPLE ? b : a), seq, tuple ? "(x,)" : "[x]");
             return val_err();
         }
         Val r = {.k = V_TUPLE, .nelems = a.nelems + b.nelems, .elems = ARENA_ARRAY(g->a, Val, a.nelems + b.nelems + 1)};
@@ -852,15 +855,15 @@ static Val seq_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     /* TK_STAR: the sequence and its count, either way round */
     Val t = a.k == V_TUPLE || a.k == V_SHAPE ? a : b, k = a.k == V_TUPLE || a.k == V_SHAPE ? b : a;
     if (k.k == V_TUPLE || k.k == V_SHAPE) {
-        diag_error(g->d, loc, "'*' repeats a tuple a compile-time number of times; it does not multiply two tuples");
+        diag_error(g->d, loc, "'*' repeats a %s a compile-time number of times; it does not multiply two %ss", seq, seq);
         return val_err();
     }
     if (k.k == V_RT) {
-        diag_error(g->d, loc, "'*' repeats a tuple a compile-time number of times, but the count is a run-time value");
+        diag_error(g->d, loc, "'*' repeats a %s a compile-time number of times, but the count is a run-time value", seq);
         return val_err();
     }
     int64_t n;
-    if (!val_ct_int_of(g, k, loc, "the repeat count of a tuple", &n)) return val_err();
+    if (!val_ct_int_of(g, k, loc, *seq == 't' ? "the repeat count of a tuple" : "the repeat count of a list", &n)) return val_err();
     if (n < 0) n = 0;
     int len = t.k == V_TUPLE ? t.nelems : t.rank;
     if (len && n > GEN_MAX_TUPLE / len) {
