@@ -322,7 +322,8 @@ static bool parse_struct(PyObject *cap, const char *name, TPyArray *a, uintptr_t
         st *= a->shape[i];
     }
     *data = (uintptr_t)t->data;
-    a->readonly = !(t->flags & ARRAY_STRUCT_WRITEABLE);
+    /* NumPy gives structured arrays' flags as 0: their writability is then __array_interface__'s (host_interface) */
+    a->readonly = t->flags ? !(t->flags & ARRAY_STRUCT_WRITEABLE) : -1;
     return true;
 }
 
@@ -337,6 +338,12 @@ static int host_interface(PyObject *obj, const char *name, TPyArray *a, uintptr_
     if (as) {
         bool ok = parse_struct(as, name, a, data);
         Py_DECREF(as);
+        if (ok && a->readonly < 0) { /* flags not given: the interface's (address, read-only) says */
+            PyObject *ai = PyObject_GetAttr(obj, s_ai), *dat = ai && PyDict_Check(ai) ? PyDict_GetItemString(ai, "data") : NULL;
+            a->readonly = dat && PyTuple_Check(dat) && PyTuple_Size(dat) > 1 && PyObject_IsTrue(PyTuple_GetItem(dat, 1)) > 0;
+            Py_XDECREF(ai);
+            PyErr_Clear();
+        }
         return ok ? 1 : -1;
     }
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
@@ -546,6 +553,13 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
     uintptr_t wlo = 0, whi = 0;
     torch_storage(obj, &wlo, &whi);
     return host_memory(sc, obj, name, a, data, false, wlo, whi);
+}
+
+bool tpy_writable(const TPyArray *a, const char *name, const char *what) {
+    if (a->readonly <= 0) return true;
+    PyErr_Format(PyExc_ValueError, "argument '%s': the array is read-only, and %s writes it (pass a writable array: a copy of it, "
+                                   "or one whose writeable flag is set)", name, what);
+    return false;
 }
 
 PyObject *tpy_no_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {

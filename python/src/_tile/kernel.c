@@ -670,7 +670,7 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
                 return false;
             }
             if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
-            if (a.readonly && i < 64 && (k->written >> i & 1)) {
+            if (a.readonly > 0 && i < 64 && (k->written >> i & 1)) {
                 PyErr_Format(PyExc_ValueError, "argument '%s': the array is read-only, and kernel '%s' stores through '%s' "
                                                "(pass a writable array: a copy of it, or one whose writeable flag is set)",
                              p->name, k->name, p->name);
@@ -979,8 +979,65 @@ static PyObject *kernel_set_meta(PyObject *self, PyObject *meta) {
     Py_RETURN_NONE;
 }
 
+/* kernel.asm(variant="") -> {"tir": ..., "llir": ..., "ptx": ...}: the texts of one variant (Triton's compiled.asm),
+ * compiled as a launch compiles it (the device's arch and SM count, the kernel's defines and options) but not
+ * loaded.  variant: "" (generic) or what .variants lists, space-separated "NAME=1", "NAME=16", "NAME=None",
+ * "no_align_ptrs". */
+static PyObject *kernel_asm(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"variant", NULL};
+    TPyKernel *k = (TPyKernel *)self;
+    PyObject *vobj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|U:asm", kw, &vobj)) return NULL;
+    char *variant = vobj ? tpy_strdup(vobj) : strdup("");
+    if (!variant) return vobj ? NULL : PyErr_NoMemory();
+    const char *spec[TPY_MAXPARAMS + 1];
+    int ns = 0, no_align = 0;
+    PyObject *res = NULL;
+    for (char *save = NULL, *t = strtok_r(variant, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (!strcmp(t, "no_align_ptrs")) {
+            no_align = 1;
+            continue;
+        }
+        char *eq = strchr(t, '=');
+        const Param *p = NULL;
+        for (int i = 0; eq && i < k->nparams; i++)
+            if ((size_t)(eq - t) == strlen(k->params[i].name) && !strncmp(k->params[i].name, t, (size_t)(eq - t))) p = &k->params[i];
+        bool ok = p && ns < TPY_MAXPARAMS &&
+                  (p->kind == 'p' ? !strcmp(eq + 1, "None") : (p->kind == 'i' || p->kind == 'u') && (!strcmp(eq + 1, "1") || !strcmp(eq + 1, "16")));
+        if (!ok) {
+            PyErr_Format(PyExc_ValueError, "asm: variant '%U': '%s' is none of NAME=1 or NAME=16 (an integer parameter), NAME=None "
+                                           "(a pointer parameter) or no_align_ptrs (kernel '%s': %s)",
+                         vobj, t, k->name, k->signature);
+            goto done;
+        }
+        spec[ns++] = t;
+    }
+    spec[ns] = NULL;
+    tile_device_properties props = {0};
+    int sms = tile_context_get_properties_ex(k->dev->ctx, &props, sizeof props) == TILE_OK ? props.multiprocessor_count : 0;
+    tile_compile_options o = {.size = sizeof o, .arch = k->arch ? k->arch : k->dev->arch, .kernel = k->name,
+                              .defines = (const char *const *)k->defines, .specialize = ns ? spec : NULL,
+                              .no_align_ptrs = no_align, .want_llvm_ir = 1, .debug = k->debug, .no_tma = k->no_tma, .num_sms = sms};
+    tile_compiled c = {0};
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = k->is_file ? tile_compile_file(k->source, &o, &c) : tile_compile_source(k->srcname, k->source, &o, &c);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) {
+        PyErr_Format(st == TILE_ERROR_COMPILE ? TPy_CompileError : TPy_Error, "asm of kernel '%s' (%s): %s", k->name,
+                     ns || no_align ? "that variant" : "generic", c.diagnostics && *c.diagnostics ? c.diagnostics : tile_status_string(st));
+    } else
+        res = Py_BuildValue("{s:s,s:s,s:s}", "tir", c.tir ? c.tir : "", "llir", c.llvm_ir ? c.llvm_ir : "", "ptx", c.ptx ? c.ptx : "");
+    tile_compiled_free(&c);
+done:
+    free(variant);
+    return res;
+}
+
 static PyMethodDef kernel_methods[] = {
     {"_set_meta", kernel_set_meta, METH_O, "replace the dict a callable grid is given (the package fills in defaults)"},
+    {"asm", (PyCFunction)(void (*)(void))kernel_asm, METH_VARARGS | METH_KEYWORDS,
+     "asm(variant='') -> {'tir', 'llir', 'ptx'}: the Tile IR, LLVM IR and PTX of a variant ('' generic, or one of .variants)"},
     {NULL},
 };
 

@@ -72,7 +72,7 @@ typedef struct TPyArray {
     size_t itemsize;
     char typestr[16];   /* the producer's type, for messages */
     int host;           /* host memory (registered) */
-    int readonly;       /* the producer says its memory is not to be written (NumPy's writeable flag off) */
+    int readonly;       /* the producer says its memory is not to be written (NumPy's writeable flag off); -1 while unknown */
 } TPyArray;
 
 /* What one call borrowed and must give back: DLPack tensors, temporary registrations. */
@@ -89,6 +89,8 @@ typedef struct TPyScope {
 /* Resolve obj (an array argument named name) into *out.  False with a
  * TypeError/ValueError naming the argument. */
 bool tpy_array(TPyScope *scope, PyObject *obj, const char *name, TPyArray *out);
+/* False with a ValueError when a (argument name) is read-only: `what` writes it. */
+bool tpy_writable(const TPyArray *a, const char *name, const char *what);
 /* o is a NumPy scalar (np.int64(5)): a value, never an array, though it has the array protocols. */
 bool tpy_numpy_scalar(PyObject *o);
 /* tp_new of the types only the extension makes (kernels, launchers, PTX modules): a TypeError (an instance made

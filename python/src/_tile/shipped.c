@@ -106,7 +106,8 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyScope sc = {.dev = dev};
     TPyArray a, b, o, bias;
     tile_gemm_args g = {.size = sizeof g, .alpha = alpha, .beta = beta, .activation = (tile_activation)act, .stream = stream};
-    if (!tpy_array(&sc, ao, "a", &a) || !tpy_array(&sc, bo, "b", &b) || !tpy_array(&sc, oo, "out", &o)) goto fail;
+    if (!tpy_array(&sc, ao, "a", &a) || !tpy_array(&sc, bo, "b", &b) || !tpy_array(&sc, oo, "out", &o) || !tpy_writable(&o, "out", "gemm"))
+        goto fail;
     if (!want_ndim(&a, 2, "a", "[M, K]") || !want_ndim(&b, 2, "b", "[K, N]") || !want_ndim(&o, 2, "out", "[M, N]")) goto fail;
     int in = tpy_elem_dtype(&a, dtype, "a");
     if (in < 0) goto fail;
@@ -249,7 +250,8 @@ PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
         !attn_tensor_f8(&sc, vo, "v", dtype, true, &v, &dv))
         goto fail;
     bool f8 = dq == TILE_F8E4M3;
-    if (!attn_tensor(&sc, oo, "out", out_dtype ? out_dtype : f8 ? NULL : dtype, &o, &dout)) goto fail;
+    if (!attn_tensor(&sc, oo, "out", out_dtype ? out_dtype : f8 ? NULL : dtype, &o, &dout) || !tpy_writable(&o, "out", "attention"))
+        goto fail;
     if (dk != dq || dv != dq || (!f8 && dout != dq)) {
         PyErr_SetString(PyExc_TypeError, f8 ? "q, k and v must have one element type" : "q, k, v and out must have one element type");
         goto fail;
@@ -342,7 +344,9 @@ PyObject *tpy_decode_paged(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyScope sc = {.dev = dev};
     TPyArray q, k, v, bt, cl, o;
     int dq, dout;
-    if (!attn_tensor(&sc, qo, "q", dtype, &q, &dq) || !attn_tensor(&sc, oo, "out", dtype, &o, &dout)) goto fail;
+    if (!attn_tensor(&sc, qo, "q", dtype, &q, &dq) || !attn_tensor(&sc, oo, "out", dtype, &o, &dout) ||
+        !tpy_writable(&o, "out", "decode_paged"))
+        goto fail;
     if (!tpy_array(&sc, ko, "k_cache", &k) || !want_ndim(&k, 4, "k_cache", "[num_blocks, block_size, heads_kv, head_dim]") ||
         !tpy_array(&sc, vo, "v_cache", &v) || !want_ndim(&v, 4, "v_cache", "[num_blocks, block_size, heads_kv, head_dim]") ||
         !tpy_array(&sc, bto, "block_tables", &bt) || !tpy_array(&sc, clo, "context_lens", &cl))
@@ -416,7 +420,7 @@ PyObject *tpy_moe(PyObject *self, PyObject *args, PyObject *kwargs) {
                        .n_group = n_group, .topk_group = topk_group, .group_top2 = top2, .routed_scale = routed_scale,
                        .accumulate = accumulate, .stream = stream};
     if (!tpy_array(&sc, xo, "x", &x) || !tpy_array(&sc, w1o, "w1", &w1) || !tpy_array(&sc, w2o, "w2", &w2) ||
-        !tpy_array(&sc, oo, "out", &o))
+        !tpy_array(&sc, oo, "out", &o) || !tpy_writable(&o, "out", "moe"))
         goto fail;
     int dt = tpy_elem_dtype(&x, dtype, "x");
     if (dt < 0) goto fail;
@@ -451,13 +455,14 @@ PyObject *tpy_moe(PyObject *self, PyObject *args, PyObject *kwargs) {
         m.logits_dtype = l.dtype == TILE_F32 || l.dtype == TILE_F16 ? (tile_dtype)l.dtype : TILE_BF16;
     }
     if (ido != Py_None) {
-        if (!tpy_array(&sc, ido, "topk_ids", &ids) || !want_type(&ids, TILE_I32, "topk_ids") || !contiguous(&ids, "topk_ids"))
+        if (!tpy_array(&sc, ido, "topk_ids", &ids) || !want_type(&ids, TILE_I32, "topk_ids") || !contiguous(&ids, "topk_ids") ||
+            (lo != Py_None && !tpy_writable(&ids, "topk_ids", "moe (with router_logits)")))
             goto fail;
         m.topk_ids = ids.ptr;
     }
     if (wo != Py_None) {
         if (!tpy_array(&sc, wo, "topk_weights", &w) || !want_type(&w, TILE_F32, "topk_weights") ||
-            !contiguous(&w, "topk_weights"))
+            !contiguous(&w, "topk_weights") || (lo != Py_None && !tpy_writable(&w, "topk_weights", "moe (with router_logits)")))
             goto fail;
         m.topk_weights = w.ptr;
     }

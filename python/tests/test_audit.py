@@ -1,0 +1,376 @@
+"""docs/python.md's promises, checked as a Triton user reads them: NumPy arrays of every element type the
+kernels take, scalars of every parameter type at their range's ends, strided, reversed and 0-d arrays,
+tuple arguments (flattened as Triton passes them), read-only arrays where a kernel stores, kernel.asm(),
+and the misuse that must be a Python exception.  Kernel results are checked against NumPy references
+(float64 or exact integers) on fresh random inputs, outputs poisoned first, sizes no multiple of the block."""
+import collections
+import os
+import pathlib
+import tempfile
+import unittest
+
+import numpy as np
+
+import tile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "kernels")
+
+rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+# every element type a pointer takes, as NumPy holds it (bf16 and f8 have no NumPy type: test_tile.py, below)
+TYPES = [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16), ("u16", np.uint16), ("i32", np.int32), ("u32", np.uint32),
+         ("i64", np.int64), ("u64", np.uint64), ("f16", np.float16), ("f32", np.float32), ("f64", np.float64)]
+
+
+def every_type_source():
+    """out_T[i] = x_T[i] * 2 + 1 for every type T, one kernel (one compile)."""
+    params = ", ".join("x_%s: *%s, o_%s: *%s" % (t, t, t, t) for t, _ in TYPES)
+    body = "\n".join("    store(o_%s + r, load(x_%s + r, m, 0) * 2 + 1, m);" % (t, t) for t, _ in TYPES)
+    return ("kernel every(%s, n: i32) {\n    let r = program_id(0) * 64 + arange(0, 64);\n    let m = r < n;\n%s\n}\n"
+            % (params, body))
+
+
+SCALAR_TYPES = [t for t, _ in TYPES] + ["bf16", "i1"]
+
+
+def scalars_source():
+    """o_T[0] = v_T for every scalar type T."""
+    params = ", ".join("o_%s: *%s" % (t, t) for t in SCALAR_TYPES) + ", " + ", ".join("v_%s: %s" % (t, t) for t in SCALAR_TYPES)
+    body = "\n".join("    store(o_%s, v_%s);" % (t, t) for t in SCALAR_TYPES)
+    return "kernel sc(%s) {\n%s\n}\n" % (params, body)
+
+
+COPY = """
+// out[i * so] = x[i * sx] * s for i < n: strides in elements, as a Triton kernel takes x.stride(0)
+kernel copy(x: *f32, out: *f32, n: i32, sx: i32, so: i32, s: f32) {
+    let r = program_id(0) * 64 + arange(0, 64);
+    let m = r < n;
+    store(out + r * so, load(x + r * sx, m, 0.0) * s, m);
+}
+"""
+
+PAIR = """
+// out[i] = p0[i] * s0 + p1[i] * s1: the ported form of a Triton kernel taking (p0, p1) and (s0, s1) as tuples
+kernel pair(p0: *f32, p1: *f32, out: *f32, s0: f32, s1: f32, n: i32) {
+    let r = program_id(0) * 64 + arange(0, 64);
+    let m = r < n;
+    store(out + r, load(p0 + r, m, 0.0) * s0 + load(p1 + r, m, 0.0) * s1, m);
+}
+"""
+
+
+def poisoned(shape, dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return np.full(shape, np.nan, dt)
+    return np.full(shape, 0x5A, dt)  # no value the kernels below write
+
+
+def close(test, got, want, rtol, atol):
+    got = np.asarray(got, dtype=np.float64)
+    test.assertFalse(np.isnan(got).any(), "NaN left in the output (some element was never written)")
+    err = np.abs(got - want)
+    test.assertTrue((err <= atol + rtol * np.abs(want)).all(), "max error %g" % err.max())
+
+
+class Audit(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.copy = tile.compile(COPY).copy
+        cls.pair = tile.compile(PAIR).pair
+
+    def test_every_element_type(self):
+        """A pointer takes an array of its element type, for every type NumPy has; out = x * 2 + 1 exactly."""
+        k = tile.compile(every_type_source()).every
+        self.assertEqual([t for _, t in k.params][:4], ["*i8", "*i8", "*u8", "*u8"])
+        n = 301
+        args, outs = [], []
+        for t, dt in TYPES:
+            lo, hi = (-50, 50) if t[0] in "if" else (0, 100)
+            x = rng.integers(lo, hi, n).astype(dt)
+            if t[0] == "f":
+                x = (rng.standard_normal(n) * 10).astype(dt)
+            o = poisoned(n, dt)
+            args += [x, o]
+            outs.append((t, dt, x, o))
+        k[tile.cdiv(n, 64)](*args, n)
+        for t, dt, x, o in outs:
+            if t[0] == "f":
+                want = (x.astype(np.float64) * 2 + 1).astype(dt)  # x * 2 is exact: one rounding, NumPy's
+                np.testing.assert_array_equal(o, want, err_msg=t)
+            else:
+                np.testing.assert_array_equal(o.astype(np.int64), x.astype(np.int64) * 2 + 1, err_msg=t)
+        # each pointer refuses the other types: the message names the argument, its type and the array's
+        for i, (t, dt) in enumerate(TYPES):
+            other = np.float32 if dt != np.float32 else np.int32
+            bad = list(args)
+            bad[2 * i + 1] = np.zeros(n, other)
+            with self.assertRaisesRegex(TypeError, r"argument 'o_%s': kernel 'every' takes \*%s, got an array of '<%s%d'"
+                                        % (t, t, np.dtype(other).kind, np.dtype(other).itemsize)):
+                k[1](*bad, n)
+
+    def test_generic_kernel_bf16_define(self):
+        """T="bf16" (a type named by a string) for a kernel generic over dtype, on uint16 arrays; T=np.float16 too."""
+        src = """
+        kernel axpy(x: *T, y: *T, out: *T, a: f32, n: i32, const T = f32) {
+            let r = program_id(0) * 128 + arange(0, 128);
+            let m = r < n;
+            let v = cast(load(x + r, m, 0), f32) * a + cast(load(y + r, m, 0), f32);
+            store(out + r, cast(v, T), m);
+        }
+        """
+        n = 333
+        x32, y32 = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        bits = lambda a: (np.ascontiguousarray(a, np.float32).view(np.uint32) >> 16).astype(np.uint16)  # exact bf16 values
+        value = lambda b: (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        xb, yb = bits(x32), bits(y32)
+        out = np.full(n, 0x7FC1, np.uint16)  # a NaN
+        k = tile.compile(src, T="bf16").axpy
+        self.assertEqual(k.params[0], ("x", "*bf16"))
+        k[tile.cdiv(n, 128)](xb, yb, out, 1.5, n)
+        close(self, value(out), value(xb) * 1.5 + value(yb), 2 ** -7, 1e-6)
+        with self.assertRaisesRegex(TypeError, r"argument 'x': kernel 'axpy' takes \*bf16, got an array of '<f4'"):
+            k[1](x32, yb, out, 1.5, n)
+        k = tile.compile(src, T=np.float16).axpy
+        xh, yh = x32.astype(np.float16), y32.astype(np.float16)
+        oh = poisoned(n, np.float16)
+        k[tile.cdiv(n, 128)](xh, yh, oh, -0.5, n)
+        close(self, oh, xh.astype(np.float64) * -0.5 + yh, 2 ** -10, 1e-3)
+
+    def test_every_scalar_type(self):
+        """Scalars of every type at the ends of their ranges arrive exactly; one past them is ValueError naming
+        the argument; a float for an integer and text for a number are TypeError."""
+        k = tile.compile(scalars_source()).sc
+        outs = {t: (np.zeros(1, np.uint16) if t == "bf16" else np.zeros(1, np.bool_) if t == "i1"
+                    else poisoned(1, dict(TYPES)[t])) for t in SCALAR_TYPES}
+        ends = {"i8": (-128, 127), "u8": (0, 255), "i16": (-2**15, 2**15 - 1), "u16": (0, 2**16 - 1),
+                "i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1), "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
+        for end in (0, 1):
+            vals = {t: e[end] for t, e in ends.items()}
+            f = rng.standard_normal()
+            vals.update(f16=np.float16(f), f32=np.float32(f), f64=f, bf16=-2.5, i1=bool(end))
+            k[1](*[outs[t] for t in SCALAR_TYPES], *[vals[t] for t in SCALAR_TYPES])
+            for t, (lo, hi) in ends.items():
+                self.assertEqual(int(outs[t][0]), vals[t], t)
+            self.assertEqual(float(outs["f16"][0]), float(np.float16(f)))
+            self.assertEqual(float(outs["f32"][0]), float(np.float32(f)))
+            self.assertEqual(float(outs["f64"][0]), f)
+            self.assertEqual(int(outs["bf16"][0]), 0xC020)  # -2.5 in bf16
+            self.assertEqual(bool(outs["i1"][0]), bool(end))
+        base = {t: 0 for t in SCALAR_TYPES}
+        base["i1"] = False
+        for t, (lo, hi) in ends.items():
+            for bad in (lo - 1, hi + 1):
+                vals = dict(base, **{t: bad})
+                with self.assertRaisesRegex(ValueError, r"argument 'v_%s': %d does not fit %s" % (t, bad, t)):
+                    k[1](*[outs[u] for u in SCALAR_TYPES], *[vals[u] for u in SCALAR_TYPES])
+        for t, bad, msg in (("i32", 1.0, "expected an integer for i32, got a float"), ("u8", np.float32(1), "expected an integer"),
+                            ("f32", "1.0", "expected a number for f32"), ("i1", "True", "expected a bool for i1"),
+                            ("i64", [1], "expected an integer for i64")):
+            vals = dict(base, **{t: bad})
+            with self.assertRaisesRegex(TypeError, r"argument 'v_%s': %s" % (t, msg)):
+                k[1](*[outs[u] for u in SCALAR_TYPES], *[vals[u] for u in SCALAR_TYPES])
+
+    def test_strided_reversed_and_transposed_views(self):
+        """The kernel gets a view's first element and indexes with the strides it is given (in elements)."""
+        n = 97
+        s = float(rng.standard_normal())
+        big = rng.standard_normal(4 * n).astype(np.float32)
+        for view, stride in ((big[::3], 3), (big[::-2], -2), (big[5:], 1)):
+            m = min(n, view.shape[0])
+            out = poisoned(m, np.float32)
+            self.copy[tile.cdiv(m, 64)](view, out, m, stride, 1, s)
+            close(self, out, view[:m].astype(np.float64) * s, 1e-6, 1e-6)
+        # a column of a C-contiguous matrix, written into a column of another through its transposed view
+        a = rng.standard_normal((45, 7)).astype(np.float32)
+        o = poisoned((7, 45), np.float32)
+        col = a[:, 3]
+        self.copy[1](col, o.T[:, 2], 45, col.strides[0] // 4, o.T.strides[0] // 4, s)
+        close(self, o[2], a[:, 3].astype(np.float64) * s, 1e-6, 1e-6)
+        self.assertTrue(np.isnan(np.delete(o, 2, axis=0)).all())  # nothing else written
+
+    def test_zero_d_and_empty_arrays(self):
+        """A 0-d array is an array of one element for a pointer and a value for a scalar; an array of no elements
+        passes a null pointer; a grid with a zero dimension launches nothing."""
+        x = np.array(rng.standard_normal(), np.float32)
+        out = poisoned((), np.float32)
+        self.copy[1](x, out, np.array(1, np.int32), np.array(0), np.int64(0), np.array(2.0))
+        self.assertEqual(float(out), float(x) * 2)
+        empty = np.zeros(0, np.float32)
+        self.copy[1](empty, empty, 0, 1, 1, 1.0)  # n = 0: nothing read or written
+        y = rng.standard_normal(10).astype(np.float32)
+        for grid in ((0,), (2, 0), (1, 1, 0), 0):
+            out = poisoned(10, np.float32)
+            self.copy[grid](y, out, 10, 1, 1, 1.0)
+            self.assertTrue(np.isnan(out).all(), grid)
+        with self.assertRaisesRegex(TypeError, r"argument 'n': expected an integer for i32, got <class 'numpy.ndarray'>"):
+            self.copy[1](x, out, np.array(1.5), 1, 1, 1.0)
+
+    def test_numpy_scalar_is_no_array(self):
+        """A NumPy scalar is a value, never an array: for a pointer it is a TypeError (its memory was passed, and a
+        kernel wrote into the immutable scalar)."""
+        out = poisoned(4, np.float32)
+        with self.assertRaisesRegex(TypeError, r"argument 'x': kernel 'copy' takes \*f32, got the NumPy scalar "
+                                               r"np.float32\(1.0\): a scalar is a value, not an array"):
+            self.copy[1](np.float32(1.0), out, 1, 1, 1, 1.0)
+        with self.assertRaisesRegex(TypeError, r"argument 'out': .*NumPy scalar"):
+            self.copy[1](out, np.float32(0.0), 1, 1, 1, 1.0)
+
+    def test_tuple_arguments_are_flattened(self):
+        """A tuple given by position is its elements, in order, as Triton passes a tuple argument: (p0, p1) and
+        (s0, s1) fill two parameters each; nested tuples and namedtuples too."""
+        n = 203
+        a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        s0, s1 = float(rng.standard_normal()), float(rng.standard_normal())
+        want = a.astype(np.float64) * np.float32(s0) + b.astype(np.float64) * np.float32(s1)
+        Pair = collections.namedtuple("Pair", "first second")
+        forms = [lambda o: (((a, b), o, (s0, s1), n), {}),             # Triton's k[grid](ptrs, out, scales, n)
+                 lambda o: ((((a, b), o), ((s0,), s1), n), {}),        # nested
+                 lambda o: ((Pair(a, b), o, Pair(s0, s1)), {"n": n}),  # namedtuples, and a name after them
+                 lambda o: ((a, (b, o, s0), s1, n), {})]               # across parameters of several kinds
+        for form in forms:
+            out = poisoned(n, np.float32)
+            args, kw = form(out)
+            self.pair[tile.cdiv(n, 64)](*args, **kw)
+            close(self, out, want, 1e-6, 1e-6)
+        out = poisoned(n, np.float32)
+        with self.assertRaisesRegex(TypeError, r"kernel 'pair' takes 6 arguments \(.*\), got 7 after its tuple arguments were "
+                                               r"flattened into their elements"):
+            self.pair[1]((a, b, b), out, (s0, s1), n)
+        with self.assertRaisesRegex(TypeError, r"kernel 'pair': argument 's1' is a tuple: a parameter takes one array or scalar"):
+            self.pair[1](a, b, out, s0, s1=(s1,), n=n)
+        with self.assertRaisesRegex(TypeError, r"kernel 'pair' takes 6 arguments .*, got 4$"):  # a list is no tuple
+            self.pair[1]([a, b], out, [s0, s1], n)
+
+    def test_tuple_arguments_of_an_autotuned_kernel(self):
+        src = """
+        @config(B=32)
+        @config(B=64)
+        @tune_key(n)
+        kernel pair(p0: *f32, p1: *f32, out: *f32, n: i32, const B: i32) {
+            let r = program_id(0) * B + arange(0, B);
+            store(out + r, load(p0 + r, r < n, 0.0) - load(p1 + r, r < n, 0.0), r < n);
+        }
+        """
+        k = tile.compile(src, autotune=True).pair
+        n = 100
+        a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        out = poisoned(n, np.float32)
+        k[lambda meta: (tile.cdiv(n, meta["B"]),)]((a, b), out, n)
+        close(self, out, a.astype(np.float64) - b, 1e-6, 1e-6)
+        self.assertEqual(list(k.cache), ["n=128"])  # the key read from the flattened arguments
+
+    def test_read_only_array_where_the_kernel_stores(self):
+        """A read-only array is fine where the kernel only reads; where it stores (a store or an atomic through that
+        parameter) it is a ValueError naming the argument, and the memory is untouched (np.frombuffer over bytes
+        was written, changing an immutable bytes object)."""
+        n = 50
+        x = rng.standard_normal(n).astype(np.float32)
+        ro = x.copy()
+        ro.flags.writeable = False
+        out = poisoned(n, np.float32)
+        self.copy[1](ro, out, n, 1, 1, 3.0)
+        close(self, out, ro.astype(np.float64) * 3, 1e-6, 1e-6)
+        raw = bytes(4 * n)
+        for target in (ro, np.frombuffer(raw, np.float32), np.broadcast_to(np.zeros(1, np.float32), (n,))):
+            with self.assertRaisesRegex(ValueError, r"argument 'out': the array is read-only, and kernel 'copy' stores through 'out'"):
+                self.copy[1](x, target, n, 1, 1, 3.0)
+        np.testing.assert_array_equal(ro, x)
+        self.assertEqual(raw, bytes(4 * n))
+        k = tile.compile("kernel count(c: *i32, x: *f32) { atomic_add(c, 1); store(x, 1.0); }\n").count
+        c = np.zeros(1, np.int32)
+        c.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, r"argument 'c': the array is read-only, and kernel 'count' stores through 'c'"):
+            k[1](c, np.zeros(1, np.float32))
+        c.flags.writeable = True
+        k[3](c, np.zeros(1, np.float32))
+        self.assertEqual(int(c[0]), 3)
+        # NumPy gives a structured array's flags as 0 through __array_struct__: its writeable flag is still read
+        h = tile.compile("kernel h(p: *bf16, v: bf16) { store(p, v); }\n").h
+        q = np.zeros(1, np.uint16).view([("lo", "u1"), ("hi", "u1")])
+        h[1](q, 1.5)
+        self.assertEqual(int(q.view(np.uint16)[0]), 0x3FC0)
+        q.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, r"argument 'p': the array is read-only"):
+            h[1](q, 2.0)
+
+    def test_read_only_outputs_of_the_shipped_kernels(self):
+        """gemm, attention, decode_paged and moe refuse a read-only out (they wrote into it)."""
+        a, b = np.zeros((4, 16), np.float16), np.zeros((16, 8), np.float16)
+        out = np.zeros((4, 8), np.float16)
+        out.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, r"argument 'out': the array is read-only, and gemm writes it"):
+            tile.gemm(a, b, out=out)
+        q = np.zeros((1, 4, 2, 16), np.float16)
+        o = np.zeros_like(q)
+        o.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, r"argument 'out': the array is read-only, and attention writes it"):
+            tile.attention(q, q, q, out=o)
+        kc = np.zeros((2, 16, 2, 16), np.float16)
+        with self.assertRaisesRegex(ValueError, r"argument 'out': the array is read-only, and decode_paged writes it"):
+            tile.decode_paged(q[:, :1], kc, kc, np.zeros((1, 1), np.int32), np.array([3], np.int32), out=o[:, :1])
+        x, w1, w2 = np.zeros((3, 16), np.float16), np.zeros((2, 32, 16), np.float16), np.zeros((2, 16, 16), np.float16)
+        mo = np.zeros((3, 16), np.float32)
+        mo.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, r"argument 'out': the array is read-only, and moe writes it"):
+            tile.moe(x, w1, w2, 1, router_logits=np.zeros((3, 2), np.float32), out=mo)
+        ids = np.zeros((3, 1), np.int32)
+        ids.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, r"argument 'topk_ids': the array is read-only, and moe \(with router_logits\)"):
+            tile.moe(x, w1, w2, 1, router_logits=np.zeros((3, 2), np.float32), topk_ids=ids, topk_weights=np.zeros((3, 1), np.float32))
+
+    def test_asm(self):
+        """kernel.asm(variant) is Triton's compiled.asm: the Tile IR, LLVM IR and PTX a launch of that variant runs.
+        The PTX, loaded with load_ptx, computes what the kernel does."""
+        k = tile.compile(pathlib.Path(KERNELS) / "add.tile", BLOCK=64, num_warps=2).add  # an os.PathLike path
+        self.assertEqual(k.num_warps, 2)
+        generic, n16 = k.asm(), k.asm("n=16")
+        self.assertEqual(sorted(generic), ["llir", "ptx", "tir"])
+        self.assertIn("kernel @add(", generic["tir"])
+        self.assertNotIn("%n: i32 #div16", generic["tir"])
+        self.assertIn("%n: i32 #div16", n16["tir"])
+        self.assertIn("define", generic["llir"])
+        ptx = generic["ptx"]
+        self.assertIn(".entry add(", ptx)
+        self.assertIn(".target %s" % tile.device().arch, ptx)
+        self.assertIn(".reqntid 64", ptx)
+        n = 150
+        x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        out = poisoned(n, np.float32)
+        tile.load_ptx(ptx).add[tile.cdiv(n, 64)](x, y, out, n)
+        close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+        self.assertIn(".global .align 16 add_param_0", ptx)
+        self.assertIn(".global .align 1 add_param_0", k.asm("no_align_ptrs")["ptx"])  # a pointer of any alignment
+        for bad in ("n=2", "x=16", "nope=1", "n"):
+            with self.assertRaisesRegex(ValueError, r"asm: variant '%s'" % bad):
+                k.asm(bad)
+        with self.assertRaisesRegex(tile.CompileError, r"'x' is None in this compile"):
+            k.asm("x=None")
+
+    def test_module_and_kernel_attributes(self):
+        mod = tile.compile(PAIR + COPY, num_stages=2)
+        self.assertEqual(len(mod), 2)
+        self.assertEqual([k.name for k in mod], ["pair", "copy"])
+        self.assertIs(mod["copy"], mod.copy)
+        with self.assertRaisesRegex(KeyError, r"no kernel named 'nope' \(kernels: pair, copy\)"):
+            mod["nope"]
+        self.assertEqual(mod.copy.num_stages, 2)
+        self.assertEqual(mod.copy.meta["num_stages"], 2)
+        self.assertEqual(mod.copy.signature, "*f32:16, *f32:16, i32, i32, i32, f32")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "k.tile")
+            with open(path, "w") as f:
+                f.write(COPY)
+            self.assertEqual(tile.compile(pathlib.Path(path)).source, path)
+        # specialize=False: integers equal to 1 or multiples of 16 compile no variant of their own
+        k = tile.compile(COPY, specialize=False).copy
+        x = rng.standard_normal(32).astype(np.float32)
+        out = poisoned(32, np.float32)
+        k[1](x, out, 32, 1, 1, 1.0)
+        np.testing.assert_array_equal(out, x)
+        self.assertEqual(k.variants, [""])
+
+
+if __name__ == "__main__":
+    unittest.main()
