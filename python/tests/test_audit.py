@@ -363,6 +363,8 @@ class Audit(unittest.TestCase):
             with open(path, "w") as f:
                 f.write(COPY)
             self.assertEqual(tile.compile(pathlib.Path(path)).source, path)
+        with self.assertRaisesRegex(TypeError, r"constexpr S: a define cannot be a tuple: .*`const S = \(64, 32\)`"):
+            tile.compile(COPY, S=(64, 32))
         # specialize=False: integers equal to 1 or multiples of 16 compile no variant of their own
         k = tile.compile(COPY, specialize=False).copy
         x = rng.standard_normal(32).astype(np.float32)

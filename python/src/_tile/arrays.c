@@ -575,7 +575,7 @@ PyObject *tpy_no_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
  * launch path for every array argument of a 64-bit PTX parameter, so numpy.generic is looked up once (NumPy,
  * once imported, stays loaded) and kept. */
 bool tpy_numpy_scalar(PyObject *o) {
-    static PyObject *generic; /* under the GIL */
+    static PyObject *generic, *ndarray; /* under the GIL */
     if (!generic) {
         PyObject *name = PyUnicode_FromString("numpy");
         if (!name) return PyErr_Clear(), false;
@@ -583,9 +583,15 @@ bool tpy_numpy_scalar(PyObject *o) {
         Py_DECREF(name);
         if (!np) return PyErr_Clear(), false;
         generic = PyObject_GetAttrString(np, "generic");
+        ndarray = PyObject_GetAttrString(np, "ndarray");
         Py_DECREF(np);
-        if (!generic) return PyErr_Clear(), false;
+        if (!generic || !ndarray) {
+            Py_CLEAR(generic);
+            Py_CLEAR(ndarray);
+            return PyErr_Clear(), false;
+        }
     }
+    if ((PyObject *)Py_TYPE(o) == ndarray) return false; /* the common case of a launch's array arguments, at no cost */
     int r = PyObject_IsInstance(o, generic);
     if (r < 0) PyErr_Clear();
     return r > 0;

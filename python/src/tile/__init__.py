@@ -212,6 +212,9 @@ def _define_value(name, v):
             return "i1"
         if dt.kind in kinds:
             return "%s%d" % (kinds[dt.kind], 8 * dt.itemsize)
+    if isinstance(v, (tuple, list)):  # Triton's tuple constexprs: a define holds one value (docs/language.md)
+        raise TypeError("constexpr %s: a define cannot be a %s: a tuple of compile-time values is the kernel's own default, "
+                        "`const %s = (64, 32)`, or pass its elements as constexprs of their own" % (name, type(v).__name__, name))
     raise TypeError("constexpr %s: expected an int, float, bool, str, None or NumPy dtype, got %r" % (name, type(v).__name__))
 
 
