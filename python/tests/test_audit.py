@@ -217,6 +217,27 @@ class Audit(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"argument 'out': .*NumPy scalar"):
             self.copy[1](out, np.float32(0.0), 1, 1, 1, 1.0)
 
+    def test_malformed_array_interfaces(self):
+        """An __array_interface__ that describes no array is an exception naming the argument (a negative dimension
+        read as "no element" and passed a null pointer the kernel wrote through)."""
+        x = np.zeros(10, np.float32)
+
+        class Iface:
+            def __init__(self, **kw):
+                self.__array_interface__ = dict({"data": (x.ctypes.data, False), "typestr": "<f4", "shape": (10,), "version": 3}, **kw)
+
+        for kw, exc, msg in (({"shape": (-5,)}, ValueError, r"dimension 0 of its shape is negative \(-5\)"),
+                             ({"shape": ("a",)}, TypeError, r"shape holds something other than integers"),
+                             ({"typestr": "<f"}, TypeError, r"unsupported element type '<f'"),
+                             ({"data": (x.ctypes.data, True)}, ValueError, r"the array is read-only, and kernel 'copy' stores"),
+                             ({"data": (8, False)}, ValueError, r"cannot use this host memory")):
+            with self.assertRaisesRegex(exc, r"argument 'out': .*" + msg):
+                self.copy[1](x, Iface(**kw), 10, 1, 1, 1.0)
+        out = poisoned(10, np.float32)
+        y = rng.standard_normal(10).astype(np.float32)
+        self.copy[1](Iface(data=(y.ctypes.data, True)), Iface(data=(out.ctypes.data, False)), 10, 1, 1, 2.0)
+        close(self, out, y.astype(np.float64) * 2, 1e-6, 1e-6)
+
     def test_tuple_arguments_are_flattened(self):
         """A tuple given by position is its elements, in order, as Triton passes a tuple argument: (p0, p1) and
         (s0, s1) fill two parameters each; nested tuples and namedtuples too."""

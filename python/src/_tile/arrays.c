@@ -259,8 +259,16 @@ static bool parse_interface(PyObject *dict, const char *name, TPyArray *a, uintp
         return false;
     }
     a->ndim = (int)nd;
-    for (int i = 0; i < a->ndim; i++)
-        if (!get_i64(PyTuple_GetItem(shape, i), &a->shape[i])) return false;
+    for (int i = 0; i < a->ndim; i++) {
+        if (!get_i64(PyTuple_GetItem(shape, i), &a->shape[i])) {
+            PyErr_Clear();
+            return bad(name, "its array interface's shape holds something other than integers");
+        }
+        if (a->shape[i] < 0) { /* it read as "no element": a null pointer the kernel then wrote through */
+            PyErr_Format(PyExc_ValueError, "argument '%s': dimension %d of its shape is negative (%lld)", name, i, (long long)a->shape[i]);
+            return false;
+        }
+    }
     if (strides && strides != Py_None) {
         if (!PyTuple_Check(strides) || PyTuple_Size(strides) != nd) return bad(name, "strides do not match the shape");
         for (int i = 0; i < a->ndim; i++) {
@@ -541,6 +549,10 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
     a->ndim = t->ndim;
     int64_t s = 1;
     for (int i = a->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "argument '%s': dimension %d of its shape is negative (%lld)", name, i, (long long)t->shape[i]);
+            return false;
+        }
         a->shape[i] = t->shape[i];
         a->strides[i] = t->strides ? t->strides[i] : s;
         s *= t->shape[i];
