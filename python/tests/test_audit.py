@@ -138,6 +138,36 @@ class Audit(unittest.TestCase):
         k[tile.cdiv(n, 128)](xh, yh, oh, -0.5, n)
         close(self, oh, xh.astype(np.float64) * -0.5 + yh, 2 ** -10, 1e-3)
 
+    def test_f8_pointers_take_bytes(self):
+        """*f8e4m3 and *f8e5m2 take 1-byte arrays of codes (uint8, int8, void): decoded to f32 against NumPy."""
+        src = """
+        kernel dec(x: *T, out: *f32, n: i32, const T = f8e4m3) {
+            let r = program_id(0) * 64 + arange(0, 64);
+            store(out + r, cast(load(x + r, r < n, 0), f32), r < n);
+        }
+        """
+
+        def decode(codes, ebits, mbits, bias):
+            c = codes.astype(np.int64)
+            sign = np.where(c >> 7, -1.0, 1.0)
+            e, m = (c >> mbits) & ((1 << ebits) - 1), c & ((1 << mbits) - 1)
+            return sign * np.where(e == 0, m / 2.0 ** mbits * 2.0 ** (1 - bias), (1 + m / 2.0 ** mbits) * 2.0 ** (e - bias))
+
+        n = 130
+        for t, ebits, mbits, bias, special in (("f8e4m3", 4, 3, 7, lambda c: (c & 0x7F) == 0x7F),
+                                               ("f8e5m2", 5, 2, 15, lambda c: (c & 0x7C) == 0x7C)):
+            k = tile.compile(src, T=t).dec
+            self.assertEqual(k.params[0], ("x", "*" + t))
+            codes = rng.integers(0, 256, n).astype(np.uint8)
+            codes[special(codes)] = 0x11  # NaN and infinity codes left out
+            want = decode(codes, ebits, mbits, bias)
+            for view in (codes, codes.view(np.int8), codes.view("V1")):
+                out = poisoned(n, np.float32)
+                k[tile.cdiv(n, 64)](view, out, n)
+                np.testing.assert_array_equal(out.astype(np.float64), want, err_msg="%s through %s" % (t, view.dtype))
+            with self.assertRaisesRegex(TypeError, r"argument 'x': kernel 'dec' takes \*%s, got an array of '<f2'" % t):
+                k[1](codes.view(np.float16), out, n // 2)
+
     def test_every_scalar_type(self):
         """Scalars of every type at the ends of their ranges arrive exactly; one past them is ValueError naming
         the argument; a float for an integer and text for a number are TypeError."""
@@ -369,6 +399,31 @@ class Audit(unittest.TestCase):
         with self.assertRaisesRegex(tile.CompileError, r"'x' is None in this compile"):
             k.asm("x=None")
 
+    def test_compile_cache(self):
+        """A variant compiles on first use through the context's memory and disk caches and is kept in the Kernel:
+        the same source compiled again on the device is a memory hit, on a new device over the same cache folder a
+        disk hit; another specialization is another compile."""
+        with tempfile.TemporaryDirectory() as d:
+            dev = tile.Device("emu", cache_dir=d)
+            x = rng.standard_normal(40).astype(np.float32)
+            out = poisoned(40, np.float32)
+            k = tile.compile(COPY, device=dev).copy
+            k[1](x, out, 40, 1, 1, 1.0)
+            k[1](x, out, 40, 1, 1, 1.0)  # kept in the Kernel: the cache is not asked again
+            s = dev.stats()
+            self.assertEqual((s["compiles"], s["memory_hits"], s["disk_hits"], s["launches"]), (1, 0, 0, 2))
+            tile.compile(COPY, device=dev).copy[1](x, out, 40, 1, 1, 1.0)
+            self.assertEqual(dev.stats()["memory_hits"], 1)
+            k[1](x, out, 32, 1, 1, 1.0)  # n=32: the n=16 variant, compiled
+            self.assertEqual(dev.stats()["compiles"], 2)
+            self.assertEqual(sorted(k.variants), ["n=16 sx=1 so=1", "sx=1 so=1"])  # strides of 1 specialize too
+            dev2 = tile.Device("emu", cache_dir=d)
+            out = poisoned(40, np.float32)
+            tile.compile(COPY, device=dev2).copy[1](x, out, 40, 1, 1, -1.0)
+            s = dev2.stats()
+            self.assertEqual((s["compiles"], s["disk_hits"]), (0, 1))
+            close(self, out, -x.astype(np.float64), 0, 0)
+
     def test_module_and_kernel_attributes(self):
         mod = tile.compile(PAIR + COPY, num_stages=2)
         self.assertEqual(len(mod), 2)
@@ -390,7 +445,7 @@ class Audit(unittest.TestCase):
         k = tile.compile(COPY, specialize=False).copy
         x = rng.standard_normal(32).astype(np.float32)
         out = poisoned(32, np.float32)
-        k[1](x, out, 32, 1, 1, 1.0)
+        self.assertIsNone(k[1](x, out, 32, 1, 1, 1.0))  # a launch returns None: the arrays hold the results
         np.testing.assert_array_equal(out, x)
         self.assertEqual(k.variants, [""])
 
