@@ -424,6 +424,22 @@ class Audit(unittest.TestCase):
             self.assertEqual((s["compiles"], s["disk_hits"]), (0, 1))
             close(self, out, -x.astype(np.float64), 0, 0)
 
+    def test_compile_error_text(self):
+        """docs/python.md's example, exactly: file, line and column, the line and a caret under the column."""
+        src = "kernel broken(x: *f32) {\n    let a = 1;\n    store(x, undefined_name);\n}\n"
+        want = ":3:14: error: unknown name 'undefined_name'\n      store(x, undefined_name);\n               ^\n"
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "broken.tile")
+            with open(path, "w") as f:
+                f.write(src)
+            with self.assertRaises(tile.CompileError) as cm:
+                tile.compile(path)
+        self.assertTrue(str(cm.exception).endswith("broken.tile" + want), str(cm.exception))
+        self.assertEqual(cm.exception.diagnostics, str(cm.exception))
+        with self.assertRaises(tile.CompileError) as cm:
+            tile.compile(src)
+        self.assertEqual(str(cm.exception), "<source>" + want)
+
     def test_module_and_kernel_attributes(self):
         mod = tile.compile(PAIR + COPY, num_stages=2)
         self.assertEqual(len(mod), 2)
