@@ -246,6 +246,10 @@ class Audit(unittest.TestCase):
             self.copy[1](np.float32(1.0), out, 1, 1, 1, 1.0)
         with self.assertRaisesRegex(TypeError, r"argument 'out': .*NumPy scalar"):
             self.copy[1](out, np.float32(0.0), 1, 1, 1, 1.0)
+        with self.assertRaisesRegex(TypeError, r"data_ptr: np.float32\(2.0\) is a NumPy scalar, a value, not an array"):
+            tile.data_ptr(np.float32(2.0))
+        zd = np.array(2.0, np.float32)
+        self.assertEqual(tile.data_ptr(zd), tile.data_ptr(zd.reshape(1)))  # a 0-d array is an array
 
     def test_malformed_array_interfaces(self):
         """An __array_interface__ that describes no array is an exception naming the argument (a negative dimension

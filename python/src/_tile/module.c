@@ -248,6 +248,10 @@ static PyObject *device_stats(PyObject *self, PyObject *unused) {
  * array lives; memory no array owns would only be mapped for one call: refused. */
 static PyObject *device_data_ptr(PyObject *self, PyObject *obj) {
     TPyDevice *d = (TPyDevice *)self;
+    if (tpy_numpy_scalar(obj)) {
+        PyErr_Format(PyExc_TypeError, "data_ptr: %R is a NumPy scalar, a value, not an array (np.array([v]) is an array of one element)", obj);
+        return NULL;
+    }
     TPyScope sc = {.dev = d};
     TPyArray a;
     bool ok = tpy_array(&sc, obj, "array", &a);
