@@ -459,6 +459,10 @@ class Audit(unittest.TestCase):
             with open(path, "w") as f:
                 f.write(COPY)
             self.assertEqual(tile.compile(pathlib.Path(path)).source, path)
+        with self.assertRaisesRegex(TypeError, r"compile: arch must be a target's name such as 'sm_90a', or None, got 'int'"):
+            tile.compile(COPY, arch=90)
+        with self.assertRaisesRegex(tile.Error, r"unknown arch 'sm_1'"):
+            tile.compile(COPY, arch="sm_1")
         with self.assertRaisesRegex(TypeError, r"constexpr S: a define cannot be a tuple: .*`const S = \(64, 32\)`"):
             tile.compile(COPY, S=(64, 32))
         # specialize=False: integers equal to 1 or multiples of 16 compile no variant of their own

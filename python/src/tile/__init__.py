@@ -253,6 +253,8 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
         if isinstance(value, bool) or not hasattr(value, "__index__"):
             raise TypeError("compile: %s must be an int, got %r" % (name, type(value).__name__))
         defines.append("%s=%d" % (name, value.__index__()))
+    if arch is not None and not isinstance(arch, str):
+        raise TypeError("compile: arch must be a target's name such as 'sm_90a', or None, got %r" % (type(arch).__name__,))
     if kernel is not None and not isinstance(kernel, str):
         raise TypeError("compile: kernel must be a kernel's name (str) or None, got %r" % (type(kernel).__name__,))
     for name, value in (("debug", debug), ("no_tma", no_tma), ("autotune", autotune)):
