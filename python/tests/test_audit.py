@@ -315,6 +315,13 @@ class Audit(unittest.TestCase):
         k[lambda meta: (tile.cdiv(n, meta["B"]),)]((a, b), out, n)
         close(self, out, a.astype(np.float64) - b, 1e-6, 1e-6)
         self.assertEqual(list(k.cache), ["n=128"])  # the key read from the flattened arguments
+        # asm of the configuration launched, or of one by index
+        block = {32: "arange {start=0, end=32}", 64: "arange {start=0, end=64}"}
+        self.assertIn(block[k.best_config["B"]], k.asm()["tir"])
+        self.assertIn(block[64], k.asm(config=1)["tir"])
+        self.assertIn(block[32], k.asm("n=16", config=0)["tir"])
+        with self.assertRaisesRegex(ValueError, r"asm: config must be an index into .configs \(2 of them\), got 2"):
+            k.asm(config=2)
 
     def test_read_only_array_where_the_kernel_stores(self):
         """A read-only array is fine where the kernel only reads; where it stores (a store or an atomic through that

@@ -407,6 +407,16 @@ class Autotuned:
     def params(self):
         return self._first.params
 
+    def asm(self, variant="", config=None):
+        """Kernel.asm of a configuration: `config` an index into .configs, None the last one launched
+        (best_config; before any launch the first that compiles)."""
+        if config is None:
+            i = self.configs.index(self.best_config) if self.best_config is not None else None
+            return (self._first if i is None else self._kernel(i)).asm(variant)
+        if isinstance(config, bool) or not isinstance(config, int) or not -len(self.configs) <= config < len(self.configs):
+            raise ValueError("asm: config must be an index into .configs (%d of them), got %r" % (len(self.configs), config))
+        return self._kernel(config % len(self.configs)).asm(variant)
+
     def __getitem__(self, grid):
         return lambda *args, stream=None, **kwargs: self._launch(grid, args, kwargs, stream)
 
