@@ -6,12 +6,17 @@
  *      and no LLVM time is spent before the first launch;
  *   2. reads each kernel's parameters: names from the Tile IR's header
  *      ("kernel @add(%x: ptr<f32> #div16, %n: i32)"), types from its
- *      signature ("*f32:16, i32"), once, into a table the launches index.
+ *      signature ("*f32:16, i32"), once, into a table the launches index;
+ *   3. reads from the same Tile IR which pointer parameters the kernel
+ *      stores through (read_writes), so that a read-only array there is
+ *      refused at launch rather than written.
  * kernel[grid](*args, stream=None), the hot path (Launcher.__call__;
- * arguments may also be given by parameter name):
+ * arguments may also be given by parameter name; a tuple given by position
+ * is its elements, as Triton passes a tuple argument):
  *   1. each argument is converted by its parameter's kind: arrays through
- *      arrays.c (checked: element type, element alignment), integers range
- *      checked, floats converted to the parameter's width;
+ *      arrays.c (checked: element type, element alignment, writable where
+ *      the kernel stores), integers range checked, floats converted to the
+ *      parameter's width;
  *   2. the specialization key is computed from the values as Triton's JIT
  *      does: an integer equal to 1 or divisible by 16, whether every
  *      pointer is 16-byte aligned (the C API assumes all or none:
@@ -22,7 +27,9 @@
  *      defines, through the context's memory and disk caches);
  *   4. the grid (a tuple, an int, or a callable given the meta dict) and
  *      stream= become tile_launch's, which runs with the GIL released;
- *   5. what arrays.c borrowed for the call is given back. */
+ *   5. what arrays.c borrowed for the call is given back.
+ * kernel.asm(variant) compiles a variant's texts (Tile IR, LLVM IR, PTX) as
+ * step 3 would load it, without loading it. */
 #include "pytile.h"
 
 #include <limits.h>
