@@ -1199,7 +1199,8 @@ Test(lang_diag, tuple_arithmetic) {
     expect_diag("kernel k(p: *f32) { let t = (1.0, 2.0) * 1.5; }\n",
                 "t.tile:1:40: error: the repeat count of a tuple must be an integer, got 'f32'\n"
                 "  kernel k(p: *f32) { let t = (1.0, 2.0) * 1.5; }\n"
-                "                                         ^\n");    /* a list is named a list (it was "'+' concatenates a tuple with a tuple, not with 'f32'" for [1, 2] + 3.0) */
+                "                                         ^\n");
+    /* a list is named a list (it was "'+' concatenates a tuple with a tuple, not with 'f32'" for [1, 2] + 3.0) */
     expect_diag("kernel k(p: *f32) { let t = [1, 2] + 3.0; store(p, t[0]); }\n",
                 "t.tile:1:36: error: '+' concatenates a list with a list or a tuple, not with 'f32' (a one-element list is written [x])\n"
                 "  kernel k(p: *f32) { let t = [1, 2] + 3.0; store(p, t[0]); }\n"
@@ -1207,6 +1208,10 @@ Test(lang_diag, tuple_arithmetic) {
     expect_diag("kernel k(p: *f32) { let t = [1, 2] * 1.5; }\n",
                 "t.tile:1:36: error: the repeat count of a list must be an integer, got 'f32'\n"
                 "  kernel k(p: *f32) { let t = [1, 2] * 1.5; }\n"
+                "                                     ^\n");
+    expect_diag("kernel k(p: *f32) { let t = [1, 2] * [3]; }\n",
+                "t.tile:1:36: error: '*' repeats a list a compile-time number of times; it does not multiply two lists\n"
+                "  kernel k(p: *f32) { let t = [1, 2] * [3]; }\n"
                 "                                     ^\n");
     expect_ok("kernel k(p: *f32) { let t = [1, 2] + (3, 4); store(p, t[3] as f32); }\n");
 }
