@@ -327,10 +327,12 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
     }
     /* 2-4. the last one that passes; one that does not fit the caller's buffer is the caller's problem, not the record's */
     bool found = false, too_small = false;
+    size_t need = 0;
     for (int i = ncfg - 1; i >= 0 && !found; i--) {
         Str why = {0};
         if (config_ok(cfgs[i], sp, kernel ? kernel : kernel_id, &why)) {
-            too_small = strlen(cfgs[i]) >= config_size;
+            need = strlen(cfgs[i]) + 1;
+            too_small = need > config_size;
             if (!too_small) snprintf(config, config_size, "%s", cfgs[i]);
             found = true;
         } else {
@@ -341,7 +343,11 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
     }
     free(cfgs);
     free(text);
-    return too_small ? TILE_ERROR_INVALID_VALUE : found ? TILE_OK : TILE_ERROR_NOT_FOUND;
+    if (too_small)
+        return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "%s: the configuration recorded for %s on %s, %s needs %zu bytes; config_size is %zu",
+                       kernel ? "tile_tune_lookup_file" : "tile_tune_lookup", kernel ? kernel : kernel_id, device, key_bucket, need,
+                       config_size);
+    return found ? TILE_OK : TILE_ERROR_NOT_FOUND;
 }
 
 tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
@@ -360,7 +366,8 @@ tile_status tile_tune_lookup_file(const char *cache_dir, const char *path, const
     if (st != TILE_OK) return st;
     tile_tune_space sp;
     char *err = NULL;
-    if ((st = tile_tune_space_file(path, kernel, &sp, &err)) != TILE_OK) {
+    if ((st = tile_tune_space_file(path, kernel, &sp, &err)) != TILE_OK) { /* its message (a located error) is the caller's answer */
+        st = rt_fail(NULL, st, "tile_tune_lookup_file: %s", err ? err : tile_status_string(st));
         free(err);
         return st;
     }

@@ -14,6 +14,7 @@
  * tile_aot_table_release unloads what the table loaded into one context.  The state lives as long as the
  * process (the table is a static of the program), reachable from the table. */
 #include "include/tile/tile.h"
+#include "runtime/rt.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -55,7 +56,8 @@ tile_status tile_aot_table_kernel(tile_aot_table *t, const char *ptx, const char
         tile_module *m;
         return tile_module_load_ptx(ctx, ptx, &m);
     }
-    if (!t || !ptx || !name || !out) return TILE_ERROR_INVALID_VALUE;
+    if (!t || !ptx || !name || !out)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_aot_table_kernel: %s is NULL", !t ? "table" : !ptx ? "ptx" : !name ? "name" : "out");
     AotTable *a = aot_table_state(t);
     if (!a) return TILE_ERROR_OUT_OF_MEMORY;
     tile_status st = TILE_OK;

@@ -146,7 +146,8 @@ TILE_API const char *tile_status_string(tile_status s);
 TILE_API const char *tile_target_name(int index);
 /* The target used when none is given ("sm_80"). */
 TILE_API const char *tile_target_default(void);
-/* The library's version, e.g. "0.2.0", and the build id that keys the compile cache. */
+/* The library's version, "MAJOR.MINOR.PATCH" as TILE_VERSION_* say (e.g. "0.2.0"); the compile cache keys on it
+ * and on the library's build id (docs/runtime.md, "Compile cache"). */
 TILE_API const char *tile_version(void);
 
 /* ==== compile cache ================================================
@@ -504,10 +505,12 @@ enum { TILE_SCALE_NONE = 0, TILE_SCALE_TENSOR = 1, TILE_SCALE_CHANNEL = 2,
 /* Type pairs: f16->f32, f16->f16, bf16->f32, bf16->bf16, f32->f32 (tf32 tensor cores), i8->i32,
  * f8e4m3->f32 and f8e5m2->f32 (native f8 wgmma on sm_90a, exact widening to f16 elsewhere).
  * Compiles on first use, caches, and launches the tuned configuration for
- * the shape (the kernel's defaults when none is tuned). */
+ * the shape (the kernel's defaults when none is tuned).  m or n 0: nothing to compute (TILE_OK, nothing
+ * launched or written; A, or B, may then be 0); k 0: D = act(beta*C + bias), A and B not read. */
 TILE_API tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);
 /* The same with an explicit configuration: NULL-terminated "NAME=VALUE"
- * (BM, BN, BK, GROUP_M, SPLIT_K, PERSISTENT, num_warps, num_stages, warp_specialize, and for f8 inputs
+ * (BM, BN, BK, GROUP_M, SPLIT_K (1..64; run as 1 where split-K is not exact, docs/runtime.md), PERSISTENT,
+ * num_warps, num_stages, warp_specialize, and for f8 inputs
  * FAST_ACCUM: 1 accumulates in the tensor cores, 0 adds each K step's product in f32, sm_90a's default; any other name, the
  * epilogue's ACT/HAS_BETA/HAS_BIAS included, is TILE_ERROR_INVALID_VALUE); the tuner uses it. */
 TILE_API tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *args, const char *const *config);
@@ -582,7 +585,7 @@ TILE_API tile_status tile_tune_lookup_file(const char *cache_dir, const char *pa
                                            const char *key_bucket, char *config, size_t config_size);
 /* By kernel id alone: records are checked for their form (NAME=VALUE words) only.  Both lookups: TILE_OK with
  * the configuration in config, TILE_ERROR_NOT_FOUND without a usable record, TILE_ERROR_INVALID_VALUE (config
- * "") when the record found does not fit in config_size bytes. */
+ * "") when the record found does not fit in config_size bytes (tile_last_error(NULL) says how many it needs). */
 TILE_API tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              char *config, size_t config_size);
 /* Identity of a kernel for the tuning database: XXH3-128 hex of its file

@@ -419,15 +419,16 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
             return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: block scales need BN and BK dividing 128 (BN=%d BK=%d)", bn, bk);
         }
     }
+    /* a SPLIT_K out of range is the caller's error whatever the epilogue (checked before the fallback to 1 below) */
     int split_k = config_int(v.defines, "SPLIT_K", 1);
+    if (split_k < 1 || split_k > 64) {
+        shipped_variant_free(&v);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: SPLIT_K=%d (1 to 64)", split_k);
+    }
     bool split_ok = a->out_dtype == TILE_F32 && a->beta == 0 && !a->bias && a->activation == TILE_ACT_NONE && a->ldc == a->n;
     if (split_k > 1 && !split_ok) {
         split_k = 1;
         shipped_define(&v, "SPLIT_K", 1);
-    }
-    if (split_k < 1 || split_k > 64) {
-        shipped_variant_free(&v);
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: SPLIT_K=%d (1 to 64)", split_k);
     }
     int group_m = config_int(v.defines, "GROUP_M", 8);
     if (group_m < 1 || group_m > 65535) { /* rows of tiles a group of programs walks (0 divided by zero) */
