@@ -43,6 +43,20 @@ static bool names_category(const char *list, const char *cat, bool with_all) {
 
 static bool has_category(const char *list, const char *cat) { return names_category(list, cat, true); }
 
+/* Warn once about each word of TILE_DEBUG that is no category (a typo would silently log nothing). */
+static void warn_unknown_categories(const char *list) {
+    static const char *const known[] = {"cache", "launch", "tune", "assert", "emu-1to1", "all"};
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p), k = 0;
+        while (k < sizeof known / sizeof known[0] && (strlen(known[k]) != len || strncmp(p, known[k], len))) k++;
+        if (len && k == sizeof known / sizeof known[0])
+            fprintf(stderr, "tile: warning: TILE_DEBUG=%s: '%.*s' is no category (cache, launch, tune, assert, emu-1to1 or all); "
+                    "ignored\n", list, (int)len, p);
+        p = e ? e + 1 : NULL;
+    }
+}
+
 enum { CACHE_MAX_DEFAULT = 1 << 30 };
 
 /* size = DIGITS [ "K" | "M" | "G" ]: false when malformed or past 2^63 */
@@ -79,6 +93,7 @@ static void load(void) {
     const char *data = getenv("TILE_DATA_DIR"); /* datadir.c decides what it means */
     opts.data_dir = data && *data ? strdup(data) : NULL;
     const char *dbg = getenv("TILE_DEBUG");
+    warn_unknown_categories(dbg);
     opts.debug_cache = has_category(dbg, "cache");
     opts.debug_launch = has_category(dbg, "launch");
     opts.debug_tune = has_category(dbg, "tune");

@@ -356,3 +356,34 @@ Test(api_audit, aot_table_null_arguments_say_why) {
     tile_aot_table_release(&t, ctx); /* nothing loaded: nothing to do */
     close_ctx(ctx);
 }
+
+/* ============================ environment ============================ */
+
+/* What the library writes to stderr when the process starts with TILE_DEBUG=value (`tile cache stats` reads
+ * the knobs once, as every process does). */
+static char *stderr_with_debug(const char *value) {
+    char dir[64], cmd[512];
+    snprintf(dir, sizeof dir, "/tmp/tile-test-audit-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "TILE_DEBUG='%s' %s cache stats --dir %s 2>&1 >/dev/null", value, TILE_CLI, dir);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    static char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = 0;
+    cr_assert_eq(pclose(p), 0, "%s: %s", cmd, buf);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    return buf;
+}
+
+/* TILE_DEBUG's categories are cache, launch, tune, assert, emu-1to1 and all; a misspelt one logged nothing and
+ * said nothing (as a bad TILE_CACHE_MAX_BYTES says), now one warning names it. */
+Test(api_audit, tile_debug_names_unknown_categories) {
+    const char *out = stderr_with_debug("cache,tnue");
+    cr_expect(strstr(out, "tile: warning: TILE_DEBUG=cache,tnue: 'tnue' is no category"), "%s", out);
+    out = stderr_with_debug("CACHE");
+    cr_expect(strstr(out, "'CACHE' is no category"), "%s", out);
+    out = stderr_with_debug("cache,,launch,tune,assert,all,emu-1to1");
+    cr_expect(!strstr(out, "warning"), "%s", out);
+}
