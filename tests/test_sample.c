@@ -490,6 +490,10 @@ Test(sample, argument_checks) {
         {ok, "logits"},
         {ok, "ld"},
         {ok, "out is 0"},
+        /* what the call writes shares no byte with what it reads (a program writes its row while others read theirs) */
+        {ok, "out (0x"},
+        {ok, "probs (0x"},
+        {ok, "shares bytes with temperature"},
     };
     bad[1].a.dtype = TILE_I8;
     bad[2].a.vocab = 0;
@@ -501,6 +505,9 @@ Test(sample, argument_checks) {
     bad[8].a.batch = 40; /* 40 rows of 100 f32 do not fit in 4096 bytes */
     bad[9].a.ld = 50;
     bad[10].a.out = 0;
+    bad[11].a.out = x + 396; /* over row 0's last logit */
+    bad[12].a.probs = x + 800;
+    bad[13].a.temperature = out + 8;
     cr_assert_eq(tile_sample(ctx, &bad[0].a), TILE_OK, "%s", tile_last_error(ctx));
     bad[0].a.size = 0; /* this release's layout */
     cr_assert_eq(tile_sample(ctx, &bad[0].a), TILE_OK, "%s", tile_last_error(ctx));
@@ -512,6 +519,9 @@ Test(sample, argument_checks) {
         cr_assert(strstr(tile_last_error(ctx), "tile_sample") && strstr(tile_last_error(ctx), bad[i].msg), "case %zu: %s", i,
                   tile_last_error(ctx));
     }
+    cr_assert(strstr(tile_last_error(ctx), "shares bytes with"), "%s", tile_last_error(ctx));
+    bad[0].a.size = sizeof bad[0].a, bad[0].a.probs = x + 1600; /* the rest of the logits' allocation: apart */
+    cr_assert_eq(tile_sample(ctx, &bad[0].a), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(tile_sample(ctx, NULL), TILE_ERROR_INVALID_VALUE);
     tile_free(ctx, x), tile_free(ctx, out);
     tile_context_destroy(ctx);
@@ -708,10 +718,23 @@ Test(spec, argument_checks) {
     tile_context *ctx = open_ctx();
     tile_devptr buf;
     cr_assert_eq(tile_malloc(ctx, 1 << 16, &buf), TILE_OK);
+    /* the inputs may share memory (nothing writes them); what the call writes may not (it did) */
     tile_spec_verify_args ok = {.size = sizeof ok, .batch = 2, .num_draft = 3, .vocab = 100, .draft_tokens = buf, .draft_probs = buf,
-                                .target_probs = buf, .accepted = buf, .out_tokens = buf};
+                                .target_probs = buf, .accepted = buf + 40000, .out_tokens = buf + 40064};
     cr_assert_eq(tile_spec_verify(ctx, &ok), TILE_OK, "%s", tile_last_error(ctx));
     tile_spec_verify_args a = ok;
+    a.accepted = ok.out_tokens + 28; /* over the last token of sequence 1 */
+    cr_assert_eq(tile_spec_verify(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "out_tokens (0x") && strstr(tile_last_error(ctx), "shares bytes with accepted"), "%s",
+              tile_last_error(ctx));
+    a = ok, a.out_tokens = buf + 4;
+    cr_assert_eq(tile_spec_verify(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "shares bytes with draft_tokens"), "%s", tile_last_error(ctx));
+    a = ok, a.seed = ok.accepted;
+    cr_assert_eq(tile_spec_verify(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "accepted (0x") && strstr(tile_last_error(ctx), "shares bytes with seed"), "%s",
+              tile_last_error(ctx));
+    a = ok;
     a.num_draft = 0;
     cr_assert_eq(tile_spec_verify(ctx, &a), TILE_ERROR_INVALID_VALUE);
     cr_assert(strstr(tile_last_error(ctx), "num_draft"), "%s", tile_last_error(ctx));

@@ -827,7 +827,8 @@ TILE_API tile_status tile_gated_activation(tile_context *ctx, const tile_gated_a
  * seed and offset give the same uniform in any batch position, launch and device (the token too, but
  * for draws within f32 rounding of a boundary; docs/kernels.md).  Per-row parameters are device
  * arrays of length batch, or, where the array is 0, the `_value` scalar for every row.  Launched on
- * `stream`; the argument structs begin with `size` as tile_norm_args. */
+ * `stream`; the argument structs begin with `size` as tile_norm_args.  What a call writes (out, probs;
+ * accepted, out_tokens) may share no byte with another tensor of the call (TILE_ERROR_INVALID_VALUE). */
 typedef struct tile_sample_args {
     size_t size;
     tile_dtype dtype;                 /* logits: TILE_F32, TILE_F16 or TILE_BF16 */

@@ -18,8 +18,11 @@
  *
  *   1. Check the arguments: struct size, dtypes, sizes, strides, the scalar
  *      parameters' ranges, that each tensor spans fewer than 2^31 elements
- *      (32-bit offsets), and that every pointer lies in an allocation of
- *      this context, aligned to its elements, with room for what is read.
+ *      (32-bit offsets), that every pointer lies in an allocation of
+ *      this context, aligned to its elements, with room for what is read,
+ *      and that what the call writes (out, probs; accepted, out_tokens)
+ *      shares no byte with another tensor of the call: a program writes its
+ *      row while the others still read theirs.
  *   2. Choose the variant and specialize sizes and strides.
  *   3. The kernel comes from the context's table (kernels/shipped.h).
  *   4. Launch on the caller's stream. */
@@ -44,6 +47,20 @@ enum { SAMPLE_ARGS_SIZE_0_1 = sizeof(tile_sample_args), SPEC_ARGS_SIZE_0_1 = siz
 
 static int64_t block_for(int64_t n) { return shipped_min(shipped_max(shipped_pow2_at_least(n), MIN_BLOCK), MAX_BLOCK); }
 
+
+/* Each written tensor apart from every other tensor of the call (exact per row: interleaved columns pass);
+ * entries with p 0 are absent. */
+static tile_status outputs_apart(tile_context *ctx, const char *api, const ShippedRows *w, int nw, const ShippedRows *r, int nr) {
+    tile_status st;
+    for (int i = 0; i < nw; i++) {
+        if (!w[i].p) continue;
+        for (int j = 0; j < nr; j++)
+            if (r[j].p && (st = shipped_check_rows_apart(ctx, api, &w[i], &r[j], false)) != TILE_OK) return st;
+        for (int j = 0; j < i; j++)
+            if (w[j].p && (st = shipped_check_rows_apart(ctx, api, &w[i], &w[j], false)) != TILE_OK) return st;
+    }
+    return TILE_OK;
+}
 
 /* A per-row parameter array: checked when given, and its flag set */
 static tile_status param_array(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, int64_t batch, int flag,
@@ -94,6 +111,15 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
         (st = param_array(ctx, api, a.seed, 8, a.batch, F_SEED, "seed", &flags)) ||
         (st = param_array(ctx, api, a.offset, 8, a.batch, F_OFFSET, "offset", &flags)))
         return st;
+    {
+        uint64_t B = (uint64_t)a.batch;
+        const ShippedRows w[] = {{"out", a.out, 1, oes * B, oes * B, oes}, {"probs", a.probs, B, 4 * (uint64_t)a.vocab, 4 * (uint64_t)ldp, 4}};
+        const ShippedRows r[] = {{"logits", a.logits, B, es * (uint64_t)a.vocab, es * (uint64_t)ld, es},
+                                 {"temperature", a.temperature, 1, 4 * B, 4 * B, 4}, {"top_k", a.top_k, 1, 4 * B, 4 * B, 4},
+                                 {"top_p", a.top_p, 1, 4 * B, 4 * B, 4}, {"min_p", a.min_p, 1, 4 * B, 4 * B, 4},
+                                 {"seed", a.seed, 1, 8 * B, 8 * B, 8}, {"offset", a.offset, 1, 8 * B, 8 * B, 8}};
+        if ((st = outputs_apart(ctx, api, w, 2, r, 7)) != TILE_OK) return st;
+    }
 
     /* 2. variant */
     char name[32];
@@ -162,6 +188,14 @@ tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *arg
         (st = param_array(ctx, api, a.seed, 8, a.batch, F_SEED, "seed", &flags)) ||
         (st = param_array(ctx, api, a.offset, 8, a.batch, F_OFFSET, "offset", &flags)))
         return st;
+    {
+        uint64_t B = (uint64_t)a.batch, nd = (uint64_t)a.num_draft;
+        const ShippedRows w[] = {{"accepted", a.accepted, 1, 4 * B, 4 * B, 4}, {"out_tokens", a.out_tokens, 1, 4 * B * (nd + 1), 4 * B * (nd + 1), 4}};
+        const ShippedRows r[] = {{"draft_tokens", a.draft_tokens, 1, 4 * B * nd, 4 * B * nd, 4}, {"draft_probs", a.draft_probs, 1, 4 * nq, 4 * nq, 4},
+                                 {"target_probs", a.target_probs, 1, 4 * np, 4 * np, 4}, {"greedy", a.greedy, 1, 4 * B, 4 * B, 4},
+                                 {"seed", a.seed, 1, 8 * B, 8 * B, 8}, {"offset", a.offset, 1, 8 * B, 8 * B, 8}};
+        if ((st = outputs_apart(ctx, api, w, 2, r, 6)) != TILE_OK) return st;
+    }
 
     /* 2. variant */
     ShippedVariant v = shipped_variant("spec_verify");
