@@ -633,6 +633,15 @@ Test(attention_api, fwd_bad_arguments) {
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps k [0x");
     a = good, a.o = good.k + 2 * 16 * 2 * 64 * 2; /* right after k's last byte */
     cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    /* over q: exactly in place (q's pointer and strides) runs; shifted by a head, or with other strides, a program
+     * would write rows of q another has yet to read: refused (both ran) */
+    a = good, a.o = good.q;
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a = good, a.o = good.q + 64 * 2;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o [0x");
+    cr_expect(strstr(tile_last_error(ctx), "overlaps q [0x"), "%s", tile_last_error(ctx));
+    a = good, a.o = good.q, a.o_stride[0] = 16 * 4 * 96, a.o_stride[1] = 4 * 96, a.o_stride[2] = 96;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps q [0x");
     /* the LSE too is written while other programs read q, k, v (and the offsets); it shares no byte with o either
      * (it ran, with rows of q, k or o overwritten); right after o is fine */
     a = good, a.lse = good.k + 2048;
@@ -724,6 +733,9 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps k_cache [0x");
     a = good, a.v_cache = good.o;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps v_cache [0x");
+    /* o over q: exactly in place or not at all, as for the prefill */
+    a = good, a.o = good.q + 64 * 2;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps q [0x");
     /* nor with the tables the programs read, and the split workspace (written by the splits, read by the merge
      * while it writes o) shares no byte with any of them */
     a = good, a.block_tables = good.o + 64;
@@ -732,6 +744,8 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps context_lens [0x");
     h_lens[1] = 64;
     cr_assert_eq(tile_memcpy_htod(ctx, lens, h_lens, sizeof h_lens), TILE_OK);
+    a = good, a.o = good.q; /* in place */
+    cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     a = good, a.block_size = 64, a.num_blocks = 2, a.max_context_len = 256, a.num_splits = 4, a.block_table_stride = 4;
     size_t need;
     int splits;

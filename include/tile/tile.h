@@ -679,7 +679,8 @@ typedef struct tile_attention_args {
     int64_t batch, heads_q, heads_kv; /* heads_q a multiple of heads_kv (GQA / MQA: K/V are not copied) */
     int64_t head_dim;                 /* a multiple of 16, at most 256 */
     int64_t seq_q, seq_k;             /* tokens per sequence; with cu_seqlens: the longest (the grid) */
-    tile_devptr q, k, v, o;           /* [batch, seq, heads, head_dim]; o shares no byte with k or v */
+    tile_devptr q, k, v, o;           /* [batch, seq, heads, head_dim]; o shares no byte with k or v, nor with q
+                                         unless exactly in place (o = q, the same strides and element size) */
     int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* batch, token, head; all three 0: contiguous.
                                                                    The batch stride is unused with cu_seqlens */
     tile_devptr lse;                  /* 0, or f32 [batch, heads_q, seq_q] (natural log, scale included);
@@ -717,7 +718,8 @@ typedef struct tile_paged_attention_args {
                                          (causal among themselves); (heads_q / heads_kv) * num_tokens <= 64 */
     int64_t block_size;               /* 16, 32 or 64 */
     int64_t num_blocks;               /* blocks in each cache */
-    tile_devptr q, o;                 /* [num_seqs, num_tokens, heads_q, head_dim]; o shares no byte with the caches */
+    tile_devptr q, o;                 /* [num_seqs, num_tokens, heads_q, head_dim]; o shares no byte with the caches,
+                                         nor with q unless exactly in place (o = q, the same strides) */
     int64_t q_stride[3], o_stride[3]; /* sequence, token, head; all three 0: contiguous */
     tile_devptr k_cache, v_cache;     /* [num_blocks, block_size, heads_kv, head_dim] */
     int64_t k_stride[3], v_stride[3]; /* block, slot, head; all three 0: contiguous */

@@ -221,6 +221,8 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
             {varlen ? a->cu_seqlens_k : 0, 4 * (uint64_t)(B + 1), "cu_seqlens_k"},
         };
         uint64_t lb = 4 * (uint64_t)(varlen ? H * a->total_q : B * H * a->seq_q);
+        /* o over q: exactly in place (each program reads its rows of q before it writes them) or apart */
+        if (!(a->o == a->q && es == oes && !memcmp(so, sq, sizeof sq))) { APART(api, a->o, in[3].bytes, "o", a->q, in[0].bytes, "q"); }
         for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
             if (a->lse) { APART(api, a->lse, lb, "lse", in[i].p, in[i].bytes, in[i].what); }
             if (i >= 4) { APART(api, a->o, in[3].bytes, "o", in[i].p, in[i].bytes, in[i].what); }
@@ -482,6 +484,8 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
             {a->o, es * (uint64_t)span(S, T, H, D, p.so), "o"},
         };
         tile_devptr ws = p.splits > 1 ? a->workspace : 0;
+        /* o over q: exactly in place (a program reads its rows of q before it writes them) or apart */
+        if (!(a->o == a->q && !memcmp(p.so, p.sq, sizeof p.sq))) { APART(api, a->o, in[6].bytes, "o", a->q, in[0].bytes, "q"); }
         for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
             if (i >= 3 && i < 6) { APART(api, a->o, in[6].bytes, "o", in[i].p, in[i].bytes, in[i].what); } /* the caches: above */
             if (i == 6) { /* the merge reads the workspace while it writes o */
