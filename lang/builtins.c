@@ -1171,7 +1171,7 @@ Val builtin_call(Gen *g, const Node *node) {
         c.v[i] = gen_expr(g, c.arg[i]);
         if (c.v[i].k == V_ERR) ok = false;
         if (c.v[i].k == V_VOID) {
-            diag_error(g->d, c.loc[i], "expression has no value");
+            gen_error_no_value(g, c.v[i], c.loc[i]);
             ok = false;
         }
     }

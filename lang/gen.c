@@ -93,6 +93,19 @@ const char *gen_shape_str(Gen *g, int rank, const int32_t *shape) {
     return r;
 }
 
+/* A V_VOID from a call carries the callee's name (gen_call): "'store' returns no value", and for a fn a note at it,
+ * since the fix is there (a missing `return VALUE;`). */
+void gen_error_no_value(Gen *g, Val v, Loc loc) {
+    if (!v.s) {
+        diag_error(g->d, loc, "expression has no value");
+        return;
+    }
+    Global *gl = gen_find_global(g, v.s);
+    bool fn = gl && gl->decl->kind == D_FN;
+    diag_error(g->d, loc, "'%s' returns no value%s", v.s, fn ? " (a 'fn' gives one with 'return VALUE;')" : "");
+    if (fn) diag_note(g->d, gl->decl->loc, "'%s' is defined here", v.s);
+}
+
 bool val_is_value(Gen *g, Val v, Loc loc) {
     switch (v.k) {
     case V_CT:
@@ -105,7 +118,7 @@ bool val_is_value(Gen *g, Val v, Loc loc) {
         diag_error(g->d, loc, "a string (\"%s\") is not a value: strings are compile-time constants, compared with == and != "
                    "(if ACT == \"relu\") or given as a keyword's value (sem=\"relaxed\")", v.s);
         return false;
-    case V_VOID: diag_error(g->d, loc, "expression has no value"); return false;
+    case V_VOID: gen_error_no_value(g, v, loc); return false;
     case V_TUPLE:
         if (gen_is_desc(v))
             diag_error(g->d, loc, "a tensor descriptor cannot be used as a value: load or store through it (load_tensor_descriptor(d, "
@@ -1172,12 +1185,20 @@ static Val gen_call(Gen *g, const Node *n) {
         return val_err();
     }
     Global *gl = gen_find_global(g, n->name);
-    if (gl && gl->decl->kind == D_FN) return gen_call_fn(g, gl->decl, n);
+    if (gl && gl->decl->kind == D_FN) {
+        Val r = gen_call_fn(g, gl->decl, n);
+        if (r.k == V_VOID) r.s = gl->decl->name; /* for gen_error_no_value */
+        return r;
+    }
     if (gl) {
         diag_error(g->d, n->loc, "'%s' is a constant, not a function", n->name);
         return val_err();
     }
-    if (builtin_exists(n->name)) return builtin_call(g, n);
+    if (builtin_exists(n->name)) {
+        Val r = builtin_call(g, n);
+        if (r.k == V_VOID) r.s = n->name;
+        return r;
+    }
     for (int i = 0; g->main_file && i < g->main_file->ndecls; i++)
         if (g->main_file->decls[i]->kind == D_KERNEL && !strcmp(g->main_file->decls[i]->name, n->name)) {
             diag_error(g->d, n->loc, "'%s' is a kernel: kernels are launched, not called (write the shared code as a 'fn')", n->name);

@@ -289,6 +289,24 @@ static bool triton_module_name(const char *s, size_t n) {
 }
 static bool triton_module(const Token *t) { return t->kind == TK_IDENT && triton_module_name(t->text, t->len); }
 
+/* CUDA's built-in variables (`blockIdx.x`), which a CUDA programmer writes first: one error at the name saying
+ * what a program has instead (a program is a whole thread block, working on tiles); false for other names. */
+static bool cuda_builtin_var(Lexer *l, const Token *name, int axis) {
+    static const char *const vars[] = {"blockIdx", "gridDim", "threadIdx", "blockDim"};
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strlen(vars[i]) == name->len && !memcmp(vars[i], name->text, name->len)) k = i;
+    if (k < 0) return false;
+    if (k < 2)
+        diag_error(l->d, name->loc, "'%s.%c': CUDA's %s is '%s(%d)' here (%s along axis %d)", vars[k], 'x' + axis,
+                   k ? "grid size" : "block index", k ? "num_programs" : "program_id", axis,
+                   k ? "the number of programs" : "the index of this program", axis);
+    else
+        diag_error(l->d, name->loc, "'%s.%c': a program here is a whole thread block working on tiles, and no code names a thread: "
+                   "the elements of a tile are 'arange(0, BLOCK)' (BLOCK a 'const' parameter)", vars[k], 'x' + axis);
+    return true;
+}
+
 /* Whether the token ends an operand (a binary operator may follow it). */
 static bool ends_operand(const Token *t) {
     TokKind k = t->kind;
@@ -626,6 +644,12 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     lex_advance(&l, mn);
                     lex_push(&l, TK_TYPE, at, m)->dt = dt;
                 }
+                bad_run = 0;
+                continue;
+            }
+            if (c == '.' && mn == 1 && *m >= 'x' && *m <= 'z' && prev && prev->kind == TK_IDENT && prev->text + prev->len == s &&
+                cuda_builtin_var(&l, prev, *m - 'x')) { /* CUDA's blockIdx.x: reported at the name, read as that name */
+                lex_advance(&l, 2);
                 bad_run = 0;
                 continue;
             }

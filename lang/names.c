@@ -207,6 +207,19 @@ const char *gen_did_you_mean(Gen *g, const char *name, bool vars_only) {
     for (size_t i = 0; i < sizeof inf_names / sizeof *inf_names; i++)
         if (!strcmp(name, inf_names[i])) return "; infinity is written '1.0 / 0.0' here (a float literal, folded)";
     if (!strcmp(name, "nan") || !strcmp(name, "NAN")) return "; a NaN is written '0.0 / 0.0' here (a float literal, folded)";
+    /* CUDA's names: a program is a whole thread block working on tiles, so the per-thread ones have no spelling here */
+    static const char *const cuda[][2] = {
+        {"__syncthreads", "'debug_barrier()'"}, {"atomicAdd", "'atomic_add'"}, {"atomicMax", "'atomic_max'"},
+        {"atomicMin", "'atomic_min'"}, {"atomicExch", "'atomic_xchg'"}, {"atomicCAS", "'atomic_cas'"},
+        {"atomicAnd", "'atomic_and'"}, {"atomicOr", "'atomic_or'"}, {"atomicXor", "'atomic_xor'"},
+        {"__expf", "'exp'"}, {"__logf", "'log'"}, {"rsqrtf", "'rsqrt'"}, {"__fdividef", "'/'"},
+        {"printf", "'device_print(\"prefix\", x)'"},
+    };
+    for (size_t i = 0; i < sizeof cuda / sizeof *cuda; i++)
+        if (!strcmp(name, cuda[i][0])) return arena_printf(g->a, "; CUDA's '%s' is %s here", name, cuda[i][1]);
+    if (!strncmp(name, "__shfl", 6))
+        return "; there are no warp shuffles here: a program works on whole tiles, combined with sum, max, min, reduce or "
+               "cumsum along an axis";
     DType dt = lang_triton_dtype(name, strlen(name));
     if (dt != DT_VOID && dt != DT_PTR) return arena_printf(g->a, "; the type is written '%s' here", dtype_name(dt));
     for (int i = 0; i < g->nglobals; i++) nearest_try(&n, g->globals[i].name);
@@ -328,7 +341,7 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
         diag_error(g->d, vloc, "constant '%s' must be a compile-time value", gl->name);
         v = val_err();
     } else if (v.k == V_VOID) {
-        diag_error(g->d, vloc, "expression has no value");
+        gen_error_no_value(g, v, vloc);
         v = val_err();
     }
     /* a declared type takes the value (a number converts exactly; a type, a string or a list is an error here, not at a use) */

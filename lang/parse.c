@@ -1127,7 +1127,11 @@ static Decl *decl(Parser *p) {
         expect(p, TK_SEMI, "after constant");
         return d;
     }
-    if (accept(p, TK_FN)) {
+    bool def = at(p, TK_IDENT) && t->len == 3 && !memcmp(t->text, "def", 3) && peek2(p)->kind == TK_IDENT;
+    if (def) /* Python's def: reported, then read as `fn` (so the rest is checked) */
+        diag_error(p->d, t->loc, "'def' is written 'kernel' for a kernel (Triton's @triton.jit function) and 'fn' for a function it "
+                   "calls: 'kernel NAME(params) { ... }'");
+    if (accept(p, TK_FN) || (def && next(p))) {
         d->kind = D_FN;
         d->name = expect_ident(p, "a function name after 'fn'", &d->loc);
         params(p, d);
@@ -1257,6 +1261,10 @@ FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
         int before = p.pos;
         p.depth = 0;
         Decl *dc = decl(&p);
+        if (p.too_deep) { /* reported once; where the nest ends is unknown, so the rest of the declaration is skipped unreported */
+            p.panic = true;
+            p.too_deep = false;
+        }
         if (dc && !p.panic && decl_height_ok(&p, dc)) {
             if (f->ndecls == cap) {
                 int nc = cap ? cap * 2 : 16;

@@ -283,7 +283,7 @@ static void gen_let(Gen *g, const Node *s) {
     }
     Val v = gen_expr(g, s->rhs);
     if (v.k == V_VOID) {
-        diag_error(g->d, s->rhs->loc, "expression has no value");
+        gen_error_no_value(g, v, s->rhs->loc);
         v = val_err();
     }
     if (tyref_given(s->ty) && v.k != V_ERR) {
@@ -330,12 +330,14 @@ static void gen_assign(Gen *g, const Node *s) {
             diag_error(g->d, s->loc, "unknown name '%s'%s (a new variable is declared with 'let %s = ...')", s->name,
                        gen_did_you_mean(g, s->name, true), s->name);
             gen_note_ended_let(g, s->name, s->loc);
+            /* bound from here on, without a value: its uses are the same mistake, not an unknown name each */
+            if (s->op == TK_ASSIGN && !s->cond) gen_define_var(g, s->name, val_err());
         }
         return;
     }
     Val v = gen_expr(g, s->rhs);
     if (v.k == V_VOID) {
-        diag_error(g->d, s->rhs->loc, "expression has no value");
+        gen_error_no_value(g, v, s->rhs->loc);
         v = val_err();
     }
     if (s->cond) { /* t[i] = v: Triton's tuple element assignment, the variable then holds the tuple with element i replaced */

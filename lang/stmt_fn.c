@@ -68,9 +68,11 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
     int errors = g->d->nerrors;
     gen_stmt_seq(g, fn->body->kids, fn->body->nkids);
     /* an error in the body names the call it came through (a helper used in several places, or imported) */
-    if (g->d->nerrors > errors) diag_note(g->d, call, "in this call of '%s'", fn->name);
+    bool failed = g->d->nerrors > errors;
+    if (failed) diag_note(g->d, call, "in this call of '%s'", fn->name);
     g->inline_depth--;
     g->fr = saved;
+    if (failed) return val_err(); /* reported: the call has no value to complain about again */
     return fr.returned ? fr.ret : (Val){.k = V_VOID};
 }
 
@@ -103,7 +105,7 @@ Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
             continue;
         }
         if (args[i].k == V_VOID) {
-            diag_error(g->d, aloc[i], "expression has no value");
+            gen_error_no_value(g, args[i], aloc[i]);
             ok = false;
             continue;
         }

@@ -1055,6 +1055,14 @@ Test(lang_diag, nesting_limits_name_themselves) {
     cr_expect_null(r.m);
     cr_expect(strstr(r.diags, "t.tile:2:210: error: parentheses, blocks or statements nested too deeply (more than 200 levels)"), "%s",
               r.diags);
+    /* one error: the rest of the kernel (its `store` and `}`, past a nest whose end is unknown) is skipped, not read
+     * as top-level declarations ("expected 'kernel', 'fn', ..., found 'store'") */
+    const char *e1 = strstr(r.diags, "error:");
+    cr_expect(e1 && !strstr(e1 + 1, "error:"), "%s", r.diags);
+    result_free(&r);
+    str_puts(&src, "kernel k2(x: *f32) {\n  let z = ;\n}\n"); /* a later kernel's errors are still reported */
+    r = compile(src.buf);
+    cr_expect(strstr(r.diags, "t.tile:6:11: error: expected an expression"), "%s", r.diags);
     result_free(&r);
     src.len = 0;
     str_puts(&src, "kernel k(x: *f32) {\n  let y = 1.0");
@@ -1312,5 +1320,42 @@ Test(lang_diag, tuple_element_assigned_a_list_type_or_none) {
                 "                             ^\n"
                 "t.tile:3:5: note: the loop\n"
                 "      for i in range(0, n) { t[1] = [3, 4]; }\n"
+                "      ^\n");
+}
+
+/* A call that gives no value, used as one, names the callee (it said "expression has no value"), and a fn with no
+ * `return VALUE;` gets a note at its definition, where the fix goes.  A fn whose body had an error gives no second
+ * error at the call that used its value. */
+Test(lang_diag, call_without_a_value) {
+    expect_diag("fn f(x) {\n    let y = x + 1;\n}\nkernel k(a: *f32) {\n    store(a, f(1.0));\n}\n",
+                "t.tile:5:14: error: 'f' returns no value (a 'fn' gives one with 'return VALUE;')\n"
+                "      store(a, f(1.0));\n"
+                "               ^\n"
+                "t.tile:1:4: note: 'f' is defined here\n"
+                "  fn f(x) {\n"
+                "     ^\n");
+    expect_diag("kernel k(a: *f32) {\n    let v = store(a, 1.0);\n}\n",
+                "t.tile:2:13: error: 'store' returns no value\n"
+                "      let v = store(a, 1.0);\n"
+                "              ^\n");
+    expect_diag("fn f(x, c) {\n    if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n}\n"
+                "kernel k(a: *f32, c: i32) {\n    store(a + arange(0, 16), f(1.0, c));\n}\n",
+                "t.tile:2:16: error: a device function cannot return inside a run-time 'if'; assign a variable and return it at the end\n"
+                "      if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n"
+                "                 ^\n"
+                "t.tile:2:50: error: a device function cannot return inside a run-time 'if'; assign a variable and return it at the end\n"
+                "      if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n"
+                "                                                   ^\n"
+                "t.tile:5:30: note: in this call of 'f'\n"
+                "      store(a + arange(0, 16), f(1.0, c));\n"
+                "                               ^\n");
+}
+
+/* An assignment to a name never bound is one error: the name's later uses (a read, a compound assignment) are the
+ * same mistake, not an "unknown name" each. */
+Test(lang_diag, assignment_to_an_unknown_name_once) {
+    expect_diag("kernel k(a: *f32) {\n    y = 1.0;\n    store(a, y * 2.0);\n    y += 1.0;\n}\n",
+                "t.tile:2:5: error: unknown name 'y' (a new variable is declared with 'let y = ...')\n"
+                "      y = 1.0;\n"
                 "      ^\n");
 }

@@ -320,3 +320,53 @@ Test(lang_diag, triton_module_prefix) {
                 "  kernel k(x: *f32, B: tl.constexpr) {\n"
                 "                       ^\n");
 }
+
+/* CUDA's spellings: the built-in variables, one error each at the name (a method error at the '.' before), and the
+ * functions, an unknown name that says what is written here.  A variable of such a name is the program's own. */
+Test(lang_diag, cuda_spellings) {
+    expect_diag("kernel k(a: *f32) {\n    let i = blockIdx.x * blockDim.x + threadIdx.x;\n    store(a + gridDim.y, 1.0);\n}\n",
+                "t.tile:2:13: error: 'blockIdx.x': CUDA's block index is 'program_id(0)' here (the index of this program along axis 0)\n"
+                "      let i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "              ^\n"
+                "t.tile:2:26: error: 'blockDim.x': a program here is a whole thread block working on tiles, and no code names a thread: "
+                "the elements of a tile are 'arange(0, BLOCK)' (BLOCK a 'const' parameter)\n"
+                "      let i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "                           ^\n"
+                "t.tile:2:39: error: 'threadIdx.x': a program here is a whole thread block working on tiles, and no code names a thread: "
+                "the elements of a tile are 'arange(0, BLOCK)' (BLOCK a 'const' parameter)\n"
+                "      let i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "                                        ^\n"
+                "t.tile:3:15: error: 'gridDim.y': CUDA's grid size is 'num_programs(1)' here (the number of programs along axis 1)\n"
+                "      store(a + gridDim.y, 1.0);\n"
+                "                ^\n");
+    expect_diag("kernel k(a: *i32) {\n    __syncthreads();\n    atomicAdd(a, 1);\n    __shfl_xor_sync(0xffffffff, 1, 2);\n}\n",
+                "t.tile:2:5: error: unknown name '__syncthreads'; CUDA's '__syncthreads' is 'debug_barrier()' here\n"
+                "      __syncthreads();\n"
+                "      ^\n"
+                "t.tile:3:5: error: unknown name 'atomicAdd'; CUDA's 'atomicAdd' is 'atomic_add' here\n"
+                "      atomicAdd(a, 1);\n"
+                "      ^\n"
+                "t.tile:4:5: error: unknown name '__shfl_xor_sync'; there are no warp shuffles here: a program works on whole tiles, "
+                "combined with sum, max, min, reduce or cumsum along an axis\n"
+                "      __shfl_xor_sync(0xffffffff, 1, 2);\n"
+                "      ^\n");
+    expect_ok("kernel k(a: *f32) {\n    let blockIdx = 3;\n    store(a + blockIdx, 1.0);\n}\n");
+}
+
+/* Python's `def`: one error, then read as `fn`, so the rest of a ported kernel is checked (its ':' block here). */
+Test(lang_diag, python_def) {
+    expect_diag("def k(a: *f32) {\n    store(a, 1.0);\n}\nkernel m(a: *f32) { store(a, 1.0); }\n",
+                "t.tile:1:1: error: 'def' is written 'kernel' for a kernel (Triton's @triton.jit function) and 'fn' for a function it "
+                "calls: 'kernel NAME(params) { ... }'\n"
+                "  def k(a: *f32) {\n"
+                "  ^\n");
+    expect_diag("def k(a):\n    store(a, 1.0)\n",
+                "t.tile:1:1: error: 'def' is written 'kernel' for a kernel (Triton's @triton.jit function) and 'fn' for a function it "
+                "calls: 'kernel NAME(params) { ... }'\n"
+                "  def k(a):\n"
+                "  ^\n"
+                "t.tile:1:9: error: expected '{' to open a block, found ':' (a block is in braces here, not after ':' and an indent)\n"
+                "  def k(a):\n"
+                "          ^\n");
+    expect_ok("kernel k(def: *f32) {\n    store(def, 1.0);\n}\n");
+}
