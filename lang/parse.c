@@ -35,6 +35,7 @@ typedef struct Parser {
     int nest; /* inside ( ) or [ ]: a conditional expression's `if` may then be on a later line */
     bool panic;
     bool too_deep;
+    int unclosed_at; /* the token before which a block's missing '}' was reported (0: none yet) */
 } Parser;
 
 static Token *peek(Parser *p) { return &p->t[p->pos]; }
@@ -479,10 +480,17 @@ static bool is_assign_op(TokKind k) { return k == TK_ASSIGN || (k >= TK_PLUSEQ &
 
 /* Skip to the end of a broken statement: past the next ';' or up to the '}'
  * closing the current block, at the same brace depth. */
+/* `fn`, `kernel` or `@` at the start of a line: the next top-level declaration, whatever the braces before say */
+static bool at_line_start_decl(Parser *p) {
+    const Token *t = peek(p);
+    return (t->kind == TK_FN || t->kind == TK_KERNEL || t->kind == TK_AT) && t->loc.col == 1;
+}
+
 static void sync_stmt(Parser *p) {
     int depth = 0;
     while (!at(p, TK_EOF)) {
         TokKind k = peek(p)->kind;
+        if (depth == 0 && at_line_start_decl(p)) break;
         if (k == TK_LBRACE) depth++;
         if (k == TK_RBRACE) {
             if (depth == 0) break;
@@ -689,9 +697,18 @@ static bool is_binding_word(const Token *t) {
  *      | "return" [ expr ] ";"
  *      | "break" ";" | "continue" ";"
  *      | expr ";" */
+static Decl *decl(Parser *p);
 static Node *stmt(Parser *p) {
     Token *t = peek(p);
     Node *n;
+    if ((t->kind == TK_FN || t->kind == TK_KERNEL) && peek2(p)->kind == TK_IDENT) {
+        /* a nested function (Python's def inside a def; one at the start of a line is the next declaration, block()): reported,
+         * then parsed as a declaration and dropped, so the statements after it are read as statements */
+        diag_error(p->d, t->loc, "a '%s' is declared at the top level of the file, not inside a kernel or a function: move it out "
+                   "(it is called by name from anywhere in the file)", lang_tok_spelling[t->kind]);
+        decl(p);
+        return NULL;
+    }
     if (t->kind == TK_LET && peek2(p)->kind == TK_LPAREN && !paren_name_depth(p, p->pos + 1) && !at_bare_targets(p, p->pos + 1, false)) {
         next(p);
         n = new_node(p, N_LET, t->loc);
@@ -1007,6 +1024,14 @@ static Node *block(Parser *p) {
     bool warned = false;
     while (!at(p, TK_RBRACE) && !at(p, TK_EOF)) {
         int before = p->pos;
+        if (at_line_start_decl(p)) { /* the next declaration: this block lacks its '}', and the declaration is left for the file */
+            if (p->unclosed_at != p->pos) /* the blocks around, as short of their '}', say nothing more there */
+                parse_error(p, peek(p)->loc, "expected '}' to close the block opened at line %u before this '%s' (a '}' is missing above)",
+                            t->loc.line, lang_tok_spelling[peek(p)->kind]);
+            p->panic = true;
+            p->unclosed_at = p->pos;
+            break;
+        }
         Node *s = stmt(p);
         if (s && jump && !warned) { /* once a block, at the first such statement */
             const char *what = jump->kind == N_RETURN ? "return" : jump->kind == N_BREAK ? "break" : "continue";
@@ -1181,6 +1206,8 @@ static Decl *decl(Parser *p) {
     if (d->nattrs) /* `@num_warps(4) fn f(...)`: attributes are a kernel's */
         parse_error(p, peek(p)->loc, "expected 'kernel' after '@%s(...)', found %s: attributes go before a kernel", d->attrs[0].name,
                     tok_desc(p, peek(p)));
+    else if (at(p, TK_RBRACE))
+        parse_error(p, peek(p)->loc, "unmatched '}': no block is open here (one '}' too many, or a '{' missing before it)");
     else parse_error(p, peek(p)->loc, "expected 'kernel', 'fn', 'const' or 'import', found %s", tok_desc(p, peek(p)));
     return NULL;
 }

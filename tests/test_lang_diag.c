@@ -1359,3 +1359,33 @@ Test(lang_diag, assignment_to_an_unknown_name_once) {
                 "      y = 1.0;\n"
                 "      ^\n");
 }
+
+/* Braces and declarations: a function inside a kernel is named as such (it was "expected an expression, found 'fn'"),
+ * and the statements after it are still checked; a `fn`, `kernel` or `@` at the start of a line inside a block is the
+ * next declaration, so one error says a '}' is missing (each declaration after it was "expected an expression") and
+ * the declarations after it are parsed as such; an extra '}' is named. */
+Test(lang_diag, braces_and_nested_declarations) {
+    expect_diag("kernel k(a: *f32) {\n    fn g(x) { return x; }\n    store(a, g(1.0));\n    let y = ;\n}\n",
+                "t.tile:2:5: error: a 'fn' is declared at the top level of the file, not inside a kernel or a function: move it out "
+                "(it is called by name from anywhere in the file)\n"
+                "      fn g(x) { return x; }\n"
+                "      ^\n"
+                "t.tile:4:13: error: expected an expression, found ';'\n"
+                "      let y = ;\n"
+                "              ^\n");
+    expect_diag("kernel k(a: *f32, n: i32) {\n    if n > 0 {\n        store(a, 1.0);\n\nfn f(x) { return x; }\nkernel m(a: *f32) { let z = ; }\n",
+                "t.tile:5:1: error: expected '}' to close the block opened at line 2 before this 'fn' (a '}' is missing above)\n"
+                "  fn f(x) { return x; }\n"
+                "  ^\n"
+                "t.tile:6:29: error: expected an expression, found ';'\n"
+                "  kernel m(a: *f32) { let z = ; }\n"
+                "                              ^\n");
+    expect_diag("kernel k(a: *f32, n: i32) {\n    if n > 0 {\n        store(a, 1.0);\n    }\n@num_warps(4)\nkernel m(a: *f32) { store(a, 1.0); }\n",
+                "t.tile:5:1: error: expected '}' to close the block opened at line 1 before this '@' (a '}' is missing above)\n"
+                "  @num_warps(4)\n"
+                "  ^\n");
+    expect_diag("kernel k(a: *f32) {\n    store(a, 1.0);\n}\n}\n",
+                "t.tile:4:1: error: unmatched '}': no block is open here (one '}' too many, or a '{' missing before it)\n"
+                "  }\n"
+                "  ^\n");
+}
