@@ -425,6 +425,18 @@ Val gen_ct_cast_into(Gen *g, Val v, DType to, Loc loc, const char *what) {
     return r;
 }
 
+/* A written float constant stored through integer pointers (or a masked load's `other` of them) converts by a cast,
+ * as Triton's does: one that is no integer of the type changes value there silently, so it is warned about, as an
+ * integer that wraps is (gen_ct_cast_into).  A held one (`let c = 1.5;`) is a run-time scalar to Triton: no warning. */
+void gen_warn_inexact_float_const(Gen *g, Val v, DType to, Loc loc, const char *what) {
+    if (v.k != V_CT || v.held || !dtype_is_float(v.dt) || !dtype_is_int(to) || to == DT_I1) return;
+    CtExact e = gen_ct_exact_in(v, to);
+    if (e == CT_EXACT) return;
+    diag_warning(g->d, loc, "%s converts the constant %.17g to '%s' by a cast, as Triton does, which %s (write the '%s' value meant, "
+                 "or cast the constant with 'as' to say the conversion is meant)", what, v.f, dtype_name(to),
+                 e == CT_RANGE ? "cannot hold it" : isfinite(v.f) ? "drops its fraction" : "has no such value", dtype_name(to));
+}
+
 ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc) {
     Module *m = g->m;
     if (v.k == V_CT) {

@@ -558,6 +558,28 @@ Test(lang_diag, constant_does_not_fit) {
               "    store(a, x ^ 0x9E3779B9);\n    store(b, 255);\n    store(b, -128);\n    store(u, load(u) - 1);\n"
               "    store(u, -1);\n    store(w, (x as i64) + 5000000000);\n    store(b, 1000 as i8);\n"
               "    store(b, load(b + 1, true, 200));\n}\n");
+    /* a written float that is no integer of the type, stored or a load's other through integer pointers, is warned
+     * about as an integer that wraps (it was silent: store(p_i32, 1.5) stored 1); an integral one, a held one (a
+     * run-time scalar to Triton) and a cast are not */
+    expect_warnings("kernel k(a: *i32, b: *u8) {\n    store(a, 1.5);\n    atomic_cas(a, 1.0, 3e10);\n    store(b, -1.0 / 0.0);\n"
+                    "    store(a + arange(0, 4), load(a + arange(0, 4), arange(0, 4) < 2, 0.5));\n"
+                    "    let c = 2.5;\n    store(a, c);\n    store(a, 2.0);\n    store(a, 1.5 as i32);\n}\n",
+                    "t.tile:2:14: warning: 'store' converts the constant 1.5 to 'i32' by a cast, as Triton does, which drops its "
+                    "fraction (write the 'i32' value meant, or cast the constant with 'as' to say the conversion is meant)\n"
+                    "      store(a, 1.5);\n"
+                    "               ^\n"
+                    "t.tile:3:24: warning: 'atomic_cas' converts the constant 30000000000 to 'i32' by a cast, as Triton does, which "
+                    "cannot hold it (write the 'i32' value meant, or cast the constant with 'as' to say the conversion is meant)\n"
+                    "      atomic_cas(a, 1.0, 3e10);\n"
+                    "                         ^\n"
+                    "t.tile:4:14: warning: 'store' converts the constant -inf to 'u8' by a cast, as Triton does, which has no such "
+                    "value (write the 'u8' value meant, or cast the constant with 'as' to say the conversion is meant)\n"
+                    "      store(b, -1.0 / 0.0);\n"
+                    "               ^\n"
+                    "t.tile:5:70: warning: 'other' of 'load' converts the constant 0.5 to 'i32' by a cast, as Triton does, which "
+                    "drops its fraction (write the 'i32' value meant, or cast the constant with 'as' to say the conversion is meant)\n"
+                    "      store(a + arange(0, 4), load(a + arange(0, 4), arange(0, 4) < 2, 0.5));\n"
+                    "                                                                       ^\n");
 }
 
 /* Compile-time integer arithmetic past i64 is an error at the operator (9223372036854775807 + 1 and
