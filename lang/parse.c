@@ -84,6 +84,10 @@ static bool expect(Parser *p, TokKind k, const char *where) {
                     peek(p)->loc.line);
         return false;
     }
+    if (k == TK_SEMI && at(p, TK_ASSIGN) && (!strcmp(where, "after assignment") || !strcmp(where, "after 'let' statement"))) {
+        parse_error(p, loc, "there is no chained assignment here (Python's 'a = b = v'): assign each name ('b = v; a = b;')");
+        return false;
+    }
     parse_error(p, loc, "expected '%s' %s, found %s", lang_tok_spelling[k], where, tok_desc(p, peek(p)));
     return false;
 }

@@ -370,3 +370,15 @@ Test(lang_diag, python_def) {
                 "          ^\n");
     expect_ok("kernel k(def: *f32) {\n    store(def, 1.0);\n}\n");
 }
+
+/* Python's chained assignment, `a = b = v` (and after a `let`): named at the second '=' (it was "expected ';' after
+ * assignment, found '='"). */
+Test(lang_diag, python_chained_assignment) {
+    expect_diag("kernel k(a: *f32) {\n    let x = 0.0;\n    let y = 0.0;\n    x = y = 1.0;\n    let z = x = 2.0;\n    store(a, x);\n}\n",
+                "t.tile:4:11: error: there is no chained assignment here (Python's 'a = b = v'): assign each name ('b = v; a = b;')\n"
+                "      x = y = 1.0;\n"
+                "            ^\n"
+                "t.tile:5:15: error: there is no chained assignment here (Python's 'a = b = v'): assign each name ('b = v; a = b;')\n"
+                "      let z = x = 2.0;\n"
+                "                ^\n");
+}
