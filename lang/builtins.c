@@ -1261,6 +1261,7 @@ Val builtin_call(Gen *g, const Node *node) {
             diag_error(g->d, node->loc, "'%s' cannot make pointer tensors", bi->name);
             return val_err();
         }
+        if (v.k == V_CT && dtype_is_float(d)) gen_warn_const_conversion(g, v, d, c.loc[1], "'full'"); /* an integer dtype: exact, below */
         if (v.k == V_CT) v = gen_ct_cast_into(g, v, d, c.loc[1], "'full'");
         if (v.k == V_CT && !v.held && dtype_is_float(v.dt) && dtype_is_int(d) && d != DT_I1) {
             /* as `let i: i32 = 1.5` (and Triton's tl.full): a constant must be exact in the integer dtype,

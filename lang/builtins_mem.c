@@ -61,7 +61,7 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
                        c->bi->name, gen_type_name(g, elem), dtype_name(v.dt));
             return false;
         }
-        gen_warn_inexact_float_const(g, v, elem->dt, c->loc[i], arena_printf(g->a, "'%s'", c->bi->name));
+        gen_warn_const_conversion(g, v, elem->dt, c->loc[i], arena_printf(g->a, "'%s'", c->bi->name));
         v = gen_ct_cast_into(g, v, elem->dt, c->loc[i], arena_printf(g->a, "'%s'", c->bi->name));
         *out = gen_coerce(g, v, elem->dt, NULL, pt->rank, pt->shape, c->loc[i]);
         return true;
@@ -162,7 +162,7 @@ Val bi_load(Call *c) {
             diag_error(g->d, c->loc[2], "'other' of 'load' must be a pointer");
             return val_err();
         }
-        if (o.k == V_CT) gen_warn_inexact_float_const(g, o, pt->pointee->dt, c->loc[2], "'other' of 'load'");
+        if (o.k == V_CT) gen_warn_const_conversion(g, o, pt->pointee->dt, c->loc[2], "'other' of 'load'");
         if (o.k == V_CT) o = gen_ct_cast_into(g, o, pt->pointee->dt, c->loc[2], "'other' of 'load'");
         int r;
         int32_t s[TIR_MAX_RANK];

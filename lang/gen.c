@@ -240,18 +240,23 @@ static double ct_to_double(Val c) {
 /* f rounded to nearest even in the float type dt (f64: itself): `mant` fraction bits, normal exponents
  * from emin, largest finite `max`; past it infinity, or `max` for the saturating f8 types (as their
  * casts do).  A value takes its declared type this way: `const T: f16 = 0.1` is f16's 0.0999755859375. */
+static bool float_format(DType dt, int *mant, int *emin, double *max, bool *sat) {
+    *sat = false;
+    switch (dt) {
+    case DT_F32: *mant = 23, *emin = -126, *max = FLT_MAX; return true;
+    case DT_F16: *mant = 10, *emin = -14, *max = 65504.0; return true;
+    case DT_BF16: *mant = 7, *emin = -126, *max = 0x1.FEp127; return true;
+    case DT_F8E4M3: *mant = 3, *emin = -6, *max = 448.0, *sat = true; return true;
+    case DT_F8E5M2: *mant = 2, *emin = -14, *max = 57344.0, *sat = true; return true;
+    default: return false;
+    }
+}
+
 static double round_float(double f, DType dt) {
     int mant, emin;
     double max;
-    bool sat = false;
-    switch (dt) {
-    case DT_F32: mant = 23, emin = -126, max = FLT_MAX; break;
-    case DT_F16: mant = 10, emin = -14, max = 65504.0; break;
-    case DT_BF16: mant = 7, emin = -126, max = 0x1.FEp127; break;
-    case DT_F8E4M3: mant = 3, emin = -6, max = 448.0, sat = true; break;
-    case DT_F8E5M2: mant = 2, emin = -14, max = 57344.0, sat = true; break;
-    default: return f;
-    }
+    bool sat;
+    if (!float_format(dt, &mant, &emin, &max, &sat)) return f;
     if (!isfinite(f) || f == 0) return sat && isinf(f) ? copysign(max, f) : f;
     int e;
     frexp(f, &e); /* f = m * 2^e, 0.5 <= |m| < 1: its normal exponent is e - 1 */
@@ -425,15 +430,38 @@ Val gen_ct_cast_into(Gen *g, Val v, DType to, Loc loc, const char *what) {
     return r;
 }
 
-/* A written float constant stored through integer pointers (or a masked load's `other` of them) converts by a cast,
- * as Triton's does: one that is no integer of the type changes value there silently, so it is warned about, as an
- * integer that wraps is (gen_ct_cast_into).  A held one (`let c = 1.5;`) is a run-time scalar to Triton: no warning. */
-void gen_warn_inexact_float_const(Gen *g, Val v, DType to, Loc loc, const char *what) {
-    if (v.k != V_CT || v.held || !dtype_is_float(v.dt) || !dtype_is_int(to) || to == DT_I1) return;
+/* A written constant stored (or a masked load's `other`, or full's value) converts by a cast, as Triton's does: a
+ * float that is no integer of an integer type, or a finite number past a float type's range (1e10 as f16), changes
+ * value there silently, so it is warned about, as an integer that wraps is (gen_ct_cast_into).  A held one
+ * (`let c = 1.5;`) is a run-time scalar to Triton: no warning. */
+/* x as written: an integer below 2^53 in full (-70000), else the fewest significant digits that read back as x
+ * (1e+39, not 9.9999999999999994e+38); in the arena. */
+static const char *float_text(Gen *g, double x) {
+    char buf[40];
+    if (x == trunc(x) && fabs(x) < 0x1p53) return arena_printf(g->a, "%.0f", x);
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    return arena_strdup(g->a, buf);
+}
+
+void gen_warn_const_conversion(Gen *g, Val v, DType to, Loc loc, const char *what) {
+    if (v.k != V_CT || v.held || v.dt == DT_I1) return;
+    if (dtype_is_float(to)) {
+        double x = ct_to_double_for(v, to), r = round_float(x, to), max;
+        int mant, emin;
+        bool sat;
+        if (isfinite(x) && !isfinite(r) && float_format(to, &mant, &emin, &max, &sat))
+            diag_warning(g->d, loc, "%s converts the constant %s to '%s' by a cast, as Triton does, which overflows it to %s "
+                         "(its largest value is %s)", what, float_text(g, x), dtype_name(to), x < 0 ? "-inf" : "inf", float_text(g, max));
+        return;
+    }
+    if (!dtype_is_float(v.dt) || !dtype_is_int(to) || to == DT_I1) return;
     CtExact e = gen_ct_exact_in(v, to);
     if (e == CT_EXACT) return;
-    diag_warning(g->d, loc, "%s converts the constant %.17g to '%s' by a cast, as Triton does, which %s (write the '%s' value meant, "
-                 "or cast the constant with 'as' to say the conversion is meant)", what, v.f, dtype_name(to),
+    diag_warning(g->d, loc, "%s converts the constant %s to '%s' by a cast, as Triton does, which %s (write the '%s' value meant, "
+                 "or cast the constant with 'as' to say the conversion is meant)", what, float_text(g, v.f), dtype_name(to),
                  e == CT_RANGE ? "cannot hold it" : isfinite(v.f) ? "drops its fraction" : "has no such value", dtype_name(to));
 }
 

@@ -580,6 +580,28 @@ Test(lang_diag, constant_does_not_fit) {
                     "drops its fraction (write the 'i32' value meant, or cast the constant with 'as' to say the conversion is meant)\n"
                     "      store(a + arange(0, 4), load(a + arange(0, 4), arange(0, 4) < 2, 0.5));\n"
                     "                                                                       ^\n");
+    /* a finite constant past a float type's range, stored, a load's other or full's value, becomes an infinity: warned
+     * about (it was silent); the saturating f8 types, an infinity written as such and a held constant are not */
+    expect_warnings("kernel k(a: *f16, b: *bf16, e: *f8e5m2) {\n    store(a, -70000);\n    store(b, 1e39);\n"
+                    "    store(a + arange(0, 4), full([4], 1e5, f16));\n"
+                    "    store(a + arange(0, 4), load(a + arange(0, 4), arange(0, 4) < 2, -1e9));\n"
+                    "    store(e, 1e6);\n    store(a, -1.0 / 0.0);\n    store(a, 65504.0);\n    let h = 1e10;\n    store(a, h);\n}\n",
+                    "t.tile:2:14: warning: 'store' converts the constant -70000 to 'f16' by a cast, as Triton does, which overflows it "
+                    "to -inf (its largest value is 65504)\n"
+                    "      store(a, -70000);\n"
+                    "               ^\n"
+                    "t.tile:3:14: warning: 'store' converts the constant 1e+39 to 'bf16' by a cast, as Triton does, which overflows it "
+                    "to inf (its largest value is 3.3895313892515355e+38)\n"
+                    "      store(b, 1e39);\n"
+                    "               ^\n"
+                    "t.tile:4:39: warning: 'full' converts the constant 100000 to 'f16' by a cast, as Triton does, which overflows it "
+                    "to inf (its largest value is 65504)\n"
+                    "      store(a + arange(0, 4), full([4], 1e5, f16));\n"
+                    "                                        ^\n"
+                    "t.tile:5:70: warning: 'other' of 'load' converts the constant -1000000000 to 'f16' by a cast, as Triton does, which "
+                    "overflows it to -inf (its largest value is 65504)\n"
+                    "      store(a + arange(0, 4), load(a + arange(0, 4), arange(0, 4) < 2, -1e9));\n"
+                    "                                                                       ^\n");
 }
 
 /* Compile-time integer arithmetic past i64 is an error at the operator (9223372036854775807 + 1 and
