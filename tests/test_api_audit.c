@@ -4,7 +4,8 @@
  * operands transposed; k = 0) on emu and emu:sm_90a against float64 on fresh inputs with C poisoned past
  * n; calls with nothing to compute; attention with no keys at all; and argument errors that came back
  * without a message (tile_tune_lookup's too-small buffer, tile_aot_table_kernel's NULLs) or were
- * accepted depending on another argument (tile_gemm_with_config's SPLIT_K). */
+ * accepted depending on another argument (tile_gemm_with_config's SPLIT_K) or silently resolved (a configuration
+ * name given twice). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -180,6 +181,27 @@ Test(api_audit, gemm_split_k_out_of_range_refused) {
         cr_expect(strstr(tile_last_error(ctx), "SPLIT_K=1000 (1 to 64)"), "epilogue %d: %s", epi, tile_last_error(ctx));
         st = tile_gemm_with_config(ctx, &g, zero);
         cr_expect_eq(st, TILE_ERROR_INVALID_VALUE, "epilogue %d: SPLIT_K=0 gave %s", epi, tile_status_string(st));
+    }
+    close_ctx(ctx);
+}
+
+/* A configuration name given twice ("BM=64", "BM=32") was run with the last value; the tuning database refuses a
+ * record that sets a name twice, and so does tile_gemm_with_config now, naming the key and both entries. */
+Test(api_audit, gemm_config_name_twice_refused) {
+    tile_context *ctx = open_on("emu");
+    tile_devptr buf;
+    cr_assert_eq(tile_malloc(ctx, 1 << 12, &buf), TILE_OK);
+    tile_gemm_args g = {.size = sizeof g, .m = 8, .n = 8, .k = 16, .a = buf, .lda = 16, .b = buf, .ldb = 8, .c = buf + 2048, .ldc = 8,
+                        .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+    static const char *const twice[][4] = {{"BM=64", "BM=32", NULL}, {"BN=32", "num_warps=4", "BN=32", NULL},
+                                           {"SPLIT_K=2", "BK=32", "SPLIT_K=1000", NULL}};
+    static const char *const want[] = {"tile_gemm_with_config: BM is set twice (\"BM=64\", \"BM=32\")",
+                                       "tile_gemm_with_config: BN is set twice (\"BN=32\", \"BN=32\")",
+                                       "tile_gemm_with_config: SPLIT_K is set twice (\"SPLIT_K=2\", \"SPLIT_K=1000\")"};
+    for (size_t i = 0; i < sizeof twice / sizeof *twice; i++) {
+        tile_status st = tile_gemm_with_config(ctx, &g, twice[i]);
+        cr_expect_eq(st, TILE_ERROR_INVALID_VALUE, "%s twice gave %s", twice[i][0], tile_status_string(st));
+        cr_expect(strstr(tile_last_error(ctx), want[i]), "want %s\ngot %s", want[i], tile_last_error(ctx));
     }
     close_ctx(ctx);
 }

@@ -404,6 +404,12 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
                                "PERSISTENT, num_warps, num_stages, warp_specialize or FAST_ACCUM (the epilogue comes from the "
                                "arguments)", *p);
             }
+            for (const char *const *q = config; q < p; q++) /* a name given twice: refused, as the tuning database does */
+                if (!strncmp(*q, *p, nl + 1)) {
+                    shipped_variant_free(&v);
+                    return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: %s is set twice (\"%s\", \"%s\")",
+                                   knobs[k], *q, *p);
+                }
             if (!strcmp(knobs[k], "FAST_ACCUM") && !f8) {
                 shipped_variant_free(&v);
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: FAST_ACCUM applies to f8 inputs, not %s",
