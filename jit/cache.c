@@ -988,12 +988,16 @@ static void remove_regular(int dfd, const char *name, int *err) {
         *err = errno;
 }
 
-/* Whether dfd's "stats" is the counters count_event writes (only 'h' and 'm'): a folder that is no cache, say
- * `tile cache clear --dir ~`, keeps a file of that name that is someone else's. */
+/* Whether dfd's "stats" is the counters count_event writes: one or more 'h' and 'm' (count_event appends one a
+ * lookup, so an empty file is not its), next to the entries' "v1" folder (a lookup that counted also wrote or
+ * read an entry).  A folder that is no cache, say `tile cache clear --dir ~`, keeps a file of that name that
+ * is someone else's, an empty one included. */
 static bool stats_is_ours(int dfd) {
+    struct stat sb;
+    if (fstatat(dfd, "v1", &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode)) return false;
     size_t n = 0;
     char *text = jit_cache_read(dfd, "stats", &n);
-    bool ours = text != NULL;
+    bool ours = text != NULL && n > 0;
     for (size_t i = 0; ours && i < n; i++) ours = text[i] == 'h' || text[i] == 'm';
     free(text);
     return ours;

@@ -176,7 +176,8 @@ Test(cache_safety, clear_follows_no_symlink, .init = setup, .fini = teardown, .t
 /* A symlinked v1/KK, v1 or stats is not written through: the compile
  * succeeds with one warning and the target stays untouched. */
 /* tile cache clear of a folder that is no cache (`--dir ~`) keeps a file named stats that is not the cache's
- * counters (it was deleted); a cache's own stats goes. */
+ * counters (it was deleted): other text, an empty file (it read as counters with none counted, and went), or
+ * counters-like bytes without the cache's v1 folder; a cache's own stats goes. */
 Test(cache_safety, clear_keeps_a_foreign_stats, .init = setup, .fini = teardown, .timeout = 60) {
     char home[128], cache[128], p[512];
     snprintf(home, sizeof home, "%s/home", dir);
@@ -185,6 +186,12 @@ Test(cache_safety, clear_keeps_a_foreign_stats, .init = setup, .fini = teardown,
     write_file(p, "hmm, my numbers\n");
     cr_assert_eq(tile_cache_clear(home, 1), TILE_OK);
     cr_assert_eq(file_size(p), 16, "a stats file that is not the cache's was removed");
+    write_file(p, "");
+    cr_assert_eq(tile_cache_clear(home, 1), TILE_OK);
+    cr_assert_eq(file_size(p), 0, "an empty stats file that is not the cache's was removed");
+    write_file(p, "hmhm");
+    cr_assert_eq(tile_cache_clear(home, 1), TILE_OK);
+    cr_assert_eq(file_size(p), 4, "a stats file in a folder without v1 was removed");
     snprintf(cache, sizeof cache, "%s/cache", dir);
     int hit;
     cr_assert_eq(compile_add(cache, &hit), TILE_OK);
