@@ -1,7 +1,10 @@
 /* common.c - the parts of the API both libraries carry: status strings,
- * the version, freeing a tile_compiled (modules keep compiled metadata). */
+ * the version, tile_dtype_from_name, freeing a tile_compiled (modules keep compiled metadata). */
 #include "include/tile/tile.h"
+#include "runtime/rt.h"
+#include "support/dtype.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +27,17 @@ const char *tile_status_string(tile_status s) {
 }
 
 const char *tile_version(void) { return TILE_VERSION_STRING; }
+
+/* Here, not in support/dtype.c with the other tile_dtype_* calls: its failures carry a message
+ * (tile_last_error(NULL)), and support/ sits below the runtime that keeps messages. */
+tile_status tile_dtype_from_name(const char *name, tile_dtype *out) {
+    if (!name || !out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_dtype_from_name: %s is NULL", !name ? "name" : "out");
+    if (dtype_to_public(dtype_from_name(name, strlen(name)), out)) return TILE_OK;
+    char names[256] = "";
+    for (int t = 0; t < TILE_DTYPE_COUNT; t++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", t ? ", " : "", tile_dtype_name((tile_dtype)t));
+    return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "tile_dtype_from_name: \"%.64s\" is no type (%s)", name, names);
+}
 
 void tile_compiled_free(tile_compiled *c) {
     if (!c) return;

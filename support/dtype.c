@@ -70,12 +70,6 @@ const char *tile_dtype_name(tile_dtype t) {
     return dtype_from_public(t, &d) ? info[d].name : NULL;
 }
 
-tile_status tile_dtype_from_name(const char *name, tile_dtype *out) {
-    if (!name || !out) return TILE_ERROR_INVALID_VALUE;
-    DType d = dtype_from_name(name, strlen(name));
-    return dtype_to_public(d, out) ? TILE_OK : TILE_ERROR_NOT_FOUND;
-}
-
 size_t tile_dtype_size(tile_dtype t) {
     DType d;
     return dtype_from_public(t, &d) ? (size_t)dtype_bytes(d) : 0;

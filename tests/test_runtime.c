@@ -702,7 +702,13 @@ Test(runtime, dtype_table) {
     cr_expect_eq(tile_dtype_from_name("i1", &t), TILE_ERROR_NOT_FOUND, "i1 is an IR type only");
     cr_expect_eq(tile_dtype_from_name("ptr", &t), TILE_ERROR_NOT_FOUND);
     cr_expect_eq(tile_dtype_from_name("f17", &t), TILE_ERROR_NOT_FOUND);
+    /* its failures say why in tile_last_error(NULL) (they came back without a message) */
+    cr_expect(strstr(tile_last_error(NULL), "tile_dtype_from_name: \"f17\" is no type (f32, f16, bf16, "), "%s", tile_last_error(NULL));
+    cr_expect(strstr(tile_last_error(NULL), ", f64)"), "%s", tile_last_error(NULL));
     cr_expect_eq(tile_dtype_from_name(NULL, &t), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(NULL), "tile_dtype_from_name: name is NULL");
+    cr_expect_eq(tile_dtype_from_name("f32", NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(NULL), "tile_dtype_from_name: out is NULL");
     cr_expect_null(tile_dtype_name(TILE_DTYPE_COUNT));
     cr_expect_null(tile_dtype_name((tile_dtype)-1));
     cr_expect_eq(tile_dtype_size(TILE_DTYPE_COUNT), 0);

@@ -216,7 +216,8 @@ typedef enum tile_dtype {
 } tile_dtype;
 /* "f32", "bf16", "f8e4m3", ... (the names .tile sources use); NULL for a value that is no type. */
 TILE_API const char *tile_dtype_name(tile_dtype t);
-/* The type of a name; TILE_ERROR_NOT_FOUND when there is none. */
+/* The type of a name; TILE_ERROR_NOT_FOUND when there is none, TILE_ERROR_INVALID_VALUE for a NULL name or out
+ * (the reason in tile_last_error(NULL)). */
 TILE_API tile_status tile_dtype_from_name(const char *name, tile_dtype *out);
 /* Bytes of one element in memory (f8: 1); 0 for a value that is no type. */
 TILE_API size_t tile_dtype_size(tile_dtype t);
