@@ -940,15 +940,21 @@ static bool list_entry(void *user, int kkfd, const char *name, const char *key, 
     return true;
 }
 
-tile_status tile_cache_list_ex(const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry), void *user) {
-    if (!fn) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
+/* tile_cache_list and its _ex: api, the call made, for the messages. */
+static tile_status cache_list(const char *api, const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry),
+                              void *user) {
     ListCtx lc = {fn, user};
     int dfd;
-    tile_status st = open_existing("tile_cache_list", dir_or_default(cache_dir), &dfd);
+    tile_status st = open_existing(api, dir_or_default(cache_dir), &dfd);
     if (dfd < 0) return st;
     each_entry(dfd, list_entry, &lc);
     close(dfd);
     return TILE_OK;
+}
+
+tile_status tile_cache_list_ex(const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry), void *user) {
+    if (!fn) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_list_ex: fn is NULL");
+    return cache_list("tile_cache_list_ex", cache_dir, fn, user);
 }
 
 /* The first API: the same walk, fewer fields. */
@@ -967,7 +973,7 @@ tile_status tile_cache_list(const char *cache_dir,
                             void *user) {
     if (!fn) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
     OldListCtx o = {fn, user};
-    return tile_cache_list_ex(cache_dir, old_list_entry, &o);
+    return cache_list("tile_cache_list", cache_dir, old_list_entry, &o);
 }
 
 /* A writer's temporary file younger than this may be one being written now (a server compiling while

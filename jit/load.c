@@ -163,16 +163,23 @@ static bool record_imports(LoadRecord *m, const SrcFile *src, const tile_compile
     return true;
 }
 
-static tile_status load_options(tile_context *ctx, const tile_compile_options *opt, tile_compile_options *o) {
+/* The options of a load of name (a path, or a source's name) checked and completed; fn: the public function
+ * called, which the messages name ("tile_module_load_file: k.tile: opt->arch: ..."), or NULL for the layers
+ * above (shipped kernels: "loading k.tile: ...", to which they add their own function's name). */
+static tile_status load_options(tile_context *ctx, const char *fn, const char *name, const tile_compile_options *opt,
+                                tile_compile_options *o) {
     char err[160];
-    if (!jit_options_in(opt, o, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: opt->%s", err);
+    const char *sep = fn ? ": " : " ";
+    if (!fn) fn = "loading";
+    if (!jit_options_in(opt, o, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: opt->%s", fn, sep, name, err);
     if (!o->arch) o->arch = rt_arch(ctx);
     else if (!rt_arch_loads(ctx, o->arch, err, sizeof err)) /* before a compile whose code could not be loaded */
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: opt->arch: %s", err);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: opt->arch: %s", fn, sep, name, err);
     if (o->num_sms <= 0) o->num_sms = rt_num_sms(ctx);
     if (rt_options()->debug_assert) o->debug = 1;
     if (o->dump_after || o->time_passes || o->want_llvm_ir)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: dump_after, time_passes and want_llvm_ir are for tile_compile_*");
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: dump_after, time_passes and want_llvm_ir are for tile_compile_*", fn,
+                       sep, name);
     return TILE_OK;
 }
 
@@ -223,10 +230,11 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
     return st;
 }
 
-tile_status jit_load_file_locked(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out,
-                                int *source) {
+/* jit_load_file_locked, with fn the public function called (NULL: none) for the messages. */
+static tile_status load_file_locked(tile_context *ctx, const char *fn, const char *path, const tile_compile_options *opt,
+                                    tile_module **out, int *source) {
     tile_compile_options o;
-    tile_status st = load_options(ctx, opt, &o);
+    tile_status st = load_options(ctx, fn, path, opt, &o);
     if (st != TILE_OK) return st;
     XXH128_hash_t freq = request_key(ctx, "F", path, "", 0, &o);
     for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
@@ -256,26 +264,33 @@ tile_status jit_load_file_locked(tile_context *ctx, const char *path, const tile
     return st;
 }
 
-tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out) {
-    if (!rt_context_valid(ctx)) return rt_no_context("tile_module_load_file", ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: out is NULL");
+tile_status jit_load_file_locked(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out,
+                                 int *source) {
+    return load_file_locked(ctx, NULL, path, opt, out, source);
+}
+
+/* tile_module_load_file and its _ex: one body, each message naming the function the caller called. */
+static tile_status load_file(tile_context *ctx, const char *fn, const char *path, const tile_compile_options *opt, tile_module **out) {
+    if (!rt_context_valid(ctx)) return rt_no_context(fn, ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
     *out = NULL;
-    if (!path) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: path is NULL");
+    if (!path) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: path is NULL", fn);
     rt_lock(ctx);
-    tile_status st = jit_load_file_locked(ctx, path, opt, out, NULL);
+    tile_status st = load_file_locked(ctx, fn, path, opt, out, NULL);
     rt_unlock(ctx);
     return st;
 }
 
-tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
-                                       tile_module **out) {
-    if (!rt_context_valid(ctx)) return rt_no_context("tile_module_load_source", ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: out is NULL");
+/* tile_module_load_source and its _ex, likewise. */
+static tile_status load_source(tile_context *ctx, const char *fn, const char *name, const char *source, const tile_compile_options *opt,
+                               tile_module **out) {
+    if (!rt_context_valid(ctx)) return rt_no_context(fn, ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
     *out = NULL;
-    if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: source is NULL");
+    if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: source is NULL", fn);
     SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
     tile_compile_options o;
-    tile_status st = load_options(ctx, opt, &o);
+    tile_status st = load_options(ctx, fn, src.name, opt, &o);
     if (st != TILE_OK) return st;
     int64_t t = realtime_ns();
     rt_lock(ctx);
@@ -284,12 +299,21 @@ tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, cons
     return st;
 }
 
+tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out) {
+    return load_file(ctx, "tile_module_load_file_ex", path, opt, out);
+}
+
+tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
+                                       tile_module **out) {
+    return load_source(ctx, "tile_module_load_source_ex", name, source, opt, out);
+}
+
 tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out) {
     tile_compile_options o = {.defines = defines};
-    return tile_module_load_file_ex(ctx, path, &o, out);
+    return load_file(ctx, "tile_module_load_file", path, &o, out);
 }
 
 tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out) {
     tile_compile_options o = {.defines = defines};
-    return tile_module_load_source_ex(ctx, NULL, source, &o, out);
+    return load_source(ctx, "tile_module_load_source", NULL, source, &o, out);
 }

@@ -328,25 +328,35 @@ static tile_status context_options_in(const tile_context_options *opt, tile_cont
     return TILE_OK;
 }
 
-tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out) {
-    if (!out) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: out is NULL");
+/* tile_context_create and its _ex: one body, each message naming the function the caller called (fn). */
+static tile_status context_create(const tile_context_options *opt, tile_context **out, const char *fn) {
+    char msg[256];
+    if (!out) return snprintf(msg, sizeof msg, "%s: out is NULL", fn), create_fail(TILE_ERROR_INVALID_VALUE, msg);
     *out = NULL;
     tile_context_options o;
-    tile_status st = context_options_in(opt, &o, "tile_context_create");
+    tile_status st = context_options_in(opt, &o, fn);
     if (st != TILE_OK) return st;
     opt = &o;
     const Target *tgt = target_find(opt->arch);
-    if (!tgt) return unknown_arch("tile_context_create", opt->arch);
-    if (isnan(opt->emu_timeout_seconds)) /* neither a budget nor one of the spellings of none (negative, INFINITY) */
-        return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: opt->emu_timeout_seconds is NaN (seconds; 0: the default, "
-                                                     "negative or INFINITY: no limit)");
+    if (!tgt) return unknown_arch(fn, opt->arch);
+    if (isnan(opt->emu_timeout_seconds)) { /* neither a budget nor one of the spellings of none (negative, INFINITY) */
+        snprintf(msg, sizeof msg, "%s: opt->emu_timeout_seconds is NaN (seconds; 0: the default, negative or INFINITY: no limit)", fn);
+        return create_fail(TILE_ERROR_INVALID_VALUE, msg);
+    }
     DevOptions dopt;
-    if (!device_options(opt, &dopt)) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: TILE_EMU_TIMEOUT is not a positive number");
+    if (!device_options(opt, &dopt)) {
+        snprintf(msg, sizeof msg, "%s: TILE_EMU_TIMEOUT is not a positive number", fn);
+        return create_fail(TILE_ERROR_INVALID_VALUE, msg);
+    }
     TileDevice *dev;
     char *err = NULL;
     DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);
     if (ds != DEV_OK) return open_fail(ds, err);
-    return context_on(opt, tgt, dev, "tile_context_create", out);
+    return context_on(opt, tgt, dev, fn, out);
+}
+
+tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out) {
+    return context_create(opt, out, "tile_context_create_ex");
 }
 
 tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out) {
@@ -378,7 +388,7 @@ tile_status tile_context_create_from_native(void *cu_context, const tile_context
 
 tile_status tile_context_create(const char *device, tile_context **out) {
     tile_context_options o = {.device = device};
-    return tile_context_create_ex(&o, out);
+    return context_create(&o, out, "tile_context_create");
 }
 
 static void module_free(tile_module *m) {
@@ -445,16 +455,16 @@ void tile_context_destroy(tile_context *ctx) {
  * writes that much, so a program built against it keeps working; the fields after it come through _ex. */
 enum { PROPS_V1_SIZE = offsetof(tile_device_properties, max_shared_per_block) + sizeof(int) };
 
-tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_properties *out, size_t size) {
-    CHECK_CTX(ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties: out is NULL");
-    if (size < sizeof out->name)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: size %zu is smaller than the first field", size);
+/* fn: the name the caller used, for the messages (as context_get_stats) */
+static tile_status context_get_properties(tile_context *ctx, tile_device_properties *out, size_t size, const char *fn) {
+    if (!handle_live(ctx, HANDLE_CONTEXT)) return rt_no_context(fn, ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
+    if (size < sizeof out->name) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: size %zu is smaller than the first field", fn, size);
     if (size > RT_STRUCT_MAX) /* as for the structs callers pass in: a size_t gone negative, not a struct */
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: size %zu is over 64 KiB", size);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: size %zu is over 64 KiB", fn, size);
     char why[256];
     if (!rt_struct_out_size(&rt_layout_tile_device_properties, size, why, sizeof why))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: %s", why);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s", fn, why);
     tile_device_properties p;
     memset(&p, 0, sizeof p);
     snprintf(p.name, sizeof p.name, "%s", ctx->devname);
@@ -468,8 +478,12 @@ tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_proper
     return TILE_OK;
 }
 
+tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_properties *out, size_t size) {
+    return context_get_properties(ctx, out, size, "tile_context_get_properties_ex");
+}
+
 tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out) {
-    return tile_context_get_properties_ex(ctx, out, PROPS_V1_SIZE);
+    return context_get_properties(ctx, out, PROPS_V1_SIZE, "tile_context_get_properties");
 }
 
 tile_status tile_device_check(const char *device) {
@@ -1109,9 +1123,10 @@ tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *o
 }
 
 /* ---- launches ---- */
-static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream,
-                          unsigned flags, const unsigned *cluster) {
-    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle("tile_launch", k, "tile_kernel", "its module was unloaded, or its context destroyed");
+/* api: the public call made, for the messages */
+static tile_status launch(const char *api, tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args,
+                          tile_stream stream, unsigned flags, const unsigned *cluster) {
+    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(api, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     tile_context *ctx = k->ctx;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero", k->name,
@@ -1217,7 +1232,7 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
 }
 
 tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream) {
-    return launch(k, grid, block, shared_bytes, args, stream, 0, NULL);
+    return launch("tile_launch_raw", k, grid, block, shared_bytes, args, stream, 0, NULL);
 }
 
 static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream,
@@ -1253,12 +1268,12 @@ static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE,
                        "tile_launch_ex: cluster (%u,%u,%u): each dimension non-zero, at most 16 CTAs, dividing the grid (%u,%u,%u)",
                        cl[0], cl[1], cl[2], grid.x, grid.y, grid.z);
-    if (o.block.x || o.block.y || o.block.z) return launch(k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
+    if (o.block.x || o.block.y || o.block.z) return launch(api, k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
     if (!k->block)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
                        k->name);
     /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
     /* raw PTX has no dynamic shared memory of its own: the caller's (its block from .maxntid / .reqntid) */
-    if (k->block3.x) return launch(k, grid, k->block3, o.shared_bytes, args, stream, flags, cluster);
-    return launch(k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags, cluster);
+    if (k->block3.x) return launch(api, k, grid, k->block3, o.shared_bytes, args, stream, flags, cluster);
+    return launch(api, k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags, cluster);
 }

@@ -98,7 +98,7 @@ Test(device, target_of_a_gpu_by_compute_capability) {
     tile_context *ctx = NULL;
     tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a", .arch = "sm_80"};
     cr_expect_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
-    cr_expect_str_eq(tile_last_error(NULL), "tile_context_create: opt->arch sm_80 differs from the device's sm_90a");
+    cr_expect_str_eq(tile_last_error(NULL), "tile_context_create_ex: opt->arch sm_80 differs from the device's sm_90a");
     cr_expect_null(ctx);
 }
 

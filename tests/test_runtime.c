@@ -763,8 +763,20 @@ Test(runtime, context_per_target) {
     tile_module *m = NULL;
     ctx = open_emu_as("emu:sm_80");
     cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(tile_last_error(ctx), "opt->arch: emu:sm_80 cannot load code for sm_90a (a newer GPU's)"), "%s",
-              tile_last_error(ctx));
+    /* the message names the function called and the module (it said "loading a module") */
+    cr_expect_str_eq(tile_last_error(ctx), "tile_module_load_source_ex: <source>: opt->arch: emu:sm_80 cannot load code for sm_90a (a newer GPU's)");
+    cr_expect_eq(tile_module_load_source_ex(ctx, "mine.tile", src, &o, &m), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(ctx), "tile_module_load_source_ex: mine.tile: opt->arch: emu:sm_80 cannot load code for sm_90a (a newer GPU's)");
+    cr_expect_eq(tile_module_load_file_ex(ctx, "no/such.tile", &o, &m), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(ctx), "tile_module_load_file_ex: no/such.tile: opt->arch: emu:sm_80 cannot load code for sm_90a (a newer GPU's)");
+    cr_expect_eq(tile_module_load_file_ex(ctx, NULL, &o, &m), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(ctx), "tile_module_load_file_ex: path is NULL");
+    cr_expect_eq(tile_module_load_file(ctx, NULL, NULL, &m), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(ctx), "tile_module_load_file: path is NULL");
+    cr_expect_eq(tile_context_get_properties_ex(ctx, NULL, 64), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(ctx), "tile_context_get_properties_ex: out is NULL");
+    cr_expect_eq(tile_context_get_properties(ctx, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(ctx), "tile_context_get_properties: out is NULL");
     tile_context_stats st;
     cr_assert_eq(tile_context_get_stats(ctx, &st), TILE_OK);
     cr_expect_eq(st.compiles + st.disk_hits, 0, "compiled code it could not load");
@@ -950,6 +962,8 @@ Test(runtime, threads_compile_and_launch, .timeout = 240) {
         cr_expect(strstr(tile_last_error(NULL), needle), "%s: message '%s' lacks '%s'", #call, tile_last_error(NULL), needle); \
     } while (0)
 
+static void list_nothing(void *user, const tile_cache_entry_info *e) { (void)user, (void)e; }
+
 Test(runtime, context_free_calls_say_why) {
     char dir[64] = "/tmp/tile-test-noctx-XXXXXX", file[96], path[96];
     cr_assert(mkdtemp(dir));
@@ -967,14 +981,32 @@ Test(runtime, context_free_calls_say_why) {
     cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
     tile_context_destroy(ctx);
     ASSERT_NOCTX(tile_module_load_source(ctx, "kernel k() {}", NULL, &m), TILE_ERROR_INVALID_VALUE, "tile_module_load_source: not a live tile_context");
+    /* each entry point names itself, not the one it shares a body with (the _ex calls said the plain names) */
+    ASSERT_NOCTX(tile_module_load_file_ex(NULL, path, NULL, &m), TILE_ERROR_INVALID_VALUE, "tile_module_load_file_ex: the tile_context is NULL");
+    ASSERT_NOCTX(tile_module_load_source_ex(ctx, "n", "kernel k() {}", NULL, &m), TILE_ERROR_INVALID_VALUE,
+                 "tile_module_load_source_ex: not a live tile_context");
     ASSERT_NOCTX(tile_compile_source("a", "kernel k() {}", NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_compile_source: out is NULL");
     ASSERT_NOCTX(tile_compile_file(path, NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_compile_file: out is NULL");
     ASSERT_NOCTX(tile_cache_compile_source(dir, "a", "kernel k() {}", NULL, NULL, NULL), TILE_ERROR_INVALID_VALUE, "out is NULL");
     ASSERT_NOCTX(tile_cache_compile_file(dir, path, NULL, NULL, NULL), TILE_ERROR_INVALID_VALUE, "out is NULL");
     tile_cache_stats st;
     ASSERT_NOCTX(tile_cache_get_stats(dir, NULL), TILE_ERROR_INVALID_VALUE, "tile_cache_get_stats: out is NULL");
-    ASSERT_NOCTX(tile_cache_list_ex(dir, NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
+    ASSERT_NOCTX(tile_cache_list_ex(dir, NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_cache_list_ex: fn is NULL");
     ASSERT_NOCTX(tile_cache_list(dir, NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
+    /* an _ex and its plain call share a body; each message names the one called */
+    ASSERT_NOCTX(tile_context_create("emu", NULL), TILE_ERROR_INVALID_VALUE, "tile_context_create: out is NULL");
+    ASSERT_NOCTX(tile_context_create_ex(NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_context_create_ex: out is NULL");
+    tile_context_options bad_arch = {.size = sizeof bad_arch, .device = "emu", .arch = "sm_70"};
+    ASSERT_NOCTX(tile_context_create_ex(&bad_arch, &ctx), TILE_ERROR_INVALID_VALUE, "tile_context_create_ex: unknown arch 'sm_70'");
+    tile_device_properties props;
+    ASSERT_NOCTX(tile_context_get_properties(NULL, &props), TILE_ERROR_INVALID_VALUE, "tile_context_get_properties: the tile_context is NULL");
+    ASSERT_NOCTX(tile_context_get_properties_ex(NULL, &props, sizeof props), TILE_ERROR_INVALID_VALUE,
+                 "tile_context_get_properties_ex: the tile_context is NULL");
+    ASSERT_NOCTX(tile_launch_raw(NULL, (tile_dim3){1, 1, 1}, (tile_dim3){32, 1, 1}, 0, NULL, NULL), TILE_ERROR_INVALID_VALUE,
+                 "tile_launch_raw: the tile_kernel is NULL");
+    char want_list[160];
+    snprintf(want_list, sizeof want_list, "tile_cache_list_ex: %s is not a cache folder this user can use", file);
+    ASSERT_NOCTX(tile_cache_list_ex(file, list_nothing, NULL), TILE_ERROR_IO, want_list);
     /* a folder that is a file: refused, and the message names it (the warning on stderr says it once per process) */
     char want[160];
     snprintf(want, sizeof want, "tile_cache_get_stats: %s is not a cache folder this user can use", file);
