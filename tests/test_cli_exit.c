@@ -149,6 +149,13 @@ Test(cli_exit, run_cache_and_standard_output) {
     EXPECT_EXIT(2, "$T run gemm --device emu --m 9 --n 7 --k 5 --out-dtype i32");
     cr_expect(strstr(out, "no gemm kernel for --dtype f16 with --out-dtype i32 (pairs: ") && strstr(out, "i8->i32"), "%s", out);
     EXPECT_EXIT(2, "$T tune gemm --device emu --dtype i8 --out-dtype f32");
+    /* option values the attention kernels do not take (the library's TILE_ERROR_UNSUPPORTED): usage errors like
+     * gemm's pair above (they exited 3, after allocating the inputs); a driver too old for the PTX stays 3 */
+    EXPECT_EXIT(2, "$T run decode --device emu --batch 1 --context 16 --heads 64 --heads-kv 1 --head-dim 16 --tokens 2");
+    cr_expect(strstr(out, "--heads / --heads-kv * --tokens is 128 query rows per KV head: decode takes at most 64"), "%s", out);
+    cr_expect(strstr(out, "run decode --help"), "%s", out);
+    EXPECT_EXIT(2, "$T run attention --device emu --batch 2 --seq 1 --heads 40000 --head-dim 16");
+    cr_expect(strstr(out, "--batch * --heads is 80000: at most 65535 (the launch grid)"), "%s", out);
     /* tune's options given to run, and run's to tune: refused alike (run gemm took --warmup and --timeout, silently) */
     EXPECT_EXIT(2, "$T run gemm --device emu --warmup 3");
     cr_expect(strstr(out, "--warmup is for 'tile tune gemm'"), "%s", out);

@@ -10,14 +10,17 @@
  *   0 success;
  *   1 an error in the source (located diagnostics on stderr);
  *   2 a usage error: an unknown command, subcommand or option, a missing or
- *     malformed value, a value the library refuses, no input file, an input
- *     file that cannot be read;
+ *     malformed value, a value the library refuses, option values the kernels
+ *     do not take (checked by the command before the call: gemm's type pair,
+ *     decode's query rows per KV head), no input file, an input file that
+ *     cannot be read;
  *   3 a failure: internal, a tool (ptxas), the device (cannot be opened, a
- *     call fails), a cache folder that cannot be used, a check that does not
- *     match;
- *   4 an output that cannot be written: -o's file, `tile aot`'s OUT.h and
- *     OUT.c, the tuning database's record, standard output (a full disk, a
- *     closed pipe); a file written is left as it was (CliOutput).
+ *     call fails, a driver too old for the PTX: TILE_ERROR_UNSUPPORTED from a
+ *     call), a cache folder that cannot be used, a check that does not match,
+ *     and an output that cannot be written (CLI_EXIT_OUTPUT): -o's file,
+ *     `tile aot`'s OUT.h and OUT.c, the tuning database's record, standard
+ *     output (a full disk, a closed pipe); a file written is left as it was
+ *     (CliOutput).
  *
  * Option values are validated here, strictly: a number is the whole string
  * and in range, a device is one the runtime accepts, a target one of
@@ -66,7 +69,9 @@ int cli_exit_status(tile_status st);
  * the command line is wrong, not the source (exit 2, not 1). */
 bool cli_no_kernel_named(const char *diagnostics);
 /* A shipped kernel's call on the command's data failed: "tile: API failed: MESSAGE" on stderr; the exit
- * status, 2 when the library refused the values the options gave (TILE_ERROR_INVALID_VALUE), else 3. */
+ * status, 2 when the library refused the values the options gave (TILE_ERROR_INVALID_VALUE), else 3: a
+ * TILE_ERROR_UNSUPPORTED here is the device's or driver's, since the commands refuse the option values the
+ * kernels do not take before calling. */
 int cli_call_failed(tile_context *ctx, const char *api, tile_status st);
 
 /* ---- options ---- */

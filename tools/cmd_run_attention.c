@@ -156,6 +156,12 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
     if (!decode && ((rc = cli_elements(cmd, "--batch * --seq * --heads * --head-dim", 4, p->batch, p->seq, p->heads, p->head_dim)) ||
                     (rc = cli_elements(cmd, "--batch * --seq-k * --heads-kv * --head-dim", 4, p->batch, p->seq_k, p->heads_kv, p->head_dim))))
         return rc;
+    /* Option values the kernels do not take, which the library reports as TILE_ERROR_UNSUPPORTED (the limits of
+     * docs/attention.md, "Limits and not yet"), are the command line's error: exit 2, as gemm's type pair.  The
+     * library's other TILE_ERROR_UNSUPPORTED (a driver older than the PTX) stays a failure, 3.  Decode's are
+     * checked in cmd_run_decode, after the sizes. */
+    if (!decode && p->batch * p->heads > 65535)
+        return cli_usage_error(cmd, "--batch * --heads is %lld: at most 65535 (the launch grid)", (long long)(p->batch * p->heads));
     return CLI_CONTINUE;
 }
 
@@ -262,6 +268,10 @@ int cmd_run_decode(int argc, char **argv) {
     if (num_blocks > INT32_MAX) /* the block tables hold int32 block numbers */
         return cli_usage_error("run decode", "--batch * --context / --block-size is %lld blocks, more than the block tables' int32 holds",
                                (long long)num_blocks);
+    if (H % Hk == 0 && H / Hk * T > 64) /* the kernels' limits, as in attn_cli_parse */
+        return cli_usage_error("run decode", "--heads / --heads-kv * --tokens is %lld query rows per KV head: decode takes at most 64",
+                               (long long)(H / Hk * T));
+    if (Hk > 65535 || S > 65535) return cli_usage_error("run decode", "--heads-kv and --batch must be at most 65535 (the launch grid)");
     size_t nq = (size_t)(S * T * H * D), nc = (size_t)(num_blocks * bs * Hk * D), kes = kv == TILE_F8E4M3 ? 1 : 2;
     int32_t *table = malloc(sizeof(int32_t) * (size_t)num_blocks), *lens = malloc(sizeof(int32_t) * (size_t)S);
     uint16_t *hq = malloc(nq * 2), *ho = malloc(nq * 2);
