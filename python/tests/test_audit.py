@@ -480,6 +480,22 @@ class Audit(unittest.TestCase):
         np.testing.assert_array_equal(out, x)
         self.assertEqual(k.variants, [""])
 
+    def test_parameter_limit(self):
+        """docs/python.md: a compiled kernel takes at most 64 run-time parameters (a None pointer is one bit of a
+        64-bit mask per variant); 64 run, 65 are refused when compiled, naming the kernel and the limit."""
+        def source(n):  # o[0] = a0 + 2 * a1 + ... + (n - 1) * a(n-2), n parameters in all
+            params = ", ".join("a%d: f32" % i for i in range(n - 1))
+            return "kernel many(o: *f32, %s) {\n    store(o, %s);\n}\n" % (
+                params, " + ".join("a%d * %d.0" % (i, i + 1) for i in range(n - 1)))
+        k = tile.compile(source(64)).many
+        self.assertEqual(len(k.params), 64)
+        vals = rng.integers(-8, 8, 63).astype(np.float64)
+        out = poisoned(1, np.float32)
+        k[1](out, *[float(v) for v in vals])
+        self.assertEqual(float(out[0]), float(sum(v * (i + 1) for i, v in enumerate(vals))))  # small integers: exact
+        with self.assertRaisesRegex(ValueError, r"^kernel 'many': more than 64 parameters$"):
+            tile.compile(source(65))
+
 
 if __name__ == "__main__":
     unittest.main()
