@@ -1,6 +1,6 @@
 /* lang_run.h - what the tests that compile inline .tile sources and run them on the
- * emulator share (test_lang_run.c, test_lang_triton.c, test_lang_asm.c): K, a kernel loaded on a
- * racechecking emulated device, its buffers and launches, and the PTX of a source. */
+ * emulator share (test_lang_run.c, test_lang_triton.c, test_lang_asm.c, test_lang_ports3.c, test_lang_ports_more.c,
+ * ...): K, a kernel loaded on a racechecking emulated device, its buffers and launches, and the PTX of a source. */
 #ifndef TILE_TESTS_LANG_RUN_H
 #define TILE_TESTS_LANG_RUN_H
 
@@ -67,6 +67,48 @@ static inline void download(K *k, void *h, uint64_t d, size_t bytes) {
 
 static inline void launch(K *k, unsigned gx, void **params) {
     DevStatus st = dev_launch(k->fn, gx, 1, 1, (unsigned)k->threads, 1, 1, k->dyn_smem, NULL, params);
+    cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
+    cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
+}
+
+/* src compiled for arch with defines and specializations (NULL-terminated, or NULL) and loaded on device (NULL:
+ * TILE_TEST_DEVICE, the emulator when unset); k->fn is the kernel named, whose warps and dynamic shared memory
+ * k takes (test_lang_ports3.c, test_lang_ports_more.c).  A kernel that takes tensor maps is refused: launch3
+ * passes none. */
+static inline void load_with_on(K *k, const char *src, const char *name, const char *arch, const char *const *defines,
+                                const char *const *specialize, const char *device) {
+    tile_compile_options o = {.arch = arch, .defines = defines, .specialize = specialize};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *err = NULL;
+    if (!device) device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu";
+    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
+    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
+    int i = 0;
+    while (i < c.nkernels - 1 && strcmp(c.kernels[i].name, name)) i++;
+    cr_assert(!c.kernels[i].tensor_maps || !*c.kernels[i].tensor_maps, "%s takes tensor maps: %s", name, c.kernels[i].tensor_maps);
+    k->threads = 32 * c.kernels[i].num_warps;
+    k->dyn_smem = c.kernels[i].smem_dynamic ? (unsigned)c.kernels[i].smem_bytes : 0;
+    tile_compiled_free(&c);
+}
+
+static inline void load_with(K *k, const char *src, const char *name, const char *arch, const char *const *defines,
+                             const char *const *specialize) {
+    load_with_on(k, src, name, arch, defines, specialize, NULL);
+}
+
+/* Another kernel of the module k holds. */
+static inline TileDevFunction *fn_of(K *k, const char *name) {
+    TileDevFunction *f;
+    cr_assert_eq(dev_module_get_function(k->mod, name, &f), DEV_OK, "%s", dev_last_error(k->dev));
+    return f;
+}
+
+/* f (NULL: k->fn) on a 3-D grid with k's block and dynamic shared memory, then synchronized. */
+static inline void launch3(K *k, TileDevFunction *f, unsigned gx, unsigned gy, unsigned gz, void **params) {
+    DevStatus st = dev_launch(f ? f : k->fn, gx, gy, gz, (unsigned)k->threads, 1, 1, k->dyn_smem, NULL, params);
     cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
     cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
 }

@@ -32,37 +32,6 @@
 
 static const char *const archs[] = {"sm_80", "sm_90a"};
 
-/* src compiled for arch with defines (NULL-terminated, or NULL) and loaded on the test device. */
-static void load_def(K *k, const char *src, const char *name, const char *arch, const char *const *defines) {
-    tile_compile_options o = {.arch = arch, .defines = defines};
-    tile_compiled c;
-    tile_status st = tile_compile_source("t.tile", src, &o, &c);
-    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
-    char *err = NULL;
-    const char *device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"; /* as lang_run.h's load_src_on */
-    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
-    cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
-    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
-    int i = 0;
-    while (i < c.nkernels - 1 && strcmp(c.kernels[i].name, name)) i++;
-    cr_assert(!c.kernels[i].tensor_maps || !*c.kernels[i].tensor_maps, "%s takes tensor maps: %s", name, c.kernels[i].tensor_maps);
-    k->threads = 32 * c.kernels[i].num_warps;
-    k->dyn_smem = c.kernels[i].smem_dynamic ? (unsigned)c.kernels[i].smem_bytes : 0;
-    tile_compiled_free(&c);
-}
-
-static TileDevFunction *fn_of(K *k, const char *name) {
-    TileDevFunction *f;
-    cr_assert_eq(dev_module_get_function(k->mod, name, &f), DEV_OK, "%s", dev_last_error(k->dev));
-    return f;
-}
-
-static void launch3(K *k, TileDevFunction *f, unsigned gx, unsigned gy, void **params) {
-    DevStatus st = dev_launch(f ? f : k->fn, gx, gy, 1, (unsigned)k->threads, 1, 1, k->dyn_smem, NULL, params);
-    cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
-    cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
-}
-
 /* ---- layer norm forward with Welford statistics (Inductor's welford_reduce / FlagGems' layer_norm): each lane keeps
  * (mean, m2, count) over the column chunks it sees; the lanes are merged by reduce() of the 3-tuple with Chan's
  * combine; mean and rstd are outputs (for the backward).  Rows have a large common offset, where a one-pass sum of
@@ -121,12 +90,12 @@ Test(lang_ports3, welford_layer_norm_forward) {
             K k;
             const char *defs[] = {bf ? "OT=bf16" : "OT=f32", bf == 2 ? "BLOCK_N=512" : "BLOCK_N=128", bf == 2 ? "num_warps=8" : "num_warps=4",
                                   NULL};
-            load_def(&k, welford_src, "layer_norm_fwd", archs[a], defs);
+            load_with(&k, welford_src, "layer_norm_fwd", archs[a], defs, NULL);
             uint64_t dx = upload(&k, x, sizeof x), dw = upload(&k, w, sizeof w), db = upload(&k, b, sizeof b),
                      dy = poisoned(&k, bf ? sizeof y16 : sizeof y32), dm = poisoned(&k, sizeof mean), dr = poisoned(&k, sizeof rstd);
             int64_t stride = S;
             int n = N;
-            launch3(&k, NULL, R, 1, (void *[]){&dx, &dy, &dw, &db, &dm, &dr, &stride, &n, &eps});
+            launch3(&k, NULL, R, 1, 1, (void *[]){&dx, &dy, &dw, &db, &dm, &dr, &stride, &n, &eps});
             if (bf) download(&k, y16, dy, sizeof y16);
             else download(&k, y32, dy, sizeof y32);
             download(&k, mean, dm, sizeof mean);
@@ -220,12 +189,12 @@ Test(lang_ports3, per_token_int8_quantization) {
         for (int sym = 0; sym < 2; sym++) {
             K k;
             const char *defs[] = {sym ? "SYMMETRIC=true" : "SYMMETRIC=false", NULL};
-            load_def(&k, quant_src, "quant_int8", archs[a], defs);
+            load_with(&k, quant_src, "quant_int8", archs[a], defs, NULL);
             uint64_t dx = upload(&k, x, sizeof x), dq = poisoned(&k, sizeof q), ds = poisoned(&k, sizeof scale),
                      dz = poisoned(&k, sizeof azp);
             int64_t stride = S;
             int n = N;
-            launch3(&k, NULL, R, 1, (void *[]){&dx, &dq, &ds, &dz, &stride, &n});
+            launch3(&k, NULL, R, 1, 1, (void *[]){&dx, &dq, &ds, &dz, &stride, &n});
             download(&k, q, dq, sizeof q);
             download(&k, scale, ds, sizeof scale);
             download(&k, azp, dz, sizeof azp);
@@ -318,11 +287,11 @@ Test(lang_ports3, w4a16_gptq_gemm) {
         int ar = cfg & 1, blk = cfg & 2 ? 64 : 32;
         const char *defs[] = {blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32", blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32",
                               blk == 64 ? "BLOCK_K=64" : "BLOCK_K=32", NULL};
-        load_def(&k, w4a16_src, "w4a16_gemm", archs[ar], defs);
+        load_with(&k, w4a16_src, "w4a16_gemm", archs[ar], defs, NULL);
         uint64_t da = upload(&k, a, sizeof a), db = upload(&k, bq, sizeof bq), dc = poisoned(&k, sizeof c), ds = upload(&k, sc, sizeof sc),
                  dz = upload(&k, zq, sizeof zq);
         int m = M, n = N, kd = Kd;
-        launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), (void *[]){&da, &db, &dc, &ds, &dz, &m, &n, &kd});
+        launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), 1, (void *[]){&da, &db, &dc, &ds, &dz, &m, &n, &kd});
         download(&k, c, dc, sizeof c);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
@@ -407,12 +376,12 @@ Test(lang_ports3, argsort_by_packed_keys_and_topk) {
                 K k;
                 const char *defs[] = {desc ? "DESC=true" : "DESC=false", size ? "BLOCK=1024" : "BLOCK=128", size ? "num_warps=8" : "num_warps=4",
                                       NULL};
-                load_def(&k, argsort_src, "argsort_rows", archs[a], defs);
+                load_with(&k, argsort_src, "argsort_rows", archs[a], defs, NULL);
                 size_t bytes = (size_t)R * N * 4;
                 uint64_t dx = upload(&k, x, bytes), dv = poisoned(&k, bytes), di = poisoned(&k, bytes), dtv = poisoned(&k, sizeof tv),
                          dti = poisoned(&k, sizeof ti);
                 int n = N;
-                launch3(&k, NULL, (unsigned)rows, 1, (void *[]){&dx, &dv, &di, &dtv, &dti, &n});
+                launch3(&k, NULL, (unsigned)rows, 1, 1, (void *[]){&dx, &dv, &di, &dtv, &dti, &n});
                 download(&k, vals, dv, bytes);
                 download(&k, idx, di, bytes);
                 download(&k, tv, dtv, sizeof tv);
@@ -471,12 +440,12 @@ Test(lang_ports3, bincount_histogram_atomics) {
     for (int i = 0; i < N; i++) x[i] = irand(10) == 0 ? irand(200) - 100 : irand(NB) / (1 + irand(2)), w[i] = (float)urand();
     for (int a = 0; a < 2; a++) {
         K k;
-        load_def(&k, bincount_src, "bincount", archs[a], NULL);
+        load_with(&k, bincount_src, "bincount", archs[a], NULL, NULL);
         memset(hist, 0, sizeof hist), memset(fill, 0, sizeof fill), memset(whist, 0, sizeof whist);
         uint64_t dx = upload(&k, x, sizeof x), dw = upload(&k, w, sizeof w), dh = upload(&k, hist, sizeof hist),
                  dwh = upload(&k, whist, sizeof whist), df = upload(&k, fill, sizeof fill), ds = poisoned(&k, sizeof slot);
         int n = N;
-        launch3(&k, NULL, (N + 255) / 256, 1, (void *[]){&dx, &dw, &dh, &dwh, &df, &ds, &n});
+        launch3(&k, NULL, (N + 255) / 256, 1, 1, (void *[]){&dx, &dw, &dh, &dwh, &df, &ds, &n});
         download(&k, hist, dh, sizeof hist);
         download(&k, whist, dwh, sizeof whist);
         download(&k, fill, df, sizeof fill);
@@ -643,7 +612,7 @@ Test(lang_ports3, flash_attention2_backward) {
             const char *defs[] = {causal ? "CAUSAL=true" : "CAUSAL=false", cfg == 2 ? "BM=64" : "BM=16", cfg == 2 ? "BN=64" : "BN=16",
                                   cfg == 1 ? "ATOMIC_DQ=false" : "ATOMIC_DQ=true", NULL};
             bool atomic_dq = cfg != 1;
-            load_def(&k, fa2_bwd_src, "attn_bwd_preprocess", archs[a], defs);
+            load_with(&k, fa2_bwd_src, "attn_bwd_preprocess", archs[a], defs, NULL);
             uint64_t d_q = upload(&k, q, sizeof q), d_k = upload(&k, kk, sizeof kk), d_v = upload(&k, v, sizeof v),
                      d_o = upload(&k, o, sizeof o), d_do = upload(&k, dO, sizeof dO), d_lse = upload(&k, lse, sizeof lse),
                      d_delta = poisoned(&k, sizeof delta), d_dq = poisoned(&k, sizeof dq), d_dk = poisoned(&k, sizeof dk),
@@ -652,9 +621,9 @@ Test(lang_ports3, flash_attention2_backward) {
             int l = L;
             float sc = sm_scale;
             unsigned nb = (unsigned)((L + blk - 1) / blk);
-            launch3(&k, NULL, nb, BH, (void *[]){&d_o, &d_do, &d_delta, &l});
-            launch3(&k, fn_of(&k, "attn_bwd_dkdv"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dk, &d_dv, &d_dq2, &l, &sc});
-            launch3(&k, fn_of(&k, "attn_bwd_dq"), nb, BH, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dq, &l, &sc});
+            launch3(&k, NULL, nb, BH, 1, (void *[]){&d_o, &d_do, &d_delta, &l});
+            launch3(&k, fn_of(&k, "attn_bwd_dkdv"), nb, BH, 1, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dk, &d_dv, &d_dq2, &l, &sc});
+            launch3(&k, fn_of(&k, "attn_bwd_dq"), nb, BH, 1, (void *[]){&d_q, &d_k, &d_v, &d_do, &d_lse, &d_delta, &d_dq, &l, &sc});
             download(&k, delta, d_delta, sizeof delta);
             download(&k, dq, d_dq, sizeof dq);
             download(&k, dq2, d_dq2, sizeof dq2);
@@ -747,12 +716,12 @@ Test(lang_ports3, fp8_kv_cache_decode_attention) {
     for (size_t i = 0; i < sizeof kc; i++) kc[i] = d_to_f8(40 * urand(), 0), vc[i] = d_to_f8(50 * urand(), 0);
     for (int a = 0; a < 2; a++) {
         K k;
-        load_def(&k, fp8_decode_src, "decode_fp8", archs[a], NULL);
+        load_with(&k, fp8_decode_src, "decode_fp8", archs[a], NULL, NULL);
         uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kc, sizeof kc), dv = upload(&k, vc, sizeof vc),
                  dl = upload(&k, lens, sizeof lens), d_o = poisoned(&k, sizeof out);
         float ks = k_scale, vs = v_scale, ss = sm_scale;
         int maxl = MAXL, kvh = KVH;
-        launch3(&k, NULL, NS, KVH, (void *[]){&dq, &dk, &dv, &dl, &d_o, &ks, &vs, &ss, &maxl, &kvh});
+        launch3(&k, NULL, NS, KVH, 1, (void *[]){&dq, &dk, &dv, &dl, &d_o, &ks, &vs, &ss, &maxl, &kvh});
         download(&k, out, d_o, sizeof out);
         for (int s = 0; s < NS; s++)
             for (int h = 0; h < KVH; h++)
@@ -819,10 +788,10 @@ Test(lang_ports3, block_pointer_transposed_gemm) {
         int ar = cfg & 1, blk = cfg & 2 ? 64 : 32;
         const char *defs[] = {blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32", blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32",
                               blk == 64 ? "BLOCK_K=64" : "BLOCK_K=32", NULL};
-        load_def(&k, bp_gemm_src, "gemm_at_b", archs[ar], defs);
+        load_with(&k, bp_gemm_src, "gemm_at_b", archs[ar], defs, NULL);
         uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = poisoned(&k, sizeof c);
         int m = M, n = N, kd = Kd, lda = LDA, ldb = LDB, ldc = LDC;
-        launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), (void *[]){&da, &db, &dc, &m, &n, &kd, &lda, &ldb, &ldc});
+        launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), 1, (void *[]){&da, &db, &dc, &m, &n, &kd, &lda, &ldb, &ldc});
         download(&k, c, dc, sizeof c);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < LDC; j++) {
@@ -883,11 +852,11 @@ Test(lang_ports3, w8a8_int8_scaled_mm) {
             int ar = cfg & 1, blk = cfg & 2 ? 64 : 32;
             const char *defs[] = {hb ? "HAS_BIAS=true" : "HAS_BIAS=false", blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32",
                                   blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32", blk == 64 ? "BLOCK_K=64" : "BLOCK_K=32", NULL};
-            load_def(&k, scaled_mm_src, "scaled_mm", archs[ar], defs);
+            load_with(&k, scaled_mm_src, "scaled_mm", archs[ar], defs, NULL);
             uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dsa = upload(&k, sa, sizeof sa), dsb = upload(&k, sb, sizeof sb),
                      dc = poisoned(&k, sizeof c), dbias = upload(&k, bias, sizeof bias);
             int m = M, n = N, kd = Kd;
-            launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), (void *[]){&da, &db, &dsa, &dsb, &dc, &dbias, &m, &n, &kd});
+            launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), 1, (void *[]){&da, &db, &dsa, &dsb, &dc, &dbias, &m, &n, &kd});
             download(&k, c, dc, sizeof c);
             for (int i = 0; i < M; i++)
                 for (int j = 0; j < N; j++) {
@@ -947,7 +916,7 @@ Test(lang_ports3, multi_tensor_adamw) {
     const int step = 3;
     for (int a = 0; a < 2; a++) {
         K k;
-        load_def(&k, adam_src, "adamw_multi", archs[a], NULL);
+        load_with(&k, adam_src, "adamw_multi", archs[a], NULL, NULL);
         float *host[NT][4];
         uint64_t dev[NT][4];
         int32_t ct[16];
@@ -969,7 +938,7 @@ Test(lang_ports3, multi_tensor_adamw) {
                  dsz = upload(&k, sz, sizeof sz), dct = upload(&k, ct, sizeof ct), dcs = upload(&k, cs, sizeof cs);
         float l = lr, x1 = b1, x2 = b2, e = eps, w = wd;
         int st = step;
-        launch3(&k, NULL, (unsigned)nch, 1, (void *[]){&dpa, &dga, &dma, &dva, &dsz, &dct, &dcs, &l, &x1, &x2, &e, &w, &st});
+        launch3(&k, NULL, (unsigned)nch, 1, 1, (void *[]){&dpa, &dga, &dma, &dva, &dsz, &dct, &dcs, &l, &x1, &x2, &e, &w, &st});
         double bc1 = 1 - pow(b1, step), bc2 = 1 - pow(b2, step);
         for (int t = 0; t < NT; t++) {
             float *got[3];
@@ -1041,12 +1010,12 @@ Test(lang_ports3, persistent_gemm_tile_queue) {
         K k;
         int ar = cfg & 1, blk = cfg & 2 ? 64 : 32, tiles = ((M + blk - 1) / blk) * ((N + blk - 1) / blk);
         const char *defs[] = {blk == 64 ? "BLOCK_M=64" : "BLOCK_M=32", blk == 64 ? "BLOCK_N=64" : "BLOCK_N=32", NULL};
-        load_def(&k, queue_src, "gemm_queue", archs[ar], defs);
+        load_with(&k, queue_src, "gemm_queue", archs[ar], defs, NULL);
         int32_t zero = 0, counter;
         uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = poisoned(&k, sizeof c), dcnt = upload(&k, &zero, 4),
                  ddone = poisoned(&k, sizeof done);
         int m = M, n = N, kd = Kd;
-        launch3(&k, NULL, P, 1, (void *[]){&da, &db, &dc, &dcnt, &ddone, &m, &n, &kd});
+        launch3(&k, NULL, P, 1, 1, (void *[]){&da, &db, &dc, &dcnt, &ddone, &m, &n, &kd});
         download(&k, c, dc, sizeof c);
         download(&k, done, ddone, sizeof done);
         download(&k, &counter, dcnt, 4);
@@ -1192,12 +1161,12 @@ Test(lang_ports3, mxfp4_quantize_and_dot_scaled) {
     for (int i = 0; i < Kd * N; i++) b[i] = f32_to_bf16((float)urand());
     for (int a = 0; a < 2; a++) {
         K k;
-        load_def(&k, mxfp4_src, "quant_mxfp4", archs[a], NULL);
+        load_with(&k, mxfp4_src, "quant_mxfp4", archs[a], NULL, NULL);
         uint64_t dx = upload(&k, x, sizeof x), dq = poisoned(&k, sizeof q), ds = poisoned(&k, sizeof sc), db = upload(&k, b, sizeof b),
                  dc = poisoned(&k, sizeof c);
         int m = M, n = N, kd = Kd;
-        launch3(&k, NULL, (M + 15) / 16, (Kd + 63) / 64, (void *[]){&dx, &dq, &ds, &m, &kd});
-        launch3(&k, fn_of(&k, "mx_gemm"), (M + 15) / 16, (N + 31) / 32, (void *[]){&dq, &ds, &db, &dc, &m, &n, &kd});
+        launch3(&k, NULL, (M + 15) / 16, (Kd + 63) / 64, 1, (void *[]){&dx, &dq, &ds, &m, &kd});
+        launch3(&k, fn_of(&k, "mx_gemm"), (M + 15) / 16, (N + 31) / 32, 1, (void *[]){&dq, &ds, &db, &dc, &m, &n, &kd});
         download(&k, q, dq, sizeof q);
         download(&k, sc, ds, sizeof sc);
         download(&k, c, dc, sizeof c);
@@ -1278,11 +1247,11 @@ Test(lang_ports3, csr_spmm_and_segment_max) {
     for (int i = 0; i < NCOL * N; i++) dense[i] = (float)urand();
     for (int a = 0; a < 2; a++) {
         K k;
-        load_def(&k, spmm_src, "csr_spmm", archs[a], NULL);
+        load_with(&k, spmm_src, "csr_spmm", archs[a], NULL, NULL);
         uint64_t drp = upload(&k, rowptr, sizeof rowptr), dci = upload(&k, colidx, sizeof colidx), dv = upload(&k, vals, sizeof vals),
                  dd = upload(&k, dense, sizeof dense), d_o = poisoned(&k, sizeof out), dm = poisoned(&k, sizeof omax);
         int n = N;
-        launch3(&k, NULL, R, (N + 31) / 32, (void *[]){&drp, &dci, &dv, &dd, &d_o, &dm, &n});
+        launch3(&k, NULL, R, (N + 31) / 32, 1, (void *[]){&drp, &dci, &dv, &dd, &d_o, &dm, &n});
         download(&k, out, d_o, sizeof out);
         download(&k, omax, dm, sizeof omax);
         for (int r = 0; r < R; r++)

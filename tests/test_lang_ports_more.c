@@ -30,44 +30,6 @@
 
 static const char *const archs[] = {"sm_80", "sm_90a"};
 
-/* src compiled for arch with defines and specializations (NULL-terminated, or NULL), loaded on device (NULL:
- * TILE_TEST_DEVICE, the emulator when unset). */
-static void load_with_on(K *k, const char *src, const char *name, const char *arch, const char *const *defines,
-                         const char *const *specialize, const char *device) {
-    tile_compile_options o = {.arch = arch, .defines = defines, .specialize = specialize};
-    tile_compiled c;
-    tile_status st = tile_compile_source("t.tile", src, &o, &c);
-    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
-    char *err = NULL;
-    if (!device) device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"; /* as lang_run.h's load_src_on */
-    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
-    cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
-    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
-    int i = 0;
-    while (i < c.nkernels - 1 && strcmp(c.kernels[i].name, name)) i++;
-    cr_assert(!c.kernels[i].tensor_maps || !*c.kernels[i].tensor_maps, "%s takes tensor maps: %s", name, c.kernels[i].tensor_maps);
-    k->threads = 32 * c.kernels[i].num_warps;
-    k->dyn_smem = 0;
-    tile_compiled_free(&c);
-}
-static void load_with(K *k, const char *src, const char *name, const char *arch, const char *const *defines,
-                      const char *const *specialize) {
-    load_with_on(k, src, name, arch, defines, specialize, NULL);
-}
-
-/* Another kernel of the module k holds. */
-static TileDevFunction *fn_of(K *k, const char *name) {
-    TileDevFunction *f;
-    cr_assert_eq(dev_module_get_function(k->mod, name, &f), DEV_OK, "%s", dev_last_error(k->dev));
-    return f;
-}
-
-static void launch3(K *k, TileDevFunction *f, unsigned gx, unsigned gy, unsigned gz, void **params) {
-    DevStatus st = dev_launch(f ? f : k->fn, gx, gy, gz, (unsigned)k->threads, 1, 1, 0, NULL, params);
-    cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
-    cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
-}
-
 static bool close_to(double got, double want, double rel, double abs_tol) {
     return fabs(got - want) <= rel * fabs(want) + abs_tol;
 }
