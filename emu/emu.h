@@ -533,6 +533,7 @@ typedef struct EmuSym {
     char *name;
     uint8_t space;          /* EmuSpace */
     bool is_extern_shared;  /* `extern .shared` dynamic shared array */
+    bool is_extern;         /* a module's `.extern .global`/`.const` not (yet) defined: zero-filled if sized (parse_decl.c) */
     uint32_t align;
     uint32_t line;          /* the PTX line of its declaration */
     uint64_t size;
@@ -586,6 +587,11 @@ typedef struct EmuModule {
     EmuSrcLoc *srclocs;     /* [0] unused: index 0 is "no location" */
     uint32_t nsrclocs;
     uint32_t *line_srcloc;  /* by PTX line: the srclocs index of the instruction(s) on it; NULL: no .loc at all */
+    /* An instruction on the PTX line of the one before it but with another .loc has a line key of its own, past
+     * nlines: key nlines + 1 + i is vlines[i], its PTX line and srclocs index (EmuIns.line holds the key; reports map
+     * it back with emu_module_ptx_line, so each instruction reports its own .loc; a line with one location has none) */
+    struct EmuVLine { uint32_t line, srcloc; } *vlines;
+    uint32_t nvlines;
     EmuFunc *funcs;
     uint32_t nfuncs;
     EmuSym *syms;
@@ -740,6 +746,10 @@ void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap);
 /* The source location (from .file/.loc) of the instruction on PTX line `line` as "file:line:col"
  * (":col" left out when 0) into buf; "" when it has none.  Returns buf. */
 const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size_t cap);
+/* The PTX line of an instruction's line key (EmuIns.line: the line itself, or one of EmuModule.vlines). */
+static inline uint32_t emu_module_ptx_line(const EmuModule *m, uint32_t key) {
+    return key > m->nlines && key - m->nlines - 1 < m->nvlines ? m->vlines[key - m->nlines - 1].line : key;
+}
 /* "file:line:col, PTX line N" (or "PTX line N" without line info) into buf, for reports that name a
  * second place.  Returns buf. */
 const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_t cap);

@@ -170,7 +170,7 @@ static char *fault_text(const EmuBlock *b, const EmuThread *t, const EmuIns *in,
         char line[256], src[512];
         emu_module_line(L->m, in->line, line, sizeof line);
         emu_module_srcloc(L->m, in->line, src, sizeof src);
-        str_printf(&s, "    at %s%skernel '%s', PTX line %u: %s\n", src, *src ? " in " : "", L->f->name, in->line, line);
+        str_printf(&s, "    at %s%skernel '%s', PTX line %u: %s\n", src, *src ? " in " : "", L->f->name, emu_module_ptx_line(L->m, in->line), line);
         if (t && t->fn != L->f) str_printf(&s, "    in .func '%s' (call depth %u)\n", t->fn->name, t->depth);
     } else {
         str_printf(&s, "    in kernel '%s'\n", L->f->name);
@@ -1038,7 +1038,7 @@ static void note_early_acc(EmuLaunch *L) {
             "emu: note: kernel '%s', PTX line %u: uses an accumulator register of a wgmma.mma_async before the "
             "wgmma.wait_group that retires it (undefined in the PTX ISA; ptxas injects a wait there and serializes the "
             "wgmmas, info C7517; run as that wait; noted once a module)\n",
-            L->f->name, line);
+            L->f->name, emu_module_ptx_line(L->m, line));
     fflush(out);
 }
 

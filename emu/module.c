@@ -139,12 +139,12 @@ static bool check_calls(EmuModule *m, char **err) {
             const EmuIns *in = &f->code[i];
             if (in->op != EMU_OP_CALL || in->target == UINT32_MAX) continue; /* indirect calls: checked at the call */
             const EmuFunc *c = &m->funcs[in->target];
-            if (c->is_entry) return merr(err, in->line, "call of kernel entry '%s'", c->name);
+            if (c->is_entry) return merr(err, emu_module_ptx_line(m, in->line), "call of kernel entry '%s'", c->name);
             if (!c->defined && !c->builtin)
-                return merr(err, in->line, "call of '%s', which has no body in this module (the emulator provides vprintf, "
+                return merr(err, emu_module_ptx_line(m, in->line), "call of '%s', which has no body in this module (the emulator provides vprintf, "
                             "__assertfail, malloc and free)", c->name);
             if (in->on[0] > c->nrets || in->on[2] != c->nparams)
-                return merr(err, in->line, "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
+                return merr(err, emu_module_ptx_line(m, in->line), "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
                             in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
         }
     }
@@ -263,6 +263,7 @@ void emu_module_free(EmuModule *m) {
     free(m->syms);
     free(m->srcfiles);
     free(m->srclocs);
+    free(m->vlines);
     arena_free(m->arena);
     free(m);
 }
@@ -278,6 +279,7 @@ EmuFunc *emu_module_find(EmuModule *m, const char *name) {
 void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
     if (cap == 0) return;
     buf[0] = 0;
+    line = emu_module_ptx_line(m, line);
     if (line < 1 || line > m->nlines) return;
     const char *p = m->text + m->line_start[line];
     size_t n = 0;
@@ -299,8 +301,10 @@ void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
 const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
     if (cap == 0) return buf;
     buf[0] = 0;
-    if (!m->line_srcloc || line < 1 || line > m->nlines || !m->line_srcloc[line]) return buf;
-    const EmuSrcLoc *l = &m->srclocs[m->line_srcloc[line]];
+    uint32_t loc = line > m->nlines && line - m->nlines - 1 < m->nvlines ? m->vlines[line - m->nlines - 1].srcloc
+                   : m->line_srcloc && line >= 1 && line <= m->nlines ? m->line_srcloc[line] : 0;
+    if (!loc) return buf;
+    const EmuSrcLoc *l = &m->srclocs[loc];
     const char *name = NULL;
     for (uint32_t i = 0; i < m->nsrcfiles; i++)
         if (m->srcfiles[i].num == l->file) name = m->srcfiles[i].name;
@@ -314,7 +318,7 @@ const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size
 const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
     char src[512];
     emu_module_srcloc(m, line, src, sizeof src);
-    snprintf(buf, cap, "%s%sPTX line %u", src, *src ? ", " : "", line);
+    snprintf(buf, cap, "%s%sPTX line %u", src, *src ? ", " : "", emu_module_ptx_line(m, line));
     return buf;
 }
 

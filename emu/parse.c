@@ -851,7 +851,9 @@ bool emu_parse_ins(Parser *ps) {
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_sregs(ps, &in, line, opt.s, opt.len)) return false;
-    if (!emu_check_operands(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len, in.nops)) return false;
+    if (!emu_check_operands(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len, in.nops) ||
+        !emu_check_words(ps, &in, line, opt.s, opt.len))
+        return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
@@ -1233,8 +1235,10 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
             continue;
         }
         bool ext = false;
+        ps.decl_visible = false;
         while (is(t, ".visible") || is(t, ".extern") || is(t, ".weak") || is(t, ".common")) {
             if (is(t, ".extern")) ext = true;
+            else ps.decl_visible = true;
             next(&ps);
         }
         if (is(t, ".entry")) ok = emu_parse_function(&ps, true);
@@ -1245,7 +1249,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
         else if (is(t, ".alias")) ok = parse_alias(&ps);
         else ok = perr(&ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
     }
-    if (ok) ok = check_debug_info(&ps);
+    if (ok) ok = check_debug_info(&ps) && emu_check_externs(&ps);
     if (ok && !emu_module_finalize(m, mem, &ps.err)) ok = false;
     free(ps.regs);
     free(ps.allregs);

@@ -20,11 +20,11 @@ bool emu_has_mod(const char *s, uint32_t len, const char *m) {
 
 
 /* wgmma.mma_async's modifiers are its own: .sp, .sync, .aligned, the shape, the types, .satfinite, b1's .and.popc, and the
- * layout words ptxas also takes (.row, .col, .v4; the layouts are the trans immediates).  Anything else decoded as
+ * layout words ptxas also takes (.row, .col, .v2/.v4: parse_types.c; the layouts are the trans immediates).  Anything else decoded as
  * a modifier elsewhere (.acq_rel, .volatile, cache operators, .wide, .trans, .aligned twice...) is ptxas's "Illegal
  * modifier"; they loaded and ran as if absent.  Roundings, .ftz, .sat and .xor have their own messages. */
 static bool wgmma_mods_ok(Parser *ps, const char *s, uint32_t len, uint32_t line) {
-    static const char *const own[] = {"sp", "sync", "aligned", "satfinite", "and", "xor", "popc", "row", "col", "v4", "f16", "bf16",
+    static const char *const own[] = {"sp", "sync", "aligned", "satfinite", "and", "xor", "popc", "row", "col", "v2", "v4", "v8", "f16", "bf16",
                                       "tf32", "e4m3", "e5m2", "s8", "u8", "b1", "f32", "s32", "ftz", "sat", "rn", "rz",
                                       "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "rs", NULL};
     unsigned aligned = 0;

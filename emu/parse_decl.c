@@ -194,13 +194,59 @@ static bool parse_init(Parser *ps, EmuSym *s, unsigned ty, bool unsized, uint64_
     return true;
 }
 
+/* A module's .extern .global or .const variable (ptxas of CUDA 13, each case tried): one no module defines is
+ * defined by ptxas ("Unresolved extern variable 'g' in whole program compilation, ignoring extern qualifier"), so
+ * it loads zero-filled as a .global without an initializer does; unsized (`g[]`) ptxas refuses it ("Unresolved
+ * extern variable": emu_check_externs), with an initializer too ("No initial value is allowed for external
+ * symbol"); a later .visible (or .weak, .common) definition is the variable, which instructions before it name
+ * too (they named a zero-filled copy of their own); a later one without ("a .static") is refused ("'.extern'
+ * variable 'g' cannot be resolved by a '.static'"). */
+static int32_t extern_defined(Parser *ps, const Decl *d, unsigned space, bool is_extern) {
+    if (ps->fn || (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)) return -1;
+    int32_t k = emu_sym_find(ps, d->name, d->nlen, 0);
+    if (k < 0 || !ps->m->syms[k].is_extern || ps->m->syms[k].space != space) return -1;
+    if (is_extern) return -1; /* declared again: a copy as before (ptxas takes it) */
+    if (!ps->decl_visible) {
+        perr(ps, d->line, "'.extern' variable '%.*s' is defined by a variable that is not .visible (ptxas: it cannot be "
+             "resolved by a '.static')", (int)d->nlen, d->name);
+        return -2;
+    }
+    return k;
+}
+
+bool emu_check_externs(Parser *ps) {
+    for (uint32_t k = 0; k < ps->m->nsyms; k++) {
+        const EmuSym *s = &ps->m->syms[k];
+        if (s->is_extern && s->size == 0)
+            return perr(ps, s->line, "'.extern' variable '%s' is unsized and the module does not define it (ptxas: \"Unresolved "
+                        "extern variable\"; a sized one is defined zero-filled)", s->name);
+    }
+    return true;
+}
+
 /* var = space decl [ "=" init ] ";"   (space already consumed) */
 bool emu_parse_var(Parser *ps, unsigned space, bool is_extern) {
     Decl d;
     if (!parse_decl(ps, &d)) return false;
     if (ps->fn && emu_label_find(ps, d.name, d.nlen, ps->cur_blk) >= 0) /* ptxas: "Duplicate definition" */
         return perr(ps, d.line, "variable '%.*s' has the name of a label of its block", (int)d.nlen, d.name);
-    EmuSym *s = sym_add(ps, &d, space);
+    int32_t ext = extern_defined(ps, &d, space, is_extern);
+    if (ext == -2) return false;
+    EmuSym *s;
+    if (ext >= 0) { /* the extern's symbol becomes the definition */
+        s = &ps->m->syms[ext];
+        s->align = d.align;
+        s->size = decl_size(&d);
+        s->line = d.line;
+        s->is_extern = false;
+    } else {
+        s = sym_add(ps, &d, space);
+        s->is_extern = is_extern && !ps->fn && (space == EMU_SP_GLOBAL || space == EMU_SP_CONST);
+        if (s->is_extern && d.unsized) s->size = 0; /* emu_check_externs: unless a definition follows */
+    }
+    if (s->is_extern && is_punct(&ps->tok, '='))
+        return perr(ps, ps->tok.line, "'.extern' variable '%s' takes no initializer (ptxas: \"No initial value is allowed for "
+                    "external symbol\")", s->name);
     if (space == EMU_SP_SHARED) {
         if (d.unsized || (is_extern && s->size == 0)) {
             s->is_extern_shared = true;

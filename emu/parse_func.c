@@ -70,6 +70,22 @@ static void reset_fn_state(Parser *ps) {
     ps->cur_srcloc = 0;
 }
 
+/* The location of the instructions just parsed (code[first..ncode), all of one PTX line): their line's, or, on the
+ * line of an instruction with another .loc (`.loc 1 4 1 add...; .loc 1 5 1 mul...;`), a line key of their own
+ * (EmuModule.vlines), so that each reports its own .loc. */
+static void ins_locate(Parser *ps, uint32_t first) {
+    EmuModule *m = ps->m;
+    uint32_t line = ps->code[first].line, key = line, loc = ps->cur_srcloc;
+    if (line == ps->last_ins_line && loc == ps->last_ins_loc) key = ps->last_ins_key;
+    else if (line == ps->last_ins_line) {
+        GROW(m->vlines, m->nvlines, ps->capvlines);
+        m->vlines[m->nvlines++] = (struct EmuVLine){line, loc};
+        key = m->nlines + m->nvlines;
+    } else if (loc) m->line_srcloc[line] = loc;
+    for (uint32_t k = first; k < ps->ncode; k++) ps->code[k].line = key;
+    ps->last_ins_line = line, ps->last_ins_key = key, ps->last_ins_loc = loc;
+}
+
 /* body = { "{" body "}" | directive | label ":" | ins }
  * A nested block is a scope: registers and variables declared in it are
  * not visible after its "}" (their storage stays). */
@@ -146,8 +162,7 @@ static bool parse_body(Parser *ps) {
         }
         uint32_t first = ps->ncode;
         if (!emu_parse_ins(ps)) return false;
-        if (ps->cur_srcloc)
-            for (uint32_t k = first; k < ps->ncode; k++) ps->m->line_srcloc[ps->code[k].line] = ps->cur_srcloc;
+        if (first < ps->ncode) ins_locate(ps, first);
     }
     return true;
 }

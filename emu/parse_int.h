@@ -70,7 +70,9 @@ typedef struct Parser {
     int32_t cur_blk;
     uint32_t sym_scope_start; /* syms from here on belong to the current function */
     uint32_t cur_srcloc;      /* the location the last .loc set (m->srclocs index, 0: none) */
-    uint32_t capsrclocs, capsrcfiles;
+    uint32_t capsrclocs, capsrcfiles, capvlines;
+    bool decl_visible;        /* the module-level declaration being parsed is .visible, .weak or .common */
+    uint32_t last_ins_line, last_ins_key, last_ins_loc; /* the last instruction's PTX line, line key and srcloc */
     /* module */
     uint32_t capsyms, capfuncs;
     bool target_generic; /* .target named the SM without the 'a' of m->target (sm_90): no sm_90a instructions */
@@ -104,7 +106,7 @@ static inline bool perr(Parser *ps, uint32_t line, const char *fmt, ...) __attri
 static inline bool perr(Parser *ps, uint32_t line, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    emu_ptx_error(&ps->err, line, fmt, ap);
+    emu_ptx_error(&ps->err, ps->m ? emu_module_ptx_line(ps->m, line) : line, fmt, ap);
     va_end(ap);
     return false;
 }
@@ -158,6 +160,7 @@ void emu_consts_reset(Parser *ps);                     /* no constants: a new fu
 
 /* ---- declarations: variables and parameter lists (parse_decl.c) ---- */
 bool emu_parse_var(Parser *ps, unsigned space, bool is_extern); /* after .global/.const/.shared/.local: one declaration with its initializer */
+bool emu_check_externs(Parser *ps); /* at the module's end: an unsized .extern .global/.const variable nothing defined */
 bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base); /* a ( .param ... ) list */
 
 /* ---- literals and constant expressions (parse_expr.c) ---- */
@@ -220,6 +223,9 @@ static inline int32_t const_sym(const Parser *ps, uint32_t slot) {
 /* After decode_mods: the modifiers the opcode needs, and their combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len);
 bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
+/* parse_words.c (after the other checks): a modifier written twice, one of a kind, and the memory, layout and flag words
+ * of opcodes that take none */
+bool emu_check_words(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len);
 /* Barrier ids and counts given as immediates, writes to read-only state spaces (parse_check.c). */
 /* parse_gate.c: the PTX ISA version and .target a feature needs (ptxas's "Feature ... requires ..."). */
 bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len); /* a .target name, after .version */

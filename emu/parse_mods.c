@@ -281,6 +281,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             continue;
         }
         if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) {
+            if (op == EMU_OP_WGMMA) continue; /* D's register count, which ptxas takes and ignores: parse_types.c */
             /* the ops that take vector forms (any other would read its {..} operands as one register) */
             if (op != EMU_OP_LD && op != EMU_OP_LDU && op != EMU_OP_ST && op != EMU_OP_ATOM && op != EMU_OP_RED &&
                 op != EMU_OP_ST_ASYNC && op != EMU_OP_RED_ASYNC)

@@ -219,7 +219,20 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_MUL: case EMU_OP_MAD: mask = in->flags & EMU_F(WIDE) ? 0x6 : 0xF; break; /* .wide: d (and c) twice as wide */
     case EMU_OP_MUL24: case EMU_OP_MAD24: mask = 0xF; break; /* mul24.lo.u32 %rd1: "Arguments mismatch" (it loaded) */
     case EMU_OP_SELP: mask = 0x7; break;
-    case EMU_OP_SETP: mask = 0x6; break;
+    case EMU_OP_SETP: /* d is a predicate (setp.ge.f32 %r1: "Arguments mismatch"; it loaded and wrote 0 or 1) */
+        if (in->ok[0] == EMU_OK_REG && !check_operand_type(ps, in, 0, EMU_T_PRED, false, line, s, len)) return false;
+        mask = 0x6;
+        break;
+    /* found by scripts/ptx_diff.py, each "Arguments mismatch" (they loaded and ran on the registers' bits): the carry
+     * chain's operands, an atomic's d, b and c and a reduction's b of the type (atom.global.add.u32 %rd1, ..), vote's
+     * d a predicate (.ballot: .b32) */
+    case EMU_OP_ADDC: case EMU_OP_SUBC: mask = 0x7; break;
+    case EMU_OP_MADC: mask = 0xF; break;
+    case EMU_OP_ATOM: mask = 0xD; break;
+    case EMU_OP_RED: mask = 0x2; break;
+    case EMU_OP_VOTE:
+        return in->ok[0] != EMU_OK_REG ||
+               check_operand_type(ps, in, 0, in->mode == EMU_MODE_BALLOT ? EMU_T_B32 : EMU_T_PRED, false, line, s, len);
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
     case EMU_OP_CVTA: mask = 0x3; break; /* cvta.to.shared.u64 %rd1, %r2: "Arguments mismatch" */
     case EMU_OP_MAPA: /* ptxas: "Arguments mismatch" for mapa.u32 of a 64-bit address (it was cut to 32 bits) */
@@ -263,6 +276,20 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
                                "A of a floating-point type: .f16x2 or .b32 registers", line, s, len)) ||
             !check_operand_type(ps, in, 2, EMU_T_B64, false, line, s, len))
             return false;
+        /* a vector width ptxas takes (warning "Vector Type not specified properly") when it is D's register count and
+         * D holds at most 128 bits: .v4 of m64n8's f32 or s32 D, .v2 of m64n8's f16 D, .v4 of m64n16's; it changes
+         * nothing.  ptxas refuses any other ("Argument vector size mismatch", "Vector type too large, exceeds 128
+         * bit limit", "Multiple vector modifiers specified"). */
+        unsigned nv = 0, vw = 0, nd = in->ok[0] == EMU_OK_VEC ? in->on[0] : 1;
+        for (uint32_t k = 0; k + 2 < len; k++)
+            if (s[k] == '.' && s[k + 1] == 'v' && (s[k + 2] == '2' || s[k + 2] == '4' || s[k + 2] == '8') &&
+                (k + 3 == len || s[k + 3] == '.'))
+                nv++, vw = (unsigned)(s[k + 2] - '0');
+        if (nv > 1)
+            return perr(ps, line, "'%.*s': wgmma.mma_async takes one vector width (ptxas: multiple vector modifiers)", (int)len, s);
+        if (nv && (vw != nd || vw * 32 > 128))
+            return perr(ps, line, "'%.*s': wgmma.mma_async's .v%u is not D's register count (%u registers, at most 128 bits: "
+                        "ptxas takes .v%u only where D is %u registers)", (int)len, s, vw, nd, vw, vw);
         uint64_t v;
         if (in->nops > sc && in->ok[sc] == EMU_OK_REG &&
             (const_value(ps, in->o[sc], &v) ? v > 1 : !slot_is_pred(ps, in->o[sc])))

@@ -645,6 +645,48 @@ Test(lineinfo, nvcc_style_loc_parses_runs_and_reports) {
     dev_close(dev);
 }
 
+/* Two instructions on one PTX line, each after its own .loc: each report names its instruction's location (the
+ * location was kept per PTX line, and both named the last .loc of the line, scale.cuh:7:21); a third with the
+ * second's location shares it, and an instruction after `.loc 1 0 0` on the line has none. */
+Test(lineinfo, one_line_two_locs_each_reports_its_own) {
+    TileDevice *dev;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
+    static const char *from = "\t.loc\t1 13 3\n\t@%p1 trap;\n\tmul.wide.u32 %rd2, %r3, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+                              "\t.loc\t2 7 21\n\tld.global.f32 %f1, [%rd3];\n\tmul.f32 %f2, %f1, 0f40400000;\n";
+    static const char *to = "\t.loc\t1 13 3\n\tmul.wide.u32 %rd2, %r3, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+                            "\t@%p1 trap; .loc 2 7 21 ld.global.f32 %f1, [%rd3]; mul.f32 %f2, %f1, 0f40400000; .loc 1 0 0 "
+                            "ld.global.f32 %f1, [%rd3+-16];\n\n";
+    char *ptx = edited(from, to);
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_load_ptx(dev, ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, "scale", &fn), DEV_OK);
+    /* 32 floats; thread i reads [base + 4i] (scale.cuh:7:21), then [base + 4i - 16] (no location) */
+    uint64_t dx, base = 0;
+    cr_assert_eq(dev_malloc(dev, 32 * 4, &dx), DEV_OK);
+    cr_assert_eq(dev_memset_d8(dev, dx, 0, 32 * 4), DEV_OK);
+    int n = 0;
+    void *params[] = {&base, &n};
+    base = dx + 16; /* every access in bounds: thread 13 traps */
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 14, 1, 1, 0, NULL, params), DEV_OK);
+    const char *e = dev_last_error(dev);
+    cr_expect(strstr(e, "trap") && strstr(e, "at /home/user/scale.cu:13:3 in kernel 'scale', PTX line 27: @%p1 trap; .loc"), "%s", e);
+    base = dx + 80; /* thread 12's first load reads [dx + 128]: out of bounds */
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 13, 1, 1, 0, NULL, params), DEV_OK);
+    e = dev_last_error(dev);
+    cr_expect(strstr(e, "memcheck: invalid __global__ read") && strstr(e, "at /home/user/scale.cuh:7:21 in kernel 'scale', PTX line 27"),
+              "%s", e);
+    base = dx; /* thread 0's second load reads [dx - 16]: out of bounds, after .loc 1 0 0 */
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 13, 1, 1, 0, NULL, params), DEV_OK);
+    e = dev_last_error(dev);
+    cr_expect(strstr(e, "memcheck: invalid __global__ read") && strstr(e, "at kernel 'scale', PTX line 27"), "%s", e);
+    dev_module_unload(mod);
+    dev_free(dev, dx);
+    free(ptx);
+    dev_close(dev);
+}
+
 /* tile compile: line info by default, --no-line-info without */
 static char *cli_output(const char *args) {
     char cmd[1024];

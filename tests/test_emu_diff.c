@@ -1,0 +1,327 @@
+/* test_emu_diff.c - the forms on which the emulator's load and ptxas disagreed, found by scripts/ptx_diff.py
+ * (docs/testing.md): one-statement mutations of valid PTX that ptxas refuses and the emulator loaded (running them
+ * as if a word were absent or with a meaning of its own), or that ptxas takes and the emulator refused.  Each
+ * refused case must be refused by ptxas too (when it is installed) and at its line with a message naming the
+ * form; each accepted one must load and assemble.
+ *
+ *   wgmma_vector_width  wgmma.mma_async's .v2/.v4, which ptxas takes where it is D's register count (it was
+ *                       refused), and the widths ptxas refuses
+ *   twice               a modifier written twice (red.async.relaxed.relaxed, ld.relaxed.relaxed, div.rn.rn) is
+ *                       refused; the flags ptxas takes twice (.sat .sync .uni .approx ...) load
+ *   plain_op_words      a state space, memory order, scope, cache word, layout or flag on an opcode that takes none
+ *                       (div.rn.global.f32, setp.eq.gpu.u32, mul.lo.ca.u32, shr.wide.u32, ld.row.global, atom.and.cc);
+ *                       ld's cache and eviction words and memory orders on atom, cp.async, ldmatrix, wmma, bar;
+ *                       madc.hi.lo; redux.sync's operation by type
+ *   one_of_a_kind       two types, spaces, roundings or comparisons (ld.global.u32.u32, ld.shared.param, div.rn.rp,
+ *                       setp.lt.eq); required words (mma/wmma .aligned, shfl/vote/atom's operation, cp.async's two
+ *                       spaces); a register list without .vN; fp8, tf32, 8-bit and .pred types where the opcode
+ *                       takes none (add.e4m3, prmt.s8, redux.sync.add.pred), shfl/fns/cvta types
+ *   operand_registers  setp's and vote's destinations, the carry chain's, atom's and red's operands of the type
+ *   extern_globals      an .extern .global/.const variable the module does not define: loads zero-filled when sized, as
+ *                       ptxas defines it ("ignoring extern qualifier"); refused unsized, with an initializer, or
+ *                       defined again by a non-visible variable */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_emu_util.h"
+#include "test_ptxas.h"
+
+typedef struct Bad {
+    const char *ptx, *want;
+} Bad;
+
+/* Each of bad is refused with `want` in the message (and by ptxas); each of good loads (and assembles). */
+static void expect_refused(const Bad *bad, size_t nbad, const char *const *good, size_t ngood, const char *arch) {
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < nbad; i++) {
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, bad[i].ptx, &m), DEV_ERR_PTX, "loaded:\n%s", bad[i].ptx);
+        cr_expect(strstr(dev_last_error(d), bad[i].want), "'%s' not in: %s\n%s", bad[i].want, dev_last_error(d), bad[i].ptx);
+        cr_expect(ptxas_refuses(bad[i].ptx, arch), "ptxas takes what the emulator refuses:\n%s", bad[i].ptx);
+        if (m) dev_module_unload(m);
+    }
+    for (size_t i = 0; i < ngood; i++) {
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, good[i], &m), DEV_OK, "%s\n%s", dev_last_error(d), good[i]);
+        check_ptxas_arch(good[i], arch);
+        if (m) dev_module_unload(m);
+    }
+    dev_close(d);
+}
+
+/* PTX 8.7 for sm_90a, the instruction at line 14 */
+#define P(ins)                                                                                                        \
+    ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n"                          \
+    " .reg .pred %p<4>;\n .reg .b16 %h<4>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n .reg .f32 %f<16>;\n"             \
+    " .reg .f64 %fd<4>;\n .shared .align 16 .b8 sm[256];\n mov.u64 %rd1, 0;\n " ins ";\nL1:\n ret;\n}\n"
+
+#define WG(mods, d) "wgmma.mma_async.sync.aligned.m64n" mods " " d ", %rd1, %rd2, %p1, 1, 1, 0, 0"
+#define D4 "{%f1, %f2, %f3, %f4}"
+#define D8 "{%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}"
+
+Test(diff, wgmma_vector_width) {
+    static const Bad bad[] = {
+        {P(WG("8k16.f32.f16.f16.v2", D4)), "ptx:14: 'wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16.v2': wgmma.mma_async's .v2 is "
+                                            "not D's register count (4 registers"},
+        {P(WG("16k16.f32.f16.f16.v4", D8)), "wgmma.mma_async's .v4 is not D's register count (8 registers"},
+        {P(WG("16k16.f32.f16.f16.v8", D8)), "wgmma.mma_async's .v8 is not D's register count (8 registers, at most 128 bits"},
+        {P(WG("8k16.f16.f16.f16.v4", "{%r1, %r2}")), "wgmma.mma_async's .v4 is not D's register count (2 registers"},
+        {P(WG("8k16.f32.f16.f16.v4.v4", D4)), "wgmma.mma_async takes one vector width"},
+        {P(WG("8k16.f32.f16.f16.v4.v2", D4)), "wgmma.mma_async takes one vector width"},
+    };
+    static const char *const good[] = { /* ptxas: warning "Vector Type not specified properly", and the same code */
+        P(WG("8k16.f32.f16.f16.v4", D4)),
+        P("wgmma.mma_async.v4.sync.aligned.m64n8k16.f32.f16.f16 " D4 ", %rd1, %rd2, %p1, 1, 1, 0, 0"),
+        P("wgmma.mma_async.sync.aligned.m64n8k16.v4.f32.f16.f16 " D4 ", {%r1, %r2, %r3, %r4}, %rd2, %p1, 1, 1, 0"),
+        P(WG("8k16.f16.f16.f16.v2", "{%r1, %r2}")),
+        P(WG("16k16.f16.f16.f16.v4", "{%r1, %r2, %r3, %r4}")),
+        P("wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8.v4 {%r1, %r2, %r3, %r4}, %rd1, %rd2, %p1"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+#define RA "red.async%s.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r2], %r3, [%r1]"
+Test(diff, twice) {
+    static const Bad bad[] = {
+        {P("red.async.relaxed.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r2], %r3, [%r1]"),
+         "ptx:14: 'red.async.relaxed.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32': .relaxed written twice"},
+        {P("red.async.relaxed.cluster.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r2], %r3, [%r1]"),
+         ".cluster written twice"},
+        {P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.mbarrier::complete_tx::bytes.add.u32 [%r2], %r3, [%r1]"),
+         ".mbarrier::complete_tx::bytes written twice"},
+        {P("st.relaxed.relaxed.gpu.global.u32 [%rd1], %r1"), "at most one memory order"}, /* refused before, by ld/st's check */
+        {P("ld.global.ca.ca.u32 %r1, [%rd1]"), ".ca written twice"},
+        {P("ld.global.nc.nc.u32 %r1, [%rd1]"), ".nc written twice"},
+        {P("add.rn.rn.f32 %f1, %f2, %f3"), ".rn written twice"},
+        {P("add.ftz.ftz.f32 %f1, %f2, %f3"), ".ftz written twice"},
+        {P("setp.eq.eq.u32 %p1, %r1, %r2"), ".eq written twice"},
+        {P("atom.global.add.add.u32 %r1, [%rd1], 1"), ".add written twice"},
+        {P("mbarrier.arrive.release.release.cta.shared::cta.b64 %rd1, [%r1]"), ".release written twice"},
+        {P("barrier.sync.aligned.aligned 0"), ".aligned written twice"},
+        {P("ldmatrix.sync.aligned.m8n8.x4.trans.trans.shared.b16 {%r1, %r2, %r3, %r4}, [%r5]"), ".trans written twice"},
+        {P("shf.l.clamp.clamp.b32 %r1, %r2, %r3, %r4"), ".clamp written twice"},
+        {P("fma.rn.oob.oob.f16 %h1, %h2, %h3, %h1"), ".oob written twice"},
+    };
+    static const char *const good[] = { /* ptxas takes these flags twice */
+        P("add.sat.sat.s32 %r1, %r2, %r3"),
+        P("cvt.rzi.sat.sat.s32.f32 %r1, %f1"),
+        P("shfl.sync.sync.idx.b32 %r3, %r3, 0, 31, -1"),
+        P("vote.sync.sync.all.pred %p1, %p1, -1"),
+        P("bar.warp.sync.sync -1"),
+        P("bra.uni.uni L1"),
+        P("div.approx.approx.f32 %f1, %f2, %f3"),
+        P("bfind.shiftamt.shiftamt.u32 %r1, %r2"),
+        P("add.cc.cc.u32 %r1, %r2, %r3"),
+        P("min.NaN.NaN.f32 %f1, %f2, %f3"),
+        P("createpolicy.fractional.L2::evict_first.L2::evict_first.b64 %rd2, 0.5"),
+        P("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, {%r3, %r4}, "
+          "{%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}"),
+        P("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r2], %r3, [%r1]"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+Test(diff, plain_op_words) {
+    static const Bad bad[] = {
+        {P("div.rn.global.f32 %f1, %f2, %f3"), "ptx:14: 'div.rn.global.f32': div takes no state space (.global)"},
+        {P("mov.shared.u32 %r1, %r2"), "mov takes no state space (.shared)"},
+        {P("shfl.sync.idx.shared::cta.b32 %r3, %r3, 0, 31, -1"), "shfl takes no state space (.shared::cta)"},
+        {P("setp.eq.gpu.u32 %p1, %r1, %r2"), "'setp.eq.gpu.u32': setp takes no memory order or scope (.gpu)"},
+        {P("xor.b32.acquire %r1, %r2, %r3"), "xor takes no memory order or scope (.acquire)"},
+        {P("redux.sync.add.cta.u32 %r1, %r2, -1"), "redux takes no memory order or scope (.cta)"},
+        {P("nanosleep.sys.u32 5"), "nanosleep takes no memory order or scope (.sys)"},
+        {P("mul.lo.ca.u32 %r1, %r2, %r3"), "'mul.lo.ca.u32': mul takes no cache operator or eviction priority (.ca)"},
+        {P("mul.lo.L2::evict_last.u32 %r1, %r2, %r3"), "mul takes no cache operator or eviction priority (.L2::evict_last)"},
+        {P("add.u32.L1::evict_last %r1, %r2, %r3"), "add takes no cache operator or eviction priority (.L1::evict_last)"},
+        {P("add.s32.row %r1, %r2, %r3"), "'add.s32.row': add takes no layout (.row)"},
+        {P("shr.wide.u32 %r1, %r2, 5"), "'shr.wide.u32': shr takes no .wide"},
+        {P("add.rn.cc.f32 %f1, %f2, %f3"), "takes no .cc"},
+        {P("min.u32.to %r1, %r2, %r3"), "min takes no .to"},
+        {P("cvt.u32.to.u64 %r1, %rd1"), "cvt takes no .to"},
+        {P("sin.approx.trans.f32 %f1, %f2"), "sin takes no .trans"},
+        {P("bfe.u32.shiftamt %r1, %r2, 1, 2"), "bfe takes no .shiftamt"},
+        /* the memory and matrix instructions' flags and layouts */
+        {P("ld.row.global.u32 %r1, [%rd1]"), "'ld.row.global.u32': ld takes no layout (.row)"},
+        {P("st.global.full.u32 [%rd1], %r1"), "'st.global.full.u32': st takes no .full"},
+        {P("st.global.sync.u32 [%rd1], %r1"), "st takes no .sync"},
+        {P("atom.global.and.b32.cc %r1, [%rd1], %r2"), "atom takes no .cc"},
+        {P("cvta.to.global.u64.uni %rd2, %rd1"), "cvta takes no .uni"},
+        {P("ldmatrix.sync.aligned.m8n8.x2.shared.hi.b16 {%r1, %r2}, [%r5]"), "ldmatrix takes no .hi"},
+        {P("mma.sync.aligned.trans.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, "
+           "{%f1, %f2, %f3, %f4}"), "mma takes no .trans"},
+        {P("madc.hi.lo.cc.u32 %r1, %r2, %r3, %r4"), "'madc.hi.lo.cc.u32': madc takes one of .lo, .hi and .wide"},
+        {P("mul.lo.wide.s32 %rd2, %r2, %r3"), "mul takes one of .lo, .hi and .wide"},
+        /* ld's and st's words on the memory instructions that take none of them */
+        {P("atom.global.ca.sys.add.f64 %fd1, [%rd1], %fd2"), "'atom.global.ca.sys.add.f64': atom takes no cache operator (.ca)"},
+        {P("atom.global.L2::evict_first.exch.b32 %r1, [%rd1], %r2"), "atom takes no eviction priority (.L2::evict_first)"},
+        {P("atom.shared.min.s32.L1::evict_last %r1, [%r2], %r3"), "atom takes no eviction priority (.L1::evict_last)"},
+        {P("cp.async.ca.lu.shared.global [%r1], [%rd1], 4"), "cp.async takes one cache operator"},
+        {P("cp.async.gpu.ca.shared.global [%r1], [%rd1], 4"), "cp.async takes no memory order or scope (.gpu)"},
+        {P("cp.async.L2::evict_first.ca.shared.global [%r1], [%rd1], 4"), "cp.async takes no eviction priority (.L2::evict_first)"},
+        {P("cp.async.ca.shared.aligned.global [%r1], [%rd1], 4"), "cp.async takes no flag"},
+        {P("ldmatrix.sync.aligned.m8n8.weak.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5]"), "ldmatrix takes no memory order or scope (.weak)"},
+        {P("ldmatrix.sync.aligned.m8n8.x4.ca.shared.b16 {%r1, %r2, %r3, %r4}, [%r5]"), "ldmatrix takes no cache operator (.ca)"},
+        {P("wmma.load.b.release.sync.aligned.row.m32n8k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1]"),
+         "wmma.load takes no memory order or scope (.release)"},
+        {P("bar.release.sync 0"), "'bar.release.sync': bar takes no memory order or scope (.release)"},
+        {P("bar.sync.cta 0"), "bar takes no memory order or scope (.cta)"},
+        {P("bar.warp.sync.cs -1"), "bar.warp.sync takes no cache operator (.cs)"},
+        {P("bar.warp.sync.s32 -1"), "bar.warp.sync takes no type"},
+        {P("redux.sync.xor.u32 %r1, %r2, -1"), "'redux.sync.xor.u32': redux.sync .xor takes .b32, not .u32"},
+        {P("redux.sync.add.b32 %r1, %r2, -1"), "redux.sync .add takes .u32 or .s32, not .b32"},
+    };
+    static const char *const good[] = {
+        P("div.full.f32 %f1, %f2, %f3"),
+        P("mul.wide.u32 %rd2, %r2, %r3"),
+        P("madc.hi.cc.u32 %r1, %r2, %r3, %r4"),
+        P("shf.r.wrap.b32 %r1, %r2, %r3, %r4"),
+        P("bfind.shiftamt.s32 %r1, %r2"),
+        P("min.NaN.xorsign.abs.f16 %h1, %h2, %h3"),
+        P("movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2"),
+        P("setmaxnreg.inc.sync.aligned.u32 240"),
+        P("ld.global.nc.L2::cache_hint.u32 %r1, [%rd1], %rd2"),
+        P("cvta.to.global.u64 %rd2, %rd1"),
+        P("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r1, %r2}, [%r5]"),
+        P("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}"),
+        P("atom.global.sys.add.f64 %fd1, [%rd1], %fd2"),
+        P("atom.global.L2::cache_hint.exch.b32 %r1, [%rd1], %r2, %rd2"),
+        P("cp.async.ca.shared.global.L2::128B [%r1], [%rd1], 4"),
+        P("cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2"),
+        P("barrier.cta.sync 0"),
+        P("bar.warp.sync -1"),
+        P("redux.sync.xor.b32 %r1, %r2, -1"),
+        P("redux.sync.max.s32 %r1, %r2, -1"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+Test(diff, one_of_a_kind) {
+    static const Bad bad[] = {
+        {P("ld.global.u32.u32 %r1, [%rd1]"), "ptx:14: 'ld.global.u32.u32': ld takes one type"},
+        {P("mul.lo.s32.u32 %r1, %r2, %r3"), "'mul.lo.s32.u32': mul takes one type"},
+        {P("selp.f32.f32 %f1, %f2, %f3, %p1"), "selp takes one type"},
+        {P("ld.shared.param.b16 %h1, [%r1]"), "'ld.shared.param.b16': ld takes one state space"},
+        {P("div.rn.rp.f32 %f1, %f2, %f3"), "'div.rn.rp.f32': div takes one rounding modifier"},
+        {P("setp.lt.eq.s32 %p1, %r1, %r2"), "'setp.lt.eq.s32': setp takes one comparison"},
+        {P("mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}"),
+         "mma needs .sync.aligned"},
+        {P("wmma.load.a.sync.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1]"), "wmma.load needs .sync.aligned"},
+        {P("shfl.sync.b32 %r1, %r2, 1, 31, -1"), "'shfl.sync.b32': shfl needs its operation (.up .down .bfly .idx)"},
+        {P("vote.sync.pred %p1, %p2, -1"), "vote needs its operation"},
+        {P("atom.global.u32 %r1, [%rd1], %r2"), "atom needs its operation"},
+        {P("cp.async.cg.shared [%r1], [%rd1], 16"), "'cp.async.cg.shared': cp.async copies .shared.global"},
+        {P("st.global.b32 [%rd1], {%r1, %r2, %r3, %r4}"), "'st.global.b32': a list of 4 registers needs .v4"},
+        {P("ld.global.b32 {%r1, %r2}, [%rd1]"), "a list of 2 registers needs .v2"},
+        {P("add.e4m3 %h1, %h2, %h3"), "'add.e4m3': add takes no .e4m3 (the fp8 and tf32 types are cvt's"},
+        {P("bfe.e5m2 %r1, %r2, 2, 3"), "bfe takes no .e5m2"},
+        {P("selp.tf32 %r1, %r2, %r3, %p1"), "selp takes no .tf32"},
+        {P("shfl.sync.bfly.u64 %rd1, %rd2, 2, 31, -1"), "'shfl.sync.bfly.u64': shfl takes .b32 here, not .u64"},
+        {P("fns.u64 %r1, %r2, %r3, %r4"), "fns takes .b32 here"},
+        {P("prmt.s8 %r1, %r2, %r3, 0x5410"), "'prmt.s8': prmt takes no 8-bit type (.s8"},
+        {P("shf.l.wrap.u8 %r1, %r2, %r3, %r4"), "shf takes no 8-bit type (.u8"},
+        {P("redux.sync.add.pred %r1, %r2, -1"), "'redux.sync.add.pred': redux.sync .add takes .u32 or .s32, not .pred"},
+        {P("subc.pred %p1, %p2, %p3"), "subc takes no .pred"},
+        {P("cvta.local.b64 %rd2, %rd1"), "'cvta.local.b64': cvta takes .u32 or .u64, not .b64"},
+    };
+    static const char *const good[] = {
+        P("cvt.rn.f32.f64 %f1, %fd1"),
+        P("set.lt.u32.f32 %r1, %f1, %f2"),
+        P("slct.s32.s32 %r1, %r2, %r3, %r4"),
+        P("dp4a.u32.s32 %r1, %r2, %r3, %r4"),
+        P("cp.async.cg.shared.global [%r1], [%rd1], 16"),
+        P("st.global.v4.b32 [%rd1], {%r1, %r2, %r3, %r4}"),
+        P("st.global.b32 [%rd1], {%r1}"),
+        P("cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2"),
+        P("vote.sync.ballot.b32 %r1, %p1, -1"),
+        P("vote.sync.any.pred %p1, %p2, -1"),
+        P("and.pred %p1, %p2, %p3"),
+        P("ld.global.u8 %r1, [%rd1]"),
+        P("cvt.u8.u32 %h1, %r1"),
+        P("cvta.local.u64 %rd2, %rd1"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+/* Operand registers of another size or kind than the instruction's type ("Arguments mismatch"): they loaded and ran
+ * on the registers' bits (setp wrote 0 or 1 into a .b32, atom.add.u32 into a .b64). */
+Test(diff, operand_registers) {
+    static const Bad bad[] = {
+        {P("setp.ge.f32 %r3, %f1, %f2"), "ptx:14: 'setp.ge.f32': operand 1, register '%r3' of type .b32, does not fit .pred"},
+        {P("setp.ge.f32 %rd3, %f1, %f2"), "operand 1, register '%rd3' of type .b64, does not fit .pred"},
+        {P("vote.sync.any.pred %rd3, %p1, -1"), "'vote.sync.any.pred': operand 1, register '%rd3' of type .b64, does not fit .pred"},
+        {P("vote.sync.ballot.b32 %p2, %p1, -1"), "operand 1, register '%p2' of type .pred, does not fit .b32"},
+        {P("subc.u32 %rd3, %r4, %r4"), "'subc.u32': operand 1, register '%rd3' of type .b64, does not fit .u32"},
+        {P("addc.cc.u32 %r3, %rd2, %r4"), "operand 2, register '%rd2' of type .b64, does not fit .u32"},
+        {P("madc.lo.u32 %r3, %r4, %r4, %rd2"), "operand 4, register '%rd2' of type .b64, does not fit .u32"},
+        {P("atom.global.add.u32 %rd2, [%rd1], %r1"), "'atom.global.add.u32': operand 1, register '%rd2' of type .b64, does not fit .u32"},
+        {P("atom.global.add.u32 %r2, [%rd1], %rd3"), "operand 3, register '%rd3' of type .b64, does not fit .u32"},
+        {P("atom.global.add.u64 %rd2, [%rd1], %r3"), "operand 3, register '%r3' of type .b32, does not fit .u64"},
+        {P("atom.global.add.u32 %f2, [%rd1], %r3"), "operand 1, register '%f2' of type .f32, does not fit .u32"},
+        {P("atom.global.cas.b32 %r1, [%rd1], %r2, %rd3"), "operand 4, register '%rd3' of type .b64, does not fit .b32"},
+        {P("red.global.add.u32 [%rd1], %rd3"), "'red.global.add.u32': operand 2, register '%rd3' of type .b64, does not fit .u32"},
+    };
+    static const char *const good[] = {
+        P("setp.ge.f32 %p1, %f1, %f2"),
+        P("vote.sync.any.pred %p1, %p2, -1"),
+        P("vote.sync.ballot.b32 %r1, %p1, -1"),
+        P("subc.u32 %r3, %r4, %r4"),
+        P("atom.global.add.f32 %r2, [%rd1], %r3"),
+        P("atom.global.add.u64 %rd2, [%rd1], %rd3"),
+        P("atom.global.cas.b32 %r1, [%rd1], %r2, %r3"),
+        P("atom.global.add.noftz.f16 %h1, [%rd1], %h2"),
+        P("red.global.add.u32 [%rd1], %r3"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+/* A kernel that stores the module's g (a .u32 declared by `decl`, before the kernel) and `after` (declarations after
+ * it) into out[0]. */
+static char *extern_ptx(const char *decl, const char *after) {
+    Str s = {0};
+    str_printf(&s, ".version 8.0\n.target sm_80\n.address_size 64\n%s\n.visible .entry k(.param .u64 out)\n{\n"
+                   " .reg .b32 %%r<4>;\n .reg .b64 %%rd<4>;\n ld.param.u64 %%rd1, [out];\n cvta.to.global.u64 %%rd1, %%rd1;\n"
+                   " ld.global.u32 %%r1, [g];\n st.global.u32 [%%rd1], %%r1;\n ret;\n}\n%s\n",
+               decl, after);
+    return str_take(&s);
+}
+
+/* out[0] after a one-thread launch of extern_ptx(decl, after), out poisoned first */
+static uint32_t run_extern(TileDevice *d, const char *decl, const char *after) {
+    char *ptx = extern_ptx(decl, after);
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out;
+    cr_assert_eq(dev_malloc(d, 4, &out), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, out, 0xAB, 4), DEV_OK);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t v = 0;
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, out, 4), DEV_OK);
+    dev_free(d, out);
+    dev_module_unload(m);
+    free(ptx);
+    return v;
+}
+
+Test(diff, extern_globals) {
+    TileDevice *d = open_emu(false);
+    /* undefined and sized: ptxas defines it ("ignoring extern qualifier"), zero-filled */
+    cr_expect_eq(run_extern(d, ".extern .global .u32 g;", ""), 0u);
+    cr_expect_eq(run_extern(d, ".extern .global .align 8 .b8 g[16];", ""), 0u);
+    /* a .visible definition after the kernel is the variable the kernel reads (it read a zero-filled copy) */
+    cr_expect_eq(run_extern(d, ".extern .global .u32 g;", ".visible .global .u32 g = 7;"), 7u);
+    cr_expect_eq(run_extern(d, ".extern .global .b8 g[];", ".visible .global .align 4 .b8 g[4] = {1, 2, 3, 4};"), 0x04030201u);
+    dev_close(d);
+    char *bad[3] = {extern_ptx(".extern .global .b8 g[];", ""), extern_ptx(".extern .global .u32 g = 5;", ""),
+                    extern_ptx(".extern .global .u32 g;", ".global .u32 g;")};
+    const Bad b[] = {
+        {bad[0], "ptx:4: '.extern' variable 'g' is unsized and the module does not define it"},
+        {bad[1], "ptx:4: '.extern' variable 'g' takes no initializer"},
+        {bad[2], "ptx:15: '.extern' variable 'g' is defined by a variable that is not .visible"},
+    };
+    expect_refused(b, ARRAY_LEN(b), NULL, 0, "sm_80");
+    for (int i = 0; i < 3; i++) free(bad[i]);
+}
