@@ -219,6 +219,18 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
                         order ? "memory order or scope" : cache ? "cache operator" : "eviction priority", (int)wn[a], w[a]);
     }
     if (ncache > 1) return perr(ps, line, "'%.*s': %s takes one cache operator", (int)len, s, name);
+    /* one operation ("Multiple instruction post-operation flags set": redux.or.sync.add ran the last one); a rounding
+     * on mma only of .f64 ("Illegal rounding modifier": mma...rz.f32.f16.f16.f32 ran unrounded) */
+    static const char *const operations[] = {"add", "min", "max", "inc", "dec", "exch", "cas", "and", "or", "xor", "up", "down",
+                                             "bfly", "idx", "all", "any", "uni", "ballot", NULL};
+    if (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || in->op == EMU_OP_REDUX || in->op == EMU_OP_SHFL || in->op == EMU_OP_VOTE ||
+        in->op == EMU_OP_MATCH) {
+        unsigned nop = 0;
+        for (uint32_t a = 0; a < nw; a++) nop += word_in(w[a], wn[a], operations);
+        if (nop > 1) return perr(ps, line, "'%.*s': %s takes one operation", (int)len, s, name);
+    }
+    if ((in->op == EMU_OP_MMA || in->op == EMU_OP_WMMA_MMA) && nrnd && in->ty != EMU_T_F64)
+        return perr(ps, line, "'%.*s': %s takes a rounding only on .f64", (int)len, s, name);
     if ((in->op == EMU_OP_BAR_WARP && ntypes) || (in->op == EMU_OP_CP_ASYNC && in->flags))
         return perr(ps, line, "'%.*s': %s takes no %s", (int)len, s, name, ntypes ? "type" : "flag (.sync, .aligned, .wrap...)");
     /* redux.sync's operation by type: .add .min .max of .u32 .s32, .and .or .xor of .b32 ("Incorrect type '.u32' for

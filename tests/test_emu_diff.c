@@ -171,6 +171,10 @@ Test(diff, plain_op_words) {
         {P("bar.warp.sync.s32 -1"), "bar.warp.sync takes no type"},
         {P("redux.sync.xor.u32 %r1, %r2, -1"), "'redux.sync.xor.u32': redux.sync .xor takes .b32, not .u32"},
         {P("redux.sync.add.b32 %r1, %r2, -1"), "redux.sync .add takes .u32 or .s32, not .b32"},
+        {P("redux.or.sync.add.s32 %r1, %r2, -1"), "'redux.or.sync.add.s32': redux takes one operation"},
+        {P("atom.global.add.max.u32 %r1, [%rd1], %r2"), "atom takes one operation"},
+        {P("mma.sync.aligned.m16n8k16.row.rz.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, "
+           "{%f1, %f2, %f3, %f4}"), "mma takes a rounding only on .f64"},
     };
     static const char *const good[] = {
         P("div.full.f32 %f1, %f2, %f3"),
@@ -193,6 +197,7 @@ Test(diff, plain_op_words) {
         P("bar.warp.sync -1"),
         P("redux.sync.xor.b32 %r1, %r2, -1"),
         P("redux.sync.max.s32 %r1, %r2, -1"),
+        P("mma.sync.aligned.m8n8k4.row.col.rn.f64.f64.f64.f64 {%fd1, %fd2}, {%fd3}, {%fd1}, {%fd1, %fd2}"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
