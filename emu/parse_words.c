@@ -219,6 +219,13 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
                         order ? "memory order or scope" : cache ? "cache operator" : "eviction priority", (int)wn[a], w[a]);
     }
     if (ncache > 1) return perr(ps, line, "'%.*s': %s takes one cache operator", (int)len, s, name);
+    if (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED) { /* one memory order, one scope (atom.acq_rel.gpu...weak loaded) */
+        static const char *const sems[] = {"relaxed", "acquire", "release", "acq_rel", "sc", "weak", "volatile", "mmio", NULL},
+                          *const scopes[] = {"cta", "cluster", "gpu", "sys", NULL};
+        unsigned nsem = 0, nscope = 0;
+        for (uint32_t a = 0; a < nw; a++) nsem += word_in(w[a], wn[a], sems), nscope += word_in(w[a], wn[a], scopes);
+        if (nsem > 1 || nscope > 1) return perr(ps, line, "'%.*s': %s takes one memory order and one scope", (int)len, s, name);
+    }
     /* one operation ("Multiple instruction post-operation flags set": redux.or.sync.add ran the last one); a rounding
      * on mma only of .f64 ("Illegal rounding modifier": mma...rz.f32.f16.f16.f32 ran unrounded) */
     static const char *const operations[] = {"add", "min", "max", "inc", "dec", "exch", "cas", "and", "or", "xor", "up", "down",

@@ -173,6 +173,8 @@ Test(diff, plain_op_words) {
         {P("redux.sync.add.b32 %r1, %r2, -1"), "redux.sync .add takes .u32 or .s32, not .b32"},
         {P("redux.or.sync.add.s32 %r1, %r2, -1"), "'redux.or.sync.add.s32': redux takes one operation"},
         {P("atom.global.add.max.u32 %r1, [%rd1], %r2"), "atom takes one operation"},
+        {P("atom.acq_rel.gpu.global.add.f32.weak %f1, [%rd1], %f2"), "atom takes one memory order and one scope"},
+        {P("red.relaxed.gpu.sys.global.add.u32 [%rd1], %r2"), "red takes one memory order and one scope"},
         {P("mma.sync.aligned.m16n8k16.row.rz.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, "
            "{%f1, %f2, %f3, %f4}"), "mma takes a rounding only on .f64"},
     };
@@ -190,6 +192,8 @@ Test(diff, plain_op_words) {
         P("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r1, %r2}, [%r5]"),
         P("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}"),
         P("atom.global.sys.add.f64 %fd1, [%rd1], %fd2"),
+        P("atom.acq_rel.gpu.global.add.f32 %f1, [%rd1], %f2"),
+        P("red.relaxed.gpu.global.add.u32 [%rd1], %r2"),
         P("atom.global.L2::cache_hint.exch.b32 %r1, [%rd1], %r2, %rd2"),
         P("cp.async.ca.shared.global.L2::128B [%r1], [%rd1], 4"),
         P("cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2"),
