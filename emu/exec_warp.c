@@ -33,6 +33,39 @@ static int code_order(const EmuThread *a, const EmuThread *b) {
     return a->depth == b->depth ? 0 : a->depth > b->depth ? 1 : -1;
 }
 
+/* After an .aligned collective fired for the lanes g (every lane of the warp that has not exited): true when
+ * each of them, run now, would stop at once at another .aligned collective, the same instruction for all (the
+ * tensor-core code's runs of ldmatrix and mma.sync): their guards hold, they are at one pc of one function at
+ * call level 0, and no wgmma result of theirs is in flight (whose check each instruction would take).  The
+ * lanes are then put to wait there, each instruction counted as run_thread counts one it dispatches, and the
+ * caller fires it at once: what the scheduler would do, less a run of every lane that executes nothing and a
+ * look over the warp. */
+static bool next_aligned(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuThread *t0 = g[0];
+    const EmuFunc *f = t0->fn;
+    uint32_t pc = t0->pc;
+    if (t0->depth || pc >= f->ncode) return false;
+    const EmuIns *in = &f->code[pc];
+    switch (in->op) { /* the .aligned collectives the scheduler fires for the whole warp (emu_fire_warp's `full`) */
+    case EMU_OP_LDMATRIX: case EMU_OP_MOVMATRIX: case EMU_OP_MMA: case EMU_OP_STMATRIX: case EMU_OP_WMMA_LOAD:
+    case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA:
+        break;
+    default: return false;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const EmuThread *t = g[i];
+        if (t->state != EMU_TS_RUN || t->pc != pc || t->fn != f || t->depth || (t->wg && t->wg->n) ||
+            !((uint32_t)t->r[in->guard] ^ in->gneg))
+            return false;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        g[i]->state = EMU_TS_WARP;
+        g[i]->icount++;
+    }
+    b->icount += n;
+    return true;
+}
+
 /* Fires one complete warp-collective group of warp w, if any.  Called
  * when no lane of the warp can run: every lane has exited or waits. */
 bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
@@ -124,7 +157,9 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
                 group[ng] = &lanes[i];
                 ng += want >> i & 1;
             }
-            if (!emu_exec_warp(b, group, ng)) return false;
+            do
+                if (!emu_exec_warp(b, group, ng)) return false;
+            while (next_aligned(b, group, ng));
             *fired = true;
             return true;
         }
