@@ -1173,6 +1173,41 @@ Test(mma, fed_by_ldmatrix_and_cp_async) {
     dev_close(d);
 }
 
+/* Two mma.sync back to back: after the first fires, every lane stands at the second, which fires at once
+ * (emu_fire_warp's next_aligned) when every lane's guard holds; D = C + 16 (all ones) then + 32 (B all twos),
+ * C distinct per lane.  With the second's guard false on one lane that lane runs on to its end and the
+ * other 31 are stopped at the second mma ("needs all 32 lanes"): the guard is looked at before firing. */
+Test(mma, back_to_back_fired_at_once) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    static const char *ptx = PTX_HEAD ".visible .entry twice(.param .u64 out, .param .u32 skip)\n{\n"
+        " .reg .b32 %r<10>;\n .reg .f32 %f<4>;\n .reg .pred %p;\n .reg .b64 %rd<3>;\n"
+        " ld.param.u64 %rd0, [out];\n ld.param.u32 %r8, [skip];\n mov.u32 %r9, %laneid;\n setp.ne.u32 %p, %r9, %r8;\n"
+        " cvt.rn.f32.u32 %f0, %r9;\n add.f32 %f1, %f0, 0f3F000000;\n add.f32 %f2, %f0, 0f3F800000;\n add.f32 %f3, %f0, 0f40000000;\n"
+        " mov.b32 %r0, 0x3F803F80;\n mov.b32 %r1, 0x3F803F80;\n mov.b32 %r2, 0x3F803F80;\n mov.b32 %r3, 0x3F803F80;\n"
+        " mov.b32 %r4, 0x3F803F80;\n mov.b32 %r5, 0x3F803F80;\n mov.b32 %r6, 0x40004000;\n mov.b32 %r7, 0x40004000;\n"
+        " mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};\n"
+        " @%p mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r6,%r7}, {%f0,%f1,%f2,%f3};\n"
+        " mul.wide.u32 %rd1, %r9, 16;\n add.s64 %rd2, %rd0, %rd1;\n st.global.v4.f32 [%rd2], {%f0,%f1,%f2,%f3};\n ret;\n}\n";
+    TileDevFunction *fn = load(d, ptx, "twice", &m);
+    uint64_t dd = poisoned(d, 32 * 16);
+    uint32_t skip = 32;
+    void *params[] = {&dd, &skip};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    float out[32][4];
+    download(d, out, dd, sizeof out);
+    static const float add[4] = {0, 0.5f, 1, 2};
+    for (unsigned l = 0; l < 32; l++)
+        for (unsigned e = 0; e < 4; e++)
+            cr_assert_eq(out[l][e], (float)l + add[e] + 48, "lane %u element %u: %g", l, e, out[l][e]);
+    skip = 5;
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "needs all 32 lanes of the warp; 31 take part") &&
+              strstr(dev_last_error(d), "PTX line 27"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* The same pipeline as LLVM 22's NVPTX backend emits it from nvvm intrinsics
  * (tests/emu/mma.ll -> mma.ptx): two warps, each with its own A, B and C. */
 Test(llvm, mma_pipeline_from_intrinsics) {
