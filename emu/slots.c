@@ -18,7 +18,8 @@
  *      registers (two slots), and registers kept whole because their value matters outside the plain
  *      dataflow: every register an asynchronous or warpgroup instruction names (wgmma's accumulators are
  *      written at the wait that retires them and its A registers read until then, the in-flight checks and
- *      their reports go by slot; mbarrier, cp.async and bulk/tensor copies likewise), and every slot a
+ *      their reports go by slot; mbarrier, cp.async.mbarrier.arrive and bulk/tensor copies likewise: cp.async
+ *      itself reads its registers when it issues, as a plain load does, so they share slots), and every slot a
  *      .b128 or vector (.v2/.v4/.v8) instruction's register operand reaches (it may read the slots after
  *      it).  Fixed slots keep their order and come first, so slots 0 .. EMU_SLOT_SREG + EMU_SREG_COUNT - 1
  *      keep their numbers.
@@ -67,8 +68,7 @@ static bool kills_first(unsigned op) {
 static bool keeps_slots(unsigned op) {
     switch (op) {
     case EMU_OP_WGMMA: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: case EMU_OP_WGMMA_WAIT: case EMU_OP_SETMAXNREG:
-    case EMU_OP_MBARRIER: case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_MBAR: case EMU_OP_CP_ASYNC_COMMIT:
-    case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_TENSOR:
+    case EMU_OP_MBARRIER: case EMU_OP_CP_ASYNC_MBAR: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_TENSOR:
     case EMU_OP_CP_BULK_COMMIT: case EMU_OP_CP_BULK_WAIT: case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_CP_RED_BULK:
     case EMU_OP_CP_RED_BULK_TENSOR: case EMU_OP_ST_ASYNC: case EMU_OP_RED_ASYNC: case EMU_OP_TENSORMAP_REPLACE:
     case EMU_OP_TENSORMAP_CP: case EMU_OP_STMATRIX:

@@ -110,6 +110,53 @@ Test(slots, loop_carried_and_predicated_values) {
     emu_mem_destroy(&mem);
 }
 
+/* cp.async reads its registers (shared and global addresses, the source size) when it issues, so they share slots
+ * like any others: its address and size registers die at the cp.async while registers made between them and it
+ * live on past it (they may not take those slots early), and the copy, waited for later, lands whole.  Each thread
+ * copies the first 1..16 bytes of its neighbour's 16 (zero-filled after), which it wrote itself first. */
+Test(slots, cp_async_registers_shared_after_issue) {
+    const char *ptx = PTX_HEAD ".visible .entry k(.param .u64 pout)\n{\n"
+                      " .reg .b32 %r<24>;\n .reg .b64 %rd<12>;\n .shared .align 16 .b8 sbuf[512];\n"
+                      " ld.param.u64 %rd1, [pout];\n mov.u32 %r1, %tid.x;\n"
+                      " mul.lo.u32 %r2, %r1, 7;\n add.u32 %r3, %r2, 1;\n add.u32 %r4, %r2, 2;\n add.u32 %r5, %r2, 3;\n"
+                      " mul.wide.u32 %rd2, %r1, 16;\n add.s64 %rd3, %rd1, %rd2;\n"
+                      " st.global.v4.u32 [%rd3], {%r2, %r3, %r4, %r5};\n bar.sync 0;\n"
+                      " add.u32 %r6, %r1, 1;\n and.b32 %r7, %r6, 31;\n mul.wide.u32 %rd4, %r7, 16;\n add.s64 %rd5, %rd1, %rd4;\n"
+                      " shl.b32 %r8, %r1, 4;\n mov.u32 %r9, sbuf;\n add.u32 %r10, %r9, %r8;\n"
+                      " mul.lo.u32 %r11, %r1, 5;\n and.b32 %r12, %r11, 15;\n add.u32 %r13, %r12, 1;\n"
+                      " add.u32 %r14, %r1, 100;\n mul.lo.u32 %r15, %r1, 9;\n cvt.u64.u32 %rd6, %r14;\n"
+                      " cp.async.cg.shared.global [%r10], [%rd5], 16, %r13;\n"
+                      " mul.lo.u32 %r16, %r14, 3;\n add.s64 %rd7, %rd6, 11;\n"
+                      " cp.async.wait_all;\n"
+                      " shl.b32 %r17, %r1, 4;\n add.u32 %r18, %r9, %r17;\n ld.shared.v4.u32 {%r19, %r20, %r21, %r22}, [%r18];\n"
+                      " add.u32 %r19, %r19, %r16;\n add.u32 %r20, %r20, %r15;\n cvt.u32.u64 %r23, %rd7;\n add.u32 %r21, %r21, %r23;\n"
+                      " add.s64 %rd8, %rd3, 512;\n st.global.v4.u32 [%rd8], {%r19, %r20, %r21, %r22};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    EmuMem mem;
+    EmuModule *m = load(ptx, &mem);
+    EmuFunc *f = emu_module_find(m, "k");
+    cr_assert(f->packed && f->packed->nslots < f->nslots);
+    const EmuFunc *p = f->packed;
+    for (uint32_t i = 0; i < p->ncode; i++) /* its registers are on shared slots, not kept whole */
+        if (p->code[i].op == EMU_OP_CP_ASYNC)
+            for (unsigned k = 0; k < 4; k += 1 + (k == 1)) /* the two addresses' bases and the size (2: the immediate 16) */
+                cr_assert_eq(p->slot_orig[p->code[i].o[k]], UINT32_MAX, "cp.async operand %u on a slot of its own", k);
+    uint32_t *got = run_both(m, &mem, "k", 1, 32, 2 * 32 * 4);
+    for (uint32_t t = 0; t < 32; t++) {
+        uint32_t nb = (t + 1) % 32, size = (t * 5 & 15) + 1, src[4], w[4] = {0, 0, 0, 0};
+        for (uint32_t k = 0; k < 4; k++) src[k] = nb * 7 + k;
+        memcpy(w, src, size);
+        uint32_t want[4] = {w[0] + (t + 100) * 3, w[1] + t * 9, w[2] + t + 111, w[3]};
+        for (uint32_t k = 0; k < 4; k++) {
+            cr_assert_eq(got[t * 4 + k], t * 7 + k);
+            cr_assert_eq(got[128 + t * 4 + k], want[k], "thread %u word %u: 0x%08x, want 0x%08x", t, k, got[128 + t * 4 + k], want[k]);
+        }
+    }
+    free(got);
+    emu_module_free(m);
+    emu_mem_destroy(&mem);
+}
+
 /* Calls in a loop: the entry's registers live across each call (a carried sum, the thread index, a value made
  * before the call and read after it) while the callee runs in its own frame; arguments by .reg and by .param,
  * results into registers; the entry packed, the .funcs with one slot per register. */
