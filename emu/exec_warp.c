@@ -33,6 +33,17 @@ static int code_order(const EmuThread *a, const EmuThread *b) {
     return a->depth == b->depth ? 0 : a->depth > b->depth ? 1 : -1;
 }
 
+/* The .aligned collectives the scheduler fires for the whole warp (emu_fire_warp's `full`; not the warpgroup ones
+ * nor activemask, which it takes apart). */
+static bool aligned_op(unsigned op) {
+    switch (op) {
+    case EMU_OP_LDMATRIX: case EMU_OP_MOVMATRIX: case EMU_OP_MMA: case EMU_OP_STMATRIX: case EMU_OP_WMMA_LOAD:
+    case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA:
+        return true;
+    default: return false;
+    }
+}
+
 /* After an .aligned collective fired for the lanes g (every lane of the warp that has not exited): true when
  * each of them, run now, would stop at once at another .aligned collective, the same instruction for all (the
  * tensor-core code's runs of ldmatrix and mma.sync): their guards hold, they are at one pc of one function at
@@ -46,12 +57,7 @@ static bool next_aligned(EmuBlock *b, EmuThread **g, unsigned n) {
     uint32_t pc = t0->pc;
     if (t0->depth || pc >= f->ncode) return false;
     const EmuIns *in = &f->code[pc];
-    switch (in->op) { /* the .aligned collectives the scheduler fires for the whole warp (emu_fire_warp's `full`) */
-    case EMU_OP_LDMATRIX: case EMU_OP_MOVMATRIX: case EMU_OP_MMA: case EMU_OP_STMATRIX: case EMU_OP_WMMA_LOAD:
-    case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA:
-        break;
-    default: return false;
-    }
+    if (!aligned_op(in->op)) return false;
     for (unsigned i = 0; i < n; i++) {
         const EmuThread *t = g[i];
         if (t->state != EMU_TS_RUN || t->pc != pc || t->fn != f || t->depth || (t->wg && t->wg->n) ||
@@ -80,6 +86,26 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
     uint8_t op[32]; /* each waiting lane's op, read once (EMU_OP_COUNT: the lane does not wait at a collective) */
     uint32_t done = 0; /* the lanes that exited */
     EmuThread *lanes = &b->t[base];
+    /* the common case first: every lane that has not exited waits at one .aligned collective, the same instruction
+     * at call level 0 (the tensor-core code), the group the loops below would fire, found without them */
+    if (lanes[0].state == EMU_TS_WARP && !lanes[0].depth && aligned_op(lanes[0].fn->code[lanes[0].pc].op)) {
+        EmuThread *group[32];
+        unsigned ng = 0;
+        uint32_t i = 0;
+        for (; i < n; i++) {
+            EmuThread *ti = &lanes[i];
+            if (ti->state == EMU_TS_DONE) continue;
+            if (ti->state != EMU_TS_WARP || ti->pc != lanes[0].pc || ti->fn != lanes[0].fn || ti->depth) break;
+            group[ng++] = ti;
+        }
+        if (i == n) {
+            do
+                if (!emu_exec_warp(b, group, ng)) return false;
+            while (next_aligned(b, group, ng));
+            *fired = true;
+            return true;
+        }
+    }
     for (uint32_t i = 0; i < n; i++) {
         const EmuThread *ti = &lanes[i];
         op[i] = ti->state == EMU_TS_WARP ? ti->fn->code[ti->pc].op : EMU_OP_COUNT;
