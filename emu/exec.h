@@ -189,8 +189,8 @@ typedef struct EmuLaunch {
                            * after its CTA's first needs copied from that one's registers; NULL: every slot (calls) */
     uint32_t ninit_runs;
     uint32_t *wg_slot_at;  /* the kernel uses wgmma: the registers instruction i reads or writes (its guard, operands and
-                            * extras) are wg_slots[wg_slot_at[i] .. wg_slot_at[i + 1]), all of them but the constant slots 0 and 1 within
-                            * [wg_span[2i], wg_span[2i + 1]] (emu_wgmma_slot_table); NULL: none */
+                            * extras) are wg_slots[wg_slot_at[i] .. wg_slot_at[i + 1]), those of them a wgmma of the kernel writes as D
+                            * (the only slots ever in flight) within [wg_span[2i], wg_span[2i + 1]] (emu_wgmma_slot_table); NULL: none */
     uint32_t *wg_slots, *wg_span;
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;
@@ -698,8 +698,9 @@ static inline bool emu_wgmma_may_touch(const EmuBlock *b, const EmuThread *t, ui
     return w->n && L->wg_span[2 * pc] <= w->hi && L->wg_span[2 * pc + 1] >= w->lo;
 }
 /* For a kernel f that uses wgmma, the registers each instruction names, as emu_wgmma_check_access looks them up
- * (*at: f->ncode + 1 offsets into *slots; *span: per instruction the lowest and highest of them but the constant
- * slots 0 and 1, lowest > highest when none); false (all NULL) when f has no wgmma or there is no memory, and the
+ * (*at: f->ncode + 1 offsets into *slots; *span: per instruction the lowest and highest of them that a wgmma of f
+ * writes as D, the only slots ever in flight: constants, special registers and the rest never are; lowest >
+ * highest when none); false (all NULL) when f has no wgmma or there is no memory, and the
  * check finds them itself. */
 bool emu_wgmma_slot_table(const EmuFunc *f, uint32_t **at, uint32_t **slots, uint32_t **span);
 /* A call or ret by t (its instruction in): every wgmma group of the thread in flight ends now, into the

@@ -230,17 +230,28 @@ bool emu_wgmma_slot_table(const EmuFunc *f, uint32_t **at, uint32_t **slots, uin
     if (!any) return false;
     uint32_t *a = malloc((f->ncode + 1) * sizeof *a), *s = malloc((total + 1) * sizeof *s);
     uint32_t *sp = malloc((2 * (size_t)f->ncode + 1) * sizeof *sp);
-    if (!a || !s || !sp) { free(a), free(s), free(sp); return false; }
+    uint8_t *acc = calloc(f->nslots + 1, 1); /* the slots a wgmma of f writes as D: the only ones that are ever busy */
+    if (!a || !s || !sp || !acc) { free(a), free(s), free(sp), free(acc); return false; }
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        const EmuIns *in = &f->code[i];
+        if (in->op != EMU_OP_WGMMA) continue;
+        unsigned nd = in->ok[0] == EMU_OK_VEC ? in->on[0] : 1;
+        for (unsigned k = 0; k < nd; k++) {
+            uint32_t slot = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + k] : in->o[0];
+            if (slot < f->nslots) acc[slot] = 1;
+        }
+    }
     uint32_t n = 0;
     for (uint32_t i = 0; i < f->ncode; i++) {
         a[i] = n, n += ins_slots(f, &f->code[i], s + n);
         sp[2 * i] = UINT32_MAX, sp[2 * i + 1] = 0;
-        for (uint32_t k = a[i]; k < n; k++) /* the constants 0 and 1 (an unguarded instruction's guard) are never busy */
-            if (s[k] != EMU_SLOT_ZERO && s[k] != EMU_SLOT_TRUE) {
+        for (uint32_t k = a[i]; k < n; k++) /* constants, special registers and other registers are never busy */
+            if (s[k] < f->nslots && acc[s[k]]) {
                 if (s[k] < sp[2 * i]) sp[2 * i] = s[k];
                 if (s[k] > sp[2 * i + 1]) sp[2 * i + 1] = s[k];
             }
     }
+    free(acc);
     a[f->ncode] = n;
     *at = a, *slots = s, *span = sp;
     return true;
