@@ -5,9 +5,13 @@
  * accuracy where these functions need it (exp(x) for large |x|, log near 1),
  * so these build their own kernels:
  *   1. exp_scaled(a, k) = e^a * 2^-k: n = rint(a*log2(e)), r = a - n*ln2 in
- *      two fma steps (ln2 split hi/lo), e^r = ex2.approx(r*log2(e)) on
- *      |r| <= ln2/2 (a few ulp), times 2^(n-1-k) applied after doubling so
- *      that e^88.7 does not overflow on the way.
+ *      two fma steps (ln2 split hi/lo), e^r by its Taylor series to r^8 on
+ *      |r| <= ln2/2 (truncation below 2^-31), times 2^(n-1-k) applied after
+ *      doubling so that e^88.7 does not overflow on the way, as two exact
+ *      powers of two built from their bits.  No ex2.approx: its error (2 ulp,
+ *      the PTX ISA's bound) on both factors, amplified where expm1 and sinh
+ *      cancel, made these functions 11 ulp off under the emulator's bound mode;
+ *      now their accuracy is the same on every GPU and on the emulator.
  *   2. log_core(u) for u > 0 finite: u = m * 2^k with m in [sqrt(1/2), sqrt(2)),
  *      log(m) = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716, odd series to s^13;
  *      plus k*ln2 (hi/lo).
@@ -21,17 +25,35 @@
 
 #include <math.h>
 
-static LLVMValueRef ex2(M *m, LLVMValueRef x) { return ll_intr(m->l, "llvm.nvvm.ex2.approx.f32", &m->f, 1, &x, 1); }
-
 static const double LN2_HI = 0.693145751953125, LN2_LO = 1.4286068203094172321e-06, LOG2E = 1.4426950408889634;
+
+/* 2^i for an i32 i in [-126, 127], exactly: its bits */
+static LLVMValueRef pow2_bits(M *m, LLVMValueRef i) {
+    LL *l = m->l;
+    LLVMValueRef e = LLVMBuildAdd(m->b, i, LLVMConstInt(l->t_i32, 127, 0), "");
+    return LLVMBuildBitCast(m->b, LLVMBuildShl(m->b, e, LLVMConstInt(l->t_i32, 23, 0), ""), m->f, "");
+}
+
+/* v * 2^j for an integer-valued j, rounded once: j clamped to [-252, 254] (where 2^j times v in [1, 4) is
+ * already 0 or inf; a NaN j becomes -252, and v carries the NaN), split into halves that are normal powers */
+static LLVMValueRef scale_pow2(M *m, LLVMValueRef v, LLVMValueRef j) {
+    LL *l = m->l;
+    j = bin(m, "llvm.minnum", bin(m, "llvm.maxnum", j, c(m, -252.0)), c(m, 254.0));
+    LLVMValueRef ji = LLVMBuildFPToSI(m->b, j, l->t_i32, "");
+    LLVMValueRef j1 = LLVMBuildAShr(m->b, ji, LLVMConstInt(l->t_i32, 1, 0), "");
+    LLVMValueRef j2 = LLVMBuildSub(m->b, ji, j1, "");
+    return mul(m, mul(m, v, pow2_bits(m, j1)), pow2_bits(m, j2));
+}
 
 /* e^a * 2^-k (step 1 of the header) */
 static LLVMValueRef exp_scaled(M *m, LLVMValueRef a, int k) {
+    static const double t[] = {1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320};
     LLVMValueRef n = un(m, "llvm.rint", mul(m, a, c(m, LOG2E)));
     LLVMValueRef r = mfma(m, LLVMBuildFNeg(m->b, n, ""), c(m, LN2_HI), a);
     r = mfma(m, LLVMBuildFNeg(m->b, n, ""), c(m, LN2_LO), r);
-    LLVMValueRef er2 = mul(m, ex2(m, mul(m, r, c(m, LOG2E))), c(m, 2.0));
-    return mul(m, er2, ex2(m, sub(m, n, c(m, 1.0 + k))));
+    LLVMValueRef q = mfma(m, mul(m, r, r), poly(m, r, t, 7), r); /* e^r - 1 */
+    LLVMValueRef er2 = mfma(m, q, c(m, 2.0), c(m, 2.0));         /* 2 e^r, one rounding */
+    return scale_pow2(m, er2, sub(m, n, c(m, 1.0 + k)));
 }
 
 /* log(u) for finite u > 0 (step 2) */
