@@ -25,8 +25,10 @@
  * unreachable() and timeouts are caught by libFuzzer itself.
  *
  * The counters are the fuzzer program's own (file scope is fine here): a line
- * goes to stderr every 2^k inputs and at exit, which scripts/fuzz.sh reads
- * for the share of inputs that compile. */
+ * goes to stderr every 2^k inputs and at exit, and the exit's line is also
+ * appended to the file FUZZ_TILE_COUNTS names, if set: under -fork=N the
+ * fuzzing processes' stderr goes to logs libFuzzer deletes, so scripts/fuzz.sh
+ * sums that file's lines for the share of inputs that compile. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,14 +42,21 @@
 static uint64_t n_inputs, n_parsed, n_frontend, n_compiled, n_ran;
 static tile_context *ctx80, *ctx90;
 
-static void fuzz_tile_report(const char *when) {
-    fprintf(stderr, "fuzz_tile: %s: %llu inputs, %llu parsed, %llu through the front end, %llu compiled (%.1f%%), %llu launches\n",
+static void fuzz_tile_report(FILE *out, const char *when) {
+    fprintf(out, "fuzz_tile: %s: %llu inputs, %llu parsed, %llu through the front end, %llu compiled (%.1f%%), %llu launches\n",
             when, (unsigned long long)n_inputs, (unsigned long long)n_parsed, (unsigned long long)n_frontend,
             (unsigned long long)n_compiled, n_inputs ? 100.0 * (double)n_compiled / (double)n_inputs : 0.0,
             (unsigned long long)n_ran);
 }
 
-static void fuzz_tile_at_exit(void) { fuzz_tile_report("final"); }
+static void fuzz_tile_at_exit(void) {
+    fuzz_tile_report(stderr, "final");
+    const char *path = getenv("FUZZ_TILE_COUNTS");
+    FILE *f = path && n_inputs ? fopen(path, "a") : NULL;
+    if (!f) return;
+    fuzz_tile_report(f, "final");
+    fclose(f);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     atexit(fuzz_tile_at_exit);
@@ -192,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsigned variant = size > 0 && data[0] >= 1 && data[0] <= 7 ? data[0] : 0;
     if (variant) data++, size--;
     n_inputs++;
-    if ((n_inputs & (n_inputs - 1)) == 0) fuzz_tile_report("progress");
+    if ((n_inputs & (n_inputs - 1)) == 0) fuzz_tile_report(stderr, "progress");
 
     /* the front end reads len bytes; the copy is NUL-terminated like every caller's */
     char *text = malloc(size + 1);

@@ -14,7 +14,9 @@
 #    seeded: each would stop every run at once); the fix moves them up;
 # 3. runs each fuzzer in one process with its dictionary for SECONDS; after a
 #    crash it starts again for the time left (at most 8 times), so one run can
-#    find several bugs.  Crashes, timeouts, leaks and OOMs are written under
+#    find several bugs.  FUZZ_JOBS=N uses libFuzzer's -fork=N instead (jobs
+#    that a timeout ends without ending the run; worth it for long runs only:
+#    docs/testing.md has the numbers).  Crashes, timeouts, leaks and OOMs are written under
 #    build-fuzz/crashes-*, each also minimized (min-*); leaks already reported
 #    and not yet fixed are listed in fuzz/lsan.supp.  A corpus input that
 #    passes the -timeout ($FUZZ_TIMEOUT, default 10 s) (a seed that is only slow on a loaded machine:
@@ -46,6 +48,7 @@ cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)" --target fuzz_tile f
 # 2. seed corpora (regressions first: they are the bugs found before)
 B=build-fuzz
 timeout=${FUZZ_TIMEOUT:-10}        # seconds per input while fuzzing
+fork_jobs=${FUZZ_JOBS:-0}          # libFuzzer -fork=N: N fuzzing jobs at once (0: one process, restarted)
 slow_timeout=${SLOW_TIMEOUT:-120}  # seconds per slow input, run once
 mkdir -p $B/corpus-tile $B/corpus-ptx $B/crashes-tile $B/crashes-ptx $B/slow-tile $B/slow-ptx
 for f in kernels/*.tile kernels/*/*.tile stdlib/*.tile tests/lang/*.tile; do
@@ -86,42 +89,65 @@ done
 # 3. fuzz; 4. summarize
 found=0
 summary=()
+# a timeout file ART of an input of NAME's corpus (a seed, or one kept earlier, only slow on a loaded machine)
+# is not a finding: the input leaves the corpus for $B/slow-NAME/ (run once at the end, and kept out of later
+# runs) and ART is dropped; false when ART is no corpus input's
+slow_seed() { # NAME ART
+  local name=$1 art=$2 sum c moved=""
+  sum=$(sha1sum <"$art" | cut -d' ' -f1)
+  for c in $B/corpus-$name/*; do
+    [ -f "$c" ] && [ "$(sha1sum <"$c" | cut -d' ' -f1)" = "$sum" ] && { mv "$c" $B/slow-$name/; moved=$(basename "$c"); }
+  done
+  [ -n "$moved" ] || return 1
+  rm -f "$art"
+  echo "   $moved passed the ${timeout} s timeout: moved to $B/slow-$name/, run once at the end with -timeout=$slow_timeout"
+}
 run_one() { # NAME DICT MAX_LEN
-  local name=$1 dict=$2 maxlen=$3 left=$secs tries=0 runs=0 cov="?" eps=() share=""
-  local crashes=$B/crashes-$name log before
+  local name=$1 dict=$2 maxlen=$3 left=$secs tries=0 runs=0 jobs=0 cov="?" eps=() share="" tmo=0 mode
+  local crashes=$B/crashes-$name log before counts=$B/counts-$name.txt art
   before=$(find "$crashes" -maxdepth 1 -type f ! -name 'min-*' ! -name 'slow-unit-*' | wc -l)
+  rm -f "$counts"
+  # FUZZ_JOBS=N: libFuzzer's fork mode, the fuzzing in child jobs (each from a random sqrt(N) of the corpus,
+  # for 1 s, 2 s, ... up to 300 s) that this process merges; a timeout or OOM ends a job, not the run (the
+  # input is still written under $crashes/); a crash ends the run.  Without: one process, which a timeout ends
+  mode=(-print_final_stats=1)
+  [ "$fork_jobs" -gt 0 ] && mode=(-fork="$fork_jobs" -ignore_timeouts=1 -ignore_ooms=1 -ignore_crashes=0)
   while [ "$left" -gt 0 ] && [ $tries -lt 8 ]; do
     tries=$((tries + 1))
     log=$B/fuzz-$name-$tries.log
     local t0=$SECONDS
-    echo "== fuzz_$name: ${left}s (log: $log)"
-    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=fuzz/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
-      $B/fuzz_$name $B/corpus-$name -dict="$dict" -max_len="$maxlen" -max_total_time="$left" -timeout="$timeout" \
-      -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$crashes/" >"$log" 2>&1 || true
-    left=$((left - (SECONDS - t0)))
-    runs=$((runs + $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 | grep . || echo 0)))
-    eps+=("$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)")
-    cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || echo "$cov")
-    if grep -aq 'ERROR: libFuzzer: timeout' "$log"; then
-      # a timeout on an input of the corpus (a seed, or one kept earlier): out of the corpus, run at the end
-      local art sum c moved=""
-      art=$(sed -n 's/^artifact_prefix=.*; Test unit written to //p' "$log" | tail -1)
-      if [ -n "$art" ] && [ -f "$art" ]; then
-        sum=$(sha1sum <"$art" | cut -d' ' -f1)
-        for c in $B/corpus-$name/*; do
-          [ -f "$c" ] && [ "$(sha1sum <"$c" | cut -d' ' -f1)" = "$sum" ] && { mv "$c" $B/slow-$name/; moved=$(basename "$c"); }
-        done
-        if [ -n "$moved" ]; then
-          rm -f "$art"
-          echo "   $moved passed the ${timeout} s timeout: moved to $B/slow-$name/, run once at the end with -timeout=$slow_timeout"
-          continue
-        fi
+    echo "== fuzz_$name: ${left}s$([ "$fork_jobs" -gt 0 ] && echo " -fork=$fork_jobs") (log: $log)"
+    FUZZ_TILE_COUNTS=$counts ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=fuzz/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
+      $B/fuzz_$name $B/corpus-$name "${mode[@]}" -dict="$dict" -max_len="$maxlen" -max_total_time="$left" -timeout="$timeout" \
+      -rss_limit_mb=4096 -artifact_prefix="$crashes/" >"$log" 2>&1 || true
+    local took=$((SECONDS - t0)) st n
+    left=$((left - took))
+    if [ "$fork_jobs" -gt 0 ]; then # the driver's status lines: "#RUNS: cov: C ft: F corp: N exec/s E oom/timeout/crash: O/T/C time: Ss job: J ..."
+      st=$(grep -a '^#[0-9]*: cov: ' "$log" | tail -1 || true)
+      n=$(echo "$st" | sed -n 's/^#\([0-9]*\):.*/\1/p' | grep . || echo 0)
+      runs=$((runs + n))
+      eps+=("$((n / (took > 0 ? took : 1)))")
+      [ -n "$st" ] && cov=$(echo "$st" | grep -ao 'cov: [0-9]* ft: [0-9]*')
+      jobs=$((jobs + $(echo "$st" | sed -n 's/.* job: \([0-9]*\).*/\1/p' | grep . || echo 0)))
+      tmo=$((tmo + $(echo "$st" | sed -n 's/.*oom\/timeout\/crash: [0-9]*\/\([0-9]*\)\/.*/\1/p' | grep . || echo 0)))
+    else
+      runs=$((runs + $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 | grep . || echo 0)))
+      eps+=("$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)")
+      cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || echo "$cov")
+      if grep -aq 'ERROR: libFuzzer: timeout' "$log"; then # a slow corpus input: out of the corpus, start again
+        art=$(sed -n 's/^artifact_prefix=.*; Test unit written to //p' "$log" | tail -1)
+        [ -n "$art" ] && [ -f "$art" ] && slow_seed "$name" "$art" && continue
       fi
     fi
     if ! grep -aq '^==[0-9]*==ERROR\|^SUMMARY: \|deadly signal\|ERROR: libFuzzer' "$log"; then break; fi
     # what failed and the first frames that are not the fuzzing machinery
     grep -a -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:\|^fuzz_[a-z]*: .* failed\|^tile: internal' "$log" || true
     grep -a '^ *#[0-9]* 0x' "$log" | grep -v 'fuzzer::\|__sanitizer\|__asan\|__ubsan\|libc\.so\|/nptl/\|raise\|abort\|in main ' | head -4 || true
+  done
+  for art in "$crashes"/timeout-*; do # fork mode: the jobs' (and the merge's) timeouts on corpus inputs
+    [ -f "$art" ] || continue
+    case "$(basename "$art")" in timeout-slow-*) continue ;; esac
+    slow_seed "$name" "$art" || true
   done
   local slow=0 f slog kind
   for f in $B/slow-$name/*; do # the slow inputs, each once with the long timeout: a timeout here is a finding
@@ -138,8 +164,9 @@ run_one() { # NAME DICT MAX_LEN
       grep -aq 'Test unit written to' "$slog" || cp "$f" "$crashes/$kind-slow-$(basename "$f")"
     fi
   done
-  if [ "$name" = tile ]; then # the counters of each process's last line, summed
-    share=$(for l in $B/fuzz-tile-*.log; do grep -a '^fuzz_tile: \(progress\|final\):' "$l" | tail -1; done |
+  if [ "$name" = tile ]; then # the counters of each process's last line (fork mode: each job's, FUZZ_TILE_COUNTS), summed
+    share=$(if [ "$fork_jobs" -gt 0 ]; then cat "$counts" 2>/dev/null; else
+      for l in $B/fuzz-tile-[0-9]*.log; do grep -a '^fuzz_tile: \(progress\|final\):' "$l" | tail -1; done; fi |
       awk '{n += $3; p += $5; f += $7; c += $12; r += $15} END { if (n) printf "%d of %d inputs compiled (%.1f%%), %d parsed, %d through the front end, %d kernel launches on the emulator", c, n, 100 * c / n, p, f, r }')
   fi
   local files=() f
@@ -154,7 +181,11 @@ run_one() { # NAME DICT MAX_LEN
   done
   local new=$((${#files[@]} - before))
   if [ $new -gt 0 ]; then found=1; fi
-  summary+=("fuzz_$name: $runs runs in $tries process(es), execs/s ${eps[*]}, $cov; $slow slow input(s) run once from $B/slow-$name/")
+  if [ "$fork_jobs" -gt 0 ]; then
+    summary+=("fuzz_$name: $runs runs in $tries run(s) of $jobs job(s) (-fork=$fork_jobs), execs/s ${eps[*]}, $cov; $tmo job(s) ended by a timeout; $slow slow input(s) run once from $B/slow-$name/")
+  else
+    summary+=("fuzz_$name: $runs runs in $tries process(es), execs/s ${eps[*]}, $cov; $slow slow input(s) run once from $B/slow-$name/")
+  fi
   if [ -n "$share" ]; then summary+=("  $share"); fi
   summary+=("  crashes: $new new, ${#files[@]} in $crashes/ (minimized: min-*)")
   for f in "${files[@]}"; do summary+=("    $f"); done
