@@ -15,7 +15,7 @@
 # 3. runs each fuzzer in one process with its dictionary for SECONDS; after a
 #    crash it starts again for the time left (at most 8 times), so one run can
 #    find several bugs.  FUZZ_JOBS=N uses libFuzzer's -fork=N instead (jobs
-#    that a timeout ends without ending the run; worth it for long runs only:
+#    that a timeout ends without ending the run; worth it for fuzz_ptx and long runs:
 #    docs/testing.md has the numbers).  Crashes, timeouts, leaks and OOMs are written under
 #    build-fuzz/crashes-*, each also minimized (min-*); leaks already reported
 #    and not yet fixed are listed in fuzz/lsan.supp.  A corpus input that
