@@ -1,5 +1,5 @@
 /* test_lang_debug.c - device_print and device_assert (Triton's mask= and hex= too, Python's assert statement), num_sms() (its default, the
- * compile option, the context's count), TILE_DEBUG_ASSERT through the runtime and `tile compile --debug`,
+ * compile option, the context's count), TILE_DEBUG=assert through the runtime and `tile compile -g`,
  * compiled from inline sources and run on the PTX emulator. */
 #include <criterion/criterion.h>
 #include <math.h>
