@@ -2,6 +2,7 @@
 # Configure and build into build/ (and build-asan/ with --asan; build-asan/ alone with --asan-only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in "" | --asan | --asan-only) ;; *) echo "usage: scripts/build.sh [--asan | --asan-only]" >&2; exit 2 ;; esac
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ "${1:-}" != "--asan-only" ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
