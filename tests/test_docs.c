@@ -1,0 +1,255 @@
+/* test_docs.c - the docs name what the code has: facts restated in the docs checked against their one source.
+ *
+ * 1. docs/testing.md's table of test programs (its rows' first cells) names every tests/test_*.c, and
+ *    every program it names exists.
+ * 2. docs/architecture.md's "Passes, in order" (numbered items `N. `name``, and `Na. `name``) is
+ *    tir_pipeline_order (lower/pipeline.c), pass for pass, and names every pass of TIR_PASSES.
+ * 3. Every TILE_* environment variable the code reads (getenv("TILE_...") in C, os.environ in Python,
+ *    ${TILE_...} in shell scripts) is named in README.md or a .md file of docs/, and every TILE_* name the docs
+ *    write as an assignment (`TILE_X=...`, not a CMake `-DTILE_X=`) is one the code reads.
+ * Each check reports every mismatch, not only the first.  The files are read from TILE_SOURCE_DIR. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/passes.h"
+#include "support/support.h"
+
+static char *slurp(const char *rel) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", TILE_SOURCE_DIR, rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    Str s = {0};
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) str_putn(&s, buf, n);
+    fclose(f);
+    return str_take(&s);
+}
+
+/* A set of names: a growing array, looked up linearly (a few hundred entries at most). */
+typedef struct Names {
+    char **v;
+    int n, cap;
+} Names;
+
+static bool names_has(const Names *s, const char *name) {
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], name)) return true;
+    return false;
+}
+
+static void names_add(Names *s, const char *name, size_t len) {
+    char *c = strndup(name, len);
+    if (names_has(s, c)) {
+        free(c);
+        return;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 32;
+        s->v = realloc(s->v, (size_t)s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = c;
+}
+
+static void names_free(Names *s) {
+    for (int i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+}
+
+static size_t ident_len(const char *p) {
+    size_t n = 0;
+    while (isalnum((unsigned char)p[n]) || p[n] == '_') n++;
+    return n;
+}
+
+/* ---- 1. docs/testing.md's table ---- */
+Test(docs, testing_md_lists_every_test_program) {
+    Names files = {0}, listed = {0};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests", TILE_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    cr_assert(d, "cannot open %s", dir);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (!strncmp(e->d_name, "test_", 5) && n > 2 && !strcmp(e->d_name + n - 2, ".c")) names_add(&files, e->d_name, n - 2);
+    }
+    closedir(d);
+    char *doc = slurp("docs/testing.md");
+    cr_assert(doc);
+    /* the first cell of each table row: "| `test_a`, `test_b` | ..." */
+    for (const char *line = doc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "| `", 3)) continue;
+        const char *end = strstr(line + 1, " |");
+        const char *eol = strchr(line, '\n');
+        if (!end || (eol && end > eol)) continue;
+        for (const char *p = line + 2; p < end; p++)
+            if (*p == '`' && !strncmp(p + 1, "test_", 5)) {
+                size_t n = ident_len(p + 1);
+                names_add(&listed, p + 1, n);
+                p += n + 1;
+            }
+    }
+    int bad = 0;
+    for (int i = 0; i < files.n; i++)
+        if (!names_has(&listed, files.v[i])) {
+            fprintf(stderr, "docs/testing.md: the table of programs does not list tests/%s.c\n", files.v[i]);
+            bad++;
+        }
+    for (int i = 0; i < listed.n; i++)
+        if (!names_has(&files, listed.v[i])) {
+            fprintf(stderr, "docs/testing.md: the table of programs lists %s, which has no tests/%s.c\n", listed.v[i], listed.v[i]);
+            bad++;
+        }
+    cr_assert(files.n > 50 && listed.n > 50, "%d programs, %d listed", files.n, listed.n);
+    cr_assert_eq(bad, 0, "%d mismatches between tests/test_*.c and docs/testing.md (above)", bad);
+    free(doc);
+    names_free(&files);
+    names_free(&listed);
+}
+
+/* ---- 2. docs/architecture.md's pass order ---- */
+Test(docs, architecture_md_pass_order_is_the_pipeline) {
+    char *doc = slurp("docs/architecture.md");
+    cr_assert(doc);
+    const char *sec = strstr(doc, "\n## Passes, in order\n");
+    cr_assert(sec, "docs/architecture.md has no '## Passes, in order' section");
+    sec++;
+    const char *sec_end = strstr(sec + 3, "\n## ");
+    if (!sec_end) sec_end = sec + strlen(sec);
+    Names order = {0};
+    int nitems = 0;
+    const char *items[64];
+    for (const char *line = sec; line && line < sec_end; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *p = line;
+        if (!isdigit((unsigned char)*p)) continue;
+        while (isdigit((unsigned char)*p)) p++;
+        if (islower((unsigned char)*p)) p++;
+        if (strncmp(p, ". `", 3)) continue;
+        p += 3;
+        size_t n = ident_len(p);
+        cr_assert(n > 0 && p[n] == '`' && nitems < 64, "docs/architecture.md: a malformed pass item '%.40s'", line);
+        items[nitems++] = strndup(p, n);
+        names_add(&order, p, n);
+    }
+    int bad = 0;
+    for (int i = 0; i < nitems || i < tir_pipeline_len; i++) {
+        const char *doc_pass = i < nitems ? items[i] : "(nothing)", *code_pass = i < tir_pipeline_len ? tir_pipeline_order[i] : "(nothing)";
+        if (strcmp(doc_pass, code_pass)) {
+            fprintf(stderr, "docs/architecture.md: pass %d of the pipeline is %s, lower/pipeline.c runs %s\n", i + 1, doc_pass, code_pass);
+            bad++;
+        }
+    }
+    for (int i = 0; i < tir_npasses; i++)
+        if (!names_has(&order, tir_passes[i].name)) {
+            fprintf(stderr, "docs/architecture.md: no item for the pass %s of TIR_PASSES\n", tir_passes[i].name);
+            bad++;
+        }
+    cr_assert_eq(bad, 0, "%d mismatches between docs/architecture.md's pass list and the pipeline (above)", bad);
+    for (int i = 0; i < nitems; i++) free((char *)items[i]);
+    names_free(&order);
+    free(doc);
+}
+
+/* ---- 3. environment variables ---- */
+static bool has_suffix(const char *s, const char *suf) {
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !strcmp(s + n - m, suf);
+}
+
+/* The TILE_* variables text reads: C's getenv("X"), Python's environ.get("X") / environ["X"], shell's $X / ${X}. */
+static void scan_reads(const char *text, bool shell, Names *reads) {
+    static const char *const c_forms[] = {"getenv(\"", "environ.get(\"", "environ[\""};
+    for (int f = 0; f < 3; f++)
+        for (const char *p = text; (p = strstr(p, c_forms[f])); p++) {
+            const char *q = p + strlen(c_forms[f]);
+            if (!strncmp(q, "TILE_", 5)) names_add(reads, q, ident_len(q));
+        }
+    if (shell)
+        for (const char *p = text; (p = strchr(p, '$')); p++) {
+            const char *q = p + 1 + (p[1] == '{');
+            if (!strncmp(q, "TILE_", 5)) names_add(reads, q, ident_len(q));
+        }
+}
+
+static void scan_tree(const char *rel, Names *reads) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", TILE_SOURCE_DIR, rel);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "node_modules")) continue;
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+        if (!*rel && (!strncmp(e->d_name, "build", 5) || !strcmp(e->d_name, "docs"))) continue; /* build trees */
+        bool shell = has_suffix(e->d_name, ".sh");
+        if (e->d_type == DT_DIR) scan_tree(sub, reads);
+        else if (has_suffix(e->d_name, ".c") || has_suffix(e->d_name, ".h") || has_suffix(e->d_name, ".py") || shell) {
+            char *text = slurp(sub);
+            if (text) scan_reads(text, shell, reads);
+            free(text);
+        }
+    }
+    closedir(d);
+}
+
+static char *all_docs(void) {
+    Str s = {0};
+    char *readme = slurp("README.md");
+    cr_assert(readme);
+    str_puts(&s, readme);
+    free(readme);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/docs", TILE_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (has_suffix(e->d_name, ".md")) {
+            char rel[4096];
+            snprintf(rel, sizeof rel, "docs/%s", e->d_name);
+            char *t = slurp(rel);
+            cr_assert(t, "cannot read %s", rel);
+            str_puts(&s, "\n");
+            str_puts(&s, t);
+            free(t);
+        }
+    closedir(d);
+    return str_take(&s);
+}
+
+Test(docs, environment_variables_read_are_documented_and_documented_ones_read) {
+    Names reads = {0}, documented = {0}, assigned = {0};
+    scan_tree("", &reads);
+    char *docs = all_docs();
+    for (const char *p = docs; (p = strstr(p, "TILE_")); p++) {
+        if (p > docs && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        size_t n = ident_len(p);
+        names_add(&documented, p, n);
+        bool cmake = p >= docs + 2 && p[-2] == '-' && p[-1] == 'D';
+        if (p[n] == '=' && !cmake) names_add(&assigned, p, n);
+        p += n - 1;
+    }
+    int bad = 0;
+    for (int i = 0; i < reads.n; i++)
+        if (!names_has(&documented, reads.v[i])) {
+            fprintf(stderr, "the code reads the environment variable %s, which no doc (README.md, docs/*.md) names\n", reads.v[i]);
+            bad++;
+        }
+    for (int i = 0; i < assigned.n; i++)
+        if (!names_has(&reads, assigned.v[i])) {
+            fprintf(stderr, "the docs set %s=..., an environment variable that no code reads\n", assigned.v[i]);
+            bad++;
+        }
+    cr_assert(reads.n >= 10, "only %d TILE_* variables read: the scan is broken", reads.n);
+    cr_assert(names_has(&reads, "TILE_DEVICE") && names_has(&reads, "TILE_DEBUG") && names_has(&reads, "TILE_GPU_DEADLINE"),
+              "the scan misses C's or shell's reads");
+    cr_assert_eq(bad, 0, "%d environment variables documented and read differ (above)", bad);
+    free(docs);
+    names_free(&reads);
+    names_free(&documented);
+    names_free(&assigned);
+}
