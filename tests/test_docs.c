@@ -7,6 +7,8 @@
  * 3. Every TILE_* environment variable the code reads (getenv("TILE_...") in C, os.environ in Python,
  *    ${TILE_...} in shell scripts) is named in README.md or a .md file of docs/, and every TILE_* name the docs
  *    write as an assignment (`TILE_X=...`, not a CMake `-DTILE_X=`) is one the code reads.
+ * 4. Every long option a `tile` command's --help prints is named in README.md or docs/, and every option the
+ *    docs write after `tile <command>` on the same line (up to a closing backquote) is one its --help prints.
  * Each check reports every mismatch, not only the first.  The files are read from TILE_SOURCE_DIR. */
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -252,4 +254,100 @@ Test(docs, environment_variables_read_are_documented_and_documented_ones_read) {
     names_free(&reads);
     names_free(&documented);
     names_free(&assigned);
+}
+
+/* ---- 4. the CLI's options ---- */
+/* "tune" right after "tune gemm": an option the docs give `tile tune` may be either's */
+static const char *const cli_commands[] = {"compile", "run gemm", "run attention", "run decode", "run moe", "run norm", "run act",
+                                           "run sample", "run spec", "run rope", "run layer", "tune gemm", "tune", "aot",
+                                           "cache stats", "cache list", "cache clear"};
+enum { NCMD = sizeof cli_commands / sizeof *cli_commands };
+
+static char *cli_help_text(const char *cmd) {
+    char line[1024];
+    snprintf(line, sizeof line, "'%s' %s --help 2>&1", TILE_CLI, cmd);
+    FILE *p = popen(line, "r");
+    cr_assert(p, "%s", line);
+    Str s = {0};
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) str_putn(&s, buf, n);
+    cr_assert_eq(pclose(p), 0, "%s", line);
+    return str_take(&s);
+}
+
+static bool is_opt_char(char c) { return isalnum((unsigned char)c) || c == '-'; }
+
+/* Whether text names option opt ("--name" or "-x") as a whole word. */
+static bool names_option(const char *text, const char *opt, size_t n) {
+    for (const char *p = text; (p = strstr(p, opt)); p++) {
+        bool starts = p == text || !(is_opt_char(p[-1]) || p[-1] == '_');
+        if (starts && !is_opt_char(p[n]) && p[n] != '_') return true;
+    }
+    return false;
+}
+
+Test(docs, cli_options_documented_and_documented_ones_exist) {
+    char *help[NCMD];
+    for (int i = 0; i < NCMD; i++) help[i] = cli_help_text(cli_commands[i]);
+    char *docs = all_docs();
+    int bad = 0, nopts = 0, nused = 0;
+    /* every long option of every --help is in the docs */
+    for (int i = 0; i < NCMD; i++) {
+        Names seen = {0};
+        for (const char *p = help[i]; (p = strstr(p, "--")); p++) {
+            if (p > help[i] && (is_opt_char(p[-1]) || p[-1] == '_')) continue;
+            size_t n = 2;
+            while (is_opt_char(p[n])) n++;
+            if (n == 2) continue;
+            char *opt = strndup(p, n);
+            nopts++;
+            if (!names_has(&seen, opt) && !names_option(docs, opt, n)) {
+                fprintf(stderr, "tile %s --help prints %s, which neither README.md nor docs/ names\n", cli_commands[i], opt);
+                bad++;
+            }
+            names_add(&seen, opt, n);
+            free(opt);
+            p += n - 1;
+        }
+        names_free(&seen);
+    }
+    /* every option the docs give a command is one its --help prints */
+    for (const char *line = docs; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *eol = strchr(line, '\n');
+        if (!eol) eol = line + strlen(line);
+        for (const char *t = line; (t = strstr(t, "tile ")) && t < eol; t++) {
+            if (t > line && (isalnum((unsigned char)t[-1]) || t[-1] == '_' || t[-1] == '.' || t[-1] == '-')) continue;
+            int c = -1;
+            size_t clen = 0;
+            for (int i = 0; i < NCMD; i++) { /* the longest command that matches: "tune gemm" before "tune" */
+                size_t n = strlen(cli_commands[i]);
+                if (!strncmp(t + 5, cli_commands[i], n) && !isalnum((unsigned char)t[5 + n]) && n > clen) c = i, clen = n;
+            }
+            if (c < 0) continue;
+            const char *end = memchr(t, '`', (size_t)(eol - t));
+            if (!end) end = eol;
+            for (const char *p = t + 5 + clen; p < end; p++) {
+                if (*p != '-' || !(p[-1] == ' ' || p[-1] == '[' || p[-1] == '(')) continue;
+                size_t n = 1;
+                while (p + n < end && is_opt_char(p[n])) n++;
+                if (n < 2 || isdigit((unsigned char)p[1]) || (p[1] != '-' && n != 2)) continue; /* "-1", "-x" only */
+                char *opt = strndup(p, n);
+                nused++;
+                bool ok = names_option(help[c], opt, n);
+                if (!ok && !strcmp(cli_commands[c], "tune")) ok = names_option(help[c - 1], opt, n); /* "tune" may be "tune gemm" */
+                if (!ok) {
+                    fprintf(stderr, "the docs give `tile %s` the option %s, which its --help does not print: %.*s\n", cli_commands[c], opt,
+                            (int)(eol - line < 160 ? eol - line : 160), line);
+                    bad++;
+                }
+                free(opt);
+                p += n - 1;
+            }
+        }
+    }
+    cr_assert(nopts > 100 && nused > 100, "%d options in --help, %d in the docs: the scan is broken", nopts, nused);
+    cr_assert_eq(bad, 0, "%d options differ between the CLI's --help and the docs (above)", bad);
+    for (int i = 0; i < NCMD; i++) free(help[i]);
+    free(docs);
 }
