@@ -7,6 +7,8 @@
  * 3. Every TILE_* environment variable the code reads (getenv("TILE_...") in C, os.environ in Python,
  *    ${TILE_...} in shell scripts) is named in README.md or a .md file of docs/, and every TILE_* name the docs
  *    write as an assignment (`TILE_X=...`, not a CMake `-DTILE_X=`) is one the code reads.
+ * 1b. docs/benchmarks.md's table of programs names every C program of bench/ (built as bench/NAME) and its Python scripts, and
+ *    every bench/... program it names exists.
  * 4. Every long option a `tile` command's --help prints is named in README.md or docs/, and every option the
  *    docs write after `tile <command>` on the same line (up to a closing backquote) is one its --help prints.
  * Each check reports every mismatch, not only the first.  The files are read from TILE_SOURCE_DIR. */
@@ -69,6 +71,11 @@ static size_t ident_len(const char *p) {
     return n;
 }
 
+static bool has_suffix(const char *s, const char *suf) {
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !strcmp(s + n - m, suf);
+}
+
 /* ---- 1. docs/testing.md's table ---- */
 Test(docs, testing_md_lists_every_test_program) {
     Names files = {0}, listed = {0};
@@ -109,6 +116,45 @@ Test(docs, testing_md_lists_every_test_program) {
         }
     cr_assert(files.n > 50 && listed.n > 50, "%d programs, %d listed", files.n, listed.n);
     cr_assert_eq(bad, 0, "%d mismatches between tests/test_*.c and docs/testing.md (above)", bad);
+    free(doc);
+    names_free(&files);
+    names_free(&listed);
+}
+
+/* ---- 1b. docs/benchmarks.md's table ---- */
+Test(docs, benchmarks_md_lists_every_bench_program) {
+    Names files = {0}, listed = {0};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/bench", TILE_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    cr_assert(d, "cannot open %s", dir);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (has_suffix(e->d_name, ".c")) names_add(&files, e->d_name, n - 2); /* built as build/bench/NAME */
+        else if (has_suffix(e->d_name, ".py")) names_add(&files, e->d_name, n);
+    }
+    closedir(d);
+    char *doc = slurp("docs/benchmarks.md");
+    cr_assert(doc);
+    for (const char *line = doc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "| `bench/", 9)) continue;
+        const char *p = line + 9, *q = p;
+        while (*q && *q != '`' && *q != '\n') q++;
+        if (*q == '`' && !memchr(p, '/', (size_t)(q - p))) names_add(&listed, p, (size_t)(q - p)); /* bench/gpu/... are scripts of run.sh */
+    }
+    int bad = 0;
+    for (int i = 0; i < files.n; i++)
+        if (!names_has(&listed, files.v[i])) {
+            fprintf(stderr, "docs/benchmarks.md: the table of programs does not list bench/%s\n", files.v[i]);
+            bad++;
+        }
+    for (int i = 0; i < listed.n; i++)
+        if (!names_has(&files, listed.v[i])) {
+            fprintf(stderr, "docs/benchmarks.md: the table of programs lists bench/%s, which bench/ does not have\n", listed.v[i]);
+            bad++;
+        }
+    cr_assert(files.n > 10 && listed.n > 10, "%d programs, %d listed", files.n, listed.n);
+    cr_assert_eq(bad, 0, "%d mismatches between bench/ and docs/benchmarks.md (above)", bad);
     free(doc);
     names_free(&files);
     names_free(&listed);
@@ -158,11 +204,6 @@ Test(docs, architecture_md_pass_order_is_the_pipeline) {
 }
 
 /* ---- 3. environment variables ---- */
-static bool has_suffix(const char *s, const char *suf) {
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && !strcmp(s + n - m, suf);
-}
-
 /* The TILE_* variables text reads: C's getenv("X"), Python's environ.get("X") / environ["X"], shell's $X / ${X}. */
 static void scan_reads(const char *text, bool shell, Names *reads) {
     static const char *const c_forms[] = {"getenv(\"", "environ.get(\"", "environ[\""};
