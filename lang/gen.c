@@ -446,15 +446,26 @@ static const char *float_text(Gen *g, double x) {
     return arena_strdup(g->a, buf);
 }
 
+/* A written finite constant that the float type `to` rounds to an infinity: its text and to's largest value's
+ * (in the arena); false for any other value or type. */
+static bool const_overflows(Gen *g, Val v, DType to, const char **xs, const char **maxs) {
+    if (v.k != V_CT || v.held || v.dt == DT_I1 || !dtype_is_float(to)) return false;
+    double x = ct_to_double_for(v, to), r = round_float(x, to), max;
+    int mant, emin;
+    bool sat;
+    if (!isfinite(x) || isfinite(r) || !float_format(to, &mant, &emin, &max, &sat)) return false;
+    *xs = float_text(g, x);
+    *maxs = float_text(g, max);
+    return true;
+}
+
 void gen_warn_const_conversion(Gen *g, Val v, DType to, Loc loc, const char *what) {
     if (v.k != V_CT || v.held || v.dt == DT_I1) return;
     if (dtype_is_float(to)) {
-        double x = ct_to_double_for(v, to), r = round_float(x, to), max;
-        int mant, emin;
-        bool sat;
-        if (isfinite(x) && !isfinite(r) && float_format(to, &mant, &emin, &max, &sat))
+        const char *xs, *maxs;
+        if (const_overflows(g, v, to, &xs, &maxs))
             diag_warning(g->d, loc, "%s converts the constant %s to '%s' by a cast, as Triton does, which overflows it to %s "
-                         "(its largest value is %s)", what, float_text(g, x), dtype_name(to), x < 0 ? "-inf" : "inf", float_text(g, max));
+                         "(its largest value is %s)", what, xs, dtype_name(to), *xs == '-' ? "-inf" : "inf", maxs);
         return;
     }
     if (!dtype_is_float(v.dt) || !dtype_is_int(to) || to == DT_I1) return;
@@ -491,6 +502,15 @@ ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const
     }
     if (t != full) x = gen_emit(g, loc, OP_BROADCAST, &x, 1, full);
     return x;
+}
+
+/* `let x: f16 = 1e10;` (a variable's, parameter's or constant's declared float type): a written finite constant
+ * that becomes an infinity there is warned about, as a store of it is (gen_warn_const_conversion). */
+void gen_warn_declared_overflow(Gen *g, Val v, DType to, Loc loc, const char *what) {
+    const char *xs, *maxs;
+    if (const_overflows(g, v, to, &xs, &maxs))
+        diag_warning(g->d, loc, "'%s' is %s, but its value %s overflows it to %s (its largest value is %s)", what, dtype_name(to), xs,
+                     *xs == '-' ? "-inf" : "inf", maxs);
 }
 
 ValueId gen_materialize(Gen *g, Val v, Loc loc) {
@@ -1209,6 +1229,26 @@ static const char *stdlib_file_of(Gen *g, const char *name) {
     return slash ? slash + 1 : path;
 }
 
+/* `num_warps(4)` in a kernel's body, as Triton's launch keyword: an error saying it is an attribute before `kernel`
+ * (`@num_warps(4)`); Triton's `num_ctas` (a cluster of programs) has none here.  False for other names. */
+static bool launch_setting_call(Gen *g, const Node *n) {
+    static const char *const attrs[] = {"num_warps", "num_stages", "warp_specialize", "num_consumer_groups", "pingpong", "overlap"};
+    if (!strcmp(n->name, "num_ctas")) {
+        diag_error(g->d, n->loc, "unknown name 'num_ctas': Triton's num_ctas (a cluster of programs) has no equivalent here; "
+                   "a kernel's launch settings are attributes written before 'kernel' ('@num_warps(4)', '@num_stages(3)')");
+        return true;
+    }
+    for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++)
+        if (!strcmp(n->name, attrs[i])) {
+            const Node *a = n->nkids == 1 ? n->kids[0] : NULL; /* the value written, when a plain integer */
+            diag_error(g->d, n->loc, "unknown name '%s': it is a kernel attribute, written before 'kernel' ('@%s(%lld)'), not a call "
+                       "in its body", n->name, n->name, a && a->kind == N_INT ? (long long)a->ival : !strcmp(n->name, "num_warps") ? 4LL :
+                       !strcmp(n->name, "num_stages") ? 3LL : 1LL);
+            return true;
+        }
+    return false;
+}
+
 static Val gen_call(Gen *g, const Node *n) {
     if (n->lhs->kind != N_NAME) {
         diag_error(g->d, n->loc, "only named functions can be called");
@@ -1244,6 +1284,7 @@ static Val gen_call(Gen *g, const Node *n) {
             diag_error(g->d, n->loc, "'%s' is a kernel: kernels are launched, not called (write the shared code as a 'fn')", n->name);
             return val_err();
         }
+    if (launch_setting_call(g, n)) return val_err();
     const char *lib = stdlib_file_of(g, n->name);
     if (lib) diag_error(g->d, n->loc, "unknown name '%s': the standard library's %s has it (add 'import \"%s\";')", n->name, lib, lib);
     else diag_error(g->d, n->loc, "unknown name '%s'%s", n->name, gen_did_you_mean(g, n->name, false));
@@ -1307,6 +1348,14 @@ static Val compare_shapes(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     return val_ct_int(op == TK_EQEQ ? eq : !eq, DT_I1);
 }
 
+/* After a binary operator's error: an operand that is a call returning a tuple (`two(x) * 2.0`, where the '*' repeats
+ * the tuple) gets a note at the call, as arithmetic on a tuple is not element-wise. */
+static void note_tuple_call(Gen *g, const Node *operand, Val v) {
+    if (!operand || operand->kind != N_CALL || !operand->name || v.k != V_TUPLE || gen_is_record(v)) return;
+    diag_note(g->d, operand->loc, "'%s' returns a tuple of %d; arithmetic on a tuple is not element-wise (index it: '%s(...)[0]')",
+              operand->name, v.nelems, operand->name);
+}
+
 static Val gen_expr1(Gen *g, const Node *n) {
     switch (n->kind) {
     case N_INT: return val_ct_int(n->ival, n->ty.dt == DT_U64 ? DT_U64 : fits_i32(n->ival) ? DT_I32 : DT_I64);
@@ -1340,7 +1389,14 @@ static Val gen_expr1(Gen *g, const Node *n) {
                 a = compare_names(g, x->op, a, b, x->oploc);
             else if ((a.k == V_SHAPE || b.k == V_SHAPE || (a.k == V_TUPLE && b.k == V_TUPLE)) && (x->op == TK_EQEQ || x->op == TK_NE))
                 a = compare_shapes(g, x->op, a, b, x->oploc);
-            else a = gen_binop(g, x->op, a, b, x->oploc);
+            else {
+                Val l = a;
+                a = gen_binop(g, x->op, a, b, x->oploc);
+                if (a.k == V_ERR && l.k != V_ERR && b.k != V_ERR) { /* its error: a call's tuple taken for a value gets a note */
+                    note_tuple_call(g, k == 0 ? x->lhs : NULL, l);
+                    note_tuple_call(g, x->rhs, b);
+                }
+            }
         }
         return a;
     }

@@ -186,6 +186,7 @@ ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const
  * (neither its signed nor its unsigned reading fits).  Other values as they are. */
 Val gen_ct_cast_into(Gen *g, Val v, DType to, Loc loc, const char *what);
 void gen_warn_const_conversion(Gen *g, Val v, DType to, Loc loc, const char *what); /* store(p_i32, 1.5), store(p_f16, 1e10): a warning */
+void gen_warn_declared_overflow(Gen *g, Val v, DType to, Loc loc, const char *what); /* let x: f16 = 1e10: a warning */
 ValueId gen_materialize(Gen *g, Val v, Loc loc); /* CT -> scalar OP_CONST of its dtype; RT as is */
 Val gen_cast(Gen *g, Val v, DType to, Loc loc);
 Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc); /* `as`, cast(), bitcast(): pointers too */

@@ -302,6 +302,7 @@ Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
         diag_error(g->d, loc, "'%s' expects '%s', got '%s'", what, gen_type_name(g, t), gen_val_type_name(g, v));
         return val_err();
     }
+    gen_warn_declared_overflow(g, v, t->dt, loc, what);
     return gen_cast(g, v, t->dt, loc);
 }
 

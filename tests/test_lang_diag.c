@@ -1433,3 +1433,66 @@ Test(lang_diag, braces_and_nested_declarations) {
                 "  }\n"
                 "  ^\n");
 }
+
+/* A typed `let` (or a parameter's, a const's or an argument's declared type) of a written finite constant that the
+ * float type overflows to an infinity is warned about, as a store of it is (it was silent: `let x: f16 = 1e10` was
+ * inf); 65504 as f16, an infinity written as such, a held constant and the saturating f8 types are not. */
+Test(lang_diag, declared_float_overflow) {
+    expect_warnings("fn f(v: bf16) { return v; }\nkernel k(a: *f16, b: *bf16, e: *f8e4m3) {\n    let x: f16 = 1e10;\n"
+                    "    let y: f16 = -70000;\n    store(b, f(1e39));\n    let w: f16 = 65504.0;\n    let i: f16 = 1.0 / 0.0;\n"
+                    "    let h = 1e10;\n    let z: f16 = h;\n    let s: f8e4m3 = 1000.0;\n    store(a, x + y + w + i + z);\n"
+                    "    store(e, s);\n}\n",
+                    "t.tile:3:18: warning: 'x' is f16, but its value 10000000000 overflows it to inf (its largest value is 65504)\n"
+                    "      let x: f16 = 1e10;\n"
+                    "                   ^\n"
+                    "t.tile:4:18: warning: 'y' is f16, but its value -70000 overflows it to -inf (its largest value is 65504)\n"
+                    "      let y: f16 = -70000;\n"
+                    "                   ^\n"
+                    "t.tile:5:16: warning: 'v' is bf16, but its value 1e+39 overflows it to inf (its largest value is "
+                    "3.3895313892515355e+38)\n"
+                    "      store(b, f(1e39));\n"
+                    "                 ^\n");
+}
+
+/* `num_warps(4)` in a kernel's body (Triton's launch keyword) was a plain unknown name: it says the attribute form;
+ * Triton's num_ctas says it has none here. */
+Test(lang_diag, launch_setting_written_as_a_call) {
+    expect_diag("kernel k(o: *f32) {\n    num_warps(8);\n    store(o, 1.0);\n}\n",
+                "t.tile:2:5: error: unknown name 'num_warps': it is a kernel attribute, written before 'kernel' ('@num_warps(8)'), "
+                "not a call in its body\n"
+                "      num_warps(8);\n"
+                "      ^\n");
+    expect_diag("kernel k(o: *f32) {\n    store(o, 1.0);\n    num_stages(2);\n}\n",
+                "t.tile:3:5: error: unknown name 'num_stages': it is a kernel attribute, written before 'kernel' ('@num_stages(2)'), "
+                "not a call in its body\n"
+                "      num_stages(2);\n"
+                "      ^\n");
+    expect_diag("kernel k(o: *f32) {\n  num_ctas(2);\n}\n",
+                "t.tile:2:3: error: unknown name 'num_ctas': Triton's num_ctas (a cluster of programs) has no equivalent here; "
+                "a kernel's launch settings are attributes written before 'kernel' ('@num_warps(4)', '@num_stages(3)')\n"
+                "    num_ctas(2);\n"
+                "    ^\n");
+}
+
+/* A call's tuple in arithmetic (`two(x) * 2.0` repeats the tuple, so the float count is the error) gets a note at
+ * the call saying it returns a tuple; a literal tuple's error stands alone. */
+Test(lang_diag, arithmetic_on_a_returned_tuple) {
+    expect_diag("fn two(x) { return (x, x + 1.0); }\nkernel k(o: *f32) {\n    let t = two(1.0) * 2.0;\n}\n",
+                "t.tile:3:22: error: the repeat count of a tuple must be an integer, got 'f32'\n"
+                "      let t = two(1.0) * 2.0;\n"
+                "                       ^\n"
+                "t.tile:3:13: note: 'two' returns a tuple of 2; arithmetic on a tuple is not element-wise (index it: 'two(...)[0]')\n"
+                "      let t = two(1.0) * 2.0;\n"
+                "              ^\n");
+    expect_diag("fn two(x) { return (x, x + 1.0); }\nkernel k(o: *f32) {\n    store(o, 1.0 + two(1.0));\n}\n",
+                "t.tile:3:18: error: '+' concatenates a tuple with a tuple, not with 'f32' (a one-element tuple is written (x,))\n"
+                "      store(o, 1.0 + two(1.0));\n"
+                "                   ^\n"
+                "t.tile:3:20: note: 'two' returns a tuple of 2; arithmetic on a tuple is not element-wise (index it: 'two(...)[0]')\n"
+                "      store(o, 1.0 + two(1.0));\n"
+                "                     ^\n");
+    expect_diag("kernel k(o: *f32) {\n    let t = (1.0, 2.0) * 2.0;\n}\n",
+                "t.tile:2:24: error: the repeat count of a tuple must be an integer, got 'f32'\n"
+                "      let t = (1.0, 2.0) * 2.0;\n"
+                "                         ^\n");
+}
