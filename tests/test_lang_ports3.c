@@ -777,6 +777,28 @@ static const char *bp_gemm_src =
     "    store(c_bp, acc, boundary_check=(0, 1));\n"
     "}\n";
 
+/* C [m][ldc] f16 = A^T B with A [k][lda] (column-major M x K) and B [k][ldb] f16: columns past n untouched
+ * (0xffff), the rest against float64: f32 accumulation of exact products, then one rounding to f16 (half an
+ * ulp: 2^-11 relative) */
+static void check_colmajor_a_gemm(const uint16_t *c, const uint16_t *a, const uint16_t *b, int m, int n, int kd, int lda,
+                                  int ldb, int ldc, const char *arch, const char *what, uint64_t seed) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ldc; j++) {
+            if (j >= n) {
+                cr_assert_eq(c[i * ldc + j], 0xffff, "%s %s c[%d][%d] past N written", arch, what, i, j);
+                continue;
+            }
+            double want = 0, mag = 0;
+            for (int kk = 0; kk < kd; kk++) {
+                double p = f16_to_d(a[kk * lda + i]) * f16_to_d(b[kk * ldb + j]);
+                want += p, mag += fabs(p);
+            }
+            double got = f16_to_d(c[i * ldc + j]);
+            cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + kd * 0x1p-24 * mag + 0x1p-24, "%s %s c[%d][%d] = %.9g, want %.9g (seed %llu)",
+                      arch, what, i, j, got, want, (unsigned long long)seed);
+        }
+}
+
 Test(lang_ports3, block_pointer_transposed_gemm) {
     seed_rng();
     enum { M = 45, N = 70, Kd = 83, LDA = 48, LDB = 72, LDC = 72 };
@@ -793,22 +815,7 @@ Test(lang_ports3, block_pointer_transposed_gemm) {
         int m = M, n = N, kd = Kd, lda = LDA, ldb = LDB, ldc = LDC;
         launch3(&k, NULL, (unsigned)((M + blk - 1) / blk), (unsigned)((N + blk - 1) / blk), 1, (void *[]){&da, &db, &dc, &m, &n, &kd, &lda, &ldb, &ldc});
         download(&k, c, dc, sizeof c);
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < LDC; j++) {
-                if (j >= N) {
-                    cr_assert_eq(c[i * LDC + j], 0xffff, "%s c[%d][%d] past N written", archs[ar], i, j);
-                    continue;
-                }
-                double want = 0, mag = 0;
-                for (int kk = 0; kk < Kd; kk++) {
-                    double p = f16_to_d(a[kk * LDA + i]) * f16_to_d(b[kk * LDB + j]);
-                    want += p, mag += fabs(p);
-                }
-                /* f32 accumulation of exact products, then one rounding to f16 (half an ulp: 2^-11 relative) */
-                double got = f16_to_d(c[i * LDC + j]);
-                cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + Kd * 0x1p-24 * mag + 0x1p-24, "%s %s c[%d][%d] = %.9g, want %.9g (seed %llu)",
-                          archs[ar], defs[0], i, j, got, want, (unsigned long long)seed);
-            }
+        check_colmajor_a_gemm(c, a, b, M, N, Kd, LDA, LDB, LDC, archs[ar], defs[0], seed);
         unload(&k);
     }
 }
@@ -1079,21 +1086,7 @@ Test(lang_ports3, block_pointer_transposed_gemm_tensor_maps) {
         tile_dim3 grid = {(M + 63) / 64, (N + 63) / 64, 1};
         cr_assert_eq(tile_launch(kern, grid, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
         cr_assert_eq(tile_memcpy_dtoh(ctx, c, dc, sizeof c), TILE_OK, "%s", tile_last_error(ctx));
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < LDC; j++) {
-                if (j >= N) {
-                    cr_assert_eq(c[i * LDC + j], 0xffff, "ws=%d c[%d][%d] past N written", ws, i, j);
-                    continue;
-                }
-                double want = 0, mag = 0;
-                for (int kk = 0; kk < Kd; kk++) {
-                    double p = f16_to_d(a[kk * LDA + i]) * f16_to_d(b[kk * LDB + j]);
-                    want += p, mag += fabs(p);
-                }
-                double got = f16_to_d(c[i * LDC + j]);
-                cr_assert(fabs(got - want) <= 0x1p-11 * fabs(want) + Kd * 0x1p-24 * mag + 0x1p-24, "ws=%d c[%d][%d] = %.9g, want %.9g (seed %llu)",
-                          ws, i, j, got, want, (unsigned long long)seed);
-            }
+        check_colmajor_a_gemm(c, a, b, M, N, Kd, LDA, LDB, LDC, "sm_90a", ws ? "warp-specialized" : "plain", seed);
         tile_module_unload(mod);
         tile_context_destroy(ctx);
     }
