@@ -32,6 +32,7 @@
 #include <tile/tile.h>
 
 #include "support/hostfloat.h"
+#include "support/support.h"
 
 static int usage(void) {
     fputs("usage: foreign_ptx matmul|attention FILE.ptx --kernel NAME [options] (see the source's header)\n", stderr);
@@ -42,19 +43,6 @@ typedef struct Opts {
     const char *kind, *path, *kernel, *args, *dtype, *device;
     int m, n, k, bm, bn, warps, smem, grid, ctas, split, seq_q, seq_k, head_dim, causal, racecheck;
 } Opts;
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 static bool bf16_dt, e4m3_dt;
 static uint16_t to16(double v) { return bf16_dt ? f32_to_bf16((float)v) : f32_to_f16((float)v); }
@@ -204,7 +192,7 @@ int main(int argc, char **argv) {
         o.seq_q < 1 || o.seq_k < 1 || o.head_dim < 1 || o.seq_k > 1 << 20)
         return usage();
     bf16_dt = !strcmp(o.dtype, "bf16"), e4m3_dt = !strcmp(o.dtype, "e4m3");
-    char *ptx = slurp(o.path);
+    char *ptx = read_file(o.path, NULL);
     if (!ptx) {
         fprintf(stderr, "foreign_ptx: cannot read %s\n", o.path);
         return 2;

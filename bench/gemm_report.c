@@ -30,6 +30,7 @@
 
 #include "bench/ptx_loop.h"
 #include "include/tile/tile.h"
+#include "support/support.h"
 #include "tools/json.h"
 
 static bool json; /* --json: one JSON object per row or note, nothing else on stdout */
@@ -198,19 +199,6 @@ static void print_row(const Cfg *c, const char *arch, const char *who, const Res
     fflush(stdout);
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
 static bool info_value(const char *info, const char *key, char *out, size_t ol) {
     size_t kl = strlen(key);
     for (const char *p = info; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
@@ -238,7 +226,7 @@ static bool triton_row(const char *python, const Cfg *c, Res *r, Mix *m, char *w
              python, TILE_SOURCE_DIR, c->bm, c->bn, c->bk, c->warps, c->stages, c->dtype, ptx_path, log_path);
     int rc = system(cmd);
     bool ok = false;
-    char *ptx = NULL, *info = NULL, *log = slurp(log_path);
+    char *ptx = NULL, *info = NULL, *log = read_file(log_path, NULL);
     if (rc != 0) {
         const char *msg = log && *log ? log : "no output";
         /* the last non-empty line says why */
@@ -248,10 +236,10 @@ static bool triton_row(const char *python, const Cfg *c, Res *r, Mix *m, char *w
         snprintf(why, wl, "triton compile failed: %.*s", (int)strcspn(last, "\n"), last);
         goto done;
     }
-    ptx = slurp(ptx_path);
+    ptx = read_file(ptx_path, NULL);
     char info_path[600];
     snprintf(info_path, sizeof info_path, "%s.info", ptx_path);
-    info = slurp(info_path);
+    info = read_file(info_path, NULL);
     if (!ptx || !info) {
         snprintf(why, wl, "triton wrote no PTX");
         goto done;
