@@ -768,6 +768,18 @@ bool emu_parse_ins(Parser *ps) {
                 in.ok[i] = EMU_OK_VEC;
             } else if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             if (!named_space_fits(ps, &in, &o, line, &opt)) return false;
+            /* a call's argument and return .param variables are written and read unconditionally (ptxas: "Illegal to
+             * predicate instruction 'st.param' with operand 'a'"; it loaded and ran guarded) */
+            if (o.kind == OPD_ADDR && o.slot == UINT32_MAX && o.sym >= 0 && in.guard != EMU_SLOT_TRUE &&
+                (in.op == EMU_OP_ST || in.op == EMU_OP_LD) && ps->m->syms[o.sym].space == EMU_SP_PARAM &&
+                ps->m->syms[o.sym].addr >= EMU_PARAM_FRAME && ps->m->syms[o.sym].addr < EMU_PARAM_ARGS)
+                return perr(ps, line, "'%.*s': a guard on %s of the call parameter '%s' (a call's .param variables are "
+                            "written and read unguarded)", (int)opt.len, opt.s, in.op == EMU_OP_ST ? "a store" : "a load",
+                            ps->m->syms[o.sym].name);
+            if (o.kind == OPD_IMM && !emu_check_imm_kind(ps, &in, i, &o.imm, line, opt.s, opt.len)) return false;
+            if (o.kind == OPD_VEC && in.op != EMU_OP_MOV && !offsets) /* mov packs: any element ptxas takes */
+                for (uint32_t k = 0; k < o.nvec; k++)
+                    if (o.vimm_set[k] && !emu_check_imm_kind(ps, &in, i, &o.vimm[k], line, opt.s, opt.len)) return false;
             if (o.unified) {
                 if (in.op != EMU_OP_LD && in.op != EMU_OP_LDU)
                     return perr(ps, line, "'%.*s': only ld and ldu take a .unified address", (int)opt.len, opt.s);
@@ -830,6 +842,9 @@ bool emu_parse_ins(Parser *ps) {
         /* normalise: o[0]=p, o[1]=a, o[2]=b, o[3]=c (bool source, TRUE if none), o[4]=q (SINK if none) */
         uint32_t q = second ? second - 1 : EMU_SLOT_SINK;
         if (in.nops == 4 && !in.boolop) return perr(ps, line, "setp with a fourth operand needs .and/.or/.xor");
+        if (in.nops == 3 && in.boolop) /* ptxas: "Arguments mismatch" (it ran as c = true) */
+            return perr(ps, line, "'%.*s': setp with .and/.or/.xor needs its fourth operand, the predicate c it combines with",
+                        (int)opt.len, opt.s);
         if (in.nops == 3) { in.o[3] = EMU_SLOT_TRUE; in.ok[3] = EMU_OK_REG; }
         if (!in.boolop) in.boolop = EMU_MODE_AAND;
         in.o[4] = q;

@@ -175,6 +175,7 @@ static uint64_t op_types(const EmuIns *in) {
     case EMU_OP_BFIND: return TU(32) | TU(64) | TS(32) | TS(64);
     case EMU_OP_FMA: case EMU_OP_SQRT: case EMU_OP_RCP: case EMU_OP_RSQRT: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: return T_F;
     case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH: return UINT64_C(1) << EMU_T_F32;
+    case EMU_OP_NANOSLEEP: return TU(32);
     case EMU_OP_SETP:
         switch (in->cmp) {
         case EMU_CMP_NONE: return T_CHECKED; /* emu_check_limits: a comparison is needed */
@@ -188,8 +189,12 @@ static uint64_t op_types(const EmuIns *in) {
 }
 
 static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
-    if (ntypes != 1 || in->ty >= 64 || !(T_CHECKED >> in->ty & 1)) return true;
     uint64_t ok = op_types(in);
+    /* an opcode of integer and bit types only takes none of the others either (clz.f16, and.bf16x2: ptxas's
+     * "Unexpected instruction types specified"; clz.f16 loaded and counted the register's bits) */
+    bool intonly = ok != T_CHECKED && !(ok & T_F) && emu_type_size(in->ty) >= 2 && in->op != EMU_OP_SETP &&
+                   in->op != EMU_OP_MUL && in->op != EMU_OP_MAD; /* fp8, setp's and mul's half types: their own checks */
+    if (ntypes != 1 || in->ty >= 64 || (!(T_CHECKED >> in->ty & 1) && !intonly)) return true;
     if (ok >> in->ty & 1) return true;
     char list[160] = "";
     size_t n = 0;
@@ -698,6 +703,7 @@ static const char *type_needed(const EmuIns *in) {
     case EMU_OP_VOTE: return ".pred (.all, .any, .uni) or .b32 (.ballot)";
     case EMU_OP_MATCH: return ".b32 or .b64";
     case EMU_OP_REDUX: return ".u32, .s32 or .b32";
+    case EMU_OP_NANOSLEEP: return ".u32"; /* nanosleep 100 ran; ptxas: "Unexpected instruction types specified" */
     case EMU_OP_ALLOCA: case EMU_OP_STACKSAVE: case EMU_OP_STACKRESTORE: return ".u32 or .u64";
     case EMU_OP_ADDC: case EMU_OP_SUBC: case EMU_OP_MADC: return ".u32, .s32, .u64 or .s64";
     default: break;
@@ -716,6 +722,10 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
         return perr(ps, line, "'%.*s' needs a type: %s", (int)len, s, n ? list : need);
     }
     if (!check_op_type(ps, in, ntypes, line, s, len) || !check_half_type(ps, in, ntypes, line, s, len)) return false;
+    if (in->op == EMU_OP_ISSPACEP && in->space == EMU_SP_GENERIC) /* ptxas: "State space modifier required" (it answered
+                                                                    * for .global) */
+        return perr(ps, line, "'%.*s' needs the state space it tests: isspacep.global, .shared, .shared::cluster, .local, "
+                    ".const or .param", (int)len, s);
     if (!check_flag_ops(ps, in, line, s, len)) return false;
     if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;
     if (!check_more_types(ps, in, ntypes, line, s, len)) return false;

@@ -234,5 +234,6 @@ bool emu_gate_sreg(Parser *ps, uint32_t line, const char *s, uint32_t len);     
 bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
 /* parse_types.c: the operands' register types and addresses as ptxas takes them (after emu_check_ins) */
 bool emu_check_operands(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len);
+bool emu_check_imm_kind(Parser *ps, const EmuIns *in, unsigned i, const Imm *im, uint32_t line, const char *s, uint32_t len);
 
 #endif

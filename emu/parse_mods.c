@@ -410,6 +410,8 @@ unsigned emu_imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE:
         return EMU_T_U32;
     case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
+    case EMU_OP_SETP: return i == 3 ? EMU_T_PRED : in->ty; /* c, the predicate combined */
+    case EMU_OP_REDUX: return i == 2 ? EMU_T_U32 : in->ty; /* the member mask (redux.sync.min.f32) */
     case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
     case EMU_OP_MMA: return i >= 4 ? EMU_T_U32 : in->ty; /* mma.sp's metadata and selector */
     case EMU_OP_WGMMA: case EMU_OP_SETMAXNREG: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT:

@@ -230,9 +230,10 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_MADC: mask = 0xF; break;
     case EMU_OP_ATOM: mask = 0xD; break;
     case EMU_OP_RED: mask = 0x2; break;
-    case EMU_OP_VOTE:
-        return in->ok[0] != EMU_OK_REG ||
-               check_operand_type(ps, in, 0, in->mode == EMU_MODE_BALLOT ? EMU_T_B32 : EMU_T_PRED, false, line, s, len);
+    case EMU_OP_VOTE: /* and its member mask a 32-bit register, not a predicate (vote.sync.any.pred %p1, %p2, %p3) */
+        return (in->ok[0] != EMU_OK_REG ||
+                check_operand_type(ps, in, 0, in->mode == EMU_MODE_BALLOT ? EMU_T_B32 : EMU_T_PRED, false, line, s, len)) &&
+               (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len));
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
     case EMU_OP_CVTA: mask = 0x3; break; /* cvta.to.shared.u64 %rd1, %r2: "Arguments mismatch" */
     case EMU_OP_MAPA: /* ptxas: "Arguments mismatch" for mapa.u32 of a 64-bit address (it was cut to 32 bits) */
@@ -339,6 +340,28 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
             if (in->ok[i] == EMU_OK_REG && !check_operand_type(ps, in, i, w, false, line, s, len)) return false;
     }
     return true;
+}
+
+/* An immediate operand of type ty (emu_imm_type) of the kind ptxas 13 takes there (its "Arguments mismatch", tried
+ * type by type; the emulator read 1 as 1.0 and 1.0 as 1): a float type (.f32 .f64 .tf32) takes a float literal
+ * (1.0, 1e3, 0f3F800000, 0d3FF0000000000000), not an integer one (`add.f32 %f, %f, 1`, `setp.nan.f32 %p, 1, %f`,
+ * `cvt.rzi.s32.f32 %r, 1`); an integer type an integer; a .bN type an integer or the hex float of its size
+ * (`mov.b32 %r, 0f3F800000`, not 1.0 nor a 0d one); .pred an integer; the half and packed types
+ * (.f16 .bf16 .f16x2 .u16x2 ...) no immediate at all. */
+bool emu_check_imm_kind(Parser *ps, const EmuIns *in, unsigned i, const Imm *im, uint32_t line, const char *s, uint32_t len) {
+    unsigned ty = emu_imm_type(in, i), kind = emu_type_kind(ty), size = emu_type_size(ty);
+    const char *why = NULL;
+    bool packed = ty == EMU_T_F16X2 || ty == EMU_T_BF16X2 || ty == EMU_T_U16X2 || ty == EMU_T_S16X2 || ty == EMU_T_E4M3X2 ||
+                  ty == EMU_T_E5M2X2;
+    if (packed || (kind == EMU_K_F && size < 4)) why = "takes no immediate (give it a register: mov.b16 %h, 0x3C00 is 1.0 in .f16)";
+    else if (kind == EMU_K_F && im->kind == IMM_INT) why = "takes a float immediate, not an integer one (1.0 or 0f3F800000 for 1)";
+    else if ((kind == EMU_K_U || kind == EMU_K_S || kind == EMU_K_PRED) && im->kind != IMM_INT)
+        why = "takes an integer immediate, not a float one";
+    else if (kind == EMU_K_B && size <= 8 &&
+             (im->kind == IMM_FLOAT || (im->kind == IMM_F32BITS && size != 4) || (im->kind == IMM_F64BITS && size != 8)))
+        why = "takes an integer immediate or the hex float of its size (0fXXXXXXXX for 32 bits, 0dXXXXXXXXXXXXXXXX for 64)";
+    if (!why) return true;
+    return perr(ps, line, "'%.*s': operand %u is .%s, which %s", (int)len, s, i + 1, emu_type_name(ty), why);
 }
 
 /* Every check of this file, in order: addresses, cp.async's and createpolicy's own forms, then the register types. */

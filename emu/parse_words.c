@@ -306,8 +306,64 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
 
 /* After the other checks (their messages come first) and the operands: the words, and a register list {..} where the
  * form names no vector width (st.global.b32 [a], {r1, r2, r3, r4} stored r1; ptxas: "Argument vector size mismatch"). */
+/* Word k (0: the opcode) of the opcode text s, or an empty one. */
+static const char *word_at(const char *s, uint32_t len, unsigned k, uint32_t *wlen) {
+    uint32_t i = 0;
+    for (unsigned n = 0; n < k; n++) {
+        while (i < len && s[i] != '.') i++;
+        if (i == len) { *wlen = 0; return s + len; }
+        i++;
+    }
+    uint32_t b = i;
+    while (i < len && s[i] != '.') i++;
+    *wlen = i - b;
+    return s + b;
+}
+
+static bool word_is(const char *w, uint32_t wlen, const char *name) { return wlen == strlen(name) && !memcmp(w, name, wlen); }
+
+/* The words that are part of the opcode's name for ptxas, so right after it: mul's, mad's, mul24's, mad24's and madc's
+ * .lo .hi .wide ('mad.lo'), div's .full, mbarrier's operation and the .parity of test_wait and try_wait
+ * (mul.s32.wide, div.f32.full, mbarrier.parity.try_wait, mbarrier.shared.arrive: "Unknown modifier" or "Unexpected
+ * instruction types"; they loaded).  Other modifiers ptxas reads in any order. */
+static bool check_word_order(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    uint32_t l1, l2;
+    const char *w1 = word_at(s, len, 1, &l1), *w2 = word_at(s, len, 2, &l2);
+    switch (in->op) {
+    case EMU_OP_MUL: case EMU_OP_MAD: case EMU_OP_MUL24: case EMU_OP_MAD24: case EMU_OP_MADC:
+        if ((in->flags & (EMU_F(LO) | EMU_F(HI) | EMU_F(WIDE))) && !word_is(w1, l1, "lo") && !word_is(w1, l1, "hi") &&
+            !word_is(w1, l1, "wide"))
+            return perr(ps, line, "'%.*s': .lo, .hi or .wide comes right after %s (%s.wide.s32, %s.lo.u32)", (int)len, s,
+                        emu_op_name(in->op), emu_op_name(in->op), emu_op_name(in->op));
+        return true;
+    case EMU_OP_DIV:
+        if ((in->flags & EMU_F(FULL)) && !word_is(w1, l1, "full"))
+            return perr(ps, line, "'%.*s': .full comes right after div (div.full.f32)", (int)len, s);
+        return true;
+    case EMU_OP_MBARRIER: {
+        static const char *const ops[] = {"init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx",
+                                          "test_wait", "try_wait", "pending_count"};
+        bool named = false;
+        for (size_t k = 0; k < ARRAY_LEN(ops); k++) named |= word_is(w1, l1, ops[k]);
+        if (!named) return perr(ps, line, "'%.*s': mbarrier's operation comes right after it (mbarrier.try_wait.parity...)", (int)len, s);
+        bool parity = false;
+        for (unsigned k = 2;; k++) {
+            uint32_t l;
+            const char *w = word_at(s, len, k, &l);
+            if (!l) break;
+            parity |= word_is(w, l, "parity");
+        }
+        if (parity && !word_is(w2, l2, "parity"))
+            return perr(ps, line, "'%.*s': .parity comes right after test_wait or try_wait (mbarrier.try_wait.parity...)", (int)len, s);
+        return true;
+    }
+    default: return true;
+    }
+}
+
 bool emu_check_words(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     if (!check_words(ps, in, line, s, len)) return false;
+    if (!check_word_order(ps, in, line, s, len)) return false;
     if ((in->op == EMU_OP_LD || in->op == EMU_OP_LDU || in->op == EMU_OP_ST) && in->vec == 1)
         for (unsigned k = 0; k < in->nops; k++)
             if (in->ok[k] == EMU_OK_VEC && in->on[k] > 1)

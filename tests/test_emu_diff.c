@@ -17,6 +17,11 @@
  *                       spaces); a register list without .vN; fp8, tf32, 8-bit and .pred types where the opcode
  *                       takes none (add.e4m3, prmt.s8, redux.sync.add.pred), shfl/fns/cvta types
  *   operand_registers  setp's and vote's destinations, the carry chain's, atom's and red's operands of the type
+ *   immediate_kinds     an integer immediate in a float operand (add.f32 %f, %f, 1; cvt.rzi.s32.f32 %r, 1), a float one in
+ *                       an integer operand, a hex float of another size in a .bN one, any in a half or packed one
+ *   immediate_values    the immediates ptxas takes, run: their values as the kernel reads them
+ *   forms_and_order     setp.and without c, vote's mask a predicate, a guard on a call's .param, nanosleep's and
+ *                       isspacep's missing type and space, clz.f16, mul.s32.wide, div.f32.full, mbarrier.parity.try_wait
  *   extern_globals      an .extern .global/.const variable the module does not define: loads zero-filled when sized, as
  *                       ptxas defines it ("ignoring extern qualifier"); refused unsized, with an initializer, or
  *                       defined again by a non-visible variable */
@@ -281,6 +286,105 @@ Test(diff, operand_registers) {
         P("atom.global.cas.b32 %r1, [%rd1], %r2, %r3"),
         P("atom.global.add.noftz.f16 %h1, [%rd1], %h2"),
         P("red.global.add.u32 [%rd1], %r3"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+/* An immediate of the kind its operand's type takes: a float type a float literal (1.0, 1e3, 0f.., 0d..), an integer type
+ * an integer, .bN an integer or the hex float of its size, the half and packed types none (ptxas: "Arguments mismatch";
+ * the emulator read 1 as 1.0). */
+Test(diff, immediate_kinds) {
+    static const Bad bad[] = {
+        {P("add.f32 %f1, %f2, 1"), "ptx:14: 'add.f32': operand 3 is .f32, which takes a float immediate, not an integer one"},
+        {P("setp.nan.f32 %p1, 1, %f1"), "operand 2 is .f32, which takes a float immediate"},
+        {P("st.global.f32 [%rd1], 1"), "operand 2 is .f32, which takes a float immediate"},
+        {P("st.global.v2.f32 [%rd1], {1, 2}"), "operand 2 is .f32, which takes a float immediate"},
+        {P("cvt.rzi.s32.f32 %r1, 1"), "operand 2 is .f32, which takes a float immediate"},
+        {P("mul.f64 %fd1, %fd2, 2"), "operand 3 is .f64, which takes a float immediate"},
+        {P("add.f32 %f1, %f2, 1+2"), "operand 3 is .f32, which takes a float immediate"},
+        {P("add.s32 %r1, %r2, 1.0"), "operand 3 is .s32, which takes an integer immediate, not a float one"},
+        {P("add.s32 %r1, %r2, 0f3F800000"), "operand 3 is .s32, which takes an integer immediate"},
+        {P("mov.b32 %r1, 1.0"), "operand 2 is .b32, which takes an integer immediate or the hex float of its size"},
+        {P("mov.b32 %r1, 0d3FF0000000000000"), "operand 2 is .b32, which takes an integer immediate or the hex float"},
+        {P("mov.b64 %rd1, 0f3F800000"), "operand 2 is .b64, which takes an integer immediate or the hex float"},
+        {P("add.f16 %h1, %h2, 1.0"), "operand 3 is .f16, which takes no immediate"},
+        {P("max.bf16x2 %r1, %r2, 0f3F800000"), "operand 3 is .bf16x2, which takes no immediate"},
+        {P("min.u16x2 %r1, %r2, 1"), "operand 3 is .u16x2, which takes no immediate"},
+        {P("cvt.f32.f16 %f1, 1.0"), "operand 2 is .f16, which takes no immediate"},
+    };
+    static const char *const good[] = {
+        P("add.f32 %f1, %f2, 1.0"), P("add.f32 %f1, %f2, 0f3F800000"), P("add.f32 %f1, %f2, 1e3"),
+        P("add.f32 %f1, %f2, 0d3FF0000000000000"), P("add.f64 %fd1, %fd2, 0f3F800000"), P("cvt.rn.f32.s32 %f1, 1"),
+        P("cvt.rzi.s32.f32 %r1, 1.0"), P("mov.b32 %r1, 0f3F800000"), P("mov.b64 %rd1, 0d3FF0000000000000"),
+        P("mov.b32 %r1, -1"), P("mov.b16 %h1, 0x3C00"), P("mov.pred %p1, 1"), P("add.s32 %r1, %r2, 1+2"),
+        P("setp.lt.and.f32 %p1, %f1, 1.0, 1"), P("selp.b32 %r1, 0f3F800000, 1, %p1"), P("mov.b64 %rd1, {%r1, 1.0}"),
+        P("st.global.v2.f32 [%rd1], {1.0, 0f00000000}"), P("createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+/* The immediates' values as the kernel reads them: 1.0 and 0f3F800000 are 1.0f, 1e3 is 1000.0f, 0d.. in an .f32 operand
+ * is the double rounded, -1 in .b32 all ones. */
+Test(diff, immediate_values) {
+    static const char *ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n"
+                             " .reg .b32 %r<4>;\n .reg .f32 %f<4>;\n .reg .b64 %rd<4>;\n ld.param.u64 %rd1, [out];\n"
+                             " cvta.to.global.u64 %rd1, %rd1;\n mov.f32 %f1, 0f3F800000;\n add.f32 %f2, %f1, 1e3;\n"
+                             " add.f32 %f3, %f2, 0d3FE0000000000000;\n st.global.f32 [%rd1], %f3;\n mov.b32 %r1, -1;\n"
+                             " st.global.b32 [%rd1+4], %r1;\n st.global.v2.f32 [%rd1+8], {1.0, 0f40000000};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out;
+    cr_assert_eq(dev_malloc(d, 16, &out), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, out, 0xAB, 16), DEV_OK);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    float v[4];
+    cr_assert_eq(dev_memcpy_dtoh(d, v, out, 16), DEV_OK);
+    uint32_t bits;
+    memcpy(&bits, &v[1], 4);
+    cr_expect_eq(v[0], 1001.5f);
+    cr_expect_eq(bits, 0xFFFFFFFFu);
+    cr_expect_eq(v[2], 1.0f);
+    cr_expect_eq(v[3], 2.0f);
+    dev_free(d, out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* setp's boolean operation with its c, vote's mask a 32-bit register, a guard on a call's .param store or load, the
+ * types nanosleep, isspacep and the integer-only opcodes take, and the words that are part of an opcode's name. */
+#define CALLER(ins)                                                                                                   \
+    ".version 8.7\n.target sm_90a\n.address_size 64\n.func (.param .b32 r) f(.param .b32 x)\n{\n .reg .b32 %r<2>;\n" \
+    " ld.param.b32 %r1, [x];\n st.param.b32 [r], %r1;\n ret;\n}\n.visible .entry k()\n{\n .reg .b32 %r<4>;\n"          \
+    " .reg .pred %p<2>;\n setp.eq.u32 %p1, %r1, 0;\n .param .b32 a;\n .param .b32 b;\n " ins ";\n ret;\n}\n"
+Test(diff, forms_and_order) {
+    static const Bad bad[] = {
+        {P("setp.ge.and.s32 %p1, %r1, %r2"), "ptx:14: 'setp.ge.and.s32': setp with .and/.or/.xor needs its fourth operand"},
+        {P("vote.sync.any.pred %p1, %p2, %p3"), "ptx:14: 'vote.sync.any.pred': operand 3, register '%p3' of type .pred, does not fit .b32"},
+        {P("vote.sync.ballot.b32 %r1, %p2, %p3"), "operand 3, register '%p3' of type .pred"},
+        {CALLER("@%p1 st.param.b32 [a], 1;\n call.uni (b), f, (a)"), "ptx:18: 'st.param.b32': a guard on a store of the call parameter 'a'"},
+        {CALLER("st.param.b32 [a], 1;\n call.uni (b), f, (a);\n @!%p1 ld.param.b32 %r1, [b]"), "a guard on a load of the call parameter 'b'"},
+        {P("nanosleep 100"), "ptx:14: 'nanosleep' needs a type: .u32"},
+        {P("nanosleep.s32 100"), "nanosleep takes .u32 here, not .s32"},
+        {P("isspacep %p1, %rd1"), "ptx:14: 'isspacep' needs the state space it tests"},
+        {P("clz.f16 %r1, %h1"), "clz takes .b32 .b64 here, not .f16"},
+        {P("and.bf16 %h1, %h2, %h3"), "and takes"},
+        {P("mul.s32.wide %rd1, %r1, %r2"), "ptx:14: 'mul.s32.wide': .lo, .hi or .wide comes right after mul"},
+        {P("mad.cc.lo.s32 %r1, %r1, %r2, %r3"), ".lo, .hi or .wide comes right after mad"},
+        {P("div.f32.full %f1, %f1, %f2"), ".full comes right after div"},
+        {P("mbarrier.parity.try_wait.b64 %p1, [sm], %r1"), "mbarrier's operation comes right after it"},
+        {P("mbarrier.shared.arrive.b64 %rd1, [sm]"), "mbarrier's operation comes right after it"},
+        {P("mbarrier.try_wait.shared::cta.parity.b64 %p1, [sm], %r1"), ".parity comes right after test_wait or try_wait"},
+    };
+    static const char *const good[] = {
+        P("setp.ge.and.s32 %p1, %r1, %r2, %p2"), P("vote.sync.any.pred %p1, %p2, %r3"),
+        CALLER("st.param.b32 [a], 1;\n call.uni (b), f, (a);\n ld.param.b32 %r1, [b]"),
+        P("nanosleep.u32 100"), P("isspacep.param %p1, %rd1"), P("clz.b32 %r1, %r2"), P("mul.wide.s32 %rd1, %r1, %r2"),
+        P("mad.lo.cc.s32 %r1, %r1, %r2, %r3"), P("div.full.f32 %f1, %f1, %f2"), P("mul.hi.s32 %r1, %r1, %r2"),
+        P("mbarrier.try_wait.parity.shared::cta.b64 %p1, [sm], %r1"), P("mbarrier.try_wait.parity.acquire.cta.b64 %p1, [sm], %r1"),
+        P("mbarrier.arrive.expect_tx.b64 %rd1, [sm], 16"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }

@@ -311,7 +311,7 @@ Test(forms, guards_and_negated_predicates) {
         " { .param .b32 a0; .param .b32 r0;\n"
         "   st.param.b32 [a0], %r1;\n"
         "   @!%p1 call.uni (r0), twice, (a0);\n"
-        "   @!%p1 ld.param.b32 %r11, [r0];\n }\n"
+        "   ld.param.b32 %r12, [r0];\n   @!%p1 mov.u32 %r11, %r12;\n }\n" /* a call's .param is read unguarded (ptxas) */
         " st.global.u32 [%rd4], %r3;\n st.global.u32 [%rd4+8], %r6;\n st.global.u32 [%rd4+12], %r7;\n"
         " st.global.u32 [%rd4+16], %r8;\n st.global.u32 [%rd4+20], %r9;\n st.global.u32 [%rd4+24], %r10;\n"
         " st.global.u32 [%rd4+28], %r11;\n"
