@@ -327,7 +327,8 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     }
     default: return true;
     }
-    bool pair = in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;
+    /* the packed pairs too: 32-bit registers (max.u16x2 %rd1, ..: "Arguments mismatch"; it loaded) */
+    bool pair = in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2 || in->ty == EMU_T_U16X2 || in->ty == EMU_T_S16X2;
     if (in->ty2 || !(type_plain(in->ty) || pair) || (in->op == EMU_OP_MOV && in->nops != 2)) return true; /* mixed types: not these rules */
     for (unsigned i = 0; i < in->nops && i < 4; i++)
         if ((mask >> i & 1) && in->ok[i] == EMU_OK_REG && !check_operand_type(ps, in, i, in->ty, false, line, s, len)) return false;

@@ -371,6 +371,8 @@ Test(diff, forms_and_order) {
         {P("isspacep %p1, %rd1"), "ptx:14: 'isspacep' needs the state space it tests"},
         {P("clz.f16 %r1, %h1"), "clz takes .b32 .b64 here, not .f16"},
         {P("and.bf16 %h1, %h2, %h3"), "and takes"},
+        {P("max.u16x2 %rd1, %r1, %r2"), "ptx:14: 'max.u16x2': operand 1, register '%rd1' of type .b64, does not fit .u16x2"},
+        {P("add.s16x2 %r1, %rd1, %r2"), "operand 2, register '%rd1' of type .b64, does not fit .s16x2"},
         {P("mul.s32.wide %rd1, %r1, %r2"), "ptx:14: 'mul.s32.wide': .lo, .hi or .wide comes right after mul"},
         {P("mad.cc.lo.s32 %r1, %r1, %r2, %r3"), ".lo, .hi or .wide comes right after mad"},
         {P("div.f32.full %f1, %f1, %f2"), ".full comes right after div"},
@@ -381,7 +383,7 @@ Test(diff, forms_and_order) {
     static const char *const good[] = {
         P("setp.ge.and.s32 %p1, %r1, %r2, %p2"), P("vote.sync.any.pred %p1, %p2, %r3"),
         CALLER("st.param.b32 [a], 1;\n call.uni (b), f, (a);\n ld.param.b32 %r1, [b]"),
-        P("nanosleep.u32 100"), P("isspacep.param %p1, %rd1"), P("clz.b32 %r1, %r2"), P("mul.wide.s32 %rd1, %r1, %r2"),
+        P("max.u16x2 %r1, %r2, %r3"), P("add.s16x2 %r1, %r2, %r3"), P("nanosleep.u32 100"), P("isspacep.param %p1, %rd1"), P("clz.b32 %r1, %r2"), P("mul.wide.s32 %rd1, %r1, %r2"),
         P("mad.lo.cc.s32 %r1, %r1, %r2, %r3"), P("div.full.f32 %f1, %f1, %f2"), P("mul.hi.s32 %r1, %r1, %r2"),
         P("mbarrier.try_wait.parity.shared::cta.b64 %p1, [sm], %r1"), P("mbarrier.try_wait.parity.acquire.cta.b64 %p1, [sm], %r1"),
         P("mbarrier.arrive.expect_tx.b64 %rd1, [sm], 16"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
