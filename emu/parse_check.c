@@ -192,8 +192,9 @@ static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_
     uint64_t ok = op_types(in);
     /* an opcode of integer and bit types only takes none of the others either (clz.f16, and.bf16x2: ptxas's
      * "Unexpected instruction types specified"; clz.f16 loaded and counted the register's bits) */
-    bool intonly = ok != T_CHECKED && !(ok & T_F) && emu_type_size(in->ty) >= 2 && in->op != EMU_OP_SETP &&
-                   in->op != EMU_OP_MUL && in->op != EMU_OP_MAD; /* fp8, setp's and mul's half types: their own checks */
+    bool intonly = ok != T_CHECKED && !(ok & T_F) && emu_type_size(in->ty) >= 2 && emu_type_size(in->ty) <= 8 &&
+                   in->op != EMU_OP_SETP &&
+                   in->op != EMU_OP_MUL && in->op != EMU_OP_MAD; /* fp8, .b128, setp's and mul's half types: their own checks */
     if (ntypes != 1 || in->ty >= 64 || (!(T_CHECKED >> in->ty & 1) && !intonly)) return true;
     if (ok >> in->ty & 1) return true;
     char list[160] = "";
@@ -593,7 +594,7 @@ static int mod_find(const Mod *mods, unsigned n, const char *const *words, unsig
 /* fence and membar as ptxas of CUDA 13 takes them (tried modifier by modifier; the emulator skipped any modifier):
  *   fence[.sc|.acq_rel|.acquire|.release].scope, one scope of .cta .cluster .gpu .sys (no .relaxed);
  *   fence.acquire.sync_restrict::shared::cluster.cluster, fence.release.sync_restrict::shared::cta.cluster;
- *   fence.mbarrier_init.release.cluster;
+ *   fence.mbarrier_init.release.cluster (its words in any order: fence.release.mbarrier_init.cluster);
  *   fence.proxy.alias, fence.proxy.async[.global|.shared::cta|.shared::cluster] (no scope; not .shared nor .local);
  *   membar.cta|.gl|.sys, membar.proxy.alias.
  * The other proxy fences (tensormap::generic, async::generic) are left to their own checks. */
@@ -616,8 +617,9 @@ static bool check_fence(Parser *ps, const EmuIns *in, uint32_t line, const char 
         return ok || perr(ps, line, "'%.*s': fence.proxy.alias takes nothing more, fence.proxy.async at most one state space "
                           "(.global, .shared::cta, .shared::cluster) and no scope", (int)len, s);
     }
-    if (n && mod_is(&m[0], "mbarrier_init")) {
-        bool ok = n == 3 && mod_is(&m[1], "release") && mod_is(&m[2], "cluster");
+    static const char *const mbinit[] = {"mbarrier_init"};
+    if (mod_find(m, n, mbinit, 1, &nx) >= 0) { /* its three words in any order, as ptxas reads them */
+        bool ok = n == 3 && nx == 1 && nscope == 1 && scope == 1 && nsem == 1 && sem == 3;
         return ok || perr(ps, line, "'%.*s': the form is fence.mbarrier_init.release.cluster", (int)len, s);
     }
     unsigned nr = 0;
@@ -859,6 +861,16 @@ static bool check_mbarrier_mods(Parser *ps, const EmuIns *in, uint32_t line, con
     bool wait = mode == EMU_MODE_MB_TEST_WAIT || mode == EMU_MODE_MB_TRY_WAIT, tx = mode == EMU_MODE_MB_EXPECT_TX || mode == EMU_MODE_MB_COMPLETE_TX;
     bool rel = emu_has_mod(s, len, "release"), rlx = emu_has_mod(s, len, "relaxed"), acq = emu_has_mod(s, len, "acquire");
     bool cta = emu_has_mod(s, len, "cta"), cluster = emu_has_mod(s, len, "cluster"), nocomp = in->flags & EMU_F(NOCOMPLETE);
+    /* its words: no others (.row, .aligned, .clamp: ptxas's "Illegal modifier"; each loaded and ran as if absent) */
+    static const char *const words[] = {"init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait",
+                                        "try_wait", "pending_count", "parity", "noComplete", "shared", "shared::cta",
+                                        "shared::cluster", "release", "acquire", "relaxed", "cta", "cluster", "b64"};
+    Mod m[12];
+    unsigned n = split_mods(s, len, m, 12), nw;
+    for (unsigned i = 0; i < n; i++)
+        if (mod_find(&m[i], 1, words, ARRAY_LEN(words), &nw) < 0)
+            return perr(ps, line, "'%.*s': mbarrier takes no .%.*s (its words: the operation, .parity, .noComplete, a semantics "
+                        "and scope, .shared[::cta|::cluster], .b64)", (int)len, s, (int)m[i].n, m[i].p);
     const char *why = NULL;
     if ((rel || rlx || acq) && !(arrive && !acq) && !(wait && !rel) && !(tx && rlx))
         why = arrive ? "takes .release or .relaxed" : wait ? "takes .acquire or .relaxed" : tx ? "takes .relaxed" : "takes no semantics";
@@ -913,6 +925,21 @@ static bool sm90_stray_mods_ok(Parser *ps, const EmuIns *in, uint32_t line, cons
     return !bad || perr(ps, line, "'%.*s' takes no .%s (a modifier of other instructions)", (int)len, s, bad);
 }
 
+/* setmaxnreg.inc or .dec, then .sync, .aligned and the type (.u32 .s32) in any order, .sync maybe twice, as ptxas
+ * reads them (setmaxnreg.inc.sync.sync.aligned.u32, setmaxnreg.inc.u32.sync.aligned: it was refused). */
+static bool setmaxnreg_form(const char *s, uint32_t len) {
+    Mod m[8];
+    unsigned n = split_mods(s, len, m, 8), nsync = 0, naligned = 0, ntype = 0;
+    if (n < 4 || n > 7 || (!mod_is(&m[0], "inc") && !mod_is(&m[0], "dec"))) return false;
+    for (unsigned i = 1; i < n; i++) {
+        if (mod_is(&m[i], "sync")) nsync++;
+        else if (mod_is(&m[i], "aligned")) naligned++;
+        else if (mod_is(&m[i], "u32") || mod_is(&m[i], "s32")) ntype++;
+        else return false;
+    }
+    return nsync >= 1 && naligned == 1 && ntype == 1;
+}
+
 /* The modifiers the PTX ISA's syntax requires or allows on sm_90's collective instructions, as ptxas of CUDA 13 has
  * them (".sync modifier required", ".aligned modifier required", "Illegal modifier", "Shape modifier required",
  * "State space incorrect ... expected '::cluster'", "Predicate output expected"; the emulator ignored them all). */
@@ -930,7 +957,7 @@ static bool check_sm90_mods(Parser *ps, const EmuIns *in, uint32_t line, const c
     case EMU_OP_WGMMA_FENCE: forms = wg_fence; break;
     case EMU_OP_WGMMA_COMMIT: forms = wg_commit; break;
     case EMU_OP_WGMMA_WAIT: forms = wg_wait; break;
-    case EMU_OP_SETMAXNREG: forms = setmax; break;
+    case EMU_OP_SETMAXNREG: if (!setmaxnreg_form(s, len)) forms = setmax; break;
     case EMU_OP_ELECT:
         forms = elect;
         if (in->o[5] == EMU_SLOT_SINK) why = "needs a predicate destination: elect.sync d|p, membermask (d may be _)";
@@ -1418,6 +1445,10 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         if (!emu_wmma_form(in, &fm, &why)) return perr(ps, line, "unsupported wmma form '%.*s': %s", (int)len, s, why);
         unsigned aop = in->op == EMU_OP_WMMA_STORE ? 0 : in->op == EMU_OP_WMMA_LOAD ? 1 : 4;
         if (aop < 4 && in->ok[aop] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+        /* ptxas: "State space incorrect" for .const .local .param .shared::cluster (wmma.store.const loaded and ran) */
+        if (aop < 4 && ((in->space != EMU_SP_GENERIC && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_SHARED) ||
+                        emu_has_mod(s, len, "shared::cluster")))
+            return perr(ps, line, "'%.*s': wmma.load and wmma.store take a generic, .global or .shared[::cta] address", (int)len, s);
         static const char *const what[4] = {"D", "A", "B", "C"};
         for (unsigned k = 0; k < (in->op == EMU_OP_WMMA_MMA ? 4u : 1u); k++) {
             unsigned op = in->op == EMU_OP_WMMA_STORE ? 1 : k, want_regs = fm.regs[k];

@@ -379,6 +379,16 @@ Test(diff, forms_and_order) {
         {P("mbarrier.parity.try_wait.b64 %p1, [sm], %r1"), "mbarrier's operation comes right after it"},
         {P("mbarrier.shared.arrive.b64 %rd1, [sm]"), "mbarrier's operation comes right after it"},
         {P("mbarrier.try_wait.shared::cta.parity.b64 %p1, [sm], %r1"), ".parity comes right after test_wait or try_wait"},
+        {P("mbarrier.arrive.row.b64 %rd1, [sm]"), "ptx:14: 'mbarrier.arrive.row.b64': mbarrier takes no .row"},
+        {P("mbarrier.init.aligned.shared.b64 [sm], 1"), "mbarrier takes no .aligned"},
+        {P("mbarrier.arrive.clamp.shared.b64 %rd1, [sm]"), "mbarrier takes no .clamp"},
+        {P("fence.release.mbarrier_init.gpu"), "the form is fence.mbarrier_init.release.cluster"},
+        {P("setmaxnreg.inc.sync.aligned.aligned.u32 64"), "is written setmaxnreg.inc.sync.aligned.u32"},
+        {P("setmaxnreg.inc.sync.u32 64"), "is written setmaxnreg.inc.sync.aligned.u32"},
+        {P("wmma.store.d.sync.aligned.m16n16k16.const.row.f32 [%rd1], " D8), "ptx:14: 'wmma.store.d.sync.aligned.m16n16k16.const.row.f32': "
+                                                                       "wmma.load and wmma.store take a generic, .global or .shared[::cta] address"},
+        {P("wmma.store.d.sync.aligned.m16n16k16.shared::cluster.row.f32 [%rd1], " D8), "take a generic, .global or .shared[::cta] address"},
+        {P("wmma.load.c.sync.aligned.m16n16k16.local.row.f32 " D8 ", [%rd1]"), "take a generic, .global or .shared[::cta] address"},
     };
     static const char *const good[] = {
         P("setp.ge.and.s32 %p1, %r1, %r2, %p2"), P("vote.sync.any.pred %p1, %p2, %r3"),
@@ -386,7 +396,10 @@ Test(diff, forms_and_order) {
         P("max.u16x2 %r1, %r2, %r3"), P("add.s16x2 %r1, %r2, %r3"), P("nanosleep.u32 100"), P("isspacep.param %p1, %rd1"), P("clz.b32 %r1, %r2"), P("mul.wide.s32 %rd1, %r1, %r2"),
         P("mad.lo.cc.s32 %r1, %r1, %r2, %r3"), P("div.full.f32 %f1, %f1, %f2"), P("mul.hi.s32 %r1, %r1, %r2"),
         P("mbarrier.try_wait.parity.shared::cta.b64 %p1, [sm], %r1"), P("mbarrier.try_wait.parity.acquire.cta.b64 %p1, [sm], %r1"),
-        P("mbarrier.arrive.expect_tx.b64 %rd1, [sm], 16"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
+        P("mbarrier.arrive.expect_tx.b64 %rd1, [sm], 16"), P("mbarrier.arrive.noComplete.shared.b64 %rd1, [sm], 1"),
+        P("mbarrier.pending_count.b64 %r1, %rd1"), P("fence.release.mbarrier_init.cluster"), P("fence.cluster.release.mbarrier_init"),
+        P("setmaxnreg.inc.sync.sync.aligned.u32 64"), P("setmaxnreg.dec.u32.sync.aligned 64"),
+        P("wmma.store.d.sync.aligned.m16n16k16.shared::cta.row.f32 [%rd1], " D8), P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 " D8 ", [%rd1]"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
