@@ -1455,6 +1455,15 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
             if (!(in->ok[op] == EMU_OK_VEC && in->on[op] == want_regs) && !(in->ok[op] == EMU_OK_REG && want_regs == 1))
                 return perr(ps, line, "'%.*s' needs %u %s register%s {..}", (int)len, s, want_regs,
                             in->op == EMU_OP_WMMA_MMA ? what[k] : "fragment", want_regs == 1 ? "" : "s");
+            /* each register of a fragment 64 bits for .f64, else 32 (a list of mixed sizes, {%r1, .., %rd1}: ptxas's
+             * "Incompatible elements" or "Arguments mismatch"; it loaded and ran on the registers' low bits) */
+            unsigned esz = emu_has_mod(s, len, "f64") ? 8 : 4;
+            for (unsigned e = 0; e < want_regs; e++) {
+                const struct RegRange *r = slot_range(ps, in->ok[op] == EMU_OK_VEC ? ps->vec[in->o[op] + e] : in->o[op]);
+                if (r && emu_type_size(r->ty) != esz)
+                    return perr(ps, line, "'%.*s': the registers of %s are %u-bit, not .%s (element %u)", (int)len, s,
+                                in->op == EMU_OP_WMMA_MMA ? what[k] : "the fragment", esz * 8, emu_type_name(r->ty), e + 1);
+            }
         }
     }
     if (in->op == EMU_OP_LDMATRIX) {

@@ -389,6 +389,13 @@ Test(diff, forms_and_order) {
                                                                        "wmma.load and wmma.store take a generic, .global or .shared[::cta] address"},
         {P("wmma.store.d.sync.aligned.m16n16k16.shared::cluster.row.f32 [%rd1], " D8), "take a generic, .global or .shared[::cta] address"},
         {P("wmma.load.c.sync.aligned.m16n16k16.local.row.f32 " D8 ", [%rd1]"), "take a generic, .global or .shared[::cta] address"},
+        {P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %rd1, %f8}, [%rd1]"),
+         "ptx:14: 'wmma.load.c.sync.aligned.m16n16k16.global.row.f32': the registers of the fragment are 32-bit, not .b64 (element 7)"},
+        {P("wmma.load.a.sync.aligned.m16n16k16.global.row.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %h2}, [%rd1]"),
+         "the registers of the fragment are 32-bit, not .b16 (element 8)"},
+        {P("wmma.load.a.sync.aligned.m8n8k4.global.row.f64 {%r1}, [%rd1]"), "the registers of the fragment are 64-bit, not .b32"},
+        {P("wmma.mma.sync.aligned.m16n16k16.row.col.f32.f32 " D8 ", {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %rd1}, "
+           "{%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, " D8), "the registers of A are 32-bit, not .b64 (element 8)"},
     };
     static const char *const good[] = {
         P("setp.ge.and.s32 %p1, %r1, %r2, %p2"), P("vote.sync.any.pred %p1, %p2, %r3"),
@@ -399,7 +406,9 @@ Test(diff, forms_and_order) {
         P("mbarrier.arrive.expect_tx.b64 %rd1, [sm], 16"), P("mbarrier.arrive.noComplete.shared.b64 %rd1, [sm], 1"),
         P("mbarrier.pending_count.b64 %r1, %rd1"), P("fence.release.mbarrier_init.cluster"), P("fence.cluster.release.mbarrier_init"),
         P("setmaxnreg.inc.sync.sync.aligned.u32 64"), P("setmaxnreg.dec.u32.sync.aligned 64"),
-        P("wmma.store.d.sync.aligned.m16n16k16.shared::cta.row.f32 [%rd1], " D8), P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 " D8 ", [%rd1]"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
+        P("wmma.store.d.sync.aligned.m16n16k16.shared::cta.row.f32 [%rd1], " D8), P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 " D8 ", [%rd1]"),
+        P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %r7, %f8}, [%rd1]"),
+        P("wmma.load.a.sync.aligned.m8n8k4.global.row.f64 {%fd1}, [%rd1]"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
