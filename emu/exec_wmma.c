@@ -96,6 +96,12 @@ bool emu_wmma_form(const EmuIns *in, EmuWmmaForm *f, const char **why) {
         if (!which) { *why = "which matrix: .a, .b or .c"; return false; }
         if (!in->ty || in->ty2) { *why = "one element type"; return false; }
         f->regs[0] = (uint8_t)frag_regs(sh, which, in->ty);
+        if (!f->regs[0] && (sh == SH_M8N8K32 || sh == SH_M8N8K128) && which != EMU_MODE_WM_A && which != EMU_MODE_WM_B &&
+            in->ty == EMU_T_F32) { /* ptxas takes it; the ISA defines no such fragment */
+            *why = "not supported by the emulator: a .f32 C or D of the sub-byte and single-bit shapes, which ptxas takes and "
+                   "the PTX ISA does not define (their C and D are .s32)";
+            return false;
+        }
         if (!f->regs[0]) { *why = "no such fragment: that type of that matrix in that shape"; return false; }
         bool col = in->xflags & EMU_XF_WM_COL;
         if (emu_is_packed(in->ty) && ((which == EMU_MODE_WM_A && col) || (which == EMU_MODE_WM_B && !col))) {

@@ -314,6 +314,10 @@ static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, cons
         return perr(ps, line, "'%.*s': .ftz is for scalar conversions to or from .f32, not .%s from .%s", (int)len, s,
                     emu_type_name(d), emu_type_name(a));
     bool df = emu_type_kind(d) == EMU_K_F, af = emu_type_kind(a) == EMU_K_F;
+    /* .relu clamps a float result (cvt.rzi.relu.s32.f32: "Unexpected instruction types"; it loaded) */
+    if ((in->flags & EMU_F(RELU)) && !df)
+        return perr(ps, line, "'%.*s': .relu is for conversions to a float type (.f16, .bf16, their pairs, fp8 pairs), not .%s",
+                    (int)len, s, emu_type_name(d));
     /* .relu and .satfinite between these types are the f32 to f16 or bf16 (or pair) conversions', rounded .rn or .rz
      * (ptxas: "Unexpected instruction types", "Illegal rounding modifier", "'.satfinite' cannot be combined"); the
      * pairs from f32 round .rn or .rz; .sat is not bf16's ("Illegal modifier '.sat'").  They ran: cvt.relu.f32.f16

@@ -317,11 +317,11 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
         return !type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len);
     case EMU_OP_ST: return !type_plain(in->ty) || check_operand_type(ps, in, 1, in->ty, true, line, s, len);
     case EMU_OP_CVT: {
-        /* between .bf16 and .u8/.s8 (sm_90) ptxas wants the byte in an 8-bit register (.b8 .u8 .s8), not the wider one
-         * the relaxed rule takes ("Arguments mismatch for instruction 'cvt'"); cvt.rn.bf16.u8 of a .b16 loaded and ran */
-        bool byte_bf16 = (in->ty == EMU_T_BF16 && (in->ty2 == EMU_T_U8 || in->ty2 == EMU_T_S8)) ||
-                         (in->ty2 == EMU_T_BF16 && (in->ty == EMU_T_U8 || in->ty == EMU_T_S8));
-        bool strict_d = byte_bf16 && in->ty != EMU_T_BF16, strict_a = byte_bf16 && in->ty2 != EMU_T_BF16;
+        /* a conversion from or to .bf16 takes registers of its types' sizes, not the wider ones the relaxed rule takes
+         * ("Arguments mismatch for instruction 'cvt'"): the byte of .u8/.s8 in an 8-bit register (.b8 .u8 .s8; sm_90),
+         * the .bf16, .f16 or .u16 in a 16-bit one (cvt.rn.bf16.u8 of a .b16, cvt.f16.bf16 %r1 and cvt.f32.bf16 %f1, %r1
+         * loaded and ran; cvt.rn.f16.f32 %r1 ptxas takes) */
+        bool strict_d = in->ty == EMU_T_BF16 || in->ty2 == EMU_T_BF16, strict_a = strict_d;
         return (!type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, !strict_d, line, s, len)) &&
                (!type_plain(in->ty2) || in->nops < 2 || check_operand_type(ps, in, 1, in->ty2, !strict_a, line, s, len));
     }

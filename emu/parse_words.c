@@ -51,7 +51,8 @@
     X(BRA, EMU_F(UNI)) X(BRX, EMU_F(UNI)) X(CALL, EMU_F(UNI)) X(RET, EMU_F(UNI)) X(EXIT, 0) X(TRAP, 0)             \
     X(SHFL, EMU_F(SYNC)) X(VOTE, EMU_F(SYNC)) X(MATCH, EMU_F(SYNC)) X(REDUX, EMU_F(SYNC) | EMU_F(ABSF))           \
     X(ACTIVEMASK, 0) X(NANOSLEEP, 0) X(MOVMATRIX, EMU_F(SYNC) | EMU_F(ALIGNED) | EMU_F(TRANS))                     \
-    X(ELECT, EMU_F(SYNC)) X(SETMAXNREG, EMU_F(SYNC) | EMU_F(ALIGNED))
+    X(ELECT, EMU_F(SYNC)) X(SETMAXNREG, EMU_F(SYNC) | EMU_F(ALIGNED))                                               \
+    X(CP_ASYNC_COMMIT, 0) X(CP_ASYNC_WAIT, 0) X(CP_ASYNC_WAIT_ALL, 0) X(ALLOCA, 0) X(STACKSAVE, 0) X(STACKRESTORE, 0)
 
 /* MEM_OPS(X): X(op, the flag words it takes, the layout words it takes): the memory instructions whose state
  * spaces, memory orders, scopes and cache words check_cache_mods and check_mem_order check, and the matrix loads and
@@ -323,7 +324,7 @@ static const char *word_at(const char *s, uint32_t len, unsigned k, uint32_t *wl
 static bool word_is(const char *w, uint32_t wlen, const char *name) { return wlen == strlen(name) && !memcmp(w, name, wlen); }
 
 /* The words that are part of the opcode's name for ptxas, so right after it: mul's, mad's, mul24's, mad24's and madc's
- * .lo .hi .wide ('mad.lo'), div's .full, mbarrier's operation and the .parity of test_wait and try_wait
+ * .lo .hi .wide ('mad.lo'), div's .full, wmma.load's and wmma.store's matrix, mbarrier's operation and the .parity of test_wait and try_wait
  * (mul.s32.wide, div.f32.full, mbarrier.parity.try_wait, mbarrier.shared.arrive: "Unknown modifier" or "Unexpected
  * instruction types"; they loaded).  Other modifiers ptxas reads in any order. */
 static bool check_word_order(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
@@ -335,6 +336,11 @@ static bool check_word_order(Parser *ps, const EmuIns *in, uint32_t line, const 
             !word_is(w1, l1, "wide"))
             return perr(ps, line, "'%.*s': .lo, .hi or .wide comes right after %s (%s.wide.s32, %s.lo.u32)", (int)len, s,
                         emu_op_name(in->op), emu_op_name(in->op), emu_op_name(in->op));
+        return true;
+    case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: /* wmma.load.a, wmma.store.d (wmma.load.sync.c: "Unknown modifier") */
+        if (!word_is(w2, l2, in->op == EMU_OP_WMMA_STORE ? "d" : "a") && !(in->op == EMU_OP_WMMA_LOAD && (word_is(w2, l2, "b") ||
+                                                                                                      word_is(w2, l2, "c"))))
+            return perr(ps, line, "'%.*s': the matrix (.a .b .c; .d) comes right after %s", (int)len, s, emu_op_name(in->op));
         return true;
     case EMU_OP_DIV:
         if ((in->flags & EMU_F(FULL)) && !word_is(w1, l1, "full"))

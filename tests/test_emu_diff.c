@@ -389,6 +389,16 @@ Test(diff, forms_and_order) {
                                                                        "wmma.load and wmma.store take a generic, .global or .shared[::cta] address"},
         {P("wmma.store.d.sync.aligned.m16n16k16.shared::cluster.row.f32 [%rd1], " D8), "take a generic, .global or .shared[::cta] address"},
         {P("wmma.load.c.sync.aligned.m16n16k16.local.row.f32 " D8 ", [%rd1]"), "take a generic, .global or .shared[::cta] address"},
+        {P("wmma.load.sync.c.aligned.m16n16k16.global.row.f32 " D8 ", [%rd1]"), "the matrix (.a .b .c; .d) comes right after wmma.load"},
+        {P("wmma.store.sync.d.aligned.m16n16k16.global.row.f32 [%rd1], " D8), "the matrix (.a .b .c; .d) comes right after wmma.store"},
+        {P("cp.async.wait_group.lo 0"), "ptx:14: 'cp.async.wait_group.lo'"},
+        {P("cp.async.commit_group.lo"), "'cp.async.commit_group.lo'"},
+        {P("alloca.u64.wb %rd1, 16"), "'alloca.u64.wb'"},
+        {P("stacksave.u64.wb %rd1"), "'stacksave.u64.wb'"},
+        {P("cvt.rzi.relu.s32.f32 %r1, %f1"), "ptx:14: 'cvt.rzi.relu.s32.f32': .relu is for conversions to a float type"},
+        {P("cvt.f16.bf16 %r1, %h1"), "operand 1, register '%r1' of type .b32, does not fit .f16"},
+        {P("cvt.f32.bf16 %f1, %r1"), "operand 2, register '%r1' of type .b32, does not fit .bf16"},
+        {P("cvt.rn.bf16.f32 %r1, %f1"), "operand 1, register '%r1' of type .b32, does not fit .bf16"},
         {P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %rd1, %f8}, [%rd1]"),
          "ptx:14: 'wmma.load.c.sync.aligned.m16n16k16.global.row.f32': the registers of the fragment are 32-bit, not .b64 (element 7)"},
         {P("wmma.load.a.sync.aligned.m16n16k16.global.row.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %h2}, [%rd1]"),
@@ -408,7 +418,10 @@ Test(diff, forms_and_order) {
         P("setmaxnreg.inc.sync.sync.aligned.u32 64"), P("setmaxnreg.dec.u32.sync.aligned 64"),
         P("wmma.store.d.sync.aligned.m16n16k16.shared::cta.row.f32 [%rd1], " D8), P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 " D8 ", [%rd1]"),
         P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %r7, %f8}, [%rd1]"),
-        P("wmma.load.a.sync.aligned.m8n8k4.global.row.f64 {%fd1}, [%rd1]"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
+        P("wmma.load.a.sync.aligned.m8n8k4.global.row.f64 {%fd1}, [%rd1]"),
+        P("wmma.load.c.aligned.sync.m16n16k16.global.row.f32 " D8 ", [%rd1]"), P("cp.async.wait_group 0"), P("cp.async.commit_group"),
+        P("alloca.u64 %rd1, 16"), P("cvt.rn.relu.bf16.f32 %h1, %f1"), P("cvt.rn.f16.f32 %r1, %f1"), P("cvt.rzi.s32.bf16 %r1, %h2"),
+        P("cvt.rn.bf16.s32 %h1, %r2"), P("cvt.rn.bf16x2.f32 %r1, %f1, %f2"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }

@@ -286,7 +286,8 @@ Test(refuse, pragmas_and_cluster_forms) {
 
 /* What ptxas takes and the emulator cannot run is refused at load with the instruction (or the symbol) and its line:
  * textures and surfaces (nvcc's tex2D / surf2Dread / surf2Dwrite on object handles), and a
- * launch from the device (nvcc -rdc's CUDA dynamic parallelism takes the child entry's address). */
+ * launch from the device (nvcc -rdc's CUDA dynamic parallelism takes the child entry's address); a .f32 C or D of wmma's
+ * sub-byte and single-bit shapes (the ISA defines .s32 ones only). */
 Test(refuse, unsupported_features) {
     static const struct { const char *target, *decls, *body, *want; } cases[] = {
         {"sm_80", " .reg .b64 %rd<2>;\n .reg .f32 %f<8>;", "tex.2d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [%rd1, {%f1, %f2}];",
@@ -298,6 +299,11 @@ Test(refuse, unsupported_features) {
         {"sm_80", " .reg .b64 %rd<2>;", "mov.u64 %rd1, k;",
          "ptx:7: the address of kernel entry 'k' is taken (mov): a kernel launched from the device (CUDA dynamic parallelism) "
          "is not supported"},
+        /* ptxas takes a .f32 C of the sub-byte shapes; the ISA has .s32 only */
+        {"sm_80", " .reg .b64 %rd<2>;\n .reg .f32 %f<4>;", "wmma.load.c.sync.aligned.m8n8k32.global.row.f32 {%f1, %f2}, [%rd1];",
+         "ptx:8: unsupported wmma form 'wmma.load.c.sync.aligned.m8n8k32.global.row.f32': not supported by the emulator"},
+        {"sm_80", " .reg .b64 %rd<2>;\n .reg .f32 %f<4>;", "wmma.store.d.sync.aligned.m8n8k128.global.row.f32 [%rd1], {%f1, %f2};",
+         "not supported by the emulator: a .f32 C or D of the sub-byte and single-bit shapes"},
     };
     TileDevice *d = open_emu(false);
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
