@@ -607,6 +607,10 @@ static bool check_fence(Parser *ps, const EmuIns *in, uint32_t line, const char 
     Mod m[12];
     unsigned n = split_mods(s, len, m, 12), nscope, nsem, nx;
     int scope = mod_find(m, n, scopes, 4, &nscope), sem = mod_find(m, n, sems, 4, &nsem);
+    for (unsigned i = 0; i < n; i++) /* fence.proxy.u32.async: "Unexpected instruction types specified" (it loaded) */
+        if (emu_type_find(m[i].p, m[i].n))
+            return perr(ps, line, "'%.*s': %s takes no type (.%.*s)", (int)len, s, in->op == EMU_OP_MEMBAR ? "membar" : "fence",
+                        (int)m[i].n, m[i].p);
     if (in->op == EMU_OP_MEMBAR) {
         static const char *const levels[] = {"cta", "gl", "sys"};
         bool ok = n == 2 && mod_is(&m[0], "proxy") && mod_is(&m[1], "alias");

@@ -230,9 +230,11 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_MADC: mask = 0xF; break;
     case EMU_OP_ATOM: mask = 0xD; break;
     case EMU_OP_RED: mask = 0x2; break;
-    case EMU_OP_VOTE: /* and its member mask a 32-bit register, not a predicate (vote.sync.any.pred %p1, %p2, %p3) */
+    case EMU_OP_VOTE: /* its source a predicate and its member mask a 32-bit register (vote.sync.all.pred %p1, %rd3, ..;
+                       * vote.sync.any.pred %p1, %p2, %p3) */
         return (in->ok[0] != EMU_OK_REG ||
                 check_operand_type(ps, in, 0, in->mode == EMU_MODE_BALLOT ? EMU_T_B32 : EMU_T_PRED, false, line, s, len)) &&
+               (in->nops < 2 || in->ok[1] != EMU_OK_REG || check_operand_type(ps, in, 1, EMU_T_PRED, false, line, s, len)) &&
                (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len));
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
     case EMU_OP_CVTA: mask = 0x3; break; /* cvta.to.shared.u64 %rd1, %r2: "Arguments mismatch" */
