@@ -776,8 +776,9 @@ bool emu_parse_ins(Parser *ps) {
                 return perr(ps, line, "'%.*s': a guard on %s of the call parameter '%s' (a call's .param variables are "
                             "written and read unguarded)", (int)opt.len, opt.s, in.op == EMU_OP_ST ? "a store" : "a load",
                             ps->m->syms[o.sym].name);
-            if (o.kind == OPD_IMM && !emu_check_imm_kind(ps, &in, i, &o.imm, line, opt.s, opt.len)) return false;
-            if (o.kind == OPD_VEC && in.op != EMU_OP_MOV && !offsets) /* mov packs: any element ptxas takes */
+            if (o.kind == OPD_IMM && in.op != EMU_OP_CALL && !emu_check_imm_kind(ps, &in, i, &o.imm, line, opt.s, opt.len)) return false;
+            if (o.kind == OPD_VEC && in.op == EMU_OP_ST) /* st's values; mov packs any element ptxas takes, and wmma.mma's
+                                                          * fragments take an integer one (ptxas) */
                 for (uint32_t k = 0; k < o.nvec; k++)
                     if (o.vimm_set[k] && !emu_check_imm_kind(ps, &in, i, &o.vimm[k], line, opt.s, opt.len)) return false;
             if (o.unified) {

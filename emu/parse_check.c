@@ -176,6 +176,7 @@ static uint64_t op_types(const EmuIns *in) {
     case EMU_OP_FMA: case EMU_OP_SQRT: case EMU_OP_RCP: case EMU_OP_RSQRT: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: return T_F;
     case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH: return UINT64_C(1) << EMU_T_F32;
     case EMU_OP_NANOSLEEP: return TU(32);
+    case EMU_OP_ACTIVEMASK: return TB(32); /* activemask.s16: "Unexpected instruction types" (it loaded) */
     case EMU_OP_SETP:
         switch (in->cmp) {
         case EMU_CMP_NONE: return T_CHECKED; /* emu_check_limits: a comparison is needed */

@@ -406,7 +406,8 @@ unsigned emu_imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_SHL: case EMU_OP_SHR: return i == 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFI: return i >= 3 ? EMU_T_U32 : in->ty;
-    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER: case EMU_OP_MATCH:
+    case EMU_OP_SHFL: return i == 1 ? EMU_T_B32 : EMU_T_U32; /* the value shuffled, .b32 */
+    case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER: case EMU_OP_MATCH:
     case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE:
         return EMU_T_U32;
     case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
@@ -418,7 +419,8 @@ unsigned emu_imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_TENSORMAP_CP: case EMU_OP_CP_RED_BULK: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
     case EMU_OP_ELECT:
         return EMU_T_U32;
-    case EMU_OP_CREATEPOLICY: return i == 0 ? EMU_T_B64 : EMU_T_F32; /* the fraction */
+    case EMU_OP_CREATEPOLICY: /* the fraction; .range's [a], primary and total sizes are 32-bit integers */
+        return i == 0 ? EMU_T_B64 : in->ok[1] == EMU_OK_ADDR && i < 4 ? EMU_T_B32 : EMU_T_F32;
     case EMU_OP_MBARRIER: return in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT ? EMU_T_B64 : EMU_T_U32;
     default: return in->ty ? in->ty : EMU_T_B64;
     }

@@ -230,6 +230,7 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_MADC: mask = 0xF; break;
     case EMU_OP_ATOM: mask = 0xD; break;
     case EMU_OP_RED: mask = 0x2; break;
+    case EMU_OP_REDUX: mask = in->ty == EMU_T_PRED ? 0 : 0x3; break; /* .pred: parse_words.c's message */ /* redux.sync.min.s32 %rd3, %r2, ..: "Arguments mismatch" (it loaded) */
     case EMU_OP_VOTE: /* its source a predicate and its member mask a 32-bit register (vote.sync.all.pred %p1, %rd3, ..;
                        * vote.sync.any.pred %p1, %p2, %p3) */
         return (in->ok[0] != EMU_OK_REG ||

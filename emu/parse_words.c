@@ -258,6 +258,8 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
         return perr(ps, line, "'%.*s': %s needs its operation (%s)", (int)len, s, name,
                     in->op == EMU_OP_SHFL ? ".up .down .bfly .idx" : in->op == EMU_OP_VOTE ? ".all .any .uni .ballot" : ".add .min .max ...");
     if (in->op == EMU_OP_CP_ASYNC && nsp != 2) return perr(ps, line, "'%.*s': cp.async copies .shared.global", (int)len, s);
+    if (in->op == EMU_OP_REDUX && !(in->flags & EMU_F(SYNC))) /* redux.add.s32: ".sync modifier required" (it loaded) */
+        return perr(ps, line, "'%.*s': redux needs .sync (redux.sync.add.s32)", (int)len, s);
     if (in->op == EMU_OP_CVTA && in->ty != EMU_T_U32 && in->ty != EMU_T_U64)
         return perr(ps, line, "'%.*s': cvta takes .u32 or .u64, not .%s", (int)len, s, emu_type_name(in->ty));
     uint32_t mflags;
@@ -285,6 +287,8 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
     if ((in->op == EMU_OP_SHFL && in->ty != EMU_T_B32) || (in->op == EMU_OP_VOTE && in->ty && in->ty != EMU_T_B32 && in->ty != EMU_T_PRED) ||
         (in->op == EMU_OP_FNS && in->ty != EMU_T_B32))
         return perr(ps, line, "'%.*s': %s takes .b32 here, not .%s", (int)len, s, name, emu_type_name(in->ty));
+    if (in->op == EMU_OP_MATCH && in->ty && in->ty != EMU_T_B32 && in->ty != EMU_T_B64) /* match.any.sync.b16 loaded */
+        return perr(ps, line, "'%.*s': match takes .b32 or .b64, not .%s", (int)len, s, emu_type_name(in->ty));
     /* 8-bit types are ld's, st's and cvt's (prmt.s8, shf.l.wrap.u8); .pred is mov's, the logic's and vote's */
     for (unsigned k = 0; k < ntypes && k < 2 && in->op != EMU_OP_CVT && in->op != EMU_OP_CVT_PACK && !EMU_IS_VIDEO(in->op); k++) {
         unsigned t = k ? in->ty2 : in->ty;

@@ -319,6 +319,10 @@ Test(diff, immediate_kinds) {
         P("mov.b32 %r1, -1"), P("mov.b16 %h1, 0x3C00"), P("mov.pred %p1, 1"), P("add.s32 %r1, %r2, 1+2"),
         P("setp.lt.and.f32 %p1, %f1, 1.0, 1"), P("selp.b32 %r1, 0f3F800000, 1, %p1"), P("mov.b64 %rd1, {%r1, 1.0}"),
         P("st.global.v2.f32 [%rd1], {1.0, 0f00000000}"), P("createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0"),
+        P("createpolicy.range.L2::evict_last.L2::evict_unchanged.b64 %rd1, [%rd2], 64, 128"),
+        P("shfl.sync.bfly.b32 %r1, 0f3F800000, 1, 31, -1"),
+        P("wmma.mma.sync.aligned.row.col.m16n16k8.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {1, %r2, %r3, %r4}, "
+          "{%r5, %r6, %r7, %r8}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
@@ -367,6 +371,10 @@ Test(diff, forms_and_order) {
         {P("vote.sync.all.pred %p1, %rd3, %r4"), "operand 2, register '%rd3' of type .b64, does not fit .pred"},
         {P("fence.proxy.u32.async.shared::cta"), "ptx:14: 'fence.proxy.u32.async.shared::cta': fence takes no type (.u32)"},
         {P("fence.sc.cta.b32"), "fence takes no type (.b32)"},
+        {P("redux.add.s32 %r1, %r2, %r3"), "ptx:14: 'redux.add.s32': redux needs .sync"},
+        {P("redux.sync.min.s32 %rd3, %r2, %r4"), "operand 1, register '%rd3' of type .b64, does not fit .s32"},
+        {P("activemask.s16 %r1"), "activemask takes .b32 here, not .s16"},
+        {P("match.any.sync.b16 %r1, %h1, %r2"), "match takes .b32 or .b64, not .b16"},
         {CALLER("@%p1 st.param.b32 [a], 1;\n call.uni (b), f, (a)"), "ptx:18: 'st.param.b32': a guard on a store of the call parameter 'a'"},
         {CALLER("st.param.b32 [a], 1;\n call.uni (b), f, (a);\n @!%p1 ld.param.b32 %r1, [b]"), "a guard on a load of the call parameter 'b'"},
         {P("nanosleep 100"), "ptx:14: 'nanosleep' needs a type: .u32"},
@@ -422,7 +430,8 @@ Test(diff, forms_and_order) {
         P("wmma.store.d.sync.aligned.m16n16k16.shared::cta.row.f32 [%rd1], " D8), P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 " D8 ", [%rd1]"),
         P("wmma.load.c.sync.aligned.m16n16k16.global.row.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %r7, %f8}, [%rd1]"),
         P("wmma.load.a.sync.aligned.m8n8k4.global.row.f64 {%fd1}, [%rd1]"),
-        P("wmma.load.c.aligned.sync.m16n16k16.global.row.f32 " D8 ", [%rd1]"), P("cp.async.wait_group 0"), P("cp.async.commit_group"),
+        P("wmma.load.c.aligned.sync.m16n16k16.global.row.f32 " D8 ", [%rd1]"), P("redux.sync.min.s32 %r3, %r2, %r4"), P("activemask.b32 %r1"),
+        P("match.any.sync.b64 %r1, %rd1, %r2"), P("cp.async.wait_group 0"), P("cp.async.commit_group"),
         P("alloca.u64 %rd1, 16"), P("cvt.rn.relu.bf16.f32 %h1, %f1"), P("cvt.rn.f16.f32 %r1, %f1"), P("cvt.rzi.s32.bf16 %r1, %h2"),
         P("cvt.rn.bf16.s32 %h1, %r2"), P("cvt.rn.bf16x2.f32 %r1, %f1, %f2"), P("add.s32.sat %r1, %r1, %r2"), P("setp.f32.lt %p1, %f1, %f2"),
     };
