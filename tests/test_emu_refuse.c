@@ -43,33 +43,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "test_emu_util.h"
-#include "test_ptxas.h"
+#include "test_emu_refusals.h"
 
 #define HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
-
-typedef struct Bad {
-    const char *ptx, *want;
-} Bad;
-
-/* Each of bad is refused with `want` in the message (and by ptxas); each of good loads (and assembles). */
-static void expect_refused(const Bad *bad, size_t nbad, const char *const *good, size_t ngood, const char *arch) {
-    TileDevice *d = open_emu(false);
-    for (size_t i = 0; i < nbad; i++) {
-        TileDevModule *m = NULL;
-        cr_expect_eq(dev_module_load_ptx(d, bad[i].ptx, &m), DEV_ERR_PTX, "loaded:\n%s", bad[i].ptx);
-        cr_expect(strstr(dev_last_error(d), bad[i].want), "'%s' not in: %s\n%s", bad[i].want, dev_last_error(d), bad[i].ptx);
-        cr_expect(ptxas_refuses(bad[i].ptx, arch), "ptxas takes what the emulator refuses:\n%s", bad[i].ptx);
-        if (m) dev_module_unload(m);
-    }
-    for (size_t i = 0; i < ngood; i++) {
-        TileDevModule *m = NULL;
-        cr_expect_eq(dev_module_load_ptx(d, good[i], &m), DEV_OK, "%s\n%s", dev_last_error(d), good[i]);
-        check_ptxas_arch(good[i], arch);
-        if (m) dev_module_unload(m);
-    }
-    dev_close(d);
-}
 
 #define K(body) HEAD ".visible .entry k()\n{\n" body "\n ret;\n}\n" /* the body starts at line 6 */
 
