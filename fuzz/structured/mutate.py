@@ -5,7 +5,10 @@ Not part of CI: a tool to run by hand after changes to lang/, lower/ or emu/.
 
     cc -fsanitize=address,undefined -I. fuzz/structured/drv.c -Lbuild-asan -ltile \
        -Wl,-rpath,$PWD/build-asan -o build-asan/fuzzdrv
-    fuzz/structured/mutate.py [--iters N] [--seed S] [--ptx] [--out DIR]
+    fuzz/structured/mutate.py [--iters N] [--seed S] [--ptx] [--out DIR] [--only TEXT]
+
+DIR defaults to build-asan/fuzz-findings (the compile cache of the runs: build-asan/fuzz-cache);
+--only keeps the seeds whose path contains TEXT.
 
 1. seeds: every .tile file of the repository and every fenced block of README.md
    and docs/*.md that declares a kernel;
@@ -248,7 +251,7 @@ def mutate_ptx(text, r):
 def run(cmd, tmo):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=66:allocator_may_return_null=1",
                LSAN_OPTIONS=f"suppressions={ROOT}/tests/lsan.supp", UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=67",
-               TILE_CACHE_DIR="/tmp/h3-fuzz-cache")
+               TILE_CACHE_DIR=os.path.join(ROOT, "build-asan", "fuzz-cache"))
     try:
         # no address-space limit (ASan reserves terabytes): /usr/bin/time reports the peak RSS instead
         p = subprocess.run(["/usr/bin/time", "-f", "maxrss %M"] + cmd, capture_output=True, timeout=tmo, env=env)
@@ -283,9 +286,9 @@ def main():
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ptx", action="store_true")
-    ap.add_argument("--out", default="/tmp/h3-fuzz")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build-asan", "fuzz-findings"))
     ap.add_argument("--drv", default=ROOT + "/build-asan/fuzzdrv")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="only the seeds whose path contains this text")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     r = random.Random(a.seed)
