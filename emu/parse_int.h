@@ -155,6 +155,38 @@ int32_t emu_sym_find(const Parser *ps, const char *s, uint32_t len, uint32_t fro
 /* The constant slot of an immediate (sym < 0) or of a symbol's address + addend, made on first use. */
 uint32_t emu_const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t addend);
 bool emu_has_mod(const char *s, uint32_t len, const char *m); /* the opcode text s has the modifier .m */
+/* The operand shapes, modifiers and .target of sm_90's instructions (parse_check_sm90.c). */
+bool emu_check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
+
+/* The modifiers of an opcode's text after its first word, in order: n of them in mods (at most cap). */
+typedef struct Mod {
+    const char *p;
+    uint32_t n;
+} Mod;
+static inline unsigned split_mods(const char *s, uint32_t len, Mod *mods, unsigned cap) {
+    unsigned n = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (s[i] != '.') continue;
+        uint32_t j = i + 1;
+        while (j < len && s[j] != '.') j++;
+        if (n < cap) mods[n++] = (Mod){s + i + 1, j - i - 1};
+        i = j - 1;
+    }
+    return n;
+}
+static inline bool mod_is(const Mod *m, const char *w) { return m->n == strlen(w) && !memcmp(m->p, w, m->n); }
+/* The index in words of the first modifier that is one of them (-1: none); count: how many are. */
+static inline int mod_find(const Mod *mods, unsigned n, const char *const *words, unsigned nwords, unsigned *count) {
+    int at = -1;
+    *count = 0;
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned k = 0; k < nwords; k++)
+            if (mod_is(&mods[i], words[k])) {
+                if (at < 0) at = (int)k;
+                ++*count;
+            }
+    return at;
+}
 int64_t emu_const_at(const Parser *ps, uint32_t slot); /* the consts entry slot is, -1: not a constant */
 void emu_consts_reset(Parser *ps);                     /* no constants: a new function */
 
