@@ -503,7 +503,8 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
  * float rounded toward zero.  Composed from the round-to-nearest-even conversion r: where r's magnitude is above
  * x's (r rounded away from zero, or overflowed to inf), the value one ulp nearer zero is r's bits minus one
  * (floats order as their sign-magnitude bits), so finite values past the range give the largest finite one;
- * infinities, NaNs and exact values stay.  Any other conversion with the argument is an error, as in Triton. */
+ * infinities, NaNs and exact values stay.  A value already of type T is returned as it is and any other conversion
+ * with the argument is an error, as in Triton. */
 static Val cast_rounding(Call *c, const Type *t, bool bitcast) {
     Gen *g = c->g;
     Loc loc = c->node->loc;
@@ -514,7 +515,14 @@ static Val cast_rounding(Call *c, const Type *t, bool bitcast) {
     }
     Val x = c->v[0];
     if (!val_is_value(g, x, c->loc[0])) return val_err();
+    /* Triton's cast makes a constexpr a tensor first (to_tensor): 1e300 is an f64, which may go to f32 toward zero */
+    if (x.k == V_CT && dtype_is_float(x.dt)) x = gen_hold(x);
     DType from = val_dtype(x), to = t->dt;
+    if (!bitcast && from == to) { /* Triton returns a value of the type asked for as it is, whatever the rounding says */
+        Val r = gen_convert(g, x, t, false, loc);
+        if (r.k == V_CT) r.held = true;
+        return r;
+    }
     if (bitcast || !dtype_is_float(from) || !dtype_is_float(to) || dtype_bits(to) >= dtype_bits(from)) {
         diag_error(g->d, c->loc[3], "fp_downcast_rounding is for a conversion of a float to a narrower float, not '%s' to '%s'%s",
                    dtype_name(from), dtype_name(to), bitcast ? " by bitcast" : "");

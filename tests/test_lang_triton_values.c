@@ -6,6 +6,7 @@
  * add/sub/mul and topk (test_lang_triton.c: Triton's language features). */
 #include <criterion/criterion.h>
 #include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -277,6 +278,61 @@ Test(lang_triton_values, cast_round_toward_zero) {
         {"kernel k(p: *f16) { store(p, cast(load(p) as f32, f16, fp_downcast_rounding=\"rtn\")); }", "unknown fp_downcast_rounding \"rtn\""},
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
+/* fp_downcast_rounding as Triton's cast takes it: a value already of the type asked for comes back as it is
+ * (Triton returns it before looking at the rounding, so a kernel generic over its output type may pass "rtz"
+ * with an f32 output; it was an error), and a constant is first the tensor to_tensor makes of it: 1e300 is an
+ * f64, which goes to f32 toward zero as f32's largest value (it was an error: "not 'f32' to 'f32'"), 0.1 the
+ * f32 nearest to it.  Random inputs, 61 of 64 live, outputs poisoned. */
+Test(lang_triton_values, cast_rounding_keeps_the_type_and_widens_constants) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, y: *f16, z: *i32, o: *f32, oh: *f16, oi: *i32, c: *f64, n: i32, const OT = f32) {\n"
+             "    let i = arange(0, 64); let m = i < n;\n"
+             "    store(o + i, cast(load(x + i, m), OT, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(oh + i, cast(load(y + i, m), f16, fp_downcast_rounding=\"rtne\"), m);\n"
+             "    store(oi + i, cast(load(z + i, m), i32, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(c, cast(1e300, f32, fp_downcast_rounding=\"rtz\"));\n"
+             "    store(c + 1, cast(-1e300, f32, fp_downcast_rounding=\"rtz\"));\n"
+             "    store(c + 2, cast(-1e-300, f32, fp_downcast_rounding=\"rtz\"));\n"
+             "    store(c + 3, cast(1e300, f16, fp_downcast_rounding=\"rtz\"));\n"
+             "    store(c + 4, cast(-1e-40, bf16, fp_downcast_rounding=\"rtz\"));\n"
+             "    store(c + 5, cast(0.1, f32, fp_downcast_rounding=\"rtz\"));\n"
+             "    store(c + 6, cast(1.1, f16, fp_downcast_rounding=\"rtz\"));\n"
+             "}\n",
+             "k");
+    float x[64];
+    uint16_t y[64];
+    int32_t z[64];
+    for (int i = 0; i < 64; i++) {
+        x[i] = (float)ldexp((double)(irand(1 << 24) - (1 << 23)), irand(80) - 60);
+        y[i] = f32_to_f16((float)ldexp((double)(irand(1 << 11) - (1 << 10)), irand(20) - 10));
+        z[i] = (int32_t)rnext();
+    }
+    int32_t n = 61;
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dz = upload(&k, z, sizeof z), d_o = poisoned(&k, sizeof x),
+             doh = poisoned(&k, sizeof y), doi = poisoned(&k, sizeof z), dc = poisoned(&k, 7 * 8);
+    launch(&k, 1, (void *[]){&dx, &dy, &dz, &d_o, &doh, &doi, &dc, &n});
+    float o[64];
+    uint16_t oh[64];
+    int32_t oi[64];
+    double c[7];
+    download(&k, o, d_o, sizeof o), download(&k, oh, doh, sizeof oh), download(&k, oi, doi, sizeof oi), download(&k, c, dc, sizeof c);
+    for (int i = 0; i < 64; i++) {
+        bool live = i < n;
+        cr_expect(live ? o[i] == x[i] : isnan(o[i]), "[%d] f32 rtz to f32: %a, want %a", i, o[i], x[i]);
+        cr_expect_eq(oh[i], live ? y[i] : 0xFFFF, "[%d] f16 rtne to f16: %04x, want %04x", i, oh[i], y[i]);
+        cr_expect_eq(oi[i], live ? z[i] : -1, "[%d] i32 to i32: %d, want %d", i, oi[i], z[i]);
+    }
+    cr_expect_eq(c[0], (double)FLT_MAX, "1e300 to f32 toward zero: %a", c[0]);
+    cr_expect_eq(c[1], -(double)FLT_MAX, "-1e300 to f32 toward zero: %a", c[1]);
+    cr_expect(c[2] == 0 && signbit(c[2]), "-1e-300 to f32 toward zero: %a", c[2]);
+    cr_expect_eq(c[3], 65504.0, "1e300 to f16 toward zero: %a", c[3]);
+    cr_expect_eq(c[4], -ldexp(1, -133), "-1e-40 (1.09 of bf16's least subnormal) to bf16 toward zero: %a", c[4]);
+    cr_expect_eq(c[5], (double)0.1f, "0.1 to f32 (to_tensor's, nearest): %a", c[5]);
+    cr_expect_eq(c[6], 1.099609375, "1.1 to f16 toward zero: %a", c[6]);
+    unload(&k);
 }
 
 /* 64-bit integers to bf16 (run time) and to f32 and bf16 (folded) round once: through f64 to nearest
