@@ -545,6 +545,9 @@ Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc) {
     if (!bitcast && !ptrs) return gen_cast(g, v, to, loc);
     if (v.k == V_CT) { /* materialize: a null or computed address, bits of a constant */
         if (to == DT_PTR && !dtype_is_int(from)) goto bad;
+        /* the bits of a constant are those of the typed scalar Triton's to_tensor makes of it: 0xFF800000 is a u32
+         * (-inf as f32), 1e300 an f64 */
+        if (to != DT_PTR) v = gen_hold(v);
         v = val_rt(g, gen_materialize(g, to == DT_PTR ? gen_cast(g, v, DT_I64, loc) : v, loc));
         from = v.t->dt;
     }

@@ -335,6 +335,49 @@ Test(lang_triton_values, cast_rounding_keeps_the_type_and_widens_constants) {
     unload(&k);
 }
 
+/* bitcast of a constant takes the bits of the typed scalar Triton's to_tensor makes of it: an integer from 2^31
+ * to 2^32 - 1 is a u32 (bitcast(0xFF800000, f32) is -inf; it was an i64, a width error), a float outside f32's
+ * normal range an f64 (1e300's 64 bits; it was f32's inf), as run-time values of those types give. */
+Test(lang_triton_values, bitcast_of_constants_is_to_tensors) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *u32, o: *f32, c: *u32, w: *u64, n: i32) {\n"
+             "    let i = arange(0, 64); let m = i < n;\n"
+             "    store(o + i, bitcast(load(x + i, m), f32), m);\n"
+             "    store(c as *f32, bitcast(0xFF800000, f32));\n"
+             "    store(c as *f32 + 1, bitcast(0xFFFFFFFF, f32));\n"
+             "    store(c as *f32 + 2, cast(3000000000, f32, bitcast=true));\n"
+             "    store(c as *i32 + 3, bitcast(0.1, i32));\n"
+             "    store(c as *i32 + 4, bitcast(-0.0, i32));\n"
+             "    store(c as *f32 + 5, bitcast(-1073741824, f32));\n"
+             "    store(w, bitcast(1e300, u64));\n"
+             "    store(w as *i64 + 1, bitcast(-1e-40, i64));\n"
+             "}\n",
+             "k");
+    uint32_t x[64];
+    for (int i = 0; i < 64; i++) x[i] = i < 3 ? (uint32_t[]){0xFF800000u, 0xFFFFFFFFu, 3000000000u}[i] : (uint32_t)rnext();
+    int32_t n = 61;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof x), dc = poisoned(&k, 6 * 4), dw = poisoned(&k, 2 * 8);
+    launch(&k, 1, (void *[]){&dx, &d_o, &dc, &dw, &n});
+    uint32_t o[64], c[6];
+    uint64_t w[2];
+    download(&k, o, d_o, sizeof o), download(&k, c, dc, sizeof c), download(&k, w, dw, sizeof w);
+    for (int i = 0; i < 64; i++) cr_expect_eq(o[i], i < n ? x[i] : 0xFFFFFFFFu, "[%d] run-time bitcast: %08x, want %08x", i, o[i], x[i]);
+    uint32_t want[6] = {0xFF800000u, 0xFFFFFFFFu, 3000000000u, 0x3DCCCCCDu, 0x80000000u, 0xC0000000u};
+    for (int i = 0; i < 6; i++) cr_expect_eq(c[i], want[i], "constant %d: %08x, want %08x", i, c[i], want[i]);
+    double big = 1e300, tiny = -1e-40;
+    uint64_t wb, wt;
+    memcpy(&wb, &big, 8), memcpy(&wt, &tiny, 8);
+    cr_expect_eq(w[0], wb, "bitcast(1e300, u64): %016llx, want %016llx", (unsigned long long)w[0], (unsigned long long)wb);
+    cr_expect_eq(w[1], wt, "bitcast(-1e-40, i64): %016llx, want %016llx", (unsigned long long)w[1], (unsigned long long)wt);
+    unload(&k);
+    BadSource bad[] = {
+        {"kernel k(p: *i32) { store(p, bitcast(1e-40, i32)); }", "bitcast from 'f64' (64 bits) to 'i32' (32 bits) changes the width"},
+        {"kernel k(p: *f32) { store(p, bitcast(5000000000, f32)); }", "bitcast from 'i64' (64 bits) to 'f32' (32 bits) changes the width"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
 /* 64-bit integers to bf16 (run time) and to f32 and bf16 (folded) round once: through f64 to nearest
  * even first, an integer of more than 53 bits that lies just past a bf16 (or f32) tie became the tie
  * and went to even (2^56 + 2^48 + 1 as bf16 was 2^56; 2^60 + 2^36 + 1 as f32 was 2^60). */
