@@ -206,7 +206,8 @@ LLVMValueRef ll_math_ext_f32(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {
                                    -0.00023912911424355248, 9.691537956929451e-05, -3.927832388331683e-05};
         LLVMValueRef a = un(m, "llvm.fabs", x);
         LLVMValueRef z = mul(m, x, x);
-        LLVMValueRef small = mfma(m, mul(m, x, z), poly(m, z, k, 11), x);
+        /* x's sign kept: at x = -0 the fma is -0 * P + -0 with a positive product, +0 */
+        LLVMValueRef small = copysign2(m, mfma(m, mul(m, x, z), poly(m, z, k, 11), x), x);
         LLVMValueRef t = ll_math_ext_f32(l, OP_EXPM1, add(m, a, a), NULL);
         LLVMValueRef r = copysign2(m, mdiv(m, t, add(m, t, c(m, 2.0))), x);
         r = sel(m, fcmp(m, LLVMRealOGT, a, c(m, 9.02)), copysign2(m, c(m, 1.0), x), r);
