@@ -852,7 +852,8 @@ static bool int_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
  * i32 where it fits and neither operand is 64-bit, else an i64; past i64's range an error); a negative
  * integer exponent or a float operand gives a float, computed in double as Python's and weak as a float
  * literal (f64 where an operand is one).  0 to a negative power and a negative number to a fractional one
- * (Python's ZeroDivisionError and complex result) are errors, as is a run-time operand. */
+ * (Python's ZeroDivisionError and complex result) are errors, and so is a finite float result past f64's range
+ * (Python's OverflowError), as is a run-time operand. */
 static Val gen_pow(Gen *g, Val a, Val b, Loc loc) {
     if (a.k == V_ERR || b.k == V_ERR) return val_err();
     if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
@@ -888,7 +889,12 @@ static Val gen_pow(Gen *g, Val a, Val b, Loc loc) {
         diag_error(g->d, loc, "'**': a negative number to a fractional power (%.17g ** %.17g) is not a real number", x, e);
         return val_err();
     }
-    return val_ct_float(pow(x, e), a.dt == DT_F64 || b.dt == DT_F64 ? DT_F64 : DT_F32);
+    double r = pow(x, e);
+    if (isinf(r) && isfinite(x) && isfinite(e)) { /* Python's OverflowError: a constexpr's 2.0 ** 1024 fails in Triton */
+        diag_error(g->d, loc, "'**': %.17g ** %.17g is past f64's range (an OverflowError in Python)", x, e);
+        return val_err();
+    }
+    return val_ct_float(r, a.dt == DT_F64 || b.dt == DT_F64 ? DT_F64 : DT_F32);
 }
 
 Val gen_list_as_tuple(Gen *g, Val v) {

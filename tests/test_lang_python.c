@@ -409,8 +409,8 @@ Test(lang_python, names_that_outlive_an_if) {
 /* Python's `**` on compile-time numbers, which Triton's constexprs have (`2 ** k_bits` bins, bitonic sort's
  * `[n_outer * 2 ** i, 2, 2 ** (n_dims - i - 1)]` shapes): exact integers (an i64 past i32), floats for a
  * negative exponent or a float operand, right-associative, tighter than `*` and a unary minus on its left.
- * A run-time operand, 0 to a negative power, i64 overflow and a negative base to a fractional power are
- * errors; `**f32` stays a pointer to pointers. */
+ * A run-time operand, 0 to a negative power, i64 overflow, f64 overflow and a negative base to a fractional
+ * power are errors; `**f32` stays a pointer to pointers. */
 static const char *power_src =
     "const BITS = 3;\n"
     "kernel k(out: *f32, outi: *i64, pp: **f32) {\n"
@@ -449,6 +449,9 @@ Test(lang_python, power_of_constants) {
         {"kernel k(x: *f32) {\n    store(x, 0 ** -1);\n}\n", "t.tile:2:16: error: '**': 0 to a negative power"},
         {"kernel k(x: *i64) {\n    store(x, 2 ** 63);\n}\n", "t.tile:2:16: error: '**': 2 ** 63 is past i64's range"},
         {"kernel k(x: *f32) {\n    store(x, (-8.0) ** 0.5);\n}\n", "error: '**': a negative number to a fractional power"},
+        /* Python's OverflowError (it was infinity); 10.0 ** -400 underflows to 0.0 there, as here */
+        {"kernel k(x: *f64) {\n    store(x, 10.0 ** -400 + 2.0 ** 1024);\n}\n", "t.tile:2:33: error: '**': 2 ** 1024 is past f64's range"},
+        {"kernel k(x: *f64) {\n    store(x, (-10) ** 309.0);\n}\n", "error: '**': -10 ** 309 is past f64's range"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
