@@ -314,7 +314,7 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         case EMU_MODE_INFINITE: r = isinf(a); break;
         case EMU_MODE_NUMBER: r = !isnan(a); break;
         case EMU_MODE_NOTANUMBER: r = isnan(a); break;
-        case EMU_MODE_NORMAL: r = isfinite(a) && fabs(a) >= min_normal(ety); break;
+        case EMU_MODE_NORMAL: r = isfinite(a) && (a == 0 || fabs(a) >= min_normal(ety)); break; /* ISA, testp: +-0 count as normal */
         case EMU_MODE_SUBNORMAL: r = a != 0 && fabs(a) < min_normal(ety); break;
         default: return emu_fault(b, t, in, "invalid instruction", "testp needs a class (.finite, .notanumber, ...)");
         }

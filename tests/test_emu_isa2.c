@@ -1,0 +1,860 @@
+/* test_emu_isa2.c - the emulator's integer, bit, floating-point and conversion instructions against
+ * references written in C from the PTX ISA's instruction pages (not from emu/), at edge values.
+ *
+ * One kernel per family: lane i reads three 64-bit operands a, b, c (in[3i..3i+2]), runs every
+ * instruction of the family on them and writes one 64-bit slot per result (out[N*i + j], poisoned
+ * first).  The host computes the same results from the ISA's semantics and compares them slot by slot:
+ * bit for bit, except where the ISA leaves a NaN's payload open (any NaN is then accepted) or leaves the
+ * result unspecified (division by zero, INT_MIN / -1: the lane must only not stop the launch).  Each
+ * family runs on emu:sm_80 and emu:sm_90a (the sm_90-only forms on sm_90a alone), and ptxas must accept
+ * each kernel.  Operands are drawn from edge lists (widths, zeros, signs, NaNs, infinities, subnormals,
+ * halfway points of the roundings) mixed with fresh random values; the seed is printed with a failure. */
+#include <criterion/criterion.h>
+#include <fenv.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/device.h"
+#include "test_ptxas.h"
+
+#define SKIP 0xA5A5A5A5DEADF00Dull /* the reference's "unspecified": any value passes */
+
+/* Stores of results into the lane's slots (j: a literal number). */
+#define O64(j, r) " mov.b64 %o" #j ", " r ";\n"
+#define O32(j, r) " cvt.u64.u32 %o" #j ", " r ";\n"
+#define O16(j, h) " cvt.u64.u16 %o" #j ", " h ";\n"
+#define OP(j, p) " selp.u64 %o" #j ", 1, 0, " p ";\n"
+#define OF(j, f) " mov.b32 %rt, " f ";\n cvt.u64.u32 %o" #j ", %rt;\n"
+
+typedef struct {
+    const char *name;
+    bool sm90_only;  /* forms ptxas takes for sm_90 and later only */
+    int nout;
+    const char *kinds; /* per slot: x exact, f f32 (any NaN), d f64 (any NaN), h f16 (any NaN), H f16x2, b bf16, B bf16x2, a approximate f32 */
+    const char *body;
+    void (*gen)(uint64_t *x, int i, int n); /* the lane's a, b, c */
+    void (*ref)(const uint64_t *x, uint64_t *r);
+    int lanes;
+} Family;
+
+static uint64_t rng = 1;
+static uint64_t rnd(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static uint64_t pick(const uint64_t *e, int n) { return e[rnd() % (unsigned)n]; }
+#define PICK(e) pick(e, (int)(sizeof e / sizeof e[0]))
+
+static uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint64_t dbits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+static double bitsd(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+
+static bool f16_nan(uint32_t h) { return (h & 0x7C00) == 0x7C00 && (h & 0x3FF); }
+static bool bf16_nan(uint32_t h) { return (h & 0x7F80) == 0x7F80 && (h & 0x7F); }
+
+static bool slot_ok(char kind, uint64_t got, uint64_t want) {
+    if (want == SKIP) return true;
+    switch (kind) {
+    case 'f': return isnan(bitsf((uint32_t)want)) ? got >> 32 == 0 && isnan(bitsf((uint32_t)got)) : got == want;
+    case 'd': return isnan(bitsd(want)) ? isnan(bitsd(got)) : got == want;
+    case 'h': return f16_nan((uint32_t)want) ? got >> 16 == 0 && f16_nan((uint32_t)got) : got == want;
+    case 'b': return bf16_nan((uint32_t)want) ? got >> 16 == 0 && bf16_nan((uint32_t)got) : got == want;
+    case 'H':
+    case 'B': {
+        bool (*nan)(uint32_t) = kind == 'H' ? f16_nan : bf16_nan;
+        if (got >> 32) return false;
+        for (int s = 0; s < 32; s += 16) {
+            uint32_t g = (uint32_t)(got >> s) & 0xFFFF, w = (uint32_t)(want >> s) & 0xFFFF;
+            if (nan(w) ? !nan(g) : g != w) return false;
+        }
+        return true;
+    }
+    case 'a': { /* the .approx instructions: specials exact, else within 2^-21 relative */
+        float g = bitsf((uint32_t)got), w = bitsf((uint32_t)want);
+        if (got >> 32) return false;
+        if (isnan(w)) return isnan(g);
+        if (isinf(w) || w == 0) return got == want;
+        return fabsf(g - w) <= ldexpf(fabsf(w), -21);
+    }
+    default: return got == want;
+    }
+}
+
+static void run_family_on(const Family *F, const char *target) {
+    char head[160];
+    snprintf(head, sizeof head, ".version %s\n.target %s\n.address_size 64\n", "8.0", target);
+    size_t cap = strlen(F->body) + 4096;
+    char *ptx = malloc(cap);
+    int len = snprintf(ptx, cap,
+        "%s.visible .entry k(.param .u64 in, .param .u64 out, .param .u32 n)\n{\n"
+        " .reg .pred %%p<16>;\n .reg .pred %%q<16>;\n .reg .b16 %%h<40>;\n .reg .b32 %%r<80>;\n .reg .b64 %%rd<60>;\n"
+        " .reg .f32 %%f<60>;\n .reg .f64 %%fd<60>;\n .reg .b64 %%o<%d>;\n .reg .b32 %%rt;\n"
+        " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n ld.param.u32 %%r1, [n];\n"
+        " mov.u32 %%r2, %%ctaid.x;\n mov.u32 %%r3, %%ntid.x;\n mov.u32 %%r4, %%tid.x;\n mad.lo.u32 %%r5, %%r2, %%r3, %%r4;\n"
+        " setp.ge.u32 %%p0, %%r5, %%r1;\n @%%p0 bra $END;\n"
+        " mul.wide.u32 %%rd3, %%r5, 24;\n add.s64 %%rd4, %%rd1, %%rd3;\n"
+        " ld.global.u64 %%rd10, [%%rd4];\n ld.global.u64 %%rd11, [%%rd4+8];\n ld.global.u64 %%rd12, [%%rd4+16];\n"
+        " mov.b64 {%%r10, %%r20}, %%rd10;\n mov.b64 {%%r11, %%r21}, %%rd11;\n mov.b64 {%%r12, %%r13}, %%rd12;\n"
+        " mov.b32 %%f10, %%r10;\n mov.b32 %%f11, %%r11;\n mov.b32 %%f12, %%r12;\n"
+        " mov.b64 %%fd10, %%rd10;\n mov.b64 %%fd11, %%rd11;\n mov.b64 %%fd12, %%rd12;\n"
+        " cvt.u16.u32 %%h10, %%r10;\n cvt.u16.u32 %%h11, %%r11;\n cvt.u16.u32 %%h12, %%r12;\n"
+        "%s"
+        " mul.wide.u32 %%rd5, %%r5, %d;\n add.s64 %%rd6, %%rd2, %%rd5;\n",
+        head, F->nout, F->body, 8 * F->nout);
+    for (int j = 0; j < F->nout; j++) len += snprintf(ptx + len, cap - len, " st.global.u64 [%%rd6+%d], %%o%d;\n", 8 * j, j);
+    snprintf(ptx + len, cap - len, "$END:\n ret;\n}\n");
+    check_ptxas_arch(ptx, target);
+
+    char spec[64];
+    snprintf(spec, sizeof spec, "emu:%s", target);
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 1};
+    cr_assert_eq(dev_open(spec, &o, &d, &err), DEV_OK, "dev_open(%s): %s", spec, err ? err : "");
+    TileDevModule *m = NULL;
+    cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, "%s on %s: load: %s", F->name, target, dev_last_error(d));
+    TileDevFunction *fn = NULL;
+    cr_assert_eq(dev_module_get_function(m, "k", &fn), DEV_OK);
+
+    int n = F->lanes;
+    uint64_t *in = malloc(sizeof *in * 3 * n), *out = malloc(sizeof *out * F->nout * n), *want = malloc(sizeof *want * F->nout);
+    uint64_t seed = rng;
+    for (int i = 0; i < n; i++) F->gen(in + 3 * i, i, n);
+    uint64_t din, dout;
+    cr_assert_eq(dev_malloc(d, sizeof *in * 3 * n, &din), DEV_OK);
+    cr_assert_eq(dev_malloc(d, sizeof *out * F->nout * n, &dout), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(d, din, in, sizeof *in * 3 * n), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, dout, 0xEE, sizeof *out * F->nout * n), DEV_OK);
+    unsigned nn = (unsigned)n;
+    void *params[] = {&din, &dout, &nn};
+    cr_assert_eq(dev_launch(fn, (nn + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s on %s: launch: %s", F->name, target, dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof *out * F->nout * n), DEV_OK);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        F->ref(in + 3 * i, want);
+        for (int j = 0; j < F->nout; j++) {
+            uint64_t g = out[(size_t)F->nout * i + j];
+            if (slot_ok(F->kinds[j], g, want[j])) continue;
+            if (bad++ < 40)
+                cr_log_error("%s on %s, slot %d (%s), a=%#llx b=%#llx c=%#llx: got %#llx, want %#llx (seed %#llx)", F->name, target, j,
+                             F->name, (unsigned long long)in[3 * i], (unsigned long long)in[3 * i + 1], (unsigned long long)in[3 * i + 2],
+                             (unsigned long long)g, (unsigned long long)want[j], (unsigned long long)seed);
+        }
+    }
+    cr_expect_eq(bad, 0, "%s on %s: %d slots differ from the ISA's reference", F->name, target, bad);
+    free(in);
+    free(out);
+    free(want);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+static void run_family(const Family *F) {
+    cr_assert_eq((int)strlen(F->kinds), F->nout, "%s: kinds", F->name);
+    rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
+    if (!F->sm90_only) run_family_on(F, "sm_80");
+    run_family_on(F, "sm_90a");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Bit instructions, 32-bit: prmt (generic and the six modes), bfe, bfi, shf, shl/shr, bmsk, szext,
+ * brev, popc, clz, bfind, fns, cnot, lop3. */
+
+static const uint64_t E32[] = {0, 1, 2, 0x7F, 0x80, 0xFF, 0x8000, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE, 0x00FF00FF, 0xF0F0F0F0};
+static const uint64_t SMALL[] = {0, 1, 2, 7, 8, 15, 16, 17, 24, 30, 31, 32, 33, 40, 48, 63, 64, 65, 100, 127, 128, 200, 255, 256, 257, 287, 0x80000000, 0xFFFFFFFF,
+                                 0xFFFFFFFE, 0xFFFFFFF0, 0xFFFFFFE0, 0xFFFFFFDF, 0x100000020ull};
+
+static void gen_bits(uint64_t *x, int i, int n) {
+    (void)i, (void)n;
+    x[0] = rnd() & 1 ? PICK(E32) | (rnd() & 1 ? 0 : rnd() << 32) : rnd();
+    x[1] = rnd() % 3 ? (rnd() & 1 ? PICK(SMALL) : rnd()) : PICK(E32);
+    x[2] = rnd() % 4 ? PICK(SMALL) | (uint64_t)PICK(SMALL) << 32 : rnd();
+}
+
+static uint32_t ref_prmt(uint32_t a, uint32_t b, uint32_t c, int mode) {
+    uint64_t t = (uint64_t)b << 32 | a;
+    /* modes: for c[1:0] = 0..3, the source byte of each destination byte, d.b0 first */
+    static const uint8_t tab[6][4][4] = {
+        {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}}, /* f4e: forward 4 extract */
+        {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}}, /* b4e: backward 4 extract */
+        {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, /* rc8: replicate 8 */
+        {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}}, /* ecl: edge clamp left */
+        {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}}, /* ecr: edge clamp right */
+        {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}}, /* rc16: replicate 16 */
+    };
+    uint32_t d = 0;
+    for (int k = 0; k < 4; k++) {
+        uint32_t byte;
+        if (mode < 0) {
+            unsigned sel = c >> (4 * k) & 0xF;
+            byte = (uint32_t)(t >> (8 * (sel & 7))) & 0xFF;
+            if (sel & 8) byte = byte & 0x80 ? 0xFF : 0;
+        } else {
+            byte = (uint32_t)(t >> (8 * tab[mode][c & 3][k])) & 0xFF;
+        }
+        d |= byte << (8 * k);
+    }
+    return d;
+}
+
+static uint64_t ref_bfe(uint64_t a, uint32_t pos, uint32_t len, int bits, bool sign) {
+    int msb = bits - 1;
+    pos &= 0xFF, len &= 0xFF;
+    int sbit = 0;
+    if (sign && len) {
+        int top = (int)(pos + len - 1) < msb ? (int)(pos + len - 1) : msb;
+        sbit = (int)(a >> top & 1);
+    }
+    uint64_t d = 0;
+    for (int i = 0; i <= msb; i++) {
+        int v = (uint32_t)i < len && pos + (uint32_t)i <= (uint32_t)msb ? (int)(a >> (pos + i) & 1) : sbit;
+        d |= (uint64_t)v << i;
+    }
+    return d;
+}
+
+static uint64_t ref_bfi(uint64_t a, uint64_t b, uint32_t pos, uint32_t len, int bits) {
+    pos &= 0xFF, len &= 0xFF;
+    uint64_t f = b;
+    for (uint32_t i = 0; i < len && pos + i <= (uint32_t)bits - 1; i++) f = (f & ~(1ull << (pos + i))) | (a >> i & 1) << (pos + i);
+    return f;
+}
+
+static uint32_t ref_bmsk(uint32_t a, uint32_t b, bool clamp) {
+    uint32_t a1 = a & 31, b1 = b & 31, sum = a1 + b1;
+    uint32_t mask0 = ~0u << a1, mask1 = sum >= 32 ? 0 : ~0u << sum;
+    bool over = sum >= 32;
+    if (clamp) {
+        if (a >= 32) mask0 = 0, over = true;
+        if (b >= 32) over = true;
+    }
+    if (over) mask1 = 0;
+    else if (b1 == 0) mask1 = ~0u;
+    return mask0 & ~mask1;
+}
+
+static uint32_t ref_szext(uint32_t a, uint32_t b, bool clamp, bool sign) {
+    uint32_t b1 = b & 31;
+    bool too_large = b >= 32 && clamp;
+    uint32_t mask = too_large ? 0 : ~0u << b1;
+    bool sbit = b1 && !too_large && sign && (a >> ((b1 - 1) & 31) & 1);
+    return (a & ~mask) | (sbit ? mask : 0);
+}
+
+static uint32_t ref_bfind(uint64_t a, int bits, bool sign, bool shiftamt) {
+    int msb = bits - 1;
+    if (sign && (a >> msb & 1)) a = ~a;
+    uint32_t d = 0xFFFFFFFF;
+    for (int i = msb; i >= 0; i--)
+        if (a >> i & 1) { d = (uint32_t)i; break; }
+    if (shiftamt && d != 0xFFFFFFFF) d = (uint32_t)msb - d;
+    return d;
+}
+
+static uint32_t ref_fns(uint32_t mask, uint32_t base, int32_t offset) {
+    if (offset == 0) return mask >> base & 1 ? base : 0xFFFFFFFF;
+    int pos = (int)base, inc = offset > 0 ? 1 : -1;
+    int64_t count = llabs((long long)offset) - 1;
+    for (; pos >= 0 && pos < 32; pos += inc)
+        if (mask >> pos & 1) {
+            if (count == 0) return (uint32_t)pos;
+            count--;
+        }
+    return 0xFFFFFFFF;
+}
+
+static uint32_t ref_lop3(uint32_t a, uint32_t b, uint32_t c, unsigned lut) {
+    uint32_t d = 0;
+    for (int i = 0; i < 32; i++) {
+        unsigned idx = (a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1);
+        d |= (uint32_t)(lut >> idx & 1) << i;
+    }
+    return d;
+}
+
+static uint32_t shf(uint32_t a, uint32_t b, uint32_t c, bool left, bool clamp) {
+    uint32_t n = clamp ? (c < 32 ? c : 32) : c & 31;
+    uint64_t t = (uint64_t)b << 32 | a;
+    return left ? (uint32_t)((t << n) >> 32) : (uint32_t)(t >> n);
+}
+
+static void ref_bits32(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1], c = (uint32_t)x[2], ch = (uint32_t)(x[2] >> 32);
+    r[0] = ref_prmt(a, b, c, -1);
+    for (int m = 0; m < 6; m++) r[1 + m] = ref_prmt(a, b, c, m);
+    r[7] = ref_bfe(a, b, c, 32, false);
+    r[8] = (uint32_t)ref_bfe(a, b, c, 32, true);
+    r[9] = ref_bfi(a, b, c, ch, 32);
+    r[10] = shf(a, b, c, true, true);
+    r[11] = shf(a, b, c, true, false);
+    r[12] = shf(a, b, c, false, true);
+    r[13] = shf(a, b, c, false, false);
+    r[14] = c >= 32 ? 0 : a << c;
+    r[15] = c >= 32 ? 0 : a >> c;
+    r[16] = (uint32_t)(c >= 32 ? ((int32_t)a < 0 ? -1 : 0) : (int32_t)a >> c);
+    r[17] = ref_bmsk(b, c, true);
+    r[18] = ref_bmsk(b, c, false);
+    r[19] = ref_szext(a, c, true, true);
+    r[20] = ref_szext(a, c, false, true);
+    r[21] = ref_szext(a, c, true, false);
+    r[22] = ref_szext(a, c, false, false);
+    uint32_t br = 0;
+    for (int i = 0; i < 32; i++) br |= (a >> i & 1) << (31 - i);
+    r[23] = br;
+    r[24] = (uint32_t)__builtin_popcount(a);
+    r[25] = a ? (uint32_t)__builtin_clz(a) : 32;
+    r[26] = ref_bfind(a, 32, false, false);
+    r[27] = ref_bfind(a, 32, true, false);
+    r[28] = ref_bfind(a, 32, false, true);
+    r[29] = ref_bfind(a, 32, true, true);
+    r[30] = ref_fns(a, b & 31, (int32_t)c);
+    r[31] = a == 0;
+    r[32] = ref_lop3(a, b, c, 0x96);
+    r[33] = ref_lop3(a, b, c, 0xE8);
+    r[34] = ref_lop3(a, b, c, 0x1B);
+    r[35] = ref_lop3(a, b, c, 0x00);
+    r[36] = ref_lop3(a, b, c, 0xFF);
+    r[37] = ref_lop3(a, b, c, 0x6A);
+    r[38] = ~a;
+    r[39] = (uint32_t)-(int32_t)a;
+}
+
+static const Family BITS32 = {
+    "bits32", false, 40, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    " prmt.b32 %r30, %r10, %r11, %r12;\n" O32(0, "%r30")
+    " prmt.b32.f4e %r30, %r10, %r11, %r12;\n" O32(1, "%r30")
+    " prmt.b32.b4e %r30, %r10, %r11, %r12;\n" O32(2, "%r30")
+    " prmt.b32.rc8 %r30, %r10, %r11, %r12;\n" O32(3, "%r30")
+    " prmt.b32.ecl %r30, %r10, %r11, %r12;\n" O32(4, "%r30")
+    " prmt.b32.ecr %r30, %r10, %r11, %r12;\n" O32(5, "%r30")
+    " prmt.b32.rc16 %r30, %r10, %r11, %r12;\n" O32(6, "%r30")
+    " bfe.u32 %r30, %r10, %r11, %r12;\n" O32(7, "%r30")
+    " bfe.s32 %r30, %r10, %r11, %r12;\n" O32(8, "%r30")
+    " bfi.b32 %r30, %r10, %r11, %r12, %r13;\n" O32(9, "%r30")
+    " shf.l.clamp.b32 %r30, %r10, %r11, %r12;\n" O32(10, "%r30")
+    " shf.l.wrap.b32 %r30, %r10, %r11, %r12;\n" O32(11, "%r30")
+    " shf.r.clamp.b32 %r30, %r10, %r11, %r12;\n" O32(12, "%r30")
+    " shf.r.wrap.b32 %r30, %r10, %r11, %r12;\n" O32(13, "%r30")
+    " shl.b32 %r30, %r10, %r12;\n" O32(14, "%r30")
+    " shr.u32 %r30, %r10, %r12;\n" O32(15, "%r30")
+    " shr.s32 %r30, %r10, %r12;\n" O32(16, "%r30")
+    " bmsk.clamp.b32 %r30, %r11, %r12;\n" O32(17, "%r30")
+    " bmsk.wrap.b32 %r30, %r11, %r12;\n" O32(18, "%r30")
+    " szext.clamp.s32 %r30, %r10, %r12;\n" O32(19, "%r30")
+    " szext.wrap.s32 %r30, %r10, %r12;\n" O32(20, "%r30")
+    " szext.clamp.u32 %r30, %r10, %r12;\n" O32(21, "%r30")
+    " szext.wrap.u32 %r30, %r10, %r12;\n" O32(22, "%r30")
+    " brev.b32 %r30, %r10;\n" O32(23, "%r30")
+    " popc.b32 %r30, %r10;\n" O32(24, "%r30")
+    " clz.b32 %r30, %r10;\n" O32(25, "%r30")
+    " bfind.u32 %r30, %r10;\n" O32(26, "%r30")
+    " bfind.s32 %r30, %r10;\n" O32(27, "%r30")
+    " bfind.shiftamt.u32 %r30, %r10;\n" O32(28, "%r30")
+    " bfind.shiftamt.s32 %r30, %r10;\n" O32(29, "%r30")
+    " and.b32 %r31, %r11, 31;\n fns.b32 %r30, %r10, %r31, %r12;\n" O32(30, "%r30")
+    " cnot.b32 %r30, %r10;\n" O32(31, "%r30")
+    " lop3.b32 %r30, %r10, %r11, %r12, 0x96;\n" O32(32, "%r30")
+    " lop3.b32 %r30, %r10, %r11, %r12, 0xE8;\n" O32(33, "%r30")
+    " lop3.b32 %r30, %r10, %r11, %r12, 0x1B;\n" O32(34, "%r30")
+    " lop3.b32 %r30, %r10, %r11, %r12, 0x00;\n" O32(35, "%r30")
+    " lop3.b32 %r30, %r10, %r11, %r12, 0xFF;\n" O32(36, "%r30")
+    " lop3.b32 %r30, %r10, %r11, %r12, 0x6A;\n" O32(37, "%r30")
+    " not.b32 %r30, %r10;\n" O32(38, "%r30")
+    " neg.s32 %r30, %r10;\n" O32(39, "%r30"),
+    gen_bits, ref_bits32, 1024};
+
+Test(isa2, bits32) { run_family(&BITS32); }
+
+/* 64-bit and 16-bit forms, and predicate logic. */
+static void ref_bits64(const uint64_t *x, uint64_t *r) {
+    uint64_t a = x[0], b = x[1];
+    uint32_t c = (uint32_t)x[2], ch = (uint32_t)(x[2] >> 32);
+    uint16_t ah = (uint16_t)a;
+    r[0] = ref_bfe(a, (uint32_t)b, c, 64, false);
+    r[1] = ref_bfe(a, (uint32_t)b, c, 64, true);
+    r[2] = ref_bfi(a, b, c, ch, 64);
+    r[3] = c >= 64 ? 0 : a << c;
+    r[4] = c >= 64 ? 0 : a >> c;
+    r[5] = (uint64_t)(c >= 64 ? ((int64_t)a < 0 ? -1 : 0) : (int64_t)a >> c);
+    uint64_t br = 0;
+    for (int i = 0; i < 64; i++) br |= (a >> i & 1) << (63 - i);
+    r[6] = br;
+    r[7] = (uint32_t)__builtin_popcountll(a);
+    r[8] = a ? (uint32_t)__builtin_clzll(a) : 64;
+    r[9] = ref_bfind(a, 64, false, false);
+    r[10] = ref_bfind(a, 64, true, false);
+    r[11] = ref_bfind(a, 64, true, true);
+    r[12] = a == 0;
+    r[13] = (uint16_t)(c >= 16 ? 0 : ah << c);
+    r[14] = (uint16_t)(c >= 16 ? ((int16_t)ah < 0 ? 0xFFFF : 0) : (int16_t)ah >> c);
+    r[15] = (uint16_t)(c >= 16 ? 0 : ah >> c);
+    r[16] = ah == 0;
+    bool p = (a & 1) != 0, q = (b & 1) != 0;
+    r[17] = !p;
+    r[18] = (p && q) | (p ^ q) << 1 | (p || q) << 2 | (!p) << 3;
+    r[19] = (uint16_t)__builtin_popcount(ah);
+}
+
+static const Family BITS64 = {
+    "bits64", false, 20, "xxxxxxxxxxxxxxxxxxxx",
+    " bfe.u64 %rd30, %rd10, %r11, %r12;\n" O64(0, "%rd30")
+    " bfe.s64 %rd30, %rd10, %r11, %r12;\n" O64(1, "%rd30")
+    " bfi.b64 %rd30, %rd10, %rd11, %r12, %r13;\n" O64(2, "%rd30")
+    " shl.b64 %rd30, %rd10, %r12;\n" O64(3, "%rd30")
+    " shr.u64 %rd30, %rd10, %r12;\n" O64(4, "%rd30")
+    " shr.s64 %rd30, %rd10, %r12;\n" O64(5, "%rd30")
+    " brev.b64 %rd30, %rd10;\n" O64(6, "%rd30")
+    " popc.b64 %r30, %rd10;\n" O32(7, "%r30")
+    " clz.b64 %r30, %rd10;\n" O32(8, "%r30")
+    " bfind.u64 %r30, %rd10;\n" O32(9, "%r30")
+    " bfind.s64 %r30, %rd10;\n" O32(10, "%r30")
+    " bfind.shiftamt.s64 %r30, %rd10;\n" O32(11, "%r30")
+    " cnot.b64 %rd30, %rd10;\n" O64(12, "%rd30")
+    " shl.b16 %h20, %h10, %r12;\n" O16(13, "%h20")
+    " shr.s16 %h20, %h10, %r12;\n" O16(14, "%h20")
+    " shr.u16 %h20, %h10, %r12;\n" O16(15, "%h20")
+    " cnot.b16 %h20, %h10;\n" O16(16, "%h20")
+    " and.b32 %r30, %r10, 1;\n setp.ne.u32 %p1, %r30, 0;\n and.b32 %r30, %r11, 1;\n setp.ne.u32 %p2, %r30, 0;\n"
+    " not.pred %p3, %p1;\n" OP(17, "%p3")
+    " and.pred %p4, %p1, %p2;\n xor.pred %p5, %p1, %p2;\n or.pred %p6, %p1, %p2;\n"
+    " selp.u32 %r31, 1, 0, %p4;\n selp.u32 %r32, 2, 0, %p5;\n selp.u32 %r33, 4, 0, %p6;\n selp.u32 %r34, 8, 0, !%p1;\n"
+    " or.b32 %r31, %r31, %r32;\n or.b32 %r31, %r31, %r33;\n or.b32 %r31, %r31, %r34;\n" O32(18, "%r31")
+    " popc.b32 %r30, %r10;\n and.b32 %r30, %r30, 0;\n cvt.u32.u16 %r35, %h10;\n popc.b32 %r30, %r35;\n" O32(19, "%r30"),
+    gen_bits, ref_bits64, 1024};
+
+Test(isa2, bits64) { run_family(&BITS64); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Integer arithmetic: .sat, .hi/.wide/.lo, mul24/mad24, sad, abs/neg, min/max, dp4a/dp2a, div/rem
+ * (division by zero and INT_MIN / -1: the ISA leaves the value open), the carry chains. */
+
+static const uint64_t EI[] = {0, 1, 2, 3, 0x7F, 0x80, 0xFFFF, 0x8000, 0x7FFFFF, 0x800000, 0xFFFFFF, 0x1000000, 0x7FFFFFFF, 0x80000000, 0x80000001,
+                              0xFFFFFFFF, 0xFFFFFFFE, 0xFFFF8000, 0x12345678, 0x7FFFFFFFFFFFFFFFull, 0x8000000000000000ull, 0xFFFFFFFFFFFFFFFFull,
+                              0xFFFFFFFF00000000ull, 0x100000000ull};
+static void gen_int(uint64_t *x, int i, int n) {
+    (void)i, (void)n;
+    for (int k = 0; k < 3; k++) {
+        uint64_t v = rnd() & 1 ? PICK(EI) : rnd();
+        if (rnd() % 4 == 0) v = (uint64_t)(int64_t)(int32_t)v; /* sign-extended 32-bit values for the 64-bit forms */
+        x[k] = v;
+    }
+}
+
+static int64_t sat32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v; }
+static int64_t sx24(uint32_t v) { return (int64_t)((int32_t)(v << 8) >> 8); }
+
+static uint32_t ref_dp(uint32_t a, uint32_t b, uint32_t c, bool as, bool bs, int two, int hi) {
+    int64_t d = (int32_t)c;
+    for (int i = 0; i < (two ? 2 : 4); i++) {
+        int64_t va = two ? (as ? (int16_t)(a >> 16 * i) : (uint16_t)(a >> 16 * i)) : (as ? (int8_t)(a >> 8 * i) : (uint8_t)(a >> 8 * i));
+        int bi = two ? 2 * hi + i : i;
+        int64_t vb = bs ? (int8_t)(b >> 8 * bi) : (uint8_t)(b >> 8 * bi);
+        d += va * vb;
+    }
+    return (uint32_t)d;
+}
+
+static void ref_int32(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1], c = (uint32_t)x[2];
+    int32_t sa = (int32_t)a, sb = (int32_t)b, sc = (int32_t)c;
+    r[0] = (uint32_t)sat32((int64_t)sa + sb);
+    r[1] = (uint32_t)sat32((int64_t)sa - sb);
+    r[2] = a * b;
+    r[3] = (uint32_t)((int64_t)sa * sb >> 32);
+    r[4] = (uint32_t)((uint64_t)a * b >> 32);
+    r[5] = (uint64_t)((int64_t)sa * sb);
+    r[6] = (uint64_t)a * b;
+    r[7] = a * b + c;
+    r[8] = (uint32_t)(((int64_t)sa * sb >> 32) + sc);
+    r[9] = (uint32_t)sat32(((int64_t)sa * sb >> 32) + sc);
+    r[10] = (uint64_t)((int64_t)sa * sb + (int64_t)x[2]);
+    r[11] = (uint64_t)a * b + x[2];
+    r[12] = (uint32_t)(sx24(a) * sx24(b));
+    r[13] = (uint32_t)((uint64_t)(a & 0xFFFFFF) * (b & 0xFFFFFF));
+    r[14] = (uint32_t)(sx24(a) * sx24(b) >> 16);
+    r[15] = (uint32_t)((uint64_t)(a & 0xFFFFFF) * (b & 0xFFFFFF) >> 16);
+    r[16] = (uint32_t)((uint64_t)(a & 0xFFFFFF) * (b & 0xFFFFFF)) + c;
+    r[17] = (uint32_t)((sx24(a) * sx24(b) >> 16) + sc);
+    r[18] = (uint32_t)sat32((sx24(a) * sx24(b) >> 16) + sc);
+    r[19] = (uint32_t)(c + (uint32_t)(sa > sb ? (int64_t)sa - sb : (int64_t)sb - sa));
+    r[20] = c + (a > b ? a - b : b - a);
+    r[21] = sa == INT32_MIN ? a : (uint32_t)(sa < 0 ? -sa : sa);
+    r[22] = sa < sb ? a : b;
+    r[23] = a < b ? a : b;
+    r[24] = sa > sb ? a : b;
+    r[25] = a > b ? a : b;
+    for (int k = 0; k < 4; k++) r[26 + k] = ref_dp(a, b, c, k & 2, k & 1, 0, 0);
+    for (int k = 0; k < 8; k++) r[30 + k] = ref_dp(a, b, c, k & 2, k & 1, 1, k >> 2);
+    r[38] = b == 0 || (sa == INT32_MIN && sb == -1) ? SKIP : (uint32_t)(sa / sb);
+    r[39] = b == 0 || (sa == INT32_MIN && sb == -1) ? SKIP : (uint32_t)(sa % sb);
+    r[40] = b == 0 ? SKIP : a / b;
+    r[41] = b == 0 ? SKIP : a % b;
+    r[42] = (uint16_t)((int16_t)a < (int16_t)b ? a : b);
+    r[43] = (uint16_t)((uint16_t)a > (uint16_t)b ? a : b);
+    r[44] = (uint16_t)(a * b);
+    r[45] = (uint16_t)((int32_t)(int16_t)a * (int16_t)b >> 16);
+    r[46] = (uint32_t)((int16_t)a * (int16_t)b);
+    r[47] = (uint16_t)((int16_t)a == INT16_MIN ? a : (uint16_t)((int16_t)a < 0 ? -(int16_t)a : (int16_t)a));
+}
+
+static const Family INT32 = {
+    "int32", false, 48, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    " add.sat.s32 %r30, %r10, %r11;\n" O32(0, "%r30")
+    " sub.sat.s32 %r30, %r10, %r11;\n" O32(1, "%r30")
+    " mul.lo.s32 %r30, %r10, %r11;\n" O32(2, "%r30")
+    " mul.hi.s32 %r30, %r10, %r11;\n" O32(3, "%r30")
+    " mul.hi.u32 %r30, %r10, %r11;\n" O32(4, "%r30")
+    " mul.wide.s32 %rd30, %r10, %r11;\n" O64(5, "%rd30")
+    " mul.wide.u32 %rd30, %r10, %r11;\n" O64(6, "%rd30")
+    " mad.lo.u32 %r30, %r10, %r11, %r12;\n" O32(7, "%r30")
+    " mad.hi.s32 %r30, %r10, %r11, %r12;\n" O32(8, "%r30")
+    " mad.hi.sat.s32 %r30, %r10, %r11, %r12;\n" O32(9, "%r30")
+    " mad.wide.s32 %rd30, %r10, %r11, %rd12;\n" O64(10, "%rd30")
+    " mad.wide.u32 %rd30, %r10, %r11, %rd12;\n" O64(11, "%rd30")
+    " mul24.lo.s32 %r30, %r10, %r11;\n" O32(12, "%r30")
+    " mul24.lo.u32 %r30, %r10, %r11;\n" O32(13, "%r30")
+    " mul24.hi.s32 %r30, %r10, %r11;\n" O32(14, "%r30")
+    " mul24.hi.u32 %r30, %r10, %r11;\n" O32(15, "%r30")
+    " mad24.lo.u32 %r30, %r10, %r11, %r12;\n" O32(16, "%r30")
+    " mad24.hi.s32 %r30, %r10, %r11, %r12;\n" O32(17, "%r30")
+    " mad24.hi.sat.s32 %r30, %r10, %r11, %r12;\n" O32(18, "%r30")
+    " sad.s32 %r30, %r10, %r11, %r12;\n" O32(19, "%r30")
+    " sad.u32 %r30, %r10, %r11, %r12;\n" O32(20, "%r30")
+    " abs.s32 %r30, %r10;\n" O32(21, "%r30")
+    " min.s32 %r30, %r10, %r11;\n" O32(22, "%r30")
+    " min.u32 %r30, %r10, %r11;\n" O32(23, "%r30")
+    " max.s32 %r30, %r10, %r11;\n" O32(24, "%r30")
+    " max.u32 %r30, %r10, %r11;\n" O32(25, "%r30")
+    " dp4a.u32.u32 %r30, %r10, %r11, %r12;\n" O32(26, "%r30")
+    " dp4a.u32.s32 %r30, %r10, %r11, %r12;\n" O32(27, "%r30")
+    " dp4a.s32.u32 %r30, %r10, %r11, %r12;\n" O32(28, "%r30")
+    " dp4a.s32.s32 %r30, %r10, %r11, %r12;\n" O32(29, "%r30")
+    " dp2a.lo.u32.u32 %r30, %r10, %r11, %r12;\n" O32(30, "%r30")
+    " dp2a.lo.u32.s32 %r30, %r10, %r11, %r12;\n" O32(31, "%r30")
+    " dp2a.lo.s32.u32 %r30, %r10, %r11, %r12;\n" O32(32, "%r30")
+    " dp2a.lo.s32.s32 %r30, %r10, %r11, %r12;\n" O32(33, "%r30")
+    " dp2a.hi.u32.u32 %r30, %r10, %r11, %r12;\n" O32(34, "%r30")
+    " dp2a.hi.u32.s32 %r30, %r10, %r11, %r12;\n" O32(35, "%r30")
+    " dp2a.hi.s32.u32 %r30, %r10, %r11, %r12;\n" O32(36, "%r30")
+    " dp2a.hi.s32.s32 %r30, %r10, %r11, %r12;\n" O32(37, "%r30")
+    " div.s32 %r30, %r10, %r11;\n" O32(38, "%r30")
+    " rem.s32 %r30, %r10, %r11;\n" O32(39, "%r30")
+    " div.u32 %r30, %r10, %r11;\n" O32(40, "%r30")
+    " rem.u32 %r30, %r10, %r11;\n" O32(41, "%r30")
+    " min.s16 %h20, %h10, %h11;\n" O16(42, "%h20")
+    " max.u16 %h20, %h10, %h11;\n" O16(43, "%h20")
+    " mul.lo.u16 %h20, %h10, %h11;\n" O16(44, "%h20")
+    " mul.hi.s16 %h20, %h10, %h11;\n" O16(45, "%h20")
+    " mul.wide.s16 %r30, %h10, %h11;\n" O32(46, "%r30")
+    " abs.s16 %h20, %h10;\n" O16(47, "%h20"),
+    gen_int, ref_int32, 1024};
+
+Test(isa2, int32) { run_family(&INT32); }
+
+static void ref_int64(const uint64_t *x, uint64_t *r) {
+    uint64_t a = x[0], b = x[1], c = x[2];
+    int64_t sa = (int64_t)a, sb = (int64_t)b;
+    r[0] = a * b;
+    r[1] = (uint64_t)((__int128)sa * sb >> 64);
+    r[2] = (uint64_t)((unsigned __int128)a * b >> 64);
+    r[3] = a * b + c;
+    r[4] = (uint64_t)((unsigned __int128)a * b >> 64) + c;
+    r[5] = b == 0 || (sa == INT64_MIN && sb == -1) ? SKIP : (uint64_t)(sa / sb);
+    r[6] = b == 0 || (sa == INT64_MIN && sb == -1) ? SKIP : (uint64_t)(sa % sb);
+    r[7] = b == 0 ? SKIP : a / b;
+    r[8] = b == 0 ? SKIP : a % b;
+    r[9] = c + (sa > sb ? a - b : b - a);
+    r[10] = c + (a > b ? a - b : b - a);
+    r[11] = sa < 0 ? 0 - a : a;
+    r[12] = 0 - a;
+    r[13] = sa < sb ? a : b;
+    r[14] = a > b ? a : b;
+    /* carry chains: 96-bit {c.lo, a.hi, a.lo} + {c.hi, b.hi, b.lo}, the same difference, 128-bit {b, a} + {a, c} */
+    unsigned __int128 X = (unsigned __int128)(uint32_t)c << 64 | a, Y = (unsigned __int128)(c >> 32) << 64 | b;
+    unsigned __int128 S = X + Y, D = X - Y;
+    r[15] = (uint64_t)S;
+    r[16] = (uint32_t)(S >> 64);
+    r[17] = (uint64_t)D;
+    r[18] = (uint32_t)(D >> 64);
+    unsigned __int128 P = ((unsigned __int128)b << 64 | a) + ((unsigned __int128)a << 64 | c);
+    r[19] = (uint64_t)P;
+    r[20] = (uint64_t)(P >> 64);
+    /* mad.lo.cc + madc.hi: a.lo * b.lo + c as 64 bits through the carry, plus the carry out of madc.hi.cc */
+    uint32_t al = (uint32_t)a, bl = (uint32_t)b, cl = (uint32_t)c, chh = (uint32_t)(c >> 32);
+    uint64_t lo = (uint64_t)(uint32_t)(al * bl) + cl;
+    uint64_t hi = ((uint64_t)al * bl >> 32) + chh + (lo >> 32);
+    r[21] = (uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
+    r[22] = hi >> 32;
+    r[23] = (uint64_t)(sa < 0 ? -(uint64_t)sa : (uint64_t)sa) == a ? 1 : 0;
+}
+
+static const Family INT64 = {
+    "int64", false, 24, "xxxxxxxxxxxxxxxxxxxxxxxx",
+    " mul.lo.u64 %rd30, %rd10, %rd11;\n" O64(0, "%rd30")
+    " mul.hi.s64 %rd30, %rd10, %rd11;\n" O64(1, "%rd30")
+    " mul.hi.u64 %rd30, %rd10, %rd11;\n" O64(2, "%rd30")
+    " mad.lo.s64 %rd30, %rd10, %rd11, %rd12;\n" O64(3, "%rd30")
+    " mad.hi.u64 %rd30, %rd10, %rd11, %rd12;\n" O64(4, "%rd30")
+    " div.s64 %rd30, %rd10, %rd11;\n" O64(5, "%rd30")
+    " rem.s64 %rd30, %rd10, %rd11;\n" O64(6, "%rd30")
+    " div.u64 %rd30, %rd10, %rd11;\n" O64(7, "%rd30")
+    " rem.u64 %rd30, %rd10, %rd11;\n" O64(8, "%rd30")
+    " sad.s64 %rd30, %rd10, %rd11, %rd12;\n" O64(9, "%rd30")
+    " sad.u64 %rd30, %rd10, %rd11, %rd12;\n" O64(10, "%rd30")
+    " abs.s64 %rd30, %rd10;\n" O64(11, "%rd30")
+    " neg.s64 %rd30, %rd10;\n" O64(12, "%rd30")
+    " min.s64 %rd30, %rd10, %rd11;\n" O64(13, "%rd30")
+    " max.u64 %rd30, %rd10, %rd11;\n" O64(14, "%rd30")
+    " add.cc.u32 %r30, %r10, %r11;\n addc.cc.u32 %r31, %r20, %r21;\n addc.u32 %r32, %r12, %r13;\n"
+    " mov.b64 %rd30, {%r30, %r31};\n" O64(15, "%rd30") O32(16, "%r32")
+    " sub.cc.u32 %r30, %r10, %r11;\n subc.cc.u32 %r31, %r20, %r21;\n subc.u32 %r32, %r12, %r13;\n"
+    " mov.b64 %rd30, {%r30, %r31};\n" O64(17, "%rd30") O32(18, "%r32")
+    " add.cc.u64 %rd30, %rd10, %rd12;\n addc.u64 %rd31, %rd11, %rd10;\n" O64(19, "%rd30") O64(20, "%rd31")
+    " mad.lo.cc.u32 %r30, %r10, %r11, %r12;\n madc.hi.cc.u32 %r31, %r10, %r11, %r13;\n addc.u32 %r32, 0, 0;\n"
+    " mov.b64 %rd30, {%r30, %r31};\n" O64(21, "%rd30") O32(22, "%r32")
+    " abs.s64 %rd31, %rd10;\n setp.eq.u64 %p1, %rd31, %rd10;\n" OP(23, "%p1"),
+    gen_int, ref_int64, 1024};
+
+Test(isa2, int64) { run_family(&INT64); }
+
+/* min/max .relu (sm_90): negative results become 0. */
+static void ref_relu(const uint64_t *x, uint64_t *r) {
+    int32_t a = (int32_t)x[0], b = (int32_t)x[1];
+    int32_t mn = a < b ? a : b, mx = a > b ? a : b;
+    r[0] = (uint32_t)(mn < 0 ? 0 : mn);
+    r[1] = (uint32_t)(mx < 0 ? 0 : mx);
+    uint32_t d = 0;
+    for (int h = 0; h < 2; h++) {
+        int16_t ah = (int16_t)(x[0] >> 16 * h), bh = (int16_t)(x[1] >> 16 * h);
+        int16_t m = ah < bh ? ah : bh;
+        d |= (uint32_t)(uint16_t)(m < 0 ? 0 : m) << 16 * h;
+    }
+    r[2] = d;
+}
+static const Family RELU = {
+    "minmax_relu", true, 3, "xxx",
+    " min.relu.s32 %r30, %r10, %r11;\n" O32(0, "%r30")
+    " max.relu.s32 %r30, %r10, %r11;\n" O32(1, "%r30")
+    " min.relu.s16x2 %r30, %r10, %r11;\n" O32(2, "%r30"),
+    gen_int, ref_relu, 512};
+
+Test(isa2, minmax_relu) { run_family(&RELU); }
+
+/* ---------------------------------------------------------------------------------------------
+ * f32 and f64 arithmetic in the four IEEE roundings (.rn .rz .rm .rp), .ftz and .sat, the IEEE
+ * div/rcp/sqrt, min/max with NaNs, abs/neg/copysign, testp, and the special values of ex2/lg2. */
+
+static const int RND[4] = {FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD};
+
+static const uint64_t EF[] = {0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA00000,
+                              0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F000000, 0x3FC00000, 0x40200000,
+                              0xC0200000, 0x4B000000, 0x4B000001, 0x4B800000, 0x3F7FFFFF, 0x3F800001, 0x34000000, 0x33800000, 0x00400000, 0x4F000000,
+                              0xCF000000, 0x4F800000, 0x5F000000, 0xDF000000, 0x5F800000, 0x3EFFFFFF, 0x40400000, 0x00800001, 0x00FFFFFF};
+
+static uint32_t rnd_f32(void) {
+    switch (rnd() % 5) {
+    case 0: return (uint32_t)PICK(EF);
+    case 1: return (uint32_t)rnd(); /* any bits */
+    case 2: return (uint32_t)(rnd() & 0x807FFFFF) | (uint32_t)(0x3F - 8 + rnd() % 16) << 23; /* near 1 */
+    case 3: return (uint32_t)(rnd() & 0x80FFFFFF) | (uint32_t)(rnd() % 4) << 23; /* subnormals and the smallest normals */
+    default: return (uint32_t)PICK(EF) ^ (uint32_t)(rnd() & 7); /* an edge's neighbours */
+    }
+}
+static void gen_f32(uint64_t *x, int i, int n) {
+    (void)i, (void)n;
+    for (int k = 0; k < 3; k++) x[k] = rnd_f32();
+    if (rnd() % 4 == 0) x[1] = x[0] ^ 0x80000000u ^ (rnd() & 1); /* cancellation */
+}
+
+/* The host computes in the rounding asked for (volatile: nothing folded across fesetround). */
+static float host_f32(int op, float a, float b, float c, int mode) {
+    volatile float va = a, vb = b, vc = c, r;
+    fesetround(RND[mode]);
+    switch (op) {
+    case 0: r = va + vb; break;
+    case 1: r = va - vb; break;
+    case 2: r = va * vb; break;
+    case 3: r = fmaf(va, vb, vc); break;
+    case 4: r = va / vb; break;
+    case 5: r = 1.0f / va; break;
+    default: r = sqrtf(va); break;
+    }
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static float ftz32(float f) { return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f; }
+static float sat32f(float f) { return isnan(f) || f <= 0 ? 0.0f : f > 1 ? 1.0f : f; } /* NaN and -0 give +0 */
+static uint64_t F(float f) { return fbits(f); }
+
+static void ref_f32(const uint64_t *x, uint64_t *r) {
+    float a = bitsf((uint32_t)x[0]), b = bitsf((uint32_t)x[1]), c = bitsf((uint32_t)x[2]);
+    for (int op = 0; op < 7; op++)
+        for (int m = 0; m < 4; m++) r[4 * op + m] = F(host_f32(op, a, b, c, m));
+    float fa = ftz32(a), fb = ftz32(b), fc = ftz32(c);
+    r[28] = F(ftz32(host_f32(0, fa, fb, 0, 0)));
+    r[29] = F(ftz32(host_f32(2, fa, fb, 0, 1)));
+    r[30] = F(ftz32(host_f32(3, fa, fb, fc, 0)));
+    r[31] = F(sat32f(host_f32(0, a, b, 0, 0)));
+    r[32] = F(sat32f(host_f32(3, a, b, c, 0)));
+    r[33] = F(sat32f(ftz32(host_f32(2, fa, fb, 0, 3))));
+    r[34] = F(ftz32(host_f32(4, fa, fb, 0, 0)));
+    r[35] = F(ftz32(host_f32(6, fa, 0, 0, 0)));
+    r[36] = F(ftz32(host_f32(5, fa, 0, 0, 2)));
+    /* min/max: one NaN gives the other operand, two give NaN; .NaN: any NaN gives NaN */
+    float mn = isnan(a) ? b : isnan(b) ? a : a < b ? a : b, mx = isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+    bool zeros = a == 0 && b == 0 && signbit(a) != signbit(b); /* the ISA does not order -0 and +0 */
+    r[37] = zeros ? SKIP : F(mn);
+    r[38] = zeros ? SKIP : F(mx);
+    r[39] = isnan(a) || isnan(b) ? 0x7FFFFFFF : zeros ? SKIP : F(mn);
+    r[40] = isnan(a) || isnan(b) ? 0x7FFFFFFF : zeros ? SKIP : F(mx);
+    r[41] = F(fabsf(a));
+    r[42] = F(-a);
+    r[43] = (x[1] & 0x7FFFFFFF) | (x[0] & 0x80000000); /* copysign d, a, b: b's magnitude, a's sign */
+    int cls = fpclassify(a);
+    r[44] = isfinite(a) != 0;
+    r[45] = isinf(a) != 0;
+    r[46] = !isnan(a);
+    r[47] = isnan(a) != 0;
+    r[48] = cls == FP_NORMAL || cls == FP_ZERO; /* zeros count as normal */
+    r[49] = cls == FP_SUBNORMAL;
+    float e = exp2f(fa), l = log2f(fa);
+    r[50] = F(ftz32(e));
+    r[51] = fa < 0 ? 0x7FFFFFFF : F(l);
+    r[52] = isnan(a) ? 0x7FFFFFFF : F(ftz32(fabsf(a)));
+    r[53] = F(-fa);
+    /* neg/abs of a NaN: any NaN ('f') */
+}
+
+static const Family F32 = {
+    "f32", false, 54, "ffffffffffffffffffffffffffffffffffffffffffffxxxxxxaaff",
+    " add.rn.f32 %f20, %f10, %f11;\n" OF(0, "%f20") " add.rz.f32 %f20, %f10, %f11;\n" OF(1, "%f20")
+    " add.rm.f32 %f20, %f10, %f11;\n" OF(2, "%f20") " add.rp.f32 %f20, %f10, %f11;\n" OF(3, "%f20")
+    " sub.rn.f32 %f20, %f10, %f11;\n" OF(4, "%f20") " sub.rz.f32 %f20, %f10, %f11;\n" OF(5, "%f20")
+    " sub.rm.f32 %f20, %f10, %f11;\n" OF(6, "%f20") " sub.rp.f32 %f20, %f10, %f11;\n" OF(7, "%f20")
+    " mul.rn.f32 %f20, %f10, %f11;\n" OF(8, "%f20") " mul.rz.f32 %f20, %f10, %f11;\n" OF(9, "%f20")
+    " mul.rm.f32 %f20, %f10, %f11;\n" OF(10, "%f20") " mul.rp.f32 %f20, %f10, %f11;\n" OF(11, "%f20")
+    " fma.rn.f32 %f20, %f10, %f11, %f12;\n" OF(12, "%f20") " fma.rz.f32 %f20, %f10, %f11, %f12;\n" OF(13, "%f20")
+    " fma.rm.f32 %f20, %f10, %f11, %f12;\n" OF(14, "%f20") " fma.rp.f32 %f20, %f10, %f11, %f12;\n" OF(15, "%f20")
+    " div.rn.f32 %f20, %f10, %f11;\n" OF(16, "%f20") " div.rz.f32 %f20, %f10, %f11;\n" OF(17, "%f20")
+    " div.rm.f32 %f20, %f10, %f11;\n" OF(18, "%f20") " div.rp.f32 %f20, %f10, %f11;\n" OF(19, "%f20")
+    " rcp.rn.f32 %f20, %f10;\n" OF(20, "%f20") " rcp.rz.f32 %f20, %f10;\n" OF(21, "%f20")
+    " rcp.rm.f32 %f20, %f10;\n" OF(22, "%f20") " rcp.rp.f32 %f20, %f10;\n" OF(23, "%f20")
+    " sqrt.rn.f32 %f20, %f10;\n" OF(24, "%f20") " sqrt.rz.f32 %f20, %f10;\n" OF(25, "%f20")
+    " sqrt.rm.f32 %f20, %f10;\n" OF(26, "%f20") " sqrt.rp.f32 %f20, %f10;\n" OF(27, "%f20")
+    " add.rn.ftz.f32 %f20, %f10, %f11;\n" OF(28, "%f20")
+    " mul.rz.ftz.f32 %f20, %f10, %f11;\n" OF(29, "%f20")
+    " fma.rn.ftz.f32 %f20, %f10, %f11, %f12;\n" OF(30, "%f20")
+    " add.rn.sat.f32 %f20, %f10, %f11;\n" OF(31, "%f20")
+    " fma.rn.sat.f32 %f20, %f10, %f11, %f12;\n" OF(32, "%f20")
+    " mul.rp.ftz.sat.f32 %f20, %f10, %f11;\n" OF(33, "%f20")
+    " div.rn.ftz.f32 %f20, %f10, %f11;\n" OF(34, "%f20")
+    " sqrt.rn.ftz.f32 %f20, %f10;\n" OF(35, "%f20")
+    " rcp.rm.ftz.f32 %f20, %f10;\n" OF(36, "%f20")
+    " min.f32 %f20, %f10, %f11;\n" OF(37, "%f20")
+    " max.f32 %f20, %f10, %f11;\n" OF(38, "%f20")
+    " min.NaN.f32 %f20, %f10, %f11;\n" OF(39, "%f20")
+    " max.NaN.f32 %f20, %f10, %f11;\n" OF(40, "%f20")
+    " abs.f32 %f20, %f10;\n" OF(41, "%f20")
+    " neg.f32 %f20, %f10;\n" OF(42, "%f20")
+    " copysign.f32 %f20, %f10, %f11;\n" OF(43, "%f20")
+    " testp.finite.f32 %p1, %f10;\n" OP(44, "%p1")
+    " testp.infinite.f32 %p1, %f10;\n" OP(45, "%p1")
+    " testp.number.f32 %p1, %f10;\n" OP(46, "%p1")
+    " testp.notanumber.f32 %p1, %f10;\n" OP(47, "%p1")
+    " testp.normal.f32 %p1, %f10;\n" OP(48, "%p1")
+    " testp.subnormal.f32 %p1, %f10;\n" OP(49, "%p1")
+    " ex2.approx.ftz.f32 %f20, %f10;\n" OF(50, "%f20")
+    " lg2.approx.ftz.f32 %f20, %f10;\n" OF(51, "%f20")
+    " abs.ftz.f32 %f20, %f10;\n" OF(52, "%f20")
+    " neg.ftz.f32 %f20, %f10;\n" OF(53, "%f20"),
+    gen_f32, ref_f32, 2048};
+
+Test(isa2, f32) { run_family(&F32); }
+
+static const uint64_t ED[] = {0, 0x8000000000000000ull, 0x3FF0000000000000ull, 0xBFF0000000000000ull, 0x7FF0000000000000ull, 0xFFF0000000000000ull,
+                              0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF0000000000001ull, 1, 0x8000000000000001ull, 0x000FFFFFFFFFFFFFull,
+                              0x0010000000000000ull, 0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull, 0x3FE0000000000000ull, 0x3FF8000000000000ull,
+                              0x4004000000000000ull, 0xC004000000000000ull, 0x4330000000000000ull, 0x4330000000000001ull, 0x3FEFFFFFFFFFFFFFull,
+                              0x3FF0000000000001ull, 0x3CA0000000000000ull, 0x41E0000000000000ull, 0xC1E0000000000000ull, 0x43E0000000000000ull,
+                              0xC3E0000000000000ull, 0x43F0000000000000ull, 0x41EFFFFFFFE00000ull, 0x47EFFFFFE0000000ull, 0x47EFFFFFF0000000ull,
+                              0x3810000000000000ull, 0x36A0000000000000ull, 0x369FFFFFFFFFFFFFull, 0x4000000000000000ull, 0x3FD5555555555555ull};
+static uint64_t rnd_f64(void) {
+    switch (rnd() % 5) {
+    case 0: return PICK(ED);
+    case 1: return rnd();
+    case 2: return (rnd() & 0x800FFFFFFFFFFFFFull) | (uint64_t)(0x3FF - 30 + rnd() % 60) << 52;
+    case 3: return (rnd() & 0x801FFFFFFFFFFFFFull);
+    default: return PICK(ED) ^ (rnd() & 7);
+    }
+}
+static void gen_f64(uint64_t *x, int i, int n) {
+    (void)i, (void)n;
+    for (int k = 0; k < 3; k++) x[k] = rnd_f64();
+    if (rnd() % 4 == 0) x[1] = x[0] ^ 0x8000000000000000ull ^ (rnd() & 1);
+}
+static double host_f64(int op, double a, double b, double c, int mode) {
+    volatile double va = a, vb = b, vc = c, r;
+    fesetround(RND[mode]);
+    switch (op) {
+    case 0: r = va + vb; break;
+    case 1: r = va * vb; break;
+    case 2: r = fma(va, vb, vc); break;
+    case 3: r = va / vb; break;
+    case 4: r = 1.0 / va; break;
+    default: r = sqrt(va); break;
+    }
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static void ref_f64(const uint64_t *x, uint64_t *r) {
+    double a = bitsd(x[0]), b = bitsd(x[1]), c = bitsd(x[2]);
+    for (int op = 0; op < 6; op++)
+        for (int m = 0; m < 4; m++) r[4 * op + m] = dbits(host_f64(op, a, b, c, m));
+    double mn = isnan(a) ? b : isnan(b) ? a : a < b ? a : b, mx = isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+    bool zeros = a == 0 && b == 0 && signbit(a) != signbit(b);
+    r[24] = zeros ? SKIP : dbits(mn);
+    r[25] = zeros ? SKIP : dbits(mx);
+    r[26] = dbits(fabs(a));
+    r[27] = dbits(-a);
+    r[28] = (x[1] & 0x7FFFFFFFFFFFFFFFull) | (x[0] & 0x8000000000000000ull);
+    int cls = fpclassify(a);
+    r[29] = cls == FP_NORMAL || cls == FP_ZERO;
+    r[30] = cls == FP_SUBNORMAL;
+    r[31] = isinf(a) != 0;
+    r[32] = !isnan(a);
+}
+static const Family F64 = {
+    "f64", false, 33, "ddddddddddddddddddddddddddddxxxx" "x",
+    " add.rn.f64 %fd20, %fd10, %fd11;\n" O64(0, "%fd20") " add.rz.f64 %fd20, %fd10, %fd11;\n" O64(1, "%fd20")
+    " add.rm.f64 %fd20, %fd10, %fd11;\n" O64(2, "%fd20") " add.rp.f64 %fd20, %fd10, %fd11;\n" O64(3, "%fd20")
+    " mul.rn.f64 %fd20, %fd10, %fd11;\n" O64(4, "%fd20") " mul.rz.f64 %fd20, %fd10, %fd11;\n" O64(5, "%fd20")
+    " mul.rm.f64 %fd20, %fd10, %fd11;\n" O64(6, "%fd20") " mul.rp.f64 %fd20, %fd10, %fd11;\n" O64(7, "%fd20")
+    " fma.rn.f64 %fd20, %fd10, %fd11, %fd12;\n" O64(8, "%fd20") " fma.rz.f64 %fd20, %fd10, %fd11, %fd12;\n" O64(9, "%fd20")
+    " fma.rm.f64 %fd20, %fd10, %fd11, %fd12;\n" O64(10, "%fd20") " fma.rp.f64 %fd20, %fd10, %fd11, %fd12;\n" O64(11, "%fd20")
+    " div.rn.f64 %fd20, %fd10, %fd11;\n" O64(12, "%fd20") " div.rz.f64 %fd20, %fd10, %fd11;\n" O64(13, "%fd20")
+    " div.rm.f64 %fd20, %fd10, %fd11;\n" O64(14, "%fd20") " div.rp.f64 %fd20, %fd10, %fd11;\n" O64(15, "%fd20")
+    " rcp.rn.f64 %fd20, %fd10;\n" O64(16, "%fd20") " rcp.rz.f64 %fd20, %fd10;\n" O64(17, "%fd20")
+    " rcp.rm.f64 %fd20, %fd10;\n" O64(18, "%fd20") " rcp.rp.f64 %fd20, %fd10;\n" O64(19, "%fd20")
+    " sqrt.rn.f64 %fd20, %fd10;\n" O64(20, "%fd20") " sqrt.rz.f64 %fd20, %fd10;\n" O64(21, "%fd20")
+    " sqrt.rm.f64 %fd20, %fd10;\n" O64(22, "%fd20") " sqrt.rp.f64 %fd20, %fd10;\n" O64(23, "%fd20")
+    " min.f64 %fd20, %fd10, %fd11;\n" O64(24, "%fd20")
+    " max.f64 %fd20, %fd10, %fd11;\n" O64(25, "%fd20")
+    " abs.f64 %fd20, %fd10;\n" O64(26, "%fd20")
+    " neg.f64 %fd20, %fd10;\n" O64(27, "%fd20")
+    " copysign.f64 %fd20, %fd10, %fd11;\n" O64(28, "%fd20")
+    " testp.normal.f64 %p1, %fd10;\n" OP(29, "%p1")
+    " testp.subnormal.f64 %p1, %fd10;\n" OP(30, "%p1")
+    " testp.infinite.f64 %p1, %fd10;\n" OP(31, "%p1")
+    " testp.number.f64 %p1, %fd10;\n" OP(32, "%p1"),
+    gen_f64, ref_f64, 2048};
+
+Test(isa2, f64) { run_family(&F64); }
