@@ -90,7 +90,7 @@ static bool slot_ok(char kind, uint64_t got, uint64_t want) {
 
 static void run_family_on(const Family *F, const char *target) {
     char head[160];
-    snprintf(head, sizeof head, ".version %s\n.target %s\n.address_size 64\n", "8.0", target);
+    snprintf(head, sizeof head, ".version %s\n.target %s\n.address_size 64\n", "8.3", target);
     size_t cap = strlen(F->body) + 4096;
     char *ptx = malloc(cap);
     int len = snprintf(ptx, cap,
@@ -858,3 +858,431 @@ static const Family F64 = {
     gen_f64, ref_f64, 2048};
 
 Test(isa2, f64) { run_family(&F64); }
+
+/* ---------------------------------------------------------------------------------------------
+ * f16 / bf16 / f16x2 / bf16x2: one rounding (.rn) of the exact result, .ftz, .sat, .relu, min/max.
+ * The host rounds the exact result to odd in double (53 bits), then once to the 11- or 8-bit format. */
+
+static const uint16_t EH[] = {0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x0001, 0x8001, 0x03FF, 0x0400, 0x8400,
+                              0x7BFF, 0xFBFF, 0x3800, 0x3E00, 0x4100, 0x3BFF, 0x3C01, 0x1400, 0x6800, 0x5BFF, 0x0200};
+static const uint16_t EB[] = {0x0000, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0x0001, 0x8001, 0x007F, 0x0080, 0x8080,
+                              0x7F7F, 0xFF7F, 0x3F00, 0x3FC0, 0x4020, 0x3F7F, 0x3F81, 0x3B80, 0x4B00, 0x0040};
+static uint16_t rnd_half(bool bf) {
+    switch (rnd() % 4) {
+    case 0: return bf ? EB[rnd() % (sizeof EB / 2)] : EH[rnd() % (sizeof EH / 2)];
+    case 1: return (uint16_t)rnd();
+    case 2: return bf ? (uint16_t)((rnd() & 0x807F) | (0x7F - 4 + rnd() % 8) << 7) : (uint16_t)((rnd() & 0x83FF) | (15 - 4 + rnd() % 8) << 10);
+    default: return (uint16_t)(bf ? rnd() & 0x80FF : rnd() & 0x87FF); /* subnormals, the smallest normals */
+    }
+}
+static void gen_half(uint64_t *x, int i, int n) {
+    (void)n;
+    bool bf = i & 1; /* odd lanes: bf16 operands (the bf16 slots of even lanes see f16 bit patterns: any bits are fine) */
+    for (int k = 0; k < 3; k++) x[k] = rnd_half(bf) | (uint32_t)rnd_half(bf) << 16;
+    if (rnd() % 4 == 0) x[1] ^= 0x80008000u;
+}
+
+static double h2d(uint16_t h) { _Float16 f; memcpy(&f, &h, 2); return (double)f; }
+static double b2d(uint16_t h) { return (double)bitsf((uint32_t)h << 16); }
+static bool h_sub(uint16_t h) { return (h & 0x7C00) == 0 && (h & 0x3FF); }
+static bool b_sub(uint16_t h) { return (h & 0x7F80) == 0 && (h & 0x7F); }
+
+/* a*b+c (op 3), a+b (0), a-b (1), a*b (2) in double, rounded to odd */
+static double odd_op(int op, double a, double b, double c) {
+    volatile double va = a, vb = b, vc = c, r;
+    feclearexcept(FE_INEXACT);
+    fesetround(FE_TOWARDZERO);
+    r = op == 0 ? va + vb : op == 1 ? va - vb : op == 2 ? va * vb : fma(va, vb, vc);
+    bool inexact = fetestexcept(FE_INEXACT);
+    fesetround(FE_TONEAREST);
+    double d = r;
+    if (inexact && isfinite(d)) {
+        uint64_t u = dbits(d) | 1;
+        d = bitsd(u);
+    }
+    return d;
+}
+static uint16_t d2h(double d) {
+    if (isnan(d)) return 0x7FFF;
+    _Float16 h = (_Float16)d;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+static uint16_t d2b(double d) {
+    if (isnan(d)) return 0x7FFF;
+    volatile double vd = d;
+    feclearexcept(FE_INEXACT);
+    fesetround(FE_TOWARDZERO);
+    volatile float f = (float)vd;
+    bool inexact = fetestexcept(FE_INEXACT);
+    fesetround(FE_TONEAREST);
+    uint32_t u = fbits(f) | (inexact && isfinite(f) ? 1 : 0);
+    if (isinf(vd) && !isinf(f)) u = fbits((float)vd); /* past FLT_MAX: the nearest-even step below gives inf */
+    return (uint16_t)((u + 0x7FFF + (u >> 16 & 1)) >> 16);
+}
+
+/* One f16 (bf = false) or bf16 result: op on the halves a, b, c with the given modifiers. */
+static uint16_t half_op(int op, uint16_t a, uint16_t b, uint16_t c, bool bf, bool ftz, bool sat, bool relu) {
+    bool (*sub)(uint16_t) = bf ? b_sub : h_sub;
+    if (ftz) {
+        if (sub(a)) a &= 0x8000;
+        if (sub(b)) b &= 0x8000;
+        if (sub(c)) c &= 0x8000;
+    }
+    double (*dec)(uint16_t) = bf ? b2d : h2d;
+    double r = odd_op(op, dec(a), dec(b), dec(c));
+    uint16_t h = bf ? d2b(r) : d2h(r);
+    if (ftz && sub(h)) h &= 0x8000;
+    if (sat) {
+        double v = dec(h);
+        h = isnan(v) || v <= 0 ? 0 : v >= 1 ? (bf ? 0x3F80 : 0x3C00) : h;
+    }
+    if (relu) {
+        if (isnan(r)) return 0x7FFF;
+        if ((h & 0x7FFF) == 0) return (uint16_t)SKIP; /* the sign of a zero: the ISA does not say */
+        if (h & 0x8000) h = 0;
+    }
+    return h;
+}
+static uint64_t pair(int op, uint32_t a, uint32_t b, uint32_t c, bool bf, bool ftz) {
+    return half_op(op, (uint16_t)a, (uint16_t)b, (uint16_t)c, bf, ftz, false, false) |
+           (uint32_t)half_op(op, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), bf, ftz, false, false) << 16;
+}
+static uint64_t hm(uint16_t v) { return v == (uint16_t)SKIP ? SKIP : v; }
+static uint64_t half_minmax(uint16_t a, uint16_t b, bool bf, bool max, bool nan) {
+    double (*dec)(uint16_t) = bf ? b2d : h2d;
+    double x = dec(a), y = dec(b);
+    if (isnan(x) || isnan(y)) return nan || (isnan(x) && isnan(y)) ? 0x7FFF : isnan(x) ? b : a;
+    if (x == 0 && y == 0 && (a ^ b)) return SKIP;
+    return (max ? x > y : x < y) ? a : b;
+}
+
+static void ref_half(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1], c = (uint32_t)x[2];
+    uint16_t ha = (uint16_t)a, hb = (uint16_t)b, hc = (uint16_t)c;
+    r[0] = half_op(0, ha, hb, 0, false, false, false, false);
+    r[1] = half_op(1, ha, hb, 0, false, false, false, false);
+    r[2] = half_op(2, ha, hb, 0, false, false, false, false);
+    r[3] = half_op(3, ha, hb, hc, false, false, false, false);
+    r[4] = half_op(0, ha, hb, 0, false, true, false, false);
+    r[5] = half_op(3, ha, hb, hc, false, true, false, false);
+    r[6] = half_op(3, ha, hb, hc, false, false, true, false);
+    r[7] = half_op(2, ha, hb, 0, false, true, true, false);
+    r[8] = hm(half_op(3, ha, hb, hc, false, false, false, true));
+    r[9] = pair(3, a, b, c, false, false);
+    r[10] = pair(0, a, b, c, false, false);
+    r[11] = pair(2, a, b, c, false, true);
+    r[12] = half_op(3, ha, hb, hc, true, false, false, false);
+    r[13] = hm(half_op(3, ha, hb, hc, true, false, false, true));
+    r[14] = pair(3, a, b, c, true, false);
+    r[15] = half_minmax(ha, hb, false, false, false);
+    r[16] = half_minmax(ha, hb, false, true, true);
+    r[17] = half_minmax(ha, hb, true, false, false);
+    r[18] = half_minmax(ha, hb, true, true, true);
+    r[19] = (uint16_t)(ha ^ 0x8000);
+    r[20] = (uint16_t)(ha & 0x7FFF);
+}
+static const Family HALF = {
+    "half", false, 21, "hhhhhhhhhHHHbbBhxbxhh",
+    " add.f16 %h20, %h10, %h11;\n" O16(0, "%h20")
+    " sub.f16 %h20, %h10, %h11;\n" O16(1, "%h20")
+    " mul.f16 %h20, %h10, %h11;\n" O16(2, "%h20")
+    " fma.rn.f16 %h20, %h10, %h11, %h12;\n" O16(3, "%h20")
+    " add.ftz.f16 %h20, %h10, %h11;\n" O16(4, "%h20")
+    " fma.rn.ftz.f16 %h20, %h10, %h11, %h12;\n" O16(5, "%h20")
+    " fma.rn.sat.f16 %h20, %h10, %h11, %h12;\n" O16(6, "%h20")
+    " mul.rn.ftz.sat.f16 %h20, %h10, %h11;\n" O16(7, "%h20")
+    " fma.rn.relu.f16 %h20, %h10, %h11, %h12;\n" O16(8, "%h20")
+    " fma.rn.f16x2 %r30, %r10, %r11, %r12;\n" O32(9, "%r30")
+    " add.rn.f16x2 %r30, %r10, %r11;\n" O32(10, "%r30")
+    " mul.ftz.f16x2 %r30, %r10, %r11;\n" O32(11, "%r30")
+    " fma.rn.bf16 %h20, %h10, %h11, %h12;\n" O16(12, "%h20")
+    " fma.rn.relu.bf16 %h20, %h10, %h11, %h12;\n" O16(13, "%h20")
+    " fma.rn.bf16x2 %r30, %r10, %r11, %r12;\n" O32(14, "%r30")
+    " min.f16 %h20, %h10, %h11;\n" O16(15, "%h20")
+    " max.NaN.f16 %h20, %h10, %h11;\n" O16(16, "%h20")
+    " min.bf16 %h20, %h10, %h11;\n" O16(17, "%h20")
+    " max.NaN.bf16 %h20, %h10, %h11;\n" O16(18, "%h20")
+    " neg.f16 %h20, %h10;\n" O16(19, "%h20")
+    " abs.f16 %h20, %h10;\n" O16(20, "%h20"),
+    gen_half, ref_half, 2048};
+
+Test(isa2, half) { run_family(&HALF); }
+
+/* bf16 add/sub/mul (sm_90), one rounding. */
+static void ref_bf16_90(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1], c = (uint32_t)x[2];
+    uint16_t ha = (uint16_t)a, hb = (uint16_t)b;
+    r[0] = half_op(0, ha, hb, 0, true, false, false, false);
+    r[1] = half_op(1, ha, hb, 0, true, false, false, false);
+    r[2] = half_op(2, ha, hb, 0, true, false, false, false);
+    r[3] = pair(0, a, b, c, true, false);
+    r[4] = pair(2, a, b, c, true, false);
+    r[5] = (uint16_t)(ha ^ 0x8000);
+}
+static const Family BF16_90 = {
+    "bf16_sm90", true, 6, "bbbBBx",
+    " add.rn.bf16 %h20, %h10, %h11;\n" O16(0, "%h20")
+    " sub.rn.bf16 %h20, %h10, %h11;\n" O16(1, "%h20")
+    " mul.rn.bf16 %h20, %h10, %h11;\n" O16(2, "%h20")
+    " add.rn.bf16x2 %r30, %r10, %r11;\n" O32(3, "%r30")
+    " mul.rn.bf16x2 %r30, %r10, %r11;\n" O32(4, "%r30")
+    " neg.bf16 %h20, %h10;\n" O16(5, "%h20"),
+    gen_half, ref_bf16_90, 1024};
+
+Test(isa2, bf16_sm90) { run_family(&BF16_90); }
+
+/* ---------------------------------------------------------------------------------------------
+ * cvt: float->int in the four integer roundings (NaN gives 0, out of range saturates), float->float
+ * roundings, .sat/.ftz, f16/bf16/tf32 with .relu/.satfinite, the x2 packing order, int->float in the
+ * four roundings, integer narrowing with and without .sat, sign/zero extension, cvt.pack.sat. */
+
+/* v rounded to mbits fraction bits with exponents down to emin (subnormals below); mode 4: ties away */
+static double round_fmt(double v, int mbits, int emin, int mode) {
+    if (v == 0 || !isfinite(v)) return v;
+    int e;
+    frexp(v, &e);
+    e -= 1;
+    if (e < emin) e = emin;
+    volatile double q = ldexp(v, mbits - e), rq;
+    if (mode == 4) rq = round(q);
+    else {
+        fesetround(RND[mode]);
+        rq = nearbyint(q);
+        fesetround(FE_TONEAREST);
+    }
+    return ldexp(rq, e - mbits);
+}
+/* past max: inf where the rounding goes away from zero, else max */
+static double overflow(double r, double max, int mode) {
+    if (fabs(r) <= max || !isfinite(r)) return r; /* infinities convert exactly */
+    bool away = mode == 0 || mode == 4 || (mode == 3 && r > 0) || (mode == 2 && r < 0);
+    return away ? copysign(INFINITY, r) : copysign(max, r);
+}
+static uint16_t enc_h(double v) { _Float16 h = (_Float16)v; uint16_t u; memcpy(&u, &h, 2); return isnan(v) ? 0x7FFF : u; }
+static uint16_t enc_b(double v) { return isnan(v) ? 0x7FFF : (uint16_t)(fbits((float)v) >> 16); }
+static const double HMAX = 65504.0, BMAX = 0x1.FEp127;
+
+static uint16_t cvt_h(float f, int mode, bool relu, bool satfinite) {
+    if (isnan(f)) return 0x7FFF;
+    double r = overflow(round_fmt(f, 10, -14, mode), HMAX, mode);
+    if (satfinite && fabs(r) > HMAX) r = copysign(HMAX, r);
+    if (relu && signbit(r)) r = 0; /* -0 too */
+    return enc_h(r);
+}
+static uint16_t cvt_b(float f, int mode, bool relu) {
+    if (isnan(f)) return 0x7FFF;
+    double r = overflow(round_fmt(f, 7, -126, mode), BMAX, mode);
+    if (relu && signbit(r)) r = 0;
+    return enc_b(r);
+}
+
+/* float->int: round in mode, clamp to [lo, hi].  NaN (ISA, cvt, Integer Notes, PTX 8.8): 0 unless the source
+ * is .f64 or the destination 64-bit, then 1 << (width - 1) (nan64: the caller says which) */
+static uint64_t f2i_nan(double v, int mode, double lo, double hi, bool sign, bool nan_msb) {
+    if (isnan(v)) return nan_msb ? (hi > 0x1p32 ? 1ull << 63 : hi > 0x1p16 ? (sign ? 0xFFFFFFFF80000000ull : 0x80000000ull) : hi > 0x1p8 ? 0x8000 : 0x80) : 0;
+    volatile double vv = v, r;
+    fesetround(RND[mode]);
+    r = nearbyint(vv);
+    fesetround(FE_TONEAREST);
+    if (r <= lo) r = lo;
+    if (r >= hi) return sign ? (uint64_t)(int64_t)(hi == 0x1p63 ? INT64_MAX : (int64_t)hi) : (hi == 0x1p64 ? UINT64_MAX : (uint64_t)hi);
+    return sign ? (uint64_t)(int64_t)r : (uint64_t)r;
+}
+static uint64_t f2i(double v, int mode, double lo, double hi, bool sign) { return f2i_nan(v, mode, lo, hi, sign, false); }
+static float f32_round(float f, int mode, bool integral) {
+    volatile float vf = f, r;
+    fesetround(RND[mode]);
+    r = integral ? nearbyintf(vf) : vf;
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static double f64_round(double f, int mode) {
+    volatile double vf = f, r;
+    fesetround(RND[mode]);
+    r = nearbyint(vf);
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static float d2f(double d, int mode) {
+    volatile double vd = d;
+    volatile float r;
+    fesetround(RND[mode]);
+    r = (float)vd;
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static float i2f(int64_t s, uint64_t u, bool sign, int mode) {
+    volatile int64_t vs = s;
+    volatile uint64_t vu = u;
+    volatile float r;
+    fesetround(RND[mode]);
+    r = sign ? (float)vs : (float)vu;
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static double i2d(int64_t s, uint64_t u, bool sign, int mode) {
+    volatile int64_t vs = s;
+    volatile uint64_t vu = u;
+    volatile double r;
+    fesetround(RND[mode]);
+    r = sign ? (double)vs : (double)vu;
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void gen_cvt(uint64_t *x, int i, int n) {
+    (void)n;
+    x[0] = rnd_f32();
+    if (i % 3 == 1) x[0] = (uint32_t)(rnd() & 0x80FFFFFF) | (uint32_t)(0x7F + rnd() % 70) << 23; /* 1 .. 2^70: the integer ranges */
+    if (i % 7 == 3) x[0] = fbits((float)(int)(rnd() % 2001 - 1000) + (float)(rnd() % 4) * 0.25f);   /* halfway points */
+    x[1] = rnd_f64();
+    if (i % 3 == 1) x[1] = (rnd() & 0x800FFFFFFFFFFFFFull) | (uint64_t)(0x3FF + rnd() % 70) << 52;
+    if (i % 7 == 3) x[1] = dbits((double)(int)(rnd() % 2001 - 1000) + (double)(rnd() % 4) * 0.25);
+    x[2] = rnd() & 1 ? PICK(EI) : rnd();
+    if (i % 5 == 2) x[2] = (uint64_t)(int64_t)(int32_t)(rnd() % 70000 - 35000);
+    if (i % 5 == 4) x[2] = rnd_f32() | (uint64_t)rnd_f32() << 32;
+}
+
+static void ref_cvt(const uint64_t *x, uint64_t *r) {
+    float f = bitsf((uint32_t)x[0]), f2 = bitsf((uint32_t)(x[2] >> 32));
+    double d = bitsd(x[1]);
+    uint32_t c = (uint32_t)x[2];
+    int32_t sc = (int32_t)c;
+    int64_t s64 = (int64_t)x[2];
+    for (int m = 0; m < 4; m++) r[m] = (uint32_t)f2i(f, m, -0x1p31, 0x1p31 - 1, true);
+    r[4] = (uint32_t)f2i(f, 0, 0, 0x1p32 - 1, false);
+    r[5] = f2i_nan(f, 1, -0x1p63, 0x1p63, true, true);
+    r[6] = f2i_nan(f, 1, 0, 0x1p64, false, true);
+    r[7] = (uint16_t)f2i(f, 1, -32768, 32767, true);
+    r[8] = (uint8_t)f2i(f, 1, 0, 255, false);
+    r[9] = (uint8_t)f2i(f, 1, -128, 127, true);
+    for (int m = 0; m < 4; m++) r[10 + m] = (uint32_t)f2i_nan(d, m, -0x1p31, 0x1p31 - 1, true, true);
+    r[14] = f2i_nan(d, 0, 0, 0x1p64, false, true);
+    r[15] = f2i_nan(d, 1, -0x1p63, 0x1p63, true, true);
+    r[16] = (uint32_t)f2i_nan(d, 1, 0, 0x1p32 - 1, false, true);
+    for (int m = 0; m < 4; m++) r[17 + m] = fbits(f32_round(f, m, true));
+    for (int m = 0; m < 4; m++) r[21 + m] = dbits(f64_round(d, m));
+    for (int m = 0; m < 4; m++) r[25 + m] = fbits(d2f(d, m));
+    r[29] = dbits((double)f);
+    r[30] = dbits((double)ftz32(f));
+    r[31] = fbits(sat32f(f));
+    r[32] = fbits(ftz32(f));
+    for (int m = 0; m < 4; m++) r[33 + m] = cvt_h(f, m, false, false);
+    r[37] = fbits((float)h2d((uint16_t)x[0]));
+    r[38] = cvt_h(f, 0, true, false);
+    r[39] = cvt_h(f, 0, false, true);
+    r[40] = cvt_b(f, 0, false);
+    r[41] = cvt_b(f, 1, false);
+    r[42] = cvt_b(f, 0, true);
+    r[43] = isnan(f) ? 0x7FFFFFFF : fbits((float)overflow(round_fmt(f, 10, -126, 4), 0x1.FFCp127, 4));
+    r[44] = (uint32_t)cvt_h(f, 0, false, false) << 16 | cvt_h(f2, 0, false, false);
+    r[45] = (uint32_t)cvt_b(f, 0, true) << 16 | cvt_b(f2, 0, true);
+    for (int m = 0; m < 4; m++) r[46 + m] = fbits(i2f(sc, 0, true, m));
+    r[50] = fbits(i2f(0, c, false, 0));
+    r[51] = fbits(i2f(s64, 0, true, 1));
+    r[52] = fbits(i2f(0, x[2], false, 3));
+    r[53] = dbits(i2d(s64, 0, true, 2));
+    r[54] = dbits(i2d(0, x[2], false, 0));
+    r[55] = dbits(i2d(0, x[2], false, 1));
+    r[56] = (uint8_t)clampi(sc, -128, 127);
+    r[57] = (uint8_t)c;
+    r[58] = (uint8_t)clampi(sc, 0, 255);
+    r[59] = (uint16_t)clampi(sc, 0, 65535);
+    r[60] = (uint16_t)(c > 32767 ? 32767 : c);
+    r[61] = (uint32_t)clampi(sc, 0, INT32_MAX);
+    r[62] = c > INT32_MAX ? INT32_MAX : c;
+    r[63] = (uint32_t)clampi(s64, INT32_MIN, INT32_MAX);
+    r[64] = (uint32_t)clampi(s64, 0, UINT32_MAX);
+    r[65] = (uint64_t)(int64_t)sc;
+    r[66] = (uint64_t)(int64_t)sc;
+    r[67] = c;
+    r[68] = (uint32_t)(int32_t)(int16_t)c;
+    r[69] = (uint32_t)(int32_t)(int8_t)c;
+    r[70] = (uint8_t)c;
+    int32_t sb = (int32_t)x[0]; /* cvt.pack: a = c.lo, b = the f32 operand's bits as an s32 */
+    r[71] = (uint32_t)(uint16_t)clampi(sc, -32768, 32767) << 16 | (uint16_t)clampi(sb, -32768, 32767);
+    r[72] = (uint32_t)(uint16_t)clampi(sc, 0, 65535) << 16 | (uint16_t)clampi(sb, 0, 65535);
+    uint32_t cc = (uint32_t)(x[2] >> 32);
+    r[73] = cc << 16 | (uint32_t)(uint8_t)clampi(sc, -128, 127) << 8 | (uint8_t)clampi(sb, -128, 127);
+    r[74] = cc << 16 | (uint32_t)(uint8_t)clampi(sc, 0, 255) << 8 | (uint8_t)clampi(sb, 0, 255);
+    r[75] = cc << 8 | (uint32_t)clampi(sc, 0, 15) << 4 | (uint32_t)clampi(sb, 0, 15);
+    r[76] = cc << 4 | (uint32_t)(clampi(sc, -2, 1) & 3) << 2 | (uint32_t)(clampi(sb, -2, 1) & 3);
+    r[77] = isnan(d) ? 0x7FFF : enc_h(overflow(round_fmt(d, 10, -14, 0), HMAX, 0));
+    r[78] = dbits(h2d((uint16_t)x[0]));
+    r[79] = (uint32_t)f2i(h2d((uint16_t)x[0]), 0, -0x1p31, 0x1p31 - 1, true);
+}
+
+static const Family CVT = {
+    "cvt", false, 80, "xxxxxxxxxxxxxxxxxffffddddffffddffhhhhfhhbbbfHBfffffffdddxxxxxxxxxxxxxxxxxxxxxhdx",
+    " cvt.rni.s32.f32 %r30, %f10;\n" O32(0, "%r30") " cvt.rzi.s32.f32 %r30, %f10;\n" O32(1, "%r30")
+    " cvt.rmi.s32.f32 %r30, %f10;\n" O32(2, "%r30") " cvt.rpi.s32.f32 %r30, %f10;\n" O32(3, "%r30")
+    " cvt.rni.u32.f32 %r30, %f10;\n" O32(4, "%r30")
+    " cvt.rzi.s64.f32 %rd30, %f10;\n" O64(5, "%rd30")
+    " cvt.rzi.u64.f32 %rd30, %f10;\n" O64(6, "%rd30")
+    " cvt.rzi.s16.f32 %h20, %f10;\n" O16(7, "%h20")
+    " cvt.rzi.u8.f32 %h20, %f10;\n and.b16 %h20, %h20, 0xFF;\n" O16(8, "%h20")
+    " cvt.rzi.s8.f32 %h20, %f10;\n and.b16 %h20, %h20, 0xFF;\n" O16(9, "%h20")
+    " cvt.rni.s32.f64 %r30, %fd11;\n" O32(10, "%r30") " cvt.rzi.s32.f64 %r30, %fd11;\n" O32(11, "%r30")
+    " cvt.rmi.s32.f64 %r30, %fd11;\n" O32(12, "%r30") " cvt.rpi.s32.f64 %r30, %fd11;\n" O32(13, "%r30")
+    " cvt.rni.u64.f64 %rd30, %fd11;\n" O64(14, "%rd30")
+    " cvt.rzi.s64.f64 %rd30, %fd11;\n" O64(15, "%rd30")
+    " cvt.rzi.u32.f64 %r30, %fd11;\n" O32(16, "%r30")
+    " cvt.rni.f32.f32 %f20, %f10;\n" OF(17, "%f20") " cvt.rzi.f32.f32 %f20, %f10;\n" OF(18, "%f20")
+    " cvt.rmi.f32.f32 %f20, %f10;\n" OF(19, "%f20") " cvt.rpi.f32.f32 %f20, %f10;\n" OF(20, "%f20")
+    " cvt.rni.f64.f64 %fd20, %fd11;\n" O64(21, "%fd20") " cvt.rzi.f64.f64 %fd20, %fd11;\n" O64(22, "%fd20")
+    " cvt.rmi.f64.f64 %fd20, %fd11;\n" O64(23, "%fd20") " cvt.rpi.f64.f64 %fd20, %fd11;\n" O64(24, "%fd20")
+    " cvt.rn.f32.f64 %f20, %fd11;\n" OF(25, "%f20") " cvt.rz.f32.f64 %f20, %fd11;\n" OF(26, "%f20")
+    " cvt.rm.f32.f64 %f20, %fd11;\n" OF(27, "%f20") " cvt.rp.f32.f64 %f20, %fd11;\n" OF(28, "%f20")
+    " cvt.f64.f32 %fd20, %f10;\n" O64(29, "%fd20")
+    " cvt.ftz.f64.f32 %fd20, %f10;\n" O64(30, "%fd20")
+    " cvt.sat.f32.f32 %f20, %f10;\n" OF(31, "%f20")
+    " cvt.ftz.f32.f32 %f20, %f10;\n" OF(32, "%f20")
+    " cvt.rn.f16.f32 %h20, %f10;\n" O16(33, "%h20") " cvt.rz.f16.f32 %h20, %f10;\n" O16(34, "%h20")
+    " cvt.rm.f16.f32 %h20, %f10;\n" O16(35, "%h20") " cvt.rp.f16.f32 %h20, %f10;\n" O16(36, "%h20")
+    " cvt.f32.f16 %f20, %h10;\n" OF(37, "%f20")
+    " cvt.rn.relu.f16.f32 %h20, %f10;\n" O16(38, "%h20")
+    " cvt.rn.satfinite.f16.f32 %h20, %f10;\n" O16(39, "%h20")
+    " cvt.rn.bf16.f32 %h20, %f10;\n" O16(40, "%h20")
+    " cvt.rz.bf16.f32 %h20, %f10;\n" O16(41, "%h20")
+    " cvt.rn.relu.bf16.f32 %h20, %f10;\n" O16(42, "%h20")
+    " cvt.rna.tf32.f32 %r30, %f10;\n" O32(43, "%r30")
+    " mov.b32 %f21, %r13;\n cvt.rn.f16x2.f32 %r30, %f10, %f21;\n" O32(44, "%r30")
+    " cvt.rn.relu.bf16x2.f32 %r30, %f10, %f21;\n" O32(45, "%r30")
+    " cvt.rn.f32.s32 %f20, %r12;\n" OF(46, "%f20") " cvt.rz.f32.s32 %f20, %r12;\n" OF(47, "%f20")
+    " cvt.rm.f32.s32 %f20, %r12;\n" OF(48, "%f20") " cvt.rp.f32.s32 %f20, %r12;\n" OF(49, "%f20")
+    " cvt.rn.f32.u32 %f20, %r12;\n" OF(50, "%f20")
+    " cvt.rz.f32.s64 %f20, %rd12;\n" OF(51, "%f20")
+    " cvt.rp.f32.u64 %f20, %rd12;\n" OF(52, "%f20")
+    " cvt.rm.f64.s64 %fd20, %rd12;\n" O64(53, "%fd20")
+    " cvt.rn.f64.u64 %fd20, %rd12;\n" O64(54, "%fd20")
+    " cvt.rz.f64.u64 %fd20, %rd12;\n" O64(55, "%fd20")
+    " cvt.sat.s8.s32 %h20, %r12;\n and.b16 %h20, %h20, 0xFF;\n" O16(56, "%h20")
+    " cvt.s8.s32 %h20, %r12;\n and.b16 %h20, %h20, 0xFF;\n" O16(57, "%h20")
+    " cvt.sat.u8.s32 %h20, %r12;\n and.b16 %h20, %h20, 0xFF;\n" O16(58, "%h20")
+    " cvt.sat.u16.s32 %h20, %r12;\n" O16(59, "%h20")
+    " cvt.sat.s16.u32 %h20, %r12;\n" O16(60, "%h20")
+    " cvt.sat.u32.s32 %r30, %r12;\n" O32(61, "%r30")
+    " cvt.sat.s32.u32 %r30, %r12;\n" O32(62, "%r30")
+    " cvt.sat.s32.s64 %r30, %rd12;\n" O32(63, "%r30")
+    " cvt.sat.u32.s64 %r30, %rd12;\n" O32(64, "%r30")
+    " cvt.s64.s32 %rd30, %r12;\n" O64(65, "%rd30")
+    " cvt.u64.s32 %rd30, %r12;\n" O64(66, "%rd30")
+    " cvt.s64.u32 %rd30, %r12;\n" O64(67, "%rd30")
+    " cvt.s32.s16 %r30, %h12;\n" O32(68, "%r30")
+    " cvt.u32.s8 %r30, %h12;\n" O32(69, "%r30")
+    " cvt.s32.u8 %r30, %h12;\n" O32(70, "%r30")
+    " cvt.pack.sat.s16.s32 %r30, %r12, %r10;\n" O32(71, "%r30")
+    " cvt.pack.sat.u16.s32 %r30, %r12, %r10;\n" O32(72, "%r30")
+    " cvt.pack.sat.s8.s32.b32 %r30, %r12, %r10, %r13;\n" O32(73, "%r30")
+    " cvt.pack.sat.u8.s32.b32 %r30, %r12, %r10, %r13;\n" O32(74, "%r30")
+    " cvt.pack.sat.u4.s32.b32 %r30, %r12, %r10, %r13;\n" O32(75, "%r30")
+    " cvt.pack.sat.s2.s32.b32 %r30, %r12, %r10, %r13;\n" O32(76, "%r30")
+    " cvt.rn.f16.f64 %h20, %fd11;\n" O16(77, "%h20")
+    " cvt.f64.f16 %fd20, %h10;\n" O64(78, "%fd20")
+    " cvt.rni.s32.f16 %r30, %h10;\n" O32(79, "%r30"),
+    gen_cvt, ref_cvt, 3000};
+
+Test(isa2, cvt) { run_family(&CVT); }
