@@ -1286,3 +1286,205 @@ static const Family CVT = {
     gen_cvt, ref_cvt, 3000};
 
 Test(isa2, cvt) { run_family(&CVT); }
+
+/* ---------------------------------------------------------------------------------------------
+ * set/setp with every comparison (ordered ones false on NaN, ne included; unordered ones true), the
+ * p|q pair and a BoolOp, f16/f16x2 (two predicates: p the low half, q the high), selp and slct. */
+
+#define CMPBIT(op, ty, a, b, bit) " setp." op "." ty " %p1, " a ", " b ";\n selp.b32 %r40, " #bit ", 0, %p1;\n or.b32 %r41, %r41, %r40;\n"
+#define CMPALL(ty, a, b)                                                                                                          \
+    " mov.b32 %r41, 0;\n" CMPBIT("eq", ty, a, b, 1) CMPBIT("ne", ty, a, b, 2) CMPBIT("lt", ty, a, b, 4) CMPBIT("le", ty, a, b, 8) \
+        CMPBIT("gt", ty, a, b, 16) CMPBIT("ge", ty, a, b, 32) CMPBIT("equ", ty, a, b, 64) CMPBIT("neu", ty, a, b, 128)              \
+            CMPBIT("ltu", ty, a, b, 256) CMPBIT("leu", ty, a, b, 512) CMPBIT("gtu", ty, a, b, 1024) CMPBIT("geu", ty, a, b, 2048)  \
+                CMPBIT("num", ty, a, b, 4096) CMPBIT("nan", ty, a, b, 8192)
+
+static uint32_t cmp_mask(double a, double b) {
+    bool un = isnan(a) || isnan(b);
+    bool t[14] = {!un && a == b, !un && a != b, !un && a < b, !un && a <= b, !un && a > b, !un && a >= b,
+                  un || a == b,  un || a != b,  un || a < b,  un || a <= b,  un || a > b,  un || a >= b, !un, un};
+    uint32_t m = 0;
+    for (int k = 0; k < 14; k++) m |= (uint32_t)t[k] << k;
+    return m;
+}
+static void gen_cmp(uint64_t *x, int i, int n) {
+    (void)n;
+    if (i % 2) {
+        gen_f32(x, i, n);
+        if (rnd() % 3 == 0) x[1] = x[0];
+        x[2] = rnd_f32() | (uint64_t)rnd_half(false) << 32 | (uint64_t)rnd_half(false) << 48;
+        x[0] |= (uint64_t)rnd_half(false) << 32 | (uint64_t)rnd_half(false) << 48;
+        x[1] |= (uint64_t)(rnd() % 3 == 0 ? (uint32_t)(x[0] >> 32) : rnd_half(false) | (uint32_t)rnd_half(false) << 16) << 32;
+    } else {
+        gen_int(x, i, n);
+        if (rnd() % 3 == 0) x[1] = x[0];
+    }
+}
+static void ref_cmp(const uint64_t *x, uint64_t *r) {
+    float a = bitsf((uint32_t)x[0]), b = bitsf((uint32_t)x[1]), c = bitsf((uint32_t)x[2]);
+    uint32_t ua = (uint32_t)x[0], ub = (uint32_t)x[1];
+    int32_t sa = (int32_t)ua, sb = (int32_t)ub;
+    uint32_t ha = (uint32_t)(x[0] >> 32), hb = (uint32_t)(x[1] >> 32);
+    bool pc = x[2] & 1;
+    r[0] = cmp_mask(a, b);
+    r[1] = cmp_mask(ftz32(a), ftz32(b));
+    r[2] = (uint32_t)(ua == ub) | (uint32_t)(ua != ub) << 1 | (uint32_t)(sa < sb) << 2 | (uint32_t)(sa <= sb) << 3 | (uint32_t)(sa > sb) << 4 |
+           (uint32_t)(sa >= sb) << 5 | (uint32_t)(ua < ub) << 6 | (uint32_t)(ua <= ub) << 7 | (uint32_t)(ua > ub) << 8 | (uint32_t)(ua >= ub) << 9;
+    bool t = !isnan(a) && !isnan(b) && a < b;
+    r[3] = (uint32_t)(t && pc) | (uint32_t)(!t && pc) << 1 | (uint32_t)(t ^ pc) << 2 | (uint32_t)(!t ^ pc) << 3 | (uint32_t)(t || !pc) << 4;
+    r[4] = cmp_mask(h2d((uint16_t)ha), h2d((uint16_t)hb));
+    /* setp.ltu.f16x2 p|q: p from the low halves, q from the high */
+    double l0 = h2d((uint16_t)ha), l1 = h2d((uint16_t)(ha >> 16)), m0 = h2d((uint16_t)hb), m1 = h2d((uint16_t)(hb >> 16));
+    r[5] = (uint32_t)(isnan(l0) || isnan(m0) || l0 < m0) | (uint32_t)(isnan(l1) || isnan(m1) || l1 < m1) << 1;
+    r[6] = (uint32_t)(!isnan(l0) && !isnan(m0) && l0 != m0) | (uint32_t)(!isnan(l1) && !isnan(m1) && l1 != m1) << 1;
+    r[7] = !isnan(a) && !isnan(b) && a != b ? 0xFFFFFFFF : 0;
+    r[8] = isnan(a) || isnan(b) || a > b ? 0x3F800000 : 0;
+    r[9] = (isnan(a) || isnan(b) || a >= b) && pc ? 0xFFFFFFFF : 0;
+    r[10] = (uint32_t)(!isnan(l0) && !isnan(m0) && l0 < m0 ? 0x3C00 : 0) | (uint32_t)(!isnan(l1) && !isnan(m1) && l1 < m1 ? 0x3C00 : 0) << 16;
+    r[11] = (uint32_t)(isnan(l0) || isnan(m0) || l0 <= m0 ? 0xFFFF : 0) | (uint32_t)(isnan(l1) || isnan(m1) || l1 <= m1 ? 0xFFFF : 0) << 16;
+    r[12] = pc ? ua : ub;
+    r[13] = (int32_t)x[2] >= 0 ? ua : ub;
+    r[14] = c >= 0 ? ua : ub; /* -0 >= 0; NaN fails */
+    r[15] = ftz32(c) >= 0 ? ua : ub;
+    r[16] = pc ? x[0] : x[1];
+    r[17] = (int32_t)x[2] >= 0 ? x[0] : x[1];
+}
+static const Family CMP = {
+    "setp", false, 18, "xxxxxxxxxxxxxxxxxx",
+    CMPALL("f32", "%f10", "%f11") O32(0, "%r41")
+    CMPALL("ftz.f32", "%f10", "%f11") O32(1, "%r41")
+    " mov.b32 %r41, 0;\n" CMPBIT("eq", "b32", "%r10", "%r11", 1) CMPBIT("ne", "b32", "%r10", "%r11", 2) CMPBIT("lt", "s32", "%r10", "%r11", 4)
+    CMPBIT("le", "s32", "%r10", "%r11", 8) CMPBIT("gt", "s32", "%r10", "%r11", 16) CMPBIT("ge", "s32", "%r10", "%r11", 32)
+    CMPBIT("lo", "u32", "%r10", "%r11", 64) CMPBIT("ls", "u32", "%r10", "%r11", 128) CMPBIT("hi", "u32", "%r10", "%r11", 256)
+    CMPBIT("hs", "u32", "%r10", "%r11", 512) O32(2, "%r41")
+    " and.b32 %r42, %r12, 1;\n setp.ne.u32 %p2, %r42, 0;\n"
+    " setp.lt.and.f32 %p3|%p4, %f10, %f11, %p2;\n selp.b32 %r43, 1, 0, %p3;\n selp.b32 %r44, 2, 0, %p4;\n or.b32 %r43, %r43, %r44;\n"
+    " setp.lt.xor.f32 %p3|%p4, %f10, %f11, %p2;\n selp.b32 %r44, 4, 0, %p3;\n or.b32 %r43, %r43, %r44;\n selp.b32 %r44, 8, 0, %p4;\n or.b32 %r43, %r43, %r44;\n"
+    " setp.lt.or.f32 %p3, %f10, %f11, !%p2;\n selp.b32 %r44, 16, 0, %p3;\n or.b32 %r43, %r43, %r44;\n" O32(3, "%r43")
+    " mov.b32 {%h21, %h22}, %r20;\n mov.b32 {%h23, %h24}, %r21;\n"
+    CMPALL("f16", "%h21", "%h23") O32(4, "%r41")
+    " setp.ltu.f16x2 %p5|%p6, %r20, %r21;\n selp.b32 %r43, 1, 0, %p5;\n selp.b32 %r44, 2, 0, %p6;\n or.b32 %r43, %r43, %r44;\n" O32(5, "%r43")
+    " setp.ne.f16x2 %p5|%p6, %r20, %r21;\n selp.b32 %r43, 1, 0, %p5;\n selp.b32 %r44, 2, 0, %p6;\n or.b32 %r43, %r43, %r44;\n" O32(6, "%r43")
+    " set.ne.u32.f32 %r30, %f10, %f11;\n" O32(7, "%r30")
+    " set.gtu.f32.f32 %f20, %f10, %f11;\n" OF(8, "%f20")
+    " set.geu.and.s32.f32 %r30, %f10, %f11, %p2;\n" O32(9, "%r30")
+    " set.lt.f16x2.f16x2 %r30, %r20, %r21;\n" O32(10, "%r30")
+    " set.leu.u32.f16x2 %r30, %r20, %r21;\n" O32(11, "%r30")
+    " selp.b32 %r30, %r10, %r11, %p2;\n" O32(12, "%r30")
+    " slct.b32.s32 %r30, %r10, %r11, %r12;\n" O32(13, "%r30")
+    " slct.b32.f32 %r30, %r10, %r11, %f12;\n" O32(14, "%r30")
+    " slct.ftz.u32.f32 %r30, %r10, %r11, %f12;\n" O32(15, "%r30")
+    " selp.b64 %rd30, %rd10, %rd11, %p2;\n" O64(16, "%rd30")
+    " slct.b64.s32 %rd30, %rd10, %rd11, %r12;\n" O64(17, "%rd30"),
+    gen_cmp, ref_cmp, 2048};
+
+Test(isa2, setp) { run_family(&CMP); }
+
+/* ---------------------------------------------------------------------------------------------
+ * sm_89/sm_90 forms: f8 (e4m3x2, e5m2x2) from f32 pairs and f16x2 and back, bf16 conversions in the
+ * four roundings and from integers, min/max .xorsign.abs, ex2/lg2 without .ftz on subnormals. */
+
+/* e4m3 (bias 7, 3 fraction bits, max 448, no infinities) or e5m2 (bias 15, 2 bits, max 57344) */
+static uint8_t cvt_f8(double v, bool e4m3, bool relu) {
+    int mb = e4m3 ? 3 : 2, emin = e4m3 ? -6 : -14, bias = e4m3 ? 7 : 15;
+    double max = e4m3 ? 448.0 : 57344.0;
+    if (isnan(v)) return 0x7F;
+    double r = isinf(v) ? v : round_fmt(v, mb, emin, 0);
+    if (fabs(r) > max) r = copysign(max, r); /* .satfinite */
+    if (relu && signbit(r)) r = 0;
+    uint8_t s = signbit(r) ? 0x80 : 0;
+    double a = fabs(r);
+    if (a == 0) return s;
+    int e = ilogb(a);
+    if (e < emin) return s | (uint8_t)ldexp(a, mb - emin);
+    return s | (uint8_t)((e + bias) << mb | (int)(ldexp(a, mb - e) - (1 << mb)));
+}
+static double dec_f8(uint8_t u, bool e4m3) {
+    int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, eb = e4m3 ? 4 : 5;
+    int e = u >> mb & ((1 << eb) - 1), m = u & ((1 << mb) - 1);
+    double s = u & 0x80 ? -1 : 1;
+    if (e4m3 && (u & 0x7F) == 0x7F) return NAN;
+    if (!e4m3 && e == 31) return m ? NAN : s * INFINITY;
+    return e ? s * ldexp(1 + ldexp(m, -mb), e - bias) : s * ldexp(m, 1 - bias - mb);
+}
+static uint32_t f8_to_h2(uint16_t v, bool e4m3, bool relu) {
+    uint32_t d = 0;
+    for (int k = 0; k < 2; k++) {
+        double x = dec_f8((uint8_t)(v >> 8 * k), e4m3);
+        if (relu && signbit(x) && !isnan(x)) x = 0;
+        d |= (uint32_t)enc_h(x) << 16 * k;
+    }
+    return d;
+}
+
+static void gen_f8(uint64_t *x, int i, int n) {
+    gen_f32(x, i, n);
+    if (i % 3 == 0) x[0] = fbits(bitsf((uint32_t)x[0]) * 0x1p-120f * (float)(1 << (rnd() % 31))); /* the f8 ranges */
+    if (i % 3 == 1) x[1] = fbits(ldexpf(1.0f + (float)(rnd() % 64) / 64.0f, (int)(rnd() % 40) - 24) * (rnd() & 1 ? -1 : 1));
+    x[2] = rnd() % 2 ? rnd() : rnd_half(false) | (uint32_t)rnd_half(i & 1) << 16;
+    x[0] |= (uint64_t)(rnd() & 1 ? (uint32_t)rnd() : rnd_half(true) | (uint32_t)rnd_half(true) << 16) << 32;
+    x[1] |= (uint64_t)(rnd_half(true) | (uint32_t)rnd_half(true) << 16) << 32;
+}
+
+static uint64_t xsabs(uint32_t a, uint32_t b, bool max, bool nan) {
+    float fa = fabsf(bitsf(a)), fb = fabsf(bitsf(b));
+    uint32_t s = (a ^ b) & 0x80000000u;
+    if (isnan(fa) || isnan(fb)) {
+        if (nan || (isnan(fa) && isnan(fb))) return 0x7FFFFFFF;
+        return (fbits(isnan(fa) ? fb : fa) & 0x7FFFFFFF) | s;
+    }
+    return (fbits(max ? (fa > fb ? fa : fb) : (fa < fb ? fa : fb)) & 0x7FFFFFFF) | s;
+}
+
+static void ref_sm90(const uint64_t *x, uint64_t *r) {
+    float a = bitsf((uint32_t)x[0]), b = bitsf((uint32_t)x[1]);
+    uint32_t c = (uint32_t)x[2];
+    uint16_t cl = (uint16_t)c, ch = (uint16_t)(c >> 16);
+    r[0] = (uint32_t)cvt_f8(a, true, false) << 8 | cvt_f8(b, true, false);
+    r[1] = (uint32_t)cvt_f8(a, false, false) << 8 | cvt_f8(b, false, false);
+    r[2] = (uint32_t)cvt_f8(a, true, true) << 8 | cvt_f8(b, true, true);
+    r[3] = (uint32_t)cvt_f8(h2d(ch), true, false) << 8 | cvt_f8(h2d(cl), true, false);
+    r[4] = (uint32_t)cvt_f8(h2d(ch), false, true) << 8 | cvt_f8(h2d(cl), false, true);
+    r[5] = f8_to_h2(cl, true, false);
+    r[6] = f8_to_h2(cl, false, false);
+    r[7] = f8_to_h2(cl, true, true);
+    uint16_t bh = (uint16_t)(x[0] >> 32);
+    r[8] = fbits(bitsf((uint32_t)bh << 16));
+    r[9] = cvt_b(a, 2, false);
+    r[10] = cvt_b(a, 3, false);
+    r[11] = (uint32_t)f2i(b2d(bh), 1, -0x1p31, 0x1p31 - 1, true);
+    r[12] = isnan(b2d(bh)) ? 0x7FFF : enc_h(overflow(round_fmt(b2d(bh), 10, -14, 0), HMAX, 0));
+    double vi = (double)(int32_t)c; /* exact in double */
+    r[13] = enc_b(overflow(round_fmt(vi, 7, -126, 0), BMAX, 0));
+    r[14] = dbits(b2d(bh));
+    r[15] = xsabs((uint32_t)x[0], (uint32_t)x[1], false, false);
+    r[16] = xsabs((uint32_t)x[0], (uint32_t)x[1], true, true);
+    float e = exp2f(a);
+    r[17] = fbits(e);
+    r[18] = a < 0 ? 0x7FFFFFFF : fbits(log2f(a));
+    r[19] = cvt_b(a, 1, true);
+}
+static const Family SM90 = {
+    "sm90_cvt", true, 20, "xxxxxHHHfbbxhbdffaab",
+    " cvt.rn.satfinite.e4m3x2.f32 %h20, %f10, %f11;\n" O16(0, "%h20")
+    " cvt.rn.satfinite.e5m2x2.f32 %h20, %f10, %f11;\n" O16(1, "%h20")
+    " cvt.rn.satfinite.relu.e4m3x2.f32 %h20, %f10, %f11;\n" O16(2, "%h20")
+    " cvt.rn.satfinite.e4m3x2.f16x2 %h20, %r12;\n" O16(3, "%h20")
+    " cvt.rn.satfinite.relu.e5m2x2.f16x2 %h20, %r12;\n" O16(4, "%h20")
+    " cvt.rn.f16x2.e4m3x2 %r30, %h12;\n" O32(5, "%r30")
+    " cvt.rn.f16x2.e5m2x2 %r30, %h12;\n" O32(6, "%r30")
+    " cvt.rn.relu.f16x2.e4m3x2 %r30, %h12;\n" O32(7, "%r30")
+    " cvt.u16.u32 %h25, %r20;\n cvt.f32.bf16 %f20, %h25;\n" OF(8, "%f20")
+    " cvt.rm.bf16.f32 %h20, %f10;\n" O16(9, "%h20")
+    " cvt.rp.bf16.f32 %h20, %f10;\n" O16(10, "%h20")
+    " cvt.rzi.s32.bf16 %r30, %h25;\n" O32(11, "%r30")
+    " cvt.rn.f16.bf16 %h20, %h25;\n" O16(12, "%h20")
+    " cvt.rn.bf16.s32 %h20, %r12;\n" O16(13, "%h20")
+    " cvt.f64.bf16 %fd20, %h25;\n" O64(14, "%fd20")
+    " min.xorsign.abs.f32 %f20, %f10, %f11;\n" OF(15, "%f20")
+    " max.NaN.xorsign.abs.f32 %f20, %f10, %f11;\n" OF(16, "%f20")
+    " ex2.approx.f32 %f20, %f10;\n" OF(17, "%f20")
+    " lg2.approx.f32 %f20, %f10;\n" OF(18, "%f20")
+    " cvt.rz.relu.bf16.f32 %h20, %f10;\n" O16(19, "%h20"),
+    gen_f8, ref_sm90, 2048};
+
+Test(isa2, sm90_cvt) { run_family(&SM90); }
