@@ -639,12 +639,22 @@ static void ref_relu(const uint64_t *x, uint64_t *r) {
         d |= (uint32_t)(uint16_t)(m < 0 ? 0 : m) << 16 * h;
     }
     r[2] = d;
+    uint32_t mn2 = 0, mx2 = 0;
+    for (int k = 0; k < 2; k++) {
+        uint16_t p = (uint16_t)(x[0] >> 16 * k), q = (uint16_t)(x[1] >> 16 * k);
+        mn2 |= (uint32_t)(p < q ? p : q) << 16 * k;
+        mx2 |= (uint32_t)(uint16_t)((int16_t)p > (int16_t)q ? p : q) << 16 * k;
+    }
+    r[3] = mn2;
+    r[4] = mx2;
 }
 static const Family RELU = {
-    "minmax_relu", true, 3, "xxx",
+    "minmax_relu", true, 5, "xxxxx",
     " min.relu.s32 %r30, %r10, %r11;\n" O32(0, "%r30")
     " max.relu.s32 %r30, %r10, %r11;\n" O32(1, "%r30")
-    " min.relu.s16x2 %r30, %r10, %r11;\n" O32(2, "%r30"),
+    " min.relu.s16x2 %r30, %r10, %r11;\n" O32(2, "%r30")
+    " min.u16x2 %r30, %r10, %r11;\n" O32(3, "%r30")
+    " max.s16x2 %r30, %r10, %r11;\n" O32(4, "%r30"),
     gen_int, ref_relu, 512};
 
 Test(isa2, minmax_relu) { run_family(&RELU); }
@@ -1460,7 +1470,7 @@ static void ref_sm90(const uint64_t *x, uint64_t *r) {
     r[16] = xsabs((uint32_t)x[0], (uint32_t)x[1], true, true);
     float e = exp2f(a);
     r[17] = fbits(e);
-    r[18] = a < 0 ? 0x7FFFFFFF : fbits(log2f(a));
+    r[18] = fpclassify(a) == FP_SUBNORMAL && a < 0 ? SKIP : a < 0 ? 0x7FFFFFFF : fbits(log2f(a)); /* -subnormal: the ISA's table says -Inf, its text that subnormals are kept */
     r[19] = cvt_b(a, 1, true);
 }
 static const Family SM90 = {
@@ -1488,3 +1498,217 @@ static const Family SM90 = {
     gen_f8, ref_sm90, 2048};
 
 Test(isa2, sm90_cvt) { run_family(&SM90); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Immediate operands (shift counts and field positions past the width), 16- and 64-bit forms, int->f16
+ * in the four roundings, rounding of f16 to integers, the x2 min/max, compares of 16- and 64-bit values. */
+
+static uint16_t i2h(double v, int mode) { return enc_h(overflow(round_fmt(v, 10, -14, mode), HMAX, mode)); }
+static void ref_misc(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1];
+    int32_t sa = (int32_t)a;
+    uint16_t ha = (uint16_t)a, hb = (uint16_t)b;
+    int16_t sha = (int16_t)ha, shb = (int16_t)hb;
+    r[0] = 0;                                   /* shl.b32 a, 33 */
+    r[1] = (uint32_t)(sa < 0 ? -1 : 0);         /* shr.s32 a, 32 */
+    r[2] = ref_bfe(a, 28, 8, 32, false);
+    r[3] = (uint32_t)ref_bfe(a, 28, 8, 32, true);
+    r[4] = shf(a, b, 40, true, false);
+    r[5] = shf(a, b, 40, false, true);
+    r[6] = ref_prmt(a, b, 0x8880, -1);
+    r[7] = ref_prmt(a, b, 0x7531, -1);
+    r[8] = ref_bfi(a, b, 30, 8, 32);
+    r[9] = (uint32_t)sat32((int64_t)sa + 0x7FFFFFF0);
+    r[10] = (uint64_t)(x[0] >> 63 ? -1 : 0);    /* shr.s64 a, 64 */
+    r[11] = (uint16_t)(ha >> 15);
+    for (int m = 0; m < 4; m++) r[12 + m] = i2h((double)sa, m);
+    r[16] = i2h((double)x[1], 1);
+    r[17] = i2h((double)(int16_t)hb, 0);
+    double hv = h2d(ha);
+    for (int m = 0; m < 4; m++) r[18 + m] = isnan(hv) ? 0x7FFF : enc_h(f64_round(hv, m));
+    r[22] = (uint16_t)f2i(hv, 1, 0, 65535, false);
+    r[23] = (uint32_t)(sa < -5 ? sa : -5);
+    r[24] = a > 0xFFFFFFF0u ? a : 0xFFFFFFF0u;
+    int64_t la = (int64_t)x[0], lb = (int64_t)x[1];
+    r[25] = (uint32_t)(la < lb) | (uint32_t)(x[0] < x[1]) << 1 | (uint32_t)(la >= lb) << 2 | (uint32_t)(x[0] >= x[1]) << 3 |
+            (uint32_t)(sha < shb) << 4 | (uint32_t)(ha < hb) << 5 | (uint32_t)(sha >= shb) << 6 | (uint32_t)(ha == hb) << 7;
+    r[26] = x[0] == x[1] ? 0xFFFFFFFF : 0;
+    r[27] = hb == 0 || (sha == INT16_MIN && shb == -1) ? SKIP : (uint16_t)(sha % shb);
+    r[28] = hb == 0 ? SKIP : (uint16_t)(ha / hb);
+    r[29] = (uint32_t)ha * hb;
+    r[30] = (uint32_t)((int32_t)sha * shb + (int32_t)(int16_t)x[2]);
+    r[31] = (uint16_t)((uint16_t)x[2] + (ha > hb ? ha - hb : hb - ha));
+    r[32] = (uint16_t)(ha * hb + (uint16_t)x[2]);
+}
+static const Family MISC = {
+    "misc", false, 33, "xxxxxxxxxxxxhhhhhhhhhhxxxxxxxxxxx",
+    " shl.b32 %r30, %r10, 33;\n" O32(0, "%r30")
+    " shr.s32 %r30, %r10, 32;\n" O32(1, "%r30")
+    " bfe.u32 %r30, %r10, 28, 8;\n" O32(2, "%r30")
+    " bfe.s32 %r30, %r10, 28, 8;\n" O32(3, "%r30")
+    " shf.l.wrap.b32 %r30, %r10, %r11, 40;\n" O32(4, "%r30")
+    " shf.r.clamp.b32 %r30, %r10, %r11, 40;\n" O32(5, "%r30")
+    " prmt.b32 %r30, %r10, %r11, 0x8880;\n" O32(6, "%r30")
+    " prmt.b32 %r30, %r10, %r11, 0x7531;\n" O32(7, "%r30")
+    " bfi.b32 %r30, %r10, %r11, 30, 8;\n" O32(8, "%r30")
+    " add.sat.s32 %r30, %r10, 0x7FFFFFF0;\n" O32(9, "%r30")
+    " shr.s64 %rd30, %rd10, 64;\n" O64(10, "%rd30")
+    " shr.u16 %h20, %h10, 15;\n" O16(11, "%h20")
+    " cvt.rn.f16.s32 %h20, %r10;\n" O16(12, "%h20") " cvt.rz.f16.s32 %h20, %r10;\n" O16(13, "%h20")
+    " cvt.rm.f16.s32 %h20, %r10;\n" O16(14, "%h20") " cvt.rp.f16.s32 %h20, %r10;\n" O16(15, "%h20")
+    " cvt.rz.f16.u64 %h20, %rd11;\n" O16(16, "%h20")
+    " cvt.rn.f16.s16 %h20, %h11;\n" O16(17, "%h20")
+    " cvt.rni.f16.f16 %h20, %h10;\n" O16(18, "%h20") " cvt.rzi.f16.f16 %h20, %h10;\n" O16(19, "%h20")
+    " cvt.rmi.f16.f16 %h20, %h10;\n" O16(20, "%h20") " cvt.rpi.f16.f16 %h20, %h10;\n" O16(21, "%h20")
+    " cvt.rzi.u16.f16 %h20, %h10;\n" O16(22, "%h20")
+    " min.s32 %r30, %r10, -5;\n" O32(23, "%r30")
+    " max.u32 %r30, %r10, 0xFFFFFFF0;\n" O32(24, "%r30")
+    " mov.b32 %r41, 0;\n" CMPBIT("lt", "s64", "%rd10", "%rd11", 1) CMPBIT("lo", "u64", "%rd10", "%rd11", 2)
+    CMPBIT("ge", "s64", "%rd10", "%rd11", 4) CMPBIT("hs", "u64", "%rd10", "%rd11", 8) CMPBIT("lt", "s16", "%h10", "%h11", 16)
+    CMPBIT("lo", "u16", "%h10", "%h11", 32) CMPBIT("ge", "s16", "%h10", "%h11", 64) CMPBIT("eq", "b16", "%h10", "%h11", 128) O32(25, "%r41")
+    " set.eq.u32.u64 %r30, %rd10, %rd11;\n" O32(26, "%r30")
+    " rem.s16 %h20, %h10, %h11;\n" O16(27, "%h20")
+    " div.u16 %h20, %h10, %h11;\n" O16(28, "%h20")
+    " mul.wide.u16 %r30, %h10, %h11;\n" O32(29, "%r30")
+    " cvt.s32.s16 %r31, %h12;\n mad.wide.s16 %r30, %h10, %h11, %r31;\n" O32(30, "%r30")
+    " sad.u16 %h20, %h10, %h11, %h12;\n" O16(31, "%h20")
+    " mad.lo.u16 %h20, %h10, %h11, %h12;\n" O16(32, "%h20"),
+    gen_int, ref_misc, 1024};
+
+Test(isa2, misc) { run_family(&MISC); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Operand sizes past the instruction type (ISA, "Operand Size Exceeding Instruction-Type Size"): an
+ * 8- or 16-bit cvt result in a wider register is sign-extended for a signed type, zero-extended for an
+ * unsigned one; a wider source register is cut to the type first.  mad.f32 (no rounding) fuses as
+ * fma.rn; f16x2 .sat/.relu pairs; .ftz on min; the f32 float->float integer roundings with .ftz/.sat. */
+
+static void ref_sizes(const uint64_t *x, uint64_t *r) {
+    uint32_t c = (uint32_t)x[2];
+    int32_t sc = (int32_t)c;
+    float f = bitsf((uint32_t)x[0]), g = bitsf((uint32_t)x[1]), h = bitsf((uint32_t)x[2]);
+    r[0] = (uint32_t)(int32_t)(int8_t)c;
+    r[1] = (uint8_t)c;
+    r[2] = (uint32_t)(int32_t)(int8_t)clampi(sc, -128, 127);
+    r[3] = (uint32_t)(int32_t)(int16_t)c;
+    r[4] = (uint8_t)clampi(sc, 0, 255);
+    r[5] = (uint32_t)(int32_t)(int8_t)f2i(f, 1, -128, 127, true);
+    r[6] = (uint16_t)(int16_t)(int8_t)f2i(f, 1, -128, 127, true);
+    r[7] = (uint32_t)(int32_t)(int8_t)c;
+    r[8] = (uint8_t)c;
+    r[9] = (uint64_t)(int64_t)(int16_t)c;
+    r[10] = F(host_f32(3, f, g, h, 0));
+    r[11] = F(sat32f(host_f32(3, f, g, h, 0)));
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1];
+    r[12] = half_op(3, (uint16_t)a, (uint16_t)b, (uint16_t)c, false, false, true, false) |
+            (uint32_t)half_op(3, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), false, false, true, false) << 16;
+    uint16_t lo = half_op(3, (uint16_t)a, (uint16_t)b, (uint16_t)c, false, true, false, true),
+             hi = half_op(3, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), false, true, false, true);
+    r[13] = lo == (uint16_t)SKIP || hi == (uint16_t)SKIP ? SKIP : lo | (uint32_t)hi << 16;
+    lo = half_op(3, (uint16_t)a, (uint16_t)b, (uint16_t)c, true, false, false, true);
+    hi = half_op(3, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), true, false, false, true);
+    r[14] = lo == (uint16_t)SKIP || hi == (uint16_t)SKIP ? SKIP : lo | (uint32_t)hi << 16;
+    float fa = ftz32(f), fb = ftz32(g);
+    bool zeros = fa == 0 && fb == 0 && signbit(fa) != signbit(fb);
+    r[15] = zeros ? SKIP : F(isnan(fa) ? fb : isnan(fb) ? fa : fa < fb ? fa : fb);
+    r[16] = F(ftz32(f32_round(ftz32(f), 0, true)));
+    r[17] = F(sat32f(f32_round(f, 0, true)));
+    r[18] = F(sat32f(f32_round(f, 3, true)));
+    uint64_t mn = 0;
+    for (int k = 0; k < 2; k++) {
+        uint16_t p = (uint16_t)(a >> 16 * k), q = (uint16_t)(b >> 16 * k);
+        uint64_t m = half_minmax(p, q, false, false, true);
+        if (m == SKIP) { mn = SKIP; break; }
+        mn |= m << 16 * k;
+    }
+    r[19] = mn;
+}
+static void gen_sizes(uint64_t *x, int i, int n) {
+    gen_half(x, i, n);
+    if (i % 2) {
+        uint64_t y[3];
+        gen_f32(y, i, n);
+        x[0] = y[0], x[1] = y[1];
+        x[2] = rnd() & 1 ? y[2] : PICK(EI);
+        if (i % 4 == 1) x[2] = (uint64_t)(int64_t)(int32_t)(rnd() % 1000 - 500);
+    }
+}
+static const Family SIZES = {
+    "sizes", false, 20, "xxxxxxxxxxffHHBffffH",
+    " cvt.s8.s32 %r30, %r12;\n" O32(0, "%r30")
+    " cvt.u8.s32 %r30, %r12;\n" O32(1, "%r30")
+    " cvt.sat.s8.s32 %r30, %r12;\n" O32(2, "%r30")
+    " cvt.s16.s32 %r30, %r12;\n" O32(3, "%r30")
+    " cvt.sat.u8.s32 %r30, %r12;\n" O32(4, "%r30")
+    " cvt.rzi.s8.f32 %r30, %f10;\n" O32(5, "%r30")
+    " cvt.rzi.s8.f32 %h20, %f10;\n" O16(6, "%h20")
+    " cvt.s32.s8 %r30, %r12;\n" O32(7, "%r30")
+    " cvt.u32.u8 %r30, %r12;\n" O32(8, "%r30")
+    " cvt.s64.s16 %rd30, %r12;\n" O64(9, "%rd30")
+    " mad.rn.f32 %f20, %f10, %f11, %f12;\n" OF(10, "%f20")
+    " mad.rn.sat.f32 %f20, %f10, %f11, %f12;\n" OF(11, "%f20")
+    " fma.rn.sat.f16x2 %r30, %r10, %r11, %r12;\n" O32(12, "%r30")
+    " fma.rn.ftz.relu.f16x2 %r30, %r10, %r11, %r12;\n" O32(13, "%r30")
+    " fma.rn.relu.bf16x2 %r30, %r10, %r11, %r12;\n" O32(14, "%r30")
+    " min.ftz.f32 %f20, %f10, %f11;\n" OF(15, "%f20")
+    " cvt.rni.ftz.f32.f32 %f20, %f10;\n" OF(16, "%f20")
+    " cvt.rni.sat.f32.f32 %f20, %f10;\n" OF(17, "%f20")
+    " cvt.rpi.sat.f32.f32 %f20, %f10;\n" OF(18, "%f20")
+    " min.NaN.f16x2 %r30, %r10, %r11;\n" O32(19, "%r30"),
+    gen_sizes, ref_sizes, 2048};
+
+Test(isa2, sizes) { run_family(&SIZES); }
+
+/* ---------------------------------------------------------------------------------------------
+ * The special values of the .approx instructions (the tables on their ISA pages): zeros, infinities,
+ * NaN, negative operands; finite results within 2^-21 of the exact value (the emulator's default
+ * approx=exact mode).  Subnormal operands only under .ftz, where they are zeros. */
+
+static uint64_t sp(float v, bool finite_ok) { return finite_ok || !isfinite(v) || v == 0 ? F(v) : SKIP; }
+static void ref_approx(const uint64_t *x, uint64_t *r) {
+    float a = bitsf((uint32_t)x[0]), b = bitsf((uint32_t)x[1]);
+    bool sub = fpclassify(a) == FP_SUBNORMAL;
+    float fa = ftz32(a);
+    r[0] = sub ? SKIP : sp(1.0f / a, true);                                      /* rcp.approx.f32 */
+    r[1] = sp(ftz32(1.0f / fa), true);                                           /* rcp.approx.ftz.f32: a subnormal result flushes */
+    r[2] = sub ? SKIP : a < 0 ? 0x7FFFFFFF : sp(sqrtf(a), true);                 /* sqrt.approx.f32: sqrt(-0) = -0 */
+    if (a == 0) r[2] = F(a);
+    r[3] = fa == 0 ? F(fa) : fa < 0 ? 0x7FFFFFFF : sp(sqrtf(fa), true);          /* sqrt.approx.ftz.f32 */
+    r[4] = fa == 0 ? F(copysignf(INFINITY, fa)) : fa < 0 || isnan(fa) ? 0x7FFFFFFF : sp((float)(1.0 / sqrt((double)fa)), true); /* rsqrt.approx.ftz */
+    r[5] = isnan(fa) ? 0x7FFFFFFF : isinf(fa) ? 0x7FFFFFFF : fa == 0 ? F(fa) : SKIP; /* sin.approx.ftz: inf gives NaN, -0 stays -0 */
+    r[6] = isnan(fa) || isinf(fa) ? 0x7FFFFFFF : fa == 0 ? F(1.0f) : SKIP;       /* cos.approx.ftz */
+    r[7] = isnan(a) ? 0x7FFFFFFF : isinf(a) ? F(copysignf(1.0f, a)) : a == 0 ? F(a) : SKIP; /* tanh.approx.f32 */
+    r[8] = fa == 0 ? F(-INFINITY) : fa < 0 ? 0x7FFFFFFF : sp(log2f(fa), true);  /* lg2.approx.ftz */
+    r[9] = isnan(fa) ? 0x7FFFFFFF : sp(exp2f(fa), true);                        /* ex2.approx.ftz */
+    float fb = ftz32(b);
+    r[10] = fabsf(fb) > 0x1p126f && isfinite(fb) && isfinite(fa) ? F(copysignf(0.0f, fa) * (fb < 0 ? -1.0f : 1.0f)) : SKIP; /* div.approx.ftz, |b| past 2^126 */
+    r[11] = isnan(fa) || isnan(fb) || (fa == 0 && fb == 0) || (isinf(fa) && isinf(fb)) ? 0x7FFFFFFF
+            : fb == 0 || isinf(fa) ? F(copysignf(INFINITY, fa) * (signbit(fb) ? -1.0f : 1.0f))
+            : fa == 0 || isinf(fb) ? F(copysignf(0.0f, fa) * (signbit(fb) ? -1.0f : 1.0f)) : SKIP; /* div.full.ftz specials */
+    uint16_t h = (uint16_t)x[2];
+    double hv = h2d(h);
+    r[12] = isnan(hv) ? 0x7FFF : isinf(hv) ? (hv > 0 ? 0x7C00 : 0) : hv == 0 ? 0x3C00 : SKIP; /* ex2.approx.f16 */
+}
+static void gen_approx(uint64_t *x, int i, int n) {
+    gen_f32(x, i, n);
+    if (i % 4 == 1) x[1] = fbits(ldexpf(1.0f + (float)(rnd() % 100) / 128.0f, 126 + (int)(rnd() % 2))) ^ (rnd() & 1 ? 0x80000000u : 0);
+    x[2] = rnd_half(false);
+}
+static const Family APPROX = {
+    "approx", false, 13, "aaaaafffaaffh",
+    " rcp.approx.f32 %f20, %f10;\n" OF(0, "%f20")
+    " rcp.approx.ftz.f32 %f20, %f10;\n" OF(1, "%f20")
+    " sqrt.approx.f32 %f20, %f10;\n" OF(2, "%f20")
+    " sqrt.approx.ftz.f32 %f20, %f10;\n" OF(3, "%f20")
+    " rsqrt.approx.ftz.f32 %f20, %f10;\n" OF(4, "%f20")
+    " sin.approx.ftz.f32 %f20, %f10;\n" OF(5, "%f20")
+    " cos.approx.ftz.f32 %f20, %f10;\n" OF(6, "%f20")
+    " tanh.approx.f32 %f20, %f10;\n" OF(7, "%f20")
+    " lg2.approx.ftz.f32 %f20, %f10;\n" OF(8, "%f20")
+    " ex2.approx.ftz.f32 %f20, %f10;\n" OF(9, "%f20")
+    " div.approx.ftz.f32 %f20, %f10, %f11;\n" OF(10, "%f20")
+    " div.full.ftz.f32 %f20, %f10, %f11;\n" OF(11, "%f20")
+    " ex2.approx.f16 %h20, %h12;\n" O16(12, "%h20"),
+    gen_approx, ref_approx, 2048};
+
+Test(isa2, approx) { run_family(&APPROX); }
