@@ -91,7 +91,7 @@ static bool slot_ok(char kind, uint64_t got, uint64_t want) {
 static void run_family_on(const Family *F, const char *target) {
     char head[160];
     snprintf(head, sizeof head, ".version %s\n.target %s\n.address_size 64\n", "8.3", target);
-    size_t cap = strlen(F->body) + 4096;
+    size_t cap = strlen(F->body) + 4096 + 64 * (size_t)F->nout;
     char *ptx = malloc(cap);
     int len = snprintf(ptx, cap,
         "%s.visible .entry k(.param .u64 in, .param .u64 out, .param .u32 n)\n{\n"
@@ -1712,3 +1712,164 @@ static const Family APPROX = {
     gen_approx, ref_approx, 2048};
 
 Test(isa2, approx) { run_family(&APPROX); }
+
+/* ---------------------------------------------------------------------------------------------
+ * cvt between every pair of integer types, with and without .sat (generated): the source register is
+ * cut to the source type and sign- or zero-extended by its signedness; .sat clamps to the destination's
+ * range, else the value is cut to its width; an 8-bit result in a 16-bit register is extended by the
+ * destination's signedness.  And float->int for every integer type from f32, f64 and f16 in the four
+ * integer roundings, int->float for f16, f32 and f64 in the four roundings. */
+
+typedef struct { const char *name; int bits; bool sign; } IntTy;
+static const IntTy ITY[8] = {{"u8", 8, false}, {"s8", 8, true}, {"u16", 16, false}, {"s16", 16, true},
+                             {"u32", 32, false}, {"s32", 32, true}, {"u64", 64, false}, {"s64", 64, true}};
+static const char *ireg(int bits) { return bits <= 16 ? "%h12" : bits == 32 ? "%r12" : "%rd12"; }
+static const char *idst(int bits) { return bits <= 16 ? "%h20" : bits == 32 ? "%r30" : "%rd30"; }
+static const char *istore(int bits) { return bits <= 16 ? "cvt.u64.u16" : bits == 32 ? "cvt.u64.u32" : "mov.b64"; }
+static int64_t ext(uint64_t v, int bits, bool sign) {
+    if (bits == 64) return (int64_t)v;
+    uint64_t m = (1ull << bits) - 1;
+    v &= m;
+    return sign && (v >> (bits - 1) & 1) ? (int64_t)(v | ~m) : (int64_t)v;
+}
+static uint64_t regbits(int64_t v, int bits, bool sign) { /* the destination register's content */
+    int rb = bits <= 16 ? 16 : bits;
+    uint64_t u = (uint64_t)ext((uint64_t)v, bits, sign);
+    return rb == 64 ? u : u & ((1ull << rb) - 1);
+}
+
+static int icvt_pairs[112][3], n_icvt; /* dst, src, sat */
+static void ref_icvt(const uint64_t *x, uint64_t *r) {
+    for (int k = 0; k < n_icvt; k++) {
+        const IntTy *d = &ITY[icvt_pairs[k][0]], *s = &ITY[icvt_pairs[k][1]];
+        int64_t v = ext(x[2], s->bits, s->sign);
+        bool vneg = s->sign && v < 0; /* an unsigned 64-bit source above INT64_MAX reads as a negative int64_t */
+        if (icvt_pairs[k][2]) {
+            if (d->sign) {
+                int64_t lo = d->bits == 64 ? INT64_MIN : -(1ll << (d->bits - 1)), hi = d->bits == 64 ? INT64_MAX : (1ll << (d->bits - 1)) - 1;
+                if (!s->sign && s->bits == 64 && (uint64_t)v > (uint64_t)hi) v = hi;
+                else v = v < lo ? lo : v > hi ? hi : v;
+            } else {
+                uint64_t hi = d->bits == 64 ? UINT64_MAX : (1ull << d->bits) - 1;
+                if (vneg) v = 0;
+                else if ((uint64_t)v > hi) v = (int64_t)hi;
+            }
+        }
+        r[k] = regbits(v, d->bits, d->sign);
+    }
+}
+static void gen_icvt(uint64_t *x, int i, int n) {
+    gen_int(x, i, n);
+    if (i % 3 == 0) x[2] = (uint64_t)(int64_t)(int16_t)rnd();
+    if (i % 3 == 1) x[2] = rnd() >> (rnd() % 64);
+}
+
+Test(isa2, cvt_int_matrix) {
+    static char body[40000];
+    size_t len = 0;
+    n_icvt = 0;
+    for (int di = 0; di < 8; di++)
+        for (int si = 0; si < 8; si++)
+            for (int sat = 0; sat < 2; sat++) {
+                const IntTy *d = &ITY[di], *so = &ITY[si];
+                bool fits = so->sign == d->sign ? d->bits >= so->bits : !so->sign && d->bits > so->bits;
+                if (di == si || (sat && fits)) continue; /* ptxas refuses a .sat that cannot clamp */
+                icvt_pairs[n_icvt][0] = di, icvt_pairs[n_icvt][1] = si, icvt_pairs[n_icvt][2] = sat;
+                len += (size_t)snprintf(body + len, sizeof body - len, " cvt%s.%s.%s %s, %s;\n %s %%o%d, %s;\n", sat ? ".sat" : "", ITY[di].name,
+                                        ITY[si].name, idst(ITY[di].bits), ireg(ITY[si].bits), istore(ITY[di].bits), n_icvt, idst(ITY[di].bits));
+                n_icvt++;
+            }
+    static char kinds[113];
+    memset(kinds, 'x', (size_t)n_icvt);
+    kinds[n_icvt] = 0;
+    Family f = {"cvt_int_matrix", false, n_icvt, kinds, body, gen_icvt, ref_icvt, 512};
+    run_family(&f);
+}
+
+/* float -> every integer type, four roundings, from f32 (%f10), f64 (%fd11), f16 (%h12) */
+static int fcvt_list[96][3], n_fcvt; /* dst int type, src (0 f32, 1 f64, 2 f16), rounding */
+static void ref_fcvt(const uint64_t *x, uint64_t *r) {
+    for (int k = 0; k < n_fcvt; k++) {
+        const IntTy *d = &ITY[fcvt_list[k][0]];
+        int src = fcvt_list[k][1];
+        double v = src == 0 ? bitsf((uint32_t)x[0]) : src == 1 ? bitsd(x[1]) : h2d((uint16_t)x[2]);
+        double lo = d->sign ? -ldexp(1, d->bits - 1) : 0, hi = d->sign ? ldexp(1, d->bits - 1) - 1 : ldexp(1, d->bits) - 1;
+        if (d->bits == 64) hi = d->sign ? 0x1p63 : 0x1p64;
+        uint64_t u = f2i_nan(v, fcvt_list[k][2], lo, hi, d->sign, src == 1 || d->bits == 64);
+        r[k] = regbits((int64_t)u, d->bits, d->sign);
+    }
+}
+static void gen_fcvt(uint64_t *x, int i, int n) {
+    gen_cvt(x, i, n);
+    x[2] = rnd_half(false);
+    if (i % 4 == 0) x[0] = fbits((float)((int64_t)(rnd() % 140000) - 70000) + 0.5f * (float)(rnd() % 3));
+    if (i % 4 == 2) x[1] = dbits((double)(int64_t)rnd() * (rnd() & 1 ? 1.0 : 0.25));
+}
+
+Test(isa2, cvt_float_int_matrix) {
+    static const char *rn[4] = {"rni", "rzi", "rmi", "rpi"}, *sty[3] = {"f32", "f64", "f16"}, *sreg[3] = {"%f10", "%fd11", "%h12"};
+    static char body[40000];
+    size_t len = 0;
+    n_fcvt = 0;
+    for (int di = 0; di < 8; di++)
+        for (int s = 0; s < 3; s++)
+            for (int m = 0; m < 4; m++) {
+                fcvt_list[n_fcvt][0] = di, fcvt_list[n_fcvt][1] = s, fcvt_list[n_fcvt][2] = m;
+                len += (size_t)snprintf(body + len, sizeof body - len, " cvt.%s.%s.%s %s, %s;\n %s %%o%d, %s;\n", rn[m], ITY[di].name, sty[s],
+                                        idst(ITY[di].bits), sreg[s], istore(ITY[di].bits), n_fcvt, idst(ITY[di].bits));
+                n_fcvt++;
+            }
+    static char kinds[97];
+    memset(kinds, 'x', (size_t)n_fcvt);
+    kinds[n_fcvt] = 0;
+    Family f = {"cvt_float_int_matrix", false, n_fcvt, kinds, body, gen_fcvt, ref_fcvt, 1024};
+    run_family(&f);
+}
+
+/* every integer type -> f16, f32, f64 in .rn .rz .rm .rp */
+static int ifcvt_list[96][3], n_ifcvt; /* dst (0 f16, 1 f32, 2 f64), src int type, rounding */
+static void ref_ifcvt(const uint64_t *x, uint64_t *r) {
+    for (int k = 0; k < n_ifcvt; k++) {
+        const IntTy *s = &ITY[ifcvt_list[k][1]];
+        int m = ifcvt_list[k][2];
+        int64_t v = ext(x[2], s->bits, s->sign);
+        switch (ifcvt_list[k][0]) {
+        case 0: { /* through |v| rounded to odd at 53 bits (a 64-bit integer is not always exact in double) */
+            bool neg = s->sign && v < 0;
+            uint64_t u = neg ? 0 - (uint64_t)v : (uint64_t)v;
+            double dv = (double)u;
+            if (u >= 1ull << 53) {
+                int sh = 64 - __builtin_clzll(u) - 53;
+                uint64_t t = u >> sh | ((u & ((1ull << sh) - 1)) != 0);
+                dv = ldexp((double)t, sh);
+            }
+            r[k] = enc_h(overflow(round_fmt(neg ? -dv : dv, 10, -14, m), HMAX, m));
+            break;
+        }
+        case 1: r[k] = fbits(i2f(v, (uint64_t)v, s->sign, m)); break;
+        default: r[k] = dbits(i2d(v, (uint64_t)v, s->sign, m)); break;
+        }
+    }
+}
+Test(isa2, cvt_int_float_matrix) {
+    static const char *rn[4] = {"rn", "rz", "rm", "rp"}, *dty[3] = {"f16", "f32", "f64"}, *dreg[3] = {"%h20", "%f20", "%fd20"},
+                      *dst[3] = {"cvt.u64.u16 %%o%d, %%h20", "mov.b32 %%rt, %%f20;\n cvt.u64.u32 %%o%d, %%rt", "mov.b64 %%o%d, %%fd20"};
+    static char body[40000];
+    size_t len = 0;
+    n_ifcvt = 0;
+    for (int di = 0; di < 3; di++)
+        for (int s = 0; s < 8; s++)
+            for (int m = 0; m < 4; m++) {
+                ifcvt_list[n_ifcvt][0] = di, ifcvt_list[n_ifcvt][1] = s, ifcvt_list[n_ifcvt][2] = m;
+                len += (size_t)snprintf(body + len, sizeof body - len, " cvt.%s.%s.%s %s, %s;\n ", rn[m], dty[di], ITY[s].name, dreg[di],
+                                        ireg(ITY[s].bits));
+                len += (size_t)snprintf(body + len, sizeof body - len, dst[di], n_ifcvt);
+                len += (size_t)snprintf(body + len, sizeof body - len, ";\n");
+                n_ifcvt++;
+            }
+    static char kinds[97];
+    for (int k = 0; k < n_ifcvt; k++) kinds[k] = "hfd"[ifcvt_list[k][0]];
+    kinds[n_ifcvt] = 0;
+    Family f = {"cvt_int_float_matrix", false, n_ifcvt, kinds, body, gen_icvt, ref_ifcvt, 512};
+    run_family(&f);
+}
