@@ -1679,7 +1679,7 @@ static void ref_approx(const uint64_t *x, uint64_t *r) {
     r[6] = isnan(fa) || isinf(fa) ? 0x7FFFFFFF : fa == 0 ? F(1.0f) : SKIP;       /* cos.approx.ftz */
     r[7] = isnan(a) ? 0x7FFFFFFF : isinf(a) ? F(copysignf(1.0f, a)) : a == 0 ? F(a) : SKIP; /* tanh.approx.f32 */
     r[8] = fa == 0 ? F(-INFINITY) : fa < 0 ? 0x7FFFFFFF : sp(log2f(fa), true);  /* lg2.approx.ftz */
-    r[9] = isnan(fa) ? 0x7FFFFFFF : sp(exp2f(fa), true);                        /* ex2.approx.ftz */
+    r[9] = isnan(fa) ? 0x7FFFFFFF : sp(ftz32(exp2f(fa)), true);                 /* ex2.approx.ftz: a subnormal result flushes */
     float fb = ftz32(b);
     r[10] = fabsf(fb) > 0x1p126f && isfinite(fb) && isfinite(fa) ? F(copysignf(0.0f, fa) * (fb < 0 ? -1.0f : 1.0f)) : SKIP; /* div.approx.ftz, |b| past 2^126 */
     r[11] = isnan(fa) || isnan(fb) || (fa == 0 && fb == 0) || (isinf(fa) && isinf(fb)) ? 0x7FFFFFFF
