@@ -1873,3 +1873,70 @@ Test(isa2, cvt_int_float_matrix) {
     Family f = {"cvt_int_float_matrix", false, n_ifcvt, kinds, body, gen_icvt, ref_ifcvt, 512};
     run_family(&f);
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Immediate operands take the instruction's type (ISA, "Constants"): an integer literal is cut to the
+ * type's width and read by its signedness (0xFFFFFFFF is -1 in .s32 but 4294967295 in .s64/.u64); a
+ * floating-point literal (decimal, 0f or 0d) becomes the instruction's float type, rounded to nearest. */
+
+static void ref_imm(const uint64_t *x, uint64_t *r) {
+    uint64_t a = x[0];
+    uint32_t al = (uint32_t)a;
+    int32_t sal = (int32_t)al;
+    r[0] = a + 0xFFFFFFFFull;
+    r[1] = a - 1;
+    r[2] = (uint64_t)((int64_t)sal * -4);
+    r[3] = (uint64_t)al * 0xFFFFFFFFull;
+    r[4] = (uint64_t)((int64_t)sal * -1);
+    r[5] = (int64_t)a < 0xFFFFFFFFll;
+    r[6] = sal < -1;
+    r[7] = a * 0x80000000ull;
+    r[8] = a & 0xFFFFFFFFull;
+    r[9] = a > 0xFFFFFFFFull ? a : 0xFFFFFFFFull;
+    r[10] = (int64_t)a < -5 ? a : (uint64_t)-5;
+    r[11] = (a & 1) ? 0xFFFFFFFFFFFFFFFFull : 0xFFFFFFFFull;
+    r[12] = (uint16_t)((uint16_t)a + 0xFFFF);
+    r[13] = (uint64_t)((int64_t)sal * -3 + (int64_t)x[2]);
+    r[14] = (uint32_t)(sal / -7);
+    r[15] = a % 0xFFFFFFFFull;
+    float f = bitsf(al);
+    r[16] = F(host_f32(2, f, (float)0.1, 0, 0));
+    r[17] = F(host_f32(0, f, 1.0f, 0, 0));
+    r[18] = dbits(bitsd(x[1]) + 1.5);
+    r[19] = dbits(bitsd(x[1]) * (double)0.1f);
+    r[20] = F(1.0f);
+    r[21] = 0 - a;
+    r[22] = (uint64_t)(0x8000000000000000ull >> (a & 63));
+    r[23] = (uint32_t)(sal < -2 ? sal : -2);
+    r[24] = (uint16_t)((int16_t)(uint16_t)a < -1 ? 1 : 0);
+}
+static const Family IMM = {
+    "immediates", false, 25, "xxxxxxxxxxxxxxxxffddfxxxx",
+    " add.s64 %rd30, %rd10, 0xFFFFFFFF;\n" O64(0, "%rd30")
+    " add.s64 %rd30, %rd10, -1;\n" O64(1, "%rd30")
+    " mul.wide.s32 %rd30, %r10, -4;\n" O64(2, "%rd30")
+    " mul.wide.u32 %rd30, %r10, 0xFFFFFFFF;\n" O64(3, "%rd30")
+    " mul.wide.s32 %rd30, %r10, 0xFFFFFFFF;\n" O64(4, "%rd30")
+    " setp.lt.s64 %p1, %rd10, 0xFFFFFFFF;\n" OP(5, "%p1")
+    " setp.lt.s32 %p1, %r10, 0xFFFFFFFF;\n" OP(6, "%p1")
+    " mul.lo.u64 %rd30, %rd10, 0x80000000;\n" O64(7, "%rd30")
+    " and.b64 %rd30, %rd10, 0xFFFFFFFF;\n" O64(8, "%rd30")
+    " max.u64 %rd30, %rd10, 0xFFFFFFFF;\n" O64(9, "%rd30")
+    " min.s64 %rd30, %rd10, -5;\n" O64(10, "%rd30")
+    " and.b32 %r31, %r10, 1;\n setp.ne.u32 %p2, %r31, 0;\n selp.b64 %rd30, -1, 0xFFFFFFFF, %p2;\n" O64(11, "%rd30")
+    " add.u16 %h20, %h10, 0xFFFF;\n" O16(12, "%h20")
+    " mad.wide.s32 %rd30, %r10, -3, %rd12;\n" O64(13, "%rd30")
+    " div.s32 %r30, %r10, -7;\n" O32(14, "%r30")
+    " rem.u64 %rd30, %rd10, 0xFFFFFFFF;\n" O64(15, "%rd30")
+    " mul.f32 %f20, %f10, 0.1;\n" OF(16, "%f20")
+    " add.f32 %f20, %f10, 0f3F800000;\n" OF(17, "%f20")
+    " add.f64 %fd20, %fd11, 0d3FF8000000000000;\n" O64(18, "%fd20")
+    " mul.f64 %fd20, %fd11, 0f3DCCCCCD;\n" O64(19, "%fd20")
+    " mov.f32 %f20, 0d3FF0000000000000;\n" OF(20, "%f20")
+    " sub.s64 %rd30, 0, %rd10;\n" O64(21, "%rd30")
+    " and.b32 %r31, %r10, 63;\n shr.u64 %rd30, 0x8000000000000000, %r31;\n" O64(22, "%rd30")
+    " min.s32 %r30, %r10, 0xFFFFFFFE;\n" O32(23, "%r30")
+    " setp.lt.s16 %p1, %h10, 0xFFFF;\n" OP(24, "%p1"),
+    gen_int, ref_imm, 512};
+
+Test(isa2, immediates) { run_family(&IMM); }
