@@ -1940,3 +1940,92 @@ static const Family IMM = {
     gen_int, ref_imm, 512};
 
 Test(isa2, immediates) { run_family(&IMM); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Generated matrices: f32 add/sub/mul/fma/div/sqrt/rcp in every rounding with and without .ftz and
+ * .sat; f16/f16x2 add/sub/mul/fma with and without .ftz and .sat; lop3 with all 256 immLut values. */
+
+static int f32m[128][4], n_f32m; /* op, rounding, ftz, sat */
+static void ref_f32m(const uint64_t *x, uint64_t *r) {
+    float a = bitsf((uint32_t)x[0]), b = bitsf((uint32_t)x[1]), c = bitsf((uint32_t)x[2]);
+    static const int hop[7] = {0, 1, 2, 3, 4, 6, 5}; /* add sub mul fma div sqrt rcp -> host_f32's op */
+    for (int k = 0; k < n_f32m; k++) {
+        bool ftz = f32m[k][2], sat = f32m[k][3];
+        float fa = ftz ? ftz32(a) : a, fb = ftz ? ftz32(b) : b, fc = ftz ? ftz32(c) : c;
+        float v = host_f32(hop[f32m[k][0]], fa, fb, fc, f32m[k][1]);
+        if (ftz) v = ftz32(v);
+        if (sat) v = sat32f(v);
+        r[k] = F(v);
+    }
+}
+Test(isa2, f32_matrix) {
+    static const char *op[7] = {"add", "sub", "mul", "fma", "div", "sqrt", "rcp"}, *rn[4] = {"rn", "rz", "rm", "rp"};
+    static const char *args[7] = {"%f10, %f11", "%f10, %f11", "%f10, %f11", "%f10, %f11, %f12", "%f10, %f11", "%f10", "%f10"};
+    static char body[60000];
+    size_t len = 0;
+    n_f32m = 0;
+    for (int o = 0; o < 7; o++)
+        for (int m = 0; m < 4; m++)
+            for (int ftz = 0; ftz < 2; ftz++)
+                for (int sat = 0; sat < 2; sat++) {
+                    if (sat && o >= 4) continue; /* div, sqrt and rcp have no .sat */
+                    f32m[n_f32m][0] = o, f32m[n_f32m][1] = m, f32m[n_f32m][2] = ftz, f32m[n_f32m][3] = sat;
+                    len += (size_t)snprintf(body + len, sizeof body - len, " %s.%s%s%s.f32 %%f20, %s;\n mov.b32 %%rt, %%f20;\n cvt.u64.u32 %%o%d, %%rt;\n",
+                                            op[o], rn[m], ftz ? ".ftz" : "", sat ? ".sat" : "", args[o], n_f32m);
+                    n_f32m++;
+                }
+    static char kinds[129];
+    memset(kinds, 'f', (size_t)n_f32m);
+    kinds[n_f32m] = 0;
+    Family f = {"f32_matrix", false, n_f32m, kinds, body, gen_f32, ref_f32m, 1024};
+    run_family(&f);
+}
+
+static int hm_list[64][4], n_hm; /* op, ftz, sat, x2 */
+static void ref_hm(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1], c = (uint32_t)x[2];
+    for (int k = 0; k < n_hm; k++) {
+        int o = hm_list[k][0];
+        bool ftz = hm_list[k][1], sat = hm_list[k][2];
+        uint32_t v = half_op(o, (uint16_t)a, (uint16_t)b, (uint16_t)c, false, ftz, sat, false);
+        if (hm_list[k][3]) v |= (uint32_t)half_op(o, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), false, ftz, sat, false) << 16;
+        r[k] = v;
+    }
+}
+Test(isa2, f16_matrix) {
+    static const char *op[4] = {"add.rn", "sub.rn", "mul.rn", "fma.rn"};
+    static char body[30000];
+    size_t len = 0;
+    n_hm = 0;
+    for (int o = 0; o < 4; o++)
+        for (int ftz = 0; ftz < 2; ftz++)
+            for (int sat = 0; sat < 2; sat++)
+                for (int x2 = 0; x2 < 2; x2++) {
+                    hm_list[n_hm][0] = o, hm_list[n_hm][1] = ftz, hm_list[n_hm][2] = sat, hm_list[n_hm][3] = x2;
+                    const char *ops = x2 ? (o == 3 ? "%r10, %r11, %r12" : "%r10, %r11") : (o == 3 ? "%h10, %h11, %h12" : "%h10, %h11");
+                    len += (size_t)snprintf(body + len, sizeof body - len, " %s%s%s.%s %s, %s;\n %s %%o%d, %s;\n", op[o], ftz ? ".ftz" : "",
+                                            sat ? ".sat" : "", x2 ? "f16x2" : "f16", x2 ? "%r30" : "%h20", ops, x2 ? "cvt.u64.u32" : "cvt.u64.u16",
+                                            n_hm, x2 ? "%r30" : "%h20");
+                    n_hm++;
+                }
+    static char kinds[65];
+    for (int k = 0; k < n_hm; k++) kinds[k] = hm_list[k][3] ? 'H' : 'h';
+    kinds[n_hm] = 0;
+    Family f = {"f16_matrix", false, n_hm, kinds, body, gen_half, ref_hm, 1024};
+    run_family(&f);
+}
+
+static void ref_lop3all(const uint64_t *x, uint64_t *r) {
+    for (unsigned k = 0; k < 256; k++) r[k] = ref_lop3((uint32_t)x[0], (uint32_t)x[1], (uint32_t)x[2], k);
+}
+Test(isa2, lop3_all) {
+    static char body[40000];
+    size_t len = 0;
+    for (int k = 0; k < 256; k++)
+        len += (size_t)snprintf(body + len, sizeof body - len, " lop3.b32 %%r30, %%r10, %%r11, %%r12, %d;\n cvt.u64.u32 %%o%d, %%r30;\n", k, k);
+    static char kinds[257];
+    memset(kinds, 'x', 256);
+    kinds[256] = 0;
+    Family f = {"lop3_all", false, 256, kinds, body, gen_bits, ref_lop3all, 64};
+    run_family(&f);
+}
