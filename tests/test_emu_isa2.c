@@ -2029,3 +2029,58 @@ Test(isa2, lop3_all) {
     Family f = {"lop3_all", false, 256, kinds, body, gen_bits, ref_lop3all, 64};
     run_family(&f);
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Immediate positions, lengths, widths and selectors past the width (ptxas takes 0..255 for bfe/bfi),
+ * clamped or wrapped for shf/bmsk/szext, c[1:0] for the prmt modes); f16/bf16 abs/neg forms. */
+
+static void ref_bitsimm(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1];
+    r[0] = ref_bfe(a, 40, 8, 32, false);
+    r[1] = (uint32_t)ref_bfe(a, 4, 0xFF, 32, true);
+    r[2] = ref_bfi(a, b, 20, 200, 32);
+    r[3] = shf(a, b, 0xFFFFFFFF, true, true);
+    r[4] = shf(a, b, 0xFFFFFFFF, false, false);
+    r[5] = ref_bmsk(35, 4, true);
+    r[6] = ref_bmsk(35, 4, false);
+    r[7] = ref_szext(a, 40, true, true);
+    r[8] = ref_szext(a, 40, false, true);
+    r[9] = ref_prmt(a, b, 0xFFFE, 0);
+    r[10] = ref_prmt(a, b, 0x7, 1);
+    r[11] = ref_fns(a, 31, -3);
+    r[12] = ref_bfe(x[0], 60, 10, 64, false);
+    r[13] = ref_bfe(x[0], 60, 10, 64, true);
+    uint16_t h = (uint16_t)x[2];
+    r[14] = h_sub(h) ? (uint16_t)0 : (uint16_t)(h & 0x7FFF);
+    r[15] = h_sub(h) ? (uint16_t)((h ^ 0x8000) & 0x8000) : (uint16_t)(h ^ 0x8000);
+    uint32_t c = (uint32_t)x[2];
+    r[16] = (c & 0x7FFF7FFF);
+    r[17] = (c ^ 0x80008000);
+}
+static void gen_bitsimm(uint64_t *x, int i, int n) {
+    gen_bits(x, i, n);
+    x[2] = rnd_half(false) | (uint32_t)rnd_half(false) << 16;
+}
+static const Family BITSIMM = {
+    "bits_immediates", false, 18, "xxxxxxxxxxxxxxhhxx",
+    " bfe.u32 %r30, %r10, 40, 8;\n" O32(0, "%r30")
+    " bfe.s32 %r30, %r10, 4, 0xFF;\n" O32(1, "%r30")
+    " bfi.b32 %r30, %r10, %r11, 20, 200;\n" O32(2, "%r30")
+    " shf.l.clamp.b32 %r30, %r10, %r11, 0xFFFFFFFF;\n" O32(3, "%r30")
+    " shf.r.wrap.b32 %r30, %r10, %r11, 0xFFFFFFFF;\n" O32(4, "%r30")
+    " bmsk.clamp.b32 %r30, 35, 4;\n" O32(5, "%r30")
+    " bmsk.wrap.b32 %r30, 35, 4;\n" O32(6, "%r30")
+    " szext.clamp.s32 %r30, %r10, 40;\n" O32(7, "%r30")
+    " szext.wrap.s32 %r30, %r10, 40;\n" O32(8, "%r30")
+    " prmt.b32.f4e %r30, %r10, %r11, 0xFFFE;\n" O32(9, "%r30")
+    " prmt.b32.b4e %r30, %r10, %r11, 7;\n" O32(10, "%r30")
+    " fns.b32 %r30, %r10, 31, -3;\n" O32(11, "%r30")
+    " bfe.u64 %rd30, %rd10, 60, 10;\n" O64(12, "%rd30")
+    " bfe.s64 %rd30, %rd10, 60, 10;\n" O64(13, "%rd30")
+    " abs.ftz.f16 %h20, %h12;\n" O16(14, "%h20")
+    " neg.ftz.f16 %h20, %h12;\n" O16(15, "%h20")
+    " abs.f16x2 %r30, %r12;\n" O32(16, "%r30")
+    " neg.f16x2 %r30, %r12;\n" O32(17, "%r30"),
+    gen_bitsimm, ref_bitsimm, 512};
+
+Test(isa2, bits_immediates) { run_family(&BITSIMM); }
