@@ -476,7 +476,7 @@ static void ref_int32(const uint64_t *x, uint64_t *r) {
     r[7] = a * b + c;
     r[8] = (uint32_t)(((int64_t)sa * sb >> 32) + sc);
     r[9] = (uint32_t)sat32(((int64_t)sa * sb >> 32) + sc);
-    r[10] = (uint64_t)((int64_t)sa * sb + (int64_t)x[2]);
+    r[10] = (uint64_t)((int64_t)sa * sb) + x[2];
     r[11] = (uint64_t)a * b + x[2];
     r[12] = (uint32_t)(sx24(a) * sx24(b));
     r[13] = (uint32_t)((uint64_t)(a & 0xFFFFFF) * (b & 0xFFFFFF));
@@ -1896,7 +1896,7 @@ static void ref_imm(const uint64_t *x, uint64_t *r) {
     r[10] = (int64_t)a < -5 ? a : (uint64_t)-5;
     r[11] = (a & 1) ? 0xFFFFFFFFFFFFFFFFull : 0xFFFFFFFFull;
     r[12] = (uint16_t)((uint16_t)a + 0xFFFF);
-    r[13] = (uint64_t)((int64_t)sal * -3 + (int64_t)x[2]);
+    r[13] = (uint64_t)((int64_t)sal * -3) + x[2];
     r[14] = (uint32_t)(sal / -7);
     r[15] = a % 0xFFFFFFFFull;
     float f = bitsf(al);
@@ -2084,3 +2084,33 @@ static const Family BITSIMM = {
     gen_bitsimm, ref_bitsimm, 512};
 
 Test(isa2, bits_immediates) { run_family(&BITSIMM); }
+
+/* ---------------------------------------------------------------------------------------------
+ * .sat on float destinations of cvt (clamped to [0, 1] after the rounding; NaN and -0 give +0), from
+ * floats and from integers. */
+
+static void ref_cvtsat(const uint64_t *x, uint64_t *r) {
+    float f = bitsf((uint32_t)x[0]);
+    double d = bitsd(x[1]);
+    int32_t i = (int32_t)x[2];
+    double hs = isnan(f) ? 0 : round_fmt(f, 10, -14, 0);
+    hs = isnan(hs) || hs <= 0 ? 0 : hs > 1 ? 1 : hs;
+    r[0] = enc_h(hs);
+    r[1] = F(sat32f(d2f(d, 1)));
+    double fr = isnan(d) ? 0 : f64_round(d, 0);
+    r[2] = dbits(isnan(fr) || fr <= 0 ? 0 : fr > 1 ? 1 : fr);
+    r[3] = F(sat32f(i2f(i, 0, true, 0)));
+    r[4] = dbits(ftz32(f) <= 0 || isnan(f) ? 0.0 : ftz32(f) > 1 ? 1.0 : (double)f);
+    r[5] = F(sat32f(ftz32(f)));
+}
+static const Family CVTSAT = {
+    "cvt_sat", false, 6, "hfdfdf",
+    " cvt.rn.sat.f16.f32 %h20, %f10;\n" O16(0, "%h20")
+    " cvt.rz.sat.f32.f64 %f20, %fd11;\n" OF(1, "%f20")
+    " cvt.rni.sat.f64.f64 %fd20, %fd11;\n" O64(2, "%fd20")
+    " cvt.rn.sat.f32.s32 %f20, %r12;\n" OF(3, "%f20")
+    " cvt.ftz.sat.f64.f32 %fd20, %f10;\n" O64(4, "%fd20")
+    " cvt.ftz.sat.f32.f32 %f20, %f10;\n" OF(5, "%f20"),
+    gen_cvt, ref_cvtsat, 1024};
+
+Test(isa2, cvt_sat) { run_family(&CVTSAT); }
