@@ -154,6 +154,7 @@ static void run_family_on(const Family *F, const char *target) {
     free(in);
     free(out);
     free(want);
+    free(ptx);
     dev_module_unload(m);
     dev_close(d);
 }
@@ -325,7 +326,7 @@ static void ref_bits32(const uint64_t *x, uint64_t *r) {
     r[36] = ref_lop3(a, b, c, 0xFF);
     r[37] = ref_lop3(a, b, c, 0x6A);
     r[38] = ~a;
-    r[39] = (uint32_t)-(int32_t)a;
+    r[39] = 0u - a;
 }
 
 static const Family BITS32 = {
