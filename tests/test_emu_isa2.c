@@ -2115,3 +2115,54 @@ static const Family CVTSAT = {
     gen_cvt, ref_cvtsat, 1024};
 
 Test(isa2, cvt_sat) { run_family(&CVTSAT); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Half-precision min/max with .ftz, .NaN and .xorsign.abs, bf16 comparisons (sm_90), vector mov order. */
+
+static uint64_t hmm(uint16_t a, uint16_t b, bool bf, bool max, bool nan, bool ftz) {
+    if (ftz) {
+        if (h_sub(a)) a &= 0x8000;
+        if (h_sub(b)) b &= 0x8000;
+    }
+    return half_minmax(a, b, bf, max, nan);
+}
+static uint64_t hpair(uint32_t a, uint32_t b, bool bf, bool max, bool nan, bool ftz) {
+    uint64_t lo = hmm((uint16_t)a, (uint16_t)b, bf, max, nan, ftz), hi = hmm((uint16_t)(a >> 16), (uint16_t)(b >> 16), bf, max, nan, ftz);
+    return lo == SKIP || hi == SKIP ? SKIP : lo | hi << 16;
+}
+static void ref_half90(const uint64_t *x, uint64_t *r) {
+    uint32_t a = (uint32_t)x[0], b = (uint32_t)x[1];
+    uint16_t ha = (uint16_t)a, hb = (uint16_t)b;
+    r[0] = hmm(ha, hb, false, false, false, true);
+    r[1] = hpair(a, b, false, true, true, true);
+    r[2] = hpair(a, b, true, false, false, false);
+    r[3] = hpair(a, b, true, true, true, false);
+    /* xorsign.abs: min of the magnitudes, the sign the xor of the operands' signs */
+    double ma = fabs(h2d(ha)), mb = fabs(h2d(hb));
+    uint16_t sgn = (uint16_t)((ha ^ hb) & 0x8000);
+    r[4] = isnan(ma) && isnan(mb) ? 0x7FFF : ((isnan(ma) ? hb : isnan(mb) ? ha : ma < mb ? ha : hb) & 0x7FFF) | sgn;
+    if (!isnan(ma) && !isnan(mb) && ma == mb) r[4] = (ha & 0x7FFF) | sgn;
+    double l0 = b2d(ha), l1 = b2d((uint16_t)(a >> 16)), m0 = b2d(hb), m1 = b2d((uint16_t)(b >> 16));
+    r[5] = cmp_mask(l0, m0);
+    r[6] = (uint32_t)(isnan(l0) || isnan(m0) || l0 < m0) | (uint32_t)(isnan(l1) || isnan(m1) || l1 < m1) << 1;
+    r[7] = (uint32_t)(!isnan(l0) && !isnan(m0) && l0 > m0 ? 0x3F80 : 0) | (uint32_t)(!isnan(l1) && !isnan(m1) && l1 > m1 ? 0x3F80 : 0) << 16;
+    r[8] = (uint64_t)(uint16_t)x[1] << 48 | (uint64_t)(uint16_t)x[0] << 32 | (uint64_t)(uint16_t)(x[0] >> 16) << 16 | (uint16_t)x[2];
+}
+static const Family HALF90 = {
+    "half_minmax_sm90", true, 9, "hHBBhxxxx",
+    " min.ftz.f16 %h20, %h10, %h11;\n" O16(0, "%h20")
+    " max.ftz.NaN.f16x2 %r30, %r10, %r11;\n" O32(1, "%r30")
+    " min.bf16x2 %r30, %r10, %r11;\n" O32(2, "%r30")
+    " max.NaN.bf16x2 %r30, %r10, %r11;\n" O32(3, "%r30")
+    " min.xorsign.abs.f16 %h20, %h10, %h11;\n" O16(4, "%h20")
+    " mov.b32 %r41, 0;\n" CMPBIT("eq", "bf16", "%h10", "%h11", 1) CMPBIT("ne", "bf16", "%h10", "%h11", 2) CMPBIT("lt", "bf16", "%h10", "%h11", 4)
+    CMPBIT("le", "bf16", "%h10", "%h11", 8) CMPBIT("gt", "bf16", "%h10", "%h11", 16) CMPBIT("ge", "bf16", "%h10", "%h11", 32)
+    CMPBIT("equ", "bf16", "%h10", "%h11", 64) CMPBIT("neu", "bf16", "%h10", "%h11", 128) CMPBIT("ltu", "bf16", "%h10", "%h11", 256)
+    CMPBIT("leu", "bf16", "%h10", "%h11", 512) CMPBIT("gtu", "bf16", "%h10", "%h11", 1024) CMPBIT("geu", "bf16", "%h10", "%h11", 2048)
+    CMPBIT("num", "bf16", "%h10", "%h11", 4096) CMPBIT("nan", "bf16", "%h10", "%h11", 8192) O32(5, "%r41")
+    " setp.ltu.bf16x2 %p5|%p6, %r10, %r11;\n selp.b32 %r43, 1, 0, %p5;\n selp.b32 %r44, 2, 0, %p6;\n or.b32 %r43, %r43, %r44;\n" O32(6, "%r43")
+    " set.gt.bf16x2.bf16x2 %r30, %r10, %r11;\n" O32(7, "%r30")
+    " mov.b32 {%h21, %h22}, %r10;\n mov.b64 %rd30, {%h12, %h22, %h21, %h11};\n" O64(8, "%rd30"),
+    gen_half, ref_half90, 1024};
+
+Test(isa2, half_minmax_sm90) { run_family(&HALF90); }
