@@ -846,9 +846,11 @@ static void ref_f64(const uint64_t *x, uint64_t *r) {
     r[30] = cls == FP_SUBNORMAL;
     r[31] = isinf(a) != 0;
     r[32] = !isnan(a);
+    r[33] = isfinite(a) != 0;
+    r[34] = isnan(a) != 0;
 }
 static const Family F64 = {
-    "f64", false, 33, "ddddddddddddddddddddddddddxxxxxxx",
+    "f64", false, 35, "ddddddddddddddddddddddddddxxxxxxxxx",
     " add.rn.f64 %fd20, %fd10, %fd11;\n" O64(0, "%fd20") " add.rz.f64 %fd20, %fd10, %fd11;\n" O64(1, "%fd20")
     " add.rm.f64 %fd20, %fd10, %fd11;\n" O64(2, "%fd20") " add.rp.f64 %fd20, %fd10, %fd11;\n" O64(3, "%fd20")
     " mul.rn.f64 %fd20, %fd10, %fd11;\n" O64(4, "%fd20") " mul.rz.f64 %fd20, %fd10, %fd11;\n" O64(5, "%fd20")
@@ -869,7 +871,9 @@ static const Family F64 = {
     " testp.normal.f64 %p1, %fd10;\n" OP(29, "%p1")
     " testp.subnormal.f64 %p1, %fd10;\n" OP(30, "%p1")
     " testp.infinite.f64 %p1, %fd10;\n" OP(31, "%p1")
-    " testp.number.f64 %p1, %fd10;\n" OP(32, "%p1"),
+    " testp.number.f64 %p1, %fd10;\n" OP(32, "%p1")
+    " testp.finite.f64 %p1, %fd10;\n" OP(33, "%p1")
+    " testp.notanumber.f64 %p1, %fd10;\n" OP(34, "%p1"),
     gen_f64, ref_f64, 2048};
 
 Test(isa2, f64) { run_family(&F64); }
@@ -2170,3 +2174,52 @@ static const Family HALF90 = {
     gen_half, ref_half90, 1024};
 
 Test(isa2, half_minmax_sm90) { run_family(&HALF90); }
+
+/* ---------------------------------------------------------------------------------------------
+ * One rounding, not two: 64-bit integers and f64 values just past a tie of the narrow format (the
+ * bits that break the tie sit below f64's or f32's precision), converted in every rounding. */
+
+static void gen_tie(uint64_t *x, int i, int n) {
+    (void)n;
+    /* 2^(62-k) + high bits + 2^(38-k) (f32's half ulp there) + a low bit below f64's precision */
+    int k = (int)(rnd() % 9);
+    uint64_t u = 1ull << (62 - k) | (rnd() & ((1ull << (62 - k)) - 1) & ~((1ull << (39 - k)) - 1)) | 1ull << (38 - k);
+    switch (i % 4) {
+    case 0: u |= 1; break; /* just past the tie */
+    case 1: break;         /* the tie */
+    case 2: u -= 1; break; /* just below it */
+    default: u = rnd(); break;
+    }
+    x[2] = rnd() & 1 ? u : 0 - u;
+    /* f64 past an f16 tie: 1 + k 2^-10 + 2^-11 + tiny, or the same at other exponents */
+    double base = ldexp(1.0 + (double)(rnd() % 1024) / 1024.0 + ldexp(1.0, -11), (int)(rnd() % 30) - 14);
+    double tiny = ldexp(base, -(int)(30 + rnd() % 20));
+    x[1] = dbits((rnd() & 1 ? 1 : -1) * (i % 3 == 0 ? base + tiny : i % 3 == 1 ? base - tiny : base));
+    /* f64 past a bf16 tie */
+    double bb = ldexp(1.0 + (double)(rnd() % 128) / 128.0 + ldexp(1.0, -8), (int)(rnd() % 200) - 100);
+    x[0] = dbits((rnd() & 1 ? 1 : -1) * (i % 5 < 2 ? bb + ldexp(bb, -40) : i % 5 < 4 ? bb - ldexp(bb, -40) : bb));
+}
+static void ref_tie(const uint64_t *x, uint64_t *r) {
+    int64_t s = (int64_t)x[2];
+    for (int m = 0; m < 4; m++) {
+        r[m] = fbits(i2f(s, 0, true, m));
+        r[4 + m] = fbits(i2f(0, x[2], false, m));
+        double d = bitsd(x[1]);
+        r[8 + m] = enc_h(overflow(round_fmt(d, 10, -14, m), HMAX, m));
+    }
+    double bd = bitsd(x[0]);
+    r[12] = enc_b(overflow(round_fmt(bd, 7, -126, 0), BMAX, 0));
+    r[13] = enc_b(overflow(round_fmt(bd, 7, -126, 1), BMAX, 1));
+}
+static const Family TIE = {
+    "one_rounding", true, 14, "ffffffffhhhhbb",
+    " cvt.rn.f32.s64 %f20, %rd12;\n" OF(0, "%f20") " cvt.rz.f32.s64 %f20, %rd12;\n" OF(1, "%f20")
+    " cvt.rm.f32.s64 %f20, %rd12;\n" OF(2, "%f20") " cvt.rp.f32.s64 %f20, %rd12;\n" OF(3, "%f20")
+    " cvt.rn.f32.u64 %f20, %rd12;\n" OF(4, "%f20") " cvt.rz.f32.u64 %f20, %rd12;\n" OF(5, "%f20")
+    " cvt.rm.f32.u64 %f20, %rd12;\n" OF(6, "%f20") " cvt.rp.f32.u64 %f20, %rd12;\n" OF(7, "%f20")
+    " cvt.rn.f16.f64 %h20, %fd11;\n" O16(8, "%h20") " cvt.rz.f16.f64 %h20, %fd11;\n" O16(9, "%h20")
+    " cvt.rm.f16.f64 %h20, %fd11;\n" O16(10, "%h20") " cvt.rp.f16.f64 %h20, %fd11;\n" O16(11, "%h20")
+    " cvt.rn.bf16.f64 %h20, %fd10;\n" O16(12, "%h20") " cvt.rz.bf16.f64 %h20, %fd10;\n" O16(13, "%h20"),
+    gen_tie, ref_tie, 1024};
+
+Test(isa2, one_rounding) { run_family(&TIE); }
