@@ -704,14 +704,14 @@ static void try_waits_time_out(EmuBlock *b) {
 static bool run_block(EmuBlock *b) {
     EmuLaunch *L = b->L;
     init_threads(b);
-    size_t smem = (size_t)b->ncta * b->shared_size;
+    size_t smem = (size_t)b->ncta * b->smem_stride;
     memset(b->shared, 0, smem);
     if (b->shadow && b->sh_hi > b->sh_lo) /* what the last unit touched: the rest is still calloc's zeros (never faulted in) */
         memset(b->shadow + b->sh_lo, 0, (size_t)(b->sh_hi - b->sh_lo) * sizeof *b->shadow);
     b->sh_lo = UINT64_MAX, b->sh_hi = 0;
     if (b->warp_gen) memset(b->warp_gen, 0, (size_t)b->ncta * b->cta_warps * sizeof *b->warp_gen);
     if (b->rt) memset(b->rt, 0, (size_t)b->nthreads * sizeof *b->rt); /* a worker's previous block's syncs order nothing here */
-    if (b->wg_reads) memset(b->wg_reads, 0, (size_t)b->ncta * ((b->shared_size + 15) / 16) * sizeof *b->wg_reads); /* per CTA */
+    if (b->wg_reads) memset(b->wg_reads, 0, (size_t)b->ncta * (b->smem_stride / 16) * sizeof *b->wg_reads); /* per CTA */
     b->wg_reading = 0;
     if (b->vc) emu_race_reset(b);
     for (uint32_t c = 0; c < b->ncta; c++) {
@@ -847,12 +847,13 @@ static void *worker(void *arg) {
     b.nthreads = b.ncta * b.cta_threads;
     b.next_check = EMU_CHECK_EVERY;
     b.shared_size = L->shared_size;
+    b.smem_stride = (L->shared_size + 15) & ~15u;
     b.local_size = (L->f->local_size + 15) & ~15u;
     b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
     /* the unit's fixed state in one zeroed allocation (a launch's set-up is its fixed cost): CTAs, threads,
      * registers, shared, local and frame-parameter memory, each 64-byte aligned (b.cta is the allocation) */
     size_t part[6] = {b.ncta * sizeof *b.cta, b.nthreads * sizeof *b.t, (size_t)b.nthreads * L->f->nslots * sizeof(uint64_t),
-                      (size_t)b.ncta * b.shared_size + 1, (size_t)b.nthreads * b.local_size + 1, (size_t)b.nthreads * b.fparam_size + 1};
+                      (size_t)b.ncta * b.smem_stride + 1, (size_t)b.nthreads * b.local_size + 1, (size_t)b.nthreads * b.fparam_size + 1};
     size_t off[6], total = 0;
     for (int k = 0; k < 6; k++) off[k] = total, total += (part[k] + 63) & ~(size_t)63;
     uint8_t *arena = calloc(total, 1);
@@ -865,7 +866,7 @@ static void *worker(void *arg) {
         b.fparams = arena + off[5];
     }
     if (L->opt->racecheck) {
-        b.shadow = calloc((size_t)b.ncta * b.shared_size + 1, sizeof *b.shadow);
+        b.shadow = calloc((size_t)b.ncta * b.smem_stride + 1, sizeof *b.shadow);
         b.mbs = calloc(EMU_MB_SLOTS, sizeof *b.mbs);
         b.seen = calloc((size_t)b.nthreads * EMU_MB_SLOTS, sizeof *b.seen);
         b.warp_gen = calloc((size_t)b.ncta * b.cta_warps, sizeof *b.warp_gen);

@@ -261,7 +261,7 @@ typedef struct EmuCta {
 
 /* A unit of ncta CTAs run together: a cluster (ncl = ncta; one CTA without clusters), or every CTA of a
  * cooperative launch (clusters of ncl = 1).  Their threads one after the other in t (cta_threads each),
- * their shared memories one after the other in shared (shared_size bytes each). */
+ * their shared memories one after the other in shared, smem_stride bytes apart. */
 typedef struct EmuBlock {
     EmuLaunch *L;
     EmuCta *cta;
@@ -271,6 +271,8 @@ typedef struct EmuBlock {
     uint64_t *regs;
     uint8_t *shared;
     uint32_t shared_size; /* of one CTA */
+    uint32_t smem_stride; /* from one CTA's shared memory to the next in shared: shared_size rounded up to 16 bytes, so that
+                           * every CTA's starts aligned as on a GPU (an mbarrier or a vector in another CTA of the cluster) */
     uint8_t *local;       /* the entry's .local memory, local_size bytes per thread */
     uint32_t local_size;
     uint8_t *fparams;     /* the entry's call-sequence .param variables, fparam_size bytes per thread */
@@ -727,7 +729,7 @@ const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap
 /* The unit index of rank 0 of t's cluster. */
 static inline uint32_t emu_cl_base(const EmuBlock *b, const EmuThread *t) { return t->cta - t->cta % b->ncl; }
 /* The thread's own CTA's shared memory. */
-static inline uint8_t *emu_cta_smem(const EmuBlock *b, const EmuThread *t) { return b->shared + (size_t)t->cta * b->shared_size; }
+static inline uint8_t *emu_cta_smem(const EmuBlock *b, const EmuThread *t) { return b->shared + (size_t)t->cta * b->smem_stride; }
 
 /* Memory (exec_mem.c): host pointer for `size` bytes at `addr` in `space`,
  * checked (bounds, alignment `align`); NULL after emu_fault.  A tail access gives b->tail.buf (above). */

@@ -361,14 +361,14 @@ static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
 }
 
 bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t idx, unsigned parity) {
-    if ((uint64_t)idx + 8 > (uint64_t)b->ncta * b->shared_size) return true; /* cannot happen: checked when the thread blocked */
+    if ((uint64_t)idx + 8 > (uint64_t)b->ncta * b->smem_stride) return true; /* cannot happen: checked when the thread blocked */
     uint64_t v;
     memcpy(&v, b->shared + idx, 8);
     return !(v & MB_INIT_BIT) || MB_PARITY(v) != parity; /* an invalidated mbarrier lets the waiter run into its error */
 }
 
 bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t idx, int64_t bytes, bool arrive, uint32_t count) {
-    if ((uint64_t)idx + 8 > (uint64_t)b->ncta * b->shared_size || (idx & 7))
+    if ((uint64_t)idx + 8 > (uint64_t)b->ncta * b->smem_stride || (idx & 7))
         return emu_fault(b, t, in, "invalid mbarrier", "index 0x%x is not an mbarrier of the cluster's shared memory", idx);
     uint64_t *w = (uint64_t *)(void *)(b->shared + idx);
     if (!mb_ready(b, t, in, w, idx)) return false;
@@ -559,7 +559,7 @@ static uint32_t shared_offset(const EmuBlock *b, const uint8_t *p) { return (uin
  * emu_fault.  Without it, the rank whose shared memory holds index idx. */
 static bool copy_ranks(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned op, uint64_t idx, uint32_t *mask) {
     if (!(in->xflags & EMU_XF_MULTICAST)) {
-        *mask = 1u << (idx / b->shared_size - emu_cl_base(b, t));
+        *mask = 1u << (idx / b->smem_stride - emu_cl_base(b, t));
         return true;
     }
     *mask = (uint16_t)EMU_R(t, in, op);
@@ -572,7 +572,7 @@ static bool copy_ranks(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned op,
  * (w), or with .multicast::cluster the one at the same offset in that CTA. */
 static uint32_t dest_mbarrier(const EmuBlock *b, const EmuIns *in, const uint64_t *w, size_t cta) {
     uint64_t idx = mb_index(b, w);
-    return (uint32_t)((in->xflags & EMU_XF_MULTICAST) ? cta + idx % b->shared_size : idx);
+    return (uint32_t)((in->xflags & EMU_XF_MULTICAST) ? cta + idx % b->smem_stride : idx);
 }
 
 /* ---- reductions of bulk and tensor copies ---- */
@@ -817,14 +817,14 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint8_t *smem = shared_bytes(b, t, in, EMU_R(t, in, si) + (uint64_t)in->off[load ? 0 : 2], load ? in->space : in->space2,
                                  covered, tm.swizzle ? (unsigned)span[tm.swizzle & 3] * 8 : 128, load);
     if (!smem) return false;
-    uint32_t sidx = shared_offset(b, smem), soff = sidx % b->shared_size; /* the box's offset in its CTA's shared memory */
+    uint32_t sidx = shared_offset(b, smem), soff = sidx % b->smem_stride; /* the box's offset in its CTA's shared memory */
     uint32_t ranks;
     if (!copy_ranks(b, t, in, im2col ? 5 : 4, sidx, &ranks)) return false; /* ctaMask after the im2col offsets */
     uint64_t *w = NULL;
     if (load && !(w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], in->space))) return false;
     for (uint32_t rank = 0, base = emu_cl_base(b, t); rank < b->ncl; rank++) {
         if (!(ranks >> rank & 1)) continue;
-        uint8_t *cta = b->shared + (size_t)(base + rank) * b->shared_size; /* multicast: the same offset in every CTA of the mask */
+        uint8_t *cta = b->shared + (size_t)(base + rank) * b->smem_stride; /* multicast: the same offset in every CTA of the mask */
         uint64_t at = (uint64_t)(cta - b->shared) + soff;
         if (load && b->nbulkrd && !emu_bulk_src_check(b, t, in, at, covered)) return false;
         if (load && !async_written(b, t, in, at, covered, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)))) return false;
@@ -1013,7 +1013,7 @@ static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             !emu_async_read(b, t, in, shared_offset(b, s), size, t->linear, t->linear + 1, emu_op_name(in->op)))
             return false;
         uint64_t *w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], EMU_SP_SHARED);
-        uint32_t ranks, ss = b->shared_size, doff = shared_offset(b, d) % ss;
+        uint32_t ranks, ss = b->smem_stride, doff = shared_offset(b, d) % ss;
         if (!w || !copy_ranks(b, t, in, 4, shared_offset(b, d), &ranks)) return false;
         for (uint32_t r = 0, base = emu_cl_base(b, t); r < b->ncl; r++) {
             if (!(ranks >> r & 1)) continue;

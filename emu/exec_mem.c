@@ -176,12 +176,12 @@ bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64
         cta = emu_cl_base(b, t) + rank;
     }
     if (addr > b->shared_size || size > b->shared_size - addr) return false;
-    *idx = cta * b->shared_size + addr;
+    *idx = cta * b->smem_stride + addr;
     return true;
 }
 
 const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap) {
-    uint64_t sz = b->shared_size ? b->shared_size : 1;
+    uint64_t sz = b->smem_stride ? b->smem_stride : 1;
     if (b->ncl > 1) snprintf(buf, cap, "address 0x%" PRIx64 " of the cluster's CTA rank %" PRIu64, idx % sz, idx / sz % b->ncl);
     else snprintf(buf, cap, "address 0x%" PRIx64, idx % sz);
     return buf;

@@ -356,12 +356,10 @@ static bool desc_base_known(const Desc *d) {
  * A wgmma reads its descriptor operands at issue here, but on a GPU any time until the wait that
  * retires its group: the 16-byte chunks it reads are counted in b->wg_reads (and listed with the
  * warpgroup's first thread) until then, and a write to one of them by anyone is reported. */
-/* Chunks are counted per CTA of the cluster (a CTA's shared memory need not be a multiple of 16 bytes,
- * and a chunk must not hold two CTAs' bytes): chunk cta * per + off / 16 with per = ceil(size / 16). */
-static uint32_t chunks_per_cta(const EmuBlock *b) { return (b->shared_size + 15) / 16; }
-static uint32_t chunk_of(const EmuBlock *b, uint64_t idx) { /* idx: a byte of the cluster's shared memory */
-    return (uint32_t)(idx / b->shared_size * chunks_per_cta(b) + idx % b->shared_size / 16);
-}
+/* Chunks are counted per CTA of the cluster: each CTA's shared memory starts on a 16-byte boundary of
+ * b->shared (smem_stride), so chunk idx / 16 holds bytes of one CTA only. */
+static uint32_t chunks_per_cta(const EmuBlock *b) { return b->smem_stride / 16; }
+static uint32_t chunk_of(const EmuBlock *b, uint64_t idx) { (void)b; return (uint32_t)(idx / 16); } /* idx: a byte of the cluster's shared memory */
 
 static void read_note(EmuBlock *b, EmuWgState *w, uint32_t chunk, uint32_t line) {
     if (w->nrd && w->rd[w->nrd - 1].chunk == chunk && w->rd[w->nrd - 1].group == w->open) return;
@@ -381,8 +379,8 @@ static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t rea
             b->wg_reading--;
             uint32_t per = chunks_per_cta(b), c = w->rd[i].chunk, off = c % per * 16;
             for (uint32_t k = 0; b->shadow && b->mbs && k < 16 && off + k < b->shared_size; k++) {
-                EmuShadow *s = &b->shadow[(size_t)(c / per) * b->shared_size + off + k];
-                emu_race_touch(b, (size_t)(c / per) * b->shared_size + off + k, 1);
+                EmuShadow *s = &b->shadow[(size_t)(c / per) * b->smem_stride + off + k];
+                emu_race_touch(b, (size_t)(c / per) * b->smem_stride + off + k, 1);
                 s->xrtid = s->xrev && s->xrtid != reader ? UINT32_MAX : reader;
                 s->xrev = b->ev;
                 s->xrline = w->rd[i].line;
@@ -397,8 +395,8 @@ static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t rea
 bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size) {
     if (!b->wg_reading || !size) return true;
     for (uint64_t p = idx, end = idx + size, next; p < end; p = next) {
-        uint64_t off = p % b->shared_size; /* on to the next chunk: 16 bytes on in this CTA, or its end */
-        next = p + 16 - off % 16 < p - off + b->shared_size ? p + 16 - off % 16 : p - off + b->shared_size;
+        uint64_t off = p % b->smem_stride; /* on to the next chunk: 16 bytes on (a CTA's memory starts on a chunk) */
+        next = p + 16 - off % 16;
         uint32_t c = chunk_of(b, p);
         if (!b->wg_reads[c]) continue;
         const EmuThread *r = NULL;
@@ -410,7 +408,7 @@ bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
         }
         if (!rd) unreachable("a shared chunk counted as read with no reader");
         char line[256], where[600], cta[48] = "";
-        uint64_t ss = b->shared_size, at = p;
+        uint64_t ss = b->smem_stride, at = p;
         if (b->ncta > 1) snprintf(cta, sizeof cta, " of block rank %u", (unsigned)(at / ss));
         emu_module_line(b->L->m, rd->line, line, sizeof line);
         return emu_fault(b, t, in, "shared memory written while a wgmma reads it",
@@ -490,7 +488,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
                     return emu_fault(b, t, in, "memcheck: invalid __shared__ read by wgmma",
                                      "element (%u, %u) of %s at shared address 0x%x is outside the block's %u bytes (descriptor 0x%016" PRIx64 ")",
                                      mn_major ? r0 + j : r0, mn_major ? k0 : k0 + j, what, a + j * es, b->shared_size, desc);
-            uint64_t at = (uint64_t)t->cta * b->shared_size + a;
+            uint64_t at = (uint64_t)t->cta * b->smem_stride + a;
             if (b->shadow && !emu_async_read(b, t, in, at, 16, t->linear, wg_end, "wgmma.mma_async")) return false;
             size_t at_v = r0 * smn + k0 * sk;
             decode_chunk(ty, smem + a, vf ? vf + at_v : NULL, vd ? vd + at_v : NULL, neg, stride);

@@ -4,7 +4,8 @@
  * CTAs, mbarriers signalled from another CTA (remote arrive, st.async), TMA
  * and bulk copies multicast to the CTAs of a mask, and the errors: ranks
  * outside the cluster, out-of-bounds remote accesses, cross-CTA races and
- * deadlocks, grids that are not whole clusters.  Cooperative launches: every
+ * deadlocks, grids that are not whole clusters; 3-D clusters whose CTAs have a
+ * shared-memory size that is no multiple of 8.  Cooperative launches: every
  * block resident at once.
  *
  * Every kernel is hand-written PTX from the PTX ISA's descriptions and is
@@ -100,6 +101,117 @@ Test(cluster, special_registers) {
             }
     tile_module_unload(m);
     tile_context_destroy(ctx);
+}
+
+/* ==== 3-D clusters, a CTA's shared memory not a multiple of 8 bytes ====
+ * A 4 x 2 x 2 grid of 2 x 2 x 2 clusters with 268 bytes of shared memory (buf[256], an mbarrier, a counter): the
+ * cluster registers (%cluster_ctarank x fastest, then y, then z), an atom.shared::cluster into rank 0's counter,
+ * getctarank of mapa'd .shared::cluster and generic addresses, a generic ld through mapa.u64, and a bulk copy of
+ * 16 bytes of buf into buf+64 of the next rank, completing on that rank's mbarrier (its .shared::cluster address
+ * from mapa).  The mbarriers of ranks 1.. must be found wherever the CTAs' shared memories lie. */
+static const char *cl3d_ptx = PTX_HEAD
+    ".visible .entry cl3d(.param .u64 out) .reqnctapercluster 2, 2, 2\n"
+    "{\n"
+    ".reg .pred %p<10>;\n"
+    ".reg .b32 %r<80>;\n"
+    ".reg .b64 %rd<20>;\n"
+    ".shared .align 16 .b8 buf[256];\n"
+    ".shared .align 8 .b64 mb;\n"
+    ".shared .align 4 .b32 ctr;\n"
+    "mov.u32 %r60, %tid.x;\n"
+    "mov.u32 %r14, %ctaid.x; mov.u32 %r15, %ctaid.y; mov.u32 %r16, %ctaid.z;\n"
+    "mov.u32 %r40, %nctaid.x; mov.u32 %r41, %nctaid.y;\n"
+    "mad.lo.u32 %r42, %r16, %r41, %r15; mad.lo.u32 %r42, %r42, %r40, %r14;\n"
+    "ld.param.u64 %rd1, [out];\n"
+    "mul.wide.u32 %rd2, %r42, 128; add.u64 %rd1, %rd1, %rd2;\n"
+    "mov.u32 %r0, %cluster_ctarank; mov.u32 %r1, %cluster_nctarank;\n"
+    "mov.u32 %r2, %cluster_ctaid.x; mov.u32 %r3, %cluster_ctaid.y; mov.u32 %r4, %cluster_ctaid.z;\n"
+    "mov.u32 %r5, %cluster_nctaid.x; mov.u32 %r6, %cluster_nctaid.y; mov.u32 %r7, %cluster_nctaid.z;\n"
+    "mov.u32 %r8, %clusterid.x; mov.u32 %r9, %clusterid.y; mov.u32 %r10, %clusterid.z;\n"
+    "mov.u32 %r11, %nclusterid.x; mov.u32 %r12, %nclusterid.y; mov.u32 %r13, %nclusterid.z;\n"
+    "setp.ne.u32 %p1, %r60, 0;\n"
+    "@%p1 bra SKIP;\n"
+    "st.global.u32 [%rd1+0], %r0; st.global.u32 [%rd1+4], %r1; st.global.u32 [%rd1+8], %r2; st.global.u32 [%rd1+12], %r3;\n"
+    "st.global.u32 [%rd1+16], %r4; st.global.u32 [%rd1+20], %r5; st.global.u32 [%rd1+24], %r6; st.global.u32 [%rd1+28], %r7;\n"
+    "st.global.u32 [%rd1+32], %r8; st.global.u32 [%rd1+36], %r9; st.global.u32 [%rd1+40], %r10; st.global.u32 [%rd1+44], %r11;\n"
+    "st.global.u32 [%rd1+48], %r12; st.global.u32 [%rd1+52], %r13; st.global.u32 [%rd1+56], %r14; st.global.u32 [%rd1+60], %r15;\n"
+    "st.global.u32 [%rd1+64], %r16;\n"
+    "mov.u32 %r20, mb;\n"
+    "mbarrier.init.shared::cta.b64 [%r20], 1;\n"
+    "mov.u32 %r21, 0; st.shared.u32 [ctr], %r21;\n"
+    "mov.u32 %r22, buf;\n"
+    "mul.lo.u32 %r23, %r0, 100;\n"
+    "st.shared.u32 [%r22], %r23; add.u32 %r24, %r23, 1; st.shared.u32 [%r22+4], %r24;\n"
+    "add.u32 %r24, %r23, 2; st.shared.u32 [%r22+8], %r24; add.u32 %r24, %r23, 3; st.shared.u32 [%r22+12], %r24;\n"
+    "fence.mbarrier_init.release.cluster;\n"
+    "fence.proxy.async.shared::cta;\n"
+    "SKIP:\n"
+    "barrier.cluster.arrive.release.aligned;\n"
+    "barrier.cluster.wait.acquire.aligned;\n"
+    "@%p1 bra SKIP2;\n"
+    "mov.u32 %r25, ctr;\n"
+    "mapa.shared::cluster.u32 %r26, %r25, 0;\n"
+    "add.u32 %r27, %r0, 1;\n"
+    "atom.shared::cluster.add.u32 %r28, [%r26], %r27;\n"
+    "add.u32 %r29, %r0, 3; and.b32 %r29, %r29, 7;\n"
+    "mapa.shared::cluster.u32 %r30, %r22, %r29;\n"
+    "getctarank.shared::cluster.u32 %r31, %r30;\n"
+    "st.global.u32 [%rd1+72], %r31;\n"
+    "cvta.shared.u64 %rd5, buf;\n"
+    "mapa.u64 %rd6, %rd5, %r29;\n"
+    "getctarank.u64 %r32, %rd6;\n"
+    "st.global.u32 [%rd1+76], %r32;\n"
+    "ld.u32 %r33, [%rd6];\n"
+    "st.global.u32 [%rd1+80], %r33;\n"
+    "mbarrier.arrive.expect_tx.shared::cta.b64 %rd7, [%r20], 16;\n"
+    "add.u32 %r34, %r0, 1; and.b32 %r34, %r34, 7;\n"
+    "mapa.shared::cluster.u32 %r35, %r22, %r34;\n"
+    "add.u32 %r35, %r35, 64;\n"
+    "mapa.shared::cluster.u32 %r36, %r20, %r34;\n"
+    "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r35], [%r22], 16, [%r36];\n"
+    "WAIT:\n"
+    "mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r20], 0;\n"
+    "@!%p2 bra WAIT;\n"
+    "ld.shared.u32 %r37, [%r22+64]; st.global.u32 [%rd1+84], %r37;\n"
+    "ld.shared.u32 %r37, [%r22+68]; st.global.u32 [%rd1+88], %r37;\n"
+    "ld.shared.u32 %r37, [%r22+76]; st.global.u32 [%rd1+92], %r37;\n"
+    "SKIP2:\n"
+    "barrier.cluster.arrive.relaxed.aligned;\n"
+    "barrier.cluster.wait.aligned;\n"
+    "@%p1 bra END;\n"
+    "mov.u32 %r25, ctr;\n"
+    "mapa.shared::cluster.u32 %r26, %r25, 0;\n"
+    "ld.shared::cluster.u32 %r38, [%r26];\n"
+    "st.global.u32 [%rd1+68], %r38;\n"
+    "END:\n"
+    "barrier.cluster.arrive.aligned;\n"
+    "barrier.cluster.wait.aligned;\n"
+    "ret;\n"
+    "}\n";
+
+Test(cluster, three_d_clusters_odd_shared_size) {
+    for (int rc = 0; rc < 2; rc++) {
+        tile_context *ctx = open_ctx(rc);
+        tile_module *m;
+        tile_kernel *k = load(ctx, cl3d_ptx, "cl3d", &m);
+        enum { GX = 4, GY = 2, GZ = 2 };
+        tile_devptr out = poisoned(ctx, GX * GY * GZ * 128);
+        launch(ctx, k, (tile_dim3){GX, GY, GZ}, 32, (void *[]){&out});
+        uint32_t o[GX * GY * GZ][32];
+        cr_assert_eq(tile_memcpy_dtoh(ctx, o, out, sizeof o), TILE_OK);
+        for (unsigned z = 0; z < GZ; z++)
+            for (unsigned y = 0; y < GY; y++)
+                for (unsigned x = 0; x < GX; x++) {
+                    const uint32_t *v = o[(z * GY + y) * GX + x];
+                    uint32_t r = x % 2 + 2 * (y % 2) + 4 * (z % 2), r3 = (r + 3) % 8, rp = (r + 7) % 8;
+                    uint32_t want[24] = {r, 8, x % 2, y % 2, z % 2, 2, 2, 2, x / 2, y / 2, z / 2, GX / 2, 1, 1, x, y, z,
+                                         36, r3, r3, r3 * 100, rp * 100, rp * 100 + 1, rp * 100 + 3};
+                    for (unsigned i = 0; i < 24; i++)
+                        cr_assert_eq(v[i], want[i], "racecheck %d, block (%u,%u,%u): word %u is %u, want %u", rc, x, y, z, i, v[i], want[i]);
+                }
+        tile_module_unload(m);
+        tile_context_destroy(ctx);
+    }
 }
 
 /* ==== distributed shared memory ==== */
