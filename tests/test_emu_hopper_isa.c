@@ -3,7 +3,8 @@
  * leave out: integer wgmma's .satfinite against its wrap-around, descriptors whose leading and stride byte
  * offsets are not the dense ones (gaps between core matrices), an f16 accumulator with A in registers, a
  * negated B (imm-scale-b -1) and a false scale-d predicate over a poisoned C, elect.sync's leader and lane
- * id under partial masks, and 4-D / 5-D tensor copies with traversal strides and out-of-bounds fill.
+ * id under partial masks, 4-D / 5-D tensor copies with traversal strides and out-of-bounds fill, and every N of
+ * m64nNk16 (8 to 256) in one kernel, A M-major and B under the 64B swizzle.
  *
  * Every placement and fragment here is written from the ISA's text (the canonical layouts
  * ((8,m),(T,2k)):((1T,SBO),(1,LBO)) for K-major and ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)) for MN-major without
@@ -156,6 +157,85 @@ Test(wgmma_isa, satfinite_clamps_s8_u8) { run_satfinite("s8", "u8", true); }
 Test(wgmma_isa, no_satfinite_wraps_s8_u8) { run_satfinite("s8", "u8", false); }
 Test(wgmma_isa, satfinite_clamps_u8_s8) { run_satfinite("u8", "s8", true); }
 Test(wgmma_isa, no_satfinite_wraps_u8_s8) { run_satfinite("u8", "s8", false); }
+
+/* ==== every N of m64nNk16 (8 to 256 in steps of 8) in one kernel: f16 A from a descriptor, M-major (imm-trans-a 1)
+ * without swizzle (LBO 128 between the two 8-column k groups, SBO 256 between 8-row m groups), B K-major with the
+ * 64B swizzle (rows of 64 bytes, 8-row groups 512 apart: the 16-byte chunk c of row n at chunk c ^ ((n / 2) % 4),
+ * the address bits [4,6) XORed with [7,9)), one B tile of 256 rows whose first N rows each wgmma reads; an f32 D
+ * from a fresh C for each N.  Inputs are multiples of 1/4 in [-4, 4]: every sum is exact. ==== */
+Test(wgmma_isa, every_n_one_kernel) {
+    seed_rng();
+    TileDevice *d = open_emu(false);
+    enum { M = 64, NMAX = 256, K = 16, BOFF = 2048, BYTES = BOFF + NMAX / 8 * 512 };
+    float A[M][K], B[NMAX][K];
+    uint8_t *img = calloc(BYTES, 1);
+    for (unsigned m = 0; m < M; m++)
+        for (unsigned k = 0; k < K; k++) {
+            A[m][k] = (float)(irand(33) - 16) / 4;
+            uint16_t h = f32_to_f16(A[m][k]);
+            memcpy(img + mnmajor_off(m, k, 2, 128, 256), &h, 2);
+        }
+    for (unsigned n = 0; n < NMAX; n++)
+        for (unsigned k = 0; k < K; k++) {
+            B[n][k] = (float)(irand(33) - 16) / 4;
+            uint16_t h = f32_to_f16(B[n][k]);
+            uint32_t a = BOFF + (n % 8) * 64 + (n / 8) * 512 + (k / 8) * 16 + (k % 8) * 2;
+            a ^= ((a >> 7) & 3) << 4;
+            memcpy(img + a, &h, 2);
+        }
+    size_t total = 0; /* C and D: for each N, 128 threads x N/2 floats */
+    for (unsigned N = 8; N <= NMAX; N += 8) total += 128 * N / 2;
+    float *C = malloc(total * 4), *out = malloc(total * 4);
+    for (size_t i = 0; i < total; i++) C[i] = (float)(irand(65) - 32) / 2;
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry k(.param .u64 img, .param .u64 c, .param .u64 out, .param .u64 da, .param .u64 db)\n{\n"
+                          "  .reg .pred %%p<2>;\n  .reg .b32 %%r<8>;\n  .reg .f32 %%f<128>;\n  .reg .b64 %%rd<16>;\n"
+                          "  .shared .align 1024 .b8 smem[%u];\n"
+                          "  mov.u32 %%r0, %%tid.x;\n  ld.param.u64 %%rd1, [img];\n  mov.u32 %%r1, smem;\n  shl.b32 %%r2, %%r0, 2;\n"
+                          "COPY:\n  setp.ge.u32 %%p1, %%r2, %u;\n  @%%p1 bra DONE;\n  cvt.u64.u32 %%rd2, %%r2;\n  add.u64 %%rd2, %%rd1, %%rd2;\n"
+                          "  ld.global.u32 %%r4, [%%rd2];\n  add.u32 %%r3, %%r1, %%r2;\n  st.shared.u32 [%%r3], %%r4;\n"
+                          "  add.u32 %%r2, %%r2, 512;\n  bra COPY;\nDONE:\n  fence.proxy.async.shared::cta;\n  bar.sync 0;\n"
+                          "  shr.u32 %%r5, %%r1, 4;\n  cvt.u64.u32 %%rd3, %%r5;\n"
+                          "  ld.param.u64 %%rd4, [da];\n  add.u64 %%rd4, %%rd4, %%rd3;\n  ld.param.u64 %%rd5, [db];\n  add.u64 %%rd5, %%rd5, %%rd3;\n"
+                          "  ld.param.u64 %%rd7, [c];\n  ld.param.u64 %%rd8, [out];\n  cvt.u64.u32 %%rd6, %%r0;\n",
+               BYTES, BYTES);
+    size_t at = 0;
+    for (unsigned N = 8; N <= NMAX; N += 8) {
+        unsigned nd = N / 2;
+        str_printf(&s, "  mad.lo.u64 %%rd9, %%rd6, %u, %zu;\n  add.u64 %%rd10, %%rd7, %%rd9;\n  add.u64 %%rd11, %%rd8, %%rd9;\n", 4 * nd, 4 * at);
+        for (unsigned r = 0; r < nd; r++) str_printf(&s, "  ld.global.f32 %%f%u, [%%rd10+%u];\n", r, 4 * r);
+        str_printf(&s, "  wgmma.fence.sync.aligned;\n  wgmma.mma_async.sync.aligned.m64n%uk16.f32.f16.f16 {", N);
+        for (unsigned r = 0; r < nd; r++) str_printf(&s, "%s%%f%u", r ? ", " : "", r);
+        str_printf(&s, "}, %%rd4, %%rd5, 1, 1, 1, 1, 0;\n  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n");
+        for (unsigned r = 0; r < nd; r++) str_printf(&s, "  st.global.f32 [%%rd11+%u], %%f%u;\n", 4 * r, r);
+        at += 128 * nd;
+    }
+    str_printf(&s, "  ret;\n}\n");
+    char *ptx = str_take(&s);
+    TileDevModule *mod;
+    TileDevFunction *f = load(d, ptx, "k", &mod);
+    uint64_t dimg = upload(d, img, BYTES), dc = upload(d, C, total * 4), dout = poisoned(d, total * 4);
+    uint64_t da = desc_noswz(0, 128, 256), db = desc_noswz(BOFF, 16, 512) | 2ull << 62; /* 64B swizzle (LBO unused) */
+    void *args[] = {&dimg, &dc, &dout, &da, &db};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    download(d, out, dout, total * 4);
+    at = 0;
+    for (unsigned N = 8; N <= NMAX; N += 8) {
+        unsigned nd = N / 2;
+        for (unsigned i = 0; i < 128; i++)
+            for (unsigned e = 0; e < nd; e++) {
+                unsigned row, col;
+                d_rc(i, e, &row, &col);
+                double want = C[at + i * nd + e];
+                for (unsigned k = 0; k < K; k++) want += (double)A[row][k] * B[col][k];
+                cr_assert_eq(out[at + i * nd + e], (float)want, "m64n%uk16: D[%u][%u] = %g, want %g", N, row, col, out[at + i * nd + e], want);
+            }
+        at += 128 * nd;
+    }
+    free(out), free(C), free(ptx), free(img);
+    dev_module_unload(mod);
+    dev_close(d);
+}
 
 /* ==== m64n16k16.f16.f16.f16 with A in registers (the m64nNk16 A fragment: register j of lane l holds row
  * 16w + l/4 + 8(j%2), columns 2(l%4) + 8(j/2), +1, low half first) and B MN-major (imm-trans-b 1) without
