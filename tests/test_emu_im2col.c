@@ -12,6 +12,8 @@
  *   mode_mismatch     a tiled copy through an im2col map and an im2col copy through a tiled one fail the launch
  *   multicast         an .im2col load multicast to both CTAs of clusters of 2
  *   traversal_by_hand W and N traversal strides, the wrap, an offset past the edge, written out by hand
+ *   hardware_examples five loads whose results on Hopper Triton's Gluon im2col tutorial states (corners, offsets
+ *                     moving the window, the traversal running into the next image and restarting in the padding)
  *
  * The reference is the convolution's definition, not the traversal: for the im2col matrix of a convolution with
  * padding pad_lo / pad_hi, stride S and dilation L, row m = (n, o_D, o_H, o_W) (W fastest) of filter tap r holds
@@ -546,5 +548,58 @@ Test(im2col, traversal_by_hand) {
             memcpy(&v, &got[p * 4 + ch], 4);
             cr_assert_eq(v, want, "pixel %u channel %u: %g, want %g", p, ch, v, want);
         }
+    tile_context_destroy(ctx);
+}
+
+/* Five loads whose results NVIDIA's hardware gives (the im2col tutorial of Triton's Gluon, run as tests on Hopper):
+ * an NHWC f32 tensor of N x 4 x 4 pixels, 32 channels, pixel i of the tensor (row-major over n, h, w) holding i + 1
+ * in every channel; 16 pixels of 32 channels through the 128B swizzle.  Corners (W, H): (0, 0) / (0, 0) from
+ * (n, h, w) = (0, 0, 0); (-1, -1) / (-1, -1) from (0, -1, -1) with offsets 0 and with offsets 1 (the window moves
+ * onto the tensor); (0, 0) / (0, 0) from (0, 1, 3) with two images (the traversal runs into image 1); (-1, -1) /
+ * (-1, -1) from (0, 1, 2) with two images (rows and images start again at the lower corner, in the padding). */
+Test(im2col, hardware_examples) {
+    Fix fx;
+    fix_open(&fx);
+    tile_context *ctx = fx.ctx;
+    static const struct {
+        unsigned n;
+        int32_t corner, h, w;
+        uint16_t off;
+        float want[16];
+    } ex[] = {
+        {1, 0, 0, 0, 0, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
+        {1, -1, -1, -1, 0, {0, 0, 0, 0, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11}},
+        {1, -1, -1, -1, 1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
+        {2, 0, 1, 3, 0, {8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}},
+        {2, -1, 1, 2, 0, {7, 0, 9, 10, 11, 0, 0, 0, 0, 0, 17, 18, 19, 0, 21, 22}},
+    };
+    static float x[2 * 16 * 32];
+    for (unsigned i = 0; i < 2 * 16 * 32; i++) x[i] = (float)(i / 32 + 1);
+    tile_devptr dx, dio;
+    cr_assert_eq(tile_malloc(ctx, sizeof x, &dx), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dx, x, sizeof x), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 2048, &dio), TILE_OK);
+    for (unsigned e = 0; e < ARRAY_LEN(ex); e++) {
+        uint64_t dims[4] = {32, 4, 4, ex[e].n}, strides[3] = {128, 512, 2048};
+        int32_t lo[2] = {ex[e].corner, ex[e].corner}, up[2] = {ex[e].corner, ex[e].corner};
+        uint32_t es[4] = {1, 1, 1, 1};
+        _Alignas(64) uint8_t map[128];
+        cr_assert_eq(tile_tensor_map_encode_im2col(ctx, map, TILE_F32, 4, dx, dims, strides, lo, up, 32, 16, es, TILE_SWIZZLE_128B, 0),
+                     TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memset(ctx, dio, 0xFF, 2048), TILE_OK);
+        int32_t c[5] = {0, ex[e].w, ex[e].h, 0, 0};
+        uint16_t off[3] = {ex[e].off, ex[e].off, 0};
+        uint32_t nbytes = 2048, cbytes = 2048, mode = 0;
+        void *args[] = {map, &c[0], &c[1], &c[2], &c[3], &c[4], &off[0], &off[1], &off[2], &nbytes, &cbytes, &dio, &mode};
+        cr_assert_eq(tile_launch_raw(kernel_for(&fx, 4), (tile_dim3){1, 1, 1}, (tile_dim3){32, 1, 1}, 0, args, NULL), TILE_OK, "%s",
+                     tile_last_error(ctx));
+        float got[512];
+        cr_assert_eq(tile_memcpy_dtoh(ctx, got, dio, sizeof got), TILE_OK);
+        for (unsigned p = 0; p < 16; p++)
+            for (unsigned ch = 0; ch < 32; ch++) {
+                float v = got[swz((p * 32 + ch) * 4, TILE_SWIZZLE_128B) / 4];
+                cr_assert_eq(v, ex[e].want[p], "example %u: pixel %u channel %u: %g, want %g", e + 1, p, ch, v, ex[e].want[p]);
+            }
+    }
     tile_context_destroy(ctx);
 }
