@@ -281,6 +281,8 @@ static uint32_t acp_record(EmuBlock *b, const EmuThread *t, uint32_t s, uint32_t
  * False after emu_fault. */
 static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t mb) {
     if (!b->shadow) return true;
+    uint32_t wlo, whi; /* the issuing warp: its lanes' writes count as ordered before the copy, as for its reads */
+    warp_range(b, t, &wlo, &whi);
     for (uint64_t i = 0; b->mbs && i < size; i++) {
         const EmuShadow *x = &b->shadow[idx + i];
         const EmuAsyncCopy *c = x->acopy ? &b->acp[x->acopy - 1] : NULL;
@@ -297,6 +299,22 @@ static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
                              emu_smem_name(b, idx + i, name, sizeof name), emu_module_where(b->L->m, c->line, where, sizeof where), line,
                              by->tid[0], by->tid[1], by->tid[2], by == t ? " (this thread)" : "", MB_NAME(b, b->mbs[c->slot].idx),
                              c->phase);
+        }
+        if (x->wclk && x->wclk != EMU_CLK_PENDING && !(x->wtid >= wlo && x->wtid < whi) &&
+            !emu_race_ordered(b, t->linear, x->wwarp & EMU_SH_WARP, x->wclk)) {
+            /* a generic write the copy is not ordered after: on a GPU either may land last */
+            char name[96], line[256], where[600], cta[64] = "";
+            const EmuThread *o = &b->t[x->wtid];
+            if (o->cta != t->cta) {
+                const uint32_t *c3 = b->cta[o->cta].ctaid;
+                snprintf(cta, sizeof cta, " of block (%u,%u,%u)", c3[0], c3[1], c3[2]);
+            }
+            emu_module_line(b->L->m, x->wline, line, sizeof line);
+            return emu_fault(b, t, in, "racecheck: a bulk copy overwrites shared memory written through the generic proxy with nothing ordering them",
+                             "shared %s was written by thread (%u,%u,%u)%s at %s (%s), and no barrier or mbarrier phase orders that "
+                             "write before this copy: on a GPU the write may land after the copy's bytes",
+                             emu_smem_name(b, idx + i, name, sizeof name), o->tid[0], o->tid[1], o->tid[2], cta,
+                             emu_module_where(b->L->m, x->wline, where, sizeof where), line);
         }
         if (!x->xrev || x->xrtid == t->linear || b->rt[t->linear].obs_ev > x->xrev) continue;
         char name[96], line[256], where[600], who[96];

@@ -214,6 +214,59 @@ Test(cluster, three_d_clusters_odd_shared_size) {
     }
 }
 
+/* ==== a store into another CTA's shared memory that a bulk copy then overwrites ====
+ * Clusters of 2: rank 0 stores 7 into buf[0] of rank 1 (st.shared::cluster), then raises a flag in global memory
+ * (st.volatile: no synchronisation); rank 1 waits for the flag and then bulk-copies 16 bytes from global memory
+ * into its buf, completing on its mbarrier.  Nothing orders the store before the copy, so on a GPU either may land
+ * last (the race of a multicast copy into memory another CTA has reused): racecheck reports it.  With
+ * barrier.cluster between the store and the copy instead of the flag, the copy's bytes are what rank 1 reads. */
+static const char *remote_store_ptx = PTX_HEAD
+    ".visible .entry rs(.param .u64 src, .param .u64 flag, .param .u64 out, .param .u32 sync)\n.reqnctapercluster 2, 1, 1\n{\n"
+    " .reg .pred %p<6>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<8>;\n"
+    " .shared .align 16 .b8 buf[32];\n .shared .align 8 .b64 mb;\n"
+    " ld.param.u64 %rd1, [src];\n ld.param.u64 %rd2, [flag];\n ld.param.u64 %rd3, [out];\n ld.param.u32 %r9, [sync];\n"
+    " mov.u32 %r0, %tid.x;\n mov.u32 %r1, %cluster_ctarank;\n mov.u32 %r2, mb;\n mov.u32 %r3, buf;\n"
+    " setp.eq.u32 %p1, %r0, 0;\n setp.ne.u32 %p5, %r9, 0;\n"
+    " @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;\n fence.mbarrier_init.release.cluster;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " setp.eq.u32 %p2, %r1, 0;\n and.pred %p3, %p1, %p2;\n"
+    " @%p3 mapa.shared::cluster.u32 %r4, %r3, 1;\n mov.u32 %r5, 7;\n @%p3 st.shared::cluster.u32 [%r4], %r5;\n"
+    " mov.u32 %r6, 1;\n @%p3 st.volatile.global.u32 [%rd2], %r6;\n"
+    " @%p5 barrier.cluster.arrive.release.aligned;\n @%p5 barrier.cluster.wait.acquire.aligned;\n"
+    " @%p2 bra END;\n @!%p1 bra END;\n"
+    "SPIN:\n ld.volatile.global.u32 %r7, [%rd2];\n setp.eq.u32 %p4, %r7, 0;\n @%p4 bra SPIN;\n"
+    " mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r2], 16;\n"
+    " cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], 16, [%r2];\n"
+    "WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r2], 0;\n @!%p4 bra WAIT;\n"
+    " ld.shared.u32 %r8, [%r3];\n st.global.u32 [%rd3], %r8;\n"
+    "END:\n barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n ret;\n}\n";
+
+Test(cluster, remote_store_overwritten_by_a_bulk_copy) {
+    for (uint32_t sync = 0; sync < 2; sync++) {
+        tile_context *ctx = open_ctx(true);
+        tile_module *m;
+        tile_kernel *k = load(ctx, remote_store_ptx, "rs", &m);
+        uint32_t src[4] = {0x1234, 5, 6, 7}, zero = 0, got = 0;
+        tile_devptr dsrc, dflag, dout = poisoned(ctx, 4);
+        cr_assert_eq(tile_malloc(ctx, sizeof src, &dsrc), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dsrc, src, sizeof src), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, 4, &dflag), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dflag, &zero, 4), TILE_OK);
+        void *args[] = {&dsrc, &dflag, &dout, &sync};
+        if (!sync) {
+            launch_fails(ctx, k, (tile_dim3){2, 1, 1}, 32, args,
+                         (const char *const[]){"a bulk copy overwrites shared memory written through the generic proxy",
+                                               "st.shared::cluster.u32", "of block (0,0,0)", NULL});
+        } else {
+            launch(ctx, k, (tile_dim3){2, 1, 1}, 32, args);
+            cr_assert_eq(tile_memcpy_dtoh(ctx, &got, dout, 4), TILE_OK);
+            cr_assert_eq(got, 0x1234u, "rank 1 reads 0x%x, want the copy's 0x1234", got);
+        }
+        tile_module_unload(m);
+        tile_context_destroy(ctx);
+    }
+}
+
 /* ==== distributed shared memory ==== */
 
 /* Clusters of 4 CTAs of 64 threads.  Each CTA fills arr[] with ctaid*1000+tid; after barrier.cluster each
