@@ -277,8 +277,9 @@ static uint32_t acp_record(EmuBlock *b, const EmuThread *t, uint32_t s, uint32_t
 /* The bytes [idx, idx + size) of shared memory written by a bulk or tensor copy of thread t completing on the
  * mbarrier at index mb: their reads by other threads must be ordered before the copy (a barrier or an mbarrier
  * phase completed after the last one, which t has waited for: a pipeline's producer waits on its consumers'
- * release before it refills a stage); then racecheck forgets what it knew of them and remembers the copy.
- * False after emu_fault. */
+ * release before it refills a stage), and so must their last generic write by a thread outside t's warp (a store
+ * from another CTA into memory a multicast copy still targets); then racecheck forgets what it knew of them and
+ * remembers the copy.  False after emu_fault. */
 static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t mb) {
     if (!b->shadow) return true;
     uint32_t wlo, whi; /* the issuing warp: its lanes' writes count as ordered before the copy, as for its reads */
@@ -310,7 +311,8 @@ static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
                 snprintf(cta, sizeof cta, " of block (%u,%u,%u)", c3[0], c3[1], c3[2]);
             }
             emu_module_line(b->L->m, x->wline, line, sizeof line);
-            return emu_fault(b, t, in, "racecheck: a bulk copy overwrites shared memory written through the generic proxy with nothing ordering them",
+            return emu_fault(b, t, in,
+                             "racecheck: a bulk copy overwrites shared memory written through the generic proxy with nothing ordering them",
                              "shared %s was written by thread (%u,%u,%u)%s at %s (%s), and no barrier or mbarrier phase orders that "
                              "write before this copy: on a GPU the write may land after the copy's bytes",
                              emu_smem_name(b, idx + i, name, sizeof name), o->tid[0], o->tid[1], o->tid[2], cta,
