@@ -437,16 +437,26 @@ static Val bi_classify(Call *c, BuiltinId id) {
     return gen_binop(g, TK_LT, bits, val_ct_int(0, it), loc);
 }
 
-static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
+/* value (argmax/argmin only; NULL: none): set to the reduction's second result, the element at the index. */
+static Val reduce_once(Call *c, Val x, int axis, int kind, Op op, Val *value) {
     Gen *g = c->g;
     int32_t s[TIR_MAX_RANK];
     int r = 0;
     for (int i = 0; i < x.t->rank; i++)
         if (i != axis) s[r++] = x.t->shape[i];
     DType dt = kind == RED_ARGMAX || kind == RED_ARGMIN ? DT_I32 : x.t->dt;
-    Inst *in = gen_emit_inst(g, c->node->loc, op, &x.v, 1, op == OP_SCAN ? x.t : tensor_type(g, dt, r, s));
+    Inst *in;
+    if (value) { /* (index, value) from one combine of (value, index) pairs, at the builder's point as gen_emit_inst's */
+        const Type *ts[2] = {tensor_type(g, DT_I32, r, s), tensor_type(g, x.t->dt, r, s)};
+        in = tir_inst_new(g->f, op, &x.v, 1, ts, 2, c->node->loc);
+        if (g->b.before) tir_insert_before(g->b.before, in);
+        else tir_block_append(g->b.block, in);
+    } else {
+        in = gen_emit_inst(g, c->node->loc, op, &x.v, 1, op == OP_SCAN ? x.t : tensor_type(g, dt, r, s));
+    }
     in->a.ival = axis;
     in->a.ival2 = kind;
+    if (value) *value = rt(g, in->res[1]);
     return rt(g, in->res[0]);
 }
 
@@ -454,7 +464,7 @@ static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
  * (-1: none) is the index of a keep_dims argument: the reduced axes stay, of size 1.  dtype (-1: none) the
  * index of sum's and cumsum's dtype argument: the type to accumulate in; without one, as Triton's
  * _pick_sum_dtype, integers narrower than 32 bits widen to i32 (u32 when unsigned, i1 included). */
-static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
+static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype, Val *value) {
     Gen *g = c->g;
     if (!numeric(c, 0) || !bi_tensor_arg(c, 0)) return val_err();
     Val x = c->v[0];
@@ -483,19 +493,23 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
         if ((op == OP_SCAN || (kind != RED_SUM && kind != RED_MAX && kind != RED_MIN)) && !single_axis(c, 1)) return val_err();
         if (!axes_arg(c, 1, x.t->rank, axes, &n)) return val_err();
         for (int k = 0; k < n && x.k != V_ERR; k++) {
-            x = reduce_once(c, x, axes[k], kind, op);
+            x = reduce_once(c, x, axes[k], kind, op, value);
             if (keep_dims && op != OP_SCAN) x = gen_expand_dims(g, x, axes[k], c->node->loc);
+            if (keep_dims && value) *value = gen_expand_dims(g, *value, axes[k], c->node->loc);
         }
         return x;
     }
-    if (op == OP_SCAN) return reduce_once(c, x, 0, kind, op);
+    if (op == OP_SCAN) return reduce_once(c, x, 0, kind, op, NULL);
     if (x.t->rank > 1 && (kind == RED_ARGMAX || kind == RED_ARGMIN)) {
         diag_error(g->d, c->node->loc, "'%s' of a rank-%d tensor needs an axis", c->bi->name, x.t->rank);
         return val_err();
     }
     int rank = x.t->rank;
-    while (x.k == V_RT && x.t->rank > 0) x = reduce_once(c, x, 0, kind, op);
-    for (int k = 0; keep_dims && k < rank; k++) x = gen_expand_dims(g, x, 0, c->node->loc);
+    while (x.k == V_RT && x.t->rank > 0) x = reduce_once(c, x, 0, kind, op, value); /* arg kinds: rank 1, once */
+    for (int k = 0; keep_dims && k < rank; k++) {
+        x = gen_expand_dims(g, x, 0, c->node->loc);
+        if (value) *value = gen_expand_dims(g, *value, 0, c->node->loc);
+    }
     return x;
 }
 
@@ -1403,9 +1417,8 @@ Val builtin_call(Gen *g, const Node *node) {
             if (!ct_int(&c, 2, "return_indices", &ri) || (has(&c, 3) && !ct_int(&c, 3, "return_indices_tie_break_left", &tb)))
                 return val_err();
             if (ri) {
-                Val i = bi_reduce(&c, id == BI_MAX ? RED_ARGMAX : RED_ARGMIN, OP_REDUCE, 4, -1);
-                Val v = i.k == V_ERR ? i : bi_reduce(&c, id == BI_MAX ? RED_ARGMAX_VALUE : RED_ARGMIN_VALUE, OP_REDUCE, 4, -1);
-                if (v.k == V_ERR) return v;
+                Val v = val_err(), i = bi_reduce(&c, id == BI_MAX ? RED_ARGMAX : RED_ARGMIN, OP_REDUCE, 4, -1, &v);
+                if (i.k == V_ERR) return i;
                 Val t = {.k = V_TUPLE, .nelems = 2, .elems = ARENA_ARRAY(g->a, Val, 2)};
                 t.elems[0] = v, t.elems[1] = i;
                 return t;
@@ -1416,24 +1429,24 @@ Val builtin_call(Gen *g, const Node *node) {
         if (c.v[0].k == V_RT && c.v[0].t->rank && (dtype_is_float(c.v[0].t->dt) || dtype_is_int(c.v[0].t->dt)) &&
             c.v[0].t->dt != DT_PTR && !dtype_is_storage(c.v[0].t->dt) && dtype_bits(c.v[0].t->dt) < 32)
             c.v[0] = gen_cast(g, c.v[0], dtype_is_float(c.v[0].t->dt) ? DT_F32 : DT_I32, c.loc[0]);
-        return bi_reduce(&c, bi->red, OP_REDUCE, 4, -1);
-    case BI_SUM: return bi_reduce(&c, bi->red, OP_REDUCE, 2, 3);
+        return bi_reduce(&c, bi->red, OP_REDUCE, 4, -1, NULL);
+    case BI_SUM: return bi_reduce(&c, bi->red, OP_REDUCE, 2, 3, NULL);
     case BI_ARGMAX:
     case BI_ARGMIN: { /* tie_break_left: the lowest index either way (a valid answer for false too) */
         int64_t tb = 1;
         if (has(&c, 2) && !bi_ct_flag(&c, 2, "tie_break_left", &tb)) return val_err();
-        return bi_reduce(&c, bi->red, OP_REDUCE, 3, -1);
+        return bi_reduce(&c, bi->red, OP_REDUCE, 3, -1, NULL);
     }
     case BI_CUMSUM: {
         int64_t rev = 0;
         if (has(&c, 2) && !bi_ct_flag(&c, 2, "reverse", &rev)) return val_err();
-        if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);
+        if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3, NULL);
         /* reverse: out[i] = x[n-1] + ... + x[i], the same order as a scan of flip(x) */
         int axis = 0;
         if (!numeric(&c, 0) || !bi_tensor_arg(&c, 0) || (has(&c, 1) && !bi_axis_arg(&c, 1, c.v[0].t->rank, false, &axis))) return val_err();
         c.v[0] = compose_flip(g, c.v[0], axis, node->loc);
         c.v[1] = val_ct_int(axis, DT_I32);
-        Val s = bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);
+        Val s = bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3, NULL);
         return s.k == V_ERR ? s : compose_flip(g, s, axis, node->loc);
     }
     case BI_PERMUTE: return bi_shape_op(&c, BI_TRANS);

@@ -543,9 +543,10 @@ static void forward_inst(Ctx *c, Inst *i) {
         set_layout(c, i->res[0], r);
         return;
     }
-    case OP_REDUCE: {
+    case OP_REDUCE: { /* argmax/argmin's index and value alike */
         const Layout *ol = layout_of(c, i->ops[0]);
-        if (tir_vtype(f, i->res[0])->rank) set_layout(c, i->res[0], intern(c, layout_slice(ol, (int)i->a.ival)));
+        for (int k = 0; k < i->nres; k++)
+            if (tir_vtype(f, i->res[k])->rank) set_layout(c, i->res[k], intern(c, layout_slice(ol, (int)i->a.ival)));
         return;
     }
     case OP_REDUCE_FN:

@@ -22,12 +22,13 @@
  *
  * reduce_fn / scan_fn (a user fn as the combine, see below): the same steps, in order.
  *
- * reduce (axis a, kind sum/max/min/argmax/argmin/argmax_value/argmin_value):
+ * reduce (axis a, kind sum/max/min/argmax/argmin):
  *   1. Group the operand's canonical registers by their stat without dim a;
  *      combine each group in register order in the accumulation type
  *      (f16/bf16 -> f32, narrow ints -> i32); arg kinds carry the element's
- *      coordinate along a as an i32 index (ties -> smallest index, NaN wins);
- *      argmax_value/argmin_value combine as argmax/argmin and give the value.
+ *      coordinate along a as an i32 index (ties -> smallest index, NaN wins),
+ *      so one combine of (value, index) pairs gives both the index (result 0)
+ *      and, when asked, the value that came with it (result 1).
  *   2. Butterfly shuffles over the distinct lane positions along a.
  *   3. More than one warp position along a (W of them): one thread per
  *      warp position stores each group's partial, in the accumulation
@@ -414,7 +415,7 @@ static LLVMValueRef red_narrow(LL *l, const Red *k, LLVMValueRef v) {
 
 /* Identity of the combine in the accumulation type. */
 static LLVMValueRef red_identity(LL *l, const Red *k) {
-    bool max = k->kind == RED_MAX || k->kind == RED_ARGMAX || k->kind == RED_ARGMAX_VALUE;
+    bool max = k->kind == RED_MAX || k->kind == RED_ARGMAX;
     if (k->kind == RED_SUM) return k->fp ? LLVMConstReal(k->at, -0.0) : LLVMConstInt(k->at, 0, 0);
     if (k->fp) return LLVMConstReal(k->at, max ? -INFINITY : INFINITY);
     int bits = dtype_bits(k->dt);
@@ -456,7 +457,7 @@ static Acc red_combine(LL *l, const Red *k, Acc a, Acc b) {
     default: {
         /* arg kinds: b wins when strictly better, or equal with a smaller index; NaN is better than
          * any number (argmax: NaN is the maximum; argmin: NaN propagates like min) */
-        bool max = k->kind == RED_ARGMAX || k->kind == RED_ARGMAX_VALUE;
+        bool max = k->kind == RED_ARGMAX;
         LLVMValueRef better = max ? cmp_gt(l, k, b.v, a.v) : cmp_gt(l, k, a.v, b.v);
         LLVMValueRef eq;
         if (k->fp) {
@@ -625,6 +626,11 @@ static bool emit_reduce(LL *l, Inst *i) {
         ll_error(l, i->loc, "internal error: reduce result must be in the slice of its operand's layout along axis %d", ax);
         return false;
     }
+    if (i->nres > 1 && (!k.arg || tir_vtype(l->f, i->res[1])->layout != rt->layout)) {
+        ll_error(l, i->loc, "internal error: a second reduce result is %s's value, in the layout of the index",
+                 k.arg ? tir_red_names[k.kind] : "argmax or argmin");
+        return false;
+    }
     int n;
     LLVMValueRef *src = ll_get(l, i->ops[0], &n);
     const LayoutRegs *lr = ll_regs_of(l, ot);
@@ -667,7 +673,7 @@ static bool emit_reduce(LL *l, Inst *i) {
     /* 4. result registers in the slice's order */
     if (ok) {
         const LayoutRegs *rr = ll_regs_of(l, rt);
-        LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+        LLVMValueRef *res = ll_new(l, i->res[0], rr->n), *val = i->nres > 1 ? ll_new(l, i->res[1], rr->n) : NULL;
         for (int r = 0; r < rr->n; r++) {
             int g = 0;
             if (rt->rank) {
@@ -683,8 +689,9 @@ static bool emit_reduce(LL *l, Inst *i) {
                 ok = false;
                 break;
             }
-            /* argmax_value / argmin_value: the value the index came with, x[argmax] bit for bit */
-            res[r] = k.kind == RED_ARGMAX || k.kind == RED_ARGMIN ? acc[g].idx : red_narrow(l, &k, acc[g].v);
+            /* arg kinds: the index, and as result 1 the value it came with, x[argmax] bit for bit */
+            res[r] = k.arg ? acc[g].idx : red_narrow(l, &k, acc[g].v);
+            if (val) val[r] = red_narrow(l, &k, acc[g].v);
         }
     }
     free(grp);

@@ -158,7 +158,8 @@ enum {
                                                      values[d], count up by 1 */                      \
     X(MAX_CONSTANCY, "max_constancy", 1, 1, EW)   /* runs of values[d] elements, likewise, are equal */ \
     /* reductions and scans along attr axis */                                             \
-    X(REDUCE, "reduce", 1, 1, OPF_PURE) /* attr kind: sum max min argmax argmin */         \
+    X(REDUCE, "reduce", 1, -1, OPF_PURE) /* attr kind: sum max min argmax argmin; argmax/argmin: the i32 index, and \
+        with a second result the element at that index (x[argmax] bit for bit), both from one combine of (value, index) pairs */ \
     X(SCAN, "scan", 1, 1, OPF_PURE)     /* attr kind: sum (inclusive cumsum) */            \
     X(REDUCE_FN, "reduce_fn", -1, -1, OPF_REGION) /* x0..x(k-1) -> k results without dim attr axis, \
         combined by the region: ^(a0.., b0..) yields k scalars a (+) b, a the earlier elements */ \
@@ -255,17 +256,14 @@ typedef enum CmpPred {
 #undef X
 } CmpPred;
 #define TIR_REDUCE_KINDS(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(ARGMAX, "argmax") X(ARGMIN, "argmin") \
-    X(XCHG, "xchg") X(AND, "and") X(OR, "or") X(XOR, "xor") /* these four: atomic_rmw only */             \
-    X(ARGMAX_VALUE, "argmax_value") X(ARGMIN_VALUE, "argmin_value") /* reduce only: the element at argmax's (argmin's) index */
+    X(XCHG, "xchg") X(AND, "and") X(OR, "or") X(XOR, "xor") /* these four: atomic_rmw only */
 typedef enum RedKind {
 #define X(e, n) RED_##e,
     TIR_REDUCE_KINDS(X)
 #undef X
 } RedKind;
 /* Kinds that carry an i32 index through the combine (ties to the smaller index, a NaN beating any number). */
-static inline bool tir_red_is_arg(RedKind k) {
-    return k == RED_ARGMAX || k == RED_ARGMIN || k == RED_ARGMAX_VALUE || k == RED_ARGMIN_VALUE;
-}
+static inline bool tir_red_is_arg(RedKind k) { return k == RED_ARGMAX || k == RED_ARGMIN; }
 /* Memory ordering and scope of atomics (attrs sem, scope); the first entry is the default,
  * as Triton: acq_rel at gpu scope.  The names are PTX's qualifiers. */
 #define TIR_MEM_SEMS(X) X(ACQ_REL, "acq_rel") X(RELAXED, "relaxed") X(ACQUIRE, "acquire") X(RELEASE, "release")

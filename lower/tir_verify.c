@@ -479,23 +479,31 @@ static void check_ptr_add(Verifier *V, const Inst *i) {
         verr(V, i, "offset must be an integer shaped like the pointer, found %s", tstr(V, o));
 }
 
+/* One result; argmax/argmin may have a second, the value at the index (the operand's element type). */
 static void check_reduce(Verifier *V, const Inst *i) {
-    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    const Type *a = opt(V, i, 0);
     int64_t ax = i->a.ival, kind = i->a.ival2;
-    if (kind < RED_SUM || (kind > RED_ARGMIN && kind != RED_ARGMAX_VALUE && kind != RED_ARGMIN_VALUE))
-        verr(V, i, "invalid kind %lld", (long long)kind);
+    if (kind < RED_SUM || kind > RED_ARGMIN) verr(V, i, "invalid kind %lld", (long long)kind);
+    bool arg = kind == RED_ARGMAX || kind == RED_ARGMIN;
+    if (i->nres != 1 && !(arg && i->nres == 2)) {
+        verr(V, i, "has %d results: expected 1%s", i->nres, arg ? " (the index) or 2 (the index and the value)" : "");
+        return;
+    }
     if (ax < 0 || ax >= a->rank) {
         verr(V, i, "axis %lld out of range for %s", (long long)ax, tstr(V, a));
         return;
     }
-    bool arg = kind == RED_ARGMAX || kind == RED_ARGMIN;
     Type elem = {.dt = a->dt, .pointee = a->pointee};
-    if (arg ? r->dt != DT_I32 : !same_elem(a, r))
-        verr(V, i, "result element type must be %s, found %s", arg ? "i32" : tstr(V, &elem), tstr(V, r));
-    bool shape_ok = r->rank == a->rank - 1;
-    for (int d = 0, s = 0; shape_ok && d < a->rank; d++)
-        if (d != ax) shape_ok = r->shape[s++] == a->shape[d];
-    if (!shape_ok) verr(V, i, "result %s is not %s without dim %lld", tstr(V, r), tstr(V, a), (long long)ax);
+    for (int k = 0; k < i->nres; k++) {
+        const Type *r = vt(V, i->res[k]);
+        bool index = arg && k == 0;
+        if (index ? r->dt != DT_I32 : !same_elem(a, r))
+            verr(V, i, "result %d element type must be %s, found %s", k, index ? "i32" : tstr(V, &elem), tstr(V, r));
+        bool shape_ok = r->rank == a->rank - 1;
+        for (int d = 0, s = 0; shape_ok && d < a->rank; d++)
+            if (d != ax) shape_ok = r->shape[s++] == a->shape[d];
+        if (!shape_ok) verr(V, i, "result %d %s is not %s without dim %lld", k, tstr(V, r), tstr(V, a), (long long)ax);
+    }
 }
 
 static void check_scan(Verifier *V, const Inst *i) {

@@ -1433,12 +1433,80 @@ static void return_indices_case(const RiType *t, int M, int N, int n, int warps,
     unload(&k);
 }
 
+/* keep_dims=true keeps the axis on both results; a tuple of which only the index, or only the value, is used
+ * still gives the pair of one reduction.  Rows of 45 small integers (ties) in a [8, 64] tile over 4 warps, the
+ * padding -inf for max and +inf for min.  Each max/min with indices is one reduction of (value, index) pairs in
+ * the Tile IR: one argmax (argmin) reduce with two results, the index and the value.  Before: two reduces, the
+ * index's and the value's, each a whole (value, index) reduction. */
+Test(lang_run, return_indices_keep_dims_one_result_used) {
+    const char *src =
+             "kernel k(x: *f32, ov: *f32, oi: *i32, n: i32) {\n"
+             "    let r = arange(0, 8);\n"
+             "    let c = arange(0, 64);\n"
+             "    let in = (c < n)[None, :];\n"
+             "    let m = load(x + r[:, None] * n + c[None, :], in, -1.0 / 0.0);\n"
+             "    let (v, i) = max(m, 1, return_indices=true, keep_dims=true);\n"
+             "    store(ov + r[:, None] + arange(0, 1)[None, :], v);\n"
+             "    store(oi + r[:, None] + arange(0, 1)[None, :], i);\n"
+             "    let m2 = where(in, m, 1.0 / 0.0);\n"
+             "    let (w, j) = min(m2, 1, return_indices=true);\n"
+             "    store(oi + 8 + r, j);\n"
+             "    let (w2, j2) = min(m2, 1, return_indices=true);\n"
+             "    store(ov + 8 + r, w2);\n"
+             "}\n";
+    tile_compile_options o = {.tir_only = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    int pairs = 0, reduces = 0;
+    for (const char *p = c.tir; (p = strstr(p, " reduce ")); p++) {
+        reduces++;
+        pairs += !strncmp(p - 4, ":2 =", 4) && (!strncmp(p + 8, "%", 1)) &&
+                 (strstr(p, "kind=argmax") == strstr(p, "kind=") || strstr(p, "kind=argmin") == strstr(p, "kind="));
+    }
+    cr_assert(reduces == 3 && pairs == 3, "3 reduces of (index, value) pairs expected, found %d reduces, %d of them pairs:\n%s",
+              reduces, pairs, c.tir);
+    tile_compiled_free(&c);
+    K k;
+    load_src(&k, src, "k");
+    enum { R = 8, N = 45 };
+    float x[R * N], ov[16];
+    int32_t oi[16];
+    unsigned seed = 12345;
+    for (int e = 0; e < R * N; e++) {
+        seed = seed * 1103515245u + 12345u;
+        x[e] = (float)((int)((seed >> 16) % 7u) - 3);
+    }
+    x[3 * N + 44] = 9.0f; /* the last element of a row, next to the padding */
+    x[5 * N + 44] = -9.0f;
+    memset(ov, 0xff, sizeof ov), memset(oi, 0xff, sizeof oi);
+    uint64_t dx = upload(&k, x, sizeof x), dov = upload(&k, ov, sizeof ov), doi = upload(&k, oi, sizeof oi);
+    int32_t n = N;
+    void *params[] = {&dx, &dov, &doi, &n};
+    launch(&k, 1, params);
+    download(&k, ov, dov, sizeof ov);
+    download(&k, oi, doi, sizeof oi);
+    for (int row = 0; row < R; row++) {
+        int im = 0, in = 0;
+        for (int j = 1; j < N; j++) {
+            if (x[row * N + j] > x[row * N + im]) im = j;
+            if (x[row * N + j] < x[row * N + in]) in = j;
+        }
+        cr_assert_eq(oi[row], im, "row %d argmax (keep_dims): %d, want %d", row, oi[row], im);
+        cr_assert_eq(ov[row], x[row * N + im], "row %d max (keep_dims): %g, want %g", row, ov[row], x[row * N + im]);
+        cr_assert_eq(oi[8 + row], in, "row %d argmin (index used alone): %d, want %d", row, oi[8 + row], in);
+        cr_assert_eq(ov[8 + row], x[row * N + in], "row %d min (value used alone): %g, want %g", row, ov[8 + row], x[row * N + in]);
+    }
+    unload(&k);
+}
+
 Test(lang_run, return_indices_value_at_index) {
     static const RiType types[] = {{"f32", 4, true}, {"f16", 2, true}, {"bf16", 2, true}, {"f64", 8, true},
                                    {"i32", 4, false}, {"i8", 1, false},  {"u8", 1, false},    {"i64", 8, false}};
-    /* in-thread and across lanes; across 4 and 8 warps; one long row; along axis 0 */
+    /* in-thread and across lanes; across 2, 4 and 8 warps; one long row; along axis 0; odd row lengths across
+     * warps (the row's padding repeats its last element, so the tie with it must keep the lower index) */
     static const struct { int M, N, n, warps, axis; } cfg[] = {
-        {4, 64, 50, 1, 1}, {2, 256, 203, 4, 1}, {1, 1024, 1000, 8, 1}, {8, 128, 97, 4, 0}, {16, 16, 16, 4, 1},
+        {4, 64, 50, 1, 1},  {2, 256, 203, 4, 1}, {1, 1024, 1000, 8, 1}, {8, 128, 97, 4, 0},
+        {16, 16, 16, 4, 1}, {4, 128, 77, 8, 1},  {16, 64, 45, 8, 0},    {1, 256, 131, 2, 1},
     };
     for (size_t c = 0; c < ARRAY_LEN(cfg); c++)
         for (size_t d = 0; d < ARRAY_LEN(types); d++)

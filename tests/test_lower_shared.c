@@ -61,9 +61,21 @@ static void gen_store(Str *s, const char *val, const char *ptr, const char *dt, 
     str_printf(s, "  store %%st_p, %%%s\n", val);
 }
 
-/* argmax/argmin give the i32 index; argmax_value/argmin_value the element at that index (their combine) */
+/* argmax/argmin give the i32 index; "argmax_value"/"argmin_value" here name the second result of an argmax/argmin
+ * reduce, the element at that index (from the same combine of (value, index) pairs) */
 static bool index_kind(const char *kind) { return !strcmp(kind, "argmax") || !strcmp(kind, "argmin"); }
 static bool max_kind(const char *kind) { return !strcmp(kind, "max") || !strncmp(kind, "argmax", 6); }
+
+/* "%s = reduce %v ..." of type rty, or for a value kind "%r:2 = reduce ..." (index, value); returns the name of
+ * the result to store */
+static const char *gen_reduce_line(Str *s, const char *kind, int ax, const char *ity, const char *rty) {
+    if (!strstr(kind, "_value")) {
+        str_printf(s, "  %%s = reduce %%v {kind=%s, axis=%d} : %s\n", kind, ax, rty);
+        return "s";
+    }
+    str_printf(s, "  %%r:2 = reduce %%v {kind=%.6s, axis=%d} : %s, %s\n", kind, ax, ity, rty);
+    return "r#1";
+}
 
 static char *gen_reduce(int M, int N, int ax, const char *kind, const char *dt, int warps) {
     Str s = {0};
@@ -71,11 +83,14 @@ static char *gen_reduce(int M, int N, int ax, const char *kind, const char *dt, 
     int R = ax == 0 ? N : M;
     str_printf(&s, "kernel @k(%%x: ptr<%s> #div16, %%out: ptr<%s> #div16) num_warps=%d num_stages=1 {\n", dt, rdt, warps);
     gen_load(&s, "v", "x", dt, M, N, NULL);
-    str_printf(&s, "  %%s = reduce %%v {kind=%s, axis=%d} : tensor<%dx%s>\n", kind, ax, R, rdt);
+    char ity[64], rty[64];
+    snprintf(ity, sizeof ity, "tensor<%dxi32>", R);
+    snprintf(rty, sizeof rty, "tensor<%dx%s>", R, rdt);
+    const char *res = gen_reduce_line(&s, kind, ax, ity, rty);
     str_printf(&s, "  %%ri = arange {start=0, end=%d} : tensor<%dxi32>\n", R, R);
     str_printf(&s, "  %%po = splat %%out : tensor<%dxptr<%s>>\n", R, rdt);
     str_printf(&s, "  %%q = ptr_add %%po, %%ri : tensor<%dxptr<%s>>\n", R, rdt);
-    str_puts(&s, "  store %q, %s\n  return\n}\n");
+    str_printf(&s, "  store %%q, %%%s\n  return\n}\n", res);
     return str_take(&s);
 }
 
@@ -88,8 +103,8 @@ static char *gen_reduce_1d(int N, const char *kind, const char *dt, int warps) {
     str_printf(&s, "  %%pb = splat %%x : tensor<%dxptr<%s>>\n", N, dt);
     str_printf(&s, "  %%p = ptr_add %%pb, %%i : tensor<%dxptr<%s>>\n", N, dt);
     str_printf(&s, "  %%v = load %%p : tensor<%dx%s>\n", N, dt);
-    str_printf(&s, "  %%s = reduce %%v {kind=%s, axis=0} : %s\n", kind, rdt);
-    str_puts(&s, "  store %out, %s\n  return\n}\n");
+    const char *res = gen_reduce_line(&s, kind, 0, "i32", rdt);
+    str_printf(&s, "  store %%out, %%%s\n  return\n}\n", res);
     return str_take(&s);
 }
 

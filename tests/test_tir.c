@@ -294,6 +294,22 @@ Test(tir_roundtrip, inline_asm_pack_out) {
     check_round_trip(t, t);
 }
 
+/* argmax/argmin with two results (the index, then the value at it: max(x, axis, return_indices=true)): printed
+ * "%N:2 = reduce", its results %N and %N+1 in the slice layout, the scratch holding both */
+Test(tir_roundtrip, reduce_index_and_value) {
+    const char *t = "#L0 = blocked<spt=[1,4], tpw=[4,8], wpc=[2,2], order=[1,0]>\n"
+                    "#L1 = slice<dim=1, blocked<spt=[1,4], tpw=[4,8], wpc=[2,2], order=[1,0]>>\n"
+                    "\n"
+                    "kernel @k(%a: tensor<8x64xf16, #L0>) num_warps=4 num_stages=3 {\n"
+                    "  %0:2 = reduce %a {kind=argmax, axis=1, smem=0:128} : tensor<8xi32, #L1>, tensor<8xf16, #L1>\n"
+                    "  %2 = cast %1 : tensor<8xi32, #L1>\n"
+                    "  %3 = add %0, %2 : tensor<8xi32, #L1>\n"
+                    "  %4:2 = reduce %3 {kind=argmin, axis=0} : i32, i32\n"
+                    "  return\n"
+                    "}\n";
+    check_round_trip(t, t);
+}
+
 /* print keeps hex=1 (device_print's hex=true) through print and parse; without it the attribute is absent. */
 Test(tir_roundtrip, print_hex) {
     const char *t = "kernel @k(%a: tensor<8xi32>) num_warps=4 num_stages=3 {\n"
@@ -571,13 +587,20 @@ static const ErrCase verify_errors[] = {
     {"kernel @k(%a: tensor<4x8xf32>) {\n  %0 = trans %a {perm=[1,0]} : tensor<4x8xf32>\n  return\n}\n",
      "t.tir:2:3: error: trans: result dim 0 is 4, expected operand dim 1 (8)"},
     {"kernel @k(%a: tensor<4x8xf32>) {\n  %0 = reduce %a {kind=sum, axis=1} : tensor<8xf32>\n  return\n}\n",
-     "t.tir:2:3: error: reduce: result tensor<8xf32> is not tensor<4x8xf32> without dim 1"},
+     "t.tir:2:3: error: reduce: result 0 tensor<8xf32> is not tensor<4x8xf32> without dim 1"},
     {"kernel @k(%a: tensor<8xf32>) {\n  %0 = reduce %a {kind=argmax, axis=0} : f32\n  return\n}\n",
-     "t.tir:2:3: error: reduce: result element type must be i32, found f32"},
-    {"kernel @k(%a: tensor<8xf32>) {\n  %0 = reduce %a {kind=argmax_value, axis=0} : i32\n  return\n}\n",
-     "t.tir:2:3: error: reduce: result element type must be f32, found i32"},
-    {"kernel @k(%a: tensor<8xf32>) {\n  %0 = scan %a {kind=argmin_value, axis=0} : tensor<8xf32>\n  return\n}\n",
-     "t.tir:2:3: error: scan: invalid kind 10"},
+     "t.tir:2:3: error: reduce: result 0 element type must be i32, found f32"},
+    /* argmax/argmin's second result: the value at the index, of the operand's type and the index's shape */
+    {"kernel @k(%a: tensor<8xf32>) {\n  %0:2 = reduce %a {kind=argmax, axis=0} : i32, i32\n  return\n}\n",
+     "t.tir:2:3: error: reduce: result 1 element type must be f32, found i32"},
+    {"kernel @k(%a: tensor<4x8xf16>) {\n  %0:2 = reduce %a {kind=argmin, axis=1} : tensor<4xi32>, tensor<8xf16>\n  return\n}\n",
+     "t.tir:2:3: error: reduce: result 1 tensor<8xf16> is not tensor<4x8xf16> without dim 1"},
+    {"kernel @k(%a: tensor<8xf32>) {\n  %0:2 = reduce %a {kind=max, axis=0} : f32, f32\n  return\n}\n",
+     "t.tir:2:3: error: reduce: has 2 results: expected 1"},
+    {"kernel @k(%a: tensor<8xf32>) {\n  %0:3 = reduce %a {kind=argmax, axis=0} : i32, f32, f32\n  return\n}\n",
+     "t.tir:2:3: error: reduce: has 3 results: expected 1 (the index) or 2 (the index and the value)"},
+    {"kernel @k(%a: tensor<8xf32>) {\n  %0 = scan %a {kind=xor, axis=0} : tensor<8xf32>\n  return\n}\n",
+     "t.tir:2:3: error: scan: invalid kind 8"},
     {"kernel @k(%a: tensor<8xf32>) {\n  %0 = reduce %a {kind=sum, axis=1} : f32\n  return\n}\n",
      "t.tir:2:3: error: reduce: axis 1 out of range for tensor<8xf32>"},
     {"kernel @k(%a: tensor<8xf32>) {\n  %0 = scan %a {kind=argmin, axis=0} : tensor<8xf32>\n  return\n}\n",
