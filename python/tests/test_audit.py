@@ -50,6 +50,56 @@ kernel copy(x: *f32, out: *f32, n: i32, sx: i32, so: i32, s: f32) {
 }
 """
 
+CONTROL_FLOW = """
+// out[pos[i]] = x[i], pos[i] = steps[0] + .. + steps[i-1]: the pointer carried through a for (walk), a while (spin)
+kernel walk(x: *f32, out: *f32, steps: *i32, n: i32) {
+    let p = out;
+    for i in range(0, n) {
+        store(p, load(x + i));
+        p = p + load(steps + i);
+    }
+}
+kernel spin(x: *f32, out: *f32, steps: *i32, n: i32) {
+    let p = out;
+    let i = 0;
+    while i < n {
+        store(p, load(x + i));
+        p = p + load(steps + i);
+        i = i + 1;
+    }
+}
+// c[2 + steps[0]] += 1 when n > 3, else c[n] += 1: the pointer an if's result
+kernel pick(steps: *i32, c: *f32, n: i32) {
+    let q = c;
+    if n > 3 { q = c + 2 + load(steps); } else { q = c + n; }
+    atomic_add(q, 1.0);
+}
+// a[0] or b[0] = 7: the pointer is one of two parameters
+kernel either(a: *f32, b: *f32, n: i32) {
+    let q = a;
+    if n > 3 { q = b; }
+    store(q, 7.0);
+}
+"""
+
+TMA_STORE = """
+// c = a @ b in 64x64 tiles, each program a loop over tiles; c's tiles stored through a tensor map on sm_90a
+@num_stages(3)
+kernel epid(a: *f16, b: *f16, c: *f32) {
+    let da = make_tensor_descriptor(a, [128, 64], [64, 1], [64, 32]);
+    let db = make_tensor_descriptor(b, [64, 128], [128, 1], [32, 64]);
+    for t in range(program_id(0), 4, num_programs(0)) {
+        let pm = t / 2 * 64;
+        let pn = t % 2 * 64;
+        let acc = zeros([64, 64], f32);
+        for k0 in range(0, 64, 32) {
+            acc = dot(load_tensor_descriptor(da, [pm, k0]), load_tensor_descriptor(db, [k0, pn]), acc);
+        }
+        store_tensor_descriptor(make_tensor_descriptor(c, [128, 128], [128, 1], [64, 64]), [pm, pn], acc);
+    }
+}
+"""
+
 PAIR = """
 // out[i] = p0[i] * s0 + p1[i] * s1: the ported form of a Triton kernel taking (p0, p1) and (s0, s1) as tuples
 kernel pair(p0: *f32, p1: *f32, out: *f32, s0: f32, s1: f32, n: i32) {
@@ -356,6 +406,65 @@ class Audit(unittest.TestCase):
         q.flags.writeable = False
         with self.assertRaisesRegex(ValueError, r"argument 'p': the array is read-only"):
             h[1](q, 2.0)
+
+    def test_read_only_array_stored_through_loops_and_ifs(self):
+        """A pointer carried through a for or while loop, or chosen by an if, is followed back to its parameter: a
+        store through it refuses a read-only array there (before: only straight-line pointers were followed, so these
+        kernels wrote into a read-only array).  Pointers advance by loaded steps, which the compiler cannot turn into
+        offsets from the parameter, so the loop really carries them.  A pointer that is one parameter or another is
+        not refused, and the other parameter's read-only array is untouched."""
+        m = tile.compile(CONTROL_FLOW)
+        n = 37
+        x = rng.standard_normal(n).astype(np.float32)
+        steps = rng.integers(1, 4, n).astype(np.int32)
+        pos = np.concatenate(([0], np.cumsum(steps)[:-1]))
+        size = int(pos[-1]) + 5
+        for name, extra in (("walk", ()), ("spin", ())):
+            out = poisoned(size, np.float32)
+            ro = out.copy()
+            ro.flags.writeable = False
+            with self.assertRaisesRegex(ValueError, r"argument 'out': the array is read-only, and kernel '%s' stores through 'out'" % name):
+                getattr(m, name)[1](x, ro, steps, n)
+            self.assertTrue(np.isnan(ro).all())
+            xr, sr = x.copy(), steps.copy()
+            xr.flags.writeable = sr.flags.writeable = False  # only read: fine
+            getattr(m, name)[1](xr, out, sr, n)
+            want = np.full(size, np.nan)
+            want[pos] = x
+            np.testing.assert_array_equal(out, want.astype(np.float32), err_msg=name)
+        for n_, at in ((5, 2 + int(steps[0])), (2, 2)):
+            c = np.zeros(8, np.float32)
+            c.flags.writeable = False
+            with self.assertRaisesRegex(ValueError, r"argument 'c': the array is read-only, and kernel 'pick' stores through 'c'"):
+                m.pick[1](steps, c, n_)
+            c.flags.writeable = True
+            m.pick[1](steps, c, n_)
+            want = np.zeros(8, np.float32)
+            want[at] = 1
+            np.testing.assert_array_equal(c, want)
+        a, b = np.zeros(4, np.float32), np.zeros(4, np.float32)
+        a.flags.writeable = False
+        m.either[1](a, b, 5)  # a or b: not followed, so not refused; n > 3 writes b
+        np.testing.assert_array_equal(b, [7, 0, 0, 0])
+        np.testing.assert_array_equal(a, [0, 0, 0, 0])
+
+    def test_read_only_array_stored_through_a_tensor_map(self):
+        """On sm_90a a tile stored by store_tensor_descriptor after a pipelined dot goes through a tensor map (a
+        tma_store, no pointer store in the Tile IR): the map's base parameter is written, so a read-only array there
+        is refused; the inputs may be read-only."""
+        k = tile.compile(TMA_STORE, device=tile.device("emu:sm_90a")).epid
+        self.assertIn("tma_store", k.asm()["tir"])
+        a = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+        b = rng.integers(-3, 4, (64, 128)).astype(np.float16)
+        a.flags.writeable = b.flags.writeable = False
+        c = poisoned((128, 128), np.float32)
+        c.flags.writeable = False
+        with self.assertRaisesRegex(ValueError, r"argument 'c': the array is read-only, and kernel 'epid' stores through 'c'"):
+            k[2](a, b, c)
+        self.assertTrue(np.isnan(c).all())
+        c.flags.writeable = True
+        k[2](a, b, c)
+        np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
 
     def test_read_only_outputs_of_the_shipped_kernels(self):
         """gemm, attention, decode_paged and moe refuse a read-only out (they wrote into it)."""

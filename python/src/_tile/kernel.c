@@ -145,15 +145,49 @@ static bool read_params(TPyKernel *k, const char *tir, const char *sig) {
     return true;
 }
 
-/* ---- the pointer parameters a kernel stores through ---- */
+/* ---- the pointer parameters a kernel stores through ----
+ *
+ * read_writes reads the kernel's Tile IR text, one line at a time, as an optimistic dataflow over its values
+ * (the lattice of sparse conditional constant propagation): each value is UNSEEN, one pointer parameter, or
+ * OTHER (computed from something else, or from two parameters).
+ *   1. A value made by a pointer-preserving op (ptr_add, splat, broadcast, reshape, the hints, ...) takes its
+ *      first operand's; a select takes both of its choices'; any other op (a load: a table of pointers; an
+ *      inline_asm) makes OTHER.
+ *   2. Control flow merges: a for's carried block argument takes its init and what the body yields for it, the
+ *      loop's result the same two; a while's likewise (its condition included); an if's result what each branch
+ *      yields.  The induction variable and the block arguments of other regions are OTHER.
+ *   3. A tensor map line ("tensor_map K = base %p, ...") ties map K to parameter p.
+ *   4. The sources of a value meet (UNSEEN meets x = x, p meets p = p, anything else OTHER), repeated until
+ *      nothing changes (each value changes at most twice), so a pointer advanced around a loop keeps its
+ *      parameter while every value reaching it comes from that one parameter.
+ *   5. A store, atomic_rmw or atomic_cas through a value of parameter p, or a tma_store through a map of p,
+ *      marks p written.  A write through OTHER marks nothing: only a parameter surely written is named. */
 
-/* A value of the Tile IR text: what a pointer computed from a parameter passes through (ptr_add, splat, ...). */
+enum { W_UNSEEN = -2, W_OTHER = -1 };
+
+/* A value of the Tile IR text: OTHER unless `through`, then the meet of its sources (see Def.src). */
 typedef struct Def {
-    char kind;    /* 0: unknown (a block argument, a load, an if's result), 'p': its first operand's pointer, 's': a select */
-    int ops[3];   /* >= 0: value %N; -1 - i: parameter i; INT_MIN: something else */
+    bool through;
+    int nsrc, cap;
+    int *src; /* >= 0: value %N; -1 - i: parameter i; INT_MIN: something else */
 } Def;
 
-/* "%name" at *pp: the operand's reference (see Def.ops), *pp moved past it; INT_MIN for anything else. */
+/* A region-owning instruction whose text is open (for, while, if, others). */
+typedef struct Open {
+    char kind;         /* 'f' for, 'w' while, 'i' if, 0 other */
+    int res, nres;     /* results %res .. %res+nres-1 */
+    int *ops, nops;    /* its operands (refs) */
+    int *args, nargs;  /* the open region's block arguments */
+} Open;
+
+typedef struct Writes {
+    Def *defs;
+    int ndefs;
+    int *stores, nstores, capstores; /* the references written through */
+    bool oom;
+} Writes;
+
+/* "%name" at *pp: the operand's reference (see Def.src), *pp moved past it; INT_MIN for anything else. */
 static int tir_ref(const TPyKernel *k, const char **pp) {
     const char *p = *pp;
     if (*p != '%') return INT_MIN;
@@ -171,74 +205,217 @@ static int tir_ref(const TPyKernel *k, const char **pp) {
     return INT_MIN;
 }
 
-/* The parameter pointer reference r is computed from, -1 when that is not clear (as lower/software_pipeline.c's
- * pointer_base, over the text). */
-static int tir_base(const Def *defs, int ndefs, int r, int depth) {
-    if (r == INT_MIN || depth > 64) return -1;
-    if (r < 0) return -1 - r;
-    if (r >= ndefs) return -1;
-    const Def *d = &defs[r];
-    if (d->kind == 'p') return tir_base(defs, ndefs, d->ops[0], depth + 1);
-    if (d->kind == 's') {
-        int a = tir_base(defs, ndefs, d->ops[1], depth + 1);
-        return a == tir_base(defs, ndefs, d->ops[2], depth + 1) ? a : -1;
+/* The def of value v, grown as needed; NULL for a reference that is not a value or when out of memory. */
+static Def *w_def(Writes *w, int v) {
+    if (v < 0 || w->oom) return NULL;
+    if (v >= w->ndefs) {
+        int cap = v + 1 > 2 * w->ndefs ? v + 1 : 2 * w->ndefs;
+        Def *nd = realloc(w->defs, (size_t)cap * sizeof *nd);
+        if (!nd) {
+            w->oom = true;
+            return NULL;
+        }
+        memset(nd + w->ndefs, 0, (size_t)(cap - w->ndefs) * sizeof *nd);
+        w->defs = nd, w->ndefs = cap;
     }
-    return -1;
+    return &w->defs[v];
 }
 
-/* Bit i set: the kernel stores (store, atomic_rmw, atomic_cas) through a pointer computed from pointer parameter i
- * alone, read from its Tile IR text; a write through a pointer it cannot trace (a loop's or an if's value, a
- * table's entry, a tensor map, inline assembly) sets nothing, so that only a parameter surely written is named. */
+/* Value v (through) also takes the parameter of reference r. */
+static void w_src(Writes *w, int v, int r) {
+    Def *d = w_def(w, v);
+    if (!d) return;
+    d->through = true;
+    if (d->nsrc == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 2;
+        int *ns = realloc(d->src, (size_t)cap * sizeof *ns);
+        if (!ns) {
+            w->oom = true;
+            return;
+        }
+        d->src = ns, d->cap = cap;
+    }
+    d->src[d->nsrc++] = r;
+}
+
+/* Operand references at *pp ("%a, %b, ..."), into a growing array; *pp moved past them. */
+static int w_refs(const TPyKernel *k, const char **pp, int **out, Writes *w) {
+    int n = 0, cap = 0;
+    *out = NULL;
+    while (**pp == ' ' && (*pp)[1] == '%') {
+        (*pp)++;
+        int r = tir_ref(k, pp);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4;
+            int *nr = realloc(*out, (size_t)cap * sizeof *nr);
+            if (!nr) {
+                w->oom = true;
+                break;
+            }
+            *out = nr;
+        }
+        (*out)[n++] = r;
+        if (**pp == ',') (*pp)++;
+        else break;
+    }
+    return n;
+}
+
+/* A write through reference r. */
+static void w_store(Writes *w, int r) {
+    if (w->oom) return;
+    if (w->nstores == w->capstores) {
+        int cap = w->capstores ? 2 * w->capstores : 16;
+        int *ns = realloc(w->stores, (size_t)cap * sizeof *ns);
+        if (!ns) {
+            w->oom = true;
+            return;
+        }
+        w->stores = ns, w->capstores = cap;
+    }
+    w->stores[w->nstores++] = r;
+}
+
+static int w_meet(int a, int b) { return a == W_UNSEEN ? b : b == W_UNSEEN || a == b ? a : W_OTHER; }
+
+static int w_eval(const Writes *w, const int *st, int r) {
+    if (r == INT_MIN) return W_OTHER;
+    if (r < 0) return -1 - r;
+    return r < w->ndefs && w->defs[r].through ? st[r] : W_OTHER;
+}
+
+/* Bit i set: the kernel stores through pointer parameter i (the analysis above). */
 static uint64_t read_writes(const TPyKernel *k, const char *tir) {
     char head[200];
     snprintf(head, sizeof head, "kernel @%s(", k->name);
     const char *p = tir ? strstr(tir, head) : NULL;
     if (!p) return 0;
-    Def *defs = NULL;
-    int ndefs = 0;
+    Writes w = {0};
+    Open open[64];
+    int depth = 0, maps[64];
+    for (int m = 0; m < 64; m++) maps[m] = W_OTHER;
     uint64_t written = 0;
-    for (p = strchr(p, '\n'); p && p[1] && p[1] != '}'; p = strchr(p + 1, '\n')) {
-        const char *l = p + 1;
+    for (p = strchr(p, '\n'); p && p[1] && p[1] != '}' && !w.oom; p = strchr(p + 1, '\n')) {
+        const char *l = p + 1, *eol = strchr(l, '\n');
+        if (!eol) eol = l + strlen(l);
         while (*l == ' ') l++;
-        int def = INT_MIN;
-        if (*l == '%') { /* %N = op operands */
+        const char *last = eol;
+        while (last > l && (last[-1] == ' ' || last[-1] == '\r')) last--;
+        bool opens = last > l && last[-1] == '{';
+        if (*l == '}') { /* "}" closes the region, "} else {" opens the next one */
+            if (depth > 0) {
+                Open *o = &open[depth - 1];
+                free(o->args), o->args = NULL, o->nargs = 0;
+                if (!opens) free(o->ops), depth--;
+            }
+            continue;
+        }
+        if (!strncmp(l, "^(", 2) && depth > 0) { /* the open region's block arguments: "^(%3: i32, %4: ptr<f32>):" */
+            Open *o = &open[depth - 1];
+            for (const char *q = l + 2; *q == '%' && !w.oom;) {
+                int a = tir_ref(k, &q), n = o->nargs;
+                int *na = realloc(o->args, (size_t)(n + 1) * sizeof *na);
+                if (!na) {
+                    w.oom = true;
+                    break;
+                }
+                o->args = na, o->args[o->nargs++] = a;
+                /* for: arg 0 is the induction variable, arg 1+j carries init op 3+j; while: arg j carries op j */
+                int from = o->kind == 'f' ? (n ? 3 + n - 1 : -1) : o->kind == 'w' ? n : -1;
+                if (from >= 0 && from < o->nops) w_src(&w, a, o->ops[from]);
+                q = strstr(q, ", %"); /* past this argument's type (a tensor type has commas too) */
+                if (!q || q > eol) break;
+                q += 2;
+            }
+            continue;
+        }
+        int m;
+        if (sscanf(l, "tensor_map %d = base ", &m) == 1) {
+            const char *q = strstr(l, "base ");
+            if (q && q < eol && m >= 0 && m < 64) {
+                q += 5;
+                int r = tir_ref(k, &q);
+                if (r < 0 && r != INT_MIN) maps[m] = -1 - r;
+            }
+            continue;
+        }
+        int def = INT_MIN, nres = 0;
+        if (*l == '%') { /* "%N = op operands" or "%N:R = op ..." */
             const char *q = l;
             def = tir_ref(k, &q);
-            if (def < 0 || strncmp(q, " = ", 3)) continue;
-            l = q + 3;
+            nres = 1;
+            if (*q == ':') nres = (int)strtol(q + 1, (char **)&q, 10);
+            if (def < 0 || nres < 1 || strncmp(q, " = ", 3)) def = INT_MIN, nres = 0; /* not followed: its values are OTHER */
+            else l = q + 3;
         }
         size_t n = strcspn(l, " \n");
         char op[32];
         snprintf(op, sizeof op, "%.*s", (int)(n < 31 ? n : 31), l);
         const char *q = l + n;
-        int ops[3] = {INT_MIN, INT_MIN, INT_MIN};
-        for (int j = 0; j < 3 && *q == ' '; j++) {
-            q++;
-            ops[j] = tir_ref(k, &q);
-            if (*q != ',') break;
-            q++;
+        int *ops;
+        int nops = w_refs(k, &q, &ops, &w);
+        if (!strcmp(op, "store") || !strcmp(op, "atomic_rmw") || !strcmp(op, "atomic_cas")) {
+            if (nops) w_store(&w, ops[0]);
+        } else if (!strcmp(op, "tma_store")) {
+            const char *a = strstr(q, "map=");
+            if (a && a < eol && sscanf(a, "map=%d", &m) == 1 && m >= 0 && m < 64 && maps[m] >= 0) w_store(&w, -1 - maps[m]);
+        } else if (!strcmp(op, "yield") && depth > 0) {
+            Open *o = &open[depth - 1];
+            for (int j = 0; j < nops; j++) {
+                if (o->kind && j < o->nres) w_src(&w, o->res + j, ops[j]);
+                int arg = o->kind == 'f' ? 1 + j : o->kind == 'w' ? j : -1;
+                if (arg >= 0 && arg < o->nargs) w_src(&w, o->args[arg], ops[j]);
+            }
+        } else if (def >= 0) {
+            static const char *const through[] = {"ptr_add", "splat", "broadcast", "expand_dims", "convert_layout", "reshape",
+                                                  "trans", "multiple_of", "max_contiguous", "max_constancy"};
+            for (size_t j = 0; j < sizeof through / sizeof *through; j++)
+                if (!strcmp(op, through[j]) && nops) w_src(&w, def, ops[0]);
+            if (!strcmp(op, "select") && nops == 3) w_src(&w, def, ops[1]), w_src(&w, def, ops[2]);
         }
-        if (!strcmp(op, "store") || !strcmp(op, "atomic_rmw") || !strcmp(op, "atomic_cas")) { /* a value is defined before its uses */
-            int b = tir_base(defs, ndefs, ops[0], 0);
+        if (opens && depth < (int)(sizeof open / sizeof *open)) {
+            Open o = {!strcmp(op, "for") ? 'f' : !strcmp(op, "while") ? 'w' : !strcmp(op, "if") ? 'i' : 0, def, def >= 0 ? nres : 0,
+                      ops, nops, NULL, 0};
+            /* a loop's result is also its init when the body never runs */
+            for (int j = 0; o.kind && o.kind != 'i' && j < o.nres; j++) {
+                int from = o.kind == 'f' ? 3 + j : j;
+                if (from < nops) w_src(&w, o.res + j, ops[from]);
+            }
+            open[depth++] = o;
+            ops = NULL;
+        } else if (opens) {
+            w.oom = true; /* nested past what is followed: name nothing */
+        }
+        free(ops);
+    }
+    for (; depth > 0; depth--) {
+        free(open[depth - 1].ops);
+        free(open[depth - 1].args);
+    }
+    int *st = w.oom ? NULL : malloc((size_t)(w.ndefs + 1) * sizeof *st);
+    if (st) {
+        for (int v = 0; v < w.ndefs; v++) st[v] = W_UNSEEN;
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (int v = 0; v < w.ndefs; v++) {
+                const Def *d = &w.defs[v];
+                if (!d->through) continue;
+                int s = W_UNSEEN;
+                for (int j = 0; j < d->nsrc; j++) s = w_meet(s, w_eval(&w, st, d->src[j]));
+                if (s != st[v]) st[v] = s, changed = true;
+            }
+        }
+        for (int j = 0; j < w.nstores; j++) {
+            int b = w_eval(&w, st, w.stores[j]);
             if (b >= 0 && b < k->nparams && b < 64 && k->params[b].kind == 'p') written |= 1ull << b;
         }
-        if (def < 0) continue;
-        if (def >= ndefs) {
-            int cap = def + 1 > 2 * ndefs ? def + 1 : 2 * ndefs;
-            Def *nd = realloc(defs, (size_t)cap * sizeof *nd);
-            if (!nd) break;
-            memset(nd + ndefs, 0, (size_t)(cap - ndefs) * sizeof *nd);
-            defs = nd, ndefs = cap;
-        }
-        static const char *const through[] = {"ptr_add", "splat", "broadcast", "expand_dims", "convert_layout", "reshape",
-                                              "trans", "multiple_of", "max_contiguous", "max_constancy"};
-        Def d = {0, {ops[0], ops[1], ops[2]}};
-        for (size_t j = 0; j < sizeof through / sizeof *through; j++)
-            if (!strcmp(op, through[j])) d.kind = 'p';
-        if (!strcmp(op, "select")) d.kind = 's';
-        defs[def] = d;
+    } else {
+        written = 0;
     }
-    free(defs);
+    free(st);
+    free(w.stores);
+    for (int v = 0; v < w.ndefs; v++) free(w.defs[v].src);
+    free(w.defs);
     return written;
 }
 
