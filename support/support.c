@@ -345,8 +345,46 @@ void diag_render_one(const DiagMsg *m, Str *out) {
     str_puts(out, "^\n");
 }
 
+/* One error or warning with the notes after it, rendered as a unit. */
+typedef struct DiagGroup {
+    int first, end;  /* msgs[first .. end) */
+    int file;        /* order of the file's first group (unlocated messages count as one file) */
+    uint32_t line, col;
+} DiagGroup;
+
+static int diag_group_cmp(const void *pa, const void *pb) {
+    const DiagGroup *a = pa, *b = pb;
+    if (a->file != b->file) return a->file < b->file ? -1 : 1;
+    if (a->line != b->line) return a->line < b->line ? -1 : 1;
+    if (a->col != b->col) return a->col < b->col ? -1 : 1;
+    return a->first < b->first ? -1 : a->first > b->first; /* stable: as reported */
+}
+
+/* Messages in source order: the lexer reports the whole file before the parser and the checks after it report
+ * anything, so the groups (an error or warning and its notes, which stay right after it, wherever they point)
+ * are sorted by line and column within each file, files in the order their first message came (the unlocated
+ * groups, in the order reported, count as one file). */
 void diag_render(const Diag *d, Str *out) {
-    for (int i = 0; i < d->n; i++) diag_render_one(&d->msgs[i], out);
+    DiagGroup *g = malloc(sizeof *g * (size_t)(d->n + 1));
+    const SrcFile **files = malloc(sizeof *files * (size_t)(d->n + 1));
+    if (!g || !files) out_of_memory();
+    int ng = 0, nfiles = 0;
+    for (int i = 0; i < d->n; i++) {
+        const DiagMsg *m = &d->msgs[i];
+        if (m->level == DIAG_NOTE && ng) {
+            g[ng - 1].end = i + 1;
+            continue;
+        }
+        int f = 0;
+        while (f < nfiles && files[f] != m->loc.file) f++;
+        if (f == nfiles) files[nfiles++] = m->loc.file;
+        g[ng++] = (DiagGroup){i, i + 1, f, m->loc.file ? m->loc.line : 0, m->loc.file ? m->loc.col : 0};
+    }
+    qsort(g, (size_t)ng, sizeof *g, diag_group_cmp);
+    for (int k = 0; k < ng; k++)
+        for (int i = g[k].first; i < g[k].end; i++) diag_render_one(&d->msgs[i], out);
+    free(g);
+    free(files);
     int limit = d->max_errors ? d->max_errors : 50;
     if (d->nerrors > limit) str_printf(out, "(%d more errors not shown)\n", d->nerrors - limit);
 }

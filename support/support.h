@@ -127,7 +127,9 @@ char *diag_shorten(const char *msg);
 /* The length of the UTF-8 character at s (of the n bytes there), or 0 where the bytes are not one: a stray
  * continuation byte, a cut or overlong sequence, a surrogate (U+D800..U+DFFF), past U+10FFFF.  An ASCII byte is 1. */
 size_t utf8_char_len(const char *s, size_t n);
-/* Render every message: "file:line:col: error: msg\n  source line\n  ^\n". */
+/* Render every message: "file:line:col: error: msg\n  source line\n  ^\n", in source order: each error or
+ * warning with its notes after it, by line and column within a file (the lexer's errors come before the
+ * parser's in the Diag, so they are sorted here, at the one place diagnostics become text). */
 void diag_render(const Diag *d, Str *out);
 void diag_render_one(const DiagMsg *m, Str *out);
 

@@ -464,16 +464,17 @@ Test(lang_diag, loops_and_jumps) {
                 "t.tile:2:5: error: 'break' outside a loop\n"
                 "      break;\n"
                 "      ^\n");
+    /* in source order (the warning was reported first): the error, its note, then the warning */
     expect_diag("fn f(x) {\n    continue;\n    return x;\n}\nkernel k(n: i32) {\n    for i in range(n) { let y = f(i); }\n}\n",
-                "t.tile:3:5: warning: this statement follows the 'continue' at line 2 and never runs\n"
-                "      return x;\n"
-                "      ^\n"
                 "t.tile:2:5: error: 'continue' outside a loop (a function cannot leave its caller's loop)\n"
                 "      continue;\n"
                 "      ^\n"
                 "t.tile:6:33: note: in this call of 'f'\n"
                 "      for i in range(n) { let y = f(i); }\n"
-                "                                  ^\n");
+                "                                  ^\n"
+                "t.tile:3:5: warning: this statement follows the 'continue' at line 2 and never runs\n"
+                "      return x;\n"
+                "      ^\n");
     expect_diag("kernel k(n: i32) {\n    while n > 0 { return; }\n}\n",
                 "t.tile:2:19: error: 'return' inside a 'while' loop is not supported\n"
                 "      while n > 0 { return; }\n"

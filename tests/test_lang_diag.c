@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "include/tile/tile.h"
 #include "tests/lang_diag.h"
 
 Test(lang_diag, atomic_sem_scope) {
@@ -207,6 +210,60 @@ Test(lang_diag, line_endings) {
                 "t.tile:3:1: error: unterminated string literal (a string ends on its line with '\"')\n"
                 "  \");\n"
                 "  ^\n");
+}
+
+/* Diagnostics come out in source order, each error's notes right after it.  The lexer reads the whole file
+ * before the parser starts, so its error at line 5 was listed before the parser's at lines 2 and 4.  In the
+ * second source the unknown name (line 6) is reported before the error that inlining f finds at line 2 (with its
+ * note at the call, line 7) and the warning at line 3: they come out 2 (and its note), 3, 6.  The same text from
+ * the front end, the C API's diagnostics and `tile compile`. */
+Test(lang_diag, source_order) {
+    expect_diag("kernel k(x: *f32) {\n    let a = ;\n    store(x, 1.0);\n    let b = 3 @ 4;\n    let c = \"abc;\n}\n",
+                "t.tile:2:13: error: expected an expression, found ';'\n"
+                "      let a = ;\n"
+                "              ^\n"
+                "t.tile:4:15: error: expected ';' after 'let' statement, found '@'\n"
+                "      let b = 3 @ 4;\n"
+                "                ^\n"
+                "t.tile:5:13: error: unterminated string literal (a string ends on its line with '\"')\n"
+                "      let c = \"abc;\n"
+                "              ^\n");
+    static const char src[] = "fn f(x) {\n    continue;\n    return x;\n}\nkernel k(p: *f32) {\n    store(p, undefined_name);\n"
+                              "    for i in range(3) { let y = f(i); }\n}\n";
+    static const char want[] = "t.tile:2:5: error: 'continue' outside a loop (a function cannot leave its caller's loop)\n"
+                               "      continue;\n"
+                               "      ^\n"
+                               "t.tile:7:33: note: in this call of 'f'\n"
+                               "      for i in range(3) { let y = f(i); }\n"
+                               "                                  ^\n"
+                               "t.tile:3:5: warning: this statement follows the 'continue' at line 2 and never runs\n"
+                               "      return x;\n"
+                               "      ^\n"
+                               "t.tile:6:14: error: unknown name 'undefined_name'\n"
+                               "      store(p, undefined_name);\n"
+                               "               ^\n";
+    expect_diag(src, want);
+    tile_compile_options o = {.tir_only = 1};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", src, &o, &c), TILE_ERROR_COMPILE);
+    cr_expect_str_eq(c.diagnostics, want, "the C API's diagnostics");
+    tile_compiled_free(&c);
+    char dir[] = "/tmp/tile-test-diag-XXXXXX", path[128], cmd[512], out[4096];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.tile", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(src, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' compile --no-cache t.tile 2>&1", dir, TILE_CLI);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    cr_expect_eq(WEXITSTATUS(pclose(p)), 1);
+    cr_expect_str_eq(out, want, "tile compile's diagnostics");
+    remove(path);
+    rmdir(dir);
 }
 
 /* A character the lexer reports is one error: the parser adds nothing about the same mistake (a stray '×'
