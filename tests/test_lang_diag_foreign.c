@@ -133,16 +133,16 @@ Test(lang_diag, triton_methods) {
 Test(lang_diag, python_and_c_statements) {
     expect_diag("kernel k(x: *f32, n: i32) {\n    let i = 0;\n    for (let j = 0; j < n; j++) {\n        i++;\n    }\n"
                 "    if n > 0 { i--; } elif n < 0 { store(x, zz); }\n}\n",
+                "t.tile:3:5: error: a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
+                "'for (init; cond; step)'\n"
+                "      for (let j = 0; j < n; j++) {\n"
+                "      ^\n"
                 "t.tile:4:10: error: '++': there is no increment operator here; write 'i += 1'\n"
                 "          i++;\n"
                 "           ^\n"
                 "t.tile:6:17: error: '--': there is no decrement operator here; write 'i -= 1'\n"
                 "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
                 "                  ^\n"
-                "t.tile:3:5: error: a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
-                "'for (init; cond; step)'\n"
-                "      for (let j = 0; j < n; j++) {\n"
-                "      ^\n"
                 "t.tile:6:23: error: 'elif' is written 'else if' here\n"
                 "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
                 "                        ^\n");

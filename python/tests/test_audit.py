@@ -560,6 +560,23 @@ class Audit(unittest.TestCase):
             tile.compile(src)
         self.assertEqual(str(cm.exception), "<source>" + want)
 
+    def test_compile_error_in_source_order(self):
+        """CompileError lists the errors in source order, each with its notes after it: the lexer's error at line 5
+        after the parser's at lines 2 and 4 (it was listed first: the lexer reads the whole file before the parser);
+        an error found while inlining f (line 2, its note at the call) before the unknown name at line 6."""
+        src = "kernel k(x: *f32) {\n    let a = ;\n    store(x, 1.0);\n    let b = 3 @ 4;\n    let c = \"abc;\n}\n"
+        with self.assertRaises(tile.CompileError) as cm:
+            tile.compile(src)
+        lines = [l.split(": ")[0] for l in str(cm.exception).splitlines() if l.startswith("<source>:")]
+        self.assertEqual(lines, ["<source>:2:13", "<source>:4:15", "<source>:5:13"], str(cm.exception))
+        src = ("fn f(x) {\n    continue;\n    return x;\n}\nkernel k(p: *f32) {\n    store(p, undefined_name);\n"
+               "    for i in range(3) { let y = f(i); }\n}\n")
+        with self.assertRaises(tile.CompileError) as cm:
+            tile.compile(src)
+        heads = [l.split(": ")[0] + " " + l.split(": ")[1] for l in str(cm.exception).splitlines() if l.startswith("<source>:")]
+        self.assertEqual(heads, ["<source>:2:5 error", "<source>:7:33 note", "<source>:3:5 warning", "<source>:6:14 error"],
+                         str(cm.exception))
+
     def test_module_and_kernel_attributes(self):
         mod = tile.compile(PAIR + COPY, num_stages=2)
         self.assertEqual(len(mod), 2)
