@@ -382,6 +382,14 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
             s->xrline = in->line;
             s->rline = in->line;
             if (s->rclk && rw == w) { /* more reads of this warp */
+                if (clk > s->rclk && v[w] >= s->rclk) {
+                    /* the warp passed a barrier since its earlier reads: they are ordered before this one and
+                     * everything after it, so this read stands for them (kept as "several lanes" at the later
+                     * clock, a lane's write after it would be taken as unordered with another lane's read from
+                     * before the barrier: an in-place scan, a bitonic sort) */
+                    s->rwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0));
+                    s->rtid = me;
+                }
                 if (rstrong && !strong) s->rwarp = w;
                 if (s->rtid != me) s->rtid = UINT32_MAX;
                 if (clk > s->rclk) {

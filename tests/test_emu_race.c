@@ -750,6 +750,76 @@ Test(racecheck, write_after_reads_of_several_warps) {
     dev_close(d);
 }
 
+/* Reads of one warp's lanes across a barrier: the in-place (Hillis-Steele) inclusive scan, s[t] = t + 1, then
+ * for d = 1, 2, 4, ...: temp = s[t - d] (t >= d), bar.sync, s[t] += temp, bar.sync.  Lane t + d reads s[t] in
+ * one step, lane t reads and writes it after the barrier: ordered (it was reported as a write after reads by
+ * "several threads", the two lanes' reads merged at the later clock; a bitonic sort's compare-exchange, as in
+ * ggml's argsort, hit it the same way).  Mode 1 leaves out the barrier between the reads and the writes:
+ * lane 1 then reads s[0] after lane 0 has written it, reported.  32 threads (one warp) and 64. */
+static const char *scan_ptx = PTX_HEAD
+    ".visible .entry hs(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<14>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b32 s[64];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  mov.u32 %r12, %ntid.x;\n"
+    "  mov.u32 %r3, s;\n"
+    "  mad.lo.u32 %r4, %r2, 4, %r3;\n"
+    "  add.u32 %r5, %r2, 1;\n"
+    "  st.shared.u32 [%r4], %r5;\n"
+    "  bar.sync 0;\n"
+    "  setp.ne.u32 %p2, %r1, 0;\n"
+    "  mov.u32 %r6, 1;\n"
+    "$STEP:\n"
+    "  mov.u32 %r7, 0;\n"
+    "  setp.lt.u32 %p1, %r2, %r6;\n"
+    "  @%p1 bra $ADD;\n"
+    "  shl.b32 %r8, %r6, 2;\n"
+    "  sub.u32 %r9, %r4, %r8;\n"
+    "  ld.shared.u32 %r7, [%r9];\n"
+    "$ADD:\n"
+    "  @!%p2 bar.sync 0;\n"
+    "  ld.shared.u32 %r10, [%r4];\n"
+    "  add.u32 %r10, %r10, %r7;\n"
+    "  st.shared.u32 [%r4], %r10;\n"
+    "  bar.sync 0;\n"
+    "  shl.b32 %r6, %r6, 1;\n"
+    "  setp.lt.u32 %p3, %r6, %r12;\n"
+    "  @%p3 bra $STEP;\n"
+    "  ld.shared.u32 %r11, [%r4];\n"
+    "  mul.wide.u32 %rd2, %r2, 4;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r11;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, lanes_reads_across_a_barrier) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, scan_ptx, "hs", &m);
+    for (unsigned threads = 32; threads <= 64; threads += 32)
+        for (uint32_t mode = 0; mode < 2; mode++) {
+            uint64_t out = poisoned(d, 64 * 4);
+            void *args[] = {&out, &mode};
+            if (mode) {
+                expect_launch_error(d, f, threads, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x0",
+                                    "by thread (1,0,0)", "ld.shared.u32 %r7, [%r9]", "conflicts with a write by thread (0,0,0)",
+                                    "st.shared.u32 [%r4], %r10", NULL);
+                continue;
+            }
+            cr_assert_eq(dev_launch(f, 1, 1, 1, threads, 1, 1, 0, NULL, args), DEV_OK, "%u threads: %s", threads, dev_last_error(d));
+            uint32_t h[64];
+            dev_memcpy_dtoh(d, h, out, threads * 4);
+            for (unsigned i = 0; i < threads; i++) cr_assert_eq(h[i], (i + 1) * (i + 2) / 2, "%u threads: out[%u] = %u", threads, i, h[i]);
+        }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Two warps cp.async the same 16 bytes into the same shared row (a layout that loads an element in two
  * warps, as Triton's can): writing the bytes already there is no hazard, as for st.shared.  Mode 1: warp 1
  * copies from 16 bytes further on, other bytes into the same place: reported (probe Y: the same-bytes
