@@ -19,12 +19,14 @@
  * Recording keeps, per (KERNEL_ID, DEVICE, BUCKET), the TUNE_KEEP fastest distinct configurations, the
  * fastest last: a recording cannot check a configuration against the kernel's space (it has no source), so
  * a faster record that a lookup refuses (ACT=1) must not push out the good one the lookup then falls back to:
- *   1. Read the file and parse it into records; a line that is not five
- *      fields with a well-formed CONFIG and a number of SECONDS is dropped.
- *   2. When no key repeats (the new record's included) and nothing was
- *      dropped, append the new line with one O_APPEND write (concurrent
- *      tuners do not interleave lines).
- *   3. Otherwise compact: each key's records where its last record was, one
+ *   1. Read the file and parse it into records (tune_line: a CRLF ending is a line end); a line that is
+ *      not five fields with a well-formed CONFIG and a number of SECONDS is no record, but it is kept as
+ *      it is (a hand edit with a typo, a record a lookup warned about: the user's to fix, never lost);
+ *      blank lines are dropped.
+ *   2. When no key repeats (the new record's included) and the file ends with a newline, append the new
+ *      line with one O_APPEND write (concurrent tuners do not interleave lines).
+ *   3. Otherwise compact: the lines that are no record first, in file order, then each key's records
+ *      where its last record was, one
  *      per configuration (its fastest time; a tie goes to the newer), the
  *      TUNE_KEEP fastest, slowest first (a lookup takes the last that passes,
  *      so the fastest good one), written to a temporary
@@ -36,7 +38,8 @@
  *
  * A lookup is applied as defines, so a record is checked before it is
  * returned:
- *   1. Take the records for (kernel, device, bucket), the last one first.
+ *   1. Take the records for (kernel, device, bucket), the last one first; a line of that key that is
+ *      no record (tune_line) is ignored with a warning naming its line.
  *   2. Each must read NAME=VALUE NAME=VALUE ... (names identifiers, values
  *      literals, no name twice).
  *   3. A lookup by source and kernel (tile_tune_lookup_file, what tile_gemm
@@ -45,7 +48,8 @@
  *      BM=96 is refused.  A lookup by id alone (tile_tune_lookup) has no
  *      source to read and checks the form only.
  *   4. The first record that passes is the answer; each refused one is
- *      ignored with a warning (once per process). */
+ *      ignored with a warning naming tune.db's line (on stderr once per process; every one under
+ *      TILE_DEBUG=cache). */
 #include "jit/jit.h"
 #include "../lang/lang.h"
 
@@ -168,29 +172,47 @@ typedef struct TuneRec {
 
 enum { TUNE_KEEP = 4 }; /* configurations kept per key */
 
-/* Step 1 of the header: the records of text (modified in place); *dropped counts the malformed lines. */
-static TuneRec *parse_records(char *text, int *nrec, int *dropped) {
+/* One line of tune.db (modified in place: tabs become NULs, a CR before the newline goes): true when it is a
+ * record, its fields in f[0..3] and its time in *sec; else false with why in *why.  *nf: the fields split
+ * (6 for more than 5). */
+static bool tune_line(char *line, char *f[5], int *nf, double *sec, Str *why) {
+    size_t len = strlen(line);
+    if (len && line[len - 1] == '\r') line[len - 1] = 0;
+    *nf = 0;
+    char *p = line;
+    while (p && *nf < 5) {
+        f[(*nf)++] = p;
+        if ((p = strchr(p, '\t'))) *p++ = 0;
+    }
+    if (p) ++*nf; /* a sixth field (or more) */
+    if (*nf != 5) return str_printf(why, "%d tab-separated fields, not 5: KERNEL_ID, DEVICE, BUCKET, CONFIG, SECONDS", *nf), false;
+    if (!*f[0] || !*f[1] || !*f[2]) return str_printf(why, "its %s is empty", !*f[0] ? "KERNEL_ID" : !*f[1] ? "DEVICE" : "BUCKET"), false;
+    char *end = NULL;
+    *sec = strtod(f[4], &end);
+    if (end == f[4] || *end || !(*sec >= 0)) return str_printf(why, "SECONDS '%s' is not a time", f[4]), false;
+    return config_ok(f[3], NULL, f[0], why);
+}
+
+/* Step 1 of the header: the records of text (modified in place); the lines that are no record, each with its
+ * newline, into *kept. */
+static TuneRec *parse_records(char *text, int *nrec, Str *kept) {
     TuneRec *v = NULL;
     int n = 0;
-    for (char *line = text, *next; line && *line; line = next) {
+    for (char *line = text, *next; line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
-        char *f[6] = {0};
-        int nf = 0;
-        for (char *p = line; p && nf < 6; nf++) {
-            f[nf] = p;
-            p = strchr(p, '\t');
-            if (p) *p++ = 0;
-        }
-        char *end = NULL;
-        double sec = nf == 5 ? strtod(f[4], &end) : 0;
+        else if (!*line) break;
+        if (!*line || (line[0] == '\r' && !line[1])) continue; /* a blank line */
+        char *f[5] = {0}, *orig = strdup(line);
+        int nf;
+        double sec;
         Str why = {0};
-        bool ok = nf == 5 && *f[0] && *f[1] && *f[2] && end != f[4] && !*end && sec >= 0 && config_ok(f[3], NULL, f[0], &why);
+        if (!orig) out_of_memory();
+        bool ok = tune_line(line, f, &nf, &sec, &why);
         str_free(&why);
-        if (!ok) {
-            ++*dropped;
-            continue;
-        }
+        if (!ok) str_printf(kept, "%s\n", orig);
+        free(orig);
+        if (!ok) continue;
         if (!(n & (n - 1)) && !(v = realloc(v, sizeof *v * (size_t)(n ? 2 * n : 1)))) out_of_memory();
         v[n++] = (TuneRec){{f[0], f[1], f[2], f[3]}, sec, false};
     }
@@ -225,8 +247,11 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
      *    it replaces */
     int lock = jit_cache_lock(dfd, "tune.lock");
     char *text = jit_cache_read(dfd, "tune.db", NULL);
-    int nrec = 0, dropped = 0;
-    TuneRec *recs = parse_records(text, &nrec, &dropped);
+    int nrec = 0;
+    size_t text_len = text ? strlen(text) : 0;
+    bool ends_line = !text_len || text[text_len - 1] == '\n'; /* an append after a last line without its newline would join them */
+    Str kept = {0};                                            /* lines that are no record: kept as they are */
+    TuneRec *recs = parse_records(text, &nrec, &kept);
     if (!(recs = realloc(recs, sizeof *recs * (size_t)(nrec + 1)))) out_of_memory();
     recs[nrec++] = (TuneRec){{kernel_id, device, key_bucket, config}, seconds, false};
     /* a configuration recorded twice for a key: its fastest time, at the later record (a tie goes to the newer) */
@@ -242,10 +267,12 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
             }
     Str out = {0};
     bool ok;
-    if (!repeats && !dropped) { /* 2. a new key: append */
+    if (!repeats && ends_line) { /* 2. a new key: append */
         str_printf(&out, "%s\t%s\t%s\t%s\t%.9g\n", kernel_id, device, key_bucket, config, seconds);
         ok = jit_cache_append(dfd, "tune.db", out.buf, out.len);
-    } else { /* 3. compact: each key's TUNE_KEEP fastest configurations, slowest first, where its last record was */
+    } else { /* 3. compact: the lines that are no record, then each key's TUNE_KEEP fastest configurations, slowest first,
+              *    where its last record was */
+        if (kept.len) str_puts(&out, kept.buf);
         int *grp = malloc(sizeof *grp * (size_t)nrec);
         if (!grp) out_of_memory();
         for (int last = 0; last < nrec; last++) {
@@ -274,6 +301,7 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
     if (lock >= 0) close(lock);
     close(dfd);
     str_free(&out);
+    str_free(&kept);
     free(recs);
     free(text);
     return ok ? TILE_OK : TILE_ERROR_IO;
@@ -308,21 +336,30 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
     char *text = jit_cache_read(dfd, "tune.db", &n);
     close(dfd);
     if (!text) return TILE_ERROR_NOT_FOUND;
-    /* 1. the matching records' configurations, in file order */
+    /* 1. the matching records' configurations and lines, in file order */
     char **cfgs = NULL;
-    int ncfg = 0;
-    for (char *line = text, *next; line && *line; line = next) {
+    int ncfg = 0, *lines = NULL, lineno = 0;
+    const char *who = kernel ? kernel : kernel_id;
+    for (char *line = text, *next; line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
+        else if (!*line) break;
+        lineno++;
         char *f[5] = {0};
-        int nf = 0;
-        for (char *p = line; p && nf < 5; nf++) {
-            f[nf] = p;
-            p = strchr(p, '\t');
-            if (p) *p++ = 0;
-        }
-        if (nf < 4 || strcmp(f[0], kernel_id) || strcmp(f[1], device) || strcmp(f[2], key_bucket)) continue;
-        if (!(ncfg & (ncfg - 1)) && !(cfgs = realloc(cfgs, sizeof *cfgs * (size_t)(ncfg ? 2 * ncfg : 1)))) out_of_memory();
+        int nf;
+        double sec;
+        Str why = {0};
+        bool rec = tune_line(line, f, &nf, &sec, &why);
+        bool ours = nf >= 3 && !strcmp(f[0], kernel_id) && !strcmp(f[1], device) && !strcmp(f[2], key_bucket);
+        if (ours && !rec)
+            jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db:%d: ignoring a line that is no record (%s) for %s on %s, %s", dir, lineno, why.buf, who,
+                           device, key_bucket);
+        str_free(&why);
+        if (!ours || !rec) continue;
+        if (!(ncfg & (ncfg - 1)) &&
+            (!(cfgs = realloc(cfgs, sizeof *cfgs * (size_t)(ncfg ? 2 * ncfg : 1))) || !(lines = realloc(lines, sizeof *lines * (size_t)(ncfg ? 2 * ncfg : 1)))))
+            out_of_memory();
+        lines[ncfg] = lineno;
         cfgs[ncfg++] = f[3];
     }
     /* 2-4. the last one that passes; one that does not fit the caller's buffer is the caller's problem, not the record's */
@@ -336,12 +373,13 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
             if (!too_small) snprintf(config, config_size, "%s", cfgs[i]);
             found = true;
         } else {
-            jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db: ignoring the record \"%s\" for %s on %s, %s: %s", dir, cfgs[i], kernel ? kernel : kernel_id,
+            jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db:%d: ignoring the record \"%s\" for %s on %s, %s: %s", dir, lines[i], cfgs[i], who,
                            device, key_bucket, why.buf);
         }
         str_free(&why);
     }
     free(cfgs);
+    free(lines);
     free(text);
     if (too_small)
         return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "%s: the configuration recorded for %s on %s, %s needs %zu bytes; config_size is %zu",

@@ -598,6 +598,68 @@ Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
     closedir(d);
 }
 
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s", path);
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+
+/* A hand-edited tune.db (docs/runtime.md, "Tuning"): CRLF line ends, a blank line, a line that is no record,
+ * a record with a bad time, no newline at the end.  Lookups read every record, warn about a line of their key
+ * that is none naming its line, and a recording keeps every line it cannot parse as it was. */
+Test(cache, tune_db_hand_edited, .init = setup, .fini = teardown) {
+    char cache[128], db[256], cfg[128], log[256];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    snprintf(log, sizeof log, "%s/stderr", dir);
+    const char *id = "0123456789abcdef0123456789abcdef";
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1", "BLOCK=128", 2e-3), TILE_OK); /* makes the folder */
+    write_file(db, "0123456789abcdef0123456789abcdef\temu/sm_80\tn=1\tBLOCK=128\t0.002\r\n"
+                   "0123456789abcdef0123456789abcdef\temu/sm_80\tn=2\tBLOCK=256\t0.001\r\n"
+                   "\n"
+                   "0123456789abcdef0123456789abcdef\temu/sm_80\tn=4\tBLOCK=512\t0.001\n"
+                   "# my notes: BLOCK=1024 was slower\n"
+                   "0123456789abcdef0123456789abcdef\temu/sm_80\tn=8\tBLOCK=64\tfast\n"
+                   "0123456789abcdef0123456789abcdef\temu/sm_80\tn=16\tBLOCK=32\t0.003");
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2", cfg, sizeof cfg), TILE_OK, "a CRLF record");
+    cr_assert_str_eq(cfg, "BLOCK=256");
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=4", cfg, sizeof cfg), TILE_OK, "a record after a blank line");
+    cr_assert_str_eq(cfg, "BLOCK=512");
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=16", cfg, sizeof cfg), TILE_OK, "the last line, no newline");
+    cr_assert_str_eq(cfg, "BLOCK=32");
+    /* a line of the key that is no record: not an answer, and a warning that names its line */
+    fflush(stderr);
+    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    tile_status st = tile_tune_lookup(cache, id, "emu/sm_80", "n=8", cfg, sizeof cfg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(fd), close(saved);
+    cr_assert_eq(st, TILE_ERROR_NOT_FOUND, "a record whose time is no number was the answer: %s", cfg);
+    const char *warned = read_text(log);
+    cr_expect(strstr(warned, "tune.db:6: ") && strstr(warned, "'fast' is not a time"), "%s", warned);
+    /* a recording of a new key joins no line; one of a key already there compacts: nothing lost */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=32", "BLOCK=16", 1e-3), TILE_OK);
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=16", cfg, sizeof cfg), TILE_OK);
+    cr_assert_str_eq(cfg, "BLOCK=32");
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=2", "BLOCK=128", 5e-4), TILE_OK);
+    const char *text = read_text(db);
+    cr_expect(strstr(text, "# my notes: BLOCK=1024 was slower\n") && strstr(text, "\tn=8\tBLOCK=64\tfast\n"),
+              "the lines that are no record were dropped:\n%s", text);
+    const char *keys[] = {"n=1", "n=2", "n=4", "n=16", "n=32"}, *want[] = {"BLOCK=128", "BLOCK=128", "BLOCK=512", "BLOCK=32", "BLOCK=16"};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", keys[i], cfg, sizeof cfg), TILE_OK, "%s lost:\n%s", keys[i], text);
+        cr_expect_str_eq(cfg, want[i], "%s", keys[i]);
+    }
+    cr_expect(strstr(text, "\tn=2\tBLOCK=256\t0.001\n"), "the slower record of n=2 stays behind the new one:\n%s", text);
+    cr_expect(!strchr(text, '\r'), "CRLF rewritten as LF:\n%s", text);
+}
+
 /* Processes recording into one tune.db at once lose nothing: each record reads, compacts and renames the
  * file under tune.lock.  Without it, one process's rename replaced a file another had just appended to or
  * compacted into, and records went missing (docs/runtime.md, Tuning). */

@@ -575,8 +575,9 @@ TILE_API void tile_tune_space_free(tile_tune_space *s);
  * fastest configurations, the fastest last: a lookup answers the fastest that
  * passes its checks (the file is rewritten in place by rename; a new key is
  * appended).
- * A lookup ignores, with a warning, records not of the form NAME=VALUE ...
- * and, for the shipped kernels, records outside the kernel's @config space;
+ * A lookup ignores, with a warning naming tune.db's line, records not of the form NAME=VALUE ...
+ * and, for the shipped kernels, records outside the kernel's @config space (a recording keeps
+ * the lines it cannot read as they are: the file may be edited by hand, docs/runtime.md);
  * recording a configuration not of that form is TILE_ERROR_INVALID_VALUE. */
 TILE_API tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds);
