@@ -244,6 +244,43 @@ Test(aot, refusals) {
     cr_expect_eq(system(out), 0);
 }
 
+/* An export for a target the device cannot run (sm_90a on emu:sm_80, as on an sm_80 GPU): the launcher's first
+ * call is TILE_ERROR_COMPILE with the device's reason, the table keeps nothing for that context, and the same
+ * table serves a device that runs it (docs/runtime.md, "Ahead-of-time export").  In process, through
+ * tile_aot_table_kernel, the call the generated launcher makes. */
+Test(aot, mismatched_arch) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/kernels/add.tile", TILE_SOURCE_DIR);
+    tile_compiled c = {0};
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .kernel = "add"};
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_OK, "%s", c.diagnostics);
+    static tile_aot_table table;
+    tile_context *old, *h;
+    cr_assert_eq(tile_context_create("emu:sm_80", &old), TILE_OK);
+    cr_assert_eq(tile_context_create("emu:sm_90a", &h), TILE_OK);
+    tile_kernel *k = NULL;
+    for (int twice = 0; twice < 2; twice++) { /* a failed load is not kept: the second call fails as the first */
+        cr_assert_eq(tile_aot_table_kernel(&table, c.ptx, "add", old, &k), TILE_ERROR_COMPILE);
+        cr_expect(strstr(tile_last_error(old), "emu:sm_80 cannot load PTX for .target sm_90a"), "%s", tile_last_error(old));
+    }
+    cr_assert_eq(tile_aot_table_kernel(&table, c.ptx, "add", h, &k), TILE_OK, "%s", tile_last_error(h));
+    float hx[100], hy[100], ho[100];
+    for (int i = 0; i < 100; i++) hx[i] = (float)i * 0.25f, hy[i] = 3.0f - (float)i, ho[i] = -1;
+    tile_devptr x, y, out;
+    int n = 100;
+    cr_assert_eq(tile_malloc(h, 400, &x) | tile_malloc(h, 400, &y) | tile_malloc(h, 400, &out), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(h, x, hx, 400) | tile_memcpy_htod(h, y, hy, 400) | tile_memset(h, out, 0xff, 400), TILE_OK);
+    void *args[] = {&x, &y, &out, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(h));
+    cr_assert_eq(tile_memcpy_dtoh(h, ho, out, 400), TILE_OK);
+    for (int i = 0; i < 100; i++) cr_assert_eq(ho[i], hx[i] + hy[i], "out[%d] = %g", i, (double)ho[i]);
+    tile_aot_table_release(&table, old);
+    tile_aot_table_release(&table, h);
+    tile_context_destroy(old);
+    tile_context_destroy(h);
+    tile_compiled_free(&c);
+}
+
 /* A "b=None" variant: the dispatcher takes it when b is 0 (the kernel compiled with b None), the generic
  * build otherwise; "=any" adds no condition (it assumes nothing), while the pointers a variant compiled as
  * aligned must be.  Both run on the emulator. */
