@@ -572,13 +572,32 @@ static tile_gemm_info gemm_after_tune(tile_context *ctx) {
     return gi;
 }
 
+/* tile tune gemm stores what tile_gemm reads: a shape tile_gemm reads element by element (m = 40) runs its
+ * defaults whatever the database says, so tuning it stores nothing and says why (a record for its bucket would
+ * have given 48x48x32, read in vectors, a winner timed on the other path); 48x48x32 is stored and read. */
 Test(runtime, tune_cli_then_gemm, .timeout = 120) {
     tile_context *ctx = open_emu();
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --m 40 --n 40 --k 32 --dtype f16 --reps 1 --warmup 0 > %s/log 2>&1", cache_dir,
+    char cmd[512], path[600], log[8192] = "";
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --m 40 --n 48 --k 32 --dtype f16 --reps 1 --warmup 0 > %s/log 2>&1", cache_dir,
              TILE_CLI, cache_dir);
     cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/log", cache_dir);
+    FILE *lf = fopen(path, "r");
+    cr_assert(lf);
+    log[fread(log, 1, sizeof log - 1, lf)] = 0;
+    fclose(lf);
+    cr_assert(strstr(log, "nothing stored: m = 40 is not a multiple of 16") && !strstr(log, "stored: gemm"), "%s", log);
     tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache_dir, &st), TILE_OK);
+    cr_assert_eq(st.tuning_records, 0);
+    tile_context *before;
+    tile_context_options bo = {.device = "emu", .cache_dir = cache_dir, .emu_host_threads = 2};
+    cr_assert_eq(tile_context_create_ex(&bo, &before), TILE_OK); /* its own: tile_gemm reads a bucket once per context */
+    cr_assert(!gemm_after_tune(before).tuned);
+    tile_context_destroy(before);
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --m 48 --n 48 --k 32 --dtype f16 --reps 1 --warmup 0 > %s/log 2>&1", cache_dir,
+             TILE_CLI, cache_dir);
+    cr_assert_eq(system(cmd), 0);
     cr_assert_eq(tile_cache_get_stats(cache_dir, &st), TILE_OK);
     cr_assert_eq(st.tuning_records, 1);
     tile_gemm_info gi = gemm_after_tune(ctx);

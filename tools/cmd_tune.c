@@ -71,7 +71,9 @@ static const char usage_tune_gemm[] =
     "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2 [--out-dtype T] [--device D]\n"
     "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
     "Times every @config of the GEMM kernel for this type pair on random operands (each checked\n"
-    "against float64 once) and stores the fastest for the bucket of m, n, k.\n"
+    "against float64 once) and stores the fastest for the bucket of m, n, k; nothing for a shape\n"
+    "tile_gemm reads element by element (m, n, k not all multiples of 16), where it never reads a\n"
+    "tuned configuration (exit 0, the reason on stderr; with --json a last object with stored false).\n"
     "With --json: one object per configuration (kernel, config, status, rank, seconds, pct_of_best,\n"
     "tflops, or why it was skipped), then one for what was stored.\n"
     "\n" GEMM_PROBLEM_OPTIONS GEMM_TUNE_OPTIONS GEMM_PROBLEM_OPTIONS_END "\n" CLI_EXIT_HELP;
@@ -239,6 +241,21 @@ static int store_best(const TuneReport *rep, tile_context *ctx, const char *file
 
 /* ---- tile tune gemm ---- */
 
+/* Why tile_gemm would not read a record for g (NULL: it would).  It consults the tuning database only where it
+ * reads A and B in 16-byte vectors (kernels/gemm/gemm.c, gemm_vectorized; docs/runtime.md, tile_gemm step 2):
+ * m, n, k, lda and ldb multiples of 16, the pointers aligned (tile_malloc's are).  Elsewhere it runs the
+ * kernel's const defaults, so a record timed there would never serve this shape and would give the bucket's
+ * vector shapes a winner timed on the element-by-element path. */
+static const char *gemm_untunable(const tile_gemm_args *g, char *why, size_t n) {
+    const struct {
+        const char *name;
+        int64_t v;
+    } facts[] = {{"m", g->m}, {"n", g->n}, {"k", g->k}, {"lda", g->lda}, {"ldb", g->ldb}};
+    for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
+        if (facts[i].v % 16) return snprintf(why, n, "%s = %lld is not a multiple of 16", facts[i].name, (long long)facts[i].v), why;
+    return NULL;
+}
+
 /* Each configuration with warp_specialize=1 and, when persistent and without split-K,
  * PERSISTENT=1 added: what tile_gemm adds to a tuned configuration on a wgmma target
  * (kernels/gemm/gemm.c). */
@@ -341,7 +358,24 @@ static int tune_gemm(int argc, char **argv) {
     char bucket[96];
     snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld", (long long)tile_tune_bucket(p.m), (long long)tile_tune_bucket(p.n),
              (long long)tile_tune_bucket(p.k));
-    rc = store_best(&rep, ctx, file, bucket, &rows[0]);
+    char why[96];
+    if (rows[0].seconds >= 0 && gemm_untunable(&d.g, why, sizeof why)) { /* nothing tile_gemm would read: not stored */
+        if (p.json) {
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_bool(&j, "stored", false);
+            json_str(&j, "kernel", kernel);
+            json_str(&j, "bucket", bucket);
+            json_str(&j, "reason", why);
+            json_end(&j);
+        }
+        fprintf(stderr,
+                "tile: nothing stored: %s, so tile_gemm reads this shape element by element and runs its defaults, never a tuned "
+                "configuration (it reads the tuning database only for m, n, k, lda, ldb multiples of 16); tune such a shape of "
+                "the bucket %s instead\n",
+                why, bucket);
+        rc = CLI_EXIT_OK;
+    } else rc = store_best(&rep, ctx, file, bucket, &rows[0]);
     timer_free(&timer);
     free(ts), free(rows);
     gemm_data_free(ctx, &d);
