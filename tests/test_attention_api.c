@@ -720,6 +720,8 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_tables");
     a = good, a.block_size = 64, a.max_context_len = 256, a.num_splits = 4, a.workspace = ws, a.workspace_bytes = 16;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "workspace of 16 bytes");
+    a.workspace = ws + 8, a.workspace_bytes = 1 << 16; /* 16-byte aligned (tile.h) */
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "is not aligned to its 16-byte");
     /* the tables, checked on request: a block past num_blocks, a context past max_context_len */
     h_tables[5] = 8;
     cr_assert_eq(tile_memcpy_htod(ctx, tables, h_tables, sizeof h_tables), TILE_OK);

@@ -729,6 +729,9 @@ Test(moe, api_out_overlapping_inputs) {
     a.out = buf + 8192, a.workspace = buf + 128, a.workspace_bytes = wsb; /* over the end of x (192 bytes) */
     cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(ctx), "workspace [0x") && strstr(tile_last_error(ctx), "overlaps x [0x"), "%s", tile_last_error(ctx));
+    a.workspace = buf + 16384 + 8; /* an arena offset that is no multiple of 16 (docs/moe.md) */
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "workspace (0x") && strstr(tile_last_error(ctx), "16-byte"), "%s", tile_last_error(ctx));
     a.workspace = buf + 16384;
     cr_expect_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     float logits[T * E] = {0.5f, -1, 2, 0.25f, -3, 1};

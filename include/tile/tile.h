@@ -654,8 +654,8 @@ typedef struct tile_moe_args {
     int group_top2;                    /* group score: sum of its best two (1) or its best (0) */
     tile_devptr score_bias;            /* f32 [experts] added to the choice value, or 0 */
     float routed_scale;                /* weights are multiplied by it (0 means 1; finite) */
-    tile_devptr workspace;             /* 0: allocated and freed inside the call; shares no byte with another tensor of
-                                          the call (nor, with a router, do topk_ids and topk_weights) */
+    tile_devptr workspace;             /* 0: allocated and freed inside the call; 16-byte aligned; shares no byte with another
+                                          tensor of the call (nor, with a router, do topk_ids and topk_weights) */
     size_t workspace_bytes;            /* at least tile_moe_workspace_size() when workspace != 0 */
     tile_stream stream;
     /* f8 weights (zero: w1, w2 in dtype, no scales) */
@@ -733,8 +733,8 @@ typedef struct tile_paged_attention_args {
                                          count past cdiv(max_context_len, BN) (a split is whole BN-key chunks: BN 64
                                          for head_dim <= 64, 32 to 128, 16 or 32 above) is reduced to it, the count
                                          tile_paged_attention_workspace_size reports and sizes the workspace for */
-    tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes; 0: allocated here.
-                                         Shares no byte with the other tensors (nor does o with the tables) */
+    tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes, 16-byte aligned;
+                                         0: allocated here.  Shares no byte with the other tensors (nor does o with the tables) */
     size_t workspace_bytes;
     float softmax_scale;              /* 0: 1 / sqrt(head_dim) */
     int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry
