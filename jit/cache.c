@@ -901,7 +901,7 @@ tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out) {
     if (dfd < 0) return st;
     out->hits = count_bytes(dfd, "stats", 'h');
     out->misses = count_bytes(dfd, "stats", 'm');
-    out->tuning_records = count_bytes(dfd, "tune.db", '\n');
+    out->tuning_records = jit_tune_count(dfd);
     each_entry(dfd, count_entry, out);
     close(dfd);
     return TILE_OK;

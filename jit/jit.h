@@ -56,6 +56,8 @@ bool jit_cache_append(int dfd, const char *name, const void *data, size_t n);
 /* Replace dfd/name by data whole: a temporary file in dfd renamed over it (readers see the old or the
  * new contents, never part); false with errno. */
 bool jit_cache_replace(int dfd, const char *name, const void *data, size_t n);
+/* The records of the tuning database dfd/tune.db (tune.c: lines that are no record not counted). */
+uint64_t jit_tune_count(int dfd);
 /* An exclusive lock on NAME in dfd (a regular file made 0600 for the purpose, never through a symlink; flock, so
  * it serializes threads and processes alike and goes with the process): the descriptor to close to release it,
  * or -1 with errno (a folder it cannot be made in: the caller goes on unlocked and its write fails there). */

@@ -220,6 +220,16 @@ static TuneRec *parse_records(char *text, int *nrec, Str *kept) {
     return v;
 }
 
+uint64_t jit_tune_count(int dfd) {
+    char *text = jit_cache_read(dfd, "tune.db", NULL);
+    int n = 0;
+    Str kept = {0};
+    free(parse_records(text, &n, &kept));
+    str_free(&kept);
+    free(text);
+    return (uint64_t)n;
+}
+
 static bool same_key(const TuneRec *a, const TuneRec *b) {
     return !strcmp(a->f[0], b->f[0]) && !strcmp(a->f[1], b->f[1]) && !strcmp(a->f[2], b->f[2]);
 }

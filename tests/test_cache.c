@@ -625,6 +625,10 @@ Test(cache, tune_db_hand_edited, .init = setup, .fini = teardown) {
                    "# my notes: BLOCK=1024 was slower\n"
                    "0123456789abcdef0123456789abcdef\temu/sm_80\tn=8\tBLOCK=64\tfast\n"
                    "0123456789abcdef0123456789abcdef\temu/sm_80\tn=16\tBLOCK=32\t0.003");
+    tile_cache_stats cs;
+    cr_assert_eq(tile_cache_get_stats(cache, &cs), TILE_OK);
+    cr_expect_eq(cs.tuning_records, 4, "records counted: %llu (the notes and the bad time are none, the last line is one)",
+                 (unsigned long long)cs.tuning_records);
     cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2", cfg, sizeof cfg), TILE_OK, "a CRLF record");
     cr_assert_str_eq(cfg, "BLOCK=256");
     cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=4", cfg, sizeof cfg), TILE_OK, "a record after a blank line");
@@ -658,6 +662,8 @@ Test(cache, tune_db_hand_edited, .init = setup, .fini = teardown) {
     }
     cr_expect(strstr(text, "\tn=2\tBLOCK=256\t0.001\n"), "the slower record of n=2 stays behind the new one:\n%s", text);
     cr_expect(!strchr(text, '\r'), "CRLF rewritten as LF:\n%s", text);
+    cr_assert_eq(tile_cache_get_stats(cache, &cs), TILE_OK);
+    cr_expect_eq(cs.tuning_records, 6, "%llu", (unsigned long long)cs.tuning_records);
 }
 
 /* Processes recording into one tune.db at once lose nothing: each record reads, compacts and renames the

@@ -166,7 +166,7 @@ TILE_API tile_status tile_cache_compile_source(const char *cache_dir, const char
 typedef struct tile_cache_stats {
     uint64_t hits, misses;   /* recorded by every process using the folder since the last clear */
     uint64_t entries, bytes; /* compiled entries on disk and their total size */
-    uint64_t tuning_records; /* lines in the tuning database */
+    uint64_t tuning_records; /* records in the tuning database (its lines that are records: docs/runtime.md) */
 } tile_cache_stats;
 TILE_API tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out);
 /* Call fn once per entry: key (32 hex digits), source name, kernels, size in bytes. */
