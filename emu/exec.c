@@ -717,6 +717,7 @@ static bool run_block(EmuBlock *b) {
     for (uint32_t c = 0; c < b->ncta; c++) {
         memset(b->cta[c].bar_arrived, 0, sizeof b->cta[c].bar_arrived);
         b->cta[c].cl_arrived = b->cta[c].cl_phase = 0;
+        b->cta[c].live = b->cta_threads;
     }
     b->mbar_events = 0;
     b->mbar_waits = false;

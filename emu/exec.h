@@ -257,6 +257,9 @@ typedef struct EmuCta {
     uint32_t bar_arrived[EMU_MAX_BAR_ID + 1], bar_arrive_count[EMU_MAX_BAR_ID + 1];
     /* barrier.cluster, kept by the cluster's rank 0: arrivals in the current phase, phases completed */
     uint32_t cl_arrived, cl_phase;
+    /* threads of the CTA that have not exited: 0 once it has, and its shared memory is gone for the cluster's
+     * other CTAs (memcheck of distributed shared memory) */
+    uint32_t live;
 } EmuCta;
 
 /* A unit of ncta CTAs run together: a cluster (ncl = ncta; one CTA without clusters), or every CTA of a
@@ -723,6 +726,9 @@ uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);
 /* Shared memory of the cluster (exec_mem.c): the index into b->shared of the shared address addr (32 bits;
  * EMU_DSMEM_TAG) of thread t, if [addr, addr + size) lies in the shared memory of one CTA; false if not. */
 bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64_t size, uint64_t *idx);
+/* Whether the CTA whose shared memory index idx (of address addr) lies in is still running; if it has exited (a
+ * distributed-shared-memory access after its threads all ended) stops the launch with what and false. */
+bool emu_smem_live(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, uint64_t idx, const char *what);
 /* Text naming shared-memory index idx for reports: "address 0x.." (in its CTA's shared memory), with the CTA's
  * rank in a cluster. */
 const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap);

@@ -107,6 +107,7 @@ static uint64_t *mb_word(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t a
                   addr >= EMU_DSMEM_TAG ? "the cluster CTA's" : "the block's", b->shared_size);
         return NULL;
     }
+    if (!emu_smem_live(b, t, in, addr, idx, "invalid mbarrier")) return NULL;
     return (uint64_t *)(void *)(b->shared + idx);
 }
 
@@ -568,6 +569,9 @@ static uint8_t *shared_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64
                   addr >= EMU_DSMEM_TAG ? "the cluster CTA's" : "the block's", b->shared_size);
         return NULL;
     }
+    if (!emu_smem_live(b, t, in, addr, idx, write ? "memcheck: invalid __shared__ write by a bulk copy"
+                                                  : "memcheck: invalid __shared__ read by a bulk copy"))
+        return NULL;
     if (write && b->wg_reading && !emu_wgmma_smem_write(b, t, in, idx, size)) return NULL;
     return b->shared + idx;
 }

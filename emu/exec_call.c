@@ -102,6 +102,11 @@ uint8_t *emu_param(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, u
         return fr->fparams + off;
     }
     uint64_t off = addr - EMU_PARAM_ARGS, have = t->depth ? fr->fn->param_size : 0;
+    if (!t->depth) { /* a kernel has no arguments window: an entry parameter's address run off its start */
+        emu_fault(b, t, in, what, "address 0x%" PRIx64 ", size %u, is outside the kernel's %u bytes of parameters (a negative "
+                  "offset?)", addr, size, b->L->param_size);
+        return NULL;
+    }
     if (off > have || size > have - off) {
         emu_fault(b, t, in, what, "offset %" PRIu64 ", size %u, outside the %" PRIu64 " bytes of parameters of '%s'", off, size,
                   have, fr->fn->name);

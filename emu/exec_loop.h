@@ -328,10 +328,12 @@ slow:
                 DISPATCH();
             }
             t->state = EMU_TS_DONE;
+            b->cta[t->cta].live--;
             if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
             goto out;
         case EMU_OP_EXIT:
             t->state = EMU_TS_DONE;
+            b->cta[t->cta].live--;
             if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
             goto out;
         case EMU_OP_BAR: case EMU_OP_BARRIER: {

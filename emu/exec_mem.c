@@ -187,6 +187,15 @@ const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap
     return buf;
 }
 
+bool emu_smem_live(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, uint64_t idx, const char *what) {
+    if (addr < EMU_DSMEM_TAG || !b->shared_size || b->cta[idx / b->shared_size].live) return true;
+    /* another CTA of the cluster that has exited: its shared memory is gone (on a GPU the access faults or reaches
+     * a CTA that took its place); a cluster barrier before exiting is what keeps it */
+    return emu_fault(b, t, in, what, "address 0x%" PRIx64 " is in the shared memory of cluster CTA rank %" PRIu64 ", which has "
+                     "exited (every thread of it ended): its shared memory is released; barrier.cluster.arrive/wait "
+                     "before a CTA exits keeps it for the others", addr, addr / EMU_DSMEM_TAG - 1);
+}
+
 /* Where an out-of-bounds shared address points, for memcheck reports. */
 static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
     char what[96];
@@ -274,6 +283,11 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
         if (!emu_smem_index(b, t, addr, size, &idx)) {
             smem_oob(b, t, in, addr, size, write);
             return NULL;
+        }
+        if (addr >= EMU_DSMEM_TAG) {
+            char what[96];
+            snprintf(what, sizeof what, "memcheck: invalid __shared__ %s of size %u bytes", write ? "write" : "read", size);
+            if (!emu_smem_live(b, t, in, addr, idx, what)) return NULL;
         }
         if (b->shadow && !emu_race_check(b, t, in, idx, size, write)) return NULL;
         if (write && b->nbulkrd && !emu_bulk_src_check(b, t, in, idx, size)) return NULL;

@@ -687,6 +687,72 @@ Test(report, memcheck_kinds) {
     dev_close(d);
 }
 
+/* One element past each end of every space, as a kernel author's off-by-one: mode picks the space and the
+ * access (a 16-word .shared array, an 8-word .local one, a 4-word .const one, the 16 bytes of parameters, a
+ * 16-word global buffer), idx the element.  Index -1 and the length are reported with the space and the
+ * bounds; the first and last elements run (the .const and .param loads give their values).  A parameter
+ * address run off the kernel's start was "outside the 0 bytes of parameters of 'm'". */
+static const char *spaces_ptx = PTX_HEAD
+    ".const .align 4 .b32 cst[4] = {1, 2, 3, 4};\n"
+    ".visible .entry m(.param .u64 out, .param .u32 mode, .param .u32 idx)\n{\n"
+    " .reg .pred %p<2>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<12>;\n .shared .align 16 .b32 sm[16];\n .local .align 16 .b32 lc[8];\n"
+    " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [mode];\n ld.param.u32 %r2, [idx];\n mul.wide.s32 %rd2, %r2, 4;\n"
+    " mov.u32 %r3, sm;\n shl.b32 %r4, %r2, 2;\n add.s32 %r5, %r3, %r4;\n mov.u32 %r10, 0;\n"
+    " setp.eq.u32 %p1, %r1, 0;\n @%p1 ld.shared.u32 %r10, [%r5];\n setp.eq.u32 %p1, %r1, 1;\n @%p1 st.shared.u32 [%r5], %r1;\n"
+    " mov.u64 %rd3, lc;\n add.s64 %rd4, %rd3, %rd2;\n"
+    " setp.eq.u32 %p1, %r1, 2;\n @%p1 ld.local.u32 %r10, [%rd4];\n setp.eq.u32 %p1, %r1, 3;\n @%p1 st.local.u32 [%rd4], %r1;\n"
+    " mov.u64 %rd5, cst;\n add.s64 %rd6, %rd5, %rd2;\n setp.eq.u32 %p1, %r1, 4;\n @%p1 ld.const.u32 %r10, [%rd6];\n"
+    " mov.u64 %rd7, out;\n add.s64 %rd8, %rd7, %rd2;\n setp.eq.u32 %p1, %r1, 5;\n @%p1 ld.param.u32 %r10, [%rd8];\n"
+    " add.s64 %rd9, %rd1, %rd2;\n setp.eq.u32 %p1, %r1, 6;\n @%p1 ld.global.u32 %r10, [%rd9];\n"
+    " setp.eq.u32 %p1, %r1, 7;\n @%p1 st.global.u32 [%rd9], %r1;\n"
+    " st.global.u32 [%rd1], %r10;\n ret;\n}\n";
+
+Test(report, memcheck_each_space_one_past_either_end) {
+    static const struct { int32_t n; const char *what, *below, *past; } c[] = {
+        {16, "invalid __shared__ read of size 4 bytes", "address 0xfffffffc is out of bounds (a negative offset",
+         "address 0x40 is out of bounds: the block has 64 bytes of shared memory (64 static, 0 dynamic)"},
+        {16, "invalid __shared__ write of size 4 bytes", "address 0xfffffffc is out of bounds (a negative offset",
+         "address 0x40 is out of bounds: the block has 64 bytes of shared memory"},
+        {8, "invalid __local__ read of size 4 bytes", "address 0xfffffffc is out of bounds: the thread has 32 bytes of local memory",
+         "address 0x20 is out of bounds: the thread has 32 bytes of local memory in 1 frame"},
+        {8, "invalid __local__ write of size 4 bytes", "address 0xfffffffc is out of bounds: the thread has 32 bytes",
+         "address 0x20 is out of bounds: the thread has 32 bytes of local memory"},
+        {4, "invalid __constant__ read of size 4 bytes", "is out of bounds: 4 bytes before the 16-byte allocation",
+         "is out of bounds: 0 bytes after the end of the 16-byte allocation"},
+        {4, "invalid param read", "size 4, is outside the kernel's 16 bytes of parameters (a negative offset?)",
+         "offset 16, size 4; the kernel has 16 bytes of parameters"},
+        {16, "invalid __global__ read of size 4 bytes", "is out of bounds: 4 bytes before the 64-byte allocation",
+         "is out of bounds: 0 bytes after the end of the 64-byte allocation"},
+        {16, "invalid __global__ write of size 4 bytes", "is out of bounds: 4 bytes before the 64-byte allocation",
+         "is out of bounds: 0 bytes after the end of the 64-byte allocation"},
+    };
+    check_ptxas_arch(spaces_ptx, "sm_80");
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, spaces_ptx, "m", &m);
+    uint64_t out = poisoned(d, 64);
+    for (uint32_t mode = 0; mode < 8; mode++) {
+        int32_t idx;
+        void *params[] = {&out, &mode, &idx};
+        for (int k = 0; k < 2; k++) {
+            idx = k ? c[mode].n : -1;
+            cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK, "mode %u idx %d ran", mode, idx);
+            const char *e = dev_last_error(d);
+            cr_assert(strstr(e, c[mode].what) && strstr(e, k ? c[mode].past : c[mode].below), "mode %u idx %d:\n%s", mode, idx, e);
+            cr_assert(strstr(e, "by thread (0,0,0) in block (0,0,0)") && strstr(e, "at kernel 'm', PTX line "), "%s", e);
+        }
+        for (idx = 0; idx < c[mode].n; idx += c[mode].n - 1) {
+            cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "mode %u idx %d: %s", mode, idx, dev_last_error(d));
+            uint32_t got;
+            download(d, &got, out, 4);
+            if (mode == 4) cr_assert_eq(got, (uint32_t)idx + 1); /* cst[idx] */
+            if (mode == 5) cr_assert_eq(got, idx == 0 ? (uint32_t)out : (uint32_t)idx); /* out's low word; idx itself */
+        }
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* The aligned word around an allocation's last bytes (probeN finding 1): sm_80 has no 16-bit atom.add for
  * bf16, so LLVM expands Triton's atomic_add into a CAS loop on the 32-bit word around the element (and.b64
  * %rd, %rd, -4; ld.relaxed; atom.cas.b32); for the last element of an odd-length buffer the word runs 2 bytes

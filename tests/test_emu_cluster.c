@@ -505,6 +505,54 @@ Test(cluster, errors) {
     tile_context_destroy(ctx);
 }
 
+/* Distributed shared memory of a CTA that has exited: rank 1 stores 107 into s and exits after the first cluster
+ * barrier; rank 0's thread 0 spins past the scheduling quantum (so rank 1 has ended) and then reaches rank 1's
+ * shared memory, which is gone on a GPU: mode 0 ld.shared::cluster, 1 st.async, 2 a remote mbarrier arrive, 3
+ * atom.shared::cluster, each reported with the rank.  Mode 4, the correct twin: both CTAs wait at a second
+ * cluster barrier before exiting, so the load reads 107 (it was not reported: nothing was reported at all). */
+static const char *exited_ptx = PTX_HEAD
+    ".visible .entry gone(.param .u64 out, .param .u32 mode)\n.reqnctapercluster 2, 1, 1\n{\n"
+    " .reg .pred %p<8>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n .shared .align 8 .b64 mb;\n .shared .align 16 .b32 s[4];\n"
+    " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [mode];\n mov.u32 %r2, %cluster_ctarank;\n mov.u32 %r3, %tid.x;\n"
+    " setp.eq.u32 %p5, %r3, 0;\n mad.lo.u32 %r10, %r2, 100, 7;\n @%p5 st.shared.u32 [s], %r10;\n"
+    " @%p5 mbarrier.init.shared::cta.b64 [mb], 2;\n fence.mbarrier_init.release.cluster;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " setp.eq.u32 %p4, %r1, 4;\n setp.ne.u32 %p1, %r2, 0;\n setp.ne.u32 %p6, %r3, 0;\n or.pred %p1, %p1, %p6;\n @%p1 bra TAIL;\n"
+    " mov.u32 %r4, 0;\nSPIN:\n add.u32 %r4, %r4, 1;\n setp.lt.u32 %p2, %r4, 20000;\n @%p2 bra SPIN;\n"
+    " mov.u32 %r5, mb;\n mapa.shared::cluster.u32 %r6, %r5, 1;\n mov.u32 %r8, s;\n mapa.shared::cluster.u32 %r9, %r8, 1;\n"
+    " mov.u32 %r7, 0;\n setp.eq.u32 %p3, %r1, 0;\n or.pred %p3, %p3, %p4;\n @%p3 ld.shared::cluster.u32 %r7, [%r9];\n"
+    " setp.eq.u32 %p3, %r1, 1;\n @%p3 st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r9], %r4, [%r6];\n"
+    " setp.eq.u32 %p3, %r1, 2;\n @%p3 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r6];\n"
+    " setp.eq.u32 %p3, %r1, 3;\n @%p3 atom.shared::cluster.add.u32 %r7, [%r9], 1;\n"
+    " st.global.u32 [%rd1], %r7;\n"
+    "TAIL:\n @%p4 barrier.cluster.arrive.release;\n @%p4 barrier.cluster.wait.acquire;\n ret;\n}\n";
+
+Test(cluster, dsmem_of_an_exited_cta) {
+    static const char *const lines[] = {"ld.shared::cluster.u32", "st.async.shared::cluster", "mbarrier.arrive.release.cluster",
+                                        "atom.shared::cluster.add"};
+    static const char *const what[] = {"memcheck: invalid __shared__ read of size 4", "memcheck: invalid __shared__ write of size 4",
+                                       "invalid mbarrier", "memcheck: invalid __shared__ write of size 4"};
+    for (int rc = 0; rc < 2; rc++) {
+        tile_context *ctx = open_ctx(rc);
+        tile_module *m;
+        tile_kernel *k = load(ctx, exited_ptx, "gone", &m);
+        tile_devptr out = poisoned(ctx, 4);
+        for (uint32_t mode = 0; mode < 4; mode++) {
+            void *args[] = {&out, &mode};
+            launch_fails(ctx, k, (tile_dim3){2, 1, 1}, 32, args,
+                         (const char *[]){what[mode], lines[mode], "by thread (0,0,0) in block (0,0,0)",
+                                          "in the shared memory of cluster CTA rank 1, which has exited", NULL});
+        }
+        uint32_t mode = 4, got = 0;
+        void *args[] = {&out, &mode};
+        launch(ctx, k, (tile_dim3){4, 1, 1}, 32, args);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, &got, out, 4), TILE_OK);
+        cr_assert_eq(got, 107u);
+        tile_module_unload(m);
+        tile_context_destroy(ctx);
+    }
+}
+
 /* ==== the emulator's own launch: cluster dimensions given at launch ==== */
 
 /* A kernel without .reqnctapercluster launched as clusters of 2 (EmuOptions.cluster, what cuLaunchKernelEx's
