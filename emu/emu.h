@@ -338,6 +338,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
        EMU_XF_MMA_AND = 1, EMU_XF_MMA_XOR = 2, /* mma, wmma.mma on .b1: .and.popc, .xor.popc (the parser wants the .popc) */
        EMU_XF_MMA_SP = 16, EMU_XF_MMA_ORDERED = 32, /* mma.sp, wgmma.mma_async.sp (sparse A: metadata, selector operands); mma's ::ordered_metadata */
        EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */
+       EMU_XF_ORDER = 32, /* fence.sc / .acq_rel / .acquire / .release, membar (not the proxy fences): orders memory */
        EMU_XF_ACQUIRE = 32, EMU_XF_RELEASE = 64, /* ld/st/atom/red .acquire, .release (.acq_rel: both) */
        EMU_XF_STRONG = 128 /* ld/st .relaxed, .acquire, .release, .volatile, .mmio: no data race (racecheck) */ };
 

@@ -237,6 +237,7 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
     case EMU_OP_CP_BULK_WAIT: emu_bulk_wait(b, t, in); return true;
     case EMU_OP_FENCE:
         if (b->rt && (in->xflags & EMU_XF_PROXY_ASYNC)) b->rt[t->linear].pfence++;
+        if (b->vc && (in->xflags & EMU_XF_ORDER)) emu_race_fence(b, t);
         return true;
     case EMU_OP_CP_ASYNC_COMMIT:
         if (b->cpa) emu_race_cp_async_commit(b, t);
@@ -248,6 +249,8 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
         if (b->cpa) emu_race_cp_async_commit(b, t), emu_race_cp_async_wait(b, t, 0, false);
         return true;
     case EMU_OP_MEMBAR:
+        if (b->vc && (in->xflags & EMU_XF_ORDER)) emu_race_fence(b, t);
+        return true;
     case EMU_OP_PREFETCH: case EMU_OP_PREFETCHU: case EMU_OP_PMEVENT: case EMU_OP_NANOSLEEP:
     case EMU_OP_GRIDDEP: case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
         return true;
@@ -318,6 +321,13 @@ static __attribute__((noinline)) uint8_t *sts32_checked(EmuBlock *b, EmuThread *
     b->wval = (const uint8_t *)&v;
     uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true);
     b->wval = NULL;
+    if (p && b->shadow && (in->xflags & EMU_XF_STRONG)) emu_race_strong(b, t, p, false, true, false); /* st.volatile/.relaxed */
+    return p;
+}
+
+static __attribute__((noinline)) const uint8_t *lds32_checked(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t a) {
+    const uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, false);
+    if (p && b->shadow && (in->xflags & EMU_XF_STRONG)) emu_race_strong(b, t, p, true, false, false); /* ld.volatile/.relaxed */
     return p;
 }
 

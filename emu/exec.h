@@ -117,6 +117,8 @@ typedef struct EmuRaceThread {
     uint32_t with[32];    /* by lane of its warp: the generation of the last bar.warp.sync both took part in */
     uint32_t cpa_commits; /* cp.async.commit_groups so far: the number of its open cp.async group */
     uint32_t ncpa;        /* its cp.async copies not yet retired (EmuBlock.cpa) */
+    bool fenced;          /* it has run a fence (fence.sc/.acq_rel, membar): its strong writes since are releases */
+    uint32_t pend_acq;    /* the EmuBlock.relw entry (+ 1; 0: none) its last strong read read, acquired at its next fence */
 } EmuRaceThread;
 
 /* A cp.async copy whose shared-memory writes have not landed yet (racecheck): the copy is done at issue, but on a
@@ -654,6 +656,11 @@ void emu_race_warp_sync(EmuBlock *b, EmuThread **g, unsigned n);
  * sequence); an acquire read there. */
 void emu_race_release_at(EmuBlock *b, EmuThread *t, const uint8_t *at, bool rmw);
 void emu_race_acquire_at(EmuBlock *b, EmuThread *t, const uint8_t *at);
+/* The PTX memory model's fence patterns: a fence followed by a strong write releases (emu_race_strong: what the
+ * thread did before the write), a strong read followed by a fence acquires (emu_race_fence: the last strong read
+ * of a location a release wrote). */
+void emu_race_fence(EmuBlock *b, EmuThread *t);
+void emu_race_strong(EmuBlock *b, EmuThread *t, const uint8_t *at, bool read, bool write, bool rmw);
 /* Whether the accesses of thread `thread` from now on are ordered after an access at clock clk by warp
  * `warp` (an index in the cluster, EmuShadow.wwarp). */
 bool emu_race_ordered(const EmuBlock *b, uint32_t thread, uint16_t warp, uint32_t clk);

@@ -168,7 +168,7 @@ skip: /* a guard that is false */
             uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             const uint8_t *p;
             if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
-            else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, false))) { ok = false; goto out; }
+            else if (!(p = lds32_checked(b, t, in, a))) { ok = false; goto out; }
             uint32_t v;
             memcpy(&v, p, 4);
             r[in->o[0]] = v;

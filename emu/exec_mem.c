@@ -466,6 +466,9 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     bool tail = p == b->tail.buf;
     if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) emu_race_acquire_at(b, t, tail ? b->tail.host : p);
     if (b->shadow && (in->xflags & EMU_XF_RELEASE)) emu_race_release_at(b, t, tail ? b->tail.host : p, true);
+    if (b->shadow && (in->xflags & (EMU_XF_ACQUIRE | EMU_XF_RELEASE)) != (EMU_XF_ACQUIRE | EMU_XF_RELEASE))
+        emu_race_strong(b, t, tail ? b->tail.host : p, in->op == EMU_OP_ATOM && !(in->xflags & EMU_XF_ACQUIRE),
+                        !(in->xflags & EMU_XF_RELEASE), true);
     const EmuFunc *f = t->fn;
     bool bad = false;
     /* .add.f32 on global memory (a generic address outside the shared, local and param windows) flushes */
@@ -587,6 +590,8 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         bool tail = p == b->tail.buf;
         if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) emu_race_acquire_at(b, t, tail ? b->tail.host : p);
         if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) emu_race_release_at(b, t, tail ? b->tail.host : p, false);
+        if (b->shadow && (in->xflags & EMU_XF_STRONG) && !(in->xflags & (st ? EMU_XF_RELEASE : EMU_XF_ACQUIRE)))
+            emu_race_strong(b, t, tail ? b->tail.host : p, !st, st, false);
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
         /* strong accesses (.volatile, .relaxed, .acquire, .release) to memory other blocks see (global, or any
          * generic address outside this block's windows) may meet another host thread's: relaxed host atomics

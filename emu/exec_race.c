@@ -20,7 +20,9 @@
  *      acquires the CTA's exited threads too), barrier.cluster (the phase), each tracked mbarrier (the arrivals
  *      of the current phase; test_wait / try_wait answering true acquires the last completed phase), each
  *      location release-written (EmuBlock.relw: an acquire reading it acquires; a release store replaces
- *      the vector, a release read-modify-write joins it, as a release sequence).  What the vectors cannot
+ *      the vector, a release read-modify-write joins it, as a release sequence; the fence patterns count: a
+ *      strong write after a fence of its thread releases, a strong read of such a location is acquired at the
+ *      thread's next fence, EmuRaceThread.fenced / pend_acq).  What the vectors cannot
  *      say (an mbarrier past the tracked slots, a release by another cluster of a cooperative launch) is
  *      acquired as everything every thread of the cluster did so far ("acquire all": no false report).
  *   4. A byte's shadow keeps its last write (thread, warp, clock) and its reads since: the last reading
@@ -187,6 +189,28 @@ void emu_race_acquire_at(EmuBlock *b, EmuThread *t, const uint8_t *at) {
     if (e->cl == t->cta / b->ncl) emu_race_acquire(b, t, relvc_of(b, i));
     else emu_race_acquire_all(b, t);
     if (b->mbs) b->rt[t->linear].obs_ev = ++b->ev;
+}
+
+void emu_race_fence(EmuBlock *b, EmuThread *t) {
+    EmuRaceThread *rt = &b->rt[t->linear];
+    rt->fenced = true;
+    uint32_t i = rt->pend_acq - 1;
+    rt->pend_acq = 0;
+    if (i >= b->nrelw) return; /* none, or the unit's locations were forgotten */
+    const EmuRelWrite *e = &b->relw[i];
+    if (e->thread == t->linear) return;
+    if (e->cl == t->cta / b->ncl) emu_race_acquire(b, t, relvc_of(b, i));
+    else emu_race_acquire_all(b, t);
+    if (b->mbs) rt->obs_ev = ++b->ev;
+}
+
+void emu_race_strong(EmuBlock *b, EmuThread *t, const uint8_t *at, bool read, bool write, bool rmw) {
+    EmuRaceThread *rt = &b->rt[t->linear];
+    if (read) {
+        uint32_t i = relw_find(b, at);
+        if (i < b->nrelw && b->relw[i].thread != t->linear) rt->pend_acq = i + 1;
+    }
+    if (write && rt->fenced) emu_race_release_at(b, t, at, rmw);
 }
 
 /* ---- read sets ---- */

@@ -327,6 +327,10 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
     if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */
+    /* fence.sc, fence.acq_rel (the default), .acquire, .release, membar.cta/gl/sys: they order memory (racecheck's
+     * fence patterns); not the proxy fences or fence.mbarrier_init */
+    if ((op == EMU_OP_FENCE || op == EMU_OP_MEMBAR) && !emu_has_mod(s, len, "proxy") && !emu_has_mod(s, len, "mbarrier_init"))
+        in->xflags |= EMU_XF_ORDER;
     if (op == EMU_OP_MMA && wm_layouts != 2) return perr(ps, line, "'%.*s' needs A's and B's layouts (.row.col)", (int)len, s);
     if ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA || op == EMU_OP_WGMMA) && !popc)
         return perr(ps, line, "'%.*s': the bit operation needs .popc (.and.popc or .xor.popc)", (int)len, s);

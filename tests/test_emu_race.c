@@ -1106,3 +1106,66 @@ Test(racecheck, a_units_copies_end_with_it) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* The PTX memory model's fence patterns (docs/emulator.md, Racecheck): a fence (fence.sc / fence.acq_rel /
+ * membar) followed by a strong write releases, a strong read followed by a fence acquires.  Warp 0 writes
+ * data[lane] + 100, bar.warp.sync, then lane 0 (wfence: after a fence) sets a flag by st.volatile (kind 0),
+ * st.relaxed (1) or atom.exch (2); warp 1 spins on it by ld.volatile, ld.relaxed or atom.or and (rfence: after
+ * a fence) reads data[lane].  Both fences: the classic __threadfence_block() hand-off, correct, and it was
+ * reported (strong accesses never ordered anything).  Either fence missing: a race, reported at the read. */
+static const char *fence_flag_ptx =
+    ".version 7.8\n.target sm_80\n.address_size 64\n"
+    ".visible .entry ff(.param .u64 out, .param .u32 wfence, .param .u32 rfence, .param .u32 kind)\n{\n"
+    " .reg .pred %p<8>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b32 data[32];\n .shared .align 4 .b32 flag;\n"
+    " ld.param.u32 %r1, [wfence];\n ld.param.u32 %r2, [rfence];\n ld.param.u32 %r11, [kind];\n"
+    " mov.u32 %r3, %tid.x;\n and.b32 %r4, %r3, 31;\n shl.b32 %r5, %r4, 2;\n mov.u32 %r6, data;\n add.u32 %r7, %r6, %r5;\n"
+    " setp.eq.u32 %p6, %r11, 0;\n setp.eq.u32 %p7, %r11, 1;\n"
+    " setp.ge.u32 %p1, %r3, 32;\n @%p1 bra CONS;\n"
+    " add.u32 %r8, %r3, 100;\n st.shared.u32 [%r7], %r8;\n bar.warp.sync -1;\n"
+    " setp.ne.u32 %p2, %r1, 0;\n @%p2 membar.cta;\n"
+    " setp.eq.u32 %p3, %r3, 0;\n @!%p3 bra END;\n"
+    " @%p6 st.volatile.shared.u32 [flag], 1;\n @%p7 st.relaxed.cta.shared.u32 [flag], 1;\n"
+    " setp.eq.u32 %p5, %r11, 2;\n @%p5 atom.shared.exch.b32 %r12, [flag], 1;\n bra END;\n"
+    "CONS:\n"
+    " @%p6 ld.volatile.shared.u32 %r9, [flag];\n @%p7 ld.relaxed.cta.shared.u32 %r9, [flag];\n"
+    " setp.eq.u32 %p5, %r11, 2;\n @%p5 atom.shared.or.b32 %r9, [flag], 0;\n"
+    " setp.eq.u32 %p4, %r9, 0;\n @%p4 bra CONS;\n"
+    " setp.ne.u32 %p5, %r2, 0;\n @%p5 fence.acq_rel.cta;\n"
+    " ld.shared.u32 %r10, [%r7];\n ld.param.u64 %rd1, [out];\n mul.wide.u32 %rd2, %r4, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+    " st.global.u32 [%rd3], %r10;\n"
+    "END:\n ret;\n}\n";
+
+Test(racecheck, fence_patterns_order_strong_flags) {
+    check_ptxas_arch(fence_flag_ptx, "sm_80");
+    static const char *const devs[] = {"emu:sm_80", "emu:sm_90a"};
+    for (int k = 0; k < 2; k++) {
+        TileDevice *d = NULL;
+        char *err = NULL;
+        DevOptions o = {.emu_racecheck = true, .emu_host_threads = 2, .emu_timeout_seconds = 60};
+        cr_assert_eq(dev_open(devs[k], &o, &d, &err), DEV_OK, "%s", err ? err : "");
+        TileDevModule *m;
+        cr_assert_eq(dev_module_load_ptx(d, fence_flag_ptx, &m), DEV_OK, "%s", dev_last_error(d));
+        TileDevFunction *f;
+        cr_assert_eq(dev_module_get_function(m, "ff", &f), DEV_OK);
+        uint64_t out = poisoned(d, 128);
+        for (uint32_t kind = 0; kind < 3; kind++)
+            for (uint32_t fences = 0; fences < 4; fences++) {
+                uint32_t wf = fences & 1, rf = fences >> 1;
+                void *args[] = {&out, &wf, &rf, &kind};
+                DevStatus st = dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args);
+                if (fences == 3) {
+                    cr_assert_eq(st, DEV_OK, "%s %u: %s", devs[k], kind, dev_last_error(d));
+                    uint32_t o32[32];
+                    download(d, o32, out, sizeof o32);
+                    for (uint32_t i = 0; i < 32; i++) cr_assert_eq(o32[i], i + 100);
+                } else {
+                    cr_assert_eq(st, DEV_ERR_MEMCHECK, "%s kind %u fences %u ran", devs[k], kind, fences);
+                    const char *e = dev_last_error(d);
+                    cr_assert(strstr(e, "racecheck: shared-memory hazard (read after write)") && strstr(e, "ld.shared.u32 %r10") &&
+                                  strstr(e, "st.shared.u32 [%r7], %r8;"), "%s", e);
+                }
+            }
+        dev_module_unload(m);
+        dev_close(d);
+    }
+}
