@@ -118,7 +118,8 @@ typedef struct EmuRaceThread {
     uint32_t cpa_commits; /* cp.async.commit_groups so far: the number of its open cp.async group */
     uint32_t ncpa;        /* its cp.async copies not yet retired (EmuBlock.cpa) */
     bool fenced;          /* it has run a fence (fence.sc/.acq_rel, membar): its strong writes since are releases */
-    uint32_t pend_acq;    /* the EmuBlock.relw entry (+ 1; 0: none) its last strong read read, acquired at its next fence */
+    uint32_t pend_acq;    /* the EmuBlock.relw entry (+ 1; 0: none) its strong reads read, acquired at its next fence; */
+    bool pend_many;       /* or several: its next fence acquires everything (no false report) */
 } EmuRaceThread;
 
 /* A cp.async copy whose shared-memory writes have not landed yet (racecheck): the copy is done at issue, but on a

@@ -195,7 +195,13 @@ void emu_race_fence(EmuBlock *b, EmuThread *t) {
     EmuRaceThread *rt = &b->rt[t->linear];
     rt->fenced = true;
     uint32_t i = rt->pend_acq - 1;
-    rt->pend_acq = 0;
+    bool many = rt->pend_many;
+    rt->pend_acq = 0, rt->pend_many = false;
+    if (many) {
+        emu_race_acquire_all(b, t);
+        if (b->mbs) rt->obs_ev = ++b->ev;
+        return;
+    }
     if (i >= b->nrelw) return; /* none, or the unit's locations were forgotten */
     const EmuRelWrite *e = &b->relw[i];
     if (e->thread == t->linear) return;
@@ -208,7 +214,10 @@ void emu_race_strong(EmuBlock *b, EmuThread *t, const uint8_t *at, bool read, bo
     EmuRaceThread *rt = &b->rt[t->linear];
     if (read) {
         uint32_t i = relw_find(b, at);
-        if (i < b->nrelw && b->relw[i].thread != t->linear) rt->pend_acq = i + 1;
+        if (i < b->nrelw && b->relw[i].thread != t->linear) {
+            if (rt->pend_acq && rt->pend_acq != i + 1) rt->pend_many = true;
+            rt->pend_acq = i + 1;
+        }
     }
     if (write && rt->fenced) emu_race_release_at(b, t, at, rmw);
 }
