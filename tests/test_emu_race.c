@@ -1169,3 +1169,42 @@ Test(racecheck, fence_patterns_order_strong_flags) {
         dev_close(d);
     }
 }
+
+/* Two flags before one fence: warps 0 and 1 each write their half of data, fence and set their own flag
+ * (st.volatile); warp 2 spins on both flags and (rfence) fences once, then reads all of data.  Correct; the
+ * acquire kept only the last flag read, so warp 0's half was reported.  Without the fence: reported. */
+static const char *two_flags_ptx =
+    ".version 7.8\n.target sm_80\n.address_size 64\n"
+    ".visible .entry tf(.param .u64 out, .param .u32 rfence)\n{\n"
+    " .reg .pred %p<8>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b32 data[64];\n .shared .align 4 .b32 flag[2];\n"
+    " ld.param.u32 %r2, [rfence];\n mov.u32 %r3, %tid.x;\n shr.u32 %r4, %r3, 5;\n and.b32 %r5, %r3, 31;\n"
+    " mov.u32 %r6, data;\n mov.u32 %r11, flag;\n setp.eq.u32 %p1, %r4, 2;\n @%p1 bra CONS;\n"
+    " shl.b32 %r7, %r3, 2;\n add.u32 %r7, %r6, %r7;\n add.u32 %r8, %r3, 100;\n st.shared.u32 [%r7], %r8;\n"
+    " bar.warp.sync -1;\n membar.cta;\n setp.ne.u32 %p2, %r5, 0;\n @%p2 bra END;\n"
+    " shl.b32 %r9, %r4, 2;\n add.u32 %r9, %r11, %r9;\n st.volatile.shared.u32 [%r9], 1;\n bra END;\n"
+    "CONS:\n ld.volatile.shared.u32 %r9, [%r11];\n setp.eq.u32 %p3, %r9, 0;\n @%p3 bra CONS;\n"
+    "CONS2:\n ld.volatile.shared.u32 %r9, [%r11+4];\n setp.eq.u32 %p3, %r9, 0;\n @%p3 bra CONS2;\n"
+    " setp.ne.u32 %p4, %r2, 0;\n @%p4 fence.sc.cta;\n"
+    " shl.b32 %r7, %r5, 2;\n add.u32 %r7, %r6, %r7;\n ld.shared.u32 %r12, [%r7];\n ld.shared.u32 %r13, [%r7+128];\n"
+    " add.u32 %r12, %r12, %r13;\n ld.param.u64 %rd1, [out];\n mul.wide.u32 %rd2, %r5, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+    " st.global.u32 [%rd3], %r12;\n"
+    "END:\n ret;\n}\n";
+
+Test(racecheck, fence_after_two_flags) {
+    check_ptxas_arch(two_flags_ptx, "sm_80");
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, two_flags_ptx, "tf", &m);
+    uint64_t out = poisoned(d, 128);
+    uint32_t rf = 1;
+    void *args[] = {&out, &rf};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    uint32_t o[32];
+    download(d, o, out, sizeof o);
+    for (uint32_t i = 0; i < 32; i++) cr_assert_eq(o[i], (i + 100) + (i + 32 + 100));
+    rf = 0;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "racecheck: shared-memory hazard (read after write)"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
