@@ -188,7 +188,7 @@ const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap
 }
 
 bool emu_smem_live(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, uint64_t idx, const char *what) {
-    if (addr < EMU_DSMEM_TAG || !b->shared_size || b->cta[idx / b->shared_size].live) return true;
+    if (addr < EMU_DSMEM_TAG || !b->smem_stride || b->cta[idx / b->smem_stride].live) return true;
     /* another CTA of the cluster that has exited: its shared memory is gone (on a GPU the access faults or reaches
      * a CTA that took its place); a cluster barrier before exiting is what keeps it */
     return emu_fault(b, t, in, what, "address 0x%" PRIx64 " is in the shared memory of cluster CTA rank %" PRIu64 ", which has "
