@@ -416,6 +416,7 @@ typedef struct PagedCase {
     int num_splits;  /* 0: automatic */
     bool caller_ws;  /* the caller allocates the workspace */
     int want_splits; /* > 0: the split count the call must choose */
+    bool shared_first; /* every sequence's first logical block is the same physical block (a shared prefix) */
 } PagedCase;
 
 static void run_paged(tile_context *ctx, const PagedCase *c) {
@@ -437,6 +438,8 @@ static void run_paged(tile_context *ctx, const PagedCase *c) {
     }
     for (int s = 0, next = 0; s < S; s++)
         for (int i = 0; i < sbt; i++) table[s * sbt + i] = i < (c->ctx[s] + bs - 1) / bs ? perm[next++] : 1 << 29;
+    if (c->shared_first)
+        for (int s = 1; s < S; s++) table[s * sbt] = table[0];
     int skh = D + 16, sks = Hk * skh, skb = bs * sks + 64, svh = D + 32, svs = Hk * svh + 16, svb = bs * svs;
     int sqh = D + 8, sqt = Hq * sqh + 16, sqs = T * sqt + 32, soh = D + 16, sot = Hq * soh, sos = T * sot + 8;
     size_t nk = (size_t)num_blocks * skb, nv = (size_t)num_blocks * svb, nq = (size_t)S * sqs, no = (size_t)S * sos;
@@ -516,16 +519,16 @@ Test(attention_api, decode_paged, .timeout = 300) {
     tile_context *ctx = open_ctx();
     static const int c3[] = {1, 15, 1000}, c2[] = {8, 200};
     /* few programs and a long context: the automatic choice splits (cdiv(1000, 256) = 4) */
-    run_paged(ctx, &(PagedCase){TILE_F16, false, 3, 4, 1, 1, 64, 16, c3, 0, false, 4});
-    run_paged(ctx, &(PagedCase){TILE_BF16, false, 3, 4, 1, 1, 64, 16, c3, 1, false, 1});
+    run_paged(ctx, &(PagedCase){TILE_F16, false, 3, 4, 1, 1, 64, 16, c3, 0, false, 4, false});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 3, 4, 1, 1, 64, 16, c3, 1, false, 1, false});
     /* 8 tokens x 4 heads: a 32-row Q tile; explicit splits into the caller's workspace */
-    run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 8, 2, 8, 128, 32, c2, 3, true, 3});
-    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 8, 2, 8, 128, 64, c2, 1, false, 1});
-    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 1, 256, 32, c2, 2, false, 2});
+    run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 8, 2, 8, 128, 32, c2, 3, true, 3, false});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 8, 2, 8, 128, 64, c2, 1, false, 1, false});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 1, 256, 32, c2, 2, false, 2, false});
     /* more splits than the context has BN-key chunks: 64 asked, cdiv(200, 64) = 4 used (head_dim 64: BN 64) and
      * cdiv(200, 32) = 7 (head_dim 128: BN 32); the workspace of exactly that size is enough */
-    run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 4, 2, 1, 64, 16, c2, 64, true, 4});
-    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 2, 128, 32, c2, 64, true, 7});
+    run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 4, 2, 1, 64, 16, c2, 64, true, 4, false});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 2, 128, 32, c2, 64, true, 7, false});
     tile_context_destroy(ctx);
 }
 
@@ -533,10 +536,42 @@ Test(attention_api, decode_paged_f8_cache, .timeout = 300) {
     seed_rng();
     tile_context *ctx = open_ctx();
     static const int c3[] = {1, 15, 1000}, c2[] = {8, 77};
-    run_paged(ctx, &(PagedCase){TILE_F16, true, 3, 4, 1, 1, 64, 16, c3, 0, false, 4});
-    run_paged(ctx, &(PagedCase){TILE_BF16, true, 3, 4, 2, 1, 128, 32, c3, 1, false, 1});
-    run_paged(ctx, &(PagedCase){TILE_BF16, true, 2, 8, 2, 4, 64, 16, c2, 2, false, 2});
-    run_paged(ctx, &(PagedCase){TILE_F16, true, 2, 2, 1, 3, 256, 16, c2, 0, false, 0}); /* head_dim 256: 8 warps */
+    run_paged(ctx, &(PagedCase){TILE_F16, true, 3, 4, 1, 1, 64, 16, c3, 0, false, 4, false});
+    run_paged(ctx, &(PagedCase){TILE_BF16, true, 3, 4, 2, 1, 128, 32, c3, 1, false, 1, false});
+    run_paged(ctx, &(PagedCase){TILE_BF16, true, 2, 8, 2, 4, 64, 16, c2, 2, false, 2, false});
+    run_paged(ctx, &(PagedCase){TILE_F16, true, 2, 2, 1, 3, 256, 16, c2, 0, false, 0, false}); /* head_dim 256: 8 warps */
+    tile_context_destroy(ctx);
+}
+
+/* The documented parameter space at its corners (hopper_attention_api runs them on sm_90a's wgmma, warp
+ * specialization and tensor maps): every BLOCK_D bucket at a head_dim that is no power of two
+ * (16, 48 -> 64, 112 -> 128, 144 and 240 -> 256), an odd number of query heads per KV head (3, and MQA
+ * with 5), more queries than keys under the bottom-right causal rule (rows without keys), a single query
+ * row, a given and a default softmax scale, f8e4m3 inputs at the smallest head_dims (16 and 48: one or
+ * two k32 steps of the f8 dots). */
+Test(attention_api, fwd_corners, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_attention(ctx, &(AttnCase){TILE_F16, 2, 6, 2, 5, 11, 16, true, -1, -1, NULL, NULL, true, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 6, 2, 13, 4, 48, true, -1, -1, NULL, NULL, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_F16, 2, 5, 1, 1, 9, 112, false, -1, -1, NULL, NULL, false, false, 0.3f});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 3, 1, 6, 7, 144, true, -1, -1, NULL, NULL, true, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 3, 3, 5, 6, 240, false, 2, 1, NULL, NULL, false, false, 0});
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 3, 1, 7, 19, 16, true, -1, -1, NULL, NULL, true, false, 0}, F8(0));
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 2, 6, 2, 9, 5, 48, true, -1, -1, NULL, NULL, false, false, 0}, F8(TILE_F16));
+    tile_context_destroy(ctx);
+}
+
+/* Decode at the same corners: head_dims 16, 48 and 144 (no power of two above 16), odd query heads per KV
+ * head, 1..7 new tokens, every block size, contexts of 1 and of no multiple of the block, sequences sharing
+ * their first physical block (a shared prefix), f8 caches, split and not. */
+Test(attention_api, decode_corners, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    static const int c3[] = {1, 37, 100}, c2[] = {9, 70};
+    run_paged(ctx, &(PagedCase){TILE_F16, false, 3, 6, 2, 1, 16, 16, c3, 1, false, 1, true});
+    run_paged(ctx, &(PagedCase){TILE_BF16, true, 2, 3, 1, 7, 48, 64, c2, 3, false, 2, true}); /* 3 asked: cdiv(70, BN 64) = 2 */
+    run_paged(ctx, &(PagedCase){TILE_F16, true, 3, 5, 5, 1, 144, 32, c3, 0, false, 0, true});
     tile_context_destroy(ctx);
 }
 
