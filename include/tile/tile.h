@@ -221,6 +221,7 @@ TILE_API const char *tile_dtype_name(tile_dtype t);
 TILE_API tile_status tile_dtype_from_name(const char *name, tile_dtype *out);
 /* Bytes of one element in memory (f8: 1); 0 for a value that is no type. */
 TILE_API size_t tile_dtype_size(tile_dtype t);
+/* GEMM epilogue activations: RELU max(x, 0); GELU the erf form 0.5 x (1 + erf(x / sqrt 2)); SILU x / (1 + exp(-x)). */
 typedef enum tile_activation { TILE_ACT_NONE, TILE_ACT_RELU, TILE_ACT_GELU, TILE_ACT_SILU } tile_activation;
 
 typedef struct tile_context_options {
