@@ -562,6 +562,17 @@ static void forward_inst(Ctx *c, Inst *i) {
         forward_block(c, i->regions[0]);
         return;
     }
+    case OP_SCAN: {
+        /* the element-wise choice, but blocked: the scan's steps take a thread's elements along the
+         * axis as one contiguous run before the next lane's, which a tensor-core layout's are not
+         * (an mma accumulator's thread holds rows r and r + 8) */
+        if (!tir_vtype(f, i->res[0])->rank) return;
+        const Layout *r = elementwise_layout(c, i);
+        if (layout_root(r)->kind != LAYOUT_BLOCKED) r = default_layout(c, tir_vtype(f, i->res[0]));
+        set_layout(c, i->res[0], r);
+        need(c, i, 0, r);
+        return;
+    }
     case OP_GATHER: {
         /* the source keeps its layout (it goes through shared memory); the index is read
          * register by register with the result, so it takes the result's layout */

@@ -14,6 +14,7 @@
 #include "include/tile/tile.h"
 #include "runtime/device.h"
 #include "tests/test_rng.h"
+#include "support/hostfloat.h"
 
 static const DevOptions racecheck = {.emu_racecheck = true};
 
@@ -26,9 +27,10 @@ typedef struct K {
     int nbufs;
 } K;
 
-static void load_src(K *k, const char *src, const char *name) {
+/* src compiled for arch (NULL: the default target) and loaded. */
+static void load_src_arch(K *k, const char *src, const char *name, const char *arch) {
     memset(k, 0, sizeof *k);
-    tile_compile_options o = {0};
+    tile_compile_options o = {.arch = arch};
     tile_compiled c;
     tile_status st = tile_compile_source("t.tile", src, &o, &c);
     cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
@@ -40,6 +42,8 @@ static void load_src(K *k, const char *src, const char *name) {
     k->threads = 32 * c.kernels[0].num_warps;
     tile_compiled_free(&c);
 }
+
+static void load_src(K *k, const char *src, const char *name) { load_src_arch(k, src, name, NULL); }
 
 static void unload(K *k) {
     dev_module_unload(k->mod);
@@ -1039,4 +1043,86 @@ Test(lang_shape, cumprod_widens_narrow_integers) {
     }
     cr_expect_eq(v[4], 243);
     unload(&k);
+}
+
+/* cumsum of a dot's result along either axis, and of its row sums: the scan puts its operand in a
+ * blocked layout first, as the tensor-core layouts' threads hold rows r and r + 8 (mma.sync and
+ * wgmma), not one contiguous run along M (a scan in place summed each thread's rows apart).  f16
+ * operands of small integers, so every sum is exact; rows past m masked. */
+Test(lang_shape, cumsum_of_a_dot_result, .timeout = 300) {
+    static const struct {
+        int M, N, K, warps;
+        const char *arch;
+    } cases[] = {{16, 16, 16, 1, "sm_80"}, {64, 32, 16, 4, "sm_90a"}, {32, 64, 32, 8, "sm_80"}, {128, 16, 16, 4, "sm_90a"},
+                 {16, 32, 16, 2, "sm_90a"}};
+    seed_rng();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int M = cases[c].M, N = cases[c].N, KK = cases[c].K, m = M - 3;
+        char src[1400];
+        snprintf(src, sizeof src,
+                 "@num_warps(%d)\n"
+                 "kernel k(pa: *f16, pb: *f16, out: *f32, m: i32) {\n"
+                 "    let rm = arange(0, %d);\n"
+                 "    let rn = arange(0, %d)[None, :];\n"
+                 "    let rk = arange(0, %d);\n"
+                 "    let a = load(pa + rm[:, None] * %d + rk[None, :], (rm < m)[:, None], 0.0);\n"
+                 "    let d = dot(a, load(pb + rk[:, None] * %d + rn));\n"
+                 "    let o = rm[:, None] * %d + rn;\n"
+                 "    let ok = (rm < m)[:, None];\n"
+                 "    store(out + o, cumsum(d, 0), ok);\n"
+                 "    store(out + %d + o, cumsum(d, 1, reverse=true), ok);\n"
+                 "    store(out + %d + rm, cumsum(sum(d, 1), 0), rm < m);\n"
+                 "}\n",
+                 cases[c].warps, M, N, KK, KK, N, N, M * N, 2 * M * N);
+        K k;
+        load_src_arch(&k, src, "k", cases[c].arch);
+        int no = 2 * M * N + M;
+        uint16_t *ha = malloc(sizeof(uint16_t) * (size_t)(M * KK + KK * N));
+        float *a = malloc(sizeof(float) * (size_t)(M * KK + KK * N + M * N + no + no)), *b = a + M * KK, *d = b + KK * N,
+              *want = d + M * N, *got = want + no;
+        cr_assert(ha && a);
+        for (int i = 0; i < M * KK + KK * N; i++) { /* small integers: exact in f16 and in every sum */
+            float v = (float)(irand(9) - 4);
+            ha[i] = f32_to_f16(v);
+            a[i] = i < M * KK && i / KK >= m ? 0.0f : v; /* masked off: the load gives 0 */
+        }
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int q = 0; q < KK; q++) s += (double)a[i * KK + q] * b[q * N + j];
+                d[i * N + j] = (float)s;
+            }
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int i = 0; i < m; i++) want[i * N + j] = (float)(s += d[i * N + j]);
+        }
+        for (int i = 0; i < m; i++) {
+            double s = 0;
+            for (int j = N - 1; j >= 0; j--) want[M * N + i * N + j] = (float)(s += d[i * N + j]);
+        }
+        double s = 0;
+        for (int i = 0; i < m; i++) {
+            double r = 0;
+            for (int j = 0; j < N; j++) r += d[i * N + j];
+            want[2 * M * N + i] = (float)(s += r);
+        }
+        uint64_t da = upload(&k, ha, sizeof(uint16_t) * (size_t)(M * KK)), db = upload(&k, ha + M * KK, sizeof(uint16_t) * (size_t)(KK * N)),
+                 dout = poisoned(&k, sizeof(float) * (size_t)no);
+        void *params[] = {&da, &db, &dout, &m};
+        launch(&k, 1, params);
+        download(&k, got, dout, sizeof(float) * (size_t)no);
+        int bad = 0;
+        for (int i = 0; i < no && bad < 8; i++) {
+            bool masked = i < 2 * M * N ? (i % (M * N)) / N >= m : i - 2 * M * N >= m;
+            bool okv = masked ? isnan(got[i]) : got[i] == want[i];
+            if (!okv) {
+                cr_expect(0, "%s M=%d N=%d K=%d warps=%d: out[%d] = %g, want %g (seed %llu)", cases[c].arch, M, N, KK, cases[c].warps, i,
+                          got[i], masked ? NAN : want[i], (unsigned long long)seed);
+                bad++;
+            }
+        }
+        free(ha);
+        free(a);
+        unload(&k);
+    }
 }
