@@ -714,6 +714,10 @@ static bool emit_scan(LL *l, Inst *i) {
         ll_error(l, i->loc, "internal error: scan result type differs from its operand's");
         return false;
     }
+    if (layout_root(t->layout)->kind != LAYOUT_BLOCKED) { /* assign_layout's choice: see the steps below */
+        ll_error(l, i->loc, "internal error: scan operand must be in a blocked layout (or a slice of one)");
+        return false;
+    }
     int n;
     LLVMValueRef *src = ll_get(l, i->ops[0], &n);
     const LayoutRegs *lr = ll_regs_of(l, t);
