@@ -30,7 +30,8 @@
  * Float constants: the printer writes `%.17g`, so 1.0 prints as `value=1`.
  * A constant is a float when its literal looks like one (`.`, `e`, inf,
  * nan) or its element type is a float and the integer is exact as a double
- * (|v| <= 2^53); this makes print(parse(print(m))) == print(m) for every m. */
+ * (|v| <= 2^53), `-0` being -0.0 (a negated zero, as sampling.tile's
+ * dumps hold); this makes print(parse(print(m))) == print(m) for every m. */
 #include "tir.h"
 #include "../support/target.h"
 
@@ -738,7 +739,7 @@ static void const_value(Parser *P, Attrs *a, const ConstLit *lit, const Type *t)
         if (*e || e == buf || errno) goto bad;
         if (t && dtype_is_float(t->dt) && v >= -(1LL << 53) && v <= (1LL << 53)) {
             a->is_float = 1;
-            a->fval = (double)v;
+            a->fval = v == 0 && buf[0] == '-' ? -0.0 : (double)v; /* `%.17g` prints -0.0 as `-0` */
         } else {
             a->ival = v;
         }
