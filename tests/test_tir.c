@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tile/tile.h>
+
 #include "lower/passes.h"
 
 #ifndef TILE_SOURCE_DIR
@@ -331,6 +333,87 @@ Test(tir_roundtrip, negative_zero_float_constant) {
     cr_expect(i->a.is_float && i->a.fval == 0 && signbit(i->a.fval), "-0 parsed as %g", i->a.fval);
     diag_free(&d);
     arena_free(a);
+}
+
+/* Round-trip one `--dump-after all` dump: each stage's text (after its "// -----// IR after X //----- //"
+ * line) parses back and prints the same.  Returns the number of stages checked. */
+static int check_dump_round_trips(const char *what, const char *dump) {
+    static const char marker[] = "// -----// IR after ";
+    int stages = 0;
+    const char *p = strstr(dump, marker);
+    while (p) {
+        const char *body = strchr(p, '\n');
+        cr_assert(body, "%s: a marker line without its end", what);
+        body++;
+        const char *next = strstr(body, marker);
+        size_t n = next ? (size_t)(next - body) : strlen(body);
+        char stage[64];
+        snprintf(stage, sizeof stage, "%.*s", (int)(strcspn(p + sizeof marker - 1, " ")), p + sizeof marker - 1);
+        char *text = strndup(body, n);
+        Arena *a = arena_new();
+        Diag d;
+        diag_init(&d);
+        Module *m = parse_text(a, text, &d);
+        char *errs = all_diags(&d);
+        cr_assert(m, "%s after %s: the dump does not parse:\n%s", what, stage, errs);
+        char *out = print_module(m);
+        if (strcmp(out, text)) { /* name the first line that differs (a whole kernel is thousands of lines) */
+            size_t i = 0, line = 1;
+            for (; out[i] && out[i] == text[i]; i++) line += out[i] == '\n';
+            size_t b = i;
+            while (b && text[b - 1] != '\n') b--;
+            cr_expect_fail("%s after %s: line %zu prints back as\n%.*s\ninstead of\n%.*s", what, stage, line,
+                           (int)strcspn(out + b, "\n"), out + b, (int)strcspn(text + b, "\n"), text + b);
+        }
+        free(out);
+        free(errs);
+        free(text);
+        diag_free(&d);
+        arena_free(a);
+        stages++;
+        p = next;
+    }
+    return stages;
+}
+
+/* docs/architecture.md: the text form of `--emit tir` and `--dump-after PASS` round-trips through
+ * tir_parse.  Every shipped kernel file, sm_80 and sm_90a, every stage of `--dump-after all`. */
+Test(tir_roundtrip, shipped_kernel_dumps) {
+    const char *root = TILE_SOURCE_DIR "/kernels";
+    struct dirent **fams;
+    int nf = scandir(root, &fams, NULL, alphasort);
+    cr_assert(nf > 0);
+    int files = 0;
+    for (int i = 0; i < nf; i++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", root, fams[i]->d_name);
+        struct dirent **ents;
+        int ne = fams[i]->d_name[0] == '.' ? -1 : scandir(dir, &ents, NULL, alphasort);
+        for (int j = 0; j < ne; j++) {
+            size_t len = strlen(ents[j]->d_name);
+            if (len > 5 && !strcmp(ents[j]->d_name + len - 5, ".tile")) {
+                char path[2048];
+                snprintf(path, sizeof path, "%s/%s", dir, ents[j]->d_name);
+                for (int t = 0; t < 2; t++) {
+                    const char *arch = t ? "sm_90a" : "sm_80";
+                    tile_compile_options o = {.size = sizeof o, .arch = arch, .dump_after = "all", .tir_only = 1};
+                    tile_compiled r = {0};
+                    tile_status s = tile_compile_file(path, &o, &r);
+                    cr_assert_eq(s, TILE_OK, "%s (%s): %s", path, arch, r.diagnostics ? r.diagnostics : "");
+                    char what[2200];
+                    snprintf(what, sizeof what, "%s (%s)", ents[j]->d_name, arch);
+                    cr_expect_geq(check_dump_round_trips(what, r.dump ? r.dump : ""), 17, "%s: fewer stages than the pipeline has", what);
+                    tile_compiled_free(&r);
+                }
+                files++;
+            }
+            free(ents[j]);
+        }
+        if (ne >= 0) free(ents);
+        free(fams[i]);
+    }
+    free(fams);
+    cr_expect_geq(files, 10, "only %d kernel files found under %s", files, root);
 }
 
 /* print keeps hex=1 (device_print's hex=true) through print and parse; without it the attribute is absent. */
