@@ -398,6 +398,46 @@ static int run_env(const char *args, char *out, size_t outsz) {
     return shell(cmd, out, outsz);
 }
 
+/* The author's loop through the cache (docs/runtime.md): -v says miss, then hit; a one-character edit is a
+ * miss; --no-cache says nothing of the cache; --emit tir, --emit llvm, --dump-after and --time-passes are
+ * compiled anew each time and -v says the cache was not used (it said "miss" every time). */
+Test(cli, compile_verbose_cache_states, .init = json_setup, .fini = json_teardown) {
+    char dir[160], src[256], cmd[2600];
+    snprintf(dir, sizeof dir, "%.*s", (int)(strlen(cache_env) - strlen("TILE_CACHE_DIR=") - 6), cache_env + strlen("TILE_CACHE_DIR="));
+    snprintf(src, sizeof src, "%s/k.tile", dir);
+    FILE *f = fopen(src, "w");
+    cr_assert(f);
+    fputs("kernel k(x: *f32, n: i32) {\n    let o = arange(0, 64);\n    store(x + o, 1.0, o < n);\n}\n", f);
+    fclose(f);
+    static const struct {
+        const char *opts, *want;
+    } steps[] = {
+        {"", "cache: miss\n"},
+        {"", "cache: hit\n"},
+        {"--emit tir", "cache: not used ("},
+        {"--emit tir", "cache: not used ("},
+        {"--emit llvm", "cache: not used ("},
+        {"--dump-after contract", "cache: not used ("},
+        {"--time-passes", "cache: not used ("},
+        {"--no-cache", NULL},
+        {"", "cache: hit\n"},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s '%s' compile '%s' -v %s -o /dev/null 2>&1", cache_env, TILE_CLI, src, steps[i].opts);
+        cr_assert_eq(shell(cmd, buf, sizeof buf), 0, "%s", buf);
+        if (steps[i].want) cr_expect(strstr(buf, steps[i].want), "step %zu (%s): want '%s' in:\n%s", i, steps[i].opts, steps[i].want, buf);
+        else cr_expect(!strstr(buf, "cache:"), "step %zu (%s): %s", i, steps[i].opts, buf);
+    }
+    f = fopen(src, "w"); /* one character changed: a miss, then a hit */
+    fputs("kernel k(x: *f32, n: i32) {\n    let o = arange(0, 64);\n    store(x + o, 2.0, o < n);\n}\n", f);
+    fclose(f);
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "%s '%s' compile '%s' -v -o /dev/null 2>&1", cache_env, TILE_CLI, src);
+        cr_assert_eq(shell(cmd, buf, sizeof buf), 0, "%s", buf);
+        cr_expect(strstr(buf, i ? "cache: hit\n" : "cache: miss\n"), "after the edit, run %d: %s", i, buf);
+    }
+}
+
 static const char tuned_kernel[] = "@config(BLOCK=128)\n@config(BLOCK=256)\n@tune_key(n)\n"
                                    "kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 1024) {\n"
                                    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"

@@ -266,7 +266,12 @@ int cmd_compile(int argc, char **argv) {
     tile_status st = !strcmp(a.file, "-") ? compile_stdin(&a, &c, &hit)
                      : a.no_cache         ? tile_compile_file(a.file, &a.o, &c)
                                           : tile_cache_compile_file(NULL, a.file, &a.o, &c, &hit);
-    if (a.verbose && !a.no_cache) fprintf(stderr, "cache: %s\n", hit ? "hit" : "miss");
+    /* the library compiles these requests anew without looking at the cache (tile_cache_compile_file):
+     * "miss" would say the result was stored for the next time */
+    bool bypassed = a.o.tir_only || a.o.want_llvm_ir || a.o.dump_after || a.o.time_passes;
+    if (a.verbose && !a.no_cache)
+        fprintf(stderr, "cache: %s\n",
+                bypassed ? "not used (--emit tir, --emit llvm, --dump-after and --time-passes compile anew)" : hit ? "hit" : "miss");
     if (c.diagnostics && *c.diagnostics) fputs(c.diagnostics, stderr);
     if (c.dump) fputs(c.dump, stderr);
     if (c.timing) fputs(c.timing, stderr);

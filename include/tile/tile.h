@@ -157,7 +157,7 @@ TILE_API const char *tile_version(void);
  * cache_dir (NULL or "": TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else
  * ~/.cache/tile, else ${TMPDIR:-/tmp}/tile-cache-UID), used only when it is
  * owned by this user and writable by no one else (docs/runtime.md).
- * Requests for dumps, timing or LLVM IR bypass the cache.
+ * Requests for Tile IR only (tir_only), dumps, timing or LLVM IR bypass the cache.
  * *from_cache (may be NULL) is set to 1 on a hit. */
 TILE_API tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
                                     tile_compiled *out, int *from_cache);
