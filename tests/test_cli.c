@@ -438,6 +438,34 @@ Test(cli, compile_verbose_cache_states, .init = json_setup, .fini = json_teardow
     }
 }
 
+/* `tile tune FILE` on a kernel whose store mask is wrong (`<=`): each configuration is skipped with the
+ * emulator's whole report, the .tile line and column, the thread and block and the address (the reason was
+ * cut at 180 bytes, inside "by thread (4,0,0)", which read as "by thread (4,)"). */
+Test(cli, tune_file_skip_reason_is_whole, .init = json_setup, .fini = json_teardown, .timeout = 120) {
+    char dir[160], src[256], cmd[2600];
+    snprintf(dir, sizeof dir, "%.*s", (int)(strlen(cache_env) - strlen("TILE_CACHE_DIR=") - 6), cache_env + strlen("TILE_CACHE_DIR="));
+    snprintf(src, sizeof src, "%s/oob.tile", dir);
+    FILE *f = fopen(src, "w");
+    cr_assert(f);
+    fputs("@config(BLOCK=64, num_warps=1)\n"
+          "kernel scale(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+          "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+          "    let v = load(x + offs, offs < n, 0.0);\n"
+          "    store(out + offs, v * 2.0, offs <= n);\n"
+          "}\n",
+          f);
+    fclose(f);
+    /* n = 100 f32 in 400-byte buffers (--elems 50 of 8 bytes): out[100] is element 36 of block 1,
+     * which thread 4 holds (32 threads, two elements each) */
+    snprintf(cmd, sizeof cmd, "%s '%s' tune '%s' --kernel scale --grid 'cdiv(n, BLOCK)' --arg n=100 --elems 50 --device emu --warmup 0 --reps 1 2>&1",
+             cache_env, TILE_CLI, src);
+    cr_assert_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
+    cr_expect(strstr(buf, "(skipped: launch of 'scale': emu: memcheck: invalid __global__ write of size 4 bytes"), "%s", buf);
+    cr_expect(strstr(buf, "oob.tile:5:5 in kernel 'scale'"), "%s", buf);
+    cr_expect(strstr(buf, "by thread (4,0,0) in block (1,0,0)"), "%s", buf);
+    cr_expect(strstr(buf, "0 bytes after the end of the 400-byte allocation"), "%s", buf);
+}
+
 static const char tuned_kernel[] = "@config(BLOCK=128)\n@config(BLOCK=256)\n@tune_key(n)\n"
                                    "kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 1024) {\n"
                                    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"

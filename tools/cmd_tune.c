@@ -98,7 +98,7 @@ static const char usage_tune_file[] =
 typedef struct TuneRow {
     char config[256];
     double seconds; /* < 0: skipped */
-    char why[200];
+    char why[1024]; /* whole: an emulator report's thread, block and address follow its location line */
 } TuneRow;
 
 static int row_cmp(const void *a, const void *b) {
@@ -340,7 +340,7 @@ static int tune_gemm(int argc, char **argv) {
         double t0 = timer_now();
         for (int w = 0; !r->why[0] && w <= p.warmup; w++) { /* the first call loads what step 2 compiled */
             if (tile_gemm_with_config(ctx, &d.g, cfg) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
-                snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+                snprintf(r->why, sizeof r->why, "%s", tile_last_error(ctx));
             else if (w == 0 && gemm_data_check(ctx, &p, &d) > 1) snprintf(r->why, sizeof r->why, "wrong results");
             if (timer_now() - t0 > p.timeout_s) snprintf(r->why, sizeof r->why, "time-out (%.0f s)", p.timeout_s);
         }
@@ -496,7 +496,7 @@ static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_ke
         if (*s == '*') {
             tile_devptr p;
             if (tile_malloc(ctx, (size_t)t->elems * 8, &p) != TILE_OK || tile_memset(ctx, p, 0, (size_t)t->elems * 8) != TILE_OK) {
-                snprintf(why, n, "%.180s", tile_last_error(ctx));
+                snprintf(why, n, "%s", tile_last_error(ctx));
                 return false;
             }
             la->bufs[la->nbufs++] = la->vals[a].p = p;
@@ -639,7 +639,7 @@ static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, do
     tile_compile_options o = {.kernel = t->kernel, .defines = (const char *const *)cfg}; /* what step 2 compiled: a cache hit */
     if (tile_module_load_file_ex(ctx, t->file, &o, &mod) != TILE_OK || tile_module_get_kernel(mod, t->kernel, &k) != TILE_OK ||
         tile_kernel_get_attributes(k, &at) != TILE_OK)
-        snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+        snprintf(r->why, sizeof r->why, "%s", tile_last_error(ctx));
     else if (launch_args_make(ctx, t, &at, &la, r->why, sizeof r->why)) {
         unsigned g[3];
         char why[160];
@@ -648,7 +648,7 @@ static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, do
         tile_dim3 grid = {g[0], g[1], g[2]};
         for (int w = 0; !rc && w <= t->warmup && !r->why[0]; w++)
             if (tile_launch(k, grid, la.params, NULL) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
-                snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+                snprintf(r->why, sizeof r->why, "%s", tile_last_error(ctx));
         Timer timer;
         timer_init(&timer, ctx);
         for (int q = 0; !rc && !r->why[0] && q < t->reps; q++) {
