@@ -875,6 +875,38 @@ bool emu_parse_ins(Parser *ps) {
     return true;
 }
 
+/* A `.file` name as reports print it: the escapes LLVM writes (`\\`, octal `\303\251` for the bytes of an é,
+ * `\042` for a quote; also `\xHH`) become their bytes, so a report names `/home/josé/k.tile`, not
+ * `/home/jos\303\251/k.tile`; an escape of a control byte stays as written (a report keeps one line). */
+static const char *file_name_unescape(Arena *a, const char *s, size_t n) {
+    char *out = arena_alloc(a, n + 1), *o = out;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\' || i + 1 >= n) {
+            *o++ = s[i];
+            continue;
+        }
+        size_t j = i + 1;
+        unsigned v = 0;
+        int digits = 0;
+        if (s[j] >= '0' && s[j] <= '7') {
+            for (; j < n && digits < 3 && s[j] >= '0' && s[j] <= '7'; j++, digits++) v = v * 8 + (unsigned)(s[j] - '0');
+        } else if (s[j] == 'x') {
+            for (j++; j < n && digits < 2 && isxdigit((unsigned char)s[j]); j++, digits++)
+                v = v * 16 + (unsigned)(isdigit((unsigned char)s[j]) ? s[j] - '0' : (tolower((unsigned char)s[j]) - 'a' + 10));
+        } else if (s[j] == '\\') {
+            *o++ = '\\', i = j;
+            continue;
+        }
+        if (digits && v <= 0xff && v >= 0x20 && v != 0x7f) {
+            *o++ = (char)v, i = j - 1;
+        } else {
+            *o++ = s[i]; /* kept as written */
+        }
+    }
+    *o = 0;
+    return out;
+}
+
 /* file = ".file" NUMBER STRING [ "," NUMBER [ "," NUMBER ] ]   (timestamp and size are ignored)
  * As ptxas: at module scope only, a number below 2^32 declared once (the same name again is "Duplicate file index"
  * too), no ';', third number or second name after it (syntax errors); its parts on any lines, and the next directive on
@@ -891,7 +923,7 @@ bool emu_parse_file(Parser *ps) {
     const Tok *t = &ps->tok;
     if (t->kind != TK_STR || t->len < 2 || t->s[t->len - 1] != '"')
         return perr(ps, line, "bad .file directive: expected the file name in quotes");
-    const char *name = arena_strndup(ps->a, t->s + 1, t->len - 2);
+    const char *name = file_name_unescape(ps->a, t->s + 1, t->len - 2);
     for (uint32_t i = 0; i < m->nsrcfiles; i++)
         if (m->srcfiles[i].num == (uint32_t)num) return perr(ps, line, ".file %u declared twice (a file number names one file)", (unsigned)num);
     next(ps);

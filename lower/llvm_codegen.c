@@ -721,6 +721,8 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
         if (!out->ptx) out_of_memory();
         memcpy(out->ptx, LLVMGetBufferStart(buf), n);
         out->ptx[n] = 0;
+        char *fixed = o && o->line_info ? ll_lineinfo_ptx_file_names(out->ptx) : NULL;
+        if (fixed) free(out->ptx), out->ptx = fixed;
     }
     out->seconds_emit = now_seconds() - t2;
     ok = true;

@@ -82,6 +82,8 @@ void ll_lineinfo_func(LL *l, Func *f); /* after l->fn is created */
 void ll_lineinfo_at(LL *l, Loc loc);    /* the location of what the builder builds next */
 void ll_lineinfo_end(LL *l);            /* before LLVMVerifyModule */
 void ll_lineinfo_free(LL *l);
+/* The emitted PTX with each `.file` name's `\"` written `\042`, which ptxas reads (NULL: nothing to change) */
+char *ll_lineinfo_ptx_file_names(const char *ptx);
 
 /* llvm_codegen.c: one combine of reduce_fn / scan_fn: the region on k scalar pairs (a earlier) */
 bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out);

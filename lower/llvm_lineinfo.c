@@ -116,3 +116,40 @@ void ll_lineinfo_free(LL *l) {
     free(li);
     l->li = NULL;
 }
+
+/* NVPTX escapes a file name's quote as `\"`, which ends the string for ptxas (and the emulator): a source
+ * named `a"b.tile` made PTX that did not assemble.  ptxas reads octal escapes, which NVPTX already uses for
+ * bytes that are not printable (`\303\251` for an é), so the quote becomes `\042`.  Only `.file` lines are
+ * touched, and only their quoted name: a `\\` before a quote is an escaped backslash, kept. */
+char *ll_lineinfo_ptx_file_names(const char *ptx) {
+    if (!strstr(ptx, "\\\"")) return NULL;
+    Str out = {0};
+    for (const char *p = ptx; *p;) {
+        const char *eol = strchr(p, '\n');
+        const char *next = eol ? eol + 1 : p + strlen(p);
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        const char *open = !strncmp(q, ".file", 5) && (q[5] == ' ' || q[5] == '\t') ? memchr(q, '"', (size_t)(next - q)) : NULL;
+        if (!open) {
+            str_putn(&out, p, (size_t)(next - p));
+            p = next;
+            continue;
+        }
+        str_putn(&out, p, (size_t)(open + 1 - p));
+        const char *c = open + 1;
+        for (; c < next && *c != '"'; c++) {
+            if (*c == '\\' && c + 1 < next && c[1] == '"') {
+                str_puts(&out, "\\042");
+                c++;
+            } else if (*c == '\\' && c + 1 < next) {
+                str_putn(&out, c, 2);
+                c++;
+            } else {
+                str_putn(&out, c, 1);
+            }
+        }
+        str_putn(&out, c, (size_t)(next - c));
+        p = next;
+    }
+    return str_take(&out);
+}

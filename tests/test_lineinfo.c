@@ -404,6 +404,38 @@ Test(lineinfo, memcheck_names_the_statement) {
     tile_context_destroy(ctx);
 }
 
+/* Source names with a quote, a backslash, a space and non-ASCII bytes: the PTX assembles (a quote was written
+ * `\"`, which ends ptxas's string: "a bug in tile") and the emulator's reports name the file as it was given
+ * (they showed LLVM's escapes, `jos\303\251` for `josé`, `b\\s` for `b\s`). */
+Test(lineinfo, file_names_with_quotes_and_utf8) {
+    static const char *const names[] = {"q\"x.tile", "b\\s.tile", "/home/jos\xc3\xa9/my k\xc3\xa9rnel.tile", "t\"a\\b\".tile"};
+    tile_context *ctx;
+    tile_context_options co = {.size = sizeof co, .device = "emu", .no_disk_cache = 1, .emu_host_threads = 1};
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    tile_devptr y;
+    cr_assert_eq(tile_malloc(ctx, 100 * 4, &y), TILE_OK);
+    bool missing = false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        tile_module *m;
+        cr_assert_eq(tile_module_load_source_ex(ctx, names[i], oob_src, NULL, &m), TILE_OK, "%s: %s", names[i], tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(m, "st", &k), TILE_OK);
+        void *a[] = {&y};
+        cr_assert_eq(launch(ctx, k, 2, a), TILE_ERROR_LAUNCH);
+        char want[256];
+        snprintf(want, sizeof want, "    at %s:4:5 in kernel 'st', PTX line ", names[i]);
+        cr_expect(strstr(tile_last_error(ctx), want), "want '%s' in:\n%s", want, tile_last_error(ctx));
+        tile_module_unload(m);
+        tile_compile_options o = {.size = sizeof o, .arch = i % 2 ? "sm_90a" : "sm_80", .want_cubin = 1};
+        tile_compiled c;
+        cr_expect_eq(tile_compile_source(names[i], oob_src, &o, &c), TILE_OK, "%s: %s", names[i], c.diagnostics);
+        if (c.ptxas_missing) missing = true;
+        tile_compiled_free(&c);
+    }
+    tile_context_destroy(ctx);
+    if (missing) cr_skip("ptxas not found: the names were checked on the emulator but NOT assembled");
+}
+
 /* A cross-warp sum then a cross-warp max: both go through the same scratch, so the barrier pass puts a
  * barrier between the sum's reads and the max's writes.  Taken out (as a compiler bug would), the
  * racecheck report names both statements. */
