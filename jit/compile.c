@@ -374,14 +374,17 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
         }
     }
     if (o->time_passes) {
-        str_printf(&timing, "%-16s %9.3f ms\n", "frontend", (t1 - t0) * 1e3);
-        for (int k = 0; k < tir_npasses; k++) str_printf(&timing, "%-16s %9.3f ms\n", tir_passes[k].name, pass_s[k] * 1e3);
-        str_printf(&timing, "%-16s %9.3f ms\n", "passes total", (t2 - t1) * 1e3);
-        str_printf(&timing, "%-16s %9.3f ms\n", "llvm codegen", lr.seconds_codegen * 1e3);
-        str_printf(&timing, "%-16s %9.3f ms\n", "llvm O3", lr.seconds_opt * 1e3);
-        str_printf(&timing, "%-16s %9.3f ms\n", "ptx emission", lr.seconds_emit * 1e3);
-        str_printf(&timing, "%-16s %9.3f ms\n", "source to ptx", (t3 - t0) * 1e3);
-        if (o->want_cubin && !out->ptxas_missing) str_printf(&timing, "%-16s %9.3f ms\n", "ptxas", tpx * 1e3);
+        int w = 16; /* the names' column: as wide as the longest pass name (software_pipeline), so the times line up */
+        for (int k = 0; k < tir_npasses; k++)
+            if ((int)strlen(tir_passes[k].name) > w) w = (int)strlen(tir_passes[k].name);
+        str_printf(&timing, "%-*s %9.3f ms\n", w, "frontend", (t1 - t0) * 1e3);
+        for (int k = 0; k < tir_npasses; k++) str_printf(&timing, "%-*s %9.3f ms\n", w, tir_passes[k].name, pass_s[k] * 1e3);
+        str_printf(&timing, "%-*s %9.3f ms\n", w, "passes total", (t2 - t1) * 1e3);
+        str_printf(&timing, "%-*s %9.3f ms\n", w, "llvm codegen", lr.seconds_codegen * 1e3);
+        str_printf(&timing, "%-*s %9.3f ms\n", w, "llvm O3", lr.seconds_opt * 1e3);
+        str_printf(&timing, "%-*s %9.3f ms\n", w, "ptx emission", lr.seconds_emit * 1e3);
+        str_printf(&timing, "%-*s %9.3f ms\n", w, "source to ptx", (t3 - t0) * 1e3);
+        if (o->want_cubin && !out->ptxas_missing) str_printf(&timing, "%-*s %9.3f ms\n", w, "ptxas", tpx * 1e3);
     }
 done:;
     oom_pop(oom);

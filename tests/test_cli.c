@@ -91,6 +91,17 @@ Test(cli, dump_and_time) {
     cr_expect(strstr(buf, "IR after assign_layout"), "%s", buf);
     cr_expect(strstr(buf, "IR after barrier"), "%s", buf);
     cr_expect(strstr(buf, "source to ptx"), "%s", buf);
+    /* --time-passes' times line up: every " ms" at the end of a line in the same column (software_pipeline,
+     * the longest name, pushed its time one column right) */
+    int col = -1, lines = 0;
+    for (const char *p = buf; (p = strstr(p, " ms\n")) != NULL; p += 4) {
+        const char *bol = p;
+        while (bol > buf && bol[-1] != '\n') bol--;
+        if (col < 0) col = (int)(p - bol);
+        cr_expect_eq((int)(p - bol), col, "--time-passes: '%.*s' is not aligned with the lines above", (int)(p + 3 - bol), bol);
+        lines++;
+    }
+    cr_expect_geq(lines, 20, "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/softmax.tile --dump-after nosuchpass -o /dev/null", buf, sizeof buf), 2,
                  "%s", buf);
 }
