@@ -909,6 +909,48 @@ static bool tensor_row_fast(EmuBlock *b, const EmuTensorMap *tm, const int64_t c
     return true;
 }
 
+/* Box row (i1..i4) of a tensor store (no reduction) with element stride 1 along dimension 0, its n0 elements
+ * from box element idx on, at once: the elements inside the tensor copied to global memory in runs of up to
+ * 16 bytes, the run of global bytes written so far (*run_lo, *run_hi) carried on as the element loop carries it.
+ * Only where the row's global bytes lie in one writable allocation, aligned to the element, and racecheck is off
+ * (each element's emu_access, in the copy's own bulk accesses, would have answered the same pointer with no check
+ * to make, and there are no shadow reads to note); false (nothing done) otherwise: the caller copies the row
+ * element by element, which reports what is wrong. */
+static bool tensor_store_row_fast(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tm, const int64_t c[5],
+                                  const uint64_t ii[5], uint64_t n0, const uint8_t *cta, uint32_t soff, uint64_t idx,
+                                  uint64_t *run_lo, uint64_t *run_hi) {
+    if (b->shadow || !b->in_bulk) return false;
+    unsigned es = tm->esize;
+    uint64_t goff = 0;
+    for (unsigned d = 1; d < tm->rank; d++) {
+        int64_t x = c[d] + (int64_t)(ii[d] * tm->elem_strides[d]);
+        if (x < 0 || (uint64_t)x >= tm->dims[d]) return true; /* the whole row is outside: nothing is stored */
+        goff += (uint64_t)x * tm->strides[d - 1];
+    }
+    int64_t lo = c[0] < 0 ? -c[0] : 0, hi = (int64_t)tm->dims[0] - c[0];
+    if (hi > (int64_t)n0) hi = (int64_t)n0;
+    if (hi <= lo) return true;
+    uint64_t ga = tm->addr + goff + (uint64_t)(c[0] + lo) * es, len = (uint64_t)(hi - lo) * es;
+    if (ga & (es - 1)) return false;
+    const EmuAlloc *a = emu_mem_find(b->L->mem, ga);
+    if (!a || a->readonly || len > a->size - (ga - a->addr)) return false;
+    uint8_t *g = a->host + (ga - a->addr);
+    for (int64_t i = lo; i < hi;) {
+        uint32_t o = soff + (uint32_t)((idx + (uint64_t)i) * es);
+        int64_t cnt = (int64_t)((16 - (o & 15)) / es); /* to the end of this 16-byte chunk (a swizzle moves whole chunks) */
+        if (cnt < 1) cnt = 1;
+        if (cnt > hi - i) cnt = hi - i;
+        memcpy(g + (uint64_t)(i - lo) * es, cta + swizzle_addr(o, tm->swizzle), (size_t)cnt * es);
+        i += cnt;
+    }
+    if (ga != *run_hi) {
+        if (*run_hi > *run_lo) bulk_note(b, t, in, *run_lo, *run_hi);
+        *run_lo = ga;
+    }
+    *run_hi = ga + len;
+    return true;
+}
+
 /* The box of a tensor copy between global memory and the shared memory of one CTA (cta; the box at offset soff):
  * out-of-bounds elements filled on loads and skipped on stores; false after emu_fault. */
 static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tmp, const int64_t c[5], const uint64_t n[5],
@@ -923,6 +965,12 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
                 for (uint64_t i1 = 0; i1 < n[1]; i1++) {
                     if (load && tm.elem_strides[0] == 1 && es <= 16 &&
                         tensor_row_fast(b, &tm, c, (const uint64_t[5]){0, i1, i2, i3, i4}, n[0], cta, soff, idx)) {
+                        idx += n[0];
+                        continue;
+                    }
+                    if (!load && !red && tm.elem_strides[0] == 1 && es <= 16 &&
+                        tensor_store_row_fast(b, t, in, &tm, c, (const uint64_t[5]){0, i1, i2, i3, i4}, n[0], cta, soff, idx,
+                                              &run_lo, &run_hi)) {
                         idx += n[0];
                         continue;
                     }

@@ -134,7 +134,7 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why) {
 }
 
 /* ---- pending results ---- */
-static EmuWgState *wg_state(EmuThread *t) {
+static EmuWgState *wg_state_grow(EmuThread *t) {
     if (!t->wg) {
         t->wg = calloc(1, sizeof *t->wg);
         if (!t->wg) out_of_memory();
@@ -152,6 +152,19 @@ static EmuWgState *wg_state(EmuThread *t) {
         t->wg->nbusy_words = words;
     }
     return t->wg;
+}
+
+/* The thread's state, with room for every slot of its function (called for each of 128 threads per wgmma) */
+static inline EmuWgState *wg_state(EmuThread *t) {
+    return t->wg && t->wg->nbusy_words >= (t->fn->nslots + 63) / 64 ? t->wg : wg_state_grow(t);
+}
+
+/* Bits set in x (no popcnt instruction is assumed: __builtin_popcountll calls libgcc) */
+static inline uint32_t bits_set(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
 void emu_wg_reset(EmuThread *t) {
@@ -432,13 +445,17 @@ static inline void decode_chunk(unsigned ty, const uint8_t *p, float *vf, double
         }
         return;
     }
-    case EMU_T_BF16:
-        for (unsigned j = 0; j < 8; j++) {
-            uint16_t h;
-            memcpy(&h, p + 2 * j, 2);
-            vf[j * stride] = neg * emu_f32((uint32_t)h << 16);
+    case EMU_T_BF16: { /* four codes at a time: a bf16 is the high half of its f32 */
+        uint16_t h[8];
+        memcpy(h, p, 16);
+        for (unsigned q = 0; q < 8; q += 4) {
+            emu_v4u u = (emu_v4u){h[q], h[q + 1], h[q + 2], h[q + 3]} << 16;
+            emu_v4f v;
+            memcpy(&v, &u, sizeof v);
+            for (unsigned j = 0; j < 4; j++) vf[(q + j) * stride] = neg * v[j];
         }
         return;
+    }
     case EMU_T_TF32:
         for (unsigned j = 0; j < 4; j++) {
             uint32_t x;
@@ -685,15 +702,21 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         bool scale_d = ((uint32_t)t->r[ti->o[3 + sp]] != 0) != (ti->on[3 + sp] != 0); /* `!%p` negates the predicate */
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
         uint64_t out[128];
-        for (unsigned r = 0; r < fm.nd; r++) out[r] = 0;
-        if (!fm.integer && !fm.f16acc && !general) { /* f32 D by fours as C above, NaN the canonical one */
+        bool direct = !fm.integer && !fm.f16acc && !general; /* f32 D: every slot's value written once, straight to pv */
+        for (unsigned r = 0; r < fm.nd && !direct; r++) out[r] = 0;
+        if (direct) { /* f32 D by fours as C above, NaN the canonical one */
             const float *r0 = D + (16 * wq + g) * N + 2 * tq, *r1 = r0 + 8 * N;
+            uint64_t *pv = w->pv;
+            uint32_t *pg = w->pg, open = w->open;
             for (unsigned e = 0; e < nelem; e += 4) {
                 float v[4] = {r0[2 * e], r0[2 * e + 1], r1[2 * e], r1[2 * e + 1]};
-                for (unsigned i = 0; i < 4; i++) out[e + i] = v[i] != v[i] ? 0x7FFFFFFFu : emu_bits32(v[i]);
+                for (unsigned i = 0; i < 4; i++) {
+                    pv[dslot[e + i]] = v[i] != v[i] ? 0x7FFFFFFFu : emu_bits32(v[i]);
+                    pg[dslot[e + i]] = open;
+                }
             }
         }
-        for (unsigned e = 0; e < nelem && (fm.integer || fm.f16acc || general); e++) {
+        for (unsigned e = 0; e < nelem && !direct; e++) {
             unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
             if (fm.integer) {
                 uint64_t c = acc_in(t, dslot[e]);
@@ -717,10 +740,10 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         if (!w->n) w->lo = dlo, w->hi = dhi; /* no slot busy: the bounds start again */
         else w->lo = dlo < w->lo ? dlo : w->lo, w->hi = dhi > w->hi ? dhi : w->hi;
         for (unsigned j = 0; j < ndw; j++) { /* pend_set of every D slot, by words */
-            w->n += (uint32_t)__builtin_popcountll(dm[j] & ~w->busy[dw[j]]);
+            w->n += bits_set(dm[j] & ~w->busy[dw[j]]);
             w->busy[dw[j]] |= dm[j];
         }
-        for (unsigned r = 0; r < fm.nd; r++) {
+        for (unsigned r = 0; r < fm.nd && !direct; r++) {
             w->pv[dslot[r]] = out[r];
             w->pg[dslot[r]] = w->open;
         }
