@@ -445,17 +445,13 @@ static inline void decode_chunk(unsigned ty, const uint8_t *p, float *vf, double
         }
         return;
     }
-    case EMU_T_BF16: { /* four codes at a time: a bf16 is the high half of its f32 */
-        uint16_t h[8];
-        memcpy(h, p, 16);
-        for (unsigned q = 0; q < 8; q += 4) {
-            emu_v4u u = (emu_v4u){h[q], h[q + 1], h[q + 2], h[q + 3]} << 16;
-            emu_v4f v;
-            memcpy(&v, &u, sizeof v);
-            for (unsigned j = 0; j < 4; j++) vf[(q + j) * stride] = neg * v[j];
+    case EMU_T_BF16:
+        for (unsigned j = 0; j < 8; j++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * j, 2);
+            vf[j * stride] = neg * emu_f32((uint32_t)h << 16);
         }
         return;
-    }
     case EMU_T_TF32:
         for (unsigned j = 0; j < 4; j++) {
             uint32_t x;
@@ -667,6 +663,8 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         if (dslot[r] < dlo) dlo = dslot[r];
         if (dslot[r] > dhi) dhi = dslot[r];
     }
+    bool dcontig = dhi - dlo + 1 == fm.nd; /* nd distinct slots: then dslot[r] = dlo + r when ascending */
+    for (unsigned r = 0; r < fm.nd && dcontig; r++) dcontig = dslot[r] == dlo + r;
     if (!fm.integer) {
         D = malloc((size_t)M * N * sizeof *D);
         if (!D) out_of_memory();
@@ -701,22 +699,20 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         EmuWgState *w = wg_state(t);
         bool scale_d = ((uint32_t)t->r[ti->o[3 + sp]] != 0) != (ti->on[3 + sp] != 0); /* `!%p` negates the predicate */
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
-        uint64_t out[128];
-        bool direct = !fm.integer && !fm.f16acc && !general; /* f32 D: every slot's value written once, straight to pv */
+        uint64_t buf[128];
+        /* f32 D in consecutive slots (as the slot packing gives a vector's registers): every slot's value written
+         * once, straight to the pending values */
+        bool direct = dcontig && !fm.integer && !fm.f16acc && !general;
+        uint64_t *out = direct ? w->pv + dlo : buf;
         for (unsigned r = 0; r < fm.nd && !direct; r++) out[r] = 0;
-        if (direct) { /* f32 D by fours as C above, NaN the canonical one */
+        if (!fm.integer && !fm.f16acc && !general) { /* f32 D by fours as C above, NaN the canonical one */
             const float *r0 = D + (16 * wq + g) * N + 2 * tq, *r1 = r0 + 8 * N;
-            uint64_t *pv = w->pv;
-            uint32_t *pg = w->pg, open = w->open;
             for (unsigned e = 0; e < nelem; e += 4) {
                 float v[4] = {r0[2 * e], r0[2 * e + 1], r1[2 * e], r1[2 * e + 1]};
-                for (unsigned i = 0; i < 4; i++) {
-                    pv[dslot[e + i]] = v[i] != v[i] ? 0x7FFFFFFFu : emu_bits32(v[i]);
-                    pg[dslot[e + i]] = open;
-                }
+                for (unsigned i = 0; i < 4; i++) out[e + i] = v[i] != v[i] ? 0x7FFFFFFFu : emu_bits32(v[i]);
             }
         }
-        for (unsigned e = 0; e < nelem && !direct; e++) {
+        for (unsigned e = 0; e < nelem && (fm.integer || fm.f16acc || general); e++) {
             unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
             if (fm.integer) {
                 uint64_t c = acc_in(t, dslot[e]);
@@ -742,6 +738,10 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         for (unsigned j = 0; j < ndw; j++) { /* pend_set of every D slot, by words */
             w->n += bits_set(dm[j] & ~w->busy[dw[j]]);
             w->busy[dw[j]] |= dm[j];
+        }
+        if (direct) {
+            uint32_t *pg = w->pg + dlo, open = w->open;
+            for (unsigned r = 0; r < fm.nd; r++) pg[r] = open;
         }
         for (unsigned r = 0; r < fm.nd && !direct; r++) {
             w->pv[dslot[r]] = out[r];
