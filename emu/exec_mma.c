@@ -220,6 +220,15 @@ bool emu_full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]) 
         return emu_fault(b, g[0], in, "invalid warp-synchronous instruction",
                          "'%s' needs all 32 lanes of the warp; %u take part (partial warp or exited lanes)",
                          emu_op_name(in->op), n);
+    /* the common case in one pass without branches: every lane at the same instruction */
+    uint32_t pc0 = g[0]->pc;
+    bool same = true;
+    for (unsigned i = 0; i < 32; i++) {
+        EmuThread *x = g[i];
+        same &= (x->pc == pc0) & (x->fn == f);
+        lane[x->lane] = x;
+    }
+    if (same) return true;
     for (unsigned i = 0; i < 32; i++) {
         if (g[i]->pc != g[0]->pc || g[i]->fn != f) {
             const EmuIns *other = &g[i]->fn->code[g[i]->pc];

@@ -675,6 +675,14 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             const uint64_t *from = c_from(t, dw, dm, ndw);
             if (scale_d && from && !fm.f16acc && !general) { /* f32 C all in one place: the elements by fours, rows g and g + 8 */
                 float *r0 = D + (16 * wq + g) * N + 2 * tq, *r1 = r0 + 8 * N;
+                if (dcontig) { /* consecutive slots: read in order */
+                    const uint64_t *c = from + dlo;
+                    for (unsigned e = 0; e < nelem; e += 4) {
+                        r0[2 * e] = emu_f32(c[e]), r0[2 * e + 1] = emu_f32(c[e + 1]);
+                        r1[2 * e] = emu_f32(c[e + 2]), r1[2 * e + 1] = emu_f32(c[e + 3]);
+                    }
+                    continue;
+                }
                 for (unsigned e = 0; e < nelem; e += 4) {
                     const uint32_t *sl = dslot + e;
                     r0[2 * e] = emu_f32(from[sl[0]]), r0[2 * e + 1] = emu_f32(from[sl[1]]);
