@@ -1368,6 +1368,19 @@ Test(mma, errors) {
     cr_assert(strstr(dev_last_error(d), "needs all 32 lanes of the warp; 16 take part") &&
               strstr(dev_last_error(d), "PTX line 8"), "%s", dev_last_error(d));
     dev_module_unload(m);
+    /* the lanes at two different mma instructions: the high half at line 12, the low half at line 15 */
+    static const char *mma2 = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<8>;\n .reg .f32 %f<4>;\n .reg .pred %p<2>;\n"
+        " mov.u32 %r0, %laneid;\n setp.lt.u32 %p0, %r0, 16;\n @%p0 bra $L;\n"
+        " mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};\n"
+        " ret;\n$L:\n"
+        " mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};\n"
+        " ret;\n}\n";
+    fn = load(d, mma2, "k", &m);
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "divergent warp-synchronous instructions") &&
+              strstr(dev_last_error(d), "'mma' is .aligned: lane 16 is at PTX line 12, lane 0 at PTX line 15") &&
+              strstr(dev_last_error(d), "by thread (16,0,0)"), "%s", dev_last_error(d));
+    dev_module_unload(m);
     /* ldmatrix rows: 16-byte aligned, inside shared memory */
     static const char *ldm = PTX_HEAD ".visible .entry k(.param .u32 off)\n{\n .reg .b32 %r<8>;\n"
         " .shared .align 16 .b8 s[256];\n ld.param.u32 %r1, [off];\n mov.u32 %r2, %laneid;\n shl.b32 %r2, %r2, 4;\n"
