@@ -1074,3 +1074,54 @@ Test(gemm, api_c_sharing_inputs, .timeout = 300) {
     tile_context_destroy(ctx);
     free(hx), free(hb), free(hy);
 }
+
+/* Leading dimensions whose rows start past 2^31 bytes (A f16 with lda near 2^30 elements, C f32 with ldc near 2^29):
+ * the kernels scale their 32-bit element offsets to 64-bit addresses, so an operand that spans fewer than 2^31
+ * elements is addressed right however many bytes that is (docs/runtime.md); one of 2^31 elements or more is refused.
+ * The emulator's device memory is calloc'd: the 4 GiB buffers cost only the rows written. */
+Test(gemm, leading_dims_past_2_31_bytes, .timeout = 120) {
+    static const char *const devs[] = {"emu:sm_80", "emu:sm_90a"};
+    enum { M = 3, N = 24, KK = 40 };
+    const int64_t lda = (1ll << 30) - 64, ldc = (1ll << 29) - 32;
+    float a[M][KK], b[KK][N];
+    uint16_t hb[KK * N];
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < KK; j++) a[i][j] = (float)(rand() % 17 - 8) / 4;
+    for (int i = 0; i < KK; i++)
+        for (int j = 0; j < N; j++) b[i][j] = (float)(rand() % 17 - 8) / 4, hb[i * N + j] = f32_to_f16(b[i][j]);
+    for (int di = 0; di < 2; di++) {
+        tile_context *ctx;
+        tile_context_options o = {.size = sizeof o, .device = devs[di]};
+        cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+        tile_devptr da, db, dc;
+        cr_assert_eq(tile_malloc(ctx, (size_t)((M - 1) * lda + KK) * 2, &da), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hb, &db), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, (size_t)((M - 1) * ldc + N) * 4, &dc), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, db, hb, sizeof hb), TILE_OK);
+        for (int i = 0; i < M; i++) {
+            uint16_t row[KK];
+            float poison[N];
+            for (int j = 0; j < KK; j++) row[j] = f32_to_f16(a[i][j]);
+            memset(poison, 0xff, sizeof poison);
+            cr_assert_eq(tile_memcpy_htod(ctx, da + (size_t)(i * lda * 2), row, sizeof row), TILE_OK);
+            cr_assert_eq(tile_memcpy_htod(ctx, dc + (size_t)(i * ldc * 4), poison, sizeof poison), TILE_OK);
+        }
+        tile_gemm_args g = {.size = sizeof g, .m = M, .n = N, .k = KK, .a = da, .lda = lda, .b = db, .ldb = N, .c = dc, .ldc = ldc,
+                            .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+        cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s: %s", devs[di], tile_last_error(ctx));
+        for (int i = 0; i < M; i++) {
+            float c[N];
+            cr_assert_eq(tile_memcpy_dtoh(ctx, c, dc + (size_t)(i * ldc * 4), sizeof c), TILE_OK);
+            for (int j = 0; j < N; j++) {
+                double r = 0;
+                for (int q = 0; q < KK; q++) r += (double)a[i][q] * b[q][j];
+                cr_expect(fabs(c[j] - r) < 1e-3, "%s: C[%d][%d] = %g, want %g", devs[di], i, j, c[j], r);
+            }
+        }
+        /* 2 * (2^30 + 8) + 40 elements: past 2^31 */
+        g.lda = (1ll << 30) + 8;
+        cr_expect_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+        cr_expect_not_null(strstr(tile_last_error(ctx), "has more than 2^31 elements"), "%s", tile_last_error(ctx));
+        tile_context_destroy(ctx);
+    }
+}

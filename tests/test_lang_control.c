@@ -1,4 +1,5 @@
-/* test_lang_control.c - control flow on the PTX emulator against host values: loops over u64 bounds, the
+/* test_lang_control.c - control flow on the PTX emulator against host values: loops over u64 bounds and over
+ * run-time i32/i64 ranges at the edges, pointer offsets past 2^31 bytes, 3-D grids, the
  * constants a run-time `if` merges (their types kept), numbers as conditions. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -139,3 +140,174 @@ Test(lang_run, number_conditions) {
     }
     unload(&k);
 }
+
+static const char *const archs[] = {"sm_80", "sm_90a"};
+static const char *const devs[] = {"emu:sm_80", "emu:sm_90a"};
+
+/* `for` over run-time i32 bounds: zero, one and negative trip counts, negative steps and steps that do not divide the
+ * range, bounds near the i32 limits (at most one step from them, as the doc allows), and the same loop over i64 bounds;
+ * the count and the order of the values against the host's, on sm_80 and sm_90a. */
+Test(lang_run, range_trip_counts) {
+    const char *src =
+        "@num_warps(1)\n"
+        "kernel k(out: *i64, a: i32, b: i32, s: i32) {\n"
+        "    let c = 0;\n"
+        "    let h = 0 as i64;\n"
+        "    for i in range(a, b, s) { c += 1; h = h * 31 + i as i64; }\n"
+        "    store(out, c as i64);\n"
+        "    store(out + 1, h);\n"
+        "    let c2 = 0;\n"
+        "    for i in range(a, b) { c2 += 1; }\n"
+        "    store(out + 2, c2 as i64);\n"
+        "    let c3 = 0 as i64;\n"
+        "    for i in range(a as i64, b as i64 + 10, s) { c3 += i; }\n"
+        "    store(out + 3, c3);\n"
+        "}\n";
+    for (int ai = 0; ai < 2; ai++) {
+        K k;
+        load_src_on(&k, src, "k", archs[ai], devs[ai]);
+        int32_t cases[][3] = {{0, 0, 1}, {0, 1, 1}, {5, 0, 1}, {5, 0, -1}, {5, 0, -2}, {0, 10, 3}, {-7, 8, 4}, {10, -10, -7},
+                              {2147483640, 2147483647, 1}, {2147483640, 2147483647, 1}, {2147483641, 2147483647, 2}, {2147483640, 2147483646, 3}, {-2147483647, -2147483640, 3},
+                              {-2147483640, -2147483648, -1}, {3, 3, -1}, {0, 100000, 99999}};
+        for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+            int32_t a = cases[t][0], b = cases[t][1], s = cases[t][2];
+            uint64_t d = poisoned(&k, 4 * 8);
+            void *p[] = {&d, &a, &b, &s};
+            launch(&k, 1, p);
+            int64_t o[4];
+            download(&k, o, d, sizeof o);
+            int64_t c = 0, h = 0, c2 = 0, c3 = 0;
+            if (s > 0) for (int64_t i = a; i < b; i += s) c++, h = h * 31 + i;
+            else for (int64_t i = a; i > b; i += s) c++, h = h * 31 + i;
+            for (int64_t i = a; i < b; i++) c2++;
+            if (s > 0) for (int64_t i = a; i < (int64_t)b + 10; i += s) c3 += i;
+            else for (int64_t i = a; i > (int64_t)b + 10; i += s) c3 += i;
+            cr_expect_eq(o[0], c, "%s %d %d %d: count %lld want %lld", archs[ai], a, b, s, (long long)o[0], (long long)c);
+            cr_expect_eq(o[1], h, "%s %d %d %d: hash", archs[ai], a, b, s);
+            cr_expect_eq(o[2], c2, "%s %d %d %d: c2 %lld want %lld", archs[ai], a, b, s, (long long)o[2], (long long)c2);
+            cr_expect_eq(o[3], c3, "%s %d %d %d: c3 %lld want %lld", archs[ai], a, b, s, (long long)o[3], (long long)c3);
+        }
+        unload(&k);
+    }
+}
+
+/* nested break/continue inside ifs, early return inside if */
+
+/* Pointer offsets are widened to 64 bits (i32 sign-extended, u32 zero-extended) and scaled by the element size in
+ * 64 bits (docs/language.md, Pointers): an i32 element offset past 2^31 bytes, a u32 one past 2^31, an i64 one, a
+ * negative i32 one from a pointer past 2^31, and an i32 pid * stride (below 2^31 elements, past 2^31 bytes) load and
+ * store where they should, and `pid as i64 * stride` past 2^31 elements too.  The 3 GiB buffer costs only the
+ * pages written: the emulator's device memory is calloc'd. */
+Test(lang_run, offsets_past_2_31_bytes) {
+    const char *src =
+        "@num_warps(4)\n"
+        "kernel k(x: *f32, xb: *u8, out: *f32, ob: *u8, off: i32, uoff: u32, loff: i64, boff: i32, neg: i32, st: i32, st2: i32) {\n"
+        "    let pid = program_id(0);\n"
+        "    let o = arange(0, 64);\n"
+        "    if pid == 0 {\n"
+        "    let v = load(x + off + o);\n"
+        "    store(out + o, v + 1.0);\n"
+        "    store(out + 64, load(x + off + 5));\n"
+        "    store(x + off + 64 + o, v * 2.0);\n"
+        "    let w = load(xb + uoff + o);\n"
+        "    store(ob + o, w + 1);\n"
+        "    let w2 = load(xb + loff + o);\n"
+        "    store(ob + 64 + o, w2 + 2);\n"
+        "    let w3 = load(xb + (boff + o));\n"
+        "    store(ob + 128 + o, w3 + 3);\n"
+        "    let base = xb + loff;\n"
+        "    let w4 = load(base + neg + o);\n"
+        "    store(ob + 192 + o, w4 + 4);\n"
+        "    }\n"
+        "    let w5 = load(x + pid * st + o);\n"
+        "    store(out + 128 + pid * 64 + o, w5);\n"
+        "    store(ob + 256 + pid * 64 + o, load(xb + (pid as i64) * st2 + o) + 5);\n"
+        "}\n";
+    const size_t BIG = 3ull << 30;
+    int32_t off = 600000000, boff = 2147483000, neg = -2000000000, st = 290000000, st2 = 1100000000;
+    uint32_t uoff = 3000000000u;
+    int64_t loff = (1ll << 31) + 12345;
+    size_t pos[] = {(size_t)off * 4, uoff, (size_t)loff, (size_t)boff, (size_t)(loff + neg), (size_t)st * 4, (size_t)st * 8, (size_t)st2, (size_t)st2 * 2};
+    uint8_t pat[9][256];
+    for (int i = 0; i < 9; i++) for (int j = 0; j < 256; j++) pat[i][j] = (uint8_t)(rand() % 100);
+    /* f32 values at off and at pid * st: small integers */
+    float fv[3][64];
+    for (int i = 0; i < 3; i++) for (int j = 0; j < 64; j++) fv[i][j] = (float)(rand() % 1000);
+    for (int ai = 0; ai < 2; ai++) {
+        K k;
+        load_src_on(&k, src, "k", archs[ai], devs[ai]);
+        uint64_t dx;
+        cr_assert_eq(dev_malloc(k.dev, BIG, &dx), DEV_OK);
+        for (int i = 1; i < 9; i += i == 4 ? 3 : 1) cr_assert_eq(dev_memcpy_htod(k.dev, dx + pos[i], pat[i], 64), DEV_OK);
+        cr_assert_eq(dev_memcpy_htod(k.dev, dx + pos[0], fv[0], 256), DEV_OK);
+        cr_assert_eq(dev_memcpy_htod(k.dev, dx + pos[5], fv[1], 256), DEV_OK);
+        cr_assert_eq(dev_memcpy_htod(k.dev, dx + pos[6], fv[2], 256), DEV_OK);
+        uint64_t dout = poisoned(&k, 4 * (128 + 3 * 64)), dob = poisoned(&k, 448);
+        void *p[] = {&dx, &dx, &dout, &dob, &off, &uoff, &loff, &boff, &neg, &st, &st2};
+        launch(&k, 3, p);
+        float out[128 + 3 * 64], back[64];
+        uint8_t ob[448];
+        download(&k, out, dout, sizeof out);
+        download(&k, ob, dob, sizeof ob);
+        cr_assert_eq(dev_memcpy_dtoh(k.dev, back, dx + pos[0] + 256, 256), DEV_OK);
+        for (int j = 0; j < 64; j++) {
+            cr_expect_eq(out[j], fv[0][j] + 1, "%s i32 off f32 %d: %g want %g", archs[ai], j, out[j], fv[0][j] + 1);
+            cr_expect_eq(back[j], fv[0][j] * 2, "%s store at i32 off %d: %g", archs[ai], j, back[j]);
+            cr_expect_eq(ob[j], pat[1][j] + 1, "%s u32 off %d: %d want %d", archs[ai], j, ob[j], pat[1][j] + 1);
+            cr_expect_eq(ob[64 + j], pat[2][j] + 2, "%s i64 off %d", archs[ai], j);
+            cr_expect_eq(ob[128 + j], pat[3][j] + 3, "%s i32 tensor off %d: %d want %d", archs[ai], j, ob[128 + j], pat[3][j] + 3);
+            cr_expect_eq(ob[192 + j], pat[4][j] + 4, "%s neg off %d: %d want %d", archs[ai], j, ob[192 + j], pat[4][j] + 4);
+            cr_expect_eq(out[128 + j], 0.0f, "%s pid0 %d", archs[ai], j);
+            cr_expect_eq(ob[256 + j], 5, "%s pid0 * st2 %d", archs[ai], j);
+            for (int q = 1; q < 3; q++)
+                cr_expect_eq(ob[256 + q * 64 + j], pat[6 + q][j] + 5, "%s pid%d as i64 * st2, %d: %d want %d", archs[ai], q, j, ob[256 + q * 64 + j],
+                             pat[6 + q][j] + 5);
+            cr_expect_eq(out[192 + j], fv[1][j], "%s pid1*st %d: %g want %g", archs[ai], j, out[192 + j], fv[1][j]);
+            cr_expect_eq(out[256 + j], fv[2][j], "%s pid2*st %d: %g want %g", archs[ai], j, out[256 + j], fv[2][j]);
+        }
+        cr_expect_eq(out[64], fv[0][5], "%s scalar %g", archs[ai], out[64]);
+        unload(&k);
+    }
+}
+
+/* program_id and num_programs on all three axes of a 3 x 5 x 2 grid, one-element loads and stores under a scalar
+ * mask, and a `fn` returning a tuple with a `const` parameter and defaults (given by position and keyword). */
+Test(lang_run, grid_3d_masked_scalars_fn_defaults) {
+    const char *src =
+        "fn pick(a, b, const SW: i32 = 0, scale = 2) { if SW { return (b * scale, a); } return (a * scale, b); }\n"
+        "@num_warps(1)\n"
+        "kernel k(x: *i32, out: *i32, n: i32) {\n"
+        "    let px = program_id(0); let py = program_id(1); let pz = program_id(2);\n"
+        "    let nx = num_programs(0); let ny = num_programs(1); let nz = num_programs(2);\n"
+        "    let lin = (pz * ny + py) * nx + px;\n"
+        "    let v = load(x + lin, lin < n, -7);\n"
+        "    let (a, b) = pick(v, lin);\n"
+        "    let (c, d) = pick(v, lin, 1, scale=3);\n"
+        "    store(out + 4 * lin, a, lin % 2 == 0);\n"
+        "    store(out + 4 * lin + 1, b);\n"
+        "    store(out + 4 * lin + 2, c + d);\n"
+        "    store(out + 4 * lin + 3, nx * 10000 + ny * 100 + nz);\n"
+        "}\n";
+    enum { GX = 3, GY = 5, GZ = 2, P = GX * GY * GZ };
+    int32_t x[P];
+    for (int i = 0; i < P; i++) x[i] = rand() % 1000;
+    for (int ai = 0; ai < 2; ai++) {
+        K k;
+        load_src_on(&k, src, "k", archs[ai], devs[ai]);
+        int32_t n = 17;
+        uint64_t dx = upload(&k, x, sizeof x), d = poisoned(&k, 4 * 4 * P);
+        void *p[] = {&dx, &d, &n};
+        launch3(&k, NULL, GX, GY, GZ, p);
+        int32_t o[4 * P];
+        download(&k, o, d, sizeof o);
+        for (int l = 0; l < P; l++) {
+            int v = l < n ? x[l] : -7;
+            cr_expect_eq(o[4 * l], l % 2 == 0 ? v * 2 : -1, "%s a %d", archs[ai], l);
+            cr_expect_eq(o[4 * l + 1], l, "%s b %d", archs[ai], l);
+            cr_expect_eq(o[4 * l + 2], l * 3 + v, "%s cd %d", archs[ai], l);
+            cr_expect_eq(o[4 * l + 3], GX * 10000 + GY * 100 + GZ, "%s n %d", archs[ai], l);
+        }
+        unload(&k);
+    }
+}
+
