@@ -810,3 +810,65 @@ Test(attention_api, cli_run, .timeout = 120) {
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) cr_expect_eq(system(cmds[i]), 0, "%s", cmds[i]);
     cr_expect_neq(system(TILE_CLI " run attention --device emu --head-dim 72 --seq 4 2> /dev/null"), 0, "head_dim 72 must fail");
 }
+
+/* Paged decode reading a physical block whose element offset passes 2^31 (block 2200000 of 1024 elements, in
+ * 4.5 GB caches: the kernel offsets blocks in 64 bits, and the caches may hold up to 2^31 - 1 blocks, each of fewer
+ * than 2^31 elements), next to a near one, against float64, on emu:sm_80 and emu:sm_90a.  The emulator's device memory
+ * is calloc'd: only the blocks written cost memory. */
+Test(attention_api, paged_blocks_past_2_31_elements, .timeout = 120) {
+    const char *devn[] = {"emu:sm_80", "emu:sm_90a"};
+    enum { D = 64, BS = 16, CTX = 20 };
+    const int64_t far = 2200000, nblocks = far + 1;
+    float q[D], kf[CTX][D], vf[CTX][D];
+    uint16_t hq[D], hk[CTX][D], hv[CTX][D];
+    seed_rng();
+    for (int j = 0; j < D; j++) q[j] = (float)f16_to_d(f32_to_f16((float)urand())), hq[j] = f32_to_f16(q[j]);
+    for (int t = 0; t < CTX; t++) for (int j = 0; j < D; j++) {
+        hk[t][j] = f32_to_f16((float)urand()); kf[t][j] = (float)f16_to_d(hk[t][j]);
+        hv[t][j] = f32_to_f16((float)urand()); vf[t][j] = (float)f16_to_d(hv[t][j]);
+    }
+    int32_t table[2] = {(int32_t)far, 5}, ctxl[1] = {CTX};
+    for (int di = 0; di < 2; di++) {
+        tile_context *ctx;
+        tile_context_options o = {.size = sizeof o, .device = devn[di]};
+        cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+        tile_devptr dk, dv, dq, dout, dt, dc;
+        size_t cb = (size_t)nblocks * BS * D * 2;
+        cr_assert_eq(tile_malloc(ctx, cb, &dk), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, cb, &dv), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, D * 2, &dq), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, D * 2, &dout), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, 8, &dt), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, 4, &dc), TILE_OK);
+        for (int t = 0; t < CTX; t++) {
+            size_t blk = (size_t)table[t / BS], off = (blk * BS + t % BS) * D * 2;
+            cr_assert_eq(tile_memcpy_htod(ctx, dk + off, hk[t], D * 2), TILE_OK);
+            cr_assert_eq(tile_memcpy_htod(ctx, dv + off, hv[t], D * 2), TILE_OK);
+        }
+        uint16_t pois[D];
+        memset(pois, 0xff, sizeof pois);
+        cr_assert_eq(tile_memcpy_htod(ctx, dq, hq, sizeof hq), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dout, pois, sizeof pois), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dt, table, 8), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dc, ctxl, 4), TILE_OK);
+        tile_paged_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .num_seqs = 1, .heads_q = 1, .heads_kv = 1, .head_dim = D,
+                                       .num_tokens = 1, .block_size = BS, .num_blocks = nblocks, .q = dq, .o = dout, .k_cache = dk,
+                                       .v_cache = dv, .block_tables = dt, .block_table_stride = 2, .context_lens = dc,
+                                       .max_context_len = CTX, .num_splits = 1};
+        tile_status st = tile_attention_decode_paged(ctx, &a);
+        cr_assert_eq(st, TILE_OK, "%s: %s", devn[di], tile_last_error(ctx));
+        cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+        uint16_t ho[D];
+        cr_assert_eq(tile_memcpy_dtoh(ctx, ho, dout, sizeof ho), TILE_OK);
+        double s[CTX], mx = -INFINITY, l = 0;
+        for (int t = 0; t < CTX; t++) { s[t] = 0; for (int j = 0; j < D; j++) s[t] += (double)q[j] * kf[t][j]; s[t] /= sqrt(D); mx = fmax(mx, s[t]); }
+        for (int t = 0; t < CTX; t++) l += exp(s[t] - mx);
+        for (int j = 0; j < D; j++) {
+            double r = 0;
+            for (int t = 0; t < CTX; t++) r += exp(s[t] - mx) / l * vf[t][j];
+            float got = (float)f16_to_d(ho[j]);
+            cr_expect(fabs(got - r) < 2e-3, "%s o[%d] %g want %g (seed %llu)", devn[di], j, got, r, (unsigned long long)seed);
+        }
+        tile_context_destroy(ctx);
+    }
+}

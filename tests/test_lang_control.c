@@ -12,6 +12,7 @@
 #include "runtime/device.h"
 
 #include "tests/lang_run.h"
+#include "tests/test_rng.h"
 
 /* A loop over a u64 bound counts in u64 and compares unsigned: in i64, a bound of 2^63 and up was negative, so
  * range(n - 3, n) with n = 2^63 + 1 ran nothing.  A negative constant step or start, or a signed run-time step,
@@ -229,10 +230,11 @@ Test(lang_run, offsets_past_2_31_bytes) {
     int64_t loff = (1ll << 31) + 12345;
     size_t pos[] = {(size_t)off * 4, uoff, (size_t)loff, (size_t)boff, (size_t)(loff + neg), (size_t)st * 4, (size_t)st * 8, (size_t)st2, (size_t)st2 * 2};
     uint8_t pat[9][256];
-    for (int i = 0; i < 9; i++) for (int j = 0; j < 256; j++) pat[i][j] = (uint8_t)(rand() % 100);
+    seed_rng();
+    for (int i = 0; i < 9; i++) for (int j = 0; j < 256; j++) pat[i][j] = (uint8_t)(irand(100));
     /* f32 values at off and at pid * st: small integers */
     float fv[3][64];
-    for (int i = 0; i < 3; i++) for (int j = 0; j < 64; j++) fv[i][j] = (float)(rand() % 1000);
+    for (int i = 0; i < 3; i++) for (int j = 0; j < 64; j++) fv[i][j] = (float)(irand(1000));
     for (int ai = 0; ai < 2; ai++) {
         K k;
         load_src_on(&k, src, "k", archs[ai], devs[ai]);
@@ -290,7 +292,8 @@ Test(lang_run, grid_3d_masked_scalars_fn_defaults) {
         "}\n";
     enum { GX = 3, GY = 5, GZ = 2, P = GX * GY * GZ };
     int32_t x[P];
-    for (int i = 0; i < P; i++) x[i] = rand() % 1000;
+    seed_rng();
+    for (int i = 0; i < P; i++) x[i] = irand(1000);
     for (int ai = 0; ai < 2; ai++) {
         K k;
         load_src_on(&k, src, "k", archs[ai], devs[ai]);
