@@ -13,6 +13,7 @@
 
 #include "tests/lang_run.h"
 #include "tests/test_rng.h"
+#include "support/hostfloat.h"
 
 /* A loop over a u64 bound counts in u64 and compares unsigned: in i64, a bound of 2^63 and up was negative, so
  * range(n - 3, n) with n = 2^63 + 1 ran nothing.  A negative constant step or start, or a signed run-time step,
@@ -314,3 +315,76 @@ Test(lang_run, grid_3d_masked_scalars_fn_defaults) {
     }
 }
 
+
+/* Software-pipelined dot loops (num_stages 4, and 3 with loop_unroll_factor 2 counting down) over run-time bounds
+ * with zero, one and a few trips, a start past the end and a tail that is not a whole step, the loads of the
+ * counting-down loop under an `if`: the prologue must load nothing a trip does not reach, the epilogue must add
+ * every trip's product once. */
+Test(lang_run, pipelined_loops_run_time_trips) {
+    const char *src =
+        "@num_warps(4)\n"
+        "kernel k(a: *f16, b: *f16, out: *f32, lo: i32, hi: i32, K: i32) {\n"
+        "    let r = arange(0, 16);\n"
+        "    let c = arange(0, 32);\n"
+        "    let acc = zeros([16, 16], f32);\n"
+        "    for k0 in range(lo, hi, 32, num_stages=4) {\n"
+        "        let m = (k0 + c) < K;\n"
+        "        let ta = load(a + r[:, None] * K + k0 + c[None, :], m[None, :], 0.0);\n"
+        "        let tb = load(b + (k0 + c)[:, None] * 16 + r[None, :], m[:, None], 0.0);\n"
+        "        acc = dot(ta, tb, acc);\n"
+        "    }\n"
+        "    let acc2 = zeros([16, 16], f32);\n"
+        "    for k0 in range(hi - 32, lo - 32, -32, num_stages=3, loop_unroll_factor=2) {\n"
+        "        let m = (k0 + c) < K;\n"
+        "        if k0 >= 0 {\n"
+        "            let ta = load(a + r[:, None] * K + k0 + c[None, :], m[None, :], 0.0);\n"
+        "            let tb = load(b + (k0 + c)[:, None] * 16 + r[None, :], m[:, None], 0.0);\n"
+        "            acc2 = dot(ta, tb, acc2);\n"
+        "        }\n"
+        "    }\n"
+        "    store(out + r[:, None] * 16 + r[None, :], acc);\n"
+        "    store(out + 256 + r[:, None] * 16 + r[None, :], acc2);\n"
+        "}\n";
+    enum { KD = 200 };
+    static double fa[16][KD], fb[KD][16];
+    static uint16_t ha[16 * KD], hb[KD * 16];
+    seed_rng();
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < KD; j++) ha[i * KD + j] = f32_to_f16((float)urand()), fa[i][j] = f16_to_d(ha[i * KD + j]);
+    for (int i = 0; i < KD; i++)
+        for (int j = 0; j < 16; j++) hb[i * 16 + j] = f32_to_f16((float)urand()), fb[i][j] = f16_to_d(hb[i * 16 + j]);
+    static const int cases[][2] = {{0, 0}, {0, 1}, {0, 32}, {0, 33}, {32, 96}, {64, 200}, {0, 200}, {100, 50}, {96, 224}};
+    for (int ai = 0; ai < 2; ai++) {
+        K k;
+        load_src_on(&k, src, "k", archs[ai], devs[ai]);
+        uint64_t da = upload(&k, ha, sizeof ha), db = upload(&k, hb, sizeof hb);
+        for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+            int32_t lo = cases[t][0], hi = cases[t][1], kk = KD;
+            uint64_t dout = poisoned(&k, 512 * 4);
+            void *p[] = {&da, &db, &dout, &lo, &hi, &kk};
+            launch(&k, 1, p);
+            float o[512];
+            download(&k, o, dout, sizeof o);
+            static double r1[16][16], r2[16][16];
+            memset(r1, 0, sizeof r1);
+            memset(r2, 0, sizeof r2);
+            for (int k0 = lo; k0 < hi; k0 += 32)
+                for (int i = 0; i < 16; i++)
+                    for (int j = 0; j < 16; j++)
+                        for (int q = k0; q < k0 + 32 && q < KD; q++) r1[i][j] += fa[i][q] * fb[q][j];
+            for (int k0 = hi - 32; k0 > lo - 32; k0 -= 32)
+                if (k0 >= 0)
+                    for (int i = 0; i < 16; i++)
+                        for (int j = 0; j < 16; j++)
+                            for (int q = k0; q < k0 + 32 && q < KD; q++) r2[i][j] += fa[i][q] * fb[q][j];
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < 16; j++) {
+                    cr_expect(fabs(o[i * 16 + j] - r1[i][j]) < 1e-4, "%s range(%d, %d, 32): acc[%d][%d] = %g, want %g (seed %llu)", archs[ai], lo,
+                              hi, i, j, o[i * 16 + j], r1[i][j], (unsigned long long)seed);
+                    cr_expect(fabs(o[256 + i * 16 + j] - r2[i][j]) < 1e-4, "%s range(%d, %d, -32): acc2[%d][%d] = %g, want %g (seed %llu)",
+                              archs[ai], hi - 32, lo - 32, i, j, o[256 + i * 16 + j], r2[i][j], (unsigned long long)seed);
+                }
+        }
+        unload(&k);
+    }
+}
