@@ -1,6 +1,7 @@
 /* test_lang_control.c - control flow on the PTX emulator against host values: loops over u64 bounds and over
  * run-time i32/i64 ranges at the edges, pointer offsets past 2^31 bytes, 3-D grids, the
- * constants a run-time `if` merges (their types kept), numbers as conditions. */
+ * constants a run-time `if` merges (their types kept), numbers as conditions; while loops (Collatz, scalar and
+ * per element), break/continue, a spin lock on atomic_cas/atomic_xchg, u32 range bounds. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -387,4 +388,189 @@ Test(lang_run, pipelined_loops_run_time_trips) {
         }
         unload(&k);
     }
+}
+
+/* ---- while, break, continue ---- */
+
+static int collatz_steps(int n) {
+    int s = 0;
+    while (n != 1) n = n % 2 == 0 ? n / 2 : 3 * n + 1, s++;
+    return s;
+}
+
+/* One element per program, a scalar loop whose trip count differs per program. */
+Test(lang_run, while_collatz_scalar) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel collatz(x: *i32, out: *i32) {\n"
+             "    let pid = program_id(0);\n"
+             "    let n = load(x + pid);\n"
+             "    let steps = 0;\n"
+             "    while n != 1 {\n"
+             "        if n % 2 == 0 { n = n / 2; } else { n = 3 * n + 1; }\n"
+             "        steps += 1;\n"
+             "    }\n"
+             "    store(out + pid, steps);\n"
+             "}\n",
+             "collatz");
+    enum { P = 40 };
+    int32_t x[P], out[P];
+    for (int i = 0; i < P; i++) x[i] = 1 + i * 7;
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dx, &dout};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    for (int i = 0; i < P; i++) cr_expect_eq(out[i], collatz_steps(x[i]), "collatz(%d): %d, want %d", x[i], out[i], collatz_steps(x[i]));
+    unload(&k);
+}
+
+/* A tensor of sequences: loop while any is unfinished; `continue` skips the counting of
+ * finished ones' iterations (none are counted), `break` stops at a cap. */
+Test(lang_run, while_collatz_tensor_break_continue) {
+    K k;
+    load_src(&k,
+             "@num_warps(2)\n"
+             "kernel collatz(x: *i32, out: *i32, iters: *i32, cap: i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let n = load(x + i);\n"
+             "    let steps = zeros([64], i32);\n"
+             "    let it = 0;\n"
+             "    while true {\n"
+             "        if it == cap { break; }\n"
+             "        it += 1;\n"
+             "        let live = n != 1;\n"
+             "        if sum(live) == 0 { break; }\n"
+             "        n = where(live, where(n % 2 == 0, n / 2, 3 * n + 1), n);\n"
+             "        steps += where(live, 1, 0);\n"
+             "        if it % 2 == 1 { continue; }\n"
+             "        steps += 0 * steps;\n"
+             "    }\n"
+             "    store(out + i, steps);\n"
+             "    store(iters + arange(0, 1), it + zeros([1], i32));\n"
+             "}\n",
+             "collatz");
+    int32_t x[64], out[64], iters = -1;
+    int maxs = 0;
+    for (int i = 0; i < 64; i++) {
+        x[i] = 1 + i * 3;
+        if (collatz_steps(x[i]) > maxs) maxs = collatz_steps(x[i]);
+    }
+    for (int cap = 1000; cap >= 10; cap = cap == 1000 ? 10 : 0) {
+        uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out), di = upload(&k, &iters, 4);
+        void *params[] = {&dx, &dout, &di, &cap};
+        launch(&k, 1, params);
+        download(&k, out, dout, sizeof out);
+        download(&k, &iters, di, 4);
+        int want_it = cap == 1000 ? maxs + 1 : cap;
+        cr_expect_eq(iters, want_it, "cap %d: %d iterations, want %d", cap, iters, want_it);
+        for (int i = 0; i < 64; i++) {
+            int s = collatz_steps(x[i]);
+            int w = s < cap ? s : cap;
+            cr_expect_eq(out[i], w, "cap %d: collatz(%d): %d, want %d", cap, x[i], out[i], w);
+        }
+    }
+    unload(&k);
+}
+
+/* `continue` and `break` in a `for`: sum the odd elements until the first negative one. */
+Test(lang_run, for_break_continue) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(x: *i32, n: i32, out: *i32) {\n"
+             "    let s = 0;\n"
+             "    let last = -1;\n"
+             "    for i in range(0, n) {\n"
+             "        let v = load(x + i);\n"
+             "        if v < 0 { break; }\n"
+             "        last = i;\n"
+             "        if v % 2 == 0 { continue; }\n"
+             "        s += v;\n"
+             "    }\n"
+             "    store(out, s);\n"
+             "    store(out + 1, last);\n"
+             "}\n",
+             "k");
+    int32_t x[50], out[2];
+    for (int i = 0; i < 50; i++) x[i] = i * 5 % 17;
+    x[37] = -3;
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    int n = 50;
+    void *params[] = {&dx, &n, &dout};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    int s = 0;
+    for (int i = 0; i < 37; i++)
+        if (x[i] % 2) s += x[i];
+    cr_expect_eq(out[0], s, "sum %d, want %d", out[0], s);
+    cr_expect_eq(out[1], 36, "last %d, want 36", out[1]);
+    unload(&k);
+}
+
+/* A loop over u32 bounds counts in i64, which holds every u32: in i32 a bound past 2^31 was negative,
+ * so range(0, n) ran nothing and range(n - 3, n) ran from a negative start. */
+Test(lang_run, range_of_u32_bounds) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(out: *i64, n: u32) {\n"
+             "    let c = 0;\n"
+             "    for i in range(0 as u32, n, 1000000007) { static_assert(dtype_of(i) == i64, \"i64\"); c += 1; }\n"
+             "    store(out, c as i64);\n"
+             "    let s = 0 as i64;\n"
+             "    for i in range(n - 3, n) { s = s * 10 + i % 10; }\n"
+             "    store(out + 1, s);\n"
+             "    let d = 0 as i64;\n"
+             "    for i in range(n, n - 5, -2) { d = d * 10 + i % 10; }\n"
+             "    store(out + 2, d);\n"
+             "}\n",
+             "k");
+    uint32_t ns[] = {3000000005u, 7u, 4294967295u};
+    for (int t = 0; t < 3; t++) {
+        uint32_t n = ns[t];
+        uint64_t dout = poisoned(&k, 3 * sizeof(int64_t));
+        void *params[] = {&dout, &n};
+        launch(&k, 1, params);
+        int64_t out[3];
+        download(&k, out, dout, sizeof out);
+        int64_t c = ((int64_t)n + 1000000006) / 1000000007, s = 0, d = 0;
+        for (int64_t i = (int64_t)(uint32_t)(n - 3); i < n; i++) s = s * 10 + i % 10;
+        for (int64_t i = n; i > (int64_t)(uint32_t)(n - 5); i -= 2) d = d * 10 + i % 10;
+        cr_expect_eq(out[0], c, "n = %u: %lld iterations, want %lld", n, (long long)out[0], (long long)c);
+        cr_expect_eq(out[1], s, "n = %u: range(n - 3, n) gave %lld, want %lld", n, (long long)out[1], (long long)s);
+        cr_expect_eq(out[2], d, "n = %u: range(n, n - 5, -2) gave %lld, want %lld", n, (long long)out[2], (long long)d);
+    }
+    unload(&k);
+}
+
+/* A spin lock: the programs take turns in a critical section that increments a plain
+ * (non-atomic) counter. */
+Test(lang_run, while_spin_lock) {
+    K k;
+    load_src(&k,
+             "@num_warps(2)\n"
+             "kernel k(lock: *i32, counter: *i32, order: *i32) {\n"
+             "    while atomic_cas(lock, 0, 1) == 1 {}\n"
+             "    let c = load(counter);\n"
+             "    store(order + c, program_id(0));\n"
+             "    store(counter, c + 1);\n"
+             "    atomic_xchg(lock, 0);\n"
+             "}\n",
+             "k");
+    enum { P = 12 };
+    int32_t lock = 0, counter = 0, order[P];
+    memset(order, 0xff, sizeof order);
+    uint64_t dl = upload(&k, &lock, 4), dc = upload(&k, &counter, 4), dord = upload(&k, order, sizeof order);
+    void *params[] = {&dl, &dc, &dord};
+    launch(&k, P, params);
+    download(&k, &lock, dl, 4), download(&k, &counter, dc, 4), download(&k, order, dord, sizeof order);
+    cr_expect_eq(counter, P, "counter %d, want %d", counter, P);
+    cr_expect_eq(lock, 0, "the lock is still held");
+    bool seen[P] = {0};
+    for (int i = 0; i < P; i++) {
+        cr_assert(order[i] >= 0 && order[i] < P && !seen[order[i]], "order[%d] = %d", i, order[i]);
+        seen[order[i]] = true;
+    }
+    unload(&k);
 }
