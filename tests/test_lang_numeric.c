@@ -954,3 +954,161 @@ Test(lang_numeric, round_toward_zero_to_f8) {
         cr_expect_eq(bad, 0, "%s: %d wrong", arches[a][0], bad);
     }
 }
+
+/* Run kernel k(x: *f32, o: *f32) compiled for arch on device (through tile_launch: on sm_90a a dot's loads
+ * may read tensor maps the launcher builds): nx floats in, no floats back into out (the output poisoned first). */
+static void run_f32(const char *src, const char *arch, const char *device, const float *x, size_t nx, float *out, size_t no) {
+    tile_context_options co = {.device = device};
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    tile_devptr dx, d_o;
+    cr_assert_eq(tile_malloc(ctx, nx * 4, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, no * 4, &d_o), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dx, x, nx * 4), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, d_o, 0xFF, no * 4), TILE_OK); /* NaN */
+    tile_compile_options o = {.size = sizeof o, .arch = arch};
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "t.tile", src, &o, &mod), TILE_OK, "%s\n%s", tile_last_error(ctx), src);
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "k", &kern), TILE_OK);
+    void *params[] = {&dx, &d_o};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){1, 1, 1}, params, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, d_o, no * 4), TILE_OK);
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+}
+
+/* A random value exact in type t (f32 f16 bf16 f8e4m3), |v| < scale. */
+static float exact_in(const char *t, double v) {
+    if (!strcmp(t, "f16")) return (float)f16_to_d(f32_to_f16((float)v));
+    if (!strcmp(t, "bf16")) return (float)bf16_to_d(f32_to_bf16((float)v));
+    if (!strcmp(t, "f8e4m3")) return (float)f8e4m3_to_d(d_to_f8(v, 0));
+    return (float)v;
+}
+
+/* `sum` and `cumsum` with dtype=f32 of long rows (4096 and 65536 elements) of f32, f16 and bf16 along
+ * either axis, with 1 to 16 warps, against float64: no promise of an order, so the bound is what f32
+ * accumulation in any tree gives, log2(n) * 2^-24 * sum |x| (measured: sum 0.4, cumsum 2.7, a 16-row
+ * axis-0 sum 4.1 of those units, the same on sm_80 and sm_90a; summed in f16, the f16 rows would be off
+ * by about 2^-11).  Inputs uniform in [-1, 1) or log-uniform over 2^-20 .. 2^20 (f16: 2^-14 .. 2^14)
+ * with random signs. */
+Test(lang_numeric, long_row_sums_against_f64, .timeout = 600) {
+    seed_rng();
+    static const struct {
+        const char *t, *op;
+        int len, warps, loguni;
+        const char *arch;
+    } cases[] = {
+        {"f32", "sum", 4096, 1, 0, NULL},     {"f16", "sum", 4096, 4, 1, NULL},        {"bf16", "sum", 4096, 16, 1, NULL},
+        {"f32", "sum", 65536, 16, 1, "sm_90a"}, {"f16", "sum", 16384, 8, 0, "sm_90a"}, {"f32", "cumsum", 4096, 1, 1, NULL},
+        {"bf16", "cumsum", 4096, 16, 0, "sm_90a"}, {"f16", "rcumsum", 4096, 4, 1, NULL}, {"f32", "sum0", 4096, 2, 1, NULL},
+        {"bf16", "sum0", 4096, 16, 0, "sm_90a"},
+    };
+    enum { MAXL = 65536 };
+    float *x = malloc(MAXL * 4), *out = malloc(MAXL * 4);
+    cr_assert(x && out);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int L = cases[c].len, cols = L / 16;
+        const char *t = cases[c].t, *op = cases[c].op;
+        for (int i = 0; i < L; i++) {
+            double v = cases[c].loguni ? (rnext() & 1 ? -1 : 1) * exp2((strcmp(t, "f16") ? 20 : 14) * urand()) : urand();
+            x[i] = exact_in(t, v);
+        }
+        char src[1024], body[256];
+        if (!strcmp(op, "sum")) snprintf(body, sizeof body, "store(o, sum(x, 0, dtype=f32));");
+        else if (!strcmp(op, "cumsum")) snprintf(body, sizeof body, "store(o + i, cumsum(x, 0, dtype=f32));");
+        else if (!strcmp(op, "rcumsum")) snprintf(body, sizeof body, "store(o + i, cumsum(x, 0, reverse=true, dtype=f32));");
+        else snprintf(body, sizeof body, "store(o + arange(0, %d), sum(reshape(x, [16, %d]), 0, dtype=f32));", cols, cols);
+        snprintf(src, sizeof src, "@num_warps(%d)\nkernel k(xp: *f32, o: *f32) {\n    let i = arange(0, %d);\n    let x = load(xp + i) as %s;\n    %s\n}\n",
+                 cases[c].warps, L, t, body);
+        int nout = !strcmp(op, "sum") ? 1 : !strcmp(op, "sum0") ? cols : L;
+        const char *arch = cases[c].arch;
+        run_f32(src, arch, arch ? "emu:sm_90a" : "emu", x, (size_t)L, out, (size_t)nout);
+        double worst = 0;
+        int at = 0, terms = !strcmp(op, "sum0") ? 16 : L;
+        for (int j = 0; j < nout; j++) {
+            long double s = 0, mag = 0;
+            if (!strcmp(op, "sum0"))
+                for (int r = 0; r < 16; r++) s += x[r * cols + j], mag += fabsf(x[r * cols + j]);
+            else if (!strcmp(op, "rcumsum"))
+                for (int i = L - 1; i >= j; i--) s += x[i], mag += fabsf(x[i]);
+            else
+                for (int i = 0; i <= (!strcmp(op, "sum") ? L - 1 : j); i++) s += x[i], mag += fabsf(x[i]);
+            double e = fabs(out[j] - (double)s) / (0x1p-24 * (double)mag);
+            if (!(e <= worst)) worst = e, at = j;
+        }
+        printf("%s %s of %d, %d warps%s%s: max error %.2f x 2^-24 sum|x| (bound log2(n) = %.0f)\n", op, t, L, cases[c].warps,
+               arch ? " on " : "", arch ? arch : "", worst, log2(terms));
+        cr_expect(worst <= log2(terms), "%s %s of %d (%d warps, %s, seed %#llx): output %d off by %.2f x 2^-24 sum|x| (got %.9g)", op, t,
+                  L, cases[c].warps, arch ? arch : "sm_80", (unsigned long long)seed, at, worst, out[at]);
+    }
+    free(x), free(out);
+}
+
+/* dot against float64 at K = 17 and 1023 (masked K steps of 32: K is no multiple of the tile), f32
+ * accumulators, on sm_80 (mma.sync) and sm_90a (64-row tiles: wgmma), accumulating into a loaded C.
+ * The errors in units of sum |a b| (docs/language.md, `dot`): f16/bf16/f8e4m3 inputs and
+ * input_precision="ieee" and "tf32x3" within 16 * 2^-24 (measured 3.6 and 7.7: f32 accumulation);
+ * "tf32" within 2^-10 (the operands' low 13 bits dropped; measured 2^-10.3 at K = 17) and biased toward
+ * zero; out_dtype=f16 (accumulated in f16) within 2^-10 (measured 2^-10.8). */
+Test(lang_numeric, dot_error_against_f64_by_k, .timeout = 600) {
+    seed_rng();
+    static const struct {
+        const char *t, *opt;
+        double bound;
+    } cases[] = {
+        {"f16", "", 16 * 0x1p-24},      {"bf16", "", 16 * 0x1p-24},
+        {"f8e4m3", "", 16 * 0x1p-24},   {"f32", ", input_precision=\"ieee\"", 16 * 0x1p-24},
+        {"f32", ", input_precision=\"tf32x3\"", 16 * 0x1p-24}, {"f32", ", input_precision=\"tf32\"", 0x1p-10},
+        {"f16", ", out_dtype=f16", 0x1p-10},
+    };
+    const int ks[] = {17, 1023};
+    const char *archs[] = {"sm_80", "sm_90a"}, *devs[] = {"emu", "emu:sm_90a"};
+    enum { D = 64, MAXK = 1023 };
+    float *x = malloc((2 * D * MAXK + D * D) * 4), out[D * D];
+    cr_assert(x);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int ki = 0; ki < 2; ki++) {
+            int K = ks[ki], half = !strcmp(cases[c].opt, ", out_dtype=f16");
+            if (ki == 1 && (half || strcmp(cases[c].t, "f32"))) continue; /* K = 1023 for the f32 precisions only */
+            float *a = x, *b = x + D * K, *c0 = b + D * K;
+            for (int i = 0; i < D * K; i++) a[i] = exact_in(cases[c].t, urand() * 4), b[i] = exact_in(cases[c].t, urand());
+            for (int i = 0; i < D * D; i++) c0[i] = exact_in(half ? "f16" : "f32", urand() * 8);
+            const char *at = half ? "f16" : "f32";
+            char src[1536];
+            snprintf(src, sizeof src,
+                     "@num_warps(4)\n"
+                     "kernel k(ap: *f32, o: *f32) {\n"
+                     "    let rm = arange(0, 64); let rn = arange(0, 64); let rk = arange(0, 32);\n"
+                     "    let acc = load(ap + %d + rm[:, None] * 64 + rn[None, :]) as %s;\n"
+                     "    for k0 in range(0, %d, 32) {\n"
+                     "        let kk = k0 + rk;\n"
+                     "        let a = load(ap + rm[:, None] * %d + kk[None, :], kk[None, :] < %d, 0.0) as %s;\n"
+                     "        let b = load(ap + %d + kk[:, None] * 64 + rn[None, :], kk[:, None] < %d, 0.0) as %s;\n"
+                     "        acc = dot(a, b, acc%s);\n"
+                     "    }\n"
+                     "    store(o + rm[:, None] * 64 + rn[None, :], acc as f32);\n"
+                     "}\n",
+                     2 * D * K, at, K, K, K, cases[c].t, D * K, K, cases[c].t, cases[c].opt);
+            for (int ai = 0; ai < 2; ai++) {
+                run_f32(src, archs[ai], devs[ai], x, (size_t)(2 * D * K + D * D), out, D * D);
+                double worst = 0, bias = 0;
+                for (int i = 0; i < D; i++)
+                    for (int j = 0; j < D; j++) {
+                        long double s = c0[i * D + j], mag = fabsf(c0[i * D + j]);
+                        for (int q = 0; q < K; q++) {
+                            long double p = (long double)a[i * K + q] * b[q * D + j];
+                            s += p, mag += fabsl(p);
+                        }
+                        double e = fabs(out[i * D + j] - (double)s) / (double)mag;
+                        bias += (fabs(out[i * D + j]) - fabsl(s)) / (double)mag;
+                        if (!(e <= worst)) worst = e;
+                    }
+                printf("dot %s%s K=%d on %s: max error 2^%.1f of sum|ab|, mean bias %.2g\n", cases[c].t, cases[c].opt, K, archs[ai], log2(worst), bias / (D * D));
+                cr_expect(worst <= cases[c].bound, "dot %s%s K=%d on %s (seed %#llx): error %.3g of sum|ab|, bound %.3g", cases[c].t,
+                          cases[c].opt, K, archs[ai], (unsigned long long)seed, worst, cases[c].bound);
+                if (strstr(cases[c].opt, "\"tf32\"")) cr_expect(bias < 0, "tf32 on %s: mean bias %g, not toward zero", archs[ai], bias);
+            }
+        }
+    free(x);
+}

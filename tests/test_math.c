@@ -26,8 +26,8 @@ static float uni(double lo, double hi) { return (float)(lo + (hi - lo) * urand()
 /* sign * 2^e, e uniform in [elo, ehi] */
 static float logu(double elo, double ehi) { return (float)((urand() < 0.5 ? -1 : 1) * exp2(elo + (ehi - elo) * urand())); }
 
-/* Run `expr` (of x[o] and y[o]) over N points; out receives the results. */
-static void run(const char *expr, const float *x, const float *y, float *out) {
+/* Run `expr` (of x[o] and y[o]) over npts points (a multiple of BLOCK); out receives the results. */
+static void run_n(const char *expr, const float *x, const float *y, float *out, int npts) {
     char src[1024];
     snprintf(src, sizeof src,
              "@num_warps(4)\n"
@@ -52,20 +52,22 @@ static void run(const char *expr, const float *x, const float *y, float *out) {
     cr_assert_eq(dev_module_get_function(mod, "k", &fn), DEV_OK, "%s", dev_last_error(dev));
     tile_compiled_free(&c);
     uint64_t dx, dy, dout;
-    size_t bytes = sizeof(float) * N;
+    size_t bytes = sizeof(float) * (size_t)npts;
     cr_assert_eq(dev_malloc(dev, bytes, &dx), DEV_OK);
     cr_assert_eq(dev_malloc(dev, bytes, &dy), DEV_OK);
     cr_assert_eq(dev_malloc(dev, bytes, &dout), DEV_OK);
     cr_assert_eq(dev_memcpy_htod(dev, dx, x, bytes), DEV_OK);
     cr_assert_eq(dev_memcpy_htod(dev, dy, y, bytes), DEV_OK);
-    int32_t n = N;
+    int32_t n = npts;
     void *params[] = {&dx, &dy, &dout, &n};
-    cr_assert_eq(dev_launch(fn, N / BLOCK, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_launch(fn, (unsigned)(npts / BLOCK), 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
     cr_assert_eq(dev_synchronize(dev), DEV_OK, "%s", dev_last_error(dev));
     cr_assert_eq(dev_memcpy_dtoh(dev, out, dout, bytes), DEV_OK);
     dev_module_unload(mod);
     dev_close(dev);
 }
+
+static void run(const char *expr, const float *x, const float *y, float *out) { run_n(expr, x, y, out, N); }
 
 /* ulps between got and the double reference, in units of the float nearest ref */
 static double ulps(float got, double ref) {
@@ -156,6 +158,89 @@ Test(math, accuracy_against_libm, .timeout = 600) {
         printf("%-6s max %.2f ulp over %d points (at x=%a y=%a: got %a, libm %a)\n", c->name, worst, N, x[at], y[at], out[at],
                c->ref1 ? c->ref1(x[at]) : c->ref2(c->ref2 == atan2 ? y[at] : x[at], c->ref2 == atan2 ? x[at] : y[at]));
         cr_expect(worst <= c->bound, "%s: %.2f ulp (bound %.0f) at x=%a y=%a: got %a", c->name, worst, c->bound, x[at], y[at], out[at]);
+    }
+    free(x), free(y), free(out);
+}
+
+/* The hardware-approximation forms (docs/language.md, "Precision of math functions") and the
+ * f64-computed f32 functions, each against the bound the table there states, in the unit it states:
+ * ulps, an absolute error, or a relative one (E_EXP: exp's 2.5 ulp plus 1.25 |x| 2^-24, the rounding
+ * of x * log2 e and of log2 e itself: |x| 2^-24 alone was exceeded by 1.1 times at x = -44.5).  Under the emulator's bound mode (approx_math) every .approx result is moved by the
+ * ISA's documented error, so the bounds are what a GPU may give; with exact .approx the errors are
+ * smaller.  Points: uniform over the range the row names, log-uniform where it says so. */
+enum { E_ULP, E_ABS, E_REL, E_EXP };
+typedef struct ApproxCase {
+    const char *expr;
+    double (*ref1)(double);
+    double (*ref2)(double, double);
+    int metric;
+    double bound, lo, hi;
+    bool logu_x; /* x = 2^u, u uniform in [lo, hi] (positive) */
+} ApproxCase;
+
+static double d_rsqrt(double x) { return 1 / sqrt(x); }
+static double d_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double d_exp10(double x) { return pow(10, x); }
+static double d_lgamma(double x) { return (double)lgammal(x); }
+static double d_tgamma(double x) { return (double)tgammal(x); }
+
+static const ApproxCase approx_cases[] = {
+    {"exp2(x)", exp2, NULL, E_ULP, 2.5, -125.9, 127.9, false},
+    {"exp2(x, exact=true)", exp2, NULL, E_ULP, 2.5, -149, 127.9, false},
+    {"exp(x)", exp, NULL, E_EXP, 1, -87.3, 88.7, false},
+    {"exp(x, exact=true)", exp, NULL, E_ULP, 3, -103, 88.7, false},
+    {"log2(x)", log2, NULL, E_ABS, 0x1.1p-22, 0.5, 2, false},
+    {"log(x)", log, NULL, E_ABS, 0x1.1p-22, 0.5, 2, false},
+    {"log2(x)", log2, NULL, E_ULP, 5, 1, 127.99, true},
+    {"log(x)", log, NULL, E_ULP, 5, -149, -1, true},
+    {"rsqrt(x)", d_rsqrt, NULL, E_REL, 0x1.2p-23, -149, 127, true},
+    {"sin(x)", sin, NULL, E_ABS, 0x1.7p-21, -2 * M_PI, 2 * M_PI, false},
+    {"cos(x)", cos, NULL, E_ABS, 0x1.7p-21, -2 * M_PI, 2 * M_PI, false},
+    {"sin(x)", sin, NULL, E_ABS, 0x1.4p-15, -100 * M_PI, 100 * M_PI, false},
+    {"cos(x)", cos, NULL, E_ABS, 0x1.4p-15, -100 * M_PI, 100 * M_PI, false},
+    {"tanh(x)", tanh, NULL, E_ABS, 0x1.04p-11, -10, 10, false},
+    {"sigmoid(x)", d_sigmoid, NULL, E_EXP, 1, -87, 0, false},
+    {"sigmoid(x)", d_sigmoid, NULL, E_ULP, 2.5, 0, 30, false},
+    /* computed in f64 and rounded once: within 1 ulp (0.5 but for a double rounding) */
+    {"asinh(x)", asinh, NULL, E_ULP, 1, -1e6, 1e6, false},
+    {"acosh(x)", acosh, NULL, E_ULP, 1, 1, 1e4, false},
+    {"atanh(x)", atanh, NULL, E_ULP, 1, -1, 1, false},
+    {"erfc(x)", erfc, NULL, E_ULP, 1, -3, 10.05, false},
+    {"cbrt(x)", cbrt, NULL, E_ULP, 1, -149, 127, true},
+    {"tan(x)", tan, NULL, E_ULP, 1, -1e6, 1e6, false},
+    {"log10(x)", log10, NULL, E_ULP, 1, -149, 127, true},
+    {"exp10(x)", d_exp10, NULL, E_ULP, 1, -44.8, 38.5, false},
+    {"lgamma(x)", d_lgamma, NULL, E_ULP, 1, -30, 40, false},
+    {"tgamma(x)", d_tgamma, NULL, E_ULP, 1, -40, 35, false},
+    {"pow(x, y)", NULL, pow, E_ULP, 1, 0, 10, false},
+    {"hypot(x, y)", NULL, hypot, E_ULP, 1, -1e30, 1e30, false},
+};
+
+Test(math, approx_forms_within_documented_bounds, .timeout = 600) {
+    enum { NA = N / 4 }; /* 32768 points a row: the table is long, and runs twice (approx_math) */
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N), *out = malloc(sizeof(float) * N);
+    for (size_t k = 0; k < sizeof approx_cases / sizeof *approx_cases; k++) {
+        const ApproxCase *c = &approx_cases[k];
+        for (int i = 0; i < NA; i++) {
+            x[i] = c->logu_x ? (float)exp2(c->lo + (c->hi - c->lo) * urand()) : uni(c->lo, c->hi);
+            y[i] = c->ref2 == pow ? (i % 4 ? uni(-40, 40) : (float)(int)uni(-30, 30)) : uni(-1e30, 1e30);
+            if (c->ref2 == pow && i % 8 == 1) x[i] = -x[i];
+        }
+        run_n(c->expr, x, y, out, NA);
+        double worst = 0;
+        int at = 0;
+        for (int i = 0; i < NA; i++) {
+            double ref = c->ref1 ? c->ref1(x[i]) : c->ref2(x[i], y[i]), e;
+            if (!isfinite(ref) || !isfinite(out[i]) || c->metric == E_ULP) e = ulps(out[i], ref);
+            else if (c->metric == E_ABS) e = fabs(out[i] - ref);
+            else if (c->metric == E_REL) e = fabs(out[i] - ref) / fabs(ref);
+            else e = fabs(out[i] - ref) / fabs(ref) / (2.5 * 0x1p-23 + 1.25 * fabs(x[i]) * 0x1p-24);
+            if (!(e <= worst)) worst = e, at = i;
+        }
+        printf("%-20s on [%g, %g]%s: max %s %.3g (bound %.3g) at x=%a y=%a: got %a, want %a\n", c->expr, c->lo, c->hi, c->logu_x ? " (log2)" : "",
+               c->metric == E_ULP ? "ulp" : c->metric == E_ABS ? "abs" : "rel", worst, c->bound, x[at], y[at], out[at],
+               c->ref1 ? c->ref1(x[at]) : c->ref2(x[at], y[at]));
+        cr_expect(worst <= c->bound, "%s on [%g, %g]: %.3g (bound %.3g) at x=%a y=%a: got %a", c->expr, c->lo, c->hi, worst, c->bound, x[at], y[at], out[at]);
     }
     free(x), free(y), free(out);
 }
