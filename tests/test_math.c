@@ -245,6 +245,55 @@ Test(math, approx_forms_within_documented_bounds, .timeout = 600) {
     free(x), free(y), free(out);
 }
 
+/* f16 and bf16 math is computed in f32 and rounded once: within about half an ulp of their own
+ * precision over their normal range, even with each .approx result moved by the ISA's error (the bound
+ * mode: 0.6 measured), but for tanh, whose 2^-11 is f16's own resolution near 1 (1.5 f16 ulp measured;
+ * bf16 0.61).  (sin and cos keep f32's absolute error, many f16 ulps where the result is near 0: not
+ * tested here.)  In units of the type's ulp at the reference, on points exact in the type. */
+static double half_round(double v, int p, int emin) {
+    int e;
+    frexp(fabs(v), &e);
+    double u = ldexp(1.0, (e - 1 < emin ? emin : e - 1) - (p - 1));
+    return nearbyint(v / u) * u;
+}
+Test(math, half_forms_round_once) {
+    enum { NH = N / 8 };
+    static const struct {
+        const char *f;
+        double (*ref)(double);
+        double lo, hi, bound_f16, bound_bf16;
+        bool logu_x;
+    } hc[] = {
+        {"exp", exp, -9.7, 11, 0.6, 0.6, false},          {"log2", log2, -14, 15.9, 0.65, 0.6, true},
+        {"rsqrt", d_rsqrt, -14, 15.9, 0.6, 0.6, true},   {"sigmoid", d_sigmoid, -9, 20, 0.6, 0.6, false},
+        {"erf", erf, -4, 4, 0.6, 0.6, false},             {"tanh", tanh, -5, 5, 1.6, 0.75, false},
+    };
+    static float x[NH], y[NH], out[NH];
+    for (int t = 0; t < 2; t++)
+        for (size_t k = 0; k < sizeof hc / sizeof *hc; k++) {
+            int p = t ? 8 : 11, emin = t ? -126 : -14;
+            for (int i = 0; i < NH; i++) {
+                double v = hc[k].logu_x ? exp2(hc[k].lo + (hc[k].hi - hc[k].lo) * urand()) : uni(hc[k].lo, hc[k].hi);
+                x[i] = (float)half_round(v, p, emin), y[i] = 0;
+            }
+            char expr[96];
+            snprintf(expr, sizeof expr, "%s(x as %s) as f32", hc[k].f, t ? "bf16" : "f16");
+            run_n(expr, x, y, out, NH);
+            double worst = 0;
+            int at = 0;
+            for (int i = 0; i < NH; i++) {
+                double ref = hc[k].ref(x[i]), r = half_round(ref, p, emin);
+                int e;
+                frexp(fabs(r), &e);
+                double e_ulps = fabs(out[i] - ref) / ldexp(1.0, (e - 1 < emin ? emin : e - 1) - (p - 1));
+                if (!(e_ulps <= worst)) worst = e_ulps, at = i;
+            }
+            double bound = t ? hc[k].bound_bf16 : hc[k].bound_f16;
+            printf("%-22s max %.2f ulp of %s (bound %.2f) at x=%a: got %a, want %a\n", expr, worst, t ? "bf16" : "f16", bound, x[at], out[at], hc[k].ref(x[at]));
+            cr_expect(worst <= bound, "%s: %.2f ulp (bound %.2f) at x=%a: got %a, want %a", expr, worst, bound, x[at], out[at], hc[k].ref(x[at]));
+        }
+}
+
 /* `%` on f16 and bf16 stays in the type and is exact (fmod): operands exact in both types, the
  * remainder exact in them too; LLVM's frem gave results of the wrong sign or larger than |y|. */
 Test(math, half_remainder_is_exact) {
