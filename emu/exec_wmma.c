@@ -26,9 +26,10 @@
  * c stride + r; stride (elements, also for s4/u4 and b1) defaults to the matrix's width (row: cols, col:
  * rows).  Element i of a type of `bits` bits is at bit i bits of the bytes from p: an s4/u4 or b1 element
  * sits at bit (i bits) mod 8 of byte i bits / 8, the lowest element in the lowest bits, as in a register
- * (and in CUTLASS's int4b_t / uint1b_t arrays).  As CUDA's load_matrix_sync / store_matrix_sync demand,
- * p must be 32-byte aligned and stride x bits a multiple of 16 bytes (s4/u4: 32 elements, b1: 128), and
- * p and stride the same in every lane.  Each element is checked (memcheck, racecheck) as an access of
+ * (and in CUTLASS's int4b_t / uint1b_t arrays).  p must be a multiple of the fragment's size in bytes (the
+ * PTX ISA's rule: 32 for f16 A and B and f32 C, 8 for a u8 m16n16k16 A, ...), stride x bits a multiple of
+ * 16 bytes (s4/u4: 32 elements, b1: 128; CUDA's load_matrix_sync rule), and p and stride the same in
+ * every lane.  Each element is checked (memcheck, racecheck) as an access of
  * the lane that reads or writes it (the whole byte, for a narrower element).
  *
  * Numerics as mma.sync (exec_mma.c): a float D element starts from C and takes one f32 fmaf per k
@@ -171,7 +172,11 @@ typedef struct Mem {
     bool col;
 } Mem;
 
-static bool mem_setup(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, unsigned which, unsigned ty, Mem *m) {
+/* The PTX ISA's alignment: each row (column) of the matrix in memory starts at a multiple of the fragment's
+ * size in bytes (a lane's registers of it: 32 for an f16 A, 8 for a u8 m16n16k16 A, 16 for an f16 C), so p
+ * must be.  CUDA's load_matrix_sync asks 32 bytes of every pointer, which NVIDIA's own 8-bit samples do not
+ * give (immaTensorCoreGemm steps k by 16 bytes); PTX is what runs, so the fragment size is the rule. */
+static bool mem_setup(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, unsigned which, unsigned ty, unsigned regs, Mem *m) {
     unsigned aop = in->op == EMU_OP_WMMA_STORE ? 0 : 1;
     dims(in->space2, which, &m->rows, &m->cols);
     m->col = in->xflags & EMU_XF_WM_COL;
@@ -186,9 +191,11 @@ static bool mem_setup(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, unsign
             return emu_fault(b, lane[l], in, "invalid wmma", "lane %u gives address 0x%" PRIx64 " and stride %" PRIu64
                              ", lane 0 0x%" PRIx64 " and %" PRIu64 ": both must be the same in every lane", l, p, stride, m->p, m->stride);
     }
-    if (m->p % 32)
+    unsigned align = regs * (ty == EMU_T_F64 ? 8 : 4);
+    if (m->p % align)
         return emu_fault(b, lane[0], in, "memcheck: misaligned wmma address",
-                         "address 0x%" PRIx64 " is not aligned to 32 bytes (a wmma matrix starts at a 256-bit boundary)", m->p);
+                         "address 0x%" PRIx64 " is not aligned to %u bytes (a wmma matrix starts at a multiple of its fragment's size)",
+                         m->p, align);
     if (m->stride * m->ebits % 128)
         return emu_fault(b, lane[0], in, "invalid wmma", "a stride of %" PRIu64 " elements of %u %s is not a multiple of 16 bytes",
                          m->stride, m->ebits < 8 ? m->ebits : m->ebits / 8, m->ebits == 1 ? "bit" : m->ebits < 8 ? "bits" : "bytes");
@@ -216,7 +223,7 @@ static uint64_t load_bits(const uint8_t *p, unsigned size) {
 
 static bool exec_load(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const EmuWmmaForm *fm) {
     Mem m;
-    if (!mem_setup(b, lane, in, in->mode, in->ty, &m)) return false;
+    if (!mem_setup(b, lane, in, in->mode, in->ty, fm->regs[0], &m)) return false;
     unsigned epr = per_reg(in->ty), E = fm->regs[0] * epr, T = m.rows * m.cols;
     uint64_t regs[32][8];
     for (unsigned l = 0; l < 32; l++)
@@ -236,7 +243,7 @@ static bool exec_load(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const 
 
 static bool exec_store(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const EmuWmmaForm *fm) {
     Mem m;
-    if (!mem_setup(b, lane, in, EMU_MODE_WM_D, in->ty, &m)) return false;
+    if (!mem_setup(b, lane, in, EMU_MODE_WM_D, in->ty, fm->regs[0], &m)) return false;
     unsigned E = fm->regs[0] * per_reg(in->ty), T = m.rows * m.cols;
     for (unsigned e = 0; e < T; e++) { /* D is f16, f32, s32 or f64: whole bytes */
         uint64_t v = gather(lane, in, 1, in->ty, fm->regs[0], e);

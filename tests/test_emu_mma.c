@@ -1302,6 +1302,41 @@ Test(cp_async, sizes_zero_fill_groups_and_racecheck) {
     dev_close(d);
 }
 
+/* The PTX ISA aligns a wmma matrix to its fragment's size, not to 32 bytes: a u8 m16n16k16 A is two registers,
+ * so 8 bytes (NVIDIA's immaTensorCoreGemm sample steps k by 16 bytes).  Lane l's register j byte i holds
+ * element 8l + 4j + i in row-major order (the slot order docs/emulator.md gives). */
+Test(wmma, u8_alignment_is_the_fragment_size) {
+    TileDevice *d = open_emu(false);
+    static const char *ptx = PTX_HEAD ".visible .entry w(.param .u64 p, .param .u64 o, .param .u32 off)\n{\n"
+        " .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [o];\n ld.param.u32 %r1, [off];\n"
+        " cvt.u64.u32 %rd3, %r1;\n add.u64 %rd1, %rd1, %rd3;\n mov.u32 %r2, 32;\n"
+        " wmma.load.a.sync.aligned.row.m16n16k16.global.u8 {%r4, %r5}, [%rd1], %r2;\n"
+        " mov.u32 %r3, %laneid;\n mul.wide.u32 %rd4, %r3, 8;\n add.u64 %rd2, %rd2, %rd4;\n st.global.v2.b32 [%rd2], {%r4, %r5};\n ret;\n}\n";
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, ptx, "w", &m);
+    uint8_t src[16 + 16 * 32], out[256];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 37 + 11);
+    uint64_t buf = upload(d, src, sizeof src), ob;
+    cr_assert_eq(dev_malloc(d, sizeof out, &ob), DEV_OK);
+    static const uint32_t offs[] = {16, 8};
+    for (size_t k = 0; k < ARRAY_LEN(offs); k++) {
+        uint32_t off = offs[k];
+        void *params[] = {&buf, &ob, &off};
+        cr_assert_eq(dev_memset_d8(d, ob, 0xCD, sizeof out), DEV_OK);
+        cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "offset %u: %s", off, dev_last_error(d));
+        download(d, out, ob, sizeof out);
+        for (unsigned e = 0; e < 256; e++)
+            cr_assert_eq(out[e], src[off + (e / 16) * 32 + e % 16], "offset %u element %u", off, e);
+    }
+    uint32_t off = 4;
+    void *params[] = {&buf, &ob, &off};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned wmma address") && strstr(dev_last_error(d), "not aligned to 8 bytes"), "%s",
+              dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* wmma (the numbers: test_conformance's wmma.cu, as nvcc writes it): the address and stride every lane gives
  * must agree, the matrix start at 32 bytes, the stride be whole 16-byte units; unknown forms and wrong
  * register counts fail at load time. */
