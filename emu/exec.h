@@ -632,6 +632,9 @@ void emu_race_reset(EmuBlock *b);
 /* t's access of shared bytes [idx, idx + size) (indices into b->shared), checked against their shadow and
  * recorded; false after emu_fault. */
 bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, unsigned size, bool write);
+/* Records the shared bytes [idx, idx + size) as read by t now, on PTX line `line` (an asynchronous read that
+ * ends here: a bulk store's source at the wait that retires it), for later writes to be checked against. */
+void emu_race_read_note(EmuBlock *b, EmuThread *t, uint64_t idx, uint64_t size, uint32_t line);
 /* Shadow entries [idx, idx + size) are about to change: run_block clears only what a unit touched. */
 static inline void emu_race_touch(EmuBlock *b, uint64_t idx, uint64_t size) {
     if (idx < b->sh_lo) b->sh_lo = idx;

@@ -715,8 +715,12 @@ static bool bulk_retired(const EmuThread *t, uint32_t thread, uint32_t g, uint64
 void emu_bulk_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint64_t keep = EMU_R(t, in, 0); /* groups that may stay pending: the most recent ones */
     uint32_t n = 0;
-    for (uint32_t i = 0; i < b->nbulkrd; i++) /* with or without .read, the sources of the retired groups are read */
-        if (!bulk_retired(t, b->bulkrd[i].thread, b->bulkrd[i].group, keep)) b->bulkrd[n++] = b->bulkrd[i];
+    for (uint32_t i = 0; i < b->nbulkrd; i++) { /* with or without .read, the sources of the retired groups are read */
+        const EmuBulkWrite *r = &b->bulkrd[i];
+        if (!bulk_retired(t, r->thread, r->group, keep)) b->bulkrd[n++] = *r;
+        /* racecheck: as reads by t now (the copy's line), which another thread's write must be ordered after */
+        else if (b->shadow) emu_race_read_note(b, t, r->lo, r->hi - r->lo, r->line);
+    }
     b->nbulkrd = n;
     if (!b->nbulk || (in->flags & EMU_F(READ))) return; /* .read: the sources are read, the writes may be in flight */
     n = 0;

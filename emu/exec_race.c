@@ -363,6 +363,54 @@ static bool race_report(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t id
                      other_write ? "write" : "read", o->tid[0], o->tid[1], o->tid[2], cta, where, line);
 }
 
+/* Records a read of shadow byte s by thread me (its warp w at clock clk, generation gen, clock vector v; strong:
+ * an atomic or strong access) of PTX line `line`, for the writes after it to be checked against. */
+static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32_t clk, uint32_t gen, const uint32_t *v,
+                      bool strong, uint32_t line) {
+    uint16_t rw = s->rwarp & EMU_SH_WARP;
+    bool rstrong = s->rwarp & EMU_SH_STRONG;
+    s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
+    s->xrev = b->ev;
+    s->xrline = line;
+    s->rline = line;
+    if (s->rclk && rw == w) { /* more reads of this warp */
+        if (clk > s->rclk && v[w] >= s->rclk) {
+            /* the warp passed a barrier since its earlier reads: they are ordered before this one and
+             * everything after it, so this read stands for them (kept as "several lanes" at the later
+             * clock, a lane's write after it would be taken as unordered with another lane's read from
+             * before the barrier: an in-place scan, a bitonic sort) */
+            s->rwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0));
+            s->rtid = me;
+        }
+        if (rstrong && !strong) s->rwarp = w;
+        if (s->rtid != me) s->rtid = UINT32_MAX;
+        if (clk > s->rclk) {
+            if (s->rmask) rmask_flush(b, s);
+            s->rclk = clk;
+        }
+        s->rgen = gen;
+        return;
+    }
+    bool all_strong = strong;
+    if (s->rclk) {
+        all_strong = strong && rstrong;
+        if (clk != s->rclk && s->rmask) rmask_flush(b, s);
+        if (v[rw] < s->rclk) { /* the last warp's reads are not ordered before this one: keep them */
+            if (clk == s->rclk && rw < 32) { /* warps in step (the common case): a bit */
+                s->rmask |= 1u << rw;
+            } else {
+                if (!s->rset) s->rset = rset_new(b);
+                uint32_t *rs = rset_of(b, s->rset);
+                if (s->rclk > rs[rw]) rs[rw] = s->rclk;
+            }
+        }
+    }
+    s->rclk = clk;
+    s->rwarp = (uint16_t)(w | (all_strong ? EMU_SH_STRONG : 0));
+    s->rtid = me;
+    s->rgen = gen;
+}
+
 /* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict
  * with one another; a plain access conflicting with one of them is a hazard as between plain ones (the PTX
  * memory model's data race: a plain store of a counter other threads atomically add to loses their adds). */
@@ -410,47 +458,16 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
             s->wfence = b->rt[me].pfence;
             s->wgen = gen;
         } else {
-            s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
-            s->xrev = b->ev;
-            s->xrline = in->line;
-            s->rline = in->line;
-            if (s->rclk && rw == w) { /* more reads of this warp */
-                if (clk > s->rclk && v[w] >= s->rclk) {
-                    /* the warp passed a barrier since its earlier reads: they are ordered before this one and
-                     * everything after it, so this read stands for them (kept as "several lanes" at the later
-                     * clock, a lane's write after it would be taken as unordered with another lane's read from
-                     * before the barrier: an in-place scan, a bitonic sort) */
-                    s->rwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0));
-                    s->rtid = me;
-                }
-                if (rstrong && !strong) s->rwarp = w;
-                if (s->rtid != me) s->rtid = UINT32_MAX;
-                if (clk > s->rclk) {
-                    if (s->rmask) rmask_flush(b, s);
-                    s->rclk = clk;
-                }
-                s->rgen = gen;
-                continue;
-            }
-            bool all_strong = strong;
-            if (s->rclk) {
-                all_strong = strong && rstrong;
-                if (clk != s->rclk && s->rmask) rmask_flush(b, s);
-                if (v[rw] < s->rclk) { /* the last warp's reads are not ordered before this one: keep them */
-                    if (clk == s->rclk && rw < 32) { /* warps in step (the common case): a bit */
-                        s->rmask |= 1u << rw;
-                    } else {
-                        if (!s->rset) s->rset = rset_new(b);
-                        uint32_t *rs = rset_of(b, s->rset);
-                        if (s->rclk > rs[rw]) rs[rw] = s->rclk;
-                    }
-                }
-            }
-            s->rclk = clk;
-            s->rwarp = (uint16_t)(w | (all_strong ? EMU_SH_STRONG : 0));
-            s->rtid = me;
-            s->rgen = gen;
+            note_read(b, s, me, w, clk, gen, v, strong, in->line);
         }
     }
     return true;
+}
+
+void emu_race_read_note(EmuBlock *b, EmuThread *t, uint64_t idx, uint64_t size, uint32_t line) {
+    uint32_t uw = unit_warp(b, t), gen = b->warp_gen[uw], clk = clock_of(b, t);
+    const uint32_t *v = b->vc + (size_t)uw * b->nvw;
+    emu_race_touch(b, idx, size);
+    for (uint64_t i = 0; i < size; i++)
+        note_read(b, &b->shadow[idx + i], t->linear, (uint16_t)(uw % b->nvw), clk, gen, v, false, line);
 }

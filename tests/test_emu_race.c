@@ -134,6 +134,83 @@ Test(racecheck, async_proxy) {
     dev_close(d);
 }
 
+/* A bulk store's source is read by the async proxy until the issuing thread's wait_group.read: a write to it by
+ * another warp must be ordered after that wait, as after a plain read.  Warp 0 fills buf, fences and hands it to
+ * warp 1 (bar.sync 1), whose thread 32 bulk-stores buf to out and waits for the read; warp 0 then writes buf
+ * again.  mode 0: after bar.sync 2, which warp 1 reaches after its wait; mode 1: after spinning on a volatile
+ * flag thread 32 sets after its wait, with no fence on either side (no release, no acquire: reported, as the
+ * write-back of an epilogue's staging buffer that its storer has not released; the spin makes the write come
+ * after the store in the emulator, where the in-flight check cannot see it). */
+static const char *bulk_src_war_ptx = PTX_HEAD
+    ".visible .entry bsw(.param .u64 out, .param .u64 flag, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<6>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  .shared .align 128 .b8 buf[128];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [flag];\n"
+    "  ld.param.u32 %r10, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, buf;\n"
+    "  and.b32 %r3, %r1, 31;\n"
+    "  shl.b32 %r4, %r3, 2;\n"
+    "  add.u32 %r5, %r2, %r4;\n"
+    "  setp.eq.u32 %p4, %r10, 0;\n"
+    "  setp.lt.u32 %p1, %r1, 32;\n"
+    "  @!%p1 bra $STORER;\n"
+    "  cvt.rn.f32.u32 %f1, %r3;\n"
+    "  st.shared.f32 [%r5], %f1;\n"
+    "  fence.proxy.async.shared::cta;\n"
+    "  bar.sync 1, 64;\n"
+    "  @%p4 bar.sync 2, 64;\n"
+    "  @%p4 bra $REFILL;\n"
+    "$SPIN:\n"
+    "  ld.volatile.global.u32 %r6, [%rd2];\n"
+    "  setp.eq.u32 %p3, %r6, 0;\n"
+    "  @%p3 bra $SPIN;\n"
+    "$REFILL:\n"
+    "  add.f32 %f2, %f1, 0f42C80000;\n"
+    "  st.shared.f32 [%r5], %f2;\n"
+    "  bra.uni $END;\n"
+    "$STORER:\n"
+    "  bar.sync 1, 64;\n"
+    "  setp.eq.u32 %p2, %r1, 32;\n"
+    "  @%p2 cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r2], 128;\n"
+    "  @%p2 cp.async.bulk.commit_group;\n"
+    "  @%p2 cp.async.bulk.wait_group.read 0;\n"
+    "  @%p4 bar.sync 2, 64;\n"
+    "  @%p4 bra.uni $END;\n"
+    "  mov.u32 %r7, 1;\n"
+    "  @%p2 st.volatile.global.u32 [%rd2], %r7;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, bulk_store_source_rewritten_unordered) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, bulk_src_war_ptx, "bsw", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint32_t zero = 0;
+        uint64_t out = poisoned(d, 128), flag = upload(d, &zero, sizeof zero);
+        void *args[] = {&out, &flag, &mode};
+        if (mode == 1) {
+            expect_launch_error(d, f, 64, args, "racecheck: shared-memory hazard (write after read)", "st.shared.f32 [%r5], %f2",
+                                "by thread (0,0,0)", "conflicts with a read by thread (32,0,0)",
+                                "cp.async.bulk.global.shared::cta.bulk_group", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        float h[32];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 32; i++) cr_assert_eq(h[i], (float)i, "out[%u] = %g, want %u", i, h[i], i);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* A bulk load refilling a buffer must come after its readers' reads: thread 0 loads chunk 0 into buf, waits
  * for it and for `ready` (warp 1's 32 arrivals), then loads chunk 1 into buf.  Warp 1 waits for chunk 0,
  * reads it (out = chunk 0) and arrives on ready: after its reads (mode 0) or before them (mode 1, reported:
