@@ -191,8 +191,8 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint64_t e = in->op == EMU_OP_MAD ? src(t, in, 3) : 0;
         if (in->flags & EMU_F(WIDE)) {
             unsigned dsz = sz * 2;
-            uint64_t p = sg ? (uint64_t)(sa * sc) : ua * uc; /* sz <= 4 for .wide */
             if (sz == 8) return emu_fault(b, t, in, "invalid instruction", ".wide on a 64-bit type");
+            uint64_t p = sg ? (uint64_t)(sa * sc) : ua * uc; /* sz <= 4: the product fits */
             *d = emu_zext(p + e, dsz);
             return true;
         }
@@ -283,7 +283,8 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return true;
     }
     case EMU_OP_SAD: {
-        uint64_t diff = sg ? (uint64_t)(sa > sc ? sa - sc : sc - sa) : (ua > uc ? ua - uc : uc - ua);
+        uint64_t diff = sg ? (sa > sc ? (uint64_t)sa - (uint64_t)sc : (uint64_t)sc - (uint64_t)sa) /* |a - b| mod 2^64 */
+                            : (ua > uc ? ua - uc : uc - ua);
         *d = emu_zext(diff + src(t, in, 3), sz);
         return true;
     }

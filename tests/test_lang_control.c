@@ -180,8 +180,8 @@ Test(lang_run, range_trip_counts) {
             int64_t o[4];
             download(&k, o, d, sizeof o);
             int64_t c = 0, h = 0, c2 = 0, c3 = 0;
-            if (s > 0) for (int64_t i = a; i < b; i += s) c++, h = h * 31 + i;
-            else for (int64_t i = a; i > b; i += s) c++, h = h * 31 + i;
+            if (s > 0) for (int64_t i = a; i < b; i += s) c++, h = (int64_t)((uint64_t)h * 31 + (uint64_t)i); /* the kernel's i64 wraps */
+            else for (int64_t i = a; i > b; i += s) c++, h = (int64_t)((uint64_t)h * 31 + (uint64_t)i); /* the kernel's i64 wraps */
             for (int64_t i = a; i < b; i++) c2++;
             if (s > 0) for (int64_t i = a; i < (int64_t)b + 10; i += s) c3 += i;
             else for (int64_t i = a; i > (int64_t)b + 10; i += s) c3 += i;
