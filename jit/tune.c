@@ -335,17 +335,19 @@ static void space_from_tuning(const LangTuning *t, tile_tune_space *out) {
 static tile_status lookup(const char *cache_dir, const char *kernel_id, const tile_tune_space *sp, const char *kernel,
                           const char *device, const char *key_bucket, char *config, size_t config_size) {
     const char *dir = cache_dir && *cache_dir ? cache_dir : rt_options()->cache_dir;
+    const char *fn = kernel ? "tile_tune_lookup_file" : "tile_tune_lookup"; /* the entry point, for messages */
     if (!kernel_id || !device || !key_bucket || !config || !config_size)
-        return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_lookup: %s", !kernel_id ? "kernel_id is NULL" : !device ? "device is NULL"
-                                                                           : !key_bucket ? "key_bucket is NULL" : !config ? "config is NULL"
-                                                                                         : "config_size is 0");
+        return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "%s: %s", fn, !kernel_id ? "kernel_id is NULL" : !device ? "device is NULL"
+                                                                   : !key_bucket ? "key_bucket is NULL" : !config ? "config is NULL"
+                                                                                 : "config_size is 0");
     config[0] = 0;
+    const char *who0 = kernel ? kernel : kernel_id;
     int dfd = jit_cache_open(dir, false);
-    if (dfd < 0) return TILE_ERROR_NOT_FOUND;
+    if (dfd < 0) return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: no tuning database in %s (no record for %.200s on %.200s, %.200s)", fn, dir, who0, device, key_bucket);
     size_t n;
     char *text = jit_cache_read(dfd, "tune.db", &n);
     close(dfd);
-    if (!text) return TILE_ERROR_NOT_FOUND;
+    if (!text) return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: no tuning database in %s (no record for %.200s on %.200s, %.200s)", fn, dir, who0, device, key_bucket);
     /* 1. the matching records' configurations and lines, in file order */
     char **cfgs = NULL;
     int ncfg = 0, *lines = NULL, lineno = 0;
@@ -395,7 +397,9 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
         return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "%s: the configuration recorded for %s on %s, %s needs %zu bytes; config_size is %zu",
                        kernel ? "tile_tune_lookup_file" : "tile_tune_lookup", kernel ? kernel : kernel_id, device, key_bucket, need,
                        config_size);
-    return found ? TILE_OK : TILE_ERROR_NOT_FOUND;
+    return found ? TILE_OK
+                 : rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: %s/tune.db has no usable record for %.200s on %.200s, %.200s", fn, dir, who0,
+                           device, key_bucket);
 }
 
 tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,

@@ -379,6 +379,279 @@ Test(api_audit, aot_table_null_arguments_say_why) {
     close_ctx(ctx);
 }
 
+/* ============================ every entry point, bad arguments ============================ */
+
+/* A message that the call must replace: tile_last_error(NULL) or ctx's set by another function first, so that a
+ * refusal that sets none (or sets another function's) cannot pass on a stale one. */
+static void prime_messages(tile_context *ctx) {
+    tile_dtype t;
+    (void)tile_dtype_from_name(NULL, &t);
+    if (ctx) {
+        tile_devptr p;
+        (void)tile_malloc(ctx, 0, &p);
+    }
+}
+
+/* call returns st, and `where`'s message (ctx's, or the thread's with NULL) begins with "fn: " */
+#define REFUSED(where, st, fn, call)                                                                                     \
+    do {                                                                                                                 \
+        prime_messages(where);                                                                                           \
+        tile_status st_ = (call);                                                                                        \
+        const char *m_ = tile_last_error(where);                                                                         \
+        cr_expect_eq(st_, st, "%s: %s (%s)", #call, tile_status_string(st_), m_);                                        \
+        cr_expect(m_ && !strncmp(m_, fn ": ", strlen(fn ": ")), "%s: the message is '%s', not %s's", #call, m_ ? m_ : "", \
+                  fn);                                                                                                   \
+        n_refused++;                                                                                                     \
+    } while (0)
+
+static const char bad_args_src[] = "kernel k(x: *f32) { store(x + arange(0, 128), zeros([128], f32)); }";
+
+/* Every entry point that takes a context, given NULL, a destroyed one or another kind of handle; NULL out
+ * pointers; streams and events destroyed or of another context: an error, a message that begins with the
+ * function's name, and the context usable afterwards (the table runs under ASan in CI, where a read of freed
+ * memory fails it). */
+Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
+    int n_refused = 0;
+    tile_context *ctx = open_on("emu"), *other;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &other), TILE_OK, "%s", tile_last_error(NULL));
+    tile_context *dead;
+    cr_assert_eq(tile_context_create("emu", &dead), TILE_OK);
+    tile_context_destroy(dead);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, bad_args_src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context *const bad_ctx[] = {NULL, dead, (tile_context *)m};
+    char host[64] = {0}, key[64];
+    tile_devptr p = 0;
+    tile_device_properties dp;
+    tile_context_stats cs;
+    tile_stream s;
+    tile_event e;
+    float ms;
+    tile_module *mm;
+    tile_gemm_args ga = {.size = sizeof ga};
+    tile_gemm_info gi;
+    tile_moe_args ma = {.size = sizeof ma};
+    tile_attention_args aa = {.size = sizeof aa};
+    tile_paged_attention_args pa = {.size = sizeof pa};
+    tile_norm_args na = {.size = sizeof na};
+    tile_gated_args ta = {.size = sizeof ta};
+    tile_sample_args sa = {.size = sizeof sa};
+    tile_spec_verify_args va = {.size = sizeof va};
+    tile_rope_args ra = {.size = sizeof ra};
+    size_t bytes;
+    int splits;
+    unsigned char map[128] __attribute__((aligned(64)));
+    uint64_t dims[2] = {64, 64}, strides[1] = {128};
+    uint32_t box[2] = {16, 16}, es[2] = {1, 1};
+    int32_t lo[2] = {0}, up[2] = {0};
+    for (size_t i = 0; i < sizeof bad_ctx / sizeof *bad_ctx; i++) {
+        tile_context *x = bad_ctx[i];
+        const tile_status INV = TILE_ERROR_INVALID_VALUE;
+        REFUSED(NULL, INV, "tile_context_interrupt", tile_context_interrupt(x));
+        REFUSED(NULL, INV, "tile_context_get_properties", tile_context_get_properties(x, &dp));
+        REFUSED(NULL, INV, "tile_context_get_properties_ex", tile_context_get_properties_ex(x, &dp, sizeof dp));
+        REFUSED(NULL, INV, "tile_context_device_key", tile_context_device_key(x, key, sizeof key));
+        REFUSED(NULL, INV, "tile_context_get_stats", tile_context_get_stats(x, &cs));
+        REFUSED(NULL, INV, "tile_context_get_stats_ex", tile_context_get_stats_ex(x, &cs, sizeof cs));
+        REFUSED(NULL, INV, "tile_malloc", tile_malloc(x, 16, &p));
+        REFUSED(NULL, INV, "tile_free", tile_free(x, 0x1000));
+        REFUSED(NULL, INV, "tile_register_memory", tile_register_memory(x, host, sizeof host, &p));
+        REFUSED(NULL, INV, "tile_unregister_memory", tile_unregister_memory(x, 0x1000));
+        REFUSED(NULL, INV, "tile_memcpy_htod", tile_memcpy_htod(x, 0x1000, host, 4));
+        REFUSED(NULL, INV, "tile_memcpy_dtoh", tile_memcpy_dtoh(x, host, 0x1000, 4));
+        REFUSED(NULL, INV, "tile_memset", tile_memset(x, 0x1000, 0, 4));
+        REFUSED(NULL, INV, "tile_synchronize", tile_synchronize(x));
+        REFUSED(NULL, INV, "tile_module_load_ptx", tile_module_load_ptx(x, ".version 8.0", &mm));
+        REFUSED(NULL, INV, "tile_module_load_source", tile_module_load_source(x, bad_args_src, NULL, &mm));
+        REFUSED(NULL, INV, "tile_module_load_file", tile_module_load_file(x, "k.tile", NULL, &mm));
+        REFUSED(NULL, INV, "tile_module_load_file_ex", tile_module_load_file_ex(x, "k.tile", NULL, &mm));
+        REFUSED(NULL, INV, "tile_module_load_source_ex", tile_module_load_source_ex(x, "k", bad_args_src, NULL, &mm));
+        REFUSED(NULL, INV, "tile_stream_create", tile_stream_create(x, &s));
+        REFUSED(NULL, INV, "tile_stream_from_native", tile_stream_from_native(x, NULL, &s));
+        REFUSED(NULL, INV, "tile_stream_destroy", tile_stream_destroy(x, NULL));
+        REFUSED(NULL, INV, "tile_stream_synchronize", tile_stream_synchronize(x, NULL));
+        REFUSED(NULL, INV, "tile_stream_wait_event", tile_stream_wait_event(x, NULL, NULL));
+        REFUSED(NULL, INV, "tile_event_create", tile_event_create(x, &e));
+        REFUSED(NULL, INV, "tile_event_destroy", tile_event_destroy(x, NULL));
+        REFUSED(NULL, INV, "tile_event_record", tile_event_record(x, NULL, NULL));
+        REFUSED(NULL, INV, "tile_event_synchronize", tile_event_synchronize(x, NULL));
+        REFUSED(NULL, INV, "tile_event_elapsed_ms", tile_event_elapsed_ms(x, NULL, NULL, &ms));
+        REFUSED(NULL, INV, "tile_memcpy_htod_async", tile_memcpy_htod_async(x, 0x1000, host, 4, NULL));
+        REFUSED(NULL, INV, "tile_memcpy_dtoh_async", tile_memcpy_dtoh_async(x, host, 0x1000, 4, NULL));
+        REFUSED(NULL, INV, "tile_memset_async", tile_memset_async(x, 0x1000, 0, 4, NULL));
+        REFUSED(NULL, INV, "tile_tensor_map_encode", tile_tensor_map_encode(x, map, TILE_F16, 2, 0x1000, dims, strides, box, es, 0));
+        REFUSED(NULL, INV, "tile_tensor_map_encode_im2col",
+                tile_tensor_map_encode_im2col(x, map, TILE_F16, 3, 0x1000, dims, strides, lo, up, 16, 16, es, 0, 0));
+        REFUSED(NULL, INV, "tile_gemm", tile_gemm(x, &ga));
+        REFUSED(NULL, INV, "tile_gemm_with_config", tile_gemm_with_config(x, &ga, (const char *const[]){"BM=64", NULL}));
+        REFUSED(NULL, INV, "tile_gemm_prepare", tile_gemm_prepare(x, &ga));
+        REFUSED(NULL, INV, "tile_gemm_last_info", tile_gemm_last_info(x, &gi));
+        REFUSED(NULL, INV, "tile_moe_forward", tile_moe_forward(x, &ma));
+        REFUSED(NULL, INV, "tile_moe_prepare", tile_moe_prepare(x, &ma));
+        REFUSED(NULL, INV, "tile_attention_fwd", tile_attention_fwd(x, &aa));
+        REFUSED(NULL, INV, "tile_attention_fwd_prepare", tile_attention_fwd_prepare(x, &aa));
+        REFUSED(NULL, INV, "tile_attention_decode_paged", tile_attention_decode_paged(x, &pa));
+        REFUSED(NULL, INV, "tile_attention_decode_paged_prepare", tile_attention_decode_paged_prepare(x, &pa));
+        REFUSED(NULL, INV, "tile_paged_attention_workspace_size", tile_paged_attention_workspace_size(x, &pa, &bytes, &splits));
+        REFUSED(NULL, INV, "tile_fused_add_rmsnorm", tile_fused_add_rmsnorm(x, &na));
+        REFUSED(NULL, INV, "tile_fused_add_layernorm", tile_fused_add_layernorm(x, &na));
+        REFUSED(NULL, INV, "tile_gated_activation", tile_gated_activation(x, &ta));
+        REFUSED(NULL, INV, "tile_sample", tile_sample(x, &sa));
+        REFUSED(NULL, INV, "tile_spec_verify", tile_spec_verify(x, &va));
+        REFUSED(NULL, INV, "tile_rope_kv_append", tile_rope_kv_append(x, &ra));
+        REFUSED(NULL, INV, "tile_rope_kv_append_prepare", tile_rope_kv_append_prepare(x, &ra));
+        cr_expect_eq(tile_context_id(x), 0, "tile_context_id of a bad context");
+        tile_context_destroy(x == dead ? dead : NULL); /* harmless */
+    }
+    /* NULL where the call writes its answer, or reads its arguments */
+    const tile_status INV = TILE_ERROR_INVALID_VALUE;
+    REFUSED(ctx, INV, "tile_context_get_properties", tile_context_get_properties(ctx, NULL));
+    REFUSED(ctx, INV, "tile_context_get_stats", tile_context_get_stats(ctx, NULL));
+    REFUSED(ctx, INV, "tile_context_device_key", tile_context_device_key(ctx, NULL, 64));
+    REFUSED(ctx, INV, "tile_malloc", tile_malloc(ctx, 16, NULL));
+    REFUSED(ctx, INV, "tile_malloc", tile_malloc(ctx, SIZE_MAX, &p));
+    REFUSED(ctx, INV, "tile_register_memory", tile_register_memory(ctx, host, sizeof host, NULL));
+    REFUSED(ctx, INV, "tile_module_load_ptx", tile_module_load_ptx(ctx, NULL, &mm));
+    REFUSED(ctx, INV, "tile_module_load_source", tile_module_load_source(ctx, bad_args_src, NULL, NULL));
+    REFUSED(ctx, INV, "tile_stream_create", tile_stream_create(ctx, NULL));
+    REFUSED(ctx, INV, "tile_event_create", tile_event_create(ctx, NULL));
+    REFUSED(ctx, INV, "tile_gemm", tile_gemm(ctx, NULL));
+    REFUSED(ctx, INV, "tile_gemm_last_info", tile_gemm_last_info(ctx, NULL));
+    REFUSED(ctx, INV, "tile_moe_forward", tile_moe_forward(ctx, NULL));
+    REFUSED(ctx, INV, "tile_attention_fwd", tile_attention_fwd(ctx, NULL));
+    REFUSED(ctx, INV, "tile_paged_attention_workspace_size", tile_paged_attention_workspace_size(ctx, &pa, NULL, &splits));
+    REFUSED(ctx, INV, "tile_fused_add_rmsnorm", tile_fused_add_rmsnorm(ctx, NULL));
+    REFUSED(ctx, INV, "tile_gated_activation", tile_gated_activation(ctx, NULL));
+    REFUSED(ctx, INV, "tile_sample", tile_sample(ctx, NULL));
+    REFUSED(ctx, INV, "tile_spec_verify", tile_spec_verify(ctx, NULL));
+    REFUSED(ctx, INV, "tile_rope_kv_append", tile_rope_kv_append(ctx, NULL));
+    REFUSED(ctx, INV, "tile_event_elapsed_ms", tile_event_elapsed_ms(ctx, NULL, NULL, NULL));
+    tile_kernel *k;
+    tile_kernel_attributes ka;
+    REFUSED(NULL, INV, "tile_module_get_kernel", tile_module_get_kernel(NULL, "k", &k));
+    REFUSED(ctx, INV, "tile_module_get_kernel", tile_module_get_kernel(m, NULL, &k));
+    REFUSED(ctx, INV, "tile_module_get_kernel", tile_module_get_kernel(m, "k", NULL));
+    REFUSED(NULL, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes(NULL, &ka));
+    REFUSED(NULL, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes((tile_kernel *)ctx, &ka));
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK, "%s", tile_last_error(ctx));
+    REFUSED(ctx, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes(k, NULL));
+    /* streams and events destroyed (made before the live ones, so that no address is reused) or another context's */
+    tile_stream gone_s, live_s, other_s;
+    tile_event gone_e, live_e, other_e;
+    cr_assert_eq(tile_stream_create(ctx, &gone_s), TILE_OK);
+    cr_assert_eq(tile_event_create(ctx, &gone_e), TILE_OK);
+    cr_assert_eq(tile_stream_create(ctx, &live_s), TILE_OK);
+    cr_assert_eq(tile_event_create(ctx, &live_e), TILE_OK);
+    cr_assert_eq(tile_stream_create(other, &other_s), TILE_OK);
+    cr_assert_eq(tile_event_create(other, &other_e), TILE_OK);
+    cr_assert_eq(tile_stream_destroy(ctx, gone_s), TILE_OK);
+    cr_assert_eq(tile_event_destroy(ctx, gone_e), TILE_OK);
+    tile_stream const bad_s[] = {gone_s, other_s, (tile_stream)live_e};
+    tile_event const bad_e[] = {gone_e, other_e, (tile_event)live_s};
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, 4096, &d), TILE_OK);
+    for (int i = 0; i < 3; i++) {
+        REFUSED(ctx, INV, "tile_stream_destroy", tile_stream_destroy(ctx, bad_s[i]));
+        REFUSED(ctx, INV, "tile_stream_synchronize", tile_stream_synchronize(ctx, bad_s[i]));
+        REFUSED(ctx, INV, "tile_stream_wait_event", tile_stream_wait_event(ctx, bad_s[i], live_e));
+        REFUSED(ctx, INV, "tile_stream_wait_event", tile_stream_wait_event(ctx, live_s, bad_e[i]));
+        REFUSED(ctx, INV, "tile_event_destroy", tile_event_destroy(ctx, bad_e[i]));
+        REFUSED(ctx, INV, "tile_event_record", tile_event_record(ctx, bad_e[i], live_s));
+        REFUSED(ctx, INV, "tile_event_record", tile_event_record(ctx, live_e, bad_s[i]));
+        REFUSED(ctx, INV, "tile_event_synchronize", tile_event_synchronize(ctx, bad_e[i]));
+        REFUSED(ctx, INV, "tile_event_elapsed_ms", tile_event_elapsed_ms(ctx, live_e, bad_e[i], &ms));
+        REFUSED(ctx, INV, "tile_memcpy_htod_async", tile_memcpy_htod_async(ctx, d, host, 4, bad_s[i]));
+        REFUSED(ctx, INV, "tile_memcpy_dtoh_async", tile_memcpy_dtoh_async(ctx, host, d, 4, bad_s[i]));
+        REFUSED(ctx, INV, "tile_memset_async", tile_memset_async(ctx, d, 0, 4, bad_s[i]));
+        ga = (tile_gemm_args){.size = sizeof ga, .in_dtype = TILE_F16, .out_dtype = TILE_F32, .stream = bad_s[i]};
+        REFUSED(ctx, INV, "tile_gemm", tile_gemm(ctx, &ga));
+    }
+    /* still usable: the live stream and event work, and a launch runs */
+    cr_expect_eq(tile_memset_async(ctx, d, 0x5a, 4096, live_s), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_event_record(ctx, live_e, live_s), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_event_synchronize(ctx, live_e), TILE_OK, "%s", tile_last_error(ctx));
+    void *args[] = {&d};
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    float back[130];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, back, d, sizeof back), TILE_OK, "%s", tile_last_error(ctx));
+    for (int i = 0; i < 128; i++) cr_expect_eq(back[i], 0.0f, "x[%d] = %g after the launch", i, (double)back[i]);
+    uint32_t past;
+    memcpy(&past, &back[128], 4);
+    cr_expect_eq(past, 0x5a5a5a5au, "x[128] = 0x%08x: written past the 128 the kernel stores", past);
+    cr_expect_eq(tile_stream_destroy(other, other_s), TILE_OK);
+    cr_expect_eq(tile_event_destroy(other, other_e), TILE_OK);
+    cr_expect_eq(tile_stream_destroy(ctx, live_s), TILE_OK);
+    cr_expect_eq(tile_event_destroy(ctx, live_e), TILE_OK);
+    tile_module_unload(m);
+    tile_context_destroy(other);
+    close_ctx(ctx);
+    cr_expect_gt(n_refused, 200);
+}
+
+/* Refusals that came back with no message, or with another function's name: tile_moe_workspace_size (no
+ * context: the thread's message), tile_moe_prepare (named tile_moe_forward), tile_tune_lookup finding no record;
+ * and tile_gemm_with_config's configuration, accepted unread when m or n was 0. */
+Test(api_audit, refusals_name_their_function) {
+    int n_refused = 0;
+    const tile_status INV = TILE_ERROR_INVALID_VALUE;
+    tile_moe_args ma = {.size = sizeof ma, .tokens = 4, .hidden = 64, .inter = 64, .experts = 4, .topk = 2, .dtype = TILE_F16};
+    size_t bytes;
+    REFUSED(NULL, INV, "tile_moe_workspace_size", tile_moe_workspace_size(NULL, &bytes));
+    REFUSED(NULL, INV, "tile_moe_workspace_size", tile_moe_workspace_size(&ma, NULL));
+    ma.topk = 9;
+    REFUSED(NULL, INV, "tile_moe_workspace_size", tile_moe_workspace_size(&ma, &bytes));
+    cr_expect(strstr(tile_last_error(NULL), "topk"), "%s", tile_last_error(NULL));
+    ma.topk = 2, ma.size = 3;
+    REFUSED(NULL, INV, "tile_moe_workspace_size", tile_moe_workspace_size(&ma, &bytes));
+    cr_expect(strstr(tile_last_error(NULL), "args->size = 3"), "%s", tile_last_error(NULL));
+    ma.size = sizeof ma;
+    cr_expect_eq(tile_moe_workspace_size(&ma, &bytes), TILE_OK, "%s", tile_last_error(NULL));
+
+    tile_context *ctx = open_on("emu");
+    ma.topk = 9;
+    REFUSED(ctx, INV, "tile_moe_prepare", tile_moe_prepare(ctx, &ma));
+    REFUSED(ctx, INV, "tile_moe_forward", tile_moe_forward(ctx, &ma));
+    ma.topk = 2, ma.scoring = (tile_moe_scoring)9999;
+    REFUSED(ctx, INV, "tile_moe_prepare", tile_moe_prepare(ctx, &ma));
+    REFUSED(ctx, INV, "tile_moe_prepare", tile_moe_prepare(ctx, NULL));
+
+    /* m = 0 (and n = 0): nothing to compute, but the configuration is still read */
+    tile_gemm_args ga = {.size = sizeof ga, .m = 0, .n = 8, .k = 8, .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+    static const char *const bad_configs[][3] = {{"BM=", NULL}, {"BM", NULL}, {"ACT=1", NULL}, {"BM=64", "BM=32", NULL},
+                                                 {"SPLIT_K=0", NULL}, {"SPLIT_K=65", NULL}, {"GROUP_M=0", NULL}, {"FAST_ACCUM=1", NULL}};
+    static const char *const what[] = {"has no value", "is not a configuration", "is not a configuration", "set twice",
+                                       "SPLIT_K=0", "SPLIT_K=65", "GROUP_M=0", "FAST_ACCUM applies to f8"};
+    for (int i = 0; i < 8; i++)
+        for (int mn = 0; mn < 2; mn++) {
+            ga.m = mn ? 8 : 0, ga.n = mn ? 0 : 8;
+            prime_messages(ctx);
+            cr_expect_eq(tile_gemm_with_config(ctx, &ga, bad_configs[i]), INV, "%s with m = %lld, n = %lld", bad_configs[i][0],
+                         (long long)ga.m, (long long)ga.n);
+            cr_expect(strstr(tile_last_error(ctx), what[i]), "%s: '%s'", bad_configs[i][0], tile_last_error(ctx));
+        }
+    ga.m = 0;
+    cr_expect_eq(tile_gemm_with_config(ctx, &ga, (const char *const[]){"BM=64", "SPLIT_K=2", NULL}), TILE_OK, "%s", tile_last_error(ctx));
+    close_ctx(ctx);
+
+    /* no record: TILE_ERROR_NOT_FOUND with the reason */
+    char dir[64], cfg[64];
+    snprintf(dir, sizeof dir, "/tmp/tile-test-audit-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    const char *id = "0123456789abcdef0123456789abcdef";
+    REFUSED(NULL, TILE_ERROR_NOT_FOUND, "tile_tune_lookup", tile_tune_lookup(dir, id, "emu/sm_80", "n=1", cfg, sizeof cfg));
+    cr_expect(strstr(tile_last_error(NULL), "no tuning database"), "%s", tile_last_error(NULL));
+    cr_assert_eq(tile_tune_record(dir, id, "emu/sm_80", "n=2", "BLOCK=64", 1e-3), TILE_OK, "%s", tile_last_error(NULL));
+    REFUSED(NULL, TILE_ERROR_NOT_FOUND, "tile_tune_lookup", tile_tune_lookup(dir, id, "emu/sm_80", "n=1", cfg, sizeof cfg));
+    cr_expect(strstr(tile_last_error(NULL), "no usable record") && strstr(tile_last_error(NULL), "n=1"), "%s", tile_last_error(NULL));
+    REFUSED(NULL, INV, "tile_tune_lookup", tile_tune_lookup(dir, NULL, "emu/sm_80", "n=1", cfg, sizeof cfg));
+    cr_expect_eq(tile_tune_lookup(dir, id, "emu/sm_80", "n=2", cfg, sizeof cfg), TILE_OK, "%s", tile_last_error(NULL));
+    cr_expect_str_eq(cfg, "BLOCK=64");
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_expect_eq(n_refused, 11);
+}
+
 /* ============================ environment ============================ */
 
 /* What the library writes to stderr when the process starts with TILE_DEBUG=value (`tile cache stats` reads

@@ -72,13 +72,25 @@ static const int64_t I32_LIMIT = INT32_MAX;
  * strides s (d contiguous) plus one: how many elements it spans. */
 static uint64_t span(int64_t n0, int64_t n1, int64_t n2, int64_t d, const int64_t s[3]) {
     if (n0 <= 0 || n1 <= 0 || n2 <= 0 || d <= 0) return 0;
-    return (uint64_t)(n0 - 1) * (uint64_t)s[0] + (uint64_t)(n1 - 1) * (uint64_t)s[1] + (uint64_t)(n2 - 1) * (uint64_t)s[2] + (uint64_t)d;
+    /* UINT64_MAX past 2^64 (sizes and strides from the caller: a product that wrapped could pass the checks) */
+    uint64_t t0, t1, t2, r;
+    if (__builtin_mul_overflow((uint64_t)(n0 - 1), (uint64_t)s[0], &t0) || __builtin_mul_overflow((uint64_t)(n1 - 1), (uint64_t)s[1], &t1) ||
+        __builtin_mul_overflow((uint64_t)(n2 - 1), (uint64_t)s[2], &t2) || __builtin_add_overflow(t0, t1, &r) ||
+        __builtin_add_overflow(r, t2, &r) || __builtin_add_overflow(r, (uint64_t)d, &r))
+        return UINT64_MAX;
+    return r;
+}
+
+/* a * b for sizes >= 0, INT64_MAX past it (a stride that large fails strides_fit) */
+static int64_t mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
 /* strides all 0: contiguous [., n1, n2, d]; else each >= 0 and < 2^31 */
 static const char *strides_resolve(const int64_t in[3], int64_t n1, int64_t n2, int64_t d, int64_t out[3]) {
     if (!in[0] && !in[1] && !in[2]) {
-        out[2] = d, out[1] = n2 * d, out[0] = n1 * n2 * d;
+        out[2] = d, out[1] = mul_sat(n2, d), out[0] = mul_sat(n1, out[1]);
         return NULL;
     }
     for (int i = 0; i < 3; i++) {
@@ -179,7 +191,7 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     if (B > I32_LIMIT || rows_q > I32_LIMIT || rows_k > I32_LIMIT || in_q >= (uint64_t)I32_LIMIT ||
         in_k >= (uint64_t)I32_LIMIT || in_v >= (uint64_t)I32_LIMIT || in_o >= (uint64_t)I32_LIMIT)
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (one sequence of one tensor must span fewer than 2^31 elements)", api);
-    if (B * H > 65535) /* a valid request the grid cannot hold */
+    if (H > 65535 || B * H > 65535) /* a valid request the grid cannot hold (H first: B * H may not overflow) */
         return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "%s: batch * heads_q must be at most 65535 (the grid's y dimension)", api);
     int64_t slb = varlen ? 0 : H * a->seq_q, slh = varlen ? a->total_q : a->seq_q;
     if (B * H * shipped_max(1, a->seq_q) >= I32_LIMIT || H * shipped_max(a->total_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);

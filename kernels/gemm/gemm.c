@@ -273,6 +273,39 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
 /* tile_gemm_args as the first release with size fields laid it out: keep this value when fields are appended. */
 enum { GEMM_ARGS_SIZE_0_1 = offsetof(tile_gemm_args, a_scale) };
 
+/* tile_gemm_with_config's configuration, on its own: known knobs as NAME=VALUE with a value, none twice, FAST_ACCUM
+ * for f8 inputs only, SPLIT_K and GROUP_M in range.  Checked before anything else is, so that a call with nothing to
+ * compute (m or n 0) refuses a bad configuration as every other call does. */
+static tile_status check_config(tile_context *ctx, const char *const *config, tile_dtype in_dtype, bool f8) {
+    /* the tile and launch knobs only: the epilogue (ACT, HAS_BETA, HAS_BIAS, SCALE) is the arguments' */
+    static const char *const knobs[] = {"BM", "BN", "BK", "GROUP_M", "SPLIT_K", "PERSISTENT", "num_warps", "num_stages",
+                                        "warp_specialize", "FAST_ACCUM"};
+    for (const char *const *p = config; p && *p; p++) {
+        const char *eq = strchr(*p, '=');
+        size_t nl = eq ? (size_t)(eq - *p) : strlen(*p), k = 0;
+        while (k < ARRAY_LEN(knobs) && (strlen(knobs[k]) != nl || memcmp(knobs[k], *p, nl))) k++;
+        if (!eq || k == ARRAY_LEN(knobs))
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                           "tile_gemm_with_config: \"%.200s\" is not a configuration NAME=VALUE of BM, BN, BK, GROUP_M, SPLIT_K, "
+                           "PERSISTENT, num_warps, num_stages, warp_specialize or FAST_ACCUM (the epilogue comes from the "
+                           "arguments)", *p);
+        if (!eq[1]) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: \"%s\" has no value", *p);
+        for (const char *const *q = config; q < p; q++) /* a name given twice: refused, as the tuning database does */
+            if (!strncmp(*q, *p, nl + 1))
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: %s is set twice (\"%s\", \"%s\")", knobs[k],
+                               *q, *p);
+        if (!strcmp(knobs[k], "FAST_ACCUM") && !f8)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: FAST_ACCUM applies to f8 inputs, not %s",
+                           dtype_str(in_dtype));
+    }
+    /* a SPLIT_K out of range is the caller's error whatever the epilogue (checked before gemm_run's fallback to 1) */
+    int split_k = config_int(config, "SPLIT_K", 1), group_m = config_int(config, "GROUP_M", 8);
+    if (split_k < 1 || split_k > 64) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: SPLIT_K=%d (1 to 64)", split_k);
+    if (group_m < 1 || group_m > 65535) /* rows of tiles a group of programs walks (0 divided by zero) */
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: GROUP_M=%d (1 to 65535)", group_m);
+    return TILE_OK;
+}
+
 static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const char *const *config, bool launch) {
     if (!rt_context_valid(ctx)) return rt_no_context(!launch ? "tile_gemm_prepare" : config ? "tile_gemm_with_config" : "tile_gemm", ctx);
     tile_device_properties props;
@@ -323,6 +356,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     void *dstream;
     tile_status sst = rt_check_stream(ctx, a->stream, "tile_gemm", &dstream);
     if (sst != TILE_OK) return sst;
+    if (config && (sst = check_config(ctx, config, a->in_dtype, f8)) != TILE_OK) return sst;
     if (a->m == 0 || a->n == 0) return TILE_OK;
     const Pair *pr = &pairs[pair];
     int in_bytes = (int)tile_dtype_size(pr->in), out_bytes = (int)tile_dtype_size(pr->out);
@@ -389,34 +423,8 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     } else if (!config && !vec)
         snprintf(reason, sizeof reason, "%s, so A and B are read element by element: the scalar configuration %s, not %s", why,
                  pr->scalar_config, pr->vector_config);
-    if (config)
-        for (const char *const *p = config; *p; p++) {
-            /* the tile and launch knobs only: the epilogue (ACT, HAS_BETA, HAS_BIAS, SCALE) is the arguments' */
-            static const char *const knobs[] = {"BM", "BN", "BK", "GROUP_M", "SPLIT_K", "PERSISTENT", "num_warps", "num_stages",
-                                                "warp_specialize", "FAST_ACCUM"};
-            const char *eq = strchr(*p, '=');
-            size_t nl = eq ? (size_t)(eq - *p) : strlen(*p), k = 0;
-            while (k < ARRAY_LEN(knobs) && (strlen(knobs[k]) != nl || memcmp(knobs[k], *p, nl))) k++;
-            if (!eq || k == ARRAY_LEN(knobs)) {
-                shipped_variant_free(&v);
-                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "tile_gemm_with_config: \"%s\" is not a configuration NAME=VALUE of BM, BN, BK, GROUP_M, SPLIT_K, "
-                               "PERSISTENT, num_warps, num_stages, warp_specialize or FAST_ACCUM (the epilogue comes from the "
-                               "arguments)", *p);
-            }
-            for (const char *const *q = config; q < p; q++) /* a name given twice: refused, as the tuning database does */
-                if (!strncmp(*q, *p, nl + 1)) {
-                    shipped_variant_free(&v);
-                    return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: %s is set twice (\"%s\", \"%s\")",
-                                   knobs[k], *q, *p);
-                }
-            if (!strcmp(knobs[k], "FAST_ACCUM") && !f8) {
-                shipped_variant_free(&v);
-                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: FAST_ACCUM applies to f8 inputs, not %s",
-                               dtype_str(a->in_dtype));
-            }
-            shipped_define_text(&v, *p, strlen(*p));
-        }
+    if (config) /* checked by check_config */
+        for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
     else define_words(&v, chosen);
     if (block) { /* a K tile within one K block, a program's columns within one column block */
         int bn = config_int(v.defines, "BN", 128), bk = config_int(v.defines, "BK", 32);

@@ -195,15 +195,16 @@ static bool moe_args_in(const tile_moe_args *a, tile_moe_args *o, char *err, siz
     return rt_struct_in(o, a, &rt_layout_tile_moe_args, MOE_ARGS_SIZE_0_1, err, err_size);
 }
 
-/* No context to hold a message: a bad args->size is TILE_ERROR_INVALID_VALUE alone, as the other refusals here. */
+/* No context to hold a message: the refusals' reasons are the thread's (tile_last_error(NULL)). */
 tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
-    if (!a || !bytes) return TILE_ERROR_INVALID_VALUE;
+    if (!a || !bytes) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_moe_workspace_size: %s is NULL", !a ? "args" : "bytes");
     tile_moe_args args;
     char err[160];
-    if (!moe_args_in(a, &args, err, sizeof err)) return TILE_ERROR_INVALID_VALUE;
+    if (!moe_args_in(a, &args, err, sizeof err)) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_moe_workspace_size: args->%s", err);
     a = &args;
     Plan p;
-    if (plan_make(a, false, &p)) return TILE_ERROR_INVALID_VALUE;
+    const char *why = plan_make(a, false, &p);
+    if (why) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_moe_workspace_size: %s", why);
     *bytes = p.bytes;
     return TILE_OK;
 }
@@ -211,54 +212,55 @@ tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
 /* The call, or with launch false its preparation (tile_moe_prepare): steps 1-4 without the pointer checks,
  * no workspace, nothing launched. */
 static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launch) {
-    if (!rt_context_valid(ctx)) return rt_no_context(launch ? "tile_moe_forward" : "tile_moe_prepare", ctx);
-    if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args is NULL");
+    const char *fn = launch ? "tile_moe_forward" : "tile_moe_prepare"; /* the entry point, for messages */
+    if (!rt_context_valid(ctx)) return rt_no_context(fn, ctx);
+    if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: args is NULL", fn);
     tile_moe_args args;
     char err[160];
-    if (!moe_args_in(a, &args, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args->%s", err);
+    if (!moe_args_in(a, &args, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: args->%s", fn, err);
     a = &args; /* read only this copy from here on */
     if ((a->accumulate | a->renormalize | a->group_top2) & ~1)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: accumulate = %d, renormalize = %d, group_top2 = %d: each is 0 or 1",
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: accumulate = %d, renormalize = %d, group_top2 = %d: each is 0 or 1", fn,
                        a->accumulate, a->renormalize, a->group_top2);
     if (a->scoring != TILE_MOE_SOFTMAX && a->scoring != TILE_MOE_SIGMOID)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: unknown scoring %d", (int)a->scoring);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: unknown scoring %d", fn, (int)a->scoring);
     if (!isfinite(a->routed_scale))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: routed_scale = %g is not finite", (double)a->routed_scale);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: routed_scale = %g is not finite", fn, (double)a->routed_scale);
     /* 1. arguments */
     const Target *tg = target_find(rt_arch(ctx));
     bool wgmma = tg && tg->mma == WGMMA;
     Plan p;
     const char *why = plan_make(a, wgmma, &p);
-    if (why) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: %s", why);
+    if (why) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s", fn, why);
     int64_t ldx = a->ldx ? a->ldx : a->hidden, ldo = a->ldo ? a->ldo : a->hidden, ldl = a->ldl ? a->ldl : a->experts;
     if (ldx < a->hidden || ldo < a->hidden || ldl < a->experts)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: a row stride is shorter than its row");
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: a row stride is shorter than its row", fn);
     int64_t rows_elems;
     if (__builtin_mul_overflow(a->tokens, shipped_max(ldx, shipped_max(ldo, ldl)), &rows_elems) || rows_elems >= INT32_MAX)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: tokens * row stride must stay below 2^31");
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: tokens * row stride must stay below 2^31", fn);
     int n_group = a->n_group > 1 ? a->n_group : 1, topk_group = a->n_group > 1 ? a->topk_group : 1;
     if (p.router && n_group > 1) {
         if (a->experts % n_group || topk_group < 1 || topk_group > n_group)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: experts must divide into n_group groups and 1 <= topk_group <= n_group");
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: experts must divide into n_group groups and 1 <= topk_group <= n_group", fn);
         if (topk_group * (a->experts / n_group) < a->topk)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: topk_group groups hold fewer than topk experts");
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: topk_group groups hold fewer than topk experts", fn);
         if (a->group_top2 && a->experts / n_group < 2)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: group_top2 needs at least two experts per group");
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: group_top2 needs at least two experts per group", fn);
     }
     if (p.router && a->logits_dtype != TILE_F32 && a->logits_dtype != TILE_BF16 && a->logits_dtype != TILE_F16)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: logits_dtype must be TILE_F32, TILE_BF16 or TILE_F16");
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: logits_dtype must be TILE_F32, TILE_BF16 or TILE_F16", fn);
     if (a->tokens == 0) return TILE_OK; /* no tokens: nothing to route (an empty batch's arrays may all be NULL) */
     if (!p.router && (!a->topk_ids || !a->topk_weights))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: without router_logits, topk_ids and topk_weights are inputs");
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: without router_logits, topk_ids and topk_weights are inputs", fn);
     if (a->workspace && a->workspace_bytes < p.bytes)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: workspace of %zu bytes, %zu needed (tile_moe_workspace_size)",
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: workspace of %zu bytes, %zu needed (tile_moe_workspace_size)", fn,
                        a->workspace_bytes, p.bytes);
     uint64_t T = (uint64_t)a->tokens, H = (uint64_t)a->hidden, I = (uint64_t)a->inter, E = (uint64_t)a->experts, K = (uint64_t)a->topk;
     tile_status st;
 /* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
 #define RANGE(ptr, esize, bytes, what)                                                                           \
     do {                                                                                                         \
-        if ((st = shipped_check_range(ctx, "tile_moe_forward", ptr, esize, bytes, what)) != TILE_OK) return st; \
+        if ((st = shipped_check_range(ctx, fn, ptr, esize, bytes, what)) != TILE_OK) return st; \
     } while (0)
     if (!launch) goto kernels; /* pointers are not read */
     RANGE(a->x, 2, 2 * ((T - 1) * (uint64_t)ldx + H), "x");
@@ -298,8 +300,8 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
         for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
             if (in[i].p && in[i].p < a->out + ob && a->out < in[i].p + in[i].bytes)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "tile_moe_forward: out [0x%llx, +%llu bytes) overlaps %s [0x%llx, +%llu bytes): out is %s while the "
-                               "kernels read %s; give out memory of its own",
+                               "%s: out [0x%llx, +%llu bytes) overlaps %s [0x%llx, +%llu bytes): out is %s while the "
+                               "kernels read %s; give out memory of its own", fn,
                                (unsigned long long)a->out, (unsigned long long)ob, in[i].what, (unsigned long long)in[i].p,
                                (unsigned long long)in[i].bytes, a->accumulate ? "accumulated into" : "zeroed and accumulated into",
                                in[i].what);
@@ -310,7 +312,7 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
             bool written = !strcmp(in[w].what, "workspace") || (p.router && !strncmp(in[w].what, "topk_", 5));
             for (size_t i = 0; written && i < sizeof in / sizeof in[0]; i++)
                 if (i != w && in[w].p && in[i].p && in[i].p < in[w].p + in[w].bytes && in[w].p < in[i].p + in[i].bytes)
-                    return shipped_check_apart(ctx, "tile_moe_forward", in[w].p, in[w].bytes, in[w].what, in[i].p, in[i].bytes,
+                    return shipped_check_apart(ctx, fn, in[w].p, in[w].bytes, in[w].what, in[i].p, in[i].bytes,
                                                in[i].what);
         }
     }
