@@ -590,7 +590,7 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
 
 /* Refusals that came back with no message, or with another function's name: tile_moe_workspace_size (no
  * context: the thread's message), tile_moe_prepare (named tile_moe_forward), tile_tune_lookup finding no record;
- * and tile_gemm_with_config's configuration, accepted unread when m or n was 0. */
+ * tile_gemm_with_config's configuration, accepted unread when m or n was 0; attention sizes that overflowed int64. */
 Test(api_audit, refusals_name_their_function) {
     int n_refused = 0;
     const tile_status INV = TILE_ERROR_INVALID_VALUE;
@@ -631,6 +631,17 @@ Test(api_audit, refusals_name_their_function) {
         }
     ga.m = 0;
     cr_expect_eq(tile_gemm_with_config(ctx, &ga, (const char *const[]){"BM=64", "SPLIT_K=2", NULL}), TILE_OK, "%s", tile_last_error(ctx));
+
+    /* sizes whose contiguous strides overflow int64 (64 * INT64_MAX was computed before any check: UBSan stops
+     * the test there) are refused with the reason */
+    const int64_t huge[] = {INT64_MAX, INT64_MAX / 64 + 1, (int64_t)1 << 58};
+    for (int i = 0; i < 3; i++)
+        for (int which = 0; which < 2; which++) {
+            tile_attention_args aa = {.size = sizeof aa, .dtype = TILE_F16, .batch = 1, .heads_q = 1, .heads_kv = 1, .head_dim = 64,
+                                      .seq_q = which ? 4 : huge[i], .seq_k = which ? huge[i] : 4};
+            REFUSED(ctx, INV, "tile_attention_fwd", tile_attention_fwd(ctx, &aa));
+            REFUSED(ctx, INV, "tile_attention_fwd_prepare", tile_attention_fwd_prepare(ctx, &aa));
+        }
     close_ctx(ctx);
 
     /* no record: TILE_ERROR_NOT_FOUND with the reason */
@@ -649,7 +660,7 @@ Test(api_audit, refusals_name_their_function) {
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
-    cr_expect_eq(n_refused, 11);
+    cr_expect_eq(n_refused, 23);
 }
 
 /* ============================ environment ============================ */
