@@ -283,10 +283,11 @@ static tile_status context_new(const tile_context_options *opt, const Target *tg
     return TILE_OK;
 }
 
-/* A device failure to open: the status says what kind, tile_last_error(NULL) the message. */
-static tile_status open_fail(DevStatus ds, char *err) {
+/* A device failure to open (or a device string that does not parse) in the public call fn: the status says
+ * what kind, tile_last_error(NULL) the message, "fn: " and the device layer's. */
+static tile_status open_fail(const char *fn, DevStatus ds, char *err) {
     tile_status st = ds == DEV_ERR_INVALID ? TILE_ERROR_INVALID_VALUE : from_dev(ds) == TILE_ERROR_DEVICE ? TILE_ERROR_NO_DEVICE : from_dev(ds);
-    create_fail(st, err);
+    snprintf(create_err, sizeof create_err, "%s: %s", fn, err ? err : tile_status_string(st));
     free(err);
     return st;
 }
@@ -351,7 +352,7 @@ static tile_status context_create(const tile_context_options *opt, tile_context 
     TileDevice *dev;
     char *err = NULL;
     DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);
-    if (ds != DEV_OK) return open_fail(ds, err);
+    if (ds != DEV_OK) return open_fail(fn, ds, err);
     return context_on(opt, tgt, dev, fn, out);
 }
 
@@ -373,7 +374,8 @@ tile_status tile_context_create_from_native(void *cu_context, const tile_context
     DevBackend be = DEV_BACKEND_CUDA;
     int ordinal = 0;
     char *err = NULL;
-    if (opt->device && *opt->device && dev_parse_device(opt->device, &be, &ordinal, &err) != DEV_OK) return open_fail(DEV_ERR_INVALID, err);
+    if (opt->device && *opt->device && dev_parse_device(opt->device, &be, &ordinal, &err) != DEV_OK)
+        return open_fail("tile_context_create_from_native", DEV_ERR_INVALID, err);
     if (be != DEV_BACKEND_CUDA)
         return create_fail(TILE_ERROR_UNSUPPORTED,
                            "tile_context_create_from_native: the emulator has no native contexts (use tile_context_create_ex, "
@@ -382,7 +384,7 @@ tile_status tile_context_create_from_native(void *cu_context, const tile_context
     if (!device_options(opt, &dopt)) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: TILE_EMU_TIMEOUT is not a positive number");
     TileDevice *dev;
     DevStatus ds = dev_open_native(cu_context, &dopt, &dev, &err);
-    if (ds != DEV_OK) return open_fail(ds, err);
+    if (ds != DEV_OK) return open_fail("tile_context_create_from_native", ds, err);
     return context_on(opt, tgt, dev, "tile_context_create_from_native", out);
 }
 
@@ -489,7 +491,7 @@ tile_status tile_context_get_properties(tile_context *ctx, tile_device_propertie
 tile_status tile_device_check(const char *device) {
     DevSpec spec; /* NULL or "": the default, as tile_context_create takes it (TILE_DEVICE, checked when set) */
     char *err = NULL;
-    if (dev_parse_spec(device, &spec, &err) != DEV_OK) return open_fail(DEV_ERR_INVALID, err);
+    if (dev_parse_spec(device, &spec, &err) != DEV_OK) return open_fail("tile_device_check", DEV_ERR_INVALID, err);
     return TILE_OK;
 }
 

@@ -590,7 +590,8 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
 
 /* Refusals that came back with no message, or with another function's name: tile_moe_workspace_size (no
  * context: the thread's message), tile_moe_prepare (named tile_moe_forward), tile_tune_lookup finding no record;
- * tile_gemm_with_config's configuration, accepted unread when m or n was 0; attention sizes that overflowed int64. */
+ * tile_gemm_with_config's configuration, accepted unread when m or n was 0; attention sizes that overflowed int64;
+ * device strings that do not parse (the reason alone, without the call). */
 Test(api_audit, refusals_name_their_function) {
     int n_refused = 0;
     const tile_status INV = TILE_ERROR_INVALID_VALUE;
@@ -606,6 +607,18 @@ Test(api_audit, refusals_name_their_function) {
     cr_expect(strstr(tile_last_error(NULL), "args->size = 3"), "%s", tile_last_error(NULL));
     ma.size = sizeof ma;
     cr_expect_eq(tile_moe_workspace_size(&ma, &bytes), TILE_OK, "%s", tile_last_error(NULL));
+
+    /* device strings that do not parse: the device layer's reason, after the call's name */
+    static const char *const bad_devices[] = {"bogus", "emu:", "emu:sm_1", "emu:sms=0", "cuda:x", "emu0"};
+    tile_context *none = NULL;
+    for (size_t i = 0; i < sizeof bad_devices / sizeof *bad_devices; i++) {
+        tile_context_options co = {.size = sizeof co, .device = bad_devices[i]};
+        REFUSED(NULL, INV, "tile_device_check", tile_device_check(bad_devices[i]));
+        REFUSED(NULL, INV, "tile_context_create", tile_context_create(bad_devices[i], &none));
+        cr_expect(strstr(tile_last_error(NULL), bad_devices[i]), "%s", tile_last_error(NULL));
+        REFUSED(NULL, INV, "tile_context_create_ex", tile_context_create_ex(&co, &none));
+        cr_expect_null(none);
+    }
 
     tile_context *ctx = open_on("emu");
     ma.topk = 9;
@@ -642,6 +655,10 @@ Test(api_audit, refusals_name_their_function) {
             REFUSED(ctx, INV, "tile_attention_fwd", tile_attention_fwd(ctx, &aa));
             REFUSED(ctx, INV, "tile_attention_fwd_prepare", tile_attention_fwd_prepare(ctx, &aa));
         }
+    /* total_q is read with cu_seqlens only: anything else there (INT64_MAX overflowed heads_q * total_q) is unused */
+    tile_attention_args empty = {.size = sizeof empty, .dtype = TILE_F16, .batch = 0, .heads_q = 2, .heads_kv = 1, .head_dim = 64,
+                                 .seq_q = 4, .seq_k = 4, .total_q = INT64_MAX, .total_k = INT64_MAX};
+    cr_expect_eq(tile_attention_fwd(ctx, &empty), TILE_OK, "%s", tile_last_error(ctx));
     close_ctx(ctx);
 
     /* no record: TILE_ERROR_NOT_FOUND with the reason */
@@ -660,7 +677,7 @@ Test(api_audit, refusals_name_their_function) {
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
-    cr_expect_eq(n_refused, 23);
+    cr_expect_eq(n_refused, 41);
 }
 
 /* ============================ environment ============================ */

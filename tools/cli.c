@@ -207,10 +207,18 @@ int cli_double(const CliGetopt *g, double lo, double hi, double *out) {
     return 0;
 }
 
+/* tile_last_error(NULL) after a failed call fn, without the "fn: " it begins with (the command's user typed an
+ * option, not the call) */
+static const char *cli_error_of(const char *fn) {
+    const char *m = tile_last_error(NULL);
+    size_t n = strlen(fn);
+    return !strncmp(m, fn, n) && m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
+}
+
 /* The runtime's grammar (tile_device_check) decides; its message says what is wrong. */
 int cli_device(const CliGetopt *g, const char **out) {
     if (!g->arg || tile_device_check(g->arg) != TILE_OK)
-        return cli_usage_error(g->cmd, "%s: %s", g->name, g->arg ? tile_last_error(NULL) : "needs a device string");
+        return cli_usage_error(g->cmd, "%s: %s", g->name, g->arg ? cli_error_of("tile_device_check") : "needs a device string");
     *out = g->arg;
     return 0;
 }
@@ -418,7 +426,7 @@ bool cli_output_close(CliOutput *o) {
 int cli_context_open(const char *cmd, const char *device, tile_context **ctx) {
     tile_status st = tile_context_create(device, ctx);
     if (st == TILE_OK) return 0;
-    if (st == TILE_ERROR_INVALID_VALUE) return cli_usage_error(cmd, "%s", tile_last_error(NULL)); /* the device string's grammar */
+    if (st == TILE_ERROR_INVALID_VALUE) return cli_usage_error(cmd, "%s", cli_error_of("tile_context_create")); /* the device string's grammar */
     const char *env = getenv("TILE_DEVICE"); /* the default is TILE_DEVICE's when set: name it, not "default" */
     if (device && *device) fprintf(stderr, "tile: cannot open device '%s': %s\n", device, tile_status_string(st));
     else if (env && *env) fprintf(stderr, "tile: cannot open device '%s' (TILE_DEVICE): %s\n", env, tile_status_string(st));

@@ -194,7 +194,8 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     if (H > 65535 || B * H > 65535) /* a valid request the grid cannot hold (H first: B * H may not overflow) */
         return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "%s: batch * heads_q must be at most 65535 (the grid's y dimension)", api);
     int64_t slb = varlen ? 0 : H * a->seq_q, slh = varlen ? a->total_q : a->seq_q;
-    if (B * H * shipped_max(1, a->seq_q) >= I32_LIMIT || H * shipped_max(a->total_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);
+    /* rows_q, not total_q: without cu_seqlens total_q is not read (and may be anything: H * total_q overflowed) */
+    if (B * H * shipped_max(1, a->seq_q) >= I32_LIMIT || H * shipped_max(rows_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);
     if (B == 0 || a->seq_q == 0) return TILE_OK; /* nothing to compute; pointers unused */
     tile_status st;
     size_t es = f8 ? 1 : 2, oes = 2; /* q, k, v; o (f16 or bf16) */
