@@ -589,7 +589,8 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
 }
 
 /* Refusals that came back with no message, or with another function's name: tile_moe_workspace_size (no
- * context: the thread's message), tile_moe_prepare (named tile_moe_forward), tile_tune_lookup finding no record;
+ * context: the thread's message), tile_moe_prepare and tile_gemm_prepare (named tile_moe_forward, tile_gemm),
+ * tile_gemm_with_config (named tile_gemm), tile_tune_lookup finding no record;
  * tile_gemm_with_config's configuration, accepted unread when m or n was 0; attention sizes that overflowed int64;
  * device strings that do not parse (the reason alone, without the call). */
 Test(api_audit, refusals_name_their_function) {
@@ -627,6 +628,16 @@ Test(api_audit, refusals_name_their_function) {
     ma.topk = 2, ma.scoring = (tile_moe_scoring)9999;
     REFUSED(ctx, INV, "tile_moe_prepare", tile_moe_prepare(ctx, &ma));
     REFUSED(ctx, INV, "tile_moe_prepare", tile_moe_prepare(ctx, NULL));
+
+    /* tile_gemm_prepare and tile_gemm_with_config name themselves (they said tile_gemm) */
+    tile_gemm_args bad = {.size = sizeof bad, .m = -1, .n = 8, .k = 8, .in_dtype = TILE_F16, .out_dtype = TILE_F32};
+    REFUSED(ctx, INV, "tile_gemm_prepare", tile_gemm_prepare(ctx, &bad));
+    REFUSED(ctx, INV, "tile_gemm_with_config", tile_gemm_with_config(ctx, &bad, (const char *const[]){"BM=64", NULL}));
+    REFUSED(ctx, INV, "tile_gemm", tile_gemm(ctx, &bad));
+    bad.m = 8, bad.lda = 4; /* shorter than k */
+    REFUSED(ctx, INV, "tile_gemm_prepare", tile_gemm_prepare(ctx, &bad));
+    cr_expect(strstr(tile_last_error(ctx), "ldA = 4 is less than the 8 columns of A"), "%s", tile_last_error(ctx));
+    REFUSED(ctx, INV, "tile_gemm_prepare", tile_gemm_prepare(ctx, NULL));
 
     /* m = 0 (and n = 0): nothing to compute, but the configuration is still read */
     tile_gemm_args ga = {.size = sizeof ga, .m = 0, .n = 8, .k = 8, .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
@@ -677,7 +688,7 @@ Test(api_audit, refusals_name_their_function) {
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
-    cr_expect_eq(n_refused, 41);
+    cr_expect_eq(n_refused, 46);
 }
 
 /* ============================ environment ============================ */

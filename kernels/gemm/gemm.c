@@ -182,21 +182,21 @@ static int64_t span(int64_t rows, int64_t cols, int64_t ld, int esize) {
     return last > INT32_MAX ? -1 : last * esize;
 }
 
-/* sizes always; the pointer only with check_ptr (tile_gemm_prepare reads none) */
-static tile_status check_operand(tile_context *ctx, const char *name, tile_devptr p, int64_t rows, int64_t cols, int64_t ld,
+/* sizes always; the pointer only with check_ptr (tile_gemm_prepare reads none); api: the public call, for messages */
+static tile_status check_operand(tile_context *ctx, const char *api, const char *name, tile_devptr p, int64_t rows, int64_t cols, int64_t ld,
                                  int esize, const char *shape, bool check_ptr) {
     if (ld < (cols > 0 ? cols : 1))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                       cols > 0 ? "tile_gemm: ld%s = %lld is less than the %lld columns of %s (%s)"
-                                : "tile_gemm: ld%s = %lld: a leading dimension is at least 1 (%lld columns of %s, %s)",
-                       name, (long long)ld, (long long)cols, name, shape);
-    if (ld > INT32_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: ld%s = %lld does not fit in 32 bits", name, (long long)ld);
+                       cols > 0 ? "%s: ld%s = %lld is less than the %lld columns of %s (%s)"
+                                : "%s: ld%s = %lld: a leading dimension is at least 1 (%lld columns of %s, %s)",
+                       api, name, (long long)ld, (long long)cols, name, shape);
+    if (ld > INT32_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: ld%s = %lld does not fit in 32 bits", api, name, (long long)ld);
     int64_t bytes = span(rows, cols, ld, esize);
     if (bytes < 0)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %s (%lld x %lld, ld %lld) has more than 2^31 elements", name,
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s (%lld x %lld, ld %lld) has more than 2^31 elements", api, name,
                        (long long)rows, (long long)cols, (long long)ld);
     if (bytes == 0 || !check_ptr) return TILE_OK;
-    return shipped_check_range(ctx, "tile_gemm", p, (uint64_t)esize, (uint64_t)bytes, name);
+    return shipped_check_range(ctx, api, p, (uint64_t)esize, (uint64_t)bytes, name);
 }
 
 /* The value of the first "name=..." of a define list (may be NULL), else dflt. */
@@ -276,7 +276,7 @@ enum { GEMM_ARGS_SIZE_0_1 = offsetof(tile_gemm_args, a_scale) };
 /* tile_gemm_with_config's configuration, on its own: known knobs as NAME=VALUE with a value, none twice, FAST_ACCUM
  * for f8 inputs only, SPLIT_K and GROUP_M in range.  Checked before anything else is, so that a call with nothing to
  * compute (m or n 0) refuses a bad configuration as every other call does. */
-static tile_status check_config(tile_context *ctx, const char *const *config, tile_dtype in_dtype, bool f8) {
+static tile_status check_config(tile_context *ctx, const char *const *config, tile_dtype in_dtype, bool f8) { /* tile_gemm_with_config's */
     /* the tile and launch knobs only: the epilogue (ACT, HAS_BETA, HAS_BIAS, SCALE) is the arguments' */
     static const char *const knobs[] = {"BM", "BN", "BK", "GROUP_M", "SPLIT_K", "PERSISTENT", "num_warps", "num_stages",
                                         "warp_specialize", "FAST_ACCUM"};
@@ -300,21 +300,22 @@ static tile_status check_config(tile_context *ctx, const char *const *config, ti
     }
     /* a SPLIT_K out of range is the caller's error whatever the epilogue (checked before gemm_run's fallback to 1) */
     int split_k = config_int(config, "SPLIT_K", 1), group_m = config_int(config, "GROUP_M", 8);
-    if (split_k < 1 || split_k > 64) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: SPLIT_K=%d (1 to 64)", split_k);
+    if (split_k < 1 || split_k > 64) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: SPLIT_K=%d (1 to 64)", split_k);
     if (group_m < 1 || group_m > 65535) /* rows of tiles a group of programs walks (0 divided by zero) */
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: GROUP_M=%d (1 to 65535)", group_m);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: GROUP_M=%d (1 to 65535)", group_m);
     return TILE_OK;
 }
 
 static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const char *const *config, bool launch) {
-    if (!rt_context_valid(ctx)) return rt_no_context(!launch ? "tile_gemm_prepare" : config ? "tile_gemm_with_config" : "tile_gemm", ctx);
+    const char *api = !launch ? "tile_gemm_prepare" : config ? "tile_gemm_with_config" : "tile_gemm"; /* for messages */
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     tile_device_properties props;
     if (tile_context_get_properties(ctx, &props) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
-    if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args is NULL");
+    if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: args is NULL", api);
     tile_gemm_args args;
     char err[160];
     if (!rt_struct_in(&args, a, &rt_layout_tile_gemm_args, GEMM_ARGS_SIZE_0_1, err, sizeof err))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args->%s", err);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: args->%s", api, err);
     size_t caller_size;
     memcpy(&caller_size, a, sizeof caller_size);
     a = &args; /* read only this copy from here on */
@@ -323,38 +324,38 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if ((a->in_dtype == TILE_F8E4M3 || a->in_dtype == TILE_F8E5M2) &&
         (caller_size ? caller_size : GEMM_ARGS_SIZE_0_1) < offsetof(tile_gemm_args, scale_mode) + sizeof a->scale_mode)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                       "tile_gemm: f8 inputs need a size that covers a_scale, b_scale and scale_mode (size %zu does not: "
-                       "set .size = sizeof(tile_gemm_args))", caller_size);
+                       "%s: f8 inputs need a size that covers a_scale, b_scale and scale_mode (size %zu does not: "
+                       "set .size = sizeof(tile_gemm_args))", api, caller_size);
 
     /* 1. arguments (a value that is no tile_dtype is a bad argument; a real type pair without a kernel, unsupported) */
     if ((unsigned)a->in_dtype >= TILE_DTYPE_COUNT || (unsigned)a->out_dtype >= TILE_DTYPE_COUNT)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: in_dtype = %d, out_dtype = %d: each a tile_dtype (0 to %d)",
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: in_dtype = %d, out_dtype = %d: each a tile_dtype (0 to %d)", api,
                        (int)a->in_dtype, (int)a->out_dtype, TILE_DTYPE_COUNT - 1);
     int pair = find_pair(a->in_dtype, a->out_dtype);
     if (pair < 0)
         return rt_fail(ctx, TILE_ERROR_UNSUPPORTED,
-                       "tile_gemm: no kernel for %s inputs with %s output (supported: f16->f32, f16->f16, bf16->f32, bf16->bf16, "
-                       "f32->f32 (tf32), i8->i32, f8e4m3->f32, f8e5m2->f32)",
+                       "%s: no kernel for %s inputs with %s output (supported: f16->f32, f16->f16, bf16->f32, bf16->bf16, "
+                       "f32->f32 (tf32), i8->i32, f8e4m3->f32, f8e5m2->f32)", api,
                        dtype_str(a->in_dtype), dtype_str(a->out_dtype));
     if (a->m < 0 || a->n < 0 || a->k < 0)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: negative size m=%lld n=%lld k=%lld", (long long)a->m,
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: negative size m=%lld n=%lld k=%lld", api, (long long)a->m,
                        (long long)a->n, (long long)a->k);
     if (a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: m=%lld n=%lld k=%lld: sizes must fit in 32 bits", (long long)a->m,
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: m=%lld n=%lld k=%lld: sizes must fit in 32 bits", api, (long long)a->m,
                        (long long)a->n, (long long)a->k);
     if ((a->trans_a != 0 && a->trans_a != 1) || (a->trans_b != 0 && a->trans_b != 1))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: trans_a = %d, trans_b = %d: each is 0 or 1", a->trans_a, a->trans_b);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: trans_a = %d, trans_b = %d: each is 0 or 1", api, a->trans_a, a->trans_b);
     bool f8 = a->in_dtype == TILE_F8E4M3 || a->in_dtype == TILE_F8E5M2;
     if (a->scale_mode < TILE_SCALE_NONE || a->scale_mode > TILE_SCALE_BLOCK)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown scale_mode %d", a->scale_mode);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: unknown scale_mode %d", api, a->scale_mode);
     if (a->scale_mode && !f8)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: scale_mode applies to f8 inputs, not %s", dtype_str(a->in_dtype));
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: scale_mode applies to f8 inputs, not %s", api, dtype_str(a->in_dtype));
     if (a->scale_mode && (!a->a_scale || !a->b_scale))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: scale_mode %d needs a_scale and b_scale", a->scale_mode);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: scale_mode %d needs a_scale and b_scale", api, a->scale_mode);
     if ((unsigned)a->activation > TILE_ACT_SILU)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown activation %d", (int)a->activation);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: unknown activation %d", api, (int)a->activation);
     void *dstream;
-    tile_status sst = rt_check_stream(ctx, a->stream, "tile_gemm", &dstream);
+    tile_status sst = rt_check_stream(ctx, a->stream, api, &dstream);
     if (sst != TILE_OK) return sst;
     if (config && (sst = check_config(ctx, config, a->in_dtype, f8)) != TILE_OK) return sst;
     if (a->m == 0 || a->n == 0) return TILE_OK;
@@ -363,15 +364,15 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     int64_t arows = a->trans_a ? a->k : a->m, acols = a->trans_a ? a->m : a->k;
     int64_t brows = a->trans_b ? a->n : a->k, bcols = a->trans_b ? a->k : a->n;
     tile_status st;
-    if ((st = check_operand(ctx, "A", a->a, arows, acols, a->lda, in_bytes, a->trans_a ? "k x m, trans_a" : "m x k", launch)) ||
-        (st = check_operand(ctx, "B", a->b, brows, bcols, a->ldb, in_bytes, a->trans_b ? "n x k, trans_b" : "k x n", launch)) ||
-        (st = check_operand(ctx, "C", a->c, a->m, a->n, a->ldc, out_bytes, "m x n", launch)))
+    if ((st = check_operand(ctx, api, "A", a->a, arows, acols, a->lda, in_bytes, a->trans_a ? "k x m, trans_a" : "m x k", launch)) ||
+        (st = check_operand(ctx, api, "B", a->b, brows, bcols, a->ldb, in_bytes, a->trans_b ? "n x k, trans_b" : "k x n", launch)) ||
+        (st = check_operand(ctx, api, "C", a->c, a->m, a->n, a->ldc, out_bytes, "m x n", launch)))
         return st;
     if (launch && a->bias &&
-        (st = shipped_check_range(ctx, "tile_gemm", a->bias, (uint64_t)out_bytes, (uint64_t)a->n * (uint64_t)out_bytes, "bias")) != TILE_OK)
+        (st = shipped_check_range(ctx, api, a->bias, (uint64_t)out_bytes, (uint64_t)a->n * (uint64_t)out_bytes, "bias")) != TILE_OK)
         return st;
     if (a->scale_mode == TILE_SCALE_BLOCK && a->m * shipped_cdiv(a->k, 128) > INT32_MAX)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: a_scale (%lld x %lld block scales) has more than 2^31 elements",
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: a_scale (%lld x %lld block scales) has more than 2^31 elements", api,
                        (long long)a->m, (long long)shipped_cdiv(a->k, 128));
     uint64_t na = 0, nb = 0; /* scales read */
     if (a->scale_mode) {
@@ -380,8 +381,8 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         if (a->scale_mode == TILE_SCALE_BLOCK) /* k = 0 reads none */
             na = (uint64_t)(a->m * shipped_cdiv(a->k, 128)), nb = (uint64_t)(shipped_cdiv(a->k, 128) * shipped_cdiv(a->n, 128));
     }
-    if (launch && na && ((st = shipped_check_range(ctx, "tile_gemm", a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
-                         (st = shipped_check_range(ctx, "tile_gemm", a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK))
+    if (launch && na && ((st = shipped_check_range(ctx, api, a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
+                         (st = shipped_check_range(ctx, api, a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK))
         return st;
 
     /* 2. configuration: the defines in the order the compiler takes them (a later one wins) */
@@ -392,7 +393,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     const char *t = g && !config ? tuned_config(ctx, g, pair, a) : NULL;
     snprintf(tuned_cfg, sizeof tuned_cfg, "%s", t ? t : ""); /* the table may move once unlocked */
     rt_unlock(ctx);
-    if (!g) return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_gemm: out of host memory");
+    if (!g) return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "%s: out of host memory", api);
     /* without vectors only the scalar configuration is known to fit: a tuned one is set aside */
     /* per-tensor scales are one f32 each (4-byte aligned is enough: a scale that is element 1 of an
      * array must not put the operands on the element-by-element path, 10x slower on an H200); per-channel
@@ -430,14 +431,14 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         int bn = config_int(v.defines, "BN", 128), bk = config_int(v.defines, "BK", 32);
         if (bn <= 0 || bk <= 0 || 128 % bn || 128 % bk) {
             shipped_variant_free(&v);
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: block scales need BN and BK dividing 128 (BN=%d BK=%d)", bn, bk);
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: block scales need BN and BK dividing 128 (BN=%d BK=%d)", api, bn, bk);
         }
     }
     /* a SPLIT_K out of range is the caller's error whatever the epilogue (checked before the fallback to 1 below) */
     int split_k = config_int(v.defines, "SPLIT_K", 1);
     if (split_k < 1 || split_k > 64) {
         shipped_variant_free(&v);
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: SPLIT_K=%d (1 to 64)", split_k);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: SPLIT_K=%d (1 to 64)", api, split_k);
     }
     bool split_ok = a->out_dtype == TILE_F32 && a->beta == 0 && !a->bias && a->activation == TILE_ACT_NONE && a->ldc == a->n;
     if (split_k > 1 && !split_ok) {
@@ -447,7 +448,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     int group_m = config_int(v.defines, "GROUP_M", 8);
     if (group_m < 1 || group_m > 65535) { /* rows of tiles a group of programs walks (0 divided by zero) */
         shipped_variant_free(&v);
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: GROUP_M=%d (1 to 65535)", group_m);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: GROUP_M=%d (1 to 65535)", api, group_m);
     }
     if (launch) {
         /* C, which D overwrites, may share no element with what the kernel reads besides C: a program stores its
@@ -469,9 +470,9 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
                                    (uint64_t)in[i].rows, (uint64_t)(in[i].cols * in[i].esize), (uint64_t)(in[i].ld * in[i].esize))) {
                 shipped_variant_free(&v);
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "tile_gemm: C (0x%llx, %lld x %lld, ldc %lld) shares elements with %s (0x%llx, %s%s%lld x %lld, ld %lld): "
+                               "%s: C (0x%llx, %lld x %lld, ldc %lld) shares elements with %s (0x%llx, %s%s%lld x %lld, ld %lld): "
                                "D is written over C while other programs still read %s, so the result would be undefined; give C "
-                               "memory of its own",
+                               "memory of its own", api,
                                (unsigned long long)a->c, (long long)a->m, (long long)a->n, (long long)a->ldc, in[i].name,
                                (unsigned long long)in[i].p, in[i].shape, ", ", (long long)in[i].rows, (long long)in[i].cols,
                                (long long)in[i].ld, in[i].name);
@@ -540,7 +541,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     /* 4. the variant */
     tile_kernel *kern;
     int source;
-    if ((st = shipped_kernel(ctx, "tile_gemm", "gemm/gemm.tile", &v, &kern, &source)) != TILE_OK) {
+    if ((st = shipped_kernel(ctx, api, "gemm/gemm.tile", &v, &kern, &source)) != TILE_OK) {
         shipped_variant_free(&v);
         return st;
     }
@@ -579,7 +580,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     rt_lock(ctx);
     g->last = info;
     rt_unlock(ctx);
-    if (gx > INT32_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %lld output tiles: too many programs", (long long)gx);
+    if (gx > INT32_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %lld output tiles: too many programs", api, (long long)gx);
     if (split_k > 1 && (st = tile_memset_async(ctx, a->c, 0, (size_t)(a->m * a->n) * out_bytes, a->stream)) != TILE_OK)
         return st;
     int32_t m = (int32_t)a->m, n = (int32_t)a->n, k = (int32_t)a->k;
