@@ -620,6 +620,9 @@ Test(api_audit, refusals_name_their_function) {
         REFUSED(NULL, INV, "tile_context_create_ex", tile_context_create_ex(&co, &none));
         cr_expect_null(none);
     }
+    /* no options at all: every option 0 (tile.h), the default device */
+    cr_expect_eq(tile_context_create_ex(NULL, &none), TILE_OK, "%s", tile_last_error(NULL));
+    tile_context_destroy(none);
 
     tile_context *ctx = open_on("emu");
     ma.topk = 9;

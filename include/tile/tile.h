@@ -248,7 +248,7 @@ TILE_API tile_status tile_context_create(const char *device, tile_context **out)
  * "sms=N", "racecheck"; NULL or "": the default, TILE_DEVICE when set), without opening anything: TILE_OK, or TILE_ERROR_INVALID_VALUE with
  * tile_last_error(NULL) saying what is wrong (since 0.2).  Whether the device exists is tile_context_create's. */
 TILE_API tile_status tile_device_check(const char *device);
-TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
+TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out); /* opt NULL: every option 0 */
 /* A context on a CUcontext the caller already has (an inference engine's), passed as void *: tile
  * uses it and never destroys it (tile_context_destroy synchronizes it and releases tile's own
  * modules, memory and streams only).  Every call makes it current on the calling thread and leaves
