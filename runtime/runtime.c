@@ -1060,7 +1060,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     if (!ki && !m->ptx) {
         Str names = {0};
         for (int i = 0; i < m->meta.nkernels; i++) str_printf(&names, "%s%s", i ? ", " : "", m->meta.kernels[i].name);
-        st = rt_fail(ctx, TILE_ERROR_NOT_FOUND, "the module has no kernel '%s' (it has: %s)", name, names.buf ? names.buf : "none");
+        st = rt_fail(ctx, TILE_ERROR_NOT_FOUND, "tile_module_get_kernel: the module has no kernel '%.200s' (it has: %s)", name, names.buf ? names.buf : "none");
         str_free(&names);
         goto done;
     }

@@ -533,6 +533,8 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
     REFUSED(ctx, INV, "tile_module_get_kernel", tile_module_get_kernel(m, "k", NULL));
     REFUSED(NULL, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes(NULL, &ka));
     REFUSED(NULL, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes((tile_kernel *)ctx, &ka));
+    REFUSED(ctx, TILE_ERROR_NOT_FOUND, "tile_module_get_kernel", tile_module_get_kernel(m, "nope", &k));
+    cr_expect(strstr(tile_last_error(ctx), "no kernel 'nope' (it has: k)"), "%s", tile_last_error(ctx));
     cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK, "%s", tile_last_error(ctx));
     REFUSED(ctx, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes(k, NULL));
     /* streams and events destroyed (made before the live ones, so that no address is reused) or another context's */
