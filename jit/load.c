@@ -251,7 +251,13 @@ static tile_status load_file_locked(tile_context *ctx, const char *fn, const cha
     int64_t t = realtime_ns();
     size_t n;
     char *text = read_source(path, &n);
-    if (!text) return rt_fail(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, source_error(errno));
+    if (!text) { /* a path as long as an argument may be: shortened, as the compiler's messages are */
+        int err = errno;
+        char *shown = diag_shorten(path);
+        st = rt_fail(ctx, TILE_ERROR_IO, "%s%scannot read '%s': %s", fn ? fn : "", fn ? ": " : "", shown ? shown : path, source_error(err));
+        free(shown);
+        return st;
+    }
     SrcFile src = {.name = path, .text = text, .len = n};
     st = load_source_locked(ctx, &src, &o, out, source, t);
     free(text);

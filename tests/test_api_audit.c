@@ -533,6 +533,16 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
     REFUSED(ctx, INV, "tile_module_get_kernel", tile_module_get_kernel(m, "k", NULL));
     REFUSED(NULL, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes(NULL, &ka));
     REFUSED(NULL, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes((tile_kernel *)ctx, &ka));
+    REFUSED(ctx, TILE_ERROR_IO, "tile_module_load_file", tile_module_load_file(ctx, "/nonexistent/k.tile", NULL, &mm));
+    REFUSED(ctx, TILE_ERROR_IO, "tile_module_load_file_ex", tile_module_load_file_ex(ctx, "/nonexistent/k.tile", NULL, &mm));
+    cr_expect(strstr(tile_last_error(ctx), "cannot read '/nonexistent/k.tile': "), "%s", tile_last_error(ctx));
+    char *long_path = malloc(1 << 20); /* a path of 1 MiB: the message shows its ends, not all of it */
+    cr_assert(long_path);
+    memset(long_path, 'a', (1 << 20) - 1);
+    long_path[(1 << 20) - 1] = 0;
+    REFUSED(ctx, TILE_ERROR_IO, "tile_module_load_file", tile_module_load_file(ctx, long_path, NULL, &mm));
+    cr_expect_lt(strlen(tile_last_error(ctx)), 20000, "a message of %zu bytes", strlen(tile_last_error(ctx)));
+    free(long_path);
     REFUSED(ctx, TILE_ERROR_NOT_FOUND, "tile_module_get_kernel", tile_module_get_kernel(m, "nope", &k));
     cr_expect(strstr(tile_last_error(ctx), "no kernel 'nope' (it has: k)"), "%s", tile_last_error(ctx));
     cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK, "%s", tile_last_error(ctx));
