@@ -41,6 +41,8 @@
 #      small, then at Llama-3-8B and Mixtral-8x7B-like sizes (per-step seconds);
 #   8d. sampling and speculative decoding (issue 19): `tile run sample` and
 #      `tile run spec` at a Llama-3 vocabulary (128256), every row checked;
+#   8e. fused residual add + RMSNorm/LayerNorm and gated activations (issue 19): `tile run norm`
+#      and `tile run act` at Llama-3-8B widths, unquantized and f8/i8 per token or per group, GB/s;
 #   9. bench/emu_speed and bench/compile_time (CPU-only: skipped on a GPU);
 #   5 (gemm_report: static) is skipped on a GPU too; TILE_GPU_DEADLINE (seconds)
 #   replaces the 8-minute deadline;
@@ -460,6 +462,34 @@ for r in "${samp_runs[@]}"; do
   bad=$(printf '%s' "$j" | sed -n 's/.*"mismatches":\([0-9]*\).*/\1/p')
   if [ "$rc" = 0 ] && printf '%s' "$j" | grep -q '"ok":true'; then st=ok; else st=FAIL; fi
   row "${r%% *} ${r#* }" "$st" "${ms:-n/a} ms per call, ${bad:-?} mismatches against float64 (rc $rc)"
+done
+# ---- 8e. fused norms and gated activations (issue 19): tile run norm / act, every row checked ----
+# GPU: Llama-3-8B widths (hidden 4096, intermediate 14336) at 1, 256 and 4096 tokens, unquantized and
+# quantized to f8e4m3 per token and per 128-column group (what the block-scaled GEMM reads); emu: small
+# odd shapes, checks only.
+if [ "$on_gpu" = 1 ]; then
+  na_runs=("norm --tokens 1 --hidden 4096" "norm --tokens 256 --hidden 4096" "norm --tokens 4096 --hidden 4096"
+           "norm --tokens 4096 --hidden 4096 --quant f8e4m3" "norm --tokens 4096 --hidden 4096 --quant f8e4m3 --group 128"
+           "norm --tokens 4096 --hidden 4096 --layernorm"
+           "act --tokens 1 --d 14336" "act --tokens 256 --d 14336" "act --tokens 4096 --d 14336"
+           "act --tokens 4096 --d 14336 --quant f8e4m3" "act --tokens 4096 --d 14336 --quant f8e4m3 --group 128"
+           "act --tokens 4096 --d 14336 --act gelu-tanh --quant i8")
+  na_reps=20
+else
+  na_runs=("norm --tokens 3 --hidden 333 --quant f8e4m3 --group 128" "norm --tokens 3 --hidden 333 --layernorm --quant i8"
+           "act --tokens 3 --d 333 --act gelu --quant f8e4m3 --group 128")
+  na_reps=1
+fi
+: >"$logdir/norm_act.log"
+for r in "${na_runs[@]}"; do
+  # shellcheck disable=SC2086
+  step "tile run $r" norm_act_one.log 40 "${cenv[@]}" "$build/tile" run $r --device "$device" --reps "$na_reps" --json
+  cat "$logdir/norm_act_one.log" >>"$logdir/norm_act.log"
+  j=$(grep -m1 '^{' "$logdir/norm_act_one.log")
+  gbs=$(printf '%s' "$j" | sed -n 's/.*"gbytes_per_second":\([0-9.e+-]*\).*/\1/p' | awk '{printf "%.1f", $1}')
+  if [ "$rc" = 0 ] && printf '%s' "$j" | grep -q '"ok":true'; then st=ok; else st=FAIL; fi
+  if [ "$on_gpu" = 1 ]; then row "${r%% *} ${r#* }" "$st" "${gbs:-n/a} GB/s, every row within tolerance of float64 (rc $rc)"
+  else row "${r%% *} ${r#* }" "$st" "every row within tolerance of float64 on emu (checks only; rc $rc)"; fi
 done
 # ---- 9. emulator speed, compile time ----
 # CPU-only: on a GPU they give way to the device's own steps (scripts/test.sh runs them without one).
