@@ -806,6 +806,8 @@ Test(attention_api, cli_run, .timeout = 120) {
         TILE_CLI " run attention --device emu --batch 1 --seq 40 --heads 2 --head-dim 64 --causal --dtype f16 --reps 1 > /dev/null",
         TILE_CLI " run decode --device emu --batch 2 --context 100 --heads 4 --heads-kv 1 --head-dim 64 --tokens 2 --reps 1 > /dev/null",
         TILE_CLI " run paged-attention --device emu --batch 1 --context 300 --heads 2 --head-dim 64 --kv-dtype f8e4m3 --reps 1 > /dev/null",
+        /* a random token tree per sequence (tree_mask), checked against the reference with the same mask */
+        TILE_CLI " run decode --device emu --batch 3 --context 37 --heads 4 --heads-kv 2 --head-dim 32 --tokens 6 --tree --reps 1 > /dev/null",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) cr_expect_eq(system(cmds[i]), 0, "%s", cmds[i]);
     cr_expect_neq(system(TILE_CLI " run attention --device emu --head-dim 72 --seq 4 2> /dev/null"), 0, "head_dim 72 must fail");

@@ -5,7 +5,9 @@
  * decode: every sequence holds the full --context; its blocks of the paged
  * KV cache are handed out in a shuffled order (so a wrong block table read
  * shows); f8e4m3 caches hold codes of magnitude <= 2 times k_scale and
- * v_scale; tile_attention_decode_paged with its workspace.
+ * v_scale; tile_attention_decode_paged with its workspace; with --tree the new
+ * tokens of each sequence form a random token tree (each token's parent one
+ * of the tokens before it or the context) given as tree_mask.
  * Both then check up to 256 output rows against ref/'s float64 (run_check.c) and
  * time --reps further calls.  The options are one table with a flag saying
  * which of the two commands takes each. */
@@ -26,12 +28,12 @@ typedef struct AttnCli {
     tile_dtype dt, kv_dt;
     bool kv_set;
     int causal, reps;
-    bool json;
+    bool json, tree;
     const char *device;
 } AttnCli;
 
 enum { OPT_BATCH = 256, OPT_SEQ, OPT_SEQ_K, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DIM, OPT_TOKENS, OPT_BLOCK_SIZE, OPT_SPLITS,
-       OPT_CAUSAL, OPT_DTYPE, OPT_KV_DTYPE };
+       OPT_CAUSAL, OPT_TREE, OPT_DTYPE, OPT_KV_DTYPE };
 
 /* name, has value, code, 1: attention, 2: decode, 3: both */
 #define ATTN_OPTIONS(X)                                        \
@@ -44,6 +46,7 @@ enum { OPT_BATCH = 256, OPT_SEQ, OPT_SEQ_K, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DI
     X("head-dim", required_argument, OPT_HEAD_DIM, 3)          \
     X("causal", no_argument, OPT_CAUSAL, 1)                    \
     X("tokens", required_argument, OPT_TOKENS, 2)              \
+    X("tree", no_argument, OPT_TREE, 2)                        \
     X("block-size", required_argument, OPT_BLOCK_SIZE, 2)      \
     X("splits", required_argument, OPT_SPLITS, 2)              \
     X("dtype", required_argument, OPT_DTYPE, 3)                \
@@ -81,7 +84,7 @@ static const char usage_attention[] =
     CLI_EXIT_HELP;
 
 static const char usage_decode[] =
-    "usage: tile run decode [--batch B] [--context C] [--heads H] [--heads-kv HK] [--head-dim D] [--tokens T]\n"
+    "usage: tile run decode [--batch B] [--context C] [--heads H] [--heads-kv HK] [--head-dim D] [--tokens T] [--tree]\n"
     "                       [--block-size 16|32|64] [--kv-dtype f16|bf16|f8e4m3] [--splits N] [--dtype f16|bf16]\n"
     "                       [--device emu[:TARGET]|cuda|cuda:N] [--reps R]\n"
     "Runs tile_attention_decode_paged: every sequence holds the full context in a paged KV cache\n"
@@ -94,6 +97,8 @@ static const char usage_decode[] =
     "  --heads-kv HK      key/value heads, dividing H (default H)\n"
     "  --head-dim D       (default 128)\n"
     "  --tokens T         new tokens per sequence, 1..8 (default 1)\n"
+    "  --tree             the new tokens form a random token tree (speculative decoding: tree_mask) instead of\n"
+    "                     a causal chain; each token sees the context, its ancestors and itself\n"
     "  --block-size N     tokens per KV block (default 16)\n"
     "  --kv-dtype T       the cache's type (default: --dtype; f8e4m3 with k_scale 0.25, v_scale 0.5)\n"
     "  --splits N         split the context in N parts (default 0: the library chooses)\n"
@@ -141,6 +146,7 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
         case OPT_BLOCK_SIZE: rc = cli_i64(&g, 1, INT32_MAX, &p->block_size); break;
         case OPT_SPLITS: rc = cli_i64(&g, 0, INT32_MAX, &p->splits); break;
         case OPT_CAUSAL: p->causal = 1; break;
+        case OPT_TREE: p->tree = true; break;
         case OPT_DTYPE: rc = cli_dtype(&g, act_types, 2, NULL, &p->dt); break;
         case OPT_KV_DTYPE:
             rc = cli_dtype(&g, kv_types, 3, NULL, &p->kv_dt);
@@ -274,12 +280,13 @@ int cmd_run_decode(int argc, char **argv) {
     if (Hk > 65535 || S > 65535) return cli_usage_error("run decode", "--heads-kv and --batch must be at most 65535 (the launch grid)");
     size_t nq = (size_t)(S * T * H * D), nc = (size_t)(num_blocks * bs * Hk * D), kes = kv == TILE_F8E4M3 ? 1 : 2;
     int32_t *table = malloc(sizeof(int32_t) * (size_t)num_blocks), *lens = malloc(sizeof(int32_t) * (size_t)S);
+    int32_t *tree = p.tree ? malloc(sizeof(int32_t) * (size_t)(S * T)) : NULL;
     uint16_t *hq = malloc(nq * 2), *ho = malloc(nq * 2);
     uint8_t *hk = malloc(nc * kes), *hv = malloc(nc * kes);
     double *vq = malloc(nq * 8), *vk = malloc(nc * 8), *vv = malloc(nc * 8);
     tile_context *ctx = NULL;
     tile_status st = TILE_OK;
-    if (!table || !lens || !hq || !ho || !hk || !hv || !vq || !vk || !vv) {
+    if (!table || !lens || !hq || !ho || !hk || !hv || !vq || !vk || !vv || (p.tree && !tree)) {
         fprintf(stderr, "tile: out of host memory\n");
         rc = CLI_EXIT_FAIL;
         goto done;
@@ -293,6 +300,13 @@ int cmd_run_decode(int argc, char **argv) {
         table[i] = table[j], table[j] = x;
     }
     for (int64_t s = 0; s < S; s++) lens[s] = (int32_t)ctxlen;
+    /* a random tree per sequence: token t's parent is one of 0 .. t - 1 or the context (-1); its mask row
+     * is its parent's with bit t added, so it sees its ancestors and itself */
+    for (int64_t s = 0; tree && s < S; s++)
+        for (int64_t t = 0; t < T; t++) {
+            int64_t parent = (int64_t)((check_urand(&rng) + 1) / 2 * (double)(t + 1)) % (t + 1) - 1;
+            tree[s * T + t] = (parent < 0 ? 0 : tree[s * T + parent]) | (int32_t)(1u << t);
+        }
     float k_scale = 0.25f, v_scale = 0.5f;
     for (size_t i = 0; i < nq; i++) vq[i] = check_fill(p.dt, hq, i, check_urand(&rng));
     for (size_t i = 0; i < nc; i++) {
@@ -309,19 +323,20 @@ int cmd_run_decode(int argc, char **argv) {
     rc = CLI_EXIT_FAIL;
     tile_device_properties props;
     tile_context_get_properties(ctx, &props);
-    tile_devptr dq, dout, dk, dv, dt, dl;
+    tile_devptr dq, dout, dk, dv, dt, dl, dtree = 0;
     if (tile_malloc(ctx, nq * 2, &dq) || tile_malloc(ctx, nq * 2, &dout) || tile_malloc(ctx, nc * kes, &dk) || tile_malloc(ctx, nc * kes, &dv) ||
         tile_malloc(ctx, 4 * (size_t)num_blocks, &dt) || tile_malloc(ctx, 4 * (size_t)S, &dl) || tile_memcpy_htod(ctx, dq, hq, nq * 2) ||
         tile_memcpy_htod(ctx, dk, hk, nc * kes) || tile_memcpy_htod(ctx, dv, hv, nc * kes) ||
-        tile_memcpy_htod(ctx, dt, table, 4 * (size_t)num_blocks) || tile_memcpy_htod(ctx, dl, lens, 4 * (size_t)S)) {
+        tile_memcpy_htod(ctx, dt, table, 4 * (size_t)num_blocks) || tile_memcpy_htod(ctx, dl, lens, 4 * (size_t)S) ||
+        (tree && (tile_malloc(ctx, 4 * (size_t)(S * T), &dtree) || tile_memcpy_htod(ctx, dtree, tree, 4 * (size_t)(S * T))))) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }
-    tile_paged_attention_args a = {.dtype = p.dt, .kv_dtype = kv, .k_scale = kv == TILE_F8E4M3 ? k_scale : 0,
+    tile_paged_attention_args a = {.size = sizeof a, .dtype = p.dt, .kv_dtype = kv, .k_scale = kv == TILE_F8E4M3 ? k_scale : 0,
                                    .v_scale = kv == TILE_F8E4M3 ? v_scale : 0, .num_seqs = S, .heads_q = H,
                                    .heads_kv = Hk, .head_dim = D, .num_tokens = T, .block_size = bs, .num_blocks = num_blocks, .q = dq,
                                    .o = dout, .k_cache = dk, .v_cache = dv, .block_tables = dt, .block_table_stride = nb,
-                                   .context_lens = dl, .max_context_len = ctxlen, .num_splits = (int)p.splits};
+                                   .context_lens = dl, .max_context_len = ctxlen, .num_splits = (int)p.splits, .tree_mask = dtree};
     size_t ws_bytes = 0;
     int splits = 1;
     if ((st = tile_paged_attention_workspace_size(ctx, &a, &ws_bytes, &splits)) == TILE_OK && ws_bytes &&
@@ -329,8 +344,8 @@ int cmd_run_decode(int argc, char **argv) {
         a.workspace_bytes = ws_bytes;
     bool prog = cli_progress_wanted(p.json) && props.is_emulator;
     if (!p.json) {
-        printf("decode batch %lld context %lld tokens %lld heads %lld/%lld head_dim %lld block %lld %s, KV %s, %d split%s on %s (%s)\n",
-               (long long)S, (long long)ctxlen, (long long)T, (long long)H, (long long)Hk, (long long)D, (long long)bs, tile_dtype_name(p.dt),
+        printf("decode batch %lld context %lld tokens %lld%s heads %lld/%lld head_dim %lld block %lld %s, KV %s, %d split%s on %s (%s)\n",
+               (long long)S, (long long)ctxlen, (long long)T, tree ? " (a tree)" : "", (long long)H, (long long)Hk, (long long)D, (long long)bs, tile_dtype_name(p.dt),
                tile_dtype_name(kv), splits, splits == 1 ? "" : "s", props.name, props.arch);
         fflush(stdout);
     }
@@ -344,7 +359,7 @@ int cmd_run_decode(int argc, char **argv) {
     tile_memcpy_dtoh(ctx, ho, dout, nq * 2);
     CheckDecode cd = {.seqs = S, .tokens = T, .heads = H, .heads_kv = Hk, .head_dim = D, .block_size = bs, .num_blocks = num_blocks,
                       .table_stride = nb, .dtype = p.dt, .q = vq, .k = vk, .v = vv, .k_scale = kv == TILE_F8E4M3 ? k_scale : 1,
-                      .v_scale = kv == TILE_F8E4M3 ? v_scale : 1, .table = table, .lens = lens};
+                      .v_scale = kv == TILE_F8E4M3 ? v_scale : 1, .table = table, .lens = lens, .tree_mask = tree};
     int64_t checked;
     cli_progress(prog, "checking against float64 ...");
     double worst = check_decode(&cd, ho, &checked);
@@ -358,8 +373,8 @@ int cmd_run_decode(int argc, char **argv) {
         JsonOut j;
         json_begin(&j, stdout);
         json_str(&j, "command", "decode");
-        json_int(&j, "batch", S), json_int(&j, "context", ctxlen), json_int(&j, "tokens", T), json_int(&j, "heads", H);
-        json_int(&j, "heads_kv", Hk), json_int(&j, "head_dim", D), json_int(&j, "block_size", bs), json_str(&j, "dtype", tile_dtype_name(p.dt));
+        json_int(&j, "batch", S), json_int(&j, "context", ctxlen), json_int(&j, "tokens", T), json_bool(&j, "tree", p.tree);
+        json_int(&j, "heads", H), json_int(&j, "heads_kv", Hk), json_int(&j, "head_dim", D), json_int(&j, "block_size", bs), json_str(&j, "dtype", tile_dtype_name(p.dt));
         json_str(&j, "kv_dtype", tile_dtype_name(kv)), json_int(&j, "splits", splits);
         json_run_tail(&j, &props, first, med, p.reps, "kv_gbps", bytes / med * 1e-9, checked, worst, tol, st == TILE_OK && worst <= tol);
     } else {
@@ -372,7 +387,7 @@ int cmd_run_decode(int argc, char **argv) {
     }
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
-    free(table), free(lens), free(hq), free(ho), free(hk), free(hv), free(vq), free(vk), free(vv);
+    free(table), free(lens), free(tree), free(hq), free(ho), free(hk), free(hv), free(vq), free(vk), free(vv);
     if (ctx) tile_context_destroy(ctx);
     return rc;
 }

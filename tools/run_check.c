@@ -123,7 +123,8 @@ double check_decode(const CheckDecode *a, const void *o, int64_t *checked) {
     if (!want) return INFINITY;
     ref_paged_args p = {.num_seqs = S, .heads_q = H, .heads_kv = a->heads_kv, .head_dim = D, .num_tokens = T, .block_size = a->block_size,
                         .num_blocks = a->num_blocks, .q = a->q, .k_cache = a->k, .v_cache = a->v, .k_scale = a->k_scale,
-                        .v_scale = a->v_scale, .block_tables = a->table, .block_table_stride = a->table_stride, .context_lens = a->lens};
+                        .v_scale = a->v_scale, .block_tables = a->table, .block_table_stride = a->table_stride, .context_lens = a->lens,
+                        .tree_mask = a->tree_mask};
     int64_t rows = S * T * H, step = rows > 256 ? rows / 256 : 1;
     double worst = 0;
     for (int64_t r = 0; r < rows; r += step, (*checked)++) {

@@ -70,6 +70,7 @@ typedef struct CheckDecode {
     double k_scale, v_scale;  /* a key is k * k_scale, a value v * v_scale (1 without f8) */
     const int32_t *table;     /* [seqs, table_stride] block numbers */
     const int32_t *lens;      /* [seqs] context lengths; the new tokens are each sequence's last `tokens` */
+    const int32_t *tree_mask; /* NULL: the new tokens causal among themselves; else [seqs, tokens] (tree_mask) */
 } CheckDecode;
 
 /* Max |error| over up to 256 rows of `o` (layout of q, type dtype). */

@@ -43,6 +43,8 @@
 #      `tile run spec` at a Llama-3 vocabulary (128256), every row checked;
 #   8e. fused residual add + RMSNorm/LayerNorm and gated activations (issue 19): `tile run norm`
 #      and `tile run act` at Llama-3-8B widths, unquantized and f8/i8 per token or per group, GB/s;
+#   8f. tree attention of speculative decoding (issue 19): `tile run decode --tree` (8 new tokens per
+#      sequence as a token tree) next to the same call causal, Llama-3-8B heads, GB/s;
 #   9. bench/emu_speed and bench/compile_time (CPU-only: skipped on a GPU);
 #   5 (gemm_report: static) is skipped on a GPU too; TILE_GPU_DEADLINE (seconds)
 #   replaces the 8-minute deadline;
@@ -490,6 +492,29 @@ for r in "${na_runs[@]}"; do
   if [ "$rc" = 0 ] && printf '%s' "$j" | grep -q '"ok":true'; then st=ok; else st=FAIL; fi
   if [ "$on_gpu" = 1 ]; then row "${r%% *} ${r#* }" "$st" "${gbs:-n/a} GB/s, every row within tolerance of float64 (rc $rc)"
   else row "${r%% *} ${r#* }" "$st" "every row within tolerance of float64 on emu (checks only; rc $rc)"; fi
+done
+# ---- 8f. speculative decoding's tree attention (issue 19): tile run decode --tree ----
+# GPU: Llama-3-8B heads (32 query, 8 KV, head_dim 128), 64 sequences of 4096 tokens, 8 new tokens each as a
+# random token tree (tree_mask), next to the same call with the 8 tokens causal; emu: a small check.
+if [ "$on_gpu" = 1 ]; then
+  tree_runs=("--batch 64 --context 4096 --heads 32 --heads-kv 8 --head-dim 128 --tokens 8 --tree"
+             "--batch 64 --context 4096 --heads 32 --heads-kv 8 --head-dim 128 --tokens 8")
+  tree_reps=20
+else
+  tree_runs=("--batch 2 --context 45 --heads 4 --heads-kv 2 --head-dim 64 --tokens 5 --tree")
+  tree_reps=1
+fi
+: >"$logdir/tree_decode.log"
+for r in "${tree_runs[@]}"; do
+  # shellcheck disable=SC2086
+  step "tile run decode $r" tree_one.log 60 "${cenv[@]}" "$build/tile" run decode $r --device "$device" --reps "$tree_reps" --json
+  cat "$logdir/tree_one.log" >>"$logdir/tree_decode.log"
+  j=$(grep -m1 '^{' "$logdir/tree_one.log")
+  gbs=$(printf '%s' "$j" | sed -n 's/.*"kv_gbps":\([0-9.e+-]*\).*/\1/p' | awk '{printf "%.1f", $1}')
+  if [ "$rc" = 0 ] && printf '%s' "$j" | grep -q '"ok":true'; then st=ok; else st=FAIL; fi
+  label="decode 8 tokens$(case "$r" in *--tree*) echo ' as a tree';; *) echo ' causal';; esac)"
+  if [ "$on_gpu" = 1 ]; then row "$label" "$st" "KV cache read at ${gbs:-n/a} GB/s, rows within tolerance of float64 (rc $rc)"
+  else row "decode --tree on emu" "$st" "rows within tolerance of float64 (checks only; rc $rc)"; fi
 done
 # ---- 9. emulator speed, compile time ----
 # CPU-only: on a GPU they give way to the device's own steps (scripts/test.sh runs them without one).
