@@ -5,7 +5,8 @@
  *      reference at sizes that are not multiples of the tile, output poisoned; the same with
  *      no_tma (per-thread cp.async) gives the same bits;
  *   2. the same kernel written with pointers and masks (Triton's form) takes tensor maps too;
- *   3. launch errors: a negative stride is refused with a message, nothing launched. */
+ *   3. launch errors: a negative stride, or one of 2^40 bytes or more, is refused with a message, nothing
+ *      launched. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -917,6 +918,67 @@ Test(tma, empty_bounds_touch_nothing, .timeout = 600) {
         tile_module_unload(mod);
         free(va), free(vb), free(hc);
     }
+    tile_context_destroy(ctx);
+}
+
+/* docs/runtime.md: a tensor map holds strides below 2^40 bytes, so tile_launch refuses an argument that gives one
+ * of 2^40 or more (with a message naming no_tma, nothing launched) and takes the largest multiple of 16 bytes below.
+ * A row stride of i64 elements (specialized =16); one row of A (m = 1), so a huge stride reads nothing past it: the
+ * rows at or past m are outside the map and zero-filled. */
+Test(tma, stride_limit_2_40) {
+    static const char src[] =
+        "@num_warps(4)\n"
+        "kernel mm(a: *f16, b: *f16, c: *f32, m: i32, n: i32, k: i32, sa: i64, sb: i64,\n"
+        "          const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+        "    let rm = arange(0, BM);\n"
+        "    let rn = arange(0, BN);\n"
+        "    let acc = zeros([BM, BN], f32);\n"
+        "    for k0 in range(0, k, BK) {\n"
+        "        let kk = k0 + arange(0, BK);\n"
+        "        let ta = load(a + rm[:, None] * sa + kk[None, :], (rm[:, None] < m) && (kk[None, :] < k), 0);\n"
+        "        let tb = load(b + kk[:, None] * sb + rn[None, :], (kk[:, None] < k) && (rn[None, :] < n), 0);\n"
+        "        acc = dot(ta, tb, acc);\n"
+        "    }\n"
+        "    store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n"
+        "}\n";
+    static const char *const sp[] = {"sa=16", "sb=16", NULL};
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    tile_compile_options o = {.size = sizeof o, .specialize = sp};
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "mm.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "mm", &kern), TILE_OK);
+    enum { K = 64, N = 64 };
+    int *va, *vb;
+    tile_devptr da = upload_ints(ctx, K, 3, &va), db = upload_ints(ctx, K * N, 3, &vb), dc;
+    cr_assert_eq(tile_malloc(ctx, N * 4, &dc), TILE_OK);
+    const int64_t below = ((int64_t)1 << 39) - 16, at_limit = (int64_t)1 << 39; /* f16 elements: 2^40 - 32 and 2^40 bytes */
+    const int64_t sas[] = {below, at_limit, at_limit + 16};
+    for (int t = 0; t < 3; t++) {
+        float hc[N];
+        for (int j = 0; j < N; j++) hc[j] = -7.0f;
+        cr_assert_eq(tile_memcpy_htod(ctx, dc, hc, sizeof hc), TILE_OK);
+        int32_t m = 1, n = N, k = K;
+        int64_t sa = sas[t], sb = N;
+        void *args[] = {&da, &db, &dc, &m, &n, &k, &sa, &sb};
+        tile_status st = tile_launch(kern, (tile_dim3){1, 1, 1}, args, NULL);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, hc, dc, sizeof hc), TILE_OK);
+        if (t == 0) {
+            cr_assert_eq(st, TILE_OK, "a stride of 2^40 - 32 bytes: %s", tile_last_error(ctx));
+            for (int j = 0; j < N; j++) {
+                double want = 0;
+                for (int kk = 0; kk < K; kk++) want += (double)va[kk] * vb[kk * N + j];
+                cr_assert(hc[j] == want, "C[%d] = %g, want %g", j, hc[j], want);
+            }
+        } else {
+            cr_assert_eq(st, TILE_ERROR_INVALID_VALUE, "a stride of %lld bytes must be refused", (long long)(sa * 2));
+            cr_expect(strstr(tile_last_error(ctx), "below 2^40") && strstr(tile_last_error(ctx), "no_tma"), "%s", tile_last_error(ctx));
+            for (int j = 0; j < N; j++) cr_assert(hc[j] == -7.0f, "refused, yet C[%d] was written: %g", j, hc[j]);
+        }
+    }
+    tile_module_unload(mod);
+    free(va), free(vb);
     tile_context_destroy(ctx);
 }
 
