@@ -208,7 +208,7 @@ Test(api_audit, gemm_config_name_twice_refused) {
 
 /* ===================== calls with nothing to compute ===================== */
 
-/* m or n 0 (tile_gemm), batch or seq_q 0 (attention), num_seqs 0 (decode), tokens 0 (MoE, norms): TILE_OK,
+/* m or n 0 (tile_gemm), batch or seq_q 0 (attention), num_seqs 0 (decode), tokens 0 (MoE, norms), batch 0 (sampling): TILE_OK,
  * nothing launched, nothing written; pointers that nothing would read may be 0 (A with m = 0, ...), the
  * others are still checked. */
 Test(api_audit, empty_calls_launch_nothing) {
@@ -246,6 +246,18 @@ Test(api_audit, empty_calls_launch_nothing) {
     cr_expect_eq(tile_fused_add_layernorm(ctx, &no), TILE_OK, "tokens = 0: %s", tile_last_error(ctx));
     tile_gated_args ga = {.size = sizeof ga, .dtype = TILE_BF16, .tokens = 0, .d = 64, .x = buf, .out = buf + (64 << 10)};
     cr_expect_eq(tile_gated_activation(ctx, &ga), TILE_OK, "tokens = 0: %s", tile_last_error(ctx));
+    /* sampling with batch 0 reads nothing: every pointer may be 0 (they were refused: "logits is 0"); the sizes
+     * and scalar parameters are still checked */
+    tile_sample_args sa = {.size = sizeof sa, .dtype = TILE_F32, .batch = 0, .vocab = 1000, .top_p_value = 1};
+    cr_expect_eq(tile_sample(ctx, &sa), TILE_OK, "batch = 0, pointers 0: %s", tile_last_error(ctx));
+    sa.vocab = 0;
+    cr_expect_eq(tile_sample(ctx, &sa), TILE_ERROR_INVALID_VALUE, "batch = 0 with vocab = 0 was accepted");
+    sa.vocab = 1000, sa.top_p_value = 0;
+    cr_expect_eq(tile_sample(ctx, &sa), TILE_ERROR_INVALID_VALUE, "batch = 0 with top_p_value = 0 was accepted");
+    tile_spec_verify_args sv = {.size = sizeof sv, .batch = 0, .num_draft = 4, .vocab = 1000};
+    cr_expect_eq(tile_spec_verify(ctx, &sv), TILE_OK, "batch = 0, pointers 0: %s", tile_last_error(ctx));
+    sv.num_draft = 0;
+    cr_expect_eq(tile_spec_verify(ctx, &sv), TILE_ERROR_INVALID_VALUE, "batch = 0 with num_draft = 0 was accepted");
     cr_assert_eq(tile_context_get_stats(ctx, &s1), TILE_OK);
     cr_expect_eq(s1.launches, s0.launches, "%llu launches for calls with nothing to compute",
                  (unsigned long long)(s1.launches - s0.launches));

@@ -92,12 +92,12 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     if (!a.top_k && a.top_k_value < 0) FAIL("%s: top_k_value = %d: 0 (off) or more", api, (int)a.top_k_value);
     if (!a.top_p && !(a.top_p_value > 0 && a.top_p_value <= 1)) FAIL("%s: top_p_value = %g: in (0, 1] (1: off)", api, (double)a.top_p_value);
     if (!a.min_p && !(a.min_p_value >= 0 && a.min_p_value <= 1)) FAIL("%s: min_p_value = %g: in [0, 1] (0: off)", api, (double)a.min_p_value);
-    if (!a.logits) FAIL("%s: logits is 0", api);
-    if (!a.out) FAIL("%s: out is 0", api);
     uint64_t nx = shipped_rows_span(a.batch, a.vocab, ld), np = shipped_rows_span(a.batch, a.vocab, ldp);
     if (nx >= (uint64_t)I32_LIMIT || (a.probs && np >= (uint64_t)I32_LIMIT))
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
-    if (a.batch == 0) return TILE_OK;
+    if (a.batch == 0) return TILE_OK; /* nothing to compute: no pointer is read, so each may be 0 (as tile_gemm with m = 0) */
+    if (!a.logits) FAIL("%s: logits is 0", api);
+    if (!a.out) FAIL("%s: out is 0", api);
     tile_status st;
     uint64_t es = a.dtype == TILE_F32 ? 4 : 2, oes = a.out_dtype == TILE_I64 ? 8 : 4;
     RANGE(api, a.logits, es, es * nx, "logits");
@@ -167,16 +167,16 @@ tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *arg
     if (a.num_draft < 1 || a.num_draft > MAX_DRAFT) FAIL("%s: num_draft = %lld: 1 .. 64", api, (long long)a.num_draft);
     if (a.vocab < 1 || a.vocab > MAX_VOCAB) FAIL("%s: vocab = %lld: 1 .. 2^20", api, (long long)a.vocab);
     bool all_greedy = !a.greedy && a.greedy_value != 0;
+    uint64_t nq = (uint64_t)a.batch * (uint64_t)a.num_draft * (uint64_t)a.vocab,
+             np = (uint64_t)a.batch * (uint64_t)(a.num_draft + 1) * (uint64_t)a.vocab;
+    if (np >= (uint64_t)I32_LIMIT)
+        FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
+    if (a.batch == 0) return TILE_OK; /* nothing to compute: no pointer is read, so each may be 0 */
     if (!a.draft_tokens) FAIL("%s: draft_tokens is 0", api);
     if (!a.target_probs) FAIL("%s: target_probs is 0", api);
     if (!a.draft_probs && !all_greedy) FAIL("%s: draft_probs is 0 but some rows may sample (greedy is not 1 for every row)", api);
     if (!a.accepted) FAIL("%s: accepted is 0", api);
     if (!a.out_tokens) FAIL("%s: out_tokens is 0", api);
-    uint64_t nq = (uint64_t)a.batch * (uint64_t)a.num_draft * (uint64_t)a.vocab,
-             np = (uint64_t)a.batch * (uint64_t)(a.num_draft + 1) * (uint64_t)a.vocab;
-    if (np >= (uint64_t)I32_LIMIT)
-        FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
-    if (a.batch == 0) return TILE_OK;
     tile_status st;
     RANGE(api, a.draft_tokens, 4, 4 * (uint64_t)a.batch * (uint64_t)a.num_draft, "draft_tokens");
     if (a.draft_probs) RANGE(api, a.draft_probs, 4, 4 * nq, "draft_probs");
