@@ -19,10 +19,11 @@
  * Recording keeps, per (KERNEL_ID, DEVICE, BUCKET), the TUNE_KEEP fastest distinct configurations, the
  * fastest last: a recording cannot check a configuration against the kernel's space (it has no source), so
  * a faster record that a lookup refuses (ACT=1) must not push out the good one the lookup then falls back to:
- *   1. Read the file and parse it into records (tune_line: a CRLF ending is a line end); a line that is
- *      not five fields with a well-formed CONFIG and a number of SECONDS is no record, but it is kept as
- *      it is (a hand edit with a typo, a record a lookup warned about: the user's to fix, never lost);
- *      blank lines are dropped.
+ *   1. Read the file and parse it into records (tune_next_line, the one splitter, by length: a NUL byte
+ *      ends no line; tune_line: a CRLF ending is a line end); a line that is not five fields with a
+ *      well-formed CONFIG and a number of SECONDS, or that holds a NUL byte, is no record, but it is kept
+ *      as it is, byte for byte (a hand edit with a typo, a torn write, a record a lookup warned about:
+ *      the user's to fix, never lost); blank lines are dropped.
  *   2. When no key repeats (the new record's included) and the file ends with a newline, append the new
  *      line with one O_APPEND write (concurrent tuners do not interleave lines).
  *   3. Otherwise compact: the lines that are no record first, in file order, then each key's records
@@ -172,12 +173,25 @@ typedef struct TuneRec {
 
 enum { TUNE_KEEP = 4 }; /* configurations kept per key */
 
-/* One line of tune.db (modified in place: tabs become NULs, a CR before the newline goes): true when it is a
- * record, its fields in f[0..3] and its time in *sec; else false with why in *why.  *nf: the fields split
- * (6 for more than 5). */
-static bool tune_line(char *line, char *f[5], int *nf, double *sec, Str *why) {
-    size_t len = strlen(line);
-    if (len && line[len - 1] == '\r') line[len - 1] = 0;
+/* The one line splitter of tune.db, for recording and lookup alike: the line at *at of text[0..n) (its newline
+ * overwritten with a NUL), its length in *len, NULL after the last; *at moves past it.  Lengths, not strlen:
+ * a NUL byte inside the file ends no line (a line that holds one is no record, and the lines after it are
+ * read as any other). */
+static char *tune_next_line(char *text, size_t n, size_t *at, size_t *len) {
+    if (!text || *at >= n) return NULL;
+    char *line = text + *at, *nl = memchr(line, '\n', n - *at);
+    *len = nl ? (size_t)(nl - line) : n - *at;
+    if (nl) *nl = 0;
+    *at += *len + (nl != NULL);
+    return line;
+}
+
+/* One line of tune.db, len bytes (modified in place: tabs become NULs, a CR before the newline goes): true
+ * when it is a record, its fields in f[0..3] and its time in *sec; else false with why in *why.  *nf: the
+ * fields split (6 for more than 5), up to a NUL byte in the line, which makes it no record. */
+static bool tune_line(char *line, size_t len, char *f[5], int *nf, double *sec, Str *why) {
+    if (len && line[len - 1] == '\r') line[--len] = 0;
+    const char *nul = memchr(line, 0, len);
     *nf = 0;
     char *p = line;
     while (p && *nf < 5) {
@@ -185,6 +199,7 @@ static bool tune_line(char *line, char *f[5], int *nf, double *sec, Str *why) {
         if ((p = strchr(p, '\t'))) *p++ = 0;
     }
     if (p) ++*nf; /* a sixth field (or more) */
+    if (nul) return str_printf(why, "it holds a NUL byte (column %zu)", (size_t)(nul - line) + 1), false;
     if (*nf != 5) return str_printf(why, "%d tab-separated fields, not 5: KERNEL_ID, DEVICE, BUCKET, CONFIG, SECONDS", *nf), false;
     if (!*f[0] || !*f[1] || !*f[2]) return str_printf(why, "its %s is empty", !*f[0] ? "KERNEL_ID" : !*f[1] ? "DEVICE" : "BUCKET"), false;
     char *end = NULL;
@@ -193,24 +208,23 @@ static bool tune_line(char *line, char *f[5], int *nf, double *sec, Str *why) {
     return config_ok(f[3], NULL, f[0], why);
 }
 
-/* Step 1 of the header: the records of text (modified in place); the lines that are no record, each with its
- * newline, into *kept. */
-static TuneRec *parse_records(char *text, int *nrec, Str *kept) {
+/* Step 1 of the header: the records of text[0..len) (modified in place); the lines that are no record, each
+ * with its newline and byte for byte (NUL bytes included), into *kept. */
+static TuneRec *parse_records(char *text, size_t len, int *nrec, Str *kept) {
     TuneRec *v = NULL;
     int n = 0;
-    for (char *line = text, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = 0;
-        else if (!*line) break;
-        if (!*line || (line[0] == '\r' && !line[1])) continue; /* a blank line */
-        char *f[5] = {0}, *orig = strdup(line);
+    size_t at = 0, ll;
+    for (char *line; (line = tune_next_line(text, len, &at, &ll));) {
+        if (!ll || (ll == 1 && line[0] == '\r')) continue; /* a blank line */
+        char *f[5] = {0}, *orig = malloc(ll + 1);
         int nf;
         double sec;
         Str why = {0};
         if (!orig) out_of_memory();
-        bool ok = tune_line(line, f, &nf, &sec, &why);
+        memcpy(orig, line, ll);
+        bool ok = tune_line(line, ll, f, &nf, &sec, &why);
         str_free(&why);
-        if (!ok) str_printf(kept, "%s\n", orig);
+        if (!ok) str_putn(kept, orig, ll), str_putn(kept, "\n", 1);
         free(orig);
         if (!ok) continue;
         if (!(n & (n - 1)) && !(v = realloc(v, sizeof *v * (size_t)(n ? 2 * n : 1)))) out_of_memory();
@@ -221,10 +235,11 @@ static TuneRec *parse_records(char *text, int *nrec, Str *kept) {
 }
 
 uint64_t jit_tune_count(int dfd) {
-    char *text = jit_cache_read(dfd, "tune.db", NULL);
+    size_t len = 0;
+    char *text = jit_cache_read(dfd, "tune.db", &len);
     int n = 0;
     Str kept = {0};
-    free(parse_records(text, &n, &kept));
+    free(parse_records(text, text ? len : 0, &n, &kept));
     str_free(&kept);
     free(text);
     return (uint64_t)n;
@@ -256,12 +271,13 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
      *    another thread or process neither reads the file before this one's rename nor appends to the file
      *    it replaces */
     int lock = jit_cache_lock(dfd, "tune.lock");
-    char *text = jit_cache_read(dfd, "tune.db", NULL);
+    size_t text_len = 0;
+    char *text = jit_cache_read(dfd, "tune.db", &text_len);
     int nrec = 0;
-    size_t text_len = text ? strlen(text) : 0;
+    if (!text) text_len = 0;
     bool ends_line = !text_len || text[text_len - 1] == '\n'; /* an append after a last line without its newline would join them */
     Str kept = {0};                                            /* lines that are no record: kept as they are */
-    TuneRec *recs = parse_records(text, &nrec, &kept);
+    TuneRec *recs = parse_records(text, text_len, &nrec, &kept);
     if (!(recs = realloc(recs, sizeof *recs * (size_t)(nrec + 1)))) out_of_memory();
     recs[nrec++] = (TuneRec){{kernel_id, device, key_bucket, config}, seconds, false};
     /* a configuration recorded twice for a key: its fastest time, at the later record (a tie goes to the newer) */
@@ -282,7 +298,7 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
         ok = jit_cache_append(dfd, "tune.db", out.buf, out.len);
     } else { /* 3. compact: the lines that are no record, then each key's TUNE_KEEP fastest configurations, slowest first,
               *    where its last record was */
-        if (kept.len) str_puts(&out, kept.buf);
+        if (kept.len) str_putn(&out, kept.buf, kept.len); /* byte for byte: a kept line may hold a NUL */
         int *grp = malloc(sizeof *grp * (size_t)nrec);
         if (!grp) out_of_memory();
         for (int last = 0; last < nrec; last++) {
@@ -352,16 +368,14 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
     char **cfgs = NULL;
     int ncfg = 0, *lines = NULL, lineno = 0;
     const char *who = kernel ? kernel : kernel_id;
-    for (char *line = text, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = 0;
-        else if (!*line) break;
+    size_t at = 0, ll;
+    for (char *line; (line = tune_next_line(text, n, &at, &ll));) {
         lineno++;
         char *f[5] = {0};
         int nf;
         double sec;
         Str why = {0};
-        bool rec = tune_line(line, f, &nf, &sec, &why);
+        bool rec = tune_line(line, ll, f, &nf, &sec, &why);
         bool ours = nf >= 3 && !strcmp(f[0], kernel_id) && !strcmp(f[1], device) && !strcmp(f[2], key_bucket);
         if (ours && !rec)
             jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db:%d: ignoring a line that is no record (%s) for %s on %s, %s", dir, lineno, why.buf, who,

@@ -666,6 +666,56 @@ Test(cache, tune_db_hand_edited, .init = setup, .fini = teardown) {
     cr_expect_eq(cs.tuning_records, 6, "%llu", (unsigned long long)cs.tuning_records);
 }
 
+/* A NUL byte inside tune.db (a torn write, a binary pasted in): the line that holds it is no record, and it and
+ * every line after it are read as before.  The parser stopped at the NUL: the records after it were not found,
+ * and the next compaction wrote the file back cut at the NUL, losing them for good. */
+Test(cache, tune_db_nul_byte, .init = setup, .fini = teardown) {
+    char cache[128], db[256], cfg[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    const char *id = "0123456789abcdef0123456789abcdef";
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1", "BLOCK=128", 2e-3), TILE_OK); /* makes the folder */
+    static const char body[] = "0123456789abcdef0123456789abcdef\temu/sm_80\tn=1\tBLOCK=128\t0.002\n"
+                               "0123456789abcdef0123456789abcdef\temu/sm_80\tn=2\tBLOCK=2\0" "56\t0.001\n"
+                               "0123456789abcdef0123456789abcdef\temu/sm_80\tn=4\tBLOCK=512\t0.001\n"
+                               "# notes \0 after a NUL\n"
+                               "0123456789abcdef0123456789abcdef\temu/sm_80\tn=8\tBLOCK=64\t0.001\n";
+    const size_t body_len = sizeof body - 1;
+    FILE *f = fopen(db, "wb");
+    cr_assert(f);
+    cr_assert_eq(fwrite(body, 1, body_len, f), body_len);
+    fclose(f);
+    tile_cache_stats cs;
+    cr_assert_eq(tile_cache_get_stats(cache, &cs), TILE_OK);
+    cr_expect_eq(cs.tuning_records, 3, "records counted: %llu (n=1, n=4, n=8; the lines with a NUL are none)",
+                 (unsigned long long)cs.tuning_records);
+    cr_expect_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2", cfg, sizeof cfg), TILE_ERROR_NOT_FOUND,
+                 "the line cut by a NUL was an answer: %s", cfg);
+    const char *keys[] = {"n=1", "n=4", "n=8"}, *want[] = {"BLOCK=128", "BLOCK=512", "BLOCK=64"};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(tile_tune_lookup(cache, id, "emu/sm_80", keys[i], cfg, sizeof cfg), TILE_OK, "%s after the NUL not found", keys[i]);
+        cr_expect_str_eq(cfg, want[i], "%s", keys[i]);
+    }
+    /* a recording that compacts (n=1 again) keeps both lines with their NUL bytes, and every record */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1", "BLOCK=256", 1e-3), TILE_OK);
+    f = fopen(db, "rb");
+    cr_assert(f);
+    static char text[4096];
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    static const char line2[] = "0123456789abcdef0123456789abcdef\temu/sm_80\tn=2\tBLOCK=2\0" "56\t0.001\n",
+                      notes[] = "# notes \0 after a NUL\n";
+    cr_expect(memmem(text, n, line2, sizeof line2 - 1) && memmem(text, n, notes, sizeof notes - 1),
+              "a line with a NUL was not kept byte for byte (%zu bytes left)", n);
+    const char *keys2[] = {"n=1", "n=4", "n=8"}, *want2[] = {"BLOCK=256", "BLOCK=512", "BLOCK=64"};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(tile_tune_lookup(cache, id, "emu/sm_80", keys2[i], cfg, sizeof cfg), TILE_OK, "%s lost by the compaction", keys2[i]);
+        cr_expect_str_eq(cfg, want2[i], "%s", keys2[i]);
+    }
+    cr_assert_eq(tile_cache_get_stats(cache, &cs), TILE_OK);
+    cr_expect_eq(cs.tuning_records, 4, "%llu", (unsigned long long)cs.tuning_records);
+}
+
 /* Processes recording into one tune.db at once lose nothing: each record reads, compacts and renames the
  * file under tune.lock.  Without it, one process's rename replaced a file another had just appended to or
  * compacted into, and records went missing (docs/runtime.md, Tuning). */
