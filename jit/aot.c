@@ -233,12 +233,13 @@ static void put_c_bytes(Str *s, const char *text) {
     str_puts(s, "\n");
 }
 
-/* A refusal before anything is written: *msg says why. */
+/* A refusal before anything is written: *msg says why, naming tile_aot_export as every function's message
+ * names the function (the CLI's `tile aot` prints it as it is). */
 static tile_status aot_refuse(char **msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static tile_status aot_refuse(char **msg, const char *fmt, ...) {
     if (msg) {
         Str m = {0};
-        str_printf(&m, "tile aot: ");
+        str_printf(&m, "tile_aot_export: ");
         va_list ap;
         va_start(ap, fmt);
         str_vprintf(&m, fmt, ap);
@@ -354,7 +355,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
     if (st == TILE_OK && !jit_options_in(opt, &base, oerr, sizeof oerr)) {
         if (msg) {
             Str m = {0};
-            str_printf(&m, "error: opt->%s\n", oerr);
+            str_printf(&m, "tile_aot_export: opt->%s\n", oerr);
             *msg = str_take(&m);
         }
         st = TILE_ERROR_INVALID_VALUE;
@@ -423,7 +424,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             if (np < 0) {
                 np = kernel_params(&cc, kn, cn, &ps);
                 if (np < 0) {
-                    str_printf(&err, "tile aot: cannot read the parameters of '%s'\n", kn);
+                    str_printf(&err, "tile_aot_export: cannot read the parameters of '%s'\n", kn);
                     st = TILE_ERROR_INTERNAL;
                     tile_compiled_free(&cc);
                     break;
@@ -457,6 +458,10 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         str_puts(&proto, ", tile_stream stream)");
         str_printf(&h, "/* Launch %s (block and shared memory from its build); loads into ctx on first use. */\n%s;\n\n", kn, proto.buf);
         str_printf(&c, "static tile_aot_table %s_slots[%d];\n\n%s {\n    int v = %d;\n", cn, nvar + 1, proto.buf, nvar);
+        /* a context that is not live: the table's message names `name`, so a launcher under another C name than
+         * its kernel's passes its own there (the message names the function called) */
+        if (strcmp(kn, cn))
+            str_printf(&c, "    if (!tile_context_id(ctx)) return tile_aot_table_kernel(&%s_slots[0], 0, \"%s\", ctx, 0);\n", cn, cn);
         for (int v = nvar - 1; v >= 0; v--) str_printf(&c, "    if (%s) v = %d;\n", conds[v].len ? conds[v].buf : "1", v);
         str_printf(&c, "    static const char *const ptx[] = {");
         for (int v = 0; v <= nvar; v++) str_printf(&c, "%s(const char *)%s_ptx_%d", v ? ", " : "", cn, v);
@@ -493,7 +498,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             int e = errno;
             if (ht) unlink(ht);
             if (ct) unlink(ct);
-            str_printf(&err, "tile aot: cannot write %s: %s\n", failed, strerror(e));
+            str_printf(&err, "tile_aot_export: cannot write %s: %s\n", failed, strerror(e));
             st = TILE_ERROR_IO;
         }
         free(ht), free(ct), free(hdst), free(cdst);

@@ -52,10 +52,9 @@ static AotTable *aot_table_state(tile_aot_table *t) {
 
 tile_status tile_aot_table_kernel(tile_aot_table *t, const char *ptx, const char *name, tile_context *ctx, tile_kernel **out) {
     uint64_t id = tile_context_id(ctx);
-    if (!id) { /* no live context: the library's own message for it */
-        tile_module *m;
-        return tile_module_load_ptx(ctx, ptx, &m);
-    }
+    if (!id) /* no live context: the message names `name`, the launcher the user called (its kernel's name, or
+              * the C name a launcher exported under another passes on this path) */
+        return rt_no_context(name ? name : "tile_aot_table_kernel", ctx);
     if (!t || !ptx || !name || !out)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_aot_table_kernel: %s is NULL", !t ? "table" : !ptx ? "ptx" : !name ? "name" : "out");
     AotTable *a = aot_table_state(t);

@@ -32,8 +32,9 @@ static const char *prog =
     "        tile_memcpy_dtoh(ctx, ho, o, 4u * n);\n"
     "        for (int i = 0; i < n; i++) if (ho[i] != 1.5f * (float)i) return 12;\n"
     "    }\n"
-    "    /* no context: the library's message for it (an empty slot matched a NULL ctx) */\n"
-    "    if (add(NULL, (tile_dim3){1, 1, 1}, 0, 0, 0, 1, NULL) == TILE_OK || !strstr(tile_last_error(NULL), \"tile_context\")) return 13;\n"
+    "    /* no context: a message naming the launcher called (it named tile_module_load_ptx; an empty slot matched a NULL ctx) */\n"
+    "    if (add(NULL, (tile_dim3){1, 1, 1}, 0, 0, 0, 1, NULL) == TILE_OK || !strstr(tile_last_error(NULL), \"add: the tile_context is NULL\")) {\n"
+    "        fprintf(stderr, \"NULL ctx: %s\\n\", tile_last_error(NULL));\n        return 13;\n    }\n"
     "    add_aot_unload(ctx);\n    tile_context_destroy(ctx);\n"
     "    /* twenty contexts at once (the table grows), then contexts destroyed without add_aot_unload, each new one\n"
     "     * likely at the last one's address (its slot is taken for dead by its tile_context_id, not for the new one) */\n"
@@ -233,12 +234,19 @@ Test(aot, refusals) {
         snprintf(o, sizeof o, "%s/%s", dir, cases[i].out ? cases[i].out : "gen");
         cr_expect_eq(tile_aot_export(path, NULL, cases[i].kernels, NULL, o, &msg), TILE_ERROR_INVALID_VALUE, "case %zu", i);
         cr_expect(msg && strstr(msg, cases[i].want), "case %zu: %s", i, msg ? msg : "(no message)");
+        cr_expect(msg && !strncmp(msg, "tile_aot_export: ", 17), "case %zu: the message does not name tile_aot_export: %s", i,
+                  msg ? msg : "(no message)");
         free(msg);
     }
     char *msg = NULL;
     const char *none[] = {NULL};
     cr_expect_eq(tile_aot_export(path, NULL, none, NULL, out, &msg), TILE_ERROR_INVALID_VALUE);
-    cr_expect(msg && strstr(msg, "no kernel named"), "%s", msg ? msg : "(no message)");
+    cr_expect(msg && !strncmp(msg, "tile_aot_export: no kernel named", 32), "%s", msg ? msg : "(no message)");
+    free(msg);
+    const char *add[] = {"add", NULL};
+    tile_compile_options bad = {.size = 3}; /* ends inside a field */
+    cr_expect_eq(tile_aot_export(path, &bad, add, NULL, out, &msg), TILE_ERROR_INVALID_VALUE);
+    cr_expect(msg && !strncmp(msg, "tile_aot_export: opt->size = 3", 30), "%s", msg ? msg : "(no message)");
     free(msg);
     snprintf(out, sizeof out, "rm -rf %s", dir);
     cr_expect_eq(system(out), 0);
@@ -259,6 +267,9 @@ Test(aot, mismatched_arch) {
     cr_assert_eq(tile_context_create("emu:sm_80", &old), TILE_OK);
     cr_assert_eq(tile_context_create("emu:sm_90a", &h), TILE_OK);
     tile_kernel *k = NULL;
+    /* no live context: the message names `name` (the launcher), not tile_module_load_ptx */
+    cr_assert_eq(tile_aot_table_kernel(&table, c.ptx, "add", NULL, &k), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(NULL), "add: the tile_context is NULL");
     for (int twice = 0; twice < 2; twice++) { /* a failed load is not kept: the second call fails as the first */
         cr_assert_eq(tile_aot_table_kernel(&table, c.ptx, "add", old, &k), TILE_ERROR_COMPILE);
         cr_expect(strstr(tile_last_error(old), "emu:sm_80 cannot load PTX for .target sm_90a"), "%s", tile_last_error(old));
@@ -470,7 +481,7 @@ static const char *libc_src = "kernel free(x: *f32, out: *f32, n: i32) {\n"
 
 static const char *libc_prog =
     "#include <assert.h>\n#include <errno.h>\n#include <limits.h>\n#include <math.h>\n#include <stdint.h>\n"
-    "#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n"
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n"
     "#ifndef __cplusplus\n#include <complex.h>\n#endif\n"
     "#include \"libc_aot.h\"\n"
     "int main(void) {\n"
@@ -498,6 +509,11 @@ static const char *libc_prog =
     "            }\n"
     "        }\n"
     "    }\n"
+    "    /* no context: the message names the launcher called, under its C name (not the kernel's) */\n"
+    "    tile_dim3 one = {1, 1, 1};\n"
+    "    if (release_rows(NULL, one, x, o, 1, NULL) == TILE_OK ||\n"
+    "        !strstr(tile_last_error(NULL), \"release_rows: the tile_context is NULL\")) {\n"
+    "        fprintf(stderr, \"NULL ctx: %s\\n\", tile_last_error(NULL));\n        return 14;\n    }\n"
     "    release_rows_aot_unload(ctx);\n    k_clock_aot_unload(ctx);\n    tile_context_destroy(ctx);\n"
     "    free(hx);\n    free(ho);\n"
     "    errno = 0;\n    assert(clock() >= start);\n"

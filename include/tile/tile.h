@@ -614,7 +614,9 @@ TILE_API tile_status tile_aot_export(const char *path, const tile_compile_option
  * but this one.  A table (static storage, zero-initialized) holds one kernel variant's modules, one per
  * context it ran in.  tile_aot_table_kernel gives the kernel `name` of ptx loaded into ctx, loading it on
  * first use (any thread; an entry of a context destroyed without a release is taken for dead by its
- * tile_context_id); tile_aot_table_release unloads what the table loaded into ctx. */
+ * tile_context_id); a ctx that is not live is TILE_ERROR_INVALID_VALUE with tile_last_error(NULL) naming
+ * `name` ("add: the tile_context is NULL": the generated launcher passes its C name there when it differs from
+ * the kernel's); tile_aot_table_release unloads what the table loaded into ctx. */
 typedef struct tile_aot_table {
     void *impl; /* made on first use; never freed (the table lives as long as the program) */
 } tile_aot_table;
