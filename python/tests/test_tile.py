@@ -1055,10 +1055,18 @@ class Errors(unittest.TestCase):
         old = os.environ.get("TILE_DEVICE")
         os.environ["TILE_DEVICE"] = "bogus"
         try:
-            with self.assertRaisesRegex(tile.Error, r"TILE_DEVICE='bogus': .*bogus"):
+            # the call and the string are each named once (the message was "device 'bogus': tile_context_create_ex:
+            # bad device string 'bogus': ...", and from the variable "TILE_DEVICE='bogus': device 'bogus': ...")
+            with self.assertRaises(tile.Error) as cm:
                 tile.device()
-            with self.assertRaisesRegex(tile.Error, r"^device 'bogus'"):  # given by name: no mention of the variable
-                tile.device("bogus")
+            self.assertRegex(str(cm.exception), r"^device: bad TILE_DEVICE 'bogus': expected \"emu\"")
+            self.assertEqual(str(cm.exception).count("bogus"), 1, str(cm.exception))
+            for call in (tile.device, tile.Device):  # given by name: no mention of the variable
+                with self.assertRaises(tile.Error) as cm:
+                    call("bogus")
+                self.assertRegex(str(cm.exception), r"^device: bad device string 'bogus': expected \"emu\"")
+                self.assertEqual(str(cm.exception).count("bogus"), 1, str(cm.exception))
+                self.assertNotIn("tile_context_create", str(cm.exception))
         finally:
             if old is None:
                 del os.environ["TILE_DEVICE"]

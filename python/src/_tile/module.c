@@ -151,7 +151,11 @@ static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     st = tile_context_create_ex(&o, &d->ctx);
     Py_END_ALLOW_THREADS
     if (st != TILE_OK) {
-        PyErr_Format(TPy_Error, "device '%s': %s", name ? name : "(default)", tile_last_error(NULL));
+        /* the library's message names the string ("bad device string 'bogus': ...") and the C call, which the
+         * Python caller did not make: it is named once, as the Python call ("device: bad device string ...") */
+        const char *msg = tile_last_error(NULL), *c_call = "tile_context_create_ex: ";
+        if (!strncmp(msg, c_call, strlen(c_call))) msg += strlen(c_call);
+        PyErr_Format(TPy_Error, "device: %s", *msg ? msg : tile_status_string(st));
         d->ctx = NULL;
         return -1;
     }

@@ -59,9 +59,12 @@ def device(name=None):
     if d is None:
         try:
             d = Device(key)
-        except Error as e:
-            if name is None and key is not None:  # say where the string came from
-                raise Error("TILE_DEVICE=%r: %s" % (key, e)) from None
+        except Error:
+            if name is None and key is not None:  # from TILE_DEVICE: the library reads it, and its message names it
+                try:
+                    Device(None)
+                except Error as e:
+                    raise e from None
             raise
         if key is None:  # the plain default ("cuda" or "emu") is the device of that name: one context
             d = _devices.setdefault(d.name, d)
