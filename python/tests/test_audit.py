@@ -82,6 +82,19 @@ kernel either(a: *f32, b: *f32, n: i32) {
 }
 """
 
+MAY_STORE = r"""
+// the pointer a select of two parameters
+kernel sel(a: *f32, b: *f32, n: i32) { store(where(n > 3, b, a), 7.0); }
+// a pointer loaded from a table of pointers
+kernel tab(t: **f32, x: *f32) { store(load(t), load(x) + 1.0); }
+// a pointer returned by inline assembly
+kernel asmp(a: *f32, b: *f32) { store(inline_asm_elementwise("mov.b64 $0, $1;", "=l,l", [a], u64) as *f32, load(b) + 2.0); }
+// an address through a reduce's fn, and an address computed as an integer
+fn first(x, y) { return x; }
+kernel red(a: *f32, b: *f32) { store(reduce(a as i64 + arange(0, 4) as i64 * 4, 0, first) as *f32, load(b) + 3.0); }
+kernel arith(a: *f32, b: *f32) { store((a as i64 + 4) as *f32, load(b) + 4.0); }
+"""
+
 TMA_STORE = """
 // c = a @ b in 64x64 tiles, each program a loop over tiles; c's tiles stored through a tensor map on sm_90a
 @num_stages(3)
@@ -442,11 +455,53 @@ class Audit(unittest.TestCase):
             want = np.zeros(8, np.float32)
             want[at] = 1
             np.testing.assert_array_equal(c, want)
+        # a or b: either may be written, so a read-only array at either is refused (it was passed, and with n <= 3
+        # written); writable, n > 3 writes b and n <= 3 writes a
+        for n_, ro_name in ((5, "a"), (2, "a"), (5, "b")):
+            a, b = np.zeros(4, np.float32), np.zeros(4, np.float32)
+            (a if ro_name == "a" else b).flags.writeable = False
+            with self.assertRaisesRegex(ValueError, r"argument '%s': the array is read-only, and kernel 'either' may store through '%s'"
+                                        % (ro_name, ro_name)):
+                m.either[1](a, b, n_)
+            np.testing.assert_array_equal(a, [0, 0, 0, 0])
+            np.testing.assert_array_equal(b, [0, 0, 0, 0])
         a, b = np.zeros(4, np.float32), np.zeros(4, np.float32)
-        a.flags.writeable = False
-        m.either[1](a, b, 5)  # a or b: not followed, so not refused; n > 3 writes b
+        m.either[1](a, b, 5)
         np.testing.assert_array_equal(b, [7, 0, 0, 0])
         np.testing.assert_array_equal(a, [0, 0, 0, 0])
+        m.either[1](a, b, 2)
+        np.testing.assert_array_equal(a, [7, 0, 0, 0])
+
+    def test_read_only_array_where_the_kernel_may_store(self):
+        """Where the launcher cannot tell which parameter a store goes through, it takes each one it may be as
+        written (docs/python.md): a select of two parameters, a pointer loaded from a table, returned by inline
+        assembly, an address that went through a reduce's fn or integer arithmetic (any parameter then).  A
+        read-only array there is refused and left alone (these kernels wrote into it: the store was not traced
+        to any parameter, so nothing was refused); writable arrays run and give the right values."""
+        m = tile.compile(MAY_STORE)
+        x = rng.standard_normal(4).astype(np.float32)
+        for name, params in (("sel", ("a", "b")), ("tab", ("t", "x")), ("asmp", ("a", "b")), ("red", ("a", "b")),
+                             ("arith", ("a", "b"))):
+            for ro_name in params:
+                out = poisoned(4, np.float32)
+                table = np.array([tile.data_ptr(out)], np.uint64)
+                src = x.copy()
+                args = {"sel": (out, src, 2), "tab": (table, src)}.get(name, (out, src))
+                ro = args[params.index(ro_name)]
+                ro.flags.writeable = False
+                before = ro.copy()
+                with self.assertRaisesRegex(ValueError, r"argument '%s': the array is read-only, and kernel '%s' may store through '%s'"
+                                            % (ro_name, name, ro_name)):
+                    getattr(m, name)[1](*args)
+                np.testing.assert_array_equal(ro.view(np.uint8), before.view(np.uint8), err_msg=name)
+                self.assertTrue(np.isnan(out).all(), name)
+            out = poisoned(4, np.float32)
+            table = np.array([tile.data_ptr(out)], np.uint64)
+            getattr(m, name)[1](*{"sel": (out, x, 2), "tab": (table, x)}.get(name, (out, x)))
+            at, add = {"sel": (0, None), "tab": (0, 1.0), "asmp": (0, 2.0), "red": (0, 3.0), "arith": (1, 4.0)}[name]
+            want = 7.0 if add is None else float(x[0]) + add
+            self.assertEqual(float(out[at]), np.float32(want), name)
+            self.assertTrue(np.isnan(np.delete(out, at)).all(), name)
 
     def test_read_only_array_stored_through_a_tensor_map(self):
         """On sm_90a a tile stored by store_tensor_descriptor after a pipelined dot goes through a tensor map (a

@@ -8,7 +8,8 @@
  *      ("kernel @add(%x: ptr<f32> #div16, %n: i32)"), types from its
  *      signature ("*f32:16, i32"), once, into a table the launches index;
  *   3. reads from the same Tile IR which pointer parameters the kernel
- *      stores through (read_writes), so that a read-only array there is
+ *      stores through, or may (read_writes: where it cannot tell, it takes
+ *      the parameter for written), so that a read-only array there is
  *      refused at launch rather than written.
  * kernel[grid](*args, stream=None), the hot path (Launcher.__call__;
  * arguments may also be given by parameter name; a tuple given by position
@@ -75,6 +76,7 @@ typedef struct TPyKernel {
     int nvariants, capvariants, last;
     PyObject *meta;
     uint64_t written; /* bit i: pointer parameter i is stored through (read_writes): a read-only array there is refused */
+    uint64_t may_write; /* bit i: it may be (a store the analysis cannot trace to it alone): refused too */
 } TPyKernel;
 
 typedef struct TPyLauncher {
@@ -147,23 +149,30 @@ static bool read_params(TPyKernel *k, const char *tir, const char *sig) {
 
 /* ---- the pointer parameters a kernel stores through ----
  *
- * read_writes reads the kernel's Tile IR text, one line at a time, as an optimistic dataflow over its values
- * (the lattice of sparse conditional constant propagation): each value is UNSEEN, one pointer parameter, or
- * OTHER (computed from something else, or from two parameters).
- *   1. A value made by a pointer-preserving op (ptr_add, splat, broadcast, reshape, the hints, ...) takes its
- *      first operand's; a select takes both of its choices'; any other op (a load: a table of pointers; an
- *      inline_asm) makes OTHER.
+ * read_writes reads the kernel's Tile IR text, one line at a time, as a dataflow over its values: each value
+ * holds the set of pointer parameters it may come from, or ANY (it may point anywhere: its origin is not
+ * followed).  Where no static answer exists the answer is the conservative one: possibly written.
+ *   1. A value made by a pointer-preserving op (ptr_add, splat, broadcast, reshape, bitcast, gather, the hints,
+ *      ...) takes its first operand's set; a select takes both of its choices', a stack all of its operands',
+ *      each result of an unstack its operand's; any other op makes ANY (a load: an entry of a table of
+ *      pointers; an inline_asm; the results of reduce_fn, scan_fn and map_fn, whose fn may return any value it
+ *      is given or makes).
  *   2. Control flow merges: a for's carried block argument takes its init and what the body yields for it, the
  *      loop's result the same two; a while's likewise (its condition included); an if's result what each branch
- *      yields.  The induction variable and the block arguments of other regions are OTHER.
- *   3. A tensor map line ("tensor_map K = base %p, ...") ties map K to parameter p.
- *   4. The sources of a value meet (UNSEEN meets x = x, p meets p = p, anything else OTHER), repeated until
- *      nothing changes (each value changes at most twice), so a pointer advanced around a loop keeps its
- *      parameter while every value reaching it comes from that one parameter.
- *   5. A store, atomic_rmw or atomic_cas through a value of parameter p, or a tma_store through a map of p,
- *      marks p written.  A write through OTHER marks nothing: only a parameter surely written is named. */
+ *      yields.  The induction variable and the block arguments of other regions (a reduce's fn) are ANY.
+ *   3. A tensor map line ("tensor_map K = base %v, ...") ties map K to the value (or parameter) v.
+ *   4. The sources of a value are joined (the union of their sets; ANY with anything is ANY), repeated until
+ *      nothing changes (sets only grow), so a pointer advanced around a loop keeps its parameter.
+ *   5. A store, atomic_rmw or atomic_cas through a value, or a tma_store through a map of a value: a set of one
+ *      parameter marks it written (*written); a set of several (a pointer that is `a` or `b`) marks each one
+ *      possibly written (*may), and ANY every pointer parameter (a table's entry may be any array passed).
+ *      Text the walk cannot follow (out of memory, regions nested past 64, no kernel header) marks every
+ *      pointer parameter possibly written too. */
 
-enum { W_UNSEEN = -2, W_OTHER = -1 };
+typedef struct WSet {
+    uint64_t m; /* bit i: may be pointer parameter i (i < 64; later parameters are not checked at launch) */
+    bool any;   /* may point anywhere */
+} WSet;
 
 /* A value of the Tile IR text: OTHER unless `through`, then the meet of its sources (see Def.src). */
 typedef struct Def {
@@ -276,16 +285,21 @@ static void w_store(Writes *w, int r) {
     w->stores[w->nstores++] = r;
 }
 
-static int w_meet(int a, int b) { return a == W_UNSEEN ? b : b == W_UNSEEN || a == b ? a : W_OTHER; }
+static WSet w_join(WSet a, WSet b) { return (WSet){a.m | b.m, a.any || b.any}; }
 
-static int w_eval(const Writes *w, const int *st, int r) {
-    if (r == INT_MIN) return W_OTHER;
-    if (r < 0) return -1 - r;
-    return r < w->ndefs && w->defs[r].through ? st[r] : W_OTHER;
+static WSet w_eval(const Writes *w, const WSet *st, int r) {
+    if (r == INT_MIN) return (WSet){0, true};
+    if (r < 0) return (WSet){-1 - r < 64 ? 1ull << (-1 - r) : 0, false};
+    return r < w->ndefs && w->defs[r].through ? st[r] : (WSet){0, true};
 }
 
-/* Bit i set: the kernel stores through pointer parameter i (the analysis above). */
-static uint64_t read_writes(const TPyKernel *k, const char *tir) {
+/* The analysis above: bit i of the result set when the kernel surely stores through pointer parameter i, of
+ * *may when it may (a store through a pointer of several parameters, or of any). */
+static uint64_t read_writes(const TPyKernel *k, const char *tir, uint64_t *may) {
+    uint64_t ptrs = 0; /* every pointer parameter: what a store through ANY may write */
+    for (int i = 0; i < k->nparams && i < 64; i++)
+        if (k->params[i].kind == 'p') ptrs |= 1ull << i;
+    *may = ptrs; /* until the walk below says otherwise */
     char head[200];
     snprintf(head, sizeof head, "kernel @%s(", k->name);
     const char *p = tir ? strstr(tir, head) : NULL;
@@ -293,7 +307,7 @@ static uint64_t read_writes(const TPyKernel *k, const char *tir) {
     Writes w = {0};
     Open open[64];
     int depth = 0, maps[64];
-    for (int m = 0; m < 64; m++) maps[m] = W_OTHER;
+    for (int m = 0; m < 64; m++) maps[m] = INT_MIN;
     uint64_t written = 0;
     for (p = strchr(p, '\n'); p && p[1] && p[1] != '}' && !w.oom; p = strchr(p + 1, '\n')) {
         const char *l = p + 1, *eol = strchr(l, '\n');
@@ -334,8 +348,7 @@ static uint64_t read_writes(const TPyKernel *k, const char *tir) {
             const char *q = strstr(l, "base ");
             if (q && q < eol && m >= 0 && m < 64) {
                 q += 5;
-                int r = tir_ref(k, &q);
-                if (r < 0 && r != INT_MIN) maps[m] = -1 - r;
+                maps[m] = tir_ref(k, &q);
             }
             continue;
         }
@@ -358,7 +371,8 @@ static uint64_t read_writes(const TPyKernel *k, const char *tir) {
             if (nops) w_store(&w, ops[0]);
         } else if (!strcmp(op, "tma_store")) {
             const char *a = strstr(q, "map=");
-            if (a && a < eol && sscanf(a, "map=%d", &m) == 1 && m >= 0 && m < 64 && maps[m] >= 0) w_store(&w, -1 - maps[m]);
+            bool known = a && a < eol && sscanf(a, "map=%d", &m) == 1 && m >= 0 && m < 64;
+            w_store(&w, known ? maps[m] : INT_MIN);
         } else if (!strcmp(op, "yield") && depth > 0) {
             Open *o = &open[depth - 1];
             for (int j = 0; j < nops; j++) {
@@ -368,10 +382,12 @@ static uint64_t read_writes(const TPyKernel *k, const char *tir) {
             }
         } else if (def >= 0) {
             static const char *const through[] = {"ptr_add", "splat", "broadcast", "expand_dims", "convert_layout", "reshape",
-                                                  "trans", "multiple_of", "max_contiguous", "max_constancy"};
+                                                  "trans", "bitcast", "gather", "multiple_of", "max_contiguous", "max_constancy"};
             for (size_t j = 0; j < sizeof through / sizeof *through; j++)
                 if (!strcmp(op, through[j]) && nops) w_src(&w, def, ops[0]);
             if (!strcmp(op, "select") && nops == 3) w_src(&w, def, ops[1]), w_src(&w, def, ops[2]);
+            for (int j = 0; !strcmp(op, "stack") && j < nops; j++) w_src(&w, def, ops[j]);
+            for (int j = 0; !strcmp(op, "unstack") && nops && j < nres; j++) w_src(&w, def + j, ops[0]);
         }
         if (opens && depth < (int)(sizeof open / sizeof *open)) {
             Open o = {!strcmp(op, "for") ? 'f' : !strcmp(op, "while") ? 'w' : !strcmp(op, "if") ? 'i' : 0, def, def >= 0 ? nres : 0,
@@ -392,25 +408,29 @@ static uint64_t read_writes(const TPyKernel *k, const char *tir) {
         free(open[depth - 1].ops);
         free(open[depth - 1].args);
     }
-    int *st = w.oom ? NULL : malloc((size_t)(w.ndefs + 1) * sizeof *st);
-    if (st) {
-        for (int v = 0; v < w.ndefs; v++) st[v] = W_UNSEEN;
+    WSet *st = w.oom ? NULL : malloc((size_t)(w.ndefs + 1) * sizeof *st);
+    if (st) { /* else (out of memory) every pointer parameter may be written: *may as set above */
+        for (int v = 0; v < w.ndefs; v++) st[v] = (WSet){0, false};
         for (bool changed = true; changed;) {
             changed = false;
             for (int v = 0; v < w.ndefs; v++) {
                 const Def *d = &w.defs[v];
                 if (!d->through) continue;
-                int s = W_UNSEEN;
-                for (int j = 0; j < d->nsrc; j++) s = w_meet(s, w_eval(&w, st, d->src[j]));
-                if (s != st[v]) st[v] = s, changed = true;
+                WSet s = st[v];
+                for (int j = 0; j < d->nsrc; j++) s = w_join(s, w_eval(&w, st, d->src[j]));
+                if (s.m != st[v].m || s.any != st[v].any) st[v] = s, changed = true;
             }
         }
+        uint64_t maybe = 0;
         for (int j = 0; j < w.nstores; j++) {
-            int b = w_eval(&w, st, w.stores[j]);
-            if (b >= 0 && b < k->nparams && b < 64 && k->params[b].kind == 'p') written |= 1ull << b;
+            WSet s = w_eval(&w, st, w.stores[j]);
+            uint64_t b = s.m & ptrs;
+            if (s.any) maybe |= ptrs; /* not traced to parameters: any of them */
+            else if (!b) continue;    /* a parameter past the 64 checked */
+            else if (!(b & (b - 1))) written |= b;
+            else maybe |= b;
         }
-    } else {
-        written = 0;
+        *may = maybe & ~written;
     }
     free(st);
     free(w.stores);
@@ -525,7 +545,7 @@ PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
         Py_DECREF(k);
         if (bad || !k->name || !k->source || !k->srcname || !k->signature || !k->defines || !k->meta) goto fail;
         if (!read_params(k, c.tir, c.kernels[i].signature)) goto fail;
-        k->written = read_writes(k, c.tir);
+        k->written = read_writes(k, c.tir, &k->may_write);
     }
     goto done;
 fail:
@@ -857,6 +877,14 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
             if (a.readonly > 0 && i < 64 && (k->written >> i & 1)) {
                 PyErr_Format(PyExc_ValueError, "argument '%s': the array is read-only, and kernel '%s' stores through '%s' "
                                                "(pass a writable array: a copy of it, or one whose writeable flag is set)",
+                             p->name, k->name, p->name);
+                return false;
+            }
+            if (a.readonly > 0 && i < 64 && (k->may_write >> i & 1)) {
+                PyErr_Format(PyExc_ValueError, "argument '%s': the array is read-only, and kernel '%s' may store through '%s' "
+                                               "(it stores through a pointer that is not known to be another parameter's: one "
+                                               "chosen among parameters, loaded from memory, returned by inline assembly or by "
+                                               "a reduce, scan or map fn; pass a writable array)",
                              p->name, k->name, p->name);
                 return false;
             }
