@@ -206,6 +206,44 @@ Test(api_audit, gemm_config_name_twice_refused) {
     close_ctx(ctx);
 }
 
+/* A configuration the kernel refuses is the same error whatever the sizes: with m or n 0 (nothing to compute) the
+ * configuration's values were not checked (BM=96 was TILE_OK), while with work the compiler refused them.  A
+ * good configuration with nothing to compute is TILE_OK and launches nothing. */
+Test(api_audit, gemm_config_checked_when_empty) {
+    tile_context *ctx = open_on("emu");
+    tile_devptr buf;
+    cr_assert_eq(tile_malloc(ctx, 1 << 14, &buf), TILE_OK);
+    static const char *const bad[][3] = {{"BM=96", NULL}, {"BM=abc", NULL}, {"num_warps=3", NULL}, {"BN=64", "PERSISTENT=2", NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_status want = TILE_OK;
+        char want_msg[512] = "";
+        for (int shape = 0; shape < 3; shape++) { /* work, m = 0, n = 0 */
+            tile_gemm_args g = {.size = sizeof g, .m = shape == 1 ? 0 : 24, .n = shape == 2 ? 0 : 40, .k = 16, .a = buf, .lda = 16,
+                                .b = buf + 4096, .ldb = 40, .c = buf + 8192, .ldc = 40, .in_dtype = TILE_F16, .out_dtype = TILE_F32,
+                                .alpha = 1};
+            tile_status st = tile_gemm_with_config(ctx, &g, bad[i]);
+            if (!shape) {
+                cr_assert_neq(st, TILE_OK, "%s with work was accepted", bad[i][0]);
+                want = st;
+                snprintf(want_msg, sizeof want_msg, "%s", tile_last_error(ctx));
+                continue;
+            }
+            cr_expect_eq(st, want, "%s with %s = 0: %s, with work %s", bad[i][0], shape == 1 ? "m" : "n", tile_status_string(st),
+                         tile_status_string(want));
+            cr_expect_str_eq(tile_last_error(ctx), want_msg, "%s with %s = 0", bad[i][0], shape == 1 ? "m" : "n");
+        }
+    }
+    tile_context_stats s0, s1;
+    cr_assert_eq(tile_context_get_stats(ctx, &s0), TILE_OK);
+    static const char *const good[] = {"BM=64", "BN=64", "BK=32", "num_warps=4", NULL};
+    tile_gemm_args g = {.size = sizeof g, .m = 0, .n = 40, .k = 16, .b = buf, .ldb = 40, .c = buf + 8192, .ldc = 40,
+                        .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+    cr_expect_eq(tile_gemm_with_config(ctx, &g, good), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_context_get_stats(ctx, &s1), TILE_OK);
+    cr_expect_eq(s1.launches, s0.launches, "an empty call launched");
+    close_ctx(ctx);
+}
+
 /* ===================== calls with nothing to compute ===================== */
 
 /* m or n 0 (tile_gemm), batch or seq_q 0 (attention), num_seqs 0 (decode), tokens 0 (MoE, norms), batch 0 (sampling): TILE_OK,

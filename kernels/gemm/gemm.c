@@ -306,6 +306,36 @@ static tile_status check_config(tile_context *ctx, const char *const *config, ti
     return TILE_OK;
 }
 
+/* A call with nothing to compute (m or n 0) launches nothing, but a configuration it is given is the caller's and is
+ * checked as a call with work checks it: by the compiler, the kernel built to Tile IR only (no LLVM: milliseconds)
+ * with the configuration and the epilogue's defines, so a value the kernel refuses (BM=96, num_warps=3, BM=abc) is
+ * the same error whatever the sizes.  Specializations follow from sizes and pointers and are left out. */
+static tile_status gemm_config_compiles(tile_context *ctx, const char *api, const char *kernel, const tile_gemm_args *a,
+                                        const char *const *config) {
+    ShippedVariant v = shipped_variant(kernel);
+    for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
+    if (a->beta != 0) shipped_flag(&v, "HAS_BETA", true);
+    if (a->bias) shipped_flag(&v, "HAS_BIAS", true);
+    if (a->activation) shipped_define(&v, "ACT", (long long)a->activation);
+    if (a->scale_mode) shipped_define(&v, "SCALE", a->scale_mode);
+    tile_status st = TILE_OK;
+    int bn = config_int(v.defines, "BN", 128), bk = config_int(v.defines, "BK", 32);
+    char path[1024];
+    if (a->scale_mode == TILE_SCALE_BLOCK && (bn <= 0 || bk <= 0 || 128 % bn || 128 % bk))
+        st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: block scales need BN and BK dividing 128 (BN=%d BK=%d)", api, bn, bk);
+    else if (!shipped_source_path("gemm/gemm.tile", path, sizeof path))
+        st = rt_fail(ctx, TILE_ERROR_IO, "%s: the path of gemm/gemm.tile is longer than %zu bytes", api, sizeof path);
+    else {
+        tile_compile_options o = {.size = sizeof o, .kernel = kernel, .arch = rt_arch(ctx), .defines = v.defines, .tir_only = 1};
+        tile_compiled c = {0};
+        if ((st = tile_compile_file(path, &o, &c)) != TILE_OK)
+            rt_fail(ctx, st, "%s: %s: compiling %s: %s\n%s", api, kernel, path, tile_status_string(st), c.diagnostics ? c.diagnostics : "");
+        tile_compiled_free(&c);
+    }
+    shipped_variant_free(&v);
+    return st;
+}
+
 static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const char *const *config, bool launch) {
     const char *api = !launch ? "tile_gemm_prepare" : config ? "tile_gemm_with_config" : "tile_gemm"; /* for messages */
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
@@ -358,7 +388,8 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     tile_status sst = rt_check_stream(ctx, a->stream, api, &dstream);
     if (sst != TILE_OK) return sst;
     if (config && (sst = check_config(ctx, config, a->in_dtype, f8)) != TILE_OK) return sst;
-    if (a->m == 0 || a->n == 0) return TILE_OK;
+    if (a->m == 0 || a->n == 0) /* nothing to compute, but the caller's configuration is checked all the same */
+        return config ? gemm_config_compiles(ctx, api, pairs[pair].kernel, a, config) : TILE_OK;
     const Pair *pr = &pairs[pair];
     int in_bytes = (int)tile_dtype_size(pr->in), out_bytes = (int)tile_dtype_size(pr->out);
     int64_t arows = a->trans_a ? a->k : a->m, acols = a->trans_a ? a->m : a->k;
