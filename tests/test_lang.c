@@ -305,6 +305,10 @@ Test(lang_diag, mask_shape) {
                 "t.tile:2:19: error: condition of 'where' must be i1 or an integer, got 'f32'\n"
                 "      let v = where(1.5, 1, 2);\n"
                 "                    ^\n");
+    expect_diag("kernel k(p: *f16) {\n    let x = load(p + arange(0, 16));\n    let v = where(x * x, x, 0.0);\n}\n",
+                "t.tile:3:19: error: condition of 'where' must be i1 or an integer, got 'f16'\n"
+                "      let v = where(x * x, x, 0.0);\n"
+                "                    ^\n");
 }
 
 /* A name bound in an `if`'s branches and used after it where Triton would not keep it either (branches declaring
