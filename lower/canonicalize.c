@@ -30,6 +30,12 @@
  *      and result types are and its regions are op for op the same, the
  *      values they define matched in order (50 `rand(seed, offs)` calls
  *      are one Philox loop, not 50 that LLVM unrolls and then merges).
+ *      An argmax or argmin reduce of one result (the index: `argmax(x, 0)`)
+ *      and one of two (the index and the value: `max(x, 0,
+ *      return_indices=true)`) of the same operand, axis and scratch are one
+ *      reduction: the later maps onto the earlier, and an earlier one-result
+ *      reduce takes over the later's value result (one combine of (value,
+ *      index) pairs gives both, ties to the lowest index either way).
  *   5. DCE.  With use counts, walk each block backwards and delete ops whose
  *      results are unused and that have no effect: pure ops, loads, and
  *      for/while/if whose regions hold no store, atomic, barrier or return.  A
@@ -482,6 +488,9 @@ static bool attrs_eq(const Attrs *a, const Attrs *b) {
 
 static bool commutes(const Inst *i) { return (tir_op_info[i->op].flags & OPF_COMMUTATIVE) && i->nops == 2; }
 
+/* An argmax/argmin reduce: its index result alone, or with the value at that index. */
+static bool arg_reduce(const Inst *i) { return i->op == OP_REDUCE && (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN); }
+
 /* A loop or if whose regions hold only yields, pure ops and such loops and ifs (no loads). */
 static bool pure_region_op(const Inst *i) {
     if (!tir_is_loop(i->op) && i->op != OP_IF) return false;
@@ -553,9 +562,11 @@ static void unmap_block(Canon *c, const Block *b) {
 
 static bool inst_same(Canon *c, const Inst *a, const Inst *b) {
     Func *f = c->f;
-    if (a->op != b->op || a->nops != b->nops || a->nres != b->nres || a->nregions != b->nregions ||
+    if (a->op != b->op || a->nops != b->nops || (a->nres != b->nres && !arg_reduce(a)) || a->nregions != b->nregions ||
         tir_vtype(f, a->res[0]) != tir_vtype(f, b->res[0]) || !attrs_eq(&a->a, &b->a))
         return false;
+    for (int k = 1; k < a->nres && k < b->nres; k++) /* an argmax pair's values (the operand's elements) */
+        if (tir_vtype(f, a->res[k]) != tir_vtype(f, b->res[k])) return false;
     if (commutes(a) && a->ops[0] == b->ops[1] && a->ops[1] == b->ops[0]) return true;
     if (a->nops && memcmp(a->ops, b->ops, sizeof(ValueId) * (size_t)a->nops)) return false;
     if (!a->nregions) return true;
@@ -647,8 +658,19 @@ static void canon_block(Canon *c, Block *b) {
         bool mutated = folded || dropped;
         ValueId r = simplify(f, i, &mutated);
         if (mutated) c->changed = true;
-        if (!r && (tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) {
+        if (!r && (tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && (i->nres == 1 || arg_reduce(i))) {
             Inst *j = cse_lookup(c, i);
+            if (j && j->nres < i->nres) { /* argmax then max(..., return_indices): j gives i's value result too */
+                ValueId *res = ARENA_ARRAY(f->module->arena, ValueId, i->nres);
+                memcpy(res, j->res, sizeof *res * (size_t)j->nres);
+                for (int k = j->nres; k < i->nres; k++) {
+                    res[k] = i->res[k];
+                    f->values[res[k]].def = j, f->values[res[k]].index = (uint16_t)k;
+                }
+                j->res = res, j->nres = i->nres;
+            }
+            for (int k = 1; j && k < i->nres; k++)
+                if (j->res[k] != i->res[k]) c->repl[i->res[k]] = j->res[k];
             if (j) r = j->res[0];
         }
         if (r) {
