@@ -322,7 +322,10 @@ static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
 /* atom/red .add.f32 on global memory and cp.reduce.async.bulk .add.f32: the ISA's "current implementation
  * flushes subnormal inputs and results to sign-preserving zero" (shared-memory atomics do not). */
 static float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
-uint64_t emu_add_f32_ftz(uint64_t old, uint64_t v) { return emu_bits32(ftz32(ftz32(emu_f32(old)) + ftz32(emu_f32(v)))); }
+uint64_t emu_add_f32_ftz(uint64_t old, uint64_t v) {
+    float r = ftz32(ftz32(emu_f32(old)) + ftz32(emu_f32(v)));
+    return isnan(r) ? 0x7FFFFFFFu : emu_bits32(r); /* a NaN sum is the canonical NaN, as add.f32's */
+}
 
 /* Float min/max of one element as `min`/`max` without .NaN do it (the atom and red pages say nothing more): a NaN
  * loses to a number, two NaNs give the canonical NaN, -0 is below +0; the result is one of the inputs, unrounded. */
@@ -341,8 +344,14 @@ uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, ui
     unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
     switch (mode) {
     case EMU_MODE_AADD:
-        if (ty == EMU_T_F32) return emu_bits32(emu_f32(old) + emu_f32(v));
-        if (ty == EMU_T_F64) return emu_bits64(emu_f64(old) + emu_f64(v));
+        if (ty == EMU_T_F32) { /* a NaN sum is the canonical NaN, as add's (and half_add's) */
+            float r = emu_f32(old) + emu_f32(v);
+            return isnan(r) ? 0x7FFFFFFFu : emu_bits32(r);
+        }
+        if (ty == EMU_T_F64) {
+            double r = emu_f64(old) + emu_f64(v);
+            return isnan(r) ? 0x7FFFFFFFFFFFFFFFull : emu_bits64(r);
+        }
         if (ty == EMU_T_F16 || ty == EMU_T_BF16) return half_add(ty, old, v);
         if (ty == EMU_T_F16X2 || ty == EMU_T_BF16X2) {
             unsigned e = ty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;

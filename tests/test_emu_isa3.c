@@ -1,0 +1,525 @@
+/* test_emu_isa3.c - the emulator's warp-level, memory and atomic instructions against references
+ * written in C from the PTX ISA's instruction pages (not from emu/): shfl.sync in every mode with the
+ * c operand's clamp and segment mask, vote/match/redux/activemask/elect in divergent code, the
+ * special registers %laneid and %lanemask_*, atom/red of every operation and type on global, shared
+ * and generic addresses (each return value and the memory after), contended atomics, bar.red with
+ * counts.  Every kernel is assembled by ptxas too; outputs are poisoned first, inputs fresh random. */
+#include "emu_isa_family.h"
+
+/* One launch: params (in, out); out poisoned (0xEE bytes) and read back. */
+static void launch(const char *target, const char *ptx, unsigned grid, unsigned block, unsigned smem, const void *in, size_t insz, void *out,
+                   size_t outsz) {
+    check_ptxas_arch(ptx, target);
+    char spec[64];
+    snprintf(spec, sizeof spec, "emu:%s", target);
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 1};
+    cr_assert_eq(dev_open(spec, &o, &d, &err), DEV_OK, "dev_open(%s): %s", spec, err ? err : "");
+    TileDevModule *m = NULL;
+    cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, "load on %s: %s", target, dev_last_error(d));
+    TileDevFunction *fn = NULL;
+    cr_assert_eq(dev_module_get_function(m, "k", &fn), DEV_OK);
+    uint64_t din, dout;
+    cr_assert_eq(dev_malloc(d, insz, &din), DEV_OK);
+    cr_assert_eq(dev_malloc(d, outsz, &dout), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(d, din, in, insz), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, dout, 0xEE, outsz), DEV_OK);
+    void *params[] = {&din, &dout};
+    cr_assert_eq(dev_launch(fn, grid, 1, 1, block, 1, 1, smem, NULL, params), DEV_OK, "launch on %s: %s", target, dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK, "on %s: %s", target, dev_last_error(d));
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, outsz), DEV_OK);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+static void seed_rng(void) { rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1; }
+#define POISON32 0xEEEEEEEEu
+
+/* ---------------------------------------------------------------------------------------------
+ * shfl.sync (the ISA's pseudo-code): segmask = c[12:8], maxLane = (lane & segmask) | (c[4:0] & ~segmask),
+ * minLane = lane & segmask; up: j = lane - b[4:0], valid j >= maxLane; down: j = lane + b, valid j <= maxLane;
+ * bfly: j = lane ^ b, valid j <= maxLane; idx: j = minLane | (b[4:0] & ~segmask), valid j <= maxLane;
+ * an invalid j takes the lane's own value; p says whether j was valid. */
+
+static const char *SHFL_PTX =
+    "%s.visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+    " .reg .pred %%p<8>;\n .reg .b32 %%r<40>;\n .reg .b64 %%rd<20>;\n"
+    " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x;\n mul.wide.u32 %%rd3, %%r1, 12;\n add.s64 %%rd4, %%rd1, %%rd3;\n"
+    " ld.global.u32 %%r2, [%%rd4];\n ld.global.u32 %%r3, [%%rd4+4];\n ld.global.u32 %%r4, [%%rd4+8];\n"
+    " shfl.sync.up.b32 %%r10|%%p1, %%r2, %%r3, %%r4, -1;\n"
+    " shfl.sync.down.b32 %%r11|%%p2, %%r2, %%r3, %%r4, -1;\n"
+    " shfl.sync.bfly.b32 %%r12|%%p3, %%r2, %%r3, %%r4, -1;\n"
+    " shfl.sync.idx.b32 %%r13|%%p4, %%r2, %%r3, %%r4, -1;\n"
+    " selp.u32 %%r14, 1, 0, %%p1;\n selp.u32 %%r15, 1, 0, %%p2;\n selp.u32 %%r16, 1, 0, %%p3;\n selp.u32 %%r17, 1, 0, %%p4;\n"
+    /* immediate forms: CUB's and nvcc's (down 1 clamp 31, up 2 clamp 0, bfly 4 with 8-lane segments, idx 5 within 8) */
+    " shfl.sync.down.b32 %%r20, %%r2, 1, 31, -1;\n"
+    " shfl.sync.up.b32 %%r21, %%r2, 2, 0, -1;\n"
+    " shfl.sync.bfly.b32 %%r22, %%r2, 4, 0x181f, -1;\n"
+    " shfl.sync.idx.b32 %%r23, %%r2, 5, 0x1807, -1;\n"
+    " mul.wide.u32 %%rd5, %%r1, 48;\n add.s64 %%rd6, %%rd2, %%rd5;\n"
+    " st.global.v4.u32 [%%rd6], {%%r10, %%r11, %%r12, %%r13};\n"
+    " st.global.v4.u32 [%%rd6+16], {%%r14, %%r15, %%r16, %%r17};\n"
+    " st.global.v4.u32 [%%rd6+32], {%%r20, %%r21, %%r22, %%r23};\n"
+    " ret;\n}\n";
+
+static uint32_t ref_shfl(const uint32_t *v, int lane, int mode, uint32_t b, uint32_t c, bool *pv) {
+    int bval = (int)(b & 31), cval = (int)(c & 31), seg = (int)(c >> 8 & 31);
+    int maxl = (lane & seg) | (cval & ~seg), minl = lane & seg, j;
+    bool p;
+    switch (mode) {
+    case 0: j = lane - bval, p = j >= maxl; break;
+    case 1: j = lane + bval, p = j <= maxl; break;
+    case 2: j = lane ^ bval, p = j <= maxl; break;
+    default: j = minl | (bval & ~seg), p = j <= maxl; break;
+    }
+    if (!p) j = lane;
+    if (pv) *pv = p;
+    return v[j];
+}
+
+Test(isa3, shfl_every_mode_clamp_and_segment) {
+    seed_rng();
+    enum { W = 16, N = 32 * W };
+    static const uint32_t SEG[] = {0, 0x10, 0x18, 0x1C, 0x1E, 0x1F, 0x0F, 0x07, 0x03, 0x01};
+    uint32_t in[3 * N], out[12 * N];
+    for (int w = 0; w < W; w++) {
+        uint32_t c = (uint32_t)(rnd() & 31) | (w % 2 ? SEG[rnd() % 10] : (uint32_t)rnd() & 31) << 8;
+        if (w == 0) c = 31;
+        if (w == 1) c = 0;
+        for (int l = 0; l < 32; l++) {
+            int i = 32 * w + l;
+            in[3 * i] = (uint32_t)rnd();
+            in[3 * i + 1] = (uint32_t)(rnd() % 3 ? rnd() % 34 : rnd()); /* b[4:0] counts: b past 31 too */
+            in[3 * i + 2] = c;
+        }
+    }
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "sm_90a" : "sm_80";
+        char head[128], ptx[4096];
+        snprintf(head, sizeof head, ".version 8.3\n.target %s\n.address_size 64\n", tg);
+        snprintf(ptx, sizeof ptx, SHFL_PTX, head);
+        launch(tg, ptx, 1, N, 0, in, sizeof in, out, sizeof out);
+        int bad = 0;
+        for (int w = 0; w < W; w++) {
+            uint32_t v[32];
+            for (int l = 0; l < 32; l++) v[l] = in[3 * (32 * w + l)];
+            for (int l = 0; l < 32; l++) {
+                int i = 32 * w + l;
+                uint32_t want[12];
+                for (int m = 0; m < 4; m++) {
+                    bool p;
+                    want[m] = ref_shfl(v, l, m, in[3 * i + 1], in[3 * i + 2], &p);
+                    want[4 + m] = p;
+                }
+                want[8] = ref_shfl(v, l, 1, 1, 31, NULL);
+                want[9] = ref_shfl(v, l, 0, 2, 0, NULL);
+                want[10] = ref_shfl(v, l, 2, 4, 0x181f, NULL);
+                want[11] = ref_shfl(v, l, 3, 5, 0x1807, NULL);
+                for (int s = 0; s < 12; s++)
+                    if (out[12 * i + s] != want[s] && bad++ < 20)
+                        cr_log_error("%s lane %d of warp %d slot %d (b=%#x c=%#x): got %#x want %#x", tg, l, w, s, in[3 * i + 1], in[3 * i + 2],
+                                     out[12 * i + s], want[s]);
+            }
+        }
+        cr_expect_eq(bad, 0, "shfl on %s: %d slots differ", tg, bad);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * vote / match / redux / activemask / %lanemask_* / %laneid in divergent code: a lane takes part when
+ * bit 0 of its flag is set; the others branch past and write nothing (their slots stay poisoned). */
+
+static const char *WARP_PTX =
+    "%s.visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+    " .reg .pred %%p<12>;\n .reg .b32 %%r<60>;\n .reg .b64 %%rd<20>;\n"
+    " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x;\n mul.wide.u32 %%rd3, %%r1, 16;\n add.s64 %%rd4, %%rd1, %%rd3;\n"
+    " ld.global.u32 %%r2, [%%rd4];\n ld.global.u32 %%r3, [%%rd4+4];\n ld.global.u64 %%rd7, [%%rd4+8];\n"
+    " mul.wide.u32 %%rd5, %%r1, 128;\n add.s64 %%rd6, %%rd2, %%rd5;\n"
+    " and.b32 %%r4, %%r2, 1;\n setp.eq.u32 %%p1, %%r4, 0;\n @%%p1 bra $DONE;\n"
+    " activemask.b32 %%r5;\n"
+    " and.b32 %%r6, %%r2, 2;\n setp.ne.u32 %%p2, %%r6, 0;\n"
+    " vote.sync.ballot.b32 %%r7, %%p2, %%r5;\n"
+    " vote.sync.ballot.b32 %%r8, !%%p2, %%r5;\n"
+    " vote.sync.all.pred %%p3, %%p2, %%r5;\n vote.sync.any.pred %%p4, %%p2, %%r5;\n vote.sync.uni.pred %%p5, %%p2, %%r5;\n"
+    " vote.sync.all.pred %%p6, !%%p2, %%r5;\n"
+    " selp.u32 %%r9, 1, 0, %%p3;\n selp.u32 %%r10, 1, 0, %%p4;\n selp.u32 %%r11, 1, 0, %%p5;\n selp.u32 %%r12, 1, 0, %%p6;\n"
+    " shr.u32 %%r13, %%r2, 2;\n and.b32 %%r13, %%r13, 3;\n" /* a small key: duplicates */
+    " match.any.sync.b32 %%r14, %%r13, %%r5;\n"
+    " match.all.sync.b32 %%r15|%%p7, %%r13, %%r5;\n selp.u32 %%r16, 1, 0, %%p7;\n"
+    " and.b64 %%rd8, %%rd7, 0x100000001;\n"
+    " match.any.sync.b64 %%r17, %%rd8, %%r5;\n"
+    " match.all.sync.b64 %%r18|%%p8, %%rd8, %%r5;\n selp.u32 %%r19, 1, 0, %%p8;\n"
+    " redux.sync.add.u32 %%r20, %%r3, %%r5;\n redux.sync.min.u32 %%r21, %%r3, %%r5;\n redux.sync.max.u32 %%r22, %%r3, %%r5;\n"
+    " redux.sync.add.s32 %%r23, %%r3, %%r5;\n redux.sync.min.s32 %%r24, %%r3, %%r5;\n redux.sync.max.s32 %%r25, %%r3, %%r5;\n"
+    " redux.sync.and.b32 %%r26, %%r3, %%r5;\n redux.sync.or.b32 %%r27, %%r3, %%r5;\n redux.sync.xor.b32 %%r28, %%r3, %%r5;\n"
+    " mov.u32 %%r29, %%laneid;\n mov.u32 %%r30, %%lanemask_eq;\n mov.u32 %%r31, %%lanemask_le;\n mov.u32 %%r32, %%lanemask_lt;\n"
+    " mov.u32 %%r33, %%lanemask_ge;\n mov.u32 %%r34, %%lanemask_gt;\n"
+        "%s"
+    " st.global.v4.u32 [%%rd6], {%%r5, %%r7, %%r8, %%r9};\n"
+    " st.global.v4.u32 [%%rd6+16], {%%r10, %%r11, %%r12, %%r14};\n"
+    " st.global.v4.u32 [%%rd6+32], {%%r15, %%r16, %%r17, %%r18};\n"
+    " st.global.v4.u32 [%%rd6+48], {%%r19, %%r20, %%r21, %%r22};\n"
+    " st.global.v4.u32 [%%rd6+64], {%%r23, %%r24, %%r25, %%r26};\n"
+    " st.global.v4.u32 [%%rd6+80], {%%r27, %%r28, %%r29, %%r36};\n"
+    " st.global.v4.u32 [%%rd6+96], {%%r30, %%r31, %%r32, %%r33};\n"
+    " st.global.u32 [%%rd6+112], %%r34;\n"
+    "$DONE:\n ret;\n}\n";
+
+Test(isa3, vote_match_redux_lanemask_divergent) {
+    seed_rng();
+    enum { W = 12, N = 32 * W, S = 32 };
+    uint32_t in[4 * N], out[S * N];
+    for (int w = 0; w < W; w++) {
+        uint32_t shape = w == 0 ? 0xFFFFFFFF : w == 1 ? 1u << (rnd() % 32) : w == 2 ? 0x0000FFFF : (uint32_t)rnd() | 1u << (rnd() % 32);
+        uint32_t bits = w == 3 ? 0xFFFFFFFF : w == 4 ? 0 : (uint32_t)rnd(); /* all true, all false, mixed */
+        int keys = w == 5 ? 1 : 4;
+        for (int l = 0; l < 32; l++) {
+            int i = 32 * w + l;
+            in[4 * i] = (shape >> l & 1) | (bits >> l & 1) << 1 | (uint32_t)(rnd() % keys) << 2;
+            in[4 * i + 1] = w == 6 ? 0x80000000u : rnd() % 3 ? (uint32_t)rnd() : (uint32_t)(rnd() % 5) - 2;
+            uint64_t v = rnd() & 0x100000001ull;
+            if (w == 7) v = 0x100000000ull;
+            memcpy(&in[4 * i + 2], &v, 8);
+        }
+    }
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "sm_90a" : "sm_80";
+        char head[128], ptx[8192];
+        snprintf(head, sizeof head, ".version 8.3\n.target %s\n.address_size 64\n", tg);
+        /* sm_90: elect.sync's leader (the lowest lane of the mask) and its predicate, packed */
+        const char *el = t ? " elect.sync %r37|%p9, %r5;\n selp.u32 %r38, 0x100, 0, %p9;\n or.b32 %r36, %r37, %r38;\n" : " mov.u32 %r36, 0;\n";
+        snprintf(ptx, sizeof ptx, WARP_PTX, head, el);
+        launch(tg, ptx, 1, N, 0, in, sizeof in, out, sizeof out);
+        int bad = 0;
+        for (int w = 0; w < W; w++) {
+            uint32_t mask = 0, ballot = 0, k0 = 0, sum = 0, umin = ~0u, umax = 0, aand = ~0u, aor = 0, axor = 0;
+            int32_t smin = INT32_MAX, smax = INT32_MIN;
+            for (int l = 0; l < 32; l++) {
+                int i = 32 * w + l;
+                if (!(in[4 * i] & 1)) continue;
+                uint32_t a = in[4 * i + 1];
+                mask |= 1u << l;
+                ballot |= (in[4 * i] >> 1 & 1) << l;
+                sum += a, aand &= a, aor |= a, axor ^= a;
+                umin = a < umin ? a : umin, umax = a > umax ? a : umax;
+                smin = (int32_t)a < smin ? (int32_t)a : smin, smax = (int32_t)a > smax ? (int32_t)a : smax;
+            }
+            (void)k0;
+            for (int l = 0; l < 32; l++) {
+                int i = 32 * w + l;
+                uint32_t want[S];
+                if (!(in[4 * i] & 1)) {
+                    for (int s = 0; s < S; s++) want[s] = POISON32;
+                } else {
+                    uint32_t key = in[4 * i] >> 2 & 3, any = 0, any64 = 0;
+                    uint64_t v64;
+                    memcpy(&v64, &in[4 * i + 2], 8);
+                    bool all = true, all64 = true;
+                    for (int m = 0; m < 32; m++) {
+                        if (!(mask >> m & 1)) continue;
+                        uint64_t o64;
+                        memcpy(&o64, &in[4 * (32 * w + m) + 2], 8);
+                        if ((in[4 * (32 * w + m)] >> 2 & 3) == key) any |= 1u << m;
+                        else all = false;
+                        if (o64 == v64) any64 |= 1u << m;
+                        else all64 = false;
+                    }
+                    uint32_t w0[S] = {mask, ballot, mask & ~ballot, ballot == mask, ballot != 0, ballot == mask || ballot == 0, ballot == 0, any,
+                                      all ? mask : 0, all, any64, all64 ? mask : 0, all64, sum, umin, umax, sum, (uint32_t)smin, (uint32_t)smax,
+                                      aand, aor, axor, (uint32_t)l, 0, 1u << l, (uint32_t)((2ull << l) - 1), (1u << l) - 1,
+                                      ~((1u << l) - 1), (uint32_t)~((2ull << l) - 1), POISON32, POISON32, POISON32};
+                    memcpy(want, w0, sizeof want);
+                    if (t) want[23] = (uint32_t)__builtin_ctz(mask) | (__builtin_ctz(mask) == l ? 0x100 : 0);
+                    (void)0;
+                }
+                for (int s = 0; s < S; s++)
+                    if (out[S * i + s] != want[s] && bad++ < 20)
+                        cr_log_error("%s lane %d of warp %d slot %d (mask %#x): got %#x want %#x", tg, l, w, s, mask, out[S * i + s], want[s]);
+            }
+        }
+        cr_expect_eq(bad, 0, "warp-level on %s: %d slots differ", tg, bad);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * atom / red, one location per lane and operation: each lane writes its location's initial value,
+ * runs the operation with its b (and c), and the test compares the value returned (atom) and the
+ * memory after with the ISA's definition: inc: old >= b ? 0 : old + 1; dec: old == 0 || old > b ? b :
+ * old - 1; cas: old == b ? c : old; the float adds round once to nearest even, f16/bf16 keep subnormals
+ * (.noftz), f32 in global memory flushes subnormal inputs and results to a signed zero (the ISA's
+ * atom page; shared memory keeps them), a NaN is the canonical one.  Spaces: .global, .shared and a
+ * generic address of shared memory and of global memory; memory orders and scopes are sprinkled over
+ * the operations (every atomic is sequentially consistent here, so they change no value). */
+
+typedef struct {
+    const char *op; /* the words after the space: order/scope are added in front */
+    int bits;       /* 16, 32, 64 */
+    char kind;      /* register kind: b (bit/integer), f (.f32/.f64) */
+    int nsrc;
+    bool red;
+} AOp;
+
+static const AOp AOPS[] = {
+    {"add.u32", 32, 'b', 1, false},         {"add.s32", 32, 'b', 1, false},        {"inc.u32", 32, 'b', 1, false},
+    {"dec.u32", 32, 'b', 1, false},         {"min.u32", 32, 'b', 1, false},        {"max.u32", 32, 'b', 1, false},
+    {"min.s32", 32, 'b', 1, false},         {"max.s32", 32, 'b', 1, false},        {"and.b32", 32, 'b', 1, false},
+    {"or.b32", 32, 'b', 1, false},          {"xor.b32", 32, 'b', 1, false},        {"exch.b32", 32, 'b', 1, false},
+    {"cas.b32", 32, 'b', 2, false},         {"add.f32", 32, 'f', 1, false},        {"add.noftz.f16x2", 32, 'b', 1, false},
+    {"add.noftz.bf16x2", 32, 'b', 1, false}, {"add.u64", 64, 'b', 1, false},       {"min.u64", 64, 'b', 1, false},
+    {"max.u64", 64, 'b', 1, false},         {"min.s64", 64, 'b', 1, false},        {"max.s64", 64, 'b', 1, false},
+    {"and.b64", 64, 'b', 1, false},         {"or.b64", 64, 'b', 1, false},         {"xor.b64", 64, 'b', 1, false},
+    {"exch.b64", 64, 'b', 1, false},        {"cas.b64", 64, 'b', 2, false},        {"add.f64", 64, 'f', 1, false},
+    {"cas.b16", 16, 'b', 2, false},         {"add.noftz.f16", 16, 'b', 1, false},  {"add.noftz.bf16", 16, 'b', 1, false},
+    {"inc.u32", 32, 'b', 1, true},          {"dec.u32", 32, 'b', 1, true},         {"add.f32", 32, 'f', 1, true},
+    {"min.s64", 64, 'b', 1, true},          {"xor.b64", 64, 'b', 1, true},         {"add.noftz.bf16x2", 32, 'b', 1, true},
+    {"add.noftz.f16", 16, 'b', 1, true},    {"add.f64", 64, 'f', 1, true},         {"max.u32", 32, 'b', 1, true},
+};
+enum { NAOP = sizeof AOPS / sizeof AOPS[0] };
+static const char *ORDERS[] = {"", "relaxed.gpu.", "acquire.cta.", "release.sys.", "acq_rel.gpu.", "relaxed.cta.", "", "sys."};
+
+static double h16(uint32_t h) { return h2d((uint16_t)h); }
+static uint32_t add_half(uint32_t a, uint32_t b, bool bf) {
+    double s = bf ? b2d((uint16_t)a) + b2d((uint16_t)b) : h16(a) + h16(b); /* exact in double */
+    if (isnan(s)) return 0x7FFF;
+    if (bf) return enc_b(overflow(round_fmt(s, 7, -126, 0), BMAX, 0));
+    return enc_h(s);
+}
+static uint32_t flush32(uint32_t u) { return (u & 0x7F800000) == 0 ? u & 0x80000000u : u; }
+
+static uint64_t ref_atom(const AOp *o, uint64_t old, uint64_t b, uint64_t c, bool global_f32) {
+    const char *n = o->op;
+    uint64_t m = o->bits == 64 ? ~0ull : (1ull << o->bits) - 1;
+    old &= m, b &= m, c &= m;
+    if (!strncmp(n, "add.f32", 7)) {
+        uint32_t x = (uint32_t)old, y = (uint32_t)b;
+        if (global_f32) x = flush32(x), y = flush32(y);
+        float r = bitsf(x) + bitsf(y);
+        uint32_t u = isnan(r) ? 0x7FFFFFFF : fbits(r);
+        return global_f32 ? flush32(u) : u;
+    }
+    if (!strcmp(n, "add.f64")) {
+        double r = bitsd(old) + bitsd(b);
+        return isnan(r) ? 0x7FFFFFFFFFFFFFFFull : dbits(r);
+    }
+    if (!strcmp(n, "add.noftz.f16") || !strcmp(n, "add.noftz.bf16")) return add_half((uint32_t)old, (uint32_t)b, n[10] == 'b');
+    if (strstr(n, "16x2")) {
+        bool bf = strstr(n, "bf16") != NULL;
+        return add_half((uint32_t)old & 0xFFFF, (uint32_t)b & 0xFFFF, bf) | (uint64_t)add_half((uint32_t)old >> 16, (uint32_t)b >> 16, bf) << 16;
+    }
+    int64_t so = o->bits == 64 ? (int64_t)old : (int64_t)(int32_t)old, sb = o->bits == 64 ? (int64_t)b : (int64_t)(int32_t)b;
+    uint64_t r;
+    if (!strncmp(n, "add", 3)) r = old + b;
+    else if (!strcmp(n, "inc.u32")) r = old >= b ? 0 : old + 1;
+    else if (!strcmp(n, "dec.u32")) r = old == 0 || old > b ? b : old - 1;
+    else if (!strncmp(n, "min.u", 5)) r = old < b ? old : b;
+    else if (!strncmp(n, "max.u", 5)) r = old > b ? old : b;
+    else if (!strncmp(n, "min.s", 5)) r = (uint64_t)(so < sb ? so : sb);
+    else if (!strncmp(n, "max.s", 5)) r = (uint64_t)(so > sb ? so : sb);
+    else if (!strncmp(n, "and", 3)) r = old & b;
+    else if (!strncmp(n, "or", 2)) r = old | b;
+    else if (!strncmp(n, "xor", 3)) r = old ^ b;
+    else if (!strncmp(n, "exch", 4)) r = b;
+    else r = old == b ? c : old; /* cas */
+    return r & m;
+}
+
+static uint64_t rnd_operand(const AOp *o) {
+    const char *n = o->op;
+    if (!strcmp(n, "add.f32")) return rnd_f32();
+    if (!strcmp(n, "add.f64")) return rnd_f64();
+    if (!strcmp(n, "add.noftz.f16")) return rnd_half(false);
+    if (!strcmp(n, "add.noftz.bf16")) return rnd_half(true);
+    if (strstr(n, "bf16x2")) return rnd_half(true) | (uint32_t)rnd_half(true) << 16;
+    if (strstr(n, "f16x2")) return rnd_half(false) | (uint32_t)rnd_half(false) << 16;
+    uint64_t v = rnd() % 3 ? rnd() : PICK(EI);
+    if ((!strncmp(n, "inc", 3) || !strncmp(n, "dec", 3)) && rnd() % 2) v = rnd() % 6; /* near the bound and zero */
+    return v;
+}
+
+/* bf16 adds: .target sm_90 (ptxas) */
+static bool aop_on(const AOp *o, const char *target) { return strcmp(target, "sm_80") || !strstr(o->op, "bf16"); }
+
+static void atom_kernel(char *ptx, size_t cap, const char *target, int space) {
+    int len = snprintf(ptx, cap,
+                       ".version 8.3\n.target %s\n.address_size 64\n.shared .align 8 .b8 sm[%d];\n"
+                       ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+                       " .reg .b16 %%h<8>;\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<16>;\n .reg .f32 %%f<8>;\n .reg .f64 %%fd<8>;\n"
+                       " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n mov.u32 %%r1, %%tid.x;\n"
+                       " mul.wide.u32 %%rd3, %%r1, %d;\n add.s64 %%rd4, %%rd1, %%rd3;\n" /* the lane's operands */
+                       " mul.wide.u32 %%rd3, %%r1, %d;\n add.s64 %%rd5, %%rd2, %%rd3;\n" /* the lane's results */
+                       " mul.wide.u32 %%rd3, %%r1, %d;\n mov.u64 %%rd6, sm;\n add.s64 %%rd6, %%rd6, %%rd3;\n",
+                       target, 64 * 8 * NAOP, 24 * NAOP, 16 * NAOP, 8 * NAOP);
+    /* rd7 + stride * j: op j's location: global: its result slot 16j + 8; shared: sm + 8j */
+    if (space == 0 || space == 3) len += snprintf(ptx + len, cap - len, " add.s64 %%rd7, %%rd5, 8;\n");
+    else if (space == 1) len += snprintf(ptx + len, cap - len, " mov.u64 %%rd7, %%rd6;\n");
+    else len += snprintf(ptx + len, cap - len, " cvta.shared.u64 %%rd7, %%rd6;\n");
+    int stride = space == 0 || space == 3 ? 16 : 8;
+    const char *ms = space == 1 ? ".shared" : space == 0 ? ".global" : "";
+    for (int j = 0; j < NAOP; j++) {
+        const AOp *o = &AOPS[j];
+        if (!aop_on(o, target)) continue;
+        bool f = o->kind == 'f';
+        const char *R[3][3] = {{"%h2", "%h3", "%h4"}, {"%r2", "%r3", "%r4"}, {"%rd8", "%rd9", "%rd10"}};
+        int w = o->bits == 16 ? 0 : o->bits == 32 ? 1 : 2;
+        const char *d = f ? (w == 1 ? "%f5" : "%fd5") : w == 0 ? "%h5" : w == 1 ? "%r5" : "%rd11";
+        const char *b = f ? (w == 1 ? "%f3" : "%fd3") : R[w][1];
+        const char *ord = ORDERS[(j * 7 + space) % 8];
+        if (o->red && strstr(ord, "acq")) ord = "release.gpu.";
+        len += snprintf(ptx + len, cap - len,
+                        " ld.global.u64 %%rd8, [%%rd4+%d];\n ld.global.u64 %%rd9, [%%rd4+%d];\n ld.global.u64 %%rd10, [%%rd4+%d];\n"
+                        " cvt.u32.u64 %%r2, %%rd8;\n cvt.u32.u64 %%r3, %%rd9;\n cvt.u32.u64 %%r4, %%rd10;\n"
+                        " cvt.u16.u64 %%h2, %%rd8;\n cvt.u16.u64 %%h3, %%rd9;\n cvt.u16.u64 %%h4, %%rd10;\n"
+                        " mov.b32 %%f3, %%r3;\n mov.b64 %%fd3, %%rd9;\n"
+                        " st%s.b%d [%%rd7+%d], %s;\n",
+                        24 * j, 24 * j + 8, 24 * j + 16, ms, o->bits, stride * j, R[w][0]);
+        char ord2[32];
+        snprintf(ord2, sizeof ord2, "%s%s", *ord ? "." : "", ord);
+        if (*ord) ord2[strlen(ord2) - 1] = 0; /* no trailing dot */
+        if (o->red)
+            len += snprintf(ptx + len, cap - len, " red%s%s.%s [%%rd7+%d], %s;\n", ord2, ms, o->op, stride * j, b);
+        else {
+            len += snprintf(ptx + len, cap - len, " atom%s%s.%s %s, [%%rd7+%d], %s", ord2, ms, o->op, d, stride * j, b);
+            len += snprintf(ptx + len, cap - len, o->nsrc == 2 ? ", %s;\n" : ";\n", R[w][2]);
+            if (f) len += snprintf(ptx + len, cap - len, " mov.b%d %s, %s;\n", o->bits, w == 1 ? "%r5" : "%rd11", d);
+            len += snprintf(ptx + len, cap - len, " st.global.b%d [%%rd5+%d], %s;\n", o->bits, 16 * j, w == 0 ? "%h5" : w == 1 ? "%r5" : "%rd11");
+        }
+    }
+    for (int j = 0; j < NAOP; j++) {
+        const AOp *o = &AOPS[j];
+        if (!aop_on(o, target)) continue;
+        const char *x = o->bits == 16 ? "%h6" : o->bits == 32 ? "%r6" : "%rd12";
+        len += snprintf(ptx + len, cap - len, " ld%s.b%d %s, [%%rd7+%d];\n st.global.b%d [%%rd5+%d], %s;\n", ms, o->bits, x, stride * j, o->bits,
+                        16 * j + 8, x);
+    }
+    snprintf(ptx + len, cap - len, " ret;\n}\n");
+}
+
+Test(isa3, atom_red_every_operation_and_space) {
+    seed_rng();
+    enum { N = 64 };
+    uint64_t *in = malloc(sizeof *in * 3 * NAOP * N), *out = malloc(sizeof *out * 2 * NAOP * N);
+    char *ptx = malloc(1 << 17);
+    for (int t = 0; t < 2; t++)
+        for (int space = 0; space < 4; space++) {
+            const char *tg = t ? "sm_90a" : "sm_80";
+            if (t && space != 2) continue; /* sm_90a: the generic form only (the code is shared) */
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < NAOP; j++) {
+                    uint64_t *x = in + 3 * (NAOP * i + j);
+                    x[0] = rnd_operand(&AOPS[j]), x[1] = rnd_operand(&AOPS[j]), x[2] = rnd_operand(&AOPS[j]);
+                    if (AOPS[j].nsrc == 2 && rnd() % 2) x[1] = x[0]; /* cas: equal half the time */
+                }
+            atom_kernel(ptx, 1 << 17, tg, space);
+            launch(tg, ptx, 1, N, 0, in, sizeof *in * 3 * NAOP * N, out, sizeof *out * 2 * NAOP * N);
+            int bad = 0;
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < NAOP; j++) {
+                    const AOp *o = &AOPS[j];
+                    if (!aop_on(o, tg)) continue;
+                    const uint64_t *x = in + 3 * (NAOP * i + j);
+                    uint64_t m = o->bits == 64 ? ~0ull : (1ull << o->bits) - 1, poison = 0xEEEEEEEEEEEEEEEEull;
+                    bool gf = space == 0 || space == 3;
+                    uint64_t want_ret = o->red ? poison : x[0] & m, want_mem = ref_atom(o, x[0], x[1], x[2], gf);
+                    uint64_t got_ret = out[2 * (NAOP * i + j)], got_mem = out[2 * (NAOP * i + j) + 1];
+                    bool ok = (o->red ? got_ret == poison : (got_ret & m) == want_ret) && (got_mem & m) == want_mem;
+                    if (!ok && bad++ < 20)
+                        cr_log_error("%s space %d: %s %s old=%#llx b=%#llx c=%#llx: returned %#llx (want %#llx), memory %#llx (want %#llx)", tg, space,
+                                     o->red ? "red" : "atom", o->op, (unsigned long long)x[0], (unsigned long long)x[1], (unsigned long long)x[2],
+                                     (unsigned long long)(got_ret & m), (unsigned long long)want_ret, (unsigned long long)(got_mem & m),
+                                     (unsigned long long)want_mem);
+                }
+            cr_expect_eq(bad, 0, "atom/red on %s, space %d: %d differ", tg, space, bad);
+        }
+    free(in);
+    free(out);
+    free(ptx);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Contended atomics (2 CTAs x 256 threads): atom.add 1 returns each of 0..511 once; atom.inc with
+ * bound 99 wraps (returns 0..99 five times, 0..11 a sixth, ends at 12); exch hands every value on
+ * once; a cas loop on shared memory counts every thread; bar.red popc/and/or with thread counts on
+ * named barriers, half the CTA on each; bar.arrive by producers, bar.sync by consumers. */
+
+static const char *CONT_PTX =
+    ".version 8.3\n.target %s\n.address_size 64\n.shared .align 4 .b32 cnt;\n.shared .align 4 .b32 buf[128];\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+    " .reg .pred %%p<8>;\n .reg .b32 %%r<40>;\n .reg .b64 %%rd<20>;\n"
+    " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r2, %%ctaid.x;\n mad.lo.u32 %%r3, %%r2, 256, %%r1;\n"
+    " mul.wide.u32 %%rd3, %%r3, 48;\n add.s64 %%rd4, %%rd2, %%rd3;\n" /* 12 words a thread */
+    " setp.ne.u32 %%p1, %%r1, 0;\n @%%p1 bra $A;\n st.shared.u32 [cnt], 0;\n$A:\n bar.sync 0;\n"
+    " atom.global.add.u32 %%r4, [%%rd1], 1;\n"
+    " atom.global.inc.u32 %%r5, [%%rd1+4], 99;\n"
+    " atom.global.exch.b32 %%r6, [%%rd1+8], %%r3;\n"
+    "$CAS:\n ld.volatile.shared.u32 %%r7, [cnt];\n add.u32 %%r8, %%r7, 1;\n atom.shared.cas.b32 %%r9, [cnt], %%r7, %%r8;\n"
+    " setp.ne.u32 %%p2, %%r9, %%r7;\n @%%p2 bra $CAS;\n"
+    /* bar.red: warps 0-3 on barrier 2, warps 4-7 on barrier 3, 128 threads each; the predicate: bit r1 of a word */
+    " shr.u32 %%r10, %%r1, 5;\n and.b32 %%r11, %%r1, 31;\n ld.global.u32 %%r12, [%%rd1+16];\n shr.b32 %%r13, %%r12, %%r11;\n"
+    " and.b32 %%r13, %%r13, 1;\n setp.ne.u32 %%p3, %%r13, 0;\n"
+    " setp.lt.u32 %%p4, %%r10, 4;\n @!%%p4 bra $HI;\n"
+    " bar.red.popc.u32 %%r14, 2, 128, %%p3;\n bar.red.and.pred %%p5, 2, 128, %%p3;\n barrier.red.or.pred %%p6, 2, 128, !%%p3;\n bra $J;\n"
+    "$HI:\n bar.red.popc.u32 %%r14, 3, 128, %%p3;\n bar.red.and.pred %%p5, 3, 128, %%p3;\n barrier.red.or.pred %%p6, 3, 128, !%%p3;\n"
+    "$J:\n selp.u32 %%r15, 1, 0, %%p5;\n selp.u32 %%r16, 1, 0, %%p6;\n"
+    " bar.red.popc.u32 %%r17, 1, %%p3;\n" /* the whole CTA */
+    /* producers (warps 0-3) write buf and arrive on barrier 4; consumers (4-7) sync on it and read */
+    " @!%%p4 bra $CONS;\n shl.b32 %%r18, %%r1, 2;\n mov.u32 %%r19, buf;\n add.u32 %%r19, %%r19, %%r18;\n mul.lo.u32 %%r20, %%r3, 7;\n"
+    " st.shared.u32 [%%r19], %%r20;\n bar.arrive 4, 256;\n mov.u32 %%r21, 0;\n bra $END;\n"
+    "$CONS:\n bar.sync 4, 256;\n sub.u32 %%r18, %%r1, 128;\n shl.b32 %%r18, %%r18, 2;\n mov.u32 %%r19, buf;\n add.u32 %%r19, %%r19, %%r18;\n"
+    " ld.shared.u32 %%r21, [%%r19];\n"
+    "$END:\n bar.sync 0;\n ld.shared.u32 %%r22, [cnt];\n"
+    " st.global.v4.u32 [%%rd4], {%%r4, %%r5, %%r6, %%r22};\n st.global.v4.u32 [%%rd4+16], {%%r14, %%r15, %%r16, %%r17};\n"
+    " st.global.u32 [%%rd4+32], %%r21;\n ret;\n}\n";
+
+static int cmp_u32(const void *a, const void *b) { uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b; return x < y ? -1 : x > y; }
+
+Test(isa3, contended_atomics_and_barrier_reductions) {
+    seed_rng();
+    enum { N = 512 };
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "sm_90a" : "sm_80";
+        char ptx[8192];
+        snprintf(ptx, sizeof ptx, CONT_PTX, tg);
+        uint32_t in[8] = {0, 0, 0xABCDEF, 0, (uint32_t)rnd(), 0, 0, 0}, out[12 * N]; /* in: the atomics' memory and the predicates */
+        launch(tg, ptx, 2, 256, 0, in, sizeof in, out, sizeof out);
+        uint32_t adds[N], incs[N], ex[N];
+        for (int i = 0; i < N; i++) adds[i] = out[12 * i], incs[i] = out[12 * i + 1], ex[i] = out[12 * i + 2];
+        qsort(adds, N, 4, cmp_u32);
+        for (int i = 0; i < N; i++) cr_expect_eq(adds[i], (uint32_t)i, "%s: atom.add returned %u at rank %d", tg, adds[i], i);
+        int hist[100] = {0}, badinc = 0;
+        for (int i = 0; i < N; i++) {
+            if (incs[i] > 99) badinc++;
+            else hist[incs[i]]++;
+        }
+        for (int v = 0; v < 100; v++) badinc += hist[v] != (v < 12 ? 6 : 5);
+        cr_expect_eq(badinc, 0, "%s: atom.inc's returns are not 0..99 five times and 0..11 once more", tg);
+        /* exch: the first value once, then ids, each at most once */
+        qsort(ex, N, 4, cmp_u32);
+        int inits = 0, dup = 0;
+        for (int i = 0; i < N; i++) {
+            if (ex[i] == 0xABCDEF) inits++;
+            else if (ex[i] >= N || (i && ex[i] == ex[i - 1])) dup++;
+        }
+        cr_expect(inits == 1 && dup == 0, "%s: atom.exch returned the first value %d times, %d ids twice or out of range", tg, inits, dup);
+        for (int i = 0; i < N; i++) {
+            int tid = i % 256, warp = tid / 32;
+            uint32_t word = in[4], half = 0;
+            int pc = 0;
+            bool all = true, anyn = false;
+            for (int u = 0; u < 256; u++) {
+                bool p = word >> (u % 32) & 1;
+                if (u / 128 == warp / 4) pc += p, all = all && p, anyn = anyn || !p;
+                half += p;
+            }
+            cr_expect_eq(out[12 * i + 3], 256u, "%s: the cas loop counted %u", tg, out[12 * i + 3]);
+            cr_expect_eq(out[12 * i + 4], (uint32_t)pc, "%s thread %d: bar.red.popc on 128 threads gave %u, want %d", tg, i, out[12 * i + 4], pc);
+            cr_expect_eq(out[12 * i + 5], (uint32_t)all, "%s thread %d: bar.red.and", tg, i);
+            cr_expect_eq(out[12 * i + 6], (uint32_t)anyn, "%s thread %d: barrier.red.or of !p", tg, i);
+            cr_expect_eq(out[12 * i + 8], warp < 4 ? 0u : (uint32_t)(i - 128) * 7, "%s thread %d: the consumer read %u", tg, i, out[12 * i + 8]);
+            cr_expect_eq(out[12 * i + 7], half, "%s thread %d: bar.red.popc on the CTA gave %u, want %u", tg, i, out[12 * i + 7], half);
+        }
+    }
+}
