@@ -9,7 +9,7 @@
 /* One launch: params (in, out); out poisoned (0xEE bytes) and read back. */
 static void launch(const char *target, const char *ptx, unsigned grid, unsigned block, unsigned smem, const void *in, size_t insz, void *out,
                    size_t outsz) {
-    check_ptxas_arch(ptx, target);
+    if (!getenv("H3NOPTXAS")) check_ptxas_arch(ptx, target);
     char spec[64];
     snprintf(spec, sizeof spec, "emu:%s", target);
     TileDevice *d = NULL;
@@ -25,7 +25,8 @@ static void launch(const char *target, const char *ptx, unsigned grid, unsigned 
     cr_assert_eq(dev_malloc(d, outsz, &dout), DEV_OK);
     cr_assert_eq(dev_memcpy_htod(d, din, in, insz), DEV_OK);
     cr_assert_eq(dev_memset_d8(d, dout, 0xEE, outsz), DEV_OK);
-    void *params[] = {&din, &dout};
+    static const uint32_t third[4] = {0x11223344, 0x55667788, 0x99AABBCC, 0xDDEEFF00}; /* a kernel's third parameter, 16 bytes, if any */
+    void *params[] = {&din, &dout, (void *)third};
     cr_assert_eq(dev_launch(fn, grid, 1, 1, block, 1, 1, smem, NULL, params), DEV_OK, "launch on %s: %s", target, dev_last_error(d));
     cr_assert_eq(dev_synchronize(d), DEV_OK, "on %s: %s", target, dev_last_error(d));
     cr_assert_eq(dev_memcpy_dtoh(d, out, dout, outsz), DEV_OK);
@@ -522,4 +523,146 @@ Test(isa3, contended_atomics_and_barrier_reductions) {
             cr_expect_eq(out[12 * i + 7], half, "%s thread %d: bar.red.popc on the CTA gave %u, want %u", tg, i, out[12 * i + 7], half);
         }
     }
+}
+#include "support/support.h"
+Test(isa3, zz_scratch) {
+    const char *p = getenv("H3PTX");
+    if (!p) return;
+    size_t n;
+    char *s = read_file(p, &n);
+    const char *tg = getenv("H3T") ? getenv("H3T") : "sm_90a";
+    static uint8_t in[4096] = {0}, out[4096];
+    for (int i = 0; i < 4096; i++) in[i] = (uint8_t)(i * 7 + 3);
+    launch(tg, s, 1, 64, 100, in, sizeof in, out, sizeof out);
+    FILE *f = fopen("/tmp/h3out.bin", "wb");
+    fwrite(out, 1, sizeof out, f);
+    fclose(f);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * wmma.load/mma/store with every layout of A, B, C and D (16 combinations in one kernel) and strides
+ * past the matrices' widths, for each shape and type: D = A B + C from the matrices in memory, whatever
+ * the fragments' lane mapping (which the ISA leaves open).  Values are small integers, so every float
+ * form is exact; s8/u8 with .satfinite clamp. */
+
+typedef struct {
+    const char *shape, *ab, *c; /* ab: A and B type; c: C and D type */
+    int m, n, k, na, nb, nc, abytes, cbytes;
+    bool sat;
+} WForm;
+
+static const WForm WFORMS[] = {
+    {"m16n16k16", "f16", "f32", 16, 16, 16, 8, 8, 8, 2, 4, false}, {"m32n8k16", "f16", "f16", 32, 8, 16, 8, 8, 4, 2, 2, false},
+    {"m8n32k16", "f16", "f32", 8, 32, 16, 8, 8, 8, 2, 4, false},   {"m16n16k16", "bf16", "f32", 16, 16, 16, 4, 4, 8, 2, 4, false},
+    {"m32n8k16", "bf16", "f32", 32, 8, 16, 8, 2, 8, 2, 4, false},  {"m8n32k16", "bf16", "f32", 8, 32, 16, 2, 8, 8, 2, 4, false},
+    {"m16n16k16", "s8", "s32", 16, 16, 16, 2, 2, 8, 1, 4, true},   {"m32n8k16", "u8", "s32", 32, 8, 16, 4, 1, 8, 1, 4, false},
+    {"m8n32k16", "s8", "s32", 8, 32, 16, 1, 4, 8, 1, 4, false},    {"m16n16k8", "tf32", "f32", 16, 16, 8, 4, 4, 8, 4, 4, false},
+    {"m8n8k4", "f64", "f64", 8, 8, 4, 1, 1, 2, 8, 8, false},
+};
+
+static double wval(const WForm *f, bool isc, uint64_t r) {
+    if (isc && f->sat) return (int64_t)(r % 5) - 2 + (r & 8 ? 2147483000.0 : 0) * (r & 16 ? 1 : -1); /* near the s32 limits */
+    int span = !strcmp(f->ab, "u8") && !isc ? 9 : 7;
+    return strcmp(f->ab, "u8") || isc ? (double)((int64_t)(r % (uint64_t)span) - span / 2) : (double)(r % 9);
+}
+static void wput(uint8_t *p, const char *ty, double v) {
+    if (!strcmp(ty, "f16")) { _Float16 h = (_Float16)v; memcpy(p, &h, 2); }
+    else if (!strcmp(ty, "bf16")) { uint16_t u = (uint16_t)(fbits((float)v) >> 16); memcpy(p, &u, 2); }
+    else if (!strcmp(ty, "f32") || !strcmp(ty, "tf32")) { float x = (float)v; memcpy(p, &x, 4); }
+    else if (!strcmp(ty, "f64")) memcpy(p, &v, 8);
+    else if (!strcmp(ty, "s32")) { int32_t x = (int32_t)v; memcpy(p, &x, 4); }
+    else *p = (uint8_t)(int8_t)v;
+}
+static double wget(const uint8_t *p, const char *ty) {
+    if (!strcmp(ty, "f16")) { _Float16 h; memcpy(&h, p, 2); return (double)h; }
+    if (!strcmp(ty, "f32")) { float x; memcpy(&x, p, 4); return x; }
+    if (!strcmp(ty, "f64")) { double x; memcpy(&x, p, 8); return x; }
+    int32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
+
+Test(isa3, wmma_every_layout_and_stride) {
+    seed_rng();
+    char *ptx = malloc(1 << 16);
+    for (size_t fi = 0; fi < sizeof WFORMS / sizeof WFORMS[0]; fi++) {
+        const WForm *f = &WFORMS[fi];
+        const char *tg = fi % 2 ? "sm_90a" : "sm_80";
+        /* strides: the width rounded up to 16 bytes, plus 16 (the stride must be a multiple of 16 bytes) */
+        int pa = 16 / f->abytes, pc = 16 / f->cbytes;
+#define UP(w, p) (((w) + (p) - 1) / (p) * (p) + (p))
+        int lda[2] = {UP(f->k, pa), UP(f->m, pa)}, ldb[2] = {UP(f->n, pa), UP(f->k, pa)}, ldc[2] = {UP(f->n, pc), UP(f->m, pc)}; /* [row, col] */
+#undef UP
+        size_t sa = 256 * (((size_t)(f->m + 32) * (f->k + 32)) * f->abytes / 256 + 1), sc = 256 * (((size_t)(f->m + 32) * (f->n + 32)) * f->cbytes / 256 + 1);
+        size_t sb = 256 * (((size_t)(f->n + 32) * (f->k + 32)) * f->abytes / 256 + 1);
+        /* in: A row, A col, B row, B col, C row, C col; out: 16 D's */
+        size_t offA[2] = {0, sa}, offB[2] = {2 * sa, 2 * sa + sb}, offC[2] = {2 * sa + 2 * sb, 2 * sa + 2 * sb + sc}, insz = 2 * sa + 2 * sb + 2 * sc;
+        uint8_t *in = calloc(1, insz), *out = malloc(16 * sc);
+        double *A = malloc(sizeof *A * f->m * f->k), *B = malloc(sizeof *B * f->k * f->n), *C = malloc(sizeof *C * f->m * f->n);
+        for (int i = 0; i < f->m; i++)
+            for (int k = 0; k < f->k; k++) {
+                A[i * f->k + k] = wval(f, false, rnd());
+                wput(in + offA[0] + ((size_t)i * lda[0] + k) * f->abytes, f->ab, A[i * f->k + k]);
+                wput(in + offA[1] + ((size_t)k * lda[1] + i) * f->abytes, f->ab, A[i * f->k + k]);
+            }
+        for (int k = 0; k < f->k; k++)
+            for (int j = 0; j < f->n; j++) {
+                B[k * f->n + j] = wval(f, false, rnd());
+                wput(in + offB[0] + ((size_t)k * ldb[0] + j) * f->abytes, f->ab, B[k * f->n + j]);
+                wput(in + offB[1] + ((size_t)j * ldb[1] + k) * f->abytes, f->ab, B[k * f->n + j]);
+            }
+        for (int i = 0; i < f->m; i++)
+            for (int j = 0; j < f->n; j++) {
+                C[i * f->n + j] = wval(f, true, rnd());
+                wput(in + offC[0] + ((size_t)i * ldc[0] + j) * f->cbytes, f->c, C[i * f->n + j]);
+                wput(in + offC[1] + ((size_t)j * ldc[1] + i) * f->cbytes, f->c, C[i * f->n + j]);
+            }
+        bool f64 = !strcmp(f->ab, "f64"), f16 = !strcmp(f->ab, "f16");
+        const char *ct = !strcmp(f->c, "f16") ? "b32" : f->c;
+        int len = snprintf(ptx, 1 << 16,
+                           ".version 8.3\n.target %s\n.address_size 64\n.visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+                           " .reg .%s %%a<8>;\n .reg .%s %%b<8>;\n .reg .%s %%c<8>;\n .reg .b64 %%rd<8>;\n .reg .b32 %%r<4>;\n"
+                           " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n",
+                           tg, f64 ? "f64" : "b32", f64 ? "f64" : "b32", ct);
+#define LIST(p, n) (n == 1 ? "{%" p "0}" : n == 2 ? "{%" p "0, %" p "1}" : n == 4 ? "{%" p "0, %" p "1, %" p "2, %" p "3}" : "{%" p "0, %" p "1, %" p "2, %" p "3, %" p "4, %" p "5, %" p "6, %" p "7}")
+        char types[64]; /* d.c for f16, d.a.b.c else */
+        if (f16) snprintf(types, sizeof types, "%s.%s", f->c, f->c);
+        else snprintf(types, sizeof types, "%s.%s.%s.%s", f->c, f->ab, f->ab, f->c);
+        for (int combo = 0; combo < 16; combo++) {
+            int la = combo & 1, lb = combo >> 1 & 1, lc = combo >> 2 & 1, ld = combo >> 3 & 1;
+            static const char *L[2] = {"row", "col"};
+            len += snprintf(ptx + len, (1 << 16) - len,
+                            " add.s64 %%rd3, %%rd1, %zu;\n wmma.load.a.sync.aligned.%s.%s.global.%s %s, [%%rd3], %d;\n"
+                            " add.s64 %%rd3, %%rd1, %zu;\n wmma.load.b.sync.aligned.%s.%s.global.%s %s, [%%rd3], %d;\n"
+                            " add.s64 %%rd3, %%rd1, %zu;\n wmma.load.c.sync.aligned.%s.%s.global.%s %s, [%%rd3], %d;\n"
+                            " wmma.mma.sync.aligned.%s.%s.%s.%s%s %s, %s, %s, %s;\n"
+                            " add.s64 %%rd3, %%rd2, %zu;\n wmma.store.d.sync.aligned.%s.%s.global.%s [%%rd3], %s, %d;\n",
+                            offA[la], L[la], f->shape, f->ab, LIST("a", f->na), lda[la], offB[lb], L[lb], f->shape, f->ab, LIST("b", f->nb), ldb[lb],
+                            offC[lc], L[lc], f->shape, f->c, LIST("c", f->nc), ldc[lc], L[la], L[lb], f->shape, types, f->sat ? ".satfinite" : "",
+                            LIST("c", f->nc), LIST("a", f->na), LIST("b", f->nb), LIST("c", f->nc), (size_t)combo * sc, L[ld], f->shape, f->c,
+                            LIST("c", f->nc), ldc[ld]);
+        }
+#undef LIST
+        snprintf(ptx + len, (1 << 16) - len, " ret;\n}\n");
+        launch(tg, ptx, 1, 32, 0, in, insz, out, 16 * sc);
+        int bad = 0;
+        for (int combo = 0; combo < 16; combo++) {
+            int ld = combo >> 3 & 1;
+            for (int i = 0; i < f->m; i++)
+                for (int j = 0; j < f->n; j++) {
+                    double acc = C[i * f->n + j];
+                    for (int k = 0; k < f->k; k++) acc += A[i * f->k + k] * B[k * f->n + j];
+                    if (f->sat) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                    else if (!strcmp(f->c, "s32")) acc = (double)(int32_t)(uint32_t)(int64_t)acc;
+                    size_t at = (size_t)combo * sc + (ld ? (size_t)j * ldc[1] + i : (size_t)i * ldc[0] + j) * f->cbytes;
+                    double got = wget(out + at, f->c);
+                    if (got != acc && bad++ < 10)
+                        cr_log_error("wmma %s %s.%s layouts a %s b %s c %s d %s: D[%d][%d] = %g, want %g", f->shape, f->ab, f->c, combo & 1 ? "col" : "row",
+                                     combo & 2 ? "col" : "row", combo & 4 ? "col" : "row", ld ? "col" : "row", i, j, got, acc);
+                }
+        }
+        cr_expect_eq(bad, 0, "wmma %s %s.%s: %d elements differ", f->shape, f->ab, f->c, bad);
+        free(in), free(out), free(A), free(B), free(C);
+    }
+    free(ptx);
 }
