@@ -3,13 +3,15 @@
  * c operand's clamp and segment mask, vote/match/redux/activemask/elect in divergent code, the
  * special registers %laneid and %lanemask_*, atom/red of every operation and type on global, shared
  * and generic addresses (each return value and the memory after), contended atomics, bar.red with
- * counts.  Every kernel is assembled by ptxas too; outputs are poisoned first, inputs fresh random. */
+ * counts, wmma with every layout and stride, ld/st forms (extension, spaces, qualifiers), calls, a
+ * divergent exit and the special registers' documented values.  Every kernel is assembled by ptxas
+ * too; outputs are poisoned first, inputs fresh random. */
 #include "emu_isa_family.h"
 
 /* One launch: params (in, out); out poisoned (0xEE bytes) and read back. */
 static void launch(const char *target, const char *ptx, unsigned grid, unsigned block, unsigned smem, const void *in, size_t insz, void *out,
                    size_t outsz) {
-    if (!getenv("H3NOPTXAS")) check_ptxas_arch(ptx, target);
+    check_ptxas_arch(ptx, target);
     char spec[64];
     snprintf(spec, sizeof spec, "emu:%s", target);
     TileDevice *d = NULL;
@@ -524,145 +526,297 @@ Test(isa3, contended_atomics_and_barrier_reductions) {
         }
     }
 }
-#include "support/support.h"
-Test(isa3, zz_scratch) {
-    const char *p = getenv("H3PTX");
-    if (!p) return;
-    size_t n;
-    char *s = read_file(p, &n);
-    const char *tg = getenv("H3T") ? getenv("H3T") : "sm_90a";
-    static uint8_t in[4096] = {0}, out[4096];
-    for (int i = 0; i < 4096; i++) in[i] = (uint8_t)(i * 7 + 3);
-    launch(tg, s, 1, 64, 100, in, sizeof in, out, sizeof out);
-    FILE *f = fopen("/tmp/h3out.bin", "wb");
-    fwrite(out, 1, sizeof out, f);
-    fclose(f);
+
+/* ---------------------------------------------------------------------------------------------
+ * ld/st/ldu forms (sm_90a): sign and zero extension of narrow loads into wider registers (.s8/.u8 into
+ * 32 and 64 bits, .s16/.u16, .s32/.u32 into 64), vectors of bytes, initialized .global/.const arrays
+ * with generic(var) and var+offset address initializers, a kernel's byval parameter read with ld.param
+ * and through its generic address (cvta.param, isspacep.param), .local arrays through cvta.local and back
+ * (isspacep.local/.global), .volatile/.relaxed/.acquire/.release with scopes on shared memory (.shared::cta,
+ * .shared::cluster of the CTA's own memory), createpolicy + .L2::cache_hint, .nc, .L1::/.L2:: hints, the
+ * cache operators of ld and st, prefetch/prefetchu: every value against the ISA's rules from random
+ * initializers. */
+static const char *MEM_PTX =
+    ".version 8.3\n.target sm_90a\n.address_size 64\n"
+    ".global .align 4 .b32 gtab[5] = {%d, %d, %d, %d, %d};\n"
+    ".const .align 16 .b64 ctab[3] = {%llu, %llu, %llu};\n"
+    ".global .align 8 .u64 gptr = generic(gtab);\n"
+    ".global .align 8 .u64 gptr2[2] = {generic(gtab)+8, gtab};\n"
+    ".global .align 1 .b8 bytes[8] = {%u, %u, %u, %u, %u, %u, %u, %u};\n"
+    ".global .align 4 .f32 gf[2] = {1.5, 0fC0000000};\n"
+    ".global .align 2 .b16 gh[2] = {%u, %u};\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out, .param .align 8 .b8 st[16])\n"
+    "{\n"
+    " .reg .pred %%p<8>; .reg .b16 %%h<20>; .reg .b32 %%r<60>; .reg .b64 %%rd<60>; .reg .f32 %%f<20>; .reg .f64 %%fd<10>;\n"
+    " .local .align 16 .b8 loc[64];\n"
+    " .shared .align 16 .b8 sh[256];\n"
+    " ld.param.u64 %%rd1, [in]; ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x; setp.ne.u32 %%p1, %%r1, 0; @%%p1 bra $END;\n"
+    " ld.global.s8 %%r2, [bytes];\n"
+    " ld.global.u8 %%r3, [bytes];\n"
+    " ld.global.s8 %%rd3, [bytes+2];\n"
+    " ld.global.s16 %%rd4, [gh+2];\n"
+    " ld.global.u16 %%rd5, [gh+2];\n"
+    " ld.global.s32 %%rd6, [gtab+4];\n"
+    " ld.global.u32 %%rd7, [gtab+4];\n"
+    " ld.global.v4.s8 {%%r4, %%r5, %%r6, %%r7}, [bytes];\n"
+    " ld.global.v2.u8 {%%h1, %%h2}, [bytes+6];\n"
+    " ld.global.b8 %%h3, [bytes+7];\n"
+    " ld.const.u64 %%rd8, [ctab+16];\n"
+    " ld.const.v2.u64 {%%rd9, %%rd10}, [ctab];\n"
+    " ld.global.u64 %%rd11, [gptr];\n"
+    " ld.u32 %%r8, [%%rd11+8];\n"
+    " ld.global.u64 %%rd12, [gptr2];\n"
+    " ld.u32 %%r9, [%%rd12];\n"
+    " ld.global.u64 %%rd13, [gptr2+8];\n"
+    " ld.global.u32 %%r10, [%%rd13+16];\n"
+    " ld.param.v2.u32 {%%r11, %%r12}, [st+8];\n"
+    " ld.param.u8 %%r13, [st+3];\n"
+    " mov.u64 %%rd14, st;\n"
+    " cvta.param.u64 %%rd15, %%rd14;\n"
+    " ld.u32 %%r14, [%%rd15+4];\n"
+    " isspacep.param %%p2, %%rd15;\n"
+    " selp.u32 %%r15, 1, 0, %%p2;\n"
+    " mov.u64 %%rd16, loc;\n"
+    " st.local.v4.u32 [%%rd16], {%%r2, %%r3, %%r4, %%r5};\n"
+    " st.local.u8 [%%rd16+16], %%r2;\n"
+    " st.local.b16 [%%rd16+18], %%h3;\n"
+    " cvta.local.u64 %%rd17, %%rd16;\n"
+    " ld.v2.u32 {%%r16, %%r17}, [%%rd17+8];\n"
+    " ld.s8 %%r18, [%%rd17+16];\n"
+    " ld.s16 %%r19, [%%rd17+18];\n"
+    " isspacep.local %%p3, %%rd17; selp.u32 %%r20, 1, 0, %%p3;\n"
+    " isspacep.global %%p4, %%rd17; selp.u32 %%r21, 1, 0, %%p4;\n"
+    " cvta.to.local.u64 %%rd18, %%rd17;\n"
+    " setp.eq.u64 %%p5, %%rd18, %%rd16; selp.u32 %%r22, 1, 0, %%p5;\n"
+    " mov.u64 %%rd19, sh;\n"
+    " st.shared.v2.f32 [%%rd19], {%%f1, %%f2};\n"
+    " ld.global.v2.f32 {%%f1, %%f2}, [gf];\n"
+    " st.volatile.shared.v2.f32 [%%rd19+8], {%%f1, %%f2};\n"
+    " ld.relaxed.cta.shared.f32 %%f3, [%%rd19+12];\n"
+    " st.release.cta.shared::cta.u32 [%%rd19+16], %%r2;\n"
+    " ld.acquire.cluster.shared::cta.u32 %%r23, [%%rd19+16];\n"
+    " cvta.shared.u64 %%rd20, %%rd19;\n"
+    " ld.acquire.gpu.u32 %%r24, [%%rd20+16];\n"
+    " isspacep.shared %%p6, %%rd20; selp.u32 %%r25, 1, 0, %%p6;\n"
+    " isspacep.shared::cluster %%p7, %%rd20; selp.u32 %%r26, 1, 0, %%p7;\n"
+    " cvta.shared::cluster.u64 %%rd21, %%rd19;\n"
+    " ld.shared::cluster.u32 %%r27, [%%rd19+16];\n"
+    " createpolicy.fractional.L2::evict_last.b64 %%rd22, 1.0;\n"
+    " ld.global.L2::cache_hint.u32 %%r28, [gtab+8], %%rd22;\n"
+    " ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%%r29, %%r30, %%r31, %%r32}, [gtab];\n"
+    " ld.global.L1::evict_last.u32 %%r33, [gtab+16];\n"
+    " ldu.global.v2.u32 {%%r34, %%r35}, [gtab+8];\n"
+    " st.global.L1::no_allocate.u32 [%%rd2+200], %%r2;\n"
+    " st.global.L2::cache_hint.u32 [%%rd2+204], %%r3, %%rd22;\n"
+    " ld.global.lu.u32 %%r36, [gtab]; ld.global.cv.u32 %%r37, [gtab+4]; ld.global.cs.u32 %%r38, [gtab+8]; ld.global.cg.u32 %%r39, [gtab+12];\n"
+    " st.global.wt.u32 [%%rd2+208], %%r36; st.global.cs.u32 [%%rd2+212], %%r37; st.global.wb.u32 [%%rd2+216], %%r38;\n"
+    " st.global.cg.u32 [%%rd2+220], %%r39;\n"
+    " prefetch.global.L2::evict_last [gtab]; prefetch.local.L1 [%%rd16]; prefetchu.L1 [%%rd17];\n"
+    " mov.b32 %%r40, %%f3;\n"
+    " st.global.v4.u32 [%%rd2], {%%r2, %%r3, %%r4, %%r5};\n"
+    " st.global.v4.u32 [%%rd2+16], {%%r6, %%r7, %%r8, %%r9};\n"
+    " st.global.v4.u32 [%%rd2+32], {%%r10, %%r11, %%r12, %%r13};\n"
+    " st.global.v4.u32 [%%rd2+48], {%%r14, %%r15, %%r16, %%r17};\n"
+    " st.global.v4.u32 [%%rd2+64], {%%r18, %%r19, %%r20, %%r21};\n"
+    " st.global.v4.u32 [%%rd2+80], {%%r22, %%r23, %%r24, %%r25};\n"
+    " st.global.v4.u32 [%%rd2+96], {%%r26, %%r27, %%r28, %%r29};\n"
+    " st.global.v4.u32 [%%rd2+112], {%%r30, %%r31, %%r32, %%r33};\n"
+    " st.global.v4.u32 [%%rd2+128], {%%r34, %%r35, %%r40, %%r40};\n"
+    " st.global.v2.u64 [%%rd2+144], {%%rd3, %%rd4};\n"
+    " st.global.v2.u64 [%%rd2+160], {%%rd5, %%rd6};\n"
+    " st.global.v2.u64 [%%rd2+176], {%%rd7, %%rd8};\n"
+    " st.global.v2.u64 [%%rd2+224], {%%rd9, %%rd10};\n"
+    " st.global.v4.u16 [%%rd2+240], {%%h1, %%h2, %%h3, %%h3};\n"
+    "$END:\n"
+    " ret;\n"
+    "}\n";
+
+Test(isa3, ld_st_forms_extension_spaces_and_qualifiers) {
+    seed_rng();
+    int32_t g[5];
+    uint8_t b[8];
+    uint16_t gh[2];
+    unsigned long long ct[3];
+    for (int i = 0; i < 5; i++) g[i] = (int32_t)rnd();
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)rnd();
+    b[0] |= 0x80, b[1] &= 0x7F; /* one negative, one positive byte at least */
+    for (int i = 0; i < 2; i++) gh[i] = (uint16_t)rnd();
+    gh[1] |= 0x8000;
+    for (int i = 0; i < 3; i++) ct[i] = rnd();
+    char ptx[8192];
+    snprintf(ptx, sizeof ptx, MEM_PTX, g[0], g[1], g[2], g[3], g[4], ct[0], ct[1], ct[2], b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], gh[0], gh[1]);
+    static const uint32_t third[4] = {0x11223344, 0x55667788, 0x99AABBCC, 0xDDEEFF00}; /* launch's third parameter */
+    uint8_t in[16] = {0}, out[256];
+    launch("sm_90a", ptx, 1, 64, 0, in, sizeof in, out, sizeof out);
+    int32_t s0 = (int8_t)b[0], s1 = (int8_t)b[1];
+    uint32_t w[36] = {(uint32_t)s0, b[0], (uint32_t)s0, (uint32_t)s1, (uint32_t)(int8_t)b[2], (uint32_t)(int8_t)b[3], (uint32_t)g[2], (uint32_t)g[2],
+                      (uint32_t)g[4], third[2], third[3], third[0] >> 24, third[1], 1, (uint32_t)s0, (uint32_t)s1,
+                      (uint32_t)s0, b[7], 1, 0, 1, (uint32_t)s0, (uint32_t)s0, 1,
+                      1, (uint32_t)s0, (uint32_t)g[2], (uint32_t)g[0], (uint32_t)g[1], (uint32_t)g[2], (uint32_t)g[3], (uint32_t)g[4],
+                      (uint32_t)g[2], (uint32_t)g[3], 0xC0000000u, 0xC0000000u};
+    uint64_t q[6] = {(uint64_t)(int64_t)(int8_t)b[2], (uint64_t)(int64_t)(int16_t)gh[1], gh[1], (uint64_t)(int64_t)g[1], (uint32_t)g[1], ct[2]};
+    uint32_t st[6] = {(uint32_t)s0, b[0], (uint32_t)g[0], (uint32_t)g[1], (uint32_t)g[2], (uint32_t)g[3]};
+    uint64_t q2[2] = {ct[0], ct[1]};
+    uint16_t h[4] = {b[6], b[7], b[7], b[7]};
+    uint8_t want[256];
+    memset(want, 0xEE, sizeof want);
+    memcpy(want, w, sizeof w);
+    memcpy(want + 144, q, sizeof q);
+    memcpy(want + 200, st, sizeof st);
+    memcpy(want + 224, q2, sizeof q2);
+    memcpy(want + 240, h, sizeof h);
+    for (int i = 0; i < 256; i += 4) {
+        uint32_t x, y;
+        memcpy(&x, out + i, 4);
+        memcpy(&y, want + i, 4);
+        cr_expect_eq(x, y, "byte %d of the output: %#x, want %#x", i, x, y);
+    }
+}
+
+
+/* ---------------------------------------------------------------------------------------------
+ * Calls: a byval struct argument (.param .align 4 .b8 s[12], read with ld.param.v2) and a struct return
+ * value (.param .align 8 .b8 rv[16], st.param.v2 and .u64), recursion (fib, call and call.uni), an
+ * indirect call through a function pointer chosen per lane (selp) with a .callprototype, brx.idx
+ * through .branchtargets, a .local array indexed by data, alloca. */
+static const char *CALL_PTX =
+    ".version 8.3\n.target %s\n.address_size 64\n"
+    ".func (.param .align 8 .b8 rv[16]) mk(.param .align 4 .b8 s[12], .param .b32 x)\n"
+    "{\n"
+    " .reg .b32 %%r<10>; .reg .b64 %%rd<4>;\n"
+    " ld.param.v2.u32 {%%r1, %%r2}, [s];\n"
+    " ld.param.u32 %%r3, [s+8];\n"
+    " ld.param.u32 %%r4, [x];\n"
+    " add.u32 %%r5, %%r1, %%r4; mul.lo.u32 %%r6, %%r2, %%r4; sub.u32 %%r7, %%r3, %%r4;\n"
+    " st.param.v2.u32 [rv], {%%r5, %%r6};\n"
+    " cvt.u64.u32 %%rd1, %%r7; shl.b64 %%rd1, %%rd1, 32; cvt.u64.u32 %%rd2, %%r3; or.b64 %%rd1, %%rd1, %%rd2;\n"
+    " st.param.u64 [rv+8], %%rd1;\n"
+    " ret;\n"
+    "}\n"
+    ".func (.param .b32 r) fib(.param .b32 n)\n"
+    "{\n"
+    " .reg .pred %%p1; .reg .b32 %%r<8>;\n"
+    " ld.param.u32 %%r1, [n];\n"
+    " setp.lt.u32 %%p1, %%r1, 2;\n"
+    " @%%p1 bra $BASE;\n"
+    " sub.u32 %%r2, %%r1, 1; sub.u32 %%r3, %%r1, 2;\n"
+    " { .param .b32 a; .param .b32 ra; st.param.b32 [a], %%r2; call.uni (ra), fib, (a); ld.param.b32 %%r4, [ra]; }\n"
+    " { .param .b32 a; .param .b32 ra; st.param.b32 [a], %%r3; call (ra), fib, (a); ld.param.b32 %%r5, [ra]; }\n"
+    " add.u32 %%r6, %%r4, %%r5;\n"
+    " st.param.b32 [r], %%r6;\n"
+    " ret;\n"
+    "$BASE:\n"
+    " st.param.b32 [r], %%r1;\n"
+    " ret;\n"
+    "}\n"
+    ".func (.param .b32 r) sq(.param .b32 x) { .reg .b32 %%r<3>; ld.param.u32 %%r1, [x]; mul.lo.u32 %%r2, %%r1, %%r1; st.param.b32 [r], %%r2; ret; }\n"
+    ".func (.param .b32 r) neg(.param .b32 x) { .reg .b32 %%r<3>; ld.param.u32 %%r1, [x]; neg.s32 %%r2, %%r1; st.param.b32 [r], %%r2; ret; }\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n"
+    "{\n"
+    " .reg .pred %%p<8>; .reg .b32 %%r<60>; .reg .b64 %%rd<60>;\n"
+    " .local .align 4 .b32 arr[16];\n"
+    " ld.param.u64 %%rd1, [in]; ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x;\n"
+    " mul.wide.u32 %%rd3, %%r1, 4; add.s64 %%rd4, %%rd1, %%rd3; ld.global.u32 %%r2, [%%rd4];\n"
+    " mul.wide.u32 %%rd5, %%r1, 64; add.s64 %%rd6, %%rd2, %%rd5;\n"
+    " { .param .align 4 .b8 s[12]; .param .b32 x; .param .align 8 .b8 rv[16];\n"
+    "   st.param.v2.u32 [s], {%%r1, %%r2}; st.param.u32 [s+8], 1000; st.param.b32 [x], 7;\n"
+    "   call (rv), mk, (s, x);\n"
+    "   ld.param.v2.u32 {%%r3, %%r4}, [rv]; ld.param.u64 %%rd7, [rv+8]; }\n"
+    " and.b32 %%r5, %%r1, 15;\n"
+    " { .param .b32 a; .param .b32 ra; st.param.b32 [a], %%r5; call (ra), fib, (a); ld.param.b32 %%r6, [ra]; }\n"
+    " and.b32 %%r7, %%r1, 1; setp.eq.u32 %%p1, %%r7, 0;\n"
+    " mov.u64 %%rd8, sq; mov.u64 %%rd9, neg; selp.b64 %%rd10, %%rd8, %%rd9, %%p1;\n"
+    " proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+    " { .param .b32 a; .param .b32 ra; st.param.b32 [a], %%r2; call (ra), %%rd10, (a), proto; ld.param.b32 %%r8, [ra]; }\n"
+    " and.b32 %%r9, %%r1, 3;\n"
+    " ts: .branchtargets L0, L1, L2, L3;\n"
+    " brx.idx %%r9, ts;\n"
+    "L0: mov.u32 %%r10, 100; bra J;\n"
+    "L1: mov.u32 %%r10, 101; bra J;\n"
+    "L2: mov.u32 %%r10, 102; bra J;\n"
+    "L3: mov.u32 %%r10, 103;\n"
+    "J:\n"
+    " mov.u64 %%rd11, arr;\n"
+    " mov.u32 %%r11, 0;\n"
+    "LOOP: mul.wide.u32 %%rd12, %%r11, 4; add.s64 %%rd13, %%rd11, %%rd12; mad.lo.u32 %%r12, %%r11, %%r2, %%r1; st.local.u32 [%%rd13], %%r12;\n"
+    " add.u32 %%r11, %%r11, 1; setp.lt.u32 %%p2, %%r11, 16; @%%p2 bra LOOP;\n"
+    " and.b32 %%r13, %%r2, 15; mul.wide.u32 %%rd12, %%r13, 4; add.s64 %%rd13, %%rd11, %%rd12; ld.local.u32 %%r14, [%%rd13];\n"
+    " alloca.u64 %%rd14, 40, 8;\n"
+    " st.local.u32 [%%rd14+36], %%r2;\n"
+    " ld.local.u32 %%r15, [%%rd14+36];\n"
+    " st.global.v4.u32 [%%rd6], {%%r3, %%r4, %%r6, %%r8};\n"
+    " st.global.v4.u32 [%%rd6+16], {%%r10, %%r14, %%r15, %%r1};\n"
+    " st.global.u64 [%%rd6+32], %%rd7;\n"
+    " ret;\n"
+    "}\n";
+
+static uint32_t fib(uint32_t n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+
+Test(isa3, calls_struct_params_recursion_indirect_brx_alloca) {
+    seed_rng();
+    enum { N = 64 };
+    uint32_t in[N], out[16 * N];
+    for (int i = 0; i < N; i++) in[i] = (uint32_t)rnd();
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "sm_90a" : "sm_80";
+        char ptx[8192];
+        snprintf(ptx, sizeof ptx, CALL_PTX, tg);
+        launch(tg, ptx, 1, N, 0, in, sizeof in, out, sizeof out);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t x = in[i];
+            uint64_t rd7 = (uint64_t)(1000 - 7) << 32 | 1000;
+            uint32_t want[16] = {i + 7, x * 7, fib(i & 15), i % 2 ? 0u - x : x * x, 100 + i % 4, (x & 15) * x + i, x, i,
+                                 (uint32_t)rd7, (uint32_t)(rd7 >> 32), POISON32, POISON32, POISON32, POISON32, POISON32, POISON32};
+            for (int s = 0; s < 16; s++) cr_expect_eq(out[16 * i + s], want[s], "%s thread %u slot %d: %#x, want %#x", tg, i, s, out[16 * i + s], want[s]);
+        }
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------
- * wmma.load/mma/store with every layout of A, B, C and D (16 combinations in one kernel) and strides
- * past the matrices' widths, for each shape and type: D = A B + C from the matrices in memory, whatever
- * the fragments' lane mapping (which the ISA leaves open).  Values are small integers, so every float
- * form is exact; s8/u8 with .satfinite clamp. */
+ * exit in a divergent branch (a quarter of the threads, after their store to shared memory): the
+ * rest pass bar.sync and read it; the special registers' values docs/emulator.md gives (%warpid,
+ * %nwarpid, %smid, %nsmid, %gridid, %envreg3, %laneid, %dynamic_smem_size, %total_smem_size). */
+static const char *EXIT_PTX =
+    ".version 8.3\n.target %s\n.address_size 64\n"
+    ".extern .shared .align 16 .b8 dyn[];\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n"
+    "{\n"
+    " .reg .pred %%p<8>; .reg .b16 %%h<20>; .reg .b32 %%r<60>; .reg .b64 %%rd<60>;\n"
+    " .shared .align 4 .b32 buf[128];\n"
+    " ld.param.u64 %%rd1, [in]; ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x;\n"
+    " mov.u32 %%r2, buf; shl.b32 %%r3, %%r1, 2; add.u32 %%r4, %%r2, %%r3;\n"
+    " st.shared.u32 [%%r4], %%r1;\n"
+    " and.b32 %%r5, %%r1, 3; setp.eq.u32 %%p1, %%r5, 3;\n"
+    " @%%p1 exit;\n"
+    " bar.sync 0;\n"
+    " xor.b32 %%r6, %%r1, 1; shl.b32 %%r7, %%r6, 2; add.u32 %%r8, %%r2, %%r7;\n"
+    " ld.shared.u32 %%r9, [%%r8];\n"
+    " mov.u32 %%r10, %%dynamic_smem_size; mov.u32 %%r11, %%total_smem_size;\n"
+    " mov.u32 %%r12, %%warpid; mov.u32 %%r13, %%nwarpid; mov.u32 %%r14, %%smid; mov.u32 %%r15, %%nsmid;\n"
+    " mov.u64 %%rd5, %%gridid; mov.u32 %%r16, %%envreg3; cvt.u32.u64 %%r17, %%rd5; mov.u32 %%r18, %%laneid;\n"
+    " mul.wide.u32 %%rd3, %%r1, 48; add.s64 %%rd4, %%rd2, %%rd3;\n"
+    " st.global.v4.u32 [%%rd4], {%%r9, %%r10, %%r11, %%r12};\n"
+    " st.global.v4.u32 [%%rd4+16], {%%r13, %%r14, %%r15, %%r16};\n"
+    " st.global.v2.u32 [%%rd4+32], {%%r17, %%r18};\n"
+    " ret;\n"
+    "}\n";
 
-typedef struct {
-    const char *shape, *ab, *c; /* ab: A and B type; c: C and D type */
-    int m, n, k, na, nb, nc, abytes, cbytes;
-    bool sat;
-} WForm;
-
-static const WForm WFORMS[] = {
-    {"m16n16k16", "f16", "f32", 16, 16, 16, 8, 8, 8, 2, 4, false}, {"m32n8k16", "f16", "f16", 32, 8, 16, 8, 8, 4, 2, 2, false},
-    {"m8n32k16", "f16", "f32", 8, 32, 16, 8, 8, 8, 2, 4, false},   {"m16n16k16", "bf16", "f32", 16, 16, 16, 4, 4, 8, 2, 4, false},
-    {"m32n8k16", "bf16", "f32", 32, 8, 16, 8, 2, 8, 2, 4, false},  {"m8n32k16", "bf16", "f32", 8, 32, 16, 2, 8, 8, 2, 4, false},
-    {"m16n16k16", "s8", "s32", 16, 16, 16, 2, 2, 8, 1, 4, true},   {"m32n8k16", "u8", "s32", 32, 8, 16, 4, 1, 8, 1, 4, false},
-    {"m8n32k16", "s8", "s32", 8, 32, 16, 1, 4, 8, 1, 4, false},    {"m16n16k8", "tf32", "f32", 16, 16, 8, 4, 4, 8, 4, 4, false},
-    {"m8n8k4", "f64", "f64", 8, 8, 4, 1, 1, 2, 8, 8, false},
-};
-
-static double wval(const WForm *f, bool isc, uint64_t r) {
-    if (isc && f->sat) return (int64_t)(r % 5) - 2 + (r & 8 ? 2147483000.0 : 0) * (r & 16 ? 1 : -1); /* near the s32 limits */
-    int span = !strcmp(f->ab, "u8") && !isc ? 9 : 7;
-    return strcmp(f->ab, "u8") || isc ? (double)((int64_t)(r % (uint64_t)span) - span / 2) : (double)(r % 9);
-}
-static void wput(uint8_t *p, const char *ty, double v) {
-    if (!strcmp(ty, "f16")) { _Float16 h = (_Float16)v; memcpy(p, &h, 2); }
-    else if (!strcmp(ty, "bf16")) { uint16_t u = (uint16_t)(fbits((float)v) >> 16); memcpy(p, &u, 2); }
-    else if (!strcmp(ty, "f32") || !strcmp(ty, "tf32")) { float x = (float)v; memcpy(p, &x, 4); }
-    else if (!strcmp(ty, "f64")) memcpy(p, &v, 8);
-    else if (!strcmp(ty, "s32")) { int32_t x = (int32_t)v; memcpy(p, &x, 4); }
-    else *p = (uint8_t)(int8_t)v;
-}
-static double wget(const uint8_t *p, const char *ty) {
-    if (!strcmp(ty, "f16")) { _Float16 h; memcpy(&h, p, 2); return (double)h; }
-    if (!strcmp(ty, "f32")) { float x; memcpy(&x, p, 4); return x; }
-    if (!strcmp(ty, "f64")) { double x; memcpy(&x, p, 8); return x; }
-    int32_t x;
-    memcpy(&x, p, 4);
-    return x;
-}
-
-Test(isa3, wmma_every_layout_and_stride) {
-    seed_rng();
-    char *ptx = malloc(1 << 16);
-    for (size_t fi = 0; fi < sizeof WFORMS / sizeof WFORMS[0]; fi++) {
-        const WForm *f = &WFORMS[fi];
-        const char *tg = fi % 2 ? "sm_90a" : "sm_80";
-        /* strides: the width rounded up to 16 bytes, plus 16 (the stride must be a multiple of 16 bytes) */
-        int pa = 16 / f->abytes, pc = 16 / f->cbytes;
-#define UP(w, p) (((w) + (p) - 1) / (p) * (p) + (p))
-        int lda[2] = {UP(f->k, pa), UP(f->m, pa)}, ldb[2] = {UP(f->n, pa), UP(f->k, pa)}, ldc[2] = {UP(f->n, pc), UP(f->m, pc)}; /* [row, col] */
-#undef UP
-        size_t sa = 256 * (((size_t)(f->m + 32) * (f->k + 32)) * f->abytes / 256 + 1), sc = 256 * (((size_t)(f->m + 32) * (f->n + 32)) * f->cbytes / 256 + 1);
-        size_t sb = 256 * (((size_t)(f->n + 32) * (f->k + 32)) * f->abytes / 256 + 1);
-        /* in: A row, A col, B row, B col, C row, C col; out: 16 D's */
-        size_t offA[2] = {0, sa}, offB[2] = {2 * sa, 2 * sa + sb}, offC[2] = {2 * sa + 2 * sb, 2 * sa + 2 * sb + sc}, insz = 2 * sa + 2 * sb + 2 * sc;
-        uint8_t *in = calloc(1, insz), *out = malloc(16 * sc);
-        double *A = malloc(sizeof *A * f->m * f->k), *B = malloc(sizeof *B * f->k * f->n), *C = malloc(sizeof *C * f->m * f->n);
-        for (int i = 0; i < f->m; i++)
-            for (int k = 0; k < f->k; k++) {
-                A[i * f->k + k] = wval(f, false, rnd());
-                wput(in + offA[0] + ((size_t)i * lda[0] + k) * f->abytes, f->ab, A[i * f->k + k]);
-                wput(in + offA[1] + ((size_t)k * lda[1] + i) * f->abytes, f->ab, A[i * f->k + k]);
-            }
-        for (int k = 0; k < f->k; k++)
-            for (int j = 0; j < f->n; j++) {
-                B[k * f->n + j] = wval(f, false, rnd());
-                wput(in + offB[0] + ((size_t)k * ldb[0] + j) * f->abytes, f->ab, B[k * f->n + j]);
-                wput(in + offB[1] + ((size_t)j * ldb[1] + k) * f->abytes, f->ab, B[k * f->n + j]);
-            }
-        for (int i = 0; i < f->m; i++)
-            for (int j = 0; j < f->n; j++) {
-                C[i * f->n + j] = wval(f, true, rnd());
-                wput(in + offC[0] + ((size_t)i * ldc[0] + j) * f->cbytes, f->c, C[i * f->n + j]);
-                wput(in + offC[1] + ((size_t)j * ldc[1] + i) * f->cbytes, f->c, C[i * f->n + j]);
-            }
-        bool f64 = !strcmp(f->ab, "f64"), f16 = !strcmp(f->ab, "f16");
-        const char *ct = !strcmp(f->c, "f16") ? "b32" : f->c;
-        int len = snprintf(ptx, 1 << 16,
-                           ".version 8.3\n.target %s\n.address_size 64\n.visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
-                           " .reg .%s %%a<8>;\n .reg .%s %%b<8>;\n .reg .%s %%c<8>;\n .reg .b64 %%rd<8>;\n .reg .b32 %%r<4>;\n"
-                           " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n",
-                           tg, f64 ? "f64" : "b32", f64 ? "f64" : "b32", ct);
-#define LIST(p, n) (n == 1 ? "{%" p "0}" : n == 2 ? "{%" p "0, %" p "1}" : n == 4 ? "{%" p "0, %" p "1, %" p "2, %" p "3}" : "{%" p "0, %" p "1, %" p "2, %" p "3, %" p "4, %" p "5, %" p "6, %" p "7}")
-        char types[64]; /* d.c for f16, d.a.b.c else */
-        if (f16) snprintf(types, sizeof types, "%s.%s", f->c, f->c);
-        else snprintf(types, sizeof types, "%s.%s.%s.%s", f->c, f->ab, f->ab, f->c);
-        for (int combo = 0; combo < 16; combo++) {
-            int la = combo & 1, lb = combo >> 1 & 1, lc = combo >> 2 & 1, ld = combo >> 3 & 1;
-            static const char *L[2] = {"row", "col"};
-            len += snprintf(ptx + len, (1 << 16) - len,
-                            " add.s64 %%rd3, %%rd1, %zu;\n wmma.load.a.sync.aligned.%s.%s.global.%s %s, [%%rd3], %d;\n"
-                            " add.s64 %%rd3, %%rd1, %zu;\n wmma.load.b.sync.aligned.%s.%s.global.%s %s, [%%rd3], %d;\n"
-                            " add.s64 %%rd3, %%rd1, %zu;\n wmma.load.c.sync.aligned.%s.%s.global.%s %s, [%%rd3], %d;\n"
-                            " wmma.mma.sync.aligned.%s.%s.%s.%s%s %s, %s, %s, %s;\n"
-                            " add.s64 %%rd3, %%rd2, %zu;\n wmma.store.d.sync.aligned.%s.%s.global.%s [%%rd3], %s, %d;\n",
-                            offA[la], L[la], f->shape, f->ab, LIST("a", f->na), lda[la], offB[lb], L[lb], f->shape, f->ab, LIST("b", f->nb), ldb[lb],
-                            offC[lc], L[lc], f->shape, f->c, LIST("c", f->nc), ldc[lc], L[la], L[lb], f->shape, types, f->sat ? ".satfinite" : "",
-                            LIST("c", f->nc), LIST("a", f->na), LIST("b", f->nb), LIST("c", f->nc), (size_t)combo * sc, L[ld], f->shape, f->c,
-                            LIST("c", f->nc), ldc[ld]);
+Test(isa3, divergent_exit_then_barrier_and_special_registers) {
+    enum { N = 96, DYN = 100 };
+    uint32_t in[4] = {0}, out[12 * N];
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "sm_90a" : "sm_80";
+        char ptx[8192];
+        snprintf(ptx, sizeof ptx, EXIT_PTX, tg);
+        launch(tg, ptx, 1, N, DYN, in, sizeof in, out, sizeof out);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t want[12] = {i ^ 1, DYN, 512 + DYN, i / 32, N / 32, 0, 1, 0, 0, i % 32, POISON32, POISON32};
+            if (i % 4 == 3)
+                for (int s = 0; s < 12; s++) want[s] = POISON32;
+            for (int s = 0; s < 12; s++) cr_expect_eq(out[12 * i + s], want[s], "%s thread %u slot %d: %#x, want %#x", tg, i, s, out[12 * i + s], want[s]);
         }
-#undef LIST
-        snprintf(ptx + len, (1 << 16) - len, " ret;\n}\n");
-        launch(tg, ptx, 1, 32, 0, in, insz, out, 16 * sc);
-        int bad = 0;
-        for (int combo = 0; combo < 16; combo++) {
-            int ld = combo >> 3 & 1;
-            for (int i = 0; i < f->m; i++)
-                for (int j = 0; j < f->n; j++) {
-                    double acc = C[i * f->n + j];
-                    for (int k = 0; k < f->k; k++) acc += A[i * f->k + k] * B[k * f->n + j];
-                    if (f->sat) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
-                    else if (!strcmp(f->c, "s32")) acc = (double)(int32_t)(uint32_t)(int64_t)acc;
-                    size_t at = (size_t)combo * sc + (ld ? (size_t)j * ldc[1] + i : (size_t)i * ldc[0] + j) * f->cbytes;
-                    double got = wget(out + at, f->c);
-                    if (got != acc && bad++ < 10)
-                        cr_log_error("wmma %s %s.%s layouts a %s b %s c %s d %s: D[%d][%d] = %g, want %g", f->shape, f->ab, f->c, combo & 1 ? "col" : "row",
-                                     combo & 2 ? "col" : "row", combo & 4 ? "col" : "row", ld ? "col" : "row", i, j, got, acc);
-                }
-        }
-        cr_expect_eq(bad, 0, "wmma %s %s.%s: %d elements differ", f->shape, f->ab, f->c, bad);
-        free(in), free(out), free(A), free(B), free(C);
     }
-    free(ptx);
 }
