@@ -53,6 +53,14 @@ bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
         return perr(ps, line, "barrier thread count %" PRIu64 " in '%.*s' is not a multiple of 32 in 32..%u", v, (int)len, s,
                     EMU_MAX_BLOCK_THREADS);
     bool write = in->op == EMU_OP_ST || in->op == EMU_OP_ATOM || in->op == EMU_OP_RED;
+    /* the spaces ptxas refuses ("State space incorrect", "Modifier '.nc' requires .global space"); they loaded */
+    if ((in->op == EMU_OP_ATOM || in->op == EMU_OP_RED) && in->space == EMU_SP_LOCAL)
+        return perr(ps, line, "'%.*s': atom and red take .global, .shared or generic addresses, not .local", (int)len, s);
+    if (in->op == EMU_OP_LDU && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
+        return perr(ps, line, "'%.*s': ldu reads .global or generic addresses, not .%s", (int)len, s, emu_space_name(in->space));
+    if (in->op == EMU_OP_LD && (in->flags & EMU_F(NC)) && in->space != EMU_SP_GLOBAL)
+        return perr(ps, line, "'%.*s': .nc is for ld.global (ld.global.nc), not %s%s", (int)len, s, in->space == EMU_SP_GENERIC ? "generic addresses" : ".",
+                    in->space == EMU_SP_GENERIC ? "" : emu_space_name(in->space));
     if (write && in->space == EMU_SP_CONST)
         return perr(ps, line, "'%.*s' writes to the .const state space, which is read-only", (int)len, s);
     if (write && in->space == EMU_SP_PARAM) {

@@ -258,6 +258,18 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
         return perr(ps, line, "'%.*s': %s needs its operation (%s)", (int)len, s, name,
                     in->op == EMU_OP_SHFL ? ".up .down .bfly .idx" : in->op == EMU_OP_VOTE ? ".all .any .uni .ballot" : ".add .min .max ...");
     if (in->op == EMU_OP_CP_ASYNC && nsp != 2) return perr(ps, line, "'%.*s': cp.async copies .shared.global", (int)len, s);
+    if (in->op == EMU_OP_CP_ASYNC) { /* into .shared or .shared::cta from .global, in that order (ptxas: "State space incorrect",
+                                      * "Illegal modifier '::cluster'"); cp.async.ca.global.shared and .local.global loaded */
+        unsigned k = 0;
+        for (uint32_t a = 0; a < nw; a++) {
+            if (!word_in(w[a], wn[a], spaces)) continue;
+            bool sh = (wn[a] == 6 && !memcmp(w[a], "shared", 6)) || (wn[a] == 11 && !memcmp(w[a], "shared::cta", 11));
+            bool gl = wn[a] == 6 && !memcmp(w[a], "global", 6);
+            if (k++ == 0 ? !sh : !gl)
+                return perr(ps, line, "'%.*s': cp.async copies from .global into .shared or .shared::cta (cp.async.ca.shared.global), not .%.*s",
+                            (int)len, s, (int)wn[a], w[a]);
+        }
+    }
     if (in->op == EMU_OP_REDUX && !(in->flags & EMU_F(SYNC))) /* redux.add.s32: ".sync modifier required" (it loaded) */
         return perr(ps, line, "'%.*s': redux needs .sync (redux.sync.add.s32)", (int)len, s);
     if (in->op == EMU_OP_CVTA && in->ty != EMU_T_U32 && in->ty != EMU_T_U64)

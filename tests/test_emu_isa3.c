@@ -820,3 +820,56 @@ Test(isa3, divergent_exit_then_barrier_and_special_registers) {
         }
     }
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * State spaces ptxas refuses for atom/red (.local), ld's .nc (only ld.global.nc), ldu (.global or
+ * generic) and cp.async (.shared[::cta] from .global, in that order) are refused at load with the line
+ * (they loaded); the forms beside them load. */
+
+Test(isa3, state_spaces_ptxas_refuses) {
+    static const struct { const char *ins, *msg; } bad[] = {
+        {"atom.local.add.u32 %r1, [%rd1], %r2;", "not .local"},
+        {"red.local.add.u32 [%rd1], %r2;", "not .local"},
+        {"ld.const.nc.u32 %r1, [%rd1];", ".nc is for ld.global"},
+        {"ld.nc.u32 %r1, [%rd1];", "not generic addresses"},
+        {"ld.shared.nc.u32 %r1, [%rd1];", ".nc is for ld.global"},
+        {"ld.param.nc.u32 %r1, [%rd1];", ".nc is for ld.global"},
+        {"ldu.shared.u32 %r1, [%rd1];", "ldu reads .global or generic"},
+        {"ldu.local.u32 %r1, [%rd1];", "ldu reads .global or generic"},
+        {"ldu.const.u32 %r1, [%rd1];", "ldu reads .global or generic"},
+        {"cp.async.ca.global.shared [%rd1], [%rd1], 16;", "cp.async copies from .global into .shared"},
+        {"cp.async.ca.shared::cluster.global [%rd1], [%rd1], 16;", "not .shared::cluster"},
+        {"cp.async.cg.shared.param [%rd1], [%rd1], 16;", "not .param"},
+        {"cp.async.ca.local.global [%rd1], [%rd1], 16;", "not .local"},
+    };
+    static const char *good[] = {
+        "atom.shared::cta.add.u32 %r1, [%rd1], %r2;", "atom.add.u32 %r1, [%rd1], %r2;", "ld.nc.global.u32 %r1, [%rd1];",
+        "ldu.u32 %r1, [%rd1];", "ldu.global.v2.u32 {%r1, %r2}, [%rd1];", "cp.async.ca.shared::cta.global [%rd1], [%rd1], 16;",
+        "cp.async.cg.shared.global [%rd1], [%rd1], 16;", "red.shared.add.u32 [%rd1], %r2;",
+    };
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 1};
+    cr_assert_eq(dev_open("emu:sm_90a", &o, &d, &err), DEV_OK, "%s", err ? err : "");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0] + sizeof good / sizeof good[0]; i++) {
+        bool isbad = i < sizeof bad / sizeof bad[0];
+        const char *ins = isbad ? bad[i].ins : good[i - sizeof bad / sizeof bad[0]];
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx,
+                 ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 in)\n{\n"
+                 " .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n ld.param.u64 %%rd1, [in];\n %s\n ret;\n}\n", ins);
+        if (isbad) cr_expect(ptxas_refuses(ptx, "sm_90a"), "ptxas takes %s", ins);
+        else check_ptxas_arch(ptx, "sm_90a");
+        TileDevModule *m = NULL;
+        DevStatus st = dev_module_load_ptx(d, ptx, &m);
+        if (isbad) {
+            cr_expect_neq(st, DEV_OK, "%s loaded", ins);
+            if (st != DEV_OK)
+                cr_expect(strstr(dev_last_error(d), bad[i].msg) && strstr(dev_last_error(d), "ptx:9"), "%s: %s", ins, dev_last_error(d));
+        } else {
+            cr_expect_eq(st, DEV_OK, "%s: %s", ins, dev_last_error(d));
+        }
+        if (m) dev_module_unload(m);
+    }
+    dev_close(d);
+}
