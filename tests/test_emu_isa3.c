@@ -873,3 +873,57 @@ Test(isa3, state_spaces_ptxas_refuses) {
     }
     dev_close(d);
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Warp-synchronous instructions met at different instructions (sm_70 on: the ISA requires the same
+ * instruction in convergence only for sm_6x): lanes below a random split take one branch, the rest the
+ * other, and each branch has its own shfl.sync (full mask; the sources in the other branch), vote.sync
+ * .ballot, bar.warp.sync and activemask. */
+
+static const char *SPLIT_PTX =
+    ".version 8.3\n.target %s\n.address_size 64\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+    " .reg .pred %%p<8>;\n .reg .b32 %%r<40>;\n .reg .b64 %%rd<20>;\n"
+    " ld.param.u64 %%rd1, [in];\n ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r2, %%laneid;\n mul.wide.u32 %%rd3, %%r1, 8;\n add.s64 %%rd5, %%rd1, %%rd3;\n"
+    " ld.global.v2.u32 {%%r3, %%r9}, [%%rd5];\n" /* the lane's value, the warp's split */
+    " mul.wide.u32 %%rd3, %%r1, 16;\n add.s64 %%rd4, %%rd2, %%rd3;\n"
+    " setp.lt.u32 %%p1, %%r2, %%r9;\n and.b32 %%r10, %%r3, 1;\n setp.ne.u32 %%p2, %%r10, 0;\n"
+    " @%%p1 bra $LO;\n"
+    " add.u32 %%r4, %%r3, 5;\n shfl.sync.idx.b32 %%r5, %%r4, 0, 31, -1;\n vote.sync.ballot.b32 %%r6, %%p2, -1;\n"
+    " bar.warp.sync -1;\n activemask.b32 %%r7;\n bra $J;\n"
+    "$LO:\n add.u32 %%r4, %%r3, 7;\n shfl.sync.idx.b32 %%r5, %%r4, 31, 31, -1;\n vote.sync.ballot.b32 %%r6, %%p2, -1;\n"
+    " bar.warp.sync -1;\n activemask.b32 %%r7;\n"
+    "$J:\n st.global.v4.u32 [%%rd4], {%%r4, %%r5, %%r6, %%r7};\n ret;\n}\n";
+
+Test(isa3, collectives_at_different_instructions) {
+    seed_rng();
+    enum { W = 4, N = 32 * W };
+    uint32_t in[2 * N], out[4 * N];
+    for (int w = 0; w < W; w++) {
+        uint32_t split = 1 + (uint32_t)(rnd() % 31); /* both branches taken */
+        for (int l = 0; l < 32; l++) in[2 * (32 * w + l)] = (uint32_t)rnd(), in[2 * (32 * w + l) + 1] = split;
+    }
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "sm_90a" : "sm_80";
+        char ptx[4096];
+        snprintf(ptx, sizeof ptx, SPLIT_PTX, tg);
+        launch(tg, ptx, 1, N, 0, in, sizeof in, out, sizeof out);
+        for (int w = 0; w < W; w++) {
+            uint32_t split = in[2 * 32 * w + 1], ballot = 0, lo = (uint32_t)((1ull << split) - 1);
+            uint32_t v[32];
+            for (int l = 0; l < 32; l++) {
+                uint32_t x = in[2 * (32 * w + l)];
+                v[l] = x + ((uint32_t)l < split ? 7 : 5);
+                ballot |= (x & 1) << l;
+            }
+            for (int l = 0; l < 32; l++) {
+                int i = 32 * w + l;
+                bool low = (uint32_t)l < split;
+                uint32_t want[4] = {v[l], low ? v[31] : v[0], ballot, low ? lo : ~lo};
+                for (int s = 0; s < 4; s++)
+                    cr_expect_eq(out[4 * i + s], want[s], "%s warp %d lane %d (split %u) slot %d: %#x, want %#x", tg, w, l, split, s, out[4 * i + s], want[s]);
+            }
+        }
+    }
+}
