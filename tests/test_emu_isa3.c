@@ -927,3 +927,65 @@ Test(isa3, collectives_at_different_instructions) {
         }
     }
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Named barriers reused across iterations (a warp-specialized ping-pong): producers (warps 0-3) wait
+ * on barrier 2 for an empty buffer, fill it and arrive on barrier 1; consumers (warps 4-7) first arrive
+ * on 2, then five times wait on 1, read and arrive on 2.  Each consumer's running sum shows it saw every
+ * generation once and in order. */
+static const char *PINGPONG_PTX =
+    ".version 8.3\n.target %s\n.address_size 64\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n"
+    "{\n"
+    " .reg .pred %%p<8>; .reg .b32 %%r<40>; .reg .b64 %%rd<20>;\n"
+    " .shared .align 4 .b32 buf[128];\n"
+    " ld.param.u64 %%rd1, [in]; ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x;\n"
+    " shl.b32 %%r2, %%r1, 2; and.b32 %%r2, %%r2, 511; mov.u32 %%r3, buf; add.u32 %%r4, %%r3, %%r2;\n"
+    " mov.u32 %%r10, 0; mov.u32 %%r11, 0;\n"
+    " setp.lt.u32 %%p1, %%r1, 128;\n"
+    " @%%p1 bra $PROD;\n"
+    " bar.arrive 2, 256;\n"
+    "$CL:\n"
+    " bar.sync 1, 256;\n"
+    " ld.shared.u32 %%r12, [%%r4];\n"
+    " add.u32 %%r11, %%r11, %%r12;\n"
+    " mul.lo.u32 %%r11, %%r11, 3;\n"
+    " bar.arrive 2, 256;\n"
+    " add.u32 %%r10, %%r10, 1;\n"
+    " setp.lt.u32 %%p2, %%r10, 5;\n"
+    " @%%p2 bra $CL;\n"
+    " bra $OUT;\n"
+    "$PROD:\n"
+    " bar.sync 2, 256;\n"
+    " mul.wide.u32 %%rd5, %%r1, 4; add.s64 %%rd6, %%rd1, %%rd5; ld.global.u32 %%r14, [%%rd6];\n"
+    " mad.lo.u32 %%r13, %%r10, 1000, %%r14;\n"
+    " st.shared.u32 [%%r4], %%r13;\n"
+    " bar.arrive 1, 256;\n"
+    " add.u32 %%r10, %%r10, 1;\n"
+    " setp.lt.u32 %%p2, %%r10, 5;\n"
+    " @%%p2 bra $PROD;\n"
+    " bar.sync 2, 256;\n"
+    "$OUT:\n"
+    " mul.wide.u32 %%rd3, %%r1, 4; add.s64 %%rd4, %%rd2, %%rd3;\n"
+    " st.global.u32 [%%rd4], %%r11;\n"
+    " ret;\n"
+    "}\n";
+
+Test(isa3, named_barrier_ping_pong_generations) {
+    seed_rng();
+    uint32_t in[128], out[256];
+    for (int i = 0; i < 128; i++) in[i] = (uint32_t)rnd();
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "sm_90a" : "sm_80";
+        char ptx[4096];
+        snprintf(ptx, sizeof ptx, PINGPONG_PTX, tg);
+        launch(tg, ptx, 1, 256, 0, in, sizeof in, out, sizeof out);
+        for (int i = 0; i < 256; i++) {
+            uint32_t acc = 0;
+            if (i >= 128)
+                for (uint32_t it = 0; it < 5; it++) acc = (acc + it * 1000 + in[i - 128]) * 3;
+            cr_expect_eq(out[i], acc, "%s thread %d: %#x, want %#x", tg, i, out[i], acc);
+        }
+    }
+}
