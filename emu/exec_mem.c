@@ -632,10 +632,7 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         case EMU_SP_GLOBAL: case EMU_SP_CONST: base = 0; break;
         case EMU_SP_SHARED: base = EMU_SHARED_WINDOW; break;
         case EMU_SP_LOCAL: base = EMU_LOCAL_WINDOW; break;
-        case EMU_SP_PARAM:
-            if (in->flags & EMU_F(TO)) return emu_fault(b, t, in, "unsupported instruction", "cvta.to.param is not supported");
-            base = EMU_PARAM_WINDOW;
-            break;
+        case EMU_SP_PARAM: base = EMU_PARAM_WINDOW; break; /* a kernel parameter's address, both ways (cvta.to.param: PTX 7.7) */
         default: return emu_fault(b, t, in, "unsupported instruction", "cvta for this state space is not supported");
         }
         uint64_t r = (in->flags & EMU_F(TO)) ? a - base : a + base;

@@ -989,3 +989,64 @@ Test(isa3, named_barrier_ping_pong_generations) {
         }
     }
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * cvta to and from every space (.const, .global, .shared, .local, .param) and isspacep of each space
+ * (and ::cta, ::entry, ::cluster) on each kind of address; a .const variable is in global memory's
+ * window too (docs/emulator.md); cvta.to.param of a kernel parameter's generic address gives its .param
+ * address back (it stopped the launch: "cvta.to.param is not supported"). */
+static const char *SPACEP_PTX =
+    ".version 8.3\n.target sm_90a\n.address_size 64\n"
+    ".const .align 4 .b32 cv[4] = {%u, %u, %u, %u};\n"
+    ".global .align 4 .b32 gv[4] = {%u, %u, %u, %u};\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n"
+    "{\n"
+    " .reg .pred %%p<16>; .reg .b32 %%r<40>; .reg .b64 %%rd<20>;\n"
+    " .shared .align 4 .b32 sv[4];\n"
+    " .local .align 4 .b32 lv[4];\n"
+    " ld.param.u64 %%rd1, [in]; ld.param.u64 %%rd2, [out];\n"
+    " mov.u32 %%r1, %%tid.x; setp.ne.u32 %%p1, %%r1, 0; @%%p1 bra $E;\n"
+    " cvta.const.u64 %%rd3, cv;\n"
+    " cvta.global.u64 %%rd4, gv;\n"
+    " cvta.shared.u64 %%rd5, sv;\n"
+    " cvta.local.u64 %%rd6, lv;\n"
+    " mov.u64 %%rd7, in;\n"
+    " cvta.param.u64 %%rd8, %%rd7;\n"
+    " isspacep.const %%p2, %%rd3; isspacep.global %%p3, %%rd3; isspacep.const %%p4, %%rd4; isspacep.global %%p5, %%rd4;\n"
+    " isspacep.shared %%p6, %%rd4; isspacep.local %%p7, %%rd5; isspacep.shared::cta %%p8, %%rd5; isspacep.param %%p9, %%rd8;\n"
+    " isspacep.param::entry %%p10, %%rd8; isspacep.global %%p11, %%rd8; isspacep.const %%p12, %%rd6; isspacep.shared::cluster %%p13, %%rd6;\n"
+    " selp.u32 %%r2, 1, 0, %%p2; selp.u32 %%r3, 1, 0, %%p3; selp.u32 %%r4, 1, 0, %%p4; selp.u32 %%r5, 1, 0, %%p5;\n"
+    " selp.u32 %%r6, 1, 0, %%p6; selp.u32 %%r7, 1, 0, %%p7; selp.u32 %%r8, 1, 0, %%p8; selp.u32 %%r9, 1, 0, %%p9;\n"
+    " selp.u32 %%r10, 1, 0, %%p10; selp.u32 %%r11, 1, 0, %%p11; selp.u32 %%r12, 1, 0, %%p12; selp.u32 %%r13, 1, 0, %%p13;\n"
+    " ld.u32 %%r14, [%%rd3+8];\n"
+    " cvta.to.const.u64 %%rd9, %%rd3; ld.const.u32 %%r15, [%%rd9+12];\n"
+    " cvta.to.global.u64 %%rd10, %%rd4; ld.global.u32 %%r16, [%%rd10+4];\n"
+    " ld.param.u64 %%rd11, [%%rd7];\n"
+    " setp.eq.u64 %%p14, %%rd11, %%rd1; selp.u32 %%r17, 1, 0, %%p14;\n"
+    " cvta.to.param.u64 %%rd12, %%rd8; ld.param.u64 %%rd13, [%%rd12+8];\n"
+    " setp.eq.u64 %%p15, %%rd13, %%rd2; selp.u32 %%r18, 1, 0, %%p15;\n"
+    " ld.u64 %%rd14, [%%rd8+8];\n"
+    " setp.eq.u64 %%p15, %%rd14, %%rd2; selp.u32 %%r19, 1, 0, %%p15;\n"
+    " st.global.v4.u32 [%%rd2], {%%r2, %%r3, %%r4, %%r5};\n"
+    " st.global.v4.u32 [%%rd2+16], {%%r6, %%r7, %%r8, %%r9};\n"
+    " st.global.v4.u32 [%%rd2+32], {%%r10, %%r11, %%r12, %%r13};\n"
+    " st.global.v4.u32 [%%rd2+48], {%%r14, %%r15, %%r16, %%r17};\n"
+    " st.global.v2.u32 [%%rd2+64], {%%r18, %%r19};\n"
+    "$E:\n"
+    " ret;\n"
+    "}\n";
+
+Test(isa3, cvta_every_space_and_isspacep) {
+    seed_rng();
+    uint32_t c[4], g[4];
+    for (int i = 0; i < 4; i++) c[i] = (uint32_t)rnd(), g[i] = (uint32_t)rnd();
+    char ptx[8192];
+    snprintf(ptx, sizeof ptx, SPACEP_PTX, c[0], c[1], c[2], c[3], g[0], g[1], g[2], g[3]);
+    uint32_t in[4] = {0}, out[20];
+    launch("sm_90a", ptx, 1, 32, 0, in, sizeof in, out, sizeof out);
+    /* isspacep: const(cv) global(cv) const(gv) global(gv) shared(gv) local(sv) shared::cta(sv) param(p)
+     * param::entry(p) global(p) const(lv) shared::cluster(lv); then cv[2] through its generic address, cv[3]
+     * after cvta.to.const, gv[1] after cvta.to.global, the parameters through ld.param, cvta.to.param, generic */
+    uint32_t want[20] = {1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 0, c[2], c[3], g[1], 1, 1, 1, POISON32, POISON32};
+    for (int i = 0; i < 20; i++) cr_expect_eq(out[i], want[i], "slot %d: %#x, want %#x", i, out[i], want[i]);
+}
