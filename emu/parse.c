@@ -826,6 +826,12 @@ bool emu_parse_ins(Parser *ps) {
     }
     if (!expect(ps, ';')) return false;
     if (in.flags & EMU_F(CACHE_HINT)) { /* .L2::cache_hint: the last operand is the 64-bit cache policy, a hint */
+        /* atom and red: of .global or generic addresses, every operation but cas (ptxas: "Modifier '.L2::cache_hint'
+         * cannot be applied to '.shared' space", "Illegal modifier '.L2::cache_hint'"; they loaded) */
+        if ((in.op == EMU_OP_ATOM || in.op == EMU_OP_RED) && in.space == EMU_SP_SHARED)
+            return perr(ps, line, "'%.*s': .L2::cache_hint is for .global or generic addresses, not .shared", (int)opt.len, opt.s);
+        if (in.op == EMU_OP_ATOM && in.mode == EMU_MODE_ACAS)
+            return perr(ps, line, "'%.*s': atom.cas takes no .L2::cache_hint (the other operations do)", (int)opt.len, opt.s);
         if (in.nops < 2 || in.ok[in.nops - 1] != EMU_OK_REG)
             return perr(ps, line, "'%.*s' needs a cache-policy operand last", (int)opt.len, opt.s);
         const struct RegRange *r = slot_range(ps, in.o[in.nops - 1]); /* ptxas: "Arguments mismatch" (it loaded) */

@@ -823,8 +823,9 @@ Test(isa3, divergent_exit_then_barrier_and_special_registers) {
 
 /* ---------------------------------------------------------------------------------------------
  * State spaces ptxas refuses for atom/red (.local), ld's .nc (only ld.global.nc), ldu (.global or
- * generic) and cp.async (.shared[::cta] from .global, in that order) are refused at load with the line
- * (they loaded); the forms beside them load. */
+ * generic), cp.async (.shared[::cta] from .global, in that order) and .L2::cache_hint on atom/red
+ * (.global or generic, not cas) are refused at load with the line (they loaded); the forms beside them
+ * load. */
 
 Test(isa3, state_spaces_ptxas_refuses) {
     static const struct { const char *ins, *msg; } bad[] = {
@@ -841,11 +842,18 @@ Test(isa3, state_spaces_ptxas_refuses) {
         {"cp.async.ca.shared::cluster.global [%rd1], [%rd1], 16;", "not .shared::cluster"},
         {"cp.async.cg.shared.param [%rd1], [%rd1], 16;", "not .param"},
         {"cp.async.ca.local.global [%rd1], [%rd1], 16;", "not .local"},
+        {"atom.shared.L2::cache_hint.add.u32 %r1, [%rd1], 11, %rd2;", ".L2::cache_hint is for .global or generic addresses"},
+        {"atom.shared::cluster.L2::cache_hint.add.u32 %r1, [%rd1], 11, %rd2;", ".L2::cache_hint is for .global or generic addresses"},
+        {"red.shared::cta.L2::cache_hint.add.u32 [%rd1], 11, %rd2;", ".L2::cache_hint is for .global or generic addresses"},
+        {"atom.global.L2::cache_hint.cas.b32 %r1, [%rd1], 112, 9, %rd2;", "atom.cas takes no .L2::cache_hint"},
+        {"atom.L2::cache_hint.cas.b64 %rd3, [%rd1], %rd4, %rd5, %rd2;", "atom.cas takes no .L2::cache_hint"},
     };
     static const char *good[] = {
         "atom.shared::cta.add.u32 %r1, [%rd1], %r2;", "atom.add.u32 %r1, [%rd1], %r2;", "ld.nc.global.u32 %r1, [%rd1];",
         "ldu.u32 %r1, [%rd1];", "ldu.global.v2.u32 {%r1, %r2}, [%rd1];", "cp.async.ca.shared::cta.global [%rd1], [%rd1], 16;",
         "cp.async.cg.shared.global [%rd1], [%rd1], 16;", "red.shared.add.u32 [%rd1], %r2;",
+        "atom.global.L2::cache_hint.exch.b32 %r1, [%rd1], 11, %rd2;", "red.L2::cache_hint.add.u32 [%rd1], 11, %rd2;",
+        "atom.global.L2::cache_hint.inc.u32 %r1, [%rd1], 11, %rd2;",
     };
     TileDevice *d = NULL;
     char *err = NULL;
