@@ -190,6 +190,10 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             if (op == EMU_OP_ISSPACEP) in->xflags |= EMU_XF_CTA;
         }
         if ((l == 12 && memcmp(p, "param::entry", 12) == 0) || (l == 11 && memcmp(p, "param::func", 11) == 0)) f = EMU_SP_PARAM;
+        if (l == 11 && memcmp(p, "param::func", 11) == 0 && (op == EMU_OP_CVTA || op == EMU_OP_ISSPACEP))
+            /* a kernel's parameters only (ptxas: "Illegal modifier '::func'"; it loaded) */
+            return perr(ps, line, "'%.*s': cvta and isspacep take .param or .param::entry (a kernel's parameters), not .param::func",
+                        (int)len, s);
         bool hopper = op >= EMU_OP_MBARRIER;
         /* shared::cluster addresses are shared addresses (EMU_DSMEM_TAG picks the CTA): ld, st, atom and red
          * on distributed shared memory too */

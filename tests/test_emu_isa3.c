@@ -847,13 +847,16 @@ Test(isa3, state_spaces_ptxas_refuses) {
         {"red.shared::cta.L2::cache_hint.add.u32 [%rd1], 11, %rd2;", ".L2::cache_hint is for .global or generic addresses"},
         {"atom.global.L2::cache_hint.cas.b32 %r1, [%rd1], 112, 9, %rd2;", "atom.cas takes no .L2::cache_hint"},
         {"atom.L2::cache_hint.cas.b64 %rd3, [%rd1], %rd4, %rd5, %rd2;", "atom.cas takes no .L2::cache_hint"},
+        {"isspacep.param::func %p1, %rd1;", "not .param::func"},
+        {"cvta.param::func.u64 %rd2, %rd1;", "not .param::func"},
+        {"cvta.to.param::func.u64 %rd2, %rd1;", "not .param::func"},
     };
     static const char *good[] = {
         "atom.shared::cta.add.u32 %r1, [%rd1], %r2;", "atom.add.u32 %r1, [%rd1], %r2;", "ld.nc.global.u32 %r1, [%rd1];",
         "ldu.u32 %r1, [%rd1];", "ldu.global.v2.u32 {%r1, %r2}, [%rd1];", "cp.async.ca.shared::cta.global [%rd1], [%rd1], 16;",
         "cp.async.cg.shared.global [%rd1], [%rd1], 16;", "red.shared.add.u32 [%rd1], %r2;",
         "atom.global.L2::cache_hint.exch.b32 %r1, [%rd1], 11, %rd2;", "red.L2::cache_hint.add.u32 [%rd1], 11, %rd2;",
-        "atom.global.L2::cache_hint.inc.u32 %r1, [%rd1], 11, %rd2;",
+        "atom.global.L2::cache_hint.inc.u32 %r1, [%rd1], 11, %rd2;", "isspacep.param::entry %p1, %rd1;", "cvta.to.param::entry.u64 %rd2, %rd1;",
     };
     TileDevice *d = NULL;
     char *err = NULL;
@@ -865,7 +868,7 @@ Test(isa3, state_spaces_ptxas_refuses) {
         char ptx[1024];
         snprintf(ptx, sizeof ptx,
                  ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 in)\n{\n"
-                 " .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n ld.param.u64 %%rd1, [in];\n %s\n ret;\n}\n", ins);
+                 " .reg .pred %%p1;\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n ld.param.u64 %%rd1, [in];\n %s\n ret;\n}\n", ins);
         if (isbad) cr_expect(ptxas_refuses(ptx, "sm_90a"), "ptxas takes %s", ins);
         else check_ptxas_arch(ptx, "sm_90a");
         TileDevModule *m = NULL;
@@ -873,7 +876,7 @@ Test(isa3, state_spaces_ptxas_refuses) {
         if (isbad) {
             cr_expect_neq(st, DEV_OK, "%s loaded", ins);
             if (st != DEV_OK)
-                cr_expect(strstr(dev_last_error(d), bad[i].msg) && strstr(dev_last_error(d), "ptx:9"), "%s: %s", ins, dev_last_error(d));
+                cr_expect(strstr(dev_last_error(d), bad[i].msg) && strstr(dev_last_error(d), "ptx:10"), "%s: %s", ins, dev_last_error(d));
         } else {
             cr_expect_eq(st, DEV_OK, "%s: %s", ins, dev_last_error(d));
         }
