@@ -636,6 +636,10 @@ static bool check_mem_order(Parser *ps, const EmuIns *in, uint32_t line, const c
         return perr(ps, line, "'%.*s': a load or store without .relaxed, .acquire or .release takes no scope", (int)len, s);
     if (nmmio && (order != 2 || scope != 3 || (in->space != EMU_SP_GENERIC && in->space != EMU_SP_GLOBAL)))
         return perr(ps, line, "'%.*s': the form is .mmio.relaxed.sys, of a generic or .global address", (int)len, s);
+    bool level = false; /* .L1:: and .L2:: words: eviction priorities, prefetch sizes, .L2::cache_hint */
+    for (unsigned i = 0; i < n; i++) level = level || (m[i].n > 4 && (!memcmp(m[i].p, "L1::", 4) || !memcmp(m[i].p, "L2::", 4)));
+    if (nmmio && (in->vec > 1 || level)) /* ptxas: "Modifier '.mmio' cannot be combined with modifier '.v2'" (they loaded) */
+        return perr(ps, line, "'%.*s': .mmio accesses one scalar, with no vector, .L1::/.L2:: word or .L2::cache_hint", (int)len, s);
     if ((strong || order == 1) && in->space != EMU_SP_GENERIC && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_SHARED)
         return perr(ps, line, "'%.*s': .%s is for generic, .global and .shared addresses", (int)len, s, orders[order]);
     return true;
