@@ -226,6 +226,13 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
         unsigned nsem = 0, nscope = 0;
         for (uint32_t a = 0; a < nw; a++) nsem += word_in(w[a], wn[a], sems), nscope += word_in(w[a], wn[a], scopes);
         if (nsem > 1 || nscope > 1) return perr(ps, line, "'%.*s': %s takes one memory order and one scope", (int)len, s, name);
+        /* the orders: atom .relaxed .acquire .release .acq_rel, red .relaxed .release (ptxas: "Illegal modifier '.sc'",
+         * '.volatile', '.weak', red's '.acquire' and '.acq_rel'; they loaded) */
+        static const char *const never[] = {"sc", "weak", "volatile", NULL}, *const red_never[] = {"acquire", "acq_rel", NULL};
+        for (uint32_t a = 0; a < nw; a++)
+            if (word_in(w[a], wn[a], never) || (in->op == EMU_OP_RED && word_in(w[a], wn[a], red_never)))
+                return perr(ps, line, "'%.*s': %s takes no .%.*s (its memory orders: .relaxed%s .release%s)", (int)len, s, name, (int)wn[a], w[a],
+                            in->op == EMU_OP_ATOM ? " .acquire" : "", in->op == EMU_OP_ATOM ? " .acq_rel" : "");
     }
     /* one operation ("Multiple instruction post-operation flags set": redux.or.sync.add ran the last one); a rounding
      * on mma only of .f64 ("Illegal rounding modifier": mma...rz.f32.f16.f16.f32 ran unrounded) */

@@ -848,6 +848,13 @@ Test(isa3, state_spaces_ptxas_refuses) {
         {"atom.global.L2::cache_hint.cas.b32 %r1, [%rd1], 112, 9, %rd2;", "atom.cas takes no .L2::cache_hint"},
         {"atom.L2::cache_hint.cas.b64 %rd3, [%rd1], %rd4, %rd5, %rd2;", "atom.cas takes no .L2::cache_hint"},
         {"isspacep.param::func %p1, %rd1;", "not .param::func"},
+        {"atom.sc.gpu.global.add.u32 %r1, [%rd1], %r2;", "atom takes no .sc"},
+        {"atom.volatile.global.exch.b32 %r1, [%rd1], %r2;", "atom takes no .volatile"},
+        {"atom.weak.shared.add.u32 %r1, [%rd1], %r2;", "atom takes no .weak"},
+        {"red.sc.sys.global.add.u32 [%rd1], %r2;", "red takes no .sc"},
+        {"red.volatile.add.u32 [%rd1], %r2;", "red takes no .volatile"},
+        {"red.acquire.gpu.global.add.u32 [%rd1], %r2;", "red takes no .acquire"},
+        {"red.acq_rel.gpu.global.add.u32 [%rd1], %r2;", "red takes no .acq_rel"},
         {"ld.mmio.relaxed.sys.global.v2.u32 {%r1, %r2}, [%rd1];", ".mmio accesses one scalar"},
         {"st.mmio.relaxed.sys.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};", ".mmio accesses one scalar"},
         {"ld.mmio.relaxed.sys.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;", ".mmio accesses one scalar"},
@@ -863,6 +870,9 @@ Test(isa3, state_spaces_ptxas_refuses) {
         "atom.global.L2::cache_hint.exch.b32 %r1, [%rd1], 11, %rd2;", "red.L2::cache_hint.add.u32 [%rd1], 11, %rd2;",
         "atom.global.L2::cache_hint.inc.u32 %r1, [%rd1], 11, %rd2;", "isspacep.param::entry %p1, %rd1;", "cvta.to.param::entry.u64 %rd2, %rd1;",
         "ld.mmio.relaxed.sys.global.u64 %rd3, [%rd1];", "st.mmio.relaxed.sys.u32 [%rd1], %r1;",
+        "atom.relaxed.global.add.u32 %r1, [%rd1], %r2;", "atom.acq_rel.sys.global.cas.b32 %r1, [%rd1], %r2, %r3;",
+        "atom.acquire.cluster.shared::cluster.add.u32 %r1, [%rd1], %r2;", "red.release.cta.shared.add.u32 [%rd1], %r2;",
+        "red.relaxed.gpu.add.u32 [%rd1], %r2;", "atom.sys.global.add.u32 %r1, [%rd1], %r2;",
     };
     TileDevice *d = NULL;
     char *err = NULL;
