@@ -265,6 +265,11 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
         return perr(ps, line, "'%.*s': %s needs its operation (%s)", (int)len, s, name,
                     in->op == EMU_OP_SHFL ? ".up .down .bfly .idx" : in->op == EMU_OP_VOTE ? ".all .any .uni .ballot" : ".add .min .max ...");
     if (in->op == EMU_OP_CP_ASYNC && nsp != 2) return perr(ps, line, "'%.*s': cp.async copies .shared.global", (int)len, s);
+    if (in->op == EMU_OP_CP_ASYNC && !ncache) /* ptxas: "'.ca or .cg' modifier required" (it loaded) */
+        return perr(ps, line, "'%.*s': cp.async needs its cache operator, .ca or .cg (cp.async.ca.shared.global)", (int)len, s);
+    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & (EMU_F(SYNC) | EMU_F(ARRIVE) | EMU_F(REDOP))))
+        /* ptxas: "Barrier modifier required" (bar 0; loaded as bar.sync 0) */
+        return perr(ps, line, "'%.*s': %s needs .sync, .arrive or .red (bar.sync 0)", (int)len, s, name);
     if (in->op == EMU_OP_CP_ASYNC) { /* into .shared or .shared::cta from .global, in that order (ptxas: "State space incorrect",
                                       * "Illegal modifier '::cluster'"); cp.async.ca.global.shared and .local.global loaded */
         unsigned k = 0;

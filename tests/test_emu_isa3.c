@@ -848,6 +848,9 @@ Test(isa3, state_spaces_ptxas_refuses) {
         {"atom.global.L2::cache_hint.cas.b32 %r1, [%rd1], 112, 9, %rd2;", "atom.cas takes no .L2::cache_hint"},
         {"atom.L2::cache_hint.cas.b64 %rd3, [%rd1], %rd4, %rd5, %rd2;", "atom.cas takes no .L2::cache_hint"},
         {"isspacep.param::func %p1, %rd1;", "not .param::func"},
+        {"cp.async.shared.global [%rd1], [%rd1], 16;", "needs its cache operator, .ca or .cg"},
+        {"bar 0;", "needs .sync, .arrive or .red"},
+        {"barrier.cta.aligned 1, 64;", "needs .sync, .arrive or .red"},
         {"atom.sc.gpu.global.add.u32 %r1, [%rd1], %r2;", "atom takes no .sc"},
         {"atom.volatile.global.exch.b32 %r1, [%rd1], %r2;", "atom takes no .volatile"},
         {"atom.weak.shared.add.u32 %r1, [%rd1], %r2;", "atom takes no .weak"},
@@ -872,7 +875,8 @@ Test(isa3, state_spaces_ptxas_refuses) {
         "ld.mmio.relaxed.sys.global.u64 %rd3, [%rd1];", "st.mmio.relaxed.sys.u32 [%rd1], %r1;",
         "atom.relaxed.global.add.u32 %r1, [%rd1], %r2;", "atom.acq_rel.sys.global.cas.b32 %r1, [%rd1], %r2, %r3;",
         "atom.acquire.cluster.shared::cluster.add.u32 %r1, [%rd1], %r2;", "red.release.cta.shared.add.u32 [%rd1], %r2;",
-        "red.relaxed.gpu.add.u32 [%rd1], %r2;", "atom.sys.global.add.u32 %r1, [%rd1], %r2;",
+        "red.relaxed.gpu.add.u32 [%rd1], %r2;", "atom.sys.global.add.u32 %r1, [%rd1], %r2;", "bar.sync 0;", "barrier.cta.sync.aligned 0;",
+        "barrier.cta.arrive 1, 64;", "bar.red.popc.u32 %r1, 0, %p1;",
     };
     TileDevice *d = NULL;
     char *err = NULL;
