@@ -237,6 +237,11 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
                 check_operand_type(ps, in, 0, in->mode == EMU_MODE_BALLOT ? EMU_T_B32 : EMU_T_PRED, false, line, s, len)) &&
                (in->nops < 2 || in->ok[1] != EMU_OK_REG || check_operand_type(ps, in, 1, EMU_T_PRED, false, line, s, len)) &&
                (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len));
+    case EMU_OP_MATCH: /* d and the member mask 32 bits, the value of the type (match.any.sync.b32 %r1, %rd2, ..:
+                        * "Arguments mismatch"; it loaded and compared the register's bits) */
+        return (in->ok[0] != EMU_OK_REG || check_operand_type(ps, in, 0, EMU_T_B32, false, line, s, len)) &&
+               (in->nops < 2 || in->ok[1] != EMU_OK_REG || check_operand_type(ps, in, 1, in->ty, false, line, s, len)) &&
+               (in->nops < 3 || in->ok[2] != EMU_OK_REG || check_operand_type(ps, in, 2, EMU_T_B32, false, line, s, len));
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
     case EMU_OP_CVTA: mask = 0x3; break; /* cvta.to.shared.u64 %rd1, %r2: "Arguments mismatch" */
     case EMU_OP_MAPA: /* ptxas: "Arguments mismatch" for mapa.u32 of a 64-bit address (it was cut to 32 bits) */

@@ -849,6 +849,10 @@ Test(isa3, state_spaces_ptxas_refuses) {
         {"atom.L2::cache_hint.cas.b64 %rd3, [%rd1], %rd4, %rd5, %rd2;", "atom.cas takes no .L2::cache_hint"},
         {"isspacep.param::func %p1, %rd1;", "not .param::func"},
         {"cp.async.shared.global [%rd1], [%rd1], 16;", "needs its cache operator, .ca or .cg"},
+        {"match.any.sync.b32 %r1, %rd2, %r5;", "does not fit .b32"},
+        {"match.all.sync.b64 %r1, %r2, -1;", "does not fit .b64"},
+        {"match.any.sync.b64 %rd3, %rd2, %r5;", "does not fit .b32"},
+        {"match.any.sync.b32 %r1, %r2, %rd5;", "does not fit .b32"},
         {"bar 0;", "needs .sync, .arrive or .red"},
         {"barrier.cta.aligned 1, 64;", "needs .sync, .arrive or .red"},
         {"atom.sc.gpu.global.add.u32 %r1, [%rd1], %r2;", "atom takes no .sc"},
@@ -876,7 +880,7 @@ Test(isa3, state_spaces_ptxas_refuses) {
         "atom.relaxed.global.add.u32 %r1, [%rd1], %r2;", "atom.acq_rel.sys.global.cas.b32 %r1, [%rd1], %r2, %r3;",
         "atom.acquire.cluster.shared::cluster.add.u32 %r1, [%rd1], %r2;", "red.release.cta.shared.add.u32 [%rd1], %r2;",
         "red.relaxed.gpu.add.u32 [%rd1], %r2;", "atom.sys.global.add.u32 %r1, [%rd1], %r2;", "bar.sync 0;", "barrier.cta.sync.aligned 0;",
-        "barrier.cta.arrive 1, 64;", "bar.red.popc.u32 %r1, 0, %p1;",
+        "barrier.cta.arrive 1, 64;", "bar.red.popc.u32 %r1, 0, %p1;", "match.any.sync.b64 %r1, %rd2, %r5;", "match.all.sync.b32 %r1|%p1, 7, -1;",
     };
     TileDevice *d = NULL;
     char *err = NULL;
