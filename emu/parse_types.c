@@ -18,6 +18,9 @@ static bool type_fits(unsigned t, unsigned r, bool relaxed) {
     unsigned ts = emu_type_size(t), rs = emu_type_size(r), tk = emu_type_kind(t), rk = emu_type_kind(r);
     if (!ts || ts > 8 || !rs || rs > 8) return true; /* sub-byte and .b128 operands: their own checks */
     if (relaxed ? rs < ts : rs != ts) return false;
+    /* a float type's float register is of its size even where the size is relaxed (ld.global.f32 %fd1, cvt.rn.f16.f32
+     * %f1, cvt.f64.f32 %fd1, %fd2: "Arguments mismatch"; they loaded); a .bN one may be wider (ld.global.f32 %rd1) */
+    if (relaxed && tk == EMU_K_F && rk == EMU_K_F && rs != ts) return false;
     if (tk == EMU_K_U || tk == EMU_K_S) return rk != EMU_K_F;
     if (tk == EMU_K_F) return rk != EMU_K_U && rk != EMU_K_S;
     return true;
@@ -49,7 +52,8 @@ static bool check_operand_type(Parser *ps, const EmuIns *in, unsigned i, unsigne
         slot_name(ps, slot, name, sizeof name);
         return perr(ps, line, "'%.*s': operand %u, register '%s' of type .%s, does not fit .%s (%s)", (int)len, s, i + 1, name,
                     emu_type_name(r->ty), emu_type_name(t),
-                    relaxed ? "a register at least as wide, not a float for an integer type nor an integer for a float one"
+                    relaxed ? "a register at least as wide, not a float for an integer type nor an integer for a float one, a float "
+                              "register of a float type's size"
                             : "a register of the same size, .b or of the same kind");
     }
     return true;

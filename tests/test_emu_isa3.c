@@ -850,6 +850,11 @@ Test(isa3, state_spaces_ptxas_refuses) {
         {"isspacep.param::func %p1, %rd1;", "not .param::func"},
         {"cp.async.shared.global [%rd1], [%rd1], 16;", "needs its cache operator, .ca or .cg"},
         {"match.any.sync.b32 %r1, %rd2, %r5;", "does not fit .b32"},
+        {"st.global.f32 [%rd1], %fd1;", "does not fit .f32"},
+        {"ld.global.v2.f32 {%fd1, %fd2}, [%rd1];", "does not fit .f32"},
+        {"ldu.global.f32 %fd1, [%rd1];", "does not fit .f32"},
+        {"cvt.rn.f16.f32 %f1, %f2;", "does not fit .f16"},
+        {"cvt.f64.f32 %fd1, %fd2;", "does not fit .f32"},
         {"match.all.sync.b64 %r1, %r2, -1;", "does not fit .b64"},
         {"match.any.sync.b64 %rd3, %rd2, %r5;", "does not fit .b32"},
         {"match.any.sync.b32 %r1, %r2, %rd5;", "does not fit .b32"},
@@ -881,6 +886,7 @@ Test(isa3, state_spaces_ptxas_refuses) {
         "atom.acquire.cluster.shared::cluster.add.u32 %r1, [%rd1], %r2;", "red.release.cta.shared.add.u32 [%rd1], %r2;",
         "red.relaxed.gpu.add.u32 [%rd1], %r2;", "atom.sys.global.add.u32 %r1, [%rd1], %r2;", "bar.sync 0;", "barrier.cta.sync.aligned 0;",
         "barrier.cta.arrive 1, 64;", "bar.red.popc.u32 %r1, 0, %p1;", "match.any.sync.b64 %r1, %rd2, %r5;", "match.all.sync.b32 %r1|%p1, 7, -1;",
+        "ld.global.f32 %rd2, [%rd1];", "ld.global.b32 %fd1, [%rd1];", "st.global.f64 [%rd1], %rd2;", "cvt.rn.f16.f32 %rd2, %f1;",
     };
     TileDevice *d = NULL;
     char *err = NULL;
@@ -892,7 +898,7 @@ Test(isa3, state_spaces_ptxas_refuses) {
         char ptx[1024];
         snprintf(ptx, sizeof ptx,
                  ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 in)\n{\n"
-                 " .reg .pred %%p1;\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n ld.param.u64 %%rd1, [in];\n %s\n ret;\n}\n", ins);
+                 " .reg .pred %%p1; .reg .f32 %%f<4>; .reg .f64 %%fd<4>;\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<8>;\n ld.param.u64 %%rd1, [in];\n %s\n ret;\n}\n", ins);
         if (isbad) cr_expect(ptxas_refuses(ptx, "sm_90a"), "ptxas takes %s", ins);
         else check_ptxas_arch(ptx, "sm_90a");
         TileDevModule *m = NULL;
