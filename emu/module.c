@@ -143,7 +143,8 @@ static bool check_calls(EmuModule *m, char **err) {
             if (!c->defined && !c->builtin)
                 return merr(err, emu_module_ptx_line(m, in->line), "call of '%s', which has no body in this module (the emulator provides vprintf, "
                             "__assertfail, malloc and free)", c->name);
-            if (in->on[0] > c->nrets || in->on[2] != c->nparams)
+            /* every return value received (ptxas: "Call has wrong number of parameters" without them; it loaded) */
+            if (in->on[0] != c->nrets || in->on[2] != c->nparams)
                 return merr(err, emu_module_ptx_line(m, in->line), "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
                             in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
         }

@@ -232,6 +232,12 @@ bool emu_parse_var(Parser *ps, unsigned space, bool is_extern) {
         return perr(ps, d.line, "variable '%.*s' has the name of a label of its block", (int)d.nlen, d.name);
     int32_t ext = extern_defined(ps, &d, space, is_extern);
     if (ext == -2) return false;
+    if (!ps->fn && ext < 0 && !is_extern) { /* ptxas: "Duplicate definition of variable" (the second one loaded beside it) */
+        int32_t k = emu_sym_find(ps, d.name, d.nlen, 0);
+        if (k >= 0 && !ps->m->syms[k].is_extern)
+            return perr(ps, d.line, "variable '%.*s' is defined twice in the module (first at line %u)", (int)d.nlen, d.name,
+                        ps->m->syms[k].line);
+    }
     EmuSym *s;
     if (ext >= 0) { /* the extern's symbol becomes the definition */
         s = &ps->m->syms[ext];

@@ -1091,3 +1091,40 @@ Test(isa3, cvta_every_space_and_isspacep) {
     uint32_t want[20] = {1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 0, c[2], c[3], g[1], 1, 1, 1, POISON32, POISON32};
     for (int i = 0; i < 20; i++) cr_expect_eq(out[i], want[i], "slot %d: %#x, want %#x", i, out[i], want[i]);
 }
+
+/* Module-level forms ptxas refuses, refused at load (they loaded): a module variable defined twice, and a
+ * call that does not receive its callee's return value; the forms beside them load. */
+Test(isa3, module_forms_ptxas_refuses) {
+    static const struct { const char *body, *msg; } cases[] = {
+        {".global .align 4 .b32 x;\n.global .align 4 .b32 x;\n.visible .entry k() { ret; }\n", "defined twice"},
+        {".const .align 4 .b32 x = 1;\n.global .align 4 .b32 x;\n.visible .entry k() { ret; }\n", "defined twice"},
+        {".func (.param .b32 r) f(.param .b32 a) { st.param.b32 [r], 1; ret; }\n"
+         ".visible .entry k() { { .param .b32 a; st.param.b32 [a], 1; call f, (a); } ret; }\n",
+         "call of 'f' with 1 argument and 0 return values; it takes 1 and 1"},
+        /* loads: an .extern declaration then the definition, a call receiving its return value */
+        {".extern .global .align 4 .b32 x;\n.visible .global .align 4 .b32 x;\n.visible .entry k() { ret; }\n", NULL},
+        {".func (.param .b32 r) f(.param .b32 a) { st.param.b32 [r], 1; ret; }\n"
+         ".visible .entry k() { .reg .b32 %r1; { .param .b32 a; .param .b32 r; st.param.b32 [a], 1; call (r), f, (a); "
+         "ld.param.b32 %r1, [r]; } ret; }\n", NULL},
+    };
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 1};
+    cr_assert_eq(dev_open("emu:sm_80", &o, &d, &err), DEV_OK, "%s", err ? err : "");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char ptx[2048];
+        snprintf(ptx, sizeof ptx, ".version 8.3\n.target sm_80\n.address_size 64\n%s", cases[i].body);
+        TileDevModule *m = NULL;
+        DevStatus st = dev_module_load_ptx(d, ptx, &m);
+        if (cases[i].msg) {
+            cr_expect(ptxas_refuses(ptx, "sm_80"), "ptxas takes case %zu", i);
+            cr_expect_neq(st, DEV_OK, "case %zu loaded", i);
+            if (st != DEV_OK) cr_expect(strstr(dev_last_error(d), cases[i].msg), "case %zu: %s", i, dev_last_error(d));
+        } else {
+            check_ptxas_arch(ptx, "sm_80");
+            cr_expect_eq(st, DEV_OK, "case %zu: %s", i, dev_last_error(d));
+        }
+        if (m) dev_module_unload(m);
+    }
+    dev_close(d);
+}
