@@ -238,7 +238,7 @@ module.exports = grammar({
     return_statement: ($) => seq('return', optional(field('value', $._value)), ';'),
 
     //      | "assert" expr [ "," expr ] ";"   (Python's: device_assert)   | "pass" ";"
-    assert_statement: ($) => seq('assert', field('condition', $._expression), optional(seq(',', field('message', choice($.string, $._expression)))), ';'),
+    assert_statement: ($) => seq('assert', field('condition', $._expression), optional(seq(',', field('message', choice($._string_literal, $._expression)))), ';'),
     pass_statement: (_) => seq('pass', ';'),
 
     //      | "break" ";" | "continue" ";"
@@ -326,10 +326,14 @@ module.exports = grammar({
     ),
 
     // a positional STRING: device_print("x", x), static_assert(c, "msg")
-    argument_list: ($) => seq('(', commaSepTrailing(choice($._expression, $.keyword_argument, $.string)), ')'),
+    argument_list: ($) => seq('(', commaSepTrailing(choice($._expression, $.keyword_argument, $._string_literal)), ')'),
 
     // arg = [ IDENT "=" ] expr | [ IDENT "=" ] STRING   (sem="relaxed")
-    keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', choice($._expression, $.string))),
+    keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', choice($._expression, $._string_literal))),
+
+    // Adjacent strings in an argument are one ("mov.b32 $0, $1;" " add.s32 $0, $0, 1;"), as in Python
+    _string_literal: ($) => choice($.string, $.concatenated_string),
+    concatenated_string: ($) => seq($.string, repeat1($.string)),
 
     index_expression: ($) => seq(
       field('value', $._postfix),
