@@ -14,9 +14,15 @@ thread, so the launch path dominates.  Reported, in microseconds per launch:
   c_launch_in_loop  the same tile_launch timed in C one launch at a time from a Python
                     loop (launch._time_c(1, ...)): slower than the bulk loop, because the
                     interpreter between launches evicts the emulator's caches
-  overhead          that Python loop's time per launch minus its tile_launch time: what the
-                    Python side adds (argument conversion, the registration cache, the
-                    specialization key, the variant lookup, the call itself)
+  overhead          python_call minus c_launch_in_loop: what a launch from Python adds to its
+                    tile_launch (argument conversion, the registration cache, the
+                    specialization key, the variant lookup, the call and its Ctrl-C handling)
+  prepare_only      the timed loop's time per launch minus its tile_launch time: the argument
+                    conversion alone (the part of overhead before tile_launch is called)
+  python_call_cpu, c_launch_in_loop_cpu, overhead_cpu
+                    python_call, c_launch_in_loop and overhead in the process's CPU time
+                    (every thread's): steadier than the wall-clock figures on a loaded machine,
+                    and they count work done in other threads (a thread per launch would show)
 Each figure is the best of --repeat rounds of --iters launches, the rounds
 interleaving the loops.  With --json: one JSON object per line, as the C
 benchmarks print."""
@@ -83,6 +89,15 @@ def main():
         for _ in range(iters):
             empty(x, y, out, n)
 
+    def call_cpu(iters):
+        t0 = time.process_time()
+        for _ in range(iters):
+            launcher(x, y, out, n)
+        return (time.process_time() - t0) / iters
+
+    def in_loop_cpu(iters):
+        return sum(launcher._time_c_cpu(1, x, y, out, n) for _ in range(iters)) / iters
+
     def timed_in_loop(iters):
         inner = 0.0
         t0 = time.perf_counter()
@@ -93,7 +108,8 @@ def main():
     # rounds interleave the measurements, so a noisy machine disturbs them alike; best of the rounds
     loops = {"python_call": call, "python_subscript": subscript, "python_lambda": with_lambda,
              "python_no_launch": no_launch}
-    names = list(loops) + ["c_launch_bulk", "c_launch_in_loop", "overhead"]
+    names = list(loops) + ["c_launch_bulk", "c_launch_in_loop", "overhead", "prepare_only", "python_call_cpu",
+                           "c_launch_in_loop_cpu", "overhead_cpu"]
     res = {name: float("inf") for name in names}
     for _ in range(a.repeat):
         for name, fn in loops.items():
@@ -101,7 +117,11 @@ def main():
         res["c_launch_bulk"] = min(res["c_launch_bulk"], launcher._time_c(a.iters, x, y, out, n))
         outer, inner = timed_in_loop(a.iters)
         res["c_launch_in_loop"] = min(res["c_launch_in_loop"], inner / a.iters)
-        res["overhead"] = min(res["overhead"], (outer - inner) / a.iters)
+        res["prepare_only"] = min(res["prepare_only"], (outer - inner) / a.iters)
+        res["python_call_cpu"] = min(res["python_call_cpu"], call_cpu(a.iters))
+        res["c_launch_in_loop_cpu"] = min(res["c_launch_in_loop_cpu"], in_loop_cpu(a.iters))
+    res["overhead"] = max(0.0, res["python_call"] - res["c_launch_in_loop"])
+    res["overhead_cpu"] = max(0.0, res["python_call_cpu"] - res["c_launch_in_loop_cpu"])
     for name, v in res.items():
         if a.json:
             print(json.dumps({"bench": "python_launch", "name": name, "us_per_launch": round(v * 1e6, 3),

@@ -451,6 +451,61 @@ $L:
         flag[0] = 1  # the device still runs kernels: this one ends at once
         k[1](flag)
 
+    def test_ctrl_c_handler_is_python_s_own_around_launches(self):
+        # A launch from the main thread runs in that thread with a SIGINT handler of its own for the call
+        # (no thread per launch): the signal still reaches the program's own Python handler, whatever it
+        # raises, and once the launch returns Python's handling is back as it was.
+        import signal
+        import threading
+        import time
+        if not tile.device(self.dev).is_emulator:
+            self.skipTest("a GPU kernel runs to its end")
+        spin = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry spin(.param .u64 flag)
+.maxntid 32, 1, 1
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [flag];
+$L:
+    ld.volatile.global.u32 %r1, [%rd1];
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra $L;
+    ret;
+}
+"""
+        k = tile.load_ptx(spin, device=self.dev).spin
+
+        class Stop(Exception):
+            pass
+
+        def handler(signum, frame):
+            raise Stop(signum)
+
+        flag = np.zeros(1, np.uint32)
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            for delay in (0.0, 0.2):  # before the kernel starts running, and while it spins
+                timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
+                with self.assertRaises(Stop):
+                    timer.start()
+                    k[1](flag)
+                timer.join()
+            flag[0] = 1
+            for _ in range(3):
+                k[1](flag)  # launches that end: nothing pending is raised afterwards
+            # the launch's own handler is gone: a signal now goes straight to Python's handler
+            with self.assertRaises(Stop):
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(1000):
+                    time.sleep(0.001)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1083,9 +1083,10 @@ static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 /* launcher._time_c(iters, *args): convert the arguments once, then time iters
- * bare tile_launch calls in C; seconds per launch (bench/python_launch.py
- * subtracts it from a Python loop's time to get the Python-side overhead). */
-static PyObject *launcher_time_c(PyObject *self, PyObject *args) {
+ * bare tile_launch calls in C; seconds per launch of `clock` (bench/python_launch.py
+ * sets it against a Python loop's time to get the Python-side overhead);
+ * launcher._time_c_cpu: the same in the process's CPU time. */
+static PyObject *time_c(PyObject *self, PyObject *args, clockid_t clock) {
     TPyLauncher *l = (TPyLauncher *)self;
     Py_ssize_t n = PyTuple_Size(args);
     if (n < 1) {
@@ -1113,17 +1114,21 @@ static PyObject *launcher_time_c(PyObject *self, PyObject *args) {
     tile_status st = TILE_OK;
     struct timespec t0, t1;
     Py_BEGIN_ALLOW_THREADS
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(clock, &t0);
     for (long i = 0; i < iters && st == TILE_OK; i++) st = tile_launch(pr.kernel, pr.grid, pr.argv, pr.stream);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(clock, &t1);
     Py_END_ALLOW_THREADS
     tpy_scope_end(&pr.sc, pr.stream);
     if (st != TILE_OK) return tpy_raise(l->k->dev, st, "launch");
     return PyFloat_FromDouble(((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) / (double)iters);
 }
 
+static PyObject *launcher_time_c(PyObject *self, PyObject *args) { return time_c(self, args, CLOCK_MONOTONIC); }
+static PyObject *launcher_time_c_cpu(PyObject *self, PyObject *args) { return time_c(self, args, CLOCK_PROCESS_CPUTIME_ID); }
+
 static PyMethodDef launcher_methods[] = {
     {"_time_c", launcher_time_c, METH_VARARGS, "seconds per bare tile_launch of these arguments (for benchmarks)"},
+    {"_time_c_cpu", launcher_time_c_cpu, METH_VARARGS, "CPU seconds of the process per bare tile_launch (for benchmarks)"},
     {NULL},
 };
 

@@ -9,6 +9,8 @@
 #include "pytile.h"
 
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,76 +59,109 @@ PyObject *tpy_raise_msg(tile_status st, const char *what, const char *msg) {
     return NULL;
 }
 
-/* ---- calls that may run long: Ctrl-C ---- */
-typedef struct Interruptible {
-    tile_status (*fn)(void *);
-    void *arg;
-    tile_context *ctx;
-    tile_status st;
-    char msg[2048]; /* the failure's message: tile_last_error is the failing thread's */
-    int done;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} Interruptible;
+/* ---- calls that may run long: Ctrl-C ----
+ *
+ * The emulator runs a kernel inside the launch call, so a launch from the main thread (where Python runs its
+ * signal handlers) swaps in a SIGINT handler of its own for the length of the call: the handler (async-signal-
+ * safe) only notes the signal and posts a semaphore; one watcher thread, started at the first such launch and
+ * kept, wakes on the post and asks the context to stop (tile_context_interrupt, repeated every 10 ms until the
+ * call ends, since a request reaches only a launch already running).  When the call returns the old handler
+ * is back and a noted signal is handed to Python (PyErr_SetInterrupt), whose handler raises KeyboardInterrupt.
+ * The call itself runs in the calling thread: no thread is created per launch (one per launch cost ~20-100 us,
+ * twenty times the rest of a launch from Python).  Other threads run the call as it is: Python delivers
+ * signals to the main thread only. */
+typedef struct SigintWatch {
+    pthread_mutex_t mu;  /* guards ctx against the watcher */
+    tile_context *ctx;   /* the context of the main thread's running call, NULL between calls */
+    sem_t posted;        /* posted by the handler */
+    volatile sig_atomic_t seen;
+    bool started;        /* the watcher thread runs (main thread only, with the GIL) */
+    unsigned long main_thread;
+} SigintWatch;
+static SigintWatch watch = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void *interruptible_main(void *p) {
-    Interruptible *c = p;
-    tile_status st = c->fn(c->arg);
-    const char *m = st != TILE_OK ? tile_last_error(c->ctx) : "";
-    pthread_mutex_lock(&c->mu);
-    c->st = st;
-    snprintf(c->msg, sizeof c->msg, "%s", m ? m : "");
-    c->done = 1;
-    pthread_cond_signal(&c->cv);
-    pthread_mutex_unlock(&c->mu);
+static void on_sigint(int sig) {
+    (void)sig;
+    watch.seen = 1;
+    sem_post(&watch.posted); /* async-signal-safe */
+}
+
+static void *sigint_watcher(void *unused) {
+    (void)unused;
+    for (;;) {
+        while (sem_wait(&watch.posted) != 0) {}
+        for (;;) {
+            pthread_mutex_lock(&watch.mu);
+            tile_context *ctx = watch.ctx;
+            if (ctx) tile_context_interrupt(ctx);
+            pthread_mutex_unlock(&watch.mu);
+            if (!ctx) break;
+            nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
+        }
+    }
     return NULL;
 }
 
-bool tpy_call(TPyDevice *dev, tile_status (*fn)(void *), void *arg, const char *what) {
-    tile_status st;
-    Interruptible c = {.fn = fn, .arg = arg, .ctx = dev->ctx};
-    pthread_t th;
-    bool threaded = dev->is_emulator && !pthread_mutex_init(&c.mu, NULL);
-    if (threaded && pthread_cond_init(&c.cv, NULL)) pthread_mutex_destroy(&c.mu), threaded = false;
-    if (threaded && pthread_create(&th, NULL, interruptible_main, &c)) {
-        pthread_cond_destroy(&c.cv), pthread_mutex_destroy(&c.mu);
-        threaded = false;
-    }
-    if (!threaded) { /* a GPU runs kernels asynchronously: the call returns at once */
-        Py_BEGIN_ALLOW_THREADS
-        st = fn(arg);
-        Py_END_ALLOW_THREADS
-        if (st != TILE_OK) tpy_raise(dev, st, what);
-        return st == TILE_OK;
-    }
-    /* the emulator runs the kernel in the call: it runs in a thread of its own while this one (where
-     * Python's signal handlers run) answers Ctrl-C with tile_context_interrupt */
-    bool interrupted = false;
-    for (;;) {
-        int done;
-        Py_BEGIN_ALLOW_THREADS
-        pthread_mutex_lock(&c.mu);
-        if (!c.done) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 100 * 1000000L;
-            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-            pthread_cond_timedwait(&c.cv, &c.mu, &until);
+/* A forked child has no watcher thread: the next launch there starts one. */
+static void sigint_after_fork(void) {
+    if (watch.started) sem_destroy(&watch.posted);
+    watch.started = false;
+    watch.ctx = NULL;
+    pthread_mutex_init(&watch.mu, NULL);
+}
+
+/* In the main thread with the GIL: install the handler for this call; false: run without it (another
+ * thread, SIGINT ignored or left to the system, or no watcher could start). */
+static bool sigint_begin(TPyDevice *dev, struct sigaction *old) {
+    if (!dev->is_emulator || PyThread_get_thread_ident() != watch.main_thread) return false;
+    if (sigaction(SIGINT, NULL, old) != 0 || old->sa_handler == SIG_IGN || old->sa_handler == SIG_DFL ||
+        (old->sa_flags & SA_SIGINFO))
+        return false;
+    if (!watch.started) {
+        pthread_t th;
+        if (sem_init(&watch.posted, 0, 0) != 0) return false;
+        if (pthread_create(&th, NULL, sigint_watcher, NULL) != 0) {
+            sem_destroy(&watch.posted);
+            return false;
         }
-        done = c.done;
-        pthread_mutex_unlock(&c.mu);
-        Py_END_ALLOW_THREADS
-        if (done) break;
-        if (!interrupted && PyErr_CheckSignals() < 0) interrupted = true; /* the handler's exception (KeyboardInterrupt) stays set */
-        /* a request stops only a launch running when it is made: repeated until the call returns, it also
-         * reaches a launch the call had not started yet, and the call's later launches */
-        if (interrupted) tile_context_interrupt(dev->ctx);
+        pthread_detach(th);
+        static bool at_fork;
+        if (!at_fork) at_fork = pthread_atfork(NULL, NULL, sigint_after_fork) == 0;
+        watch.started = true;
     }
-    pthread_join(th, NULL);
-    pthread_cond_destroy(&c.cv), pthread_mutex_destroy(&c.mu);
-    if (interrupted) return false;
-    if (c.st != TILE_OK) tpy_raise_msg(c.st, what, c.msg);
-    return c.st == TILE_OK;
+    watch.seen = 0;
+    pthread_mutex_lock(&watch.mu);
+    watch.ctx = dev->ctx;
+    pthread_mutex_unlock(&watch.mu);
+    struct sigaction sa = {.sa_handler = on_sigint};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    return true;
+}
+
+/* After the call: the old handler back, the watcher stopped; true when a SIGINT came during the call. */
+static bool sigint_end(const struct sigaction *old) {
+    sigaction(SIGINT, old, NULL);
+    pthread_mutex_lock(&watch.mu);
+    watch.ctx = NULL;
+    while (sem_trywait(&watch.posted) == 0) {}
+    pthread_mutex_unlock(&watch.mu);
+    return watch.seen != 0;
+}
+
+bool tpy_call(TPyDevice *dev, tile_status (*fn)(void *), void *arg, const char *what) {
+    struct sigaction old;
+    bool watched = sigint_begin(dev, &old);
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = fn(arg);
+    Py_END_ALLOW_THREADS
+    if (watched && sigint_end(&old)) {
+        PyErr_SetInterrupt();                     /* Python's SIGINT handler runs now: KeyboardInterrupt */
+        if (PyErr_CheckSignals() < 0) return false;
+    }
+    if (st != TILE_OK) tpy_raise(dev, st, what);
+    return st == TILE_OK;
 }
 
 /* ---- Device ---- */
@@ -567,6 +602,16 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_tile", "tile's 
 PyMODINIT_FUNC PyInit__tile(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
+    /* the thread Python runs signal handlers in (threading.main_thread()), for tpy_call's Ctrl-C */
+    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *mt = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+    PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+    Py_XDECREF(threading);
+    Py_XDECREF(mt);
+    if (!ident) goto fail;
+    watch.main_thread = PyLong_AsUnsignedLong(ident);
+    Py_DECREF(ident);
+    if (PyErr_Occurred()) goto fail;
     TPy_Error = PyErr_NewExceptionWithDoc("tile.Error", "A failure reported by the tile library.", NULL, NULL);
     if (!TPy_Error) goto fail;
     TPy_CompileError = PyErr_NewExceptionWithDoc("tile.CompileError",
