@@ -420,8 +420,20 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
     const uint32_t *v = b->vc + (size_t)uw * b->nvw;
     bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG));
     emu_race_touch(b, addr, size);
+    /* The bytes of one access mostly have one history: a byte whose shadow is the one its predecessor had before
+     * this access, and whose outcome depends on nothing else of its own (no copy, no read set, the same "bytes
+     * already there" answer), ends as its predecessor did (no report: that one made none). */
+    EmuShadow pre;
+    bool pre_ok = false, pre_same = false;
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
+        bool same_i = write && b->wval && b->shared[addr + i] == b->wval[i];
+        if (pre_ok && same_i == pre_same && !memcmp(s, &pre, sizeof pre)) {
+            *s = s[-1];
+            continue;
+        }
+        pre_ok = !s->acopy && !s->rset && s->wclk != EMU_CLK_PENDING;
+        if (pre_ok) pre = *s, pre_same = same_i;
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
         if (s->wclk == EMU_CLK_PENDING && !(write && b->wval && b->shared[addr + i] == b->wval[i] && s->wtid != me))
             return cpa_report(b, t, in, addr + i, write); /* a copy of the same bytes by another thread: no hazard */
@@ -429,7 +441,7 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
         bool wstrong = s->wwarp & EMU_SH_STRONG, rstrong = s->rwarp & EMU_SH_STRONG;
         bool unordered = s->wclk && s->wtid != me && !(strong && wstrong) && v[ww] < s->wclk &&
                          !(ww == w && warp_ordered(b, t, s->wtid, s->wgen));
-        bool same = write && b->wval && b->shared[addr + i] == b->wval[i]; /* the bytes already there: no hazard */
+        bool same = same_i; /* the bytes already there: no hazard */
         if (unordered && !same)
             return race_report(b, t, in, addr + i, write ? "write after write" : "read after write", s->wtid, s->wline, true, -1);
         if (write) {
@@ -460,6 +472,7 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
         } else {
             note_read(b, s, me, w, clk, gen, v, strong, in->line);
         }
+        if (s->rset) pre_ok = false; /* a read set of its own (each byte has one) */
     }
     return true;
 }
