@@ -231,23 +231,33 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
     uint32_t wlo, whi; /* a bulk copy's issuing lane: writers of its warp are ordered by the warp's synchronisation */
     if (hi - lo == 1) warp_range(b, t, &wlo, &whi);
     else wlo = lo, whi = hi;
+    /* the last copy and the last write found in order: the bytes after them mostly have the same (a row of one copy, a
+     * vector store), whose answer depends on nothing else */
+    uint32_t ok_copy = 0, ok_tid = UINT32_MAX, ok_clk = 0, ok_fence = 0;
+    uint16_t ok_warp = 0;
     for (uint64_t i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[idx + i];
         if (s->acopy) { /* a copy's bytes: the issuing thread (or one of the warpgroup) observed its phase */
+            if (s->acopy == ok_copy) continue;
             const EmuAsyncCopy *c = &b->acp[s->acopy - 1];
             bool ok = seen_of(b, t->linear)[c->slot] > c->phase;
             for (uint32_t k = lo; k < hi && !ok; k++) ok = seen_of(b, k)[c->slot] > c->phase;
             if (!ok && !b->mb_untracked)
                 return async_fault(b, t, in, c, idx + i, "read by the async proxy",
                                    hi - lo > 1 ? "no thread of the warpgroup has observed" : "the issuing thread has not observed");
+            ok_copy = s->acopy;
             continue;
         }
         if (!s->wclk) continue;
+        if (s->wtid == ok_tid && s->wclk == ok_clk && s->wwarp == ok_warp && s->wfence == ok_fence) continue;
         const EmuThread *o = &b->t[s->wtid];
         bool unordered = !(s->wtid >= wlo && s->wtid < whi);
         for (uint32_t k = lo; k < hi && unordered; k += 32) /* each warp of [lo, hi) */
             unordered = !emu_race_ordered(b, k, s->wwarp & EMU_SH_WARP, s->wclk);
-        if (!unordered && b->rt[s->wtid].pfence != s->wfence) continue; /* ordered, and fenced since */
+        if (!unordered && b->rt[s->wtid].pfence != s->wfence) { /* ordered, and fenced since */
+            ok_tid = s->wtid, ok_clk = s->wclk, ok_warp = s->wwarp, ok_fence = s->wfence;
+            continue;
+        }
         const char *kind = unordered ? "with no barrier in between" : "and not fenced: the writer has executed no fence.proxy.async since";
         char what[160], name[96], line[256], where[600];
         emu_module_line(b->L->m, s->wline, line, sizeof line);

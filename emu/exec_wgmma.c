@@ -391,9 +391,12 @@ static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t rea
             b->wg_reads[w->rd[i].chunk]--;
             b->wg_reading--;
             uint32_t per = chunks_per_cta(b), c = w->rd[i].chunk, off = c % per * 16;
-            for (uint32_t k = 0; b->shadow && b->mbs && k < 16 && off + k < b->shared_size; k++) {
-                EmuShadow *s = &b->shadow[(size_t)(c / per) * b->smem_stride + off + k];
-                emu_race_touch(b, (size_t)(c / per) * b->smem_stride + off + k, 1);
+            if (!b->shadow || !b->mbs || off >= b->shared_size) continue;
+            uint32_t n = b->shared_size - off < 16 ? b->shared_size - off : 16;
+            size_t at = (size_t)(c / per) * b->smem_stride + off;
+            emu_race_touch(b, at, n);
+            for (uint32_t k = 0; k < n; k++) {
+                EmuShadow *s = &b->shadow[at + k];
                 s->xrtid = s->xrev && s->xrtid != reader ? UINT32_MAX : reader;
                 s->xrev = b->ev;
                 s->xrline = w->rd[i].line;
