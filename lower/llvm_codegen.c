@@ -381,29 +381,58 @@ static LLVMValueRef sreg(LL *l, const char *name) { return ll_intr(l, name, NULL
 /* A value too big for a thread: more than THREAD_WORDS 32-bit registers' worth of elements in each thread
  * (a GPU thread has at most 255 registers; the rest would spill).  Refused with the place and the sizes:
  * LLVM's code generation grows faster than linearly with such values (a 1024 x 1024 f32 accumulator over 8
- * warps, 4096 registers a thread, was still compiling after 100 s). */
-enum { THREAD_WORDS = 2048 };
+ * warps, 4096 registers a thread, was still compiling after 100 s).
+ * A kernel too big for LLVM: the registers' worth of every operation's values in a thread, summed over the
+ * kernel (a scalar counts its one or two registers; an operation with no result, such as a store, its largest
+ * operand), is what LLVM gets as instructions.  Over THREAD_WORDS_TOTAL the kernel is refused at the operation
+ * that crosses it: `y = y * x + 1.0` unrolled 4096 times over a 131072-element tile (4.2 M registers' worth)
+ * was past 1.3 GB and still in LLVM after 90 s; 262144 scalar operations took 40 s and 780 MB.  The shipped
+ * kernels hold at most about 4,100 (attention_fwd). */
+enum { THREAD_WORDS = 2048, THREAD_WORDS_TOTAL = 1 << 18 };
 
 typedef struct TooBig {
     LL *l;
     bool found;
+    int64_t total; /* registers' worth of the values walked so far */
 } TooBig;
+
+static int64_t value_words(LL *l, const Type *t) {
+    int bits = t->dt == DT_PTR ? 64 : dtype_bits(t->dt);
+    int64_t per = bits > 32 ? bits / 32 : 1;
+    if (!t->rank) return per;
+    if (!t->layout || t->layout->kind == LAYOUT_SHARED) return 0;
+    return ll_regs_of(l, t)->n * per;
+}
 
 static bool too_big(Inst *i, void *ud) {
     TooBig *tb = ud;
     LL *l = tb->l;
+    int64_t inst_words = 0;
     for (int r = 0; r < i->nres && !tb->found; r++) {
         const Type *t = tir_vtype(l->f, i->res[r]);
-        if (!t->rank || !t->layout || t->layout->kind == LAYOUT_SHARED) continue;
-        int bits = t->dt == DT_PTR ? 64 : dtype_bits(t->dt);
-        int64_t n = ll_regs_of(l, t)->n, words = n * (bits > 32 ? bits / 32 : 1);
-        if (words <= THREAD_WORDS) continue;
+        int64_t words = value_words(l, t);
+        inst_words += words;
+        if (!t->rank || words <= THREAD_WORDS) continue;
         int64_t numel = 1;
         for (int d = 0; d < t->rank; d++) numel *= t->shape[d];
         int threads = 32 * (l->f->num_warps + l->f->producer_warps);
         ll_error(l, i->loc, "a tile of %lld %s elements takes %lld registers in each of the %d threads, more than the %d this compiler "
                  "allows (a GPU thread has at most 255): use a smaller tile or more warps",
                  (long long)numel, dtype_name(t->dt), (long long)words, threads, THREAD_WORDS);
+        tb->found = true;
+    }
+    if (tb->found) return false;
+    if (!i->nres)
+        for (int k = 0; k < i->nops; k++) {
+            int64_t words = value_words(l, tir_vtype(l->f, i->ops[k]));
+            if (words > inst_words) inst_words = words;
+        }
+    tb->total += inst_words;
+    if (tb->total > THREAD_WORDS_TOTAL) {
+        ll_error(l, i->loc, "kernel '%s' too large after inlining and unrolling: its operations hold more than %d registers' worth of "
+                 "values in each thread (the sum over the kernel, what LLVM would get as instructions): use smaller tiles or "
+                 "fewer unrolled iterations",
+                 l->f->name, THREAD_WORDS_TOTAL);
         tb->found = true;
     }
     return !tb->found;

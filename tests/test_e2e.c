@@ -144,6 +144,37 @@ Test(e2e, big_tiles, .timeout = 300) {
     tile_compiled_free(&c);
 }
 
+/* A kernel whose values, summed over its operations, hold more than 2^18 registers' worth in each thread is
+ * refused before LLVM sees it, at the operation that crosses the budget: each tile is within the 2048
+ * registers a thread, the unrolled whole is not (300 fmas over a 1024-register tile; before, LLVM took about a
+ * minute on it, and with 4096 iterations was past 1.3 GB after 90 s).  A store's operand counts although the
+ * store has no result.  A kernel well under it still compiles. */
+Test(e2e, kernel_too_large_for_llvm, .timeout = 120) {
+    static const struct {
+        const char *src, *where;
+    } bad[] = {
+        {"kernel k(p: *f32) { let o = arange(0, 131072); let x = load(p + o); let y = x;\n"
+         "  for a in static_range(0, 300) { y = y * x + 1.0; }\n  store(p + o, y); }\n",
+         "t.tile:2:45: error: kernel 'k' too large after inlining and unrolling: its operations hold more than 262144 "
+         "registers' worth of values in each thread"},
+        {"kernel k(p: *f32) { let o = arange(0, 131072); let x = load(p + o);\n"
+         "  for a in static_range(0, 300) { store(p + o, x); }\n}\n",
+         "t.tile:2:35: error: kernel 'k' too large after inlining and unrolling"},
+    };
+    for (size_t c = 0; c < sizeof bad / sizeof *bad; c++) {
+        tile_compiled out;
+        cr_assert_eq(tile_compile_source("t.tile", bad[c].src, NULL, &out), TILE_ERROR_COMPILE, "case %zu: %s", c,
+                     out.diagnostics ? out.diagnostics : "");
+        cr_expect(strstr(out.diagnostics, bad[c].where), "case %zu: %s", c, out.diagnostics);
+        tile_compiled_free(&out);
+    }
+    tile_compiled ok;
+    const char *under = "kernel k(p: *f32) { let o = arange(0, 1024); let x = load(p + o); let y = x;\n"
+                        "  for a in static_range(0, 64) { y = y * x + 1.0; }\n  store(p + o, y); }\n";
+    cr_assert_eq(tile_compile_source("t.tile", under, NULL, &ok), TILE_OK, "%s", ok.diagnostics ? ok.diagnostics : "");
+    tile_compiled_free(&ok);
+}
+
 /* The LLVM IR handed to NVPTX's code generation addresses a thread's elements of a tile as one base and
  * constant byte offsets from it: `x + offs` at BLOCK=1024 (8 elements a thread, 128 floats apart) is one
  * `getelementptr float` per pointer and seven `getelementptr i8 ..., i64 C` off it.  Before, each element had its
