@@ -726,7 +726,10 @@ enum {
 #define EMU_MAX_BLOCK_Z 64u           /* blockDim.z */
 
 /* Parse `ptx` into a module; globals are allocated in `mem`.  On failure
- * returns NULL and sets *err (malloc'd, "ptx:LINE: message"). */
+ * returns NULL and sets *err (malloc'd, "ptx:LINE: message"); when host memory
+ * ran out, *err is EMU_OUT_OF_HOST_MEMORY (or NULL, when even that could not
+ * be allocated) and nothing is kept. */
+#define EMU_OUT_OF_HOST_MEMORY "ptx: out of host memory"
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err);
 /* The whole-module steps after parsing (module.c): checks, global
  * variables, symbol addresses, fast paths.  On failure sets *err. */

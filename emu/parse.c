@@ -1230,10 +1230,8 @@ static bool check_debug_info(Parser *ps) {
     return true;
 }
 
-EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
-    *err = NULL;
-    EmuModule *m = calloc(1, sizeof *m);
-    if (!m) out_of_memory();
+/* The module's text into m, the parser's working arrays in *ps (the caller frees them either way). */
+static bool parse_module(Parser *ps, EmuModule *m, const char *ptx, EmuMem *mem) {
     m->arena = arena_new();
     m->mem = mem;
     size_t len = strlen(ptx);
@@ -1245,89 +1243,116 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     m->line_start[1] = 0;
     for (size_t i = 0, l = 1; i < len; i++)
         if (ptx[i] == '\n') m->line_start[++l] = (uint32_t)(i + 1);
-    Parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.src = ps.p = m->text;
-    ps.line = 1;
-    ps.m = m;
-    ps.a = m->arena;
-    next(&ps);
+    ps->src = ps->p = m->text;
+    ps->line = 1;
+    ps->m = m;
+    ps->a = m->arena;
+    next(ps);
     bool ok = true;
     /* The ISA: a module begins with .version, then .target (ptxas: "Missing .version/.target directive at start of
      * file"); without them nothing says which instructions and limits the PTX means. */
     for (int k = 0; k < 2 && ok; k++) {
         const char *want = k ? ".target" : ".version";
-        if (!is(&ps.tok, want)) {
+        if (!is(&ps->tok, want)) {
             char b[48];
-            ok = perr(&ps, ps.tok.line, "the PTX must begin with .version, then .target: expected %s, found %s", want,
-                      tok_text(&ps.tok, b, sizeof b));
-        } else ok = parse_header(&ps);
+            ok = perr(ps, ps->tok.line, "the PTX must begin with .version, then .target: expected %s, found %s", want,
+                      tok_text(&ps->tok, b, sizeof b));
+        } else ok = parse_header(ps);
     }
-    while (ok && ps.tok.kind != TK_EOF) {
-        Tok *t = &ps.tok;
-        if (is(t, ".version")) { ok = perr(&ps, t->line, ".version given twice (only the module's first line has it)"); break; }
-        if (is(t, ".target")) { ok = parse_header(&ps); continue; }
-        if (is(t, ".address_size")) { ok = parse_address_size(&ps); continue; }
-        if (is(t, ".file")) { ok = emu_parse_file(&ps); continue; }
-        if (is(t, ".loc")) { ok = emu_parse_loc(&ps); continue; } /* refused: module scope */
-        if (is(t, ".pragma")) { ok = emu_parse_pragma(&ps, EMU_PRAGMA_MODULE); continue; }
+    while (ok && ps->tok.kind != TK_EOF) {
+        Tok *t = &ps->tok;
+        if (is(t, ".version")) { ok = perr(ps, t->line, ".version given twice (only the module's first line has it)"); break; }
+        if (is(t, ".target")) { ok = parse_header(ps); continue; }
+        if (is(t, ".address_size")) { ok = parse_address_size(ps); continue; }
+        if (is(t, ".file")) { ok = emu_parse_file(ps); continue; }
+        if (is(t, ".loc")) { ok = emu_parse_loc(ps); continue; } /* refused: module scope */
+        if (is(t, ".pragma")) { ok = emu_parse_pragma(ps, EMU_PRAGMA_MODULE); continue; }
         if (is(t, ".section")) { /* debug data: skipped, but for the labels it defines (.loc's function_name names them) */
-            next(&ps);
-            if (ps.tok.kind == TK_IDENT && ps.tok.len > 7 && !memcmp(ps.tok.s, ".debug_", 7)) ps.has_debug_section = true;
-            while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
+            next(ps);
+            if (ps->tok.kind == TK_IDENT && ps->tok.len > 7 && !memcmp(ps->tok.s, ".debug_", 7)) ps->has_debug_section = true;
+            while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, '{')) next(ps);
             int depth = 0;
             do {
-                if (is_punct(&ps.tok, '{')) depth++;
-                if (is_punct(&ps.tok, '}')) depth--;
-                Tok lt = ps.tok;
-                next(&ps);
-                if (depth > 0 && lt.kind == TK_IDENT && is_punct(&ps.tok, ':')) {
-                    GROW(ps.sec_labels, ps.nsec_labels, ps.capsec_labels);
-                    ps.sec_labels[ps.nsec_labels++] = (struct FnName){lt.s, lt.len, lt.line};
+                if (is_punct(&ps->tok, '{')) depth++;
+                if (is_punct(&ps->tok, '}')) depth--;
+                Tok lt = ps->tok;
+                next(ps);
+                if (depth > 0 && lt.kind == TK_IDENT && is_punct(&ps->tok, ':')) {
+                    GROW(ps->sec_labels, ps->nsec_labels, ps->capsec_labels);
+                    ps->sec_labels[ps->nsec_labels++] = (struct FnName){lt.s, lt.len, lt.line};
                 }
-            } while (depth > 0 && ps.tok.kind != TK_EOF);
+            } while (depth > 0 && ps->tok.kind != TK_EOF);
             continue;
         }
         bool ext = false;
-        ps.decl_visible = false;
+        ps->decl_visible = false;
         while (is(t, ".visible") || is(t, ".extern") || is(t, ".weak") || is(t, ".common")) {
             if (is(t, ".extern")) ext = true;
-            else ps.decl_visible = true;
-            next(&ps);
+            else ps->decl_visible = true;
+            next(ps);
         }
-        if (is(t, ".entry")) ok = emu_parse_function(&ps, true);
-        else if (is(t, ".func")) ok = emu_parse_function(&ps, false);
-        else if (is(t, ".global")) { next(&ps); ok = emu_parse_var(&ps, EMU_SP_GLOBAL, ext); }
-        else if (is(t, ".const")) { next(&ps); ok = emu_parse_var(&ps, EMU_SP_CONST, ext); }
-        else if (is(t, ".shared")) { next(&ps); ok = emu_parse_var(&ps, EMU_SP_SHARED, ext); }
-        else if (is(t, ".alias")) ok = parse_alias(&ps);
-        else ok = perr(&ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
+        if (is(t, ".entry")) ok = emu_parse_function(ps, true);
+        else if (is(t, ".func")) ok = emu_parse_function(ps, false);
+        else if (is(t, ".global")) { next(ps); ok = emu_parse_var(ps, EMU_SP_GLOBAL, ext); }
+        else if (is(t, ".const")) { next(ps); ok = emu_parse_var(ps, EMU_SP_CONST, ext); }
+        else if (is(t, ".shared")) { next(ps); ok = emu_parse_var(ps, EMU_SP_SHARED, ext); }
+        else if (is(t, ".alias")) ok = parse_alias(ps);
+        else ok = perr(ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
     }
-    if (ok) ok = check_debug_info(&ps) && emu_check_externs(&ps);
-    if (ok && !emu_module_finalize(m, mem, &ps.err)) ok = false;
-    free(ps.regs);
-    free(ps.allregs);
-    free(ps.consts);
-    free(ps.const_index);
-    free(ps.slot_const);
-    free(ps.labels);
-    free(ps.label_index);
-    free(ps.sym_names);
-    free(ps.gate_passed);
-    free(ps.sym_prev);
-    free(ps.fixes);
-    free(ps.blk_parent);
-    free(ps.code);
-    free(ps.vec);
-    free(ps.locs_seen);
-    free(ps.fn_names);
-    free(ps.sec_labels);
+    if (ok) ok = check_debug_info(ps) && emu_check_externs(ps);
+    if (ok && !emu_module_finalize(m, mem, &ps->err)) ok = false;
+    return ok;
+}
+
+static void parser_free(Parser *ps) {
+    free(ps->regs);
+    free(ps->allregs);
+    free(ps->consts);
+    free(ps->const_index);
+    free(ps->slot_const);
+    free(ps->labels);
+    free(ps->label_index);
+    free(ps->sym_names);
+    free(ps->gate_passed);
+    free(ps->sym_prev);
+    free(ps->fixes);
+    free(ps->blk_parent);
+    free(ps->code);
+    free(ps->vec);
+    free(ps->locs_seen);
+    free(ps->fn_names);
+    free(ps->sec_labels);
+    free(ps->err);
+}
+
+/* Memory running out while parsing (a module's size is the caller's to choose) returns NULL with
+ * *err = EMU_OUT_OF_HOST_MEMORY instead of aborting: the module and the parser's arrays are freed. */
+EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
+    *err = NULL;
+    EmuModule *volatile m = calloc(1, sizeof(EmuModule)); /* volatile: read after longjmp */
+    if (!m) return NULL;                                     /* *err NULL: out of memory */
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    OomScope oom;
+    if (setjmp(oom.env)) {
+        oom_pop(&oom);
+        parser_free(&ps);
+        emu_module_free(m);
+        *err = strdup(EMU_OUT_OF_HOST_MEMORY);
+        return NULL;
+    }
+    oom_push(&oom);
+    bool ok = parse_module(&ps, m, ptx, mem);
+    oom_pop(&oom);
     if (!ok) {
         *err = ps.err ? ps.err : strdup("ptx: parse error");
+        ps.err = NULL;
+    }
+    parser_free(&ps);
+    if (!ok) {
         emu_module_free(m);
         return NULL;
     }
-    free(ps.err);
     return m;
 }
 

@@ -319,6 +319,8 @@ bool emu_parse_function(Parser *ps, bool entry) {
         f->code = ps->code;
         f->ncode = ps->ncode;
         f->vec = ps->vec;
+        ps->code = NULL; /* the function's now: memory running out below frees it once, with the module */
+        ps->vec = NULL;
         f->nslots = ps->nslots;
         f->slot_init = calloc(f->nslots, sizeof(uint64_t));
         if (!f->slot_init) out_of_memory();
@@ -344,8 +346,6 @@ bool emu_parse_function(Parser *ps, bool entry) {
         f->nregnames = ps->nallregs;
         f->regnames = ps->nallregs ? arena_alloc(ps->a, ps->nallregs * sizeof *f->regnames) : NULL;
         if (ps->nallregs) memcpy(f->regnames, ps->allregs, ps->nallregs * sizeof *f->regnames);
-        ps->code = NULL;
-        ps->vec = NULL;
     } else {
         free(ps->code);
         free(ps->vec);

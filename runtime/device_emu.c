@@ -175,7 +175,11 @@ static DevStatus emu_module_load(TileDevice *dev, const char *ptx, void **mod) {
     EmuModule *m = emu_module_parse(ptx, &e->mem, &err);
     pthread_mutex_unlock(&e->lock);
     if (!m) {
-        DevStatus st = dev_fail(dev, DEV_ERR_PTX, "emu: %s", err ? err : "PTX parse error");
+        if (!err || !strcmp(err, EMU_OUT_OF_HOST_MEMORY)) {
+            free(err);
+            return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: out of host memory parsing the PTX");
+        }
+        DevStatus st = dev_fail(dev, DEV_ERR_PTX, "emu: %s", err);
         free(err);
         return st;
     }
