@@ -386,9 +386,12 @@ static LLVMValueRef sreg(LL *l, const char *name) { return ll_intr(l, name, NULL
  * kernel (a scalar counts its one or two registers; an operation with no result, such as a store, its largest
  * operand), is what LLVM gets as instructions.  Over THREAD_WORDS_TOTAL the kernel is refused at the operation
  * that crosses it: `y = y * x + 1.0` unrolled 4096 times over a 131072-element tile (4.2 M registers' worth)
- * was past 1.3 GB and still in LLVM after 90 s; 262144 scalar operations took 40 s and 780 MB.  The shipped
- * kernels hold at most about 4,100 (attention_fwd). */
-enum { THREAD_WORDS = 2048, THREAD_WORDS_TOTAL = 1 << 18 };
+ * was past 1.3 GB and still in LLVM after 90 s; 262144 scalar operations took 40 s and 780 MB.  An `if`, `for`
+ * or `while` counts CONTROL_WORDS more: LLVM's time grows faster than linearly with basic blocks (bench/
+ * compile_scaling.py's `ifs`: 10,000 run-time `if`s in a row took 21 s, 20,000 81 s, 40,000 253 s and 1.9 GB,
+ * at about 6 registers' worth each; now about 12,000 fit).  The shipped kernels hold at most about 4,100
+ * (attention_fwd). */
+enum { THREAD_WORDS = 2048, THREAD_WORDS_TOTAL = 1 << 18, CONTROL_WORDS = 16 };
 
 typedef struct TooBig {
     LL *l;
@@ -427,6 +430,7 @@ static bool too_big(Inst *i, void *ud) {
             int64_t words = value_words(l, tir_vtype(l->f, i->ops[k]));
             if (words > inst_words) inst_words = words;
         }
+    if (i->op == OP_IF || i->op == OP_FOR || i->op == OP_WHILE) inst_words += CONTROL_WORDS;
     tb->total += inst_words;
     if (tb->total > THREAD_WORDS_TOTAL) {
         ll_error(l, i->loc, "kernel '%s' too large after inlining and unrolling: its operations hold more than %d registers' worth of "

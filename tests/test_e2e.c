@@ -148,7 +148,7 @@ Test(e2e, big_tiles, .timeout = 300) {
  * refused before LLVM sees it, at the operation that crosses the budget: each tile is within the 2048
  * registers a thread, the unrolled whole is not (300 fmas over a 1024-register tile; before, LLVM took about a
  * minute on it, and with 4096 iterations was past 1.3 GB after 90 s).  A store's operand counts although the
- * store has no result.  A kernel well under it still compiles. */
+ * store has no result, and an `if` its blocks.  A kernel well under it still compiles. */
 Test(e2e, kernel_too_large_for_llvm, .timeout = 120) {
     static const struct {
         const char *src, *where;
@@ -168,6 +168,20 @@ Test(e2e, kernel_too_large_for_llvm, .timeout = 120) {
         cr_expect(strstr(out.diagnostics, bad[c].where), "case %zu: %s", c, out.diagnostics);
         tile_compiled_free(&out);
     }
+    /* 12,500 run-time `if`s in a row, about 6 registers' worth each: an `if` counts 16 more for its blocks (LLVM
+     * took 21 s on 10,000 such `if`s, 81 s on 20,000 and 253 s on 40,000) */
+    enum { IFS = 12500 };
+    size_t cap = 64 + (size_t)IFS * 40, len = 0;
+    char *ifs = malloc(cap);
+    cr_assert_not_null(ifs);
+    len += (size_t)snprintf(ifs + len, cap - len, "kernel k(p: *i32) {\n    let a = program_id(0);\n");
+    for (int i = 0; i < IFS; i++) len += (size_t)snprintf(ifs + len, cap - len, "    if a > %d { a = a + 1; }\n", i);
+    snprintf(ifs + len, cap - len, "    store(p, a);\n}\n");
+    tile_compiled out;
+    cr_assert_eq(tile_compile_source("t.tile", ifs, NULL, &out), TILE_ERROR_COMPILE, "%s", out.diagnostics ? out.diagnostics : "");
+    cr_expect(strstr(out.diagnostics, "error: kernel 'k' too large after inlining and unrolling"), "%.2000s", out.diagnostics);
+    tile_compiled_free(&out);
+    free(ifs);
     tile_compiled ok;
     const char *under = "kernel k(p: *f32) { let o = arange(0, 1024); let x = load(p + o); let y = x;\n"
                         "  for a in static_range(0, 64) { y = y * x + 1.0; }\n  store(p + o, y); }\n";
