@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "runtime/device.h"
+#include "emu_budget.h"
 #include "test_ptxas.h"
 
 #define SKIP 0xA5A5A5A5DEADF00Dull /* the reference's "unspecified": any value passes */
@@ -124,7 +125,7 @@ static inline void run_family_on(const Family *F, const char *target) {
     snprintf(spec, sizeof spec, "emu:%s", target);
     TileDevice *d = NULL;
     char *err = NULL;
-    DevOptions o = {.emu_host_threads = 1};
+    DevOptions o = {.emu_host_threads = 1, .emu_timeout_seconds = test_emu_budget()};
     cr_assert_eq(dev_open(spec, &o, &d, &err), DEV_OK, "dev_open(%s): %s", spec, err ? err : "");
     TileDevModule *m = NULL;
     cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, "%s on %s: load: %s", F->name, target, dev_last_error(d));

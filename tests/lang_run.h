@@ -10,8 +10,13 @@
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
+#include "emu_budget.h"
 
-static const DevOptions racecheck = {.emu_racecheck = true};
+/* The options of the devices K opens: racecheck on, and the test helpers' launch budget (emu_budget.h: a
+ * kernel that hangs fails in a minute, not at ctest's timeout). */
+static inline DevOptions racecheck_options(void) {
+    return (DevOptions){.emu_racecheck = true, .emu_timeout_seconds = test_emu_budget()};
+}
 
 typedef struct K {
     TileDevice *dev;
@@ -29,7 +34,8 @@ static inline void load_src_on(K *k, const char *src, const char *name, const ch
     cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
     char *err = NULL;
     if (!device) device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu";
-    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    DevOptions opt = racecheck_options();
+    cr_assert_eq(dev_open(device, &opt, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
     cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
     k->threads = 32 * c.kernels[0].num_warps;
@@ -83,7 +89,8 @@ static inline void load_with_on(K *k, const char *src, const char *name, const c
     cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
     char *err = NULL;
     if (!device) device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu";
-    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    DevOptions opt = racecheck_options();
+    cr_assert_eq(dev_open(device, &opt, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
     cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
     int i = 0;

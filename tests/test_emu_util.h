@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runtime/device.h"
+#include "emu_budget.h"
 #include "support/support.h"
 #include "test_dev_buffers.h"
 
@@ -19,7 +20,7 @@
 static inline TileDevice *open_emu(bool racecheck) {
     TileDevice *d = NULL;
     char *err = NULL;
-    DevOptions o = {.emu_racecheck = racecheck, .emu_host_threads = 2};
+    DevOptions o = {.emu_racecheck = racecheck, .emu_host_threads = 2, .emu_timeout_seconds = test_emu_budget()};
     DevStatus st = dev_open("emu", &o, &d, &err);
     cr_assert_eq(st, DEV_OK, "dev_open(emu): %s", err ? err : "");
     cr_assert_str_eq(dev_backend_name(d), "emu");

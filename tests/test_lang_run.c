@@ -370,7 +370,8 @@ static void half_add_case(const char *dt, const char *arch, int N, uint16_t (*fr
     cr_expect(packed == (pairs && packed_ok), "%s on %s, n=%d: packed %d", dt, arch ? arch : "default", N, packed);
     K k;
     char *err = NULL;
-    cr_assert_eq(dev_open("emu", &racecheck, &k.dev, &err), DEV_OK, "%s", err ? err : "?");
+    DevOptions dopt = racecheck_options();
+    cr_assert_eq(dev_open("emu", &dopt, &k.dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k.dev, c.ptx, &k.mod), DEV_OK, "%s", dev_last_error(k.dev));
     cr_assert_eq(dev_module_get_function(k.mod, "k", &k.fn), DEV_OK, "%s", dev_last_error(k.dev));
     k.threads = 64, k.dyn_smem = 0;
@@ -1330,4 +1331,36 @@ Test(lang_run, return_indices_value_at_index) {
         for (size_t d = 0; d < ARRAY_LEN(types); d++)
             return_indices_case(&types[d], cfg[c].M, cfg[c].N, cfg[c].n, cfg[c].warps, cfg[c].axis, "sm_80");
     for (size_t c = 0; c < ARRAY_LEN(cfg); c++) return_indices_case(&types[c % 4], cfg[c].M, cfg[c].N, cfg[c].n, cfg[c].warps, cfg[c].axis, "sm_90a");
+}
+
+/* The devices lang_run.h opens have the test helpers' launch budget (tests/emu_budget.h): TILE_EMU_TIMEOUT's
+ * seconds when it is set, so a kernel that never ends (a poll of a flag no one sets) fails at the budget with
+ * the emulator's timeout report instead of holding the program until ctest's timeout; without the variable
+ * the budget is TEST_EMU_BUDGET_SECONDS, not the device layer's 600 s. */
+static const char *const hang_src = "@num_warps(1)\n"
+                                    "kernel k(flag: *i32, out: *i32) {\n"
+                                    "    let s = atomic_poll(flag, 1);\n"
+                                    "    store(out + arange(0, 32), (s as i32) + arange(0, 32) * 0);\n"
+                                    "}\n";
+
+Test(lang_run, a_hung_kernel_stops_at_tile_emu_timeout) {
+    setenv("TILE_EMU_TIMEOUT", "0.3", 1); /* read once, at the process's first rt_options() */
+    cr_assert_eq(test_emu_budget(), 0.3);
+    K k;
+    load_src(&k, hang_src, "k");
+    int32_t flag = 0;
+    uint64_t df = upload(&k, &flag, 4), d_o = poisoned(&k, 32 * 4);
+    void *params[] = {&df, &d_o};
+    DevStatus st = dev_launch(k.fn, 1, 1, 1, (unsigned)k.threads, 1, 1, k.dyn_smem, NULL, params);
+    if (st == DEV_OK) st = dev_synchronize(k.dev);
+    cr_expect_neq(st, DEV_OK, "a poll of a flag no one sets ended");
+    const char *e = dev_last_error(k.dev);
+    cr_expect(e && strstr(e, "timeout") && strstr(e, "ran longer than 0.3 s"), "%s", e ? e : "(none)");
+    unload(&k);
+}
+
+Test(lang_run, test_devices_have_a_budget_without_tile_emu_timeout) {
+    unsetenv("TILE_EMU_TIMEOUT");
+    cr_expect_eq(test_emu_budget(), TEST_EMU_BUDGET_SECONDS);
+    cr_expect_eq(racecheck_options().emu_timeout_seconds, TEST_EMU_BUDGET_SECONDS);
 }
