@@ -882,6 +882,7 @@ Test(report, deadlock_and_watchdog) {
  * host memory"; the report named the block through the CTAs that were never allocated (a NULL dereference in a
  * worker thread). */
 #include <sys/resource.h>
+#if !defined(__SANITIZE_ADDRESS__) /* the tests below skip themselves under ASan */
 static uint64_t mapped_bytes(void) {
     FILE *fp = fopen("/proc/self/status", "r");
     char line[256];
@@ -891,6 +892,7 @@ static uint64_t mapped_bytes(void) {
     if (fp) fclose(fp);
     return kb << 10;
 }
+#endif
 Test(report, block_state_out_of_host_memory) {
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip("under AddressSanitizer the address space cannot be limited: NOT checked here");
