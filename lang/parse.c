@@ -191,7 +191,7 @@ static Node *index_item(Parser *p) {
     return nested_expr(p);
 }
 
-/* primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE
+/* primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE | "*" type
  *         | "(" expr ")" | "[" [ expr { "," expr } ] "]" */
 static Node *primary(Parser *p) {
     Token *t = peek(p);
@@ -226,6 +226,10 @@ static Node *primary(Parser *p) {
         next(p);
         n = new_node(p, N_DTYPE, t->loc);
         n->ty = (TypeRef){.dt = t->dt};
+        return n;
+    case TK_STAR: /* a pointer type as an argument, cast(a, *f16, bitcast=true): no operator starts with '*' */
+        n = new_node(p, N_DTYPE, t->loc);
+        n->ty = type(p);
         return n;
     case TK_LPAREN: { /* "(" expr ")" | tuple = "(" expr "," [ expr { "," expr } [ "," ] ] ")" */
         next(p);

@@ -574,7 +574,7 @@ Test(lang_run, exp_ftz_and_exact) {
 
 /* ---- casts: bits and addresses ---- */
 /* The golden tests/lang/casts.tile run: addresses computed as integers and back, the bits of
- * f32 and f16 values, a pointer cast to another element type; n = 13 of the 16-element tile,
+ * f32 and f16 values, a pointer cast to another element type, pointer types as arguments of cast and bitcast; n = 13 of the 16-element tile,
  * outputs poisoned first. */
 Test(lang_run, casts_bits_and_addresses) {
     char path[512];
@@ -617,6 +617,8 @@ Test(lang_run, casts_bits_and_addresses) {
     }
     /* (bits as u64 + 64) as *i32: bits[16] = n, the rest untouched */
     cr_expect_eq(bits[16], N);
+    /* through cast(h as i64, *u16, bitcast=true) then bitcast(.. + 32, *u16): h[16 + i] = h[i] for i < n */
+    for (int i = 0; i < 16; i++) cr_expect_eq(h[16 + i], i < N ? h[i] : 0xffff, "h[%d] = %#x, want %#x", 16 + i, h[16 + i], i < N ? h[i] : 0xffff);
     for (int i = 17; i < T; i++) cr_expect_eq(bits[i], -1, "bits[%d] = %d, untouched", i, bits[i]);
     unload(&k);
 }

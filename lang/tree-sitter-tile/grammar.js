@@ -346,7 +346,7 @@ module.exports = grammar({
     slice: (_) => ':',
     none: (_) => 'None',
 
-    // primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE
+    // primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE | "*" type
     //         | "(" expr ")" | "(" expr "," expr { "," expr } ")" | "[" expr { "," expr } "]"
     _primary: ($) => choice(
       $.integer,
@@ -355,6 +355,7 @@ module.exports = grammar({
       $.false,
       $.identifier,
       $.primitive_type,
+      $.pointer_type,
       $.parenthesized_expression,
       $.tuple_expression,
       $.list_expression,
