@@ -597,6 +597,19 @@ Test(lang_ir, promotion_and_literals) {
     result_free(&r);
 }
 
+/* fma of integers computes in f32, as the math functions do (docs/language.md): its result is an f32, and
+ * storing it through an integer pointer converts back (lossy past 2^24, so integer multiply-adds are a * b + c) */
+Test(lang_ir, fma_of_integers_is_f32) {
+    Result r = compile("kernel k(a: *i64, b: *f32) {\n"
+                       "    let x = load(a + arange(0, 32));\n"
+                       "    store(b + arange(0, 32), fma(x, x, 3));\n"
+                       "}\n");
+    cr_assert_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "= cast %") && strstr(r.ir, "= fma ") && strstr(strstr(r.ir, "= fma "), ": tensor<32xf32>\n"),
+              "%s", r.ir);
+    result_free(&r);
+}
+
 /* A constant that a `let` holds, one assigned, a cast constant and to_tensor(c) promote as typed scalars (Triton's
  * assignment, tl.cast and tl.to_tensor make them): they took the other operand's type as a literal does.  They are
  * still compile-time values: shapes, range and static_range bounds, const parameters and static_assert take them. */
