@@ -75,6 +75,8 @@ typedef struct SigintWatch {
     tile_context *ctx;   /* the context of the main thread's running call, NULL between calls */
     sem_t posted;        /* posted by the handler */
     volatile sig_atomic_t seen;
+    volatile sig_atomic_t call;      /* the main thread's calls, numbered (under mu): which call a signal meant */
+    volatile sig_atomic_t signalled; /* the call running when the handler last ran */
     bool started;        /* the watcher thread runs (main thread only, with the GIL) */
     unsigned long main_thread;
 } SigintWatch;
@@ -83,6 +85,7 @@ static SigintWatch watch = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static void on_sigint(int sig) {
     (void)sig;
     watch.seen = 1;
+    watch.signalled = watch.call;
     sem_post(&watch.posted); /* async-signal-safe */
 }
 
@@ -90,9 +93,9 @@ static void *sigint_watcher(void *unused) {
     (void)unused;
     for (;;) {
         while (sem_wait(&watch.posted) != 0) {}
-        for (;;) {
+        for (;;) { /* until the call the signal came in ends: never into a later call (the watcher may wake late) */
             pthread_mutex_lock(&watch.mu);
-            tile_context *ctx = watch.ctx;
+            tile_context *ctx = watch.signalled == watch.call ? watch.ctx : NULL;
             if (ctx) tile_context_interrupt(ctx);
             pthread_mutex_unlock(&watch.mu);
             if (!ctx) break;
@@ -131,6 +134,7 @@ static bool sigint_begin(TPyDevice *dev, struct sigaction *old) {
     }
     watch.seen = 0;
     pthread_mutex_lock(&watch.mu);
+    watch.call = (sig_atomic_t)(((unsigned)watch.call + 1u) & 0x7fffffffu);
     watch.ctx = dev->ctx;
     pthread_mutex_unlock(&watch.mu);
     struct sigaction sa = {.sa_handler = on_sigint};
