@@ -613,13 +613,22 @@ tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, con
 
 /* A kernel's pointer argument: null (the kernel may not use it), inside an
  * allocation of this context, or memory of the device's context that another
- * allocator made (cuda only: the driver is asked). */
+ * allocator made (cuda only: the driver is asked); or one past the last byte
+ * of either (an empty slice's data pointer at the end of a buffer: CUDA and
+ * Triton pass it, and a kernel that reads nothing through it is correct; an
+ * access through it is still caught at run time, by memcheck on the emulator). */
 static bool pointer_ok(tile_context *ctx, uint64_t p) {
     if (!p) return true;
     pthread_rwlock_rdlock(&ctx->alloc_lock);
     bool found = find_alloc(ctx, p) >= 0;
+    if (!found) {
+        int i = find_alloc(ctx, p - 1);
+        found = i >= 0 && ctx->allocs[i].size && ctx->allocs[i].addr + ctx->allocs[i].size == p;
+    }
     pthread_rwlock_unlock(&ctx->alloc_lock);
-    return found || dev_pointer_usable(ctx->dev, p, NULL);
+    if (found || dev_pointer_usable(ctx->dev, p, NULL)) return true;
+    DevRange r;
+    return p > 1 && dev_pointer_usable(ctx->dev, p - 1, &r) && r.size && r.base + r.size == p;
 }
 
 /* Room for one more allocation in the table (alloc_lock held for writing). */

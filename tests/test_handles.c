@@ -211,6 +211,42 @@ Test(handles, launch_pointer_arguments) {
     tile_context_destroy(ctx);
 }
 
+/* A pointer one past the last byte of an allocation (an empty slice's data pointer at the end of a buffer, as CUDA
+ * and Triton pass it) is accepted at launch; an access through it is still a run-time fault (memcheck). */
+Test(handles, launch_pointer_one_past_the_end) {
+    tile_context *ctx = open_emu();
+    tile_module *m;
+    const char *s = "kernel inc(x: *f32, n: i32) { let o = arange(0, 128); store(x + o, load(x + o, o < n, 0.0) + 1.0, o < n); }";
+    cr_assert_eq(tile_module_load_source(ctx, s, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "inc", &k), TILE_OK);
+    tile_devptr x; /* the context's only allocation: its end is inside nothing else */
+    cr_assert_eq(tile_malloc(ctx, 1024, &x), TILE_OK);
+    float h[256];
+    for (int i = 0; i < 256; i++) h[i] = (float)i;
+    cr_assert_eq(tile_memcpy_htod(ctx, x, h, sizeof h), TILE_OK);
+    tile_devptr p = x + 1024;
+    int n = 0;
+    void *args[] = {&p, &n};
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    p = x + 1008, n = 4; /* the last four elements, to check the launch above left the buffer alone */
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    float out[256];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, x, sizeof out), TILE_OK);
+    for (int i = 0; i < 256; i++) cr_expect_eq(out[i], (float)i + (i >= 252), "x[%d] = %g", i, out[i]);
+    p = x + 1024, n = 1; /* reading through it: memcheck */
+    tile_status st = tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    cr_expect_neq(st, TILE_OK);
+    cr_expect(strstr(tile_last_error(ctx), "memcheck: invalid __global__ read") != NULL, "%s", tile_last_error(ctx));
+    p = x + 1040, n = 0; /* past the end by more than nothing: still refused */
+    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "is a pointer into no allocation of this context");
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
 /* Raw PTX (an AOT export's, this compiler's output loaded as text): a .ptr parameter declared .align 16
  * refuses a pointer that is not, as the compiled module does (it launched and faulted on a misaligned
  * vector access). */
