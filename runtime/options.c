@@ -14,8 +14,8 @@
  * writable by no one else.
  *
  * TILE_CACHE_MAX_BYTES caps the compile cache's entries: a decimal number of
- * bytes, optionally followed by K, M or G (powers of 1024); 0 means no cap;
- * unset or malformed means the default, 1 GiB (malformed: with a warning on stderr). */
+ * bytes, optionally followed by K, M or G (powers of 1024), up to 2^64 - 1 bytes in all; 0 means
+ * no cap; unset, malformed or larger means the default, 1 GiB (with a warning on stderr naming which). */
 #include "runtime/rt.h"
 
 #include <errno.h>
@@ -59,17 +59,20 @@ static void warn_unknown_categories(const char *list) {
 
 enum { CACHE_MAX_DEFAULT = 1 << 30 };
 
-/* size = DIGITS [ "K" | "M" | "G" ]: false when malformed or past 2^63 */
-static bool parse_size(const char *s, uint64_t *out) {
-    if (!s || *s < '0' || *s > '9') return false;
+/* size = DIGITS [ "K" | "M" | "G" ], every value up to UINT64_MAX bytes: SIZE_OK, SIZE_MALFORMED, or
+ * SIZE_OVERFLOW (more than UINT64_MAX bytes, the suffix's factor included). */
+enum { SIZE_OK, SIZE_MALFORMED, SIZE_OVERFLOW };
+static int parse_size(const char *s, uint64_t *out) {
+    if (!s || *s < '0' || *s > '9') return SIZE_MALFORMED;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
     if (shift) end++;
-    if (*end || errno == ERANGE || v > (UINT64_C(1) << (63 - shift))) return false;
+    if (*end) return SIZE_MALFORMED;
+    if (errno == ERANGE || (uint64_t)v > UINT64_MAX >> shift) return SIZE_OVERFLOW;
     *out = (uint64_t)v << shift;
-    return true;
+    return SIZE_OK;
 }
 
 static void load(void) {
@@ -84,9 +87,14 @@ static void load(void) {
     }
     opts.cache_dir = str_take(&s);
     const char *cap = getenv("TILE_CACHE_MAX_BYTES");
-    if (!parse_size(cap, &opts.cache_max_bytes)) {
+    int ps = parse_size(cap, &opts.cache_max_bytes);
+    if (ps != SIZE_OK) {
         opts.cache_max_bytes = CACHE_MAX_DEFAULT;
-        if (cap && *cap) /* a typo would silently keep the default: say so, once (this runs once per process) */
+        /* a typo would silently keep the default: say so, once (this runs once per process) */
+        if (ps == SIZE_OVERFLOW)
+            fprintf(stderr, "tile: warning: TILE_CACHE_MAX_BYTES=%s is more than 18446744073709551615 bytes (2^64 - 1, the "
+                    "largest cap; 0 means no cap); using the default, 1 GiB\n", cap);
+        else if (cap && *cap)
             fprintf(stderr, "tile: warning: TILE_CACHE_MAX_BYTES=%s is not a size (bytes, or with a K, M or G suffix); "
                     "using the default, 1 GiB\n", cap);
     }

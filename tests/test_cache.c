@@ -552,6 +552,40 @@ Test(cache, malformed_cap_warns, .init = setup, .fini = teardown) {
     cr_expect(strstr(text, "1073741824"), "the default cap: %s", text);
 }
 
+/* Every cap up to 2^64 - 1 bytes is a size (18446744073709551615 was "not a size"), suffixes included; a larger one
+ * keeps the default and says why. */
+Test(cache, cap_limits, .init = setup, .fini = teardown) {
+    static const struct {
+        const char *env, *max, *warning; /* warning NULL: none */
+    } cases[] = {
+        {"18446744073709551615", "\"max_bytes\":18446744073709551615", NULL},
+        {"17179869183G", "\"max_bytes\":18446744072635809792", NULL},
+        {"16777215T", "\"max_bytes\":1073741824", "is not a size"},
+        {"18446744073709551616", "\"max_bytes\":1073741824", "is more than 18446744073709551615 bytes"},
+        {"17179869184G", "\"max_bytes\":1073741824", "is more than 18446744073709551615 bytes"},
+        {"99999999999999999999999K", "\"max_bytes\":1073741824", "is more than 18446744073709551615 bytes"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char cmd[1024], path[160], out[4096] = {0}, err[4096] = {0};
+        snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s/cache TILE_CACHE_MAX_BYTES=%s %s cache stats --json > %s/out 2> %s/err", dir,
+                 cases[c].env, TILE_CLI, dir, dir);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        snprintf(path, sizeof path, "%s/out", dir);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        fread(out, 1, sizeof out - 1, f);
+        fclose(f);
+        snprintf(path, sizeof path, "%s/err", dir);
+        f = fopen(path, "r");
+        cr_assert_not_null(f);
+        fread(err, 1, sizeof err - 1, f);
+        fclose(f);
+        cr_expect(strstr(out, cases[c].max), "%s: %s", cases[c].env, out);
+        if (cases[c].warning) cr_expect(strstr(err, cases[c].warning) && strstr(err, cases[c].env), "%s: stderr: %s", cases[c].env, err);
+        else cr_expect(!strstr(err, "warning"), "%s: stderr: %s", cases[c].env, err);
+    }
+}
+
 /* tune.db keeps per (kernel, device, bucket) its four fastest configurations, the fastest last (what a lookup
  * answers first) */
 Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
