@@ -22,7 +22,8 @@
  *      none, and concurrent writers of one key all succeed (last rename wins,
  *      the contents are equal).
  *   4. Count the hit or miss by appending one byte to stats (O_APPEND
- *      writes of one byte do not interleave).
+ *      writes of one byte do not interleave); at 4 KiB the file is compacted
+ *      into one line of counts, exactly (see "stats" below).
  *   5. After a write, when the entries total more than the cap
  *      (TILE_CACHE_MAX_BYTES, default 1 GiB), remove the least recently
  *      used (oldest mtime) until they total under 90% of it; the entry just
@@ -543,13 +544,18 @@ static bool write_all(int fd, const void *data, size_t n) {
     return err == 0;
 }
 
-bool jit_cache_append(int dfd, const char *name, const void *data, size_t n) {
-    int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-    if (fd < 0) return false;
+/* Append data to the file open on fd when it is a regular file; false with errno. */
+static bool append_fd(int fd, const void *data, size_t n) {
     struct stat sb;
     bool ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
     if (!ok) errno = EINVAL;
-    ok = ok && write_all(fd, data, n);
+    return ok && write_all(fd, data, n);
+}
+
+bool jit_cache_append(int dfd, const char *name, const void *data, size_t n) {
+    int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    bool ok = append_fd(fd, data, n);
     int err = errno;
     close(fd);
     errno = err;
@@ -613,8 +619,96 @@ static void each_entry(int dfd, EntryFn fn, void *user) {
     if (top) closedir(top);
 }
 
+/* ---- stats: the hit and miss counters ----
+ * One byte a lookup, 'h' or 'm', appended (O_APPEND) to "stats"; once the file reaches STATS_COMPACT_BYTES it is
+ * compacted into one line, "tile-stats hits=H misses=M\n", that the bytes after it add to, so it stays under
+ * that size and its counts stay exact.  Appenders hold a shared flock on the file while writing and check that
+ * the file they locked is still the one named "stats" (else a compaction replaced it: they open the new one);
+ * the compactor holds the exclusive lock from its read until its rename, so no byte is written to the file it
+ * replaces after it was read. */
+enum { STATS_COMPACT_BYTES = 4096 };
+static const char stats_header[] = "tile-stats hits=";
+
+typedef struct StatsCount {
+    uint64_t hits, misses, bytes; /* bytes: the file's size */
+    bool ours;                    /* the header (when there is one) parsed and every other byte is an 'h' or 'm' */
+} StatsCount;
+
+/* Count the file open on fd from its start, reading it in pieces (no size limit, nothing held); with
+ * stop_if_foreign, stop at the first piece that shows it is not ours. */
+static bool stats_scan(int fd, StatsCount *c, bool stop_if_foreign) {
+    *c = (StatsCount){.ours = true};
+    char buf[65536];
+    bool first = true;
+    for (ssize_t got; (c->ours || !stop_if_foreign) && (got = pread(fd, buf, sizeof buf, (off_t)c->bytes)) != 0;) {
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return false;
+        size_t i = 0;
+        if (first && (size_t)got >= sizeof stats_header - 1 && !memcmp(buf, stats_header, sizeof stats_header - 1)) {
+            char line[128];
+            size_t len = 0;
+            while (len < (size_t)got && len < sizeof line - 1 && buf[len] != '\n') line[len] = buf[len], len++;
+            line[len] = 0;
+            unsigned long long h, m;
+            int used = 0;
+            if (len == (size_t)got || buf[len] != '\n' || sscanf(line, "tile-stats hits=%llu misses=%llu%n", &h, &m, &used) != 2 ||
+                (size_t)used != len)
+                c->ours = false;
+            else c->hits = h, c->misses = m, i = len + 1;
+        }
+        first = false;
+        for (; i < (size_t)got; i++) {
+            c->hits += buf[i] == 'h';
+            c->misses += buf[i] == 'm';
+            if (buf[i] != 'h' && buf[i] != 'm') c->ours = false;
+        }
+        c->bytes += (uint64_t)got;
+    }
+    return true;
+}
+
+/* Replace the file by its one-line form, when it is still the one named stats, still at least the threshold
+ * and ours (a file that is not the counters is left as it is). */
+static void stats_compact(const char *dir, int dfd) {
+    int fd = openat(dfd, "stats", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat sb, named;
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {}
+    StatsCount c;
+    if (rc == 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && fstatat(dfd, "stats", &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+        named.st_ino == sb.st_ino && named.st_dev == sb.st_dev && sb.st_size >= STATS_COMPACT_BYTES && stats_scan(fd, &c, true) && c.ours) {
+        char line[96];
+        int n = snprintf(line, sizeof line, "tile-stats hits=%llu misses=%llu\n", (unsigned long long)c.hits, (unsigned long long)c.misses);
+        if (!jit_cache_replace(dfd, "stats", line, (size_t)n)) jit_cache_warn_write(dir, "stats", errno);
+        else if (rt_options()->debug_cache)
+            rt_debug("cache", "compacted %s/stats (%llu bytes): %llu hits, %llu misses", dir, (unsigned long long)c.bytes,
+                     (unsigned long long)c.hits, (unsigned long long)c.misses);
+    }
+    close(fd); /* releases the lock */
+}
+
 static void count_event(const char *dir, int dfd, char what) {
-    if (!jit_cache_append(dfd, "stats", &what, 1)) jit_cache_warn_write(dir, "stats", errno);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int fd = openat(dfd, "stats", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+        if (fd < 0) break;
+        struct stat sb, named;
+        int rc;
+        while ((rc = flock(fd, LOCK_SH)) != 0 && errno == EINTR) {}
+        if (rc == 0 && attempt < 7 && fstat(fd, &sb) == 0 && fstatat(dfd, "stats", &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (named.st_ino != sb.st_ino || named.st_dev != sb.st_dev)) {
+            close(fd); /* compacted while this waited for the lock: count in the file that replaced it */
+            continue;
+        }
+        bool ok = append_fd(fd, &what, 1);
+        int err = errno;
+        bool big = ok && fstat(fd, &sb) == 0 && sb.st_size >= STATS_COMPACT_BYTES;
+        close(fd); /* releases the lock */
+        if (!ok) jit_cache_warn_write(dir, "stats", err);
+        else if (big) stats_compact(dir, dfd);
+        return;
+    }
+    jit_cache_warn_write(dir, "stats", errno);
 }
 
 /* Under TILE_DEBUG=cache: why did this key miss?  Compare with entries of the same identity. */
@@ -884,12 +978,13 @@ static bool count_entry(void *user, int kkfd, const char *name, const char *key,
     return true;
 }
 
-static uint64_t count_bytes(int dfd, const char *name, char what) {
-    size_t n = 0;
-    char *text = jit_cache_read(dfd, name, &n);
-    uint64_t c = 0;
-    for (size_t i = 0; text && i < n; i++) c += text[i] == what;
-    free(text);
+/* The counters of dfd's stats (zero when it is missing or unreadable), read in pieces: any size. */
+static StatsCount read_stats(int dfd) {
+    StatsCount c = {0};
+    int fd = openat(dfd, "stats", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && !stats_scan(fd, &c, false)) c = (StatsCount){0};
+    if (fd >= 0) close(fd);
     return c;
 }
 
@@ -899,8 +994,8 @@ tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out) {
     int dfd;
     tile_status st = open_existing("tile_cache_get_stats", dir_or_default(cache_dir), &dfd);
     if (dfd < 0) return st;
-    out->hits = count_bytes(dfd, "stats", 'h');
-    out->misses = count_bytes(dfd, "stats", 'm');
+    StatsCount c = read_stats(dfd);
+    out->hits = c.hits, out->misses = c.misses;
     out->tuning_records = jit_tune_count(dfd);
     each_entry(dfd, count_entry, out);
     close(dfd);
@@ -994,19 +1089,16 @@ static void remove_regular(int dfd, const char *name, int *err) {
         *err = errno;
 }
 
-/* Whether dfd's "stats" is the counters count_event writes: one or more 'h' and 'm' (count_event appends one a
+/* Whether dfd's "stats" is the counters count_event writes: one or more 'h' and 'm', after a compacted line when it
+ * has one (count_event appends one a
  * lookup, so an empty file is not its), next to the entries' "v1" folder (a lookup that counted also wrote or
  * read an entry).  A folder that is no cache, say `tile cache clear --dir ~`, keeps a file of that name that
  * is someone else's, an empty one included. */
 static bool stats_is_ours(int dfd) {
     struct stat sb;
     if (fstatat(dfd, "v1", &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode)) return false;
-    size_t n = 0;
-    char *text = jit_cache_read(dfd, "stats", &n);
-    bool ours = text != NULL && n > 0;
-    for (size_t i = 0; ours && i < n; i++) ours = text[i] == 'h' || text[i] == 'm';
-    free(text);
-    return ours;
+    StatsCount c = read_stats(dfd);
+    return c.ours && c.bytes > 0;
 }
 
 tile_status tile_cache_clear(const char *cache_dir, int tuning) {

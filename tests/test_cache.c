@@ -126,6 +126,106 @@ Test(cache, hit_miss_keys_corruption, .init = setup, .fini = teardown) {
     free(ptx);
 }
 
+static void read_small(const char *path, char *out, size_t n) {
+    memset(out, 0, n);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fread(out, 1, n - 1, f);
+    fclose(f);
+}
+
+/* The stats file stays small: at 4 KiB it becomes one line of counts that later bytes add to, with every count
+ * kept, also while processes count at once (it grew a byte a lookup, without end). */
+Test(cache, stats_compaction, .init = setup, .fini = teardown, .timeout = 120) {
+    char cache[128], src[128], stats[160], text[8192];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(src, sizeof src, "%s/k.tile", dir);
+    snprintf(stats, sizeof stats, "%s/stats", cache);
+    write_file(src, "kernel k(x: *f32, const B: i32 = 32) { store(x + arange(0, B), 1.0); }\n");
+    tile_compile_options o = {0};
+    tile_compiled c;
+    int hit = -1;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    /* 4094 events of earlier lookups: 3000 hits, 1093 misses and this one's miss */
+    FILE *f = fopen(stats, "ab");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 4093; i++) fputc(i % 3 == 1 && i < 3279 ? 'm' : 'h', f);
+    fclose(f);
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    uint64_t h0 = st.hits, m0 = st.misses;
+    cr_assert_eq(h0, 3000);
+    cr_assert_eq(m0, 1094);
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 1);
+    tile_compiled_free(&c);
+    struct stat sb;
+    cr_assert_eq(stat(stats, &sb), 0);
+    cr_assert_eq(sb.st_size, 4095, "under 4 KiB it is appended to");
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    tile_compiled_free(&c);
+    char want[96];
+    snprintf(want, sizeof want, "tile-stats hits=%llu misses=%llu\n", (unsigned long long)h0 + 2, (unsigned long long)m0);
+    read_small(stats, text, sizeof text);
+    cr_assert_str_eq(text, want, "compacted at 4 KiB");
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    tile_compiled_free(&c);
+    o.defines = (const char *[]){"B=64", NULL}; /* another key: a miss */
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 0);
+    tile_compiled_free(&c);
+    read_small(stats, text, sizeof text);
+    cr_assert(!strncmp(text, want, strlen(want)) && !strcmp(text + strlen(want), "hm"), "%s", text);
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_assert_eq(st.hits, h0 + 3);
+    cr_assert_eq(st.misses, m0 + 1);
+    /* four processes count 1300 lookups each at once: at least one compaction among them, no count lost */
+    enum { PROCS = 4, EACH = 1300 };
+    pid_t pids[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        pids[p] = fork();
+        cr_assert_geq(pids[p], 0);
+        if (pids[p] == 0) {
+            int bad = 0;
+            for (int i = 0; i < EACH; i++) {
+                tile_compiled cc;
+                int hh = -1;
+                bad |= tile_cache_compile_file(cache, src, &o, &cc, &hh) != TILE_OK || hh != 1;
+                tile_compiled_free(&cc);
+            }
+            _exit(bad);
+        }
+    }
+    for (int p = 0; p < PROCS; p++) {
+        int status;
+        cr_assert_eq(waitpid(pids[p], &status, 0), pids[p]);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d", p);
+    }
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_assert_eq(st.hits, h0 + 3 + PROCS * EACH);
+    cr_assert_eq(st.misses, m0 + 1);
+    cr_assert_eq(stat(stats, &sb), 0);
+    cr_assert_lt(sb.st_size, 4096);
+    read_small(stats, text, sizeof text);
+    cr_assert(!strncmp(text, "tile-stats hits=", 16), "%.80s", text);
+    /* a long file of the old form (written before compaction existed) is counted in pieces, then compacted */
+    f = fopen(stats, "wb");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 200000; i++) fputc(i % 5 ? 'h' : 'm', f);
+    fclose(f);
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_assert_eq(st.hits, 160000);
+    cr_assert_eq(st.misses, 40000);
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    tile_compiled_free(&c);
+    read_small(stats, text, sizeof text);
+    cr_assert_str_eq(text, "tile-stats hits=160001 misses=40000\n");
+    /* clear knows the compacted file as the cache's own */
+    cr_assert_eq(tile_cache_clear(cache, 0), TILE_OK);
+    cr_assert_neq(stat(stats, &sb), 0);
+}
+
 Test(cache, concurrent_writers, .init = setup, .fini = teardown, .timeout = 120) {
     char cache[128];
     snprintf(cache, sizeof cache, "%s/cache", dir);
