@@ -496,25 +496,52 @@ static int open_regular(int dfd, const char *name) {
     return fd;
 }
 
-char *jit_cache_read(int dfd, const char *name, size_t *n) {
+char *jit_cache_read_max(int dfd, const char *name, size_t max, size_t *n) {
     int fd = open_regular(dfd, name);
     if (fd < 0) return NULL;
-    Str s = {0};
-    char buf[65536];
-    for (ssize_t got; (got = read(fd, buf, sizeof buf)) != 0;) {
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) {
-            int err = errno;
-            close(fd);
-            str_free(&s);
-            return (errno = err), NULL;
+    struct stat sb;
+    int err = 0;
+    if (fstat(fd, &sb) != 0) err = errno;
+    else if ((uint64_t)sb.st_size > max) err = EFBIG;
+    size_t cap = err ? 0 : (size_t)sb.st_size + 1, len = 0; /* + 1: the NUL, and room to see that it grew */
+    char *buf = err ? NULL : malloc(cap);
+    if (!err && !buf) err = ENOMEM;
+    while (!err) {
+        if (len + 1 == cap) { /* full: at its end, or it grew since fstat (then on, up to max) */
+            char c;
+            ssize_t got = read(fd, &c, 1);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) {
+                if (got < 0) err = errno;
+                break;
+            }
+            size_t nc = cap - 1 >= max ? 0 : cap - 1 >= max / 2 ? max + 1 : cap * 2;
+            char *nb = nc ? realloc(buf, nc) : NULL;
+            if (!nb) {
+                err = nc ? ENOMEM : EFBIG;
+                break;
+            }
+            buf = nb, cap = nc;
+            buf[len++] = c;
+            continue;
         }
-        str_putn(&s, buf, (size_t)got);
+        ssize_t got = read(fd, buf + len, cap - 1 - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) err = errno;
+        else if (got == 0) break;
+        else len += (size_t)got;
     }
     close(fd);
-    if (n) *n = s.len;
-    return s.buf ? s.buf : calloc(1, 1);
+    if (err) {
+        free(buf);
+        return (errno = err), NULL;
+    }
+    buf[len] = 0;
+    if (n) *n = len;
+    return buf;
 }
+
+char *jit_cache_read(int dfd, const char *name, size_t *n) { return jit_cache_read_max(dfd, name, SIZE_MAX - 1, n); }
 
 /* Write all of data with SIGXFSZ blocked: past RLIMIT_FSIZE the write then
  * fails with EFBIG instead of killing the process, and the SIGXFSZ the

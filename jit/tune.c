@@ -172,6 +172,18 @@ typedef struct TuneRec {
 } TuneRec;
 
 enum { TUNE_KEEP = 4 }; /* configurations kept per key */
+/* The most of tune.db that is read (docs/runtime.md): a larger file, or one that does not fit in memory, is
+ * not read: lookups see no record and recording writes nothing (a rewrite would drop the records it could not
+ * read) but fails with a message. */
+#define TUNE_DB_MAX_BYTES ((size_t)16 << 20)
+
+/* Why tune.db could not be read (errno from jit_cache_read_max), for messages. */
+static const char *unreadable_why(int err, char *buf, size_t n) {
+    if (err == EFBIG) snprintf(buf, n, "it is larger than %zu bytes (16 MiB), the most that is read", TUNE_DB_MAX_BYTES);
+    else if (err == ENOMEM) snprintf(buf, n, "there is not enough memory to read it");
+    else snprintf(buf, n, "%s", strerror(err));
+    return buf;
+}
 
 /* The one line splitter of tune.db, for recording and lookup alike: the line at *at of text[0..n) (its newline
  * overwritten with a NUL), its length in *len, NULL after the last; *at moves past it.  Lengths, not strlen:
@@ -236,7 +248,7 @@ static TuneRec *parse_records(char *text, size_t len, int *nrec, Str *kept) {
 
 uint64_t jit_tune_count(int dfd) {
     size_t len = 0;
-    char *text = jit_cache_read(dfd, "tune.db", &len);
+    char *text = jit_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &len); /* unreadable: no record counted */
     int n = 0;
     Str kept = {0};
     free(parse_records(text, text ? len : 0, &n, &kept));
@@ -272,7 +284,17 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
      *    it replaces */
     int lock = jit_cache_lock(dfd, "tune.lock");
     size_t text_len = 0;
-    char *text = jit_cache_read(dfd, "tune.db", &text_len);
+    char *text = jit_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &text_len);
+    if (!text && errno != ENOENT) { /* records it cannot read: writing over them would lose them */
+        char why[160];
+        unreadable_why(errno, why, sizeof why);
+        if (lock >= 0) close(lock);
+        close(dfd);
+        jit_cache_warn(JIT_WARN_TUNE, "cannot read %s/tune.db (%s): the tuning record for %.200s on %.200s, %.200s is not written "
+                       "(`tile cache clear --tuning` starts a new database)", dir, why, kernel_id, device, key_bucket);
+        return rt_fail(NULL, TILE_ERROR_IO, "tile_tune_record: cannot read %s/tune.db (%s): nothing recorded, so that its records "
+                       "are kept (`tile cache clear --tuning` starts a new database)", dir, why);
+    }
     int nrec = 0;
     if (!text) text_len = 0;
     bool ends_line = !text_len || text[text_len - 1] == '\n'; /* an append after a last line without its newline would join them */
@@ -361,8 +383,16 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
     int dfd = jit_cache_open(dir, false);
     if (dfd < 0) return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: no tuning database in %s (no record for %.200s on %.200s, %.200s)", fn, dir, who0, device, key_bucket);
     size_t n;
-    char *text = jit_cache_read(dfd, "tune.db", &n);
+    char *text = jit_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &n);
+    int err = errno;
     close(dfd);
+    if (!text && err != ENOENT) { /* fails softly: no record, as for a missing database (tile_gemm takes its defaults) */
+        char why[160];
+        unreadable_why(err, why, sizeof why);
+        jit_cache_warn(JIT_WARN_TUNE, "cannot read %s/tune.db (%s): no tuning record is used", dir, why);
+        return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: cannot read %s/tune.db (%s): no record for %.200s on %.200s, %.200s", fn, dir,
+                       why, who0, device, key_bucket);
+    }
     if (!text) return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: no tuning database in %s (no record for %.200s on %.200s, %.200s)", fn, dir, who0, device, key_bucket);
     /* 1. the matching records' configurations and lines, in file order */
     char **cfgs = NULL;

@@ -850,6 +850,51 @@ Test(cache, tune_db_nul_byte, .init = setup, .fini = teardown) {
     cr_expect_eq(cs.tuning_records, 4, "%llu", (unsigned long long)cs.tuning_records);
 }
 
+/* A tune.db larger than the most that is read (16 MiB) is not read: lookups see no record, and a recording fails
+ * and leaves the file as it is (rewriting it would drop the records it could not read).  It was read whole,
+ * however large, and the process aborted when memory ran out. */
+Test(cache, tune_db_too_large, .init = setup, .fini = teardown) {
+    char cache[128], db[256], cfg[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    const char *id = "0123456789abcdef0123456789abcdef";
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1", "BLOCK=128", 2e-3), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=2", "BLOCK=64", 2e-3), TILE_OK);
+    struct stat sb;
+    cr_assert_eq(stat(db, &sb), 0);
+    off_t records = sb.st_size;
+    const off_t max = (off_t)16 << 20;
+    cr_assert_eq(truncate(db, max), 0); /* exactly the most: read (the NUL bytes after the records are a line that is no record) */
+    cr_expect_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=1", cfg, sizeof cfg), TILE_OK, "%s", tile_last_error(NULL));
+    cr_expect_str_eq(cfg, "BLOCK=128");
+    tile_cache_stats cs;
+    cr_assert_eq(tile_cache_get_stats(cache, &cs), TILE_OK);
+    cr_expect_eq(cs.tuning_records, 2);
+    cr_assert_eq(truncate(db, max + 1), 0); /* one byte more: not read */
+    cr_expect_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=1", cfg, sizeof cfg), TILE_ERROR_NOT_FOUND, "read: %s", cfg);
+    cr_expect(strstr(tile_last_error(NULL), "tune.db (it is larger than 16777216 bytes (16 MiB), the most that is read): no record for"),
+              "%s", tile_last_error(NULL));
+    cr_expect_str_eq(cfg, "");
+    cr_assert_eq(tile_cache_get_stats(cache, &cs), TILE_OK);
+    cr_expect_eq(cs.tuning_records, 0);
+    /* recording a new key (an append) and a known one (a compaction): both refused, the file untouched */
+    cr_expect_eq(tile_tune_record(cache, id, "emu/sm_80", "n=4", "BLOCK=32", 1e-3), TILE_ERROR_IO);
+    cr_expect(strstr(tile_last_error(NULL), "nothing recorded, so that its records are kept"), "%s", tile_last_error(NULL));
+    cr_expect_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1", "BLOCK=256", 1e-3), TILE_ERROR_IO);
+    cr_assert_eq(stat(db, &sb), 0);
+    cr_expect_eq(sb.st_size, max + 1, "the file was rewritten: %lld bytes", (long long)sb.st_size);
+    char head[512] = {0};
+    FILE *f = fopen(db, "rb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fread(head, 1, (size_t)records, f), (size_t)records);
+    fclose(f);
+    cr_expect(strstr(head, "\tn=1\tBLOCK=128\t") && strstr(head, "\tn=2\tBLOCK=64\t"), "records lost: %s", head);
+    /* back under the cap: every record is there */
+    cr_assert_eq(truncate(db, records), 0);
+    cr_expect_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2", cfg, sizeof cfg), TILE_OK, "%s", tile_last_error(NULL));
+    cr_expect_str_eq(cfg, "BLOCK=64");
+}
+
 /* Processes recording into one tune.db at once lose nothing: each record reads, compacts and renames the
  * file under tune.lock.  Without it, one process's rename replaced a file another had just appended to or
  * compacted into, and records went missing (docs/runtime.md, Tuning). */
