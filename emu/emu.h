@@ -690,7 +690,18 @@ typedef struct EmuOptions {
                                  * exact); EMU_APPROX_BOUND: each moved by the PTX ISA's documented maximum error (emu/approx.c) */
     bool one_slot_per_register; /* run every kernel with one register-file slot per register (the reference), not
                                  * the form whose registers share slots by liveness (EmuFunc.packed, slots.c) */
+    struct EmuBufs *bufs;       /* workers' buffers kept between launches (emu_bufs_new); NULL: each launch allocates its own */
 } EmuOptions;
+
+/* The buffers a launch's workers keep between launches (exec.c): each worker's block state (CTAs, threads,
+ * registers, shared, local and frame-parameter memory) and racecheck shadow, taken by a worker at its start and
+ * given back at its end, so a launch neither allocates nor faults in fresh zeroed memory for them.  What a block
+ * can observe starts as with fresh buffers (shared and local memory zeroed, the shadow cleared where the last
+ * user touched it).  Thread-safe (a lock of its own); up to EMU_BUFS_KEEP_BYTES are kept, larger sets are freed
+ * at the end of their launch.  emu_bufs_free frees every kept set; no launch may be using it then. */
+typedef struct EmuBufs EmuBufs;
+EmuBufs *emu_bufs_new(void);
+void emu_bufs_free(EmuBufs *c);
 enum { EMU_APPROX_EXACT = 0, EMU_APPROX_BOUND = 1 };
 
 typedef struct EmuLaunchStats {
@@ -718,12 +729,15 @@ enum {
     EMU_PRINTF_LIMIT = 1 << 20,       /* bytes of printf output kept per launch (CUDA's default FIFO); the rest is dropped */
     EMU_MAX_WORKERS = 512,            /* host threads running one launch's blocks (more than cores when blocks wait on others) */
     EMU_STALL_MS = 500,               /* no block ended for this long while blocks wait to start: the workers double */
+    EMU_BUFS_KEEP_SETS = 64,          /* EmuBufs: worker buffer sets kept between launches */
 };
 #define EMU_MAX_GRID_X 2147483647u    /* gridDim.x <= 2^31 - 1 */
 #define EMU_MAX_GRID_YZ 65535u        /* gridDim.y, gridDim.z */
 #define EMU_MAX_BLOCK_THREADS 1024u   /* threads per block */
 #define EMU_MAX_BLOCK_XY 1024u        /* blockDim.x, blockDim.y */
 #define EMU_MAX_BLOCK_Z 64u           /* blockDim.z */
+#define EMU_BUFS_KEEP_BYTES ((size_t)128 << 20) /* EmuBufs: bytes kept between launches, all sets together */
+#define EMU_BUFS_CLEAR_MAX ((size_t)8 << 20)    /* a kept block state needing more cleared than this is allocated afresh */
 
 /* Parse `ptx` into a module; globals are allocated in `mem`.  On failure
  * returns NULL and sets *err (malloc'd, "ptx:LINE: message"); when host memory

@@ -715,12 +715,12 @@ static bool run_block(EmuBlock *b) {
     EmuLaunch *L = b->L;
     init_threads(b);
     size_t smem = (size_t)b->ncta * b->smem_stride;
-    memset(b->shared, 0, smem);
-    if (b->shadow && b->sh_hi > b->sh_lo) /* what the last unit touched: the rest is still calloc's zeros (never faulted in) */
+    if (!b->shared_clean) memset(b->shared, 0, smem); /* shared memory starts zeroed in every block */
+    b->shared_clean = false;
+    if (b->shadow && b->sh_hi > b->sh_lo) /* what the last unit (or launch) touched: the rest is still zeros */
         memset(b->shadow + b->sh_lo, 0, (size_t)(b->sh_hi - b->sh_lo) * sizeof *b->shadow);
     b->sh_lo = UINT64_MAX, b->sh_hi = 0;
     if (b->warp_gen) memset(b->warp_gen, 0, (size_t)b->ncta * b->cta_warps * sizeof *b->warp_gen);
-    if (b->rt) memset(b->rt, 0, (size_t)b->nthreads * sizeof *b->rt); /* a worker's previous block's syncs order nothing here */
     if (b->wg_reads) memset(b->wg_reads, 0, (size_t)b->ncta * (b->smem_stride / 16) * sizeof *b->wg_reads); /* per CTA */
     b->wg_reading = 0;
     if (b->vc) emu_race_reset(b);
@@ -733,7 +733,7 @@ static bool run_block(EmuBlock *b) {
     b->mbar_waits = false;
     b->nbulk = 0; /* a launch's bulk writes have landed when it ends */
     b->bulk_lo = b->bulk_hi = 0;
-    emu_async_reset(b);
+    emu_async_reset(b); /* racecheck's per-thread state too (b->rt): a worker's previous block's syncs order nothing here */
     uint32_t nwarps = b->ncta * b->cta_warps;
     uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
     b->round = 0;
@@ -846,6 +846,126 @@ static void flush_prints(EmuBlock *b) {
     str_free(&b->out);
 }
 
+/* ---- buffers kept between launches (EmuBufs, emu.h) ---- */
+/* One worker's buffers: its block state's allocation (bytes [0, dirty) may hold what earlier launches left there;
+ * the rest is calloc's zeros) and its racecheck shadow (entries [sh_lo, sh_hi) may be non-zero). */
+typedef struct EmuBufSet {
+    uint8_t *arena;
+    size_t arena_cap, dirty;
+    EmuShadow *shadow;
+    size_t shadow_cap; /* entries */
+    uint64_t sh_lo, sh_hi;
+} EmuBufSet;
+
+struct EmuBufs {
+    pthread_mutex_t lock;
+    EmuBufSet sets[EMU_BUFS_KEEP_SETS]; /* the sets kept, nsets of them, the most recently given back last */
+    unsigned nsets;
+    size_t bytes; /* their allocations' sizes together */
+};
+
+EmuBufs *emu_bufs_new(void) {
+    EmuBufs *c = calloc(1, sizeof *c);
+    if (c) pthread_mutex_init(&c->lock, NULL);
+    return c;
+}
+
+static size_t bufset_bytes(const EmuBufSet *s) { return s->arena_cap + s->shadow_cap * sizeof(EmuShadow); }
+
+void emu_bufs_free(EmuBufs *c) {
+    if (!c) return;
+    for (unsigned i = 0; i < c->nsets; i++) free(c->sets[i].arena), free(c->sets[i].shadow);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* A kept set for a worker (the one given back last: its memory is the likeliest still in cache); all zeros when
+ * none is kept. */
+static EmuBufSet bufs_take(EmuBufs *c) {
+    EmuBufSet s = {0};
+    if (!c) return s;
+    pthread_mutex_lock(&c->lock);
+    if (c->nsets) {
+        s = c->sets[--c->nsets];
+        c->bytes -= bufset_bytes(&s);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return s;
+}
+
+/* Gives a worker's set back, or frees it when no cache keeps it or the kept bytes would pass EMU_BUFS_KEEP_BYTES. */
+static void bufs_give(EmuBufs *c, EmuBufSet *s) {
+    if (!s->arena && !s->shadow) return;
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        bool keep = c->nsets < EMU_BUFS_KEEP_SETS && c->bytes + bufset_bytes(s) <= EMU_BUFS_KEEP_BYTES;
+        if (keep) c->sets[c->nsets++] = *s, c->bytes += bufset_bytes(s);
+        pthread_mutex_unlock(&c->lock);
+        if (keep) return;
+    }
+    free(s->arena);
+    free(s->shadow);
+}
+
+/* The bytes of [lo, hi) below dirty (those that may be non-zero). */
+static size_t dirty_in(size_t dirty, size_t lo, size_t hi) {
+    if (hi > dirty) hi = dirty;
+    return lo < hi ? hi - lo : 0;
+}
+
+/* Zeroes arena bytes [lo, hi) that may be non-zero. */
+static void clear_dirty(uint8_t *arena, size_t dirty, size_t lo, size_t hi) {
+    size_t n = dirty_in(dirty, lo, hi);
+    if (n) memset(arena + lo, 0, n);
+}
+
+/* The worker's block state in one allocation (b.cta is its start), parts at off[0..5] of sizes part[0..5], total
+ * bytes: a kept one when it is large enough, else a fresh calloc.  What a block can observe of a kept one starts as
+ * calloc's would: CTAs, threads, local and frame-parameter memory (and the padding after shared memory) are zeroed
+ * where an earlier launch may have written; registers are not (init_threads writes every slot an instruction
+ * names before the block runs, as it does between the blocks of a launch), nor is shared memory (run_block
+ * zeroes it for every block).  False when host memory ran out. */
+static bool take_arena(EmuBlock *b, EmuBufSet *s, const size_t off[6], const size_t part[6], size_t total) {
+    size_t smem = (size_t)b->ncta * b->smem_stride;
+    bool reuse = s->arena && s->arena_cap >= total &&
+                 dirty_in(s->dirty, 0, off[2]) + dirty_in(s->dirty, off[4], total) <= EMU_BUFS_CLEAR_MAX;
+    if (reuse) {
+        clear_dirty(s->arena, s->dirty, 0, off[2]);
+        clear_dirty(s->arena, s->dirty, off[3] + smem, off[3] + part[3]);
+        clear_dirty(s->arena, s->dirty, off[4], total);
+    } else {
+        free(s->arena);
+        s->arena = calloc(total, 1);
+        s->arena_cap = s->arena ? total : 0, s->dirty = 0;
+        if (!s->arena) return false;
+    }
+    b->shared_clean = !reuse; /* calloc's zeros: the first block need not clear them again */
+    if (total > s->dirty) s->dirty = total;
+    uint8_t *arena = s->arena;
+    b->cta = (EmuCta *)arena;
+    b->t = (EmuThread *)(arena + off[1]);
+    b->regs = (uint64_t *)(arena + off[2]);
+    b->shared = arena + off[3];
+    b->local = arena + off[4];
+    b->fparams = arena + off[5];
+    return true;
+}
+
+/* The worker's racecheck shadow, n entries: a kept one when large enough (run_block first clears what its last
+ * user touched: [sh_lo, sh_hi)), else a fresh calloc.  False when host memory ran out. */
+static bool take_shadow(EmuBlock *b, EmuBufSet *s, size_t n) {
+    if (!s->shadow || s->shadow_cap < n) {
+        free(s->shadow);
+        s->shadow = calloc(n, sizeof *s->shadow);
+        s->shadow_cap = s->shadow ? n : 0;
+        s->sh_lo = s->sh_hi = 0;
+        if (!s->shadow) return false;
+    }
+    b->shadow = s->shadow;
+    b->sh_lo = s->sh_lo, b->sh_hi = s->sh_hi;
+    return true;
+}
+
 static void *worker(void *arg) {
     EmuLaunch *L = arg;
     EmuBlock b;
@@ -867,24 +987,16 @@ static void *worker(void *arg) {
                       (size_t)b.ncta * b.smem_stride + 1, (size_t)b.nthreads * b.local_size + 1, (size_t)b.nthreads * b.fparam_size + 1};
     size_t off[6], total = 0;
     for (int k = 0; k < 6; k++) off[k] = total, total += (part[k] + 63) & ~(size_t)63;
-    uint8_t *arena = calloc(total, 1);
-    if (arena) {
-        b.cta = (EmuCta *)arena;
-        b.t = (EmuThread *)(arena + off[1]);
-        b.regs = (uint64_t *)(arena + off[2]);
-        b.shared = arena + off[3];
-        b.local = arena + off[4];
-        b.fparams = arena + off[5];
-    }
-    if (L->opt->racecheck) {
-        b.shadow = calloc((size_t)b.ncta * b.smem_stride + 1, sizeof *b.shadow);
+    EmuBufSet set = bufs_take(L->opt->bufs);
+    bool have_arena = take_arena(&b, &set, off, part, total);
+    if (L->opt->racecheck && have_arena && take_shadow(&b, &set, (size_t)b.ncta * b.smem_stride + 1)) {
         b.mbs = calloc(EMU_MB_SLOTS, sizeof *b.mbs);
         b.seen = calloc((size_t)b.nthreads * EMU_MB_SLOTS, sizeof *b.seen);
         b.warp_gen = calloc((size_t)b.ncta * b.cta_warps, sizeof *b.warp_gen);
         b.rt = calloc(b.nthreads, sizeof *b.rt);
         b.cpa = calloc((size_t)b.nthreads * EMU_CPA_MAX, sizeof *b.cpa);
     }
-    if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams ||
+    if (!have_arena ||
         (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen || !b.rt || !b.cpa || !emu_race_alloc(&b)))) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
@@ -934,7 +1046,8 @@ static void *worker(void *arg) {
     for (uint32_t i = 0; b.t && i < b.nthreads; i++) emu_wg_free(&b.t[i]);
     emu_stacks_free(&b);
     str_free(&b.out);
-    free(b.shadow);
+    if (b.shadow) set.sh_lo = b.sh_lo, set.sh_hi = b.sh_hi; /* what the next user clears first */
+    bufs_give(L->opt->bufs, &set);
     free(b.mbs);
     free(b.seen);
     free(b.warp_gen);
@@ -946,7 +1059,6 @@ static void *worker(void *arg) {
     free(b.wg_reads);
     free(b.bulk);
     free(b.bulkrd);
-    free(b.cta);
     return NULL;
 }
 

@@ -336,6 +336,7 @@ typedef struct EmuBlock {
     uint32_t *relh;       /* open-addressed index of relw by location (entry + 1; 0: empty), caprelh slots (a power of 2) */
     uint32_t caprelh, nrelh; /* nrelh: the relw entries it holds (relw was reset when nrelw differs) */
     uint64_t sh_lo, sh_hi; /* racecheck: the shadow entries [sh_lo, sh_hi) the unit may have changed since it was cleared */
+    bool shared_clean;     /* shared is all zeros (a fresh allocation): the next block need not clear it */
     Str out;              /* printf output of the block */
 } EmuBlock;
 

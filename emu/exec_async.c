@@ -170,11 +170,14 @@ void emu_async_reset(EmuBlock *b) {
     b->nbulkrd = 0;
     b->nrelw = 0;
     if (!b->mbs) return;
+    /* a thread's seen phases are written for the last unit's mbarrier slots only (below its nmbs): those are cleared */
+    if (b->nmbs > EMU_MB_SLOTS / 2) memset(b->seen, 0, (size_t)b->nthreads * EMU_MB_SLOTS * sizeof *b->seen);
+    else if (b->nmbs)
+        for (uint32_t i = 0; i < b->nthreads; i++) memset(seen_of(b, i), 0, b->nmbs * sizeof *b->seen);
     b->nmbs = 0;
     b->mb_untracked = false;
     b->nacp = 0;
     b->ev = 1; /* EmuShadow.xrev 0: not read */
-    memset(b->seen, 0, (size_t)b->nthreads * EMU_MB_SLOTS * sizeof *b->seen);
     memset(b->rt, 0, (size_t)b->nthreads * sizeof *b->rt);
 }
 

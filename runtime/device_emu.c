@@ -71,6 +71,7 @@ static DevStatus emu_open(TileDevice *dev, int ordinal) {
     e->opt.max_instructions = dev->opts.emu_max_instructions;
     e->opt.approx = dev->opts.emu_approx_bound ? EMU_APPROX_BOUND : EMU_APPROX_EXACT;
     e->opt.one_slot_per_register = rt_options()->debug_emu_1to1; /* the reference register layout (emu/slots.c) */
+    e->opt.bufs = emu_bufs_new(); /* workers' buffers kept between launches (NULL: each launch allocates its own) */
     double to = dev->opts.emu_timeout_seconds;
     e->opt.timeout_seconds = to == 0 ? EMU_DEFAULT_TIMEOUT_SECONDS : to < 0 ? 0 : to;
     pthread_mutex_init(&e->lock, NULL);
@@ -82,6 +83,7 @@ static void emu_close(TileDevice *dev) {
     EmuDev *e = dev->impl;
     if (!e) return;
     emu_mem_destroy(&e->mem);
+    emu_bufs_free(e->opt.bufs);
     pthread_mutex_destroy(&e->lock);
     free(e);
 }

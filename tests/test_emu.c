@@ -424,6 +424,44 @@ Test(report, racecheck_partial_warp_sync) {
     dev_close(d);
 }
 
+/* A device keeps its workers' block state and racecheck shadow between launches (emu/exec.c EmuBufs): what a launch
+ * left must not show in the next.  mode 1: each thread writes -1 to shared word 8 * tid.x, no barrier (no race);
+ * mode 0: each reads word 8 * (tid.x + 1) (128 threads), written by no one in this launch: 0 (shared memory starts
+ * zeroed in every block), and no race with the previous launch's writes (the shadow starts clean). */
+static const char *kept_ptx = PTX_HEAD
+    ".visible .entry kb(.param .u64 out, .param .u32 mode)\n{\n"
+    " .reg .pred %p<2>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b32 s[1024];\n"
+    " mov.u32 %r1, %tid.x;\n ld.param.u32 %r2, [mode];\n mov.u32 %r3, s;\n shl.b32 %r4, %r1, 5;\n add.u32 %r5, %r3, %r4;\n"
+    " setp.ne.u32 %p1, %r2, 0;\n @%p1 st.shared.u32 [%r5], -1;\n @%p1 bra $END;\n"
+    " add.u32 %r6, %r1, 1;\n and.b32 %r6, %r6, 127;\n shl.b32 %r6, %r6, 5;\n add.u32 %r7, %r3, %r6;\n ld.shared.u32 %r8, [%r7];\n"
+    " mov.u32 %r9, %ctaid.x;\n mad.lo.u32 %r9, %r9, 128, %r1;\n"
+    " ld.param.u64 %rd1, [out];\n mul.wide.u32 %rd2, %r9, 4;\n add.s64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r8;\n"
+    "$END:\n ret;\n}\n";
+
+Test(report, launch_sees_nothing_of_the_last) {
+    check_ptxas_arch(kept_ptx, "sm_80");
+    for (int race = 0; race < 2; race++) {
+        TileDevice *d = NULL;
+        DevOptions o = {.emu_racecheck = race, .emu_host_threads = 2};
+        cr_assert_eq(dev_open("emu", &o, &d, NULL), DEV_OK);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, kept_ptx, "kb", &m);
+        uint64_t out = poisoned(d, 4 * 128 * 4);
+        for (int round = 0; round < 3; round++) {
+            uint32_t mode = 1;
+            cr_assert_eq(dev_launch(f, 4, 1, 1, 128, 1, 1, 0, NULL, (void *[]){&out, &mode}), DEV_OK, "%s", dev_last_error(d));
+            mode = 0;
+            cr_assert_eq(dev_launch(f, 4, 1, 1, 128, 1, 1, 0, NULL, (void *[]){&out, &mode}), DEV_OK, "racecheck %d, round %d: %s",
+                         race, round, dev_last_error(d));
+            uint32_t v[4 * 128];
+            download(d, v, out, sizeof v);
+            for (uint32_t i = 0; i < 4 * 128; i++) cr_assert_eq(v[i], 0, "racecheck %d, round %d: thread %u read %#x", race, round, i, v[i]);
+        }
+        dev_module_unload(m);
+        dev_close(d);
+    }
+}
+
 /* Synchronisation through atomics: thread 32 writes data into shared memory, then sets a flag (st.release,
  * red.release, or plain st.relaxed); thread 0 spins on the flag (ld.acquire, atom.acquire, or ld.relaxed)
  * and reads the data.  A release write read by an acquire orders them; relaxed accesses do not (reported). */
