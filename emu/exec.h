@@ -201,7 +201,7 @@ typedef struct EmuLaunch {
     bool print_dropped;
 } EmuLaunch;
 
-enum { EMU_SH_STRONG = 0x8000, EMU_SH_WARP = 0x7FFF };
+enum { EMU_SH_STRONG = 0x8000, EMU_SH_WGMMA = 0x4000, EMU_SH_WARP = 0x3FFF };
 /* Racecheck shadow of one shared-memory byte (exec_race.c).  The last write, and the reads since it: the last
  * reading warp's in the r fields, those of other warps not ordered before it in the read set rset. */
 typedef struct EmuShadow {
@@ -214,7 +214,9 @@ typedef struct EmuShadow {
     uint32_t rmask;          /* reads by other warps (bit: the warp, < 32) at clock rclk, not ordered before the last warp's, */
     uint32_t rset;           /* and others (at other clocks): a vector of EmuBlock.rsets, by warp (+1; 0: none) */
     uint16_t wwarp, rwarp;   /* the warp (in its cluster: EmuBlock.nvw) of the write / of the last reads, with
-                              * EMU_SH_STRONG: the write was an atomic or a strong access / every read since it was one */
+                              * EMU_SH_STRONG: the write was an atomic or a strong access / every read since it was one;
+                              * EMU_SH_WGMMA (rwarp): the last reads are a wgmma's of the warpgroup whose first warp it
+                              * is, made at the wait that retired it (exec_race.c, emu_race_wgmma_read) */
     uint32_t xrev, xrtid;    /* the last read (a wgmma's: at the wait that retires it) in EmuBlock.ev time (0: none),
                               * its thread (UINT32_MAX: several) and PTX line, for a bulk or tensor load that */
     uint32_t xrline;         /* overwrites the byte */
@@ -636,6 +638,8 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
 /* Records the shared bytes [idx, idx + size) as read by t now, on PTX line `line` (an asynchronous read that
  * ends here: a bulk store's source at the wait that retires it), for later writes to be checked against. */
 void emu_race_read_note(EmuBlock *b, EmuThread *t, uint64_t idx, uint64_t size, uint32_t line);
+void emu_race_wgmma_wait(EmuBlock *b, uint32_t first);
+void emu_race_wgmma_read(EmuBlock *b, uint32_t first, uint64_t idx, uint64_t size, uint32_t line);
 /* Shadow entries [idx, idx + size) are about to change: run_block clears only what a unit touched. */
 static inline void emu_race_touch(EmuBlock *b, uint64_t idx, uint64_t size) {
     if (idx < b->sh_lo) b->sh_lo = idx;

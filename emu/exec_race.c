@@ -363,26 +363,69 @@ static bool race_report(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t id
                      other_write ? "write" : "read", o->tid[0], o->tid[1], o->tid[2], cta, where, line);
 }
 
-/* Records a read of shadow byte s by thread me (its warp w at clock clk, generation gen, clock vector v; strong:
- * an atomic or strong access) of PTX line `line`, for the writes after it to be checked against. */
-static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32_t clk, uint32_t gen, const uint32_t *v,
-                      bool strong, uint32_t line) {
+/* A write of byte idx (shadow s) not ordered after the wgmma read it last had (EMU_SH_WGMMA). */
+static bool wgmma_report(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, const EmuShadow *s) {
+    char what[200], name[96], line[256], where[600];
+    snprintf(what, sizeof what, "racecheck: shared-memory hazard (write after read) at __shared__ %s",
+             emu_smem_name(b, idx, name, sizeof name));
+    emu_module_line(b->L->m, s->rline, line, sizeof line);
+    const EmuThread *o = &b->t[s->rtid == UINT32_MAX ? 0 : s->rtid];
+    return emu_fault(b, t, in, what,
+                     "conflicts with the read of the wgmma.mma_async at %s (%s) by the warpgroup of thread (%u,%u,%u): its "
+                     "shared operands are read until the wgmma.wait_group that retires it, and this write is not ordered "
+                     "after that wait (a barrier or mbarrier phase a warp of that warpgroup arrived at after its wait; on a "
+                     "GPU the async proxy may still be reading)",
+                     emu_module_where(b->L->m, s->rline, where, sizeof where), line, o->tid[0], o->tid[1], o->tid[2]);
+}
+
+/* A wgmma's shared-operand reads end at the wgmma.wait_group that retires them, which its warpgroup's four warps
+ * execute together: they are recorded as reads by the warpgroup's first warp rw at the clock the four share there
+ * (emu_race_wgmma_wait), flagged EMU_SH_WGMMA.  An access of warp w (clock vector v) is ordered after them when w
+ * is one of the four (past its wait), or is ordered after the wait of one of them (v[rw + k] >= clk): a barrier or
+ * mbarrier phase that warp arrived at after its wait.  Not after a barrier it arrived at before issuing the wgmma:
+ * on a GPU the async proxy may still be reading then. */
+static bool wgmma_read_ordered(const uint32_t *v, uint16_t w, uint16_t rw, uint32_t clk) {
+    if (w >= rw && w < rw + 4) return true;
+    for (uint16_t k = 0; k < 4; k++)
+        if (v[rw + k] >= clk) return true;
+    return false;
+}
+
+/* Whether the last reads of s (by warp rw at rclk, a wgmma's with rwg) are ordered before every access ordered
+ * after a new read by warp w, clock vector v (wg: a wgmma's read of the warpgroup of w, which needs the four warps
+ * ordered after them: any one of them orders what comes after it). */
+static bool last_reads_before(const EmuBlock *b, const EmuShadow *s, uint16_t w, const uint32_t *v, bool wg) {
     uint16_t rw = s->rwarp & EMU_SH_WARP;
-    bool rstrong = s->rwarp & EMU_SH_STRONG;
+    bool rwg = s->rwarp & EMU_SH_WGMMA;
+    for (uint16_t k = 0; k < (wg ? 4 : 1); k++) {
+        const uint32_t *vk = v + (size_t)k * b->nvw; /* the warpgroup's warps are consecutive, as are their vectors */
+        if (rwg ? !wgmma_read_ordered(vk, (uint16_t)(w + k), rw, s->rclk) : vk[rw] < s->rclk) return false;
+    }
+    return true;
+}
+
+/* Records a read of shadow byte s by thread me (its warp w at clock clk, generation gen, clock vector v; strong:
+ * an atomic or strong access; wg: a wgmma's read by the warpgroup whose first warp w is, at its wait) of PTX
+ * line `line`, for the writes after it to be checked against. */
+static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32_t clk, uint32_t gen, const uint32_t *v,
+                      bool strong, bool wg, uint32_t line) {
+    uint16_t rw = s->rwarp & EMU_SH_WARP;
+    bool rstrong = s->rwarp & EMU_SH_STRONG, rwg = s->rwarp & EMU_SH_WGMMA;
     s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
     s->xrev = b->ev;
     s->xrline = line;
     s->rline = line;
-    if (s->rclk && rw == w) { /* more reads of this warp */
-        if (clk > s->rclk && v[w] >= s->rclk) {
+    if (s->rclk && rw == w && wg == rwg) { /* more reads of this warp (more wgmma reads of its warpgroup) */
+        bool stands = clk > s->rclk && v[w] >= s->rclk;
+        if (stands) {
             /* the warp passed a barrier since its earlier reads: they are ordered before this one and
              * everything after it, so this read stands for them (kept as "several lanes" at the later
              * clock, a lane's write after it would be taken as unordered with another lane's read from
              * before the barrier: an in-place scan, a bitonic sort) */
-            s->rwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0));
+            s->rwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0) | (wg ? EMU_SH_WGMMA : 0));
             s->rtid = me;
         }
-        if (rstrong && !strong) s->rwarp = w;
+        if (rstrong && !strong) s->rwarp = (uint16_t)(w | (wg ? EMU_SH_WGMMA : 0));
         if (s->rtid != me) s->rtid = UINT32_MAX;
         if (clk > s->rclk) {
             if (s->rmask) rmask_flush(b, s);
@@ -395,7 +438,9 @@ static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32
     if (s->rclk) {
         all_strong = strong && rstrong;
         if (clk != s->rclk && s->rmask) rmask_flush(b, s);
-        if (v[rw] < s->rclk) { /* the last warp's reads are not ordered before this one: keep them */
+        /* the last reads are not ordered before this one: kept (a wgmma's as its first warp's: a write of the other
+         * three warps must then be ordered after that warp's wait too) */
+        if (!last_reads_before(b, s, w, v, wg)) {
             if (clk == s->rclk && rw < 32) { /* warps in step (the common case): a bit */
                 s->rmask |= 1u << rw;
             } else {
@@ -406,7 +451,7 @@ static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32
         }
     }
     s->rclk = clk;
-    s->rwarp = (uint16_t)(w | (all_strong ? EMU_SH_STRONG : 0));
+    s->rwarp = (uint16_t)(w | (all_strong ? EMU_SH_STRONG : 0) | (wg ? EMU_SH_WGMMA : 0));
     s->rtid = me;
     s->rgen = gen;
 }
@@ -445,9 +490,11 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
         if (unordered && !same)
             return race_report(b, t, in, addr + i, write ? "write after write" : "read after write", s->wtid, s->wline, true, -1);
         if (write) {
-            if (s->rclk && !(strong && rstrong)) {
-                if (s->rtid != me && v[rw] < s->rclk &&
-                    !(rw == w && (s->rtid == UINT32_MAX ? b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))))
+            if (s->rclk && !(strong && rstrong)) { /* (a wgmma's reads are not strong) */
+                if (s->rwarp & EMU_SH_WGMMA) {
+                    if (!wgmma_read_ordered(v, w, rw, s->rclk)) return wgmma_report(b, t, in, addr + i, s);
+                } else if (s->rtid != me && v[rw] < s->rclk &&
+                           !(rw == w && (s->rtid == UINT32_MAX ? b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))))
                     return race_report(b, t, in, addr + i, "write after read", s->rtid, s->rline, false, -1);
                 /* other warps' reads (this warp's lanes there are not followed) */
                 for (uint32_t m = s->rmask & (w < 32 ? ~(1u << w) : ~0u); m; m &= m - 1)
@@ -470,7 +517,7 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
             s->wfence = b->rt[me].pfence;
             s->wgen = gen;
         } else {
-            note_read(b, s, me, w, clk, gen, v, strong, in->line);
+            note_read(b, s, me, w, clk, gen, v, strong, false, in->line);
         }
         if (s->rset) pre_ok = false; /* a read set of its own (each byte has one) */
     }
@@ -482,5 +529,26 @@ void emu_race_read_note(EmuBlock *b, EmuThread *t, uint64_t idx, uint64_t size, 
     const uint32_t *v = b->vc + (size_t)uw * b->nvw;
     emu_race_touch(b, idx, size);
     for (uint64_t i = 0; i < size; i++)
-        note_read(b, &b->shadow[idx + i], t->linear, (uint16_t)(uw % b->nvw), clk, gen, v, false, line);
+        note_read(b, &b->shadow[idx + i], t->linear, (uint16_t)(uw % b->nvw), clk, gen, v, false, false, line);
+}
+
+/* The wgmma.wait_group of the warpgroup whose first thread is `first`: its threads' clocks are made equal (the
+ * highest), so that the wgmma reads it retires (emu_race_wgmma_read, at that clock + 1) are ordered before an
+ * access ordered after any of its warps' releases from now on, and after none of their releases before. */
+void emu_race_wgmma_wait(EmuBlock *b, uint32_t first) {
+    const EmuThread *t = &b->t[first];
+    uint32_t end = (t->cta + 1) * b->cta_threads, hi = first + 128 < end ? first + 128 : end, m = 0;
+    for (uint32_t i = first; i < hi; i++)
+        if (b->rt[i].clock > m) m = b->rt[i].clock;
+    for (uint32_t i = first; i < hi; i++) b->rt[i].clock = m;
+}
+
+/* The shared bytes [idx, idx + size) read by a wgmma of the warpgroup whose first thread is `first` (PTX line
+ * `line`), retired by the wait it executes now (after emu_race_wgmma_wait). */
+void emu_race_wgmma_read(EmuBlock *b, uint32_t first, uint64_t idx, uint64_t size, uint32_t line) {
+    const EmuThread *t = &b->t[first];
+    uint32_t uw = unit_warp(b, t), gen = b->warp_gen[uw], clk = clock_of(b, t);
+    const uint32_t *v = b->vc + (size_t)uw * b->nvw;
+    emu_race_touch(b, idx, size);
+    for (uint64_t i = 0; i < size; i++) note_read(b, &b->shadow[idx + i], first, (uint16_t)(uw % b->nvw), clk, gen, v, false, true, line);
 }

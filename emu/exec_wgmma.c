@@ -383,24 +383,20 @@ static void read_note(EmuBlock *b, EmuWgState *w, uint32_t chunk, uint32_t line)
 }
 
 /* The wait that leaves groups >= limit in flight: their reads stay, the others end (racecheck: as reads by
- * the warpgroup's first thread, `reader`, now, which a bulk or tensor load refilling them must be ordered after). */
+ * the warpgroup's first thread, `reader`, now, which a generic write, or a bulk or tensor load refilling them,
+ * must be ordered after: emu_race_wgmma_read). */
 static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t reader) {
     uint32_t j = 0;
+    bool waited = false;
     for (uint32_t i = 0; i < w->nrd; i++) {
         if (w->rd[i].group < limit) {
             b->wg_reads[w->rd[i].chunk]--;
             b->wg_reading--;
             uint32_t per = chunks_per_cta(b), c = w->rd[i].chunk, off = c % per * 16;
-            if (!b->shadow || !b->mbs || off >= b->shared_size) continue;
+            if (!b->shadow || off >= b->shared_size) continue;
+            if (!waited) emu_race_wgmma_wait(b, reader), waited = true;
             uint32_t n = b->shared_size - off < 16 ? b->shared_size - off : 16;
-            size_t at = (size_t)(c / per) * b->smem_stride + off;
-            emu_race_touch(b, at, n);
-            for (uint32_t k = 0; k < n; k++) {
-                EmuShadow *s = &b->shadow[at + k];
-                s->xrtid = s->xrev && s->xrtid != reader ? UINT32_MAX : reader;
-                s->xrev = b->ev;
-                s->xrline = w->rd[i].line;
-            }
+            emu_race_wgmma_read(b, reader, (size_t)(c / per) * b->smem_stride + off, n, w->rd[i].line);
         } else {
             w->rd[j++] = w->rd[i];
         }
