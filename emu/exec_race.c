@@ -35,6 +35,10 @@
  *      after a write or a read, or a read after a write, not ordered so is a hazard and stops the launch;
  *      atomics and strong accesses never conflict with each other, and a store of the bytes already there
  *      is no hazard after a write.
+ *   5. A wgmma's shared-operand reads are noted at the wgmma.wait_group that retires them, as reads by its
+ *      warpgroup's first warp flagged EMU_SH_WGMMA, at a clock the warpgroup's threads share from the wait: a
+ *      write is ordered after them when it comes from the warpgroup, or is ordered after the wait of any of its
+ *      warps (wgmma_read_ordered).
  * The async proxy's rules (copies' phases observed, fence.proxy.async) are exec_async.c's; they read the
  * write records kept here. */
 #include "emu/exec.h"
