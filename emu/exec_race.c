@@ -38,7 +38,7 @@
  *   5. A wgmma's shared-operand reads are noted at the wgmma.wait_group that retires them, as reads by its
  *      warpgroup's first warp flagged EMU_SH_WGMMA, at a clock the warpgroup's threads share from the wait: a
  *      write is ordered after them when it comes from the warpgroup, or is ordered after the wait of any of its
- *      warps (wgmma_read_ordered).
+ *      warps (wgmma_read_ordered); kept in a read set beside other reads, flagged there too (rs_put).
  * The async proxy's rules (copies' phases observed, fence.proxy.async) are exec_async.c's; they read the
  * write records kept here. */
 #include "emu/exec.h"
@@ -246,13 +246,28 @@ static uint32_t rset_new(EmuBlock *b) {
     return r;
 }
 
+/* Entry x of a read set takes a read by warp x at clock clk (wg: a wgmma's, of the warpgroup whose first warp x
+ * is: flagged RS_WGMMA, ordered before a write as EMU_SH_WGMMA's reads are, wgmma_read_ordered).  It keeps the
+ * later clock, flagged only while every read it stands for is a wgmma's: a generic read of warp x and a wgmma's
+ * of its warpgroup together are ordered before a write that is ordered after warp x at the later clock (no race
+ * missed; a write ordered only after another warp of the warpgroup is reported). */
+enum { RS_WGMMA = 0x80000000u };
+static void rs_put(uint32_t *rs, uint32_t x, uint32_t clk, bool wg) {
+    uint32_t old = rs[x], oc = old & ~RS_WGMMA;
+    if (!old) {
+        rs[x] = clk | (wg ? RS_WGMMA : 0);
+        return;
+    }
+    rs[x] = (clk > oc ? clk : oc) | (wg && (old & RS_WGMMA) ? RS_WGMMA : 0);
+}
+
 /* The warps of the read mask move to the read set (rclk is about to change). */
 static void rmask_flush(EmuBlock *b, EmuShadow *s) {
     if (!s->rset) s->rset = rset_new(b);
     uint32_t *rs = rset_of(b, s->rset);
     for (uint32_t m = s->rmask; m; m &= m - 1) {
         uint32_t y = (uint32_t)__builtin_ctz(m);
-        if (s->rclk > rs[y]) rs[y] = s->rclk;
+        rs_put(rs, y, s->rclk, false); /* (a wgmma's reads never go to the mask) */
     }
     s->rmask = 0;
 }
@@ -442,15 +457,14 @@ static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32
     if (s->rclk) {
         all_strong = strong && rstrong;
         if (clk != s->rclk && s->rmask) rmask_flush(b, s);
-        /* the last reads are not ordered before this one: kept (a wgmma's as its first warp's: a write of the other
-         * three warps must then be ordered after that warp's wait too) */
+        /* the last reads are not ordered before this one: kept (a wgmma's flagged in the read set, rs_put) */
         if (!last_reads_before(b, s, w, v, wg)) {
-            if (clk == s->rclk && rw < 32) { /* warps in step (the common case): a bit */
+            if (clk == s->rclk && rw < 32 && !rwg) { /* warps in step (the common case): a bit */
                 s->rmask |= 1u << rw;
             } else {
                 if (!s->rset) s->rset = rset_new(b);
                 uint32_t *rs = rset_of(b, s->rset);
-                if (s->rclk > rs[rw]) rs[rw] = s->rclk;
+                rs_put(rs, rw, s->rclk, rwg);
             }
         }
     }
@@ -506,7 +520,8 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
                         return race_report(b, t, in, addr + i, "write after read", 0, s->rline, false, __builtin_ctz(m));
                 const uint32_t *rs = s->rset ? rset_of(b, s->rset) : NULL;
                 for (uint32_t x = 0; rs && x < b->nvw; x++)
-                    if (x != w && v[x] < rs[x]) return race_report(b, t, in, addr + i, "write after read", 0, s->rline, false, (int)x);
+                    if (rs[x] & RS_WGMMA ? !wgmma_read_ordered(v, w, (uint16_t)x, rs[x] & ~RS_WGMMA) : x != w && v[x] < rs[x])
+                        return race_report(b, t, in, addr + i, "write after read", 0, s->rline, false, (int)x);
                 /* every read is ordered before this write: later accesses are checked against the write alone */
                 rset_drop(b, s);
                 s->rclk = 0;

@@ -594,8 +594,9 @@ Test(racecheck, wgmma_warpgroups_ping_pong) {
  * fences and passes bar 1 with both; each consumer runs a wgmma, waits, and one thread of it arrives on the
  * "empty" mbarrier (2 arrivals); warpgroup 2 waits for its phase and writes B again.  Mode 0: the arriving
  * threads are the warpgroups' first (0, 128); 1: thread 64 of warpgroup 0 arrives before its wgmma instead of
- * thread 0 after its wait (reported); 2: threads 0 and 192 (warp 2 of warpgroup 1, the read kept with the flag).
- * Each consumer stores D[0] = 16 * 2.0. */
+ * thread 0 after its wait (reported); 2: threads 0 and 192 (warp 2 of warpgroup 1); 3: threads 64 and 128 (warp
+ * 2 of warpgroup 0, whose read is the one kept in the read set when warpgroup 1's comes).  Each consumer stores
+ * D[0] = 16 * 2.0. */
 static const char *wgmma_coop_ptx = PTX_HEAD
     ".visible .entry wco(.param .u64 out, .param .u32 mode)\n"
     "{\n"
@@ -633,6 +634,9 @@ static const char *wgmma_coop_ptx = PTX_HEAD
     "  wgmma.wait_group.sync.aligned 0;\n"
     "  setp.eq.u32 %p5, %r1, 2;\n"
     "  selp.u32 %r9, 192, 128, %p5;\n"
+    "  setp.eq.u32 %p6, %r1, 3;\n"
+    "  selp.u32 %r10, 64, 0, %p6;\n"
+    "  setp.eq.u32 %p2, %r2, %r10;\n"
     "  setp.eq.u32 %p6, %r2, %r9;\n"
     "  setp.ne.u32 %p7, %r1, 1;\n"
     "  and.pred %p2, %p2, %p7;\n"
@@ -660,10 +664,10 @@ Test(racecheck, wgmma_two_consumers_release_a_stage) {
     TileDevice *d = open_emu(true);
     TileDevModule *m;
     TileDevFunction *f = load(d, wgmma_coop_ptx, "wco", &m);
-    for (uint32_t mode = 0; mode < 3; mode++) {
+    for (uint32_t mode = 0; mode < 4; mode++) {
         uint64_t out = poisoned(d, 256 * 4);
         void *args[] = {&out, &mode};
-        if (mode == 1) { /* warpgroup 0's read, kept as its first warp's beside warpgroup 1's (docs/emulator.md) */
+        if (mode == 1) { /* warpgroup 0's read, kept in the read set beside warpgroup 1's */
             expect_launch_error(d, f, 384, args, "racecheck: shared-memory hazard (write after read) at __shared__ address 0x800",
                                 "by thread (256,0,0)", "conflicts with a read by the warp of thread (0,0,0)",
                                 "at PTX line 38: wgmma.mma_async", NULL);
