@@ -1,6 +1,7 @@
 /* test_emu_instr.c - hand-written PTX, one instruction per case: each runs over special and random
  * operands (garbage in the upper halves of 32-bit operands) and is checked against an independent C
- * reference, exact bits or an error bound for .approx. */
+ * reference, exact bits or an error bound for .approx.  At the end: named barriers between warps with
+ * roles, bar.red, votes, a 3-D block's special registers, module variables' initializers and local memory. */
 #include "test_emu_util.h"
 #include "support/hostfloat.h"
 
@@ -500,3 +501,209 @@ Test(ptx, instructions) {
     dev_close(d);
 }
 
+/* ---- barriers, votes, special registers and module variables (whole kernels, not one instruction) ---- */
+#define PTX_HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"
+
+/* Named barriers between warps with different roles, as warp-specialized kernels use them: warp 0
+ * fills a shared buffer, warp 1 reads it; bar.arrive signals without waiting ("full" at barrier 1,
+ * "empty" at barrier 2, which the consumer arrives at once before its loop: the buffer starts empty). */
+static const char *named_bar_ptx = PTX_HEAD
+    ".visible .entry pc(.param .u64 out, .param .u32 n, .param .u32 prearrive)\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b8 buf[128];\n"
+    " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [n];\n ld.param.u32 %r9, [prearrive];\n"
+    " mov.u32 %r2, %tid.x;\n and.b32 %r3, %r2, 31;\n shl.b32 %r4, %r3, 2;\n mov.u32 %r5, buf;\n add.u32 %r5, %r5, %r4;\n"
+    " mov.u32 %r6, 0;\n setp.ge.u32 %p1, %r2, 32;\n @%p1 bra $CONS;\n"
+    "$PROD:\n setp.ge.u32 %p2, %r6, %r1;\n @%p2 bra $END;\n bar.sync 2, 64;\n"
+    " mad.lo.u32 %r7, %r6, 1000, %r3;\n st.shared.u32 [%r5], %r7;\n barrier.cta.arrive.aligned 1, 64;\n"
+    " add.u32 %r6, %r6, 1;\n bra $PROD;\n"
+    "$CONS:\n setp.ne.u32 %p3, %r9, 0;\n @%p3 bar.arrive 2, 64;\n"
+    "$CLOOP:\n setp.ge.u32 %p2, %r6, %r1;\n @%p2 bra $END;\n barrier.sync 1, 64;\n ld.shared.u32 %r7, [%r5];\n"
+    " bar.arrive 2, 64;\n mul.lo.u32 %r7, %r7, 3;\n mad.lo.u32 %r8, %r6, 32, %r3;\n mul.wide.u32 %rd2, %r8, 4;\n"
+    " add.s64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r7;\n add.u32 %r6, %r6, 1;\n bra $CLOOP;\n"
+    "$END:\n ret;\n}\n";
+
+Test(ptx, named_barrier_arrive) {
+    TileDevice *d = open_emu(true); /* racecheck: the barriers order the buffer's writes and reads */
+    TileDevModule *m;
+    TileDevFunction *f = load(d, named_bar_ptx, "pc", &m);
+    enum { N = 7 };
+    uint32_t host[N * 32];
+    for (int i = 0; i < N * 32; i++) host[i] = 0xdeadbeef;
+    uint64_t out = upload(d, host, sizeof host);
+    uint32_t n = N, pre = 1;
+    void *params[] = {&out, &n, &pre};
+    for (int blocks = 1; blocks <= 2; blocks++) { /* a second block starts with fresh barriers */
+        cr_assert_eq(dev_launch(f, blocks, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        download(d, host, out, sizeof host);
+        for (uint32_t i = 0; i < N; i++)
+            for (uint32_t l = 0; l < 32; l++) cr_assert_eq(host[i * 32 + l], (i * 1000 + l) * 3, "round %u lane %u", i, l);
+    }
+    /* without the consumer's first arrival the producer waits for an empty buffer forever */
+    pre = 0;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "deadlock") && strstr(dev_last_error(d), "bar.sync 2, 64"), "%s", dev_last_error(d));
+    dev_free(d, out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Arrivals for one count and a wait for another at the same barrier: reported, with both counts. */
+Test(ptx, named_barrier_count_mismatch) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<4>;\n"
+        " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n @%p1 bra $W;\n bar.arrive 3, 96;\n ret;\n"
+        "$W:\n bar.sync 3, 64;\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "thread counts disagree") && strstr(dev_last_error(d), "for 64 threads") &&
+                  strstr(dev_last_error(d), "were for 96"),
+              "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* bar.red: popc, and, or (with a negated source) over the whole block, and popc over a counted
+ * barrier that two of the three warps take; every participant gets the result. */
+Test(ptx, bar_red) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry red(.param .u64 out)\n{\n .reg .pred %p<8>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n rem.u32 %r2, %r1, 3;\n setp.eq.u32 %p1, %r2, 0;\n"
+        " mul.wide.u32 %rd2, %r1, 24;\n add.s64 %rd1, %rd1, %rd2;\n"
+        " bar.red.popc.u32 %r3, 0, %p1;\n st.global.u32 [%rd1], %r3;\n"
+        " setp.lt.u32 %p2, %r1, 96;\n barrier.cta.red.and.aligned.pred %p3, 0, %p2;\n selp.u32 %r4, 1, 0, %p3;\n"
+        " st.global.u32 [%rd1+4], %r4;\n"
+        " bar.red.and.pred %p3, 0, !%p1;\n selp.u32 %r4, 1, 0, %p3;\n st.global.u32 [%rd1+8], %r4;\n"
+        " setp.eq.u32 %p4, %r1, 95;\n bar.red.or.pred %p5, 0, %p4;\n selp.u32 %r4, 1, 0, %p5;\n st.global.u32 [%rd1+12], %r4;\n"
+        " bar.red.or.pred %p5, 0, !%p2;\n selp.u32 %r4, 1, 0, %p5;\n st.global.u32 [%rd1+16], %r4;\n"
+        " setp.ge.u32 %p6, %r1, 64;\n @%p6 bra $END;\n bar.red.popc.u32 %r5, 1, 64, %p1;\n st.global.u32 [%rd1+20], %r5;\n"
+        "$END:\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "red", &m);
+    uint32_t host[96 * 6];
+    for (int i = 0; i < 96 * 6; i++) host[i] = 0xdeadbeef;
+    uint64_t out = upload(d, host, sizeof host);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    download(d, host, out, sizeof host);
+    for (uint32_t t = 0; t < 96; t++) {
+        const uint32_t *o = host + t * 6;
+        cr_assert_eq(o[0], 32u, "thread %u: popc", t);
+        cr_assert_eq(o[1], 1u, "thread %u: and of all true", t);
+        cr_assert_eq(o[2], 0u, "thread %u: and of !p", t);
+        cr_assert_eq(o[3], 1u, "thread %u: or of one true", t);
+        cr_assert_eq(o[4], 0u, "thread %u: or of all false", t);
+        cr_assert_eq(o[5], t < 64 ? 22u : 0xdeadbeefu, "thread %u: popc over 64 threads", t);
+    }
+    dev_free(d, out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Each thread's own special registers in a 3-D block of 5 x 3 x 3 (45 threads: a second warp of 13) over
+ * a 2 x 2 grid, read back per thread: %tid (x fastest), %laneid, %warpid, the lane masks, %ctaid, and the
+ * block-wide %ntid and %nwarpid, against the thread's place computed here. */
+Test(ptx, thread_special_registers_of_a_3d_block) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry s(.param .u64 out)\n{\n .reg .b32 %r<20>;\n .reg .b64 %rd<4>;\n"
+        " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %tid.y;\n mov.u32 %r3, %tid.z;\n"
+        " mov.u32 %r4, %ntid.x;\n mov.u32 %r5, %ntid.y;\n"
+        " mad.lo.u32 %r6, %r3, %r5, %r2;\n mad.lo.u32 %r6, %r6, %r4, %r1;\n" /* linear thread id in the block */
+        " mov.u32 %r7, %ctaid.x;\n mov.u32 %r8, %ctaid.y;\n mov.u32 %r9, %nctaid.x;\n"
+        " mad.lo.u32 %r10, %r8, %r9, %r7;\n mad.lo.u32 %r10, %r10, 45, %r6;\n" /* global slot */
+        " mul.wide.u32 %rd1, %r10, 48;\n ld.param.u64 %rd2, [out];\n add.s64 %rd3, %rd2, %rd1;\n"
+        " st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r7};\n"
+        " mov.u32 %r11, %laneid;\n mov.u32 %r12, %warpid;\n mov.u32 %r13, %lanemask_lt;\n mov.u32 %r14, %lanemask_ge;\n"
+        " st.global.v4.u32 [%rd3+16], {%r11, %r12, %r13, %r14};\n"
+        " mov.u32 %r15, %ntid.z;\n mov.u32 %r16, %nwarpid;\n mov.u32 %r17, %lanemask_eq;\n"
+        " st.global.v4.u32 [%rd3+32], {%r8, %r15, %r16, %r17};\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "s", &m);
+    enum { T = 45, B = 4 };
+    uint64_t out = poisoned(d, B * T * 48);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 2, 2, 1, 5, 3, 3, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t o[B * T][12];
+    download(d, o, out, sizeof o);
+    for (uint32_t blk = 0; blk < B; blk++)
+        for (uint32_t i = 0; i < T; i++) {
+            const uint32_t *v = o[blk * T + i];
+            uint32_t lane = i % 32;
+            uint32_t want[12] = {i % 5, i / 5 % 3, i / 15, blk % 2, lane, i / 32, (1u << lane) - 1, ~((1u << lane) - 1),
+                                 blk / 2, 3, 2, 1u << lane};
+            for (int k = 0; k < 12; k++)
+                cr_assert_eq(v[k], want[k], "block %u thread %u, value %d: %u, want %u", blk, i, k, v[k], want[k]);
+        }
+    dev_free(d, out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+Test(ptx, vote_and_warp_sync) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry v(.param .u64 out)\n{\n .reg .pred %p<4>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<4>;\n"
+        " mov.u32 %r1, %laneid;\n and.b32 %r2, %r1, 1;\n setp.ne.u32 %p1, %r2, 0;\n"
+        " vote.sync.ballot.b32 %r3, %p1, 0xffffffff;\n"
+        " vote.sync.any.pred %p2, %p1, 0xffffffff;\n selp.u32 %r4, 1, 0, %p2;\n"
+        " @!%p1 vote.sync.all.pred %p3, !%p1, 0x55555555;\n"
+        " @!%p1 selp.u32 %r5, 1, 0, %p3;\n @%p1 mov.u32 %r5, 7;\n"
+        " bar.warp.sync 0xffffffff;\n"
+        " activemask.b32 %r6;\n"
+        " mov.u32 %r7, %tid.x;\n mul.wide.u32 %rd1, %r7, 16;\n ld.param.u64 %rd2, [out];\n add.s64 %rd3, %rd2, %rd1;\n"
+        " st.global.v4.u32 [%rd3], {%r3, %r4, %r5, %r6};\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "v", &m);
+    uint64_t out = poisoned(d, 64 * 16);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 48, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t o[48][4];
+    download(d, o, out, sizeof o);
+    for (int i = 0; i < 48; i++) {
+        uint32_t full = i < 32 ? 0xFFFFFFFFu : 0xFFFFu; /* the second warp has 16 lanes */
+        cr_assert_eq(o[i][0], 0xAAAAAAAAu & full, "ballot %d: %x", i, o[i][0]);
+        cr_assert_eq(o[i][1], 1u);
+        cr_assert_eq(o[i][2], i % 2 ? 7u : 1u, "all %d", i);
+        cr_assert_eq(o[i][3], full, "activemask %d", i);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+Test(ptx, globals_initializers_and_local) {
+    static const char *ptx = PTX_HEAD
+        ".global .align 4 .u32 table[4] = {10, 20, 30, 40};\n"
+        ".const .align 4 .f32 scale = 0f40000000;\n"
+        ".global .align 4 .u32 counter = 5;\n"
+        ".visible .entry g(.param .u64 out)\n{\n .reg .b32 %r<10>;\n .reg .b64 %rd<8>;\n"
+        " .local .align 4 .b8 depot[16];\n"
+        " mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd1, %r1, 4;\n mov.u64 %rd2, table;\n add.s64 %rd3, %rd2, %rd1;\n"
+        " ld.global.u32 %r2, [%rd3];\n ld.const.f32 %r3, [scale];\n cvt.rn.f32.u32 %r4, %r2;\n mul.rn.f32 %r5, %r4, %r3;\n"
+        " mov.u64 %rd4, depot;\n cvta.local.u64 %rd5, %rd4;\n st.u32 [%rd5+8], %r5;\n ld.local.u32 %r6, [depot+8];\n"
+        " ld.param.u64 %rd6, [out];\n add.s64 %rd7, %rd6, %rd1;\n st.global.u32 [%rd7], %r6;\n"
+        " atom.global.add.u32 %r7, [counter], 1;\n st.global.u32 [%rd7+16], %r7;\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "g", &m);
+    uint64_t out = poisoned(d, 32);
+    void *params[] = {&out};
+    for (uint32_t launch = 0; launch < 2; launch++) {
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 4, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        float o[4];
+        uint32_t old[4], seen = 0;
+        download(d, o, out, sizeof o);
+        download(d, old, out + 16, sizeof old);
+        for (int i = 0; i < 4; i++) cr_assert_eq(o[i], 20.0f * (i + 1));
+        /* the module's counter keeps its value across launches: 5..8, then 9..12 */
+        for (int i = 0; i < 4; i++) {
+            cr_assert(old[i] >= 5 + 4 * launch && old[i] < 9 + 4 * launch, "old %u", old[i]);
+            seen |= 1u << (old[i] - 5 - 4 * launch);
+        }
+        cr_assert_eq(seen, 0xFu);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
