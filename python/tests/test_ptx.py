@@ -14,6 +14,26 @@ import tile
 
 rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
 
+# spins until *flag is non-zero (the Ctrl-C tests)
+SPIN = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry spin(.param .u64 flag)
+.maxntid 32, 1, 1
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [flag];
+$L:
+    ld.volatile.global.u32 %r1, [%rd1];
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra $L;
+    ret;
+}
+"""
+
 # y[i] = alpha * x[i] + y[i] for i < n; 128 threads a block (Triton's header style)
 AXPY = """
 .version 8.0
@@ -421,24 +441,7 @@ class Ptx(unittest.TestCase):
         import time
         if not tile.device(self.dev).is_emulator:
             self.skipTest("a GPU kernel runs to its end")
-        spin = """
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry spin(.param .u64 flag)
-.maxntid 32, 1, 1
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<2>;
-    ld.param.u64 %rd1, [flag];
-$L:
-    ld.volatile.global.u32 %r1, [%rd1];
-    setp.eq.u32 %p1, %r1, 0;
-    @%p1 bra $L;
-    ret;
-}
-"""
+        spin = SPIN
         k = tile.load_ptx(spin, device=self.dev).spin
         flag = np.zeros(1, np.uint32)
         timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -460,24 +463,7 @@ $L:
         import time
         if not tile.device(self.dev).is_emulator:
             self.skipTest("a GPU kernel runs to its end")
-        spin = """
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry spin(.param .u64 flag)
-.maxntid 32, 1, 1
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<2>;
-    ld.param.u64 %rd1, [flag];
-$L:
-    ld.volatile.global.u32 %r1, [%rd1];
-    setp.eq.u32 %p1, %r1, 0;
-    @%p1 bra $L;
-    ret;
-}
-"""
+        spin = SPIN
         k = tile.load_ptx(spin, device=self.dev).spin
 
         class Stop(Exception):
