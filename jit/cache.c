@@ -12,7 +12,8 @@
  *      30).  An entry is: magic, checksum (XXH3-128 of the rest), format
  *      version, identity, parts, payload length, payload (source name, arch,
  *      defines, specializations, TIR, PTX, cubin, ptxas log, diagnostics,
- *      kernel metadata).  A hit sets the entry's modification time to now
+ *      kernel metadata).  The header is read first and must agree with the
+ *      file's size before the rest is read (entry_read).  A hit sets the entry's modification time to now
  *      (utimensat): the mtime is the entry's last use.  A wrong magic, length or
  *      checksum is a corrupt entry, and parts other than the requested key's
  *      an entry of another key (copied there): both are logged under
@@ -543,6 +544,40 @@ char *jit_cache_read_max(int dfd, const char *name, size_t max, size_t *n) {
 
 char *jit_cache_read(int dfd, const char *name, size_t *n) { return jit_cache_read_max(dfd, name, SIZE_MAX - 1, n); }
 
+/* An entry file in dfd, whole, once its header agrees with its size: the magic,
+ * the format and the payload length are read first (HDR_SIZE bytes), so a file
+ * that is no entry of this format (a sparse or garbage file of gigabytes, an
+ * entry grown by appends or cut short) is refused before its body is read or
+ * memory taken for it.  NULL with errno (ENOENT: none), or with *why set when
+ * the file is there but no entry (entry_valid checks the rest once read). */
+static char *entry_read(int dfd, const char *name, size_t *n, const char **why) {
+    *why = NULL;
+    int fd = open_regular(dfd, name);
+    if (fd < 0) return NULL;
+    char hdr[HDR_SIZE];
+    struct stat sb;
+    ssize_t got = 0;
+    int err = 0;
+    if (fstat(fd, &sb) != 0) err = errno;
+    else
+        do got = pread(fd, hdr, sizeof hdr, 0);
+        while (got < 0 && errno == EINTR);
+    if (!err && got < 0) err = errno;
+    close(fd);
+    if (err) return (errno = err), NULL;
+    uint32_t fmt = 0;
+    uint64_t plen = 0;
+    if (got == (ssize_t)sizeof hdr) memcpy(&fmt, hdr + HDR_FIXED, 4), memcpy(&plen, hdr + HDR_SIZE - 8, 8);
+    if (got != (ssize_t)sizeof hdr || memcmp(hdr, CACHE_MAGIC, 8)) *why = "bad magic or truncated header";
+    else if (fmt != CACHE_FORMAT) *why = "unknown format version";
+    else if (plen != (uint64_t)sb.st_size - HDR_SIZE) *why = "truncated (payload length does not match)";
+    if (*why) return (errno = EINVAL), NULL;
+    /* read at most what the header promised: a file that grew since (or was replaced) fails with EFBIG */
+    char *data = jit_cache_read_max(dfd, name, HDR_SIZE + (size_t)plen, n);
+    if (!data && errno == EFBIG) *why = "truncated (payload length does not match)";
+    return data;
+}
+
 /* Write all of data with SIGXFSZ blocked: past RLIMIT_FSIZE the write then
  * fails with EFBIG instead of killing the process, and the SIGXFSZ the
  * kernel queued for this thread is taken back before unblocking. */
@@ -786,16 +821,16 @@ static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled 
         return false;
     }
     size_t n;
-    char *data = jit_cache_read(kk, name, &n);
-    if (!data) {
+    const char *why = NULL;
+    char *data = entry_read(kk, name, &n, &why);
+    if (!data && !why) {
         if (errno != ENOENT && rt_options()->debug_cache) rt_debug("cache", "cannot read %s/v1/%s/%s: %s", dir, kkname, name, err_text(errno));
         close(kk);
         return false;
     }
     Reader r;
-    const char *why = NULL;
     EntryMeta meta = {0};
-    bool ok = entry_valid(data, n, &r, &why);
+    bool ok = data && entry_valid(data, n, &r, &why);
     if (ok && memcmp(data + HDR_FIXED + 20, k->parts, sizeof k->parts))
         ok = false, why = "it was written for another key (copied or planted there)";
     if (ok && !deserialize(&r, out, &meta, arch)) ok = false, why = "malformed payload";
@@ -1038,9 +1073,9 @@ static bool list_entry(void *user, int kkfd, const char *name, const char *key, 
     ListCtx *lc = user;
     if (key[2] == '.') return true;
     size_t n;
-    char *data = jit_cache_read(kkfd, name, &n);
-    Reader r;
     const char *why;
+    char *data = entry_read(kkfd, name, &n, &why);
+    Reader r;
     tile_compiled c;
     EntryMeta meta = {0};
     tile_cache_entry_info info = {.size = sizeof info, .key = key, .bytes = (uint64_t)sb->st_size, .last_use = (int64_t)sb->st_mtime};

@@ -3,7 +3,8 @@
  * folder is followed to delete, write or count; a folder owned by another
  * user, writable by others or itself a symlink is not used; the default
  * folder without HOME and XDG_CACHE_HOME is private; an entry copied to
- * another key's path is a miss; tune.db records outside the kernel's @config
+ * another key's path is a miss, and so is a file there whose header does not
+ * agree with its size (not read past the header); tune.db records outside the kernel's @config
  * space are ignored (and tile_gemm stays correct); a read-only folder, one
  * where a folder is a file, no permission and the file-size limit each
  * leave the compile successful with one warning.
@@ -527,6 +528,57 @@ Test(cache_safety, entry_of_another_key_is_a_miss, .init = setup, .fini = teardo
     cr_assert(strstr(out, "written for another key"), "%s", out);
     cr_assert(strstr(out, "cache: miss"), "%s", out);
     cr_assert(strstr(out, "its entry was unusable and is removed") && !strstr(out, "source"), "the source did not change: %s", out);
+}
+
+/* An entry is read only once its header agrees with the file's size: a
+ * sparse 64 GiB file at an entry's path (what a damaged disk or a runaway
+ * writer leaves is no entry) is a corrupt entry, found from its first bytes,
+ * removed and rebuilt; an entry cut short or grown by appends likewise.
+ * Before: the whole file was read into memory first (a 1 GiB file took 22 s
+ * and 1.1 GB; at 64 GiB the allocation failed and the entry was only
+ * "cannot read" and left in place). */
+static void replace_entry(const char *path, const char *how) {
+    if (!strcmp(how, "sparse")) {
+        cr_assert_eq(unlink(path), 0);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(ftruncate(fd, (off_t)64 << 30), 0, "ftruncate: %s", strerror(errno));
+        close(fd);
+    } else if (!strcmp(how, "half")) cr_assert_eq(truncate(path, file_size(path) / 2), 0);
+    else {
+        FILE *f = fopen(path, "a");
+        cr_assert(f);
+        fputs("appended bytes", f);
+        fclose(f);
+    }
+}
+
+Test(cache_safety, entry_header_checked_before_reading, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], env[256], out[8192], path[256], keys[2][40] = {"", ""};
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(env, sizeof env, "TILE_CACHE_DIR=%s", cache);
+    cr_assert_eq(run_cli(env, "compile " ADD " --kernel add -o /dev/null", out, sizeof out), 0, "%s", out);
+    cr_assert_eq(tile_cache_list(cache, collect_paths, keys), TILE_OK);
+    cr_assert(keys[1][0]);
+    snprintf(path, sizeof path, "%s/v1/%.2s/%s", cache, keys[1], keys[1] + 2);
+    off_t good = file_size(path);
+    static const struct { const char *how, *why; } cases[] = {
+        {"sparse", "bad magic or truncated header"},
+        {"half", "truncated (payload length does not match)"},
+        {"append", "truncated (payload length does not match)"},
+    };
+    snprintf(env, sizeof env, "TILE_CACHE_DIR=%s TILE_DEBUG=cache", cache);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        replace_entry(path, cases[i].how);
+        cr_assert_eq(run_cli(env, "compile " ADD " --kernel add -o /dev/null -v", out, sizeof out), 0, "%s: %s", cases[i].how, out);
+        cr_assert(strstr(out, "corrupt entry") && strstr(out, cases[i].why), "%s: %s", cases[i].how, out);
+        cr_assert(strstr(out, "cache: miss"), "%s: %s", cases[i].how, out);
+        cr_assert_eq(file_size(path), good, "%s: the entry is rebuilt", cases[i].how);
+    }
+    /* tile cache list names a sparse one corrupt, without reading it */
+    replace_entry(path, "sparse");
+    cr_assert_eq(run_cli(env, "cache list", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "(corrupt)"), "%s", out);
 }
 
 /* tune.db records outside the kernel's @config space are ignored with a
