@@ -64,9 +64,11 @@ static Tok lex_raw(Parser *ps) {
         else if (isspace((unsigned char)*p)) p++;
         else if (p[0] == '/' && p[1] == '/') { while (*p && *p != '\n') p++; }
         else if (p[0] == '/' && p[1] == '*') {
+            uint32_t from = ps->line;
             p += 2;
             while (*p && !(p[0] == '*' && p[1] == '/')) { if (*p == '\n') ps->line++; p++; }
             if (*p) p += 2;
+            else perr(ps, from, "unterminated /* comment (it runs to the end of the PTX)"); /* ptxas: unexpected EOF */
         } else break;
     }
     Tok t = {TK_EOF, p, 0, ps->line};
@@ -1299,6 +1301,7 @@ static bool parse_module(Parser *ps, EmuModule *m, const char *ptx, EmuMem *mem)
         else if (is(t, ".alias")) ok = parse_alias(ps);
         else ok = perr(ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
     }
+    if (ps->err) ok = false; /* the lexer's (an unterminated comment) when the parser saw only the end */
     if (ok) ok = check_debug_info(ps) && emu_check_externs(ps);
     if (ok && !emu_module_finalize(m, mem, &ps->err)) ok = false;
     return ok;

@@ -8,8 +8,9 @@
  *      address offsets on every operand, .ptr parameters with and without
  *      .align, negated predicates where PTX allows them, .version, the free-form
  *      layout (directives and instructions sharing lines or split over them);
- *   2. regressions found with other compilers' PTX (Triton's sm_80 output)
- *      and mutated PTX: each names what went wrong before the fix;
+ *   2. regressions found with other compilers' PTX (Triton's sm_80 output),
+ *      mutated PTX and hostile text (an unterminated comment): each names
+ *      what went wrong before the fix;
  *   3. limits refused at load or launch time with a message, never wrapped;
  *   4. launches that cannot finish are stopped: the time budget (the
  *      report names the kernel, a block and the PTX lines its threads are
@@ -417,6 +418,26 @@ Test(regress, failed_signature_frees_params) {
     load_fails(d, HEAD ".func (.param .b32 r) f(.param .b32 x, .param .b32 x2\n{\n ret;\n}\n", "expected ')'");
     load_fails(d, HEAD ".visible .entry k(.param .u64 a)\n{\n ret;\n}\n.visible .entry k(.param .u64 a)\n{\n ret;\n}\n",
                "defined twice");
+    dev_close(d);
+    assert_no_leaks();
+}
+
+/* A block comment that never closes is refused where it opens, as ptxas
+ * refuses it ("unexpected EOF while scanning").  Before: it ran silently to
+ * the end of the text, so the kernels after it vanished (a module with no
+ * kernel loaded) or, after the last kernel, the module loaded as if whole. */
+Test(regress, unterminated_block_comment) {
+    static const char *before = HEAD "/* opened\n.visible .entry k()\n{\n ret;\n}\n";
+    static const char *after = HEAD ".visible .entry k()\n{\n ret;\n}\n\n/* opened at the end";
+    static const char *closed = HEAD "/* closed */ .visible .entry k() /* a\n b */\n{\n ret; // /* in a line comment\n}\n/**/";
+    cr_expect(ptxas_refuses(before, "sm_80") && ptxas_refuses(after, "sm_80"), "ptxas accepts an unterminated comment");
+    check_ptxas_arch(closed, "sm_80");
+    TileDevice *d = open_dev(0);
+    load_fails(d, before, "ptx:4: unterminated /* comment");
+    load_fails(d, after, "ptx:9: unterminated /* comment");
+    TileDevModule *m;
+    load(d, closed, "k", &m);
+    dev_module_unload(m);
     dev_close(d);
     assert_no_leaks();
 }
