@@ -21,7 +21,9 @@
  *   3. On a miss compile, then write the entry to a temporary file in the
  *      same folder and rename it into place: readers see a whole entry or
  *      none, and concurrent writers of one key all succeed (last rename wins,
- *      the contents are equal).
+ *      the contents are equal).  Only when the compiler read the import texts
+ *      the key was taken from (jit_imports_digest of both reads): an import
+ *      changed in between made code the key does not describe.
  *   4. Count the hit or miss by appending one byte to stats (O_APPEND
  *      writes of one byte do not interleave); at 4 KiB the file is compacted
  *      into one line of counts, exactly (see "stats" below).
@@ -181,6 +183,20 @@ static void hash_list(XXH3_state_t *st, const char *const *l) {
 
 static XXH128_hash_t hash_str(const char *s) { return XXH3_128bits(s ? s : "", s ? strlen(s) + 1 : 0); }
 
+void jit_imports_digest(const SrcFile *const *files, int n, unsigned char out[16]) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) out_of_memory();
+    XXH3_128bits_reset(st);
+    for (int i = 1; i < n; i++) {
+        XXH3_128bits_update(st, files[i]->name, strlen(files[i]->name) + 1);
+        XXH3_128bits_update(st, &files[i]->len, sizeof files[i]->len);
+        XXH3_128bits_update(st, files[i]->text, files[i]->len);
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(st);
+    XXH3_freeState(st);
+    memcpy(out, &h, 16);
+}
+
 /* false when the source or an import does not parse (then nothing is cached) */
 static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey *k) {
     Arena *a = arena_new();
@@ -197,13 +213,7 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
     /* line info writes the file's name into the PTX (.file): the same text under another name is another entry */
     if (!o->no_line_info) XXH3_128bits_update(st, src->name ? src->name : "", src->name ? strlen(src->name) + 1 : 0);
     k->parts[KP_SOURCE] = XXH3_128bits_digest(st);
-    XXH3_128bits_reset(st);
-    for (int i = 1; i < n; i++) {
-        XXH3_128bits_update(st, files[i]->name, strlen(files[i]->name) + 1);
-        XXH3_128bits_update(st, &files[i]->len, sizeof files[i]->len);
-        XXH3_128bits_update(st, files[i]->text, files[i]->len);
-    }
-    k->parts[KP_IMPORTS] = XXH3_128bits_digest(st);
+    jit_imports_digest(files, n, (unsigned char *)&k->parts[KP_IMPORTS]);
     XXH3_128bits_reset(st);
     hash_list(st, o->defines);
     k->parts[KP_DEFINES] = XXH3_128bits_digest(st);
@@ -952,7 +962,7 @@ static void evict(int dfd, const char *dir, const char *keep) {
 }
 
 tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_compile_options *opt, tile_compiled *out,
-                              int *from_cache) {
+                              int *from_cache, unsigned char imports[16]) {
     if (from_cache) *from_cache = 0;
     memset(out, 0, sizeof *out);
     tile_compile_options opts;
@@ -972,13 +982,22 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
         if (try_load(dfd, dir, &k, out, o->arch, &corrupt)) {
             count_event(dir, dfd, 'h');
             if (from_cache) *from_cache = 1;
+            if (imports) memcpy(imports, &k.parts[KP_IMPORTS], 16);
             close(dfd);
             return TILE_OK;
         }
         if (rt_options()->debug_cache && corrupt) rt_debug("cache", "miss %s (%s): its entry was unusable and is removed", k.hex, src->name);
         else if (rt_options()->debug_cache) explain_miss(dfd, &k, src->name);
     }
-    tile_status st = jit_compile_src(src, o, out);
+    /* The key was taken from the imports as they were read before the compile, and the compiler reads them
+     * again: an import that changed in between (an editor saving, a checkout) made code from other texts than
+     * the key names, which is returned but not stored under that key (it would be served for the old texts). */
+    unsigned char built[16] = {0};
+    tile_status st = jit_compile_src(src, o, out, built);
+    if (imports) memcpy(imports, built, 16);
+    bool same_inputs = cacheable && !memcmp(built, &k.parts[KP_IMPORTS], 16);
+    if (cacheable && !same_inputs && st == TILE_OK && rt_options()->debug_cache)
+        rt_debug("cache", "not storing %s (%s): an import changed while it compiled", k.hex, src->name ? src->name : "<source>");
     struct stat sb;
     if (dfd >= 0 && fstat(dfd, &sb) == 0 && sb.st_nlink == 0) { /* removed while we compiled (tile cache clear): anew */
         close(dfd);
@@ -986,7 +1005,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     }
     if (dfd >= 0) {
         count_event(dir, dfd, 'm');
-        if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) {
+        if (st == TILE_OK && same_inputs && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) {
             store(dfd, dir, &k, src->name, o, out);
             evict(dfd, dir, k.hex);
         }
@@ -1007,7 +1026,7 @@ tile_status tile_cache_compile_source(const char *cache_dir, const char *name, c
         return TILE_ERROR_INVALID_VALUE;
     }
     SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
-    return jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache);
+    return jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache, NULL);
 }
 
 tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
@@ -1017,7 +1036,7 @@ tile_status tile_cache_compile_file(const char *cache_dir, const char *path, con
     SrcFile src;
     tile_status st = jit_read_file(path, out, &src);
     if (st != TILE_OK) return st;
-    st = jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache);
+    st = jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache, NULL);
     free((char *)src.text);
     return st;
 }

@@ -256,7 +256,7 @@ int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *o
  * it), oom the recovery point around the front end and the passes, popped
  * before LLVM. */
 static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const SrcFile *src, const tile_compile_options *o,
-                              tile_compiled *out) {
+                              tile_compiled *out, unsigned char *imports) {
     const char *arch = tgt->name;
     Diag d;
     diag_init(&d);
@@ -302,7 +302,11 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
 
     /* 2. front end (a define that names nothing is the caller's mistake, not the source's) */
     double t0 = now_seconds();
+    const SrcFile *const *read = NULL; /* the files the front end read: the imports' digest is of these texts */
+    int nread = 0;
+    lo.files_read = &read, lo.nfiles_read = &nread;
     Module *m = lang_compile(a, src, &lo, &d);
+    if (imports) jit_imports_digest(read, nread, imports);
     double t1 = now_seconds();
     if (bad_define) st = TILE_ERROR_INVALID_VALUE;
     if (!m || d.nerrors) goto done;
@@ -415,7 +419,7 @@ bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, ch
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wclobbered"
 #endif
-static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
+static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out, unsigned char *imports) {
     tile_compile_options opts;
     const tile_compile_options *o = &opts;
     char err[160];
@@ -447,7 +451,7 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
         return TILE_ERROR_OUT_OF_MEMORY;
     }
     oom_push(&oom);
-    tile_status st = compile_in(a, &oom, tgt, src, o, out);
+    tile_status st = compile_in(a, &oom, tgt, src, o, out, imports);
     oom_pop(&oom);
     arena_free(a);
     return st;
@@ -456,10 +460,10 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
 #pragma GCC diagnostic pop
 #endif
 
-tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
+tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out, unsigned char imports[16]) {
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);
-    return compile(src, opt, out);
+    return compile(src, opt, out, imports);
 }
 
 tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out) {
@@ -470,7 +474,7 @@ tile_status tile_compile_source(const char *name, const char *source, const tile
         return TILE_ERROR_INVALID_VALUE;
     }
     SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
-    return compile(&src, opt, out);
+    return compile(&src, opt, out, NULL);
 }
 
 tile_status jit_read_file(const char *path, tile_compiled *out, SrcFile *src) {
@@ -501,7 +505,7 @@ tile_status tile_compile_file(const char *path, const tile_compile_options *opt,
     SrcFile src;
     tile_status st = jit_read_file(path, out, &src);
     if (st != TILE_OK) return st;
-    st = compile(&src, opt, out);
+    st = compile(&src, opt, out, NULL);
     free((char *)src.text);
     return st;
 }

@@ -24,8 +24,9 @@ int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *o
 /* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in: opt->size); false, with
  * "opt->size = ..." in err, for a size that is no struct size.  Every entry point taking options calls it first. */
 bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, char *err, size_t err_size);
-/* tile_compile_source on src as it is: its len bytes (a file's NUL byte is an error, not its end). */
-tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out);
+/* tile_compile_source on src as it is: its len bytes (a file's NUL byte is an error, not its end).  imports
+ * (optional out): the jit_imports_digest of the imports the compiler read, the texts this code was built from. */
+tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out, unsigned char imports[16]);
 
 /* The source a tile_*compile_file call names, into src (its text freed by the caller): clears *out first; a NULL
  * path or a file that cannot be read is out->diagnostics and the status (src->text NULL). */
@@ -33,9 +34,14 @@ tile_status jit_read_file(const char *path, tile_compiled *out, SrcFile *src);
 
 /* ---- cache.c ---- */
 /* Compile src through the disk cache in dir (NULL: no disk cache, just
- * compile).  *from_cache: 1 when read from disk. */
+ * compile).  *from_cache: 1 when read from disk.  imports (optional out): the
+ * jit_imports_digest of the import texts the code was built from.  A compile
+ * that read other import texts than the key was taken from (a file changed
+ * in between) is not stored. */
 tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_compile_options *opt, tile_compiled *out,
-                              int *from_cache);
+                              int *from_cache, unsigned char imports[16]);
+/* The imports' part of a cache key: files[1 .. n) (files[0] is the main file) by resolved path, length and text. */
+void jit_imports_digest(const SrcFile *const *files, int n, unsigned char out[16]);
 /* The compiler's identity: version, build id, LLVM version (hex digest, static). */
 const char *jit_compiler_id(void);
 /* The cache folder, opened safely (the rules are in cache.c's design

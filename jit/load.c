@@ -33,6 +33,8 @@ typedef struct LoadRecord {
     char **import_path;
     XXH128_hash_t *import_hash;
     FileStamp *import_stamp;
+    bool stale; /* the imports read for this record are not the texts the code was built from (one changed in
+                   between): the record answers no later load */
 } LoadRecord;
 
 static void record_free(void *p) {
@@ -143,11 +145,16 @@ static bool imports_unchanged(LoadRecord *m) {
     return true;
 }
 
-/* t_read: the realtime clock before the compiler read the files. */
-static bool record_imports(LoadRecord *m, const SrcFile *src, const tile_compile_options *o, int64_t t_read) {
+/* t_read: the realtime clock before the compiler read the files; built: the jit_imports_digest of the imports
+ * the code was built from (jit_cache_compile), which the texts read here must match. */
+static bool record_imports(LoadRecord *m, const SrcFile *src, const tile_compile_options *o, int64_t t_read,
+                           const unsigned char built[16]) {
     Arena *a = arena_new();
     const SrcFile **files;
     int n = jit_source_files(a, src, o, &files);
+    unsigned char now[16];
+    jit_imports_digest(files, n < 0 ? 0 : n, now);
+    m->stale = n < 0 || memcmp(now, built, 16) != 0;
     if (n > 1) {
         m->import_path = calloc((size_t)n, sizeof *m->import_path);
         m->import_hash = calloc((size_t)n, sizeof *m->import_hash);
@@ -192,7 +199,7 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
     tile_context_stats *stats = rt_stats_locked(ctx);
     for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
         LoadRecord *r = record_of(m);
-        if (r && XXH128_isEqual(r->request, req) && imports_unchanged(r)) {
+        if (r && !r->stale && XXH128_isEqual(r->request, req) && imports_unchanged(r)) {
             rt_module_retain_locked(m);
             stats->memory_hits++;
             if (source) *source = 0;
@@ -203,7 +210,8 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
     tile_compiled c;
     int from_disk = 0;
     double t0 = now_seconds();
-    tile_status st = jit_cache_compile(rt_cache_dir(ctx), src, &o, &c, &from_disk);
+    unsigned char built[16] = {0};
+    tile_status st = jit_cache_compile(rt_cache_dir(ctx), src, &o, &c, &from_disk, built);
     double t1 = now_seconds();
     if (from_disk) stats->disk_hits++;
     else stats->compiles++, stats->compile_seconds += t1 - t0;
@@ -215,7 +223,7 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
         return st;
     }
     LoadRecord *r = calloc(1, sizeof *r);
-    if (!r || !record_imports(r, src, &o, t_read)) {
+    if (!r || !record_imports(r, src, &o, t_read, built)) {
         if (r) record_free(r);
         tile_compiled_free(&c);
         return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading %s: out of host memory", src->name ? src->name : "<source>");
@@ -239,7 +247,7 @@ static tile_status load_file_locked(tile_context *ctx, const char *fn, const cha
     XXH128_hash_t freq = request_key(ctx, "F", path, "", 0, &o);
     for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
         LoadRecord *r = record_of(m);
-        if (r && r->has_file_request && XXH128_isEqual(r->file_request, freq) &&
+        if (r && !r->stale && r->has_file_request && XXH128_isEqual(r->file_request, freq) &&
             (rt_assume_files_unchanged(ctx) || (stamp_fresh(path, &r->file_stamp) && imports_fresh(r)))) {
             rt_module_retain_locked(m);
             rt_stats_locked(ctx)->memory_hits++;

@@ -291,11 +291,19 @@ static void check_defines(Arena *a, FileAst **files, int nfiles, const LangOptio
     }
 }
 
+/* The sources of files, in a. */
+static const SrcFile **sources_of(Arena *a, FileAst **files, int nfiles) {
+    const SrcFile **v = ARENA_ARRAY(a, const SrcFile *, nfiles ? nfiles : 1);
+    for (int i = 0; i < nfiles; i++) v[i] = files[i]->src;
+    return v;
+}
+
 Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d) {
     LangOptions none = {0};
     if (!opt) opt = &none;
     FileAst **files;
     int nfiles = load_files(a, src, opt, d, &files);
+    if (opt->files_read) *opt->files_read = sources_of(a, files, nfiles), *opt->nfiles_read = nfiles;
     if (d->nerrors) return NULL;
     check_defines(a, files, nfiles, opt, d);
     if (d->nerrors) return NULL;
@@ -311,8 +319,6 @@ int lang_source_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
     LangOptions none = {0};
     FileAst **files;
     int nfiles = load_files(a, src, opt ? opt : &none, d, &files);
-    const SrcFile **v = ARENA_ARRAY(a, const SrcFile *, nfiles ? nfiles : 1);
-    for (int i = 0; i < nfiles; i++) v[i] = files[i]->src;
-    *out = v;
+    *out = sources_of(a, files, nfiles);
     return nfiles;
 }

@@ -33,6 +33,9 @@ typedef struct LangOptions {
     const char *const *none_args; /* run-time pointer parameters passed as None (Triton's None argument): the
                                      name is None in the body, the parameter stays in the signature, unused */
     int nnone_args;
+    const SrcFile *const **files_read; /* optional out: the files lang_compile read (the main file first, in a's
+                                          memory): what a compile-cache key must describe, not a read before or after */
+    int *nfiles_read;
 } LangOptions;
 
 /* `src` must outlive the module (the caller keeps it; imports are read into the arena). */

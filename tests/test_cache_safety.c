@@ -4,7 +4,8 @@
  * user, writable by others or itself a symlink is not used; the default
  * folder without HOME and XDG_CACHE_HOME is private; an entry copied to
  * another key's path is a miss, and so is a file there whose header does not
- * agree with its size (not read past the header); tune.db records outside the kernel's @config
+ * agree with its size (not read past the header); code compiled while an
+ * import changed is stored under no key and recorded for no text; tune.db records outside the kernel's @config
  * space are ignored (and tile_gemm stays correct); a read-only folder, one
  * where a folder is a file, no permission and the file-size limit each
  * leave the compile successful with one warning.
@@ -18,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -579,6 +581,96 @@ Test(cache_safety, entry_header_checked_before_reading, .init = setup, .fini = t
     replace_entry(path, "sparse");
     cr_assert_eq(run_cli(env, "cache list", out, sizeof out), 0, "%s", out);
     cr_assert(strstr(out, "(corrupt)"), "%s", out);
+}
+
+/* An import that changes while a kernel compiles: the cache key is taken from
+ * the imports as read before the compile, and the compiler reads them again.
+ * Code built from the new text must not be stored under the old text's key
+ * (nor recorded in memory as built from it), or a later compile with the old
+ * text is served the other code.  A thread rewrites the import (whole, by
+ * rename) without pause while ten kernels, each with its own -D C=i and so its
+ * own key, are compiled; then, with the import held at each text, every
+ * kernel must compute that text's V + C, from the disk cache and from a
+ * context's memory.  Before: about half the keys held the other text's code
+ * (V = 2.5 served for 1.5). */
+static char flip_path[160];
+static volatile int flip_stop;
+static void write_import(const char *path, int v) {
+    char tmp[200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    cr_assert(f);
+    fprintf(f, "const V: f32 = %s;\n", v == 1 ? "1.5" : "2.5");
+    fclose(f);
+    cr_assert_eq(rename(tmp, path), 0);
+}
+static void *flip_import(void *u) {
+    (void)u;
+    for (int i = 0; !__atomic_load_n(&flip_stop, __ATOMIC_RELAXED); i++) write_import(flip_path, 1 + (i & 1));
+    return NULL;
+}
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+Test(cache_safety, import_changed_while_compiling, .init = setup, .fini = teardown, .timeout = 120) {
+    enum { NK = 10 };
+    char main_path[160], cache[160], defs[NK][16];
+    snprintf(flip_path, sizeof flip_path, "%s/v.tile", dir);
+    snprintf(main_path, sizeof main_path, "%s/k.tile", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    write_file(main_path, "import \"v.tile\";\nkernel k(x: *f32, const C: i32 = 0) { store(x, V + C); }\n");
+    write_import(flip_path, 1);
+    tile_context_options co = {.size = sizeof co, .device = "emu", .no_disk_cache = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    tile_devptr out;
+    cr_assert_eq(tile_malloc(ctx, 4, &out), TILE_OK);
+    for (int i = 0; i < NK; i++) snprintf(defs[i], sizeof defs[i], "C=%d", i);
+    tile_module *held[NK];
+    pthread_t th;
+    __atomic_store_n(&flip_stop, 0, __ATOMIC_RELAXED);
+    cr_assert_eq(pthread_create(&th, NULL, flip_import, NULL), 0);
+    for (int i = 0; i < NK; i++) {
+        const char *d[] = {defs[i], NULL};
+        tile_compile_options o = {.defines = d, .no_line_info = 1};
+        tile_compiled c;
+        int hit;
+        if (tile_cache_compile_file(cache, main_path, &o, &c, &hit) == TILE_OK) tile_compiled_free(&c);
+        if (tile_module_load_file(ctx, main_path, d, &held[i]) != TILE_OK) held[i] = NULL; /* kept loaded: the memory cache */
+    }
+    __atomic_store_n(&flip_stop, 1, __ATOMIC_RELAXED);
+    pthread_join(th, NULL);
+    for (int v = 1; v <= 2; v++) {
+        write_import(flip_path, v);
+        for (int i = 0; i < NK; i++) {
+            float want = (v == 1 ? 1.5f : 2.5f) + (float)i;
+            char bits[16];
+            snprintf(bits, sizeof bits, "%u", f32_bits(want));
+            const char *d[] = {defs[i], NULL};
+            tile_compile_options o = {.defines = d, .no_line_info = 1};
+            tile_compiled c;
+            int hit;
+            cr_assert_eq(tile_cache_compile_file(cache, main_path, &o, &c, &hit), TILE_OK);
+            cr_expect(strstr(c.ptx, bits), "disk cache, import V = %s, C = %d (%s): the code stores no %g", v == 1 ? "1.5" : "2.5", i,
+                      hit ? "a hit" : "compiled", want);
+            tile_compiled_free(&c);
+            tile_module *m;
+            tile_kernel *k;
+            cr_assert_eq(tile_module_load_file(ctx, main_path, d, &m), TILE_OK, "%s", tile_last_error(ctx));
+            cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+            cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, (void *[]){&out}, NULL), TILE_OK, "%s", tile_last_error(ctx));
+            float got = 0;
+            cr_assert_eq(tile_memcpy_dtoh(ctx, &got, out, 4), TILE_OK);
+            cr_expect_eq(got, want, "memory cache, import V = %s, C = %d: %g", v == 1 ? "1.5" : "2.5", i, got);
+            tile_module_unload(m);
+        }
+    }
+    for (int i = 0; i < NK; i++)
+        if (held[i]) tile_module_unload(held[i]);
+    tile_context_destroy(ctx);
 }
 
 /* tune.db records outside the kernel's @config space are ignored with a
