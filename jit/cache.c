@@ -507,9 +507,8 @@ static int open_regular(int dfd, const char *name) {
     return fd;
 }
 
-char *jit_cache_read_max(int dfd, const char *name, size_t max, size_t *n) {
-    int fd = open_regular(dfd, name);
-    if (fd < 0) return NULL;
+/* The open regular file fd (at offset 0), at most max bytes; closes fd.  NULL with errno. */
+static char *read_fd_max(int fd, size_t max, size_t *n) {
     struct stat sb;
     int err = 0;
     if (fstat(fd, &sb) != 0) err = errno;
@@ -552,6 +551,11 @@ char *jit_cache_read_max(int dfd, const char *name, size_t max, size_t *n) {
     return buf;
 }
 
+char *jit_cache_read_max(int dfd, const char *name, size_t max, size_t *n) {
+    int fd = open_regular(dfd, name);
+    return fd < 0 ? NULL : read_fd_max(fd, max, n);
+}
+
 char *jit_cache_read(int dfd, const char *name, size_t *n) { return jit_cache_read_max(dfd, name, SIZE_MAX - 1, n); }
 
 /* An entry file in dfd, whole, once its header agrees with its size: the magic,
@@ -573,17 +577,16 @@ static char *entry_read(int dfd, const char *name, size_t *n, const char **why) 
         do got = pread(fd, hdr, sizeof hdr, 0);
         while (got < 0 && errno == EINTR);
     if (!err && got < 0) err = errno;
-    close(fd);
-    if (err) return (errno = err), NULL;
+    if (err) return close(fd), (errno = err), NULL;
     uint32_t fmt = 0;
     uint64_t plen = 0;
     if (got == (ssize_t)sizeof hdr) memcpy(&fmt, hdr + HDR_FIXED, 4), memcpy(&plen, hdr + HDR_SIZE - 8, 8);
     if (got != (ssize_t)sizeof hdr || memcmp(hdr, CACHE_MAGIC, 8)) *why = "bad magic or truncated header";
     else if (fmt != CACHE_FORMAT) *why = "unknown format version";
     else if (plen != (uint64_t)sb.st_size - HDR_SIZE) *why = "truncated (payload length does not match)";
-    if (*why) return (errno = EINVAL), NULL;
-    /* read at most what the header promised: a file that grew since (or was replaced) fails with EFBIG */
-    char *data = jit_cache_read_max(dfd, name, HDR_SIZE + (size_t)plen, n);
+    if (*why) return close(fd), (errno = EINVAL), NULL;
+    /* the same file, whole, at most what the header promised: one that grew since fails with EFBIG */
+    char *data = read_fd_max(fd, HDR_SIZE + (size_t)plen, n);
     if (!data && errno == EFBIG) *why = "truncated (payload length does not match)";
     return data;
 }
