@@ -1,0 +1,425 @@
+/* test_cuda_emu.c - the library's "cuda" device (runtime/device_cuda.c, runtime/tensor_maps.c) running real kernels
+ * over a stand-in CUDA driver backed by the PTX emulator (tests/fake_cuda_emu.c, built as libcuda.so.1 and linked
+ * into this program only, so the runtime's dlopen finds it on a machine without a GPU).  The stand-in refuses what
+ * the CUDA Driver API documents it refuses, queues launches and registered-memory copies until a synchronization,
+ * and counts its refusals and what is alive; each test asserts no refusal and no leak besides its numbers:
+ *   - tile_gemm f16 -> f32 and bf16 -> bf16 on compute capability 8.0 (mma.sync), f16 and f8e4m3 with
+ *     per-channel scales on 9.0 (wgmma, tensor maps encoded by cuTensorMapEncodeTiled);
+ *   - tile_attention_fwd and tile_attention_decode_paged on 8.0;
+ *   - a user kernel through tile_launch on 8.0, and a tensor-descriptor matmul on 9.0 (TMA tensor maps built from
+ *     its arguments by rt_tmaps_encode, passed as __grid_constant__ parameters);
+ *   - streams, events and async copies with registered host memory, in an order only the synchronization makes
+ *     right;
+ *   - the stand-in's own strictness: cuTensorMapEncodeTiled's documented refusals, a launch past the dynamic
+ *     shared memory the function was given, a copy past an allocation.
+ * Results against float64 references, outputs poisoned first, sizes not multiples of the tiles.
+ * What it does not prove: anything about a GPU's timing, concurrency or hardware (docs/testing.md). */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "support/hostfloat.h"
+#include "tests/test_rng.h"
+
+void fake_cuda_emu_set_cc(int cc);
+int fake_cuda_emu_refusals(void);
+const char *fake_cuda_emu_last_refusal(void);
+int fake_cuda_emu_launches(void);
+int fake_cuda_emu_tensor_maps(void);
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t bytes);
+void fake_cuda_emu_live(int out[6]);
+int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
+                           const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, int interleave,
+                           int swizzle, int l2, int fill);
+
+/* A context on the stand-in at compute capability cc (the stand-in's device is the only one there). */
+static tile_context *open_cuda(int cc) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    cr_assert(h && dlsym(h, "fake_cuda_emu_set_cc"), "libcuda.so.1 in this process is not tests/fake_cuda_emu.c");
+    fake_cuda_emu_set_cc(cc);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("cuda", &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_device_properties p;
+    cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
+    cr_assert(!p.is_emulator, "the context is on the emulator, not on the cuda device");
+    return ctx;
+}
+
+/* The context gone: nothing the test made is alive in the driver, and it refused nothing. */
+static void close_cuda(tile_context *ctx) {
+    tile_context_destroy(ctx);
+    int live[6];
+    fake_cuda_emu_live(live);
+    cr_expect(!live[0] && !live[1] && !live[2] && !live[3] && !live[4] && !live[5],
+              "left alive in the driver: %d allocations, %d modules, %d streams, %d events, %d registrations, %d context references",
+              live[0], live[1], live[2], live[3], live[4], live[5]);
+    cr_expect_eq(fake_cuda_emu_refusals(), 0, "the driver refused: %s", fake_cuda_emu_last_refusal());
+}
+
+static tile_devptr dev_alloc(tile_context *ctx, size_t bytes) {
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, bytes, &d), TILE_OK, "%s", tile_last_error(ctx));
+    return d;
+}
+static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
+    tile_devptr d = dev_alloc(ctx, bytes);
+    cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
+    return d;
+}
+
+enum { F16, BF16, E4M3 };
+static uint16_t to16(int t, double v) { return t == F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
+static double from16(int t, uint16_t h) { return t == F16 ? f16_to_d(h) : bf16_to_d(h); }
+
+/* C = A B (+ scales) through tile_gemm at m x n x k with row strides past the row ends, C poisoned; out f32 or the input type. */
+static void gemm_case(tile_context *ctx, int t, int m, int n, int k, bool out_f32, bool scaled) {
+    int lda = k + 8, ldb = n + 8;
+    size_t es = t == E4M3 ? 1 : 2, oes = out_f32 ? 4 : 2;
+    uint8_t *ha = malloc((size_t)m * lda * es), *hb = malloc((size_t)k * ldb * es), *hc = malloc((size_t)m * n * oes);
+    double *va = malloc(sizeof(double) * m * lda), *vb = malloc(sizeof(double) * k * ldb);
+    for (int i = 0; i < m * lda; i++) {
+        if (t == E4M3) ha[i] = (uint8_t)(irand(0x70) | irand(2) << 7), va[i] = f8e4m3_to_d(ha[i]);
+        else ((uint16_t *)ha)[i] = to16(t, urand()), va[i] = from16(t, ((uint16_t *)ha)[i]);
+    }
+    for (int i = 0; i < k * ldb; i++) {
+        if (t == E4M3) hb[i] = (uint8_t)(irand(0x70) | irand(2) << 7), vb[i] = f8e4m3_to_d(hb[i]);
+        else ((uint16_t *)hb)[i] = to16(t, urand()), vb[i] = from16(t, ((uint16_t *)hb)[i]);
+    }
+    float *sa = malloc(4 * (size_t)m), *sb = malloc(4 * (size_t)n);
+    for (int i = 0; i < m; i++) sa[i] = (float)(0.5 + (urand() + 1));
+    for (int j = 0; j < n; j++) sb[j] = (float)(0.01 + (urand() + 1) * 0.05);
+    tile_devptr da = upload(ctx, ha, (size_t)m * lda * es), db = upload(ctx, hb, (size_t)k * ldb * es), dc = dev_alloc(ctx, (size_t)m * n * oes);
+    tile_devptr dsa = upload(ctx, sa, 4 * (size_t)m), dsb = upload(ctx, sb, 4 * (size_t)n);
+    cr_assert_eq(tile_memset(ctx, dc, 0xff, (size_t)m * n * oes), TILE_OK); /* NaN */
+    tile_dtype in = t == F16 ? TILE_F16 : t == BF16 ? TILE_BF16 : TILE_F8E4M3;
+    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .c = dc, .ldc = n,
+                        .in_dtype = in, .out_dtype = out_f32 ? TILE_F32 : in, .alpha = 1, .beta = 0};
+    if (scaled) g.a_scale = dsa, g.b_scale = dsb, g.scale_mode = TILE_SCALE_CHANNEL;
+    int launches = fake_cuda_emu_launches();
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_gt(fake_cuda_emu_launches(), launches, "nothing ran on the driver");
+    cr_assert_eq(tile_memcpy_dtoh(ctx, hc, dc, (size_t)m * n * oes), TILE_OK);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double want = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                double x = va[(size_t)i * lda + p] * vb[(size_t)p * ldb + j] * (scaled ? (double)sa[i] * sb[j] : 1);
+                want += x, mag += fabs(x);
+            }
+            double got = out_f32 ? ((float *)hc)[(size_t)i * n + j] : from16(t, ((uint16_t *)hc)[(size_t)i * n + j]);
+            double tol = 1e-5 * mag + (out_f32 ? 1e-6 : fabs(want) * (t == F16 ? 1e-3 : 8e-3)) + 1e-6;
+            cr_assert(fabs(got - want) <= tol, "gemm %d (%d x %d x %d) C[%d][%d] = %.8g, want %.8g (seed %llu)", t, m, n, k, i, j, got,
+                      want, (unsigned long long)seed);
+        }
+    tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc), tile_free(ctx, dsa), tile_free(ctx, dsb);
+    free(ha), free(hb), free(hc), free(va), free(vb), free(sa), free(sb);
+}
+
+Test(cuda_emu, gemm_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    gemm_case(ctx, F16, 37, 45, 70, true, false);
+    gemm_case(ctx, BF16, 29, 70, 40, false, false);
+    close_cuda(ctx);
+}
+
+Test(cuda_emu, gemm_cc90_tensor_maps, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(90);
+    gemm_case(ctx, F16, 70, 72, 48, true, false);
+    gemm_case(ctx, E4M3, 33, 48, 64, true, true);
+    close_cuda(ctx);
+}
+
+/* A user kernel through tile_launch: y = a x + y over n elements, n not a multiple of the block. */
+static const char axpy_src[] =
+    "kernel axpy(x: *f32, y: *f32, a: f32, n: i32, const B: i32 = 128) {\n"
+    "    let i = program_id(0) * B + arange(0, B);\n"
+    "    store(y + i, a * load(x + i, i < n) + load(y + i, i < n), i < n);\n"
+    "}\n";
+
+Test(cuda_emu, user_kernel_cc80) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    enum { N = 300 };
+    float hx[N], hy[N], out[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)urand(), hy[i] = (float)urand();
+    tile_devptr dx = upload(ctx, hx, sizeof hx), dy = upload(ctx, hy, sizeof hy);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source(ctx, axpy_src, NULL, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "axpy", &k), TILE_OK);
+    float a = 1.5f;
+    int32_t n = N;
+    void *args[] = {&dx, &dy, &a, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){(N + 127) / 128, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dy, sizeof out), TILE_OK, "%s", tile_last_error(ctx));
+    for (int i = 0; i < N; i++) /* fused or not */
+        cr_assert(fabs(out[i] - ((double)a * hx[i] + hy[i])) <= 1e-6, "y[%d] = %.9g, want %.9g", i, out[i], (double)a * hx[i] + hy[i]);
+    tile_module_unload(mod);
+    tile_free(ctx, dx), tile_free(ctx, dy);
+    close_cuda(ctx);
+}
+
+/* A tensor-descriptor matmul compiled for sm_90a: its pipelined loads are tensor-map copies whose maps the
+ * launcher encodes from the arguments (cuTensorMapEncodeTiled) and passes as __grid_constant__ parameters. */
+static const char desc_src[] =
+    "@num_stages(3)\n"
+    "kernel dmm(a: *f16, b: *f16, c: *f32, m: i32, n: i32, k: i32, sa: i32, sb: i32,\n"
+    "           const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+    "    let pm = program_id(0) * BM;\n"
+    "    let pn = program_id(1) * BN;\n"
+    "    let da = make_tensor_descriptor(a, [m, k], [sa, 1], [BM, BK]);\n"
+    "    let db = make_tensor_descriptor(b, [k, n], [sb, 1], [BK, BN]);\n"
+    "    let acc = zeros([BM, BN], f32);\n"
+    "    for k0 in range(0, k, BK) {\n"
+    "        acc = dot(load_tensor_descriptor(da, [pm, k0]), load_tensor_descriptor(db, [k0, pn]), acc);\n"
+    "    }\n"
+    "    let rm = pm + arange(0, BM);\n"
+    "    let rn = pn + arange(0, BN);\n"
+    "    store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n"
+    "}\n";
+
+Test(cuda_emu, tensor_descriptor_cc90, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(90);
+    int m = 100, n = 72, k = 80, sa = k + 16, sb = n + 24;
+    uint16_t *ha = malloc(2 * (size_t)m * sa), *hb = malloc(2 * (size_t)k * sb);
+    float *out = malloc(4 * (size_t)m * n);
+    for (int i = 0; i < m * sa; i++) ha[i] = f32_to_f16((float)(irand(7) - 3));
+    for (int i = 0; i < k * sb; i++) hb[i] = f32_to_f16((float)(irand(7) - 3));
+    tile_devptr da = upload(ctx, ha, 2 * (size_t)m * sa), db = upload(ctx, hb, 2 * (size_t)k * sb), dc = dev_alloc(ctx, 4 * (size_t)m * n);
+    tile_memset(ctx, dc, 0xff, 4 * (size_t)m * n);
+    static const char *const specs[] = {"sa=16", "sb=16", "k=16", NULL};
+    tile_compile_options o = {.size = sizeof o, .specialize = specs};
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "dmm.tile", desc_src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "dmm", &kern), TILE_OK);
+    int maps = fake_cuda_emu_tensor_maps();
+    int32_t am = m, an = n, ak = k, asa = sa, asb = sb;
+    void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)(m + 63) / 64, (unsigned)(n + 63) / 64, 1}, args, NULL), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, 4 * (size_t)m * n), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_geq(fake_cuda_emu_tensor_maps(), maps + 2, "the launch encoded no tensor maps: the test proves nothing about them");
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double want = 0;
+            for (int p = 0; p < k; p++) want += f16_to_d(ha[(size_t)i * sa + p]) * f16_to_d(hb[(size_t)p * sb + j]);
+            cr_assert(out[(size_t)i * n + j] == want, "C[%d][%d] = %g, want %g", i, j, out[(size_t)i * n + j], want);
+        }
+    tile_module_unload(mod);
+    tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc);
+    free(ha), free(hb), free(out);
+    close_cuda(ctx);
+}
+
+/* Streams, events, async copies with registered host memory: upload on s1, run on s2 after an event of s1, copy
+ * back on s2 into registered memory; only the synchronization makes the host see the result (the stand-in runs
+ * queued work when it is waited for). */
+Test(cuda_emu, streams_events_async_copies) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    enum { N = 200 };
+    float *hx = aligned_alloc(4096, 4096), *hy = aligned_alloc(4096, 4096), *out = aligned_alloc(4096, 4096);
+    for (int i = 0; i < N; i++) hx[i] = (float)urand(), hy[i] = (float)urand(), out[i] = NAN;
+    tile_devptr rx, rout;
+    cr_assert_eq(tile_register_memory(ctx, hx, 4096, &rx), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_register_memory(ctx, out, 4096, &rout), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr dx = dev_alloc(ctx, 4 * N), dy = dev_alloc(ctx, 4 * N);
+    tile_stream s1, s2;
+    tile_event ev, t0, t1;
+    cr_assert_eq(tile_stream_create(ctx, &s1), TILE_OK);
+    cr_assert_eq(tile_stream_create(ctx, &s2), TILE_OK);
+    cr_assert_eq(tile_event_create(ctx, &ev), TILE_OK);
+    cr_assert_eq(tile_event_create(ctx, &t0), TILE_OK);
+    cr_assert_eq(tile_event_create(ctx, &t1), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod_async(ctx, dx, hx, 4 * N, s1), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_htod_async(ctx, dy, hy, 4 * N, s1), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_event_record(ctx, ev, s1), TILE_OK);
+    cr_assert_eq(tile_stream_wait_event(ctx, s2, ev), TILE_OK);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source(ctx, axpy_src, NULL, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "axpy", &k), TILE_OK);
+    float a = -0.5f;
+    int32_t n = N;
+    void *args[] = {&dx, &dy, &a, &n};
+    cr_assert_eq(tile_event_record(ctx, t0, s2), TILE_OK);
+    cr_assert_eq(tile_launch(k, (tile_dim3){(N + 127) / 128, 1, 1}, args, s2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh_async(ctx, out, dy, 4 * N, s2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_event_record(ctx, t1, s2), TILE_OK);
+    cr_assert(isnan(out[0]), "the copy into registered memory finished before anything waited for it");
+    cr_assert_eq(tile_event_synchronize(ctx, t1), TILE_OK, "%s", tile_last_error(ctx));
+    float ms = -1;
+    cr_assert_eq(tile_event_elapsed_ms(ctx, t0, t1, &ms), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect(ms >= 0, "elapsed %g ms", ms);
+    for (int i = 0; i < N; i++) /* fused or not */
+        cr_assert(fabs(out[i] - ((double)a * hx[i] + hy[i])) <= 1e-6, "y[%d] = %.9g, want %.9g", i, out[i], (double)a * hx[i] + hy[i]);
+    /* the registered range as a kernel argument: the kernel writes the host's memory in place */
+    float prev[N];
+    memcpy(prev, out, sizeof prev);
+    void *args2[] = {&rx, &rout, &a, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){(N + 127) / 128, 1, 1}, args2, s1), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_stream_synchronize(ctx, s1), TILE_OK, "%s", tile_last_error(ctx));
+    for (int i = 0; i < N; i++) {
+        double want = (double)a * hx[i] + prev[i];
+        cr_assert(fabs(out[i] - want) <= 1e-6, "registered y[%d] = %.9g, want %.9g", i, out[i], want);
+    }
+    tile_module_unload(mod);
+    tile_event_destroy(ctx, ev), tile_event_destroy(ctx, t0), tile_event_destroy(ctx, t1);
+    tile_stream_destroy(ctx, s1), tile_stream_destroy(ctx, s2);
+    tile_free(ctx, dx), tile_free(ctx, dy);
+    tile_unregister_memory(ctx, rx), tile_unregister_memory(ctx, rout);
+    close_cuda(ctx);
+    free(hx), free(hy), free(out);
+}
+
+/* The stand-in refuses what the driver documents it refuses (each would pass silently on a lax stand-in, and the
+ * tests above would prove less): tensor maps, and through the library a copy past an allocation. */
+Test(cuda_emu, stand_in_is_strict) {
+    tile_context *ctx = open_cuda(90);
+    tile_devptr d = dev_alloc(ctx, 1 << 16);
+    _Alignas(64) unsigned char map[128];
+    void *g = (void *)(uintptr_t)d;
+    unsigned long long dims[2] = {64, 64}, strides[1] = {128};
+    unsigned box[2] = {64, 16}, es[2] = {1, 1};
+    cr_assert_eq(cuTensorMapEncodeTiled(map, 6, 2, g, dims, strides, box, es, 0, 3, 0, 0), 0, "%s", fake_cuda_emu_last_refusal());
+    int before = fake_cuda_emu_refusals();
+    static const struct { int dtype, rank, off, swz, interleave, fill; unsigned long long stride; unsigned box0, box1, es0; } bad[] = {
+        {13, 2, 0, 0, 0, 0, 128, 64, 16, 1},  /* no such data type */
+        {6, 0, 0, 0, 0, 0, 128, 64, 16, 1},   /* rank 0 */
+        {6, 6, 0, 0, 0, 0, 128, 64, 16, 1},   /* rank 6 */
+        {6, 2, 8, 0, 0, 0, 128, 64, 16, 1},   /* global address 8 bytes off */
+        {6, 2, 0, 0, 0, 0, 120, 64, 16, 1},   /* stride not a multiple of 16 */
+        {6, 2, 0, 0, 0, 0, 1ull << 40, 64, 16, 1}, /* stride 2^40 */
+        {6, 2, 0, 0, 0, 0, 128, 257, 16, 1},  /* box past 256 */
+        {6, 2, 0, 0, 0, 0, 128, 4, 16, 1},    /* inner box 8 bytes */
+        {6, 2, 0, 1, 0, 0, 128, 64, 16, 1},   /* 128-byte inner box, 32-byte swizzle */
+        {6, 2, 0, 0, 0, 0, 128, 64, 16, 9},   /* element stride 9 */
+        {6, 2, 0, 4, 0, 0, 128, 64, 16, 1},   /* swizzle 4 */
+        {6, 2, 0, 0, 1, 0, 128, 64, 16, 1},   /* interleave at rank 2 */
+        {0, 2, 0, 0, 0, 1, 128, 64, 16, 1},   /* NaN fill of integers */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        unsigned long long st[1] = {bad[i].stride};
+        unsigned bx[2] = {bad[i].box0, bad[i].box1}, e[2] = {bad[i].es0, 1};
+        int r = cuTensorMapEncodeTiled(map, bad[i].dtype, (unsigned)bad[i].rank, (char *)g + bad[i].off, dims, st, bx, e, bad[i].interleave,
+                                       bad[i].swz, 0, bad[i].fill);
+        cr_expect_eq(r, 1, "case %zu: CUresult %d, want CUDA_ERROR_INVALID_VALUE", i, r);
+    }
+    cr_expect_eq(cuTensorMapEncodeTiled(map + 32, 6, 2, g, dims, strides, box, es, 0, 0, 0, 0), 1, "a map 32 bytes off 64");
+    char buf[64];
+    cr_expect_eq(cuMemcpyDtoH_v2(buf, d + (1 << 16) - 32, 64), 1, "a copy past the allocation's end");
+    int after = fake_cuda_emu_refusals();
+    cr_expect_geq(after - before, (int)(sizeof bad / sizeof *bad) + 1, "refusals counted: %d", after - before);
+    tile_free(ctx, d);
+    tile_context_destroy(ctx);
+}
+
+/* softmax(scale q.K^T) V in float64 for one query row over keys 0..nk-1 (key j's row at kv + j * kstride). */
+static void attend(const double *q, const double *k, const double *v, int nk, size_t kstride, int d, double scale, double *o) {
+    double mx = -INFINITY, l = 0;
+    double *s = malloc(sizeof(double) * (nk ? nk : 1));
+    for (int j = 0; j < nk; j++) {
+        s[j] = 0;
+        for (int c = 0; c < d; c++) s[j] += q[c] * k[j * kstride + c];
+        s[j] *= scale;
+        if (s[j] > mx) mx = s[j];
+    }
+    for (int c = 0; c < d; c++) o[c] = 0;
+    for (int j = 0; j < nk; j++) {
+        double p = exp(s[j] - mx);
+        l += p;
+        for (int c = 0; c < d; c++) o[c] += p * v[j * kstride + c];
+    }
+    for (int c = 0; c < d; c++) o[c] /= l;
+    free(s);
+}
+
+static uint16_t *rand16(size_t n, double *val) {
+    uint16_t *h = malloc(2 * n);
+    for (size_t i = 0; i < n; i++) h[i] = f32_to_f16((float)urand()), val[i] = f16_to_d(h[i]);
+    return h;
+}
+
+/* Causal GQA attention, seq_q < seq_k (bottom-right aligned), contiguous [batch, seq, heads, head_dim], o poisoned. */
+Test(cuda_emu, attention_fwd_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    enum { B = 1, HQ = 2, HK = 1, D = 32, SQ = 19, SK = 37 };
+    size_t nq = (size_t)B * SQ * HQ * D, nk = (size_t)B * SK * HK * D;
+    double *vq = malloc(8 * nq), *vk = malloc(8 * nk), *vv = malloc(8 * nk), ref[D];
+    uint16_t *hq = rand16(nq, vq), *hk = rand16(nk, vk), *hv = rand16(nk, vv), *ho = malloc(2 * nq);
+    tile_devptr dq = upload(ctx, hq, 2 * nq), dk = upload(ctx, hk, 2 * nk), dv = upload(ctx, hv, 2 * nk), dout = dev_alloc(ctx, 2 * nq);
+    tile_memset(ctx, dout, 0xff, 2 * nq);
+    tile_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .batch = B, .heads_q = HQ, .heads_kv = HK, .head_dim = D, .seq_q = SQ,
+                             .seq_k = SK, .q = dq, .k = dk, .v = dv, .o = dout, .causal = 1, .window_left = -1, .window_right = -1};
+    cr_assert_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, ho, dout, 2 * nq), TILE_OK, "%s", tile_last_error(ctx));
+    for (int i = 0; i < SQ; i++)
+        for (int h = 0; h < HQ; h++) {
+            int hk = h / (HQ / HK);
+            attend(vq + ((size_t)i * HQ + h) * D, vk + (size_t)hk * D, vv + (size_t)hk * D, i + SK - SQ + 1, (size_t)HK * D, D,
+                   1 / sqrt((double)D), ref);
+            for (int c = 0; c < D; c++) {
+                double got = f16_to_d(ho[((size_t)i * HQ + h) * D + c]);
+                cr_assert(fabs(got - ref[c]) <= 2e-3 + 2e-3 * fabs(ref[c]), "o[%d][%d][%d] = %g, want %g (seed %llu)", i, h, c, got, ref[c],
+                          (unsigned long long)seed);
+            }
+        }
+    tile_free(ctx, dq), tile_free(ctx, dk), tile_free(ctx, dv), tile_free(ctx, dout);
+    free(vq), free(vk), free(vv), free(hq), free(hk), free(hv), free(ho);
+    close_cuda(ctx);
+}
+
+/* Paged decode: two sequences of odd context lengths over shuffled cache blocks, split over the context (the
+ * workspace the library allocates itself must be freed with the context). */
+Test(cuda_emu, paged_decode_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    enum { S = 2, HQ = 4, HK = 2, D = 32, BS = 16, NB = 7, MAXB = 3 };
+    int lens[S] = {23, 37};
+    size_t nq = (size_t)S * HQ * D, nc = (size_t)NB * BS * HK * D;
+    double *vq = malloc(8 * nq), *vk = malloc(8 * nc), *vv = malloc(8 * nc), ref[D];
+    uint16_t *hq = rand16(nq, vq), *hk = rand16(nc, vk), *hv = rand16(nc, vv), *ho = malloc(2 * nq);
+    int32_t tables[S * MAXB], perm[NB];
+    for (int i = 0; i < NB; i++) perm[i] = i;
+    for (int i = NB - 1; i > 0; i--) {
+        int j = irand(i + 1), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    for (int i = 0; i < S * MAXB; i++) tables[i] = perm[i];
+    tile_devptr dq = upload(ctx, hq, 2 * nq), dk = upload(ctx, hk, 2 * nc), dv = upload(ctx, hv, 2 * nc), dout = dev_alloc(ctx, 2 * nq);
+    tile_devptr dt = upload(ctx, tables, sizeof tables), dl = upload(ctx, lens, sizeof lens);
+    tile_memset(ctx, dout, 0xff, 2 * nq);
+    tile_paged_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .num_seqs = S, .heads_q = HQ, .heads_kv = HK, .head_dim = D,
+                                   .num_tokens = 1, .block_size = BS, .num_blocks = NB, .q = dq, .o = dout, .k_cache = dk, .v_cache = dv,
+                                   .block_tables = dt, .block_table_stride = MAXB, .context_lens = dl, .max_context_len = 37, .num_splits = 2};
+    cr_assert_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, ho, dout, 2 * nq), TILE_OK, "%s", tile_last_error(ctx));
+    double *kk = malloc(8 * (size_t)MAXB * BS * D), *vvv = malloc(8 * (size_t)MAXB * BS * D);
+    for (int s = 0; s < S; s++)
+        for (int h = 0; h < HQ; h++) {
+            int hk = h / (HQ / HK);
+            for (int j = 0; j < lens[s]; j++) { /* the context's keys gathered through the table */
+                size_t at = (((size_t)tables[s * MAXB + j / BS] * BS + j % BS) * HK + hk) * D;
+                for (int c = 0; c < D; c++) kk[(size_t)j * D + c] = vk[at + c], vvv[(size_t)j * D + c] = vv[at + c];
+            }
+            attend(vq + ((size_t)s * HQ + h) * D, kk, vvv, lens[s], D, D, 1 / sqrt((double)D), ref);
+            for (int c = 0; c < D; c++) {
+                double got = f16_to_d(ho[((size_t)s * HQ + h) * D + c]);
+                cr_assert(fabs(got - ref[c]) <= 2e-3 + 2e-3 * fabs(ref[c]), "o[%d][%d][%d] = %g, want %g (seed %llu)", s, h, c, got, ref[c],
+                          (unsigned long long)seed);
+            }
+        }
+    tile_free(ctx, dq), tile_free(ctx, dk), tile_free(ctx, dv), tile_free(ctx, dout), tile_free(ctx, dt), tile_free(ctx, dl);
+    free(vq), free(vk), free(vv), free(hq), free(hk), free(hv), free(ho), free(kk), free(vvv);
+    close_cuda(ctx);
+}
