@@ -19,7 +19,6 @@
  * with cuMemHostRegister(DEVICEMAP) and used through the device pointer
  * cuMemHostGetDevicePointer gives. */
 #include "runtime/device.h"
-#include "support/target.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -38,9 +37,10 @@ typedef struct CUevent_st *CUevent;
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_PTX = 218,
        CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
-enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76 };
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97 };
+enum { CUDA_DEFAULT_SMEM_PER_BLOCK = 48 * 1024 }; /* static + dynamic shared memory a block has without opting in */
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12 };
 enum { CU_MEMHOSTREGISTER_DEVICEMAP = 2 };
@@ -73,6 +73,7 @@ enum { CU_MEMHOSTREGISTER_DEVICEMAP = 2 };
     X(ModuleUnload, "cuModuleUnload", (CUmodule m)) \
     X(ModuleGetFunction, "cuModuleGetFunction", (CUfunction *f, CUmodule m, const char *name)) \
     X(FuncSetAttribute, "cuFuncSetAttribute", (CUfunction f, int attr, int value)) \
+    X(FuncGetAttribute, "cuFuncGetAttribute", (int *value, int attr, CUfunction f)) \
     X(LaunchKernel, "cuLaunchKernel", (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
                                         unsigned bz, unsigned smem, CUstream s, void **params, void **extra)) \
     X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CUdeviceptr dst, const void *src, size_t bytes, CUstream s)) \
@@ -155,6 +156,7 @@ bool dev_cuda_available(void) {
 typedef struct CudaDev {
     CUdevice dev;
     CUcontext ctx;
+    int smem_optin; /* shared memory a block may use, static and dynamic together, once opted in; 0: unknown */
     bool borrowed; /* the caller's context (dev_open_native): not released */
 } CudaDev;
 
@@ -189,8 +191,10 @@ static DevStatus cur(TileDevice *dev) {
 static void read_attributes(TileDevice *dev) {
     const CudaApi *a = cuda();
     CudaDev *c = dev->impl;
-    int sms = 0, major = 0, minor = 0;
+    int sms = 0, major = 0, minor = 0, optin = 0;
     if (a->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->dev) == CUDA_SUCCESS && sms > 0) dev->num_sms = sms;
+    if (a->DeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, c->dev) == CUDA_SUCCESS && optin > 0)
+        c->smem_optin = optin;
     if (a->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c->dev) == CUDA_SUCCESS &&
         a->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c->dev) == CUDA_SUCCESS && major > 0)
         dev->cc = major * 10 + minor;
@@ -329,6 +333,16 @@ static DevStatus cuda_get_function(TileDevice *dev, void *mod, const char *name,
         cuda_fail(dev, r, "cuModuleGetFunction");
         return dev_fail(dev, DEV_ERR_NOT_FOUND, "cuda: the module has no kernel named '%s' (%s)", name, dev_last_error(dev));
     }
+    /* A block has 48 KiB of shared memory, static and dynamic together, unless the function opts in to more
+     * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, at most the device's opt-in limit less its static shared
+     * memory).  Opted in once here, to all the device allows: a launch then needs no driver call for it, and two
+     * threads launching the function with different sizes cannot lower it under each other. */
+    CudaDev *c = dev->impl;
+    int static_bytes = 0;
+    CALL(dev, cuda()->FuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f), "cuFuncGetAttribute");
+    if (c->smem_optin > CUDA_DEFAULT_SMEM_PER_BLOCK && static_bytes < c->smem_optin)
+        CALL(dev, cuda()->FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, c->smem_optin - static_bytes),
+             "cuFuncSetAttribute");
     *fn = f;
     return DEV_OK;
 }
@@ -359,7 +373,9 @@ static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], 
                              void *stream, void **params, unsigned flags, const unsigned *cluster) {
     DevStatus st = cur(dev);
     if (st) return st;
-    if (smem > (unsigned)target_default()->smem_static) /* every target: past it, opt in to dynamic shared memory */
+    CudaDev *c = dev->impl;
+    /* a driver that does not say its opt-in limit: opt in to what this launch asks past the default (cuda_get_function) */
+    if (!c->smem_optin && smem > CUDA_DEFAULT_SMEM_PER_BLOCK)
         CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
     if ((flags & (DEV_LAUNCH_PDL | DEV_LAUNCH_COOPERATIVE)) || cluster) {
         LaunchKernelExFn ex = (LaunchKernelExFn)cuda()->launch_kernel_ex;

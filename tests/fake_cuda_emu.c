@@ -280,6 +280,11 @@ static void enqueue(Stream *s, Work *w) {
 }
 
 /* ---- initialisation, device, context ---- */
+static const Target *device_target(void) {
+    if (!D.target) D.target = target_for_cc(D.cc);
+    return D.target;
+}
+
 EXPORT CUresult cuInit(unsigned flags) {
     if (flags) return refuse(CUDA_ERROR_INVALID_VALUE, "cuInit flags %u (must be 0)", flags);
     pthread_mutex_lock(&D.lock);
@@ -291,10 +296,6 @@ EXPORT CUresult cuInit(unsigned flags) {
     return unlock(CUDA_SUCCESS);
 }
 
-static const Target *device_target(void) {
-    if (!D.target) D.target = target_for_cc(D.cc);
-    return D.target;
-}
 
 EXPORT CUresult cuDeviceGetCount(int *count) {
     if (!D.initialized) return refuse(CUDA_ERROR_NOT_INITIALIZED, "cuDeviceGetCount before cuInit");
@@ -316,6 +317,10 @@ EXPORT CUresult cuDeviceGetAttribute(int *value, int attrib, int dev) {
     case 16: *value = D.sms; return CUDA_SUCCESS;    /* MULTIPROCESSOR_COUNT */
     case 75: *value = D.cc / 10; return CUDA_SUCCESS; /* COMPUTE_CAPABILITY_MAJOR */
     case 76: *value = D.cc % 10; return CUDA_SUCCESS; /* COMPUTE_CAPABILITY_MINOR */
+    case 97:                                          /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+        if (!device_target()) return refuse(CUDA_ERROR_INVALID_DEVICE, "compute capability %d: no emulator target", D.cc);
+        *value = D.target->smem_dynamic;
+        return CUDA_SUCCESS;
     }
     return refuse(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetAttribute %d: not an attribute this stand-in answers", attrib);
 }
@@ -612,6 +617,22 @@ EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
         return unlock(CUDA_SUCCESS);
     }
     return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuFuncSetAttribute: attribute %d is not settable", attr));
+}
+
+EXPORT CUresult cuFuncGetAttribute(int *value, int attr, void *fn) {
+    ENTER_CTX();
+    Func *f = fn;
+    if (!value || !handles_has(&D.funcs, f)) return unlock(refuse(CUDA_ERROR_INVALID_HANDLE, "cuFuncGetAttribute of a function that is not live"));
+    const EmuFunc *e = f->f;
+    switch (attr) {
+    case 0: /* MAX_THREADS_PER_BLOCK */
+        *value = e->maxntid[0] ? (int)(e->maxntid[0] * (e->maxntid[1] ? e->maxntid[1] : 1) * (e->maxntid[2] ? e->maxntid[2] : 1))
+                               : (int)EMU_MAX_BLOCK_THREADS;
+        return unlock(CUDA_SUCCESS);
+    case 1: *value = (int)e->shared_used; return unlock(CUDA_SUCCESS); /* SHARED_SIZE_BYTES: static */
+    case 8: *value = f->max_dyn; return unlock(CUDA_SUCCESS);          /* MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    }
+    return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuFuncGetAttribute: attribute %d is not answered by this stand-in", attr));
 }
 
 /* ---- launches ---- */

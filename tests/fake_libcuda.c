@@ -76,6 +76,7 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int 
 EXPORT CUresult cuModuleUnload(void *m) { return 0; }
 EXPORT CUresult cuModuleGetFunction(void **f, void *m, const char *name) { return 500; /* NOT_FOUND */ }
 EXPORT CUresult cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
+EXPORT CUresult cuFuncGetAttribute(int *value, int attr, void *f) { return *value = 0, 0; }
 EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                unsigned smem, void *s, void **params, void **extra) {
     return 0;

@@ -423,3 +423,32 @@ Test(cuda_emu, paged_decode_cc80, .timeout = 300) {
     free(vq), free(vk), free(vv), free(hq), free(hk), free(hv), free(ho), free(kk), free(vvv);
     close_cuda(ctx);
 }
+
+/* Static shared memory and dynamic beyond what the 48 KiB default leaves (40 KiB + 16 KiB: 56 KiB, within an
+ * sm_80 block's opt-in 163 KiB): the function must have opted in to dynamic shared memory, whatever the dynamic
+ * size alone is.  The kernel writes the last word of each and reads them back. */
+Test(cuda_emu, static_and_dynamic_shared_cc80) {
+    tile_context *ctx = open_cuda(80);
+    static const char ptx[] =
+        ".version 8.0\n.target sm_80\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n"
+        "  .shared .align 16 .b8 st[40960];\n  .extern .shared .align 16 .b8 dyn[];\n"
+        "  .reg .u64 %rd<3>;\n  .reg .u32 %r<5>;\n"
+        "  mov.u32 %r1, 7;\n  mov.u32 %r2, 11;\n  st.shared.u32 [st+40956], %r1;\n  st.shared.u32 [dyn+16380], %r2;\n  bar.sync 0;\n"
+        "  ld.shared.u32 %r3, [st+40956];\n  ld.shared.u32 %r4, [dyn+16380];\n  add.u32 %r3, %r3, %r4;\n"
+        "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  st.global.u32 [%rd2], %r3;\n  ret;\n}\n";
+    tile_module *m;
+    tile_kernel *k;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr d = dev_alloc(ctx, 16);
+    tile_memset(ctx, d, 0, 16);
+    void *args[] = {&d};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){32, 1, 1}, 16384, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    unsigned v = 0;
+    cr_assert_eq(tile_memcpy_dtoh(ctx, &v, d, 4), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(v, 18u, "the kernel wrote %u", v);
+    tile_module_unload(m);
+    tile_free(ctx, d);
+    close_cuda(ctx);
+}
