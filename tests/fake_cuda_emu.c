@@ -223,7 +223,7 @@ static void run_one(Work *w) {
     if (D.sticky) return; /* a faulted context runs nothing more */
     switch (w->kind) {
     case W_LAUNCH: {
-        EmuOptions o = {.host_threads = 2, .timeout_seconds = 120, .device = D.target, .bufs = D.bufs, .cooperative = w->cooperative};
+        EmuOptions o = {.host_threads = 1, .timeout_seconds = 120, .device = D.target, .bufs = D.bufs, .cooperative = w->cooperative};
         memcpy(o.cluster, w->cluster, sizeof o.cluster);
         EmuLaunchStats st = {0};
         char *err = NULL;
@@ -487,8 +487,10 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f
         }
     return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuMemHostGetDevicePointer(%p): not registered", p));
 }
+/* Needs no current context (unified addressing: the pointer says whose it is). */
 EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr p) {
-    ENTER_CTX();
+    pthread_mutex_lock(&D.lock);
+    if (!D.initialized) return unlock(refuse(CUDA_ERROR_NOT_INITIALIZED, "cuPointerGetAttribute before cuInit"));
     const EmuAlloc *a = emu_mem_find(&D.mem, p);
     if (!data || !a || a->module_var) return unlock(CUDA_ERROR_INVALID_VALUE); /* not memory of this driver: no refusal to count */
     switch (attribute) {

@@ -17,11 +17,13 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "include/tile/tile.h"
+#include "emu/emu.h"
 #include "support/hostfloat.h"
 #include "tests/test_rng.h"
 
@@ -31,6 +33,14 @@ const char *fake_cuda_emu_last_refusal(void);
 int fake_cuda_emu_launches(void);
 int fake_cuda_emu_tensor_maps(void);
 int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t bytes);
+int cuInit(unsigned flags);
+int cuDevicePrimaryCtxRetain(void **ctx, int dev);
+int cuDevicePrimaryCtxRelease_v2(int dev);
+int cuCtxSetCurrent(void *ctx);
+int cuMemAlloc_v2(unsigned long long *p, size_t bytes);
+int cuMemFree_v2(unsigned long long p);
+int cuStreamCreate(void **s, unsigned flags);
+int cuStreamDestroy_v2(void *s);
 void fake_cuda_emu_live(int out[6]);
 int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
                            const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, int interleave,
@@ -450,5 +460,233 @@ Test(cuda_emu, static_and_dynamic_shared_cc80) {
     cr_assert_eq(v, 18u, "the kernel wrote %u", v);
     tile_module_unload(m);
     tile_free(ctx, d);
+    close_cuda(ctx);
+}
+
+/* The caller's own CUDA objects: a context made from the primary CUcontext, a CUstream wrapped, memory from
+ * cuMemAlloc (another allocator's, found through cuPointerGetAttribute, its extent from the range attributes:
+ * a copy past it is refused by the library before the driver sees it). */
+Test(cuda_emu, native_context_stream_and_memory) {
+    seed_rng();
+    fake_cuda_emu_set_cc(80);
+    cr_assert_eq(cuInit(0), 0);
+    void *cu = NULL, *cs = NULL;
+    cr_assert_eq(cuDevicePrimaryCtxRetain(&cu, 0), 0);
+    cr_assert_eq(cuCtxSetCurrent(cu), 0);
+    enum { N = 333 };
+    unsigned long long px = 0, py = 0;
+    cr_assert_eq(cuMemAlloc_v2(&px, 4 * N), 0);
+    cr_assert_eq(cuMemAlloc_v2(&py, 4 * N), 0);
+    cr_assert_eq(cuStreamCreate(&cs, 0), 0);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_from_native(cu, NULL, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_stream ts;
+    cr_assert_eq(tile_stream_from_native(ctx, cs, &ts), TILE_OK, "%s", tile_last_error(ctx));
+    float hx[N], hy[N], out[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)urand(), hy[i] = (float)urand();
+    cr_assert_eq(tile_memcpy_htod(ctx, px, hx, sizeof hx), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_htod_async(ctx, py, hy, sizeof hy, ts), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source(ctx, axpy_src, NULL, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "axpy", &k), TILE_OK);
+    float a = 0.25f;
+    int32_t n = N;
+    tile_devptr dx = px, dy = py;
+    void *args[] = {&dx, &dy, &a, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){(N + 127) / 128, 1, 1}, args, ts), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_stream_synchronize(ctx, ts), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, py, sizeof out), TILE_OK, "%s", tile_last_error(ctx));
+    for (int i = 0; i < N; i++)
+        cr_assert(fabs(out[i] - ((double)a * hx[i] + hy[i])) <= 1e-6, "y[%d] = %.9g, want %.9g", i, out[i], (double)a * hx[i] + hy[i]);
+    int refusals = fake_cuda_emu_refusals();
+    cr_expect_eq(tile_memcpy_dtoh(ctx, out, py + 4 * N - 8, 16), TILE_ERROR_INVALID_VALUE, "a copy past the foreign allocation");
+    cr_expect_eq(fake_cuda_emu_refusals(), refusals, "the library passed a copy past the allocation to the driver");
+    tile_module_unload(mod);
+    tile_stream_destroy(ctx, ts);
+    tile_context_destroy(ctx);
+    /* the caller's objects are still the caller's */
+    cr_assert_eq(cuCtxSetCurrent(cu), 0);
+    cr_expect_eq(cuStreamDestroy_v2(cs), 0, "the library destroyed the caller's stream");
+    cr_expect_eq(cuMemFree_v2(px), 0, "the library freed the caller's memory");
+    cr_expect_eq(cuMemFree_v2(py), 0);
+    cr_assert_eq(cuDevicePrimaryCtxRelease_v2(0), 0, "the library released the caller's context reference");
+    int live[6];
+    fake_cuda_emu_live(live);
+    cr_expect(!live[0] && !live[1] && !live[2] && !live[3] && !live[4] && !live[5], "left alive: %d %d %d %d %d %d", live[0], live[1],
+              live[2], live[3], live[4], live[5]);
+    cr_expect_eq(fake_cuda_emu_refusals(), 0, "the driver refused: %s", fake_cuda_emu_last_refusal());
+}
+
+/* Launches through cuLaunchKernelEx on 9.0: a cluster of 2 (the grid a whole number of clusters), programmatic
+ * dependent launch, a cooperative launch; each runs the kernel right.  A cluster on 8.0 fails. */
+Test(cuda_emu, launch_ex_cc90) {
+    seed_rng();
+    tile_context *ctx = open_cuda(90);
+    enum { N = 300 };
+    float hx[N], hy[N], out[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)urand(), hy[i] = (float)urand();
+    tile_devptr dx = upload(ctx, hx, sizeof hx), dy = dev_alloc(ctx, sizeof hy);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source(ctx, axpy_src, NULL, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "axpy", &k), TILE_OK);
+    float a = 2;
+    int32_t n = N;
+    void *args[] = {&dx, &dy, &a, &n};
+    const tile_launch_options opts[] = {{.size = sizeof(tile_launch_options), .cluster = {2, 1, 1}},
+                                        {.size = sizeof(tile_launch_options), .programmatic_dependent_launch = 1},
+                                        {.size = sizeof(tile_launch_options), .cooperative = 1}};
+    for (int c = 0; c < 3; c++) {
+        cr_assert_eq(tile_memcpy_htod(ctx, dy, hy, sizeof hy), TILE_OK);
+        int launches = fake_cuda_emu_launches();
+        cr_assert_eq(tile_launch_ex(k, (tile_dim3){4, 1, 1}, args, NULL, &opts[c]), TILE_OK, "option %d: %s", c, tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dy, sizeof out), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(fake_cuda_emu_launches(), launches + 1);
+        for (int i = 0; i < N; i++)
+            cr_assert(fabs(out[i] - ((double)a * hx[i] + hy[i])) <= 1e-6, "option %d: y[%d] = %.9g", c, i, out[i]);
+    }
+    tile_module_unload(mod);
+    tile_free(ctx, dx), tile_free(ctx, dy);
+    close_cuda(ctx);
+}
+
+/* A kernel's fault on the GPU surfaces asynchronously: the launch returns, the next synchronization fails with the
+ * driver's sticky error (the emulator's memcheck report behind it). */
+Test(cuda_emu, kernel_fault_is_asynchronous) {
+    tile_context *ctx = open_cuda(80);
+    static const char ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                              ".visible .entry bad(.param .u64 p)\n{\n  .reg .u64 %rd<3>;\n  .reg .u32 %r<2>;\n"
+                              "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, 1;\n"
+                              "  st.global.u32 [%rd2+4096], %r1;\n  ret;\n}\n";
+    tile_module *m;
+    tile_kernel *k;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "bad", &k), TILE_OK);
+    tile_devptr d = dev_alloc(ctx, 64);
+    void *args[] = {&d};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){1, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    tile_status st = tile_synchronize(ctx);
+    cr_expect_neq(st, TILE_OK, "the fault did not surface");
+    cr_expect(strstr(tile_last_error(ctx), "CUDA_ERROR_ILLEGAL_ADDRESS"), "%s", tile_last_error(ctx));
+    tile_context_destroy(ctx); /* a faulted context: the driver refuses everything, nothing to check after */
+}
+
+/* tile_tensor_map_encode and _im2col on the cuda device: every field reaches the driver as given (the stand-in's
+ * encoding decoded again), and a map the library would take but the driver documents as refused comes back as
+ * the driver's refusal. */
+Test(cuda_emu, tensor_map_marshalling_cc90) {
+    tile_context *ctx = open_cuda(90);
+    tile_devptr d = dev_alloc(ctx, 1 << 20);
+    _Alignas(64) uint8_t map[128];
+    uint64_t dims[3] = {40, 33, 7}, strides[2] = {96, 96 * 40};
+    uint32_t box[3] = {16, 8, 3}, es[3] = {1, 2, 3};
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_BF16, 3, d + 256, dims, strides, box, es, TILE_SWIZZLE_32B), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    EmuTensorMap t;
+    const char *why = NULL;
+    cr_assert(emu_tensor_map_decode(map, &t, &why), "%s", why);
+    cr_expect_eq(t.rank, 3);
+    cr_expect_eq(t.esize, 2);
+    cr_expect_eq(t.addr, d + 256);
+    cr_expect_eq(t.swizzle, 1);
+    cr_expect_eq(t.im2col, 0);
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(t.dims[i], dims[i], "dims[%d]", i);
+        cr_expect_eq(t.box[i], box[i], "box[%d]", i);
+        cr_expect_eq(t.elem_strides[i], es[i], "elem_strides[%d]", i);
+        if (i < 2) cr_expect_eq(t.strides[i], strides[i], "strides[%d]", i);
+    }
+    uint64_t idims[4] = {32, 9, 11, 2}, istrides[3] = {64, 64 * 9, 64 * 9 * 11};
+    int32_t lower[2] = {-1, -2}, upper[2] = {1, 0};
+    uint32_t ies[4] = {1, 2, 1, 1};
+    cr_assert_eq(tile_tensor_map_encode_im2col(ctx, map, TILE_F16, 4, d, idims, istrides, lower, upper, 32, 40, ies, TILE_SWIZZLE_64B, 1),
+                 TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert(emu_tensor_map_decode(map, &t, &why), "%s", why);
+    cr_expect_eq(t.im2col, 1);
+    cr_expect_eq(t.rank, 4);
+    cr_expect_eq(t.channels, 32);
+    cr_expect_eq(t.pixels, 40);
+    cr_expect_eq(t.fill, 1);
+    cr_expect_eq(t.swizzle, 2);
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(t.dims[i], idims[i], "im2col dims[%d]", i);
+        if (i < 3) cr_expect_eq(t.strides[i], istrides[i], "im2col strides[%d]", i);
+        if (i) cr_expect_eq(t.elem_strides[i], ies[i], "im2col elem_strides[%d]", i);
+    }
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(t.lower[i], lower[i], "lower[%d]", i);
+        cr_expect_eq(t.upper[i], upper[i], "upper[%d]", i);
+    }
+    tile_free(ctx, d);
+    close_cuda(ctx);
+}
+
+/* Another host thread uses the context (no CUDA context is current there until the library makes it so): a GEMM
+ * and its copies from that thread. */
+typedef struct ThreadArgs {
+    tile_context *ctx;
+} ThreadArgs;
+static void *gemm_thread(void *p) {
+    ThreadArgs *t = p;
+    gemm_case(t->ctx, F16, 21, 19, 33, true, false);
+    return NULL;
+}
+Test(cuda_emu, another_thread_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    ThreadArgs t = {ctx};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, gemm_thread, &t), 0);
+    pthread_join(th, NULL);
+    close_cuda(ctx);
+}
+
+/* One MoE layer with given top-k ids and weights (an id outside the experts skipped), its workspace allocated
+ * inside the call: out[t] = sum_j w[t,j] W2[e] (silu(W1g[e] x) * W1u[e] x), h rounded to f16 on the device. */
+Test(cuda_emu, moe_forward_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    enum { T = 7, H = 32, I = 48, E = 4, K = 2 };
+    size_t nx = (size_t)T * H, n1 = (size_t)E * 2 * I * H, n2 = (size_t)E * H * I;
+    double *vx = malloc(8 * nx), *v1 = malloc(8 * n1), *v2 = malloc(8 * n2);
+    uint16_t *hx = rand16(nx, vx), *h1 = rand16(n1, v1), *h2 = rand16(n2, v2);
+    int32_t ids[T * K];
+    float w[T * K], out[T * H];
+    for (int i = 0; i < T * K; i++) ids[i] = irand(E), w[i] = (float)(0.2 + 0.4 * (urand() + 1));
+    ids[3] = E + 1; /* skipped */
+    tile_devptr dx = upload(ctx, hx, 2 * nx), d1 = upload(ctx, h1, 2 * n1), d2 = upload(ctx, h2, 2 * n2), dout = dev_alloc(ctx, sizeof out);
+    tile_devptr dids = upload(ctx, ids, sizeof ids), dw = upload(ctx, w, sizeof w);
+    tile_memset(ctx, dout, 0xff, sizeof out); /* NaN: accumulate 0 zeroes it */
+    tile_moe_args a = {.size = sizeof a, .tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = TILE_F16, .x = dx,
+                       .w1 = d1, .w2 = d2, .out = dout, .topk_ids = dids, .topk_weights = dw};
+    cr_assert_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK, "%s", tile_last_error(ctx));
+    for (int t = 0; t < T; t++) {
+        double want[H] = {0}, mag[H] = {0};
+        for (int j = 0; j < K; j++) {
+            int e = ids[t * K + j];
+            if (e < 0 || e >= E) continue;
+            for (int r = 0; r < I; r++) {
+                double g = 0, u = 0;
+                for (int c = 0; c < H; c++) {
+                    g += v1[((size_t)e * 2 * I + r) * H + c] * vx[(size_t)t * H + c];
+                    u += v1[((size_t)e * 2 * I + I + r) * H + c] * vx[(size_t)t * H + c];
+                }
+                double hh = g / (1 + exp(-g)) * u;
+                for (int c = 0; c < H; c++) {
+                    double x = w[t * K + j] * v2[((size_t)e * H + c) * I + r] * hh;
+                    want[c] += x, mag[c] += fabs(x);
+                }
+            }
+        }
+        for (int c = 0; c < H; c++) {
+            double tol = 2e-3 * mag[c] + 1e-5;
+            cr_assert(fabs(out[t * H + c] - want[c]) <= tol, "out[%d][%d] = %.7g, want %.7g (seed %llu)", t, c, out[t * H + c], want[c],
+                      (unsigned long long)seed);
+        }
+    }
+    tile_free(ctx, dx), tile_free(ctx, d1), tile_free(ctx, d2), tile_free(ctx, dout), tile_free(ctx, dids), tile_free(ctx, dw);
+    free(vx), free(v1), free(v2), free(hx), free(h1), free(h2);
     close_cuda(ctx);
 }
