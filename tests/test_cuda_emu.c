@@ -141,7 +141,9 @@ Test(cuda_emu, gemm_cc80, .timeout = 300) {
 Test(cuda_emu, gemm_cc90_tensor_maps, .timeout = 300) {
     seed_rng();
     tile_context *ctx = open_cuda(90);
+    int maps = fake_cuda_emu_tensor_maps();
     gemm_case(ctx, F16, 70, 72, 48, true, false);
+    cr_expect_gt(fake_cuda_emu_tensor_maps(), maps, "no tensor maps: the sm_90a path was not taken");
     gemm_case(ctx, E4M3, 33, 48, 64, true, true);
     close_cuda(ctx);
 }
@@ -359,10 +361,11 @@ static uint16_t *rand16(size_t n, double *val) {
     return h;
 }
 
-/* Causal GQA attention, seq_q < seq_k (bottom-right aligned), contiguous [batch, seq, heads, head_dim], o poisoned. */
-Test(cuda_emu, attention_fwd_cc80, .timeout = 300) {
+/* Causal GQA attention, seq_q < seq_k (bottom-right aligned), contiguous [batch, seq, heads, head_dim], o poisoned
+ * (on 9.0: wgmma, Q, K and V read through tensor maps of permuted views). */
+static void attention_case(int cc) {
     seed_rng();
-    tile_context *ctx = open_cuda(80);
+    tile_context *ctx = open_cuda(cc);
     enum { B = 1, HQ = 2, HK = 1, D = 32, SQ = 19, SK = 37 };
     size_t nq = (size_t)B * SQ * HQ * D, nk = (size_t)B * SK * HK * D;
     double *vq = malloc(8 * nq), *vk = malloc(8 * nk), *vv = malloc(8 * nk), ref[D];
@@ -387,6 +390,12 @@ Test(cuda_emu, attention_fwd_cc80, .timeout = 300) {
     tile_free(ctx, dq), tile_free(ctx, dk), tile_free(ctx, dv), tile_free(ctx, dout);
     free(vq), free(vk), free(vv), free(hq), free(hk), free(hv), free(ho);
     close_cuda(ctx);
+}
+Test(cuda_emu, attention_fwd_cc80, .timeout = 300) { attention_case(80); }
+Test(cuda_emu, attention_fwd_cc90, .timeout = 300) {
+    int maps = fake_cuda_emu_tensor_maps();
+    attention_case(90);
+    cr_expect_gt(fake_cuda_emu_tensor_maps(), maps, "no tensor maps: the sm_90a path was not taken");
 }
 
 /* Paged decode: two sequences of odd context lengths over shuffled cache blocks, split over the context (the
