@@ -37,7 +37,9 @@ typedef struct CUevent_st *CUevent;
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_PTX = 218,
        CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
-enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+       CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14 };
+enum { CUDA_PORTABLE_CLUSTER = 8 }; /* CTAs a cluster may have without the function allowing non-portable sizes */
 enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97 };
 enum { CUDA_DEFAULT_SMEM_PER_BLOCK = 48 * 1024 }; /* static + dynamic shared memory a block has without opting in */
@@ -394,6 +396,9 @@ static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], 
             attrs[n++].value.cooperative = 1;
         }
         if (cluster) {
+            /* past the portable size (sm_90 runs up to 16), the function must allow it first */
+            if ((uint64_t)cluster[0] * cluster[1] * cluster[2] > CUDA_PORTABLE_CLUSTER)
+                CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "cuFuncSetAttribute");
             attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
             attrs[n].value.cluster_dim.x = cluster[0], attrs[n].value.cluster_dim.y = cluster[1], attrs[n].value.cluster_dim.z = cluster[2];
             n++;

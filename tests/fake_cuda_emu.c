@@ -55,6 +55,7 @@ enum {
     CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713, CUDA_ERROR_INVALID_PTX = 218, CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
     CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_NOT_READY = 600, CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701, CUDA_ERROR_LAUNCH_FAILED = 719, CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
 };
 
 /* ---- the driver's state: one device, one primary context ---- */
@@ -132,6 +133,7 @@ static struct {
     int refusals;
     int launches;
     int tensor_maps;      /* maps encoded */
+    bool quiet;           /* refusals not said on stderr (a test that provokes them) */
 } D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cc = 80, .driver_version = 12080, .sms = 4};
 
 static int ctx_token;
@@ -142,6 +144,7 @@ static __thread void *current_ctx;
 EXPORT void fake_cuda_emu_set_cc(int cc) { D.cc = cc; D.target = NULL; }
 /* The version cuDriverGetVersion reports (12080 by default): what PTX ISA versions cuModuleLoadDataEx takes. */
 EXPORT void fake_cuda_emu_set_driver_version(int v) { D.driver_version = v; }
+EXPORT void fake_cuda_emu_set_quiet(int quiet) { D.quiet = quiet; }
 EXPORT int fake_cuda_emu_refusals(void) { return D.refusals; }
 EXPORT const char *fake_cuda_emu_last_refusal(void) { return D.refusal; }
 EXPORT const char *fake_cuda_emu_last_report(void) { return D.report; }
@@ -163,7 +166,7 @@ static CUresult refuse(CUresult r, const char *fmt, ...) {
     vsnprintf(D.refusal, sizeof D.refusal, fmt, ap);
     va_end(ap);
     D.refusals++;
-    fprintf(stderr, "fake_cuda_emu: refused (CUresult %d): %s\n", r, D.refusal);
+    if (!D.quiet) fprintf(stderr, "fake_cuda_emu: refused (CUresult %d): %s\n", r, D.refusal);
     return r;
 }
 
@@ -492,7 +495,7 @@ EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr p) 
     pthread_mutex_lock(&D.lock);
     if (!D.initialized) return unlock(refuse(CUDA_ERROR_NOT_INITIALIZED, "cuPointerGetAttribute before cuInit"));
     const EmuAlloc *a = emu_mem_find(&D.mem, p);
-    if (!data || !a || a->module_var) return unlock(CUDA_ERROR_INVALID_VALUE); /* not memory of this driver: no refusal to count */
+    if (!data || !a) return unlock(CUDA_ERROR_INVALID_VALUE); /* not memory of this driver: no refusal to count */
     switch (attribute) {
     case 1: *(void **)data = &ctx_token; break;           /* CONTEXT */
     case 11: *(CUdeviceptr *)data = a->addr; break;       /* RANGE_START_ADDR */
@@ -669,9 +672,12 @@ static CUresult launch(const char *api, Func *f, const unsigned grid[3], const u
     unsigned cl[3] = {0, 0, 0};
     if (cluster) {
         if (D.cc < 90) return refuse(CUDA_ERROR_INVALID_VALUE, "%s: a cluster dimension on compute capability %d.%d", api, D.cc / 10, D.cc % 10);
-        unsigned n = cluster[0] * cluster[1] * cluster[2];
-        if (!cluster[0] || !cluster[1] || !cluster[2] || n > (f->non_portable ? 16u : 8u))
-            return refuse(CUDA_ERROR_INVALID_VALUE, "%s: cluster %u x %u x %u", api, cluster[0], cluster[1], cluster[2]);
+        uint64_t n = (uint64_t)cluster[0] * cluster[1] * cluster[2];
+        if (!n) return refuse(CUDA_ERROR_INVALID_VALUE, "%s: cluster %u x %u x %u", api, cluster[0], cluster[1], cluster[2]);
+        /* 8 CTAs is the portable size; up to 16 once the function allows non-portable sizes */
+        if (n > (f->non_portable ? 16u : 8u))
+            return refuse(CUDA_ERROR_INVALID_CLUSTER_SIZE, "%s: a cluster of %llu CTAs%s", api, (unsigned long long)n,
+                          f->non_portable || n > 16 ? "" : " without CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED");
         for (int d = 0; d < 3; d++)
             if (grid[d] % cluster[d])
                 return refuse(CUDA_ERROR_INVALID_VALUE, "%s: grid dimension %d (%u) is not a multiple of the cluster's (%u)", api, d,
@@ -961,7 +967,7 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s) {
         {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"}, {400, "CUDA_ERROR_INVALID_HANDLE"}, {500, "CUDA_ERROR_NOT_FOUND"},
         {600, "CUDA_ERROR_NOT_READY"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
         {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"}, {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"},
-        {719, "CUDA_ERROR_LAUNCH_FAILED"}, {801, "CUDA_ERROR_NOT_SUPPORTED"}};
+        {719, "CUDA_ERROR_LAUNCH_FAILED"}, {801, "CUDA_ERROR_NOT_SUPPORTED"}, {912, "CUDA_ERROR_INVALID_CLUSTER_SIZE"}};
     if (!s) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (names[i].r == r) return *s = names[i].name, CUDA_SUCCESS;

@@ -28,6 +28,7 @@
 #include "tests/test_rng.h"
 
 void fake_cuda_emu_set_cc(int cc);
+void fake_cuda_emu_set_quiet(int quiet);
 int fake_cuda_emu_refusals(void);
 const char *fake_cuda_emu_last_refusal(void);
 int fake_cuda_emu_launches(void);
@@ -304,6 +305,7 @@ Test(cuda_emu, stand_in_is_strict) {
     unsigned box[2] = {64, 16}, es[2] = {1, 1};
     cr_assert_eq(cuTensorMapEncodeTiled(map, 6, 2, g, dims, strides, box, es, 0, 3, 0, 0), 0, "%s", fake_cuda_emu_last_refusal());
     int before = fake_cuda_emu_refusals();
+    fake_cuda_emu_set_quiet(1);
     static const struct { int dtype, rank, off, swz, interleave, fill; unsigned long long stride; unsigned box0, box1, es0; } bad[] = {
         {13, 2, 0, 0, 0, 0, 128, 64, 16, 1},  /* no such data type */
         {6, 0, 0, 0, 0, 0, 128, 64, 16, 1},   /* rank 0 */
@@ -528,7 +530,8 @@ Test(cuda_emu, native_context_stream_and_memory) {
 }
 
 /* Launches through cuLaunchKernelEx on 9.0: a cluster of 2 (the grid a whole number of clusters), programmatic
- * dependent launch, a cooperative launch; each runs the kernel right.  A cluster on 8.0 fails. */
+ * dependent launch, a cooperative launch, a cluster of 16 (past the portable 8: the function must allow
+ * non-portable sizes first); each runs the kernel right. */
 Test(cuda_emu, launch_ex_cc90) {
     seed_rng();
     tile_context *ctx = open_cuda(90);
@@ -545,11 +548,13 @@ Test(cuda_emu, launch_ex_cc90) {
     void *args[] = {&dx, &dy, &a, &n};
     const tile_launch_options opts[] = {{.size = sizeof(tile_launch_options), .cluster = {2, 1, 1}},
                                         {.size = sizeof(tile_launch_options), .programmatic_dependent_launch = 1},
-                                        {.size = sizeof(tile_launch_options), .cooperative = 1}};
-    for (int c = 0; c < 3; c++) {
+                                        {.size = sizeof(tile_launch_options), .cooperative = 1},
+                                        {.size = sizeof(tile_launch_options), .cluster = {16, 1, 1}}};
+    for (int c = 0; c < 4; c++) {
         cr_assert_eq(tile_memcpy_htod(ctx, dy, hy, sizeof hy), TILE_OK);
         int launches = fake_cuda_emu_launches();
-        cr_assert_eq(tile_launch_ex(k, (tile_dim3){4, 1, 1}, args, NULL, &opts[c]), TILE_OK, "option %d: %s", c, tile_last_error(ctx));
+        unsigned grid = c == 3 ? 16 : 4;
+        cr_assert_eq(tile_launch_ex(k, (tile_dim3){grid, 1, 1}, args, NULL, &opts[c]), TILE_OK, "option %d: %s", c, tile_last_error(ctx));
         cr_assert_eq(tile_memcpy_dtoh(ctx, out, dy, sizeof out), TILE_OK, "%s", tile_last_error(ctx));
         cr_assert_eq(fake_cuda_emu_launches(), launches + 1);
         for (int i = 0; i < N; i++)
@@ -698,4 +703,28 @@ Test(cuda_emu, moe_forward_cc80, .timeout = 300) {
     tile_free(ctx, dx), tile_free(ctx, d1), tile_free(ctx, d2), tile_free(ctx, dout), tile_free(ctx, dids), tile_free(ctx, dw);
     free(vx), free(v1), free(v2), free(hx), free(h1), free(h2);
     close_cuda(ctx);
+}
+
+/* A cluster launch on compute capability 8.0: the library asks cuLaunchKernelEx, the driver refuses it, and the
+ * library says so (as a GPU of that kind would have it). */
+Test(cuda_emu, cluster_refused_cc80) {
+    tile_context *ctx = open_cuda(80);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source(ctx, axpy_src, NULL, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "axpy", &k), TILE_OK);
+    tile_devptr d = dev_alloc(ctx, 1024);
+    float a = 1;
+    int32_t n = 256;
+    void *args[] = {&d, &d, &a, &n};
+    tile_launch_options o = {.size = sizeof o, .cluster = {2, 1, 1}};
+    fake_cuda_emu_set_quiet(1);
+    int refusals = fake_cuda_emu_refusals();
+    tile_status st = tile_launch_ex(k, (tile_dim3){2, 1, 1}, args, NULL, &o);
+    cr_expect_neq(st, TILE_OK, "a cluster launch on compute capability 8.0 succeeded");
+    cr_expect(strstr(tile_last_error(ctx), "cuLaunchKernelEx"), "%s", tile_last_error(ctx));
+    cr_expect_eq(fake_cuda_emu_refusals(), refusals + 1, "the driver was not asked");
+    tile_module_unload(mod);
+    tile_free(ctx, d);
+    tile_context_destroy(ctx);
 }
