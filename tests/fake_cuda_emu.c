@@ -13,8 +13,9 @@
  * says the work must have finished: a synchronize of the stream, its event or the context, a synchronous copy,
  * a free.  So a caller that reads results without synchronizing reads stale memory here, as on a GPU.
  *
- * Streams: each created stream is a queue; the NULL stream is the legacy default stream (created streams are
- * blocking): work on it waits for every stream's earlier work, and work on a stream waits for the NULL stream's.
+ * Streams: each created stream is a queue; the NULL stream is the legacy default stream: work on it waits for every
+ * blocking stream's earlier work, and work on a blocking stream waits for the NULL stream's (CU_STREAM_NON_BLOCKING
+ * streams do neither).
  * cuStreamWaitEvent makes the stream's later work wait for the event's stream up to the event's record.  Async
  * copies with pageable host memory run when they are called (after their stream's earlier work), as the driver
  * stages them; with registered host memory they are queued.  Kernel faults (memcheck, traps) become the sticky
@@ -63,6 +64,7 @@ typedef struct Work Work;
 typedef struct Stream {
     Work *head, *tail;
     uint64_t next_seq, done_seq; /* work items are numbered per stream; done_seq: the last one run */
+    bool nonblocking;            /* CU_STREAM_NON_BLOCKING: no ordering with the NULL stream */
 } Stream;
 typedef struct Event {
     Stream *stream; /* the stream of its last record, NULL when never recorded */
@@ -272,9 +274,10 @@ static void run_all(void) {
 /* Queue w on s under the legacy default stream's rules: the NULL stream's work waits for every stream's earlier
  * work, a stream's work for the NULL stream's (running it now is one schedule those orders allow). */
 static void enqueue(Stream *s, Work *w) {
-    if (s == &D.null_stream)
-        for (unsigned i = 0; i < D.streams.n; i++) stream_run(D.streams.v[i], UINT64_MAX);
-    else
+    if (s == &D.null_stream) {
+        for (unsigned i = 0; i < D.streams.n; i++)
+            if (!((Stream *)D.streams.v[i])->nonblocking) stream_run(D.streams.v[i], UINT64_MAX);
+    } else if (!s->nonblocking)
         stream_run(&D.null_stream, UINT64_MAX);
     w->seq = ++s->next_seq;
     if (s->tail) s->tail->next = w;
@@ -757,6 +760,7 @@ EXPORT CUresult cuStreamCreate(void **s, unsigned flags) {
     if (!s || flags > 1) return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuStreamCreate flags %u", flags));
     Stream *st = calloc(1, sizeof *st);
     if (!st || !handles_add(&D.streams, st)) return free(st), unlock(CUDA_ERROR_OUT_OF_MEMORY);
+    st->nonblocking = flags & 1;
     *s = st;
     return unlock(CUDA_SUCCESS);
 }
@@ -782,8 +786,7 @@ EXPORT CUresult cuStreamSynchronize(void *s) {
     ENTER_CTX();
     Stream *st = s ? s : &D.null_stream;
     if (!stream_ok(st)) return unlock(refuse(CUDA_ERROR_INVALID_HANDLE, "cuStreamSynchronize of a stream that is not live"));
-    if (st == &D.null_stream) run_all(); /* the legacy stream waits for the blocking streams */
-    else stream_run(st, UINT64_MAX);
+    stream_run(st, UINT64_MAX); /* the NULL stream's own work (which waited for the blocking streams' earlier work) */
     return unlock(D.sticky);
 }
 EXPORT CUresult cuStreamGetCtx(void *s, void **ctx) {
@@ -865,7 +868,6 @@ static bool tmap_float(int t) { return t >= 6; } /* FLOAT16 and after */
 static CUresult tmap_common(const char *api, void *map, int dtype, unsigned rank, unsigned lo, void *addr, const unsigned long long *dims,
                             const unsigned long long *strides, const unsigned *elem_strides, int interleave, int swizzle, int l2,
                             int fill, EmuTensorMap *e) {
-    if (D.cc < 90) return refuse(CUDA_ERROR_NOT_SUPPORTED, "%s on compute capability %d.%d (tensor maps need 9.0)", api, D.cc / 10, D.cc % 10);
     if (!map || (uintptr_t)map % 64) return refuse(CUDA_ERROR_INVALID_VALUE, "%s: tensorMap %p is not 64-byte aligned", api, map);
     if (dtype < 0 || dtype > 12) return refuse(CUDA_ERROR_INVALID_VALUE, "%s: tensorDataType %d", api, dtype);
     if (rank < lo || rank > 5 || (interleave && rank < 3)) return refuse(CUDA_ERROR_INVALID_VALUE, "%s: tensorRank %u", api, rank);

@@ -400,13 +400,12 @@ Test(cuda_emu, attention_fwd_cc90, .timeout = 300) {
     cr_expect_gt(fake_cuda_emu_tensor_maps(), maps, "no tensor maps: the sm_90a path was not taken");
 }
 
-/* Paged decode: two sequences of odd context lengths over shuffled cache blocks, split over the context (the
- * workspace the library allocates itself must be freed with the context). */
-Test(cuda_emu, paged_decode_cc80, .timeout = 300) {
-    seed_rng();
-    tile_context *ctx = open_cuda(80);
-    enum { S = 2, HQ = 4, HK = 2, D = 32, BS = 16, NB = 7, MAXB = 3 };
-    int lens[S] = {23, 37};
+/* Paged decode: two sequences of odd context lengths over shuffled cache blocks, split over the context; on stream
+ * st (NULL: the default stream, the workspace allocated by the call) with the caller's workspace, the result copied
+ * back on st (its kernels must all be on st for the copy to see them). */
+static void paged_case(tile_context *ctx, tile_stream st) {
+    enum { S = 2, HQ = 4, HK = 2, D = 32, BS = 16, NB = 20, MAXB = 10 };
+    int lens[S] = {71, 150}; /* past one 64-key chunk, so that two splits stay two */
     size_t nq = (size_t)S * HQ * D, nc = (size_t)NB * BS * HK * D;
     double *vq = malloc(8 * nq), *vk = malloc(8 * nc), *vv = malloc(8 * nc), ref[D];
     uint16_t *hq = rand16(nq, vq), *hk = rand16(nc, vk), *hv = rand16(nc, vv), *ho = malloc(2 * nq);
@@ -422,9 +421,15 @@ Test(cuda_emu, paged_decode_cc80, .timeout = 300) {
     tile_memset(ctx, dout, 0xff, 2 * nq);
     tile_paged_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .num_seqs = S, .heads_q = HQ, .heads_kv = HK, .head_dim = D,
                                    .num_tokens = 1, .block_size = BS, .num_blocks = NB, .q = dq, .o = dout, .k_cache = dk, .v_cache = dv,
-                                   .block_tables = dt, .block_table_stride = MAXB, .context_lens = dl, .max_context_len = 37, .num_splits = 2};
+                                   .block_tables = dt, .block_table_stride = MAXB, .context_lens = dl, .max_context_len = 150, .num_splits = 2,
+                                   .stream = st};
+    size_t ws = 0;
+    int splits = 0;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &ws, &splits), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(splits, 2);
+    if (st) a.workspace = dev_alloc(ctx, ws), a.workspace_bytes = ws;
     cr_assert_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_memcpy_dtoh(ctx, ho, dout, 2 * nq), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh_async(ctx, ho, dout, 2 * nq, st), TILE_OK, "%s", tile_last_error(ctx));
     double *kk = malloc(8 * (size_t)MAXB * BS * D), *vvv = malloc(8 * (size_t)MAXB * BS * D);
     for (int s = 0; s < S; s++)
         for (int h = 0; h < HQ; h++) {
@@ -441,7 +446,32 @@ Test(cuda_emu, paged_decode_cc80, .timeout = 300) {
             }
         }
     tile_free(ctx, dq), tile_free(ctx, dk), tile_free(ctx, dv), tile_free(ctx, dout), tile_free(ctx, dt), tile_free(ctx, dl);
+    if (a.workspace) tile_free(ctx, a.workspace);
     free(vq), free(vk), free(vv), free(hq), free(hk), free(hv), free(ho), free(kk), free(vvv);
+}
+Test(cuda_emu, paged_decode_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    paged_case(ctx, NULL);
+    close_cuda(ctx);
+}
+
+/* The library's calls on the caller's CU_STREAM_NON_BLOCKING stream, which orders with nothing else: each call's
+ * kernels must go on it (the stand-in runs a stream's queue only when that stream is waited for). */
+Test(cuda_emu, nonblocking_stream_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    void *cu = NULL, *cs = NULL; /* the caller's stream, made in the device's primary context as the CUDA runtime would */
+    cr_assert_eq(cuDevicePrimaryCtxRetain(&cu, 0), 0);
+    cr_assert_eq(cuCtxSetCurrent(cu), 0);
+    cr_assert_eq(cuStreamCreate(&cs, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+    tile_stream ts;
+    cr_assert_eq(tile_stream_from_native(ctx, cs, &ts), TILE_OK, "%s", tile_last_error(ctx));
+    paged_case(ctx, ts);
+    tile_stream_destroy(ctx, ts);
+    cr_assert_eq(cuCtxSetCurrent(cu), 0);
+    cr_assert_eq(cuStreamDestroy_v2(cs), 0);
+    cr_assert_eq(cuDevicePrimaryCtxRelease_v2(0), 0);
     close_cuda(ctx);
 }
 
