@@ -140,6 +140,8 @@ static struct {
 
 static int ctx_token;
 static __thread void *current_ctx;
+static __thread void *ctx_stack[16]; /* cuCtxPushCurrent's: the contexts current before */
+static __thread int ctx_depth;
 
 /* ---- what the test sets and reads ---- */
 /* Compute capability major * 10 + minor of the device (80 by default); before the first context is made. */
@@ -353,10 +355,17 @@ EXPORT CUresult cuCtxSetCurrent(void *ctx) {
     current_ctx = ctx;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuCtxPushCurrent_v2(void *ctx) { return cuCtxSetCurrent(ctx); }
+EXPORT CUresult cuCtxPushCurrent_v2(void *ctx) {
+    if (ctx != &ctx_token) return refuse(CUDA_ERROR_INVALID_CONTEXT, "cuCtxPushCurrent of a foreign context");
+    if (ctx_depth == (int)(sizeof ctx_stack / sizeof *ctx_stack)) return refuse(CUDA_ERROR_INVALID_VALUE, "cuCtxPushCurrent: too deep");
+    ctx_stack[ctx_depth++] = current_ctx;
+    current_ctx = ctx;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuCtxPopCurrent_v2(void **ctx) {
+    if (!current_ctx) return refuse(CUDA_ERROR_INVALID_CONTEXT, "cuCtxPopCurrent with no current context");
     if (ctx) *ctx = current_ctx;
-    current_ctx = NULL;
+    current_ctx = ctx_depth ? ctx_stack[--ctx_depth] : NULL; /* the context current before the push */
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuCtxGetDevice(int *dev) {
@@ -700,7 +709,7 @@ static CUresult launch(const char *api, Func *f, const unsigned grid[3], const u
     memcpy(w->cluster, cl, sizeof cl);
     /* the parameters' values now (the caller may reuse its buffers when the call returns), sizes from .param */
     w->params = calloc(e->nparams ? e->nparams : 1, sizeof *w->params);
-    w->blob = malloc(e->param_size ? e->param_size : 1);
+    w->blob = aligned_alloc(64, ((size_t)e->param_size + 63) / 64 * 64 + 64); /* .align 64 parameters (tensor maps) land aligned */
     if (!w->params || !w->blob) return work_free(w), CUDA_ERROR_OUT_OF_MEMORY;
     for (unsigned i = 0; i < e->nparams; i++) {
         memcpy(w->blob + e->params[i].offset, params[i], e->params[i].size);
