@@ -34,6 +34,9 @@ const char *fake_cuda_emu_last_refusal(void);
 int fake_cuda_emu_launches(void);
 int fake_cuda_emu_tensor_maps(void);
 int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t bytes);
+int cuTensorMapEncodeIm2col(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims, const unsigned long long *strides,
+                            const int *lower, const int *upper, unsigned channels, unsigned pixels, const unsigned *elem_strides,
+                            int interleave, int swizzle, int l2, int fill);
 int cuInit(unsigned flags);
 int cuDevicePrimaryCtxRetain(void **ctx, int dev);
 int cuDevicePrimaryCtxRelease_v2(int dev);
@@ -329,10 +332,22 @@ Test(cuda_emu, stand_in_is_strict) {
         cr_expect_eq(r, 1, "case %zu: CUresult %d, want CUDA_ERROR_INVALID_VALUE", i, r);
     }
     cr_expect_eq(cuTensorMapEncodeTiled(map + 32, 6, 2, g, dims, strides, box, es, 0, 0, 0, 0), 1, "a map 32 bytes off 64");
+    /* im2col: rank 3..5, corners within the rank's range, 1..256 channels of 16-byte rows, 1..1024 pixels */
+    unsigned long long idims[5] = {16, 8, 8, 8, 2}, istr[4] = {32, 256, 2048, 16384};
+    int lo[3] = {-1, -1, -1}, up[3] = {1, 1, 1}, far[3] = {-16, -17, 0};
+    unsigned ies[5] = {1, 1, 1, 1, 1};
+    cr_assert_eq(cuTensorMapEncodeIm2col(map, 6, 5, g, idims, istr, lo, up, 16, 64, ies, 0, 0, 0, 0), 0, "%s", fake_cuda_emu_last_refusal());
+    int ibefore = fake_cuda_emu_refusals();
+    cr_expect_eq(cuTensorMapEncodeIm2col(map, 6, 2, g, idims, istr, lo, up, 16, 64, ies, 0, 0, 0, 0), 1, "im2col rank 2");
+    cr_expect_eq(cuTensorMapEncodeIm2col(map, 6, 5, g, idims, istr, far, up, 16, 64, ies, 0, 0, 0, 0), 1, "a corner of -17 at rank 5");
+    cr_expect_eq(cuTensorMapEncodeIm2col(map, 6, 5, g, idims, istr, lo, up, 0, 64, ies, 0, 0, 0, 0), 1, "no channels");
+    cr_expect_eq(cuTensorMapEncodeIm2col(map, 6, 5, g, idims, istr, lo, up, 4, 64, ies, 0, 0, 0, 0), 1, "8-byte channel rows");
+    cr_expect_eq(cuTensorMapEncodeIm2col(map, 6, 5, g, idims, istr, lo, up, 16, 1025, ies, 0, 0, 0, 0), 1, "1025 pixels");
+    cr_expect_eq(fake_cuda_emu_refusals() - ibefore, 5);
     char buf[64];
     cr_expect_eq(cuMemcpyDtoH_v2(buf, d + (1 << 16) - 32, 64), 1, "a copy past the allocation's end");
     int after = fake_cuda_emu_refusals();
-    cr_expect_geq(after - before, (int)(sizeof bad / sizeof *bad) + 1, "refusals counted: %d", after - before);
+    cr_expect_eq(after - before, (int)(sizeof bad / sizeof *bad) + 7, "refusals counted: %d", after - before);
     tile_free(ctx, d);
     tile_context_destroy(ctx);
 }
