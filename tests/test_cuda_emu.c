@@ -162,6 +162,9 @@ static const char axpy_src[] =
 Test(cuda_emu, user_kernel_cc80) {
     seed_rng();
     tile_context *ctx = open_cuda(80);
+    char key[256];
+    cr_assert_eq(tile_context_device_key(ctx, key, sizeof key), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_str_eq(key, "cuda/Emulated GPU sm_80/driver 12080/sm_80", "the tuning key from cuDeviceGetName and cuDriverGetVersion");
     enum { N = 300 };
     float hx[N], hy[N], out[N];
     for (int i = 0; i < N; i++) hx[i] = (float)urand(), hy[i] = (float)urand();
