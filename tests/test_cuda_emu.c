@@ -291,6 +291,12 @@ Test(cuda_emu, streams_events_async_copies) {
         double want = (double)a * hx[i] + prev[i];
         cr_assert(fabs(out[i] - want) <= 1e-6, "registered y[%d] = %.9g, want %.9g", i, out[i], want);
     }
+    /* a fill of registered memory on a stream: the host sees it once the stream is waited for */
+    float before = out[1];
+    cr_assert_eq(tile_memset_async(ctx, rout, 0, 8, s2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(out[1], before, "the fill finished before anything waited for it");
+    cr_assert_eq(tile_stream_synchronize(ctx, s2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert(out[0] == 0 && out[1] == 0 && out[2] != 0, "the fill: %g %g %g", out[0], out[1], out[2]);
     tile_module_unload(mod);
     tile_event_destroy(ctx, ev), tile_event_destroy(ctx, t0), tile_event_destroy(ctx, t1);
     tile_stream_destroy(ctx, s1), tile_stream_destroy(ctx, s2);
