@@ -379,6 +379,14 @@ static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], 
     /* a driver that does not say its opt-in limit: opt in to what this launch asks past the default (cuda_get_function) */
     if (!c->smem_optin && smem > CUDA_DEFAULT_SMEM_PER_BLOCK)
         CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
+    /* past the GPU's limit the launch is the caller's invalid value, as on the emulator, not a driver failure (only a
+     * launch past the default 48 KiB can be: static shared memory is at most 48 KiB) */
+    int static_bytes = 0;
+    if (c->smem_optin && smem > CUDA_DEFAULT_SMEM_PER_BLOCK &&
+        cuda()->FuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS &&
+        (uint64_t)static_bytes + smem > (uint64_t)c->smem_optin)
+        return dev_fail(dev, DEV_ERR_INVALID, "cuda: %d bytes of static and %u of dynamic shared memory exceed the %d a block may use "
+                        "on this GPU", static_bytes, smem, c->smem_optin);
     if ((flags & (DEV_LAUNCH_PDL | DEV_LAUNCH_COOPERATIVE)) || cluster) {
         LaunchKernelExFn ex = (LaunchKernelExFn)cuda()->launch_kernel_ex;
         if (!ex)

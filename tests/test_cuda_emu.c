@@ -782,3 +782,23 @@ Test(cuda_emu, cluster_refused_cc80) {
     tile_free(ctx, d);
     tile_context_destroy(ctx);
 }
+
+/* Dynamic shared memory past what an sm_80 block may use (180 KiB of 163): the caller's invalid value, as on the
+ * emulator, said before the driver is asked (not a driver failure). */
+Test(cuda_emu, shared_past_the_gpu_cc80) {
+    tile_context *ctx = open_cuda(80);
+    static const char ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                              ".visible .entry k(.param .u64 p)\n{\n  .extern .shared .align 16 .b8 dyn[];\n  ret;\n}\n";
+    tile_module *m;
+    tile_kernel *k;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr d = dev_alloc(ctx, 16);
+    void *args[] = {&d};
+    tile_status st = tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){32, 1, 1}, 180 * 1024, args, NULL);
+    cr_expect_eq(st, TILE_ERROR_INVALID_VALUE, "%s: %s", tile_status_string(st), tile_last_error(ctx));
+    cr_expect(strstr(tile_last_error(ctx), "shared memory"), "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    tile_free(ctx, d);
+    close_cuda(ctx); /* and the driver refused nothing */
+}
