@@ -387,6 +387,10 @@ static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], 
         (uint64_t)static_bytes + smem > (uint64_t)c->smem_optin)
         return dev_fail(dev, DEV_ERR_INVALID, "cuda: %d bytes of static and %u of dynamic shared memory exceed the %d a block may use "
                         "on this GPU", static_bytes, smem, c->smem_optin);
+    /* clusters of more than one CTA need a 9.0 GPU: the caller's invalid value, as on the emulator, not the driver's refusal */
+    if (cluster && (uint64_t)cluster[0] * cluster[1] * cluster[2] > 1 && dev->cc && dev->cc < 90)
+        return dev_fail(dev, DEV_ERR_INVALID, "cuda: clusters of %u x %u x %u CTAs need a GPU of compute capability 9.0 or later (this "
+                        "one is %d.%d)", cluster[0], cluster[1], cluster[2], dev->cc / 10, dev->cc % 10);
     if ((flags & (DEV_LAUNCH_PDL | DEV_LAUNCH_COOPERATIVE)) || cluster) {
         LaunchKernelExFn ex = (LaunchKernelExFn)cuda()->launch_kernel_ex;
         if (!ex)
