@@ -11,7 +11,9 @@
  * cuModuleLoadDataEx parses the PTX with the emulator; cuLaunchKernel(Ex) queues the launch on its stream with a
  * copy of its parameters (sizes from the entry's .param list), and the queue runs when the CUDA programming model
  * says the work must have finished: a synchronize of the stream, its event or the context, a synchronous copy,
- * a free.  So a caller that reads results without synchronizing reads stale memory here, as on a GPU.
+ * a free.  So a caller that reads results without synchronizing reads stale memory here, as on a GPU.  cuMemsetD8
+ * of device memory is queued on the NULL stream too (the driver documents it asynchronous with respect to the
+ * host); synchronous copies wait for the NULL stream and the blocking streams only, not for non-blocking ones.
  *
  * Streams: each created stream is a queue; the NULL stream is the legacy default stream: work on it waits for every
  * blocking stream's earlier work, and work on a blocking stream waits for the NULL stream's (CU_STREAM_NON_BLOCKING
@@ -268,9 +270,22 @@ static void stream_run(Stream *s, uint64_t until) {
     }
 }
 
+/* Everything queued.  Non-blocking streams first: nothing orders them with the NULL stream, and running them ahead
+ * of it is the schedule that shows a caller who prepared memory on the NULL stream (a memset) for a non-blocking
+ * stream's kernel without waiting. */
 static void run_all(void) {
+    for (unsigned i = 0; i < D.streams.n; i++)
+        if (((Stream *)D.streams.v[i])->nonblocking) stream_run(D.streams.v[i], UINT64_MAX);
     stream_run(&D.null_stream, UINT64_MAX);
     for (unsigned i = 0; i < D.streams.n; i++) stream_run(D.streams.v[i], UINT64_MAX);
+}
+
+/* What a synchronous call on the legacy default stream waits for: the NULL stream's work and the blocking
+ * streams' (not the non-blocking streams'). */
+static void legacy_sync(void) {
+    for (unsigned i = 0; i < D.streams.n; i++)
+        if (!((Stream *)D.streams.v[i])->nonblocking) stream_run(D.streams.v[i], UINT64_MAX);
+    stream_run(&D.null_stream, UINT64_MAX);
 }
 
 /* Queue w on s under the legacy default stream's rules: the NULL stream's work waits for every stream's earlier
@@ -412,7 +427,7 @@ EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) 
     ENTER_CTX();
     CUresult r = copy_check("cuMemcpyHtoD", dst, src, bytes);
     if (r) return unlock(r);
-    run_all();
+    legacy_sync(); /* then the copy, complete when the call returns (the driver may still be moving a pageable one) */
     if (bytes && !D.sticky) memmove(emu_mem_host(&D.mem, dst, bytes), src, bytes);
     return unlock(D.sticky);
 }
@@ -420,7 +435,7 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
     ENTER_CTX();
     CUresult r = copy_check("cuMemcpyDtoH", src, dst, bytes);
     if (r) return unlock(r);
-    run_all();
+    legacy_sync(); /* a non-blocking stream's work is not waited for */
     if (bytes && !D.sticky) memmove(dst, emu_mem_host(&D.mem, src, bytes), bytes);
     return unlock(D.sticky);
 }
@@ -428,9 +443,19 @@ EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
     ENTER_CTX();
     CUresult r = copy_check("cuMemsetD8", dst, "", n);
     if (r) return unlock(r);
-    run_all();
-    if (n && !D.sticky) memset(emu_mem_host(&D.mem, dst, n), v, n);
-    return unlock(D.sticky);
+    if (!n) return unlock(CUDA_SUCCESS);
+    const EmuAlloc *a = emu_mem_find(&D.mem, dst);
+    if (a && a->borrowed) { /* registered host memory: synchronous */
+        legacy_sync();
+        if (!D.sticky) memset(emu_mem_host(&D.mem, dst, n), v, n);
+        return unlock(D.sticky);
+    }
+    /* device memory: asynchronous with respect to the host, in order on the legacy default stream */
+    Work *w = calloc(1, sizeof *w);
+    if (!w) return unlock(CUDA_ERROR_OUT_OF_MEMORY);
+    *w = (Work){.kind = W_MEMSET, .dptr = dst, .bytes = n, .value = v};
+    enqueue(&D.null_stream, w);
+    return unlock(CUDA_SUCCESS);
 }
 
 /* Whether [p, p + bytes) of host memory lies in one registration (page-locked: its async copies are truly async). */

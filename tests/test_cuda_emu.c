@@ -443,6 +443,7 @@ static void paged_case(tile_context *ctx, tile_stream st) {
     tile_devptr dq = upload(ctx, hq, 2 * nq), dk = upload(ctx, hk, 2 * nc), dv = upload(ctx, hv, 2 * nc), dout = dev_alloc(ctx, 2 * nq);
     tile_devptr dt = upload(ctx, tables, sizeof tables), dl = upload(ctx, lens, sizeof lens);
     tile_memset(ctx, dout, 0xff, 2 * nq);
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK); /* the fill ran on the default stream: st need not order with it */
     tile_paged_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .num_seqs = S, .heads_q = HQ, .heads_kv = HK, .head_dim = D,
                                    .num_tokens = 1, .block_size = BS, .num_blocks = NB, .q = dq, .o = dout, .k_cache = dk, .v_cache = dv,
                                    .block_tables = dt, .block_table_stride = MAXB, .context_lens = dl, .max_context_len = 150, .num_splits = 2,
@@ -480,6 +481,8 @@ Test(cuda_emu, paged_decode_cc80, .timeout = 300) {
     close_cuda(ctx);
 }
 
+static void moe_case(tile_context *ctx, tile_stream st);
+
 /* The library's calls on the caller's CU_STREAM_NON_BLOCKING stream, which orders with nothing else: each call's
  * kernels must go on it (the stand-in runs a stream's queue only when that stream is waited for). */
 Test(cuda_emu, nonblocking_stream_cc80, .timeout = 300) {
@@ -492,6 +495,7 @@ Test(cuda_emu, nonblocking_stream_cc80, .timeout = 300) {
     tile_stream ts;
     cr_assert_eq(tile_stream_from_native(ctx, cs, &ts), TILE_OK, "%s", tile_last_error(ctx));
     paged_case(ctx, ts);
+    moe_case(ctx, ts);
     tile_stream_destroy(ctx, ts);
     cr_assert_eq(cuCtxSetCurrent(cu), 0);
     cr_assert_eq(cuStreamDestroy_v2(cs), 0);
@@ -711,10 +715,9 @@ Test(cuda_emu, another_thread_cc80, .timeout = 300) {
 }
 
 /* One MoE layer with given top-k ids and weights (an id outside the experts skipped), its workspace allocated
- * inside the call: out[t] = sum_j w[t,j] W2[e] (silu(W1g[e] x) * W1u[e] x), h rounded to f16 on the device. */
-Test(cuda_emu, moe_forward_cc80, .timeout = 300) {
-    seed_rng();
-    tile_context *ctx = open_cuda(80);
+ * inside the call, on stream st: out[t] = sum_j w[t,j] W2[e] (silu(W1g[e] x) * W1u[e] x), h rounded to f16 on the
+ * device; the result copied back on st. */
+static void moe_case(tile_context *ctx, tile_stream st) {
     enum { T = 7, H = 32, I = 48, E = 4, K = 2 };
     size_t nx = (size_t)T * H, n1 = (size_t)E * 2 * I * H, n2 = (size_t)E * H * I;
     double *vx = malloc(8 * nx), *v1 = malloc(8 * n1), *v2 = malloc(8 * n2);
@@ -726,10 +729,11 @@ Test(cuda_emu, moe_forward_cc80, .timeout = 300) {
     tile_devptr dx = upload(ctx, hx, 2 * nx), d1 = upload(ctx, h1, 2 * n1), d2 = upload(ctx, h2, 2 * n2), dout = dev_alloc(ctx, sizeof out);
     tile_devptr dids = upload(ctx, ids, sizeof ids), dw = upload(ctx, w, sizeof w);
     tile_memset(ctx, dout, 0xff, sizeof out); /* NaN: accumulate 0 zeroes it */
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK); /* the fill ran on the default stream: st need not order with it */
     tile_moe_args a = {.size = sizeof a, .tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = TILE_F16, .x = dx,
-                       .w1 = d1, .w2 = d2, .out = dout, .topk_ids = dids, .topk_weights = dw};
+                       .w1 = d1, .w2 = d2, .out = dout, .topk_ids = dids, .topk_weights = dw, .stream = st};
     cr_assert_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh_async(ctx, out, dout, sizeof out, st), TILE_OK, "%s", tile_last_error(ctx));
     for (int t = 0; t < T; t++) {
         double want[H] = {0}, mag[H] = {0};
         for (int j = 0; j < K; j++) {
@@ -756,6 +760,11 @@ Test(cuda_emu, moe_forward_cc80, .timeout = 300) {
     }
     tile_free(ctx, dx), tile_free(ctx, d1), tile_free(ctx, d2), tile_free(ctx, dout), tile_free(ctx, dids), tile_free(ctx, dw);
     free(vx), free(v1), free(v2), free(hx), free(h1), free(h2);
+}
+Test(cuda_emu, moe_forward_cc80, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    moe_case(ctx, NULL);
     close_cuda(ctx);
 }
 
