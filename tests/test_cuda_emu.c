@@ -152,6 +152,14 @@ Test(cuda_emu, gemm_cc90_tensor_maps, .timeout = 300) {
     close_cuda(ctx);
 }
 
+/* 8.9 (Ada): f8 read natively by mma.sync, no tensor maps. */
+Test(cuda_emu, gemm_cc89_f8, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(89);
+    gemm_case(ctx, E4M3, 45, 40, 96, true, true);
+    close_cuda(ctx);
+}
+
 /* A user kernel through tile_launch: y = a x + y over n elements, n not a multiple of the block. */
 static const char axpy_src[] =
     "kernel axpy(x: *f32, y: *f32, a: f32, n: i32, const B: i32 = 128) {\n"
