@@ -645,10 +645,12 @@ Test(cuda_emu, kernel_fault_is_asynchronous) {
     cr_assert_eq(tile_module_get_kernel(m, "bad", &k), TILE_OK);
     tile_devptr d = dev_alloc(ctx, 64);
     void *args[] = {&d};
+    fake_cuda_emu_set_quiet(1);
     cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){1, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
     tile_status st = tile_synchronize(ctx);
     cr_expect_neq(st, TILE_OK, "the fault did not surface");
     cr_expect(strstr(tile_last_error(ctx), "CUDA_ERROR_ILLEGAL_ADDRESS"), "%s", tile_last_error(ctx));
+    cr_expect(strstr(tile_last_error(ctx), "memcheck"), "the driver's error string (the emulator's report) is not in: %s", tile_last_error(ctx));
     tile_context_destroy(ctx); /* a faulted context: the driver refuses everything, nothing to check after */
 }
 
