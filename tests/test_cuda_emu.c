@@ -149,6 +149,16 @@ Test(cuda_emu, gemm_cc90_tensor_maps, .timeout = 300) {
     gemm_case(ctx, F16, 70, 72, 48, true, false);
     cr_expect_gt(fake_cuda_emu_tensor_maps(), maps, "no tensor maps: the sm_90a path was not taken");
     gemm_case(ctx, E4M3, 33, 48, 64, true, true);
+    gemm_case(ctx, BF16, 200, 264, 136, false, false); /* past one 128 x 128 tile both ways: the large configurations */
+    close_cuda(ctx);
+}
+
+/* 8.6: 99 KiB of shared memory a block (163 on 8.0): the configurations chosen must fit it. */
+Test(cuda_emu, gemm_cc86, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_cuda(86);
+    gemm_case(ctx, F16, 130, 136, 200, true, false);
+    gemm_case(ctx, BF16, 33, 260, 72, false, false);
     close_cuda(ctx);
 }
 
