@@ -89,8 +89,9 @@ enum { F16, BF16, E4M3 };
 static uint16_t to16(int t, double v) { return t == F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
 static double from16(int t, uint16_t h) { return t == F16 ? f16_to_d(h) : bf16_to_d(h); }
 
-/* C = A B (+ scales) through tile_gemm at m x n x k with row strides past the row ends, C poisoned; out f32 or the input type. */
-static void gemm_case(tile_context *ctx, int t, int m, int n, int k, bool out_f32, bool scaled) {
+/* C = A B (+ scales) through tile_gemm at m x n x k with row strides past the row ends, C poisoned; out f32 or the input type;
+ * with config (tile_gemm_with_config's, or NULL) on stream st, the result copied back on st. */
+static void gemm_case_on(tile_context *ctx, int t, int m, int n, int k, bool out_f32, bool scaled, const char *const *config, tile_stream st) {
     int lda = k + 8, ldb = n + 8;
     size_t es = t == E4M3 ? 1 : 2, oes = out_f32 ? 4 : 2;
     uint8_t *ha = malloc((size_t)m * lda * es), *hb = malloc((size_t)k * ldb * es), *hc = malloc((size_t)m * n * oes);
@@ -109,15 +110,15 @@ static void gemm_case(tile_context *ctx, int t, int m, int n, int k, bool out_f3
     tile_devptr da = upload(ctx, ha, (size_t)m * lda * es), db = upload(ctx, hb, (size_t)k * ldb * es), dc = dev_alloc(ctx, (size_t)m * n * oes);
     tile_devptr dsa = upload(ctx, sa, 4 * (size_t)m), dsb = upload(ctx, sb, 4 * (size_t)n);
     cr_assert_eq(tile_memset(ctx, dc, 0xff, (size_t)m * n * oes), TILE_OK); /* NaN */
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK); /* the uploads and the fill, before st (which may order with nothing) */
     tile_dtype in = t == F16 ? TILE_F16 : t == BF16 ? TILE_BF16 : TILE_F8E4M3;
     tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .c = dc, .ldc = n,
-                        .in_dtype = in, .out_dtype = out_f32 ? TILE_F32 : in, .alpha = 1, .beta = 0};
+                        .in_dtype = in, .out_dtype = out_f32 ? TILE_F32 : in, .alpha = 1, .beta = 0, .stream = st};
     if (scaled) g.a_scale = dsa, g.b_scale = dsb, g.scale_mode = TILE_SCALE_CHANNEL;
     int launches = fake_cuda_emu_launches();
-    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_gemm_with_config(ctx, &g, config), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh_async(ctx, hc, dc, (size_t)m * n * oes, st), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_gt(fake_cuda_emu_launches(), launches, "nothing ran on the driver");
-    cr_assert_eq(tile_memcpy_dtoh(ctx, hc, dc, (size_t)m * n * oes), TILE_OK);
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             double want = 0, mag = 0;
@@ -132,6 +133,9 @@ static void gemm_case(tile_context *ctx, int t, int m, int n, int k, bool out_f3
         }
     tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc), tile_free(ctx, dsa), tile_free(ctx, dsb);
     free(ha), free(hb), free(hc), free(va), free(vb), free(sa), free(sb);
+}
+static void gemm_case(tile_context *ctx, int t, int m, int n, int k, bool out_f32, bool scaled) {
+    gemm_case_on(ctx, t, m, n, k, out_f32, scaled, NULL, NULL);
 }
 
 Test(cuda_emu, gemm_cc80, .timeout = 300) {
@@ -514,6 +518,8 @@ Test(cuda_emu, nonblocking_stream_cc80, .timeout = 300) {
     cr_assert_eq(tile_stream_from_native(ctx, cs, &ts), TILE_OK, "%s", tile_last_error(ctx));
     paged_case(ctx, ts);
     moe_case(ctx, ts);
+    static const char *const split[] = {"BM=64", "BN=64", "BK=32", "num_warps=4", "SPLIT_K=2", NULL}; /* C zeroed, then added to */
+    gemm_case_on(ctx, F16, 50, 70, 96, true, false, split, ts);
     tile_stream_destroy(ctx, ts);
     cr_assert_eq(cuCtxSetCurrent(cu), 0);
     cr_assert_eq(cuStreamDestroy_v2(cs), 0);
