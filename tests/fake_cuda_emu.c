@@ -28,7 +28,8 @@
  * live handles, ranges inside allocations, launch dimensions, dynamic shared memory against
  * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cluster shapes, every documented rule of cuTensorMapEncodeTiled
  * and cuTensorMapEncodeIm2col) and returns its CUresult; fake_cuda_emu_refusals() counts the refusals and
- * fake_cuda_emu_last_refusal() says the last one.  Tensor maps are encoded in the emulator's format
+ * fake_cuda_emu_last_refusal() says the last one.  fake_cuda_emu_capture_breaking() counts the calls a stream capture (a CUDA
+ * graph) could not hold, so a test can show a prepared call makes none.  Tensor maps are encoded in the emulator's format
  * (emu_tensor_map_encode), which its cp.async.bulk.tensor reads from the kernel's __grid_constant__ parameter.
  *
  * Why it cannot deadlock with the runtime: this library contains its own copy of the emulator (the support,
@@ -137,6 +138,8 @@ static struct {
     int refusals;
     int launches;
     int tensor_maps;      /* maps encoded */
+    int capture_breaking; /* calls a stream capture (a CUDA graph) cannot hold: allocations, frees, module loads,
+                           * synchronous copies and fills, synchronizations, host registrations */
     bool quiet;           /* refusals and kernel faults not said on stderr (a test that provokes them) */
 } D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cc = 80, .driver_version = 12080, .sms = 4};
 
@@ -156,6 +159,7 @@ EXPORT const char *fake_cuda_emu_last_refusal(void) { return D.refusal; }
 EXPORT const char *fake_cuda_emu_last_report(void) { return D.report; }
 EXPORT int fake_cuda_emu_launches(void) { return D.launches; }
 EXPORT int fake_cuda_emu_tensor_maps(void) { return D.tensor_maps; }
+EXPORT int fake_cuda_emu_capture_breaking(void) { return D.capture_breaking; }
 /* What is alive: allocations, modules, streams, events, host registrations, primary context references
  * (a leak check: each comes back to where it was once everything the caller made is gone). */
 EXPORT void fake_cuda_emu_live(int out[6]) {
@@ -389,6 +393,7 @@ EXPORT CUresult cuCtxGetDevice(int *dev) {
 }
 EXPORT CUresult cuCtxSynchronize(void) {
     ENTER_CTX();
+    D.capture_breaking++;
     run_all();
     return unlock(D.sticky);
 }
@@ -399,6 +404,7 @@ static bool in_allocation(uint64_t p, size_t bytes) { return !bytes || emu_mem_h
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
     ENTER_CTX();
+    D.capture_breaking++;
     if (!p || !bytes) return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc of %zu bytes", bytes));
     uint64_t a = 0;
     if (!emu_mem_alloc(&D.mem, bytes, false, &a)) return unlock(CUDA_ERROR_OUT_OF_MEMORY);
@@ -408,6 +414,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
     ENTER_CTX();
+    D.capture_breaking++;
     if (!handles_has(&D.allocs, (void *)(uintptr_t)p))
         return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuMemFree of 0x%llx: not an allocation's start", p));
     run_all(); /* kernels queued before the free still read it */
@@ -425,6 +432,7 @@ static CUresult copy_check(const char *api, uint64_t dptr, const void *host, siz
 
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
     ENTER_CTX();
+    D.capture_breaking++;
     CUresult r = copy_check("cuMemcpyHtoD", dst, src, bytes);
     if (r) return unlock(r);
     legacy_sync(); /* then the copy, complete when the call returns (the driver may still be moving a pageable one) */
@@ -433,6 +441,7 @@ EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) 
 }
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
     ENTER_CTX();
+    D.capture_breaking++;
     CUresult r = copy_check("cuMemcpyDtoH", src, dst, bytes);
     if (r) return unlock(r);
     legacy_sync(); /* a non-blocking stream's work is not waited for */
@@ -441,6 +450,7 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
 }
 EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
     ENTER_CTX();
+    D.capture_breaking++;
     CUresult r = copy_check("cuMemsetD8", dst, "", n);
     if (r) return unlock(r);
     if (!n) return unlock(CUDA_SUCCESS);
@@ -491,6 +501,7 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void
 
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
     ENTER_CTX();
+    D.capture_breaking++;
     if (!p || !bytes || (flags & ~15u)) return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuMemHostRegister(%p, %zu, %u)", p, bytes, flags));
     for (unsigned i = 0; i < D.nregs; i++)
         if ((uint8_t *)p < D.regs[i].host + D.regs[i].bytes && (uint8_t *)p + bytes > D.regs[i].host)
@@ -508,6 +519,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
 }
 EXPORT CUresult cuMemHostUnregister(void *p) {
     ENTER_CTX();
+    D.capture_breaking++;
     for (unsigned i = 0; i < D.nregs; i++)
         if (D.regs[i].host == p) {
             run_all(); /* queued work may still use it */
@@ -554,6 +566,7 @@ static int driver_ptx_isa(int version) {
 
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals) {
     ENTER_CTX();
+    D.capture_breaking++;
     if (!mod || !image || (n && (!opts || !vals))) return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuModuleLoadDataEx arguments"));
     char *log = NULL;
     size_t cap = 0;
@@ -599,6 +612,7 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, in
 
 EXPORT CUresult cuModuleUnload(void *mod) {
     ENTER_CTX();
+    D.capture_breaking++;
     Module *md = mod;
     if (!handles_has(&D.modules, md)) return unlock(refuse(CUDA_ERROR_INVALID_HANDLE, "cuModuleUnload of a module that is not loaded"));
     run_all(); /* its queued launches run first */
@@ -818,6 +832,7 @@ EXPORT CUresult cuStreamDestroy_v2(void *s) {
 }
 EXPORT CUresult cuStreamSynchronize(void *s) {
     ENTER_CTX();
+    D.capture_breaking++;
     Stream *st = s ? s : &D.null_stream;
     if (!stream_ok(st)) return unlock(refuse(CUDA_ERROR_INVALID_HANDLE, "cuStreamSynchronize of a stream that is not live"));
     stream_run(st, UINT64_MAX); /* the NULL stream's own work (which waited for the blocking streams' earlier work) */
@@ -877,6 +892,7 @@ EXPORT CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
 }
 EXPORT CUresult cuEventSynchronize(void *e) {
     ENTER_CTX();
+    D.capture_breaking++;
     Event *ev = e;
     if (!handles_has(&D.events, ev)) return unlock(refuse(CUDA_ERROR_INVALID_HANDLE, "cuEventSynchronize of an event that is not live"));
     if (ev->stream) stream_run(ev->stream, ev->seq);

@@ -33,6 +33,7 @@ int fake_cuda_emu_refusals(void);
 const char *fake_cuda_emu_last_refusal(void);
 int fake_cuda_emu_launches(void);
 int fake_cuda_emu_tensor_maps(void);
+int fake_cuda_emu_capture_breaking(void);
 int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t bytes);
 int cuTensorMapEncodeIm2col(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims, const unsigned long long *strides,
                             const int *lower, const int *upper, unsigned channels, unsigned pixels, const unsigned *elem_strides,
@@ -475,7 +476,11 @@ static void paged_case(tile_context *ctx, tile_stream st) {
     cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &ws, &splits), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(splits, 2);
     if (st) a.workspace = dev_alloc(ctx, ws), a.workspace_bytes = ws;
+    /* prepared, with the caller's workspace, on a stream: nothing a stream capture (a CUDA graph) cannot hold */
+    if (st) cr_assert_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    int breaking = fake_cuda_emu_capture_breaking();
     cr_assert_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    if (st) cr_expect_eq(fake_cuda_emu_capture_breaking(), breaking, "the prepared call allocated, freed, loaded or synchronized");
     cr_assert_eq(tile_memcpy_dtoh_async(ctx, ho, dout, 2 * nq, st), TILE_OK, "%s", tile_last_error(ctx));
     double *kk = malloc(8 * (size_t)MAXB * BS * D), *vvv = malloc(8 * (size_t)MAXB * BS * D);
     for (int s = 0; s < S; s++)
@@ -758,7 +763,14 @@ static void moe_case(tile_context *ctx, tile_stream st) {
     cr_assert_eq(tile_synchronize(ctx), TILE_OK); /* the fill ran on the default stream: st need not order with it */
     tile_moe_args a = {.size = sizeof a, .tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = TILE_F16, .x = dx,
                        .w1 = d1, .w2 = d2, .out = dout, .topk_ids = dids, .topk_weights = dw, .stream = st};
+    if (st) { /* prepared, with the caller's workspace: nothing a stream capture cannot hold */
+        cr_assert_eq(tile_moe_workspace_size(&a, &a.workspace_bytes), TILE_OK, "%s", tile_last_error(ctx));
+        a.workspace = dev_alloc(ctx, a.workspace_bytes);
+        cr_assert_eq(tile_moe_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    }
+    int breaking = fake_cuda_emu_capture_breaking();
     cr_assert_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    if (st) cr_expect_eq(fake_cuda_emu_capture_breaking(), breaking, "the prepared call allocated, freed, loaded or synchronized");
     cr_assert_eq(tile_memcpy_dtoh_async(ctx, out, dout, sizeof out, st), TILE_OK, "%s", tile_last_error(ctx));
     for (int t = 0; t < T; t++) {
         double want[H] = {0}, mag[H] = {0};
@@ -785,6 +797,7 @@ static void moe_case(tile_context *ctx, tile_stream st) {
         }
     }
     tile_free(ctx, dx), tile_free(ctx, d1), tile_free(ctx, d2), tile_free(ctx, dout), tile_free(ctx, dids), tile_free(ctx, dw);
+    if (a.workspace) tile_free(ctx, a.workspace);
     free(vx), free(v1), free(v2), free(hx), free(h1), free(h2);
 }
 Test(cuda_emu, moe_forward_cc80, .timeout = 300) {
