@@ -856,3 +856,28 @@ Test(cuda_emu, shared_past_the_gpu_cc80) {
     tile_free(ctx, d);
     close_cuda(ctx); /* and the driver refused nothing */
 }
+
+/* One host range registered by two tile contexts on one GPU (one primary CUDA context): the driver refuses the
+ * second (docs/runtime.md), which the library passes on as the device's error; the first stays usable. */
+Test(cuda_emu, register_twice) {
+    tile_context *a = open_cuda(80), *b;
+    cr_assert_eq(tile_context_create("cuda", &b), TILE_OK, "%s", tile_last_error(NULL));
+    float *h = aligned_alloc(4096, 4096);
+    for (int i = 0; i < 1024; i++) h[i] = (float)i;
+    tile_devptr da, db = 0;
+    cr_assert_eq(tile_register_memory(a, h, 4096, &da), TILE_OK, "%s", tile_last_error(a));
+    fake_cuda_emu_set_quiet(1);
+    tile_status st = tile_register_memory(b, h, 4096, &db);
+    cr_expect_eq(st, TILE_ERROR_DEVICE, "%s: %s", tile_status_string(st), tile_last_error(b));
+    cr_expect(strstr(tile_last_error(b), "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"), "%s", tile_last_error(b));
+    float back[4];
+    cr_assert_eq(tile_memcpy_dtoh(a, back, da + 16, sizeof back), TILE_OK, "%s", tile_last_error(a));
+    cr_expect(back[0] == 4 && back[3] == 7, "%g %g", back[0], back[3]);
+    cr_assert_eq(tile_unregister_memory(a, da), TILE_OK, "%s", tile_last_error(a));
+    tile_context_destroy(b);
+    tile_context_destroy(a);
+    int live[6];
+    fake_cuda_emu_live(live);
+    cr_expect(!live[0] && !live[4] && !live[5], "left alive: %d allocations, %d registrations, %d context references", live[0], live[4], live[5]);
+    free(h);
+}
