@@ -19,6 +19,7 @@
  * with cuMemHostRegister(DEVICEMAP) and used through the device pointer
  * cuMemHostGetDevicePointer gives. */
 #include "runtime/device.h"
+#include "support/target.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -42,7 +43,6 @@ enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SH
 enum { CUDA_PORTABLE_CLUSTER = 8 }; /* CTAs a cluster may have without the function allowing non-portable sizes */
 enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97 };
-enum { CUDA_DEFAULT_SMEM_PER_BLOCK = 48 * 1024 }; /* static + dynamic shared memory a block has without opting in */
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12 };
 enum { CU_MEMHOSTREGISTER_DEVICEMAP = 2 };
@@ -182,6 +182,10 @@ static DevStatus cuda_fail(TileDevice *dev, CUresult r, const char *call) {
         CUresult r_ = (expr);                               \
         if (r_ != CUDA_SUCCESS) return cuda_fail((dev), r_, (name)); \
     } while (0)
+
+/* Static plus dynamic shared memory a block has without opting in: what every target may declare statically
+ * (support/target.h: 48 KiB). */
+static unsigned default_smem_per_block(void) { return (unsigned)target_default()->smem_static; }
 
 static DevStatus cur(TileDevice *dev) {
     CudaDev *c = dev->impl;
@@ -342,7 +346,7 @@ static DevStatus cuda_get_function(TileDevice *dev, void *mod, const char *name,
     CudaDev *c = dev->impl;
     int static_bytes = 0;
     CALL(dev, cuda()->FuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f), "cuFuncGetAttribute");
-    if (c->smem_optin > CUDA_DEFAULT_SMEM_PER_BLOCK && static_bytes < c->smem_optin)
+    if (c->smem_optin > (int)default_smem_per_block() && static_bytes < c->smem_optin)
         CALL(dev, cuda()->FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, c->smem_optin - static_bytes),
              "cuFuncSetAttribute");
     *fn = f;
@@ -377,12 +381,12 @@ static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], 
     if (st) return st;
     CudaDev *c = dev->impl;
     /* a driver that does not say its opt-in limit: opt in to what this launch asks past the default (cuda_get_function) */
-    if (!c->smem_optin && smem > CUDA_DEFAULT_SMEM_PER_BLOCK)
+    if (!c->smem_optin && smem > default_smem_per_block())
         CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
     /* past the GPU's limit the launch is the caller's invalid value, as on the emulator, not a driver failure (only a
      * launch past the default 48 KiB can be: static shared memory is at most 48 KiB) */
     int static_bytes = 0;
-    if (c->smem_optin && smem > CUDA_DEFAULT_SMEM_PER_BLOCK &&
+    if (c->smem_optin && smem > default_smem_per_block() &&
         cuda()->FuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS &&
         (uint64_t)static_bytes + smem > (uint64_t)c->smem_optin)
         return dev_fail(dev, DEV_ERR_INVALID, "cuda: %d bytes of static and %u of dynamic shared memory exceed the %d a block may use "
