@@ -643,7 +643,7 @@ EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
         return unlock(CUDA_ERROR_OUT_OF_MEMORY);
     }
     md->funcs = v;
-    *h = (Func){.m = md->m, .f = f, .max_dyn = 48 * 1024 - (int)f->shared_used};
+    *h = (Func){.m = md->m, .f = f, .max_dyn = D.target->smem_static - (int)f->shared_used}; /* the 48 KiB without opting in */
     if (h->max_dyn < 0) h->max_dyn = 0;
     md->funcs[md->nfuncs++] = h;
     *fn = h;
