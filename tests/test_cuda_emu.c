@@ -256,6 +256,15 @@ Test(cuda_emu, tensor_descriptor_cc90, .timeout = 300) {
             for (int p = 0; p < k; p++) want += f16_to_d(ha[(size_t)i * sa + p]) * f16_to_d(hb[(size_t)p * sb + j]);
             cr_assert(out[(size_t)i * n + j] == want, "C[%d][%d] = %g, want %g", i, j, out[(size_t)i * n + j], want);
         }
+    /* the same arguments again: the maps come from the kernel's last encodings, the driver is not asked */
+    int encoded = fake_cuda_emu_tensor_maps();
+    tile_memset(ctx, dc, 0xff, 4 * (size_t)m * n);
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)(m + 63) / 64, (unsigned)(n + 63) / 64, 1}, args, NULL), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    float c0 = NAN;
+    cr_assert_eq(tile_memcpy_dtoh(ctx, &c0, dc, 4), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(c0, out[0], "the relaunch gave C[0][0] = %g, want %g", c0, out[0]);
+    cr_expect_eq(fake_cuda_emu_tensor_maps(), encoded, "the same arguments' maps were encoded again");
     tile_module_unload(mod);
     tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc);
     free(ha), free(hb), free(out);
