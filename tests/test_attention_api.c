@@ -677,6 +677,24 @@ Test(attention_api, fwd_bad_arguments) {
     cr_expect(strstr(tile_last_error(ctx), "overlaps q [0x"), "%s", tile_last_error(ctx));
     a = good, a.o = good.q, a.o_stride[0] = 16 * 4 * 96, a.o_stride[1] = 4 * 96, a.o_stride[2] = 96;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps q [0x");
+    /* nor may o overlap itself: programs write their rows at once (these ran, each element the last writer's);
+     * inputs may (a stride 0 broadcasts), and a layout that interleaves batches between heads is fine */
+    a = good, a.o_stride[0] = 16 * 4 * 64, a.o_stride[1] = 4 * 64, a.o_stride[2] = 32; /* heads half a head apart */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's head stride 32 is under the 64 elements of a head_dim");
+    a = good, a.o_stride[0] = 16 * 4 * 64, a.o_stride[1] = 0, a.o_stride[2] = 64; /* every token on one row */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's token stride 0");
+    a = good, a.o_stride[0] = 0, a.o_stride[1] = 4 * 64, a.o_stride[2] = 64; /* both sequences on one */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's batch stride 0");
+    a = good, a.o_stride[0] = 16 * 4 * 64, a.o_stride[1] = 2 * 64, a.o_stride[2] = 64; /* token t's heads 2, 3 are t + 1's 0, 1 */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's token stride 128 is under the 256 elements its heads span");
+    a = good, a.o_stride[0] = 16 * 4 * 64, a.o_stride[1] = 4 * 64, a.o_stride[2] = 0, a.heads_q = a.heads_kv = 1;
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "one head: its stride is never used: %s", tile_last_error(ctx));
+    a = good, a.q_stride[0] = 0, a.q_stride[1] = 4 * 64, a.q_stride[2] = 64; /* one Q for both sequences: read only */
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a = good, a.o_stride[0] = 64, a.o_stride[1] = 2 * 4 * 64, a.o_stride[2] = 2 * 64; /* batch 1 between batch 0's heads */
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a = good, a.batch = 0, a.o_stride[1] = 0, a.o_stride[2] = 64;
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "nothing to compute: %s", tile_last_error(ctx));
     /* the LSE too is written while other programs read q, k, v (and the offsets); it shares no byte with o either
      * (it ran, with rows of q, k or o overwritten); right after o is fine */
     a = good, a.lse = good.k + 2048;
@@ -773,6 +791,17 @@ Test(attention_api, decode_bad_arguments) {
     /* o over q: exactly in place or not at all, as for the prefill */
     a = good, a.o = good.q + 64 * 2;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps q [0x");
+    /* nor o itself (it ran, each element the last writer's), here or in the split workspace's size */
+    a = good, a.o_stride[0] = 8 * 64, a.o_stride[1] = 8 * 64, a.o_stride[2] = 48;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's head stride 48 is under the 64 elements of a head_dim");
+    a = good, a.o_stride[0] = 4 * 64, a.o_stride[1] = 8 * 64, a.o_stride[2] = 64; /* sequence 1 over sequence 0's heads 4..7 */
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's sequence stride 256 is under the 512 elements its heads span");
+    {
+        size_t b;
+        EXPECT_FAIL(tile_paged_attention_workspace_size(ctx, &a, &b, NULL), TILE_ERROR_INVALID_VALUE, "o's sequence stride 256");
+    }
+    a = good, a.num_tokens = 2, a.o_stride[0] = 2 * 8 * 64, a.o_stride[1] = 0, a.o_stride[2] = 64;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's token stride 0");
     /* nor with the tables the programs read, and the split workspace (written by the splits, read by the merge
      * while it writes o) shares no byte with any of them */
     a = good, a.block_tables = good.o + 64;
@@ -782,6 +811,8 @@ Test(attention_api, decode_bad_arguments) {
     h_lens[1] = 64;
     cr_assert_eq(tile_memcpy_htod(ctx, lens, h_lens, sizeof h_lens), TILE_OK);
     a = good, a.o = good.q; /* in place */
+    cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a = good, a.o_stride[0] = 64, a.o_stride[1] = 8 * 2 * 64, a.o_stride[2] = 2 * 64; /* sequences interleaved by head: apart */
     cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     a = good, a.block_size = 64, a.num_blocks = 2, a.max_context_len = 256, a.num_splits = 4, a.block_table_stride = 4;
     size_t need;

@@ -689,7 +689,11 @@ typedef struct tile_attention_args {
     tile_devptr q, k, v, o;           /* [batch, seq, heads, head_dim]; o shares no byte with k or v, nor with q
                                          unless exactly in place (o = q, the same strides and element size) */
     int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* batch, token, head; all three 0: contiguous.
-                                                                   The batch stride is unused with cu_seqlens */
+                                                                   The batch stride is unused with cu_seqlens.
+                                                                   Inputs may overlap themselves (a stride 0
+                                                                   broadcasts); o may not: sorted by stride, each
+                                                                   of its dimensions of more than one index steps
+                                                                   past the span of those inside it and head_dim */
     tile_devptr lse;                  /* 0, or f32 [batch, heads_q, seq_q] (natural log, scale included);
                                          with cu_seqlens f32 [heads_q, total_q]; shares no byte with q, k, v, o */
     tile_devptr cu_seqlens_q, cu_seqlens_k; /* both 0, or i32 [batch + 1] token offsets of packed sequences */
@@ -727,7 +731,8 @@ typedef struct tile_paged_attention_args {
     int64_t num_blocks;               /* blocks in each cache */
     tile_devptr q, o;                 /* [num_seqs, num_tokens, heads_q, head_dim]; o shares no byte with the caches,
                                          nor with q unless exactly in place (o = q, the same strides) */
-    int64_t q_stride[3], o_stride[3]; /* sequence, token, head; all three 0: contiguous */
+    int64_t q_stride[3], o_stride[3]; /* sequence, token, head; all three 0: contiguous; o may not overlap itself
+                                         (as tile_attention_args' o) */
     tile_devptr k_cache, v_cache;     /* [num_blocks, block_size, heads_kv, head_dim] */
     int64_t k_stride[3], v_stride[3]; /* block, slot, head; all three 0: contiguous */
     tile_devptr block_tables;         /* i32 [num_seqs, block_table_stride]: physical block of each logical block */

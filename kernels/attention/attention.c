@@ -100,6 +100,36 @@ static const char *strides_resolve(const int64_t in[3], int64_t n1, int64_t n2, 
     return NULL;
 }
 
+/* An output's layout: NULL when no two elements of the [n0, n1, n2, d] tensor with strides s (d contiguous)
+ * share an address, else a message (formatted into msg).  The dimensions of more than one index, sorted by
+ * stride, must each step past everything inside them: stride >= the span of the smaller-stride dimensions and
+ * d.  A stride of 0, or one under head_dim, overlaps for sure; a layout whose dimensions interleave without
+ * nesting is refused too, though some such do not overlap (strides 2d over 3 and 3d over 2).  Programs write their
+ * rows of an overlapping output at once: each element was whichever wrote last. */
+static const char *overlapping_output(const char *name, const char *const dims[3][2], const int64_t n[3], int64_t d, const int64_t s[3],
+                                      char *msg, size_t size) {
+    int idx[3], k = 0;
+    for (int i = 0; i < 3; i++)
+        if (n[i] > 1) idx[k++] = i;
+    for (int i = 1; i < k; i++) /* insertion sort by stride */
+        for (int j = i; j > 0 && s[idx[j]] < s[idx[j - 1]]; j--) {
+            int t = idx[j];
+            idx[j] = idx[j - 1], idx[j - 1] = t;
+        }
+    uint64_t extent = (uint64_t)d; /* strides and sizes are below 2^31: no product or sum here wraps */
+    for (int i = 0; i < k; i++) {
+        int t = idx[i];
+        if ((uint64_t)s[t] < extent) {
+            snprintf(msg, size, "%s's %s stride %lld is under the %llu elements %s%s: two of its elements would share an address (an "
+                     "output may not overlap itself)", name, dims[t][0], (long long)s[t], (unsigned long long)extent,
+                     i ? "its " : "of a head_dim", i ? dims[idx[i - 1]][1] : "");
+            return msg;
+        }
+        extent += (uint64_t)(n[t] - 1) * (uint64_t)s[t];
+    }
+    return NULL;
+}
+
 static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < I32_LIMIT && s[2] < I32_LIMIT; }
 
 #define FAIL(...) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, __VA_ARGS__)
@@ -184,6 +214,13 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         FAIL("%s: %s", api, why);
     if (varlen) sq[0] = sk[0] = sv[0] = so[0] = 0;
     if (!strides_fit(sq) || !strides_fit(sk) || !strides_fit(sv) || !strides_fit(so)) FAIL("%s: every stride must be below 2^31", api);
+    {
+        static const char *const dims[3][2] = {{"batch", "batches span"}, {"token", "tokens span"}, {"head", "heads span"}};
+        char msg[256];
+        /* sizes below 2^31 here (the sizes check follows): a larger one fails that check either way */
+        int64_t n[3] = {varlen ? 1 : shipped_min(a->batch, I32_LIMIT), shipped_min(varlen ? a->total_q : a->seq_q, I32_LIMIT), shipped_min(a->heads_q, I32_LIMIT)};
+        if (a->batch > 0 && a->seq_q > 0 && overlapping_output("o", dims, n, a->head_dim, so, msg, sizeof msg)) FAIL("%s: %s", api, msg);
+    }
     /* the kernels address within a batch entry (varlen: the whole packed tensor) with 32-bit offsets */
     int64_t rows_q = varlen ? a->total_q : a->seq_q, rows_k = varlen ? a->total_k : a->seq_k;
     uint64_t in_q = span(1, rows_q, H, D, sq), in_k = span(1, rows_k, Hk, D, sk), in_v = span(1, rows_k, Hk, D, sv),
@@ -336,7 +373,7 @@ typedef struct PagedPlan {
     int64_t group, bm, bn, bd, table_stride, warps;
     int64_t sq[3], so[3], sk[3], sv[3];
     int splits;
-    char msg[160]; /* a message paged_plan had to format */
+    char msg[256]; /* a message paged_plan had to format */
     size_t ws_bytes, off_lse; /* workspace: o_part f32 [rows * splits * head_dim], then lse_part f32 [rows * splits] */
 } PagedPlan;
 
@@ -385,6 +422,11 @@ static const char *paged_plan(const tile_paged_attention_args *a, int sms, Paged
     if (span(1, T, H, D, p->sq) >= (uint64_t)I32_LIMIT || span(1, T, H, D, p->so) >= (uint64_t)I32_LIMIT ||
         span(1, bs, Hk, D, p->sk) >= (uint64_t)I32_LIMIT || span(1, bs, Hk, D, p->sv) >= (uint64_t)I32_LIMIT)
         return "sizes too large for the kernel's 32-bit offsets";
+    {
+        static const char *const dims[3][2] = {{"sequence", "sequences span"}, {"token", "tokens span"}, {"head", "heads span"}};
+        int64_t n[3] = {shipped_min(a->num_seqs, I32_LIMIT), T, H};
+        if (a->num_seqs > 0 && overlapping_output("o", dims, n, D, p->so, p->msg, sizeof p->msg)) return p->msg;
+    }
     p->bd = shipped_pow2_at_least(D);
     p->bm = shipped_pow2_at_least(shipped_max(16, p->group * T));
     /* shared memory (both dots stage their operands) and registers: ptxas -v shows no spills with these
