@@ -80,11 +80,12 @@ typedef struct AttnCase {
 } AttnCase;
 
 /* dt TILE_F8E4M3: the dequantization scales, o's type (0: the default, bf16), and a factor the
- * call's v_scale is wrong by (0: none; else the check must fail) */
+ * call's v_scale is wrong by (0: none; else the check must fail); any dt: o's layout */
 typedef struct F8Case {
     float q_scale, k_scale, v_scale;
     tile_dtype odt;
     float wrong_v;
+    bool o_head_major; /* o [batch, head, token, d] (PyTorch SDPA's), varlen [head, token, d] */
 } F8Case;
 
 /* f8e4m3 inputs (FlashAttention-3's fp8 forward): the kernel rounds 256 p (p in [0, 1]) to e4m3
@@ -121,8 +122,10 @@ static void run_attention_f8(tile_context *ctx, const AttnCase *c, const F8Case 
     int gap = c->contiguous ? 0 : 1;
     int sqh = D + 8 * gap, sqs = Hq * sqh + 16 * gap, skh = D + 24 * gap, sks = Hk * skh + 8 * gap, svh = D + 16 * gap,
         svs = Hk * svh + 40 * gap, soh = D + 8 * gap, sos = Hq * soh + 16 * gap;
+    int64_t sob = (int64_t)seq_q * sos;
+    if (f->o_head_major) sos = D, soh = (varlen ? tq : seq_q) * D, sob = (int64_t)Hq * seq_q * D;
     size_t nq = (size_t)tq * sqs + 16 * gap, nk = (size_t)tk * sks + 16 * gap, nv = (size_t)tk * svs + 16 * gap,
-           no = (size_t)tq * sos + 16 * gap, nl = (size_t)Hq * tq + 4 * gap;
+           no = (size_t)tq * (f->o_head_major ? (size_t)Hq * D : (size_t)sos) + 16 * gap, nl = (size_t)Hq * tq + 4 * gap;
     bool f8 = c->dt == TILE_F8E4M3;
     size_t es = f8 ? 1 : 2; /* q, k, v */
     tile_dtype odt = f8 ? (f->odt ? f->odt : TILE_BF16) : c->dt;
@@ -154,8 +157,10 @@ static void run_attention_f8(tile_context *ctx, const AttnCase *c, const F8Case 
     }
     if (!c->contiguous) {
         int64_t qs[3] = {(int64_t)seq_q * sqs, sqs, sqh}, ks[3] = {(int64_t)seq_k * sks, sks, skh}, vs[3] = {(int64_t)seq_k * svs, svs, svh},
-                os[3] = {(int64_t)seq_q * sos, sos, soh};
+                os[3] = {sob, sos, soh};
         memcpy(a.q_stride, qs, sizeof qs), memcpy(a.k_stride, ks, sizeof ks), memcpy(a.v_stride, vs, sizeof vs), memcpy(a.o_stride, os, sizeof os);
+    } else if (f->o_head_major) {
+        a.o_stride[0] = sob, a.o_stride[1] = sos, a.o_stride[2] = soh;
     }
     tile_status st = tile_attention_fwd(ctx, &a);
     cr_assert_eq(st, TILE_OK, "tile_attention_fwd: %s: %s", tile_status_string(st), tile_last_error(ctx));
@@ -168,7 +173,7 @@ static void run_attention_f8(tile_context *ctx, const AttnCase *c, const F8Case 
     ref_attention_args ra = {.batch = B, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .seq_q = seq_q, .seq_k = seq_k,
                              .cu_seqlens_q = varlen ? q0 : NULL, .cu_seqlens_k = varlen ? k0 : NULL, .q = vq, .k = vk, .v = vv, .o = ro,
                              .q_stride = {(int64_t)seq_q * sqs, sqs, sqh}, .k_stride = {(int64_t)seq_k * sks, sks, skh},
-                             .v_stride = {(int64_t)seq_k * svs, svs, svh}, .o_stride = {(int64_t)seq_q * sos, sos, soh}, .lse = rl,
+                             .v_stride = {(int64_t)seq_k * svs, svs, svh}, .o_stride = {sob, sos, soh}, .lse = rl,
                              .scale = c->scale, .causal = c->causal, .window_left = c->window_left, .window_right = c->window_right};
     cr_assert(ref_attention(&ra), "ref_attention rejected the case");
     /* f8: attention over |V| for the tolerance (f8_tolerance), and the largest |V| */
@@ -207,7 +212,7 @@ static void run_attention_f8(tile_context *ctx, const AttnCase *c, const F8Case 
         int lq = q0[b + 1] - q0[b], lk = k0[b + 1] - k0[b];
         for (int h = 0; h < Hq; h++) {
             for (int i = 0; i < lq; i++) {
-                size_t orow = (size_t)(q0[b] + i) * sos + (size_t)h * soh;
+                size_t orow = (varlen ? (size_t)q0[b] * sos : (size_t)b * sob) + (size_t)i * sos + (size_t)h * soh;
                 for (int d = 0; d < D; d++) {
                     double want = ro[orow + d];
                     double got = from_dt(odt, ho[orow + d]);
@@ -260,6 +265,8 @@ Test(attention_api, fwd_shapes, .timeout = 300) {
     run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 17, 90, 64, true, -1, -1, NULL, NULL, false, false, 0});
     run_attention(ctx, &(AttnCase){TILE_BF16, 1, 2, 2, 100, 17, 64, true, -1, -1, NULL, NULL, false, false, 0});
     run_attention(ctx, &(AttnCase){TILE_BF16, 1, 2, 1, 200, 200, 64, true, -1, -1, NULL, NULL, true, false, 0});
+    /* o [batch, head, token, d] (PyTorch SDPA's output), q, k, v token-major and gapped */
+    run_attention_f8(ctx, &(AttnCase){TILE_F16, 2, 4, 2, 21, 30, 48, true, -1, -1, NULL, NULL, false, false, 0}, &(F8Case){.o_head_major = true});
     tile_context_destroy(ctx);
 }
 
@@ -310,6 +317,8 @@ Test(attention_api, fwd_varlen, .timeout = 300) {
     static const int lq[] = {17, 0, 70, 1}, lk[] = {17, 5, 100, 1};
     run_attention(ctx, &(AttnCase){TILE_F16, 4, 2, 1, 0, 0, 64, false, -1, -1, lq, lq, false, false, 0});
     run_attention(ctx, &(AttnCase){TILE_BF16, 4, 2, 2, 0, 0, 64, true, -1, -1, lq, lk, true, false, 0});
+    /* o head-major, [head, token, d] over the packed tokens (the others contiguous: strides 0) */
+    run_attention_f8(ctx, &(AttnCase){TILE_F16, 4, 4, 2, 0, 0, 32, true, -1, -1, lq, lk, true, false, 0}, &(F8Case){.o_head_major = true});
     tile_context_destroy(ctx);
 }
 
@@ -419,7 +428,8 @@ typedef struct PagedCase {
     bool shared_first; /* every sequence's first logical block is the same physical block (a shared prefix) */
 } PagedCase;
 
-static void run_paged(tile_context *ctx, const PagedCase *c) {
+/* o_head_major: o [head, sequence, token, d] (else [sequence, token, head, d], gapped) */
+static void run_paged_o(tile_context *ctx, const PagedCase *c, bool o_head_major) {
     int S = c->num_seqs, Hq = c->heads_q, Hk = c->heads_kv, T = c->num_tokens, D = c->head_dim, bs = c->block_size;
     int max_blocks = 0, used = 0, max_ctx = 0;
     for (int s = 0; s < S; s++) {
@@ -442,7 +452,8 @@ static void run_paged(tile_context *ctx, const PagedCase *c) {
         for (int s = 1; s < S; s++) table[s * sbt] = table[0];
     int skh = D + 16, sks = Hk * skh, skb = bs * sks + 64, svh = D + 32, svs = Hk * svh + 16, svb = bs * svs;
     int sqh = D + 8, sqt = Hq * sqh + 16, sqs = T * sqt + 32, soh = D + 16, sot = Hq * soh, sos = T * sot + 8;
-    size_t nk = (size_t)num_blocks * skb, nv = (size_t)num_blocks * svb, nq = (size_t)S * sqs, no = (size_t)S * sos;
+    if (o_head_major) sot = D, sos = T * D, soh = S * T * D;
+    size_t nk = (size_t)num_blocks * skb, nv = (size_t)num_blocks * svb, nq = (size_t)S * sqs, no = o_head_major ? (size_t)Hq * soh : (size_t)S * sos;
     size_t kes = c->f8 ? 1 : 2;
     void *hk = malloc(nk * kes), *hv = malloc(nv * kes);
     uint16_t *hq = malloc(nq * 2), *ho = malloc(no * 2);
@@ -514,6 +525,8 @@ static void run_paged(tile_context *ctx, const PagedCase *c) {
     free(hk), free(hv), free(hq), free(ho), free(vk), free(vv), free(vq);
 }
 
+static void run_paged(tile_context *ctx, const PagedCase *c) { run_paged_o(ctx, c, false); }
+
 Test(attention_api, decode_paged, .timeout = 300) {
     seed_rng();
     tile_context *ctx = open_ctx();
@@ -529,6 +542,8 @@ Test(attention_api, decode_paged, .timeout = 300) {
      * cdiv(200, 32) = 7 (head_dim 128: BN 32); the workspace of exactly that size is enough */
     run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 4, 2, 1, 64, 16, c2, 64, true, 4, false});
     run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 2, 128, 32, c2, 64, true, 7, false});
+    /* o head-major, [head, sequence, token, d]: the split programs and the merge write through its strides */
+    run_paged_o(ctx, &(PagedCase){TILE_F16, false, 2, 4, 1, 3, 64, 16, c2, 3, false, 3, false}, true);
     tile_context_destroy(ctx);
 }
 
