@@ -1011,6 +1011,41 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
     tile_context_destroy(ctx);
 }
 
+/* tile_gemm_with_config({"warp_specialize=1"}), num_warps left to the kernel (8): tile_gemm_last_info said
+ * warp_specialize=1 where no producer ran (sm_80; rows not provably aligned on sm_90a) and num_warps=12 (the
+ * launch's warps, which as a configuration is no valid num_warps) where one did.  It reports the computing
+ * warps and whether a producer ran, and the configuration it reports runs again as reported. */
+Test(gemm, api_config_reports_producer, .timeout = 300) {
+    seed_rng();
+    static const char *const ws[] = {"warp_specialize=1", NULL};
+    static const struct {
+        const char *device;
+        int m, n, k;
+        bool tight, producer;
+    } cs[] = {{"emu:sm_90a", 64, 48, 64, false, true}, {"emu:sm_90a", 40, 24, 33, true, false}, {"emu", 64, 48, 64, false, false}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        tile_context *ctx;
+        cr_assert_eq(tile_context_create(cs[i].device, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+        api_16_case_ld(ctx, TILE_F16, cs[i].m, cs[i].n, cs[i].k, 0, ws, cs[i].tight);
+        tile_gemm_info info;
+        cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+        cr_assert(strstr(info.config, cs[i].producer ? "warp_specialize=1" : "warp_specialize=0") && strstr(info.config, "num_warps=8"),
+                  "%s: config %s", cs[i].device, info.config);
+        cr_assert_eq(info.block.x, cs[i].producer ? 384u : 256u, "%s: block %u (%s)", cs[i].device, info.block.x, info.config);
+        /* the reported configuration, given back, runs the same launch */
+        char words[256], first[256];
+        snprintf(words, sizeof words, "%s", info.config), snprintf(first, sizeof first, "%s", info.config);
+        const char *cfg[16] = {0};
+        int n = 0;
+        for (char *save = NULL, *t = strtok_r(words, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save)) cfg[n++] = t;
+        api_16_case_ld(ctx, TILE_F16, cs[i].m, cs[i].n, cs[i].k, 0, cfg, cs[i].tight);
+        cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+        cr_assert_str_eq(info.config, first, "%s", cs[i].device);
+        cr_assert_eq(info.block.x, cs[i].producer ? 384u : 256u, "%s: block %u (%s)", cs[i].device, info.block.x, info.config);
+        tile_context_destroy(ctx);
+    }
+}
+
 /* C may share no element with what the kernel reads besides C (A, B, the bias, the scales): such a call is
  * TILE_ERROR_INVALID_VALUE naming both, before anything runs.  The check is per element, not per byte range:
  * A in some columns of one buffer and D in the others share nothing and run, against float64, with the

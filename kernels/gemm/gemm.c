@@ -590,14 +590,16 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     tile_gemm_info info = {.tuned = tuned, .source = source};
     snprintf(info.kernel, sizeof info.kernel, "%s", pr->kernel);
     /* warp_specialize asks for a producer warpgroup; the compiler adds one only where the loads can go
-     * through tensor maps (rows it can prove 16-byte aligned): the configuration says what runs */
-    int nw = config_int(v.defines, "num_warps", -1);
+     * through tensor maps (rows it can prove 16-byte aligned): the configuration says what runs.  num_warps
+     * counts the computing warps (the launch has 4 more with a producer); a configuration without it
+     * (tile_gemm_with_config's {"warp_specialize=1"}) has the kernel's own, its const defaults' */
+    int nw = config_int(v.defines, "num_warps", words_int(pr->scalar_config, "num_warps", -1));
     bool no_producer = config_int(v.defines, "warp_specialize", 0) && nw > 0 && ka.num_warps == nw;
     Str cs = {0};
     for (int i = 0; i < v.ndefines; i++)
         str_printf(&cs, "%s%s", i ? " " : "",
                    no_producer && !strncmp(v.defines[i], "warp_specialize=", 16) ? "warp_specialize=0" : v.defines[i]);
-    if (!cs.buf || !strstr(cs.buf, "num_warps=")) str_printf(&cs, "%snum_warps=%d", cs.len ? " " : "", ka.num_warps);
+    if (!cs.buf || !strstr(cs.buf, "num_warps=")) str_printf(&cs, "%snum_warps=%d", cs.len ? " " : "", nw > 0 ? nw : ka.num_warps);
     if (!strstr(cs.buf, "num_stages=")) str_printf(&cs, " num_stages=%d", ka.num_stages);
     snprintf(info.config, sizeof info.config, "%s", cs.buf);
     str_free(&cs);
