@@ -15,7 +15,11 @@
  *      satisfy (its specializations, and the 16-byte alignment of every
  *      pointer not "=any"), gets that variant's kernel loaded into the context
  *      through the variant's tile_aot_table (libtile_rt: loaded on first use,
- *      one entry per context) and calls tile_launch.  CNAME_aot_unload(ctx)
+ *      one entry per context) and calls tile_launch, or, when a variant needs
+ *      dynamic shared memory (over the target's static limit), tile_launch_raw
+ *      with each variant's block and dynamic shared memory from the tables
+ *      CNAME_block and CNAME_smem: raw PTX says its block (.reqntid) but not
+ *      how much dynamic shared memory it needs.  CNAME_aot_unload(ctx)
  *      releases what the kernel loaded into a context.  The kernels are
  *      compiled without tensor maps (no_tma): the launcher passes the
  *      arguments only.
@@ -122,12 +126,12 @@ static bool c_std_name(const char *s) {
     return false;
 }
 
-/* Whether name is one the generated C declares for kernel k: k_aot_unload, k_slots, k_ptx_N, k_cubin_N. */
+/* Whether name is one the generated C declares for kernel k: k_aot_unload, k_slots, k_block, k_smem, k_ptx_N, k_cubin_N. */
 static bool aot_generated_name(const char *name, const char *k) {
     size_t n = strlen(k);
     if (strncmp(name, k, n)) return false;
     const char *rest = name + n;
-    if (!strcmp(rest, "_aot_unload") || !strcmp(rest, "_slots")) return true;
+    if (!strcmp(rest, "_aot_unload") || !strcmp(rest, "_slots") || !strcmp(rest, "_block") || !strcmp(rest, "_smem")) return true;
     size_t p = !strncmp(rest, "_ptx_", 5) ? 5 : !strncmp(rest, "_cubin_", 7) ? 7 : 0;
     if (!p || !rest[p]) return false;
     for (const char *d = rest + p; *d; d++)
@@ -395,7 +399,11 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         AotParam *ps = NULL;
         int np = -1;
         Str *conds = calloc((size_t)nvar + 1, sizeof *conds); /* per variant, what its signature assumes of the values */
-        if (!conds) {
+        /* per variant, its block's threads and its dynamic shared memory (0: none, all static) */
+        unsigned *threads = calloc((size_t)nvar + 1, sizeof *threads), *dyn = calloc((size_t)nvar + 1, sizeof *dyn);
+        int any_dyn = 0;
+        if (!conds || !threads || !dyn) {
+            free(conds), free(threads), free(dyn);
             st = TILE_ERROR_OUT_OF_MEMORY;
             break;
         }
@@ -431,6 +439,9 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 }
             }
             if (v < nvar) aot_conditions(cc.kernels[0].signature, ps, np, &conds[v]);
+            threads[v] = 32u * (unsigned)cc.kernels[0].num_warps;
+            dyn[v] = cc.kernels[0].smem_dynamic ? (unsigned)cc.kernels[0].smem_bytes : 0;
+            any_dyn |= dyn[v] != 0;
             str_printf(&c, "/* %s, %s: ", kn, v < nvar ? "variant" : "generic");
             put_comment_text(&c, v < nvar ? variants[v] : "no specialization");
             str_printf(&c, " (PTX text, NUL-terminated) */\nstatic const unsigned char %s_ptx_%d[] = {", cn, v);
@@ -440,14 +451,14 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 str_printf(&c, "const unsigned char %s_cubin_%d[%zu] = {", cn, v, cc.cubin_size);
                 for (size_t i = 0; i < cc.cubin_size; i++) str_printf(&c, "%s%u,", i % 24 ? "" : "\n    ", ((unsigned char *)cc.cubin)[i]);
                 str_puts(&c, "\n};\n");
-                str_printf(&h, "extern const unsigned char %s_cubin_%d[%zu]; /* %s, for the CUDA driver */\n", cn, v, cc.cubin_size,
-                           target_find(base.arch) ? target_find(base.arch)->name : base.arch);
+                str_printf(&h, "extern const unsigned char %s_cubin_%d[%zu]; /* %s, for the CUDA driver: block %u threads, %u bytes of dynamic shared memory */\n",
+                           cn, v, cc.cubin_size, target_find(base.arch) ? target_find(base.arch)->name : base.arch, threads[v], dyn[v]);
             }
             tile_compiled_free(&cc);
         }
         if (st != TILE_OK) {
             for (int v = 0; v < nvar; v++) str_free(&conds[v]);
-            free(conds);
+            free(conds), free(threads), free(dyn);
             aot_params_free(ps, np);
             break;
         }
@@ -457,7 +468,15 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         for (int i = 0; i < np; i++) str_printf(&proto, ", %s %s", ps[i].ctype, ps[i].name);
         str_puts(&proto, ", tile_stream stream)");
         str_printf(&h, "/* Launch %s (block and shared memory from its build); loads into ctx on first use. */\n%s;\n\n", kn, proto.buf);
-        str_printf(&c, "static tile_aot_table %s_slots[%d];\n\n%s {\n    int v = %d;\n", cn, nvar + 1, proto.buf, nvar);
+        str_printf(&c, "static tile_aot_table %s_slots[%d];\n", cn, nvar + 1);
+        if (any_dyn) { /* raw PTX names its block (.reqntid) but not its dynamic shared memory: the launch passes both */
+            str_printf(&c, "static const tile_dim3 %s_block[%d] = {", cn, nvar + 1);
+            for (int v = 0; v <= nvar; v++) str_printf(&c, "%s{%uu, 1u, 1u}", v ? ", " : "", threads[v]);
+            str_printf(&c, "};\nstatic const unsigned %s_smem[%d] = {", cn, nvar + 1);
+            for (int v = 0; v <= nvar; v++) str_printf(&c, "%s%uu", v ? ", " : "", dyn[v]);
+            str_puts(&c, "}; /* dynamic shared memory */\n");
+        }
+        str_printf(&c, "\n%s {\n    int v = %d;\n", proto.buf, nvar);
         /* a context that is not live: the table's message names `name`, so a launcher under another C name than
          * its kernel's passes its own there (the message names the function called) */
         if (strcmp(kn, cn))
@@ -470,13 +489,14 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                    cn, kn);
         for (int i = 0; i < np; i++) str_printf(&c, "%s&%s", i ? ", " : "", ps[i].name);
         str_puts(&c, np ? "};\n" : "0};\n");
-        str_puts(&c, "    return tile_launch(k, grid, args, stream);\n}\n\n");
+        if (any_dyn) str_printf(&c, "    return tile_launch_raw(k, grid, %s_block[v], %s_smem[v], args, stream);\n}\n\n", cn, cn);
+        else str_puts(&c, "    return tile_launch(k, grid, args, stream);\n}\n\n");
         str_printf(&h, "/* Release the modules of %s loaded into ctx. */\nvoid %s_aot_unload(tile_context *ctx);\n\n", kn, cn);
         str_printf(&c, "void %s_aot_unload(tile_context *ctx) {\n    for (int v = 0; v < %d; v++) tile_aot_table_release(&%s_slots[v], ctx);\n}\n\n",
                    cn, nvar + 1, cn);
         str_free(&proto);
         for (int v = 0; v < nvar; v++) str_free(&conds[v]);
-        free(conds);
+        free(conds), free(threads), free(dyn);
         aot_params_free(ps, np);
     }
     if (st == TILE_OK) {

@@ -685,3 +685,77 @@ Test(aot, many_and_reserved_params, .timeout = 120) {
     build_prog(dir, prog_src, "many_aot");
     run_prog(dir);
 }
+
+/* A kernel past the 48 KiB of static shared memory gets it as dynamic shared memory, which raw PTX does not
+ * declare the size of: the launcher passes it (it launched with none, so the emulator's memcheck stopped the
+ * first shared store, and a GPU would have faulted).  kernels/transpose.tile with 128 x 128 tiles on 8 warps
+ * stages 64 KiB; exported generic and with the strides specialized, the header names each cubin's block and
+ * dynamic shared memory, and both variants run on the emulator (150 x 70 with odd strides, and 128 x 144)
+ * against the input with the output poisoned, its padding left alone. */
+static const char *dyn_smem_prog =
+    "#include \"tr_aot.h\"\n#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+    "int main(void) {\n"
+    "    tile_context *ctx;\n"
+    "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+    "    static const int shapes[2][4] = {{150, 70, 73, 151}, {128, 144, 144, 128}}; /* m, n, in_stride, out_stride */\n"
+    "    for (int s = 0; s < 2; s++) {\n"
+    "        int m = shapes[s][0], n = shapes[s][1], is = shapes[s][2], os = shapes[s][3];\n"
+    "        size_t in_len = (size_t)m * is, out_len = (size_t)n * os;\n"
+    "        float *in = malloc(sizeof *in * in_len), *out = malloc(sizeof *out * out_len);\n"
+    "        if (!in || !out) return 11;\n"
+    "        for (size_t i = 0; i < in_len; i++) in[i] = (float)(i % 1000) * 0.25f - 7.0f;\n"
+    "        for (size_t i = 0; i < out_len; i++) out[i] = NAN;\n"
+    "        tile_devptr din, dout;\n"
+    "        if (tile_malloc(ctx, sizeof *in * in_len, &din) || tile_malloc(ctx, sizeof *out * out_len, &dout) ||\n"
+    "            tile_memcpy_htod(ctx, din, in, sizeof *in * in_len) || tile_memcpy_htod(ctx, dout, out, sizeof *out * out_len))\n"
+    "            return 12;\n"
+    "        tile_dim3 grid = {(unsigned)(m + 127) / 128, (unsigned)(n + 127) / 128, 1};\n"
+    "        if (transpose(ctx, grid, dout, din, m, n, is, os, NULL)) { fprintf(stderr, \"%s\\n\", tile_last_error(ctx)); return 13; }\n"
+    "        if (tile_memcpy_dtoh(ctx, out, dout, sizeof *out * out_len)) return 14;\n"
+    "        for (int j = 0; j < n; j++)\n"
+    "            for (int i = 0; i < os; i++) {\n"
+    "                float got = out[(size_t)j * os + i];\n"
+    "                if (i < m ? got != in[(size_t)i * is + j] : !isnan(got)) {\n"
+    "                    fprintf(stderr, \"%dx%d: out[%d][%d] = %g\\n\", m, n, j, i, (double)got);\n"
+    "                    return 15;\n"
+    "                }\n"
+    "            }\n"
+    "        tile_free(ctx, din), tile_free(ctx, dout);\n"
+    "        free(in), free(out);\n"
+    "    }\n"
+    "    transpose_aot_unload(ctx);\n    tile_context_destroy(ctx);\n"
+    "    puts(\"aot ok\");\n    return 0;\n}\n";
+
+Test(aot, dynamic_shared_memory, .timeout = 240) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    const char *kernels[] = {"transpose", NULL}, *variants[] = {"in_stride=16 out_stride=16", NULL};
+    const char *defines[] = {"BLOCK_M=128", "BLOCK_N=128", "num_warps=8", NULL};
+    /* without the defines (32 x 32 tiles, 4 KiB, static): a plain tile_launch, and no tables */
+    char *gen = export_read(dir, TILE_SOURCE_DIR "/kernels/transpose.tile", NULL, kernels, variants, "tr_aot");
+    cr_expect(strstr(gen, "return tile_launch(k, grid, args, stream);") && !strstr(gen, "transpose_smem"));
+    free(gen);
+    tile_compile_options o = {.size = sizeof o, .defines = defines};
+    char out[600], *msg = NULL;
+    snprintf(out, sizeof out, "%s/tr_aot", dir);
+    cr_assert_eq(tile_aot_export(TILE_SOURCE_DIR "/kernels/transpose.tile", &o, kernels, variants, out, &msg), TILE_OK, "%s",
+                 msg ? msg : "");
+    free(msg);
+    char path[700];
+    snprintf(path, sizeof path, "%s/tr_aot.c", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long len = ftell(f);
+    rewind(f);
+    gen = malloc((size_t)len + 1);
+    cr_assert(gen && fread(gen, 1, (size_t)len, f) == (size_t)len);
+    gen[len] = 0;
+    fclose(f);
+    cr_expect(strstr(gen, "static const unsigned transpose_smem[2] = {65536u, 65536u};"), "no dynamic shared memory table");
+    cr_expect(strstr(gen, "static const tile_dim3 transpose_block[2] = {{256u, 1u, 1u}, {256u, 1u, 1u}};"), "no block table");
+    cr_expect(strstr(gen, "return tile_launch_raw(k, grid, transpose_block[v], transpose_smem[v], args, stream);"));
+    free(gen);
+    build_prog(dir, dyn_smem_prog, "tr_aot");
+    run_prog(dir);
+}
