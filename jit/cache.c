@@ -181,6 +181,42 @@ static void hash_list(XXH3_state_t *st, const char *const *l) {
     for (; l && *l; l++) XXH3_128bits_update(st, *l, strlen(*l) + 1);
 }
 
+typedef struct SetItem {
+    const char *s;
+    size_t name_len, at; /* NAME's length (up to '='), the place in the list */
+} SetItem;
+
+static int set_item_cmp(const void *pa, const void *pb) {
+    const SetItem *a = pa, *b = pb;
+    size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+    int c = memcmp(a->s, b->s, n);
+    if (c) return c;
+    if (a->name_len != b->name_len) return a->name_len < b->name_len ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Defines and specializations set NAME=VALUE pairs whose order changes no kernel: "-D BM=64 -D BN=32" and
+ * "-D BN=32 -D BM=64" are one request.  The strings are hashed, each with its NUL, sorted by NAME and, for a name
+ * given twice, in their order (the library's defines take the last value; the CLI, and specializations with two
+ * values, refuse it: so "B=1 B=2" stays another key than "B=2 B=1", and a refused list never meets an entry of a
+ * good one).  Out of memory for a long list, the list as given (a miss at worst). */
+void jit_hash_set(XXH3_state_t *st, const char *const *l) {
+    size_t n = 0;
+    while (l && l[n]) n++;
+    SetItem few[16], *v = n <= ARRAY_LEN(few) ? few : malloc(n * sizeof *v);
+    if (!v) {
+        hash_list(st, l);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(l[i], '=');
+        v[i] = (SetItem){l[i], eq ? (size_t)(eq - l[i]) : strlen(l[i]), i};
+    }
+    if (n > 1) qsort(v, n, sizeof *v, set_item_cmp);
+    for (size_t i = 0; i < n; i++) XXH3_128bits_update(st, v[i].s, strlen(v[i].s) + 1);
+    if (v != few) free(v);
+}
+
 static XXH128_hash_t hash_str(const char *s) { return XXH3_128bits(s ? s : "", s ? strlen(s) + 1 : 0); }
 
 void jit_imports_digest(const SrcFile *const *files, int n, unsigned char out[16]) {
@@ -215,10 +251,10 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
     k->parts[KP_SOURCE] = XXH3_128bits_digest(st);
     jit_imports_digest(files, n, (unsigned char *)&k->parts[KP_IMPORTS]);
     XXH3_128bits_reset(st);
-    hash_list(st, o->defines);
+    jit_hash_set(st, o->defines);
     k->parts[KP_DEFINES] = XXH3_128bits_digest(st);
     XXH3_128bits_reset(st);
-    hash_list(st, o->specialize);
+    jit_hash_set(st, o->specialize);
     k->parts[KP_SPECIALIZE] = XXH3_128bits_digest(st);
     XXH3_128bits_reset(st);
     XXH3_128bits_update(st, o->kernel ? o->kernel : "", o->kernel ? strlen(o->kernel) + 1 : 0);

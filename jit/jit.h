@@ -89,6 +89,10 @@ void jit_cache_warn(JitWarn cause, const char *fmt, ...) __attribute__((format(p
 void jit_cache_warn_write(const char *dir, const char *what, int err);
 /* Hex of an XXH3-128 of data. */
 void jit_hash_hex(const void *data, size_t n, char out[33]);
+/* A NULL-terminated list of defines or specializations into an XXH3 state, sorted by NAME (a name given twice in
+ * its order): their order changes no kernel, so it changes no key (cache.c's disk key, load.c's memory key). */
+struct XXH3_state_s;
+void jit_hash_set(struct XXH3_state_s *st, const char *const *list);
 
 /* ---- load.c ---- */
 /* tile_module_load_file_ex with the context's lock held; *source: 0 already

@@ -58,11 +58,13 @@ static XXH128_hash_t request_key(tile_context *ctx, const char *kind, const char
     const char *parts[] = {kind, name ? name : "", o->kernel ? o->kernel : "", rt_arch(ctx), o->ptxas ? o->ptxas : ""};
     for (size_t i = 0; i < ARRAY_LEN(parts); i++) XXH3_128bits_update(&st, parts[i], strlen(parts[i]) + 1);
     XXH3_128bits_update(&st, text, len);
-    const char *const *lists[] = {o->defines, o->specialize, o->include_dirs};
-    for (size_t i = 0; i < ARRAY_LEN(lists); i++) {
-        for (const char *const *p = lists[i]; p && *p; p++) XXH3_128bits_update(&st, *p, strlen(*p) + 1);
-        XXH3_128bits_update(&st, "\x01", 1);
-    }
+    /* defines and specializations in sorted order (their order changes no kernel); include folders in theirs */
+    jit_hash_set(&st, o->defines);
+    XXH3_128bits_update(&st, "\x01", 1);
+    jit_hash_set(&st, o->specialize);
+    XXH3_128bits_update(&st, "\x01", 1);
+    for (const char *const *p = o->include_dirs; p && *p; p++) XXH3_128bits_update(&st, *p, strlen(*p) + 1);
+    XXH3_128bits_update(&st, "\x01", 1);
     int flags[6] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms, o->no_line_info != 0, o->no_tma != 0};
     XXH3_128bits_update(&st, flags, sizeof flags);
     return XXH3_128bits_digest(&st);

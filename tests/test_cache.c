@@ -1,5 +1,5 @@
 /* test_cache.c - the compile cache in a temporary folder: miss then hit,
- * key parts (defines, imports) change the key, corrupt and truncated
+ * key parts (defines, imports) change the key and their order does not, corrupt and truncated
  * entries are detected and rebuilt, concurrent writers (forked processes)
  * all succeed, stats/list/clear, TILE_DEBUG=cache reasons via the CLI,
  * the size cap's eviction, tune.db compaction. */
@@ -124,6 +124,69 @@ Test(cache, hit_miss_keys_corruption, .init = setup, .fini = teardown) {
     cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
     cr_assert_eq(st.entries + st.hits + st.misses, 0);
     free(ptx);
+}
+
+/* The order of defines and of specializations changes no kernel (each NAME is given once), so it changes no key:
+ * "B=2 A=1" hits the entry "A=1 B=2" made, on disk and in a context's memory (it was a miss, a second compile and
+ * entry, and a second module); another value still misses. */
+Test(cache, key_ignores_the_order_of_defines, .init = setup, .fini = teardown) {
+    char cache[128], src[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(src, sizeof src, "%s/k.tile", dir);
+    write_file(src, "kernel k(x: *f32, m: i32, n: i32, const A: i32 = 0, const B: i32 = 0) {\n"
+                    "    let o = arange(0, 64);\n    store(x + o, (o * m + n + A * 10 + B) as f32, o < m * n);\n}\n");
+    const char *ab[] = {"A=1", "B=2", NULL}, *ba[] = {"B=2", "A=1", NULL}, *ab3[] = {"A=1", "B=3", NULL};
+    const char *mn[] = {"m=16", "n=1", NULL}, *nm[] = {"n=1", "m=16", NULL}, *nm16[] = {"n=16", "m=16", NULL};
+    tile_compile_options o = {.defines = ab, .specialize = mn};
+    tile_compiled c;
+    int hit = -1;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_assert_eq(hit, 0);
+    char *ptx = strdup(c.ptx);
+    tile_compiled_free(&c);
+    o.defines = ba, o.specialize = nm;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_expect_eq(hit, 1, "defines and specializations in another order missed the cache");
+    cr_expect_str_eq(c.ptx, ptx);
+    tile_compiled_free(&c);
+    free(ptx);
+    o.defines = ab3;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_expect_eq(hit, 0, "B=3 hit B=2's entry");
+    tile_compiled_free(&c);
+    o.defines = ab, o.specialize = nm16;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_expect_eq(hit, 0, "n=16 hit n=1's entry");
+    tile_compiled_free(&c);
+    /* a name given twice takes its last value, so "B=3 ... B=2" (B = 2) and "B=2 ... B=3" (B = 3) stay two keys */
+    const char *b32[] = {"B=3", "A=1", "B=2", NULL}, *b23[] = {"B=2", "A=1", "B=3", NULL};
+    o.defines = b32, o.specialize = mn;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    ptx = strdup(c.ptx);
+    tile_compiled_free(&c);
+    o.defines = b23;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_expect_eq(hit, 0, "B=2 then B=3 hit the entry of B=3 then B=2");
+    cr_expect_str_neq(c.ptx, ptx, "B = 3 and B = 2 compiled alike");
+    tile_compiled_free(&c);
+    free(ptx);
+    /* in a context: the second load, reordered, is the module the first made */
+    tile_context_options co = {.size = sizeof co, .device = "emu", .cache_dir = cache};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    tile_module *m1, *m2;
+    tile_compile_options lo = {.size = sizeof lo, .defines = ab, .specialize = mn};
+    cr_assert_eq(tile_module_load_file_ex(ctx, src, &lo, &m1), TILE_OK, "%s", tile_last_error(ctx));
+    lo.defines = ba, lo.specialize = nm;
+    cr_assert_eq(tile_module_load_file_ex(ctx, src, &lo, &m2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(m1, m2, "a reordered load made a second module");
+    tile_context_stats cs;
+    cr_assert_eq(tile_context_get_stats(ctx, &cs), TILE_OK);
+    cr_expect_eq(cs.memory_hits, 1);
+    cr_expect_eq(cs.compiles, 0, "both loads were cached (the first from disk)");
+    tile_module_unload(m2);
+    tile_module_unload(m1);
+    tile_context_destroy(ctx);
 }
 
 static void read_small(const char *path, char *out, size_t n) {
