@@ -759,3 +759,48 @@ Test(aot, dynamic_shared_memory, .timeout = 240) {
     build_prog(dir, dyn_smem_prog, "tr_aot");
     run_prog(dir);
 }
+
+/* A program that links libtile_rt before libtile (`pkg-config --libs tile-rt tile`) has the runtime's names bound
+ * to libtile_rt, so a context it makes is unknown to libtile's tile_module_load_source, which fails with its
+ * message where tile_last_error does not read it: an empty message.  libtile says so when it is loaded (one
+ * warning naming both files); linked alone, or first, it says nothing and the same program works. */
+static const char *both_prog =
+    "#include <tile/tile.h>\n#include <stdio.h>\n"
+    "int main(void) {\n"
+    "    tile_context *ctx;\n    tile_module *m;\n"
+    "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+    "    tile_status st = tile_module_load_source(ctx, \"kernel z(x: *f32) { store(x + arange(0, 32), zeros([32], f32)); }\", NULL, &m);\n"
+    "    printf(\"load: %d\\n\", (int)st);\n"
+    "    return 0;\n}\n";
+
+Test(aot, both_libraries_warn, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    write_file(dir, "main.c", both_prog);
+    const char *links[] = {"-ltile_rt -ltile", "-ltile"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[4096], err[1024] = "";
+        snprintf(cmd, sizeof cmd,
+                 "cc -std=c17 %s -I%s/include %s/main.c -L%s %s -Wl,-rpath,%s -o %s/prog%d >> %s/log 2>&1 && "
+                 "TILE_CACHE_DIR=%s/cache %s/prog%d > %s/out%d 2> %s/err%d",
+                 TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, TILE_BINARY_DIR, links[i], TILE_BINARY_DIR, dir, i, dir, dir, dir, i, dir, i,
+                 dir, i);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        snprintf(cmd, sizeof cmd, "%s/err%d", dir, i);
+        FILE *f = fopen(cmd, "r");
+        cr_assert(f);
+        size_t n = fread(err, 1, sizeof err - 1, f);
+        err[n] = 0;
+        fclose(f);
+        if (i == 0)
+            cr_expect(strstr(err, "tile: warning: ") && strstr(err, "libtile_rt.so") && strstr(err, "libtile.so") &&
+                      strstr(err, "link libtile alone"),
+                      "no warning with %s: '%s'", links[i], err);
+        else cr_expect_str_eq(err, "", "a warning with %s alone", links[i]);
+        snprintf(cmd, sizeof cmd, "grep -q 'load: %d' %s/out%d", i == 0 ? TILE_ERROR_INVALID_VALUE : TILE_OK, dir, i);
+        cr_expect_eq(system(cmd), 0, "%s", cmd);
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
