@@ -352,8 +352,8 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         for (int j = 0; j < nk && st == TILE_OK; j++)
             if (i != j && aot_generated_name(cname[i], cname[j]))
                 st = aot_refuse(msg, "kernel '%s': its C name '%s' is one the generated C declares for kernel '%s' (%s_aot_unload, %s_slots, "
-                                     "%s_ptx_N, %s_cubin_N): export them separately or under other C names",
-                                tname[i], cname[i], tname[j], cname[j], cname[j], cname[j], cname[j]);
+                                     "%s_block, %s_smem, %s_ptx_N, %s_cubin_N): export them separately or under other C names",
+                                tname[i], cname[i], tname[j], cname[j], cname[j], cname[j], cname[j], cname[j], cname[j]);
     tile_compile_options base;
     char oerr[160];
     if (st == TILE_OK && !jit_options_in(opt, &base, oerr, sizeof oerr)) {

@@ -225,6 +225,10 @@ Test(aot, refusals) {
         {{"add_ptx_0", "add", NULL}, NULL, "kernel 'add_ptx_0': its C name 'add_ptx_0' is one the generated C declares"},
         {{"add_cubin_1", "add", NULL}, NULL, "kernel 'add_cubin_1': its C name 'add_cubin_1' is one the generated C declares"},
         {{"add", "class=k_aot_unload", "int=k", NULL}, NULL, "kernel 'class': its C name 'k_aot_unload' is one the generated C declares for kernel 'int'"},
+        /* the tables of a launcher with dynamic shared memory */
+        {{"add", "class=add_smem", NULL}, NULL, "kernel 'class': its C name 'add_smem' is one the generated C declares for kernel 'add' "
+                                                "(add_aot_unload, add_slots, add_block, add_smem, add_ptx_N, add_cubin_N)"},
+        {{"add=k_block", "int=k", NULL}, NULL, "kernel 'add': its C name 'k_block' is one the generated C declares for kernel 'int'"},
         {{"add", NULL}, "", "names no file"},
         {{"add", NULL}, "a\"b", "may not hold quotes"},
         {{"add", NULL}, "a?\?=b", "or \"??\" (a trigraph in C99)"},
