@@ -775,6 +775,8 @@ static const char *both_prog =
     "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
     "    tile_status st = tile_module_load_source(ctx, \"kernel z(x: *f32) { store(x + arange(0, 32), zeros([32], f32)); }\", NULL, &m);\n"
     "    printf(\"load: %d\\n\", (int)st);\n"
+    "    if (st == TILE_OK) tile_module_unload(m);\n"
+    "    tile_context_destroy(ctx);\n"
     "    return 0;\n}\n";
 
 Test(aot, both_libraries_warn, .timeout = 120) {
