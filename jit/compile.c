@@ -16,6 +16,7 @@
 #include "../lang/lang.h"
 #include "../lower/llvm.h"
 #include "../lower/passes.h"
+#include "../lower/budget.h"
 #include "support/target.h"
 #include "jit/jit.h"
 
@@ -337,6 +338,7 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
         st = TILE_ERROR_INTERNAL;
         goto done;
     }
+    if (!tir_check_front_end_size(m, &d)) goto done; /* far past LLVM's budget: refused before the passes */
     if (!tir_run_pipeline(m, &po, &d)) goto done;
     double t2 = now_seconds();
     Str tir = {0};

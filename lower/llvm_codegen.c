@@ -11,6 +11,7 @@
  *   4. LLVMVerifyModule, default<O3>, then GEPs split and their copies removed (for SLSR), PTX into memory.
  * Every LLVM message and buffer is disposed on the one cleanup path. */
 #include "llvm_ctx.h"
+#include "budget.h"
 #include "../support/target.h"
 
 #include <llvm-c/Analysis.h>
@@ -390,8 +391,9 @@ static LLVMValueRef sreg(LL *l, const char *name) { return ll_intr(l, name, NULL
  * or `while` counts CONTROL_WORDS more: LLVM's time grows faster than linearly with basic blocks (bench/
  * compile_scaling.py's `ifs`: 10,000 run-time `if`s in a row took 21 s, 20,000 81 s, 40,000 253 s and 1.9 GB,
  * at about 6 registers' worth each; now about 12,000 fit).  The shipped kernels hold at most about 4,100
- * (attention_fwd). */
-enum { THREAD_WORDS = 2048, THREAD_WORDS_TOTAL = 1 << 18, CONTROL_WORDS = 16 };
+ * (attention_fwd).  The limits are budget.h's; budget.c counts the same sum on the front end's output, so that a
+ * kernel far past it is refused before the passes. */
+enum { THREAD_WORDS = TIR_THREAD_WORDS, THREAD_WORDS_TOTAL = TIR_KERNEL_WORDS, CONTROL_WORDS = TIR_CONTROL_WORDS };
 
 typedef struct TooBig {
     LL *l;
