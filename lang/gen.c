@@ -546,9 +546,10 @@ Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc) {
     if (v.k == V_CT) { /* materialize: a null or computed address, bits of a constant */
         if (to == DT_PTR && !dtype_is_int(from)) goto bad;
         /* the bits of a constant are those of the typed scalar Triton's to_tensor makes of it: 0xFF800000 is a u32
-         * (-inf as f32), 1e300 an f64 */
-        if (to != DT_PTR) v = gen_hold(v);
-        v = val_rt(g, gen_materialize(g, to == DT_PTR ? gen_cast(g, v, DT_I64, loc) : v, loc));
+         * (-inf as f32), 1e300 an f64, 7 an i32 (so bitcast(7, *f32) changes the width, as a run-time i32's does;
+         * `7 as *f32` widens it) */
+        if (to != DT_PTR || bitcast) v = gen_hold(v);
+        v = val_rt(g, gen_materialize(g, to == DT_PTR && !bitcast ? gen_cast(g, v, DT_I64, loc) : v, loc));
         from = v.t->dt;
     }
     if (from == DT_PTR && to == DT_PTR) {

@@ -88,6 +88,18 @@ Test(lang_diag, casts) {
                 "t.tile:1:29: error: bitcast from 'ptr<f32>' (64 bits) to 'i32' (32 bits) changes the width\n"
                 "  kernel k(x: *f32) { let p = cast(x, i32, bitcast=true); }\n"
                 "                              ^\n");
+    /* a constant bitcast to a pointer: its bits are the typed scalar's, and 7 is an i32 (it was widened to an i64
+     * and accepted); one past i32's range is an i64, and `as` widens any integer */
+    expect_diag("kernel k(x: *f32) { let p = cast(7, *f32, bitcast=true); store(p, 1.0); }\n",
+                "t.tile:1:29: error: bitcast from 'i32' (32 bits) to 'ptr<f32>' (64 bits) changes the width\n"
+                "  kernel k(x: *f32) { let p = cast(7, *f32, bitcast=true); store(p, 1.0); }\n"
+                "                              ^\n");
+    expect_diag("kernel k(x: *f32) { store(bitcast(0, *f32), 1.0); }\n",
+                "t.tile:1:27: error: bitcast from 'i32' (32 bits) to 'ptr<f32>' (64 bits) changes the width\n"
+                "  kernel k(x: *f32) { store(bitcast(0, *f32), 1.0); }\n"
+                "                            ^\n");
+    expect_ok("kernel k(x: *f32) { store(cast(4294967296, *f32, bitcast=true), 1.0); store(bitcast(7 as i64, *f32), 2.0);\n"
+              "  store(7 as *f32, 3.0); }\n");
 }
 
 /* cache hints: unknown values and PTX's exclusive forms, located */
