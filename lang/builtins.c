@@ -335,11 +335,14 @@ static Val bi_where(Call *c) {
     Gen *g = c->g;
     Val cond = c->v[0], a = c->v[1], b = c->v[2];
     if (!val_is_value(g, cond, c->loc[0]) || !val_is_value(g, a, c->loc[1]) || !val_is_value(g, b, c->loc[2])) return val_err();
-    if (val_dtype(cond) != DT_I1 && (!dtype_is_int(val_dtype(cond)) || val_dtype(cond) == DT_PTR)) {
-        diag_error(g->d, c->loc[0], "condition of 'where' must be i1 or an integer, got '%s'", gen_val_type_name(g, cond));
+    DType cdt = val_dtype(cond);
+    if (cdt == DT_PTR || (!dtype_is_int(cdt) && !dtype_is_float(cdt))) {
+        diag_error(g->d, c->loc[0], "condition of 'where' must be i1, an integer or a float, got '%s'",
+                   cond.k == V_RT ? gen_type_desc(g, cond.t) : gen_val_type_name(g, cond));
         return val_err();
     }
-    if (val_dtype(cond) != DT_I1) cond = gen_cast(g, cond, DT_I1, c->loc[0]); /* non-zero is true, as Triton */
+    /* non-zero is true, a NaN too, as an `if`'s condition and Triton's cast to int1 (x != 0, unordered) */
+    if (cdt != DT_I1) cond = gen_cast(g, cond, DT_I1, c->loc[0]);
     if (cond.k == V_CT && a.k == V_CT && b.k == V_CT) {
         if (dtype_is_storage(a.dt) || dtype_is_storage(b.dt)) return cond.i ? a : b;
         /* a typed scalar of the two sides' type, as Triton's tl.where(True, 100, 2.5) is the f32 100.0 */

@@ -301,13 +301,14 @@ Test(lang_diag, mask_shape) {
                 "t.tile:3:34: error: mask shape [64, 1] does not broadcast to pointer shape [1, 64]\n"
                 "      let v = load(p + o[None, :], o[:, None] < 10);\n"
                 "                                   ^\n");
-    expect_diag("kernel k(p: *f32) {\n    let v = where(1.5, 1, 2);\n}\n",
-                "t.tile:2:19: error: condition of 'where' must be i1 or an integer, got 'f32'\n"
-                "      let v = where(1.5, 1, 2);\n"
+    /* a condition that is no number, named with its whole type (a float is one: test_lang_control number_conditions) */
+    expect_diag("kernel k(p: *f32) {\n    let v = where(p, 1, 2);\n}\n",
+                "t.tile:2:19: error: condition of 'where' must be i1, an integer or a float, got 'ptr<f32>'\n"
+                "      let v = where(p, 1, 2);\n"
                 "                    ^\n");
-    expect_diag("kernel k(p: *f16) {\n    let x = load(p + arange(0, 16));\n    let v = where(x * x, x, 0.0);\n}\n",
-                "t.tile:3:19: error: condition of 'where' must be i1 or an integer, got 'f16'\n"
-                "      let v = where(x * x, x, 0.0);\n"
+    expect_diag("kernel k(p: *f16) {\n    let x = load(p + arange(0, 16));\n    let v = where(p + arange(0, 16), x, 0.0);\n}\n",
+                "t.tile:3:19: error: condition of 'where' must be i1, an integer or a float, got 'tensor<16xptr<f16>>'\n"
+                "      let v = where(p + arange(0, 16), x, 0.0);\n"
                 "                    ^\n");
 }
 

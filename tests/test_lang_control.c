@@ -100,15 +100,16 @@ Test(lang_run, if_merges_constants) {
     unload(&k);
 }
 
-/* Conditions of `if` and `while` that are numbers, not i1: non-zero is true (NaN too), as Triton's
+/* Conditions of `if`, `while` and `where` that are numbers, not i1: non-zero is true (NaN too), as Triton's
  * cond.to(int1): a const 0/1 flag (`if HAS_BIAS`), a run-time i32 countdown (`while m`, also with a break, whose
  * next test is the loop's own), an f32, also of `a if c else b` (it was "condition of 'if' must be 'i1', got 'i32'",
- * and "condition of 'where' must be i1 or an integer, got 'f32'"). */
+ * and "condition of 'where' must be i1 or an integer, got 'f32'"), and of `where` on an f32 scalar and an f32 tile
+ * (it refused a float, unlike `if`). */
 Test(lang_run, number_conditions) {
     K k;
     load_src(&k,
              "@num_warps(1)\n"
-             "kernel k(x: *i32, f: *f32, out: *i32, const HAS: i32 = 1, const NONE = 0) {\n"
+             "kernel k(x: *i32, f: *f32, out: *i32, tiles: *i32, const HAS: i32 = 1, const NONE = 0) {\n"
              "    let pid = program_id(0);\n"
              "    let n = load(x + pid);\n"
              "    let v = load(f + pid);\n"
@@ -123,20 +124,32 @@ Test(lang_run, number_conditions) {
              "    while m { m -= 1; t += 1; }\n"
              "    let q = n as u8;\n"
              "    while q { q -= 1; t += 10; if t > 60 { break; } }\n"
+             "    r += where(v, 64, 128);\n"
+             "    let o = arange(0, 8);\n"
+             "    store(tiles + pid * 8 + o, where(load(f + (pid + o) % 12), o, -1 - o));\n"
              "    store(out + pid, r + 1000 * t);\n"
              "}\n",
              "k");
     enum { P = 12 };
-    int32_t x[P], out[P];
+    int32_t x[P], out[P], tiles[P * 8];
     float f[P];
     const float fs[] = {0.0f, -0.0f, 0.5f, NAN, -2.0f, 1e30f};
     for (int i = 0; i < P; i++) x[i] = (i * 5) % 9, f[i] = fs[i % 6], out[i] = -1;
+    for (int i = 0; i < P * 8; i++) tiles[i] = 99;
     uint64_t dx = upload(&k, x, sizeof x), df = upload(&k, f, sizeof f), dout = upload(&k, out, sizeof out);
-    void *params[] = {&dx, &df, &dout};
+    uint64_t dtiles = upload(&k, tiles, sizeof tiles);
+    void *params[] = {&dx, &df, &dout, &dtiles};
     launch(&k, P, params);
     download(&k, out, dout, sizeof out);
+    download(&k, tiles, dtiles, sizeof tiles);
+    for (int i = 0; i < P * 8; i++) {
+        float c = f[(i / 8 + i % 8) % P];
+        int want = c != 0.0f || isnan(c) ? i % 8 : -1 - i % 8;
+        cr_expect_eq(tiles[i], want, "where(%g, ...) in program %d, element %d: %d, want %d", c, i / 8, i % 8, tiles[i], want);
+    }
     for (int i = 0; i < P; i++) {
-        int r = 1 + (x[i] ? 2 : 0) + (f[i] != 0.0f || isnan(f[i]) ? 4 : 0) + (f[i] - 0.5f != 0.0f || isnan(f[i]) ? 16 : 32), t = x[i];
+        int r = 1 + (x[i] ? 2 : 0) + (f[i] != 0.0f || isnan(f[i]) ? 4 + 64 : 128) + (f[i] - 0.5f != 0.0f || isnan(f[i]) ? 16 : 32),
+            t = x[i];
         for (int q = x[i]; q; q--)
             if ((t += 10) > 60) break;
         cr_expect_eq(out[i], r + 1000 * t, "x %d f %g: %d, want %d", x[i], f[i], out[i], r + 1000 * t);
