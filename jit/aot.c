@@ -355,11 +355,11 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                                      "%s_block, %s_smem, %s_ptx_N, %s_cubin_N): export them separately or under other C names",
                                 tname[i], cname[i], tname[j], cname[j], cname[j], cname[j], cname[j], cname[j], cname[j]);
     tile_compile_options base;
-    char oerr[160];
+    char oerr[200];
     if (st == TILE_OK && !jit_options_in(opt, &base, oerr, sizeof oerr)) {
         if (msg) {
             Str m = {0};
-            str_printf(&m, "tile_aot_export: opt->%s\n", oerr);
+            str_printf(&m, "tile_aot_export: %s\n", oerr);
             *msg = str_take(&m);
         }
         st = TILE_ERROR_INVALID_VALUE;

@@ -1006,13 +1006,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     memset(out, 0, sizeof *out);
     tile_compile_options opts;
     const tile_compile_options *o = &opts;
-    char err[160];
-    if (!jit_options_in(opt, &opts, err, sizeof err)) {
-        Str s = {0};
-        str_printf(&s, "error: opt->%s\n", err);
-        out->diagnostics = str_take(&s);
-        return TILE_ERROR_INVALID_VALUE;
-    }
+    if (jit_options_read(opt, &opts, &out->diagnostics) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
     CacheKey k;
     bool cacheable = dir && !o->dump_after && !o->time_passes && !o->want_llvm_ir && !o->tir_only && make_key(src, o, &k);
     int dfd = cacheable ? jit_cache_open(dir, true) : -1;

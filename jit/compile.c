@@ -412,7 +412,19 @@ bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, ch
         *o = (tile_compile_options){.size = sizeof *o}; /* read again later (jit_cache_compile): every field counts */
         return true;
     }
-    return rt_struct_in(o, opt, &rt_layout_tile_compile_options, COMPILE_OPTIONS_SIZE_0_1, err, err_size);
+    char why[160];
+    if (rt_struct_in(o, opt, &rt_layout_tile_compile_options, COMPILE_OPTIONS_SIZE_0_1, why, sizeof why)) return true;
+    snprintf(err, err_size, "opt->%s", why);
+    return false;
+}
+
+tile_status jit_options_read(const tile_compile_options *opt, tile_compile_options *o, char **diagnostics) {
+    char err[200];
+    if (jit_options_in(opt, o, err, sizeof err)) return TILE_OK;
+    Str s = {0};
+    str_printf(&s, "error: %s\n", err);
+    *diagnostics = str_take(&s);
+    return TILE_ERROR_INVALID_VALUE;
 }
 
 /* Nothing here is modified between setjmp and a longjmp back to it, so every
@@ -424,13 +436,7 @@ bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, ch
 static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out, unsigned char *imports) {
     tile_compile_options opts;
     const tile_compile_options *o = &opts;
-    char err[160];
-    if (!jit_options_in(opt, &opts, err, sizeof err)) {
-        Str s = {0};
-        str_printf(&s, "error: opt->%s\n", err);
-        out->diagnostics = str_take(&s);
-        return TILE_ERROR_INVALID_VALUE;
-    }
+    if (jit_options_read(opt, &opts, &out->diagnostics) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
     const Target *tgt = target_find(o->arch);
     if (!tgt) {
         Str s = {0};

@@ -22,8 +22,12 @@ enum { TILE_DEFAULT_NUM_SMS = 132 };
 /* The file and its imports as the compiler resolves them; -1 when they do not parse. */
 int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *opt, const SrcFile ***out);
 /* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in: opt->size); false, with
- * "opt->size = ..." in err, for a size that is no struct size.  Every entry point taking options calls it first. */
+ * "opt->size = ..." in err, for a size that is no struct size.  Every entry point taking options calls it first:
+ * the callers put their own names before err, never "opt->" (written here only). */
 bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, char *err, size_t err_size);
+/* jit_options_in for the entry points that answer in a tile_compiled (tile_compile_*, tile_cache_compile_*): on a
+ * bad size, TILE_ERROR_INVALID_VALUE with "error: opt->size = ...\n" in *diagnostics (malloc'd). */
+tile_status jit_options_read(const tile_compile_options *opt, tile_compile_options *o, char **diagnostics);
 /* tile_compile_source on src as it is: its len bytes (a file's NUL byte is an error, not its end).  imports
  * (optional out): the jit_imports_digest of the imports the compiler read, the texts this code was built from. */
 tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out, unsigned char imports[16]);

@@ -177,10 +177,10 @@ static bool record_imports(LoadRecord *m, const SrcFile *src, const tile_compile
  * above (shipped kernels: "loading k.tile: ...", to which they add their own function's name). */
 static tile_status load_options(tile_context *ctx, const char *fn, const char *name, const tile_compile_options *opt,
                                 tile_compile_options *o) {
-    char err[160];
+    char err[200];
     const char *sep = fn ? ": " : " ";
     if (!fn) fn = "loading";
-    if (!jit_options_in(opt, o, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: opt->%s", fn, sep, name, err);
+    if (!jit_options_in(opt, o, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: %s", fn, sep, name, err);
     if (!o->arch) o->arch = rt_arch(ctx);
     else if (!rt_arch_loads(ctx, o->arch, err, sizeof err)) /* before a compile whose code could not be loaded */
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: opt->arch: %s", fn, sep, name, err);
