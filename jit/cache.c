@@ -732,13 +732,16 @@ static void each_entry(int dfd, EntryFn fn, void *user) {
 
 /* ---- stats: the hit and miss counters ----
  * One byte a lookup, 'h' or 'm', appended (O_APPEND) to "stats"; once the file reaches STATS_COMPACT_BYTES it is
- * compacted into one line, "tile-stats hits=H misses=M\n", that the bytes after it add to, so it stays under
- * that size and its counts stay exact.  Appenders hold a shared flock on the file while writing and check that
+ * compacted into one line, "tile-stats found=H absent=M\n", that the bytes after it add to, so it stays under
+ * that size and its counts stay exact.  The line has no byte 'h' or 'm': a library from before compaction counts
+ * those bytes in the whole file, so it counts the lookups since the last compaction and no more (with the line
+ * "tile-stats hits=H misses=M\n" that the first compacting releases wrote, which this one still reads, it counted
+ * one hit and one miss too many on top).  Appenders hold a shared flock on the file while writing and check that
  * the file they locked is still the one named "stats" (else a compaction replaced it: they open the new one);
  * the compactor holds the exclusive lock from its read until its rename, so no byte is written to the file it
  * replaces after it was read. */
 enum { STATS_COMPACT_BYTES = 4096 };
-static const char stats_header[] = "tile-stats hits=";
+static const char stats_header[] = "tile-stats ";
 
 typedef struct StatsCount {
     uint64_t hits, misses, bytes; /* bytes: the file's size */
@@ -762,8 +765,9 @@ static bool stats_scan(int fd, StatsCount *c, bool stop_if_foreign) {
             line[len] = 0;
             unsigned long long h, m;
             int used = 0;
-            if (len == (size_t)got || buf[len] != '\n' || sscanf(line, "tile-stats hits=%llu misses=%llu%n", &h, &m, &used) != 2 ||
-                (size_t)used != len)
+            if (len == (size_t)got || buf[len] != '\n' ||
+                ((sscanf(line, "tile-stats found=%llu absent=%llu%n", &h, &m, &used) != 2 || (size_t)used != len) &&
+                 (used = 0, sscanf(line, "tile-stats hits=%llu misses=%llu%n", &h, &m, &used) != 2 || (size_t)used != len)))
                 c->ours = false;
             else c->hits = h, c->misses = m, i = len + 1;
         }
@@ -790,7 +794,7 @@ static void stats_compact(const char *dir, int dfd) {
     if (rc == 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && fstatat(dfd, "stats", &named, AT_SYMLINK_NOFOLLOW) == 0 &&
         named.st_ino == sb.st_ino && named.st_dev == sb.st_dev && sb.st_size >= STATS_COMPACT_BYTES && stats_scan(fd, &c, true) && c.ours) {
         char line[96];
-        int n = snprintf(line, sizeof line, "tile-stats hits=%llu misses=%llu\n", (unsigned long long)c.hits, (unsigned long long)c.misses);
+        int n = snprintf(line, sizeof line, "tile-stats found=%llu absent=%llu\n", (unsigned long long)c.hits, (unsigned long long)c.misses);
         if (!jit_cache_replace(dfd, "stats", line, (size_t)n)) jit_cache_warn_write(dir, "stats", errno);
         else if (rt_options()->debug_cache)
             rt_debug("cache", "compacted %s/stats (%llu bytes): %llu hits, %llu misses", dir, (unsigned long long)c.bytes,
