@@ -544,10 +544,15 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
         REFUSED(NULL, INV, "tile_attention_decode_paged_prepare", tile_attention_decode_paged_prepare(x, &pa));
         REFUSED(NULL, INV, "tile_paged_attention_workspace_size", tile_paged_attention_workspace_size(x, &pa, &bytes, &splits));
         REFUSED(NULL, INV, "tile_fused_add_rmsnorm", tile_fused_add_rmsnorm(x, &na));
+        REFUSED(NULL, INV, "tile_fused_add_rmsnorm_prepare", tile_fused_add_rmsnorm_prepare(x, &na));
         REFUSED(NULL, INV, "tile_fused_add_layernorm", tile_fused_add_layernorm(x, &na));
+        REFUSED(NULL, INV, "tile_fused_add_layernorm_prepare", tile_fused_add_layernorm_prepare(x, &na));
         REFUSED(NULL, INV, "tile_gated_activation", tile_gated_activation(x, &ta));
+        REFUSED(NULL, INV, "tile_gated_activation_prepare", tile_gated_activation_prepare(x, &ta));
         REFUSED(NULL, INV, "tile_sample", tile_sample(x, &sa));
+        REFUSED(NULL, INV, "tile_sample_prepare", tile_sample_prepare(x, &sa));
         REFUSED(NULL, INV, "tile_spec_verify", tile_spec_verify(x, &va));
+        REFUSED(NULL, INV, "tile_spec_verify_prepare", tile_spec_verify_prepare(x, &va));
         REFUSED(NULL, INV, "tile_rope_kv_append", tile_rope_kv_append(x, &ra));
         REFUSED(NULL, INV, "tile_rope_kv_append_prepare", tile_rope_kv_append_prepare(x, &ra));
         cr_expect_eq(tile_context_id(x), 0, "tile_context_id of a bad context");

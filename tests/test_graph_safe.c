@@ -9,6 +9,8 @@
  * two splits, so its merge kernel and workspace are exercised; MoE zeroes
  * its output (an asynchronous memset) on every call.
  *
+ * The fused calls' _prepare (norms, gated activation, sampling, verification) likewise, with fewer calls each.
+ *
  * Also here: tile_context_get_stats_ex with an older-sized struct, and
  * tile_last_error per thread (two threads failing different calls on one
  * context at once each read only their own message). */
@@ -213,6 +215,125 @@ Test(graph_safe, prepared_calls_allocate_free_synchronize_and_compile_nothing, .
     /* gemm 1 launch, attention 1, paged 2 (attention and merge), MoE 5 (count, scan, scatter, gate_up, down) */
     cr_expect_eq(s1.launches - s0.launches, 3 * (1 + 1 + 2 + 5), "launches: %llu", (unsigned long long)(s1.launches - s0.launches));
     check_results(ctx, &p);
+    tile_context_destroy(ctx);
+}
+
+/* The fused calls' _prepare: tile_fused_add_rmsnorm_prepare, tile_fused_add_layernorm_prepare,
+ * tile_gated_activation_prepare, tile_sample_prepare and tile_spec_verify_prepare load every variant their calls
+ * launch (pointers unaligned by 2 bytes pick the no_align_ptrs variants, zero optional pointers theirs), launch
+ * nothing, and check no pointer (0 for every one still prepares); the calls then compile and load nothing, and
+ * their results are right: the norms and the activation against float64, greedy sampling and greedy verification
+ * against the argmax. */
+enum { NT = 5, NH = 100, AD2 = 70, SB = 3, SV = 300, SD = 2 };
+Test(graph_safe, fused_calls_prepared, .timeout = 600) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    /* inputs: x [NT, NH] (+1 element: x and r start 2 bytes in), r, w, b; gated input [NT, 2 AD2]; logits [SB, SV] */
+    static uint16_t hx[NT * NH + 1], hr[NT * NH + 1], hw[NH], hb[NH], hg[NT * 2 * AD2];
+    static double vx[NT * NH + 1], vr[NT * NH + 1], vw[NH], vb[NH], vg[NT * 2 * AD2];
+    fill16(NELEM(hx), hx, vx), fill16(NELEM(hr), hr, vr), fill16(NH, hw, vw), fill16(NH, hb, vb), fill16(NELEM(hg), hg, vg);
+    static float logits[SB * SV], tp[SB * (SD + 1) * SV], dp[SB * SD * SV];
+    for (int i = 0; i < SB * SV; i++) logits[i] = (float)(4 * urand());
+    for (int i = 0; i < SB * (SD + 1) * SV; i++) tp[i] = (float)(1 + urand()) / SV;
+    for (int i = 0; i < SB * SD * SV; i++) dp[i] = 1.0f / SV;
+    int32_t drafts[SB * SD];
+    for (int r = 0; r < SB; r++)
+        for (int j = 0; j < SD; j++) { /* row 0 drafts the argmax of both steps, row 1 of the first only, row 2 neither */
+            double col[SV];
+            for (int i = 0; i < SV; i++) col[i] = tp[(r * (SD + 1) + j) * SV + i];
+            int32_t best = (int32_t)ref_argmax(SV, col);
+            drafts[r * SD + j] = (r == 0 || (r == 1 && j == 0)) ? best : (best + 1) % SV;
+        }
+    tile_devptr dx = upload(ctx, hx, sizeof hx), dr = upload(ctx, hr, sizeof hr), dw = upload(ctx, hw, sizeof hw),
+                db = upload(ctx, hb, sizeof hb), dno = upload(ctx, NULL, 2 * (NT * NH + 1)), dg = upload(ctx, hg, sizeof hg),
+                dao = upload(ctx, NULL, 2 * NT * AD2), dl = upload(ctx, logits, sizeof logits), dso = upload(ctx, NULL, 4 * SB),
+                dtp = upload(ctx, tp, sizeof tp), ddp = upload(ctx, dp, sizeof dp), ddr = upload(ctx, drafts, sizeof drafts),
+                dacc = upload(ctx, NULL, 4 * SB), dot = upload(ctx, NULL, 4 * SB * (SD + 1));
+    tile_norm_args rms = {.size = sizeof rms, .dtype = TILE_F16, .tokens = NT, .hidden = NH, .x = dx + 2, .residual = dr + 2,
+                          .weight = dw, .eps = 1e-5f, .out = dno + 2};
+    tile_norm_args ln = {.size = sizeof ln, .dtype = TILE_F16, .tokens = NT, .hidden = NH, .x = dx, .weight = dw, .bias = db,
+                         .eps = 1e-5f, .out = dno};
+    tile_gated_args act = {.size = sizeof act, .dtype = TILE_F16, .act = TILE_GATED_SILU, .tokens = NT, .d = AD2, .x = dg, .out = dao};
+    tile_sample_args sam = {.size = sizeof sam, .dtype = TILE_F32, .batch = SB, .vocab = SV, .logits = dl, .temperature_value = 0,
+                            .top_p_value = 1, .out = dso};
+    tile_spec_verify_args spec = {.size = sizeof spec, .batch = SB, .num_draft = SD, .vocab = SV, .draft_tokens = ddr,
+                                  .draft_probs = ddp, .target_probs = dtp, .greedy_value = 1, .accepted = dacc, .out_tokens = dot};
+    /* no pointer is checked: all 0 (aligned, so another variant than rms's: not loaded by it) still prepares */
+    tile_norm_args zero = rms;
+    zero.x = zero.residual = zero.weight = zero.out = 0;
+    cr_assert_eq(tile_fused_add_rmsnorm_prepare(ctx, &zero), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &zero), TILE_ERROR_INVALID_VALUE, "the call itself checks them");
+    tile_context_stats s0 = stats(ctx);
+    cr_assert_eq(tile_fused_add_rmsnorm_prepare(ctx, &rms), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_fused_add_layernorm_prepare(ctx, &ln), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_gated_activation_prepare(ctx, &act), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_sample_prepare(ctx, &sam), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_spec_verify_prepare(ctx, &spec), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_stats s1 = stats(ctx);
+    cr_assert_eq(s1.launches, s0.launches, "preparing launched something");
+    cr_assert_geq(s1.memory_hits + s1.disk_hits + s1.compiles - (s0.memory_hits + s0.disk_hits + s0.compiles), 5,
+                  "preparing loaded fewer than five variants");
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &rms), TILE_OK, "%s", tile_last_error(ctx));
+    static uint16_t rms_out[NT * NH + 1], res_out[NT * NH + 1];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, rms_out, dno, sizeof rms_out), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, res_out, dr, sizeof res_out), TILE_OK);
+    tile_context_stats s2 = stats(ctx);
+    cr_assert_eq(tile_fused_add_layernorm(ctx, &ln), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_gated_activation(ctx, &act), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_sample(ctx, &sam), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_spec_verify(ctx, &spec), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_stats s3 = stats(ctx);
+    cr_expect_eq(s3.compiles, s1.compiles, "prepared calls compiled");
+    cr_expect_eq(s3.disk_hits, s1.disk_hits, "prepared calls loaded from the disk cache");
+    cr_expect_eq(s3.memory_hits, s1.memory_hits, "prepared calls loaded modules");
+    cr_expect_eq(s3.launches - s1.launches, 5, "launches: %llu", (unsigned long long)(s3.launches - s1.launches));
+    cr_expect_eq(s3.allocations + s3.frees, s1.allocations + s1.frees);
+    cr_expect_eq(s3.synchronizations - s2.synchronizations, 0);
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    /* rmsnorm with residual (x and r 2 bytes in): r = round16(x + r), out = rmsnorm(r) */
+    for (int t = 0; t < NT; t++) {
+        double z[NH], y[NH];
+        for (int i = 0; i < NH; i++) {
+            z[i] = f16_to_d(f32_to_f16((float)(vx[1 + t * NH + i] + vr[1 + t * NH + i])));
+            cr_assert_eq(f16_to_d(res_out[1 + t * NH + i]), z[i], "residual[%d, %d]", t, i);
+        }
+        ref_rmsnorm(NH, z, vw, 1e-5, y);
+        for (int i = 0; i < NH; i++)
+            cr_assert(fabs(f16_to_d(rms_out[1 + t * NH + i]) - y[i]) <= 2e-3 * fabs(y[i]) + 1e-3, "rmsnorm[%d, %d] = %g, want %g (seed %llu)",
+                      t, i, f16_to_d(rms_out[1 + t * NH + i]), y[i], (unsigned long long)seed);
+    }
+    static uint16_t ln_out[NT * NH + 1], act_out[NT * AD2];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, ln_out, dno, sizeof ln_out), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, act_out, dao, sizeof act_out), TILE_OK);
+    for (int t = 0; t < NT; t++) {
+        double y[NH];
+        ref_layernorm(NH, vx + t * NH, vw, vb, 1e-5, y);
+        for (int i = 0; i < NH; i++)
+            cr_assert(fabs(f16_to_d(ln_out[t * NH + i]) - y[i]) <= 2e-3 * fabs(y[i]) + 1e-3, "layernorm[%d, %d] = %g, want %g (seed %llu)", t,
+                      i, f16_to_d(ln_out[t * NH + i]), y[i], (unsigned long long)seed);
+        for (int i = 0; i < AD2; i++) {
+            double want = ref_gated(TILE_GATED_SILU, vg[t * 2 * AD2 + i], vg[t * 2 * AD2 + AD2 + i]);
+            cr_assert(fabs(f16_to_d(act_out[t * AD2 + i]) - want) <= 2e-3 * fabs(want) + 1e-4, "silu_and_mul[%d, %d] = %g, want %g", t, i,
+                      f16_to_d(act_out[t * AD2 + i]), want);
+        }
+    }
+    int32_t tok[SB], acc[SB], out[SB * (SD + 1)];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, tok, dso, sizeof tok), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, acc, dacc, sizeof acc), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dot, sizeof out), TILE_OK);
+    for (int r = 0; r < SB; r++) {
+        double row[SV];
+        for (int i = 0; i < SV; i++) row[i] = logits[r * SV + i];
+        cr_assert_eq(tok[r], ref_argmax(SV, row), "greedy sample row %d", r);
+        static double pr[(SD + 1) * SV];
+        for (int i = 0; i < (SD + 1) * SV; i++) pr[i] = tp[r * (SD + 1) * SV + i];
+        int32_t want_out[SD + 1];
+        bool near = false;
+        int64_t want_acc = ref_spec_verify(SD, SV, drafts + r * SD, NULL, pr, true, 0, 0, 0, 0, want_out, &near);
+        cr_assert_eq(want_acc, r == 0 ? 2 : r == 1 ? 1 : 0, "the drafts are not what row %d should accept", r);
+        cr_assert_eq(acc[r], want_acc, "spec row %d: accepted %d, want %lld", r, acc[r], (long long)want_acc);
+        for (int j = 0; j <= SD; j++) cr_assert_eq(out[r * (SD + 1) + j], want_out[j], "spec row %d: out_tokens[%d]", r, j);
+    }
     tile_context_destroy(ctx);
 }
 

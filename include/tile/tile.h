@@ -810,6 +810,9 @@ TILE_API tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_a
 /* As tile_fused_add_rmsnorm with LayerNorm: y = (z - mean(z)) / sqrt(var(z) + eps) * weight (+ bias),
  * the variance the biased one (mean of squared deviations) taken in a second pass over the row. */
 TILE_API tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *args);
+/* Compile and load what the call with these args launches (see "preparing calls" above). */
+TILE_API tile_status tile_fused_add_rmsnorm_prepare(tile_context *ctx, const tile_norm_args *args);
+TILE_API tile_status tile_fused_add_layernorm_prepare(tile_context *ctx, const tile_norm_args *args);
 
 typedef enum tile_gated_act {
     TILE_GATED_SILU = 0,      /* x / (1 + e^-x) */
@@ -832,6 +835,7 @@ typedef struct tile_gated_args {
 /* out[t, i] = act(gate[t, i]) * up[t, i] in f32, then rounded to dtype or quantized (above): vLLM's
  * silu_and_mul, gelu_and_mul and gelu_tanh_and_mul. */
 TILE_API tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args);
+TILE_API tile_status tile_gated_activation_prepare(tile_context *ctx, const tile_gated_args *args);
 
 /* ==== sampling and speculative decoding (kernels/sampling/sampling.c; kernels/sampling/sampling.tile;
  * docs/kernels.md) ====
@@ -866,6 +870,7 @@ typedef struct tile_sample_args {
  * (of those kept so far, renormalized) holding top_p of their mass (ties at its boundary kept); then a
  * draw from the kept probabilities, renormalized.  vLLM / FlashInfer semantics. */
 TILE_API tile_status tile_sample(tile_context *ctx, const tile_sample_args *args);
+TILE_API tile_status tile_sample_prepare(tile_context *ctx, const tile_sample_args *args);
 
 typedef struct tile_spec_verify_args {
     size_t size;
@@ -887,6 +892,7 @@ typedef struct tile_spec_verify_args {
  * while the draft is argmax p_i and then emit the argmax.  Draw i uses Philox counter word 3 = i (word 0
  * of the output for the acceptance test, word 1 for the replacement or bonus). */
 TILE_API tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args);
+TILE_API tile_status tile_spec_verify_prepare(tile_context *ctx, const tile_spec_verify_args *args);
 
 /* ==== rotary embedding + paged KV-cache append (kernels/rope/rope.c; kernels/rope/rope.tile; docs/kernels.md) ====
  * For a batch of new tokens: rotate Q and K by their positions (RoPE) and write the rotated K and V

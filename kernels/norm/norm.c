@@ -22,7 +22,10 @@
  *      sizes and strides from their values.
  *   3. The kernel comes from the context's table (kernels/shipped.h),
  *      compiled on first use through the caches.
- *   4. Launch on the caller's stream. */
+ *   4. Launch on the caller's stream.
+ * The _prepare entry points (tile_fused_add_rmsnorm_prepare, ..._layernorm_prepare,
+ * tile_gated_activation_prepare) run steps 1-3 without the pointer checks
+ * (pointers pick the variant by their alignment only) and launch nothing. */
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
 
@@ -78,8 +81,10 @@ static const char *const KERNEL_SUFFIX[3] = {"", "_f8", "_i8"};
 
 /* ================ tile_fused_add_rmsnorm, tile_fused_add_layernorm ================ */
 
-static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool layer) {
-    const char *api = layer ? "tile_fused_add_layernorm" : "tile_fused_add_rmsnorm";
+/* The call, or with launch false its preparation: no pointer checked, nothing launched. */
+static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool layer, bool launch) {
+    const char *api = layer ? (launch ? "tile_fused_add_layernorm" : "tile_fused_add_layernorm_prepare")
+                            : (launch ? "tile_fused_add_rmsnorm" : "tile_fused_add_rmsnorm_prepare");
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
@@ -107,28 +112,30 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     if (a.tokens == 0) return TILE_OK;
     tile_status st;
     uint64_t es = 2, oes = q ? 1 : 2;
-    RANGE(api, a.x, es, es * nx, "x");
-    if (a.residual) RANGE(api, a.residual, es, es * nr, "residual");
-    RANGE(api, a.weight, es, es * (uint64_t)a.hidden, "weight");
-    if (a.bias) RANGE(api, a.bias, es, es * (uint64_t)a.hidden, "bias");
-    RANGE(api, a.out, oes, oes * no, "out");
-    if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
-    /* what a program writes (residual, out, scales) may share no byte with what others read or write; a tensor
-     * in itself is the in-place form (residual = x, out = x or residual: the row's program reads a column before
-     * it writes it) */
-    uint64_t T = (uint64_t)a.tokens, H = (uint64_t)a.hidden;
-    const ShippedRows rx = {"x", a.x, T, es * H, es * (uint64_t)sx, es}, rr = {"residual", a.residual, T, es * H, es * (uint64_t)sr, es},
-                      rw = {"weight", a.weight, 1, es * H, es * H, es}, rb = {"bias", a.bias, 1, es * H, es * H, es},
-                      ro = {"out", a.out, T, oes * H, oes * (uint64_t)so, oes},
-                      rs = {"scales", q ? a.scales : 0, T, 4 * (uint64_t)groups, 4 * (uint64_t)ss, 4};
-    const struct {
-        const ShippedRows *out, *in;
-        bool in_place;
-    } pairs[] = {{&rr, &rx, true}, {&rr, &rw, false}, {&rr, &rb, false}, {&ro, &rx, true},  {&ro, &rr, true},
-                 {&ro, &rw, false}, {&ro, &rb, false}, {&rs, &rx, false}, {&rs, &rr, false}, {&rs, &rw, false},
-                 {&rs, &rb, false}, {&rs, &ro, false}};
-    for (size_t i = 0; i < ARRAY_LEN(pairs); i++)
-        if ((st = shipped_check_rows_apart(ctx, api, pairs[i].out, pairs[i].in, pairs[i].in_place)) != TILE_OK) return st;
+    if (launch) {
+        RANGE(api, a.x, es, es * nx, "x");
+        if (a.residual) RANGE(api, a.residual, es, es * nr, "residual");
+        RANGE(api, a.weight, es, es * (uint64_t)a.hidden, "weight");
+        if (a.bias) RANGE(api, a.bias, es, es * (uint64_t)a.hidden, "bias");
+        RANGE(api, a.out, oes, oes * no, "out");
+        if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
+        /* what a program writes (residual, out, scales) may share no byte with what others read or write; a tensor
+         * in itself is the in-place form (residual = x, out = x or residual: the row's program reads a column before
+         * it writes it) */
+        uint64_t T = (uint64_t)a.tokens, H = (uint64_t)a.hidden;
+        const ShippedRows rx = {"x", a.x, T, es * H, es * (uint64_t)sx, es}, rr = {"residual", a.residual, T, es * H, es * (uint64_t)sr, es},
+                          rw = {"weight", a.weight, 1, es * H, es * H, es}, rb = {"bias", a.bias, 1, es * H, es * H, es},
+                          ro = {"out", a.out, T, oes * H, oes * (uint64_t)so, oes},
+                          rs = {"scales", q ? a.scales : 0, T, 4 * (uint64_t)groups, 4 * (uint64_t)ss, 4};
+        const struct {
+            const ShippedRows *out, *in;
+            bool in_place;
+        } pairs[] = {{&rr, &rx, true}, {&rr, &rw, false}, {&rr, &rb, false}, {&ro, &rx, true},  {&ro, &rr, true},
+                     {&ro, &rw, false}, {&ro, &rb, false}, {&rs, &rx, false}, {&rs, &rr, false}, {&rs, &rw, false},
+                     {&rs, &rb, false}, {&rs, &ro, false}};
+        for (size_t i = 0; i < ARRAY_LEN(pairs); i++)
+            if ((st = shipped_check_rows_apart(ctx, api, pairs[i].out, pairs[i].in, pairs[i].in_place)) != TILE_OK) return st;
+    }
 
     /* 2. variant */
     char name[32];
@@ -151,7 +158,7 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     tile_kernel *kern;
     st = shipped_kernel(ctx, api, "norm/norm.tile", &v, &kern, NULL);
     shipped_variant_free(&v);
-    if (st != TILE_OK) return st;
+    if (st != TILE_OK || !launch) return st;
 
     /* 4. launch: one program per token */
     int32_t h32 = (int32_t)a.hidden, sx32 = (int32_t)sx, sr32 = (int32_t)sr, so32 = (int32_t)so, ss32 = (int32_t)ss;
@@ -160,13 +167,16 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
 }
 
-tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, false); }
-tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, true); }
+tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, false, true); }
+tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, true, true); }
+tile_status tile_fused_add_rmsnorm_prepare(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, false, false); }
+tile_status tile_fused_add_layernorm_prepare(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, true, false); }
 
 /* ======================= tile_gated_activation ======================= */
 
-tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args) {
-    const char *api = "tile_gated_activation";
+/* The call, or with launch false its preparation: no pointer checked, nothing launched. */
+static tile_status gated_run(tile_context *ctx, const tile_gated_args *args, bool launch) {
+    const char *api = launch ? "tile_gated_activation" : "tile_gated_activation_prepare";
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
@@ -192,17 +202,19 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     if (a.tokens == 0) return TILE_OK;
     tile_status st;
     uint64_t es = 2, oes = q ? 1 : 2;
-    RANGE(api, a.x, es, es * nx, "x");
-    RANGE(api, a.out, oes, oes * no, "out");
-    if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
-    /* out and scales may share no byte with x (nor with each other), but for out in x, row for row (ldo = ldx,
-     * unquantized): a program reads gate[i] and up[i] before it writes out[i] over gate[i] */
-    uint64_t T = (uint64_t)a.tokens, D = (uint64_t)a.d;
-    const ShippedRows rx = {"x", a.x, T, es * 2 * D, es * (uint64_t)sx, es}, ro = {"out", a.out, T, oes * D, oes * (uint64_t)so, oes},
-                      rs = {"scales", q ? a.scales : 0, T, 4 * (uint64_t)groups, 4 * (uint64_t)ss, 4};
-    if ((st = shipped_check_rows_apart(ctx, api, &ro, &rx, true)) != TILE_OK || (st = shipped_check_rows_apart(ctx, api, &rs, &rx, false)) != TILE_OK ||
-        (st = shipped_check_rows_apart(ctx, api, &rs, &ro, false)) != TILE_OK)
-        return st;
+    if (launch) {
+        RANGE(api, a.x, es, es * nx, "x");
+        RANGE(api, a.out, oes, oes * no, "out");
+        if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
+        /* out and scales may share no byte with x (nor with each other), but for out in x, row for row (ldo = ldx,
+         * unquantized): a program reads gate[i] and up[i] before it writes out[i] over gate[i] */
+        uint64_t T = (uint64_t)a.tokens, D = (uint64_t)a.d;
+        const ShippedRows rx = {"x", a.x, T, es * 2 * D, es * (uint64_t)sx, es}, ro = {"out", a.out, T, oes * D, oes * (uint64_t)so, oes},
+                          rs = {"scales", q ? a.scales : 0, T, 4 * (uint64_t)groups, 4 * (uint64_t)ss, 4};
+        if ((st = shipped_check_rows_apart(ctx, api, &ro, &rx, true)) != TILE_OK || (st = shipped_check_rows_apart(ctx, api, &rs, &rx, false)) != TILE_OK ||
+            (st = shipped_check_rows_apart(ctx, api, &rs, &ro, false)) != TILE_OK)
+            return st;
+    }
 
     /* 2. variant */
     char name[32];
@@ -221,10 +233,13 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     tile_kernel *kern;
     st = shipped_kernel(ctx, api, "norm/act.tile", &v, &kern, NULL);
     shipped_variant_free(&v);
-    if (st != TILE_OK) return st;
+    if (st != TILE_OK || !launch) return st;
 
     /* 4. launch */
     int32_t d32 = (int32_t)a.d, sx32 = (int32_t)sx, so32 = (int32_t)so, ss32 = (int32_t)ss;
     void *params[] = {&x, &out, &scales, &d32, &sx32, &so32, &ss32};
     return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
 }
+
+tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args) { return gated_run(ctx, args, true); }
+tile_status tile_gated_activation_prepare(tile_context *ctx, const tile_gated_args *args) { return gated_run(ctx, args, false); }

@@ -25,7 +25,10 @@
  *      row while the others still read theirs.
  *   2. Choose the variant and specialize sizes and strides.
  *   3. The kernel comes from the context's table (kernels/shipped.h).
- *   4. Launch on the caller's stream. */
+ *   4. Launch on the caller's stream.
+ * tile_sample_prepare and tile_spec_verify_prepare run steps 1-3 without the
+ * pointer checks (pointers pick the variant by their alignment and by which
+ * are 0 only) and launch nothing. */
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
 
@@ -72,8 +75,9 @@ static tile_status param_array(tile_context *ctx, const char *api, tile_devptr p
 
 /* ============================ tile_sample ============================ */
 
-tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
-    const char *api = "tile_sample";
+/* The call, or with launch false its preparation: no pointer checked, nothing launched. */
+static tile_status sample_run(tile_context *ctx, const tile_sample_args *args, bool launch) {
+    const char *api = launch ? "tile_sample" : "tile_sample_prepare";
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
@@ -96,29 +100,31 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     if (nx >= (uint64_t)I32_LIMIT || (a.probs && np >= (uint64_t)I32_LIMIT))
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
     if (a.batch == 0) return TILE_OK; /* nothing to compute: no pointer is read, so each may be 0 (as tile_gemm with m = 0) */
-    if (!a.logits) FAIL("%s: logits is 0", api);
-    if (!a.out) FAIL("%s: out is 0", api);
     tile_status st;
     uint64_t es = a.dtype == TILE_F32 ? 4 : 2, oes = a.out_dtype == TILE_I64 ? 8 : 4;
-    RANGE(api, a.logits, es, es * nx, "logits");
-    RANGE(api, a.out, oes, oes * (uint64_t)a.batch, "out");
-    if (a.probs) RANGE(api, a.probs, 4, 4 * np, "probs");
     int flags = 0;
-    if ((st = param_array(ctx, api, a.temperature, 4, a.batch, F_TEMP, "temperature", &flags)) ||
-        (st = param_array(ctx, api, a.top_k, 4, a.batch, F_TOPK, "top_k", &flags)) ||
-        (st = param_array(ctx, api, a.top_p, 4, a.batch, F_TOPP, "top_p", &flags)) ||
-        (st = param_array(ctx, api, a.min_p, 4, a.batch, F_MINP, "min_p", &flags)) ||
-        (st = param_array(ctx, api, a.seed, 8, a.batch, F_SEED, "seed", &flags)) ||
-        (st = param_array(ctx, api, a.offset, 8, a.batch, F_OFFSET, "offset", &flags)))
-        return st;
-    {
-        uint64_t B = (uint64_t)a.batch;
-        const ShippedRows w[] = {{"out", a.out, 1, oes * B, oes * B, oes}, {"probs", a.probs, B, 4 * (uint64_t)a.vocab, 4 * (uint64_t)ldp, 4}};
-        const ShippedRows r[] = {{"logits", a.logits, B, es * (uint64_t)a.vocab, es * (uint64_t)ld, es},
-                                 {"temperature", a.temperature, 1, 4 * B, 4 * B, 4}, {"top_k", a.top_k, 1, 4 * B, 4 * B, 4},
-                                 {"top_p", a.top_p, 1, 4 * B, 4 * B, 4}, {"min_p", a.min_p, 1, 4 * B, 4 * B, 4},
-                                 {"seed", a.seed, 1, 8 * B, 8 * B, 8}, {"offset", a.offset, 1, 8 * B, 8 * B, 8}};
-        if ((st = outputs_apart(ctx, api, w, 2, r, 7)) != TILE_OK) return st;
+    if (launch) {
+        if (!a.logits) FAIL("%s: logits is 0", api);
+        if (!a.out) FAIL("%s: out is 0", api);
+        RANGE(api, a.logits, es, es * nx, "logits");
+        RANGE(api, a.out, oes, oes * (uint64_t)a.batch, "out");
+        if (a.probs) RANGE(api, a.probs, 4, 4 * np, "probs");
+        if ((st = param_array(ctx, api, a.temperature, 4, a.batch, F_TEMP, "temperature", &flags)) ||
+            (st = param_array(ctx, api, a.top_k, 4, a.batch, F_TOPK, "top_k", &flags)) ||
+            (st = param_array(ctx, api, a.top_p, 4, a.batch, F_TOPP, "top_p", &flags)) ||
+            (st = param_array(ctx, api, a.min_p, 4, a.batch, F_MINP, "min_p", &flags)) ||
+            (st = param_array(ctx, api, a.seed, 8, a.batch, F_SEED, "seed", &flags)) ||
+            (st = param_array(ctx, api, a.offset, 8, a.batch, F_OFFSET, "offset", &flags)))
+            return st;
+        {
+            uint64_t B = (uint64_t)a.batch;
+            const ShippedRows w[] = {{"out", a.out, 1, oes * B, oes * B, oes}, {"probs", a.probs, B, 4 * (uint64_t)a.vocab, 4 * (uint64_t)ldp, 4}};
+            const ShippedRows r[] = {{"logits", a.logits, B, es * (uint64_t)a.vocab, es * (uint64_t)ld, es},
+                                     {"temperature", a.temperature, 1, 4 * B, 4 * B, 4}, {"top_k", a.top_k, 1, 4 * B, 4 * B, 4},
+                                     {"top_p", a.top_p, 1, 4 * B, 4 * B, 4}, {"min_p", a.min_p, 1, 4 * B, 4 * B, 4},
+                                     {"seed", a.seed, 1, 8 * B, 8 * B, 8}, {"offset", a.offset, 1, 8 * B, 8 * B, 8}};
+            if ((st = outputs_apart(ctx, api, w, 2, r, 7)) != TILE_OK) return st;
+        }
     }
 
     /* 2. variant */
@@ -141,7 +147,7 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     tile_kernel *kern;
     st = shipped_kernel(ctx, api, "sampling/sampling.tile", &v, &kern, NULL);
     shipped_variant_free(&v);
-    if (st != TILE_OK) return st;
+    if (st != TILE_OK || !launch) return st;
 
     /* 4. launch: one program per row */
     float temp_v = a.temperature_value, topp_v = a.top_p_value, minp_v = a.min_p_value;
@@ -153,10 +159,14 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     return shipped_launch(kern, (tile_dim3){(unsigned)a.batch, 1, 1}, params, a.stream);
 }
 
+tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) { return sample_run(ctx, args, true); }
+tile_status tile_sample_prepare(tile_context *ctx, const tile_sample_args *args) { return sample_run(ctx, args, false); }
+
 /* ========================== tile_spec_verify ========================== */
 
-tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args) {
-    const char *api = "tile_spec_verify";
+/* The call, or with launch false its preparation: no pointer checked, nothing launched. */
+static tile_status spec_run(tile_context *ctx, const tile_spec_verify_args *args, bool launch) {
+    const char *api = launch ? "tile_spec_verify" : "tile_spec_verify_prepare";
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
@@ -172,29 +182,31 @@ tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *arg
     if (np >= (uint64_t)I32_LIMIT)
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
     if (a.batch == 0) return TILE_OK; /* nothing to compute: no pointer is read, so each may be 0 */
-    if (!a.draft_tokens) FAIL("%s: draft_tokens is 0", api);
-    if (!a.target_probs) FAIL("%s: target_probs is 0", api);
-    if (!a.draft_probs && !all_greedy) FAIL("%s: draft_probs is 0 but some rows may sample (greedy is not 1 for every row)", api);
-    if (!a.accepted) FAIL("%s: accepted is 0", api);
-    if (!a.out_tokens) FAIL("%s: out_tokens is 0", api);
     tile_status st;
-    RANGE(api, a.draft_tokens, 4, 4 * (uint64_t)a.batch * (uint64_t)a.num_draft, "draft_tokens");
-    if (a.draft_probs) RANGE(api, a.draft_probs, 4, 4 * nq, "draft_probs");
-    RANGE(api, a.target_probs, 4, 4 * np, "target_probs");
-    RANGE(api, a.accepted, 4, 4 * (uint64_t)a.batch, "accepted");
-    RANGE(api, a.out_tokens, 4, 4 * (uint64_t)a.batch * (uint64_t)(a.num_draft + 1), "out_tokens");
     int flags = 0;
-    if ((st = param_array(ctx, api, a.greedy, 4, a.batch, F_GREEDY, "greedy", &flags)) ||
-        (st = param_array(ctx, api, a.seed, 8, a.batch, F_SEED, "seed", &flags)) ||
-        (st = param_array(ctx, api, a.offset, 8, a.batch, F_OFFSET, "offset", &flags)))
-        return st;
-    {
-        uint64_t B = (uint64_t)a.batch, nd = (uint64_t)a.num_draft;
-        const ShippedRows w[] = {{"accepted", a.accepted, 1, 4 * B, 4 * B, 4}, {"out_tokens", a.out_tokens, 1, 4 * B * (nd + 1), 4 * B * (nd + 1), 4}};
-        const ShippedRows r[] = {{"draft_tokens", a.draft_tokens, 1, 4 * B * nd, 4 * B * nd, 4}, {"draft_probs", a.draft_probs, 1, 4 * nq, 4 * nq, 4},
-                                 {"target_probs", a.target_probs, 1, 4 * np, 4 * np, 4}, {"greedy", a.greedy, 1, 4 * B, 4 * B, 4},
-                                 {"seed", a.seed, 1, 8 * B, 8 * B, 8}, {"offset", a.offset, 1, 8 * B, 8 * B, 8}};
-        if ((st = outputs_apart(ctx, api, w, 2, r, 6)) != TILE_OK) return st;
+    if (launch) {
+        if (!a.draft_tokens) FAIL("%s: draft_tokens is 0", api);
+        if (!a.target_probs) FAIL("%s: target_probs is 0", api);
+        if (!a.draft_probs && !all_greedy) FAIL("%s: draft_probs is 0 but some rows may sample (greedy is not 1 for every row)", api);
+        if (!a.accepted) FAIL("%s: accepted is 0", api);
+        if (!a.out_tokens) FAIL("%s: out_tokens is 0", api);
+        RANGE(api, a.draft_tokens, 4, 4 * (uint64_t)a.batch * (uint64_t)a.num_draft, "draft_tokens");
+        if (a.draft_probs) RANGE(api, a.draft_probs, 4, 4 * nq, "draft_probs");
+        RANGE(api, a.target_probs, 4, 4 * np, "target_probs");
+        RANGE(api, a.accepted, 4, 4 * (uint64_t)a.batch, "accepted");
+        RANGE(api, a.out_tokens, 4, 4 * (uint64_t)a.batch * (uint64_t)(a.num_draft + 1), "out_tokens");
+        if ((st = param_array(ctx, api, a.greedy, 4, a.batch, F_GREEDY, "greedy", &flags)) ||
+            (st = param_array(ctx, api, a.seed, 8, a.batch, F_SEED, "seed", &flags)) ||
+            (st = param_array(ctx, api, a.offset, 8, a.batch, F_OFFSET, "offset", &flags)))
+            return st;
+        {
+            uint64_t B = (uint64_t)a.batch, nd = (uint64_t)a.num_draft;
+            const ShippedRows w[] = {{"accepted", a.accepted, 1, 4 * B, 4 * B, 4}, {"out_tokens", a.out_tokens, 1, 4 * B * (nd + 1), 4 * B * (nd + 1), 4}};
+            const ShippedRows r[] = {{"draft_tokens", a.draft_tokens, 1, 4 * B * nd, 4 * B * nd, 4}, {"draft_probs", a.draft_probs, 1, 4 * nq, 4 * nq, 4},
+                                     {"target_probs", a.target_probs, 1, 4 * np, 4 * np, 4}, {"greedy", a.greedy, 1, 4 * B, 4 * B, 4},
+                                     {"seed", a.seed, 1, 8 * B, 8 * B, 8}, {"offset", a.offset, 1, 8 * B, 8 * B, 8}};
+            if ((st = outputs_apart(ctx, api, w, 2, r, 6)) != TILE_OK) return st;
+        }
     }
 
     /* 2. variant */
@@ -209,7 +221,7 @@ tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *arg
     tile_kernel *kern;
     st = shipped_kernel(ctx, api, "sampling/sampling.tile", &v, &kern, NULL);
     shipped_variant_free(&v);
-    if (st != TILE_OK) return st;
+    if (st != TILE_OK || !launch) return st;
 
     /* 4. launch: one program per sequence */
     int32_t greedy_v = a.greedy_value, flags32 = flags, nd32 = (int32_t)a.num_draft, vocab32 = (int32_t)a.vocab;
@@ -217,3 +229,6 @@ tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *arg
     void *params[] = {&draft, &q, &p, &acc, &out, &greedy, &seeds, &offs, &greedy_v, &seed_v, &off_v, &flags32, &nd32, &vocab32};
     return shipped_launch(kern, (tile_dim3){(unsigned)a.batch, 1, 1}, params, a.stream);
 }
+
+tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args) { return spec_run(ctx, args, true); }
+tile_status tile_spec_verify_prepare(tile_context *ctx, const tile_spec_verify_args *args) { return spec_run(ctx, args, false); }
