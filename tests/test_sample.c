@@ -4,7 +4,7 @@
  *
  * Fresh random logits every run (TILE_TEST_SEED repeats one; printed on
  * failure), f32, f16 and bf16, vocab sizes that are not multiples of the
- * kernel's BLOCK (37, 1000, 32003), gapped row strides, outputs poisoned first
+ * kernel's BLOCK (37, 1000, 32003, 128256), gapped row strides, outputs poisoned first
  * (tokens -1 through 0xFF bytes, probabilities NaN).
  *
  * What is checked:
@@ -18,6 +18,9 @@
  *     kept set) or where a min_p / top_p boundary was within EPS (the kept
  *     set itself may then differ by a token); both kinds are counted and must
  *     be rare;
+ *   - where the kernel writes the probabilities it drew from (probs), every sampled row's token against the
+ *     draw from those: the same token but where u lies within EPS_DEVICE (2e-6, a tenth of EPS) of a step
+ *     of their cumulative sum, near-boundary rows included (a draw shifted by 1.5e-5, inside EPS, fails);
  *   - every token inside the reference's kept set (top_k / top_p / min_p);
  *   - the processed probabilities against the reference's;
  *   - a chi-square test of the empirical distribution of many draws (fixed
@@ -44,6 +47,9 @@
 
 /* A decision closer than this (in probability units) may go either way in f32 */
 static const double EPS = 2e-5;
+/* The draw from the probabilities the kernel wrote (probs) differs from a float64 prefix sum of them by the
+ * kernel's f32 prefix sum only: a boundary closer than this may go either way */
+static const double EPS_DEVICE = 2e-6;
 /* A min_p or top_p decision closer than this (relative to min_p, to the mass compared) may go either way */
 static const double EPS_SET = 5e-6;
 
@@ -115,6 +121,8 @@ typedef struct Problem {
 
 typedef struct Tally {
     int rows, sampled, boundary, near_set, outside;
+    int device_boundary; /* rows with probs whose u lay within EPS_DEVICE of a step of the device's own CDF */
+    double device_err;   /* the farthest u lay outside the device's CDF step of its token (0: always inside) */
     double expect; /* near-boundary rows expected by chance: u lands within EPS of one of `kept` CDF steps */
 } Tally;
 
@@ -243,11 +251,28 @@ static void check_sample(const Problem *p, const int64_t *tokens, const float *p
             continue;
         }
         tally->sampled++;
+        uint32_t w[2];
+        ref_sample_words(sd, of, stream, 0, w);
+        if (probs) { /* the draw from the probabilities the device wrote: exact but for its f32 prefix sum */
+            const float *pd = probs + (size_t)r * p->vocab;
+            double cum = 0, u = ref_unit(w[0]);
+            for (int i = 0; i < p->vocab; i++) want[i] = pd[i];
+            cr_assert(want[tok] > 0, "%s row %d: token %lld has probability %g in the probs written (seed %llu)", what, r, (long long)tok,
+                      want[tok], (unsigned long long)seed);
+            for (int64_t i = 0; i < tok; i++) cum += want[i];
+            double err = u < cum ? cum - u : u >= cum + want[tok] ? u - (cum + want[tok]) : 0;
+            if (err > tally->device_err) tally->device_err = err;
+            int64_t dlo, dhi, dtok = ref_sample_pick(p->vocab, want, u, EPS_DEVICE, &dlo, &dhi);
+            tally->device_boundary += dlo != dhi;
+            cr_assert(dlo == dhi ? tok == dtok : tok >= dlo && tok <= dhi,
+                      "%s row %d: token %lld, but u %.9f picks %lld (%lld .. %lld) from the probs written (T %g k %lld p %g min_p %g) "
+                      "(seed %llu)",
+                      what, r, (long long)tok, u, (long long)dtok, (long long)dlo, (long long)dhi, t, (long long)rp.top_k, rp.top_p,
+                      rp.min_p, (unsigned long long)seed);
+        }
         bool near;
         int64_t kept;
         cr_assert(ref_sample_probs(p->vocab, x, &rp, want, &kept, &near));
-        uint32_t w[2];
-        ref_sample_words(sd, of, stream, 0, w);
         int64_t lo, hi, ref_tok = ref_sample_pick(p->vocab, want, ref_unit(w[0]), EPS, &lo, &hi);
         tally->expect += fmin(1.0, 2 * EPS * (double)kept);
         if (near) {
@@ -279,8 +304,9 @@ static void check_sample(const Problem *p, const int64_t *tokens, const float *p
 }
 
 static void tally_check(const Tally *t, const char *what) {
-    fprintf(stderr, "%s: %d rows, %d sampled; %d with u within %g of a CDF boundary (%.2f expected by chance), %d near a min_p/top_p boundary\n",
-            what, t->rows, t->sampled, t->boundary, EPS, t->expect, t->near_set);
+    fprintf(stderr, "%s: %d rows, %d sampled; %d with u within %g of a CDF boundary (%.2f expected by chance), %d near a min_p/top_p boundary; "
+            "%d within %g of the written probabilities' CDF steps, u at most %.3g outside its token's\n",
+            what, t->rows, t->sampled, t->boundary, EPS, t->expect, t->near_set, t->device_boundary, EPS_DEVICE, t->device_err);
     /* near-boundary rows are checked only loosely (any token of the ambiguous range): they must stay
      * few beyond what chance gives at this vocabulary (about 2 EPS per kept token per row) */
     cr_assert(t->boundary + t->near_set <= 2 + t->sampled / 20 + (int)ceil(2 * t->expect), "%s: too many near-boundary cases (%d + %d of %d, %.2f expected)",
@@ -359,6 +385,10 @@ Test(sample, large_vocab, .timeout = 300) {
     sample_case(ctx, TILE_F32, TILE_I32, 6, 32003, 8.0, true, false, &t);
     sample_case(ctx, TILE_BF16, TILE_I64, 6, 32003, 8.0, true, false, &t);
     tally_check(&t, "vocab 32003");
+    /* Llama-3's vocabulary with the probabilities written: each token checked against the draw from them */
+    Tally t2 = {0};
+    sample_case(ctx, TILE_F32, TILE_I32, 4, 128256, 8.0, true, true, &t2);
+    tally_check(&t2, "vocab 128256");
     tile_context_destroy(ctx);
 }
 
