@@ -11,7 +11,8 @@
  *      must equal the reference's, except where the reference reports a
  *      decision within rounding of going the other way (then it must lie in
  *      the kept set, between the neighbours the reference allows); such rows
- *      are counted and reported;
+ *      are counted and reported; with --probs, also the token the uniform
+ *      picks from the probabilities the kernel wrote (to 2e-6, every row);
  *   5. --reps further calls timed, and one summary. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
@@ -26,8 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* decisions closer than these may go either way in f32 (as tests/test_sample.c) */
-static const double EPS_DRAW = 2e-5, EPS_SET = 5e-6;
+/* decisions closer than these may go either way in f32 (as tests/test_sample.c); EPS_DEVICE for the draw from
+ * the probabilities the kernel wrote (--probs), whose only difference is the kernel's f32 prefix sum */
+static const double EPS_DRAW = 2e-5, EPS_SET = 5e-6, EPS_DEVICE = 2e-6;
 
 typedef struct SampleCli {
     bool spec;
@@ -248,6 +250,20 @@ static SampleCheck sample_check(tile_context *ctx, void *user) {
         }
         uint32_t w[2];
         ref_sample_words(d->seeds[r], d->offs[r], 0, 0, w);
+        if (probs) { /* the draw from what the kernel wrote: checked in every row, near-boundary ones too */
+            double *dv = malloc(sizeof(double) * V);
+            int64_t dlo = 0, dhi = -1;
+            if (dv) {
+                for (size_t i = 0; i < V; i++) dv[i] = probs[r * V + i];
+                ref_sample_pick(p->vocab, dv, ref_unit(w[0]), EPS_DEVICE, &dlo, &dhi);
+                if (!(dv[t] > 0)) dhi = -1;
+            }
+            free(dv);
+            if (t < dlo || t > dhi) {
+                c.bad++;
+                continue;
+            }
+        }
         int64_t lo, hi, wt = ref_sample_pick(p->vocab, want, ref_unit(w[0]), EPS_DRAW, &lo, &hi);
         if (near || lo != hi) {
             c.near++;

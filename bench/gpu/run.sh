@@ -40,7 +40,8 @@
 #      steps, dense and MoE, checked against float64 and for graph safety),
 #      small, then at Llama-3-8B and Mixtral-8x7B-like sizes (per-step seconds);
 #   8d. sampling and speculative decoding (issue 19): `tile run sample` and
-#      `tile run spec` at a Llama-3 vocabulary (128256), every row checked;
+#      `tile run spec` at a Llama-3 vocabulary (128256), every row checked (with --probs also
+#      against the draw from the probabilities written, to 2e-6);
 #   8e. fused residual add + RMSNorm/LayerNorm and gated activations (issue 19): `tile run norm`
 #      and `tile run act` at Llama-3-8B widths, unquantized and f8/i8 per token or per group, GB/s;
 #   8f. tree attention of speculative decoding (issue 19): `tile run decode --tree` (8 new tokens per
@@ -446,11 +447,13 @@ row "decoder layer (tile run layer)" "$layer_status" "$layer_ok of $layer_n runs
 if [ "$on_gpu" = 1 ]; then
   samp_runs=("sample --batch 64 --vocab 128256 --top-k 0 --top-p 1" "sample --batch 64 --vocab 128256 --top-k 50 --top-p 0.9"
              "sample --batch 256 --vocab 128256 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "sample --batch 64 --vocab 128256 --top-k 0 --top-p 0.9 --probs"
              "spec --batch 64 --drafts 4 --vocab 128256" "spec --batch 64 --drafts 4 --vocab 128256 --greedy")
   samp_reps=20
 else
   samp_runs=("sample --batch 4 --vocab 1000 --top-k 0 --top-p 1" "sample --batch 4 --vocab 1000 --top-k 50 --top-p 0.9"
              "sample --batch 4 --vocab 1000 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "sample --batch 4 --vocab 1000 --top-k 0 --top-p 0.9 --probs"
              "spec --batch 4 --drafts 4 --vocab 1000" "spec --batch 4 --drafts 4 --vocab 1000 --greedy")
   samp_reps=1
 fi
