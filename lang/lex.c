@@ -409,6 +409,34 @@ DType lang_triton_dtype(const char *s, size_t n) {
     return dtype_from_name(s, n);
 }
 
+/* Python's module imports at the start of a line, the first lines of every Triton file (`import triton`, `import
+ * triton.language as tl`, `from triton.language.extra import libdevice`): one error for the line, which is then
+ * skipped.  Read as this language's `import`, the parse would look for a file name and a ';' past the end of the
+ * line and swallow the kernel after it, so its own errors (a `def`, a block after ':') would go unreported.  The
+ * lexer stands just past the word `import` or `from` (`s`, `n`); true when the line was such an import. */
+static bool python_import(Lexer *l, TokKind k, const char *s, size_t n, Loc loc) {
+    bool from = k == TK_IDENT && n == 4 && !memcmp(s, "from", 4);
+    if (k != TK_IMPORT && !from) return false;
+    if (l->n && l->toks[l->n - 1].loc.line == loc.line) return false; /* not the first word of its line */
+    const char *q = l->p, *e = l->p;
+    while (q < l->end && (*q == ' ' || *q == '\t')) q++;
+    if (q == l->p || q == l->end || !is_ident_start(*q)) return false; /* import "x.tile"; and a name `from` */
+    while (e < l->end && !src_line_end(e, l->end) && *e != '#' && *e != ';') e++;
+    if (from) { /* from MODULE import NAMES: the word import must follow the module */
+        const char *w = q;
+        while (w < e && (is_ident_char(*w) || *w == '.')) w++;
+        while (w < e && (*w == ' ' || *w == '\t')) w++;
+        if (!(e - w >= 7 && !memcmp(w, "import", 6) && !is_ident_char(w[6]))) return false;
+    }
+    const char *t = e;
+    while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r')) t--;
+    diag_error(l->d, loc, "'%.*s': Python's modules are not imported here: the built-ins are plain names ('tl.load' is "
+               "'load') and the standard library needs no import; 'import' takes a file name (import \"math.tile\";)",
+               (int)(t - s), s);
+    while (l->p < l->end && !src_line_end(l->p, l->end) && *l->p != '#') lex_advance(l, 1); /* a '#' comment is lexed */
+    return true;
+}
+
 /* A Python word that a Triton kernel uses where this language has an operator or a literal: one error saying how
  * it is written here, and its token in its place (so the parse goes on).  `is not` stays two names (the parser's
  * `x is not None`); `and`/`or` only after an operand, `not` only before one. */
@@ -526,6 +554,10 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             DType dt = k == TK_IDENT ? dtype_from_name(s, n) : DT_VOID;
             if (dt == DT_PTR) dt = DT_VOID;
             if (dt != DT_VOID) k = TK_TYPE;
+            if (python_import(&l, k, s, n, loc)) {
+                bad_run = 0;
+                continue;
+            }
             if (k == TK_IDENT && python_word(&l, s, n, loc)) { /* Python's and, or, not, True, False, float("inf") */
                 bad_run = 0;
                 continue;

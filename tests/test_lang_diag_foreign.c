@@ -274,6 +274,39 @@ Test(lang_diag, python_spellings) {
     result_free(&r);
 }
 
+/* Python's module imports, the first lines of every Triton file: one error for each such line, which is skipped,
+ * so the parse goes on into the kernel (read as this language's `import`, the missing file name and ';' used to
+ * swallow the kernel, and the `tl` of `import triton.language as tl` was taken for a prefix: "write 'language'").
+ * A file name import and a variable named `from` are untouched. */
+Test(lang_diag, python_module_imports) {
+    expect_diag("import triton\n"
+                "from triton.language.extra import libdevice\n"
+                "import triton.language as tl\n"
+                "import \"math.tile\";\n"
+                "kernel k(x: *i32) {\n"
+                "    let from = 3;\n"
+                "    store(x, cdiv(from, 2))\n"
+                "}\n",
+                "t.tile:1:1: error: 'import triton': Python's modules are not imported here: the built-ins are plain names ('tl.load' "
+                "is 'load') and the standard library needs no import; 'import' takes a file name (import \"math.tile\";)\n"
+                "  import triton\n"
+                "  ^\n"
+                "t.tile:2:1: error: 'from triton.language.extra import libdevice': Python's modules are not imported here: the "
+                "built-ins are plain names ('tl.load' is 'load') and the standard library needs no import; 'import' takes a file "
+                "name (import \"math.tile\";)\n"
+                "  from triton.language.extra import libdevice\n"
+                "  ^\n"
+                "t.tile:3:1: error: 'import triton.language as tl': Python's modules are not imported here: the built-ins are plain "
+                "names ('tl.load' is 'load') and the standard library needs no import; 'import' takes a file name (import "
+                "\"math.tile\";)\n"
+                "  import triton.language as tl\n"
+                "  ^\n"
+                "t.tile:7:28: error: expected ';' after expression, found '}' on line 8\n"
+                "      store(x, cdiv(from, 2))\n"
+                "                             ^\n");
+    expect_ok("import \"math.tile\";\nkernel k(x: *i32) {\n    let from = 3;\n    from\n        = from + 1;\n    store(x, cdiv(from, 2));\n}\n");
+}
+
 Test(lang_diag, triton_module_prefix) {
     expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
                 "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "
