@@ -106,6 +106,8 @@ struct Node {
                         * N_LET/N_ASSIGN of a tuple: the N_NAMEs */
     int nkids;
     const char **kwnames; /* N_CALL: keyword of each arg, NULL when positional */
+    Loc *kwlocs;          /* N_CALL as parsed: where each keyword is written (a call the front end rewrites has none:
+                           * its diagnostics point at the argument) */
     Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR, N_WHILE: then is the body;
                               * N_COND `then if cond else els`, each an expression (oploc: the `if`) */
 };

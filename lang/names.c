@@ -390,7 +390,8 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
                 const char *near = gen_did_you_mean_in(g, kw, pnames, np);
                 Str all = {0};
                 for (int j = 0; !*near && j < np; j++) str_printf(&all, "%s%s", j ? ", " : "", pnames[j]);
-                diag_error(g->d, arg->loc, "'%s' has no parameter named '%s'%s%s%s%s", fname, kw, near, *near ? "" : " (its parameters: ",
+                diag_error(g->d, call->kwlocs && call->kwlocs[i].file ? call->kwlocs[i] : arg->loc,
+                           "'%s' has no parameter named '%s'%s%s%s%s", fname, kw, near, *near ? "" : " (its parameters: ",
                            all.buf ? all.buf : "", *near ? "" : ")");
                 str_free(&all);
                 ok = false;
@@ -398,7 +399,8 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
             }
         }
         if (slots[k]) {
-            diag_error(g->d, arg->loc, "argument '%s' of '%s' given more than once", pnames[k], fname);
+            diag_error(g->d, kw && call->kwlocs && call->kwlocs[i].file ? call->kwlocs[i] : arg->loc,
+                       "argument '%s' of '%s' given more than once", pnames[k], fname);
             ok = false;
             continue;
         }

@@ -288,27 +288,33 @@ static Node *postfix(Parser *p) {
             c->name = n->kind == N_NAME ? n->name : NULL;
             NodeList l = {0};
             const char **kw = NULL;
+            Loc *kwloc = NULL;
             int kwcap = 0;
             if (!at(p, TK_RPAREN)) {
                 do {
                     const char *name = NULL;
+                    Loc at_name = {0};
                     if (at(p, TK_IDENT) && peek2(p)->kind == TK_ASSIGN) {
                         Token *id = next(p);
                         next(p);
                         name = arena_strndup(p->a, id->text, id->len);
+                        at_name = id->loc;
                     }
                     list_push(p, &l, nested_expr(p));
                     if (kwcap < l.cap) {
                         kw = arena_grow(p->a, kw, sizeof(char *) * (size_t)kwcap, sizeof(char *) * (size_t)l.cap);
+                        kwloc = arena_grow(p->a, kwloc, sizeof(Loc) * (size_t)kwcap, sizeof(Loc) * (size_t)l.cap);
                         kwcap = l.cap;
                     }
                     kw[l.n - 1] = name;
+                    kwloc[l.n - 1] = at_name;
                 } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)); /* f(a, b,) as in Python */
             }
             expect(p, TK_RPAREN, "after call arguments");
             c->kids = l.v;
             c->nkids = l.n;
             c->kwnames = kw;
+            c->kwlocs = kwloc;
             n = c;
         } else if (accept(p, TK_LBRACK)) {
             Node *x = new_node(p, N_INDEX, n->loc);

@@ -46,7 +46,7 @@ Test(lang_diag, unknown_name_did_you_mean) {
         {"let a: float = 1.0;", "t.tile:2:12: error: unknown type 'float'; a type is named by its width here: 'f32'\n"},
         {"let acc = 0.0;\n    accc += 1.0;", "t.tile:3:5: error: unknown name 'accc'; did you mean 'acc'? (a new variable is declared with "
                                                  "'let accc = ...')\n"},
-        {"store(out, 1.0, maks=true);", "t.tile:2:26: error: 'store' has no parameter named 'maks'; did you mean 'mask'?\n"},
+        {"store(out, 1.0, maks=true);", "t.tile:2:21: error: 'store' has no parameter named 'maks'; did you mean 'mask'?\n"},
         {"let a = foo(1);", "t.tile:2:13: error: unknown name 'foo'\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -197,19 +197,20 @@ Test(lang_diag, arg_count) {
                 "      store(x, 1.0, true, \".wt\");\n"
                 "                          ^\n");
     /* keyword arguments are not counted as positional ones: an unknown one is named (it was "'sum' expects 1
-     * to 2 arguments, got 3"), a required one left out is named */
+     * to 2 arguments, got 3"), a required one left out is named; the caret is under the keyword's name (it was
+     * under the value) */
     expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x, sum(t, 0, keep_dims=true, dtype=f32, foo=3));\n}\n",
-                "t.tile:3:55: error: 'sum' has no parameter named 'foo' (its parameters: x, axis, keep_dims, dtype)\n"
+                "t.tile:3:51: error: 'sum' has no parameter named 'foo' (its parameters: x, axis, keep_dims, dtype)\n"
                 "      store(x, sum(t, 0, keep_dims=true, dtype=f32, foo=3));\n"
-                "                                                        ^\n");
+                "                                                    ^\n");
     expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x + arange(0, 4), where(t > 0.0, b=t, c=t));\n}\n",
-                "t.tile:3:51: error: 'where' has no parameter named 'c' (its parameters: cond, a, b)\n"
+                "t.tile:3:49: error: 'where' has no parameter named 'c' (its parameters: cond, a, b)\n"
                 "      store(x + arange(0, 4), where(t > 0.0, b=t, c=t));\n"
-                "                                                    ^\n");
+                "                                                  ^\n");
     expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x + arange(0, 4), where(t > 0.0, b=t, b=t));\n}\n",
-                "t.tile:3:51: error: argument 'b' of 'where' given more than once\n"
+                "t.tile:3:49: error: argument 'b' of 'where' given more than once\n"
                 "      store(x + arange(0, 4), where(t > 0.0, b=t, b=t));\n"
-                "                                                    ^\n");
+                "                                                  ^\n");
 }
 
 Test(lang_diag, add_pointers) {
