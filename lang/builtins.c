@@ -968,8 +968,8 @@ static Val builtin_map(Gen *g, const Node *node) {
         diag_error(g->d, node->loc, "'map_elementwise' needs a fn and at least one tensor: map_elementwise(scalar_fn, x, ...)");
         return val_err();
     }
-    Global *gl = fnode->kind == N_NAME && !gen_lookup_var(g, fnode->name) ? gen_find_global(g, fnode->name) : NULL;
-    if (!gl || gl->decl->kind != D_FN) {
+    const Decl *mfn = gen_fn_named(g, fnode);
+    if (!mfn) {
         diag_error(g->d, fnode->loc, "the first argument of 'map_elementwise' must name a fn");
         return val_err();
     }
@@ -1006,7 +1006,7 @@ static Val builtin_map(Gen *g, const Node *node) {
     }
     if (!ok) return val_err();
     for (int k = 0; k < n; k++) xs[k] = val_rt(g, gen_coerce(g, xs[k], val_dtype(xs[k]), NULL, r, s, argn[k]->loc));
-    return compose_map(g, gl->decl, xs, n, (int)pack, node->loc);
+    return compose_map(g, mfn, xs, n, (int)pack, node->loc);
 }
 
 /* `a if cond else b` (N_COND): a compile-time cond (a number, a comparison of strings or types, None)
@@ -1185,11 +1185,11 @@ Val builtin_call(Gen *g, const Node *node) {
             continue;
         }
         if (is_fn[i]) {
-            Global *gl = c.arg[i]->kind == N_NAME && !gen_lookup_var(g, c.arg[i]->name) ? gen_find_global(g, c.arg[i]->name) : NULL;
-            if (!gl || gl->decl->kind != D_FN) {
+            const Decl *fd = gen_fn_named(g, c.arg[i]);
+            if (!fd) {
                 diag_error(g->d, c.loc[i], "argument '%s' of '%s' must name a fn", pn[i], bi->name);
                 ok = false;
-            } else c.fn[i] = gl->decl;
+            } else c.fn[i] = fd;
             c.v[i] = (Val){.k = V_NONE};
             continue;
         }

@@ -75,6 +75,7 @@ const char *gen_val_type_name(Gen *g, Val v) {
             }
         return arena_printf(g->a, "tuple of %d values", v.nelems);
     case V_STR: return "string";
+    case V_FN: return arena_printf(g->a, "function '%s'", v.fn->name);
     default: return "void";
     }
 }
@@ -119,6 +120,10 @@ bool val_is_value(Gen *g, Val v, Loc loc) {
                    "(if ACT == \"relu\") or given as a keyword's value (sem=\"relaxed\")", v.s);
         return false;
     case V_VOID: gen_error_no_value(g, v, loc); return false;
+    case V_FN:
+        diag_error(g->d, loc, "function '%s' cannot be used as a value: a fn parameter holding it may be called, or passed to a "
+                   "fn or as a built-in's combine_fn", v.fn->name);
+        return false;
     case V_TUPLE:
         if (gen_is_desc(v))
             diag_error(g->d, loc, "a tensor descriptor cannot be used as a value: load or store through it (load_tensor_descriptor(d, "
@@ -1218,6 +1223,14 @@ static Val gen_list(Gen *g, const Node *n) {
     return ok ? r : val_err();
 }
 
+const Decl *gen_fn_named(Gen *g, const Node *n) {
+    if (n->kind != N_NAME) return NULL;
+    Var *v = gen_lookup_var(g, n->name);
+    if (v) return v->val.k == V_FN ? v->val.fn : NULL;
+    Global *gl = gen_find_global(g, n->name);
+    return gl && gl->decl->kind == D_FN ? gl->decl : NULL;
+}
+
 static Val gen_name(Gen *g, const Node *n) {
     Var *v = gen_lookup_var(g, n->name);
     if (v) return v->val;
@@ -1265,6 +1278,11 @@ static Val gen_call(Gen *g, const Node *n) {
         return val_err();
     }
     Var *var = gen_lookup_var(g, n->name);
+    if (var && var->val.k == V_FN) { /* a fn's parameter given a fn */
+        Val r = gen_call_fn(g, var->val.fn, n);
+        if (r.k == V_VOID) r.s = var->val.fn->name;
+        return r;
+    }
     Global *gfn = var && var->outlived ? gen_find_global(g, n->name) : NULL;
     if (var && !(var->outlived && (builtin_exists(n->name) || (gfn && gfn->decl->kind == D_FN)))) {
         Global *gf = gen_find_global(g, n->name);

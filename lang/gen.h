@@ -29,7 +29,7 @@ enum {
     GEN_MAX_TUPLE = 1 << 12, /* elements of a tuple made by repetition, t * n */
 };
 
-typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE, V_TUPLE, V_STR } VKind;
+typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE, V_TUPLE, V_STR, V_FN } VKind;
 
 typedef struct Val {
     VKind k;
@@ -46,6 +46,8 @@ typedef struct Val {
     bool held;           /* V_CT: a variable's (`let`, `=`) or made from one: a run-time scalar to Triton, whose
                           * assignment makes a tensor of a constexpr, so its integer `/` and `%` truncate */
     const char *s;       /* V_STR: a compile-time string (a literal, a const, a -D define), arena */
+    const struct Decl *fn; /* V_FN: a `fn` given as an argument to a `fn` (Triton's JIT function as a constexpr argument),
+                            * which the callee calls or passes on (a combine_fn, map_elementwise's scalar_fn) */
     uint8_t record;      /* V_TUPLE: REC_DESC or REC_BLOCK_PTR for the records make_tensor_descriptor and make_block_ptr
                           * make (copies keep it); 0 for every other tuple, whatever its elements look like */
 } Val;
@@ -211,6 +213,9 @@ void gen_stmt_seq(Gen *g, Node *const *st, int n); /* statements with nothing af
 /* The file-level constant or fn called name, or NULL. */
 Global *gen_find_global(Gen *g, const char *name);
 Var *gen_lookup_var(Gen *g, const char *name);
+/* The fn a name stands for: a variable holding one (a fn's parameter given a fn), else a file-level fn the name does
+ * not hide; NULL for anything else. */
+const Decl *gen_fn_named(Gen *g, const Node *n);
 Var *gen_scope_find(const Scope *s, const char *name); /* among s's own variables (the newest of the name), or NULL */
 
 /* compose.c: built-ins composed from other ops (arguments checked by builtins.c) */

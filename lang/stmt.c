@@ -138,6 +138,7 @@ static bool val_same(Val a, Val b) {
     case V_CT: return a.dt == b.dt && a.i == b.i && !memcmp(&a.f, &b.f, sizeof a.f);
     case V_DTYPE: return a.t == b.t;
     case V_STR: return !strcmp(a.s, b.s);
+    case V_FN: return a.fn == b.fn;
     case V_SHAPE: return a.rank == b.rank && !memcmp(a.shape, b.shape, sizeof a.shape) && a.i == b.i; /* i: a descriptor's padding */
     case V_TUPLE:
         if (a.nelems != b.nelems || a.record != b.record) return false;

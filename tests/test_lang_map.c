@@ -272,6 +272,60 @@ Test(lang_map, errors) {
 #undef E
 }
 
+/* ---- a fn given to a fn (Triton's JIT function passed as a constexpr argument): called through the parameter,
+ * passed on, and given to reduce, associative_scan and map_elementwise from inside the helper ---- */
+
+static const char *fn_arg_src =
+    "fn add(a, b) { return a + b; }\n"
+    "fn mx(a, b) { return maximum(a, b); }\n"
+    "fn sq(v) { return v * v; }\n"
+    "fn red(x, const f) { return reduce(x, 0, f); }\n"
+    "fn scan_with(x, f) { return associative_scan(x, 0, f, reverse=true); }\n"
+    "fn apply(f, a, b) { return f(a, b); }\n"
+    "fn twice(f, g, x) { let h = g; return apply(f, map_elementwise(h, x), x); }\n"
+    "@num_warps(2)\n"
+    "kernel k(x: *f32, o: *f32, n: i32, const B: i32 = 128) {\n"
+    "    let i = arange(0, B);\n"
+    "    let m = i < n;\n"
+    "    let v = load(x + i, m, 0.0);\n"
+    "    store(o, red(v, add));\n"
+    "    store(o + 1, red(where(m, v, -1.0 / 0.0), f=mx));\n"
+    "    store(o + 2 + i, scan_with(v, add), m);\n"
+    "    store(o + 2 + B + i, twice(add, sq, v), m);\n"
+    "}\n";
+
+Test(lang_map, fn_as_argument) {
+    seed_rng();
+    K k;
+    load_src(&k, fn_arg_src, "k");
+    enum { N = 100, B = 128 };
+    float x[N], o[2 + 2 * B];
+    for (int i = 0; i < N; i++) x[i] = (float)urand();
+    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof o);
+    int n = N;
+    void *params[] = {&dx, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, o, dout, sizeof o);
+    double s = 0, mx = -INFINITY, suffix[N];
+    for (int i = 0; i < N; i++) s += x[i], mx = fmax(mx, x[i]);
+    for (int i = N - 1; i >= 0; i--) suffix[i] = x[i] + (i + 1 < N ? suffix[i + 1] : 0.0);
+    cr_expect(fabs(o[0] - s) <= 1e-5 * (1 + fabs(s)), "reduce(x, 0, f) through a parameter: %g, want %g", o[0], s);
+    cr_expect_eq(o[1], (float)mx, "reduce with f=mx: %g, want %g", o[1], mx);
+    for (int i = 0; i < N; i++) {
+        cr_expect(fabs(o[2 + i] - suffix[i]) <= 1e-5 * (1 + fabs(suffix[i])), "reverse scan [%d] = %g, want %g", i, o[2 + i], suffix[i]);
+        double w = (double)x[i] * x[i] + x[i];
+        cr_expect(fabs(o[2 + B + i] - w) <= 1e-6 * (1 + fabs(w)), "apply(add, map(sq)) [%d] = %g, want %g", i, o[2 + B + i], w);
+    }
+    unload(&k);
+    /* a fn is no value: used as one inside the helper, or given to a typed parameter */
+    expect_error("fn add(a, b) { return a + b; }\nfn f(g) { return g + 1.0; }\nkernel k(o: *f32) {\n    store(o, f(add));\n}\n",
+                 "e.tile:2:20: error: function 'add' cannot be used as a value: a fn parameter holding it may be called, or passed "
+                 "to a fn or as a built-in's combine_fn");
+    expect_error("fn add(a, b) { return a + b; }\nfn f(x: f32) { return x; }\nkernel k(o: *f32) {\n    store(o, f(add));\n}\n",
+                 "e.tile:4:16: error: function 'add' cannot be used as a value");
+    expect_error("fn r(f) { return f(f); }\nkernel k(o: *f32) {\n    store(o, r(r));\n}\n", "e.tile:1:18: error: recursive call to 'r'");
+}
+
 /* ---- in a software-pipelined loop: on a dot operand as loaded, and on the loop-carried accumulator ---- */
 
 static const char *loop_src =
