@@ -902,6 +902,7 @@ static Node *stmt(Parser *p) {
         expect(p, TK_LPAREN, rname[0] == 's' ? "after 'static_range'" : "after 'range'");
         NodeList l = {0}, kl = {0};
         const char **kw = NULL;
+        Loc *kwloc = NULL;
         int kwcap = 0;
         if (!p->panic) {
             do { /* range(0, n, 1, num_stages=2): keywords after the bounds, as Triton's tl.range */
@@ -911,9 +912,11 @@ static Node *stmt(Parser *p) {
                     list_push(p, &kl, expr(p));
                     if (kwcap < kl.cap) {
                         kw = arena_grow(p->a, kw, sizeof(char *) * (size_t)kwcap, sizeof(char *) * (size_t)kl.cap);
+                        kwloc = arena_grow(p->a, kwloc, sizeof(Loc) * (size_t)kwcap, sizeof(Loc) * (size_t)kl.cap);
                         kwcap = kl.cap;
                     }
                     kw[kl.n - 1] = arena_strndup(p->a, id->text, id->len);
+                    kwloc[kl.n - 1] = id->loc;
                 } else {
                     Node *e = expr(p);
                     if (kl.n && !p->panic) parse_error(p, e->loc, "a bound of '%s' after its keyword arguments", rname);
@@ -927,6 +930,7 @@ static Node *stmt(Parser *p) {
             n->rhs->kids = kl.v;
             n->rhs->nkids = kl.n;
             n->rhs->kwnames = kw;
+            n->rhs->kwlocs = kwloc;
         }
         if (l.n > 3) parse_error(p, l.v[3]->loc, "'%s' expects 1 to 3 arguments, got %d", rname, l.n);
         expect(p, TK_RPAREN, rname[0] == 's' ? "after 'static_range' arguments" : "after 'range' arguments");

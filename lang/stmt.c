@@ -38,6 +38,7 @@
 #include "gen.h"
 #include "stmt_scan.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -665,6 +666,18 @@ static void gen_static_for(Gen *g, const Node *s) {
     unroll_body(g, s, vals, (int)n);
 }
 
+/* Whether the statements or expression n read the name (an N_NAME of it anywhere inside). */
+static bool node_mentions(const Node *n, const char *name) {
+    if (!n) return false;
+    if (n->kind == N_NAME && n->name && !strcmp(n->name, name)) return true;
+    if (node_mentions(n->lhs, name) || node_mentions(n->rhs, name) || node_mentions(n->cond, name) ||
+        node_mentions(n->then, name) || node_mentions(n->els, name))
+        return true;
+    for (int i = 0; i < n->nkids; i++)
+        if (node_mentions(n->kids[i], name)) return true;
+    return false;
+}
+
 /* The body of an unrolled loop s once per value in vals, its variable bound to each in turn. */
 static void unroll_body(Gen *g, const Node *s, const Val *vals, int n) {
     Frame *fr = g->fr;
@@ -679,6 +692,14 @@ static void unroll_body(Gen *g, const Node *s, const Val *vals, int n) {
         int errors = g->d->nerrors;
         gen_seq(g, s->then->kids, s->then->nkids, NULL);
         fr->scope = saved;
+        /* which copy, where the body reads the variable: an error may hold for one of its values only */
+        bool named = s->name && (isalpha((unsigned char)s->name[0]) || s->name[0] == '_');
+        if (g->d->nerrors > errors && n > 1 && (!named || node_mentions(s->then, s->name))) {
+            const Val *v = &vals[k];
+            if (named && v->k == V_CT && dtype_is_int(v->dt))
+                diag_note(g->d, s->loc, "in the unrolled copy with %s = %lld", s->name, (long long)v->i);
+            else diag_note(g->d, s->loc, "in copy %d of %d of the unrolled loop", k + 1, n);
+        }
         if (g->d->nerrors > errors || g->too_big) break; /* once, not once per copy */
     }
     fr->loops--;
@@ -740,20 +761,21 @@ static bool range_keywords(Gen *g, const Node *s, int *stages, int *unroll) {
     for (int i = 0; kw && i < kw->nkids; i++) {
         const char *name = kw->kwnames[i];
         const Node *e = kw->kids[i];
+        Loc at_name = kw->kwlocs ? kw->kwlocs[i] : e->loc; /* where an unknown or repeated keyword is written */
         if (s->ival) {
-            diag_error(g->d, e->loc, "'static_range' takes no keyword arguments");
+            diag_error(g->d, at_name, "'static_range' takes no keyword arguments");
             return false;
         }
         int k = 0;
         while (k < (int)ARRAY_LEN(known) && strcmp(name, known[k])) k++;
         if (k == (int)ARRAY_LEN(known)) {
-            diag_error(g->d, e->loc, "'range' has no argument '%s' (its keywords: num_stages, loop_unroll_factor, flatten, "
+            diag_error(g->d, at_name, "'range' has no argument '%s' (its keywords: num_stages, loop_unroll_factor, flatten, "
                        "disallow_acc_multi_buffer, warp_specialize)", name);
             return false;
         }
         for (int j = 0; j < i; j++)
             if (!strcmp(kw->kwnames[j], name)) {
-                diag_error(g->d, e->loc, "'range' argument '%s' given twice", name);
+                diag_error(g->d, at_name, "'range' argument '%s' given twice", name);
                 return false;
             }
         Val v = gen_expr(g, e);

@@ -356,23 +356,39 @@ Test(lang_diag, static_range) {
                 "t.tile:2:35: error: 'return' inside a 'for' loop is not supported\n"
                 "      for i in static_range(0, 4) { return; }\n"
                 "                                    ^\n");
+    /* an error in an unrolled copy whose body reads the variable says which copy (it may hold for one value only);
+     * the 'return' above, whose body does not, has no such note */
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 3) {\n        let t = zeros([16 >> i], f32) + arange(0, 8);\n    }\n}\n",
+                "t.tile:3:39: error: shapes [16] and [8] do not broadcast\n"
+                "          let t = zeros([16 >> i], f32) + arange(0, 8);\n"
+                "                                        ^\n"
+                "t.tile:2:5: note: in the unrolled copy with i = 0\n"
+                "      for i in static_range(0, 3) {\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for v in (1.0, arange(0, 8)) {\n        let t = v + arange(0, 16);\n    }\n}\n",
+                "t.tile:3:19: error: shapes [8] and [16] do not broadcast\n"
+                "          let t = v + arange(0, 16);\n"
+                "                    ^\n"
+                "t.tile:2:5: note: in copy 2 of 2 of the unrolled loop\n"
+                "      for v in (1.0, arange(0, 8)) {\n"
+                "      ^\n");
 }
 
 /* range()'s keywords are Triton's tl.range's, compile-time; static_range takes none. */
 Test(lang_diag, range_keywords) {
     expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(0, n, num_stage=2) { }\n}\n",
-                "t.tile:2:36: error: 'range' has no argument 'num_stage' (its keywords: num_stages, loop_unroll_factor, "
+                "t.tile:2:26: error: 'range' has no argument 'num_stage' (its keywords: num_stages, loop_unroll_factor, "
                 "flatten, disallow_acc_multi_buffer, warp_specialize)\n"
                 "      for i in range(0, n, num_stage=2) { }\n"
-                "                                     ^\n");
+                "                           ^\n");
     expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(0, n, num_stages=n) { }\n}\n",
                 "t.tile:2:37: error: 'range' argument 'num_stages' must be a compile-time integer\n"
                 "      for i in range(0, n, num_stages=n) { }\n"
                 "                                      ^\n");
     expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 4, num_stages=2) { }\n}\n",
-                "t.tile:2:44: error: 'static_range' takes no keyword arguments\n"
+                "t.tile:2:33: error: 'static_range' takes no keyword arguments\n"
                 "      for i in static_range(0, 4, num_stages=2) { }\n"
-                "                                             ^\n");
+                "                                  ^\n");
     expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(num_stages=2, 0, n) { }\n}\n",
                 "t.tile:2:34: error: a bound of 'range' after its keyword arguments\n"
                 "      for i in range(num_stages=2, 0, n) { }\n"
