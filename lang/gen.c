@@ -142,7 +142,12 @@ bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out) {
     if (v.k == V_ERR) return false;
     if (v.k != V_CT || !dtype_is_int(v.dt)) {
         if (v.k == V_CT) diag_error(g->d, loc, "%s must be an integer, got '%s'", what, dtype_name(v.dt));
-        else diag_error(g->d, loc, "%s must be a compile-time integer", what);
+        else if (v.k == V_STR) /* a bare -D value that is no number is a string: -D B=banana */
+            diag_error(g->d, loc, "%s must be an integer, got the string \"%s\"", what, v.s);
+        else if (v.k == V_RT) diag_error(g->d, loc, "%s must be a compile-time integer", what);
+        else if (v.k == V_DTYPE) diag_error(g->d, loc, "%s must be a compile-time integer, got the type '%s'", what, gen_type_name(g, v.t));
+        else diag_error(g->d, loc, "%s must be a compile-time integer, got %s%s", what,
+                        v.k == V_TUPLE && !gen_is_record(v) ? "a " : v.k == V_SHAPE ? "a " : "", gen_val_type_name(g, v));
         return false;
     }
     *out = v.i;

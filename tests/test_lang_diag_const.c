@@ -73,8 +73,20 @@ Test(lang_diag, values_that_do_not_fit) {
     cr_expect_str_eq(r.diags, "<-D FL>:1:1: error: 'FL' is i1, but its value 2 is not 0 or 1\n  2\n  ^\n");
     result_free(&r);
     r = compile_src("t.tile", src, strlen(src), nw, 1);
-    cr_expect_str_eq(r.diags, "<-D num_warps>:1:1: error: num_warps must be a compile-time integer\n  f16\n  ^\n");
+    cr_expect_str_eq(r.diags, "<-D num_warps>:1:1: error: num_warps must be a compile-time integer, got the type 'f16'\n  f16\n  ^\n");
     result_free(&r);
+    /* an untyped const given a bare name is a string: where a number is needed, the error says what it got */
+    const char *untyped = "const B = 64;\nkernel k(x: *f32) { store(x + arange(0, B), 1.0); }\n";
+    LangDefine banana[] = {{"B", "banana"}};
+    r = compile_src("t.tile", untyped, strlen(untyped), banana, 1);
+    cr_expect_str_eq(r.diags, "t.tile:2:41: error: argument 'end' of 'arange' must be an integer, got the string \"banana\"\n"
+                              "  kernel k(x: *f32) { store(x + arange(0, B), 1.0); }\n"
+                              "                                          ^\n");
+    result_free(&r);
+    expect_diag("kernel k(x: *f32) { store(x + arange(0, f16), 1.0); }\n",
+                "t.tile:1:41: error: argument 'end' of 'arange' must be a compile-time integer, got the type 'f16'\n"
+                "  kernel k(x: *f32) { store(x + arange(0, f16), 1.0); }\n"
+                "                                          ^\n");
     /* checked for each kernel of the file, said once (it was printed once a kernel) */
     const char *two = "kernel a(x: *f32) { store(x, 1.0); }\nkernel b(x: *f32) { store(x, 2.0); }\n";
     LangDefine nw3[] = {{"num_warps", "3"}};
