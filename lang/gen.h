@@ -136,6 +136,8 @@ const char *gen_did_you_mean_in(Gen *g, const char *name, const char *const *nam
 int gen_find_define(Gen *g, const char *name);                           /* index of -D name, or -1 */
 Val gen_eval_define(Gen *g, int i);                                      /* its value */
 Val gen_eval_global(Gen *g, const Node *n);                              /* n with only globals visible */
+/* The file-level fn a default value names (`fn f(x, g = add)`), as its own file sees it; NULL otherwise. */
+const Decl *gen_global_fn_named(Gen *g, const Node *n);
 Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what); /* to a declared type, exactly */
 /* Is the compile-time number v exactly a value of the integer dtype `to` (not i1)?  CT_FRACTION: a float with a
  * fraction, an infinity or a NaN; CT_RANGE: a whole number outside to's range.  What `let i: T = c`, a const

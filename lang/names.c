@@ -318,6 +318,17 @@ Val gen_eval_global(Gen *g, const Node *n) {
     return v;
 }
 
+const Decl *gen_global_fn_named(Gen *g, const Node *n) {
+    Frame fr = {.up = g->fr, .file = n->loc.file}; /* as gen_eval_global: names as the value's own file sees them */
+    Scope sc = {0};
+    fr.scope = fr.base = &sc;
+    Frame *saved = g->fr;
+    g->fr = &fr;
+    const Decl *d = gen_fn_named(g, n);
+    g->fr = saved;
+    return d;
+}
+
 Val gen_eval_define(Gen *g, int i) {
     if (!g->define_vals[i]) return val_err();
     return gen_eval_global(g, g->define_vals[i]);

@@ -93,7 +93,7 @@ Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
     for (int i = 0; i < np; i++) {
         const Param *pa = &fn->params[i];
         aloc[i] = slots[i] ? slots[i]->loc : call->loc;
-        const Decl *fa = slots[i] ? gen_fn_named(g, slots[i]) : NULL;
+        const Decl *fa = slots[i] ? gen_fn_named(g, slots[i]) : pa->def ? gen_global_fn_named(g, pa->def) : NULL;
         if (fa) args[i] = (Val){.k = V_FN, .fn = fa}; /* Triton's JIT function passed as an argument */
         else if (slots[i]) args[i] = gen_expr(g, slots[i]);
         else if (pa->def) args[i] = gen_eval_global(g, pa->def);

@@ -280,7 +280,7 @@ static const char *fn_arg_src =
     "fn mx(a, b) { return maximum(a, b); }\n"
     "fn sq(v) { return v * v; }\n"
     "fn red(x, const f) { return reduce(x, 0, f); }\n"
-    "fn scan_with(x, f) { return associative_scan(x, 0, f, reverse=true); }\n"
+    "fn scan_with(x, f = add) { return associative_scan(x, 0, f, reverse=true); }\n"
     "fn apply(f, a, b) { return f(a, b); }\n"
     "fn twice(f, g, x) { let h = g; return apply(f, map_elementwise(h, x), x); }\n"
     "@num_warps(2)\n"
@@ -290,7 +290,7 @@ static const char *fn_arg_src =
     "    let v = load(x + i, m, 0.0);\n"
     "    store(o, red(v, add));\n"
     "    store(o + 1, red(where(m, v, -1.0 / 0.0), f=mx));\n"
-    "    store(o + 2 + i, scan_with(v, add), m);\n"
+    "    store(o + 2 + i, scan_with(v), m);\n"
     "    store(o + 2 + B + i, twice(add, sq, v), m);\n"
     "}\n";
 
