@@ -348,6 +348,14 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
         found = true;
         gen_kernel(g, k);
     }
-    if (want && !found) diag_error(d, (Loc){0}, "no kernel named '%s'", want);
+    if (want && !found) { /* on one line (the CLI tells it from the source's errors): the kernels there are */
+        Str ks = {0};
+        for (int i = 0; main && i < main->ndecls; i++)
+            if (main->decls[i]->kind == D_KERNEL) str_printf(&ks, "%s%s", ks.len ? ", " : "", main->decls[i]->name);
+        const char *file = main && main->ndecls ? main->decls[0]->loc.file->name : NULL;
+        if (ks.len && file) diag_error(d, (Loc){0}, "no kernel named '%s' (the kernels of %s: %s)", want, file, ks.buf);
+        else diag_error(d, (Loc){0}, "no kernel named '%s'", want);
+        str_free(&ks);
+    }
     return d->nerrors ? NULL : g->m;
 }

@@ -562,7 +562,7 @@ Test(lang_diag, unknown_define) {
     free(diags);
     /* a missing kernel is reported as such, not as a define error */
     diags = compile_defines("c", other, 1, &bad);
-    cr_expect_str_eq(diags, "error: no kernel named 'c'\n");
+    cr_expect_str_eq(diags, "error: no kernel named 'c' (the kernels of dir/t.tile: a, b)\n");
     cr_expect(!bad);
     free(diags);
 }
