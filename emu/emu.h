@@ -477,6 +477,9 @@ typedef struct EmuParam {
     uint32_t offset, size, align;
     bool reg;                /* a .func's .reg parameter: register `slot` of the function, no bytes in its arguments area */
     uint32_t slot;
+    uint8_t ty, vec;         /* its declared EmuType and vector width (prototypes agree on them: parse_func.c) */
+    bool array;              /* declared name[...] (a[1] is not the scalar a) */
+    bool incomplete;         /* name[] or name[0]: a .func's last argument only, of any size at a call */
 } EmuParam;
 
 /* An element of a call's argument or return list (EmuIns.o[0], o[2]): a .param variable (a symbol index) or,
@@ -487,6 +490,8 @@ typedef struct EmuFunc {
     char *name;
     bool is_entry;
     bool defined;            /* has a body (not just a prototype) */
+    bool is_extern;          /* declared .extern (every declaration of it is: parse_func.c) */
+    bool noreturn;           /* .noreturn */
     uint32_t alias1;         /* `.alias this, f;`: f's index + 1 (calls and addresses of this one reach f); 0: none */
     uint32_t line;           /* line of the .entry/.func directive */
     EmuIns *code;
@@ -537,6 +542,7 @@ typedef struct EmuSym {
     bool is_extern;         /* a module's `.extern .global`/`.const` not (yet) defined: zero-filled if sized (parse_decl.c) */
     uint32_t align;
     uint32_t line;          /* the PTX line of its declaration */
+    bool array;             /* declared name[...]: a call passes it only for an array parameter (parse_func.c) */
     uint64_t size;
     uint64_t addr;          /* global/const: device address; shared: offset */
     uint8_t *init;          /* initial bytes (global/const), NULL: zero */
@@ -691,6 +697,8 @@ typedef struct EmuOptions {
     bool one_slot_per_register; /* run every kernel with one register-file slot per register (the reference), not
                                  * the form whose registers share slots by liveness (EmuFunc.packed, slots.c) */
     struct EmuBufs *bufs;       /* workers' buffers kept between launches (emu_bufs_new); NULL: each launch allocates its own */
+    unsigned num_sms;           /* the device's multiprocessor count (emu:sms=N): %nsmid, and CTA i (linear index in the grid)
+                                 * is on SM %smid = i % num_sms; 0: 1 */
 } EmuOptions;
 
 /* The buffers a launch's workers keep between launches (exec.c): each worker's block state (CTAs, threads,
@@ -707,6 +715,7 @@ enum { EMU_APPROX_EXACT = 0, EMU_APPROX_BOUND = 1 };
 typedef struct EmuLaunchStats {
     uint64_t instructions;      /* executed thread-instructions */
     bool refused;               /* the launch's shape or parameters were refused before anything ran */
+    bool out_of_memory;         /* it failed for host memory (the report may be missing: then the error is NULL) */
 } EmuLaunchStats;
 
 /* Limits.  Shared memory: the emulated device's target (EmuOptions.device), else the PTX's

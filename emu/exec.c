@@ -364,7 +364,10 @@ static void init_cta_regs(EmuBlock *b, uint32_t rank, uint64_t *r) {
         s[EMU_SREG_NCTAID_X + k] = L->grid[k];
     }
     s[EMU_SREG_NWARPID] = b->cta_warps;
-    s[EMU_SREG_NSMID] = 1;
+    /* the multiprocessors: CTAs placed round robin by their linear index, so a grid of %nsmid CTAs has one on each */
+    uint32_t nsm = L->opt->num_sms ? L->opt->num_sms : 1;
+    s[EMU_SREG_NSMID] = nsm;
+    s[EMU_SREG_SMID] = ((uint64_t)ctaid[2] * L->grid[1] * L->grid[0] + (uint64_t)ctaid[1] * L->grid[0] + ctaid[0]) % nsm;
     s[EMU_SREG_DYN_SMEM] = L->dyn_smem;
     s[EMU_SREG_TOTAL_SMEM] = L->total_smem;
     s[EMU_SREG_AGGR_SMEM] = L->total_smem + EMU_RESERVED_SMEM; /* user shared memory + the region reserved for the system */
@@ -835,12 +838,14 @@ static void flush_prints(EmuBlock *b) {
         if (L->nprints == L->capprints) {
             uint32_t nc = L->capprints ? L->capprints * 2 : 16;
             EmuPrint *np = realloc(L->prints, nc * sizeof *np);
-            if (!np) unreachable("out of memory");
-            L->prints = np;
-            L->capprints = nc;
+            if (np) L->prints = np, L->capprints = nc;
         }
-        L->print_bytes += len;
-        L->prints[L->nprints++] = (EmuPrint){b->block_index, str_take(&b->out), len};
+        if (L->nprints < L->capprints) { /* else out of host memory: dropped, with print_output's note */
+            L->print_bytes += len;
+            L->prints[L->nprints++] = (EmuPrint){b->block_index, str_take(&b->out), len};
+        } else {
+            L->print_dropped = true;
+        }
     }
     pthread_mutex_unlock(&L->lock);
     str_free(&b->out);
@@ -966,6 +971,73 @@ static bool take_shadow(EmuBlock *b, EmuBufSet *s, size_t n) {
     return true;
 }
 
+/* A worker's block state (into b and set, which worker() frees) and its units, until none is left or the launch stops.
+ * Not inlined: its locals must not live in the frame of worker()'s setjmp. */
+static __attribute__((noinline)) void worker_units(EmuBlock *b, EmuBufSet *set) {
+    EmuLaunch *L = b->L;
+    /* the unit's fixed state in one zeroed allocation (a launch's set-up is its fixed cost): CTAs, threads,
+     * registers, shared, local and frame-parameter memory, each 64-byte aligned (b->cta is the allocation) */
+    size_t part[6] = {b->ncta * sizeof *b->cta, b->nthreads * sizeof *b->t, (size_t)b->nthreads * L->f->nslots * sizeof(uint64_t),
+                      (size_t)b->ncta * b->smem_stride + 1, (size_t)b->nthreads * b->local_size + 1, (size_t)b->nthreads * b->fparam_size + 1};
+    size_t off[6], total = 0;
+    for (int k = 0; k < 6; k++) off[k] = total, total += (part[k] + 63) & ~(size_t)63;
+    bool have_arena = take_arena(b, set, off, part, total);
+    if (L->opt->racecheck && have_arena && take_shadow(b, set, (size_t)b->ncta * b->smem_stride + 1)) {
+        b->mbs = calloc(EMU_MB_SLOTS, sizeof *b->mbs);
+        b->seen = calloc((size_t)b->nthreads * EMU_MB_SLOTS, sizeof *b->seen);
+        b->warp_gen = calloc((size_t)b->ncta * b->cta_warps, sizeof *b->warp_gen);
+        b->rt = calloc(b->nthreads, sizeof *b->rt);
+        b->cpa = calloc((size_t)b->nthreads * EMU_CPA_MAX, sizeof *b->cpa);
+    }
+    if (!have_arena ||
+        (L->opt->racecheck && (!b->shadow || !b->mbs || !b->seen || !b->warp_gen || !b->rt || !b->cpa || !emu_race_alloc(b)))) {
+        atomic_store(&L->out_of_memory, true);
+        emu_fault(b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
+    } else {
+        for (uint64_t nb = 0;; nb++) {
+            if (atomic_load(&L->stop)) break;
+            if (interrupted(L)) {
+                emu_fault(b, NULL, NULL, "interrupted", INTERRUPTED_WHY);
+                break;
+            }
+            if (L->deadline_ns && !(nb & 15) && now_ns() >= L->deadline_ns) {
+                /* Between blocks there is no thread to show.  A block still running reaches the deadline in
+                 * emu_check_budget and reports where its threads are; this report stands only when none does
+                 * (a worker thread that started late on a loaded host must not take the report from them). */
+                char waiting[300];
+                not_started(L, waiting, sizeof waiting);
+                char *text = late_timeout(b, "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s",
+                                          L->opt->timeout_seconds, waiting);
+                pthread_mutex_lock(&L->lock);
+                if (!L->late_err) L->late_err = text, text = NULL;
+                pthread_mutex_unlock(&L->lock);
+                free(text);
+                break;
+            }
+            uint64_t idx = atomic_fetch_add(&L->next_block, 1);
+            if (idx >= L->nunits) break;
+            b->block_index = idx;
+            /* cluster idx of the grid of clusters, its CTAs by rank (x fastest); a cooperative launch: every
+             * cluster, CTA r of the unit being rank r % ncl of cluster r / ncl */
+            const unsigned *cl = L->cluster;
+            uint64_t gx = L->grid[0] / cl[0], gy = L->grid[1] / cl[1];
+            for (uint32_t r = 0; r < b->ncta; r++) {
+                uint64_t u = L->workspace ? r / b->ncl : idx;
+                uint32_t cid[3] = {(uint32_t)(u % gx), (uint32_t)((u / gx) % gy), (uint32_t)(u / (gx * gy))};
+                uint32_t q = L->workspace ? r % b->ncl : r, in[3] = {q % cl[0], (q / cl[0]) % cl[1], q / (cl[0] * cl[1])};
+                for (int k = 0; k < 3; k++) b->cta[r].ctaid[k] = cid[k] * cl[k] + in[k];
+            }
+            uint64_t t0 = now_ns();
+            bool ok = run_block(b);
+            flush_prints(b);
+            if (!ok) break;
+            uint64_t dt = now_ns() - t0, was = atomic_load(&L->longest_ns);
+            while (dt > was && !atomic_compare_exchange_weak(&L->longest_ns, &was, dt)) {}
+            atomic_fetch_add(&L->done_units, 1);
+        }
+    }
+}
+
 static void *worker(void *arg) {
     EmuLaunch *L = arg;
     EmuBlock b;
@@ -981,67 +1053,19 @@ static void *worker(void *arg) {
     b.smem_stride = (L->shared_size + 15) & ~15u;
     b.local_size = (L->f->local_size + 15) & ~15u;
     b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
-    /* the unit's fixed state in one zeroed allocation (a launch's set-up is its fixed cost): CTAs, threads,
-     * registers, shared, local and frame-parameter memory, each 64-byte aligned (b.cta is the allocation) */
-    size_t part[6] = {b.ncta * sizeof *b.cta, b.nthreads * sizeof *b.t, (size_t)b.nthreads * L->f->nslots * sizeof(uint64_t),
-                      (size_t)b.ncta * b.smem_stride + 1, (size_t)b.nthreads * b.local_size + 1, (size_t)b.nthreads * b.fparam_size + 1};
-    size_t off[6], total = 0;
-    for (int k = 0; k < 6; k++) off[k] = total, total += (part[k] + 63) & ~(size_t)63;
     EmuBufSet set = bufs_take(L->opt->bufs);
-    bool have_arena = take_arena(&b, &set, off, part, total);
-    if (L->opt->racecheck && have_arena && take_shadow(&b, &set, (size_t)b.ncta * b.smem_stride + 1)) {
-        b.mbs = calloc(EMU_MB_SLOTS, sizeof *b.mbs);
-        b.seen = calloc((size_t)b.nthreads * EMU_MB_SLOTS, sizeof *b.seen);
-        b.warp_gen = calloc((size_t)b.ncta * b.cta_warps, sizeof *b.warp_gen);
-        b.rt = calloc(b.nthreads, sizeof *b.rt);
-        b.cpa = calloc((size_t)b.nthreads * EMU_CPA_MAX, sizeof *b.cpa);
-    }
-    if (!have_arena ||
-        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen || !b.rt || !b.cpa || !emu_race_alloc(&b)))) {
-        emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
+    /* host memory running out in the block's state, its racecheck tables, a wgmma's or a copy's records, printf's
+     * text or a report (out_of_memory() anywhere below) stops the launch: TILE_ERROR_OUT_OF_MEMORY, not an abort.
+     * b and set change only inside worker_units (through their addresses), so they are what it left */
+    OomScope oom;
+    if (!setjmp(oom.env)) {
+        oom_push(&oom);
+        worker_units(&b, &set);
     } else {
-        for (uint64_t nb = 0;; nb++) {
-            if (atomic_load(&L->stop)) break;
-            if (interrupted(L)) {
-                emu_fault(&b, NULL, NULL, "interrupted", INTERRUPTED_WHY);
-                break;
-            }
-            if (L->deadline_ns && !(nb & 15) && now_ns() >= L->deadline_ns) {
-                /* Between blocks there is no thread to show.  A block still running reaches the deadline in
-                 * emu_check_budget and reports where its threads are; this report stands only when none does
-                 * (a worker thread that started late on a loaded host must not take the report from them). */
-                char waiting[300];
-                not_started(L, waiting, sizeof waiting);
-                char *text = late_timeout(&b, "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s",
-                                          L->opt->timeout_seconds, waiting);
-                pthread_mutex_lock(&L->lock);
-                if (!L->late_err) L->late_err = text, text = NULL;
-                pthread_mutex_unlock(&L->lock);
-                free(text);
-                break;
-            }
-            uint64_t idx = atomic_fetch_add(&L->next_block, 1);
-            if (idx >= L->nunits) break;
-            b.block_index = idx;
-            /* cluster idx of the grid of clusters, its CTAs by rank (x fastest); a cooperative launch: every
-             * cluster, CTA r of the unit being rank r % ncl of cluster r / ncl */
-            const unsigned *cl = L->cluster;
-            uint64_t gx = L->grid[0] / cl[0], gy = L->grid[1] / cl[1];
-            for (uint32_t r = 0; r < b.ncta; r++) {
-                uint64_t u = L->workspace ? r / b.ncl : idx;
-                uint32_t cid[3] = {(uint32_t)(u % gx), (uint32_t)((u / gx) % gy), (uint32_t)(u / (gx * gy))};
-                uint32_t q = L->workspace ? r % b.ncl : r, in[3] = {q % cl[0], (q / cl[0]) % cl[1], q / (cl[0] * cl[1])};
-                for (int k = 0; k < 3; k++) b.cta[r].ctaid[k] = cid[k] * cl[k] + in[k];
-            }
-            uint64_t t0 = now_ns();
-            bool ok = run_block(&b);
-            flush_prints(&b);
-            if (!ok) break;
-            uint64_t dt = now_ns() - t0, was = atomic_load(&L->longest_ns);
-            while (dt > was && !atomic_compare_exchange_weak(&L->longest_ns, &was, dt)) {}
-            atomic_fetch_add(&L->done_units, 1);
-        }
+        atomic_store(&L->out_of_memory, true);
+        atomic_store(&L->stop, true);
     }
+    oom_pop(&oom);
     atomic_fetch_add(&L->instructions, b.icount);
     for (uint32_t i = 0; b.t && i < b.nthreads; i++) emu_wg_free(&b.t[i]);
     emu_stacks_free(&b);
@@ -1260,10 +1284,16 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     L.explicit_cluster = f->reqnctapercluster[0] || f->explicit_cluster || L.ncl > 1 || opt->cluster[0] || opt->cluster[1] || opt->cluster[2];
     if (opt->cooperative) {
         /* every block at once, and the grid barrier's workspace (cooperative groups reads it from %envreg1:2) */
-        uint64_t threads = L.nblocks * block[0] * block[1] * block[2];
-        if (threads > EMU_MAX_COOP_THREADS)
+        /* counted without a product that wraps: 2^60 blocks (grid (2^30, 2^15, 2^15)) of 16 threads made 0 threads, ran
+         * as units of 0 CTAs and divided by zero */
+        uint64_t bt = (uint64_t)block[0] * block[1] * block[2];
+        if (L.nblocks > EMU_MAX_COOP_THREADS / bt) {
+            if (L.nblocks > UINT64_MAX / bt)
+                return launch_error(err, "launch of '%s': a cooperative launch of %" PRIu64 " blocks of %" PRIu64 " threads; all of "
+                                    "them are resident at once, at most %d threads", f->name, L.nblocks, bt, EMU_MAX_COOP_THREADS);
             return launch_error(err, "launch of '%s': a cooperative launch of %" PRIu64 " threads; all of them are resident at once, "
-                                "at most %d", f->name, threads, EMU_MAX_COOP_THREADS);
+                                "at most %d", f->name, L.nblocks * bt, EMU_MAX_COOP_THREADS);
+        }
         L.ncta = (uint32_t)L.nblocks;
     }
     L.nunits = L.nblocks / L.ncta;
@@ -1272,8 +1302,8 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     L.param_size = f->param_size;
     L.params = calloc(f->param_size + 8, 1);
     if (!L.params) {
-        if (stats) stats->refused = false;
-        return launch_error(err, "out of host memory");
+        if (stats) stats->refused = false, stats->out_of_memory = true;
+        return launch_error(err, "out of host memory for the launch's parameters");
     }
     for (uint32_t i = 0; i < f->nparams; i++) {
         if (!params[i]) {
@@ -1286,13 +1316,15 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     if (opt->cooperative) {
         if (!emu_mem_alloc(L.mem, 64, false, &L.workspace)) {
             free(L.params);
-            return launch_error(err, "out of host memory");
+            if (stats) stats->out_of_memory = true;
+            return launch_error(err, "out of host memory for the cooperative launch's grid barrier");
         }
         memset(emu_mem_host(L.mem, L.workspace, 64), 0, 64);
     }
     if (m->uses_heap && !emu_heap_ready(L.mem)) {
         free(L.params);
         if (L.workspace) emu_mem_free(L.mem, L.workspace);
+        if (stats) stats->out_of_memory = true;
         return launch_error(err, "out of host memory for the device heap");
     }
     init_runs(f, &L.init_runs, &L.ninit_runs);
@@ -1331,9 +1363,18 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     print_output(&L);
     note_early_acc(&L);
     if (stats) stats->instructions = atomic_load(&L.instructions);
+    if (stats) stats->out_of_memory = atomic_load(&L.out_of_memory);
+    if (!L.err && atomic_load(&L.out_of_memory)) { /* a worker's out_of_memory(): no report was made (it needs memory) */
+        free(L.late_err);
+        L.late_err = NULL;
+        char text[512]; /* no Str: out of memory it would abort */
+        snprintf(text, sizeof text, "out of host memory\n    in kernel '%s'\n    while its blocks ran (racecheck's or wgmma's "
+                 "records, printf's output or a report could not grow)", f->name);
+        L.err = strdup(text); /* NULL still: stats->out_of_memory says it */
+    }
     if (!L.err) L.err = L.late_err;
     else free(L.late_err);
-    if (L.err) {
+    if (L.err || atomic_load(&L.out_of_memory)) {
         *err = L.err;
         return false;
     }

@@ -179,6 +179,7 @@ typedef struct EmuLaunch {
     atomic_uint_fast64_t done_units; /* units run to their end: the launch's progress (more workers when it stalls) */
     atomic_uint_fast64_t longest_ns; /* the longest a unit has run (a stall is a gap well past it) */
     atomic_bool stop;
+    atomic_bool out_of_memory; /* host memory ran out in a worker (the launch fails with TILE_ERROR_OUT_OF_MEMORY) */
     atomic_uint_fast64_t instructions;
     pthread_mutex_t lock;
     pthread_cond_t worker_exit; /* signalled (lock held) as each worker leaves */

@@ -157,13 +157,13 @@ void emu_race_release_at(EmuBlock *b, EmuThread *t, const uint8_t *at, bool rmw)
             uint32_t *v = realloc(b->relvc, sizeof *v * nc * b->nvw);
             if (n) b->relw = n;
             if (v) b->relvc = v;
-            if (!n || !v) unreachable("out of memory");
+            if (!n || !v) out_of_memory();
             b->caprelw = nc;
         }
         if (2 * (b->nrelw + 1) > b->caprelh) { /* at most half full: rebuilt twice as large */
             uint32_t nc = b->caprelh ? 2 * b->caprelh : 64;
             uint32_t *h = calloc(nc, sizeof *h);
-            if (!h) unreachable("out of memory");
+            if (!h) out_of_memory();
             free(b->relh);
             b->relh = h, b->caprelh = nc;
             for (uint32_t k = 0; k < b->nrelw; k++) relh_put(b, k);
@@ -237,7 +237,7 @@ static uint32_t rset_new(EmuBlock *b) {
         if (b->nrsets == b->caprsets) {
             uint32_t nc = b->caprsets ? 2 * b->caprsets : 256;
             uint32_t *n = realloc(b->rsets, sizeof *n * nc * b->nvw);
-            if (!n) unreachable("out of memory");
+            if (!n) out_of_memory();
             b->rsets = n, b->caprsets = nc;
         }
         r = ++b->nrsets;

@@ -75,7 +75,7 @@ static void shared_uses(const EmuModule *m, uint32_t fi, uint8_t *seen, uint8_t 
  * checked against the target's limit. */
 static bool entry_shared(EmuModule *m, char **err) {
     uint8_t *seen = calloc(m->nsyms + 1, 1), *visiting = calloc(m->nfuncs + 1, 1);
-    if (!seen || !visiting) unreachable("out of memory");
+    if (!seen || !visiting) out_of_memory(); /* emu_module_parse's recovery point */
     bool ok = true;
     uint64_t limit = emu_smem_static_limit(m->target);
     for (uint32_t k = 0; k < m->nfuncs && ok; k++) {
@@ -143,8 +143,10 @@ static bool check_calls(EmuModule *m, char **err) {
             if (!c->defined && !c->builtin)
                 return merr(err, emu_module_ptx_line(m, in->line), "call of '%s', which has no body in this module (the emulator provides vprintf, "
                             "__assertfail, malloc and free)", c->name);
-            /* every return value received (ptxas: "Call has wrong number of parameters" without them; it loaded) */
-            if (in->on[0] != c->nrets || in->on[2] != c->nparams)
+            /* every return value received (ptxas: "Call has wrong number of parameters" without them; it loaded); a last
+             * argument that is an incomplete array (s[]) may be left out */
+            bool open_end = in->on[2] + 1u == c->nparams && c->params[c->nparams - 1].incomplete;
+            if (in->on[0] != c->nrets || (in->on[2] != c->nparams && !open_end))
                 return merr(err, emu_module_ptx_line(m, in->line), "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
                             in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
         }

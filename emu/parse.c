@@ -657,7 +657,9 @@ static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
     in->ok[0] = in->ok[2] = EMU_OK_FUNC;
     in->ok[1] = EMU_OK_LABEL;
     in->nops = 3;
-    return call_lists_ok(ps, in, line);
+    if (!call_lists_ok(ps, in, line)) return false;
+    const struct Fix *x = ps->nfixes ? &ps->fixes[ps->nfixes - 1] : NULL; /* the callee's name (resolved at the body's end) */
+    return !x || x->ins != ps->ncode || emu_check_call_types(ps, in, x->s, x->len, line);
 }
 
 /* A bra to `name` (resolved with the other labels at the function's end); with no name, the caller sets its target. */
@@ -1287,9 +1289,9 @@ static bool parse_module(Parser *ps, EmuModule *m, const char *ptx, EmuMem *mem)
             continue;
         }
         bool ext = false;
-        ps->decl_visible = false;
+        ps->decl_visible = ps->decl_extern = false;
         while (is(t, ".visible") || is(t, ".extern") || is(t, ".weak") || is(t, ".common")) {
-            if (is(t, ".extern")) ext = true;
+            if (is(t, ".extern")) ext = ps->decl_extern = true;
             else ps->decl_visible = true;
             next(ps);
         }
@@ -1302,7 +1304,7 @@ static bool parse_module(Parser *ps, EmuModule *m, const char *ptx, EmuMem *mem)
         else ok = perr(ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
     }
     if (ps->err) ok = false; /* the lexer's (an unterminated comment) when the parser saw only the end */
-    if (ok) ok = check_debug_info(ps) && emu_check_externs(ps);
+    if (ok) ok = check_debug_info(ps) && emu_check_externs(ps) && emu_check_prototypes(ps);
     if (ok && !emu_module_finalize(m, mem, &ps->err)) ok = false;
     return ok;
 }

@@ -25,6 +25,7 @@ typedef struct Decl {
     uint32_t nlen, line;   /* line: the name's */
     uint64_t count;        /* array elements (1 for scalars) */
     bool unsized;          /* name[] */
+    bool array;            /* name[...]: an array, whatever its count (a[1] is not the scalar a) */
     bool is_ptr;
 } Decl;
 
@@ -81,6 +82,7 @@ static bool parse_decl(Parser *ps, Decl *d) {
     d->line = ps->tok.line;
     next(ps);
     while (accept(ps, '[')) {
+        d->array = true;
         if (accept(ps, ']')) { d->unsized = true; continue; }
         int64_t v;
         if (!emu_parse_int(&ps->tok, &v) || v < 0) return perr(ps, ps->tok.line, "bad array size");
@@ -109,6 +111,7 @@ static EmuSym *sym_add(Parser *ps, const Decl *d, unsigned space) {
     s->align = d->align;
     s->size = decl_size(d);
     s->line = d->line;
+    s->array = d->array;
     emu_sym_index_add(ps, m->nsyms - 1);
     return s;
 }
@@ -324,6 +327,11 @@ bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, ui
     EmuParam *p = &(*arr)[(*n)++];
     memset(p, 0, sizeof *p);
     p->name = arena_strndup(ps->a, d.name, d.nlen);
+    p->ty = (uint8_t)d.ty, p->vec = (uint8_t)d.vec, p->array = d.array;
+    p->incomplete = d.unsized || (d.array && d.count == 0); /* ptxas reads s[0] as s[]: "cannot be an incomplete array" */
+    if (p->incomplete && base == EMU_PARAM_KERNEL)
+        return perr(ps, d.line, "kernel parameter '%s' is an incomplete array (%s[] or %s[0]): a kernel's parameters have sizes",
+                    p->name, p->name, p->name);
     if (reg) {
         if (base == EMU_PARAM_KERNEL)
             return perr(ps, ps->tok.line, "kernel parameter '%s' is .reg: a kernel's parameters are .param", p->name);
@@ -335,6 +343,8 @@ bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, ui
         p->slot = d.ty == EMU_T_PRED; /* until the body declares it (parse_function): whether it is a predicate */
         return true;
     }
+    if (d.ty == EMU_T_PRED) /* ptxas: "Predicate variable 'a' must be in register state space" (it loaded) */
+        return perr(ps, d.line, "parameter '%s' is a .param .pred: a predicate is a register (a .func's .reg .pred)", p->name);
     if (decl_size(&d) > EMU_PARAM_FRAME / 2 || *size > EMU_PARAM_FRAME / 2)
         return perr(ps, ps->tok.line, "parameter '%s' is too large", p->name);
     p->size = (uint32_t)decl_size(&d);

@@ -24,7 +24,13 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
         if (is(&d, ".maxntid")) dst = f->maxntid, have_max = true;
         else if (is(&d, ".reqntid")) dst = f->reqntid, have_req = true;
         else if (is(&d, ".reqnctapercluster")) dst = f->reqnctapercluster;
-        else if (is(&d, ".noreturn")) { emu_lex_next(ps); continue; }
+        else if (is(&d, ".noreturn")) { /* ptxas: a syntax error on a kernel or given twice */
+            if (f->is_entry) return perr(ps, d.line, ".noreturn on kernel '%s': it is for .func functions", f->name);
+            if (f->noreturn) return perr(ps, d.line, ".noreturn given twice");
+            f->noreturn = true;
+            emu_lex_next(ps);
+            continue;
+        }
         else if (is(&d, ".pragma")) { if (!emu_parse_pragma(ps, EMU_PRAGMA_SIGNATURE)) return false; continue; }
         else if (is(&d, ".explicitcluster")) { f->explicit_cluster = true; emu_lex_next(ps); continue; }
         bool rank = is(&d, ".maxclusterrank");
@@ -167,6 +173,51 @@ static bool parse_body(Parser *ps) {
     return true;
 }
 
+/* What ptxas asks of a signature (each loaded before): an incomplete array (s[] or s[0]) only as a .func's last
+ * argument ("Only the last input parameter can be an incomplete array", "Output parameter cannot be an incomplete
+ * array"), several return values only in .reg ("Multiple return parameters require .register state space"), and
+ * .noreturn only without return values ("Invalid directive '.noreturn'"). */
+static bool signature_ok(Parser *ps, const EmuFunc *f) {
+    for (uint32_t k = 0; k < f->nrets; k++) {
+        if (f->rets[k].incomplete)
+            return perr(ps, f->line, "return value '%s' of '%s' is an incomplete array ([] or [0]): only the last argument may be",
+                        f->rets[k].name, f->name);
+        if (f->nrets > 1 && !f->rets[k].reg)
+            return perr(ps, f->line, "'%s' has %u return values and '%s' is .param: several return values are .reg", f->name,
+                        f->nrets, f->rets[k].name);
+    }
+    for (uint32_t k = 0; k + 1 < f->nparams; k++)
+        if (f->params[k].incomplete)
+            return perr(ps, f->line, "argument '%s' of '%s' is an incomplete array ([] or [0]) and not the last argument",
+                        f->params[k].name, f->name);
+    if (f->noreturn && f->nrets)
+        return perr(ps, f->line, "'%s' is .noreturn and has a return value: a .noreturn function returns nothing", f->name);
+    return true;
+}
+
+/* A parameter of two declarations of one function: the same state space, type, vector width, array size and
+ * alignment (ptxas: "Inconsistent prototypes of 'f', parameter types differ"; the later one replaced the other). */
+static bool same_param(const EmuParam *a, const EmuParam *b) {
+    return a->reg == b->reg && a->ty == b->ty && a->vec == b->vec && a->array == b->array && a->incomplete == b->incomplete &&
+           a->size == b->size && a->align == b->align;
+}
+
+/* A function declared again (a prototype, or its definition after prototypes) as before: its kernel-ness,
+ * return values, arguments, .noreturn and .extern (ptxas: "Inconsistent redefinition of variable 'f'"). */
+static bool same_prototype(Parser *ps, const EmuFunc *old, const EmuFunc *f, uint32_t line) {
+    const char *what = old->is_entry != f->is_entry ? (f->is_entry ? "a kernel" : "a .func")
+                       : old->nrets != f->nrets || old->nparams != f->nparams ? "a different number of parameters"
+                       : old->noreturn != f->noreturn ? (f->noreturn ? ".noreturn" : "no .noreturn")
+                       : old->is_extern != f->is_extern ? (f->is_extern ? ".extern" : "no .extern")
+                       : NULL;
+    for (uint32_t k = 0; !what && k < f->nrets + f->nparams; k++) {
+        const EmuParam *a = k < f->nrets ? &old->rets[k] : &old->params[k - f->nrets], *b = k < f->nrets ? &f->rets[k] : &f->params[k - f->nrets];
+        if (!same_param(a, b)) what = k < f->nrets ? "a return value of another type, size or alignment" : "an argument of another type, size or alignment";
+    }
+    if (!what) return true;
+    return perr(ps, line, "'%s' declared again with %s (its declaration at line %u differs)", f->name, what, old->line);
+}
+
 /* function = (".entry" | ".func" ["(" params ")"]) name ["(" params ")"] perf (";" | "{" body "}") */
 static int cmp_names(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
@@ -220,12 +271,19 @@ bool emu_parse_function(Parser *ps, bool entry) {
              ps->ptx_version % 10u, max_params == 4352 && ps->ptx_version >= 81 ? " below sm_70" : "", max_params);
         goto fail;
     }
-    if (!parse_perf(ps, &tmp)) goto fail;
+    if (!parse_perf(ps, &tmp) || !signature_ok(ps, &tmp)) goto fail;
+    tmp.is_extern = ps->decl_extern;
     /* a prototype, or a redefinition of a declared function */
     int32_t idx = -1;
     for (uint32_t i = 0; i < m->nfuncs; i++)
         if (strcmp(m->funcs[i].name, tmp.name) == 0) idx = (int32_t)i;
     if (idx >= 0 && m->funcs[idx].defined) { perr(ps, line, "function '%s' defined twice", tmp.name); goto fail; }
+    if (idx >= 0 && !same_prototype(ps, &m->funcs[idx], &tmp, line)) goto fail;
+    /* ptxas: "Function definition conflicts with '.extern' declaration" (the body ran as the extern's) */
+    if ((tmp.is_extern || (idx >= 0 && m->funcs[idx].is_extern)) && is_punct(&ps->tok, '{')) {
+        perr(ps, line, "'%s' is declared .extern and defined here: an .extern function's body is in another module", tmp.name);
+        goto fail;
+    }
     if (idx < 0) {
         GROW(m->funcs, m->nfuncs, ps->capfuncs);
         idx = (int32_t)m->nfuncs++;
@@ -364,3 +422,65 @@ fail: /* the signature did not parse: nothing of it is in the module yet */
     return false;
 }
 
+
+/* One element of a direct call's list against the callee's parameter p (ptxas: "Type of argument does not match
+ * formal parameter", "Alignment of argument does not match"; the bytes copied were the smaller size's):
+ *   - a .param variable: an array for an array parameter (a[1] is no scalar), of its size (any size for an
+ *     incomplete array, s[] or s[0]) and its alignment; a scalar for a .reg parameter, of its size;
+ *   - a register: for a scalar parameter of its size (a predicate for a .pred one); the types may differ
+ *     (.f32 for .b32);
+ *   - an immediate: for a scalar parameter.
+ * NULL when it fits, else what does not. */
+static const char *call_elem_mismatch(Parser *ps, const EmuParam *p, uint32_t e) {
+    if (e & EMU_CALL_REG) {
+        uint32_t sl = e & ~EMU_CALL_REG;
+        if (emu_const_at(ps, sl) >= 0) return p->array ? "an immediate for an array" : NULL;
+        const struct RegRange *r = slot_range(ps, sl);
+        if (!r || (!r->ty && !r->pred) || r->vec > 1) return NULL; /* a special register, or one of unknown type */
+        if (p->array) return "a register for an array";
+        if (r->pred != (p->ty == EMU_T_PRED)) return r->pred ? "a predicate for a value" : "a value for a predicate";
+        unsigned n = r->wide ? 16 : emu_type_size(r->ty);
+        return n == p->size ? NULL : "a register of another size";
+    }
+    const EmuSym *s = &ps->m->syms[e];
+    if (p->reg && p->ty == EMU_T_PRED) return "a value for a predicate";
+    if (p->reg) return s->array || s->size != p->size ? "a .param variable of another size" : NULL;
+    if (s->array != p->array) return s->array ? "an array for a scalar" : "a scalar for an array";
+    if (!p->incomplete && s->size != p->size) return "a .param variable of another size";
+    return s->align != p->align ? "a .param variable of another alignment" : NULL;
+}
+
+bool emu_check_call_types(Parser *ps, const EmuIns *in, const char *name, uint32_t len, uint32_t line) {
+    const EmuFunc *c = NULL;
+    for (uint32_t k = 0; k < ps->m->nfuncs && !c; k++)
+        if (strlen(ps->m->funcs[k].name) == len && !memcmp(ps->m->funcs[k].name, name, len)) c = &ps->m->funcs[k];
+    if (!c || c->is_entry || in->on[0] != c->nrets || in->on[2] > c->nparams) return true; /* check_calls (module.c) reports */
+    for (unsigned k = 0; k < 3; k += 2)
+        for (uint32_t j = 0; j < in->on[k]; j++) {
+            const EmuParam *p = k ? &c->params[j] : &c->rets[j];
+            /* ptxas: "In ABI compilation, passing predicate, 8-bit and 16-bit parameters to device functions is not
+             * supported" (a .reg .b16 it passes) */
+            if (p->reg && p->ty == EMU_T_PRED)
+                return perr(ps, line, "call of '%s': %s '%s' is a .reg .pred, and ptxas passes no predicate to a function", c->name,
+                            k ? "argument" : "return value", p->name);
+            const char *why = call_elem_mismatch(ps, p, ps->vec[in->o[k] + j]);
+            if (why)
+                return perr(ps, line, "call of '%s': %s '%s' gets %s (a call passes what its callee declares: the same size "
+                            "and alignment, an array for an array)", c->name, k ? "argument" : "return value", p->name, why);
+        }
+    return true;
+}
+
+/* At the module's end: every function declared without .extern has a body in the module (ptxas: "Unresolved extern
+ * function 'f'", whether or not it is called; a call of it was refused, the declaration loaded). */
+bool emu_check_prototypes(Parser *ps) {
+    for (uint32_t k = 0; k < ps->m->nfuncs; k++) {
+        const EmuFunc *f = &ps->m->funcs[k];
+        bool aliased = false; /* an alias's target without a body: resolve_aliases (module.c) says so */
+        for (uint32_t i = 0; i < ps->m->nfuncs && !aliased; i++) aliased = ps->m->funcs[i].alias1 == k + 1;
+        if (!f->defined && !f->is_extern && !f->alias1 && !aliased)
+            return perr(ps, f->line, "'%s' is declared without .extern and the module does not define it (a function of another "
+                        "module is declared .extern)", f->name);
+    }
+    return true;
+}

@@ -75,6 +75,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("atom|red .v2|.v4|.v8", 81, 90, 0)                                                           \
     X("atom .b128", 83, 90, 0)                                                                     \
     X("ld|ldu|st|mov .b128", 83, 70, 0)                                                            \
+    X("ld|st|atom .b128 .sys", 84, 0, 0) /* ptxas: "Feature '.b128 with .sys'" */                  \
     /* integer */                                                                                  \
     X("lop3", 43, 50, 0)                                                                           \
     X("lop3 .and|.or", 82, 70, 0)                                                                  \

@@ -72,6 +72,7 @@ typedef struct Parser {
     uint32_t cur_srcloc;      /* the location the last .loc set (m->srclocs index, 0: none) */
     uint32_t capsrclocs, capsrcfiles, capvlines;
     bool decl_visible;        /* the module-level declaration being parsed is .visible, .weak or .common */
+    bool decl_extern;         /* ... is .extern */
     uint32_t last_ins_line, last_ins_key, last_ins_loc; /* the last instruction's PTX line, line key and srcloc */
     /* module */
     uint32_t capsyms, capfuncs;
@@ -194,6 +195,10 @@ void emu_consts_reset(Parser *ps);                     /* no constants: a new fu
 bool emu_parse_var(Parser *ps, unsigned space, bool is_extern); /* after .global/.const/.shared/.local: one declaration with its initializer */
 bool emu_check_externs(Parser *ps); /* at the module's end: an unsized .extern .global/.const variable nothing defined */
 bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base); /* a ( .param ... ) list */
+/* A direct call's return values and arguments (in, normalized) against the declaration of its callee `name` (len bytes),
+ * declared before the call (parse_func.c) */
+bool emu_check_call_types(Parser *ps, const EmuIns *in, const char *name, uint32_t len, uint32_t line);
+bool emu_check_prototypes(Parser *ps); /* at the module's end: every non-.extern function declared has a body */
 
 /* ---- literals and constant expressions (parse_expr.c) ---- */
 enum { IMM_INT, IMM_F32BITS, IMM_F64BITS, IMM_FLOAT };

@@ -72,6 +72,7 @@ static DevStatus emu_open(TileDevice *dev, int ordinal) {
     e->opt.approx = dev->opts.emu_approx_bound ? EMU_APPROX_BOUND : EMU_APPROX_EXACT;
     e->opt.one_slot_per_register = rt_options()->debug_emu_1to1; /* the reference register layout (emu/slots.c) */
     e->opt.bufs = emu_bufs_new(); /* workers' buffers kept between launches (NULL: each launch allocates its own) */
+    e->opt.num_sms = (unsigned)dev_num_sms(dev); /* %nsmid and %smid: emu:sms=N, else the default */
     double to = dev->opts.emu_timeout_seconds;
     e->opt.timeout_seconds = to == 0 ? EMU_DEFAULT_TIMEOUT_SECONDS : to < 0 ? 0 : to;
     pthread_mutex_init(&e->lock, NULL);
@@ -254,10 +255,12 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     pthread_mutex_unlock(&e->lock);
     __atomic_store_n(&dev->last.instructions, stats.instructions, __ATOMIC_RELAXED);
     if (ok) return DEV_OK;
-    /* a shape refused before anything ran is the caller's invalid value, not a failed kernel */
+    /* a shape refused before anything ran is the caller's invalid value, not a failed kernel; host memory running out
+     * (the block's state, the tables of its checks) is out of memory, as when a module is parsed */
     DevStatus st = stats.refused ? DEV_ERR_INVALID
+                   : stats.out_of_memory ? DEV_ERR_OUT_OF_MEMORY
                    : strncmp(err, "memcheck", 8) == 0 || strncmp(err, "racecheck", 9) == 0 ? DEV_ERR_MEMCHECK : DEV_ERR_LAUNCH;
-    dev_fail(dev, st, "emu: %s", err);
+    dev_fail(dev, st, "emu: %s", err ? err : "out of host memory while the kernel ran");
     free(err);
     return st;
 }

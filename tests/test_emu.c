@@ -919,7 +919,9 @@ Test(report, deadlock_and_watchdog) {
  * thread's limit, under an address-space limit just above what the process maps) fails its launch with "out of
  * host memory"; the report named the block through the CTAs that were never allocated (a NULL dereference in a
  * worker thread). */
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #if !defined(__SANITIZE_ADDRESS__) /* the tests below skip themselves under ASan */
 static uint64_t mapped_bytes(void) {
     FILE *fp = fopen("/proc/self/status", "r");
@@ -948,11 +950,123 @@ Test(report, block_state_out_of_host_memory) {
     cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
     uint32_t x = 0;
     void *params[] = {&x};
-    cr_assert_eq(dev_launch(f, 1, 1, 1, 1024, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1024, 1, 1, 0, NULL, params), DEV_ERR_OUT_OF_MEMORY, "%s", dev_last_error(d));
     cr_assert(strstr(dev_last_error(d), "out of host memory") && strstr(dev_last_error(d), "kernel 'big'"), "%s", dev_last_error(d));
     dev_module_unload(m);
     dev_close(d);
 #endif
+}
+
+/* Host memory running out while the blocks run (racecheck's table of release writes growing with each global
+ * address a thread stores to with st.release, printf's output) fails the launch with DEV_ERR_OUT_OF_MEMORY
+ * (TILE_ERROR_OUT_OF_MEMORY) and a report, not an abort: one block of 256 threads, each storing to 64 words of
+ * its own and printing a line, under address-space limits from 256 KiB to 96 MiB above what the process maps;
+ * each launch ends in one or the other, both are seen, one of them while the blocks ran, and the device runs the
+ * kernel afterwards.  Before, the table's growth aborted the process ("out of memory" at exec_race.c). */
+Test(report, launch_out_of_host_memory_while_running, .timeout = 120) {
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip("under AddressSanitizer the address space cannot be limited: NOT checked here");
+#else
+    static const char *ptx = PTX_HEAD
+        ".extern .func (.param .b32 r) vprintf(.param .b64 fmt, .param .b64 args);\n"
+        ".global .align 1 .b8 fmt[8] = {116, 37, 117, 10, 0};\n" /* "t%u\n" */
+        ".visible .entry rel(.param .u64 out)\n{\n .reg .pred %p1;\n .reg .b32 %r<8>;\n .reg .b64 %rd<12>;\n"
+        " .local .align 4 .b8 args[4];\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd2, %r1, 256;\n add.s64 %rd3, %rd1, %rd2;\n"
+        " mov.u32 %r2, 0;\n"
+        "LOOP:\n"
+        " mul.wide.u32 %rd4, %r2, 4;\n add.s64 %rd5, %rd3, %rd4;\n add.u32 %r3, %r2, %r1;\n"
+        " st.release.gpu.global.u32 [%rd5], %r3;\n add.u32 %r2, %r2, 1;\n setp.lt.u32 %p1, %r2, 64;\n @%p1 bra LOOP;\n"
+        " st.local.u32 [args], %r1;\n mov.u64 %rd6, fmt;\n cvta.global.u64 %rd7, %rd6;\n mov.u64 %rd8, args;\n"
+        " cvta.local.u64 %rd9, %rd8;\n"
+        " { .param .b64 p0; st.param.b64 [p0], %rd7; .param .b64 p1; st.param.b64 [p1], %rd9; .param .b32 r;\n"
+        "   call.uni (r), vprintf, (p0, p1); }\n ret;\n}\n";
+    enum { T = 256 };
+    TileDevice *d = NULL;
+    DevOptions o = {.emu_racecheck = true, .emu_host_threads = 1, .emu_timeout_seconds = test_emu_budget()};
+    cr_assert_eq(dev_open("emu", &o, &d, NULL), DEV_OK);
+    FILE *sink = fopen("/dev/null", "w"); /* printf's lines */
+    cr_assert_not_null(sink);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "rel", &m);
+    uint64_t out;
+    cr_assert_eq(dev_malloc(d, (size_t)T * 256, &out), DEV_OK);
+    void *params[] = {&out};
+    fflush(stdout);
+    int saved = dup(1); /* the launch's printf goes to stdout: to /dev/null while the limits stand */
+    cr_assert_geq(saved, 0);
+    dup2(fileno(sink), 1);
+    struct rlimit old;
+    cr_assert_eq(getrlimit(RLIMIT_AS, &old), 0);
+    int oom = 0, ok = 0, running = 0;
+    char first_oom[512] = "";
+    for (uint64_t extra = 256u << 10; extra <= (uint64_t)96 << 20; extra += extra / 4) {
+        struct rlimit rl = {(rlim_t)(mapped_bytes() + extra), old.rlim_max};
+        cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+        DevStatus st = dev_launch(f, 1, 1, 1, T, 1, 1, 0, NULL, params);
+        cr_assert_eq(setrlimit(RLIMIT_AS, &old), 0);
+        cr_expect(st == DEV_OK || st == DEV_ERR_OUT_OF_MEMORY, "limit +%llu KiB: status %d: %s", (unsigned long long)(extra >> 10), st,
+                  dev_last_error(d));
+        if (st == DEV_ERR_OUT_OF_MEMORY) {
+            cr_expect(strstr(dev_last_error(d), "out of host memory") && strstr(dev_last_error(d), "kernel 'rel'"), "%s", dev_last_error(d));
+            running += strstr(dev_last_error(d), "while its blocks ran") != NULL;
+            if (!*first_oom) snprintf(first_oom, sizeof first_oom, "%s", dev_last_error(d));
+        }
+        oom += st == DEV_ERR_OUT_OF_MEMORY;
+        ok += st == DEV_OK;
+    }
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    fclose(sink);
+    cr_expect_gt(oom, 0, "no limit ran out of memory: the test checked nothing");
+    cr_expect_gt(ok, 0, "no limit was enough");
+    cr_expect_gt(running, 0, "no launch ran out of memory while its blocks ran (the first report: %s)", first_oom);
+    /* the device still runs the kernel: each thread's 64 words */
+    cr_assert_eq(dev_memset_d8(d, out, 0xEE, (size_t)T * 256), DEV_OK);
+    int saved2 = dup(1);
+    int null = open("/dev/null", O_WRONLY);
+    fflush(stdout);
+    dup2(null, 1);
+    DevStatus st = dev_launch(f, 1, 1, 1, T, 1, 1, 0, NULL, params);
+    fflush(stdout);
+    dup2(saved2, 1);
+    close(saved2);
+    close(null);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    uint32_t *got = malloc((size_t)T * 256);
+    cr_assert_eq(dev_memcpy_dtoh(d, got, out, (size_t)T * 256), DEV_OK);
+    for (uint32_t t = 0; t < T; t++)
+        for (uint32_t k = 0; k < 64; k++) cr_expect_eq(got[t * 64 + k], t + k, "thread %u word %u: %#x", t, k, got[t * 64 + k]);
+    free(got);
+    dev_module_unload(m);
+    dev_close(d);
+#endif
+}
+
+/* A cooperative launch's thread count is counted without a product that wraps: grid (2^30, 2^15, 2^15) of 16
+ * threads (2^64 threads, counted 0) is refused (DEV_ERR_INVALID, naming the count); before, it ran as units of no
+ * CTA and divided by zero (SIGFPE). */
+Test(report, cooperative_grid_too_large_for_64_bits) {
+    static const char *ptx = PTX_HEAD ".visible .entry k()\n{\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    static const struct { unsigned g[3], b[3]; const char *msg; } cases[] = {
+        {{1u << 30, 1u << 15, 1u << 15}, {16, 1, 1}, "a cooperative launch of 1152921504606846976 blocks of 16 threads"},
+        {{1u << 30, 1u << 15, 1u << 15}, {1024, 1, 1}, "a cooperative launch of 1152921504606846976 blocks of 1024 threads"},
+        {{65536, 1, 1}, {8, 1, 1}, "a cooperative launch of 524288 threads"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_expect_eq(dev_launch_flags(f, cases[i].g, cases[i].b, 0, NULL, NULL, DEV_LAUNCH_COOPERATIVE, NULL), DEV_ERR_INVALID, "case %zu: %s",
+                     i, dev_last_error(d));
+        cr_expect(strstr(dev_last_error(d), cases[i].msg), "case %zu: %s", i, dev_last_error(d));
+    }
+    /* the largest that fits runs */
+    cr_expect_eq(dev_launch_flags(f, (unsigned[3]){256, 1, 1}, (unsigned[3]){1024, 1, 1}, 0, NULL, NULL, DEV_LAUNCH_COOPERATIVE, NULL), DEV_OK,
+                 "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
 }
 
 /* Memory running out while the emulator parses a module is TILE_ERROR_OUT_OF_MEMORY from tile_module_load_ptx,

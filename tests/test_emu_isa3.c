@@ -813,7 +813,8 @@ Test(isa3, divergent_exit_then_barrier_and_special_registers) {
         snprintf(ptx, sizeof ptx, EXIT_PTX, tg);
         launch(tg, ptx, 1, N, DYN, in, sizeof in, out, sizeof out);
         for (uint32_t i = 0; i < N; i++) {
-            uint32_t want[12] = {i ^ 1, DYN, 512 + DYN, i / 32, N / 32, 0, 1, 0, 0, i % 32, POISON32, POISON32};
+            /* %smid 0 (the only CTA), %nsmid the device's default multiprocessor count, 132 */
+            uint32_t want[12] = {i ^ 1, DYN, 512 + DYN, i / 32, N / 32, 0, 132, 0, 0, i % 32, POISON32, POISON32};
             if (i % 4 == 3)
                 for (int s = 0; s < 12; s++) want[s] = POISON32;
             for (int s = 0; s < 12; s++) cr_expect_eq(out[12 * i + s], want[s], "%s thread %u slot %d: %#x, want %#x", tg, i, s, out[12 * i + s], want[s]);
@@ -824,8 +825,8 @@ Test(isa3, divergent_exit_then_barrier_and_special_registers) {
 /* ---------------------------------------------------------------------------------------------
  * State spaces ptxas refuses for atom/red (.local), ld's .nc (only ld.global.nc), ldu (.global or
  * generic), cp.async (.shared[::cta] from .global, in that order) and .L2::cache_hint on atom/red
- * (.global or generic, not cas) are refused at load with the line (they loaded); the forms beside them
- * load. */
+ * (.global or generic, not cas), and .b128 with .sys before PTX 8.4, are refused at load with the line (they
+ * loaded); the forms beside them load. */
 
 Test(isa3, state_spaces_ptxas_refuses) {
     static const struct { const char *ins, *msg; } bad[] = {
@@ -874,6 +875,11 @@ Test(isa3, state_spaces_ptxas_refuses) {
         {"st.mmio.relaxed.sys.L1::evict_first.u32 [%rd1], %r1;", ".mmio accesses one scalar"},
         {"cvta.param::func.u64 %rd2, %rd1;", "not .param::func"},
         {"cvta.to.param::func.u64 %rd2, %rd1;", "not .param::func"},
+        /* .b128 with .sys scope needs PTX 8.4 (ptxas: "Feature '.b128 with .sys'"; the module is 8.3), other scopes 8.3 */
+        {"{ .reg .b128 %q<3>; atom.sys.cas.b128 %q0, [%rd1], %q1, %q2; }", "needs PTX ISA .version 8.4"},
+        {"{ .reg .b128 %q<3>; atom.global.acquire.sys.exch.b128 %q0, [%rd1], %q1; }", "needs PTX ISA .version 8.4"},
+        {"{ .reg .b128 %q<3>; ld.relaxed.sys.b128 %q0, [%rd1]; }", "needs PTX ISA .version 8.4"},
+        {"{ .reg .b128 %q<3>; st.release.sys.global.b128 [%rd1], %q0; }", "needs PTX ISA .version 8.4"},
     };
     static const char *good[] = {
         "atom.shared::cta.add.u32 %r1, [%rd1], %r2;", "atom.add.u32 %r1, [%rd1], %r2;", "ld.nc.global.u32 %r1, [%rd1];",
@@ -887,6 +893,8 @@ Test(isa3, state_spaces_ptxas_refuses) {
         "red.relaxed.gpu.add.u32 [%rd1], %r2;", "atom.sys.global.add.u32 %r1, [%rd1], %r2;", "bar.sync 0;", "barrier.cta.sync.aligned 0;",
         "barrier.cta.arrive 1, 64;", "bar.red.popc.u32 %r1, 0, %p1;", "match.any.sync.b64 %r1, %rd2, %r5;", "match.all.sync.b32 %r1|%p1, 7, -1;",
         "ld.global.f32 %rd2, [%rd1];", "ld.global.b32 %fd1, [%rd1];", "st.global.f64 [%rd1], %rd2;", "cvt.rn.f16.f32 %rd2, %f1;",
+        "{ .reg .b128 %q<3>; atom.gpu.cas.b128 %q0, [%rd1], %q1, %q2; }", "{ .reg .b128 %q<3>; atom.cluster.exch.b128 %q0, [%rd1], %q1; }",
+        "{ .reg .b128 %q<3>; ld.relaxed.gpu.b128 %q0, [%rd1]; }", "{ .reg .b128 %q<3>; st.volatile.b128 [%rd1], %q0; }",
     };
     TileDevice *d = NULL;
     char *err = NULL;
@@ -1092,15 +1100,149 @@ Test(isa3, cvta_every_space_and_isspacep) {
     for (int i = 0; i < 20; i++) cr_expect_eq(out[i], want[i], "slot %d: %#x, want %#x", i, out[i], want[i]);
 }
 
-/* Module-level forms ptxas refuses, refused at load (they loaded): a module variable defined twice, and a
- * call that does not receive its callee's return value; the forms beside them load. */
+/* %nsmid is the device's multiprocessor count (emu:<target>:sms=N) and %smid the SM of the CTA, its linear index in
+ * the grid mod %nsmid (docs/emulator.md; before, 0 and 1 whatever sms said).  A persistent kernel launched with one
+ * CTA per SM, each taking items %smid, %smid + %nsmid, ..., adds 3i + 1 to each of n items (not a multiple of the
+ * SMs) exactly once; every CTA of a larger 2-D grid, on a device with another count, reports its own. */
+static const char *SMID_PTX =
+    ".version 8.3\n.target sm_80\n.address_size 64\n"
+    ".visible .entry k(.param .u64 out, .param .u64 ids, .param .u32 n)\n{\n"
+    " .reg .pred %p<2>; .reg .b32 %r<12>; .reg .b64 %rd<8>;\n"
+    " ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [ids]; ld.param.u32 %r1, [n];\n"
+    " mov.u32 %r2, %smid; mov.u32 %r3, %nsmid;\n"
+    " mov.u32 %r4, %ctaid.x; mov.u32 %r5, %ctaid.y; mov.u32 %r6, %nctaid.x; mad.lo.u32 %r7, %r5, %r6, %r4;\n"
+    " mul.wide.u32 %rd3, %r7, 8; add.s64 %rd4, %rd2, %rd3; st.global.v2.u32 [%rd4], {%r2, %r3};\n"
+    " mov.u32 %r8, %r2; setp.ge.u32 %p1, %r8, %r1; @%p1 bra DONE;\n"
+    "LOOP:\n"
+    " mul.wide.u32 %rd5, %r8, 4; add.s64 %rd6, %rd1, %rd5; mad.lo.u32 %r9, %r8, 3, 1;\n"
+    " red.global.add.u32 [%rd6], %r9;\n"
+    " add.u32 %r8, %r8, %r3; setp.lt.u32 %p1, %r8, %r1; @%p1 bra LOOP;\n"
+    "DONE:\n ret;\n}\n";
+
+Test(isa3, smid_nsmid_follow_the_sm_count) {
+    check_ptxas_arch(SMID_PTX, "sm_80");
+    enum { N = 1000 };
+    static const struct { const char *dev; unsigned sms, gx, gy; } runs[] = {{"emu:sm_80:sms=7", 7, 7, 1}, {"emu:sm_80:sms=5", 5, 3, 4}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        TileDevice *d = NULL;
+        char *err = NULL;
+        DevOptions o = {.emu_host_threads = 3};
+        cr_assert_eq(dev_open(runs[r].dev, &o, &d, &err), DEV_OK, "%s: %s", runs[r].dev, err ? err : "");
+        cr_expect_eq(dev_num_sms(d), (int)runs[r].sms);
+        TileDevModule *m = NULL;
+        TileDevFunction *fn = NULL;
+        cr_assert_eq(dev_module_load_ptx(d, SMID_PTX, &m), DEV_OK, "%s", dev_last_error(d));
+        cr_assert_eq(dev_module_get_function(m, "k", &fn), DEV_OK);
+        unsigned nb = runs[r].gx * runs[r].gy;
+        uint64_t dout, dids;
+        cr_assert_eq(dev_malloc(d, 4 * N, &dout), DEV_OK);
+        cr_assert_eq(dev_malloc(d, 8 * nb, &dids), DEV_OK);
+        cr_assert_eq(dev_memset_d8(d, dout, 0x0E, 4 * N), DEV_OK); /* poisoned: the adds land on 0x0E0E0E0E */
+        cr_assert_eq(dev_memset_d8(d, dids, 0xEE, 8 * nb), DEV_OK);
+        uint32_t n = N;
+        void *params[] = {&dout, &dids, &n};
+        cr_assert_eq(dev_launch(fn, runs[r].gx, runs[r].gy, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        uint32_t out[N], ids[2 * 20];
+        cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+        cr_assert_eq(dev_memcpy_dtoh(d, ids, dids, 8 * nb), DEV_OK);
+        for (unsigned b = 0; b < nb; b++) {
+            cr_expect_eq(ids[2 * b], b % runs[r].sms, "%s block %u: %%smid %u", runs[r].dev, b, ids[2 * b]);
+            cr_expect_eq(ids[2 * b + 1], runs[r].sms, "%s block %u: %%nsmid %u", runs[r].dev, b, ids[2 * b + 1]);
+        }
+        if (nb == runs[r].sms) /* one CTA per SM: each item once */
+            for (uint32_t i = 0; i < N; i++) cr_expect_eq(out[i], 0x0E0E0E0Eu + 3 * i + 1, "%s item %u: %#x", runs[r].dev, i, out[i]);
+        dev_module_unload(m);
+        dev_close(d);
+    }
+}
+
+/* Module-level forms ptxas refuses, refused at load (they loaded): a module variable defined twice, a call that
+ * does not receive its callee's return value; signatures: .noreturn with a return value ("Invalid directive
+ * '.noreturn'"), on a kernel or twice, an incomplete array (s[] or s[0]) anywhere but as a .func's last argument,
+ * several .param return values; a function declared again differently ("Inconsistent prototypes", "Inconsistent
+ * redefinition": types, sizes, alignment, .reg or .param, .noreturn, .extern), defined after an .extern
+ * declaration ("Function definition conflicts with '.extern' declaration") or, without .extern, not defined
+ * ("Unresolved extern function"); a .param .pred; a call whose arguments or return values differ from its callee's
+ * parameters in size, alignment or array-ness ("Type/Alignment of argument does not match formal parameter") or
+ * are .reg .pred ("passing predicate ... parameters to device functions is not supported").  The forms beside
+ * them load. */
+#define CALLS(sig, decl, arg) ".func " sig " { ret; }\n.visible .entry k() { .reg .b32 %r1; .reg .b64 %rd1; .reg .b16 %h1; " \
+    ".reg .f32 %f1; .reg .pred %p1; mov.b32 %r1, 1; mov.b64 %rd1, 1; mov.b16 %h1, 1; mov.f32 %f1, 0f3F800000; " \
+    "setp.ne.u32 %p1, %r1, 0; { " decl " call f, (" arg "); } ret; }\n"
+#define RCALLS(sig, decl, ret) ".func " sig " { ret; }\n.visible .entry k() { .reg .b32 %r1; .reg .b64 %rd1; { " decl \
+    " call (" ret "), f, (); } ret; }\n"
 Test(isa3, module_forms_ptxas_refuses) {
     static const struct { const char *body, *msg; } cases[] = {
+        /* .noreturn */
+        {".func (.param .b32 r) f() .noreturn { trap; }\n.visible .entry k() { ret; }\n", "'f' is .noreturn and has a return value"},
+        {".func (.reg .b32 r) f() .noreturn;\n.visible .entry k() { ret; }\n", "'f' is .noreturn and has a return value"},
+        {".visible .entry k() .noreturn { ret; }\n", ".noreturn on kernel 'k'"},
+        {".func f() .noreturn .noreturn { trap; }\n.visible .entry k() { ret; }\n", ".noreturn given twice"},
+        {".func f() .noreturn;\n.func f() { trap; }\n.visible .entry k() { ret; }\n", "'f' declared again with no .noreturn"},
+        {".func f();\n.func f() .noreturn { trap; }\n.visible .entry k() { ret; }\n", "'f' declared again with .noreturn"},
+        /* .extern, prototypes */
+        {".extern .func f();\n.func f() { ret; }\n.visible .entry k() { call f, (); ret; }\n", "'f' declared again with no .extern"},
+        {".extern .func f();\n.visible .func f() { ret; }\n.visible .entry k() { ret; }\n", "'f' declared again with no .extern"},
+        {".func f();\n.extern .func f();\n.visible .entry k() { ret; }\n", "'f' declared again with .extern"},
+        {".extern .func f() { ret; }\n.visible .entry k() { ret; }\n", "'f' is declared .extern and defined here"},
+        {".func f(.param .b32 a);\n.func f(.param .b64 a) { ret; }\n.visible .entry k() { ret; }\n", "an argument of another type"},
+        {".func f(.param .b32 a);\n.func f(.param .u32 a) { ret; }\n.visible .entry k() { ret; }\n", "an argument of another type"},
+        {".func f(.param .b8 a[4]);\n.func f(.param .align 4 .b8 a[4]) { ret; }\n.visible .entry k() { ret; }\n", "an argument of another"},
+        {".func f(.reg .b32 a);\n.func f(.param .b32 a) { ret; }\n.visible .entry k() { ret; }\n", "an argument of another type"},
+        {".func f(.param .b32 a);\n.func f() { ret; }\n.visible .entry k() { ret; }\n", "a different number of parameters"},
+        {".func (.param .b32 r) f();\n.func (.param .b64 r) f() { ret; }\n.visible .entry k() { ret; }\n", "a return value of another"},
+        {".visible .entry k(.param .b32 a);\n.visible .entry k(.param .b64 a) { ret; }\n", "an argument of another type"},
+        /* incomplete arrays, several return values */
+        {".visible .entry k(.param .b8 s[0]) { ret; }\n", "kernel parameter 's' is an incomplete array"},
+        {".visible .entry k(.param .u32 a, .param .align 4 .b8 s[]) { ret; }\n", "kernel parameter 's' is an incomplete array"},
+        {".func (.param .b8 s[0]) f() { ret; }\n.visible .entry k() { ret; }\n", "return value 's' of 'f' is an incomplete array"},
+        {".func f(.param .b8 s[0], .param .b32 b) { ret; }\n.visible .entry k() { ret; }\n", "argument 's' of 'f' is an incomplete array"},
+        {".func (.param .b32 a, .param .b32 b) f() { ret; }\n.visible .entry k() { ret; }\n", "'f' has 2 return values and 'a' is .param"},
+        {".func (.reg .b32 a, .param .b32 b) f() { ret; }\n.visible .entry k() { ret; }\n", "'f' has 2 return values and 'b' is .param"},
+        /* calls: each element against the callee's parameter */
+        {CALLS("f(.param .b32 a)", ".param .b64 a; st.param.b64 [a], 1;", "a"), "argument 'a' gets a .param variable of another size"},
+        {CALLS("f(.param .align 4 .b8 a[8])", ".param .align 4 .b8 a[4];", "a"), "argument 'a' gets a .param variable of another size"},
+        {CALLS("f(.param .align 8 .b8 a[8])", ".param .align 4 .b8 a[8];", "a"), "argument 'a' gets a .param variable of another alignment"},
+        {CALLS("f(.param .b32 a)", ".param .align 4 .b8 a[4];", "a"), "argument 'a' gets an array for a scalar"},
+        {CALLS("f(.param .b32 a)", ".param .b32 a[1];", "a"), "argument 'a' gets an array for a scalar"},
+        {CALLS("f(.param .align 4 .b8 a[4])", ".param .b32 a;", "a"), "argument 'a' gets a scalar for an array"},
+        {CALLS("f(.param .align 4 .b8 s[])", ".param .b8 a[4];", "a"), "argument 's' gets a .param variable of another alignment"},
+        {CALLS("f(.param .b8 s[])", ".param .b32 a;", "a"), "argument 's' gets a scalar for an array"},
+        {CALLS("f(.param .b32 a)", "", "%rd1"), "argument 'a' gets a register of another size"},
+        {CALLS("f(.param .b16 a)", "", "%r1"), "argument 'a' gets a register of another size"},
+        {CALLS("f(.param .b32 a)", "", "%p1"), "argument 'a' gets a predicate for a value"},
+        {CALLS("f(.reg .b32 a)", "", "%h1"), "argument 'a' gets a register of another size"},
+        {CALLS("f(.reg .b32 a)", ".param .b64 a;", "a"), "argument 'a' gets a .param variable of another size"},
+        {CALLS("f(.param .align 4 .b8 a[4])", "", "%r1"), "argument 'a' gets a register for an array"},
+        {CALLS("f(.reg .pred a)", "", "%p1"), "call of 'f': argument 'a' is a .reg .pred"},
+        {".func f(.param .pred a) { ret; }\n.visible .entry k() { ret; }\n", "parameter 'a' is a .param .pred"},
+        {".visible .entry k(.param .pred a) { ret; }\n", "parameter 'a' is a .param .pred"},
+        {".func f();\n.visible .entry k() { ret; }\n", "'f' is declared without .extern and the module does not define it"},
+        {".visible .func f(.param .b32 a);\n.visible .entry k() { ret; }\n", "'f' is declared without .extern and the module"},
+        {RCALLS("(.param .b32 r) f()", ".param .b64 r;", "r"), "return value 'r' gets a .param variable of another size"},
+        {RCALLS("(.reg .b32 r) f()", "", "%rd1"), "return value 'r' gets a register of another size"},
+        {RCALLS("(.param .b32 r) f()", "", "%rd1"), "return value 'r' gets a register of another size"},
         {".global .align 4 .b32 x;\n.global .align 4 .b32 x;\n.visible .entry k() { ret; }\n", "defined twice"},
         {".const .align 4 .b32 x = 1;\n.global .align 4 .b32 x;\n.visible .entry k() { ret; }\n", "defined twice"},
         {".func (.param .b32 r) f(.param .b32 a) { st.param.b32 [r], 1; ret; }\n"
          ".visible .entry k() { { .param .b32 a; st.param.b32 [a], 1; call f, (a); } ret; }\n",
          "call of 'f' with 1 argument and 0 return values; it takes 1 and 1"},
+        /* loads: .noreturn, declarations that agree (names aside), an incomplete last argument (any size, or left out),
+         * elements of the callee's sizes whatever their types */
+        {".func f() .noreturn { trap; }\n.visible .entry k() { call f, (); ret; }\n", NULL},
+        {".extern .func f() .noreturn;\n.extern .func f() .noreturn;\n.visible .entry k() { ret; }\n", NULL},
+        {".func f(.param .b32 a);\n.func f(.param .b32 b) { ret; }\n.visible .entry k() { ret; }\n", NULL},
+        {".func (.reg .b32 a, .reg .b32 b) f() { ret; }\n.visible .entry k() { ret; }\n", NULL},
+        {".visible .entry k(.param .b32 a);\n.visible .entry k(.param .b32 b) { ret; }\n", NULL},
+        {CALLS("f(.param .b8 s[0])", ".param .b8 a[4];", "a"), NULL},
+        {".func f(.param .b8 s[]) { ret; }\n.visible .entry k() { call f, (); ret; }\n", NULL},
+        {CALLS("f(.param .b32 a)", ".param .f32 a; st.param.f32 [a], %f1;", "a"), NULL},
+        {CALLS("f(.param .b32 a)", "", "%f1"), NULL},
+        {CALLS("f(.param .b64 a)", "", "1"), NULL},
+        {CALLS("f(.param .align 4 .b8 a[8])", ".param .align 4 .b32 a[2];", "a"), NULL},
+        {CALLS("f(.reg .b32 a)", ".param .b32 a;", "a"), NULL},
+        {".extern .func f(.reg .pred a);\n.visible .entry k() { ret; }\n", NULL},
+        {RCALLS("(.param .b32 r) f()", "", "%r1"), NULL},
         /* loads: an .extern declaration then the definition, a call receiving its return value */
         {".extern .global .align 4 .b32 x;\n.visible .global .align 4 .b32 x;\n.visible .entry k() { ret; }\n", NULL},
         {".func (.param .b32 r) f(.param .b32 a) { st.param.b32 [r], 1; ret; }\n"
