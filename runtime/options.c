@@ -15,7 +15,10 @@
  *
  * TILE_CACHE_MAX_BYTES caps the compile cache's entries: a decimal number of
  * bytes, optionally followed by K, M or G (powers of 1024), up to 2^64 - 1 bytes in all; 0 means
- * no cap; unset, malformed or larger means the default, 1 GiB (with a warning on stderr naming which). */
+ * no cap; unset, malformed or larger means the default, 1 GiB (with a warning on stderr naming which).
+ *
+ * The numbers and words (TILE_CACHE_MAX_BYTES, TILE_EMU_TIMEOUT, TILE_EMU_APPROX) are read by env_word: spaces,
+ * tabs and newlines around them do not count (`TILE_EMU_TIMEOUT="5 "` is 5 s, as " 5" was; "5 " was refused). */
 #include "runtime/rt.h"
 
 #include <errno.h>
@@ -75,6 +78,16 @@ static int parse_size(const char *s, uint64_t *out) {
     return SIZE_OK;
 }
 
+/* Variable name's value without the white space around it (malloc'd), NULL when unset or only white space. */
+static char *env_word(const char *name) {
+    const char *v = getenv(name);
+    if (!v) return NULL;
+    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
+    size_t n = strlen(v);
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n' || v[n - 1] == '\r')) n--;
+    return n ? strndup(v, n) : NULL;
+}
+
 static void load(void) {
     const char *dir = getenv("TILE_CACHE_DIR");
     Str s = {0};
@@ -86,7 +99,7 @@ static void load(void) {
         str_printf(&s, "%s/tile-cache-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());
     }
     opts.cache_dir = str_take(&s);
-    const char *cap = getenv("TILE_CACHE_MAX_BYTES");
+    char *cap = env_word("TILE_CACHE_MAX_BYTES");
     int ps = parse_size(cap, &opts.cache_max_bytes);
     if (ps != SIZE_OK) {
         opts.cache_max_bytes = CACHE_MAX_DEFAULT;
@@ -98,6 +111,7 @@ static void load(void) {
             fprintf(stderr, "tile: warning: TILE_CACHE_MAX_BYTES=%s is not a size (bytes, or with a K, M or G suffix); "
                     "using the default, 1 GiB\n", cap);
     }
+    free(cap);
     const char *data = getenv("TILE_DATA_DIR"); /* datadir.c decides what it means */
     opts.data_dir = data && *data ? strdup(data) : NULL;
     const char *dbg = getenv("TILE_DEBUG");
@@ -107,18 +121,20 @@ static void load(void) {
     opts.debug_tune = has_category(dbg, "tune");
     opts.debug_assert = has_category(dbg, "assert");
     opts.debug_emu_1to1 = names_category(dbg, "emu-1to1", false); /* a reference, not a log: not in `all` */
-    const char *to = getenv("TILE_EMU_TIMEOUT"); /* seconds, e.g. "30" or "0.5" */
-    if (to && *to) {
+    char *to = env_word("TILE_EMU_TIMEOUT"); /* seconds, e.g. "30" or "0.5" */
+    if (to) {
         char *end;
         double v = strtod(to, &end);
         if (*end || !(v > 0)) opts.emu_timeout_bad = true;
         else opts.emu_timeout_seconds = v;
     }
-    const char *ap = getenv("TILE_EMU_APPROX"); /* "exact" (the default) or "bound" */
-    if (ap && *ap) {
+    free(to);
+    char *ap = env_word("TILE_EMU_APPROX"); /* "exact" (the default) or "bound" */
+    if (ap) {
         if (!strcmp(ap, "bound")) opts.emu_approx_bound = true;
         else if (strcmp(ap, "exact")) opts.emu_approx_bad = true;
     }
+    free(ap);
 }
 
 const RtOptions *rt_options(void) {

@@ -791,3 +791,28 @@ Test(api_audit, tile_debug_names_unknown_categories) {
     out = stderr_with_debug("cache,,launch,tune,assert,all,emu-1to1");
     cr_expect(!strstr(out, "warning"), "%s", out);
 }
+
+/* The numbers and words of the TILE_* variables are read alike, with the white space around them left out
+ * (runtime/options.c, env_word): TILE_EMU_TIMEOUT="0.5 " was refused while " 0.5" was taken, TILE_CACHE_MAX_BYTES=
+ * " 2K" fell back to the default with a warning and TILE_EMU_APPROX="bound " made emulator devices refuse to open.
+ * White space inside a value is still no number, and the refusal names the variable. */
+#include "runtime/rt.h"
+Test(api_audit, variables_read_without_surrounding_white_space) {
+    setenv("TILE_EMU_TIMEOUT", "0.5 ", 1);
+    setenv("TILE_CACHE_MAX_BYTES", " 2K\t", 1);
+    setenv("TILE_EMU_APPROX", "bound\n", 1);
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1};
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    cr_expect_eq(rt_options()->emu_timeout_seconds, 0.5);
+    cr_expect_eq(tile_cache_max_bytes(), 2048u);
+    cr_expect(rt_options()->emu_approx_bound);
+    tile_context_destroy(ctx);
+}
+
+Test(api_audit, variables_with_inner_white_space_refused) {
+    setenv("TILE_EMU_TIMEOUT", " 5 s ", 1);
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "TILE_EMU_TIMEOUT is not a positive number"), "%s", tile_last_error(NULL));
+}
