@@ -614,6 +614,9 @@ typedef struct EmuModule {
 } EmuModule;
 
 /* ---- device memory (exec_mem.c) ---- */
+/* Freed ranges memcheck remembers (memory freed earlier is outside any allocation in its reports): every free was
+ * kept, 32 bytes each for the device's life (31 MB after 10^6 dev_malloc/dev_free pairs or cooperative launches). */
+enum { EMU_FREED_KEEP = 4096 };
 typedef struct EmuAlloc {
     uint64_t addr, size;
     uint8_t *host;
@@ -626,7 +629,7 @@ struct EmuMem {
     EmuAlloc *a;            /* sorted by addr */
     uint32_t n, cap;
     uint64_t next;          /* bump pointer: addresses are never reused */
-    EmuAlloc *freed;        /* recently freed ranges, for reports */
+    EmuAlloc *freed;        /* recently freed ranges, for reports: the last EMU_FREED_KEEP at most, oldest first */
     uint32_t nfreed, capfreed;
     struct EmuHeap *heap;   /* the device heap kernels' malloc takes from (heap.c), made on first use */
 };

@@ -96,6 +96,10 @@ bool emu_mem_free(EmuMem *m, uint64_t addr) {
     if (!dead.borrowed) free(dead.host);
     memmove(&m->a[i], &m->a[i + 1], (m->n - (uint32_t)i - 1) * sizeof *m->a);
     m->n--;
+    if (m->nfreed == EMU_FREED_KEEP) { /* the older half goes: each free costs O(1) on average */
+        memmove(m->freed, m->freed + EMU_FREED_KEEP / 2, (EMU_FREED_KEEP - EMU_FREED_KEEP / 2) * sizeof *m->freed);
+        m->nfreed -= EMU_FREED_KEEP / 2;
+    }
     if (m->nfreed == m->capfreed) {
         uint32_t nc = m->capfreed ? m->capfreed * 2 : 16;
         EmuAlloc *nf = realloc(m->freed, nc * sizeof *nf);

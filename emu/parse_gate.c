@@ -54,13 +54,15 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("ld|st .v8", 88, 100, 0) /* 256-bit loads and stores */                                      \
     X("ld|st .v4 .b64|.u64|.s64|.f64", 88, 100, 0)                                                 \
     X("fence !.proxy !.mbarrier_init", 60, 70, 0)                                                  \
-    X("fence .proxy .alias", 75, 70, 0)                                                            \
+    X("fence|membar .proxy .alias", 75, 70, 0)                                                     \
     X("fence .proxy .async", 80, 90, 0)                                                            \
     X("fence .proxy .tensormap::generic", 83, 90, 0)                                               \
     X("fence .mbarrier_init", 80, 90, 0)                                                           \
     X("* .cluster", 78, 90, 0)                                                                     \
     X("* .shared::cluster", 78, 90, 0)                                                             \
-    X("ld|st|isspacep|mbarrier .shared::cta", 78, 0, 0)                                            \
+    X("ld|st|isspacep|mbarrier|atom|red|cvta .shared::cta", 78, 0, 0)                              \
+    X("cvta|isspacep .param", 77, 0, 0) /* ptxas: "cvta/isspacep with .param state space" */        \
+    X("* .param::entry", 83, 0, 0)                                                                 \
     /* cache eviction priorities and prefetch sizes */                                             \
     X("* .L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate", 74, 70, 0) \
     X("* .L2::64B|.L2::128B", 74, 75, 0)                                                           \
@@ -158,6 +160,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     /* special registers */                                                                        \
     X("%clusterid|%nclusterid|%cluster_ctaid|%cluster_nctaid|%cluster_ctarank|%cluster_nctarank|%is_explicit_cluster", 78, 90, 0) \
     X("%aggr_smem_size", 81, 90, 0)                                                                \
+    X("%current_graph_exec", 80, 0, 0)                                                             \
     X("%reserved_smem_offset_begin|%reserved_smem_offset_end|%reserved_smem_offset_cap|%reserved_smem_offset_0|%reserved_smem_offset_1", 76, 80, 0)
 
 typedef struct Gate {

@@ -1261,7 +1261,7 @@ Test(forms, labels_scoped_by_blocks) {
 
 /* isspacep for every state space on addresses of each (nvcc -G checks pointers with it). */
 Test(forms, isspacep) {
-    static const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    static const char *ptx = ".version 8.3\n.target sm_90\n.address_size 64\n"
         ".const .align 4 .u32 c0 = 7;\n"
         ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<6>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<10>;\n"
         " .shared .align 4 .b8 sh[16];\n .local .align 4 .b8 lo[16];\n"

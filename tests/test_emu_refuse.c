@@ -1065,6 +1065,14 @@ Test(refuse, gates) {
         {"mov.u32 %r1, %clusterid.x;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "%clusterid or"},
         {"{ .reg .b128 %q; mov.b128 %q, {%rd1, %rd2}; }", "8.3", "sm_70", "8.2", "sm_90", NULL, "ld or ldu or st or mov .b128"},
         {"alloca.u64 %rd2, 16;", "7.3", "sm_52", "7.2", "sm_52", "sm_50", "alloca or stacksave or stackrestore"},
+        /* they loaded below their versions: .shared::cta on atom, red and cvta; .param on cvta and isspacep; .param::entry;
+         * membar.proxy; %current_graph_exec */
+        {"atom.shared::cta.add.u32 %r1, [sbuf], 1;", "7.8", "sm_80", "7.7", "sm_80", NULL, ".shared::cta"},
+        {"cvta.to.shared::cta.u64 %rd2, %rd1;", "7.8", "sm_80", "7.7", "sm_80", NULL, ".shared::cta"},
+        {"cvta.param.u64 %rd2, %rd1;", "7.7", "sm_80", "7.6", "sm_80", NULL, "cvta or isspacep .param"},
+        {"isspacep.param::entry %p1, %rd1;", "8.3", "sm_80", "8.2", "sm_80", NULL, ".param::entry"},
+        {"membar.proxy.alias;", "7.5", "sm_80", "7.4", "sm_80", NULL, "fence or membar .proxy .alias"},
+        {"mov.u64 %rd2, %current_graph_exec;", "8.0", "sm_80", "7.8", "sm_80", NULL, "%current_graph_exec"},
     };
     TileDevice *d = open_emu(false);
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
