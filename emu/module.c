@@ -122,7 +122,9 @@ static bool resolve_aliases(EmuModule *m, char **err) {
     return true;
 }
 
-/* Every call reaches a function with a body or a builtin. */
+/* Every call reaches a function with a body or a builtin.  A callee's last argument that is an incomplete array (s[]
+ * or s[0], size 0) gets the size of the largest array a direct call passes there: its bytes in the callee's frame (a
+ * read of s[4] with 8 bytes passed was a memcheck error; ptxas takes it); an indirect call passes at most that many. */
 static bool check_calls(EmuModule *m, char **err) {
     for (uint32_t k = 0; k < m->nfuncs; k++) {
         EmuFunc *f = &m->funcs[k];
@@ -138,7 +140,7 @@ static bool check_calls(EmuModule *m, char **err) {
         for (uint32_t i = 0; i < f->ncode; i++) {
             const EmuIns *in = &f->code[i];
             if (in->op != EMU_OP_CALL || in->target == UINT32_MAX) continue; /* indirect calls: checked at the call */
-            const EmuFunc *c = &m->funcs[in->target];
+            EmuFunc *c = &m->funcs[in->target];
             if (c->is_entry) return merr(err, emu_module_ptx_line(m, in->line), "call of kernel entry '%s'", c->name);
             if (!c->defined && !c->builtin)
                 return merr(err, emu_module_ptx_line(m, in->line), "call of '%s', which has no body in this module (the emulator provides vprintf, "
@@ -149,6 +151,12 @@ static bool check_calls(EmuModule *m, char **err) {
             if (in->on[0] != c->nrets || (in->on[2] != c->nparams && !open_end))
                 return merr(err, emu_module_ptx_line(m, in->line), "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
                             in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
+            EmuParam *last = c->nparams ? &c->params[c->nparams - 1] : NULL;
+            uint32_t e = in->on[2] == c->nparams && last && last->incomplete ? f->vec[in->o[2] + c->nparams - 1] : EMU_CALL_REG;
+            if (!(e & EMU_CALL_REG) && m->syms[e].size > last->size) { /* an array (emu_check_call_types), at most EMU_PARAM_FRAME / 2 */
+                last->size = (uint32_t)m->syms[e].size;
+                if (c->param_size < last->offset + last->size) c->param_size = last->offset + last->size;
+            }
         }
     }
     return true;

@@ -1156,6 +1156,33 @@ Test(isa3, smid_nsmid_follow_the_sm_count) {
     }
 }
 
+/* A .func's last argument may be an incomplete array (s[], as ptxas takes it): a call passes an array of any size
+ * there and the callee reads what it got (a read of s[4] was a memcheck error: the parameter had 0 bytes).  Here
+ * 12 bytes, then 4 from a second call site. */
+static const char *OPEN_ARRAY_PTX =
+    ".version 8.3\n.target sm_80\n.address_size 64\n"
+    ".func f(.param .u64 out, .param .u32 n, .param .align 4 .b8 s[])\n{\n"
+    " .reg .b32 %r<8>; .reg .b64 %rd<4>; .reg .pred %p1;\n"
+    " ld.param.u64 %rd1, [out]; ld.param.u32 %r1, [n]; ld.param.u32 %r2, [s]; setp.gt.u32 %p1, %r1, 1;\n"
+    " mov.u32 %r3, 0; mov.u32 %r4, 0; @%p1 ld.param.u32 %r3, [s+4]; @%p1 ld.param.u32 %r4, [s+8];\n"
+    " add.u32 %r5, %r2, %r3; add.u32 %r5, %r5, %r4; st.global.u32 [%rd1], %r5;\n ret;\n}\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>; .reg .b64 %rd<4>;\n"
+    " ld.param.u64 %rd1, [in]; ld.param.u64 %rd2, [out]; add.s64 %rd3, %rd2, 4;\n"
+    " ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];\n"
+    " { .param .u64 o; .param .u32 n; .param .align 4 .b8 a[12]; st.param.u64 [o], %rd2; st.param.u32 [n], 3;\n"
+    "   st.param.u32 [a], %r1; st.param.u32 [a+4], %r2; st.param.u32 [a+8], %r3; call f, (o, n, a); }\n"
+    " { .param .u64 o; .param .u32 n; .param .align 4 .b8 b[4]; st.param.u64 [o], %rd3; st.param.u32 [n], 1;\n"
+    "   st.param.u32 [b], %r4; call f, (o, n, b); }\n ret;\n}\n";
+
+Test(isa3, call_open_array_argument) {
+    seed_rng();
+    uint32_t in[4], out[2];
+    for (int i = 0; i < 4; i++) in[i] = (uint32_t)rnd() >> 4;
+    launch("sm_80", OPEN_ARRAY_PTX, 1, 1, 0, in, sizeof in, out, sizeof out);
+    cr_expect_eq(out[0], in[0] + in[1] + in[2], "%u", out[0]);
+    cr_expect_eq(out[1], in[3], "%u", out[1]);
+}
+
 /* Module-level forms ptxas refuses, refused at load (they loaded): a module variable defined twice, a call that
  * does not receive its callee's return value; signatures: .noreturn with a return value ("Invalid directive
  * '.noreturn'"), on a kernel or twice, an incomplete array (s[] or s[0]) anywhere but as a .func's last argument,
