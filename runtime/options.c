@@ -78,9 +78,8 @@ static int parse_size(const char *s, uint64_t *out) {
     return SIZE_OK;
 }
 
-/* Variable name's value without the white space around it (malloc'd), NULL when unset or only white space. */
-static char *env_word(const char *name) {
-    const char *v = getenv(name);
+/* A variable's value v (getenv's) without the white space around it (malloc'd), NULL when unset or only white space. */
+static char *env_word(const char *v) {
     if (!v) return NULL;
     while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
     size_t n = strlen(v);
@@ -99,7 +98,7 @@ static void load(void) {
         str_printf(&s, "%s/tile-cache-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());
     }
     opts.cache_dir = str_take(&s);
-    char *cap = env_word("TILE_CACHE_MAX_BYTES");
+    char *cap = env_word(getenv("TILE_CACHE_MAX_BYTES"));
     int ps = parse_size(cap, &opts.cache_max_bytes);
     if (ps != SIZE_OK) {
         opts.cache_max_bytes = CACHE_MAX_DEFAULT;
@@ -121,7 +120,7 @@ static void load(void) {
     opts.debug_tune = has_category(dbg, "tune");
     opts.debug_assert = has_category(dbg, "assert");
     opts.debug_emu_1to1 = names_category(dbg, "emu-1to1", false); /* a reference, not a log: not in `all` */
-    char *to = env_word("TILE_EMU_TIMEOUT"); /* seconds, e.g. "30" or "0.5" */
+    char *to = env_word(getenv("TILE_EMU_TIMEOUT")); /* seconds, e.g. "30" or "0.5" */
     if (to) {
         char *end;
         double v = strtod(to, &end);
@@ -129,7 +128,7 @@ static void load(void) {
         else opts.emu_timeout_seconds = v;
     }
     free(to);
-    char *ap = env_word("TILE_EMU_APPROX"); /* "exact" (the default) or "bound" */
+    char *ap = env_word(getenv("TILE_EMU_APPROX")); /* "exact" (the default) or "bound" */
     if (ap) {
         if (!strcmp(ap, "bound")) opts.emu_approx_bound = true;
         else if (strcmp(ap, "exact")) opts.emu_approx_bad = true;
