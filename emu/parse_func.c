@@ -3,7 +3,10 @@
  * function = (".entry" | ".func" ["(" params ")"]) name ["(" params ")"] perf (";" | "{" body "}")
  * The parameters are parsed by parse_decl.c, the body's .reg declarations and instructions by parse.c; this file
  * keeps the function's state (registers, constants, labels, blocks), checks its names, resolves its branches and
- * calls when the body ends and hands the decoded code to the module. */
+ * calls when the body ends and hands the decoded code to the module.  Signatures are checked as ptxas checks them:
+ * each alone (signature_ok), against the function's earlier declarations (same_prototype), against each direct
+ * call's arguments and return values when the call is parsed (emu_check_call_types: the callee is declared before
+ * it), and at the module's end for a body (emu_check_prototypes). */
 #include "emu/emu.h"
 #include "emu/exec.h"
 #include "emu/parse_int.h"
@@ -421,7 +424,6 @@ fail: /* the signature did not parse: nothing of it is in the module yet */
     free(tmp.rets);
     return false;
 }
-
 
 /* One element of a direct call's list against the callee's parameter p (ptxas: "Type of argument does not match
  * formal parameter", "Alignment of argument does not match"; the bytes copied were the smaller size's):
