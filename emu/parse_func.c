@@ -35,7 +35,14 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
             continue;
         }
         else if (is(&d, ".pragma")) { if (!emu_parse_pragma(ps, EMU_PRAGMA_SIGNATURE)) return false; continue; }
-        else if (is(&d, ".explicitcluster")) { f->explicit_cluster = true; emu_lex_next(ps); continue; }
+        /* the others are a kernel's (ptxas: a syntax error on a .func), the cluster ones sm_90's ("Feature
+         * '.explicitcluster' requires .target sm_90 or higher"); each loaded */
+        bool cluster = is(&d, ".explicitcluster") || is(&d, ".maxclusterrank") || is(&d, ".reqnctapercluster");
+        if (!f->is_entry && (dst || cluster || is(&d, ".maxnreg") || is(&d, ".minnctapersm")))
+            return perr(ps, d.line, "%.*s on .func '%s': it is a kernel's (.entry) directive", (int)d.len, d.s, f->name);
+        if (cluster && ps->target_sm && ps->target_sm < 90)
+            return perr(ps, d.line, "%.*s needs .target sm_90 or later (the module's .target is sm_%u)", (int)d.len, d.s, ps->target_sm);
+        if (is(&d, ".explicitcluster")) { f->explicit_cluster = true; emu_lex_next(ps); continue; }
         bool rank = is(&d, ".maxclusterrank");
         have_rank |= rank;
         have_ncta |= dst == f->reqnctapercluster;

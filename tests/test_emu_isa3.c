@@ -1191,8 +1191,8 @@ Test(isa3, call_open_array_argument) {
  * declaration ("Function definition conflicts with '.extern' declaration") or, without .extern, not defined
  * ("Unresolved extern function"); a .param .pred; a call whose arguments or return values differ from its callee's
  * parameters in size, alignment or array-ness ("Type/Alignment of argument does not match formal parameter") or
- * are .reg .pred ("passing predicate ... parameters to device functions is not supported").  The forms beside
- * them load. */
+ * are .reg .pred ("passing predicate ... parameters to device functions is not supported"); a kernel's
+ * performance directives on a .func, cluster ones below sm_90.  The forms beside them load. */
 #define CALLS(sig, decl, arg) ".func " sig " { ret; }\n.visible .entry k() { .reg .b32 %r1; .reg .b64 %rd1; .reg .b16 %h1; " \
     ".reg .f32 %f1; .reg .pred %p1; mov.b32 %r1, 1; mov.b64 %rd1, 1; mov.b16 %h1, 1; mov.f32 %f1, 0f3F800000; " \
     "setp.ne.u32 %p1, %r1, 0; { " decl " call f, (" arg "); } ret; }\n"
@@ -1205,6 +1205,13 @@ Test(isa3, module_forms_ptxas_refuses) {
         {".func (.reg .b32 r) f() .noreturn;\n.visible .entry k() { ret; }\n", "'f' is .noreturn and has a return value"},
         {".visible .entry k() .noreturn { ret; }\n", ".noreturn on kernel 'k'"},
         {".func f() .noreturn .noreturn { trap; }\n.visible .entry k() { ret; }\n", ".noreturn given twice"},
+        /* a kernel's directives on a .func; the cluster ones below sm_90 */
+        {".func f() .maxntid 32 { ret; }\n.visible .entry k() { call f, (); ret; }\n", ".maxntid on .func 'f'"},
+        {".func f() .maxnreg 32 { ret; }\n.visible .entry k() { call f, (); ret; }\n", ".maxnreg on .func 'f'"},
+        {".func f() .minnctapersm 2 { ret; }\n.visible .entry k() { ret; }\n", ".minnctapersm on .func 'f'"},
+        {".visible .entry k() .explicitcluster { ret; }\n", ".explicitcluster needs .target sm_90 or later (the module's .target is sm_80)"},
+        {".visible .entry k() .reqnctapercluster 2, 1, 1 { ret; }\n", ".reqnctapercluster needs .target sm_90"},
+        {".visible .entry k() .maxclusterrank 2 { ret; }\n", ".maxclusterrank needs .target sm_90"},
         {".func f() .noreturn;\n.func f() { trap; }\n.visible .entry k() { ret; }\n", "'f' declared again with no .noreturn"},
         {".func f();\n.func f() .noreturn { trap; }\n.visible .entry k() { ret; }\n", "'f' declared again with .noreturn"},
         /* .extern, prototypes */
@@ -1257,6 +1264,7 @@ Test(isa3, module_forms_ptxas_refuses) {
         /* loads: .noreturn, declarations that agree (names aside), an incomplete last argument (any size, or left out),
          * elements of the callee's sizes whatever their types */
         {".func f() .noreturn { trap; }\n.visible .entry k() { call f, (); ret; }\n", NULL},
+        {".visible .entry k() .maxnreg 32 .minnctapersm 2 .maxntid 64 { ret; }\n", NULL},
         {".extern .func f() .noreturn;\n.extern .func f() .noreturn;\n.visible .entry k() { ret; }\n", NULL},
         {".func f(.param .b32 a);\n.func f(.param .b32 b) { ret; }\n.visible .entry k() { ret; }\n", NULL},
         {".func (.reg .b32 a, .reg .b32 b) f() { ret; }\n.visible .entry k() { ret; }\n", NULL},
