@@ -491,6 +491,7 @@ typedef struct EmuFunc {
     bool is_entry;
     bool defined;            /* has a body (not just a prototype) */
     bool is_extern;          /* declared .extern (every declaration of it is: parse_func.c) */
+    uint8_t linkage;         /* its first declaration's .visible (1), .weak (2) or .common (3); 0: none */
     bool noreturn;           /* .noreturn */
     uint32_t alias1;         /* `.alias this, f;`: f's index + 1 (calls and addresses of this one reach f); 0: none */
     uint32_t line;           /* line of the .entry/.func directive */

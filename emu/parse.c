@@ -1290,9 +1290,10 @@ static bool parse_module(Parser *ps, EmuModule *m, const char *ptx, EmuMem *mem)
         }
         bool ext = false;
         ps->decl_visible = ps->decl_extern = false;
+        ps->decl_linkage = 0;
         while (is(t, ".visible") || is(t, ".extern") || is(t, ".weak") || is(t, ".common")) {
             if (is(t, ".extern")) ext = ps->decl_extern = true;
-            else ps->decl_visible = true;
+            else ps->decl_visible = true, ps->decl_linkage = is(t, ".visible") ? 1 : is(t, ".weak") ? 2 : 3;
             next(ps);
         }
         if (is(t, ".entry")) ok = emu_parse_function(ps, true);

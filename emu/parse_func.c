@@ -34,7 +34,11 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
             emu_lex_next(ps);
             continue;
         }
-        else if (is(&d, ".pragma")) { if (!emu_parse_pragma(ps, EMU_PRAGMA_SIGNATURE)) return false; continue; }
+        else if (is(&d, ".pragma")) { /* a kernel's only (ptxas: a syntax error after a .func's signature) */
+            if (!f->is_entry) return perr(ps, d.line, ".pragma after the signature of .func '%s': only a kernel's takes one", f->name);
+            if (!emu_parse_pragma(ps, EMU_PRAGMA_SIGNATURE)) return false;
+            continue;
+        }
         /* the others are a kernel's (ptxas: a syntax error on a .func), the cluster ones sm_90's ("Feature
          * '.explicitcluster' requires .target sm_90 or higher"); each loaded */
         bool cluster = is(&d, ".explicitcluster") || is(&d, ".maxclusterrank") || is(&d, ".reqnctapercluster");
@@ -219,6 +223,7 @@ static bool same_prototype(Parser *ps, const EmuFunc *old, const EmuFunc *f, uin
                        : old->nrets != f->nrets || old->nparams != f->nparams ? "a different number of parameters"
                        : old->noreturn != f->noreturn ? (f->noreturn ? ".noreturn" : "no .noreturn")
                        : old->is_extern != f->is_extern ? (f->is_extern ? ".extern" : "no .extern")
+                       : f->linkage && f->linkage != old->linkage ? "another linkage (.visible, .weak or .common; none keeps the first's)"
                        : NULL;
     for (uint32_t k = 0; !what && k < f->nrets + f->nparams; k++) {
         const EmuParam *a = k < f->nrets ? &old->rets[k] : &old->params[k - f->nrets], *b = k < f->nrets ? &f->rets[k] : &f->params[k - f->nrets];
@@ -283,12 +288,14 @@ bool emu_parse_function(Parser *ps, bool entry) {
     }
     if (!parse_perf(ps, &tmp) || !signature_ok(ps, &tmp)) goto fail;
     tmp.is_extern = ps->decl_extern;
+    tmp.linkage = ps->decl_linkage;
     /* a prototype, or a redefinition of a declared function */
     int32_t idx = -1;
     for (uint32_t i = 0; i < m->nfuncs; i++)
         if (strcmp(m->funcs[i].name, tmp.name) == 0) idx = (int32_t)i;
     if (idx >= 0 && m->funcs[idx].defined) { perr(ps, line, "function '%s' defined twice", tmp.name); goto fail; }
     if (idx >= 0 && !same_prototype(ps, &m->funcs[idx], &tmp, line)) goto fail;
+    if (idx >= 0) tmp.linkage = m->funcs[idx].linkage; /* the first declaration's */
     /* ptxas: "Function definition conflicts with '.extern' declaration" (the body ran as the extern's) */
     if ((tmp.is_extern || (idx >= 0 && m->funcs[idx].is_extern)) && is_punct(&ps->tok, '{')) {
         perr(ps, line, "'%s' is declared .extern and defined here: an .extern function's body is in another module", tmp.name);

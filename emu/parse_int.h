@@ -73,6 +73,7 @@ typedef struct Parser {
     uint32_t capsrclocs, capsrcfiles, capvlines;
     bool decl_visible;        /* the module-level declaration being parsed is .visible, .weak or .common */
     bool decl_extern;         /* ... is .extern */
+    uint8_t decl_linkage;     /* ... is .visible (1), .weak (2) or .common (3); 0: none of them */
     uint32_t last_ins_line, last_ins_key, last_ins_loc; /* the last instruction's PTX line, line key and srcloc */
     /* module */
     uint32_t capsyms, capfuncs;

@@ -1187,12 +1187,13 @@ Test(isa3, call_open_array_argument) {
  * does not receive its callee's return value; signatures: .noreturn with a return value ("Invalid directive
  * '.noreturn'"), on a kernel or twice, an incomplete array (s[] or s[0]) anywhere but as a .func's last argument,
  * several .param return values; a function declared again differently ("Inconsistent prototypes", "Inconsistent
- * redefinition": types, sizes, alignment, .reg or .param, .noreturn, .extern), defined after an .extern
+ * redefinition": types, sizes, alignment, .reg or .param, .noreturn, .extern, a linkage the first declaration
+ * did not have), defined after an .extern
  * declaration ("Function definition conflicts with '.extern' declaration") or, without .extern, not defined
  * ("Unresolved extern function"); a .param .pred; a call whose arguments or return values differ from its callee's
  * parameters in size, alignment or array-ness ("Type/Alignment of argument does not match formal parameter") or
  * are .reg .pred ("passing predicate ... parameters to device functions is not supported"); a kernel's
- * performance directives on a .func, cluster ones below sm_90.  The forms beside them load. */
+ * performance directives or a .pragma on a .func, cluster ones below sm_90.  The forms beside them load. */
 #define CALLS(sig, decl, arg) ".func " sig " { ret; }\n.visible .entry k() { .reg .b32 %r1; .reg .b64 %rd1; .reg .b16 %h1; " \
     ".reg .f32 %f1; .reg .pred %p1; mov.b32 %r1, 1; mov.b64 %rd1, 1; mov.b16 %h1, 1; mov.f32 %f1, 0f3F800000; " \
     "setp.ne.u32 %p1, %r1, 0; { " decl " call f, (" arg "); } ret; }\n"
@@ -1219,6 +1220,10 @@ Test(isa3, module_forms_ptxas_refuses) {
         {".extern .func f();\n.visible .func f() { ret; }\n.visible .entry k() { ret; }\n", "'f' declared again with no .extern"},
         {".func f();\n.extern .func f();\n.visible .entry k() { ret; }\n", "'f' declared again with .extern"},
         {".extern .func f() { ret; }\n.visible .entry k() { ret; }\n", "'f' is declared .extern and defined here"},
+        {".func f();\n.visible .func f() { ret; }\n.visible .entry k() { ret; }\n", "'f' declared again with another linkage"},
+        {".visible .func f();\n.weak .func f() { ret; }\n.visible .entry k() { ret; }\n", "'f' declared again with another linkage"},
+        {".entry k();\n.visible .entry k() { ret; }\n", "'k' declared again with another linkage"},
+        {".func f() .pragma \"nounroll\"; { ret; }\n.visible .entry k() { ret; }\n", ".pragma after the signature of .func 'f'"},
         {".func f(.param .b32 a);\n.func f(.param .b64 a) { ret; }\n.visible .entry k() { ret; }\n", "an argument of another type"},
         {".func f(.param .b32 a);\n.func f(.param .u32 a) { ret; }\n.visible .entry k() { ret; }\n", "an argument of another type"},
         {".func f(.param .b8 a[4]);\n.func f(.param .align 4 .b8 a[4]) { ret; }\n.visible .entry k() { ret; }\n", "an argument of another"},
@@ -1265,6 +1270,8 @@ Test(isa3, module_forms_ptxas_refuses) {
          * elements of the callee's sizes whatever their types */
         {".func f() .noreturn { trap; }\n.visible .entry k() { call f, (); ret; }\n", NULL},
         {".visible .entry k() .maxnreg 32 .minnctapersm 2 .maxntid 64 { ret; }\n", NULL},
+        {".visible .func f();\n.func f() { ret; }\n.weak .func g();\n.func g() { ret; }\n.visible .entry k() .pragma \"nounroll\"; { ret; }\n",
+         NULL},
         {".extern .func f() .noreturn;\n.extern .func f() .noreturn;\n.visible .entry k() { ret; }\n", NULL},
         {".func f(.param .b32 a);\n.func f(.param .b32 b) { ret; }\n.visible .entry k() { ret; }\n", NULL},
         {".func (.reg .b32 a, .reg .b32 b) f() { ret; }\n.visible .entry k() { ret; }\n", NULL},
