@@ -144,8 +144,9 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
     Val c = gen_expr(g, node->kids[0]);
     if (c.k == V_ERR || !val_is_value(g, c, node->kids[0]->loc)) return val_err();
     DType dt = val_dtype(c);
-    if (dt != DT_I1 && (!dtype_is_int(dt) || dt == DT_PTR)) {
-        diag_error(g->d, node->kids[0]->loc, "condition of '%s' must be i1 or an integer, got '%s'", name, gen_val_type_name(g, c));
+    /* non-zero is true (a NaN too), as the condition of an `if`, a `while`, `where` and a ternary, and Triton's cast to int1 */
+    if (dt == DT_PTR || (!dtype_is_int(dt) && !dtype_is_float(dt))) {
+        diag_error(g->d, node->kids[0]->loc, "condition of '%s' must be i1, an integer or a float, got '%s'", name, gen_val_type_name(g, c));
         return val_err();
     }
     if (dt != DT_I1) c = gen_cast(g, c, DT_I1, node->kids[0]->loc);

@@ -659,6 +659,38 @@ Test(lang_ir, held_constants_are_typed_scalars) {
               "}\n");
 }
 
+/* `a if c else b` on a run-time scalar c: a side that loads, stores, runs an atomic or an `if`, or may trap (an
+ * integer division or remainder) makes it an `if` that yields the value, so only the side picked runs (Triton's
+ * scf.if); pure sides stay where's select; a tile c is where's select (both sides, element-wise). */
+Test(lang_ir, ternary_runs_only_its_side) {
+    static const struct {
+        const char *expr;
+        bool branch;
+    } cases[] = {
+        {"load(x + 1) if n < 4 else 0.0", true},
+        {"0.5 if n < 4 else load(x + n)", true},
+        {"(n / m) as f32 if m != 0 else 1.0", true},
+        {"(n % m) as f32 if m else 1.0", true},
+        {"atomic_add(x + 3, 1.0) if f else 0.0", true},
+        {"(f if m > 0 else load(x)) if n > 0 else 2.0", true},
+        {"(n * 2) as f32 if n < m else sqrt(f)", false},
+        {"f + 1.0 if f else f / 3.0", false},
+        {"(f if m > 0 else 1.0) if n > 0 else 2.0", false},
+        {"(n / 4) as f32 if n < m else 0.0", false}, /* by a constant other than 0: it cannot trap */
+        {"sum(load(x + arange(0, 4) * m) if arange(0, 4) < n else 0.0)", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "kernel k(x: *f32, n: i32, m: i32, f: f32) {\n    store(x + 2, %s);\n}\n", cases[i].expr);
+        Result r = compile(src);
+        cr_assert_not_null(r.m, "%s: %s", cases[i].expr, r.diags);
+        bool branch = strstr(r.ir, " = if ") != NULL;
+        cr_expect_eq(branch, cases[i].branch, "%s: %s\n%s", cases[i].expr, branch ? "an 'if'" : "no 'if'", r.ir);
+        if (!cases[i].branch) cr_expect(strstr(r.ir, "select"), "%s: no select\n%s", cases[i].expr, r.ir);
+        result_free(&r);
+    }
+}
+
 Test(lang_ir, every_inst_has_a_location) {
     size_t len;
     char *text = slurp(TILE_SOURCE_DIR "/kernels/matmul.tile", &len);

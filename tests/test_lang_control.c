@@ -587,3 +587,100 @@ Test(lang_run, while_spin_lock) {
     }
     unload(&k);
 }
+
+/* `a if c else b` on a run-time scalar c runs only the side it picks, as Triton's scf.if: a side that would load past
+ * the end of its buffer is not run (memcheck reported the load when both sides ran as where's), nor is an atomic on
+ * the other side; nested, with a tile on each side, and in a loop whose carried values both sides read.  Inputs
+ * random, outputs poisoned, a float64 reference. */
+Test(lang_run, ternary_runs_only_its_side) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel guarded(x: *f32, y: *f32, out: *f32, rows: *f32, n: i32, m: i32) {\n"
+             "    let pid = program_id(0);\n"
+             "    let v = load(x + pid) * 2.0 if pid < n else -1.5;\n"
+             "    let w = load(x + pid) if pid < n else (load(y + (pid - n)) + 0.25 if pid < n + m else 7.0);\n"
+             "    let o = arange(0, 8);\n"
+             "    let r = load(x + pid * 8 + o) if pid < n / 8 else full([8], 0.5, f32);\n"
+             "    store(out + pid * 2, v);\n"
+             "    store(out + pid * 2 + 1, w);\n"
+             "    store(rows + pid * 8 + o, r);\n"
+             "}\n"
+             "fn bump(p) { store(p, load(p) + 1); return 5; }\n"
+             "@num_warps(1)\n"
+             "kernel counted(cnt: *i32, out: *i32, n: i32) {\n"
+             "    let pid = program_id(0);\n"
+             "    store(out + pid, atomic_add(cnt, 1) if pid < n else atomic_add(cnt + 1, 10) + 1000);\n"
+             "    store(out + num_programs(0) + pid, bump(cnt + 2) if pid == 3 else pid);\n"
+             "}\n"
+             "@num_warps(1)\n"
+             "kernel looped(x: *f32, d: *i32, out: *f32, outc: *i32, n: i32, m: i32) {\n"
+             "    let acc = 0.0;\n"
+             "    let c = 0;\n"
+             "    for i in range(0, m) {\n"
+             "        acc = acc * 0.5 + load(x + i) if i < n else acc - 1.0;\n"
+             "        c = c * 3 - load(d + i) if i < n else c + i;\n"
+             "    }\n"
+             "    store(out, acc);\n"
+             "    store(outc, c);\n"
+             "}\n",
+             "guarded");
+    enum { N = 45, M = 9, P = 61, NL = 37, ML = 53 };
+    float x[N], y[M], out[2 * P], rows[8 * P];
+    for (int i = 0; i < N; i++) x[i] = (float)urand();
+    for (int i = 0; i < M; i++) y[i] = (float)urand();
+    int32_t n = N, m = M;
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dout = poisoned(&k, sizeof out), drows = poisoned(&k, sizeof rows);
+    void *params[] = {&dx, &dy, &dout, &drows, &n, &m};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out), download(&k, rows, drows, sizeof rows);
+    for (int p = 0; p < P; p++) {
+        double v = p < N ? 2.0 * x[p] : -1.5, w = p < N ? x[p] : p < N + M ? (double)y[p - N] + 0.25 : 7.0;
+        cr_expect(fabs(out[2 * p] - v) <= 1e-6 * (1 + fabs(v)), "program %d: v = %g, want %g", p, out[2 * p], v);
+        cr_expect(fabs(out[2 * p + 1] - w) <= 1e-6 * (1 + fabs(w)), "program %d: w = %g, want %g", p, out[2 * p + 1], w);
+        for (int e = 0; e < 8; e++) {
+            double r = p < N / 8 ? x[p * 8 + e] : 0.5;
+            cr_expect_eq(rows[p * 8 + e], (float)r, "program %d row[%d] = %g, want %g", p, e, rows[p * 8 + e], r);
+        }
+    }
+
+    k.fn = fn_of(&k, "counted");
+    for (int t = 0; t < 2; t++) {
+        int32_t cn = t ? P + 5 : 23, cnt[3] = {0, 0, 40}, outc[2 * P];
+        uint64_t dcnt = upload(&k, cnt, sizeof cnt), doutc = poisoned(&k, sizeof outc);
+        void *cparams[] = {&dcnt, &doutc, &cn};
+        launch(&k, P, cparams);
+        download(&k, cnt, dcnt, sizeof cnt), download(&k, outc, doutc, sizeof outc);
+        int lo = cn < P ? cn : P;
+        cr_expect_eq(cnt[0], lo, "n = %d: the first atomic ran %d times, want %d", cn, cnt[0], lo);
+        cr_expect_eq(cnt[1], 10 * (P - lo), "n = %d: the second atomic added %d, want %d", cn, cnt[1], 10 * (P - lo));
+        cr_expect_eq(cnt[2], 41, "n = %d: the store in bump ran %d times, want once", cn, cnt[2] - 40);
+        for (int p = 0; p < P; p++) cr_expect_eq(outc[P + p], p == 3 ? 5 : p, "n = %d: program %d got %d", cn, p, outc[P + p]);
+        bool seen[P] = {0};
+        for (int p = 0; p < P; p++) { /* each side's old values: 0 .. lo - 1, and 1000 + 10 k */
+            int j = p < lo ? outc[p] : (outc[p] - 1000) / 10;
+            bool ok = p < lo ? outc[p] >= 0 && outc[p] < lo : outc[p] >= 1000 && outc[p] % 10 == 0 && j < P - lo;
+            cr_expect(ok && !seen[p < lo ? j : lo + j], "n = %d: program %d got %d", cn, p, outc[p]);
+            if (ok) seen[p < lo ? j : lo + j] = true;
+        }
+    }
+
+    k.fn = fn_of(&k, "looped");
+    float xl[NL], acc;
+    int32_t dl[NL], c, nl = NL, ml = ML;
+    for (int i = 0; i < NL; i++) xl[i] = (float)urand(), dl[i] = irand(7) - 3;
+    uint64_t dxl = upload(&k, xl, sizeof xl), ddl = upload(&k, dl, sizeof dl), dacc = poisoned(&k, 4), dc = poisoned(&k, 4);
+    void *lparams[] = {&dxl, &ddl, &dacc, &dc, &nl, &ml};
+    launch(&k, 1, lparams);
+    download(&k, &acc, dacc, 4), download(&k, &c, dc, 4);
+    double racc = 0;
+    uint32_t rc = 0; /* i32 arithmetic wraps */
+    for (int i = 0; i < ML; i++) {
+        racc = i < NL ? racc * 0.5 + xl[i] : racc - 1.0;
+        rc = i < NL ? rc * 3u - (uint32_t)dl[i] : rc + (uint32_t)i;
+    }
+    cr_expect(fabs(acc - racc) <= 1e-5 * (1 + fabs(racc)), "loop: acc = %g, want %g", acc, racc);
+    cr_expect_eq(c, (int32_t)rc, "loop: c = %d, want %d", c, (int32_t)rc);
+    unload(&k);
+}

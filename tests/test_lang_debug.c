@@ -139,6 +139,34 @@ Test(lang_debug, python_assert_and_pass) {
     free(msg), free(out);
 }
 
+/* A float condition of device_assert and assert is true when non-zero, a NaN too, as an `if`'s, `where`'s and
+ * Triton's (it was "condition of 'device_assert' must be i1 or an integer, got 'f32'").  x[i] = 10 i, n = 12:
+ * v - 100 is 0 at element 10 of program 1; (v - v) / (v - v) is a NaN everywhere. */
+Test(lang_debug, float_assert_conditions) {
+    const char *src = "kernel k(x: *f32, y: *f32, n: i32) {\n"
+                      "    let o = program_id(0) * 8 + arange(0, 8);\n"
+                      "    let v = load(x + o, o < n, 0.0);\n"
+                      "    device_assert(v - 100.0, \"hit 100\", mask=o < LIMIT);\n"
+                      "    assert (v - v) / (v - v), \"a NaN is true\";\n"
+                      "    device_assert(n as f32 - 0.5);\n"
+                      "    store(y + o, v + 1.0, o < n);\n"
+                      "}\n";
+    float x[16];
+    char *msg, *out, s[512];
+    snprintf(s, sizeof s, "const LIMIT = 10;\n%s", src);
+    cr_assert_eq(run_debug_src(s, 1, 0, x, &msg, &out), DEV_OK, "failed: %s", msg);
+    for (int i = 0; i < 16; i++) cr_expect_eq(x[i], i < 12 ? 10.0f * (float)i + 1 : 10.0f * (float)i, "x[%d] = %g", i, x[i]);
+    free(msg), free(out);
+    snprintf(s, sizeof s, "const LIMIT = 11;\n%s", src);
+    cr_assert_neq(run_debug_src(s, 1, 0, x, &msg, &out), DEV_OK);
+    cr_expect(strstr(msg, "dbg.tile:5: k:") && strstr(msg, "hit 100") && strstr(msg, "block (1,0,0)"), "assert message: %s", msg);
+    free(msg), free(out);
+    static const BadSource bad[] = {
+        {"kernel k(x: *f32) { device_assert(x); }\n", "t.tile:1:35: error: condition of 'device_assert' must be i1, an integer or a float, got 'ptr<f32>'"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
 Test(lang_debug, device_print_assert_num_sms) {
     float x[16];
     char *msg, *out;
