@@ -1068,7 +1068,8 @@ Val builtin_cond(Gen *g, const Node *n) {
     for (int k = 0; k < MAX_BI_PARAMS; k++) c.v[k] = (Val){.k = V_NONE};
     c.v[0] = cond;
     for (int k = 0; k < 3; k++) c.arg[k] = parts[k], c.loc[k] = parts[k]->loc;
-    if (cond.k != V_RT || cond.t->rank) {
+    DType cdt = val_dtype(cond); /* a tile, or a condition where refuses (a pointer): where */
+    if (cond.k != V_RT || cond.t->rank || cdt == DT_PTR || (!dtype_is_int(cdt) && !dtype_is_float(cdt))) {
         c.v[1] = gen_expr(g, n->then);
         c.v[2] = gen_expr(g, n->els);
         if (c.v[1].k == V_ERR || c.v[2].k == V_ERR) return val_err();

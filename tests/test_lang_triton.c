@@ -757,7 +757,8 @@ Test(lang_triton, constexpr_branch_in_loop) {
 
 /* Python's conditional expression, `a if cond else b`: a compile-time cond (a const, a string compare)
  * generates only its side (the other loads through a pointer the kernel does not have: it need not
- * compile), a run-time scalar or tensor cond is where(); nested to the right; over several lines inside
+ * compile), a run-time tensor cond is where(), a run-time scalar one runs only its side (test_lang_control's
+ * ternary_runs_only_its_side); nested to the right; over several lines inside
  * parentheses, as black writes a long one; the `if` of a statement
  * on the next line after a missing ';' is still that statement's (the error is the ';'), and a missing
  * `else` is a located error. */
