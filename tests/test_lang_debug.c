@@ -167,6 +167,29 @@ Test(lang_debug, float_assert_conditions) {
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
+/* A ternary on a run-time scalar runs only the side it picks, so a device_print in a fn on the other side prints
+ * nothing (it printed in every program when both sides ran).  x[i] = 10 i, n = 12: program 1 sums 80 .. 110. */
+Test(lang_debug, ternary_prints_only_its_side) {
+    const char *src = "fn say(v) { device_print(\"side \", v); return v; }\n"
+                      "kernel k(x: *f32, y: *f32, n: i32) {\n"
+                      "    let o = program_id(0) * 8 + arange(0, 8);\n"
+                      "    let v = load(x + o, o < n, 0.0);\n"
+                      "    let s = say(sum(v)) if program_id(0) == 1 else -1.0;\n"
+                      "    store(y + o, v + s, o < n);\n"
+                      "}\n";
+    float x[16];
+    char *msg, *out;
+    cr_assert_eq(run_debug_src(src, 0, 0, x, &msg, &out), DEV_OK, "failed: %s", msg);
+    for (int i = 0; i < 16; i++) {
+        float want = i < 12 ? 10.0f * (float)i + (i < 8 ? -1.0f : 380.0f) : 10.0f * (float)i;
+        cr_expect_eq(x[i], want, "y[%d] = %g, want %g", i, x[i], want);
+    }
+    const char *first = strstr(out, "side ");
+    cr_expect(first && !strstr(first + 1, "side ") && strstr(out, "pid (1, 0, 0)") && !strstr(out, "pid (0, 0, 0)"),
+              "want one line, from program 1:\n%s", out);
+    free(msg), free(out);
+}
+
 Test(lang_debug, device_print_assert_num_sms) {
     float x[16];
     char *msg, *out;
