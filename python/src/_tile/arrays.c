@@ -26,6 +26,7 @@
 #include "dlpack.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* NumPy's C-level array interface, the capsule __array_struct__ returns (a
@@ -509,8 +510,9 @@ static bool torch_storage(PyObject *obj, uintptr_t *lo, uintptr_t *hi) {
 static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a) {
     PyObject *devt = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
     if (!devt) return false;
-    long type = -1;
+    long type = -1, id = 0;
     if (PyTuple_Check(devt) && PyTuple_Size(devt) >= 1) type = PyLong_AsLong(PyTuple_GetItem(devt, 0));
+    if (!PyErr_Occurred() && PyTuple_Check(devt) && PyTuple_Size(devt) >= 2) id = PyLong_AsLong(PyTuple_GetItem(devt, 1));
     Py_DECREF(devt);
     if (PyErr_Occurred()) return false;
     bool device_mem = type == kDLCUDA || type == kDLCUDAManaged;
@@ -520,6 +522,12 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
     }
     if (device_mem && sc->dev->is_emulator)
         return bad(name, "CUDA device memory cannot be used on the emulator (use a host array, e.g. NumPy)");
+    /* a tensor of another GPU: its address means nothing in this device's context (the device's name is
+     * "cuda:N", its ordinal, as tile_context_get_properties says) */
+    if (device_mem && !strncmp(sc->dev->name, "cuda:", 5) && id != strtol(sc->dev->name + 5, NULL, 10)) {
+        PyErr_Format(PyExc_ValueError, "argument '%s': a DLPack tensor on cuda:%ld, the launch is on %s", name, id, sc->dev->name);
+        return false;
+    }
     if (sc->ncapsules == (int)(sizeof sc->capsules / sizeof sc->capsules[0])) return bad(name, "too many DLPack arguments");
     PyObject *cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
     if (!cap) return false;
