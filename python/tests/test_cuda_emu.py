@@ -12,7 +12,7 @@ the suite keeps this process's own path.  In that subprocess the cases below run
     registration ends when the array dies;
   - tile.gemm on cuda, f16 at sizes that are not multiples of its tiles, and tile.attention (causal, grouped
     heads, on a non-blocking stream), against float64;
-  - DLPack kDLCUDA tensors (their deleters called once);
+  - DLPack kDLCUDA tensors (their deleters called once, their producers given the call's stream);
   - errors: host memory posing as device memory, device memory on the emulator, a DLPack tensor of another
     device, a DLPack device type that is neither CPU nor CUDA.
 Every output is poisoned first; at the end the stand-in must have refused nothing.  This proves the package's
@@ -148,16 +148,17 @@ else:
 
     class DLPackArray:
         """DLPack's producer side over a DeviceArray: a fresh 'dltensor' capsule per __dlpack__ call, whose
-        deleter counts its calls."""
+        deleter counts its calls; .streams: the stream= each call was given (DLPack's stream protocol)."""
 
         def __init__(self, arr, device_type=kDLCUDA):
-            self.arr, self.device_type, self.deleted = arr, device_type, 0
+            self.arr, self.device_type, self.deleted, self.streams = arr, device_type, 0, []
             self._keep = []
 
         def __dlpack_device__(self):
             return (self.device_type, self.arr.device_id)
 
         def __dlpack__(self, stream=None):
+            self.streams.append(stream)
             a = self.arr
             shape = (ctypes.c_int64 * len(a.shape))(*a.shape)
             m = DLManagedTensor()
@@ -271,6 +272,30 @@ kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32) {
         k[(tile.cdiv(n, 256),)](tx, ty, tout, n)
         np.testing.assert_allclose(dout.get(), x.astype(np.float64) + 2.0 * y, rtol=1e-6, atol=1e-6)
         assert (tx.deleted, ty.deleted, tout.deleted) == (1, 1, 1)
+        # each producer was given the consumer's stream: 1, DLPack's legacy default stream, for the default
+        assert tx.streams == ty.streams == tout.streams == [1]
+        # on a stream: that stream's handle, and the result there once it is synchronized
+        s = ctypes.c_void_p()
+        _ck(DRV.cuStreamCreate(ctypes.byref(s), CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+        out2 = DeviceArray(np.full(n, np.nan, np.float32))
+        t2 = DLPackArray(out2)
+        k[(tile.cdiv(n, 256),)](ty, tx, t2, n, stream=s.value)
+        assert np.isnan(out2.get()).all()
+        _ck(DRV.cuStreamSynchronize(s), "cuStreamSynchronize")
+        np.testing.assert_allclose(out2.get(), y.astype(np.float64) + 2.0 * x, rtol=1e-6, atol=1e-6)
+        assert tx.streams == [1, s.value] and t2.streams == [s.value] and t2.deleted == 1
+        # tile.gemm takes them too, with its stream=
+        a = rng.standard_normal((19, 33)).astype(np.float16)
+        b = rng.standard_normal((33, 21)).astype(np.float16)
+        da, db, dc = DeviceArray(a), DeviceArray(b), DeviceArray(np.full((19, 21), np.nan, np.float32))
+        ta, tb, tc = DLPackArray(da), DLPackArray(db), DLPackArray(dc)
+        assert tile.gemm(ta, tb, out=tc, stream=s.value, device=dev) is tc
+        _ck(DRV.cuStreamSynchronize(s), "cuStreamSynchronize")
+        np.testing.assert_allclose(dc.get(), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
+        assert ta.streams == tb.streams == tc.streams == [s.value]
+        _ck(DRV.cuStreamDestroy_v2(s), "cuStreamDestroy")
+        for t in (out2, da, db, dc):
+            t.free()
         for a in (dx, dy, dout):
             a.free()
 

@@ -529,7 +529,25 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
         return false;
     }
     if (sc->ncapsules == (int)(sizeof sc->capsules / sizeof sc->capsules[0])) return bad(name, "too many DLPack arguments");
-    PyObject *cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
+    PyObject *cap;
+    if (device_mem) {
+        /* DLPack's stream protocol: the consumer's stream, so that the producer makes it wait for the tensor's
+         * pending work (PyTorch: an event on its current stream); the call's CUstream handle, or 1, DLPack's
+         * number for the legacy default stream (tile's default stream is the NULL stream) */
+        int given = sc->stream && sc->stream != Py_None ? PyObject_IsTrue(sc->stream) : 0;
+        if (given < 0) return false;
+        PyObject *one = given ? NULL : PyLong_FromLong(1);
+        PyObject *meth = given || one ? PyObject_GetAttrString(obj, "__dlpack__") : NULL;
+        PyObject *noargs = meth ? PyTuple_New(0) : NULL;
+        PyObject *kw = noargs ? Py_BuildValue("{sO}", "stream", given ? sc->stream : one) : NULL;
+        cap = kw ? PyObject_Call(meth, noargs, kw) : NULL;
+        Py_XDECREF(kw);
+        Py_XDECREF(noargs);
+        Py_XDECREF(meth);
+        Py_XDECREF(one);
+    } else {
+        cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
+    }
     if (!cap) return false;
     DLManagedTensor *m = PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
     if (!m) {

@@ -855,6 +855,7 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
         return false;
     }
     if (!tpy_stream(k->dev, stream_obj, &pr->stream)) return false;
+    pr->sc.stream = stream_obj;
     uint64_t key = 0, nulls = 0;
     for (int i = 0, islot = 0; i < k->nparams; i++) {
         const Param *p = &k->params[i];

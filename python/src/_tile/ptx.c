@@ -361,6 +361,7 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
         goto done;
     }
     if (!tpy_stream(dev, stream_obj, &stream)) goto done;
+    sc.stream = stream_obj;
     for (Py_ssize_t i = 0; i < n; i++) {
         const PtxParam *p = &k->params[i];
         PyObject *a = PyTuple_GetItem(args, i);

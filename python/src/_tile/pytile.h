@@ -84,6 +84,8 @@ typedef struct TPyScope {
     uintptr_t temp_lo[16], temp_hi[16];
     int ntemps;
     int used_host; /* host memory on a cuda device: synchronize before returning */
+    PyObject *stream; /* the call's stream= (borrowed; NULL or None: the default stream), given to a CUDA DLPack
+                       * producer's __dlpack__(stream=) so that it orders its work before the call's */
 } TPyScope;
 
 /* Resolve obj (an array argument named name) into *out.  False with a

@@ -103,7 +103,7 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyDevice *dev = (TPyDevice *)devobj;
     tile_stream stream;
     if (!tpy_stream(dev, streamo, &stream)) return NULL;
-    TPyScope sc = {.dev = dev};
+    TPyScope sc = {.dev = dev, .stream = streamo};
     TPyArray a, b, o, bias;
     tile_gemm_args g = {.size = sizeof g, .alpha = alpha, .beta = beta, .activation = (tile_activation)act, .stream = stream};
     if (!tpy_array(&sc, ao, "a", &a) || !tpy_array(&sc, bo, "b", &b) || !tpy_array(&sc, oo, "out", &o) || !tpy_writable(&o, "out", "gemm"))
@@ -243,7 +243,7 @@ PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyDevice *dev = (TPyDevice *)devobj;
     tile_stream stream;
     if (!tpy_stream(dev, streamo, &stream)) return NULL;
-    TPyScope sc = {.dev = dev};
+    TPyScope sc = {.dev = dev, .stream = streamo};
     TPyArray q, k, v, o;
     int dq, dk, dv, dout;
     if (!attn_tensor_f8(&sc, qo, "q", dtype, true, &q, &dq) || !attn_tensor_f8(&sc, ko, "k", dtype, true, &k, &dk) ||
@@ -341,7 +341,7 @@ PyObject *tpy_decode_paged(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyDevice *dev = (TPyDevice *)devobj;
     tile_stream stream;
     if (!tpy_stream(dev, streamo, &stream)) return NULL;
-    TPyScope sc = {.dev = dev};
+    TPyScope sc = {.dev = dev, .stream = streamo};
     TPyArray q, k, v, bt, cl, o;
     int dq, dout;
     if (!attn_tensor(&sc, qo, "q", dtype, &q, &dq) || !attn_tensor(&sc, oo, "out", dtype, &o, &dout) ||
@@ -414,7 +414,7 @@ PyObject *tpy_moe(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyDevice *dev = (TPyDevice *)devobj;
     tile_stream stream;
     if (!tpy_stream(dev, streamo, &stream)) return NULL;
-    TPyScope sc = {.dev = dev};
+    TPyScope sc = {.dev = dev, .stream = streamo};
     TPyArray x, w1, w2, o, l, ids, w, bias;
     tile_moe_args m = {.size = sizeof m, .topk = topk, .scoring = (tile_moe_scoring)scoring, .renormalize = renorm,
                        .n_group = n_group, .topk_group = topk_group, .group_top2 = top2, .routed_scale = routed_scale,
