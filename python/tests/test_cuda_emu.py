@@ -90,6 +90,10 @@ else:
         _ck(DRV.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0), "cuDevicePrimaryCtxRetain")
         _ck(DRV.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         yield d
+        gc.collect()
+        # nothing the cases made is left in the driver (the device keeps its loaded modules)
+        left = live()
+        assert (left["allocations"], left["streams"], left["events"], left["registrations"]) == (0, 0, 0, 0), left
         DRV.cuDevicePrimaryCtxRelease_v2(0)
 
     @pytest.fixture(autouse=True)
@@ -324,10 +328,16 @@ kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32) {
         # a device type that is neither CPU nor CUDA
         with pytest.raises(TypeError, match=r"argument 'x': DLPack device type 4 is neither CPU nor CUDA"):
             k[(1,)](DLPackArray(x, kDLOpenCL), x, out, n)
+        # a CUDA tensor of the wrong element type: refused, and its capsule's deleter still called
+        x64 = DeviceArray(np.zeros(n, np.float64))
+        t64 = DLPackArray(x64)
+        with pytest.raises(TypeError, match=r"argument 'y': kernel 'add' takes \*f32, got an array of 'float64'"):
+            k[(1,)](x, t64, out, n)
+        assert t64.deleted == 1
         assert DRV.fake_cuda_emu_launches() == launches
         assert np.isnan(out.get()).all()
-        x.free()
-        out.free()
+        for a in (x, out, x64):
+            a.free()
 
     def _other(arr):
         """arr's memory, claimed by DLPack to be on device 1."""

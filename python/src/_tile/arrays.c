@@ -678,13 +678,17 @@ void tpy_scope_end(TPyScope *sc, tile_stream stream) {
         Py_END_ALLOW_THREADS
     }
     sc->ntemps = 0;
+    if (!sc->ncapsules) return;
+    /* The call's exception (a refused argument) is put aside while the deleters run: a deleter may run Python
+     * code (a producer written in Python, through ctypes or cffi), which must not start with an exception set. */
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
     for (int i = 0; i < sc->ncapsules; i++) {
         DLManagedTensor *m = PyCapsule_GetPointer(sc->capsules[i], "used_dltensor");
         if (m && m->deleter) m->deleter(m);
+        PyErr_Clear(); /* the deleter returns nothing: nothing it could raise belongs to the call */
         Py_DECREF(sc->capsules[i]);
     }
-    if (PyErr_Occurred() && sc->ncapsules) {
-        /* PyCapsule_GetPointer cannot fail here (the name was just set); keep any earlier exception */
-    }
+    PyErr_Restore(et, ev, etb);
     sc->ncapsules = 0;
 }
