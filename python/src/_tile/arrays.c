@@ -635,6 +635,48 @@ bool tpy_numpy_scalar(PyObject *o) {
     return r > 0;
 }
 
+/* __cuda_array_interface__ version 3's "stream": the producer's stream, after whose work on the array the consumer's
+ * must come (1: the legacy default stream, 2: the per-thread one, which the driver takes as the handle
+ * CU_STREAM_PER_THREAD; 0 is disallowed).  Nothing to do when it is the call's own stream (tile's default stream
+ * is the legacy one); else an event recorded there, which the call's stream waits for (no host wait). */
+static bool cai_stream_wait(TPyScope *sc, const char *name, PyObject *ps) {
+    if (!PyLong_Check(ps)) {
+        PyErr_Format(PyExc_TypeError, "argument '%s': its __cuda_array_interface__ 'stream' is neither None nor an int, got %R", name,
+                     (PyObject *)Py_TYPE(ps));
+        return false;
+    }
+    unsigned long long p = PyLong_AsUnsignedLongLong(ps);
+    if (PyErr_Occurred() || p == 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "argument '%s': its __cuda_array_interface__ 'stream' is %R, not a stream (1 is the legacy "
+                                       "default stream, 2 the per-thread one, others a CUstream handle; 0 is disallowed)", name, ps);
+        return false;
+    }
+    PyObject *callo = sc->stream && sc->stream != Py_None ? sc->stream : NULL;
+    unsigned long long c = callo ? PyLong_AsUnsignedLongLong(callo) : 0; /* an int: tpy_stream took it */
+    if (PyErr_Occurred()) return false;
+    if (p == (c ? c : 1)) return true;
+    tile_stream from = NULL, to = NULL;
+    if (p != 1 && !tpy_stream(sc->dev, ps, &from)) return false;
+    if (callo && !tpy_stream(sc->dev, callo, &to)) return false;
+    tile_context *ctx = sc->dev->ctx;
+    tile_event ev;
+    tile_status st = tile_event_create(ctx, &ev);
+    if (st == TILE_OK) {
+        st = tile_event_record(ctx, ev, from);
+        if (st == TILE_OK) st = tile_stream_wait_event(ctx, to, ev);
+        tile_status st2 = tile_event_destroy(ctx, ev); /* the wait holds what it waits for */
+        if (st == TILE_OK) st = st2;
+    }
+    if (st != TILE_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "argument '%s': waiting for its __cuda_array_interface__ stream", name);
+        tpy_raise(sc->dev, st, what);
+        return false;
+    }
+    return true;
+}
+
 bool tpy_array(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a) {
     static PyObject *s_cai, *s_dl;
     if (!s_cai && (!(s_cai = PyUnicode_InternFromString("__cuda_array_interface__")) ||
@@ -646,9 +688,13 @@ bool tpy_array(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a) {
     PyObject *cai = PyObject_GetAttr(obj, s_cai);
     if (cai) {
         bool ok = parse_interface(cai, name, a, &data);
+        PyObject *ps = ok && PyDict_Check(cai) ? PyDict_GetItemString(cai, "stream") : NULL;
+        Py_XINCREF(ps);
         Py_DECREF(cai);
+        if (ok && sc->dev->is_emulator) ok = bad(name, "CUDA device memory cannot be used on the emulator (use a host array, e.g. NumPy)");
+        if (ok && ps && ps != Py_None) ok = cai_stream_wait(sc, name, ps);
+        Py_XDECREF(ps);
         if (!ok) return false;
-        if (sc->dev->is_emulator) return bad(name, "CUDA device memory cannot be used on the emulator (use a host array, e.g. NumPy)");
         a->ptr = (tile_devptr)data;
         return true;
     }
