@@ -8,7 +8,8 @@
  *   3. Walk the Tile IR; every op family emits its registers
  *      (llvm_elementwise.c, llvm_memory.c, llvm_shared.c); `for` and `while` become a
  *      loop with one phi per register of each carried value, `if` a diamond.
- *   4. LLVMVerifyModule, default<O3>, then GEPs split and their copies removed (for SLSR), PTX into memory.
+ *   4. LLVMVerifyModule, default<O3> (less the passes init_targets skips: they change nothing in our IR), then
+ *      GEPs split and their copies removed (for SLSR), PTX into memory.
  * Every LLVM message and buffer is disposed on the one cleanup path. */
 #include "llvm_ctx.h"
 #include "budget.h"
