@@ -12,7 +12,8 @@
  * (tile_kernel_id_file), DEVICE is "emu/sm_80" or, on a GPU,
  * "cuda/NVIDIA H100 80GB HBM3/driver 12040/sm_90a" (model and driver, not
  * the device number: rt_device_key), BUCKET is "m=4096,n=4096,k=4096" with
- * each key value rounded up to a power of two, CONFIG is "BM=64 BN=128 ...
+ * each key value rounded up to a power of two (tile_gemm's adds ",trans_a=1" and
+ * ",trans_b=1" for a transposed operand: the layout is part of the key), CONFIG is "BM=64 BN=128 ...
  * num_warps=4".  The file is opened inside the cache folder as cache.c opens
  * its files (an owned, private folder; no symlink followed).
  *

@@ -510,6 +510,23 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     cr_assert_eq(tile_memcpy_dtoh(ctx, out, c, sizeof out), TILE_OK);
     double h = 0.74609375; /* 0x3f3f */
     for (int i = 0; i < 32 * 64; i++) cr_assert_float_eq(out[i], 32 * h * h, 1e-3, "out[%d] = %g", i, out[i]);
+    /* the layout is part of the key: a record for the plain layout is not applied to a transposed one, and one
+     * for trans_a (",trans_a=1", what tile tune gemm --trans-a stores) only to trans_a */
+    cr_assert_eq(tile_tune_record(cache_dir, id, dev, "m=32,n=64,k=32,trans_a=1", "BM=128 BN=64 BK=32 num_warps=4 num_stages=3", 1e-4),
+                 TILE_OK);
+    for (int t = 0; t < 3; t++) { /* trans_b: untuned; trans_a: its own record; plain: still its own */
+        tile_gemm_args gt = g;
+        gt.trans_b = t == 0, gt.ldb = t == 0 ? 32 : 64; /* B n x k */
+        gt.trans_a = t == 1;                            /* A k x m: lda m = 32 */
+        tile_memset(ctx, c, 0xff, 32 * 64 * 4);
+        cr_assert_eq(tile_gemm(ctx, &gt), TILE_OK, "%s", tile_last_error(ctx));
+        tile_gemm_last_info(ctx, &gi);
+        if (t == 0) cr_assert(!gi.tuned && strstr(gi.config, "BM=128 BN=128"), "trans_b: %s", gi.config);
+        if (t == 1) cr_assert(gi.tuned && strstr(gi.config, "BM=128 BN=64 "), "trans_a: %s", gi.config);
+        if (t == 2) cr_assert(gi.tuned && strstr(gi.config, "BM=64 BN=64 "), "plain: %s", gi.config);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, c, sizeof out), TILE_OK);
+        for (int i = 0; i < 32 * 64; i++) cr_assert_float_eq(out[i], 32 * h * h, 1e-3, "layout %d: out[%d] = %g", t, i, out[i]);
+    }
     tile_free(ctx, a), tile_free(ctx, b), tile_free(ctx, c);
     /* the same bucket with odd leading dimensions: read element by element, the tuned tile is set aside
      * for the scalar configuration (kernels/gemm/gemm.c: 8 warps) */

@@ -356,8 +356,9 @@ static int tune_gemm(int argc, char **argv) {
     TuneReport rep = {.json = p.json, .emu = props.is_emulator, .kernel = kernel, .flops = 2.0 * (double)p.m * (double)p.n * (double)p.k};
     print_table(&rep, rows, sp.nconfigs);
     char bucket[96];
-    snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld", (long long)tile_tune_bucket(p.m), (long long)tile_tune_bucket(p.n),
-             (long long)tile_tune_bucket(p.k));
+    /* the layout is part of the key, as tile_gemm reads it (kernels/gemm/gemm.c, tuned_config) */
+    snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld%s%s", (long long)tile_tune_bucket(p.m), (long long)tile_tune_bucket(p.n),
+             (long long)tile_tune_bucket(p.k), p.ta ? ",trans_a=1" : "", p.tb ? ",trans_b=1" : "");
     char why[96];
     if (rows[0].seconds >= 0 && gemm_untunable(&d.g, why, sizeof why)) { /* nothing tile_gemm would read: not stored */
         if (p.json) {

@@ -245,9 +245,12 @@ static void define_words(ShippedVariant *v, const char *text) {
 static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const tile_gemm_args *a) {
     const char *dir = rt_cache_dir(ctx);
     if (!dir) return NULL;
+    /* the layout is part of the key (a transposed operand is read along the other axis, so its best tile differs);
+     * the plain layout keeps the key records had before transposes were in it, so they still apply to it.  The same
+     * text as tile tune gemm's (tools/cmd_tune.c). */
     char bucket[96];
-    snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld", (long long)tile_tune_bucket(a->m), (long long)tile_tune_bucket(a->n),
-             (long long)tile_tune_bucket(a->k));
+    snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld%s%s", (long long)tile_tune_bucket(a->m), (long long)tile_tune_bucket(a->n),
+             (long long)tile_tune_bucket(a->k), a->trans_a ? ",trans_a=1" : "", a->trans_b ? ",trans_b=1" : "");
     const char *kn = pairs[pair].kernel;
     for (int i = 0; i < g->ntb; i++)
         if (!strcmp(g->tb[i].kernel, kn) && !strcmp(g->tb[i].bucket, bucket)) return g->tb[i].config[0] ? g->tb[i].config : NULL;
