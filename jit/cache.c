@@ -4,7 +4,8 @@
  *   1. List the source and every file it imports (jit_source_files, the
  *      compiler's own resolution) and hash each key part with XXH3-128:
  *      compiler (version, build id of libtile, LLVM version), source, imports,
- *      defines, specializations, options, arch.  The key is the hash of the
+ *      defines, specializations, options (with want_cubin the ptxas that will run: its path, size and
+ *      mtime, so an upgrade in place is another key), arch.  The key is the hash of the
  *      parts; the identity (source name and kernel) names "the same kernel"
  *      across changes, so a miss can say which part changed.
  *   2. Open the cache folder (jit_cache_open, the rules below) and look for
@@ -262,7 +263,15 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
     int flags[6] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS,
                     o->no_line_info != 0, o->no_tma != 0};
     XXH3_128bits_update(st, flags, sizeof flags);
-    if (o->want_cubin && o->ptxas) XXH3_128bits_update(st, o->ptxas, strlen(o->ptxas));
+    if (o->want_cubin) { /* the ptxas that will run, by path, size and mtime: one upgraded in place (a new CUDA) is another key */
+        char pxbuf[4096];
+        const char *px = jit_find_ptxas(o->ptxas, pxbuf, sizeof pxbuf);
+        struct stat sb;
+        int64_t stamp[3] = {-1, -1, -1}; /* none found: its own key, so an entry without a cubin is not served once one is */
+        if (px && stat(px, &sb) == 0) stamp[0] = (int64_t)sb.st_size, stamp[1] = (int64_t)sb.st_mtim.tv_sec, stamp[2] = sb.st_mtim.tv_nsec;
+        if (px) XXH3_128bits_update(st, px, strlen(px) + 1);
+        XXH3_128bits_update(st, stamp, sizeof stamp);
+    }
     k->parts[KP_OPTIONS] = XXH3_128bits_digest(st);
     k->parts[KP_ARCH] = hash_str(target_find(o->arch) ? target_find(o->arch)->name : o->arch);
     XXH3_128bits_reset(st);

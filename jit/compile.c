@@ -40,9 +40,7 @@ static char *dupstr(const char *s) {
     return p;
 }
 
-/* The ptxas to run, written into buf (the caller's): the given path, else
- * /usr/local/cuda/bin/ptxas, else the first on PATH.  NULL when none runs. */
-static const char *find_ptxas(const char *given, char *buf, size_t size) {
+const char *jit_find_ptxas(const char *given, char *buf, size_t size) {
     if (given) return access(given, X_OK) == 0 ? given : NULL;
     if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
     const char *path = getenv("PATH");
@@ -365,7 +363,7 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     st = TILE_OK;
     if (o->want_cubin) {
         char pxbuf[4096];
-        const char *px = find_ptxas(o->ptxas, pxbuf, sizeof pxbuf);
+        const char *px = jit_find_ptxas(o->ptxas, pxbuf, sizeof pxbuf);
         if (!px) out->ptxas_missing = 1;
         else {
             Str err = {0};

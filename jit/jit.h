@@ -46,6 +46,9 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
                               int *from_cache, unsigned char imports[16]);
 /* The imports' part of a cache key: files[1 .. n) (files[0] is the main file) by resolved path, length and text. */
 void jit_imports_digest(const SrcFile *const *files, int n, unsigned char out[16]);
+/* The ptxas to run, written into buf (the caller's): the given path, else
+ * /usr/local/cuda/bin/ptxas, else the first on PATH.  NULL when none runs. */
+const char *jit_find_ptxas(const char *given, char *buf, size_t size);
 /* The compiler's identity: version, build id, LLVM version (hex digest, static). */
 const char *jit_compiler_id(void);
 /* The cache folder, opened safely (the rules are in cache.c's design

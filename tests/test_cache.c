@@ -129,6 +129,44 @@ Test(cache, hit_miss_keys_corruption, .init = setup, .fini = teardown) {
 /* The order of defines and of specializations changes no kernel (each NAME is given once), so it changes no key:
  * "B=2 A=1" hits the entry "A=1 B=2" made, on disk and in a context's memory (it was a miss, a second compile and
  * entry, and a second module); another value still misses. */
+/* A cubin is keyed by the ptxas that made it (path, size, mtime): a ptxas upgraded in place (a new CUDA in
+ * the same folder) is another key, so the old one's cubin is not served.  A fake ptxas writes its version
+ * as the cubin. */
+static void fake_ptxas(const char *path, const char *version, time_t mtime) {
+    char text[256];
+    snprintf(text, sizeof text, "#!/bin/sh\n# -arch=A -v -o CUBIN PTX\nprintf '%s' > \"$4\"\n", version);
+    write_file(path, text);
+    cr_assert_eq(chmod(path, 0700), 0);
+    struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+Test(cache, cubin_key_has_the_ptxas_identity, .init = setup, .fini = teardown) {
+    char cache[128], src[128], px[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(src, sizeof src, "%s/k.tile", dir);
+    snprintf(px, sizeof px, "%s/ptxas", dir);
+    write_file(src, "kernel k(x: *f32) {\n    let o = arange(0, 64);\n    store(x + o, o as f32);\n}\n");
+    tile_compile_options o = {.want_cubin = 1, .ptxas = px};
+    const struct {
+        const char *version;
+        time_t mtime;
+        int hit;
+    } steps[] = {{"ptxas-12.4", 1700000000, 0}, {"ptxas-12.4", 1700000000, 1}, /* the same ptxas: a hit */
+                 {"ptxas-12.10", 1700000000, 0},                                /* another size */
+                 {"ptxas-12.9", 1800000000, 0}};                                /* the same size, another mtime */
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        fake_ptxas(px, steps[i].version, steps[i].mtime);
+        tile_compiled c;
+        int hit = -1;
+        cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+        cr_expect_eq(hit, steps[i].hit, "step %zu", i);
+        cr_assert(c.cubin && c.cubin_size == strlen(steps[i].version) && !memcmp(c.cubin, steps[i].version, c.cubin_size),
+                  "step %zu: the cubin of %s, got %.*s", i, steps[i].version, (int)c.cubin_size, c.cubin ? (const char *)c.cubin : "");
+        tile_compiled_free(&c);
+    }
+}
+
 Test(cache, key_ignores_the_order_of_defines, .init = setup, .fini = teardown) {
     char cache[128], src[128];
     snprintf(cache, sizeof cache, "%s/cache", dir);
