@@ -139,12 +139,31 @@ static bool aot_generated_name(const char *name, const char *k) {
     return true;
 }
 
+/* Whether name is one the generated C declares for kernel k before its launch function, where a parameter of that
+ * name would shadow it (an error under -Wshadow, and the body reads the tables): k_slots, k_ptx_0 .. k_ptx_NVAR,
+ * k_cubin_V of each variant V that has a cubin (cubins[V]), and k_block and k_smem when the export has them
+ * (tables: some variant takes dynamic shared memory).  k_aot_unload comes after the launch function. */
+static bool aot_body_name(const char *name, const char *k, int nvar, const bool *cubins, bool tables) {
+    size_t n = strlen(k);
+    if (strncmp(name, k, n)) return false;
+    const char *rest = name + n;
+    if (!strcmp(rest, "_slots") || (tables && (!strcmp(rest, "_block") || !strcmp(rest, "_smem")))) return true;
+    size_t p = !strncmp(rest, "_ptx_", 5) ? 5 : !strncmp(rest, "_cubin_", 7) ? 7 : 0;
+    if (!p || !rest[p] || (rest[p] == '0' && rest[p + 1])) return false; /* k_ptx_07 is none */
+    long v = 0;
+    for (const char *d = rest + p; *d; d++) {
+        if (!isdigit((unsigned char)*d) || v > nvar) return false;
+        v = v * 10 + (*d - '0');
+    }
+    return v <= nvar && (p == 5 || cubins[v]);
+}
+
 /* Whether a parameter may keep its .tile name in the prototype and the launch function's body: not a keyword,
- * not a name the body uses (its locals, the kernel's tables KERNEL_slots and KERNEL_ptx_N), nor a type or macro
+ * not a name the body uses (its locals, the kernel's tables: aot_body_name), nor a type or macro
  * of tile.h (tile_ and TILE_ names), of the headers it includes (the <stdint.h> and <stddef.h> ..._t types,
  * NULL) or of the C headers a program includes before OUT.h (errno, stdin, I, complex, EOF, linux: c_std_name),
  * nor a reserved name. */
-static bool aot_param_name_free(const char *name, const char *kernel) {
+static bool aot_param_name_free(const char *name, const char *kernel, int nvar, const bool *cubins, bool tables) {
     static const char *const mine[] = {"args", "ctx", "grid", "stream", "st", "k", "v", "ptx"};
     for (size_t i = 0; i < ARRAY_LEN(mine); i++)
         if (!strcmp(name, mine[i])) return false;
@@ -152,13 +171,34 @@ static bool aot_param_name_free(const char *name, const char *kernel) {
     if (c_keyword(name) || c_std_name(name) || (n >= 2 && !strcmp(name + n - 2, "_t")) || !strncmp(name, "tile_", 5) || !strncmp(name, "TILE_", 5) ||
         !strncmp(name, "__", 2) || (name[0] == '_' && isupper((unsigned char)name[1])))
         return false;
-    return !aot_generated_name(name, kernel);
+    return !aot_body_name(name, kernel, nvar, cubins, tables);
+}
+
+/* Each parameter's C name (AotParam.name): its .tile name, "p_" before it when that is in a reserved name space,
+ * '_' appended until it is free (aot_param_name_free: cname is the launch function's C name, whose arrays, for
+ * nvar variants, cubins[V] when variant V has a cubin, and tables or not, a parameter must not shadow) and unique.
+ * false when out of memory. */
+static bool aot_name_params(AotParam *ps, int n, const char *cname, int nvar, const bool *cubins, bool tables) {
+    for (int k = 0; k < n; k++) {
+        const char *p = ps[k].tile_name;
+        Str name = {0};
+        /* a reserved prefix stays one whatever is appended */
+        bool reserved = !strncmp(p, "tile_", 5) || !strncmp(p, "TILE_", 5) || !strncmp(p, "__", 2) || (p[0] == '_' && isupper((unsigned char)p[1]));
+        str_printf(&name, "%s%s", reserved ? "p_" : "", p);
+        for (bool taken = name.buf != NULL; taken;) {
+            taken = !aot_param_name_free(name.buf, cname, nvar, cubins, tables);
+            for (int i = 0; i < k && !taken; i++) taken = !strcmp(ps[i].name, name.buf);
+            if (taken) str_puts(&name, "_");
+        }
+        if (!(ps[k].name = str_take(&name))) return false;
+    }
+    return true;
 }
 
 /* Names from "kernel @NAME(%x: ptr<f32> #div16, %n: i32)" and types from the signature, into *out (malloc'd, NULL
- * when there are none); cname: the launch function's C name, whose tables a parameter must not shadow.  The
+ * when there are none); the C names come later (aot_name_params), once the export knows its tables.  The
  * count, or -1 (out of memory, or the header or signature not as expected). */
-static int kernel_params(const tile_compiled *c, const char *kernel, const char *cname, AotParam **out) {
+static int kernel_params(const tile_compiled *c, const char *kernel, AotParam **out) {
     Str head = {0};
     str_printf(&head, "kernel @%s(", kernel);
     const char *p = c->tir && head.buf ? strstr(c->tir, head.buf) : NULL;
@@ -185,20 +225,10 @@ static int kernel_params(const tile_compiled *c, const char *kernel, const char 
         }
         AotParam *q = &ps[n++];
         *q = (AotParam){0};
-        Str name = {0};
         q->tile_name = strndup(p, len);
-        /* a reserved prefix stays one whatever is appended */
-        bool reserved = !strncmp(p, "tile_", 5) || !strncmp(p, "TILE_", 5) || !strncmp(p, "__", 2) || (p[0] == '_' && isupper((unsigned char)p[1]));
-        str_printf(&name, "%s%.*s", reserved ? "p_" : "", (int)len, p);
-        for (bool taken = name.buf != NULL; taken;) {
-            taken = !aot_param_name_free(name.buf, cname);
-            for (int i = 0; i < n - 1 && !taken; i++) taken = !strcmp(ps[i].name, name.buf);
-            if (taken) str_puts(&name, "_");
-        }
-        q->name = str_take(&name);
         while (*sig == ' ' || *sig == ',') sig++;
         q->ctype = c_type(sig);
-        if (!q->tile_name || !q->name || !q->ctype) goto fail;
+        if (!q->tile_name || !q->ctype) goto fail;
         while (*sig && *sig != ',') sig++;
         while (*p && *p != ',' && *p != ')') p++;
     }
@@ -401,9 +431,11 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         Str *conds = calloc((size_t)nvar + 1, sizeof *conds); /* per variant, what its signature assumes of the values */
         /* per variant, its block's threads and its dynamic shared memory (0: none, all static) */
         unsigned *threads = calloc((size_t)nvar + 1, sizeof *threads), *dyn = calloc((size_t)nvar + 1, sizeof *dyn);
+        char **sigs = calloc((size_t)nvar + 1, sizeof *sigs); /* per variant, its signature: conds once the names are known */
+        bool *cubins = calloc((size_t)nvar + 1, sizeof *cubins); /* per variant, whether it has a cubin (k_cubin_V) */
         int any_dyn = 0;
-        if (!conds || !threads || !dyn) {
-            free(conds), free(threads), free(dyn);
+        if (!conds || !threads || !dyn || !sigs || !cubins) {
+            free(conds), free(threads), free(dyn), free(sigs), free(cubins);
             st = TILE_ERROR_OUT_OF_MEMORY;
             break;
         }
@@ -430,7 +462,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 break;
             }
             if (np < 0) {
-                np = kernel_params(&cc, kn, cn, &ps);
+                np = kernel_params(&cc, kn, &ps);
                 if (np < 0) {
                     str_printf(&err, "tile_aot_export: cannot read the parameters of '%s'\n", kn);
                     st = TILE_ERROR_INTERNAL;
@@ -438,7 +470,11 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                     break;
                 }
             }
-            if (v < nvar) aot_conditions(cc.kernels[0].signature, ps, np, &conds[v]);
+            if (v < nvar && !(sigs[v] = strdup(cc.kernels[0].signature ? cc.kernels[0].signature : ""))) {
+                st = TILE_ERROR_OUT_OF_MEMORY;
+                tile_compiled_free(&cc);
+                break;
+            }
             threads[v] = 32u * (unsigned)cc.kernels[0].num_warps;
             dyn[v] = cc.kernels[0].smem_dynamic ? (unsigned)cc.kernels[0].smem_bytes : 0;
             any_dyn |= dyn[v] != 0;
@@ -448,6 +484,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             put_c_bytes(&c, cc.ptx);
             str_puts(&c, "};\n");
             if (cc.cubin) {
+                cubins[v] = true;
                 str_printf(&c, "const unsigned char %s_cubin_%d[%zu] = {", cn, v, cc.cubin_size);
                 for (size_t i = 0; i < cc.cubin_size; i++) str_printf(&c, "%s%u,", i % 24 ? "" : "\n    ", ((unsigned char *)cc.cubin)[i]);
                 str_puts(&c, "\n};\n");
@@ -456,6 +493,11 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             }
             tile_compiled_free(&cc);
         }
+        /* the C names, now that the tables are known (a parameter k_smem shadows a table only where there is one) */
+        if (st == TILE_OK && !aot_name_params(ps, np, cn, nvar, cubins, any_dyn)) st = TILE_ERROR_OUT_OF_MEMORY;
+        for (int v = 0; v < nvar && st == TILE_OK; v++) aot_conditions(sigs[v], ps, np, &conds[v]);
+        for (int v = 0; v < nvar; v++) free(sigs[v]);
+        free(sigs), free(cubins);
         if (st != TILE_OK) {
             for (int v = 0; v < nvar; v++) str_free(&conds[v]);
             free(conds), free(threads), free(dyn);

@@ -764,6 +764,37 @@ Test(aot, dynamic_shared_memory, .timeout = 240) {
     run_prog(dir);
 }
 
+/* A parameter is renamed only where it would shadow an array declared before the launch function: k_slots,
+ * the k_ptx_V of its variants (0 .. 1 here), k_cubin_V where ptxas made one, and k_block / k_smem only in an
+ * export that has them (dynamic shared memory, as aot.dynamic_shared_memory's transpose); k_ptx_2, k_cubin_2
+ * and k_aot_unload (defined after it) are none.  The .c then compiles with -Wshadow -Werror. */
+Test(aot, params_renamed_only_where_they_clash, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    const char *src = "kernel k(x: *f32, n: i32, k_smem: i32, k_block: i32, k_slots: i32, k_ptx_0: i32, k_ptx_1: i32, k_ptx_2: i32,\n"
+                      "         k_aot_unload: i32, k_cubin_0: i32, k_cubin_2: i32) {\n"
+                      "    let o = arange(0, 64);\n"
+                      "    store(x + o, (k_smem + k_block + k_slots + k_ptx_0 + k_ptx_1 + k_ptx_2 + k_aot_unload + k_cubin_0 + k_cubin_2) as f32, o < n);\n"
+                      "}\n";
+    const char *kernels[] = {"k", NULL}, *variants[] = {"n=16", NULL};
+    char *gen = export_read(dir, "clash.tile", src, kernels, variants, "clash_aot");
+    const char *proto = strstr(gen, "tile_status k(");
+    bool cubin = strstr(gen, "const unsigned char k_cubin_0[") != NULL; /* ptxas installed */
+    char want[512];
+    snprintf(want, sizeof want, "int32_t n, int32_t k_smem, int32_t k_block, int32_t k_slots_, int32_t k_ptx_0_, int32_t k_ptx_1_, "
+             "int32_t k_ptx_2, int32_t k_aot_unload, int32_t k_cubin_0%s, int32_t k_cubin_2, tile_stream stream)", cubin ? "_" : "");
+    cr_expect(strstr(gen, want), "renamed where nothing clashes, or kept where something does: want\n%s\n%.500s", want, proto ? proto : gen);
+    cr_expect(!strstr(gen, "k_smem[") && strstr(gen, "void *args[] = {&x, &n, &k_smem, &k_block, &k_slots_, &k_ptx_0_,"), "%.900s",
+              proto ? proto : gen);
+    free(gen);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cc -std=c17 -Wall -Wextra -Wshadow -Werror %s -I%s/include -I%s -c %s/clash_aot.c -o %s/clash_aot.o",
+             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    system(cmd);
+}
+
 /* A program that links libtile_rt before libtile (`pkg-config --libs tile-rt tile`) has the runtime's names bound
  * to libtile_rt, so a context it makes is unknown to libtile's tile_module_load_source, which fails with its
  * message where tile_last_error does not read it: an empty message.  libtile says so when it is loaded (one
