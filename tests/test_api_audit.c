@@ -712,12 +712,19 @@ Test(api_audit, refusals_name_their_function) {
     /* m = 0 (and n = 0): nothing to compute, but the configuration is still read */
     tile_gemm_args ga = {.size = sizeof ga, .m = 0, .n = 8, .k = 8, .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
     static const char *const bad_configs[][3] = {{"BM=", NULL}, {"BM", NULL}, {"ACT=1", NULL}, {"BM=64", "BM=32", NULL},
-                                                 {"SPLIT_K=0", NULL}, {"SPLIT_K=65", NULL}, {"GROUP_M=0", NULL}, {"FAST_ACCUM=1", NULL}};
+                                                 {"SPLIT_K=0", NULL}, {"SPLIT_K=65", NULL}, {"GROUP_M=0", NULL}, {"FAST_ACCUM=1", NULL},
+                                                 /* values out of the knob's range: named, never the kernel's compile error */
+                                                 {"BM=-64", NULL}, {"BN=0", NULL}, {"BK=2048", NULL}, {"num_warps=64", NULL},
+                                                 {"num_stages=0", NULL}, {"PERSISTENT=2", NULL}, {"BM=64x", NULL},
+                                                 {"num_warps=99999999999999999999", NULL}};
     static const char *const what[] = {"has no value", "is not a configuration", "is not a configuration", "set twice",
-                                       "SPLIT_K=0", "SPLIT_K=65", "GROUP_M=0", "FAST_ACCUM applies to f8"};
-    for (int i = 0; i < 8; i++)
-        for (int mn = 0; mn < 2; mn++) {
-            ga.m = mn ? 8 : 0, ga.n = mn ? 0 : 8;
+                                       "SPLIT_K=0 (1 to 64)", "SPLIT_K=65", "GROUP_M=0 (1 to 65535)", "FAST_ACCUM applies to f8",
+                                       "tile_gemm_with_config: BM=-64 (1 to 1024)", "BN=0 (1 to 1024)", "BK=2048 (1 to 1024)",
+                                       "num_warps=64 (1 to 32)", "num_stages=0 (1 to 16)", "PERSISTENT=2 (0 to 1)",
+                                       "BM=64x: BM is not an integer (1 to 1024)", "num_warps is not an integer"};
+    for (int i = 0; i < 16; i++)
+        for (int mn = 0; mn < 3; mn++) { /* m = 0, n = 0, and with work (m = n = 16: checked before the pointers) */
+            ga.m = mn == 1 ? 8 : mn ? 16 : 0, ga.n = mn == 0 ? 8 : mn == 1 ? 0 : 16;
             prime_messages(ctx);
             cr_expect_eq(tile_gemm_with_config(ctx, &ga, bad_configs[i]), INV, "%s with m = %lld, n = %lld", bad_configs[i][0],
                          (long long)ga.m, (long long)ga.n);

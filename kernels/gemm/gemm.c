@@ -49,6 +49,8 @@
 #include "runtime/rt.h"
 #include "support/target.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -283,6 +285,11 @@ static tile_status check_config(tile_context *ctx, const char *const *config, ti
     /* the tile and launch knobs only: the epilogue (ACT, HAS_BETA, HAS_BIAS, SCALE) is the arguments' */
     static const char *const knobs[] = {"BM", "BN", "BK", "GROUP_M", "SPLIT_K", "PERSISTENT", "num_warps", "num_stages",
                                         "warp_specialize", "FAST_ACCUM"};
+    /* each knob's range, so that a value outside it (BM=-64) is the caller's error naming it, not the kernel's
+     * failure to compile: tiles up to 1024 (the compiler refuses what is no power of two, or what does not fit),
+     * up to 32 warps (1024 threads), a flag 0 or 1 (true, false) */
+    static const int64_t lo[] = {1, 1, 1, 1, 1, 0, 1, 1, 0, 0}, hi[] = {1024, 1024, 1024, 65535, 64, 1, 32, 16, 1, 1};
+    _Static_assert(ARRAY_LEN(lo) == ARRAY_LEN(knobs) && ARRAY_LEN(hi) == ARRAY_LEN(knobs), "a range per knob");
     for (const char *const *p = config; p && *p; p++) {
         const char *eq = strchr(*p, '=');
         size_t nl = eq ? (size_t)(eq - *p) : strlen(*p), k = 0;
@@ -300,12 +307,20 @@ static tile_status check_config(tile_context *ctx, const char *const *config, ti
         if (!strcmp(knobs[k], "FAST_ACCUM") && !f8)
             return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: FAST_ACCUM applies to f8 inputs, not %s",
                            dtype_str(in_dtype));
+        /* the value: an integer in the knob's range (a SPLIT_K out of range is the caller's error whatever the
+         * epilogue, checked before gemm_run's fallback to 1; GROUP_M 0 divided by zero) */
+        const char *val = eq + 1;
+        bool flag = hi[k] == 1 && (!strcmp(val, "true") || !strcmp(val, "false"));
+        char *end;
+        errno = 0;
+        long long x = flag ? !strcmp(val, "true") : strtoll(val, &end, 10);
+        if (!flag && (*end || errno || isspace((unsigned char)*val)))
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: %.200s: %s is not an integer (%lld to %lld)", *p,
+                           knobs[k], (long long)lo[k], (long long)hi[k]);
+        if (x < lo[k] || x > hi[k])
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: %.200s (%lld to %lld)", *p, (long long)lo[k],
+                           (long long)hi[k]);
     }
-    /* a SPLIT_K out of range is the caller's error whatever the epilogue (checked before gemm_run's fallback to 1) */
-    int split_k = config_int(config, "SPLIT_K", 1), group_m = config_int(config, "GROUP_M", 8);
-    if (split_k < 1 || split_k > 64) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: SPLIT_K=%d (1 to 64)", split_k);
-    if (group_m < 1 || group_m > 65535) /* rows of tiles a group of programs walks (0 divided by zero) */
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: GROUP_M=%d (1 to 65535)", group_m);
     return TILE_OK;
 }
 
