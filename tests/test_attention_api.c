@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -857,6 +858,28 @@ Test(attention_api, cli_run, .timeout = 120) {
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) cr_expect_eq(system(cmds[i]), 0, "%s", cmds[i]);
     cr_expect_neq(system(TILE_CLI " run attention --device emu --head-dim 72 --seq 4 2> /dev/null"), 0, "head_dim 72 must fail");
+    /* sizes 0 as the API takes them: --seq-k 0 (every row sees no key: O = 0, checked against the reference over
+     * an output poisoned with NaN), --batch 0 and --seq 0 (nothing to compute); a negative one stays a usage error */
+    static const struct {
+        const char *opts;
+        int rc;
+        const char *want;
+    } zero[] = {{"--seq-k 0", 0, "\"seq_k\":0,"},     {"--seq-k 0 --causal", 0, "\"seq_k\":0,"},
+                {"--batch 0", 0, "\"checked_rows\":0,"}, {"--seq 0 --seq-k 9", 0, "\"checked_rows\":0,"},
+                {"--seq-k -1", 2, ""}};
+    for (size_t i = 0; i < sizeof zero / sizeof *zero; i++) {
+        char cmd[512], out[2048] = "";
+        snprintf(cmd, sizeof cmd, TILE_CLI " run attention --device emu --seq 24 --heads 2 --head-dim 32 --dtype f16 --reps 1 --json %s 2>&1",
+                 zero[i].opts);
+        FILE *f = popen(cmd, "r");
+        cr_assert(f);
+        out[fread(out, 1, sizeof out - 1, f)] = 0;
+        int st = pclose(f);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == zero[i].rc, "%s: exit %d\n%s", zero[i].opts, WEXITSTATUS(st), out);
+        if (zero[i].rc == 0)
+            cr_expect(strstr(out, zero[i].want) && strstr(out, "\"ok\":true") && (i >= 2 || strstr(out, "\"checked_rows\":48,")),
+                      "%s:\n%s", zero[i].opts, out);
+    }
 }
 
 /* Paged decode reading a physical block whose element offset passes 2^31 (block 2200000 of 1024 elements, in

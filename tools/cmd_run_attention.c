@@ -69,9 +69,9 @@ static const char usage_attention[] =
     "Runs tile_attention_fwd on random Q, K, V [batch, seq, heads, head_dim], checks up to 256\n"
     "output rows against a float64 reference and times --reps further calls.\n"
     "\n"
-    "  --batch B          sequences (default 1)\n"
-    "  --seq S            query length (default 512)\n"
-    "  --seq-k N          key length (default: --seq; causal aligns the ends)\n"
+    "  --batch B          sequences (default 1; 0: nothing to compute)\n"
+    "  --seq S            query length (default 512; 0: nothing to compute)\n"
+    "  --seq-k N          key length (default: --seq; causal aligns the ends; 0: no keys, O = 0)\n"
     "  --heads H          query heads (default 8)\n"
     "  --heads-kv HK      key/value heads, dividing H (default H)\n"
     "  --head-dim D       (default 128)\n"
@@ -136,9 +136,12 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(decode ? usage_decode : usage_attention);
-        case OPT_BATCH: rc = cli_i64(&g, 1, INT32_MAX, &p->batch); break;
-        case OPT_SEQ: rc = cli_i64(&g, 1, INT32_MAX, &p->seq); break;
-        case OPT_SEQ_K: rc = cli_i64(&g, 1, INT32_MAX, &p->seq_k); break;
+        /* as the API takes them: batch and lengths 0 are calls with nothing to compute (seq_k 0: every row sees no key,
+         * O = 0); decode's context holds its new tokens (at least 1, checked in cmd_run_decode), and it takes
+         * --batch from 1 (the API's num_seqs 0 is a call with nothing to compute; this command does not run it) */
+        case OPT_BATCH: rc = cli_i64(&g, decode ? 1 : 0, INT32_MAX, &p->batch); break;
+        case OPT_SEQ: rc = cli_i64(&g, decode ? 1 : 0, INT32_MAX, &p->seq); break;
+        case OPT_SEQ_K: rc = cli_i64(&g, 0, INT32_MAX, &p->seq_k); break;
         case OPT_HEADS: rc = cli_i64(&g, 1, INT32_MAX, &p->heads); break;
         case OPT_HEADS_KV: rc = cli_i64(&g, 1, INT32_MAX, &p->heads_kv); break;
         case OPT_HEAD_DIM: rc = cli_i64(&g, 1, INT32_MAX, &p->head_dim); break;
@@ -187,8 +190,10 @@ int cmd_run_attention(int argc, char **argv) {
     if (rc != CLI_CONTINUE) return rc;
     int64_t B = p.batch, Sq = p.seq, Sk = p.seq_k, H = p.heads, Hk = p.heads_kv, D = p.head_dim;
     size_t nq = (size_t)(B * Sq * H * D), nk = (size_t)(B * Sk * Hk * D);
-    uint16_t *hq = malloc(nq * 2), *hk = malloc(nk * 2), *hv = malloc(nk * 2), *ho = malloc(nq * 2);
-    double *vq = malloc(nq * 8), *vk = malloc(nk * 8), *vv = malloc(nk * 8);
+    /* a size 0 (--batch, --seq, --seq-k) still allocates one element: malloc(0) may say NULL */
+    size_t aq = nq ? nq : 1, ak = nk ? nk : 1;
+    uint16_t *hq = malloc(aq * 2), *hk = malloc(ak * 2), *hv = malloc(ak * 2), *ho = malloc(aq * 2);
+    double *vq = malloc(aq * 8), *vk = malloc(ak * 8), *vv = malloc(ak * 8);
     tile_context *ctx = NULL;
     tile_status st = TILE_OK;
     if (!hq || !hk || !hv || !ho || !vq || !vk || !vv) {
@@ -205,8 +210,9 @@ int cmd_run_attention(int argc, char **argv) {
     tile_device_properties props;
     tile_context_get_properties(ctx, &props);
     tile_devptr dq, dk, dv, dout;
-    if (tile_malloc(ctx, nq * 2, &dq) || tile_malloc(ctx, nk * 2, &dk) || tile_malloc(ctx, nk * 2, &dv) || tile_malloc(ctx, nq * 2, &dout) ||
-        tile_memcpy_htod(ctx, dq, hq, nq * 2) || tile_memcpy_htod(ctx, dk, hk, nk * 2) || tile_memcpy_htod(ctx, dv, hv, nk * 2)) {
+    if (tile_malloc(ctx, aq * 2, &dq) || tile_malloc(ctx, ak * 2, &dk) || tile_malloc(ctx, ak * 2, &dv) || tile_malloc(ctx, aq * 2, &dout) ||
+        tile_memcpy_htod(ctx, dq, hq, nq * 2) || tile_memcpy_htod(ctx, dk, hk, nk * 2) || tile_memcpy_htod(ctx, dv, hv, nk * 2) ||
+        tile_memset(ctx, dout, 0xff, aq * 2)) { /* the output poisoned (NaN): a row the call leaves unwritten fails the check */
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }
