@@ -154,6 +154,23 @@ Test(cli, every_command_has_help) {
     cr_expect(strstr(buf, "  --warmup W") && strstr(buf, "  --timeout S") && strstr(buf, "  --trans-a"), "%s", buf);
 }
 
+/* Sizes 0 where the API takes them (tokens 0: a call with nothing to compute): the commands run it and check
+ * nothing, TILE_OK; a negative size stays a usage error.  (tile run attention's 0 sizes: test_attention_api,
+ * cli_run.) */
+Test(cli, zero_tokens_as_the_api_takes_them, .timeout = 60) {
+    static const char *const cmds[][2] = {
+        {"run moe --device emu --tokens 0 --hidden 64 --inter 32 --experts 4 --topk 2 --reps 1 --json", "\"checked_tokens\":0,"},
+        {"run norm --device emu --tokens 0 --hidden 256 --reps 1 --json", "\"checked_rows\":0,"},
+        {"run norm --device emu --tokens 0 --hidden 256 --quant i8 --reps 1 --json", "\"checked_rows\":0,"},
+        {"run act --device emu --tokens 0 --d 256 --reps 1 --json", "\"checked_rows\":0,"}};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        cr_expect_eq(run(cmds[i][0], buf, sizeof buf), 0, "%s: %s", cmds[i][0], buf);
+        cr_expect(strstr(buf, "\"tokens\":0,") && strstr(buf, cmds[i][1]) && strstr(buf, "\"ok\":true"), "%s: %s", cmds[i][0], buf);
+    }
+    cr_expect_eq(run("run moe --device emu --tokens -1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run norm --device emu --tokens -1", buf, sizeof buf), 2, "%s", buf);
+}
+
 Test(cli, numbers_parse_strictly) {
     cr_expect_eq(run("run gemm --m 64x", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--m"), "the message names the option: %s", buf);

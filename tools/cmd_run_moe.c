@@ -86,7 +86,7 @@ static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(usage);
-        case OPT_TOKENS: rc = cli_i64(&g, 1, INT32_MAX, &p->tokens); break;
+        case OPT_TOKENS: rc = cli_i64(&g, 0, INT32_MAX, &p->tokens); break;
         case OPT_EXPERTS: rc = cli_i64(&g, 1, INT32_MAX, &p->experts); break;
         case OPT_TOPK: rc = cli_i64(&g, 1, INT32_MAX, &p->topk); break;
         case OPT_HIDDEN: rc = cli_i64(&g, 1, INT32_MAX, &p->hidden); break;
@@ -117,6 +117,10 @@ static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
     return CLI_CONTINUE;
 }
 
+/* A buffer's size, at least 1: --tokens 0 (nothing to compute, as the API takes it) still allocates, malloc(0) may be
+ * NULL and tile_malloc(0) is an error. */
+static size_t nz(size_t n) { return n ? n : 1; }
+
 static tile_status moe_call(tile_context *ctx, void *a) {
     tile_status st = tile_moe_forward(ctx, a);
     return st == TILE_OK ? tile_synchronize(ctx) : st;
@@ -128,10 +132,10 @@ int cmd_run_moe(int argc, char **argv) {
     if (rc != CLI_CONTINUE) return rc;
     int64_t T = p.tokens, E = p.experts, K = p.topk, H = p.hidden, I = p.inter;
     size_t nx = (size_t)(T * H), nl = (size_t)(T * E), no = (size_t)(T * H), ns = (size_t)(T * K);
-    uint16_t *hx = malloc(nx * 2);
-    float *hl = malloc(sizeof(float) * nl), *ho = malloc(sizeof(float) * no);
-    int32_t *ids = malloc(sizeof(int32_t) * ns);
-    double *vx = malloc(sizeof(double) * nx);
+    uint16_t *hx = malloc(nz(nx * 2));
+    float *hl = malloc(nz(sizeof(float) * nl)), *ho = malloc(nz(sizeof(float) * no));
+    int32_t *ids = malloc(nz(sizeof(int32_t) * ns));
+    double *vx = malloc(nz(sizeof(double) * nx));
     CheckMoeWeights w1 = {0}, w2 = {0};
     CheckRng rng;
     check_rng_init(&rng);
@@ -159,9 +163,9 @@ int cmd_run_moe(int argc, char **argv) {
         fprintf(stderr, "tile: these sizes are not supported (tile_moe_workspace_size)\n");
         goto done;
     }
-    if (tile_malloc(ctx, nx * 2, &a.x) || tile_malloc(ctx, w1.n * wb, &a.w1) || tile_malloc(ctx, w2.n * wb, &a.w2) ||
-        tile_malloc(ctx, no * 4, &a.out) || tile_malloc(ctx, nl * 4, &a.router_logits) || tile_malloc(ctx, ns * 4, &a.topk_ids) ||
-        tile_malloc(ctx, ns * 4, &a.topk_weights) || tile_malloc(ctx, ws, &a.workspace) || tile_memcpy_htod(ctx, a.x, hx, nx * 2) ||
+    if (tile_malloc(ctx, nz(nx * 2), &a.x) || tile_malloc(ctx, w1.n * wb, &a.w1) || tile_malloc(ctx, w2.n * wb, &a.w2) ||
+        tile_malloc(ctx, nz(no * 4), &a.out) || tile_malloc(ctx, nz(nl * 4), &a.router_logits) || tile_malloc(ctx, nz(ns * 4), &a.topk_ids) ||
+        tile_malloc(ctx, nz(ns * 4), &a.topk_weights) || tile_malloc(ctx, nz(ws), &a.workspace) || tile_memcpy_htod(ctx, a.x, hx, nx * 2) ||
         tile_memcpy_htod(ctx, a.w1, w1.w, w1.n * wb) || tile_memcpy_htod(ctx, a.w2, w2.w, w2.n * wb) ||
         tile_memcpy_htod(ctx, a.router_logits, hl, nl * 4) ||
         (w1.ns && (tile_malloc(ctx, w1.ns * 4, &a.w1_scale) || tile_malloc(ctx, w2.ns * 4, &a.w2_scale) ||

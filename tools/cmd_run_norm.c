@@ -98,7 +98,7 @@ static int rows_cli_parse(const char *cmd, int argc, char **argv, RowsCli *p) {
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(norm ? norm_usage : act_usage);
-        case OPT_TOKENS: rc = cli_i64(&g, 1, INT32_MAX, &p->tokens); break;
+        case OPT_TOKENS: rc = cli_i64(&g, 0, INT32_MAX, &p->tokens); break;
         case OPT_N: rc = cli_i64(&g, 1, norm ? 65536 : 1 << 20, &p->n); break;
         case OPT_DTYPE: rc = cli_dtype(&g, in_types, 2, NULL, &p->dtype); break;
         case OPT_QUANT:
@@ -206,12 +206,16 @@ static void rows_bufs_free(tile_context *ctx, RowsBufs *b) {
         if (v[i]) tile_free(ctx, v[i]);
 }
 
+/* A buffer's size, at least 1: --tokens 0 (nothing to compute, as the API takes it) still allocates, malloc(0) may be
+ * NULL and tile_malloc(0) is an error. */
+static size_t nz(size_t n) { return n ? n : 1; }
+
 /* The output and scales copied back: out_bytes of codes or 16-bit values, then scales. */
 static void *rows_download(tile_context *ctx, const RowsCall *c, tile_devptr out, tile_devptr scales, float **hs) {
     const RowsCli *p = c->p;
     size_t es = p->quant == TILE_F32 ? 2 : 1, n = (size_t)(p->tokens * p->n);
-    void *ho = malloc(n * es);
-    *hs = malloc(sizeof(float) * scale_count(p));
+    void *ho = malloc(nz(n * es));
+    *hs = malloc(nz(sizeof(float) * scale_count(p)));
     if (!ho || !*hs || tile_memcpy_dtoh(ctx, ho, out, n * es) ||
         (scales && tile_memcpy_dtoh(ctx, *hs, scales, sizeof(float) * scale_count(p)))) {
         free(ho), free(*hs);
@@ -232,8 +236,8 @@ static double norm_check(tile_context *ctx, const RowsCall *c, void *user) {
     NormData *d = user;
     const RowsCli *p = c->p;
     size_t n = (size_t)(p->tokens * p->n);
-    double *z = malloc(sizeof(double) * n), worst = INFINITY;
-    uint16_t *hr = malloc(2 * n);
+    double *z = malloc(nz(sizeof(double) * n)), worst = INFINITY;
+    uint16_t *hr = malloc(nz(2 * n));
     float *hs = NULL;
     void *ho = rows_download(ctx, c, d->b.out, d->b.scales, &hs);
     if (!z || !hr || !ho || (p->residual && tile_memcpy_dtoh(ctx, hr, d->b.res, 2 * n))) goto done;
@@ -259,7 +263,7 @@ int cmd_run_norm(int argc, char **argv) {
     int rc = rows_cli_parse("run norm", argc, argv, &p);
     if (rc != CLI_CONTINUE) return rc;
     size_t n = (size_t)(p.tokens * p.n), H = (size_t)p.n, oes = p.quant == TILE_F32 ? 2 : 1;
-    uint16_t *hx = malloc(2 * n), *hr = malloc(2 * n), *hw = malloc(2 * H), *hb = malloc(2 * H);
+    uint16_t *hx = malloc(nz(2 * n)), *hr = malloc(nz(2 * n)), *hw = malloc(2 * H), *hb = malloc(2 * H);
     double *w = malloc(sizeof(double) * H), *b = malloc(sizeof(double) * H);
     tile_context *ctx = NULL;
     NormData d = {.hx = hx, .hr = hr, .w = w, .bias = b};
@@ -276,9 +280,9 @@ int cmd_run_norm(int argc, char **argv) {
     for (size_t i = 0; i < H; i++) b[i] = check_fill(p.dtype, hb, i, 0.5 * check_urand(&rng));
     if ((rc = cli_context_open("run norm", p.device, &ctx))) goto done;
     rc = CLI_EXIT_FAIL;
-    if (tile_malloc(ctx, 2 * n, &d.b.x) || tile_malloc(ctx, 2 * H, &d.b.w) || tile_malloc(ctx, oes * n, &d.b.out) ||
-        (p.residual && tile_malloc(ctx, 2 * n, &d.b.res)) || (p.layer && tile_malloc(ctx, 2 * H, &d.b.b)) ||
-        (p.layer && tile_memcpy_htod(ctx, d.b.b, hb, 2 * H)) || (p.quant != TILE_F32 && tile_malloc(ctx, 4 * scale_count(&p), &d.b.scales)) ||
+    if (tile_malloc(ctx, nz(2 * n), &d.b.x) || tile_malloc(ctx, 2 * H, &d.b.w) || tile_malloc(ctx, nz(oes * n), &d.b.out) ||
+        (p.residual && tile_malloc(ctx, nz(2 * n), &d.b.res)) || (p.layer && tile_malloc(ctx, 2 * H, &d.b.b)) ||
+        (p.layer && tile_memcpy_htod(ctx, d.b.b, hb, 2 * H)) || (p.quant != TILE_F32 && tile_malloc(ctx, nz(4 * scale_count(&p)), &d.b.scales)) ||
         tile_memcpy_htod(ctx, d.b.x, hx, 2 * n) || tile_memcpy_htod(ctx, d.b.w, hw, 2 * H) ||
         (p.residual && tile_memcpy_htod(ctx, d.b.res, hr, 2 * n))) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
@@ -317,8 +321,8 @@ int cmd_run_act(int argc, char **argv) {
     int rc = rows_cli_parse("run act", argc, argv, &p);
     if (rc != CLI_CONTINUE) return rc;
     size_t nx = (size_t)(p.tokens * 2 * p.n), no = (size_t)(p.tokens * p.n), oes = p.quant == TILE_F32 ? 2 : 1;
-    uint16_t *hx = malloc(2 * nx);
-    double *x = malloc(sizeof(double) * nx);
+    uint16_t *hx = malloc(nz(2 * nx));
+    double *x = malloc(nz(sizeof(double) * nx));
     tile_context *ctx = NULL;
     ActData d = {.x = x};
     rc = CLI_EXIT_FAIL;
@@ -331,8 +335,8 @@ int cmd_run_act(int argc, char **argv) {
     for (size_t i = 0; i < nx; i++) x[i] = check_fill(p.dtype, hx, i, 4 * check_urand(&rng)); /* [-4, 4]: both tails */
     if ((rc = cli_context_open("run act", p.device, &ctx))) goto done;
     rc = CLI_EXIT_FAIL;
-    if (tile_malloc(ctx, 2 * nx, &d.b.x) || tile_malloc(ctx, oes * no, &d.b.out) ||
-        (p.quant != TILE_F32 && tile_malloc(ctx, 4 * scale_count(&p), &d.b.scales)) || tile_memcpy_htod(ctx, d.b.x, hx, 2 * nx)) {
+    if (tile_malloc(ctx, nz(2 * nx), &d.b.x) || tile_malloc(ctx, nz(oes * no), &d.b.out) ||
+        (p.quant != TILE_F32 && tile_malloc(ctx, nz(4 * scale_count(&p)), &d.b.scales)) || tile_memcpy_htod(ctx, d.b.x, hx, 2 * nx)) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }
