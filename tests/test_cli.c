@@ -163,6 +163,14 @@ Test(cli, zero_tokens_as_the_api_takes_them, .timeout = 60) {
         {"run norm --device emu --tokens 0 --hidden 256 --reps 1 --json", "\"checked_rows\":0,"},
         {"run norm --device emu --tokens 0 --hidden 256 --quant i8 --reps 1 --json", "\"checked_rows\":0,"},
         {"run act --device emu --tokens 0 --d 256 --reps 1 --json", "\"checked_rows\":0,"}};
+    /* run gemm: m or n 0 (nothing to compute) and k 0 (C = 0, checked over C poisoned with NaN) */
+    static const char *const gemm[] = {"--m 0", "--n 0", "--k 0", "--k 0 --trans-a --trans-b", "--k 0 --dtype i8"};
+    for (size_t i = 0; i < sizeof gemm / sizeof *gemm; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "run gemm --device emu --m 40 --n 24 --k 16 --reps 1 --json %s", gemm[i]);
+        cr_expect_eq(run(cmd, buf, sizeof buf), 0, "%s: %s", cmd, buf);
+        cr_expect(strstr(buf, "\"ok\":true"), "%s: %s", cmd, buf);
+    }
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         cr_expect_eq(run(cmds[i][0], buf, sizeof buf), 0, "%s: %s", cmds[i][0], buf);
         cr_expect(strstr(buf, "\"tokens\":0,") && strstr(buf, cmds[i][1]) && strstr(buf, "\"ok\":true"), "%s: %s", cmds[i][0], buf);
@@ -176,7 +184,8 @@ Test(cli, numbers_parse_strictly) {
     cr_expect(strstr(buf, "--m"), "the message names the option: %s", buf);
     cr_expect_eq(run("run gemm --n 6.4e1", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--n"), "%s", buf);
-    cr_expect_eq(run("run gemm --k 0", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run gemm --k -1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("tune gemm --k 0", buf, sizeof buf), 2, "tuning times nothing at k = 0: %s", buf);
     cr_expect_eq(run("run gemm --m", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "missing value for --m"), "%s", buf);
     cr_expect_eq(run("run attention --heads ''", buf, sizeof buf), 2, "%s", buf);

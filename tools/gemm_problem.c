@@ -60,12 +60,14 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
     bool out_set = false;
     CliGetopt g = {.cmd = cmd, .argc = argc, .argv = argv, .shortopts = "h", .longopts = options};
     int c, rc = 0;
+    /* run gemm takes sizes 0 as tile_gemm does (m or n 0: nothing to compute; k 0: C = 0); tuning one times nothing */
+    int64_t lo = strcmp(cmd, "tune gemm") ? 0 : 1;
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(usage);
-        case OPT_M: rc = cli_i64(&g, 1, INT32_MAX, &p->m); break;
-        case OPT_N: rc = cli_i64(&g, 1, INT32_MAX, &p->n); break;
-        case OPT_K: rc = cli_i64(&g, 1, INT32_MAX, &p->k); break;
+        case OPT_M: rc = cli_i64(&g, lo, INT32_MAX, &p->m); break;
+        case OPT_N: rc = cli_i64(&g, lo, INT32_MAX, &p->n); break;
+        case OPT_K: rc = cli_i64(&g, lo, INT32_MAX, &p->k); break;
         case OPT_DTYPE: rc = cli_dtype(&g, gemm_types, NTYPES, "tf32", &p->in); break;
         case OPT_OUT_DTYPE:
             rc = cli_dtype(&g, gemm_types, NTYPES, "tf32", &p->out);
@@ -104,13 +106,18 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
 int gemm_data_setup(tile_context *ctx, const GemmProblem *p, CheckRng *rng, GemmData *d) {
     memset(d, 0, sizeof *d);
     int64_t m = p->m, n = p->n, k = p->k;
+    /* a size 0 (run gemm): leading dimensions stay at least 1, as tile_gemm asks, and every buffer keeps one
+     * element (malloc(0) may be NULL, tile_malloc(0) is an error) */
     int64_t lda = p->ta ? m : k, ldb = p->tb ? k : n;
+    if (lda < 1) lda = 1;
+    if (ldb < 1) ldb = 1;
     size_t an = (size_t)(m * k), bn = (size_t)(k * n), is = tile_dtype_size(p->in), os = tile_dtype_size(p->out);
+    size_t an1 = an ? an : 1, bn1 = bn ? bn : 1;
     d->cn = (size_t)(m * n);
-    void *ha = malloc(an * is), *hb = malloc(bn * is);
-    d->hc = calloc(d->cn, os);
-    d->va = malloc(an * sizeof(double));
-    d->vb = malloc(bn * sizeof(double));
+    void *ha = malloc(an1 * is), *hb = malloc(bn1 * is);
+    d->hc = calloc(d->cn ? d->cn : 1, os);
+    d->va = malloc(an1 * sizeof(double));
+    d->vb = malloc(bn1 * sizeof(double));
     if (!ha || !hb || !d->hc || !d->va || !d->vb) {
         free(ha), free(hb);
         fprintf(stderr, "tile: out of host memory\n");
@@ -119,11 +126,13 @@ int gemm_data_setup(tile_context *ctx, const GemmProblem *p, CheckRng *rng, Gemm
     for (size_t i = 0; i < an; i++) d->va[i] = check_fill(p->in, ha, i, check_urand(rng));
     for (size_t i = 0; i < bn; i++) d->vb[i] = check_fill(p->in, hb, i, check_urand(rng));
     tile_devptr da = 0, db = 0, dc = 0;
-    bool ok = !tile_malloc(ctx, an * is, &da) && !tile_malloc(ctx, bn * is, &db) && !tile_malloc(ctx, d->cn * os, &dc) &&
-              !tile_memcpy_htod(ctx, da, ha, an * is) && !tile_memcpy_htod(ctx, db, hb, bn * is);
+    /* C poisoned (0xff: NaN, or -1 for i32): an element the call leaves unwritten fails the check */
+    bool ok = !tile_malloc(ctx, an1 * is, &da) && !tile_malloc(ctx, bn1 * is, &db) && !tile_malloc(ctx, (d->cn ? d->cn : 1) * os, &dc) &&
+              !tile_memcpy_htod(ctx, da, ha, an * is) && !tile_memcpy_htod(ctx, db, hb, bn * is) &&
+              !tile_memset(ctx, dc, 0xff, (d->cn ? d->cn : 1) * os);
     free(ha), free(hb);
     d->g = (tile_gemm_args){.size = sizeof(tile_gemm_args), .m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = p->ta, .b = db, .ldb = ldb, .trans_b = p->tb,
-                            .c = dc, .ldc = n, .in_dtype = p->in, .out_dtype = p->out, .alpha = 1, .beta = 0};
+                            .c = dc, .ldc = n > 0 ? n : 1, .in_dtype = p->in, .out_dtype = p->out, .alpha = 1, .beta = 0};
     if (!ok) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         return CLI_EXIT_FAIL;
