@@ -45,6 +45,7 @@
  * the emulator's speed on each kernel (executed thread-instructions per
  * second of device B, which runs on 4 host threads).  Exit
  * status 0 when every case matched, 1 otherwise. */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -619,8 +620,29 @@ int main(int argc, char **argv) {
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
-        else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--arch") && i + 1 < argc) {
+            /* a target of the table ("" the default): an unknown one failed every kernel's compile, a run with status 1 */
+            arch = argv[++i];
+            bool known = !*arch;
+            for (int t = 0; !known && tile_target_name(t); t++) known = !strcmp(arch, tile_target_name(t));
+            if (!known) {
+                fprintf(stderr, "compare_devices: --arch: unknown target '%s' (expected one of", arch);
+                for (int t = 0; tile_target_name(t); t++) fprintf(stderr, " %s", tile_target_name(t));
+                fprintf(stderr, ")\n");
+                return 2;
+            }
+            if (!*arch) arch = tile_target_default();
+        } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+            /* a whole number: "x" was seed 0 */
+            const char *v = argv[++i];
+            char *end;
+            errno = 0;
+            seed = strtoull(v, &end, 0);
+            if (!*v || *v == '-' || *end || errno) {
+                fprintf(stderr, "compare_devices: --seed: '%s' is not a non-negative whole number\n", v);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
         else if (!strcmp(argv[i], "--json")) json = true;
         else {

@@ -11,6 +11,9 @@
  *    every bench/... program it names exists.
  * 4. Every long option a `tile` command's --help prints is named in README.md or docs/, and every option the
  *    docs write after `tile <command>` on the same line (up to a closing backquote) is one its --help prints.
+ * 5. bench/gpu/run.sh's header promises exit status 2 on a usage error: an option missing its value or a bad
+ *    --device exits 2 at once (it looped for ever on `--device` as the last argument); so does its
+ *    bench/compare_devices on an unknown --arch or a --seed that is no number.
  * Each check reports every mismatch, not only the first.  The files are read from TILE_SOURCE_DIR. */
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "lower/passes.h"
 #include "support/support.h"
@@ -391,4 +395,49 @@ Test(docs, cli_options_documented_and_documented_ones_exist) {
     cr_assert_eq(bad, 0, "%d options differ between the CLI's --help and the docs (above)", bad);
     for (int i = 0; i < NCMD; i++) free(help[i]);
     free(docs);
+}
+
+/* ---- 5. bench/gpu/run.sh's usage errors ---- */
+Test(docs, gpu_run_sh_usage_errors_exit_2) {
+    /* each runs nothing (the arguments are parsed before any step); `timeout` turns a hang into 124 */
+    static const char *const bad_args[] = {"--device",         "--log-dir",          "--build-dir",       "--device emu --log-dir",
+                                           "--device ''",      "--device cuda:",     "--device cuda:x",   "--device cuda:1x",
+                                           "--device emu:sm_90a", "--bogus"};
+    /* a deadline that is no number of seconds (it stopped the script with bash's arithmetic error, status 1 or 127) */
+    static const char *const bad_deadlines[] = {"400s", "abc"};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof bad_args / sizeof *bad_args; i++) {
+        char line[4096];
+        snprintf(line, sizeof line, "timeout 20 bash '%s/bench/gpu/run.sh' %s >/dev/null 2>&1", TILE_SOURCE_DIR, bad_args[i]);
+        int st = system(line);
+        int rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (rc != 2) {
+            fprintf(stderr, "bench/gpu/run.sh %s: exit status %d, expected 2 (a usage error)\n", bad_args[i], rc);
+            bad++;
+        }
+    }
+    for (size_t i = 0; i < sizeof bad_deadlines / sizeof *bad_deadlines; i++) {
+        char line[4096];
+        snprintf(line, sizeof line, "TILE_GPU_DEADLINE=%s timeout 20 bash '%s/bench/gpu/run.sh' --device emu --log-dir /dev/null/x >/dev/null 2>&1",
+                 bad_deadlines[i], TILE_SOURCE_DIR);
+        int st = system(line);
+        int rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (rc != 2) {
+            fprintf(stderr, "TILE_GPU_DEADLINE=%s bench/gpu/run.sh: exit status %d, expected 2 (a usage error)\n", bad_deadlines[i], rc);
+            bad++;
+        }
+    }
+    /* the step it runs first, bench/compare_devices: an unknown --arch failed every kernel (status 1), --seed x was 0 */
+    static const char *const bad_compare[] = {"--arch sm_70", "--arch", "--seed x", "--seed 12abc", "--seed -3", "--device bogus"};
+    for (size_t i = 0; i < sizeof bad_compare / sizeof *bad_compare; i++) {
+        char line[4096];
+        snprintf(line, sizeof line, "timeout 20 '%s/bench/compare_devices' %s --quiet >/dev/null 2>&1", TILE_BINARY_DIR, bad_compare[i]);
+        int st = system(line);
+        int rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (rc != 2) {
+            fprintf(stderr, "bench/compare_devices %s: exit status %d, expected 2 (a usage error)\n", bad_compare[i], rc);
+            bad++;
+        }
+    }
+    cr_assert_eq(bad, 0, "%d usage errors of bench/gpu/run.sh did not exit 2 (above)", bad);
 }

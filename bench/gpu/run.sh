@@ -73,13 +73,18 @@ skip_suite=0
 force_prebuilt=0
 build="${TILE_BUILD_DIR:-build}"
 logdir=""
+# value OPTION ARGS...: the value after OPTION, or a usage error (a bare `shift 2` at the end would loop for ever)
+value() {
+  if [ $# -lt 3 ] || [ -z "$3" ]; then echo "run.sh: $1 needs a value (see --help)" >&2; exit 2; fi
+  printf '%s' "$3"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --device) device="${2:-}"; shift 2 ;;
+    --device) device=$(value "$1" "$@") || exit 2; shift 2 ;;
     --skip-suite) skip_suite=1; shift ;;
     --prebuilt) force_prebuilt=1; shift ;;
-    --build-dir) build="${2:-}"; shift 2 ;;
-    --log-dir) logdir="${2:-}"; shift 2 ;;
+    --build-dir) build=$(value "$1" "$@") || exit 2; shift 2 ;;
+    --log-dir) logdir=$(value "$1" "$@") || exit 2; shift 2 ;;
     -h|--help) sed -n "2,61p" "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -87,7 +92,10 @@ done
 if [ -z "$device" ]; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then device=cuda; else device=emu; fi
 fi
-case "$device" in cuda|cuda:*|emu) ;; *) echo "run.sh: --device must be cuda, cuda:N or emu" >&2; exit 2 ;; esac
+case "$device" in cuda|emu) ;; cuda:*[!0-9]*|cuda:) echo "run.sh: --device must be cuda, cuda:N or emu" >&2; exit 2 ;; cuda:*) ;; *) echo "run.sh: --device must be cuda, cuda:N or emu" >&2; exit 2 ;; esac
+case "${TILE_GPU_DEADLINE:-480}" in
+  ''|*[!0-9]*) echo "run.sh: TILE_GPU_DEADLINE must be a whole number of seconds, got '${TILE_GPU_DEADLINE}'" >&2; exit 2 ;;
+esac
 on_gpu=0
 [ "$device" != emu ] && on_gpu=1
 logdir="${logdir:-$build/gpu-run}"
