@@ -428,9 +428,13 @@ int cli_context_open(const char *cmd, const char *device, tile_context **ctx) {
     if (st == TILE_OK) return 0;
     if (st == TILE_ERROR_INVALID_VALUE) return cli_usage_error(cmd, "%s", cli_error_of("tile_context_create")); /* the device string's grammar */
     const char *env = getenv("TILE_DEVICE"); /* the default is TILE_DEVICE's when set: name it, not "default" */
-    if (device && *device) fprintf(stderr, "tile: cannot open device '%s': %s\n", device, tile_status_string(st));
-    else if (env && *env) fprintf(stderr, "tile: cannot open device '%s' (TILE_DEVICE): %s\n", env, tile_status_string(st));
-    else fprintf(stderr, "tile: cannot open the default device: %s\n", tile_status_string(st));
+    /* the status, then the library's reason (no driver, which ordinal...): "no such device" alone says nothing of why */
+    const char *why = cli_error_of("tile_context_create");
+    const char *sep = *why ? " (" : "", *end = *why ? ")" : "";
+    if (device && *device) fprintf(stderr, "tile: cannot open device '%s': %s%s%s%s\n", device, tile_status_string(st), sep, why, end);
+    else if (env && *env)
+        fprintf(stderr, "tile: cannot open device '%s' (TILE_DEVICE): %s%s%s%s\n", env, tile_status_string(st), sep, why, end);
+    else fprintf(stderr, "tile: cannot open the default device: %s%s%s%s\n", tile_status_string(st), sep, why, end);
     return CLI_EXIT_FAIL;
 }
 
