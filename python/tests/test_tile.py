@@ -662,11 +662,19 @@ class Scalars(unittest.TestCase):
             tile.compile("kernel k(o: *f32, const B: i32 = 64) { static_print(\"B is\", B); store(o, 1.0); }")
         self.assertIn("note: static_print: B is 64", err.getvalue())
         # the default device is the device of its name: one context, one address space; other names are
-        # other devices (emu:sm_90a reports the name emu)
+        # other devices, and each is named by the string that opened it (emu:sm_90a was named "emu", so
+        # tile.device(d.name) was another device, an sm_80 one)
         self.assertIs(tile.device(), tile.device(os.environ.get("TILE_DEVICE") or tile.device().name))
+        self.assertIs(tile.device(), tile.device(tile.device().name))
         if tile.device().is_emulator:
             self.assertEqual(tile.device("emu:sm_90a").arch, "sm_90a")
             self.assertEqual(tile.device("emu").arch, "sm_80")
+            for name in ("emu:sm_90a", "emu:sm_86:racecheck"):
+                d = tile.device(name)
+                self.assertEqual(d.name, name)
+                self.assertIs(tile.device(d.name), d)
+                self.assertIn(repr(name), repr(d))
+            self.assertEqual(tile.Device(None).name, "emu")  # no string: the library's name
 
     def test_numpy_scalars_for_float_parameters(self):
         k = tile.compile(SCALARS).axpb

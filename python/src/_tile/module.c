@@ -207,7 +207,9 @@ static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyErr_NoMemory();
         return -1;
     }
-    snprintf(d->name, sizeof d->name, "%s", p.name);
+    /* the string it was opened with ("emu:sm_90a", "emu:racecheck"), so that tile.device(d.name) is d and the repr
+     * says which emulator it is; the default (None) or a string too long to keep: the library's name, "emu" or "cuda:0" */
+    snprintf(d->name, sizeof d->name, "%s", name && *name && strlen(name) < sizeof d->name ? name : p.name);
     snprintf(d->arch, sizeof d->arch, "%s", p.arch);
     d->is_emulator = p.is_emulator;
     d->streams = PyDict_New();
@@ -485,7 +487,7 @@ static PyObject *device_get_is_emulator(PyObject *self, void *c) { return PyBool
 
 static PyObject *device_repr(PyObject *self) {
     TPyDevice *d = (TPyDevice *)self;
-    return PyUnicode_FromFormat("tile.device('%s', arch='%s')", d->name, d->arch);
+    return PyUnicode_FromFormat("<tile.Device '%s', arch %s>", d->name, d->arch);
 }
 
 static PyMethodDef device_methods[] = {
@@ -505,7 +507,7 @@ static PyMethodDef device_methods[] = {
     {NULL},
 };
 static PyGetSetDef device_getset[] = {
-    {"name", device_get_name, NULL, "the device, e.g. 'emu' or 'cuda:0'", NULL},
+    {"name", device_get_name, NULL, "the device string it was opened with, e.g. 'emu:sm_90a' (the default: 'emu' or 'cuda:0')", NULL},
     {"arch", device_get_arch, NULL, "the target kernels are compiled for, e.g. 'sm_80'", NULL},
     {"is_emulator", device_get_is_emulator, NULL, "True on the PTX emulator", NULL},
     {NULL},
