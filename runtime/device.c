@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,17 +115,21 @@ int dev_compute_capability(const TileDevice *dev) { return dev ? dev->cc : 0; }
 
 /* One emulator option or target of "emu:...": "sms=N" (1..65536), "racecheck", "approx=exact|bound" or a target name. */
 static bool emu_part(const char *p, size_t n, DevSpec *spec) {
+    /* an option with a value at most once, as the target: "emu:approx=exact:approx=bound" took the last one
+     * silently (racecheck again changes nothing: scripts append ":racecheck" to a device string) */
     if (n == 9 && !strncmp(p, "racecheck", 9)) {
         spec->racecheck = true;
         return true;
     }
     if (n > 7 && !strncmp(p, "approx=", 7)) {
+        if (spec->approx) return false;
         if (n == 12 && !strncmp(p + 7, "exact", 5)) spec->approx = 1;
         else if (n == 12 && !strncmp(p + 7, "bound", 5)) spec->approx = 2;
         else return false;
         return true;
     }
     if (n > 4 && !strncmp(p, "sms=", 4)) {
+        if (spec->sms) return false;
         long v = 0;
         for (size_t i = 4; i < n; i++) {
             if (!isdigit((unsigned char)p[i]) || (v = v * 10 + (p[i] - '0')) > 65536) return false;
@@ -142,6 +147,7 @@ static bool emu_part(const char *p, size_t n, DevSpec *spec) {
 
 /* The one grammar of device strings (extend it here, e.g. with more emu options):
  *   device = "emu" { ":" ( target | option ) } | "cuda" [ ":" N ]
+ *   (sms= and approx= at most once each, like the target)
  *   target = a name of the target table (support/target.h), e.g. "sm_90a" (at most one)
  *   option = "sms=" N: the multiprocessor count num_sms() and tile_device_properties_ex
  *            report (default 132), so "emu:sm_90a:sms=132"
@@ -172,7 +178,11 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
                     Str s = {0};
                     char part[32];
                     snprintf(part, sizeof part, "%.*s", (int)(n < sizeof part ? n : sizeof part - 1), p);
-                    if (n > 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
+                    bool again = (n > 7 && !strncmp(p, "approx=", 7) && spec->approx) || (n > 4 && !strncmp(p, "sms=", 4) && spec->sms);
+                    if (again) /* a known option given twice */
+                        str_printf(&s, "bad %s '%s': '%.*s': the option %.*s is given twice (at most once)", src, device, (int)n, p,
+                                   (int)(memchr(p, '=', n) ? (const char *)memchr(p, '=', n) - p : (ptrdiff_t)n), p);
+                    else if (n > 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
                         str_printf(&s, "bad %s '%s': '%.*s': sms takes a multiprocessor count from 1 to 65536", src, device, (int)n, p);
                     else if (n >= 7 && !strncmp(p, "approx=", 7))
                         str_printf(&s, "bad %s '%s': '%.*s': approx takes exact or bound", src, device, (int)n, p);

@@ -386,6 +386,13 @@ Test(handles, device_check) {
     cr_expect_eq(tile_device_check("emu:sm_90a:sm_80"), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "a second target 'sm_80' after 'sm_90a'") && !strstr(tile_last_error(NULL), "did you mean"),
               "%s", tile_last_error(NULL));
+    /* an option given twice is refused as a second target is (the last one won silently) */
+    const char *twice[] = {"emu:approx=exact:approx=bound", "emu:sms=4:sm_90a:sms=8", "emu:approx=bound:approx=bound"};
+    for (size_t i = 0; i < sizeof twice / sizeof *twice; i++) {
+        cr_expect_eq(tile_device_check(twice[i]), TILE_ERROR_INVALID_VALUE, "'%s' accepted", twice[i]);
+        cr_expect(strstr(tile_last_error(NULL), "given twice"), "%s", tile_last_error(NULL));
+    }
+    cr_expect_eq(tile_device_check("emu:racecheck:sm_90a:sms=8:approx=bound:racecheck"), TILE_OK, "%s", tile_last_error(NULL));
     cr_expect_eq(tile_device_check("emu::sm_80"), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "an empty part"), "%s", tile_last_error(NULL));
     setenv("TILE_DEVICE", "emu:bogus", 1);
