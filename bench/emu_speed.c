@@ -150,6 +150,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) >= 1 && atoi(argv[i + 1]) <= 1000) reps = (unsigned)atoi(argv[++i]);
         else return fprintf(stderr, "usage: emu_speed [--threads N] [--only KERNEL] [--single] [--racecheck] [--reps N (1..1000)] [--json]\n"), 2;
     }
+    /* a kernel it does not run measured nothing and exited 0 */
+    if (only && strcmp(only, "vadd") && strcmp(only, "block_sum") && strcmp(only, "mma_loop"))
+        return fprintf(stderr, "emu_speed: --only: no kernel '%s' (vadd, block_sum or mma_loop)\n", only), 2;
     if (threads < 512) threads = 512;
     if (threads > 1u << 22) threads = 1u << 22;
     bench("vadd.ptx", "vadd", threads, 0);
