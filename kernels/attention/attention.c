@@ -335,8 +335,16 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     shipped_flag(&v, "WRITE_LSE", a->lse != 0);
     static const char *const stride_names[4][3] = {{"sqb", "sqs", "sqh"}, {"skb", "sks", "skh"}, {"svb", "svs", "svh"}, {"sob", "sos", "soh"}};
     const int64_t *strides[4] = {sq, sk, sv, so};
+    /* K and V both through tensor maps (every stride a nonzero multiple of 16, pointer aligned) or neither: on
+     * sm_90a a variant with one of them through a tensor map and the other not (a broadcast or sliced K beside a
+     * contiguous V) deadlocked its consumer warpgroups at the pingpong barriers (seen on emu:sm_90a); such a call
+     * leaves both unspecialized, the variant gapped layouts take */
+    bool hopper = tg && tg->mma == WGMMA, tma[2] = {(a->k & 15) == 0, (a->v & 15) == 0};
+    for (int t = 0; t < 2; t++)
+        for (int i = varlen ? 1 : 0; i < 3; i++) tma[t] = tma[t] && strides[t + 1][i] != 0 && strides[t + 1][i] % 16 == 0;
     for (int t = 0; t < 4; t++)
-        for (int i = 0; i < 3; i++) shipped_spec16(&v, stride_names[t][i], strides[t][i]);
+        for (int i = 0; i < 3; i++)
+            if (!(hopper && (t == 1 || t == 2) && tma[0] != tma[1])) shipped_spec16(&v, stride_names[t][i], strides[t][i]);
     shipped_spec16(&v, "slb", slb);
     shipped_spec16(&v, "slh", slh);
     tile_devptr lse = a->lse ? a->lse : a->o, cu_q = varlen ? a->cu_seqlens_q : a->q, cu_k = varlen ? a->cu_seqlens_k : a->q;

@@ -1205,6 +1205,22 @@ class Errors(unittest.TestCase):
         np.testing.assert_allclose(tile.gemm(np.ascontiguousarray(x[::-1]), y, out_dtype="f32"),
                                    x[::-1].astype(np.float64) @ y.astype(np.float64), rtol=1e-5, atol=1e-5)
 
+    def test_attention_hopper_k_and_v_strided_differently(self):
+        """On sm_90a a K that cannot go through a tensor map (broadcast, or sliced to odd strides) beside a
+        contiguous V deadlocked the warp-specialized kernel ("emu: deadlock ... bar.sync 1, 256"); checked on
+        emu:sm_90a whatever TILE_DEVICE says, against float64."""
+        if not tile.device().is_emulator:
+            self.skipTest("emu:sm_90a needs the emulator")
+        q = rng.standard_normal((1, 5, 3, 16)).astype(np.float16)
+        big = rng.standard_normal((1, 5, 3, 17)).astype(np.float16)
+        for k, v in ((big[..., :16], q), (np.broadcast_to(q[:, :1], q.shape), q), (q, big[..., 1:])):
+            out = poisoned(q.shape, np.float16)
+            got = tile.attention(q, k, v, out=out, device="emu:sm_90a")
+            s = np.einsum("bqhd,bkhd->bhqk", q.astype(np.float64), k.astype(np.float64)) / 4.0
+            p = np.exp(s - s.max(-1, keepdims=True))
+            want = np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), v.astype(np.float64))
+            close(self, got, want, 2e-3, 2e-3)
+
     def test_broadcast_views(self):
         """Broadcast views (stride 0) reached the C API's "0: contiguous" and read other rows of the owning array
         without an error: moe's x, decode_paged's block_tables, attention's tensors broadcast over batch, seq and heads."""
