@@ -43,6 +43,14 @@ bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape); /* a compile-time 
 bool bi_ct_flag(Call *c, int i, const char *pname, int64_t *out); /* a switch argument: true/false, 1/0 */
 bool bi_axis_arg(Call *c, int i, int rank, bool allow_end, int *axis); /* a compile-time axis, negative from the end */
 bool bi_tensor_arg(Call *c, int i); /* a tensor, not a scalar */
+bool bi_numeric(Call *c, int i);                                    /* a number (not a pointer, string, ...) */
+DType bi_args_dtype(Call *c, int first, int n, bool *any_rt);      /* the promoted type of n arguments */
+bool bi_args_fit(Call *c, int first, int n, DType dt);             /* their constants fit dt */
+bool bi_args_shape(Call *c, int first, int n, int *r, int32_t *s); /* their broadcast shape */
+const Builtin *bi_where_entry(void);                               /* where's table entry, for the ternary's Call */
+
+/* builtins_cond.c */
+Val bi_where(Call *c); /* where(cond, a, b) */
 
 /* builtins_shape.c */
 Val bi_shape_op(Call *c, int id); /* reshape, view, trans/permute, expand_dims/unsqueeze, squeeze, broadcast_to (BI_<NAME>) */
