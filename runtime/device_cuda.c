@@ -17,7 +17,12 @@
  * allocation's extent comes from the range attributes, so copies and kernel
  * arguments are still checked against its end.  Host memory is registered
  * with cuMemHostRegister(DEVICEMAP) and used through the device pointer
- * cuMemHostGetDevicePointer gives. */
+ * cuMemHostGetDevicePointer gives.  Memory the driver says is page-locked
+ * already (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) is used as it is: the
+ * caller's (cuMemHostAlloc, cuMemHostRegister, torch's pin_memory) is never
+ * unregistered here, and a range a tile context registered that another one
+ * on the same CUDA context (the shared primary context) registers again is
+ * counted, unregistered when the last of them lets it go. */
 #include "runtime/device.h"
 #include "support/target.h"
 
@@ -36,7 +41,7 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_PTX = 218,
-       CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500 };
+       CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14 };
@@ -544,25 +549,88 @@ static bool cuda_pointer_usable(TileDevice *dev, uint64_t p, DevRange *range) {
     return true;
 }
 
-static DevStatus cuda_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
-    DevStatus st = cur(dev);
-    if (st) return st;
-    CALL(dev, cuda()->MemHostRegister(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP), "cuMemHostRegister_v2");
-    CUdeviceptr d = 0;
-    CUresult r = cuda()->MemHostGetDevicePointer(&d, host, 0);
-    if (r != CUDA_SUCCESS) {
-        cuda()->MemHostUnregister(host);
-        return cuda_fail(dev, r, "cuMemHostGetDevicePointer_v2");
+/* The host ranges this process's tile contexts registered with the driver, and how many tile registrations use
+ * each.  Process-wide as the driver's registrations are (per CUDA context, and tile contexts on one GPU share its
+ * primary context); its lock is held across the driver calls, so a second registration of a range sees the first
+ * one's entry.  Ranges of one CUDA context never overlap (the driver refuses that). */
+typedef struct CudaHostReg {
+    CUcontext ctx;
+    uint8_t *base;
+    size_t bytes;
+    unsigned refs;
+} CudaHostReg;
+static struct {
+    pthread_mutex_t lock;
+    CudaHostReg *v;
+    int n, cap;
+} host_regs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+/* Our registration of ctx holding host, or -1. */
+static int host_reg_find(CUcontext ctx, const uint8_t *host) {
+    for (int i = 0; i < host_regs.n; i++)
+        if (host_regs.v[i].ctx == ctx && host >= host_regs.v[i].base && host < host_regs.v[i].base + host_regs.v[i].bytes) return i;
+    return -1;
+}
+
+static DevStatus register_locked(TileDevice *dev, CUcontext ctx, uint8_t *host, size_t bytes, uint64_t *dptr) {
+    if (host_regs.n == host_regs.cap) {
+        int cap = host_regs.cap ? 2 * host_regs.cap : 8;
+        CudaHostReg *v = realloc(host_regs.v, sizeof *v * (size_t)cap);
+        if (!v) return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "cuda: out of host memory");
+        host_regs.v = v, host_regs.cap = cap;
     }
+    CUresult r = cuda()->MemHostRegister(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP);
+    CUdeviceptr d = 0, last = 0;
+    if (r == CUDA_SUCCESS) {
+        CUresult g = cuda()->MemHostGetDevicePointer(&d, host, 0);
+        if (g != CUDA_SUCCESS) {
+            cuda()->MemHostUnregister(host);
+            return cuda_fail(dev, g, "cuMemHostGetDevicePointer_v2");
+        }
+        host_regs.v[host_regs.n++] = (CudaHostReg){ctx, host, bytes, 1};
+        *dptr = d;
+        return DEV_OK;
+    }
+    if (r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) return cuda_fail(dev, r, "cuMemHostRegister_v2");
+    /* Page-locked already: usable when one mapping covers the whole range, its first and last bytes mapped
+     * bytes - 1 apart (a range half in a registration and half pageable is still the driver's error). */
+    if (cuda()->MemHostGetDevicePointer(&d, host, 0) != CUDA_SUCCESS ||
+        cuda()->MemHostGetDevicePointer(&last, host + bytes - 1, 0) != CUDA_SUCCESS || last - d != bytes - 1)
+        return cuda_fail(dev, r, "cuMemHostRegister_v2 (the range is only partly page-locked)");
+    int i = host_reg_find(ctx, host);
+    if (i >= 0 && host + bytes > host_regs.v[i].base + host_regs.v[i].bytes)
+        return cuda_fail(dev, r, "cuMemHostRegister_v2 (the range runs past another tile context's registration)");
+    if (i >= 0) host_regs.v[i].refs++; /* another tile context's registration */
+    /* else the caller's page-locked memory: never unregistered here */
     *dptr = d;
     return DEV_OK;
 }
 
+static DevStatus cuda_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    pthread_mutex_lock(&host_regs.lock);
+    st = register_locked(dev, ((CudaDev *)dev->impl)->ctx, host, bytes, dptr);
+    pthread_mutex_unlock(&host_regs.lock);
+    return st;
+}
+
+/* Unregistered when this was the last tile registration using our registration; the caller's pinned memory is
+ * left as it is. */
 static DevStatus cuda_unregister_host(TileDevice *dev, void *host, uint64_t dptr) {
     (void)dptr;
     DevStatus st = cur(dev);
     if (st) return st;
-    CALL(dev, cuda()->MemHostUnregister(host), "cuMemHostUnregister");
+    pthread_mutex_lock(&host_regs.lock);
+    int i = host_reg_find(((CudaDev *)dev->impl)->ctx, host);
+    void *base = NULL;
+    if (i >= 0 && --host_regs.v[i].refs == 0) {
+        base = host_regs.v[i].base;
+        host_regs.v[i] = host_regs.v[--host_regs.n];
+    }
+    CUresult r = base ? cuda()->MemHostUnregister(base) : CUDA_SUCCESS;
+    pthread_mutex_unlock(&host_regs.lock);
+    if (r != CUDA_SUCCESS) return cuda_fail(dev, r, "cuMemHostUnregister");
     return DEV_OK;
 }
 

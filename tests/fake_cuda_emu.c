@@ -7,7 +7,9 @@
  * and 9.0 are what the emulator has targets for), a few SMs.  Device memory is the emulator's allocation table
  * (emu/exec_mem.c): a CUdeviceptr is an emulator address, so every copy, fill and kernel access is bounds-checked
  * against the allocation it lies in.  Registered host memory is mapped into that table in place
- * (cuMemHostGetDevicePointer gives its address there, not the host pointer: nothing may assume they are equal).
+ * (cuMemHostGetDevicePointer gives its address there, not the host pointer: nothing may assume they are equal), and
+ * so is cuMemHostAlloc's memory; cuMemHostRegister of a range overlapping either is the driver's
+ * CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED.
  * cuModuleLoadDataEx parses the PTX with the emulator; cuLaunchKernel(Ex) queues the launch on its stream with a
  * copy of its parameters (sizes from the entry's .param list), and the queue runs when the CUDA programming model
  * says the work must have finished: a synchronize of the stream, its event or the context, a synchronous copy,
@@ -90,6 +92,7 @@ typedef struct HostReg {
     uint8_t *host;
     size_t bytes;
     uint64_t dptr;
+    bool alloc; /* cuMemHostAlloc's: cuMemFreeHost frees it, cuMemHostUnregister refuses it */
 } HostReg;
 
 enum WorkKind { W_LAUNCH, W_HTOD, W_DTOH, W_MEMSET, W_RECORD, W_WAIT };
@@ -517,11 +520,43 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
     D.regs[D.nregs++] = (HostReg){p, bytes, d};
     return unlock(CUDA_SUCCESS);
 }
+/* Page-locked host memory of the driver's own, mapped as a registration is (the UVA rule: every page-locked
+ * allocation is mapped, DEVICEMAP or not). */
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
+    ENTER_CTX();
+    D.capture_breaking++;
+    if (!pp || !bytes || (flags & ~7u)) return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuMemHostAlloc(%p, %zu, %u)", (void *)pp, bytes, flags));
+    if (D.nregs == D.capregs) {
+        unsigned cap = D.capregs ? 2 * D.capregs : 8;
+        HostReg *v = realloc(D.regs, cap * sizeof *v);
+        if (!v) return unlock(CUDA_ERROR_OUT_OF_MEMORY);
+        D.regs = v, D.capregs = cap;
+    }
+    uint8_t *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    uint64_t d = 0;
+    if (!p || !emu_mem_map(&D.mem, p, bytes, &d)) return free(p), unlock(CUDA_ERROR_OUT_OF_MEMORY);
+    D.regs[D.nregs++] = (HostReg){p, bytes, d, true};
+    *pp = p;
+    return unlock(CUDA_SUCCESS);
+}
+EXPORT CUresult cuMemFreeHost(void *p) {
+    ENTER_CTX();
+    D.capture_breaking++;
+    for (unsigned i = 0; i < D.nregs; i++)
+        if (D.regs[i].host == p && D.regs[i].alloc) {
+            run_all(); /* queued work may still use it */
+            emu_mem_free(&D.mem, D.regs[i].dptr);
+            free(p);
+            D.regs[i] = D.regs[--D.nregs];
+            return unlock(D.sticky);
+        }
+    return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuMemFreeHost(%p): not memory cuMemHostAlloc returned", p));
+}
 EXPORT CUresult cuMemHostUnregister(void *p) {
     ENTER_CTX();
     D.capture_breaking++;
     for (unsigned i = 0; i < D.nregs; i++)
-        if (D.regs[i].host == p) {
+        if (D.regs[i].host == p && !D.regs[i].alloc) {
             run_all(); /* queued work may still use it */
             emu_mem_free(&D.mem, D.regs[i].dptr);
             D.regs[i] = D.regs[--D.nregs];

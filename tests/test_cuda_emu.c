@@ -47,6 +47,9 @@ int cuMemFree_v2(unsigned long long p);
 int cuStreamCreate(void **s, unsigned flags);
 int cuStreamDestroy_v2(void *s);
 void fake_cuda_emu_live(int out[6]);
+int cuMemHostAlloc(void **p, size_t bytes, unsigned flags);
+int cuMemFreeHost(void *p);
+int cuMemHostGetDevicePointer_v2(unsigned long long *d, void *p, unsigned flags);
 int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
                            const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, int interleave,
                            int swizzle, int l2, int fill);
@@ -868,25 +871,111 @@ Test(cuda_emu, shared_past_the_gpu_cc80) {
 
 /* One host range registered by two tile contexts on one GPU (one primary CUDA context): the driver refuses the
  * second (docs/runtime.md), which the library passes on as the device's error; the first stays usable. */
-Test(cuda_emu, register_twice) {
+/* y = a x + y by the axpy kernel on ctx over dx and dy (registered host memory: the results land in the host's bytes). */
+static void axpy_registered(tile_context *ctx, tile_devptr dx, tile_devptr dy, float a, int32_t n) {
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source(ctx, axpy_src, NULL, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "axpy", &k), TILE_OK);
+    void *args[] = {&dx, &dy, &a, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){(unsigned)(n + 127) / 128, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module_unload(mod);
+}
+
+/* y[i] == a x[i] + y0[i] for i < n (the kernel's y in place), and y0 becomes the new y for the next check. */
+static void expect_axpy(const float *x, const float *y, float *y0, float a, int n) {
+    for (int i = 0; i < n; i++) {
+        double want = (double)a * x[i] + y0[i];
+        cr_assert(fabs(y[i] - want) <= 1e-5 * (1 + fabs(want)), "y[%d] = %.9g, want %.9g", i, y[i], want);
+        y0[i] = y[i];
+    }
+}
+
+/* Two tile contexts on one GPU share its primary context, where the driver registers a range once
+ * (cuMemHostRegister: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED for the second): the second context uses the
+ * first's registration, and the range stays registered until the last of them unregisters it, in either order. */
+static void register_twice_case(bool first_goes_first) {
+    seed_rng();
     tile_context *a = open_cuda(80), *b;
     cr_assert_eq(tile_context_create("cuda", &b), TILE_OK, "%s", tile_last_error(NULL));
-    float *h = aligned_alloc(4096, 4096);
-    for (int i = 0; i < 1024; i++) h[i] = (float)i;
-    tile_devptr da, db = 0;
-    cr_assert_eq(tile_register_memory(a, h, 4096, &da), TILE_OK, "%s", tile_last_error(a));
+    enum { N = 1000 }; /* not a multiple of the block */
+    float *x = aligned_alloc(4096, 8192), *y = aligned_alloc(4096, 8192), y0[N];
+    for (int i = 0; i < N; i++) x[i] = (float)urand(), y[i] = y0[i] = (float)urand();
+    tile_devptr ax, ay, bx, by;
     fake_cuda_emu_set_quiet(1);
-    tile_status st = tile_register_memory(b, h, 4096, &db);
+    cr_assert_eq(tile_register_memory(a, x, 8192, &ax), TILE_OK, "%s", tile_last_error(a));
+    cr_assert_eq(tile_register_memory(a, y, 8192, &ay), TILE_OK, "%s", tile_last_error(a));
+    /* a range only partly registered is still the driver's error */
+    tile_devptr bad = 1;
+    tile_status st = tile_register_memory(b, (char *)x + 4096, 8192, &bad);
     cr_expect_eq(st, TILE_ERROR_DEVICE, "%s: %s", tile_status_string(st), tile_last_error(b));
-    cr_expect(strstr(tile_last_error(b), "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"), "%s", tile_last_error(b));
-    float back[4];
-    cr_assert_eq(tile_memcpy_dtoh(a, back, da + 16, sizeof back), TILE_OK, "%s", tile_last_error(a));
-    cr_expect(back[0] == 4 && back[3] == 7, "%g %g", back[0], back[3]);
-    cr_assert_eq(tile_unregister_memory(a, da), TILE_OK, "%s", tile_last_error(a));
-    tile_context_destroy(b);
+    cr_expect(strstr(tile_last_error(b), "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED") && !bad, "%s", tile_last_error(b));
+    int refused = fake_cuda_emu_refusals(); /* the driver's 712, and maybe cuMemHostGetDevicePointer's past x's end */
+    cr_assert_eq(tile_register_memory(b, x, 8192, &bx), TILE_OK, "%s", tile_last_error(b));
+    cr_assert_eq(tile_register_memory(b, y, 4 * N, &by), TILE_OK, "%s", tile_last_error(b)); /* a part of a's range */
+    cr_expect_eq(fake_cuda_emu_refusals(), refused + 2, "b's registrations were not the driver's ALREADY_REGISTERED: %s", fake_cuda_emu_last_refusal());
+    int live[6];
+    fake_cuda_emu_live(live);
+    cr_expect_eq(live[4], 2, "%d driver registrations, want a's two", live[4]);
+    const float k1 = 1.5f, k2 = -0.75f, k3 = 2.0f;
+    axpy_registered(b, bx, by, k1, N);
+    expect_axpy(x, y, y0, k1, N);
+    tile_context *first = first_goes_first ? a : b, *second = first_goes_first ? b : a;
+    tile_devptr fx = first == a ? ax : bx, fy = first == a ? ay : by, sx = second == a ? ax : bx, sy = second == a ? ay : by;
+    cr_assert_eq(tile_unregister_memory(first, fx), TILE_OK, "%s", tile_last_error(first));
+    cr_assert_eq(tile_unregister_memory(first, fy), TILE_OK, "%s", tile_last_error(first));
+    fake_cuda_emu_live(live);
+    cr_expect_eq(live[4], 2, "%d driver registrations: the other context still uses both", live[4]);
+    axpy_registered(second, sx, sy, k2, N); /* unregistered under it, the kernel would fault */
+    expect_axpy(x, y, y0, k2, N);
+    cr_assert_eq(tile_unregister_memory(second, sx), TILE_OK, "%s", tile_last_error(second));
+    cr_assert_eq(tile_unregister_memory(second, sy), TILE_OK, "%s", tile_last_error(second));
+    fake_cuda_emu_live(live);
+    cr_expect_eq(live[4], 0, "%d driver registrations left once both contexts let go", live[4]);
+    /* registered again afresh: a real registration, not a stale count */
+    cr_assert_eq(tile_register_memory(second, x, 8192, &sx), TILE_OK, "%s", tile_last_error(second));
+    cr_assert_eq(tile_register_memory(second, y, 8192, &sy), TILE_OK, "%s", tile_last_error(second));
+    axpy_registered(second, sx, sy, k3, N);
+    expect_axpy(x, y, y0, k3, N);
+    tile_context_destroy(b); /* unregisters what is left */
     tile_context_destroy(a);
+    fake_cuda_emu_live(live);
+    cr_expect(!live[0] && !live[4] && !live[5], "left alive: %d allocations, %d registrations, %d context references", live[0], live[4], live[5]);
+    cr_expect_eq(fake_cuda_emu_refusals(), refused + 2, "refusals beyond b's two ALREADY_REGISTERED: %s", fake_cuda_emu_last_refusal());
+    free(x), free(y);
+}
+Test(cuda_emu, register_twice) { register_twice_case(true); }
+Test(cuda_emu, register_twice_second_unregisters_first) { register_twice_case(false); }
+
+/* Memory the caller page-locked (cuMemHostAlloc, as cudaHostAlloc and torch's pin_memory() make it) registers
+ * through its existing mapping, and tile_unregister_memory leaves it pinned: it is the caller's to free. */
+Test(cuda_emu, register_caller_pinned) {
+    seed_rng();
+    tile_context *ctx = open_cuda(80);
+    enum { N = 777, YOFF = 784 }; /* y 16-byte aligned after x */
+    float *p = NULL, y0[N];
+    void *primary = NULL; /* the caller's own use of the driver, as the CUDA runtime's */
+    cr_assert_eq(cuDevicePrimaryCtxRetain(&primary, 0), 0);
+    cr_assert_eq(cuCtxSetCurrent(primary), 0);
+    cr_assert_eq(cuMemHostAlloc((void **)&p, 4 * (YOFF + N), 0), 0, "%s", fake_cuda_emu_last_refusal());
+    float *x = p, *y = p + YOFF;
+    for (int i = 0; i < N; i++) x[i] = (float)urand(), y[i] = y0[i] = (float)urand();
+    tile_devptr d;
+    fake_cuda_emu_set_quiet(1);
+    cr_assert_eq(tile_register_memory(ctx, p, 4 * (YOFF + N), &d), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(fake_cuda_emu_refusals(), 1, "the registration was not the driver's ALREADY_REGISTERED: %s", fake_cuda_emu_last_refusal());
+    axpy_registered(ctx, d, d + 4 * YOFF, 3.25f, N);
+    expect_axpy(x, y, y0, 3.25f, N);
+    cr_assert_eq(tile_unregister_memory(ctx, d), TILE_OK, "%s", tile_last_error(ctx));
+    unsigned long long still = 0;
+    cr_expect_eq(cuMemHostGetDevicePointer_v2(&still, p, 0), 0, "tile_unregister_memory unpinned the caller's memory");
+    cr_assert_eq(cuMemFreeHost(p), 0, "cuMemFreeHost: %s", fake_cuda_emu_last_refusal());
+    cr_assert_eq(cuDevicePrimaryCtxRelease_v2(0), 0);
+    cr_expect_eq(fake_cuda_emu_refusals(), 1, "%s", fake_cuda_emu_last_refusal());
+    fake_cuda_emu_set_quiet(0);
+    tile_context_destroy(ctx);
     int live[6];
     fake_cuda_emu_live(live);
     cr_expect(!live[0] && !live[4] && !live[5], "left alive: %d allocations, %d registrations, %d context references", live[0], live[4], live[5]);
-    free(h);
 }
