@@ -34,7 +34,10 @@ int rt_tmaps_parse(const char *s, int nparams, RtTmap **out);
 typedef struct RtTmapCache RtTmapCache; /* a kernel's last encodings and what they were made from */
 RtTmapCache *rt_tmap_cache_new(void);
 void rt_tmap_cache_free(RtTmapCache *c);
-tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *kname, const RtTmap *tmaps, int n,
+/* A launch argument in messages: "argument 2 'y'" (i counted from 0; named from names, "x,y,a,n", when it has
+ * the name; names NULL: unknown). */
+const char *rt_arg_label(const char *names, int i, char *buf, size_t cap);
+tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *kname, const char *pnames, const RtTmap *tmaps, int n,
                             const uint8_t *param_size, void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which,
                             RtTmapCache *cache);
 

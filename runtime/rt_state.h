@@ -26,6 +26,7 @@ struct tile_kernel {
     unsigned block, smem;
     tile_dim3 block3;    /* raw PTX: the block .maxntid / .reqntid give (tile_launch uses it); else {block, 1, 1} */
     char *raw_signature; /* raw PTX: its parameters' PTX types (ptx_entry_layout) */
+    char *param_names;   /* "x,y,a,n": the source's parameter names (the Tile IR's), raw PTX's .param names; NULL: unknown */
     unsigned dyn_smem;   /* the part of smem that is dynamic (kernels over 48 KiB): tile_launch passes it */
     int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
     uint8_t *param_size; /* bytes of each parameter */
@@ -50,6 +51,7 @@ struct tile_module {
     RtOrigin origin;    /* the layer above's record of the request (jit/load.c), or none */
     tile_compiled meta; /* kernel metadata (PTX and TIR dropped) */
     char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
+    char **param_names; /* per meta.kernels entry: its parameters' names from the Tile IR ("x,y,a,n"), or NULL */
     tile_kernel *kernels;
     tile_module *next;
 };

@@ -24,6 +24,7 @@
 #include "support/dtype.h"
 #include "support/target.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -399,6 +400,7 @@ static void module_free(tile_module *m) {
         handle_remove(k);
         free(k->param_size);
         free(k->raw_signature);
+        free(k->param_names);
         free(k->param_spec);
         free(k->param_ptr);
         free(k->tmaps);
@@ -410,6 +412,8 @@ static void module_free(tile_module *m) {
     if (m->origin.free) m->origin.free(m->origin.data);
     tile_compiled_free(&m->meta);
     free(m->ptx);
+    for (int i = 0; m->param_names && i < m->meta.nkernels; i++) free(m->param_names[i]);
+    free(m->param_names);
     handle_remove(m);
     free(m);
 }
@@ -804,6 +808,29 @@ static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
     return m;
 }
 
+/* The parameter names of kernel NAME from its Tile IR header "kernel @NAME(%x: ptr<f32> #div16, %n: i32)": "x,n"
+ * (malloc'd), or NULL when the Tile IR does not have it. */
+static char *tir_param_names(const char *tir, const char *name) {
+    Str head = {0}, names = {0};
+    str_printf(&head, "kernel @%s(", name);
+    const char *p = tir && head.buf ? strstr(tir, head.buf) : NULL;
+    if (!p) return str_free(&head), NULL;
+    p += head.len;
+    str_free(&head);
+    str_printf(&names, "%s", "");
+    while (*p && *p != ')') {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p != '%') break;
+        p++;
+        size_t len = 0;
+        while (isalnum((unsigned char)p[len]) || p[len] == '_') len++;
+        str_printf(&names, "%s%.*s", names.len ? "," : "", (int)len, p);
+        for (int depth = 0; *p && !(depth == 0 && (*p == ',' || *p == ')')); p++) /* past its type */
+            depth += (*p == '<' || *p == '(') - (*p == '>' || *p == ')');
+    }
+    return names.buf;
+}
+
 tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool user_asm, tile_compiled *meta, RtOrigin origin,
                                     tile_module **out) {
     TileDevModule *dm;
@@ -833,6 +860,8 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool use
         return ds != DEV_OK ? rt_dev_error(ctx, ds, "loading the compiled PTX")
                             : rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading the compiled PTX: out of host memory");
     }
+    m->param_names = meta->nkernels > 0 ? calloc((size_t)meta->nkernels, sizeof *m->param_names) : NULL;
+    for (int i = 0; m->param_names && i < meta->nkernels; i++) m->param_names[i] = tir_param_names(meta->tir, meta->kernels[i].name);
     free(meta->ptx), free(meta->tir), free(meta->cubin);
     meta->ptx = meta->tir = NULL, meta->cubin = NULL;
     m->meta = *meta;
@@ -893,6 +922,15 @@ void tile_module_unload(tile_module *m) {
 /* Parameter sizes from a signature "*f16:16, i32, f32" (pointers 8, scalars their width), and (spec) what the code
  * assumes of each value: ":16" divisible by 16 or 16-byte aligned, "=1" equal to one, "=None" 0 (SPEC_IS_NULL). */
 enum { SPEC_IS_NULL = 255 }; /* a param_spec: the value must be 0 (raw PTX's are alignments, at most 128) */
+
+const char *rt_arg_label(const char *names, int i, char *buf, size_t cap) {
+    const char *p = names;
+    for (int j = 0; p && j < i; j++) p = (p = strchr(p, ',')) ? p + 1 : NULL;
+    size_t len = p ? strcspn(p, ",") : 0;
+    if (len && !(len == 1 && *p == '?')) snprintf(buf, cap, "argument %d '%.*s'", i + 1, (int)len, p);
+    else snprintf(buf, cap, "argument %d", i + 1);
+    return buf;
+}
 
 static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool **ptr) {
     int n = 0;
@@ -970,10 +1008,11 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
         free(size), free(spec), free(isptr);
         return;
     }
-    Str sig = {0};
+    Str sig = {0}, names = {0};
     str_printf(&sig, "%s", "");
+    str_printf(&names, "%s", "");
     for (const char *q = open && close ? open + 1 : NULL; q && q < close;) {
-        char w[64], type[16] = "", tail[32] = "";
+        char w[64], type[16] = "", tail[32] = "", pname[64] = "";
         q = ptx_word(q, close, w, sizeof w);
         if (!*w) break;
         if (strcmp(w, ".param")) continue; /* a separator or something unexpected: skip it */
@@ -998,7 +1037,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
                 count = (unsigned)strtoul(w, NULL, 10);
                 q = ptx_word(q, close, w, sizeof w); /* ] */
                 snprintf(tail, sizeof tail, "[%u]", count);
-            }
+            } else if (w[0] != '.') snprintf(pname, sizeof pname, "%s", w); /* the parameter's name */
         }
         if (n == cap) {
             uint8_t *more = realloc(size, (size_t)cap * 2), *more_spec = more ? realloc(spec, (size_t)cap * 2) : NULL;
@@ -1007,7 +1046,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
             if (more_spec) spec = more_spec;
             if (more_ptr) isptr = more_ptr;
             if (!more || !more_spec || !more_ptr) {
-                free(size), free(spec), free(isptr), str_free(&sig);
+                free(size), free(spec), free(isptr), str_free(&sig), str_free(&names);
                 return;
             }
             memset(spec + cap, 0, (size_t)cap);
@@ -1021,12 +1060,14 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
         k->any_ptr |= isptr[n];
         size[n++] = (uint8_t)(bytes > 255 ? 255 : bytes);
         str_printf(&sig, "%s%s%s", n > 1 ? ", " : "", ptr ? "ptr" : *type ? type : "b64", tail);
+        str_printf(&names, "%s%s", n > 1 ? "," : "", *pname ? pname : "?");
     }
     k->nparams = n;
     k->param_size = size;
     k->param_spec = spec;
     k->param_ptr = isptr;
     k->raw_signature = sig.buf;
+    k->param_names = names.buf;
     const char *hdr = close ? close : p;
     for (const char *dir = hdr; dir < body; dir++) { /* .maxntid / .reqntid x[, y[, z]] */
         if (*dir != '.' || (strncmp(dir, ".maxntid", 8) && strncmp(dir, ".reqntid", 8))) continue;
@@ -1064,8 +1105,9 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
             goto done;
         }
     const tile_kernel_info *ki = NULL;
+    const char *pnames = NULL;
     for (int i = 0; i < m->meta.nkernels; i++)
-        if (!strcmp(m->meta.kernels[i].name, name)) ki = &m->meta.kernels[i];
+        if (!strcmp(m->meta.kernels[i].name, name)) ki = &m->meta.kernels[i], pnames = m->param_names ? m->param_names[i] : NULL;
     if (!ki && !m->ptx) {
         Str names = {0};
         for (int i = 0; i < m->meta.nkernels; i++) str_printf(&names, "%s%s", i ? ", " : "", m->meta.kernels[i].name);
@@ -1102,6 +1144,9 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
             goto done;
         }
         for (int i = 0; i < k->nparams; i++) k->any_spec |= k->param_spec[i] != 0, k->any_ptr |= k->param_ptr[i];
+        int named = pnames && *pnames ? 1 : 0;
+        for (const char *c = pnames; named && *c; c++) named += *c == ',';
+        if (named == k->nparams && named > 0) k->param_names = strdup(pnames); /* else unknown (NULL on no memory too) */
         k->ntmaps = rt_tmaps_parse(ki->tensor_maps, k->nparams, &k->tmaps);
         if (k->ntmaps < 0) {
             handle_remove(k);
@@ -1163,13 +1208,16 @@ static tile_status launch(const char *api, tile_kernel *k, tile_dim3 grid, tile_
                        k->name, shared_bytes, k->smem, smem_limit);
     if (k->nparams > 0) {
         if (!args) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args is NULL but it takes %d parameters", k->name, k->nparams);
+        char lab[96];
         for (int i = 0; i < k->nparams; i++)
-            if (!args[i]) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args[%d] is NULL", k->name, i);
+            if (!args[i])
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args[%d] (%s) is NULL", k->name, i,
+                               rt_arg_label(k->param_names, i, lab, sizeof lab));
         /* a pointer the device would fault on (or, on another context's memory, silently corrupt) */
         for (int i = 0; k->any_ptr && i < k->nparams; i++)
             if (k->param_ptr[i] && !pointer_ok(ctx, *(const uint64_t *)args[i]))
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': argument %d (0x%llx) is a pointer into no allocation of this context", k->name, i,
+                               "launch of '%s': %s (0x%llx) is a pointer into no allocation of this context", k->name, rt_arg_label(k->param_names, i, lab, sizeof lab),
                                (unsigned long long)*(const uint64_t *)args[i]);
         /* the code was specialized: a value breaking its assumption would fault or compute garbage */
         for (int i = 0; k->any_spec && i < k->nparams; i++) {
@@ -1178,27 +1226,27 @@ static tile_status launch(const char *api, tile_kernel *k, tile_dim3 grid, tile_
                        : k->param_size[i] == 2 ? *(const uint16_t *)args[i] : *(const uint8_t *)args[i];
             if (k->param_spec[i] == 16 && v % 16 && !k->raw_signature && k->param_ptr[i]) /* an address: in hex, named as one */
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': argument %d (0x%llx) is not a multiple of 16, but the kernel was compiled assuming "
+                               "launch of '%s': %s (0x%llx) is not a multiple of 16, but the kernel was compiled assuming "
                                "this pointer is 16-byte aligned (compile with no_align_ptrs, or specialize it =any)",
-                               k->name, i, (unsigned long long)v);
+                               k->name, rt_arg_label(k->param_names, i, lab, sizeof lab), (unsigned long long)v);
             if (k->param_spec[i] == 16 && v % 16 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it is a multiple of 16 "
+                               "launch of '%s': %s is %llu, but the kernel was compiled assuming it is a multiple of 16 "
                                "(a 16-byte aligned pointer, or an integer specialized with =16; compile with no_align_ptrs or "
                                "without that specialization)",
-                               k->name, i, (unsigned long long)v);
+                               k->name, rt_arg_label(k->param_names, i, lab, sizeof lab), (unsigned long long)v);
             if (k->raw_signature && v && v % k->param_spec[i]) /* PTX's .ptr .align N: the code may read N bytes at a time */
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': argument %d (0x%llx) is not %u-byte aligned, as its PTX parameter declares "
+                               "launch of '%s': %s (0x%llx) is not %u-byte aligned, as its PTX parameter declares "
                                "(.ptr .align %u)",
-                               k->name, i, (unsigned long long)v, k->param_spec[i], k->param_spec[i]);
+                               k->name, rt_arg_label(k->param_names, i, lab, sizeof lab), (unsigned long long)v, k->param_spec[i], k->param_spec[i]);
             if (k->param_spec[i] == SPEC_IS_NULL && v != 0 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': argument %d is 0x%llx, but the kernel was compiled with it None (specialized "
-                               "=None): pass 0, or compile without that specialization", k->name, i, (unsigned long long)v);
+                               "launch of '%s': %s is 0x%llx, but the kernel was compiled with it None (specialized "
+                               "=None): pass 0, or compile without that specialization", k->name, rt_arg_label(k->param_names, i, lab, sizeof lab), (unsigned long long)v);
             if (k->param_spec[i] == 1 && v != 1 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it equals 1", k->name, i,
+                               "launch of '%s': %s is %llu, but the kernel was compiled assuming it equals 1", k->name, rt_arg_label(k->param_names, i, lab, sizeof lab),
                                (unsigned long long)v);
         }
     }
@@ -1218,7 +1266,7 @@ static tile_status launch(const char *api, tile_kernel *k, tile_dim3 grid, tile_
         if (k->nparams > 256) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': over 256 parameters", k->name);
         DevStatus ds = DEV_OK;
         int which = 0;
-        tile_status st = rt_tmaps_encode(ctx, ctx->dev, k->name, k->tmaps, k->ntmaps, k->param_size, args, maps, &ds, &which, k->tcache);
+        tile_status st = rt_tmaps_encode(ctx, ctx->dev, k->name, k->param_names, k->tmaps, k->ntmaps, k->param_size, args, maps, &ds, &which, k->tcache);
         if (ds != DEV_OK) {
             Str w = {0};
             str_printf(&w, "launch of '%s': tensor map %d", k->name, which);

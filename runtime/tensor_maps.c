@@ -176,9 +176,10 @@ static bool tm_eval(const uint8_t *param_size, void **args, const RtExpr *e, int
     return true;
 }
 
-tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *kname, const RtTmap *tmaps, int n, const uint8_t *param_size,
-                            void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which, RtTmapCache *cache) {
+tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *kname, const char *pnames, const RtTmap *tmaps, int n,
+                            const uint8_t *param_size, void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which, RtTmapCache *cache) {
     *ds = DEV_OK;
+    char lab[96];
     for (int i = 0; i < n; i++) {
         const RtTmap *t = &tmaps[i];
         static const unsigned dtype[9] = {0, 0, 1, 0, 2, 0, 0, 0, 4}; /* CUtensorMapDataType: UINT8, UINT16, UINT32, UINT64 */
@@ -205,19 +206,19 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
             int64_t s = 0;
             if (!tm_eval(param_size, args, &t->stride[d], &s) || s <= 0 || s >= ((int64_t)1 << 40) / t->esize || (s * t->esize) % 16)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': the arguments give tensor map %d (argument %d's tiles) a stride of %lld elements "
+                               "launch of '%s': the arguments give tensor map %d (the tiles of %s) a stride of %lld elements "
                                "along dim %d; the kernel reads them through tensor maps, which need positive strides of a multiple "
                                "of 16 bytes below 2^40 (compile with no_tma to read them without)",
-                               kname, i, t->base, (long long)s, d);
+                               kname, i, rt_arg_label(pnames, t->base, lab, sizeof lab), (long long)s, d);
             tm.strides[d - 1] = (uint64_t)(s * t->esize);
         }
         if (empty && (!tm.addr || tm.addr % 16)) tm.addr = 256; /* an empty tensor's NULL (NumPy's zero-size arrays): never read */
         if (!tm.addr)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': argument %d is NULL but the kernel reads or writes its tiles "
-                           "through a tensor map", kname, t->base);
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': %s is NULL but the kernel reads or writes its tiles "
+                           "through a tensor map", kname, rt_arg_label(pnames, t->base, lab, sizeof lab));
         if (tm.addr % 16)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': argument %d (0x%llx) is not a 16-byte aligned pointer", kname,
-                           t->base, (unsigned long long)tm.addr);
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': %s (0x%llx) is not a 16-byte aligned pointer", kname,
+                           rt_arg_label(pnames, t->base, lab, sizeof lab), (unsigned long long)tm.addr);
         bool hit = false;
         if (cache && i < RT_MAX_TMAPS) {
             pthread_mutex_lock(&cache->lock);

@@ -198,7 +198,7 @@ Test(handles, launch_pointer_arguments) {
     cr_assert_eq(tile_malloc(other, 1024, &y), TILE_OK);
     tile_devptr p = 0x1234;
     void *args[] = {&p};
-    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "launch of 'k': argument 0 (0x1234) is a pointer into no allocation of this context");
+    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "launch of 'k': argument 1 'x' (0x1234) is a pointer into no allocation of this context");
     p = y; /* another context's memory: each emulated device hands out addresses of its own range */
     EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "is a pointer into no allocation of this context");
     p = x + 512; /* inside an allocation: fine */
@@ -265,7 +265,7 @@ Test(handles, raw_ptx_pointer_alignment) {
     cr_assert_eq(tile_malloc(ctx, 1024, &x), TILE_OK);
     tile_devptr p = x + 4;
     void *args[] = {&p};
-    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "argument 0 (0x");
+    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "argument 1 'k_param_0' (0x"); /* named as its PTX names it */
     cr_expect(strstr(tile_last_error(ctx), "is not 16-byte aligned, as its PTX parameter declares (.ptr .align 16)"), "%s",
               tile_last_error(ctx));
     p = x + 16;

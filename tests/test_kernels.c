@@ -243,7 +243,7 @@ Test(kernels, specialize_none_pointer) {
         if (!variant) { /* the None variant launched with a pointer: refused, nothing run */
             bp = db;
             cr_expect_eq(tile_launch(k, (tile_dim3){3, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE);
-            cr_expect(strstr(tile_last_error(ctx), "argument 1") && strstr(tile_last_error(ctx), "None"), "%s", tile_last_error(ctx));
+            cr_expect(strstr(tile_last_error(ctx), "argument 2 'b'") && strstr(tile_last_error(ctx), "None"), "%s", tile_last_error(ctx));
         }
         tile_module_unload(m);
     }

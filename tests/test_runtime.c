@@ -139,7 +139,7 @@ Test(runtime, misuse_errors) {
     ASSERT_ERR(tile_launch(k, (tile_dim3){1, 70000, 1}, args, NULL), TILE_ERROR_INVALID_VALUE, "exceeds");
     ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, NULL, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL");
     void *args1[] = {&p, NULL};
-    ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args1, NULL), TILE_ERROR_INVALID_VALUE, "args[1] is NULL");
+    ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args1, NULL), TILE_ERROR_INVALID_VALUE, "args[1] (argument 2 'n') is NULL");
     ASSERT_ERR(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){2048, 1, 1}, 0, args, NULL), TILE_ERROR_INVALID_VALUE, "at most 1024");
     cr_assert_eq(tile_launch(k, (tile_dim3){8, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
     float out[8];
@@ -149,9 +149,9 @@ Test(runtime, misuse_errors) {
     tile_devptr end = p + 252;
     void *args2[] = {&end, &n};
     ASSERT_ERR(tile_launch(k, (tile_dim3){2, 1, 1}, args2, NULL), TILE_ERROR_INVALID_VALUE, "multiple of 16");
-    /* the address in hex, the parameter named a pointer (not "argument 0 is 87960930222332") */
+    /* the address in hex, the parameter named and called a pointer (not "argument 1 is 87960930222332") */
     char want[160];
-    snprintf(want, sizeof want, "argument 0 (0x%llx) is not a multiple of 16, but the kernel was compiled assuming this pointer is "
+    snprintf(want, sizeof want, "argument 1 'x' (0x%llx) is not a multiple of 16, but the kernel was compiled assuming this pointer is "
              "16-byte aligned", (unsigned long long)end);
     cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
     /* out of bounds on the device: reported, not a crash (from the last aligned 16 bytes, program 4
@@ -208,7 +208,8 @@ Test(runtime, module_cache_and_raw_ptx) {
     tile_devptr bogus = 0xdead0000;
     void *bad_args[] = {&bogus, &v};
     cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, bad_args, NULL), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(tile_last_error(ctx), "argument 0 (0xdead0000) is a pointer into no allocation of this context"), "%s",
+    cr_expect(strstr(tile_last_error(ctx), "argument 1 '") && /* raw PTX: named by its .param */
+              strstr(tile_last_error(ctx), "_param_0' (0xdead0000) is a pointer into no allocation of this context"), "%s",
               tile_last_error(ctx));
     /* its PTX says .reqntid 128: another block (it left elements unwritten) is refused, raw or compiled */
     cr_expect_neq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){64, 1, 1}, 0, args, NULL), TILE_OK);
@@ -707,11 +708,11 @@ Test(runtime, launch_checks_specialization) {
     tile_devptr off = x + 4;
     void *bad_ptr[] = {&off, &n};
     cr_assert_eq(tile_launch(kn, (tile_dim3){1, 1, 1}, bad_ptr, NULL), TILE_ERROR_INVALID_VALUE);
-    cr_assert(strstr(tile_last_error(ctx), "argument 0") && strstr(tile_last_error(ctx), "multiple of 16"), "%s", tile_last_error(ctx));
+    cr_assert(strstr(tile_last_error(ctx), "argument 1 'x' (0x") && strstr(tile_last_error(ctx), "multiple of 16"), "%s", tile_last_error(ctx));
     int odd = 17;
     void *bad_n[] = {&x, &odd};
     cr_assert_eq(tile_launch(kn, (tile_dim3){1, 1, 1}, bad_n, NULL), TILE_ERROR_INVALID_VALUE);
-    cr_assert(strstr(tile_last_error(ctx), "argument 1 is 17"), "%s", tile_last_error(ctx));
+    cr_assert(strstr(tile_last_error(ctx), "argument 2 'n' is 17"), "%s", tile_last_error(ctx));
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }

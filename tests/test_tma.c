@@ -973,10 +973,19 @@ Test(tma, stride_limit_2_40) {
             }
         } else {
             cr_assert_eq(st, TILE_ERROR_INVALID_VALUE, "a stride of %lld bytes must be refused", (long long)(sa * 2));
-            cr_expect(strstr(tile_last_error(ctx), "below 2^40") && strstr(tile_last_error(ctx), "no_tma"), "%s", tile_last_error(ctx));
+            cr_expect(strstr(tile_last_error(ctx), "below 2^40") && strstr(tile_last_error(ctx), "no_tma") &&
+                      strstr(tile_last_error(ctx), "tensor map 0 (the tiles of argument 1 'a')"), "%s", tile_last_error(ctx));
             for (int j = 0; j < N; j++) cr_assert(hc[j] == -7.0f, "refused, yet C[%d] was written: %g", j, hc[j]);
         }
     }
+    /* a NULL tensor (not empty) has no tiles to map: refused, naming it */
+    tile_devptr null = 0;
+    int32_t m1 = 1, n1 = N, k1 = K;
+    int64_t sa1 = K, sb1 = N;
+    void *nargs[] = {&da, &null, &dc, &m1, &n1, &k1, &sa1, &sb1};
+    cr_expect_eq(tile_launch(kern, (tile_dim3){1, 1, 1}, nargs, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "launch of 'mm': argument 2 'b' is NULL but the kernel reads or writes its tiles through a "
+                     "tensor map"), "%s", tile_last_error(ctx));
     tile_module_unload(mod);
     free(va), free(vb);
     tile_context_destroy(ctx);

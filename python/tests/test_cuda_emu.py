@@ -353,7 +353,7 @@ kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32) {
                                         "version": 3, "strides": None}
 
         launches = DRV.fake_cuda_emu_launches()
-        with pytest.raises(tile.Error, match=r"launch of 'add': argument 1 \(0x[0-9a-f]+\) is a pointer into no allocation "
+        with pytest.raises(tile.Error, match=r"launch of 'add': argument 2 'y' \(0x[0-9a-f]+\) is a pointer into no allocation "
                                              r"of this context \(invalid value\)"):
             k[(1,)](x, HostAsDevice(), out, n)
         # device memory on the emulator
