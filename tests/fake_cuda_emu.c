@@ -517,7 +517,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
     }
     uint64_t d = 0;
     if (!emu_mem_map(&D.mem, p, bytes, &d)) return unlock(CUDA_ERROR_OUT_OF_MEMORY);
-    D.regs[D.nregs++] = (HostReg){p, bytes, d};
+    D.regs[D.nregs++] = (HostReg){p, bytes, d, false};
     return unlock(CUDA_SUCCESS);
 }
 /* Page-locked host memory of the driver's own, mapped as a registration is (the UVA rule: every page-locked
