@@ -207,9 +207,10 @@ static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyErr_NoMemory();
         return -1;
     }
-    /* the string it was opened with ("emu:sm_90a", "emu:racecheck"), so that tile.device(d.name) is d and the repr
-     * says which emulator it is; the default (None) or a string too long to keep: the library's name, "emu" or "cuda:0" */
-    snprintf(d->name, sizeof d->name, "%s", name && *name && strlen(name) < sizeof d->name ? name : p.name);
+    /* an emulator: the string it was opened with ("emu:sm_90a", "emu:racecheck"), so that tile.device(d.name) is d
+     * and the repr says which emulator it is (the default, None, or a string too long to keep: "emu"); a GPU: the
+     * library's "cuda:N", its ordinal, which DLPack's device check reads ("cuda" opens cuda:0) */
+    snprintf(d->name, sizeof d->name, "%s", p.is_emulator && name && *name && strlen(name) < sizeof d->name ? name : p.name);
     snprintf(d->arch, sizeof d->arch, "%s", p.arch);
     d->is_emulator = p.is_emulator;
     d->streams = PyDict_New();
