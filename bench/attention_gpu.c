@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/numparse.h"
 #include "bench/gpu_common.h"
 #include "ref/ref.h"
 #include "tools/json.h"
@@ -401,14 +402,19 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--prefill")) prefill = v, i++;
         else if (!strcmp(a, "--decode")) decode = v, i++;
         else if (!strcmp(a, "--only")) only = v, i++;
-        else if (!strcmp(a, "--samples")) op.samples = atoi(v), i++;
-        else if (!strcmp(a, "--check-rows")) op.check_rows = atoi(v), i++;
-        else if (!strcmp(a, "--max-seconds")) op.max_seconds = atof(v), i++;
+        else if (!strcmp(a, "--samples")) {
+            if (!cli_option_int("attention_gpu", a, v, 1, 1000000, &op.samples)) return 2;
+            i++;
+        } else if (!strcmp(a, "--check-rows")) {
+            if (!cli_option_int("attention_gpu", a, v, 1, INT32_MAX, &op.check_rows)) return 2;
+            i++;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (!cli_option_double("attention_gpu", a, v, 0, 1e9, &op.max_seconds)) return 2;
+            i++;
+        }
         else if (!strcmp(a, "--dtype") && (!strcmp(v, "bf16") || !strcmp(v, "f16"))) op.dt = v[0] == 'f' ? TILE_F16 : TILE_BF16, i++;
         else goto usage;
     }
-    if (op.samples < 1) op.samples = 1;
-    if (op.check_rows < 1) op.check_rows = 1;
     if (only && strcmp(only, "prefill") && strcmp(only, "decode")) goto usage;
     PrefillShape ps[64];
     DecodeShape ds[64];

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/numparse.h"
 #include "include/tile/tile.h"
 #include "tools/json.h"
 
@@ -25,10 +26,12 @@ int main(int argc, char **argv) {
     int json = 0, hit_reps = 200000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) hit_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+            if (!cli_option_int("cache", argv[i], argv[i + 1], 1, INT32_MAX, &hit_reps)) return 2;
+            i++;
+        }
         else return fprintf(stderr, "usage: cache [--reps N] [--json]\n"), 2;
     }
-    if (hit_reps < 1) hit_reps = 1;
     char dir[] = "/tmp/tile-bench-cache-XXXXXX";
     if (!mkdtemp(dir)) return 1;
     const char *gemm = TILE_SOURCE_DIR "/kernels/gemm/gemm.tile";

@@ -1,13 +1,14 @@
 /* compare_devices.c - every shipped kernel on two devices, results compared.
  *
- *   build/bench/compare_devices [--device cuda|emu] [--arch TARGET] [--seed N] [--quiet]
+ *   build/bench/compare_devices [--device DEVICE] [--arch TARGET] [--seed N] [--quiet]
  *
  * --device cuda (the default when a GPU is present): each kernel runs on the
  * GPU and on the emulator (racecheck on) from the same PTX and the same
  * inputs.  --device emu (no GPU needed): each kernel runs on two emulator
  * contexts, one host thread with racecheck against four host threads, which
  * checks that the emulator's result does not depend on how blocks are spread
- * over host threads.
+ * over host threads.  The device string is taken whole (cuda:1, emu:sm_90a, emu:sms=8): both emulator runs
+ * emulate the device it names.
  *
  * The cases: add, softmax, layernorm, rmsnorm, row_sum, matmul, transpose;
  * gemm for each type pair, with bias+gelu, split-K and f8 (e4m3, e5m2);
@@ -646,7 +647,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
         else if (!strcmp(argv[i], "--json")) json = true;
         else {
-            fprintf(stderr, "usage: %s [--device cuda|emu] [--arch TARGET] [--seed N] [--quiet] [--json]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--device cuda[:N]|emu[:OPTIONS]] [--arch TARGET] [--seed N] [--quiet] [--json]\n", argv[0]);
             return 2;
         }
     }
@@ -661,17 +662,20 @@ int main(int argc, char **argv) {
     /* A: the device under test; B: the emulator reference. */
     DevOptions oa = {.emu_host_threads = 1, .emu_racecheck = true}, ob = {.emu_host_threads = 4, .emu_racecheck = on_gpu};
     TileDevice *da = NULL, *db = NULL;
-    if (dev_open(on_gpu ? (device && *device ? device : "cuda") : "emu", &oa, &da, &err)) {
+    /* the device string as given, options and all (emu:sm_90a, emu:sms=8, cuda:1): with an emulator under test both
+     * runs take it, so both emulate the device asked for; a GPU is compared with the emulator's defaults */
+    const char *dev_a = device && *device ? device : on_gpu ? "cuda" : "emu", *dev_b = on_gpu ? "emu" : dev_a;
+    if (dev_open(dev_a, &oa, &da, &err)) {
         fprintf(stderr, "compare_devices: device A: %s\n", err);
         return 1;
     }
-    if (dev_open("emu", &ob, &db, &err)) {
+    if (dev_open(dev_b, &ob, &db, &err)) {
         fprintf(stderr, "compare_devices: device B: %s\n", err);
         return 1;
     }
     if (json) quiet = true; /* each kernel's object comes once, with the final table */
-    fprintf(json ? stderr : stdout, "compare_devices: A = %s, B = emu (%s), PTX for %s, seed %llu\n",
-           on_gpu ? "cuda" : "emu (1 host thread, racecheck)", on_gpu ? "racecheck" : "4 host threads", arch,
+    fprintf(json ? stderr : stdout, "compare_devices: A = %s%s, B = %s (%s), PTX for %s, seed %llu\n", dev_a,
+           on_gpu ? "" : " (1 host thread, racecheck)", dev_b, on_gpu ? "racecheck" : "4 host threads", arch,
            (unsigned long long)seed);
     if (!quiet) print_header();
 
@@ -738,7 +742,7 @@ int main(int argc, char **argv) {
         json_begin(&j, stdout);
         json_str(&j, "bench", "compare_devices");
         json_str(&j, "note", note);
-        json_str(&j, "a", on_gpu ? "cuda" : "emu, 1 host thread");
+        json_str(&j, "a", dev_a), json_str(&j, "b", dev_b);
         json_str(&j, "arch", arch);
         json_uint(&j, "seed", seed);
         json_int(&j, "agree", NCASES - failed);
@@ -746,7 +750,7 @@ int main(int argc, char **argv) {
         json_end(&j);
         return failed ? 1 : 0;
     }
-    printf("\n== device comparison (A = %s, B = emu), %s, seed %llu\n", on_gpu ? "cuda" : "emu, 1 host thread", arch,
+    printf("\n== device comparison (A = %s%s, B = %s), %s, seed %llu\n", dev_a, on_gpu ? "" : ", 1 host thread", dev_b, arch,
            (unsigned long long)seed);
     print_header();
     for (int ci = 0; ci < NCASES; ci++) print_row(&results[ci], &cases[ci]);

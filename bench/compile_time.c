@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "tools/numparse.h"
 #include "include/tile/tile.h"
 #include "tools/json.h"
 
@@ -90,14 +91,15 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+            if (!cli_option_int("compile_time", argv[i], argv[i + 1], 1, 64, &reps)) return 2;
+            i++;
+        }
         else if (!strcmp(argv[i], "--no-line-info")) no_line_info = 1;
         else if (!strcmp(argv[i], "--list")) list = 1;
         else if (nf < 64) files[nf++] = argv[i];
     }
     int argn = nf; /* files named on the command line */
-    if (reps < 1) reps = 1;
-    if (reps > 64) reps = 64;
     static char names[64][1024];
     /* by default every shipped kernel: the .tile files of kernels/ at any depth (a fixed list of folders
      * missed sampling/ and examples/) */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/numparse.h"
 #include "runtime/device.h"
 #include "support/support.h"
 #include "tools/json.h"
@@ -145,9 +146,17 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--single")) one_thread_only = 1;
         else if (!strcmp(argv[i], "--racecheck")) racecheck = 1;
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            int v;
+            if (!cli_option_int("emu_speed", argv[i], argv[i + 1], 1, INT32_MAX, &v)) return 2;
+            threads = (unsigned)v, i++;
+        }
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) >= 1 && atoi(argv[i + 1]) <= 1000) reps = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+            int v;
+            if (!cli_option_int("emu_speed", argv[i], argv[i + 1], 1, 1000, &v)) return 2;
+            reps = (unsigned)v, i++;
+        }
         else return fprintf(stderr, "usage: emu_speed [--threads N] [--only KERNEL] [--single] [--racecheck] [--reps N (1..1000)] [--json]\n"), 2;
     }
     /* a kernel it does not run measured nothing and exited 0 */

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/numparse.h"
 #include "bench/gpu_common.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
@@ -412,7 +413,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
         else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) kernel = argv[++i];
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
-        else if (!strcmp(argv[i], "--samples") && i + 1 < argc) samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
+            if (!cli_option_int("gemm_gpu", argv[i], argv[i + 1], 1, 1000000, &samples)) return 2;
+            i++;
+        }
         else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) defs[nd++] = argv[++i];
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--api")) api = 1;

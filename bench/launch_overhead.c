@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/numparse.h"
 #include "include/tile/tile.h"
 #include "tools/json.h"
 
@@ -23,10 +24,12 @@ int main(int argc, char **argv) {
     int json = 0, n = 200000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
+            if (!cli_option_int("launch_overhead", argv[i], argv[i + 1], 1, INT32_MAX, &n)) return 2;
+            i++;
+        }
         else device = argv[i];
     }
-    if (n < 1) n = 1;
     tile_context_options o = {.device = device, .emu_host_threads = 1, .no_disk_cache = 1};
     tile_context *ctx;
     if (tile_context_create_ex(&o, &ctx) != TILE_OK) return fprintf(stderr, "cannot open %s\n", device), 1;

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/numparse.h"
 #include "bench/gpu_common.h"
 #include "ref/ref.h"
 #include "tools/json.h"
@@ -384,13 +385,18 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--device")) device = v, i++;
         else if (!strcmp(a, "--models")) models = v, i++;
         else if (!strcmp(a, "--tokens")) tokens_s = v, i++;
-        else if (!strcmp(a, "--samples")) op.samples = atoi(v), i++;
-        else if (!strcmp(a, "--check-tokens")) op.check_tokens = atoi(v), i++;
-        else if (!strcmp(a, "--max-seconds")) op.max_seconds = atof(v), i++;
+        else if (!strcmp(a, "--samples")) {
+            if (!cli_option_int("moe_gpu", a, v, 1, 1000000, &op.samples)) return 2;
+            i++;
+        } else if (!strcmp(a, "--check-tokens")) {
+            if (!cli_option_int("moe_gpu", a, v, 1, INT32_MAX, &op.check_tokens)) return 2;
+            i++;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (!cli_option_double("moe_gpu", a, v, 0, 1e9, &op.max_seconds)) return 2;
+            i++;
+        }
         else goto usage;
     }
-    if (op.samples < 1) op.samples = 1;
-    if (op.check_tokens < 1) op.check_tokens = 1;
     Model md[16];
     int nm = 0;
     for (const char *p = models ? models : tiny ? tiny_models : default_models; *p && nm < 16;) {

@@ -432,7 +432,11 @@ Test(docs, gpu_run_sh_usage_errors_exit_2) {
     static const char *const bad_compare[] = {"compare_devices --quiet --arch sm_70", "compare_devices --arch --quiet",
                                               "compare_devices --quiet --seed x", "compare_devices --quiet --seed 12abc",
                                               "compare_devices --quiet --seed -3", "compare_devices --quiet --device bogus",
-                                              "emu_speed --single --only vad"};
+                                              "emu_speed --single --only vad",
+                                              /* numbers read with atoi/atof: "5x" was 5, "x" 0 (clamped to 1), 65 reps 64 */
+                                              "attention_gpu --samples 5x", "attention_gpu --max-seconds x", "moe_gpu --check-tokens 0",
+                                              "gemm_gpu --samples 0", "launch_overhead emu --iters 1e3", "cache --reps -1",
+                                              "compile_time --reps 65", "emu_speed --reps 5x"};
     for (size_t i = 0; i < sizeof bad_compare / sizeof *bad_compare; i++) {
         char line[4096];
         int prog = (int)strcspn(bad_compare[i], " "); /* the program, then its arguments */

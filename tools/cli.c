@@ -154,16 +154,6 @@ int cli_getopt(CliGetopt *g) {
     return c;
 }
 
-bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-    if (!s || !*s || isspace((unsigned char)*s)) return false;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (*end || errno == ERANGE || v < lo || v > hi) return false;
-    *out = (int64_t)v;
-    return true;
-}
-
 int cli_elements(const char *cmd, const char *what, int n, ...) {
     va_list ap;
     va_start(ap, n);
@@ -197,14 +187,10 @@ int cli_int(const CliGetopt *g, int lo, int hi, int *out) {
 
 int cli_double(const CliGetopt *g, double lo, double hi, double *out) {
     const char *s = g->arg ? g->arg : "";
-    char *end;
-    errno = 0;
-    double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : 0;
-    if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || !isfinite(v))
-        return cli_usage_error(g->cmd, "%s expects a number, got '%s'", g->name, s);
-    if (v < lo || v > hi) return cli_usage_error(g->cmd, "%s must be between %g and %g, got %s", g->name, lo, hi, s);
-    *out = v;
-    return 0;
+    double v;
+    if (cli_parse_double(s, lo, hi, out)) return 0;
+    if (!cli_parse_double(s, -INFINITY, INFINITY, &v)) return cli_usage_error(g->cmd, "%s expects a number, got '%s'", g->name, s);
+    return cli_usage_error(g->cmd, "%s must be between %g and %g, got %s", g->name, lo, hi, s);
 }
 
 /* tile_last_error(NULL) after a failed call fn, without the "fn: " it begins with (the command's user typed an

@@ -29,6 +29,7 @@
 #define TILE_TOOLS_CLI_H
 
 #include "include/tile/tile.h"
+#include "tools/numparse.h"
 
 #include <getopt.h>
 #include <stdbool.h>
@@ -121,8 +122,10 @@ int cli_elements(const char *cmd, const char *what, int n, ...);
 /* A string option given once: its value into *slot, or a usage error when an earlier one gave another value
  * (`-o a.ptx -o b.ptx`: which was meant?  The last one won, silently). */
 int cli_once(const CliGetopt *g, const char **slot);
-/* Strict decimal integer of a string (no option): false when malformed or out of range. */
-bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* A buffer's size for a size that may be 0 (an option of 0: a call with nothing to compute): malloc(0) may say
+ * NULL and tile_malloc refuses 0 bytes, so such a buffer holds one unused element. */
+static inline size_t cli_alloc_size(size_t bytes) { return bytes ? bytes : 1; }
+/* cli_parse_i64, cli_parse_double: strict numbers of a string (no option), in tools/numparse.h */
 
 /* ---- NULL-terminated string lists (-D, -I, --kernel, ...) ---- */
 typedef struct CliList {
