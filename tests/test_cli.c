@@ -162,7 +162,19 @@ Test(cli, zero_tokens_as_the_api_takes_them, .timeout = 60) {
         {"run moe --device emu --tokens 0 --hidden 64 --inter 32 --experts 4 --topk 2 --reps 1 --json", "\"checked_tokens\":0,"},
         {"run norm --device emu --tokens 0 --hidden 256 --reps 1 --json", "\"checked_rows\":0,"},
         {"run norm --device emu --tokens 0 --hidden 256 --quant i8 --reps 1 --json", "\"checked_rows\":0,"},
-        {"run act --device emu --tokens 0 --d 256 --reps 1 --json", "\"checked_rows\":0,"}};
+        {"run act --device emu --tokens 0 --d 256 --reps 1 --json", "\"checked_rows\":0,"},
+        {"run rope --device emu --tokens 0 --heads-q 2 --heads-kv 1 --head-dim 64 --reps 1 --json", "\"checked_tokens\":0,"}};
+    /* --batch 0: num_seqs / batch 0, as the API takes it (decode's cache still holds the one block the API asks for) */
+    static const char *const batch0[] = {"run decode --device emu --batch 0 --heads 2 --heads-kv 1 --head-dim 16 --context 40 --reps 1 --json",
+                                         "run decode --device emu --batch 0 --tokens 3 --tree --heads 2 --heads-kv 1 --head-dim 16 --context 40 --reps 1 --json",
+                                         "run sample --device emu --batch 0 --vocab 100 --probs --reps 1 --json",
+                                         "run spec --device emu --batch 0 --vocab 100 --reps 1 --json"};
+    for (size_t i = 0; i < sizeof batch0 / sizeof *batch0; i++) {
+        cr_expect_eq(run(batch0[i], buf, sizeof buf), 0, "%s: %s", batch0[i], buf);
+        cr_expect(strstr(buf, "\"batch\":0,") && strstr(buf, "\"checked_rows\":0,") && strstr(buf, "\"ok\":true"), "%s: %s", batch0[i], buf);
+    }
+    cr_expect_eq(run("run decode --device emu --batch -1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run rope --device emu --tokens -1", buf, sizeof buf), 2, "%s", buf);
     /* run gemm: m or n 0 (nothing to compute) and k 0 (C = 0, checked over C poisoned with NaN) */
     static const char *const gemm[] = {"--m 0", "--n 0", "--k 0", "--k 0 --trans-a --trans-b", "--k 0 --dtype i8"};
     for (size_t i = 0; i < sizeof gemm / sizeof *gemm; i++) {

@@ -91,7 +91,7 @@ static const char usage_decode[] =
     "whose blocks are shuffled; checks up to 256 output rows against a float64 reference.\n"
     "'tile run paged-attention' is the same command.\n"
     "\n"
-    "  --batch B          sequences (default 8)\n"
+    "  --batch B          sequences (default 8; 0: nothing to compute)\n"
     "  --context C        context length, new tokens included (default 1000; --seq is the same)\n"
     "  --heads H          query heads (default 8)\n"
     "  --heads-kv HK      key/value heads, dividing H (default H)\n"
@@ -137,9 +137,9 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
         switch (c) {
         case 'h': return cli_help(decode ? usage_decode : usage_attention);
         /* as the API takes them: batch and lengths 0 are calls with nothing to compute (seq_k 0: every row sees no key,
-         * O = 0); decode's context holds its new tokens (at least 1, checked in cmd_run_decode), and it takes
-         * --batch from 1 (the API's num_seqs 0 is a call with nothing to compute; this command does not run it) */
-        case OPT_BATCH: rc = cli_i64(&g, decode ? 1 : 0, INT32_MAX, &p->batch); break;
+         * O = 0; decode's --batch 0: num_seqs 0); decode's context holds its new tokens (at least 1, checked in
+         * cmd_run_decode) */
+        case OPT_BATCH: rc = cli_i64(&g, 0, INT32_MAX, &p->batch); break;
         case OPT_SEQ: rc = cli_i64(&g, decode ? 1 : 0, INT32_MAX, &p->seq); break;
         case OPT_SEQ_K: rc = cli_i64(&g, 0, INT32_MAX, &p->seq_k); break;
         case OPT_HEADS: rc = cli_i64(&g, 1, INT32_MAX, &p->heads); break;
@@ -284,12 +284,16 @@ int cmd_run_decode(int argc, char **argv) {
         return cli_usage_error("run decode", "--heads / --heads-kv * --tokens is %lld query rows per KV head: decode takes at most 64",
                                (long long)(H / Hk * T));
     if (Hk > 65535 || S > 65535) return cli_usage_error("run decode", "--heads-kv and --batch must be at most 65535 (the launch grid)");
+    /* --batch 0 (num_seqs 0, a call with nothing to compute): the API still takes num_blocks from 1, so the cache
+     * holds one block; every buffer holds at least one element (malloc(0) may say NULL) */
+    if (num_blocks == 0) num_blocks = 1;
     size_t nq = (size_t)(S * T * H * D), nc = (size_t)(num_blocks * bs * Hk * D), kes = kv == TILE_F8E4M3 ? 1 : 2;
-    int32_t *table = malloc(sizeof(int32_t) * (size_t)num_blocks), *lens = malloc(sizeof(int32_t) * (size_t)S);
-    int32_t *tree = p.tree ? malloc(sizeof(int32_t) * (size_t)(S * T)) : NULL;
-    uint16_t *hq = malloc(nq * 2), *ho = malloc(nq * 2);
+    size_t aq = nq ? nq : 1, as = S ? (size_t)S : 1;
+    int32_t *table = malloc(sizeof(int32_t) * (size_t)num_blocks), *lens = malloc(sizeof(int32_t) * as);
+    int32_t *tree = p.tree ? malloc(sizeof(int32_t) * as * (size_t)T) : NULL;
+    uint16_t *hq = malloc(aq * 2), *ho = malloc(aq * 2);
     uint8_t *hk = malloc(nc * kes), *hv = malloc(nc * kes);
-    double *vq = malloc(nq * 8), *vk = malloc(nc * 8), *vv = malloc(nc * 8);
+    double *vq = malloc(aq * 8), *vk = malloc(nc * 8), *vv = malloc(nc * 8);
     tile_context *ctx = NULL;
     tile_status st = TILE_OK;
     if (!table || !lens || !hq || !ho || !hk || !hv || !vq || !vk || !vv || (p.tree && !tree)) {
@@ -330,11 +334,11 @@ int cmd_run_decode(int argc, char **argv) {
     tile_device_properties props;
     tile_context_get_properties(ctx, &props);
     tile_devptr dq, dout, dk, dv, dt, dl, dtree = 0;
-    if (tile_malloc(ctx, nq * 2, &dq) || tile_malloc(ctx, nq * 2, &dout) || tile_malloc(ctx, nc * kes, &dk) || tile_malloc(ctx, nc * kes, &dv) ||
-        tile_malloc(ctx, 4 * (size_t)num_blocks, &dt) || tile_malloc(ctx, 4 * (size_t)S, &dl) || tile_memcpy_htod(ctx, dq, hq, nq * 2) ||
+    if (tile_malloc(ctx, aq * 2, &dq) || tile_malloc(ctx, aq * 2, &dout) || tile_malloc(ctx, nc * kes, &dk) || tile_malloc(ctx, nc * kes, &dv) ||
+        tile_malloc(ctx, 4 * (size_t)num_blocks, &dt) || tile_malloc(ctx, 4 * as, &dl) || tile_memcpy_htod(ctx, dq, hq, nq * 2) ||
         tile_memcpy_htod(ctx, dk, hk, nc * kes) || tile_memcpy_htod(ctx, dv, hv, nc * kes) ||
         tile_memcpy_htod(ctx, dt, table, 4 * (size_t)num_blocks) || tile_memcpy_htod(ctx, dl, lens, 4 * (size_t)S) ||
-        (tree && (tile_malloc(ctx, 4 * (size_t)(S * T), &dtree) || tile_memcpy_htod(ctx, dtree, tree, 4 * (size_t)(S * T))))) {
+        (tree && (tile_malloc(ctx, 4 * as * (size_t)T, &dtree) || tile_memcpy_htod(ctx, dtree, tree, 4 * (size_t)(S * T))))) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }

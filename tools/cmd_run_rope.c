@@ -58,7 +58,7 @@ static const char rope_usage[] =
     "Runs tile_rope_kv_append (rotary embedding of Q and K in place, K and V appended to a paged KV cache) on\n"
     "random data and checks every head of Q and K and every appended cache entry against float64.\n"
     "\n"
-    "  --tokens T             new tokens (default 64; every 8th is padding, slot -1)\n"
+    "  --tokens T             new tokens (default 64; every 8th is padding, slot -1; 0: nothing to compute)\n"
     "  --heads-q H            query heads (default 32; --heads is the same)\n"
     "  --heads-kv HK          KV heads (default 8)\n"
     "  --head-dim D           2 .. 256 (default 128)\n"
@@ -84,7 +84,7 @@ static int rope_cli_parse(int argc, char **argv, RopeCli *p) {
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(rope_usage);
-        case OPT_TOKENS: rc = cli_i64(&g, 1, 1 << 24, &p->tokens); break;
+        case OPT_TOKENS: rc = cli_i64(&g, 0, 1 << 24, &p->tokens); break; /* 0, as the API takes it: nothing to compute */
         case OPT_HQ: rc = cli_i64(&g, 1, 1024, &p->heads_q); break;
         case OPT_HK: rc = cli_i64(&g, 1, 1024, &p->heads_kv); break;
         case OPT_D: rc = cli_i64(&g, 2, 256, &p->head_dim); break;
@@ -126,7 +126,7 @@ static double rope_check(tile_context *ctx, const RopeCli *p, const RopeData *d,
     int64_t T = p->tokens, Hq = p->heads_q, Hk = p->heads_kv, D = p->head_dim, rot = d->rot;
     bool f8 = p->kv == TILE_F8E4M3;
     size_t kes = f8 ? 1 : 2;
-    uint16_t *gq = malloc(2 * (size_t)d->nq), *gk = malloc(2 * (size_t)d->nk);
+    uint16_t *gq = malloc(cli_alloc_size(2 * (size_t)d->nq)), *gk = malloc(cli_alloc_size(2 * (size_t)d->nk));
     uint8_t *kc = malloc(kes * (size_t)d->ncache), *vc = malloc(kes * (size_t)d->ncache);
     bool *written = calloc((size_t)d->ncache, 1);
     double *x = malloc(sizeof(double) * 4 * (size_t)D), worst = INFINITY;
@@ -198,9 +198,9 @@ int cmd_run_rope(int argc, char **argv) {
     d.ncache = d.num_blocks * p.block_size * Hk * D;
     bool f8 = p.kv == TILE_F8E4M3;
     size_t kes = f8 ? 1 : 2, slots = (size_t)(d.num_blocks * p.block_size);
-    d.q = malloc(2 * (size_t)d.nq), d.k = malloc(2 * (size_t)d.nk), d.v = malloc(2 * (size_t)d.nk);
+    d.q = malloc(cli_alloc_size(2 * (size_t)d.nq)), d.k = malloc(cli_alloc_size(2 * (size_t)d.nk)), d.v = malloc(cli_alloc_size(2 * (size_t)d.nk));
     d.cs = malloc(sizeof(float) * MAX_POSITION * (size_t)d.rot);
-    d.pos = malloc(sizeof(int64_t) * (size_t)T), d.slot = malloc(sizeof(int64_t) * (size_t)T);
+    d.pos = malloc(cli_alloc_size(sizeof(int64_t) * (size_t)T)), d.slot = malloc(cli_alloc_size(sizeof(int64_t) * (size_t)T));
     int64_t *perm = malloc(sizeof(int64_t) * slots);
     tile_context *ctx = NULL;
     rc = CLI_EXIT_FAIL;
@@ -221,7 +221,7 @@ int cmd_run_rope(int argc, char **argv) {
     /* the slots of all blocks but the last, shuffled: the last block stays empty */
     size_t used = (size_t)((d.num_blocks - 1) * p.block_size);
     for (size_t i = 0; i < used; i++) perm[i] = (int64_t)i;
-    for (size_t i = used - 1; i > 0; i--) {
+    for (size_t i = used ? used - 1 : 0; i > 0; i--) { /* --tokens 0: no used block */
         size_t j = (size_t)((check_urand(&rng) + 1) / 2 * (double)(i + 1));
         if (j > i) j = i;
         int64_t s = perm[i];
@@ -234,8 +234,9 @@ int cmd_run_rope(int argc, char **argv) {
     if ((rc = cli_context_open("run rope", p.device, &ctx))) goto done;
     rc = CLI_EXIT_FAIL;
     size_t cs_bytes = sizeof(float) * MAX_POSITION * (size_t)d.rot;
-    if (tile_malloc(ctx, 2 * (size_t)d.nq, &d.dq) || tile_malloc(ctx, 2 * (size_t)d.nk, &d.dk) || tile_malloc(ctx, 2 * (size_t)d.nk, &d.dv) ||
-        tile_malloc(ctx, cs_bytes, &d.dcs) || tile_malloc(ctx, 8 * (size_t)T, &d.dpos) || tile_malloc(ctx, 8 * (size_t)T, &d.dslot) ||
+    if (tile_malloc(ctx, cli_alloc_size(2 * (size_t)d.nq), &d.dq) || tile_malloc(ctx, cli_alloc_size(2 * (size_t)d.nk), &d.dk) ||
+        tile_malloc(ctx, cli_alloc_size(2 * (size_t)d.nk), &d.dv) || tile_malloc(ctx, cs_bytes, &d.dcs) ||
+        tile_malloc(ctx, cli_alloc_size(8 * (size_t)T), &d.dpos) || tile_malloc(ctx, cli_alloc_size(8 * (size_t)T), &d.dslot) ||
         tile_malloc(ctx, kes * (size_t)d.ncache, &d.dkc) || tile_malloc(ctx, kes * (size_t)d.ncache, &d.dvc) ||
         tile_memcpy_htod(ctx, d.dq, d.q, 2 * (size_t)d.nq) || tile_memcpy_htod(ctx, d.dk, d.k, 2 * (size_t)d.nk) ||
         tile_memcpy_htod(ctx, d.dv, d.v, 2 * (size_t)d.nk) || tile_memcpy_htod(ctx, d.dcs, d.cs, cs_bytes) ||

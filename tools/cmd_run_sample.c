@@ -81,7 +81,7 @@ static const char sample_usage[] =
     "Runs tile_sample (one token per row of random logits) and checks every row's token against a float64\n"
     "reference drawing with the same Philox numbers.\n"
     "\n"
-    "  --batch B              rows (requests), one program each (default 64)\n"
+    "  --batch B              rows (requests), one program each (default 64; 0: nothing to compute)\n"
     "  --vocab V              1 .. 2^20 (default 32000)\n"
     "  --dtype f32|f16|bf16   the logits (default f32)\n"
     "  --temperature T        0: greedy (default 1)\n"
@@ -96,7 +96,7 @@ static const char spec_usage[] =
     "Runs tile_spec_verify (speculative-decoding acceptance) on random target and draft probabilities, drafts\n"
     "drawn from the draft distribution, and checks every row against a float64 reference.\n"
     "\n"
-    "  --batch B              sequences, one program each (default 64)\n"
+    "  --batch B              sequences, one program each (default 64; 0: nothing to compute)\n"
     "  --drafts N             draft tokens per sequence, 1 .. 64 (default 4)\n"
     "  --vocab V              1 .. 2^20 (default 32000)\n"
     "  --greedy               greedy verification (argmax) instead of rejection sampling\n" COMMON_OPTIONS;
@@ -112,7 +112,7 @@ static int sample_cli_parse(bool spec, int argc, char **argv, SampleCli *p) {
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(spec ? spec_usage : sample_usage);
-        case OPT_BATCH: rc = cli_i64(&g, 1, INT32_MAX, &p->batch); break;
+        case OPT_BATCH: rc = cli_i64(&g, 0, INT32_MAX, &p->batch); break; /* 0, as the API takes it: nothing to compute */
         case OPT_VOCAB: rc = cli_i64(&g, 1, 1 << 20, &p->vocab); break;
         case OPT_DRAFTS: rc = cli_i64(&g, 1, 64, &p->drafts); break;
         case OPT_DTYPE: rc = cli_dtype(&g, in_types, 3, NULL, &p->dtype); break;
@@ -221,8 +221,8 @@ static SampleCheck sample_check(tile_context *ctx, void *user) {
     const SampleCli *p = d->p;
     SampleCheck c = {0};
     size_t V = (size_t)p->vocab, B = (size_t)p->batch;
-    int32_t *tok = malloc(4 * B);
-    float *probs = p->probs ? malloc(4 * B * V) : NULL;
+    int32_t *tok = malloc(cli_alloc_size(4 * B));
+    float *probs = p->probs ? malloc(cli_alloc_size(4 * B * V)) : NULL;
     double *want = malloc(sizeof(double) * V);
     if (!tok || (p->probs && !probs) || !want || tile_memcpy_dtoh(ctx, tok, d->dout, 4 * B) ||
         (probs && tile_memcpy_dtoh(ctx, probs, d->dprobs, 4 * B * V))) {
@@ -290,8 +290,9 @@ int cmd_run_sample(int argc, char **argv) {
     int rc = sample_cli_parse(false, argc, argv, &p);
     if (rc != CLI_CONTINUE) return rc;
     size_t V = (size_t)p.vocab, B = (size_t)p.batch, n = B * V, es = tile_dtype_size(p.dtype);
-    void *hx = malloc(es * n);
-    SampleData d = {.p = &p, .x = malloc(sizeof(double) * n), .seeds = malloc(8 * B), .offs = malloc(8 * B)};
+    void *hx = malloc(cli_alloc_size(es * n));
+    SampleData d = {.p = &p, .x = malloc(cli_alloc_size(sizeof(double) * n)), .seeds = malloc(cli_alloc_size(8 * B)),
+                    .offs = malloc(cli_alloc_size(8 * B))};
     tile_context *ctx = NULL;
     rc = CLI_EXIT_FAIL;
     if (!hx || !d.x || !d.seeds || !d.offs) {
@@ -304,8 +305,9 @@ int cmd_run_sample(int argc, char **argv) {
     for (size_t r = 0; r < B; r++) d.seeds[r] = (uint64_t)p.seed + r, d.offs[r] = (uint64_t)(check_urand(&rng) * 1e6 + 1e6);
     if ((rc = cli_context_open("run sample", p.device, &ctx))) goto done;
     rc = CLI_EXIT_FAIL;
-    if (tile_malloc(ctx, es * n, &d.dx) || tile_malloc(ctx, 4 * B, &d.dout) || (p.probs && tile_malloc(ctx, 4 * n, &d.dprobs)) ||
-        tile_malloc(ctx, 8 * B, &d.dseed) || tile_malloc(ctx, 8 * B, &d.doff) || tile_memcpy_htod(ctx, d.dx, hx, es * n) ||
+    if (tile_malloc(ctx, cli_alloc_size(es * n), &d.dx) || tile_malloc(ctx, cli_alloc_size(4 * B), &d.dout) ||
+        (p.probs && tile_malloc(ctx, cli_alloc_size(4 * n), &d.dprobs)) || tile_malloc(ctx, cli_alloc_size(8 * B), &d.dseed) ||
+        tile_malloc(ctx, cli_alloc_size(8 * B), &d.doff) || tile_memcpy_htod(ctx, d.dx, hx, es * n) ||
         tile_memcpy_htod(ctx, d.dseed, d.seeds, 8 * B) || tile_memcpy_htod(ctx, d.doff, d.offs, 8 * B)) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
@@ -347,7 +349,7 @@ static SampleCheck spec_check(tile_context *ctx, void *user) {
     const SampleCli *p = d->p;
     SampleCheck c = {0};
     size_t B = (size_t)p->batch, N = (size_t)p->drafts, V = (size_t)p->vocab;
-    int32_t *acc = malloc(4 * B), *out = malloc(4 * B * (N + 1)), *want = malloc(4 * (N + 1));
+    int32_t *acc = malloc(cli_alloc_size(4 * B)), *out = malloc(cli_alloc_size(4 * B * (N + 1))), *want = malloc(4 * (N + 1));
     if (!acc || !out || !want || tile_memcpy_dtoh(ctx, acc, d->dacc, 4 * B) || tile_memcpy_dtoh(ctx, out, d->dout, 4 * B * (N + 1))) {
         c.bad = (int64_t)B;
         goto done;
@@ -390,10 +392,10 @@ int cmd_run_spec(int argc, char **argv) {
     int rc = sample_cli_parse(true, argc, argv, &p);
     if (rc != CLI_CONTINUE) return rc;
     size_t B = (size_t)p.batch, N = (size_t)p.drafts, V = (size_t)p.vocab, nq = B * N * V, np = B * (N + 1) * V;
-    float *hq = malloc(4 * nq), *hp = malloc(4 * np);
+    float *hq = malloc(cli_alloc_size(4 * nq)), *hp = malloc(cli_alloc_size(4 * np));
     double *base = malloc(sizeof(double) * V);
-    SpecData d = {.p = &p, .q = malloc(sizeof(double) * nq), .pr = malloc(sizeof(double) * np), .draft = malloc(4 * B * N),
-                  .seeds = malloc(8 * B), .offs = malloc(8 * B)};
+    SpecData d = {.p = &p, .q = malloc(cli_alloc_size(sizeof(double) * nq)), .pr = malloc(cli_alloc_size(sizeof(double) * np)),
+                  .draft = malloc(cli_alloc_size(4 * B * N)), .seeds = malloc(cli_alloc_size(8 * B)), .offs = malloc(cli_alloc_size(8 * B))};
     tile_context *ctx = NULL;
     rc = CLI_EXIT_FAIL;
     if (!hq || !hp || !base || !d.q || !d.pr || !d.draft || !d.seeds || !d.offs) {
@@ -424,9 +426,10 @@ int cmd_run_spec(int argc, char **argv) {
     }
     if ((rc = cli_context_open("run spec", p.device, &ctx))) goto done;
     rc = CLI_EXIT_FAIL;
-    if (tile_malloc(ctx, 4 * nq, &d.dq) || tile_malloc(ctx, 4 * np, &d.dp) || tile_malloc(ctx, 4 * B * N, &d.dd) ||
-        tile_malloc(ctx, 4 * B, &d.dacc) || tile_malloc(ctx, 4 * B * (N + 1), &d.dout) || tile_malloc(ctx, 8 * B, &d.dseed) ||
-        tile_malloc(ctx, 8 * B, &d.doff) || tile_memcpy_htod(ctx, d.dq, hq, 4 * nq) || tile_memcpy_htod(ctx, d.dp, hp, 4 * np) ||
+    if (tile_malloc(ctx, cli_alloc_size(4 * nq), &d.dq) || tile_malloc(ctx, cli_alloc_size(4 * np), &d.dp) ||
+        tile_malloc(ctx, cli_alloc_size(4 * B * N), &d.dd) || tile_malloc(ctx, cli_alloc_size(4 * B), &d.dacc) ||
+        tile_malloc(ctx, cli_alloc_size(4 * B * (N + 1)), &d.dout) || tile_malloc(ctx, cli_alloc_size(8 * B), &d.dseed) ||
+        tile_malloc(ctx, cli_alloc_size(8 * B), &d.doff) || tile_memcpy_htod(ctx, d.dq, hq, 4 * nq) || tile_memcpy_htod(ctx, d.dp, hp, 4 * np) ||
         tile_memcpy_htod(ctx, d.dd, d.draft, 4 * B * N) || tile_memcpy_htod(ctx, d.dseed, d.seeds, 8 * B) ||
         tile_memcpy_htod(ctx, d.doff, d.offs, 8 * B)) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
