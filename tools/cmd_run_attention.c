@@ -338,7 +338,8 @@ int cmd_run_decode(int argc, char **argv) {
         tile_malloc(ctx, 4 * (size_t)num_blocks, &dt) || tile_malloc(ctx, 4 * as, &dl) || tile_memcpy_htod(ctx, dq, hq, nq * 2) ||
         tile_memcpy_htod(ctx, dk, hk, nc * kes) || tile_memcpy_htod(ctx, dv, hv, nc * kes) ||
         tile_memcpy_htod(ctx, dt, table, 4 * (size_t)num_blocks) || tile_memcpy_htod(ctx, dl, lens, 4 * (size_t)S) ||
-        (tree && (tile_malloc(ctx, 4 * as * (size_t)T, &dtree) || tile_memcpy_htod(ctx, dtree, tree, 4 * (size_t)(S * T))))) {
+        (tree && (tile_malloc(ctx, 4 * as * (size_t)T, &dtree) || tile_memcpy_htod(ctx, dtree, tree, 4 * (size_t)(S * T)))) ||
+        tile_memset(ctx, dout, 0xff, aq * 2)) { /* the output poisoned (NaN), as run attention's: a row left unwritten fails */
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }
