@@ -55,21 +55,40 @@ Val bi_where(Call *c) {
     return val_rt(g, gen_emit(g, c->node->loc, OP_SELECT, ops, 3, tir_vtype(g->f, ops[1])));
 }
 
-/* Whether the instructions of b (and of their regions) may all run whatever the condition of a ternary: pure
- * ones (no load, store, atomic, print, assert, inline asm or `if`) that cannot trap (no integer division or
- * remainder but by a constant other than 0 and -1: the select form would divide by the zero, or INT_MIN by -1, that
- * the condition guards against). */
-static bool branch_speculable(Gen *g, const Block *b) {
+/* How much work a side may do and still be computed whatever the condition (then selected): its instructions,
+ * those in their regions included, but constants, at most TERNARY_SELECT_MAX_INSTS of them, whose results have at
+ * most TERNARY_SELECT_MAX_ELEMS elements together (a scalar counts 1, an f32[16, 16] 256).  A few element-wise ops
+ * on scalars or small tiles fit; more is computed only on the side the condition picks, in an `if`. */
+enum { TERNARY_SELECT_MAX_INSTS = 16, TERNARY_SELECT_MAX_ELEMS = 1024 };
+
+/* Whether the instructions of b (and of their regions) may all run whatever the condition of a ternary, and
+ * cheaply: pure ones (no load, store, atomic, print, assert, inline asm or `if`) that cannot trap (no integer
+ * division or remainder but by a constant other than 0 and -1: the select form would divide by the zero, or
+ * INT_MIN by -1, that the condition guards against) and are not expensive (no dot, reduction, scan or gather:
+ * work across a tile, as sum, histogram, sort and topk make; within the budget above).  *insts and *elems
+ * accumulate the cost. */
+static bool branch_speculable_cost(Gen *g, const Block *b, int64_t *insts, int64_t *elems) {
     for (const Inst *i = b->first; i; i = i->next) {
         if (!(tir_op_info[i->op].flags & OPF_PURE)) return false;
+        if (i->op == OP_DOT || i->op == OP_REDUCE || i->op == OP_SCAN || i->op == OP_GATHER) return false;
         if ((i->op == OP_DIV || i->op == OP_REM) && !dtype_is_float(tir_vtype(g->f, i->res[0])->dt)) {
             const Inst *d = tir_val(g->f, i->ops[1])->def; /* a constant divisor but 0 and -1 (INT_MIN / -1) */
             if (!d || d->op != OP_CONST || d->a.ival == 0 || d->a.ival == -1) return false;
         }
+        if (i->op != OP_CONST) {
+            ++*insts;
+            for (int k = 0; k < i->nres; k++) *elems += tir_type_numel(tir_vtype(g->f, i->res[k]));
+            if (*insts > TERNARY_SELECT_MAX_INSTS || *elems > TERNARY_SELECT_MAX_ELEMS) return false;
+        }
         for (int k = 0; k < i->nregions; k++)
-            if (!branch_speculable(g, i->regions[k])) return false;
+            if (!branch_speculable_cost(g, i->regions[k], insts, elems)) return false;
     }
     return true;
+}
+
+static bool branch_speculable(Gen *g, const Block *b) {
+    int64_t insts = 0, elems = 0;
+    return branch_speculable_cost(g, b, &insts, &elems);
 }
 
 /* Puts i where the builder emits. */
@@ -92,7 +111,7 @@ static void branch_splice(Gen *g, Block *b) {
  * a pointer is not given, a call that would not compile).  A run-time tile cond is where(cond, a, b), both
  * sides evaluated element-wise.  A run-time scalar cond runs only the side it picks, as Triton's scf.if: the
  * sides are generated into the two regions of an `if` that yields the value (of where's type and shape);
- * when both sides are speculable (branch_speculable: pure, no trap) they are moved in front and selected
+ * when both sides are speculable (branch_speculable: pure, no trap, cheap) they are moved in front and selected
  * instead, the same code where(cond, a, b) gives. */
 Val builtin_cond(Gen *g, const Node *n) {
     Val cond = gen_expr(g, n->cond);

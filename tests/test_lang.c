@@ -678,6 +678,17 @@ Test(lang_ir, ternary_runs_only_its_side) {
         {"(f if m > 0 else 1.0) if n > 0 else 2.0", false},
         {"(n / 4) as f32 if n < m else 0.0", false}, /* by a constant other than 0: it cannot trap */
         {"sum(load(x + arange(0, 4) * m) if arange(0, 4) < n else 0.0)", false},
+        /* pure but expensive sides are computed only where picked: a dot, a reduction, a sort, a big tile, many ops */
+        {"sum(dot(full([16, 16], f, f32), full([16, 16], 2.0, f32)) if n < m else dot(full([16, 16], 3.0, f32), full([16, 16], f, f32)))",
+         true},
+        {"sum(full([16, 16], f, f32)) if n < m else f", true},
+        {"sum(sort(arange(0, 16) as f32 * f) if n < m else full([16], f, f32))", true},
+        {"sum(exp(full([64, 64], f, f32)) if n < m else full([64, 64], 1.0, f32))", true},
+        {"f * f * f * f * f * f * f * f * f * f * f * f * f * f * f * f * f * f * f if n < m else 0.0", true},
+        /* cheap pure sides stay a select: a few element-wise ops on scalars or a small tile */
+        {"(n + 1) as f32 if n < m else (n * 2) as f32", false},
+        {"sum(exp(full([8, 8], f, f32)) if n < m else full([8, 8], 1.0, f32))", false},
+        {"f * f * f * f * f * f * f * f if n < m else 0.0", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char src[512];

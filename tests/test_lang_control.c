@@ -684,3 +684,50 @@ Test(lang_run, ternary_runs_only_its_side) {
     cr_expect_eq(c, (int32_t)rc, "loop: c = %d, want %d", c, (int32_t)rc);
     unload(&k);
 }
+
+/* A side with a dot on it is computed only where the condition picks it (an `if`, not both dots and a select:
+ * lang_ir/ternary_runs_only_its_side checks the IR): each program multiplies its own r x c tile (13 x 11, not the
+ * 16 x 16 of the dot) by b, or b by it and halves that.  Inputs random, output poisoned, a float64 reference. */
+Test(lang_run, ternary_dot_sides) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel pick(a: *f32, b: *f32, out: *f32, n: i32, r: i32, c: i32) {\n"
+             "    let pid = program_id(0);\n"
+             "    let i = arange(0, 16);\n"
+             "    let m = (i < r)[:, None] && (i < c)[None, :];\n"
+             "    let o = i[:, None] * 16 + i[None, :];\n"
+             "    let ta = load(a + pid * 256 + o, m, 0.0);\n"
+             "    let tb = load(b + o, m, 0.0);\n"
+             "    store(out + pid * 256 + o, dot(ta, tb) if pid < n else dot(tb, ta) * 0.5, m);\n"
+             "}\n",
+             "pick");
+    enum { P = 5, R = 13, C = 11 };
+    static float a[P * 256], b[256], out[P * 256];
+    for (int i = 0; i < P * 256; i++) a[i] = (float)urand();
+    for (int i = 0; i < 256; i++) b[i] = (float)urand();
+    int32_t n = 3, r = R, c = C;
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dout = poisoned(&k, sizeof out);
+    void *params[] = {&da, &db, &dout, &n, &r, &c};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    for (int p = 0; p < P; p++)
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 16; j++) {
+                float got = out[p * 256 + i * 16 + j];
+                if (i >= R || j >= C) { /* masked off: still the poison */
+                    cr_expect(isnan(got), "program %d [%d][%d] = %g, want untouched", p, i, j, got);
+                    continue;
+                }
+                double want = 0; /* masked-off elements load as 0 */
+                for (int q = 0; q < 16; q++) {
+                    double x = p < n ? (q < C ? a[p * 256 + i * 16 + q] : 0) : (q < C ? b[i * 16 + q] : 0);
+                    double y = p < n ? (q < R ? b[q * 16 + j] : 0) : (q < R ? a[p * 256 + q * 16 + j] : 0);
+                    want += x * y;
+                }
+                if (p >= n) want *= 0.5;
+                cr_expect(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "program %d [%d][%d] = %g, want %g", p, i, j, got, want);
+            }
+    unload(&k);
+}
