@@ -410,10 +410,10 @@ static void module_free(tile_module *m) {
     }
     dev_module_unload(m->dm);
     if (m->origin.free) m->origin.free(m->origin.data);
+    for (int i = 0; m->param_names && i < m->meta.nkernels; i++) free(m->param_names[i]); /* before the meta's count goes */
+    free(m->param_names);
     tile_compiled_free(&m->meta);
     free(m->ptx);
-    for (int i = 0; m->param_names && i < m->meta.nkernels; i++) free(m->param_names[i]);
-    free(m->param_names);
     handle_remove(m);
     free(m);
 }
@@ -1150,7 +1150,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         k->ntmaps = rt_tmaps_parse(ki->tensor_maps, k->nparams, &k->tmaps);
         if (k->ntmaps < 0) {
             handle_remove(k);
-            free(k->param_size), free(k->param_spec), free(k->param_ptr), free(k->name), free(k);
+            free(k->param_size), free(k->param_spec), free(k->param_ptr), free(k->param_names), free(k->name), free(k);
             st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel: kernel '%s': unreadable tensor maps '%s'", name,
                          ki->tensor_maps);
             goto done;
