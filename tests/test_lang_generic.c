@@ -54,13 +54,17 @@ static void from_double(const char *dt, double d, void *p) {
         uint32_t u;
         memcpy(&u, &f, 4);
         *(uint16_t *)p = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-    } else { /* f16 of a value well inside its normal range */
+    } else { /* f16, nearest even: normal, subnormal (a product of random inputs near 0), zero, or infinity past the range */
         int e;
         double fr = frexp(fabs(d), &e); /* |d| = fr 2^e, fr in [0.5, 1) */
-        double mant = nearbyint(ldexp(fr, 11)); /* 11 significant bits */
-        if (mant == 2048) mant = 1024, e++;
-        uint16_t h = (uint16_t)((e + 14) << 10 | ((int)mant - 1024));
-        *(uint16_t *)p = d < 0 ? h | 0x8000 : h;
+        uint16_t h;
+        if (fabs(d) < 0x1p-14) h = (uint16_t)nearbyint(ldexp(fabs(d), 24)); /* units of 2^-24; 1024 is the least normal */
+        else {
+            double mant = nearbyint(ldexp(fr, 11)); /* 11 significant bits */
+            if (mant == 2048) mant = 1024, e++;
+            h = e + 14 >= 31 ? 0x7c00 : (uint16_t)((e + 14) << 10 | ((int)mant - 1024));
+        }
+        *(uint16_t *)p = signbit(d) ? h | 0x8000 : h;
     }
 }
 
