@@ -656,6 +656,7 @@ int main(int argc, char **argv) {
     char *err = NULL;
     if (dev_parse_device(device, &backend, &ordinal, &err)) {
         fprintf(stderr, "compare_devices: %s\n", err);
+        free(err);
         return 2;
     }
     bool on_gpu = backend == DEV_BACKEND_CUDA;

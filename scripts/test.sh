@@ -56,7 +56,7 @@ python_and_install() {
 }
 beside "python and install" python_and_install
 side=$beside_pid
-# the sanitized build: -O1 -g1, only the benchmarks test_cli runs (scripts/build.sh, docs/testing.md); 281 s of
+# the sanitized build: -O1 -g1, only the benchmarks test_cli and test_docs run (scripts/build.sh, docs/testing.md); 281 s of
 # CPU on 2 cores, 362 s with -g and every benchmark.  The test helpers' emulated devices stop a hung launch at
 # TILE_EMU_TIMEOUT, else 60 s (tests/emu_budget.h), so a hang fails its program long before ctest's timeout.
 beside "build ASan" scripts/build.sh --asan-only
