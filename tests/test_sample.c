@@ -395,7 +395,7 @@ Test(sample, large_vocab, .timeout = 300) {
 /* Draws from one row's distribution, each in its own batch row (seed per row, or one seed and the row's stream) */
 static void distribution_case(tile_context *ctx, float temp, int topk, float topp, float minp, bool arrays, uint64_t fixed) {
     enum { V = 37 };
-    const int N = sanitized_count(3072, 3);
+    const int N = sanitized_count(1024, 4); /* the exact draws are checked in against_reference; this checks their histogram */
     Problem p = {.dt = TILE_F32, .out_dt = TILE_I32, .batch = N, .vocab = V, .ld = V, .arrays = arrays};
     problem_alloc(&p);
     uint64_t s = fixed;
