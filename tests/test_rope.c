@@ -533,6 +533,9 @@ Test(rope, argument_checks) {
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "rot_dim = 33");
     a = good, a.rot_dim = 66;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "rot_dim = 66");
+    /* rot_dim 0 (the whole head) with an odd head_dim: the message says why 0 does not do here */
+    a = good, a.head_dim = 63, a.rot_dim = 0;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "head_dim = 63, which is odd");
     a = good, a.heads_kv = 0;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "heads_q and heads_kv");
     a = good, a.tokens = -1;

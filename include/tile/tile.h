@@ -912,7 +912,7 @@ typedef struct tile_rope_args {
     tile_rope_style style;
     int64_t tokens, heads_q, heads_kv; /* tokens >= 0; heads >= 1 */
     int64_t head_dim;                 /* 2 .. 256 */
-    int64_t rot_dim;                  /* 0: head_dim; else even, 2 .. head_dim: the first rot_dim dims of each head
+    int64_t rot_dim;                  /* 0: head_dim (which must then be even); else even, 2 .. head_dim: the first rot_dim dims of each head
                                          rotate, the rest pass unchanged (partial rotary) */
     tile_devptr q; int64_t ldq;       /* [tokens, heads_q, head_dim], token stride ldq (0: heads_q * head_dim) */
     tile_devptr k; int64_t ldk;       /* [tokens, heads_kv, head_dim], token stride ldk (0: heads_kv * head_dim) */

@@ -117,6 +117,12 @@ static const char *rope_plan(const tile_rope_args *a, RopePlan *p, char *msg, si
         return msg;
     }
     p->rot = a->rot_dim ? a->rot_dim : a->head_dim;
+    if (a->rot_dim == 0 && a->head_dim % 2) {
+        /* 0 means the whole head, which has an odd dimension left without a partner */
+        snprintf(msg, n, "rot_dim = 0 rotates all of head_dim = %lld, which is odd: give an even rot_dim below it (partial rotary)",
+                 (long long)a->head_dim);
+        return msg;
+    }
     if (p->rot < 2 || p->rot > a->head_dim || p->rot % 2) {
         snprintf(msg, n, "rot_dim = %lld: 0 (head_dim) or even, 2 .. head_dim (%lld)", (long long)a->rot_dim, (long long)a->head_dim);
         return msg;
