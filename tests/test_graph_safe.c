@@ -218,6 +218,46 @@ Test(graph_safe, prepared_calls_allocate_free_synchronize_and_compile_nothing, .
     tile_context_destroy(ctx);
 }
 
+/* What picks tile_gemm's variant (tile.h, "preparing calls"): prepared with every pointer 0 (an engine
+ * preparing before it allocates) and beta != 0, the call with real 16-byte-aligned pointers and other alpha and
+ * beta values (beta still non-zero) loads nothing and is right; beta 0 is another epilogue (no HAS_BETA),
+ * so that call loads another variant. */
+enum { EM = 21, EN = 19, EK = 13 };
+Test(graph_safe, gemm_scalars_keep_the_prepared_variant, .timeout = 600) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    static double ha[EM * EK], hb[EK * EN], hc[EM * EN];
+    tile_devptr da = put16(ctx, EM * EK, ha), db = put16(ctx, EK * EN, hb), dc = upload(ctx, NULL, 4 * EM * EN);
+    float fc[EM * EN];
+    for (int i = 0; i < EM * EN; i++) fc[i] = (float)urand(), hc[i] = fc[i];
+    tile_gemm_args g = {.size = sizeof g, .m = EM, .n = EN, .k = EK, .lda = EK, .ldb = EN, .ldc = EN, .in_dtype = TILE_F16,
+                        .out_dtype = TILE_F32, .alpha = 1, .beta = 0.5f};
+    cr_assert_eq(tile_gemm_prepare(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    g.a = da, g.b = db, g.c = dc, g.alpha = -1.5f, g.beta = 0.25f;
+    cr_assert_eq(tile_memcpy_htod(ctx, dc, fc, sizeof fc), TILE_OK);
+    tile_context_stats s0 = stats(ctx);
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_stats s1 = stats(ctx);
+    cr_expect_eq(s1.compiles + s1.disk_hits + s1.memory_hits, s0.compiles + s0.disk_hits + s0.memory_hits,
+                 "other pointers, alpha and beta loaded a variant the prepare did not");
+    cr_expect_eq(s1.allocations + s1.frees + s1.synchronizations, s0.allocations + s0.frees + s0.synchronizations);
+    float gc[EM * EN];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, gc, dc, sizeof gc), TILE_OK);
+    ref_gemm_args r = {.m = EM, .n = EN, .k = EK, .a = ha, .lda = EK, .b = hb, .ldb = EN, .alpha = -1.5, .beta = 0.25, .c = hc, .ldc = EN};
+    for (int i = 0; i < EM; i++)
+        for (int j = 0; j < EN; j++) {
+            double mag, want = ref_gemm_at(&r, i, j, &mag);
+            cr_assert(fabs(gc[i * EN + j] - want) <= 1e-5 * mag + 1e-6, "C[%d][%d] = %.7g, want %.7g (seed %llu)", i, j,
+                      gc[i * EN + j], want, (unsigned long long)seed);
+        }
+    g.beta = 0;
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_stats s2 = stats(ctx);
+    cr_expect_gt(s2.compiles + s2.disk_hits + s2.memory_hits, s1.compiles + s1.disk_hits + s1.memory_hits,
+                 "beta 0 ran the prepared HAS_BETA variant (documented as another variant)");
+    tile_context_destroy(ctx);
+}
+
 /* The fused calls' _prepare: tile_fused_add_rmsnorm_prepare, tile_fused_add_layernorm_prepare,
  * tile_gated_activation_prepare, tile_sample_prepare and tile_spec_verify_prepare load every variant their calls
  * launch (pointers unaligned by 2 bytes pick the no_align_ptrs variants, zero optional pointers theirs), launch

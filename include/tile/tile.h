@@ -526,7 +526,9 @@ TILE_API tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_ar
  * call: sizes, strides, dtypes and options pick the variants, and so do
  * which pointers are zero (optional inputs such as lse, cu_seqlens,
  * score_bias, router_logits) and whether each is 16-byte aligned (a zero
- * pointer counts as aligned); pointers are never dereferenced nor checked
+ * pointer counts as aligned); for tile_gemm the epilogue too (beta zero or
+ * not, the activation, the scale mode), but not the values of alpha and a
+ * non-zero beta; pointers are never dereferenced nor checked
  * against the context's allocations.  After it, the call with the same
  * args and a caller-provided workspace (where the call takes one) does no
  * device allocation, free, synchronization, compilation or module load:
