@@ -448,6 +448,39 @@ Test(norm, huge_row_strides_refused) {
     tile_context_destroy(ctx);
 }
 
+/* eps = 0 is allowed (finite, >= 0): an all-zero row is then 0 / 0 in the normalization, so its outputs and its
+ * scale are NaN (as vLLM's and PyTorch's RMSNorm), and only that row: the next row is the float64 RMSNorm. */
+Test(norm, zero_row_with_eps_zero_is_nan) {
+    tile_context *ctx = open_ctx();
+    enum { H = 33 };
+    uint16_t hx[2 * H], hw[H], got[2 * H];
+    double z[H], w[H], want[H];
+    for (int i = 0; i < H; i++) {
+        hx[i] = 0, hx[H + i] = f32_to_f16((float)(i - 16) / 8), hw[i] = f32_to_f16(1 + (float)i / 64);
+        z[i] = f16_to_d(hx[H + i]), w[i] = f16_to_d(hw[i]);
+    }
+    ref_rmsnorm(H, z, w, 0, want);
+    tile_devptr dx = upload(ctx, hx, sizeof hx), dw = upload(ctx, hw, sizeof hw), dout, dq, ds;
+    cr_assert_eq(tile_malloc(ctx, sizeof got, &dout), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 2 * H, &dq), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 8, &ds), TILE_OK);
+    tile_norm_args a = {.size = sizeof a, .dtype = TILE_F16, .tokens = 2, .hidden = H, .x = dx, .weight = dw, .eps = 0, .out = dout};
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, dout, sizeof got), TILE_OK);
+    for (int i = 0; i < H; i++) {
+        cr_expect(isnan(f16_to_d(got[i])), "zero row, eps 0: out[%d] = %g, not NaN", i, f16_to_d(got[i]));
+        double g = f16_to_d(got[H + i]);
+        cr_expect(fabs(g - want[i]) <= ldexp(fabs(want[i]), -11) + 1e-5 * fabs(want[i]) + 6e-8, "row 1 out[%d] = %g, want %g", i, g, want[i]);
+    }
+    a.out = dq, a.quant_dtype = TILE_I8, a.scales = ds;
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    float sc[2];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, sc, ds, sizeof sc), TILE_OK);
+    cr_expect(isnan(sc[0]), "zero row, eps 0: scale %g, not NaN", sc[0]);
+    cr_expect(isfinite(sc[1]) && sc[1] > 0, "row 1 scale %g", sc[1]);
+    tile_context_destroy(ctx);
+}
+
 /* ======================= in place and overlapping tensors ======================= */
 
 /* In place, checked against the float64 reference: out = x (RMSNorm, with and without a residual), out = residual
