@@ -208,7 +208,8 @@ Test(treesitter, every_tile_file_parses) {
 }
 
 /* A ```tile block that is not a whole file (a few statements) is parsed as
- * the body of a function. */
+ * the body of a function.  A fence may be indented (a block inside a list
+ * item): its indentation is taken off every line of the block. */
 Test(treesitter, doc_examples_parse) {
     PathList l = repo_files(".md");
     int blocks = 0, bad = 0;
@@ -219,11 +220,28 @@ Test(treesitter, doc_examples_parse) {
         for (char *p = text; *p;) {
             char *eol = strchr(p, '\n');
             size_t n = eol ? (size_t)(eol - p) : strlen(p);
-            if (n == 7 && !strncmp(p, "```tile", 7)) {
+            size_t ind = strspn(p, " ");
+            if (n == ind + 7 && !strncmp(p + ind, "```tile", 7)) {
                 char *body = eol ? eol + 1 : p + n;
-                char *end = strstr(body, "\n```");
-                if (!end) break;
-                size_t blen = (size_t)(end - body) + 1;
+                char *end = body;
+                while (*end) { /* the closing fence: a line of only ``` after spaces */
+                    size_t e = strspn(end, " ");
+                    if (!strncmp(end + e, "```", 3) && (end[e + 3] == '\n' || !end[e + 3])) break;
+                    char *nl = strchr(end, '\n');
+                    end = nl ? nl + 1 : end + strlen(end);
+                }
+                if (!*end) break;
+                Str dd = {0}; /* the block without the fence's indentation */
+                for (char *q = body; q < end;) {
+                    char *nl = strchr(q, '\n');
+                    size_t sp = strspn(q, " ");
+                    q += sp < ind ? sp : ind;
+                    str_putn(&dd, q, (size_t)(nl + 1 - q));
+                    q = nl + 1;
+                }
+                char *dedented = dd.buf ? str_take(&dd) : strdup("");
+                body = dedented;
+                size_t blen = strlen(dedented);
                 char *pr = parse_problem(body, blen);
                 if (*pr) {
                     Str w = {0};
@@ -240,6 +258,7 @@ Test(treesitter, doc_examples_parse) {
                     free(wrapped);
                 }
                 free(pr);
+                free(dedented);
                 blocks++;
             }
             line++;
@@ -477,6 +496,9 @@ static const Broken broken[] = {
     {"'+ =' is not an operator", "fn f() {\n    x + = 1;\n}\n", "2:9: ERROR node", 2},
     {"unclosed block", "fn f() {\n    let a = 1;\n", "2:15: MISSING }", 3},
     {"statement at top level", "const A = 1;\nlet b = 2;\n", "2:1: ERROR node", 2},
+    /* only IDENT "[" expr "]" is a target (a tuple's element); the compiler says "cannot assign to an element or slice" at '=' */
+    {"assignment to an element of an element", "fn f(t) {\n    t[0][1] = 2;\n}\n", "2:13: ERROR node", 2},
+    {"assignment to a two-index element", "fn f(t) {\n    t[0, 1] += 2;\n}\n", "2:14: ERROR node", 2}, /* "t[0, 1] +" is an expression so far */
 };
 
 Test(treesitter, broken_sources_error_in_place) {

@@ -56,7 +56,8 @@ module.exports = grammar({
   // `(a, b) = t;` and `(a, b);` share their start: after `(a` only the token
   // after the closing `)` (`=` or not) tells unpacked names from a tuple, so
   // both are parsed (GLR) until one fails
-  conflicts: ($) => [[$._name_target, $._primary], [$.parenthesized_name, $._primary]],
+  // `t[0] = v;` and `t[0];` likewise: only the token after `]` tells an element target from an expression
+  conflicts: ($) => [[$._name_target, $._primary], [$.parenthesized_name, $._primary], [$.element_target, $._primary]],
 
   rules: {
     // file = { import | constdecl | fn | kernel }
@@ -180,15 +181,19 @@ module.exports = grammar({
     // "(" IDENT ")": Python's parenthesized name is the name ((a,) is the tuple of one)
     parenthesized_name: ($) => seq('(', choice($.identifier, $.parenthesized_name), ')'),
 
+    // IDENT "[" expr "]": one element of a tuple (t[i] = v with a compile-time i); x[i][j], f(x)[i], x[i, j], x[:] and
+    // (x)[i] are no targets (the parser: "cannot assign to an element or slice")
+    element_target: ($) => seq(field('value', $.identifier), '[', field('index', $._expression), ']'),
+
     //      | ( names | bare ) "=" value ";"
     tuple_assignment_statement: ($) => seq(field('left', choice($.names, $.bare_names)), '=', field('right', $._value), ';'),
 
     //      | IDENT [ "[" expr "]" ] "=" value ";"   | IDENT [ "[" expr "]" ] ( "+=" | ... | ">>=" ) expr ";"
     assignment_statement: ($) => choice(
-      seq(field('left', choice($.identifier, $.index_expression, $.parenthesized_name)), field('operator', '='),
+      seq(field('left', choice($.identifier, $.element_target, $.parenthesized_name)), field('operator', '='),
         field('right', $._value), ';'),
       seq(
-        field('left', choice($.identifier, $.index_expression, $.parenthesized_name)),
+        field('left', choice($.identifier, $.element_target, $.parenthesized_name)),
         field('operator', choice(...ASSIGN_OPS.filter((op) => op !== '='))),
         field('right', $._expression),
         ';',
@@ -238,7 +243,7 @@ module.exports = grammar({
     return_statement: ($) => seq('return', optional(field('value', $._value)), ';'),
 
     //      | "assert" expr [ "," expr ] ";"   (Python's: device_assert)   | "pass" ";"
-    assert_statement: ($) => seq('assert', field('condition', $._expression), optional(seq(',', field('message', choice($._string_literal, $._expression)))), ';'),
+    assert_statement: ($) => seq('assert', field('condition', $._expression), optional(seq(',', field('message', $._expression))), ';'),
     pass_statement: (_) => seq('pass', ';'),
 
     //      | "break" ";" | "continue" ";"
@@ -325,13 +330,14 @@ module.exports = grammar({
       field('arguments', $.argument_list),
     ),
 
-    // a positional STRING: device_print("x", x), static_assert(c, "msg")
-    argument_list: ($) => seq('(', commaSepTrailing(choice($._expression, $.keyword_argument, $._string_literal)), ')'),
+    // a positional STRING is an expression: device_print("x", x), static_assert(c, "msg")
+    argument_list: ($) => seq('(', commaSepTrailing(choice($._expression, $.keyword_argument)), ')'),
 
     // arg = [ IDENT "=" ] expr | [ IDENT "=" ] STRING   (sem="relaxed")
-    keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', choice($._expression, $._string_literal))),
+    keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', $._expression)),
 
-    // Adjacent strings in an argument are one ("mov.b32 $0, $1;" " add.s32 $0, $0, 1;"), as in Python
+    // A string is a compile-time value (const ACT = "relu", ACT == "relu", sem="relaxed"); adjacent strings are one
+    // ("mov.b32 $0, $1;" " add.s32 $0, $0, 1;"), as in Python
     _string_literal: ($) => choice($.string, $.concatenated_string),
     concatenated_string: ($) => seq($.string, repeat1($.string)),
 
@@ -346,7 +352,7 @@ module.exports = grammar({
     slice: (_) => ':',
     none: (_) => 'None',
 
-    // primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE | "*" type
+    // primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE | "*" type | STRING { STRING }
     //         | "(" expr ")" | "(" expr "," expr { "," expr } ")" | "[" expr { "," expr } "]"
     _primary: ($) => choice(
       $.integer,
@@ -359,6 +365,7 @@ module.exports = grammar({
       $.parenthesized_expression,
       $.tuple_expression,
       $.list_expression,
+      $._string_literal,
     ),
 
     parenthesized_expression: ($) => seq('(', $._expression, ')'),
