@@ -94,10 +94,12 @@ static void lex_number(Lexer *l) {
     }
     lex_advance(l, (size_t)(q - s));
     Token *t = lex_push(l, is_float ? TK_FLOAT : TK_INT, loc, s);
-    /* '_' separates digits, as in Python: one at a time, between digits (or right after 0x / 0b) */
+    /* '_' separates digits, as in Python: one at a time, between digits of the base (or right after 0x / 0b),
+     * so 1_.5 and 1_e5 are as invalid as 1__0 and 1_ */
     bool bad_sep = false;
     for (const char *c = digits; c < q; c++)
-        if (*c == '_' && (c + 1 == q || c[1] == '_' || (c == digits ? base == 10 : !(digit_value(c[-1]) < 16))))
+        if (*c == '_' && (c + 1 == q || !(digit_value(c[1]) < base) ||
+                          (c == digits ? base == 10 : !(digit_value(c[-1]) < base))))
             bad_sep = true;
     if (is_float) {
         char small[128], *buf = (size_t)(q - s) < sizeof small ? small : malloc((size_t)(q - s) + 1);

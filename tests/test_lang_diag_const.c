@@ -93,11 +93,11 @@ Test(lang_diag, values_that_do_not_fit) {
     r = compile_src("t.tile", two, strlen(two), nw3, 1);
     cr_expect_str_eq(r.diags, "<-D num_warps>:1:1: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3\n  3\n  ^\n");
     result_free(&r);
-    static const char *const bad_literals[] = {"0x_", "1__0", "1_", "1.5_", "0b_"};
-    for (int i = 0; i < 5; i++) {
+    static const char *const bad_literals[] = {"0x_", "1__0", "1_", "1.5_", "0b_", "1_.5", "1._5", "1_e5", "1e_5", "0x1_g"};
+    for (int i = 0; i < 10; i++) {
         char text[128], want[256];
         snprintf(text, sizeof text, "kernel k(x: *f32) { store(x, (%s) as f32); }\n", bad_literals[i]);
-        snprintf(want, sizeof want, "t.tile:1:31: error: invalid %s literal '%s'", strchr(bad_literals[i], '.') ? "float" : "integer",
+        snprintf(want, sizeof want, "t.tile:1:31: error: invalid %s literal '%s'", strpbrk(bad_literals[i], ".e") && bad_literals[i][1] != 'x' ? "float" : "integer",
                  bad_literals[i]);
         Result rr = compile_src("t.tile", text, strlen(text), NULL, 0);
         cr_expect(rr.diags && strstr(rr.diags, want), "%s: %s", bad_literals[i], rr.diags);

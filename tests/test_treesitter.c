@@ -498,6 +498,9 @@ static const Broken broken[] = {
     {"statement at top level", "const A = 1;\nlet b = 2;\n", "2:1: ERROR node", 2},
     /* only IDENT "[" expr "]" is a target (a tuple's element); the compiler says "cannot assign to an element or slice" at '=' */
     {"assignment to an element of an element", "fn f(t) {\n    t[0][1] = 2;\n}\n", "2:13: ERROR node", 2},
+    /* '_' only between digits, as in Python (the compiler: "invalid integer literal '1__0'" at the literal) */
+    {"doubled digit separator", "fn f() {\n    let a = 1__0;\n}\n", "2:13: ERROR node", 2},
+    {"separator before a decimal point", "fn f() {\n    let a = 1_.5;\n}\n", "2:13: ERROR node", 2},
     {"assignment to a two-index element", "fn f(t) {\n    t[0, 1] += 2;\n}\n", "2:14: ERROR node", 2}, /* "t[0, 1] +" is an expression so far */
 };
 

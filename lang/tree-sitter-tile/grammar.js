@@ -377,18 +377,19 @@ module.exports = grammar({
     true: (_) => 'true',
     false: (_) => 'false',
 
-    // Integer literals: decimal, hex, binary, with optional `_` separators.
+    // Integer literals: decimal, hex, binary, with optional `_` separators, as in Python: one at a time, between
+    // digits (or right after 0x / 0b): 1_000, 0x_ff; 1__0, 1_ and 0x_ are no literals.
     integer: (_) => token(choice(
-      /[0-9][0-9_]*/,
-      /0[xX][0-9a-fA-F_]+/,
-      /0[bB][01_]+/,
+      /[0-9](_?[0-9])*/,
+      /0[xX]_?[0-9a-fA-F](_?[0-9a-fA-F])*/,
+      /0[bB]_?[01](_?[01])*/,
     )),
 
-    // Float literals: `1.0`, `1e-5`, `.5`, `2.5e3`.
+    // Float literals: `1.0`, `1e-5`, `.5`, `2.5e3`, `1_0.2_5` (separators between digits only: 1_.5, 1._5, 1_e5 are none).
     float: (_) => token(choice(
-      /[0-9][0-9_]*\.[0-9_]*([eE][+-]?[0-9_]+)?/,
-      /\.[0-9][0-9_]*([eE][+-]?[0-9_]+)?/,
-      /[0-9][0-9_]*[eE][+-]?[0-9_]+/,
+      /[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?/,
+      /\.[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?/,
+      /[0-9](_?[0-9])*[eE][+-]?[0-9](_?[0-9])*/,
     )),
 
     // Strings: "..." on one line, with Python's escapes (\" \' \\ \n \t \r; another backslash stays as written).

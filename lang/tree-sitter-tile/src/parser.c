@@ -1792,24 +1792,24 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       END_STATE();
     case 1:
       ACCEPT_TOKEN(anon_sym_BANG);
-      if (lookahead == '=') ADVANCE(98);
+      if (lookahead == '=') ADVANCE(109);
       END_STATE();
     case 2:
       if ((0x1 <= lookahead && lookahead <= '\t') ||
           ('\v' <= lookahead && lookahead <= '!') ||
           ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(83);
-      if (lookahead == '"') ADVANCE(84);
-      if (lookahead == '\\') ADVANCE(85);
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(94);
+      if (lookahead == '"') ADVANCE(95);
+      if (lookahead == '\\') ADVANCE(96);
       END_STATE();
     case 3:
       ACCEPT_TOKEN(anon_sym_PERCENT);
-      if (lookahead == '=') ADVANCE(82);
+      if (lookahead == '=') ADVANCE(93);
       END_STATE();
     case 4:
       ACCEPT_TOKEN(anon_sym_AMP);
-      if (lookahead == '&') ADVANCE(80);
-      if (lookahead == '=') ADVANCE(81);
+      if (lookahead == '&') ADVANCE(91);
+      if (lookahead == '=') ADVANCE(92);
       END_STATE();
     case 5:
       ACCEPT_TOKEN(anon_sym_LPAREN);
@@ -1819,48 +1819,48 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       END_STATE();
     case 7:
       ACCEPT_TOKEN(anon_sym_STAR);
-      if (lookahead == '*') ADVANCE(78);
-      if (lookahead == '=') ADVANCE(79);
+      if (lookahead == '*') ADVANCE(89);
+      if (lookahead == '=') ADVANCE(90);
       END_STATE();
     case 8:
       ACCEPT_TOKEN(anon_sym_PLUS);
-      if (lookahead == '=') ADVANCE(77);
+      if (lookahead == '=') ADVANCE(88);
       END_STATE();
     case 9:
       ACCEPT_TOKEN(anon_sym_COMMA);
       END_STATE();
     case 10:
       ACCEPT_TOKEN(anon_sym_DASH);
-      if (lookahead == '=') ADVANCE(76);
+      if (lookahead == '=') ADVANCE(87);
       END_STATE();
     case 11:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(70);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(79);
       END_STATE();
     case 12:
       ACCEPT_TOKEN(anon_sym_SLASH);
-      if (lookahead == '*') ADVANCE(58);
-      if (lookahead == '/') ADVANCE(59);
-      if (lookahead == '=') ADVANCE(60);
+      if (lookahead == '*') ADVANCE(67);
+      if (lookahead == '/') ADVANCE(68);
+      if (lookahead == '=') ADVANCE(69);
       END_STATE();
     case 13:
       ACCEPT_TOKEN(sym_integer);
       if (lookahead == '.') ADVANCE(41);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(42);
       if (lookahead == 'B' ||
-          lookahead == 'b') ADVANCE(52);
+          lookahead == 'b') ADVANCE(57);
       if (lookahead == 'E' ||
           lookahead == 'e') ADVANCE(43);
       if (lookahead == 'X' ||
-          lookahead == 'x') ADVANCE(53);
+          lookahead == 'x') ADVANCE(58);
+      if (lookahead == '_') ADVANCE(44);
       END_STATE();
     case 14:
       ACCEPT_TOKEN(sym_integer);
       if (lookahead == '.') ADVANCE(41);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(42);
       if (lookahead == 'E' ||
           lookahead == 'e') ADVANCE(43);
+      if (lookahead == '_') ADVANCE(44);
       END_STATE();
     case 15:
       ACCEPT_TOKEN(anon_sym_COLON);
@@ -1960,389 +1960,356 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       END_STATE();
     case 41:
       ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(47);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(49);
       if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(48);
+          lookahead == 'e') ADVANCE(50);
       END_STATE();
     case 42:
       ACCEPT_TOKEN(sym_integer);
       if (lookahead == '.') ADVANCE(41);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(42);
       if (lookahead == 'E' ||
           lookahead == 'e') ADVANCE(43);
+      if (lookahead == '_') ADVANCE(44);
       END_STATE();
     case 43:
       if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(44);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(45);
+          lookahead == '-') ADVANCE(45);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(46);
       END_STATE();
     case 44:
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(45);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(42);
       END_STATE();
     case 45:
-      ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(46);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(46);
       END_STATE();
     case 46:
       ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(46);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(47);
+      if (lookahead == '_') ADVANCE(48);
       END_STATE();
     case 47:
       ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(47);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(48);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(47);
+      if (lookahead == '_') ADVANCE(48);
       END_STATE();
     case 48:
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(49);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(50);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(47);
       END_STATE();
     case 49:
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(50);
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(55);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(50);
+      if (lookahead == '_') ADVANCE(56);
       END_STATE();
     case 50:
-      ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(51);
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(51);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(52);
       END_STATE();
     case 51:
-      ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(51);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(52);
       END_STATE();
     case 52:
-      if (lookahead == '0' ||
-          lookahead == '1' ||
-          lookahead == '_') ADVANCE(56);
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(53);
+      if (lookahead == '_') ADVANCE(54);
       END_STATE();
     case 53:
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'F') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(54);
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(53);
+      if (lookahead == '_') ADVANCE(54);
       END_STATE();
     case 54:
-      ACCEPT_TOKEN(sym_integer);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'F') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(55);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(53);
       END_STATE();
     case 55:
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(55);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(50);
+      if (lookahead == '_') ADVANCE(56);
+      END_STATE();
+    case 56:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(55);
+      END_STATE();
+    case 57:
+      if (lookahead == '0' ||
+          lookahead == '1') ADVANCE(63);
+      if (lookahead == '_') ADVANCE(64);
+      END_STATE();
+    case 58:
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'F') ||
+          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(59);
+      if (lookahead == '_') ADVANCE(60);
+      END_STATE();
+    case 59:
       ACCEPT_TOKEN(sym_integer);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'F') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(55);
-      END_STATE();
-    case 56:
-      ACCEPT_TOKEN(sym_integer);
-      if (lookahead == '0' ||
-          lookahead == '1' ||
-          lookahead == '_') ADVANCE(57);
-      END_STATE();
-    case 57:
-      ACCEPT_TOKEN(sym_integer);
-      if (lookahead == '0' ||
-          lookahead == '1' ||
-          lookahead == '_') ADVANCE(57);
-      END_STATE();
-    case 58:
-      if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(62);
-      if (lookahead == '*') ADVANCE(63);
-      END_STATE();
-    case 59:
-      ACCEPT_TOKEN(sym_comment);
-      if ((0x1 <= lookahead && lookahead <= '\t') ||
-          ('\v' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(61);
+          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(61);
+      if (lookahead == '_') ADVANCE(62);
       END_STATE();
     case 60:
-      ACCEPT_TOKEN(anon_sym_SLASH_EQ);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'F') ||
+          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(59);
       END_STATE();
     case 61:
-      ACCEPT_TOKEN(sym_comment);
-      if ((0x1 <= lookahead && lookahead <= '\t') ||
-          ('\v' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(61);
+      ACCEPT_TOKEN(sym_integer);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'F') ||
+          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(61);
+      if (lookahead == '_') ADVANCE(62);
       END_STATE();
     case 62:
-      if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(62);
-      if (lookahead == '*') ADVANCE(63);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'F') ||
+          ('a' <= lookahead && lookahead <= 'f')) ADVANCE(61);
       END_STATE();
     case 63:
-      if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= '.') ||
-          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(64);
-      if (lookahead == '*') ADVANCE(65);
-      if (lookahead == '/') ADVANCE(66);
+      ACCEPT_TOKEN(sym_integer);
+      if (lookahead == '0' ||
+          lookahead == '1') ADVANCE(65);
+      if (lookahead == '_') ADVANCE(66);
       END_STATE();
     case 64:
-      if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(67);
-      if (lookahead == '*') ADVANCE(68);
+      if (lookahead == '0' ||
+          lookahead == '1') ADVANCE(63);
       END_STATE();
     case 65:
-      if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= '.') ||
-          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(64);
-      if (lookahead == '*') ADVANCE(65);
-      if (lookahead == '/') ADVANCE(66);
+      ACCEPT_TOKEN(sym_integer);
+      if (lookahead == '0' ||
+          lookahead == '1') ADVANCE(65);
+      if (lookahead == '_') ADVANCE(66);
       END_STATE();
     case 66:
-      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '0' ||
+          lookahead == '1') ADVANCE(65);
       END_STATE();
     case 67:
       if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(67);
-      if (lookahead == '*') ADVANCE(68);
+          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(71);
+      if (lookahead == '*') ADVANCE(72);
       END_STATE();
     case 68:
-      if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= '.') ||
-          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(64);
-      if (lookahead == '*') ADVANCE(69);
-      if (lookahead == '/') ADVANCE(66);
+      ACCEPT_TOKEN(sym_comment);
+      if ((0x1 <= lookahead && lookahead <= '\t') ||
+          ('\v' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(70);
       END_STATE();
     case 69:
-      if ((0x1 <= lookahead && lookahead <= ')') ||
-          ('+' <= lookahead && lookahead <= '.') ||
-          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(64);
-      if (lookahead == '*') ADVANCE(69);
-      if (lookahead == '/') ADVANCE(66);
+      ACCEPT_TOKEN(anon_sym_SLASH_EQ);
       END_STATE();
     case 70:
-      ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(71);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(72);
+      ACCEPT_TOKEN(sym_comment);
+      if ((0x1 <= lookahead && lookahead <= '\t') ||
+          ('\v' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(70);
       END_STATE();
     case 71:
-      ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(71);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(72);
+      if ((0x1 <= lookahead && lookahead <= ')') ||
+          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(71);
+      if (lookahead == '*') ADVANCE(72);
       END_STATE();
     case 72:
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(73);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(74);
+      if ((0x1 <= lookahead && lookahead <= ')') ||
+          ('+' <= lookahead && lookahead <= '.') ||
+          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(73);
+      if (lookahead == '*') ADVANCE(74);
+      if (lookahead == '/') ADVANCE(75);
       END_STATE();
     case 73:
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(74);
+      if ((0x1 <= lookahead && lookahead <= ')') ||
+          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(76);
+      if (lookahead == '*') ADVANCE(77);
       END_STATE();
     case 74:
-      ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(75);
+      if ((0x1 <= lookahead && lookahead <= ')') ||
+          ('+' <= lookahead && lookahead <= '.') ||
+          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(73);
+      if (lookahead == '*') ADVANCE(74);
+      if (lookahead == '/') ADVANCE(75);
       END_STATE();
     case 75:
-      ACCEPT_TOKEN(sym_float);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_') ADVANCE(75);
+      ACCEPT_TOKEN(sym_comment);
       END_STATE();
     case 76:
-      ACCEPT_TOKEN(anon_sym_DASH_EQ);
+      if ((0x1 <= lookahead && lookahead <= ')') ||
+          ('+' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(76);
+      if (lookahead == '*') ADVANCE(77);
       END_STATE();
     case 77:
-      ACCEPT_TOKEN(anon_sym_PLUS_EQ);
+      if ((0x1 <= lookahead && lookahead <= ')') ||
+          ('+' <= lookahead && lookahead <= '.') ||
+          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(73);
+      if (lookahead == '*') ADVANCE(78);
+      if (lookahead == '/') ADVANCE(75);
       END_STATE();
     case 78:
-      ACCEPT_TOKEN(anon_sym_STAR_STAR);
+      if ((0x1 <= lookahead && lookahead <= ')') ||
+          ('+' <= lookahead && lookahead <= '.') ||
+          ('0' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(73);
+      if (lookahead == '*') ADVANCE(78);
+      if (lookahead == '/') ADVANCE(75);
       END_STATE();
     case 79:
-      ACCEPT_TOKEN(anon_sym_STAR_EQ);
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(80);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(81);
+      if (lookahead == '_') ADVANCE(82);
       END_STATE();
     case 80:
-      ACCEPT_TOKEN(anon_sym_AMP_AMP);
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(80);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(81);
+      if (lookahead == '_') ADVANCE(82);
       END_STATE();
     case 81:
-      ACCEPT_TOKEN(anon_sym_AMP_EQ);
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(83);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(84);
       END_STATE();
     case 82:
-      ACCEPT_TOKEN(anon_sym_PERCENT_EQ);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(80);
       END_STATE();
     case 83:
-      if ((0x1 <= lookahead && lookahead <= '\t') ||
-          ('\v' <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(83);
-      if (lookahead == '"') ADVANCE(87);
-      if (lookahead == '\\') ADVANCE(85);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(84);
       END_STATE();
     case 84:
-      ACCEPT_TOKEN(sym_string);
-      if (lookahead == '"') ADVANCE(88);
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(85);
+      if (lookahead == '_') ADVANCE(86);
       END_STATE();
     case 85:
-      if ((0x1 <= lookahead && lookahead <= '\t') ||
-          ('\v' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(86);
+      ACCEPT_TOKEN(sym_float);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(85);
+      if (lookahead == '_') ADVANCE(86);
       END_STATE();
     case 86:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(85);
+      END_STATE();
+    case 87:
+      ACCEPT_TOKEN(anon_sym_DASH_EQ);
+      END_STATE();
+    case 88:
+      ACCEPT_TOKEN(anon_sym_PLUS_EQ);
+      END_STATE();
+    case 89:
+      ACCEPT_TOKEN(anon_sym_STAR_STAR);
+      END_STATE();
+    case 90:
+      ACCEPT_TOKEN(anon_sym_STAR_EQ);
+      END_STATE();
+    case 91:
+      ACCEPT_TOKEN(anon_sym_AMP_AMP);
+      END_STATE();
+    case 92:
+      ACCEPT_TOKEN(anon_sym_AMP_EQ);
+      END_STATE();
+    case 93:
+      ACCEPT_TOKEN(anon_sym_PERCENT_EQ);
+      END_STATE();
+    case 94:
       if ((0x1 <= lookahead && lookahead <= '\t') ||
           ('\v' <= lookahead && lookahead <= '!') ||
           ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(83);
-      if (lookahead == '"') ADVANCE(87);
-      if (lookahead == '\\') ADVANCE(85);
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(94);
+      if (lookahead == '"') ADVANCE(98);
+      if (lookahead == '\\') ADVANCE(96);
       END_STATE();
-    case 87:
+    case 95:
       ACCEPT_TOKEN(sym_string);
+      if (lookahead == '"') ADVANCE(99);
       END_STATE();
-    case 88:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
-      if (lookahead == '"') ADVANCE(90);
-      if (lookahead == '\\') ADVANCE(91);
+    case 96:
+      if ((0x1 <= lookahead && lookahead <= '\t') ||
+          ('\v' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(97);
       END_STATE();
-    case 89:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
-      if (lookahead == '"') ADVANCE(90);
-      if (lookahead == '\\') ADVANCE(91);
-      END_STATE();
-    case 90:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
+    case 97:
+      if ((0x1 <= lookahead && lookahead <= '\t') ||
+          ('\v' <= lookahead && lookahead <= '!') ||
           ('#' <= lookahead && lookahead <= '[') ||
           (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(94);
-      if (lookahead == '"') ADVANCE(95);
+      if (lookahead == '"') ADVANCE(98);
+      if (lookahead == '\\') ADVANCE(96);
       END_STATE();
-    case 91:
+    case 98:
+      ACCEPT_TOKEN(sym_string);
+      END_STATE();
+    case 99:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(100);
+      if (lookahead == '"') ADVANCE(101);
+      if (lookahead == '\\') ADVANCE(102);
+      END_STATE();
+    case 100:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(100);
+      if (lookahead == '"') ADVANCE(101);
+      if (lookahead == '\\') ADVANCE(102);
+      END_STATE();
+    case 101:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(105);
+      if (lookahead == '"') ADVANCE(106);
+      END_STATE();
+    case 102:
       if ((0x1 <= lookahead && lookahead <= '\t') ||
           lookahead == '\v' ||
           lookahead == '\f' ||
           (0xe <= lookahead && lookahead <= 0x2027) ||
-          (0x202a <= lookahead && lookahead <= 0x10ffff)) ADVANCE(92);
-      if (lookahead == '\n') ADVANCE(93);
-      END_STATE();
-    case 92:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
-      if (lookahead == '"') ADVANCE(90);
-      if (lookahead == '\\') ADVANCE(91);
-      END_STATE();
-    case 93:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
-      if (lookahead == '"') ADVANCE(90);
-      if (lookahead == '\\') ADVANCE(91);
-      END_STATE();
-    case 94:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
-      if (lookahead == '"') ADVANCE(90);
-      if (lookahead == '\\') ADVANCE(91);
-      END_STATE();
-    case 95:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(96);
-      if (lookahead == '"') ADVANCE(97);
-      END_STATE();
-    case 96:
-      if ((0x1 <= lookahead && lookahead <= '!') ||
-          ('#' <= lookahead && lookahead <= '[') ||
-          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(89);
-      if (lookahead == '"') ADVANCE(90);
-      if (lookahead == '\\') ADVANCE(91);
-      END_STATE();
-    case 97:
-      ACCEPT_TOKEN(sym_string);
-      END_STATE();
-    case 98:
-      ACCEPT_TOKEN(anon_sym_BANG_EQ);
-      END_STATE();
-    case 99:
-      if (eof) ADVANCE(29);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '@') ADVANCE(20);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(99)
-      END_STATE();
-    case 100:
-      if (lookahead == '*') ADVANCE(58);
-      if (lookahead == '/') ADVANCE(59);
-      END_STATE();
-    case 101:
-      if (lookahead == '"') ADVANCE(2);
-      if (lookahead == '/') ADVANCE(100);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(101)
-      END_STATE();
-    case 102:
-      if (lookahead == '/') ADVANCE(100);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(102)
+          (0x202a <= lookahead && lookahead <= 0x10ffff)) ADVANCE(103);
+      if (lookahead == '\n') ADVANCE(104);
       END_STATE();
     case 103:
-      if (eof) ADVANCE(29);
-      if (lookahead == '/') ADVANCE(100);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(103)
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(100);
+      if (lookahead == '"') ADVANCE(101);
+      if (lookahead == '\\') ADVANCE(102);
       END_STATE();
     case 104:
-      if (lookahead == '/') ADVANCE(100);
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(100);
+      if (lookahead == '"') ADVANCE(101);
+      if (lookahead == '\\') ADVANCE(102);
+      END_STATE();
+    case 105:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(100);
+      if (lookahead == '"') ADVANCE(101);
+      if (lookahead == '\\') ADVANCE(102);
+      END_STATE();
+    case 106:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(107);
+      if (lookahead == '"') ADVANCE(108);
+      END_STATE();
+    case 107:
+      if ((0x1 <= lookahead && lookahead <= '!') ||
+          ('#' <= lookahead && lookahead <= '[') ||
+          (']' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(100);
+      if (lookahead == '"') ADVANCE(101);
+      if (lookahead == '\\') ADVANCE(102);
+      END_STATE();
+    case 108:
+      ACCEPT_TOKEN(sym_string);
+      END_STATE();
+    case 109:
+      ACCEPT_TOKEN(anon_sym_BANG_EQ);
+      END_STATE();
+    case 110:
+      if (eof) ADVANCE(29);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == '@') ADVANCE(20);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
@@ -2357,94 +2324,15 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(104)
-      END_STATE();
-    case 105:
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == ';') ADVANCE(16);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(105)
-      END_STATE();
-    case 106:
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == ':') ADVANCE(15);
-      if (lookahead == '=') ADVANCE(107);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(106)
-      END_STATE();
-    case 107:
-      ACCEPT_TOKEN(anon_sym_EQ);
-      END_STATE();
-    case 108:
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '/') ADVANCE(100);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(108)
-      END_STATE();
-    case 109:
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '/') ADVANCE(100);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(109)
-      END_STATE();
-    case 110:
-      ACCEPT_TOKEN(anon_sym_STAR);
+          lookahead == 0xfeff) SKIP(110)
       END_STATE();
     case 111:
-      if (lookahead == '!') ADVANCE(112);
+      if (lookahead == '*') ADVANCE(67);
+      if (lookahead == '/') ADVANCE(68);
+      END_STATE();
+    case 112:
       if (lookahead == '"') ADVANCE(2);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '0') ADVANCE(13);
-      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '~') ADVANCE(28);
+      if (lookahead == '/') ADVANCE(111);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2455,20 +2343,43 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(111)
-      END_STATE();
-    case 112:
-      ACCEPT_TOKEN(anon_sym_BANG);
+          lookahead == 0xfeff) SKIP(112)
       END_STATE();
     case 113:
-      ACCEPT_TOKEN(anon_sym_PLUS);
+      if (lookahead == '/') ADVANCE(111);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(113)
       END_STATE();
     case 114:
-      ACCEPT_TOKEN(anon_sym_DASH);
+      if (eof) ADVANCE(29);
+      if (lookahead == '/') ADVANCE(111);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(114)
       END_STATE();
     case 115:
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '@') ADVANCE(20);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
@@ -2485,8 +2396,8 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(115)
       END_STATE();
     case 116:
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == ';') ADVANCE(16);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2500,22 +2411,9 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(116)
       END_STATE();
     case 117:
-      if (lookahead == '!') ADVANCE(112);
-      if (lookahead == '"') ADVANCE(2);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '0') ADVANCE(13);
-      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '~') ADVANCE(28);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == ':') ADVANCE(15);
+      if (lookahead == '=') ADVANCE(118);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2529,28 +2427,166 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(117)
       END_STATE();
     case 118:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
+      ACCEPT_TOKEN(anon_sym_EQ);
+      END_STATE();
+    case 119:
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '/') ADVANCE(111);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(119)
+      END_STATE();
+    case 120:
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '/') ADVANCE(111);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(120)
+      END_STATE();
+    case 121:
+      ACCEPT_TOKEN(anon_sym_STAR);
+      END_STATE();
+    case 122:
+      if (lookahead == '!') ADVANCE(123);
+      if (lookahead == '"') ADVANCE(2);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '.') ADVANCE(11);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '0') ADVANCE(13);
+      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '~') ADVANCE(28);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(122)
+      END_STATE();
+    case 123:
+      ACCEPT_TOKEN(anon_sym_BANG);
+      END_STATE();
+    case 124:
+      ACCEPT_TOKEN(anon_sym_PLUS);
+      END_STATE();
+    case 125:
+      ACCEPT_TOKEN(anon_sym_DASH);
+      END_STATE();
+    case 126:
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '/') ADVANCE(111);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(126)
+      END_STATE();
+    case 127:
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '{') ADVANCE(25);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(127)
+      END_STATE();
+    case 128:
+      if (lookahead == '!') ADVANCE(123);
+      if (lookahead == '"') ADVANCE(2);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(122);
-      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '.') ADVANCE(11);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '0') ADVANCE(13);
+      if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '~') ADVANCE(28);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(128)
+      END_STATE();
+    case 129:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '*') ADVANCE(133);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '<') ADVANCE(135);
       if (lookahead == '=') ADVANCE(18);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == '[') ADVANCE(22);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '^') ADVANCE(137);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2561,53 +2597,53 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(118)
+          lookahead == 0xfeff) SKIP(129)
       END_STATE();
-    case 119:
-      if (lookahead == '=') ADVANCE(98);
+    case 130:
+      if (lookahead == '=') ADVANCE(109);
       END_STATE();
-    case 120:
+    case 131:
       ACCEPT_TOKEN(anon_sym_PERCENT);
       END_STATE();
-    case 121:
+    case 132:
       ACCEPT_TOKEN(anon_sym_AMP);
-      if (lookahead == '&') ADVANCE(80);
+      if (lookahead == '&') ADVANCE(91);
       END_STATE();
-    case 122:
+    case 133:
       ACCEPT_TOKEN(anon_sym_STAR);
-      if (lookahead == '*') ADVANCE(78);
+      if (lookahead == '*') ADVANCE(89);
       END_STATE();
-    case 123:
+    case 134:
       ACCEPT_TOKEN(anon_sym_SLASH);
-      if (lookahead == '*') ADVANCE(58);
-      if (lookahead == '/') ADVANCE(59);
+      if (lookahead == '*') ADVANCE(67);
+      if (lookahead == '/') ADVANCE(68);
       END_STATE();
-    case 124:
+    case 135:
       ACCEPT_TOKEN(anon_sym_LT);
-      if (lookahead == '<') ADVANCE(129);
+      if (lookahead == '<') ADVANCE(140);
       if (lookahead == '=') ADVANCE(39);
       END_STATE();
-    case 125:
+    case 136:
       ACCEPT_TOKEN(anon_sym_GT);
       if (lookahead == '=') ADVANCE(34);
-      if (lookahead == '>') ADVANCE(128);
+      if (lookahead == '>') ADVANCE(139);
       END_STATE();
-    case 126:
+    case 137:
       ACCEPT_TOKEN(anon_sym_CARET);
       END_STATE();
-    case 127:
+    case 138:
       ACCEPT_TOKEN(anon_sym_PIPE);
       if (lookahead == '|') ADVANCE(31);
       END_STATE();
-    case 128:
+    case 139:
       ACCEPT_TOKEN(anon_sym_GT_GT);
       END_STATE();
-    case 129:
+    case 140:
       ACCEPT_TOKEN(anon_sym_LT_LT);
       END_STATE();
-    case 130:
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '=') ADVANCE(107);
+    case 141:
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '=') ADVANCE(118);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2618,17 +2654,17 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(130)
+          lookahead == 0xfeff) SKIP(141)
       END_STATE();
-    case 131:
-      if (lookahead == '!') ADVANCE(112);
+    case 142:
+      if (lookahead == '!') ADVANCE(123);
       if (lookahead == '"') ADVANCE(2);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (('A' <= lookahead && lookahead <= 'Z') ||
@@ -2647,32 +2683,32 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(131)
+          lookahead == 0xfeff) SKIP(142)
       END_STATE();
-    case 132:
-      if (lookahead == '!') ADVANCE(119);
+    case 143:
+      if (lookahead == '!') ADVANCE(130);
       if (lookahead == '"') ADVANCE(2);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(122);
-      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '*') ADVANCE(133);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == '[') ADVANCE(22);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '^') ADVANCE(137);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2683,28 +2719,28 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(132)
+          lookahead == 0xfeff) SKIP(143)
       END_STATE();
-    case 133:
+    case 144:
       if (lookahead == '=') ADVANCE(37);
       END_STATE();
-    case 134:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
+    case 145:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2715,29 +2751,29 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(134)
+          lookahead == 0xfeff) SKIP(145)
       END_STATE();
-    case 135:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
+    case 146:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '^') ADVANCE(137);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2748,29 +2784,29 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(135)
+          lookahead == 0xfeff) SKIP(146)
       END_STATE();
-    case 136:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
+    case 147:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(122);
-      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '*') ADVANCE(133);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '^') ADVANCE(137);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2781,31 +2817,31 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(136)
+          lookahead == 0xfeff) SKIP(147)
       END_STATE();
-    case 137:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
+    case 148:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(122);
-      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '*') ADVANCE(133);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
       if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == '[') ADVANCE(22);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
+      if (lookahead == '^') ADVANCE(137);
       if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2816,14 +2852,14 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(137)
+          lookahead == 0xfeff) SKIP(148)
       END_STATE();
-    case 138:
+    case 149:
       if (lookahead == ')') ADVANCE(6);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == ':') ADVANCE(15);
-      if (lookahead == '=') ADVANCE(107);
+      if (lookahead == '=') ADVANCE(118);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2834,12 +2870,12 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(138)
+          lookahead == 0xfeff) SKIP(149)
       END_STATE();
-    case 139:
+    case 150:
       if (lookahead == ')') ADVANCE(6);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2850,17 +2886,17 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(139)
+          lookahead == 0xfeff) SKIP(150)
       END_STATE();
-    case 140:
-      if (lookahead == '!') ADVANCE(112);
+    case 151:
+      if (lookahead == '!') ADVANCE(123);
       if (lookahead == '"') ADVANCE(2);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (('A' <= lookahead && lookahead <= 'Z') ||
@@ -2879,28 +2915,28 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(140)
+          lookahead == 0xfeff) SKIP(151)
       END_STATE();
-    case 141:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
+    case 152:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
       if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(122);
-      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '*') ADVANCE(133);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == '<') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == '<') ADVANCE(135);
       if (lookahead == '=') ADVANCE(18);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2911,26 +2947,26 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(141)
+          lookahead == 0xfeff) SKIP(152)
       END_STATE();
-    case 142:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
+    case 153:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2941,26 +2977,26 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(142)
+          lookahead == 0xfeff) SKIP(153)
       END_STATE();
-    case 143:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
+    case 154:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -2971,18 +3007,18 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(143)
+          lookahead == 0xfeff) SKIP(154)
       END_STATE();
-    case 144:
+    case 155:
       if (eof) ADVANCE(29);
-      if (lookahead == '!') ADVANCE(112);
+      if (lookahead == '!') ADVANCE(123);
       if (lookahead == '"') ADVANCE(2);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (lookahead == '@') ADVANCE(20);
@@ -3002,17 +3038,17 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(144)
+          lookahead == 0xfeff) SKIP(155)
       END_STATE();
-    case 145:
-      if (lookahead == '!') ADVANCE(112);
+    case 156:
+      if (lookahead == '!') ADVANCE(123);
       if (lookahead == '"') ADVANCE(2);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (lookahead == ':') ADVANCE(15);
@@ -3031,10 +3067,10 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(145)
+          lookahead == 0xfeff) SKIP(156)
       END_STATE();
-    case 146:
-      if (lookahead == '!') ADVANCE(119);
+    case 157:
+      if (lookahead == '!') ADVANCE(130);
       if (lookahead == '%') ADVANCE(3);
       if (lookahead == '&') ADVANCE(4);
       if (lookahead == '(') ADVANCE(5);
@@ -3063,11 +3099,11 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(146)
+          lookahead == 0xfeff) SKIP(157)
       END_STATE();
-    case 147:
+    case 158:
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
@@ -3081,17 +3117,17 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(147)
+          lookahead == 0xfeff) SKIP(158)
       END_STATE();
-    case 148:
-      if (lookahead == '!') ADVANCE(112);
+    case 159:
+      if (lookahead == '!') ADVANCE(123);
       if (lookahead == '"') ADVANCE(2);
       if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
       if (lookahead == '.') ADVANCE(11);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == '0') ADVANCE(13);
       if (('1' <= lookahead && lookahead <= '9')) ADVANCE(14);
       if (lookahead == ';') ADVANCE(16);
@@ -3110,370 +3146,114 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(148)
-      END_STATE();
-    case 149:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '=') ADVANCE(107);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(149)
-      END_STATE();
-    case 150:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(150)
-      END_STATE();
-    case 151:
-      if (lookahead == '%') ADVANCE(152);
-      if (lookahead == '&') ADVANCE(153);
-      if (lookahead == '*') ADVANCE(154);
-      if (lookahead == '+') ADVANCE(155);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(156);
-      if (lookahead == '/') ADVANCE(157);
-      if (lookahead == '<') ADVANCE(158);
-      if (lookahead == '=') ADVANCE(107);
-      if (lookahead == '>') ADVANCE(159);
-      if (lookahead == '^') ADVANCE(160);
-      if (lookahead == '|') ADVANCE(161);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(151)
-      END_STATE();
-    case 152:
-      if (lookahead == '=') ADVANCE(82);
-      END_STATE();
-    case 153:
-      if (lookahead == '=') ADVANCE(81);
-      END_STATE();
-    case 154:
-      if (lookahead == '=') ADVANCE(79);
-      END_STATE();
-    case 155:
-      if (lookahead == '=') ADVANCE(77);
-      END_STATE();
-    case 156:
-      if (lookahead == '=') ADVANCE(76);
-      END_STATE();
-    case 157:
-      if (lookahead == '*') ADVANCE(58);
-      if (lookahead == '/') ADVANCE(59);
-      if (lookahead == '=') ADVANCE(60);
-      END_STATE();
-    case 158:
-      if (lookahead == '<') ADVANCE(163);
-      END_STATE();
-    case 159:
-      if (lookahead == '>') ADVANCE(162);
+          lookahead == 0xfeff) SKIP(159)
       END_STATE();
     case 160:
-      if (lookahead == '=') ADVANCE(32);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '=') ADVANCE(118);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(160)
       END_STATE();
     case 161:
-      if (lookahead == '=') ADVANCE(30);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(161)
       END_STATE();
     case 162:
-      if (lookahead == '=') ADVANCE(36);
+      if (lookahead == '%') ADVANCE(163);
+      if (lookahead == '&') ADVANCE(164);
+      if (lookahead == '*') ADVANCE(165);
+      if (lookahead == '+') ADVANCE(166);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(167);
+      if (lookahead == '/') ADVANCE(168);
+      if (lookahead == '<') ADVANCE(169);
+      if (lookahead == '=') ADVANCE(118);
+      if (lookahead == '>') ADVANCE(170);
+      if (lookahead == '^') ADVANCE(171);
+      if (lookahead == '|') ADVANCE(172);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(162)
       END_STATE();
     case 163:
-      if (lookahead == '=') ADVANCE(40);
+      if (lookahead == '=') ADVANCE(93);
       END_STATE();
     case 164:
-      if (lookahead == '%') ADVANCE(152);
-      if (lookahead == '&') ADVANCE(153);
-      if (lookahead == '*') ADVANCE(154);
-      if (lookahead == '+') ADVANCE(155);
-      if (lookahead == '-') ADVANCE(156);
-      if (lookahead == '/') ADVANCE(157);
-      if (lookahead == '<') ADVANCE(158);
-      if (lookahead == '=') ADVANCE(107);
-      if (lookahead == '>') ADVANCE(159);
-      if (lookahead == '^') ADVANCE(160);
-      if (lookahead == '|') ADVANCE(161);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(164)
+      if (lookahead == '=') ADVANCE(92);
       END_STATE();
     case 165:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == ']') ADVANCE(23);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(165)
+      if (lookahead == '=') ADVANCE(90);
       END_STATE();
     case 166:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(166)
+      if (lookahead == '=') ADVANCE(88);
       END_STATE();
     case 167:
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '=') ADVANCE(107);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(167)
+      if (lookahead == '=') ADVANCE(87);
       END_STATE();
     case 168:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(122);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(168)
+      if (lookahead == '*') ADVANCE(67);
+      if (lookahead == '/') ADVANCE(68);
+      if (lookahead == '=') ADVANCE(69);
       END_STATE();
     case 169:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == ':') ADVANCE(15);
-      if (lookahead == '=') ADVANCE(107);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(169)
+      if (lookahead == '<') ADVANCE(174);
       END_STATE();
     case 170:
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(170)
+      if (lookahead == '>') ADVANCE(173);
       END_STATE();
     case 171:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '|') ADVANCE(127);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(171)
+      if (lookahead == '=') ADVANCE(32);
       END_STATE();
     case 172:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(172)
+      if (lookahead == '=') ADVANCE(30);
       END_STATE();
     case 173:
-      if (lookahead == '(') ADVANCE(5);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '=') ADVANCE(107);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(173)
+      if (lookahead == '=') ADVANCE(36);
       END_STATE();
     case 174:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == ';') ADVANCE(16);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == 0xa0 ||
-          lookahead == 0x1680 ||
-          (0x2000 <= lookahead && lookahead <= 0x200a) ||
-          lookahead == 0x2028 ||
-          lookahead == 0x2029 ||
-          lookahead == 0x202f ||
-          lookahead == 0x205f ||
-          lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(174)
+      if (lookahead == '=') ADVANCE(40);
       END_STATE();
     case 175:
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == ';') ADVANCE(16);
-      if (lookahead == ']') ADVANCE(23);
+      if (lookahead == '%') ADVANCE(163);
+      if (lookahead == '&') ADVANCE(164);
+      if (lookahead == '*') ADVANCE(165);
+      if (lookahead == '+') ADVANCE(166);
+      if (lookahead == '-') ADVANCE(167);
+      if (lookahead == '/') ADVANCE(168);
+      if (lookahead == '<') ADVANCE(169);
+      if (lookahead == '=') ADVANCE(118);
+      if (lookahead == '>') ADVANCE(170);
+      if (lookahead == '^') ADVANCE(171);
+      if (lookahead == '|') ADVANCE(172);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3487,22 +3267,9 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(175)
       END_STATE();
     case 176:
-      if (lookahead == '!') ADVANCE(119);
-      if (lookahead == '%') ADVANCE(120);
-      if (lookahead == '&') ADVANCE(121);
-      if (lookahead == '*') ADVANCE(110);
-      if (lookahead == '+') ADVANCE(113);
-      if (lookahead == '-') ADVANCE(114);
-      if (lookahead == '/') ADVANCE(123);
-      if (lookahead == '<') ADVANCE(124);
-      if (lookahead == '=') ADVANCE(133);
-      if (lookahead == '>') ADVANCE(125);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == ']') ADVANCE(23);
-      if (lookahead == '^') ADVANCE(126);
-      if (lookahead == '|') ADVANCE(127);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3516,23 +3283,21 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(176)
       END_STATE();
     case 177:
-      if (lookahead == '%') ADVANCE(152);
-      if (lookahead == '&') ADVANCE(153);
-      if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '*') ADVANCE(154);
-      if (lookahead == '+') ADVANCE(155);
-      if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '-') ADVANCE(156);
-      if (lookahead == '/') ADVANCE(157);
-      if (lookahead == ':') ADVANCE(15);
-      if (lookahead == '<') ADVANCE(158);
-      if (lookahead == '=') ADVANCE(107);
-      if (lookahead == '>') ADVANCE(159);
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
-      if (lookahead == '^') ADVANCE(160);
-      if (lookahead == '|') ADVANCE(161);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3546,12 +3311,10 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(177)
       END_STATE();
     case 178:
-      if (lookahead == '(') ADVANCE(5);
       if (lookahead == ')') ADVANCE(6);
-      if (lookahead == '/') ADVANCE(100);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '=') ADVANCE(118);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3565,12 +3328,25 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(178)
       END_STATE();
     case 179:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '*') ADVANCE(133);
+      if (lookahead == '+') ADVANCE(124);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '=') ADVANCE(107);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3584,13 +3360,10 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(179)
       END_STATE();
     case 180:
-      if (lookahead == ')') ADVANCE(6);
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
-      if (lookahead == '=') ADVANCE(107);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == ':') ADVANCE(15);
+      if (lookahead == '=') ADVANCE(118);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0xa0 ||
@@ -3604,7 +3377,270 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0xfeff) SKIP(180)
       END_STATE();
     case 181:
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(181)
+      END_STATE();
+    case 182:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '|') ADVANCE(138);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(182)
+      END_STATE();
+    case 183:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == ';') ADVANCE(16);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(183)
+      END_STATE();
+    case 184:
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '=') ADVANCE(118);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(184)
+      END_STATE();
+    case 185:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == ';') ADVANCE(16);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == ']') ADVANCE(23);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(185)
+      END_STATE();
+    case 186:
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == ';') ADVANCE(16);
+      if (lookahead == ']') ADVANCE(23);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(186)
+      END_STATE();
+    case 187:
+      if (lookahead == '!') ADVANCE(130);
+      if (lookahead == '%') ADVANCE(131);
+      if (lookahead == '&') ADVANCE(132);
+      if (lookahead == '*') ADVANCE(121);
+      if (lookahead == '+') ADVANCE(124);
+      if (lookahead == '-') ADVANCE(125);
+      if (lookahead == '/') ADVANCE(134);
+      if (lookahead == '<') ADVANCE(135);
+      if (lookahead == '=') ADVANCE(144);
+      if (lookahead == '>') ADVANCE(136);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == ']') ADVANCE(23);
+      if (lookahead == '^') ADVANCE(137);
+      if (lookahead == '|') ADVANCE(138);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(187)
+      END_STATE();
+    case 188:
+      if (lookahead == '%') ADVANCE(163);
+      if (lookahead == '&') ADVANCE(164);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '*') ADVANCE(165);
+      if (lookahead == '+') ADVANCE(166);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '-') ADVANCE(167);
+      if (lookahead == '/') ADVANCE(168);
+      if (lookahead == ':') ADVANCE(15);
+      if (lookahead == '<') ADVANCE(169);
+      if (lookahead == '=') ADVANCE(118);
+      if (lookahead == '>') ADVANCE(170);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (lookahead == '^') ADVANCE(171);
+      if (lookahead == '|') ADVANCE(172);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(188)
+      END_STATE();
+    case 189:
+      if (lookahead == '(') ADVANCE(5);
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == '/') ADVANCE(111);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(189)
+      END_STATE();
+    case 190:
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '=') ADVANCE(118);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(190)
+      END_STATE();
+    case 191:
+      if (lookahead == ')') ADVANCE(6);
+      if (lookahead == ',') ADVANCE(9);
+      if (lookahead == '/') ADVANCE(111);
+      if (lookahead == '=') ADVANCE(118);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == 0xa0 ||
+          lookahead == 0x1680 ||
+          (0x2000 <= lookahead && lookahead <= 0x200a) ||
+          lookahead == 0x2028 ||
+          lookahead == 0x2029 ||
+          lookahead == 0x202f ||
+          lookahead == 0x205f ||
+          lookahead == 0x3000 ||
+          lookahead == 0xfeff) SKIP(191)
+      END_STATE();
+    case 192:
+      if (lookahead == '/') ADVANCE(111);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(21);
@@ -3619,11 +3655,11 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(181)
+          lookahead == 0xfeff) SKIP(192)
       END_STATE();
-    case 182:
+    case 193:
       if (lookahead == ',') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(100);
+      if (lookahead == '/') ADVANCE(111);
       if (lookahead == ';') ADVANCE(16);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
@@ -3635,7 +3671,7 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == 0x202f ||
           lookahead == 0x205f ||
           lookahead == 0x3000 ||
-          lookahead == 0xfeff) SKIP(182)
+          lookahead == 0xfeff) SKIP(193)
       END_STATE();
     default:
       return false;
@@ -4068,317 +4104,317 @@ static bool ts_lex_keywords(TSLexer *lexer, TSStateId state) {
 
 static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0},
-  [1] = {.lex_state = 99},
-  [2] = {.lex_state = 101},
-  [3] = {.lex_state = 102},
-  [4] = {.lex_state = 102},
-  [5] = {.lex_state = 102},
-  [6] = {.lex_state = 102},
-  [7] = {.lex_state = 103},
-  [8] = {.lex_state = 99},
-  [9] = {.lex_state = 104},
-  [10] = {.lex_state = 99},
-  [11] = {.lex_state = 104},
-  [12] = {.lex_state = 105},
-  [13] = {.lex_state = 106},
-  [14] = {.lex_state = 108},
-  [15] = {.lex_state = 108},
-  [16] = {.lex_state = 108},
-  [17] = {.lex_state = 99},
-  [18] = {.lex_state = 102},
-  [19] = {.lex_state = 104},
-  [20] = {.lex_state = 99},
-  [21] = {.lex_state = 109},
-  [22] = {.lex_state = 111},
-  [23] = {.lex_state = 115},
-  [24] = {.lex_state = 116},
-  [25] = {.lex_state = 116},
-  [26] = {.lex_state = 117},
-  [27] = {.lex_state = 108},
-  [28] = {.lex_state = 118},
-  [29] = {.lex_state = 118},
-  [30] = {.lex_state = 109},
-  [31] = {.lex_state = 130},
-  [32] = {.lex_state = 111},
-  [33] = {.lex_state = 131},
-  [34] = {.lex_state = 111},
-  [35] = {.lex_state = 132},
-  [36] = {.lex_state = 134},
-  [37] = {.lex_state = 135},
-  [38] = {.lex_state = 136},
-  [39] = {.lex_state = 137},
-  [40] = {.lex_state = 138},
-  [41] = {.lex_state = 102},
-  [42] = {.lex_state = 116},
-  [43] = {.lex_state = 139},
-  [44] = {.lex_state = 140},
-  [45] = {.lex_state = 99},
-  [46] = {.lex_state = 99},
-  [47] = {.lex_state = 141},
-  [48] = {.lex_state = 104},
-  [49] = {.lex_state = 142},
-  [50] = {.lex_state = 139},
-  [51] = {.lex_state = 116},
-  [52] = {.lex_state = 118},
-  [53] = {.lex_state = 111},
-  [54] = {.lex_state = 142},
-  [55] = {.lex_state = 137},
-  [56] = {.lex_state = 143},
-  [57] = {.lex_state = 135},
-  [58] = {.lex_state = 132},
-  [59] = {.lex_state = 144},
-  [60] = {.lex_state = 111},
-  [61] = {.lex_state = 111},
-  [62] = {.lex_state = 111},
-  [63] = {.lex_state = 111},
-  [64] = {.lex_state = 111},
-  [65] = {.lex_state = 111},
-  [66] = {.lex_state = 111},
-  [67] = {.lex_state = 111},
-  [68] = {.lex_state = 111},
-  [69] = {.lex_state = 111},
-  [70] = {.lex_state = 111},
-  [71] = {.lex_state = 111},
-  [72] = {.lex_state = 111},
-  [73] = {.lex_state = 109},
-  [74] = {.lex_state = 117},
-  [75] = {.lex_state = 145},
-  [76] = {.lex_state = 137},
-  [77] = {.lex_state = 109},
-  [78] = {.lex_state = 111},
-  [79] = {.lex_state = 138},
-  [80] = {.lex_state = 115},
-  [81] = {.lex_state = 116},
-  [82] = {.lex_state = 139},
-  [83] = {.lex_state = 146},
-  [84] = {.lex_state = 111},
-  [85] = {.lex_state = 144},
-  [86] = {.lex_state = 147},
-  [87] = {.lex_state = 147},
-  [88] = {.lex_state = 111},
-  [89] = {.lex_state = 111},
-  [90] = {.lex_state = 148},
-  [91] = {.lex_state = 111},
-  [92] = {.lex_state = 105},
-  [93] = {.lex_state = 105},
-  [94] = {.lex_state = 105},
-  [95] = {.lex_state = 140},
-  [96] = {.lex_state = 130},
-  [97] = {.lex_state = 149},
-  [98] = {.lex_state = 150},
-  [99] = {.lex_state = 151},
-  [100] = {.lex_state = 164},
-  [101] = {.lex_state = 134},
-  [102] = {.lex_state = 140},
-  [103] = {.lex_state = 111},
-  [104] = {.lex_state = 117},
-  [105] = {.lex_state = 104},
-  [106] = {.lex_state = 139},
-  [107] = {.lex_state = 99},
-  [108] = {.lex_state = 134},
-  [109] = {.lex_state = 117},
-  [110] = {.lex_state = 137},
-  [111] = {.lex_state = 139},
-  [112] = {.lex_state = 131},
-  [113] = {.lex_state = 137},
-  [114] = {.lex_state = 165},
-  [115] = {.lex_state = 132},
-  [116] = {.lex_state = 135},
-  [117] = {.lex_state = 166},
-  [118] = {.lex_state = 135},
-  [119] = {.lex_state = 135},
-  [120] = {.lex_state = 135},
-  [121] = {.lex_state = 135},
-  [122] = {.lex_state = 135},
-  [123] = {.lex_state = 135},
-  [124] = {.lex_state = 135},
-  [125] = {.lex_state = 135},
-  [126] = {.lex_state = 135},
-  [127] = {.lex_state = 111},
-  [128] = {.lex_state = 135},
-  [129] = {.lex_state = 136},
-  [130] = {.lex_state = 137},
-  [131] = {.lex_state = 142},
-  [132] = {.lex_state = 139},
-  [133] = {.lex_state = 165},
-  [134] = {.lex_state = 165},
-  [135] = {.lex_state = 143},
-  [136] = {.lex_state = 167},
-  [137] = {.lex_state = 142},
-  [138] = {.lex_state = 109},
-  [139] = {.lex_state = 111},
-  [140] = {.lex_state = 116},
-  [141] = {.lex_state = 139},
-  [142] = {.lex_state = 115},
-  [143] = {.lex_state = 139},
-  [144] = {.lex_state = 111},
-  [145] = {.lex_state = 111},
-  [146] = {.lex_state = 111},
-  [147] = {.lex_state = 168},
-  [148] = {.lex_state = 150},
-  [149] = {.lex_state = 139},
-  [150] = {.lex_state = 169},
-  [151] = {.lex_state = 147},
-  [152] = {.lex_state = 130},
-  [153] = {.lex_state = 149},
-  [154] = {.lex_state = 170},
-  [155] = {.lex_state = 102},
-  [156] = {.lex_state = 171},
-  [157] = {.lex_state = 171},
-  [158] = {.lex_state = 140},
-  [159] = {.lex_state = 105},
-  [160] = {.lex_state = 172},
-  [161] = {.lex_state = 172},
-  [162] = {.lex_state = 140},
-  [163] = {.lex_state = 140},
-  [164] = {.lex_state = 140},
-  [165] = {.lex_state = 111},
-  [166] = {.lex_state = 173},
-  [167] = {.lex_state = 140},
-  [168] = {.lex_state = 144},
-  [169] = {.lex_state = 140},
-  [170] = {.lex_state = 142},
-  [171] = {.lex_state = 104},
-  [172] = {.lex_state = 142},
-  [173] = {.lex_state = 139},
-  [174] = {.lex_state = 117},
-  [175] = {.lex_state = 104},
-  [176] = {.lex_state = 139},
-  [177] = {.lex_state = 144},
-  [178] = {.lex_state = 137},
-  [179] = {.lex_state = 174},
-  [180] = {.lex_state = 117},
-  [181] = {.lex_state = 175},
-  [182] = {.lex_state = 137},
-  [183] = {.lex_state = 131},
-  [184] = {.lex_state = 111},
-  [185] = {.lex_state = 135},
-  [186] = {.lex_state = 135},
-  [187] = {.lex_state = 117},
-  [188] = {.lex_state = 137},
-  [189] = {.lex_state = 139},
-  [190] = {.lex_state = 145},
-  [191] = {.lex_state = 137},
-  [192] = {.lex_state = 165},
-  [193] = {.lex_state = 111},
-  [194] = {.lex_state = 167},
-  [195] = {.lex_state = 142},
-  [196] = {.lex_state = 116},
-  [197] = {.lex_state = 102},
-  [198] = {.lex_state = 105},
-  [199] = {.lex_state = 176},
-  [200] = {.lex_state = 134},
-  [201] = {.lex_state = 177},
-  [202] = {.lex_state = 178},
-  [203] = {.lex_state = 109},
-  [204] = {.lex_state = 111},
-  [205] = {.lex_state = 111},
-  [206] = {.lex_state = 111},
-  [207] = {.lex_state = 140},
-  [208] = {.lex_state = 140},
-  [209] = {.lex_state = 140},
-  [210] = {.lex_state = 148},
-  [211] = {.lex_state = 140},
-  [212] = {.lex_state = 111},
-  [213] = {.lex_state = 105},
-  [214] = {.lex_state = 179},
-  [215] = {.lex_state = 104},
-  [216] = {.lex_state = 111},
-  [217] = {.lex_state = 137},
-  [218] = {.lex_state = 111},
-  [219] = {.lex_state = 137},
-  [220] = {.lex_state = 135},
-  [221] = {.lex_state = 137},
-  [222] = {.lex_state = 142},
-  [223] = {.lex_state = 139},
-  [224] = {.lex_state = 117},
-  [225] = {.lex_state = 139},
-  [226] = {.lex_state = 165},
-  [227] = {.lex_state = 143},
-  [228] = {.lex_state = 137},
-  [229] = {.lex_state = 165},
-  [230] = {.lex_state = 142},
-  [231] = {.lex_state = 111},
-  [232] = {.lex_state = 140},
-  [233] = {.lex_state = 164},
-  [234] = {.lex_state = 180},
-  [235] = {.lex_state = 139},
-  [236] = {.lex_state = 130},
-  [237] = {.lex_state = 105},
-  [238] = {.lex_state = 105},
-  [239] = {.lex_state = 108},
-  [240] = {.lex_state = 171},
-  [241] = {.lex_state = 181},
-  [242] = {.lex_state = 172},
-  [243] = {.lex_state = 134},
-  [244] = {.lex_state = 140},
-  [245] = {.lex_state = 173},
-  [246] = {.lex_state = 179},
-  [247] = {.lex_state = 137},
-  [248] = {.lex_state = 111},
-  [249] = {.lex_state = 142},
-  [250] = {.lex_state = 178},
-  [251] = {.lex_state = 180},
-  [252] = {.lex_state = 139},
-  [253] = {.lex_state = 111},
-  [254] = {.lex_state = 140},
-  [255] = {.lex_state = 140},
-  [256] = {.lex_state = 111},
-  [257] = {.lex_state = 140},
-  [258] = {.lex_state = 140},
-  [259] = {.lex_state = 148},
-  [260] = {.lex_state = 182},
-  [261] = {.lex_state = 140},
-  [262] = {.lex_state = 180},
-  [263] = {.lex_state = 173},
-  [264] = {.lex_state = 180},
-  [265] = {.lex_state = 180},
-  [266] = {.lex_state = 178},
-  [267] = {.lex_state = 105},
-  [268] = {.lex_state = 142},
-  [269] = {.lex_state = 148},
-  [270] = {.lex_state = 147},
-  [271] = {.lex_state = 180},
-  [272] = {.lex_state = 140},
-  [273] = {.lex_state = 117},
-  [274] = {.lex_state = 116},
-  [275] = {.lex_state = 139},
-  [276] = {.lex_state = 116},
-  [277] = {.lex_state = 142},
-  [278] = {.lex_state = 139},
-  [279] = {.lex_state = 140},
-  [280] = {.lex_state = 115},
-  [281] = {.lex_state = 116},
-  [282] = {.lex_state = 139},
-  [283] = {.lex_state = 140},
-  [284] = {.lex_state = 117},
-  [285] = {.lex_state = 116},
-  [286] = {.lex_state = 139},
-  [287] = {.lex_state = 130},
-  [288] = {.lex_state = 116},
-  [289] = {.lex_state = 140},
-  [290] = {.lex_state = 102},
-  [291] = {.lex_state = 116},
-  [292] = {.lex_state = 142},
-  [293] = {.lex_state = 140},
-  [294] = {.lex_state = 115},
-  [295] = {.lex_state = 116},
-  [296] = {.lex_state = 140},
-  [297] = {.lex_state = 140},
-  [298] = {.lex_state = 115},
-  [299] = {.lex_state = 116},
-  [300] = {.lex_state = 139},
-  [301] = {.lex_state = 116},
-  [302] = {.lex_state = 140},
-  [303] = {.lex_state = 116},
-  [304] = {.lex_state = 140},
-  [305] = {.lex_state = 115},
-  [306] = {.lex_state = 116},
-  [307] = {.lex_state = 140},
-  [308] = {.lex_state = 140},
-  [309] = {.lex_state = 116},
-  [310] = {.lex_state = 140},
-  [311] = {.lex_state = 140},
+  [1] = {.lex_state = 110},
+  [2] = {.lex_state = 112},
+  [3] = {.lex_state = 113},
+  [4] = {.lex_state = 113},
+  [5] = {.lex_state = 113},
+  [6] = {.lex_state = 113},
+  [7] = {.lex_state = 114},
+  [8] = {.lex_state = 110},
+  [9] = {.lex_state = 115},
+  [10] = {.lex_state = 110},
+  [11] = {.lex_state = 115},
+  [12] = {.lex_state = 116},
+  [13] = {.lex_state = 117},
+  [14] = {.lex_state = 119},
+  [15] = {.lex_state = 119},
+  [16] = {.lex_state = 119},
+  [17] = {.lex_state = 110},
+  [18] = {.lex_state = 113},
+  [19] = {.lex_state = 115},
+  [20] = {.lex_state = 110},
+  [21] = {.lex_state = 120},
+  [22] = {.lex_state = 122},
+  [23] = {.lex_state = 126},
+  [24] = {.lex_state = 127},
+  [25] = {.lex_state = 127},
+  [26] = {.lex_state = 128},
+  [27] = {.lex_state = 119},
+  [28] = {.lex_state = 129},
+  [29] = {.lex_state = 129},
+  [30] = {.lex_state = 120},
+  [31] = {.lex_state = 141},
+  [32] = {.lex_state = 122},
+  [33] = {.lex_state = 142},
+  [34] = {.lex_state = 122},
+  [35] = {.lex_state = 143},
+  [36] = {.lex_state = 145},
+  [37] = {.lex_state = 146},
+  [38] = {.lex_state = 147},
+  [39] = {.lex_state = 148},
+  [40] = {.lex_state = 149},
+  [41] = {.lex_state = 113},
+  [42] = {.lex_state = 127},
+  [43] = {.lex_state = 150},
+  [44] = {.lex_state = 151},
+  [45] = {.lex_state = 110},
+  [46] = {.lex_state = 110},
+  [47] = {.lex_state = 152},
+  [48] = {.lex_state = 115},
+  [49] = {.lex_state = 153},
+  [50] = {.lex_state = 150},
+  [51] = {.lex_state = 127},
+  [52] = {.lex_state = 129},
+  [53] = {.lex_state = 122},
+  [54] = {.lex_state = 153},
+  [55] = {.lex_state = 148},
+  [56] = {.lex_state = 154},
+  [57] = {.lex_state = 146},
+  [58] = {.lex_state = 143},
+  [59] = {.lex_state = 155},
+  [60] = {.lex_state = 122},
+  [61] = {.lex_state = 122},
+  [62] = {.lex_state = 122},
+  [63] = {.lex_state = 122},
+  [64] = {.lex_state = 122},
+  [65] = {.lex_state = 122},
+  [66] = {.lex_state = 122},
+  [67] = {.lex_state = 122},
+  [68] = {.lex_state = 122},
+  [69] = {.lex_state = 122},
+  [70] = {.lex_state = 122},
+  [71] = {.lex_state = 122},
+  [72] = {.lex_state = 122},
+  [73] = {.lex_state = 120},
+  [74] = {.lex_state = 128},
+  [75] = {.lex_state = 156},
+  [76] = {.lex_state = 148},
+  [77] = {.lex_state = 120},
+  [78] = {.lex_state = 122},
+  [79] = {.lex_state = 149},
+  [80] = {.lex_state = 126},
+  [81] = {.lex_state = 127},
+  [82] = {.lex_state = 150},
+  [83] = {.lex_state = 157},
+  [84] = {.lex_state = 122},
+  [85] = {.lex_state = 155},
+  [86] = {.lex_state = 158},
+  [87] = {.lex_state = 158},
+  [88] = {.lex_state = 122},
+  [89] = {.lex_state = 122},
+  [90] = {.lex_state = 159},
+  [91] = {.lex_state = 122},
+  [92] = {.lex_state = 116},
+  [93] = {.lex_state = 116},
+  [94] = {.lex_state = 116},
+  [95] = {.lex_state = 151},
+  [96] = {.lex_state = 141},
+  [97] = {.lex_state = 160},
+  [98] = {.lex_state = 161},
+  [99] = {.lex_state = 162},
+  [100] = {.lex_state = 175},
+  [101] = {.lex_state = 145},
+  [102] = {.lex_state = 151},
+  [103] = {.lex_state = 122},
+  [104] = {.lex_state = 128},
+  [105] = {.lex_state = 115},
+  [106] = {.lex_state = 150},
+  [107] = {.lex_state = 110},
+  [108] = {.lex_state = 145},
+  [109] = {.lex_state = 128},
+  [110] = {.lex_state = 148},
+  [111] = {.lex_state = 150},
+  [112] = {.lex_state = 142},
+  [113] = {.lex_state = 148},
+  [114] = {.lex_state = 176},
+  [115] = {.lex_state = 143},
+  [116] = {.lex_state = 146},
+  [117] = {.lex_state = 177},
+  [118] = {.lex_state = 146},
+  [119] = {.lex_state = 146},
+  [120] = {.lex_state = 146},
+  [121] = {.lex_state = 146},
+  [122] = {.lex_state = 146},
+  [123] = {.lex_state = 146},
+  [124] = {.lex_state = 146},
+  [125] = {.lex_state = 146},
+  [126] = {.lex_state = 146},
+  [127] = {.lex_state = 122},
+  [128] = {.lex_state = 146},
+  [129] = {.lex_state = 147},
+  [130] = {.lex_state = 148},
+  [131] = {.lex_state = 153},
+  [132] = {.lex_state = 150},
+  [133] = {.lex_state = 176},
+  [134] = {.lex_state = 176},
+  [135] = {.lex_state = 154},
+  [136] = {.lex_state = 178},
+  [137] = {.lex_state = 153},
+  [138] = {.lex_state = 120},
+  [139] = {.lex_state = 122},
+  [140] = {.lex_state = 127},
+  [141] = {.lex_state = 150},
+  [142] = {.lex_state = 126},
+  [143] = {.lex_state = 150},
+  [144] = {.lex_state = 122},
+  [145] = {.lex_state = 122},
+  [146] = {.lex_state = 122},
+  [147] = {.lex_state = 179},
+  [148] = {.lex_state = 161},
+  [149] = {.lex_state = 150},
+  [150] = {.lex_state = 180},
+  [151] = {.lex_state = 158},
+  [152] = {.lex_state = 141},
+  [153] = {.lex_state = 160},
+  [154] = {.lex_state = 181},
+  [155] = {.lex_state = 113},
+  [156] = {.lex_state = 182},
+  [157] = {.lex_state = 182},
+  [158] = {.lex_state = 151},
+  [159] = {.lex_state = 116},
+  [160] = {.lex_state = 183},
+  [161] = {.lex_state = 183},
+  [162] = {.lex_state = 151},
+  [163] = {.lex_state = 151},
+  [164] = {.lex_state = 151},
+  [165] = {.lex_state = 122},
+  [166] = {.lex_state = 184},
+  [167] = {.lex_state = 151},
+  [168] = {.lex_state = 155},
+  [169] = {.lex_state = 151},
+  [170] = {.lex_state = 153},
+  [171] = {.lex_state = 115},
+  [172] = {.lex_state = 153},
+  [173] = {.lex_state = 150},
+  [174] = {.lex_state = 128},
+  [175] = {.lex_state = 115},
+  [176] = {.lex_state = 150},
+  [177] = {.lex_state = 155},
+  [178] = {.lex_state = 148},
+  [179] = {.lex_state = 185},
+  [180] = {.lex_state = 128},
+  [181] = {.lex_state = 186},
+  [182] = {.lex_state = 148},
+  [183] = {.lex_state = 142},
+  [184] = {.lex_state = 122},
+  [185] = {.lex_state = 146},
+  [186] = {.lex_state = 146},
+  [187] = {.lex_state = 128},
+  [188] = {.lex_state = 148},
+  [189] = {.lex_state = 150},
+  [190] = {.lex_state = 156},
+  [191] = {.lex_state = 148},
+  [192] = {.lex_state = 176},
+  [193] = {.lex_state = 122},
+  [194] = {.lex_state = 178},
+  [195] = {.lex_state = 153},
+  [196] = {.lex_state = 127},
+  [197] = {.lex_state = 113},
+  [198] = {.lex_state = 116},
+  [199] = {.lex_state = 187},
+  [200] = {.lex_state = 145},
+  [201] = {.lex_state = 188},
+  [202] = {.lex_state = 189},
+  [203] = {.lex_state = 120},
+  [204] = {.lex_state = 122},
+  [205] = {.lex_state = 122},
+  [206] = {.lex_state = 122},
+  [207] = {.lex_state = 151},
+  [208] = {.lex_state = 151},
+  [209] = {.lex_state = 151},
+  [210] = {.lex_state = 159},
+  [211] = {.lex_state = 151},
+  [212] = {.lex_state = 122},
+  [213] = {.lex_state = 116},
+  [214] = {.lex_state = 190},
+  [215] = {.lex_state = 115},
+  [216] = {.lex_state = 122},
+  [217] = {.lex_state = 148},
+  [218] = {.lex_state = 122},
+  [219] = {.lex_state = 148},
+  [220] = {.lex_state = 146},
+  [221] = {.lex_state = 148},
+  [222] = {.lex_state = 153},
+  [223] = {.lex_state = 150},
+  [224] = {.lex_state = 128},
+  [225] = {.lex_state = 150},
+  [226] = {.lex_state = 176},
+  [227] = {.lex_state = 154},
+  [228] = {.lex_state = 148},
+  [229] = {.lex_state = 176},
+  [230] = {.lex_state = 153},
+  [231] = {.lex_state = 122},
+  [232] = {.lex_state = 151},
+  [233] = {.lex_state = 175},
+  [234] = {.lex_state = 191},
+  [235] = {.lex_state = 150},
+  [236] = {.lex_state = 141},
+  [237] = {.lex_state = 116},
+  [238] = {.lex_state = 116},
+  [239] = {.lex_state = 119},
+  [240] = {.lex_state = 182},
+  [241] = {.lex_state = 192},
+  [242] = {.lex_state = 183},
+  [243] = {.lex_state = 145},
+  [244] = {.lex_state = 151},
+  [245] = {.lex_state = 184},
+  [246] = {.lex_state = 190},
+  [247] = {.lex_state = 148},
+  [248] = {.lex_state = 122},
+  [249] = {.lex_state = 153},
+  [250] = {.lex_state = 189},
+  [251] = {.lex_state = 191},
+  [252] = {.lex_state = 150},
+  [253] = {.lex_state = 122},
+  [254] = {.lex_state = 151},
+  [255] = {.lex_state = 151},
+  [256] = {.lex_state = 122},
+  [257] = {.lex_state = 151},
+  [258] = {.lex_state = 151},
+  [259] = {.lex_state = 159},
+  [260] = {.lex_state = 193},
+  [261] = {.lex_state = 151},
+  [262] = {.lex_state = 191},
+  [263] = {.lex_state = 184},
+  [264] = {.lex_state = 191},
+  [265] = {.lex_state = 191},
+  [266] = {.lex_state = 189},
+  [267] = {.lex_state = 116},
+  [268] = {.lex_state = 153},
+  [269] = {.lex_state = 159},
+  [270] = {.lex_state = 158},
+  [271] = {.lex_state = 191},
+  [272] = {.lex_state = 151},
+  [273] = {.lex_state = 128},
+  [274] = {.lex_state = 127},
+  [275] = {.lex_state = 150},
+  [276] = {.lex_state = 127},
+  [277] = {.lex_state = 153},
+  [278] = {.lex_state = 150},
+  [279] = {.lex_state = 151},
+  [280] = {.lex_state = 126},
+  [281] = {.lex_state = 127},
+  [282] = {.lex_state = 150},
+  [283] = {.lex_state = 151},
+  [284] = {.lex_state = 128},
+  [285] = {.lex_state = 127},
+  [286] = {.lex_state = 150},
+  [287] = {.lex_state = 141},
+  [288] = {.lex_state = 127},
+  [289] = {.lex_state = 151},
+  [290] = {.lex_state = 113},
+  [291] = {.lex_state = 127},
+  [292] = {.lex_state = 153},
+  [293] = {.lex_state = 151},
+  [294] = {.lex_state = 126},
+  [295] = {.lex_state = 127},
+  [296] = {.lex_state = 151},
+  [297] = {.lex_state = 151},
+  [298] = {.lex_state = 126},
+  [299] = {.lex_state = 127},
+  [300] = {.lex_state = 150},
+  [301] = {.lex_state = 127},
+  [302] = {.lex_state = 151},
+  [303] = {.lex_state = 127},
+  [304] = {.lex_state = 151},
+  [305] = {.lex_state = 126},
+  [306] = {.lex_state = 127},
+  [307] = {.lex_state = 151},
+  [308] = {.lex_state = 151},
+  [309] = {.lex_state = 127},
+  [310] = {.lex_state = 151},
+  [311] = {.lex_state = 151},
 };
 
 static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
