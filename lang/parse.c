@@ -191,7 +191,7 @@ static Node *index_item(Parser *p) {
     return nested_expr(p);
 }
 
-/* primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE | "*" type | STRING { STRING }
+/* primary = INT | FLOAT | "true" | "false" | "None" | IDENT | SCALAR_TYPE | "*" type | STRING { STRING }
  *         | "(" expr ")" | "[" [ expr { "," expr } ] "]" */
 static Node *primary(Parser *p) {
     Token *t = peek(p);

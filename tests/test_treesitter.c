@@ -623,7 +623,8 @@ static const char highlight_src[] =
     "    for i in range(0, 4) { a += twice(a, 2)[:, None]; }\n"
     "    store(out + offs, a as f16, true);\n"
     "}\n"
-    "fn g(t) { while t is not None { if t { break; } continue; } }\n";
+    "fn g(t) { while t is not None { if t { break; } continue; } }\n"
+    "fn h(b = None) { let s = \"relu\"; return s; }\n";
 
 typedef struct Expect {
     const char *token;
@@ -675,6 +676,8 @@ static const Expect highlight_expect[] = {
     {"true", 0, "boolean", "constant.builtin.boolean"},
     {";", 0, "punctuation.delimiter", "punctuation.delimiter"},
     {"{", 0, "punctuation.bracket", "punctuation.bracket"},
+    {"None", 2, "constant.builtin", "constant.builtin"}, /* a parameter's default: a value, not only an index */
+    {"\"relu\"", 0, "string", "string"},                  /* a string const */
 };
 
 Test(treesitter, highlights_as_documented) {

@@ -292,7 +292,7 @@ module.exports = grammar({
       prec.left(PREC.equality, seq(
         field('left', $._expression),
         field('operator', choice('is', seq('is', 'not'))),
-        field('right', choice($.none, $._expression)),
+        field('right', $._expression),
       )));
     },
 
@@ -344,21 +344,23 @@ module.exports = grammar({
     index_expression: ($) => seq(
       field('value', $._postfix),
       '[',
-      commaSep1(field('index', choice($.slice, $.none, $._expression))),
+      commaSep1(field('index', choice($.slice, $._expression))),
       ']',
     ),
 
-    // index = ":" | "None" | expr (an element of a tuple or list)
+    // index = ":" | "None" | expr (an element of a tuple or list); None is also a compile-time value anywhere
+    // (let b = None, f(None), a parameter's default), as docs/language.md says and the compiler parses it
     slice: (_) => ':',
     none: (_) => 'None',
 
-    // primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE | "*" type | STRING { STRING }
+    // primary = INT | FLOAT | "true" | "false" | "None" | IDENT | SCALAR_TYPE | "*" type | STRING { STRING }
     //         | "(" expr ")" | "(" expr "," expr { "," expr } ")" | "[" expr { "," expr } "]"
     _primary: ($) => choice(
       $.integer,
       $.float,
       $.true,
       $.false,
+      $.none,
       $.identifier,
       $.primitive_type,
       $.pointer_type,
