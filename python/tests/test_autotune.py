@@ -224,6 +224,20 @@ class Autotune(unittest.TestCase):
         # without autotune, a const without a default still needs a value
         with self.assertRaisesRegex(tile.CompileError, "const parameter 'BLOCK' has no default"):
             tile.compile(SCALE, device=self.dev)
+        # a @config naming no const parameter, or giving a value of the wrong kind, is the source's error,
+        # located at the attribute as without autotune, whichever configuration it is in (its values as
+        # defines would only be refused, unlocated, as a plain tile.Error)
+        for src, where, what in ((SCALE.replace("@config(BLOCK=512,", "@config(BLOK=512,"), "<source>:4:14",
+                                  "'@config' sets 'BLOK', which is neither a const parameter"),
+                                 (SCALE.replace("@config(BLOCK=128,", "@config(BLOK=128,"), "<source>:2:14",
+                                  "'@config' sets 'BLOK', which is neither a const parameter"),
+                                 ('@config(B="x")\nkernel k(x: *f32, const B: i32 = 16) {\n    store(x, B as f32);\n}\n',
+                                  "<source>:1:11", "'B' is i32, but its value is the string \"x\"")):
+            for auto in (False, True):
+                with self.assertRaises(tile.CompileError, msg=(src, auto)) as e:
+                    tile.compile(src, autotune=auto, device=self.dev)
+                self.assertIn("%s: error: %s" % (where, what), e.exception.diagnostics)
+                self.assertNotIn("<-D", e.exception.diagnostics)
 
 
 if __name__ == "__main__":

@@ -380,15 +380,25 @@ class Autotuned:
         self._kernels = {}
         self.cache = {}
         self.best_config = None
-        first, error = None, None
+        first, error, refused = None, None, None
         for i in range(len(self.configs)):  # source errors raise here, as for compile()
             try:
                 first = self._kernel(i)
                 break
             except CompileError as e:
                 error = error or e
+            except Error as e:
+                # its values, given as defines, were refused (a name the kernel does not declare, a value of
+                # the wrong kind): the source's @config is wrong, which compiling reports where it is
+                # written (every compile checks every @config: another configuration's error says it)
+                refused = refused or e
         if first is None:
-            raise error
+            if error is None:
+                try:
+                    self._build(self.name)  # the source alone, for the located error
+                except CompileError as e:
+                    error = e
+            raise (error or refused) from None
         self._first = first
         self._params = [p[0] for p in first.params]
         # the names a module's tuned kernels share: each applies those among its arguments
