@@ -188,6 +188,30 @@ class Launch(unittest.TestCase):
         self.assertEqual(meta["BLOCK"], 256)
         self.assertEqual(meta["num_warps"], 4)
 
+    def test_meta_and_kernels_ignore_comments_and_strings(self):
+        # the defaults a grid's meta holds and the kernels autotune=True finds are the code's: not an older
+        # version kept in a block comment, nor a string that reads like a kernel's header
+        src = ('/* the first version, kept for reference:\n'
+               'kernel scale(x: *f32, y: *f32, n: i32, const BLOCK: i32 = 1024, const ACT = "relu") { }\n'
+               'kernel gone(x: *f32) { }\n*/\n'
+               '@config(S=2.0)\n@config(S=3.0)\n'
+               'kernel scale(x: *f32, y: *f32, n: i32, const BLOCK: i32 = 128, const ACT = "none, // (x", const S: f32 = 1.0) {\n'
+               '    static_assert(BLOCK > 0, "the kernel launch(es) take one BLOCK each");\n'
+               '    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n'
+               '    store(y + offs, load(x + offs, offs < n, 0.0) * S, offs < n);\n'
+               '}\n')
+        n = 1000
+        x = rng.random(n, dtype=np.float32)
+        for auto in (False, True):
+            mod = tile.compile(src, autotune=auto, device=self.dev)
+            self.assertEqual(sorted(mod.kernels), ["scale"])
+            seen = {}
+            out = poisoned(n, np.float32)
+            mod.scale[lambda meta: (seen.update(meta), tile.cdiv(n, meta["BLOCK"]))[1]](x, out, n)
+            self.assertEqual((seen["BLOCK"], seen["ACT"]), (128, "none, // (x"))
+            s = seen.get("S", 1.0)
+            close(self, out, x.astype(np.float64) * s, 1e-6, 0)
+
     def test_specialization_variants(self):
         mod = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=128)
         k = mod.add

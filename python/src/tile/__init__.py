@@ -323,9 +323,24 @@ def _names(what, v):
     return v
 
 
+# what is not code in a source: triple-quoted and plain strings, line and block comments (docs/language.md,
+# "Lexical structure"), matched from the left, so a `//` inside a string is the string's and a quote inside a
+# comment the comment's
+_NOT_CODE = _re.compile(r'"""[\s\S]*?"""|"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*[\s\S]*?\*/')
+
+
+def _blank(text, keep_strings=False):
+    """text with its comments (and strings, unless keep_strings) replaced by as many spaces, line ends kept,
+    so offsets into it are offsets into text."""
+    def space(m):
+        t = m.group(0)
+        return t if keep_strings and t.startswith('"') else _re.sub(r"[^\n]", " ", t)
+    return _NOT_CODE.sub(space, text)
+
+
 def _kernel_names(text):
-    """The kernels a source declares, in order (comments left out)."""
-    return _re.findall(r"\bkernel\s+([A-Za-z_]\w*)\s*\(", _re.sub(r"//[^\n]*", "", text))
+    """The kernels a source declares, in order (not those in comments or strings)."""
+    return _re.findall(r"\bkernel\s+([A-Za-z_]\w*)\s*\(", _blank(text))
 
 
 def _literal(v):
@@ -592,13 +607,13 @@ def _const_defaults(text, kernel):
     """Literal defaults of a kernel's const parameters (`const BLOCK: i32 = 1024`),
     read from its header so a callable grid's meta has them as Triton's has;
     a default that is no literal is left out."""
-    text = _re.sub(r"//[^\n]*", "", text)
-    m = _re.search(r"\bkernel\s+%s\s*\(" % _re.escape(kernel), text)
+    code, text = _blank(text), _blank(text, keep_strings=True)  # the header found in code, read with its strings
+    m = _re.search(r"\bkernel\s+%s\s*\(" % _re.escape(kernel), code)
     if not m:
         return {}
     depth, i, params, start = 1, m.end(), [], m.end()
-    while i < len(text) and depth:
-        c = text[i]
+    while i < len(code) and depth:
+        c = code[i]
         if c in "([":
             depth += 1
         elif c in ")]":
