@@ -278,6 +278,10 @@ class Ptx(unittest.TestCase):
     def test_triton_style_entry(self):
         mod = tile.load_ptx(AXPY, device=self.dev)
         self.assertEqual(mod.kernels, ["axpy"])
+        # an entry in a comment is none: nvcc and hand-written PTX keep old ones there
+        commented = AXPY.replace(".address_size 64\n", ".address_size 64\n// .visible .entry old_axpy(\n"
+                                 "/* .entry older(\n\t.param .u64 p\n) { ret; } */\n")
+        self.assertEqual(tile.load_ptx(commented, device=self.dev).kernels, ["axpy"])
         k = mod.axpy
         self.assertEqual(k.signature, "ptr, ptr, f32, u32")
         self.assertEqual(k.block_threads, 128)

@@ -554,7 +554,7 @@ class PtxModule:
 
     def __init__(self, native, text):
         self._native = native
-        self._names = _re.findall(r"\.entry\s+([A-Za-z_$%][\w$]*)", text)
+        self._names = _re.findall(r"\.entry\s+([A-Za-z_$%][\w$]*)", _blank(text))  # not those in comments
         self._cache = {}
 
     @property
