@@ -133,6 +133,31 @@ class Autotune(unittest.TestCase):
         k[grid(n)](x, y, n)
         np.testing.assert_array_equal(y, np.maximum(x, 0))
 
+    def test_string_configuration_with_a_space(self):
+        # a string value holding a space is one define, not two: every configuration compiles and may win
+        # (split at the space it was "bad define 'relu\"'", and the configuration was skipped at launch)
+        src = """
+        @config(BLOCK=128, ACT="leaky relu")
+        @config(BLOCK=256, ACT="none")
+        kernel act(x: *f32, y: *f32, n: i32, const BLOCK: i32, const ACT = "none") {
+            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+            let v = load(x + offs, offs < n, 0.0);
+            if ACT == "leaky relu" { v = where(v >= 0.0, v, 0.01 * v); }
+            store(y + offs, v, offs < n);
+        }
+        """
+        k = tile.compile(src, autotune=True, device=self.dev).act
+        self.assertEqual([c["ACT"] for c in k.configs], ["leaky relu", "none"])
+        self.assertIn("ptx", k.asm(config=0))
+        n = 1000
+        x = rng.standard_normal(n).astype(np.float32)
+        y = np.full(n, np.nan, dtype=np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no configuration skipped
+            k[grid(n)](x, y, n)
+        leaky = k.best_config["ACT"] == "leaky relu"
+        np.testing.assert_allclose(y, np.where(x >= 0, x, np.float32(0.01) * x) if leaky else x, rtol=1e-6)
+
     def test_tuning_database_round_trip(self):
         path = self.write(SCALE)
         k = tile.compile(path, autotune=True, device=self.dev).scale

@@ -384,6 +384,7 @@ class Autotuned:
     def __init__(self, name, dev, build, configs, keys, path, given, restore_value, reset_to_zero):
         self.name = name
         self._dev, self._build, self._path = dev, build, path
+        self._defines = [list(c) for c in configs]  # each NAME=VALUE whole: a string value may hold a space
         self._strings = [" ".join(c) for c in configs]
         self.configs = [{kv.split("=", 1)[0]: _literal(kv.split("=", 1)[1]) for kv in c} for c in configs]
         self.keys = list(keys)
@@ -424,7 +425,7 @@ class Autotuned:
         k = self._kernels.get(i)
         if k is None:
             cfg = self.configs[i]
-            k = self._kernels[i] = self._build(self.name, self._strings[i].split(), dict(cfg))[0]
+            k = self._kernels[i] = self._build(self.name, self._defines[i], dict(cfg))[0]
         return k
 
     @property
