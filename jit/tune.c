@@ -43,7 +43,8 @@
  *   1. Take the records for (kernel, device, bucket), the last one first; a line of that key that is
  *      no record (tune_line) is ignored with a warning naming its line.
  *   2. Each must read NAME=VALUE NAME=VALUE ... (names identifiers, values
- *      literals, no name twice).
+ *      literals or a string const's quoted value, ACT="leaky relu", whose spaces
+ *      split no word; no name twice).
  *   3. A lookup by source and kernel (tile_tune_lookup_file, what tile_gemm
  *      uses) reads the kernel's @config space: every NAME must be one of its
  *      knobs and every VALUE one that some @config gives it, so ACT=1 or
@@ -116,7 +117,18 @@ static bool is_ident(const char *s, size_t n) {
         if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9'))) return false;
     return true;
 }
+/* A quoted string value, as tune_space gives a string const's (ACT="leaky relu"): "..." holding no
+ * control byte and no '"' but escaped ones (a backslash takes the next byte), the language's string. */
+static bool is_quoted(const char *s, size_t n) {
+    if (n < 2 || s[0] != '"' || s[n - 1] != '"') return false;
+    for (size_t i = 1; i < n - 1; i++) {
+        if ((unsigned char)s[i] < 0x20 || s[i] == '"') return false;
+        if (s[i] == '\\' && ++i == n - 1) return false; /* the closing quote escaped */
+    }
+    return true;
+}
 static bool is_literal(const char *s, size_t n) {
+    if (n && s[0] == '"') return is_quoted(s, n);
     size_t i = n && (s[0] == '-' || s[0] == '+');
     if (i == n) return false;
     for (; i < n; i++)
@@ -134,10 +146,22 @@ static bool space_has(const tile_tune_space *sp, const char *word, size_t name_l
 }
 
 /* Steps 2 and (with sp) 3 of the header: true when config passes, else false and why not in *why. */
+/* The end of the NAME=VALUE word at w: the first space outside a quoted value (a string may hold spaces), or
+ * the terminator; an unterminated quote runs to the end (and is_literal refuses it). */
+static const char *word_end(const char *w) {
+    bool quoted = false;
+    for (; *w && (quoted || *w != ' '); w++) {
+        if (*w == '"') quoted = !quoted;
+        else if (quoted && *w == '\\' && w[1]) w++;
+    }
+    return w;
+}
+
 static bool config_ok(const char *config, const tile_tune_space *sp, const char *kernel, Str *why) {
     if (!*config) return str_puts(why, "the configuration is empty"), false;
     for (const char *w = config; *w;) {
-        const char *end = strchr(w, ' ');
+        const char *end = word_end(w);
+        if (!*end) end = NULL;
         size_t len = end ? (size_t)(end - w) : strlen(w);
         const char *eq = memchr(w, '=', len);
         size_t nlen = eq ? (size_t)(eq - w) : len;
@@ -146,7 +170,7 @@ static bool config_ok(const char *config, const tile_tune_space *sp, const char 
         for (const char *p = config; p < w;) {
             const char *pe = strchr(p, '=');
             if ((size_t)(pe - p) == nlen && !strncmp(p, w, nlen)) return str_printf(why, "%.*s is set twice", (int)nlen, w), false;
-            p = strchr(p, ' ') + 1;
+            p = word_end(p) + 1;
         }
         char word[256];
         if (len >= sizeof word) return str_printf(why, "'%.40s...' is too long", w), false;

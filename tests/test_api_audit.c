@@ -375,6 +375,47 @@ static void write_file(const char *path, const char *text) {
     fclose(f);
 }
 
+/* docs/language.md: @config(ACT="relu") tunes a string const, and tune_space gives its value quoted (a space
+ * in it too): tile tune and Python's autotune record that text, which the database refused as no literal
+ * ("was not stored: ... refused it"), so a string-tuned kernel never kept its choice.  Now it is stored and
+ * returned whole, a lookup by file checks it against the @config values, and broken quoting is refused. */
+Test(api_audit, tune_database_string_configs) {
+    char dir[64], path[96], id[33], cfg[96];
+    snprintf(dir, sizeof dir, "/tmp/tile-test-audit-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/act.tile", dir);
+    write_file(path, "@config(B=64, ACT=\"leaky relu\")\n@config(B=128, ACT=\"none\")\n@config(B=128, ACT=\"a\\\"b\")\n@tune_key(n)\n"
+                     "kernel act(x: *f32, n: i32, const B: i32 = 32, const ACT = \"none\") { store(x, 1.0); }\n");
+    tile_tune_space sp;
+    char *err = NULL;
+    cr_assert_eq(tile_tune_space_file(path, "act", &sp, &err), TILE_OK, "%s", err ? err : "");
+    cr_assert_str_eq(sp.configs[0][1], "ACT=\"leaky relu\"");
+    cr_assert_str_eq(sp.configs[2][1], "ACT=\"a\\\"b\"");
+    tile_tune_space_free(&sp);
+    cr_assert_eq(tile_kernel_id_file(path, "act", id), TILE_OK, "%s", tile_last_error(NULL));
+    const char *leaky = "B=64 ACT=\"leaky relu\"", *escaped = "ACT=\"a\\\"b\" B=128";
+    cr_assert_eq(tile_tune_record(dir, id, "emu/sm_80", "n=1024", "B=128 ACT=\"none\"", 2e-3), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_eq(tile_tune_record(dir, id, "emu/sm_80", "n=1024", leaky, 1e-3), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_eq(tile_tune_record(dir, id, "emu/sm_80", "n=2048", escaped, 1e-3), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_eq(tile_tune_lookup_file(dir, path, "act", "emu/sm_80", "n=1024", cfg, sizeof cfg), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_str_eq(cfg, leaky);
+    cr_assert_eq(tile_tune_lookup_file(dir, path, "act", "emu/sm_80", "n=2048", cfg, sizeof cfg), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_str_eq(cfg, escaped);
+    /* a string no @config gives, recorded fastest: the id-only lookup returns it (form only), the lookup by file
+     * refuses it (with a warning) and falls back to the good record */
+    cr_assert_eq(tile_tune_record(dir, id, "emu/sm_80", "n=1024", "B=64 ACT=\"relu\"", 1e-4), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_eq(tile_tune_lookup(dir, id, "emu/sm_80", "n=1024", cfg, sizeof cfg), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_str_eq(cfg, "B=64 ACT=\"relu\"");
+    cr_assert_eq(tile_tune_lookup_file(dir, path, "act", "emu/sm_80", "n=1024", cfg, sizeof cfg), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_str_eq(cfg, leaky);
+    static const char *const bad[] = {"ACT=\"open", "ACT=\"a\"b\"", "ACT=\"x\" ", "ACT=\"\\\"", "ACT=\"x\"y", "ACT=\"a\" \"b\"", "ACT=\"\x01\""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        cr_expect_eq(tile_tune_record(dir, id, "emu/sm_80", "n=1024", bad[i], 1e-3), TILE_ERROR_INVALID_VALUE, "%s", bad[i]);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* tile.h: a lookup whose record does not fit config_size is TILE_ERROR_INVALID_VALUE with config ""; the calls
  * that take no context say why in tile_last_error(NULL) (it kept the previous failure's message). */
 Test(api_audit, tune_lookup_failures_say_why) {
