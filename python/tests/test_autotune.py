@@ -135,7 +135,8 @@ class Autotune(unittest.TestCase):
 
     def test_string_configuration_with_a_space(self):
         # a string value holding a space is one define, not two: every configuration compiles and may win
-        # (split at the space it was "bad define 'relu\"'", and the configuration was skipped at launch)
+        # (split at the space it was "bad define 'relu\"'", and the configuration was skipped at launch), and
+        # the choice is recorded in the tuning database and read back
         src = """
         @config(BLOCK=128, ACT="leaky relu")
         @config(BLOCK=256, ACT="none")
@@ -146,17 +147,31 @@ class Autotune(unittest.TestCase):
             store(y + offs, v, offs < n);
         }
         """
-        k = tile.compile(src, autotune=True, device=self.dev).act
+        path = self.write(src)
+        k = tile.compile(path, autotune=True, device=self.dev).act
         self.assertEqual([c["ACT"] for c in k.configs], ["leaky relu", "none"])
         self.assertIn("ptx", k.asm(config=0))
         n = 1000
         x = rng.standard_normal(n).astype(np.float32)
-        y = np.full(n, np.nan, dtype=np.float32)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no configuration skipped
-            k[grid(n)](x, y, n)
-        leaky = k.best_config["ACT"] == "leaky relu"
-        np.testing.assert_allclose(y, np.where(x >= 0, x, np.float32(0.01) * x) if leaky else x, rtol=1e-6)
+
+        def run(k):
+            y = np.full(n, np.nan, dtype=np.float32)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no configuration skipped, the choice recorded
+                k[grid(n)](x, y, n)
+            leaky = k.best_config["ACT"] == "leaky relu"
+            np.testing.assert_allclose(y, np.where(x >= 0, x, np.float32(0.01) * x) if leaky else x, rtol=1e-6)
+        run(k)
+        # the tuning database keeps a string value quoted, as @config writes it (it refused such a record)
+        quoted = {"leaky relu": 'BLOCK=128 ACT="leaky relu"', "none": 'BLOCK=256 ACT="none"'}
+        rec = self.db()
+        self.assertEqual([r[3] for r in rec], [quoted[k.best_config["ACT"]]])
+        other = next(c for c in k.configs if c != k.best_config)
+        with open(os.path.join(self.tmp.name, "tune.db"), "a") as f:
+            f.write("%s\t%s\t%s\t%s\t1e-9\n" % (rec[0][0], rec[0][1], rec[0][2], quoted[other["ACT"]]))
+        k2 = tile.compile(path, autotune=True, device=self.dev).act
+        run(k2)
+        self.assertEqual(k2.best_config, other)  # read from the database, spaces and all
 
     def test_tuning_database_round_trip(self):
         path = self.write(SCALE)
