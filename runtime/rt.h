@@ -110,7 +110,10 @@ extern const RtLayout *const rt_out_layouts[]; /* both, NULL-terminated */
  * min(size, layout->size) bytes of src into dst (layout->size bytes, zeroed first: fields the caller's
  * struct lacks read as zero, the default) and sets dst's size to layout->size.  A size that ends before
  * the first field after size, that is not a multiple of 4, over RT_STRUCT_MAX, or that ends inside a field
- * (naming it): false, with why in err ("size = 36 ends inside ..."; the caller puts "args->" before it). */
+ * (naming it): false, with why in err ("size = 36 ends inside ..."; the caller puts "args->" before it).  A size
+ * past layout->size (a caller built against a newer, longer struct) is taken only when every byte past
+ * layout->size is zero (the defaults of the fields it does not know, as Linux's copy_struct_from_user): else
+ * false, naming the struct, both sizes and the first non-zero byte's offset. */
 enum { RT_STRUCT_MAX = 1 << 16 };
 bool rt_struct_in(void *dst, const void *src, const RtLayout *layout, size_t baseline, char *err, size_t err_size);
 /* A size given for a struct the library fills (rt_out_layouts): false, with "size = 12 ends inside

@@ -159,6 +159,16 @@ bool rt_struct_in(void *dst, const void *src, const RtLayout *layout, size_t bas
     }
     /* a size that ends inside a field would have half of it read: half a pointer taken for an address */
     if (size && !size_at_field_end(layout, size, "0, or ", err, err_size)) return false;
+    /* a newer caller's tail (copy_struct_from_user's rule): fields this release does not know, taken only when
+     * all zero, their default; a non-zero one would be silently ignored, and the call do something else than asked */
+    for (size_t i = layout->size; i < size; i++)
+        if (((const unsigned char *)src)[i]) {
+            snprintf(err, err_size,
+                     "size = %zu is past %s's %zu bytes in this release and byte %zu is not 0: a newer field this release "
+                     "cannot honour (leave it 0)",
+                     size, layout->name, layout->size, i);
+            return false;
+        }
     if (!size) size = baseline;
     memset(dst, 0, layout->size);
     memcpy(dst, src, size < layout->size ? size : layout->size);

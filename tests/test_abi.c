@@ -9,7 +9,10 @@
  *      that field existed would pass) works and reads that field and all
  *      after it as zero: the test sets the field to a value the library
  *      would act on or refuse, and sees that it does neither;
- *   4. (moe) a newer, longer size has its unknown tail ignored;
+ *   4. a newer, longer size is taken when its tail (the bytes past this
+ *      release's sizeof) is all zero, and refused with a message naming the
+ *      struct, both sizes and the first non-zero byte otherwise (moe_args,
+ *      newer_tail: options and args structs, several entry points);
  *   5. a size smaller than the size field itself, or absurdly large, is
  *      TILE_ERROR_INVALID_VALUE with a message naming the size;
  *   6. a size that ends inside a field (a device pointer, an int64_t) is
@@ -275,12 +278,12 @@ Test(abi, moe_args) {
     a.size = offsetof(tile_moe_args, weight_dtype);
     cr_assert_eq(tile_moe_workspace_size(&a, &bytes), TILE_OK);
     cr_expect_eq(bytes, plain);
-    /* a caller from a newer release: its unknown tail is ignored */
+    /* a caller from a newer release: taken when the fields it knows and this release does not are all zero */
     struct {
         tile_moe_args a;
         unsigned char tail[64];
     } newer;
-    memset(&newer, 0xab, sizeof newer);
+    memset(&newer, 0, sizeof newer);
     newer.a = a;
     newer.a.weight_dtype = 0;
     newer.a.scales = 0;
@@ -288,6 +291,8 @@ Test(abi, moe_args) {
     newer.a.size = sizeof newer;
     cr_assert_eq(tile_moe_workspace_size(&newer.a, &bytes), TILE_OK);
     cr_expect_eq(bytes, plain);
+    memset(newer.tail, 0xab, sizeof newer.tail); /* set, they would be ignored: refused (no context: the status alone) */
+    cr_expect_eq(tile_moe_workspace_size(&newer.a, &bytes), TILE_ERROR_INVALID_VALUE);
     tile_context *ctx = emu();
     cr_expect_eq(tile_moe_prepare(ctx, &a), TILE_OK, "older size: %s", tile_last_error(ctx));
     a.size = sizeof a;
@@ -368,6 +373,104 @@ Test(abi, size_inside_a_field) {
     cr_expect_eq(tile_compile_source("k.tile", KSRC, &co, &c), TILE_ERROR_INVALID_VALUE);
     cr_expect(c.diagnostics && strstr(c.diagnostics, "ends inside tile_compile_options.ptxas"), "%s", c.diagnostics);
     tile_compiled_free(&c);
+}
+
+/* A struct T of a newer release: T, then 16 bytes this release does not know (zeroed), size covering them. */
+#define NEWER(T)            \
+    struct {                \
+        T a;                \
+        unsigned char tail[16]; \
+    }
+/* "size = N is past T's S bytes in this release and byte B is not 0" for tail byte b */
+static const char *past_msg(char *buf, size_t n, const char *name, size_t sz, size_t b) {
+    snprintf(buf, n, "size = %zu is past %s's %zu bytes in this release and byte %zu is not 0", sz + 16, name, sz, sz + b);
+    return buf;
+}
+
+/* A caller built against a newer tile.h passes size = its sizeof, past this release's: taken when every byte past
+ * this release's sizeof is zero (the defaults of the fields this release lacks, read as given), refused when one is
+ * not (a field set that this release would silently ignore), naming the struct, both sizes and the first non-zero
+ * byte: the options (no context: tile_last_error(NULL), the compiler's diagnostics) and args structs through
+ * several entry points. */
+Test(abi, newer_tail) {
+    char want[200];
+    /* tile_context_options: created with a zero tail */
+    NEWER(tile_context_options) co;
+    memset(&co, 0, sizeof co);
+    co.a.size = sizeof co, co.a.device = "emu";
+    cr_assert_eq(sizeof co, sizeof co.a + 16);
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create_ex(&co.a, &ctx), TILE_OK, "zero tail: %s", tile_last_error(NULL));
+    tile_context_destroy(ctx);
+    co.tail[5] = 1;
+    ctx = NULL;
+    cr_expect_eq(tile_context_create_ex(&co.a, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect_null(ctx);
+    past_msg(want, sizeof want, "tile_context_options", sizeof co.a, 5);
+    cr_expect(strstr(tile_last_error(NULL), "tile_context_create_ex: opt->") && strstr(tile_last_error(NULL), want), "%s (want %s)",
+              tile_last_error(NULL), want);
+
+    /* tile_compile_options: tir_only inside is read with a zero tail; a non-zero last byte refused */
+    NEWER(tile_compile_options) o;
+    memset(&o, 0, sizeof o);
+    o.a.size = sizeof o, o.a.tir_only = 1;
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("k.tile", KSRC, &o.a, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(c.tir && !c.ptx, "zero tail: tir_only was not read");
+    tile_compiled_free(&c);
+    o.tail[15] = 0x80;
+    cr_expect_eq(tile_compile_source("k.tile", KSRC, &o.a, &c), TILE_ERROR_INVALID_VALUE);
+    past_msg(want, sizeof want, "tile_compile_options", sizeof o.a, 15);
+    cr_expect(c.diagnostics && strstr(c.diagnostics, want), "%s (want %s)", c.diagnostics, want);
+    tile_compiled_free(&c);
+
+    ctx = emu();
+    /* tile_paged_attention_args: the same workspace and split count as sizeof with a zero tail */
+    NEWER(tile_paged_attention_args) pa;
+    memset(&pa, 0, sizeof pa);
+    pa.a = (tile_paged_attention_args){.size = sizeof pa.a, .dtype = TILE_F16, .num_seqs = 1, .heads_q = 1, .heads_kv = 1,
+                                       .head_dim = 16, .num_tokens = 1, .block_size = 16, .num_blocks = 4, .max_context_len = 4096};
+    size_t bytes, want_bytes;
+    int splits, want_splits;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &pa.a, &want_bytes, &want_splits), TILE_OK, "%s", tile_last_error(ctx));
+    pa.a.size = sizeof pa;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &pa.a, &bytes, &splits), TILE_OK, "zero tail: %s", tile_last_error(ctx));
+    cr_expect(bytes == want_bytes && splits == want_splits && splits > 1, "%zu bytes, %d splits (want %zu, %d)", bytes, splits, want_bytes,
+              want_splits);
+    pa.tail[0] = 7;
+    past_msg(want, sizeof want, "tile_paged_attention_args", sizeof pa.a, 0);
+    cr_expect_eq(tile_paged_attention_workspace_size(ctx, &pa.a, &bytes, &splits), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "args->") && strstr(tile_last_error(ctx), want), "%s (want %s)", tile_last_error(ctx), want);
+    cr_expect_eq(tile_attention_decode_paged_prepare(ctx, &pa.a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), want), "%s (want %s)", tile_last_error(ctx), want);
+
+    /* tile_gemm_args: m = 0 runs (nothing to compute) with a zero tail; a byte set in the middle of the tail is refused */
+    NEWER(tile_gemm_args) g;
+    memset(&g, 0, sizeof g);
+    g.a = (tile_gemm_args){.size = sizeof g, .m = 0, .n = 16, .k = 16, .lda = 16, .ldb = 16, .ldc = 16, .in_dtype = TILE_F16,
+                           .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_gemm(ctx, &g.a), TILE_OK, "zero tail: %s", tile_last_error(ctx));
+    g.tail[8] = 0xff;
+    past_msg(want, sizeof want, "tile_gemm_args", sizeof g.a, 8);
+    cr_expect_eq(tile_gemm(ctx, &g.a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_gemm: args->") && strstr(tile_last_error(ctx), want), "%s (want %s)", tile_last_error(ctx),
+              want);
+    /* the first non-zero byte is the one named */
+    g.tail[3] = 1;
+    past_msg(want, sizeof want, "tile_gemm_args", sizeof g.a, 3);
+    cr_expect_eq(tile_gemm_prepare(ctx, &g.a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), want), "%s (want %s)", tile_last_error(ctx), want);
+
+    /* tile_norm_args: refused before anything else is read */
+    NEWER(tile_norm_args) na;
+    memset(&na, 0, sizeof na);
+    na.a.size = sizeof na;
+    na.tail[12] = 2;
+    past_msg(want, sizeof want, "tile_norm_args", sizeof na.a, 12);
+    cr_expect_eq(tile_fused_add_rmsnorm(ctx, &na.a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_fused_add_rmsnorm: args->") && strstr(tile_last_error(ctx), want), "%s (want %s)",
+              tile_last_error(ctx), want);
+    tile_context_destroy(ctx);
 }
 
 /* L's fields in order, each after the one before with less than the alignment between, the last within
