@@ -203,8 +203,13 @@ done:
     return st;
 }
 
-tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream) {
-    return tile_launch(k, grid, params, stream);
+tile_status shipped_launch(tile_context *ctx, const char *api, tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream) {
+    tile_status st = tile_launch(k, grid, params, stream);
+    if (st == TILE_OK) return st;
+    const char *msg = tile_last_error(ctx);
+    size_t n = strlen(api);
+    if (strncmp(msg, api, n) || msg[n] != ':') rt_fail(ctx, st, "%s: %s", api, msg); /* rt_fail formats before it frees msg */
+    return st;
 }
 
 tile_status shipped_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what) {

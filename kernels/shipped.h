@@ -70,8 +70,10 @@ const char *shipped_variant_key(ShippedVariant *v);
 tile_status shipped_kernel(tile_context *ctx, const char *api, const char *file, ShippedVariant *v, tile_kernel **kernel,
                            int *source);
 /* Launch k on stream (tile_launch passes the dynamic shared memory of a
- * kernel past the target's static limit). */
-tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream);
+ * kernel past the target's static limit).  On failure the context's message
+ * starts with api, as shipped_kernel's: "tile_fused_add_rmsnorm: launch of
+ * 'norm_f16': emu: timeout ...", so a caller sees which of its calls failed. */
+tile_status shipped_launch(tile_context *ctx, const char *api, tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream);
 /* A tensor argument of `api`: p holds `bytes` of esize-byte elements, so it must be aligned to them
  * and lie inside one allocation of ctx (rt_check_range); fails with "API: WHAT ..." on ctx. */
 tile_status shipped_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what);

@@ -481,6 +481,39 @@ Test(norm, zero_row_with_eps_zero_is_nan) {
     tile_context_destroy(ctx);
 }
 
+/* A launch that fails on the device names the call the caller made before the kernel (kernels/shipped.c,
+ * shipped_launch): an emulator budget of 1e-12 s has run out when the first block starts, so every launch fails
+ * with its timeout report ("tile_fused_add_rmsnorm: launch of 'norm_f16...': ... timeout ..."; it said
+ * "launch of 'norm_f16...'" alone, which does not tell which of a model's calls it was). */
+Test(norm, launch_failure_names_the_call) {
+    tile_context_options o = {.size = sizeof o, .device = "emu", .emu_timeout_seconds = 1e-12};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    enum { H = 40 };
+    uint16_t h[2 * 2 * H] = {0};
+    tile_devptr dx = upload(ctx, h, sizeof h), dw = upload(ctx, h, sizeof h), dout = upload(ctx, h, sizeof h);
+    tile_norm_args a = {.size = sizeof a, .dtype = TILE_F16, .tokens = 2, .hidden = H, .x = dx, .weight = dw, .eps = 1e-6f, .out = dout};
+    const struct {
+        const char *api, *kernel;
+    } want[] = {{"tile_fused_add_rmsnorm", "norm_f16"}, {"tile_gated_activation", "act_f16"}};
+    for (int i = 0; i < 2; i++) {
+        tile_status st;
+        if (i == 0) st = tile_fused_add_rmsnorm(ctx, &a);
+        else {
+            tile_gated_args g = {.size = sizeof g, .dtype = TILE_F16, .act = TILE_GATED_SILU, .tokens = 2, .d = H, .x = dx, .out = dout};
+            st = tile_gated_activation(ctx, &g);
+        }
+        const char *e = tile_last_error(ctx);
+        char start[96];
+        snprintf(start, sizeof start, "%s: launch of '%s", want[i].api, want[i].kernel);
+        cr_expect_eq(st, TILE_ERROR_LAUNCH, "%s: %s", want[i].api, e);
+        cr_expect(!strncmp(e, start, strlen(start)) && strstr(e, "timeout"), "%s (want it to start with %s)", e, start);
+        cr_expect(!strstr(e + 1, want[i].api), "the call named twice: %s", e);
+    }
+    tile_free(ctx, dx), tile_free(ctx, dw), tile_free(ctx, dout);
+    tile_context_destroy(ctx);
+}
+
 /* ======================= in place and overlapping tensors ======================= */
 
 /* In place, checked against the float64 reference: out = x (RMSNorm, with and without a residual), out = residual

@@ -368,7 +368,7 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     void *params[] = {&q, &k, &vv, &o, &lse, &cu_q, &cu_k, &seq_q, &seq_k, &hq, &group,
                       &s32[0][0], &s32[0][1], &s32[0][2], &s32[1][0], &s32[1][1], &s32[1][2],
                       &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2], &slb32, &slh32, &scale, &wl, &wr, &v_scale};
-    return shipped_launch(kern, (tile_dim3){(unsigned)shipped_cdiv(a->seq_q, bm), (unsigned)(B * H), 1}, params, a->stream);
+    return shipped_launch(ctx, api, kern, (tile_dim3){(unsigned)shipped_cdiv(a->seq_q, bm), (unsigned)(B * H), 1}, params, a->stream);
 }
 
 tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) { return attention_fwd_run(ctx, a, true); }
@@ -617,10 +617,10 @@ variants:; /* 2-3. */
     void *params[] = {&q, &kc, &vc, &o, &o_part, &lse_part, &tables, &lens, &t32, &g32, &h32,
                       &s32[0][0], &s32[0][1], &s32[0][2], &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2],
                       &s32[1][0], &s32[1][1], &s32[1][2], &sbt, &scale, f8 ? (void *)&v_scale : (void *)&tmask, &tmask};
-    st = shipped_launch(k_attn, (tile_dim3){(unsigned)Hk, (unsigned)S, (unsigned)p.splits}, params, a->stream);
+    st = shipped_launch(ctx, api, k_attn, (tile_dim3){(unsigned)Hk, (unsigned)S, (unsigned)p.splits}, params, a->stream);
     if (st == TILE_OK && k_merge) {
         void *mp[] = {&o, &o_part, &lse_part, &t32, &h32, &ns32, &s32[1][0], &s32[1][1], &s32[1][2]};
-        st = shipped_launch(k_merge, (tile_dim3){(unsigned)(H * T), (unsigned)S, 1}, mp, a->stream);
+        st = shipped_launch(ctx, api, k_merge, (tile_dim3){(unsigned)(H * T), (unsigned)S, 1}, mp, a->stream);
     }
     if (own_ws) {
         tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */

@@ -640,7 +640,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     tile_devptr pa = a->a, pb = a->b, pc = a->c, pbias = a->bias ? a->bias : a->c;
     tile_devptr psa = a->scale_mode ? a->a_scale : a->c, psb = a->scale_mode ? a->b_scale : a->c;
     void *params[] = {&pa, &pb, &pc, &pbias, &m, &n, &k, &s_am, &s_ak, &s_bk, &s_bn, &s_cm, &alpha, &beta, &psa, &psb};
-    return shipped_launch(kern, info.grid, params, a->stream);
+    return shipped_launch(ctx, api, kern, info.grid, params, a->stream);
 }
 
 tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, const char *const *config) {

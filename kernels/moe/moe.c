@@ -413,7 +413,7 @@ kernels:; /* 2-4. */
         int32_t g32 = n_group, tg32 = topk_group;
         float scale = a->routed_scale != 0 ? a->routed_scale : 1.0f;
         void *pr[] = {&logits, &bias, &ids, &wts, &t32, &e32, &sl, &g32, &tg32, &scale};
-        if ((st = shipped_launch(k_router, (tile_dim3){(unsigned)shipped_cdiv(a->tokens, bt), 1, 1}, pr, a->stream)) != TILE_OK) goto done;
+        if ((st = shipped_launch(ctx, api, k_router, (tile_dim3){(unsigned)shipped_cdiv(a->tokens, bt), 1, 1}, pr, a->stream)) != TILE_OK) goto done;
     }
     if (!a->accumulate) {
         if (ldo == a->hidden) st = tile_memset_async(ctx, a->out, 0, 4 * T * H, a->stream);
@@ -422,20 +422,20 @@ kernels:; /* 2-4. */
         if (st != TILE_OK) goto done;
     }
     void *pc[] = {&ids, &counts, &ns, &e32};
-    if ((st = shipped_launch(k_count, (tile_dim3){(unsigned)p.chunks, 1, 1}, pc, a->stream)) != TILE_OK) goto done;
+    if ((st = shipped_launch(ctx, api, k_count, (tile_dim3){(unsigned)p.chunks, 1, 1}, pc, a->stream)) != TILE_OK) goto done;
     void *ps[] = {&counts, &base, &sorted, &experts, &total, &nc, &ns, &e32, &mb};
-    if ((st = shipped_launch(k_scan, (tile_dim3){1, 1, 1}, ps, a->stream)) != TILE_OK) goto done;
+    if ((st = shipped_launch(ctx, api, k_scan, (tile_dim3){1, 1, 1}, ps, a->stream)) != TILE_OK) goto done;
     void *pt[] = {&ids, &base, &sorted, &ns, &e32};
-    if ((st = shipped_launch(k_scatter, (tile_dim3){(unsigned)p.chunks, 1, 1}, pt, a->stream)) != TILE_OK) goto done;
+    if ((st = shipped_launch(ctx, api, k_scatter, (tile_dim3){(unsigned)p.chunks, 1, 1}, pt, a->stream)) != TILE_OK) goto done;
     tile_devptr x = a->x, w1 = a->w1, w2 = a->w2, out = a->out, w1s = a->w1_scale, w2s = a->w2_scale;
     /* the f8 kernels take the weights' scales right after the weights */
     void *pg16[] = {&x, &w1, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
     void *pg8[] = {&x, &w1, &w1s, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
-    if ((st = shipped_launch(k_gate_up, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->inter, tiles[0].bn), 1}, p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
+    if ((st = shipped_launch(ctx, api, k_gate_up, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->inter, tiles[0].bn), 1}, p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
         goto done;
     void *pd16[] = {&h, &w2, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
     void *pd8[] = {&h, &w2, &w2s, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
-    st = shipped_launch(k_down, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->hidden, tiles[1].bn), 1}, p.f8 ? pd8 : pd16, a->stream);
+    st = shipped_launch(ctx, api, k_down, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->hidden, tiles[1].bn), 1}, p.f8 ? pd8 : pd16, a->stream);
 done:
     if (own_ws) {
         tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */

@@ -164,7 +164,7 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     int32_t h32 = (int32_t)a.hidden, sx32 = (int32_t)sx, sr32 = (int32_t)sr, so32 = (int32_t)so, ss32 = (int32_t)ss;
     float eps = a.eps;
     void *params[] = {&x, &res, &w, &b, &out, &scales, &h32, &sx32, &sr32, &so32, &ss32, &eps};
-    return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
+    return shipped_launch(ctx, api, kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
 }
 
 tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, false, true); }
@@ -238,7 +238,7 @@ static tile_status gated_run(tile_context *ctx, const tile_gated_args *args, boo
     /* 4. launch */
     int32_t d32 = (int32_t)a.d, sx32 = (int32_t)sx, so32 = (int32_t)so, ss32 = (int32_t)ss;
     void *params[] = {&x, &out, &scales, &d32, &sx32, &so32, &ss32};
-    return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
+    return shipped_launch(ctx, api, kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
 }
 
 tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args) { return gated_run(ctx, args, true); }

@@ -328,7 +328,7 @@ static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool 
     float ksc = a.k_scale != 0 ? a.k_scale : 1.0f, vsc = a.v_scale != 0 ? a.v_scale : 1.0f;
     void *params[] = {&q, &k, &vv, &qo, &ko, &pos, &cs, &kc, &vc, &slots, &ksp, &vsp, &hq, &hk, &l32[0], &l32[1], &l32[2], &l32[3], &l32[4],
                       &maxp, &nslots, &bs, &c32[0][0], &c32[0][1], &c32[0][2], &c32[1][0], &c32[1][1], &c32[1][2], &ksc, &vsc};
-    return shipped_launch(kern, (tile_dim3){(unsigned)T, (unsigned)p.chunks, 1}, params, a.stream);
+    return shipped_launch(ctx, api, kern, (tile_dim3){(unsigned)T, (unsigned)p.chunks, 1}, params, a.stream);
 }
 
 tile_status tile_rope_kv_append(tile_context *ctx, const tile_rope_args *args) { return rope_run(ctx, args, true); }

@@ -156,7 +156,7 @@ static tile_status sample_run(tile_context *ctx, const tile_sample_args *args, b
     int64_t seed_v = (int64_t)a.seed_value, off_v = (int64_t)a.offset_value;
     void *params[] = {&x,      &x,      &out,  &probs, &temp,   &topk,    &topp,  &minp,  &seeds, &offs,
                       &temp_v, &topk_v, &topp_v, &minp_v, &seed_v, &off_v, &flags32, &vocab32, &sx32, &sp32};
-    return shipped_launch(kern, (tile_dim3){(unsigned)a.batch, 1, 1}, params, a.stream);
+    return shipped_launch(ctx, api, kern, (tile_dim3){(unsigned)a.batch, 1, 1}, params, a.stream);
 }
 
 tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) { return sample_run(ctx, args, true); }
@@ -227,7 +227,7 @@ static tile_status spec_run(tile_context *ctx, const tile_spec_verify_args *args
     int32_t greedy_v = a.greedy_value, flags32 = flags, nd32 = (int32_t)a.num_draft, vocab32 = (int32_t)a.vocab;
     int64_t seed_v = (int64_t)a.seed_value, off_v = (int64_t)a.offset_value;
     void *params[] = {&draft, &q, &p, &acc, &out, &greedy, &seeds, &offs, &greedy_v, &seed_v, &off_v, &flags32, &nd32, &vocab32};
-    return shipped_launch(kern, (tile_dim3){(unsigned)a.batch, 1, 1}, params, a.stream);
+    return shipped_launch(ctx, api, kern, (tile_dim3){(unsigned)a.batch, 1, 1}, params, a.stream);
 }
 
 tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args) { return spec_run(ctx, args, true); }
