@@ -165,6 +165,40 @@ Test(runtime, misuse_errors) {
     close_emu(ctx);
 }
 
+/* tile_gemm's lda, ldb, ldc are BLAS leading dimensions (docs/runtime.md, "tile_gemm"): 0 is refused for each
+ * operand, as stored (trans_a, trans_b), with a message saying that 0 is not "contiguous" here, as it is for the
+ * row strides of the other calls; refused before any pointer is read, by tile_gemm and tile_gemm_prepare alike. */
+Test(runtime, lda_zero_is_refused) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    tile_devptr p;
+    cr_assert_eq(tile_malloc(ctx, 4096, &p), TILE_OK);
+    static const char *const ZERO = "; tile_gemm's leading dimensions are BLAS ones, 0 does not mean contiguous here";
+    const struct {
+        int which, trans; /* 0 lda, 1 ldb, 2 ldc; trans_a or trans_b on its operand */
+        const char *want;
+    } cases[] = {{0, 0, "ldA = 0 is less than the 7 columns of A (m x k)"}, {0, 1, "ldA = 0 is less than the 5 columns of A (k x m, trans_a)"},
+                 {1, 0, "ldB = 0 is less than the 6 columns of B (k x n)"}, {1, 1, "ldB = 0 is less than the 7 columns of B (n x k, trans_b)"},
+                 {2, 0, "ldC = 0 is less than the 6 columns of C (m x n)"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tile_gemm_args g = {.size = sizeof g, .m = 5, .n = 6, .k = 7, .a = p, .lda = 8, .b = p, .ldb = 8, .c = p + 2048, .ldc = 8,
+                            .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+        int64_t *ld = cases[i].which == 0 ? &g.lda : cases[i].which == 1 ? &g.ldb : &g.ldc;
+        *ld = 0;
+        if (cases[i].which == 0) g.trans_a = cases[i].trans;
+        if (cases[i].which == 1) g.trans_b = cases[i].trans;
+        char want[256];
+        snprintf(want, sizeof want, "tile_gemm: %s%s", cases[i].want, ZERO);
+        ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, want);
+        snprintf(want, sizeof want, "tile_gemm_prepare: %s%s", cases[i].want, ZERO);
+        ASSERT_ERR(tile_gemm_prepare(ctx, &g), TILE_ERROR_INVALID_VALUE, want);
+        *ld = 3; /* too short, not 0: no word about contiguity */
+        ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, " = 3 is less than the ");
+        cr_expect(!strstr(tile_last_error(ctx), "contiguous"), "%s", tile_last_error(ctx));
+    }
+    tile_context_destroy(ctx);
+}
+
 Test(runtime, module_cache_and_raw_ptx) {
     tile_context *ctx = open_emu();
     const char *src = "kernel fill(x: *f32, v: f32, const B: i32 = 64) { store(x + arange(0, B), v); }";

@@ -481,6 +481,8 @@ typedef struct tile_gemm_args {
     int64_t m, n, k;
     tile_devptr a; int64_t lda; int trans_a; /* A is m x k row-major (k x m when trans_a) */
     tile_devptr b; int64_t ldb; int trans_b; /* B is k x n row-major (n x k when trans_b) */
+    /* lda, ldb, ldc: BLAS leading dimensions, as cuBLAS takes them: each at least max(1, its operand's columns as
+     * stored); 0 is TILE_ERROR_INVALID_VALUE (not "contiguous", unlike the row strides of the calls below) */
     tile_devptr c; int64_t ldc;              /* C is m x n row-major; D = alpha*A*B + beta*C written to c.  C sharing
                                                 an element with A, B, bias or the scales: TILE_ERROR_INVALID_VALUE
                                                 (checked per element: interleaved columns of one buffer are fine) */

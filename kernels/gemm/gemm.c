@@ -187,11 +187,14 @@ static int64_t span(int64_t rows, int64_t cols, int64_t ld, int esize) {
 /* sizes always; the pointer only with check_ptr (tile_gemm_prepare reads none); api: the public call, for messages */
 static tile_status check_operand(tile_context *ctx, const char *api, const char *name, tile_devptr p, int64_t rows, int64_t cols, int64_t ld,
                                  int esize, const char *shape, bool check_ptr) {
+    /* BLAS leading dimensions, as cuBLAS takes them: at least max(1, columns as stored), 0 included (the row strides
+     * of the other calls read 0 as contiguous; here it is refused: docs/runtime.md, "tile_gemm") */
     if (ld < (cols > 0 ? cols : 1))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                       cols > 0 ? "%s: ld%s = %lld is less than the %lld columns of %s (%s)"
-                                : "%s: ld%s = %lld: a leading dimension is at least 1 (%lld columns of %s, %s)",
-                       api, name, (long long)ld, (long long)cols, name, shape);
+                       cols > 0 ? "%s: ld%s = %lld is less than the %lld columns of %s (%s)%s"
+                                : "%s: ld%s = %lld: a leading dimension is at least 1 (%lld columns of %s, %s)%s",
+                       api, name, (long long)ld, (long long)cols, name, shape,
+                       ld == 0 ? "; tile_gemm's leading dimensions are BLAS ones, 0 does not mean contiguous here" : "");
     if (ld > INT32_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: ld%s = %lld does not fit in 32 bits", api, name, (long long)ld);
     int64_t bytes = span(rows, cols, ld, esize);
     if (bytes < 0)
