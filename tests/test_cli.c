@@ -513,6 +513,14 @@ Test(cli, tune_file_skip_reason_is_whole, .init = json_setup, .fini = json_teard
     cr_expect(strstr(buf, "oob.tile:5:5 in kernel 'scale'"), "%s", buf);
     cr_expect(strstr(buf, "by thread (4,0,0) in block (1,0,0)"), "%s", buf);
     cr_expect(strstr(buf, "0 bytes after the end of the 400-byte allocation"), "%s", buf);
+    /* --json: the skipped configuration, then a last object saying nothing was stored and why (there was none,
+     * stdout ended after the configurations), exit 3 all the same */
+    snprintf(cmd, sizeof cmd, "%s '%s' tune '%s' --kernel scale --grid 'cdiv(n, BLOCK)' --arg n=100 --elems 50 --device emu --warmup 0 --reps 1 --json 2>/dev/null",
+             cache_env, TILE_CLI, src);
+    cr_assert_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
+    char *last = strstr(buf, "{\"stored\":false,\"kernel\":\"scale\",\"bucket\":\"any\",\"reason\":\"no configuration ran");
+    cr_expect(last && strstr(buf, "\"status\":\"skipped\"") < last, "%s", buf);
+    cr_expect_eq(json_lines(buf), 2, "the skipped configuration and the last object: %s", buf);
 }
 
 static const char tuned_kernel[] = "@config(BLOCK=128)\n@config(BLOCK=256)\n@tune_key(n)\n"
@@ -657,6 +665,14 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     cr_expect_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
     snprintf(blocked, sizeof blocked, "was not stored: the tuning database %s/tune.db refused it (i/o error)", path);
     cr_expect(strstr(buf, blocked), "%s", buf);
+    /* --json: the two configurations, then "stored": false with the same reason (stdout had no last object) */
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR='%s' '%s' tune '%s' --kernel add --arg n=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 "
+             "--device emu --json 2>/dev/null", path, TILE_CLI, path);
+    cr_expect_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
+    char last[600];
+    snprintf(last, sizeof last, "\"stored\":false,\"kernel\":\"add\",\"bucket\":\"n=1024\",\"reason\":\"the tuning database %s/tune.db refused it (i/o error)\"", path);
+    cr_expect(strstr(buf, last), "%s", buf);
+    cr_expect_eq(json_lines(buf), 3, "two configurations and the last object: %s", buf);
 }
 
 /* tile run norm / act: checked on the emulator, one JSON object each */

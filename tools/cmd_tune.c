@@ -24,7 +24,9 @@
  *      config), then the median of --reps runs timed with device events.
  *   4. Report: the table sorted by time with % of best (best time / time)
  *      and, for GEMM, TFLOP/s; or with --json, JSON Lines: one object per
- *      configuration, then one for what was stored.  Store the fastest in
+ *      configuration, then one for what was stored (or "stored": false with
+ *      the reason: no configuration ran, the database refused the record, a
+ *      GEMM shape tile_gemm never reads tuned).  Store the fastest in
  *      the tuning database under the device's key (tile_context_device_key:
  *      GPU model and driver) and the power-of-two bucket of the @tune_key
  *      arguments (GEMM: m, n, k).
@@ -63,7 +65,8 @@ static const char usage_tune[] =
     "configurations timed on an arbitrary grid do different work); --arg NAME=VALUE gives each run-time\n"
     "scalar parameter by name (and names it for --grid and the key); pointers get zeroed buffers\n"
     "of --elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n"
-    "--json: JSON Lines on stdout, one object per configuration, then one for what was stored.\n"
+    "--json: JSON Lines on stdout, one object per configuration, then one for what was stored (\"stored\": false\n"
+    "with a reason when nothing was: exit 3 when no configuration ran or the record could not be written).\n"
     "Run 'tile tune gemm --help' or 'tile tune FILE.tile --help' for the options of each.\n"
     "\n" CLI_EXIT_HELP;
 
@@ -205,23 +208,40 @@ static void print_table(const TuneReport *rep, TuneRow *rows, int n) {
     if (rep->emu) printf("note: on the emulator these timings mean nothing (it runs PTX on the CPU); this run checks the flow\n");
 }
 
+/* With --json, the last object when nothing was stored: {"stored":false, "kernel", "bucket", "reason"}, so a
+ * reader of the lines always gets one saying what became of the tuning. */
+static void json_not_stored(bool json, const char *kernel, const char *bucket, const char *reason) {
+    if (!json) return;
+    JsonOut j;
+    json_begin(&j, stdout);
+    json_bool(&j, "stored", false);
+    json_str(&j, "kernel", kernel);
+    json_str(&j, "bucket", bucket);
+    json_str(&j, "reason", reason);
+    json_end(&j);
+}
+
 /* Record the fastest row in the tuning database; the exit status. */
 static int store_best(const TuneReport *rep, tile_context *ctx, const char *file, const char *bucket, const TuneRow *best) {
     if (best->seconds < 0) {
+        json_not_stored(rep->json, rep->kernel, bucket, "no configuration ran (each was skipped: see its why)");
         fprintf(stderr, "tile: no configuration ran; nothing stored\n");
         return CLI_EXIT_FAIL;
     }
-    char id[33], dev[320];
+    char id[33], dev[320], why[600];
     if (tile_kernel_id_file(file, rep->kernel, id) != TILE_OK || tile_context_device_key(ctx, dev, sizeof dev) != TILE_OK) {
-        fprintf(stderr, "tile: cannot key the record: %s\n", tile_last_error(ctx));
+        snprintf(why, sizeof why, "cannot key the record: %s", tile_last_error(ctx));
+        json_not_stored(rep->json, rep->kernel, bucket, why);
+        fprintf(stderr, "tile: %s\n", why);
         return CLI_EXIT_FAIL;
     }
     tile_status st = tile_tune_record(NULL, id, dev, bucket, best->config, best->seconds);
     if (st != TILE_OK) { /* the call has no context for a message: say what failed, and where */
         char *dir = tile_cache_default_dir();
-        fprintf(stderr, "tile: %s %s -> %s was not stored: the tuning database %s/tune.db refused it (%s)\n", rep->kernel, bucket,
-                best->config, dir ? dir : "(no cache folder)", tile_status_string(st));
+        snprintf(why, sizeof why, "the tuning database %s/tune.db refused it (%s)", dir ? dir : "(no cache folder)", tile_status_string(st));
         free(dir);
+        json_not_stored(rep->json, rep->kernel, bucket, why);
+        fprintf(stderr, "tile: %s %s -> %s was not stored: %s\n", rep->kernel, bucket, best->config, why);
         return st == TILE_ERROR_IO ? CLI_EXIT_OUTPUT : CLI_EXIT_FAIL;
     }
     if (rep->json) {
@@ -361,15 +381,7 @@ static int tune_gemm(int argc, char **argv) {
              (long long)tile_tune_bucket(p.k), p.ta ? ",trans_a=1" : "", p.tb ? ",trans_b=1" : "");
     char why[96];
     if (rows[0].seconds >= 0 && gemm_untunable(&d.g, why, sizeof why)) { /* nothing tile_gemm would read: not stored */
-        if (p.json) {
-            JsonOut j;
-            json_begin(&j, stdout);
-            json_bool(&j, "stored", false);
-            json_str(&j, "kernel", kernel);
-            json_str(&j, "bucket", bucket);
-            json_str(&j, "reason", why);
-            json_end(&j);
-        }
+        json_not_stored(p.json, kernel, bucket, why);
         fprintf(stderr,
                 "tile: nothing stored: %s, so tile_gemm reads this shape element by element and runs its defaults, never a tuned "
                 "configuration (it reads the tuning database only for m, n, k, lda, ldb multiples of 16); tune such a shape of "
