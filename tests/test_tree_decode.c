@@ -12,7 +12,9 @@
  * with NaN and the gaps checked untouched.  Tolerances as
  * tests/test_attention_api.c: 2e-3 (f16), 1.6e-2 (bf16) absolute with |V| <= 1.
  * Also: a causal mask gives the bits of the call without a mask; a row that
- * sees no key (context == num_tokens, no bit set) is 0; a caller's size that
+ * sees no key (context == num_tokens, no bit set) is 0; bits at or above
+ * num_tokens are ignored (random ones, bit 31 among them, give the output of
+ * the mask without them, bit for bit); a caller's size that
  * stops before tree_mask means no mask; the mask pointer is checked like the
  * other tensors. */
 #include <criterion/criterion.h>
@@ -50,7 +52,7 @@ static void fill8(size_t n, uint8_t *h, double *v) {
 
 
 /* How the mask of a case is made */
-typedef enum { MASK_TREE, MASK_CAUSAL, MASK_NONE_NEW } MaskKind;
+typedef enum { MASK_TREE, MASK_CAUSAL, MASK_NONE_NEW, MASK_TREE_HIGH_BITS } MaskKind;
 
 typedef struct TreeCase {
     tile_dtype dt;
@@ -119,10 +121,12 @@ static void run_setup(tile_context *ctx, const TreeCase *c, Run *r) {
     r->mask = malloc(sizeof(int32_t) * (size_t)r->S * T);
     for (int s = 0; s < r->S; s++) {
         int32_t *m = r->mask + (size_t)s * T;
-        if (c->mask == MASK_TREE) random_tree(T, m);
+        if (c->mask == MASK_TREE || c->mask == MASK_TREE_HIGH_BITS) random_tree(T, m);
         for (int t = 0; t < T; t++) {
             if (c->mask == MASK_CAUSAL) m[t] = (int32_t)((2u << t) - 1);
             if (c->mask == MASK_NONE_NEW) m[t] = 0;
+            /* bits at or above num_tokens, bit 31 always among them: random, which the call ignores */
+            if (c->mask == MASK_TREE_HIGH_BITS) m[t] |= (int32_t)(((uint32_t)rnext() | 0x80000000u) & ~((1u << T) - 1));
         }
     }
     r->dk = upload(ctx, hk, r->nk * kes), r->dv = upload(ctx, hv, r->nv * kes), r->dq = upload(ctx, hq, r->nq * 2);
@@ -191,6 +195,20 @@ static void run_tree(tile_context *ctx, const TreeCase *c) {
         cr_assert(memcmp(ho, h2, r.no * 2) == 0, "a causal tree mask differs from no mask");
         free(h2);
     }
+    if (c->mask == MASK_TREE_HIGH_BITS) { /* the same tree without its high bits: the same output, bit for bit */
+        int32_t *clean = malloc(sizeof(int32_t) * (size_t)r.S * r.T);
+        bool had_high = false;
+        for (int i = 0; i < r.S * r.T; i++) {
+            clean[i] = (int32_t)((uint32_t)r.mask[i] & ((1u << r.T) - 1));
+            had_high |= clean[i] != r.mask[i];
+        }
+        cr_assert(had_high);
+        cr_assert_eq(tile_memcpy_htod(ctx, r.dmask, clean, sizeof(int32_t) * (size_t)r.S * r.T), TILE_OK);
+        uint16_t *h2 = malloc(r.no * 2);
+        run_call(ctx, c, &r, true, sizeof(tile_paged_attention_args), h2);
+        cr_assert(memcmp(ho, h2, r.no * 2) == 0, "bits at or above num_tokens changed the output");
+        free(h2), free(clean);
+    }
     free(written), free(ro), free(ho);
     run_free(ctx, &r);
 }
@@ -217,6 +235,9 @@ Test(tree_decode, causal_mask_and_empty_rows, .timeout = 300) {
     run_tree(ctx, &(TreeCase){TILE_BF16, false, 2, 4, 2, 6, 64, 16, c2, 2, MASK_CAUSAL});
     /* context == num_tokens and no bit: every row sees no key, O = 0 */
     run_tree(ctx, &(TreeCase){TILE_F16, false, 1, 2, 1, 4, 64, 16, c1, 1, MASK_NONE_NEW});
+    /* bits at or above num_tokens (bit 31 included) name no new token: ignored (the reference reads bits below
+     * num_tokens only, and the output equals the call with them cleared) */
+    run_tree(ctx, &(TreeCase){TILE_F16, false, 2, 4, 2, 6, 64, 16, c2, 1, MASK_TREE_HIGH_BITS});
     tile_context_destroy(ctx);
 }
 

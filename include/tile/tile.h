@@ -756,7 +756,8 @@ typedef struct tile_paged_attention_args {
     tile_stream stream;
     tile_devptr tree_mask;            /* 0: the new tokens are causal among themselves; else i32 [num_seqs, num_tokens],
                                          a token tree (speculative decoding): token t sees the context before the new
-                                         tokens and new token j when bit j of entry (s, t) is set (set bit t for itself).
+                                         tokens and new token j when bit j of entry (s, t) is set (set bit t for itself);
+                                         bits num_tokens..31 name no token and are ignored.
                                          Read only when `size` covers it (size = sizeof; size 0 is the 0.1 layout) */
 } tile_paged_attention_args;
 /* Decode over a vLLM-style paged KV cache, split over the context and merged
