@@ -206,6 +206,8 @@ enum { TUNE_KEEP = 4 }; /* configurations kept per key */
 static const char *unreadable_why(int err, char *buf, size_t n) {
     if (err == EFBIG) snprintf(buf, n, "it is larger than %zu bytes (16 MiB), the most that is read", TUNE_DB_MAX_BYTES);
     else if (err == ENOMEM) snprintf(buf, n, "there is not enough memory to read it");
+    else if (err == EINVAL) snprintf(buf, n, "it is not a regular file"); /* a folder, a FIFO, a device: open_regular */
+    else if (err == ELOOP) snprintf(buf, n, "it is a symbolic link (not followed)");
     else snprintf(buf, n, "%s", strerror(err));
     return buf;
 }
@@ -531,11 +533,11 @@ tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune
     memset(out, 0, sizeof *out);
     if (!path || !kernel) return space_refuse(errmsg, !path ? "tile_tune_space_file: path is NULL" : "tile_tune_space_file: kernel is NULL");
     size_t n;
-    char *text = read_file(path, &n);
+    char *text = read_source(path, &n); /* as the compiler reads sources: a FIFO or a device never blocks, 16 MiB at most */
     if (!text) {
         if (errmsg) {
             Str s = {0};
-            str_printf(&s, "cannot read '%s': %s", path, strerror(errno));
+            str_printf(&s, "cannot read '%s': %s", path, source_error(errno));
             *errmsg = str_take(&s);
         }
         return TILE_ERROR_IO;

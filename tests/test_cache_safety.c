@@ -885,3 +885,27 @@ Test(cache_safety, file_size_limit, .init = setup, .fini = teardown, .timeout = 
     snprintf(cmd, sizeof cmd, "find %s -name '.tmp-*' | grep -q .", cache);
     cr_assert_neq(system(cmd), 0, "a temporary file was left behind");
 }
+
+/* A tune.db that is a folder, a FIFO or a symlink is read as no database, with a message that says which
+ * (it said "Invalid argument" and "Too many levels of symbolic links"), one warning; the FIFO does not block. */
+Test(cache_safety, tune_db_that_is_no_file, .init = setup, .fini = teardown, .timeout = 20) {
+    char cache[128], db[256], cfg[256];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    const char *id = "0123456789abcdef0123456789abcdef";
+    for (int kind = 0; kind < 3; kind++) {
+        cr_assert_eq(kind == 0 ? mkdir(db, 0700) : kind == 1 ? mkfifo(db, 0600) : symlink("/etc/hostname", db), 0);
+        capture_begin();
+        tile_status st = tile_tune_lookup(cache, id, "emu/sm_80", "n=1024", cfg, sizeof cfg);
+        char *err = capture_end();
+        const char *why = kind < 2 ? "tune.db (it is not a regular file)" : "tune.db (it is a symbolic link (not followed))";
+        cr_assert_eq(st, TILE_ERROR_NOT_FOUND);
+        cr_assert(strstr(tile_last_error(NULL), why), "%s", tile_last_error(NULL));
+        /* the warning once per process: at the first */
+        cr_assert_eq(count(err, "tile: warning:"), kind == 0, "%s", err);
+        cr_assert(kind > 0 || strstr(err, why), "%s", err);
+        free(err);
+        cr_assert_eq(kind == 0 ? rmdir(db) : unlink(db), 0);
+    }
+}

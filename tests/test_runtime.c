@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "support/hostfloat.h"
@@ -1107,4 +1108,26 @@ Test(runtime, context_free_calls_say_why) {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* tile_tune_space_file (and so `tile tune FILE`) reads its file as the compiler reads sources: a FIFO
+ * without a writer or a device is refused at once (it blocked forever on the FIFO and read /dev/zero
+ * without end). */
+Test(runtime, tune_space_file_reads_only_regular_files, .timeout = 20) {
+    tile_tune_space sp;
+    char *err = NULL;
+    cr_assert_eq(tile_tune_space_file("/dev/zero", "k", &sp, &err), TILE_ERROR_IO);
+    cr_assert(err && strstr(err, "cannot read '/dev/zero': not a regular file"), "%s", err ? err : "");
+    free(err);
+    char dir[] = "/tmp/tile-test-tunefifo-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "%s/f.tile", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    err = NULL;
+    cr_assert_eq(tile_tune_space_file(fifo, "k", &sp, &err), TILE_ERROR_IO);
+    cr_assert(err && strstr(err, "not a regular file"), "%s", err ? err : "");
+    free(err);
+    unlink(fifo);
+    rmdir(dir);
 }

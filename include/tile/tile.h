@@ -570,6 +570,7 @@ typedef struct tile_tune_space {
     int nkeys;
     char **keys; /* run-time argument names */
 } tile_tune_space;
+/* path: a regular file of at most 16 MiB, as sources are (a FIFO or a device: TILE_ERROR_IO at once). */
 TILE_API tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg);
 /* Since 0.2: the same from source text (name: for messages, NULL "<source>"); TILE_ERROR_COMPILE with the
  * located message in *errmsg (malloc'd) when the text does not parse or declares no such kernel. */
