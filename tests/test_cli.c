@@ -614,6 +614,14 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000.5 --grid 'cdiv(1000, BLOCK)' --reps 1 --warmup 0 --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf); /* refused before timing (every configuration was skipped: 3) */
     cr_expect(strstr(buf, "--arg n=1000.5 is not an integer, but the scalar is i32"), "%s", buf);
+    /* the value as written, and why (it said "--arg n=16 is not an integer" of 0x10, strtod's 16, and "n=1e+20 is not an
+     * integer" of a 20-digit one) */
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=0x10 --grid '1' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--arg n=0x10 is not a decimal integer (no hexadecimal), but the scalar is i32"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=99999999999999999999 --grid '1' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--arg n=99999999999999999999 is past the 64-bit integers, and the scalar is i32"), "%s", buf);
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=banana --grid '1' --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--arg n expects a number, got 'banana'"), "%s", buf);

@@ -409,6 +409,7 @@ typedef struct TuneFile {
     const char *arg_names[MAX_PARAMS]; /* --arg NAME=VALUE in order: malloc'd names */
     int64_t arg_vals[MAX_PARAMS];
     double arg_fvals[MAX_PARAMS];      /* the value as a float (a float parameter's) */
+    const char *arg_texts[MAX_PARAMS]; /* VALUE as written (in argv), for messages */
     bool arg_isf[MAX_PARAMS];          /* VALUE is not an integer (1.5): only a float parameter takes it */
     int scalar_arg[MAX_PARAMS];        /* the --arg of the kernel's run-time scalar j, by name (bind_args) */
     bool bound;                        /* scalar_arg is set (else --arg values go in order) */
@@ -450,6 +451,7 @@ static int parse_arg(const CliGetopt *g, TuneFile *t) {
     if (!name) return fprintf(stderr, "tile: out of host memory\n"), CLI_EXIT_FAIL;
     t->arg_names[t->nargs] = name;
     t->arg_fvals[t->nargs] = f;
+    t->arg_texts[t->nargs] = eq + 1;
     t->arg_isf[t->nargs] = isf;
     t->arg_vals[t->nargs++] = v;
     return 0;
@@ -481,6 +483,13 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
         return cli_usage_error(g.cmd, "tile tune FILE needs --grid EXPR: configurations timed on an arbitrary grid do different work, "
                                       "so nothing is tuned or stored without one (e.g. --grid 'cdiv(n, BLOCK)')");
     return CLI_CONTINUE;
+}
+
+/* Why VALUE (text, as a float f: no decimal integer of 64 bits) does not give an integer scalar of type ty. */
+static void not_an_integer(const char *text, double f, const char *ty, char *why, size_t n) {
+    if (strpbrk(text, "xXpP")) snprintf(why, n, "is not a decimal integer (no hexadecimal), but the scalar is %.7s", ty);
+    else if (f == floor(f) && fabs(f) >= 0x1p63) snprintf(why, n, "is past the 64-bit integers, and the scalar is %.7s", ty);
+    else snprintf(why, n, "is not an integer, but the scalar is %.7s", ty);
 }
 
 /* Launch arguments from the signature: a zeroed buffer for each pointer, the
@@ -519,8 +528,10 @@ static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_ke
             double f = ai >= 0 ? t->arg_fvals[ai] : 0;
             bool fl = !strncmp(s, "f32", 3) || !strncmp(s, "f64", 3);
             if (!fl && ai >= 0 && t->arg_isf[ai]) {
-                snprintf(why, n, "--arg %s=%g is not an integer, but the kernel's run-time scalar %d is %.*s", t->arg_names[ai], f,
-                         scalar + 1, (int)strcspn(s, ","), s);
+                char ty[8], not_int[96];
+                snprintf(ty, sizeof ty, "%.*s", (int)strcspn(s, ","), s);
+                not_an_integer(t->arg_texts[ai], f, ty, not_int, sizeof not_int);
+                snprintf(why, n, "--arg %s=%s %s (the kernel's run-time scalar %d)", t->arg_names[ai], t->arg_texts[ai], not_int, scalar + 1);
                 return false;
             }
             if (!strncmp(s, "f32", 3)) la->vals[a].f32 = (float)f;
@@ -585,14 +596,14 @@ static int scalar_names(const char *tir, const char *kernel, char names[][64], c
  * names come from the first configuration that compiles (a cache hit later); none compiles: left in order, and
  * every configuration is skipped with its compile error anyway. */
 /* Whether v fits a run-time scalar of type ty (the Tile IR's name: i32, u8, i1, f32, ...); else the range in why. */
-static bool arg_fits(const char *ty, int64_t v, bool isf, char *why, size_t n) {
+static bool arg_fits(const char *ty, int64_t v, bool isf, const char *text, double f, char *why, size_t n) {
     static const struct { const char *ty; int64_t lo, hi; } ranges[] = {
         {"i1", 0, 1}, {"i8", INT8_MIN, INT8_MAX}, {"u8", 0, UINT8_MAX}, {"i16", INT16_MIN, INT16_MAX}, {"u16", 0, UINT16_MAX},
         {"i32", INT32_MIN, INT32_MAX}, {"u32", 0, UINT32_MAX}, {"u64", 0, INT64_MAX},
     };
     if (isf) { /* 1.5 for an integer scalar: every configuration was skipped, and the run exited 3 */
         bool fl = ty[0] == 'f' || !strcmp(ty, "bf16");
-        if (!fl) snprintf(why, n, "is not an integer, but the scalar is %.7s", ty);
+        if (!fl) not_an_integer(text, f, ty, why, n);
         return fl;
     }
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
@@ -633,9 +644,8 @@ static int bind_args(TuneFile *t, char ***configs, int nconfigs, const char *arc
                                    names[j], names[j], list);
         int a = t->scalar_arg[j];
         char why[96];
-        if (!arg_fits(types[j], t->arg_vals[a], t->arg_isf[a], why, sizeof why))
-            return t->arg_isf[a] ? cli_usage_error("tune", "--arg %s=%g %s", names[j], t->arg_fvals[a], why)
-                                 : cli_usage_error("tune", "--arg %s=%" PRId64 " %s", names[j], t->arg_vals[a], why);
+        if (!arg_fits(types[j], t->arg_vals[a], t->arg_isf[a], t->arg_texts[a], t->arg_fvals[a], why, sizeof why))
+            return cli_usage_error("tune", "--arg %s=%s %s", names[j], t->arg_texts[a], why);
     }
     t->bound = true;
     return 0;
