@@ -372,14 +372,19 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
         free(grp);
         ok = jit_cache_replace(dfd, "tune.db", out.buf ? out.buf : "", out.len);
     }
-    if (!ok) jit_cache_warn_write(dir, "tune.db", errno);
+    int werr = errno;
+    if (!ok) jit_cache_warn_write(dir, "tune.db", werr);
     if (lock >= 0) close(lock);
     close(dfd);
     str_free(&out);
     str_free(&kept);
     free(recs);
     free(text);
-    return ok ? TILE_OK : TILE_ERROR_IO;
+    /* the reason for the caller too: the warning is once per process and cause (a read-only folder's was
+     * spent on the compile cache's stats) */
+    return ok ? TILE_OK
+              : rt_fail(NULL, TILE_ERROR_IO, "tile_tune_record: cannot write %s/tune.db: %s", dir,
+                        werr == ELOOP ? "it is a symbolic link (not followed)" : strerror(werr));
 }
 
 static void space_from_tuning(const LangTuning *t, tile_tune_space *out) {

@@ -849,6 +849,42 @@ Test(cache_safety, folder_without_write_permission, .init = setup, .fini = teard
     free(err);
 }
 
+/* A tuning record that cannot be written says why in tile_last_error(NULL), also after the once-per-process
+ * warning was spent (there was no message: `tile tune` printed "(i/o error)").  As another user whose own
+ * folder is 0500, which holds a tune.db it may read. */
+Test(cache_safety, tune_record_that_cannot_be_written_says_why, .init = setup, .fini = teardown, .timeout = 20) {
+    char cache[128], db[256];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    write_file(db, "# hand-written\n"); /* no newline missing: the record would be appended */
+    if (geteuid() != 0 || chown(cache, NOBODY, NOBODY) != 0 || chown(db, NOBODY, NOBODY) != 0 || chmod(db, 0400) != 0 ||
+        chmod(cache, 0500) != 0 || chmod(dir, 0755) != 0)
+        cr_skip("needs root to act as another user whose folder is read-only (root ignores modes)");
+    snprintf(cap_path, sizeof cap_path, "%s/stderr", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open(cap_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd < 0 || fchown(fd, NOBODY, NOBODY) != 0 || dup2(fd, 2) < 0) _exit(10);
+        if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0) _exit(11);
+        const char *id = "0123456789abcdef0123456789abcdef";
+        for (int i = 0; i < 2; i++) {
+            if (tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=256", 1e-3) != TILE_ERROR_IO) _exit(12);
+            const char *why = tile_last_error(NULL);
+            fprintf(stderr, "[%s]\n", why);
+            if (!strstr(why, "tile_tune_record: cannot write") || !strstr(why, "tune.db: Permission denied")) _exit(13);
+        }
+        _exit(0);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    char *err = slurp(cap_path);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %x: %s", status, err);
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    free(err);
+}
+
 /* Past the file-size limit (ulimit -f) the write fails with EFBIG instead
  * of SIGXFSZ killing the process: a forked child with RLIMIT_FSIZE 1 KiB. */
 Test(cache_safety, file_size_limit, .init = setup, .fini = teardown, .timeout = 60) {

@@ -666,19 +666,19 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     cr_expect(strstr(buf, "\"tuning_records\":2") || strstr(buf, "\"tuning_records\":3"), "tuning twice keeps a record per configuration: %s", buf);
     /* a cache folder that is a file: the tuning runs, the record cannot be stored: exit 3 (a failure: an output that
      * cannot be written) saying so (it said nothing) */
-    char blocked[300];
+    char blocked[600];
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR='%s' '%s' tune '%s' --kernel add --arg n=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 "
              "--device emu 2>&1", path, TILE_CLI, path);
     cr_expect_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
-    snprintf(blocked, sizeof blocked, "was not stored: the tuning database %s/tune.db refused it (i/o error)", path);
+    snprintf(blocked, sizeof blocked, "was not stored: the tuning database %s/tune.db refused it: tile_tune_record: cannot use the cache folder %s: Not a directory", path, path);
     cr_expect(strstr(buf, blocked), "%s", buf);
     /* --json: the two configurations, then "stored": false with the same reason (stdout had no last object) */
     snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR='%s' '%s' tune '%s' --kernel add --arg n=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 "
              "--device emu --json 2>/dev/null", path, TILE_CLI, path);
     cr_expect_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
-    char last[600];
-    snprintf(last, sizeof last, "\"stored\":false,\"kernel\":\"add\",\"bucket\":\"n=1024\",\"reason\":\"the tuning database %s/tune.db refused it (i/o error)\"", path);
+    char last[900];
+    snprintf(last, sizeof last, "\"stored\":false,\"kernel\":\"add\",\"bucket\":\"n=1024\",\"reason\":\"the tuning database %s/tune.db refused it: tile_tune_record: cannot use the cache folder %s: Not a directory\"", path, path);
     cr_expect(strstr(buf, last), "%s", buf);
     cr_expect_eq(json_lines(buf), 3, "two configurations and the last object: %s", buf);
 }

@@ -236,9 +236,11 @@ static int store_best(const TuneReport *rep, tile_context *ctx, const char *file
         return CLI_EXIT_FAIL;
     }
     tile_status st = tile_tune_record(NULL, id, dev, bucket, best->config, best->seconds);
-    if (st != TILE_OK) { /* the call has no context for a message: say what failed, and where */
+    if (st != TILE_OK) { /* the call has no context: its reason is tile_last_error(NULL); say where too */
         char *dir = tile_cache_default_dir();
-        snprintf(why, sizeof why, "the tuning database %s/tune.db refused it (%s)", dir ? dir : "(no cache folder)", tile_status_string(st));
+        const char *last = tile_last_error(NULL);
+        snprintf(why, sizeof why, "the tuning database %s/tune.db refused it: %s", dir ? dir : "(no cache folder)",
+                 last && *last ? last : tile_status_string(st));
         free(dir);
         json_not_stored(rep->json, rep->kernel, bucket, why);
         fprintf(stderr, "tile: %s %s -> %s was not stored: %s\n", rep->kernel, bucket, best->config, why);
