@@ -239,11 +239,14 @@ static int cache_clear(int argc, char **argv) {
     if (rc != CLI_CONTINUE) return rc;
     rc = CLI_EXIT_OK;
     if (tile_cache_clear(a.dir, a.tuning) != TILE_OK) {
+        const char *why = tile_last_error(NULL), *colon = strrchr(why, ':'); /* "...: Permission denied" */
+        char reason[160];
+        snprintf(reason, sizeof reason, "%s", colon && colon[1] == ' ' ? colon + 2 : "");
         tile_cache_stats s;
         if (tile_cache_get_stats(a.dir, &s) != TILE_OK) rc = unusable(&a, "cleared");
-        else { /* a folder the library uses, whose entries would not all go: not writable by this user */
-            fprintf(stderr, "tile: could not remove every entry of %s (%llu left: is the folder, and every folder in it, writable by this user?)\n",
-                    a.dir, (unsigned long long)s.entries);
+        else { /* a folder the library uses, whose entries would not all go: not writable by this user, or read-only */
+            fprintf(stderr, "tile: could not remove every entry of %s (%llu left%s%s: is the folder, and every folder in it, writable by this user?)\n",
+                    a.dir, (unsigned long long)s.entries, *reason ? ", " : "", reason);
             rc = CLI_EXIT_FAIL;
         }
     }
