@@ -1105,12 +1105,14 @@ static bool count_entry(void *user, int kkfd, const char *name, const char *key,
     return true;
 }
 
-/* The counters of dfd's stats (zero when it is missing or unreadable), read in pieces: any size. */
+/* The counters of dfd's stats (zero when it is missing or unreadable), read in pieces: any size.  A file that is
+ * not the counters (a byte other than 'h' and 'm' after the header line) counts nothing, and its reading stops
+ * at the piece that shows it: a 10 GiB sparse file planted there took minutes of `tile cache stats`. */
 static StatsCount read_stats(int dfd) {
     StatsCount c = {0};
     int fd = openat(dfd, "stats", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat sb;
-    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && !stats_scan(fd, &c, false)) c = (StatsCount){0};
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (!stats_scan(fd, &c, true) || !c.ours)) c = (StatsCount){0};
     if (fd >= 0) close(fd);
     return c;
 }

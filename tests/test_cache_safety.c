@@ -945,3 +945,26 @@ Test(cache_safety, tune_db_that_is_no_file, .init = setup, .fini = teardown, .ti
         cr_assert_eq(kind == 0 ? rmdir(db) : unlink(db), 0);
     }
 }
+
+/* A stats file that is not the counters (here "hhh" then a 1 GiB hole of zero bytes) counts nothing and is read
+ * no further than the piece that shows it (`tile cache stats` read all of it: minutes for a 10 GiB one, and
+ * counted its 'h' bytes); `cache clear` keeps it, as any file that is not the cache's. */
+Test(cache_safety, stats_that_is_no_counters_is_not_read_through, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], p[256];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    snprintf(p, sizeof p, "%s/stats", cache);
+    write_file(p, "hhh");
+    cr_assert_eq(truncate(p, (off_t)1 << 30), 0);
+    tile_cache_stats s;
+    cr_assert_eq(tile_cache_get_stats(cache, &s), TILE_OK);
+    cr_assert_eq(s.hits, 0);
+    cr_assert_eq(s.misses, 0);
+    cr_assert_eq(s.entries, 1);
+    cr_assert_eq(tile_cache_clear(cache, 0), TILE_OK);
+    cr_assert_eq(file_size(p), (off_t)1 << 30, "a stats file that is not the counters was removed");
+    cr_assert_eq(tile_cache_get_stats(cache, &s), TILE_OK);
+    cr_assert_eq(s.entries, 0);
+}
