@@ -54,6 +54,7 @@
  * given), the temporary-name counter (atomic) and the compiler id
  * (pthread_once). */
 #include "jit/jit.h"
+#include "runtime/cache_entry.h"
 #include "support/target.h"
 
 #include <dirent.h>
@@ -75,18 +76,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#define CACHE_MAGIC "TILECACH"
-#define CACHE_FORMAT 3u /* 2: arch, defines and specializations in the payload; 3: kernels' tensor maps */
-
-/* KEY_PARTS(enum, what a miss reports) */
-#define KEY_PARTS(X)                                                        \
-    X(COMPILER, "the compiler (version, build or LLVM) changed")            \
-    X(SOURCE, "the kernel's source (or, with line info, its name) changed") \
-    X(IMPORTS, "an imported file changed")                                  \
-    X(DEFINES, "the defines changed")                                       \
-    X(SPECIALIZE, "the specializations changed")                            \
-    X(OPTIONS, "the options changed")                                       \
-    X(ARCH, "the arch changed")
+/* The entry format, the key's parts and the reader are the runtime's (runtime/cache_entry.h, cache_read.c). */
+#define KEY_PARTS RT_CACHE_KEY_PARTS
 
 enum {
 #define X(e, s) KP_##e,
@@ -105,8 +96,8 @@ typedef struct CacheKey {
     char hex[33];
 } CacheKey;
 
-/* header after magic+checksum: format, identity, parts, payload length */
-enum { HDR_FIXED = 8 + 16, HDR_REST = 4 + 16 * (1 + KP_COUNT) + 8, HDR_SIZE = HDR_FIXED + HDR_REST };
+_Static_assert((int)KP_COUNT == (int)RT_CACHE_KP_COUNT, "the key's parts are the entry header's");
+enum { HDR_FIXED = RT_CACHE_HDR_FIXED, HDR_SIZE = RT_CACHE_HDR_SIZE };
 
 void jit_hash_hex(const void *data, size_t n, char out[33]) {
     XXH128_hash_t h = XXH3_128bits(data, n);
@@ -294,15 +285,6 @@ static void put_blob(Str *s, const void *p, size_t n, bool present) {
 }
 static void put_str(Str *s, const char *t) { put_blob(s, t, t ? strlen(t) : 0, t != NULL); }
 
-/* What an entry records about its request, for tile_cache_list_ex (the key has only hashes). */
-typedef struct EntryMeta {
-    char *srcname, *arch, *defines, *specialize; /* malloc'd */
-} EntryMeta;
-
-static void meta_free(EntryMeta *m) {
-    free(m->srcname), free(m->arch), free(m->defines), free(m->specialize);
-    memset(m, 0, sizeof *m);
-}
 
 static void put_list(Str *s, const char *const *l) {
     Str t = {0};
@@ -334,103 +316,18 @@ static void serialize(const CacheKey *k, const char *srcname, const tile_compile
         str_putn(&pl, (const char *)v, sizeof v);
     }
     Str rest = {0};
-    put_u32(&rest, CACHE_FORMAT);
+    put_u32(&rest, RT_CACHE_FORMAT);
     str_putn(&rest, (const char *)&k->identity, 16);
     str_putn(&rest, (const char *)k->parts, sizeof k->parts);
     put_u64(&rest, pl.len);
     str_putn(&rest, pl.buf, pl.len);
-    XXH128_hash_t sum = XXH3_128bits(rest.buf, rest.len);
-    str_putn(out, CACHE_MAGIC, 8);
-    str_putn(out, (const char *)&sum, 16);
+    unsigned char sum[16];
+    rt_cache_hash(rest.buf, rest.len, sum);
+    str_putn(out, RT_CACHE_MAGIC, 8);
+    str_putn(out, (const char *)sum, 16);
     str_putn(out, rest.buf, rest.len);
     str_free(&pl);
     str_free(&rest);
-}
-
-typedef struct Reader {
-    const char *p, *end;
-    bool bad;
-} Reader;
-
-static bool get(Reader *r, void *dst, size_t n) {
-    if (r->bad || (size_t)(r->end - r->p) < n) return !(r->bad = true);
-    memcpy(dst, r->p, n);
-    r->p += n;
-    return true;
-}
-/* NULL for an absent field (or a bad read: check r->bad) */
-static char *get_blob(Reader *r, size_t *len) {
-    uint64_t n = 0;
-    if (!get(r, &n, 8) || n == UINT64_MAX) return NULL;
-    if (n > (uint64_t)(r->end - r->p)) {
-        r->bad = true;
-        return NULL;
-    }
-    char *s = malloc(n + 1);
-    if (!s) out_of_memory();
-    memcpy(s, r->p, n);
-    s[n] = 0;
-    r->p += n;
-    if (len) *len = n;
-    return s;
-}
-
-/* Check the whole entry; on success *payload and *rest point into data. */
-static bool entry_valid(const char *data, size_t n, Reader *payload, const char **why) {
-    if (n < HDR_SIZE || memcmp(data, CACHE_MAGIC, 8)) return (*why = "bad magic or truncated header"), false;
-    XXH128_hash_t sum, got = XXH3_128bits(data + HDR_FIXED, n - HDR_FIXED);
-    memcpy(&sum, data + 8, 16);
-    uint32_t fmt;
-    uint64_t plen;
-    memcpy(&fmt, data + HDR_FIXED, 4);
-    memcpy(&plen, data + HDR_SIZE - 8, 8);
-    if (fmt != CACHE_FORMAT) return (*why = "unknown format version"), false;
-    if (plen != n - HDR_SIZE) return (*why = "truncated (payload length does not match)"), false;
-    if (!XXH128_isEqual(sum, got)) return (*why = "checksum mismatch"), false;
-    *payload = (Reader){data + HDR_SIZE, data + n, false};
-    return true;
-}
-
-/* arch: the target the entry was compiled for (its key says so), NULL the default. */
-static bool deserialize(Reader *r, tile_compiled *c, EntryMeta *meta, const char *arch) {
-    memset(c, 0, sizeof *c);
-    meta->srcname = get_blob(r, NULL);
-    meta->arch = get_blob(r, NULL);
-    meta->defines = get_blob(r, NULL);
-    meta->specialize = get_blob(r, NULL);
-    c->tir = get_blob(r, NULL);
-    c->ptx = get_blob(r, NULL);
-    c->cubin = get_blob(r, &c->cubin_size);
-    c->ptxas_log = get_blob(r, NULL);
-    c->diagnostics = get_blob(r, NULL);
-    uint32_t miss = 0, nk = 0;
-    get(r, &miss, 4);
-    get(r, &nk, 4);
-    c->ptxas_missing = (int)miss;
-    const Target *t = target_find(arch);
-    int smem_static = (t ? t : target_default())->smem_static;
-    if (!r->bad && nk <= 4096) {
-        c->kernels = calloc(nk ? nk : 1, sizeof *c->kernels);
-        if (!c->kernels) out_of_memory();
-        for (uint32_t i = 0; i < nk && !r->bad; i++) {
-            tile_kernel_info *ki = &c->kernels[c->nkernels++];
-            ki->name = get_blob(r, NULL);
-            ki->signature = get_blob(r, NULL);
-            ki->tensor_maps = get_blob(r, NULL);
-            int32_t v[5] = {0};
-            get(r, v, sizeof v);
-            ki->num_warps = v[0], ki->num_stages = v[1], ki->smem_bytes = v[2], ki->registers = v[3], ki->spill_bytes = v[4];
-            ki->smem_dynamic = ki->smem_bytes > smem_static; /* derived, as the compiler decides it */
-            if (!ki->name || !ki->signature || !ki->tensor_maps) r->bad = true;
-        }
-    } else r->bad = true;
-    if (!c->diagnostics) c->diagnostics = strdup("");
-    if (r->bad || !c->ptx || !meta->arch || !meta->defines || !meta->specialize) {
-        tile_compiled_free(c);
-        meta_free(meta);
-        return false;
-    }
-    return true;
 }
 
 /* ---- warnings ---- */
@@ -462,178 +359,15 @@ void jit_cache_warn_write(const char *dir, const char *what, int err) {
     jit_cache_warn(c, "cannot write %s in the compile cache %s: %s; going on without it", what, dir, err_text(err));
 }
 
-/* ---- the folder, and files inside it by descriptor ---- */
-/* mkdir -p: every missing folder of path made 0700; false with errno. */
-static bool make_dirs(const char *path) {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof buf) return (errno = ENAMETOOLONG), false;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != 0) continue;
-        char c = buf[i];
-        buf[i] = 0;
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST) return false;
-        buf[i] = c;
-    }
-    return true;
-}
-
-/* Open the folder name in dfd (AT_FDCWD: a path) without following a
- * symlink; -1 with errno, ELOOP for a symlink (O_DIRECTORY reports one as
- * ENOTDIR). */
-static int open_dir_nofollow(int dfd, const char *name) {
-    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0 && errno == ENOTDIR && fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) errno = ELOOP;
-    return fd;
-}
-
-/* The folder name inside dfd (made 0700 first when create), never through a symlink; -1 with errno. */
-static int open_sub(int dfd, const char *name, bool create) {
-    if (create && mkdirat(dfd, name, 0700) != 0 && errno != EEXIST) return -1;
-    return open_dir_nofollow(dfd, name);
-}
-
-int jit_cache_open_why(const char *dir, bool create, char *why, size_t why_size) {
-    char path[4096];
-    size_t n = dir ? strlen(dir) : 0;
-    why[0] = 0;
-    if (!n || n >= sizeof path) {
-        if (n) snprintf(why, why_size, "%s", strerror(ENAMETOOLONG));
-        return (errno = n ? ENAMETOOLONG : ENOENT), -1;
-    }
-    memcpy(path, dir, n + 1);
-    while (n > 1 && path[n - 1] == '/') path[--n] = 0; /* "dir/" would follow a symlink */
-    if (create && !make_dirs(path)) {
-        int err = errno;
-        snprintf(why, why_size, "cannot create it: %s", strerror(err));
-        return (errno = err), -1;
-    }
-    int fd = open_dir_nofollow(AT_FDCWD, path);
-    if (fd < 0) {
-        int err = errno;
-        if (err == ENOENT && !create) return -1;
-        snprintf(why, why_size, "%s", err == ELOOP ? "it is a symbolic link" : strerror(err));
-        return (errno = err), -1;
-    }
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) snprintf(why, why_size, "%s", strerror(errno));
-    else if (sb.st_uid != geteuid())
-        snprintf(why, why_size, "it is owned by uid %u, not by this user (uid %u)", (unsigned)sb.st_uid, (unsigned)geteuid());
-    else if (sb.st_mode & (S_IWGRP | S_IWOTH))
-        snprintf(why, why_size, "it is writable by its group or others (mode %04o; chmod 700 it)", (unsigned)(sb.st_mode & 07777));
-    if (why[0]) {
-        close(fd);
-        return (errno = EPERM), -1;
-    }
-    return fd;
-}
-
 int jit_cache_open(const char *dir, bool create) {
     char why[200];
-    int fd = jit_cache_open_why(dir, create, why, sizeof why);
+    int fd = rt_cache_open_why(dir, create, why, sizeof why);
     if (fd < 0 && why[0]) {
         int err = errno;
         jit_cache_warn(JIT_WARN_FOLDER, "not using the compile cache %s: %s; compiling without the disk cache", dir, why);
         errno = err;
     }
     return fd;
-}
-
-/* A regular file in dfd opened for reading (O_NONBLOCK: a FIFO never blocks); -1 with errno. */
-static int open_regular(int dfd, const char *name) {
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat sb;
-    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
-        close(fd);
-        return (errno = EINVAL), -1;
-    }
-    return fd;
-}
-
-/* The open regular file fd (at offset 0), at most max bytes; closes fd.  NULL with errno. */
-static char *read_fd_max(int fd, size_t max, size_t *n) {
-    struct stat sb;
-    int err = 0;
-    if (fstat(fd, &sb) != 0) err = errno;
-    else if ((uint64_t)sb.st_size > max) err = EFBIG;
-    size_t cap = err ? 0 : (size_t)sb.st_size + 1, len = 0; /* + 1: the NUL, and room to see that it grew */
-    char *buf = err ? NULL : malloc(cap);
-    if (!err && !buf) err = ENOMEM;
-    while (!err) {
-        if (len + 1 == cap) { /* full: at its end, or it grew since fstat (then on, up to max) */
-            char c;
-            ssize_t got = read(fd, &c, 1);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) {
-                if (got < 0) err = errno;
-                break;
-            }
-            size_t nc = cap - 1 >= max ? 0 : cap - 1 >= max / 2 ? max + 1 : cap * 2;
-            char *nb = nc ? realloc(buf, nc) : NULL;
-            if (!nb) {
-                err = nc ? ENOMEM : EFBIG;
-                break;
-            }
-            buf = nb, cap = nc;
-            buf[len++] = c;
-            continue;
-        }
-        ssize_t got = read(fd, buf + len, cap - 1 - len);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) err = errno;
-        else if (got == 0) break;
-        else len += (size_t)got;
-    }
-    close(fd);
-    if (err) {
-        free(buf);
-        return (errno = err), NULL;
-    }
-    buf[len] = 0;
-    if (n) *n = len;
-    return buf;
-}
-
-char *jit_cache_read_max(int dfd, const char *name, size_t max, size_t *n) {
-    int fd = open_regular(dfd, name);
-    return fd < 0 ? NULL : read_fd_max(fd, max, n);
-}
-
-char *jit_cache_read(int dfd, const char *name, size_t *n) { return jit_cache_read_max(dfd, name, SIZE_MAX - 1, n); }
-
-/* An entry file in dfd, whole, once its header agrees with its size: the magic,
- * the format and the payload length are read first (HDR_SIZE bytes), so a file
- * that is no entry of this format (a sparse or garbage file of gigabytes, an
- * entry grown by appends or cut short) is refused before its body is read or
- * memory taken for it.  NULL with errno (ENOENT: none), or with *why set when
- * the file is there but no entry (entry_valid checks the rest once read). */
-static char *entry_read(int dfd, const char *name, size_t *n, const char **why) {
-    *why = NULL;
-    int fd = open_regular(dfd, name);
-    if (fd < 0) return NULL;
-    char hdr[HDR_SIZE];
-    struct stat sb;
-    ssize_t got = 0;
-    int err = 0;
-    if (fstat(fd, &sb) != 0) err = errno;
-    else
-        do got = pread(fd, hdr, sizeof hdr, 0);
-        while (got < 0 && errno == EINTR);
-    if (!err && got < 0) err = errno;
-    if (err) return close(fd), (errno = err), NULL;
-    uint32_t fmt = 0;
-    uint64_t plen = 0;
-    if (got == (ssize_t)sizeof hdr) memcpy(&fmt, hdr + HDR_FIXED, 4), memcpy(&plen, hdr + HDR_SIZE - 8, 8);
-    if (got != (ssize_t)sizeof hdr || memcmp(hdr, CACHE_MAGIC, 8)) *why = "bad magic or truncated header";
-    else if (fmt != CACHE_FORMAT) *why = "unknown format version";
-    else if (plen != (uint64_t)sb.st_size - HDR_SIZE) *why = "truncated (payload length does not match)";
-    if (*why) return close(fd), (errno = EINVAL), NULL;
-    /* the same file, whole, at most what the header promised: one that grew since fails with EFBIG */
-    char *data = read_fd_max(fd, HDR_SIZE + (size_t)plen, n);
-    if (!data && errno == EFBIG) *why = "truncated (payload length does not match)";
-    return data;
 }
 
 /* Write all of data with SIGXFSZ blocked: past RLIMIT_FSIZE the write then
@@ -696,47 +430,6 @@ int jit_cache_lock(int dfd, const char *name) {
         return (errno = err), -1;
     }
     return fd;
-}
-
-/* ---- names ---- */
-static bool is_hex(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
-    return s[n] == 0;
-}
-/* a writer's temporary file: ".tmp-PID-N-TIME" */
-static bool is_tmp_name(const char *s) {
-    if (strncmp(s, ".tmp-", 5) || !s[5]) return false;
-    for (s += 5; *s; s++)
-        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || *s == '-')) return false;
-    return true;
-}
-
-/* Visit every regular file of the cache's naming in v1/KK of the folder dfd:
- * fn(user, KK's descriptor, file name, KK + name, its stat); fn returns false to stop.
- * Anything else (other names, symlinks, folders) is passed over. */
-typedef bool (*EntryFn)(void *user, int kkfd, const char *name, const char *key, const struct stat *sb);
-static void each_entry(int dfd, EntryFn fn, void *user) {
-    int v1 = open_sub(dfd, "v1", false);
-    DIR *top = v1 >= 0 ? fdopendir(v1) : NULL;
-    if (!top && v1 >= 0) close(v1);
-    bool more = true;
-    for (struct dirent *e; top && more && (e = readdir(top));) {
-        if (!is_hex(e->d_name, 2)) continue;
-        int kk = open_sub(dirfd(top), e->d_name, false);
-        DIR *dd = kk >= 0 ? fdopendir(kk) : NULL;
-        if (!dd && kk >= 0) close(kk);
-        for (struct dirent *f; dd && more && (f = readdir(dd));) {
-            if (!is_hex(f->d_name, 30) && !is_tmp_name(f->d_name)) continue;
-            struct stat sb;
-            if (fstatat(dirfd(dd), f->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode)) continue;
-            char key[300];
-            snprintf(key, sizeof key, "%.2s%.250s", e->d_name, f->d_name);
-            more = fn(user, dirfd(dd), f->d_name, key, &sb);
-        }
-        if (dd) closedir(dd);
-    }
-    if (top) closedir(top);
 }
 
 /* ---- stats: the hit and miss counters ----
@@ -846,11 +539,11 @@ static bool explain_entry(void *user, int kkfd, const char *name, const char *ke
     MissCtx *mc = user;
     (void)key, (void)sb;
     char hdr[HDR_SIZE];
-    int fd = open_regular(kkfd, name);
+    int fd = rt_cache_open_regular(kkfd, name);
     if (fd < 0) return true;
     ssize_t got = read(fd, hdr, sizeof hdr);
     close(fd);
-    if (got != (ssize_t)sizeof hdr || memcmp(hdr, CACHE_MAGIC, 8)) return true;
+    if (got != (ssize_t)sizeof hdr || memcmp(hdr, RT_CACHE_MAGIC, 8)) return true;
     XXH128_hash_t id, parts[KP_COUNT];
     memcpy(&id, hdr + HDR_FIXED + 4, 16);
     memcpy(parts, hdr + HDR_FIXED + 20, sizeof parts);
@@ -863,7 +556,7 @@ static bool explain_entry(void *user, int kkfd, const char *name, const char *ke
 
 static void explain_miss(int dfd, const CacheKey *k, const char *srcname) {
     MissCtx mc = {k, false, {0}};
-    each_entry(dfd, explain_entry, &mc);
+    rt_cache_each_entry(dfd, explain_entry, &mc);
     rt_debug("cache", "miss %s (%s): %s", k->hex, srcname ? srcname : "<source>",
              mc.found ? (mc.why.len ? mc.why.buf : "an entry with the same key parts is gone") : "first compile of this source and kernel");
     str_free(&mc.why);
@@ -875,8 +568,8 @@ static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled 
     *corrupt = false;
     char kkname[3] = {k->hex[0], k->hex[1], 0};
     const char *name = k->hex + 2;
-    int v1 = open_sub(dfd, "v1", false);
-    int kk = v1 >= 0 ? open_sub(v1, kkname, false) : -1;
+    int v1 = rt_cache_open_sub(dfd, "v1", false);
+    int kk = v1 >= 0 ? rt_cache_open_sub(v1, kkname, false) : -1;
     if (v1 >= 0) close(v1);
     if (kk < 0) {
         if (errno != ENOENT && rt_options()->debug_cache) rt_debug("cache", "cannot open %s/v1/%s: %s", dir, kkname, err_text(errno));
@@ -884,24 +577,24 @@ static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled 
     }
     size_t n;
     const char *why = NULL;
-    char *data = entry_read(kk, name, &n, &why);
+    char *data = rt_cache_entry_read(kk, name, &n, &why);
     if (!data && !why) {
         if (errno != ENOENT && rt_options()->debug_cache) rt_debug("cache", "cannot read %s/v1/%s/%s: %s", dir, kkname, name, err_text(errno));
         close(kk);
         return false;
     }
-    Reader r;
-    EntryMeta meta = {0};
-    bool ok = data && entry_valid(data, n, &r, &why);
+    RtCacheReader r;
+    RtCacheMeta meta = {0};
+    bool ok = data && rt_cache_entry_valid(data, n, &r, &why);
     if (ok && memcmp(data + HDR_FIXED + 20, k->parts, sizeof k->parts))
         ok = false, why = "it was written for another key (copied or planted there)";
-    if (ok && !deserialize(&r, out, &meta, arch)) ok = false, why = "malformed payload";
+    if (ok && !rt_cache_deserialize(&r, out, &meta, arch)) ok = false, why = "malformed payload";
     if (!ok) {
         if (rt_options()->debug_cache) rt_debug("cache", "corrupt entry %s/v1/%s/%s: %s; recompiling", dir, kkname, name, why);
         unlinkat(kk, name, 0);
         *corrupt = true;
     } else utimensat(kk, name, NULL, AT_SYMLINK_NOFOLLOW); /* last use: now (a failure only ages the entry) */
-    meta_free(&meta);
+    rt_cache_meta_free(&meta);
     free(data);
     close(kk);
     return ok;
@@ -934,8 +627,8 @@ bool jit_cache_replace(int dfd, const char *name, const void *data, size_t n) {
 static void store(int dfd, const char *dir, const CacheKey *k, const char *srcname, const tile_compile_options *o, const tile_compiled *c) {
     char kkname[3] = {k->hex[0], k->hex[1], 0}, what[64];
     const char *name = k->hex + 2;
-    int v1 = open_sub(dfd, "v1", true);
-    int kk = v1 >= 0 ? open_sub(v1, kkname, true) : -1;
+    int v1 = rt_cache_open_sub(dfd, "v1", true);
+    int kk = v1 >= 0 ? rt_cache_open_sub(v1, kkname, true) : -1;
     int err = errno;
     if (v1 >= 0) close(v1);
     if (kk < 0) {
@@ -994,15 +687,15 @@ static void evict(int dfd, const char *dir, const char *keep) {
     uint64_t cap = rt_options()->cache_max_bytes;
     if (!cap) return;
     EvictCtx ec = {0};
-    each_entry(dfd, collect_entry, &ec);
+    rt_cache_each_entry(dfd, collect_entry, &ec);
     if (ec.total > cap) {
         uint64_t goal = cap / 10 * 9 + cap % 10 * 9 / 10;
         qsort(ec.v, ec.n, sizeof *ec.v, older_first);
-        int v1 = open_sub(dfd, "v1", false);
+        int v1 = rt_cache_open_sub(dfd, "v1", false);
         for (size_t i = 0; v1 >= 0 && i < ec.n && ec.total >= goal; i++) {
             if (!strcmp(ec.v[i].key, keep)) continue;
             char kkname[3] = {ec.v[i].key[0], ec.v[i].key[1], 0};
-            int kk = open_sub(v1, kkname, false);
+            int kk = rt_cache_open_sub(v1, kkname, false);
             if (kk < 0) continue;
             if (unlinkat(kk, ec.v[i].key + 2, 0) == 0 || errno == ENOENT) ec.total -= ec.v[i].bytes;
             close(kk);
@@ -1061,8 +754,6 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
 }
 
 /* ---- public ---- */
-static const char *dir_or_default(const char *dir) { return dir && *dir ? dir : rt_options()->cache_dir; /* "": the default, as TILE_CACHE_DIR="" */ }
-
 tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
                                       const tile_compile_options *opt, tile_compiled *out, int *from_cache) {
     if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_compile_source: out is NULL");
@@ -1072,7 +763,7 @@ tile_status tile_cache_compile_source(const char *cache_dir, const char *name, c
         return TILE_ERROR_INVALID_VALUE;
     }
     SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
-    return jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache, NULL);
+    return jit_cache_compile(rt_cache_dir_or_default(cache_dir), &src, opt, out, from_cache, NULL);
 }
 
 tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
@@ -1082,18 +773,9 @@ tile_status tile_cache_compile_file(const char *cache_dir, const char *path, con
     SrcFile src;
     tile_status st = jit_read_file(path, out, &src);
     if (st != TILE_OK) return st;
-    st = jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache, NULL);
+    st = jit_cache_compile(rt_cache_dir_or_default(cache_dir), &src, opt, out, from_cache, NULL);
     free((char *)src.text);
     return st;
-}
-
-/* The folder for stats, list and clear (fn: the public call, for the message): *dfd -1 and TILE_OK when it
- * does not exist; TILE_ERROR_IO, with the reason, when it is not a folder this user can use. */
-static tile_status open_existing(const char *fn, const char *dir, int *dfd) {
-    char why[200];
-    *dfd = jit_cache_open_why(dir, false, why, sizeof why);
-    if (*dfd >= 0 || !why[0]) return TILE_OK;
-    return rt_fail(NULL, TILE_ERROR_IO, "%s: %s is not a cache folder this user can use: %s", fn, dir ? dir : "(no folder)", why);
 }
 
 static bool count_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
@@ -1121,83 +803,14 @@ tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out) {
     if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_get_stats: out is NULL");
     memset(out, 0, sizeof *out);
     int dfd;
-    tile_status st = open_existing("tile_cache_get_stats", dir_or_default(cache_dir), &dfd);
+    tile_status st = rt_cache_open_existing("tile_cache_get_stats", rt_cache_dir_or_default(cache_dir), &dfd);
     if (dfd < 0) return st;
     StatsCount c = read_stats(dfd);
     out->hits = c.hits, out->misses = c.misses;
     out->tuning_records = jit_tune_count(dfd);
-    each_entry(dfd, count_entry, out);
+    rt_cache_each_entry(dfd, count_entry, out);
     close(dfd);
     return TILE_OK;
-}
-
-typedef struct ListCtx {
-    void (*fn)(void *user, const tile_cache_entry_info *entry);
-    void *user;
-} ListCtx;
-
-static bool list_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
-    ListCtx *lc = user;
-    if (key[2] == '.') return true;
-    size_t n;
-    const char *why;
-    char *data = entry_read(kkfd, name, &n, &why);
-    Reader r;
-    tile_compiled c;
-    EntryMeta meta = {0};
-    tile_cache_entry_info info = {.size = sizeof info, .key = key, .bytes = (uint64_t)sb->st_size, .last_use = (int64_t)sb->st_mtime};
-    if (data && entry_valid(data, n, &r, &why) && deserialize(&r, &c, &meta, NULL)) {
-        Str ks = {0};
-        for (int i = 0; i < c.nkernels; i++) str_printf(&ks, "%s%s", i ? "," : "", c.kernels[i].name);
-        info.source = meta.srcname ? meta.srcname : "";
-        info.kernels = ks.buf ? ks.buf : "";
-        info.arch = meta.arch, info.defines = meta.defines, info.specialize = meta.specialize;
-        lc->fn(lc->user, &info);
-        str_free(&ks);
-        tile_compiled_free(&c);
-    } else {
-        info.source = "(corrupt)", info.kernels = info.arch = info.defines = info.specialize = "";
-        lc->fn(lc->user, &info);
-    }
-    meta_free(&meta);
-    free(data);
-    return true;
-}
-
-/* tile_cache_list and its _ex: api, the call made, for the messages. */
-static tile_status cache_list(const char *api, const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry),
-                              void *user) {
-    ListCtx lc = {fn, user};
-    int dfd;
-    tile_status st = open_existing(api, dir_or_default(cache_dir), &dfd);
-    if (dfd < 0) return st;
-    each_entry(dfd, list_entry, &lc);
-    close(dfd);
-    return TILE_OK;
-}
-
-tile_status tile_cache_list_ex(const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry), void *user) {
-    if (!fn) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_list_ex: fn is NULL");
-    return cache_list("tile_cache_list_ex", cache_dir, fn, user);
-}
-
-/* The first API: the same walk, fewer fields. */
-typedef struct OldListCtx {
-    void (*fn)(void *, const char *, const char *, const char *, uint64_t);
-    void *user;
-} OldListCtx;
-
-static void old_list_entry(void *user, const tile_cache_entry_info *e) {
-    OldListCtx *o = user;
-    o->fn(o->user, e->key, e->source, e->kernels, e->bytes);
-}
-
-tile_status tile_cache_list(const char *cache_dir,
-                            void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
-                            void *user) {
-    if (!fn) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
-    OldListCtx o = {fn, user};
-    return cache_list("tile_cache_list", cache_dir, old_list_entry, &o);
 }
 
 /* A writer's temporary file younger than this may be one being written now (a server compiling while
@@ -1232,10 +845,10 @@ static bool stats_is_ours(int dfd) {
 
 tile_status tile_cache_clear(const char *cache_dir, int tuning) {
     int dfd, err = 0;
-    const char *dir = dir_or_default(cache_dir);
-    tile_status st = open_existing("tile_cache_clear", dir, &dfd);
+    const char *dir = rt_cache_dir_or_default(cache_dir);
+    tile_status st = rt_cache_open_existing("tile_cache_clear", dir, &dfd);
     if (dfd < 0) return st;
-    each_entry(dfd, remove_entry, &err);
+    rt_cache_each_entry(dfd, remove_entry, &err);
     if (stats_is_ours(dfd)) remove_regular(dfd, "stats", &err);
     struct stat sb; /* under tune.lock, so a recording tuner's rename never brings back what was cleared */
     if (tuning && fstatat(dfd, "tune.db", &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode)) {

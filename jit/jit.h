@@ -58,14 +58,8 @@ const char *jit_compiler_id(void);
  * descriptor, or -1: silently when !create and it does not exist (errno
  * ENOENT), else after one warning on stderr. */
 int jit_cache_open(const char *dir, bool create);
-/* jit_cache_open without the warning: why gets the reason ("" when the folder does not exist and create is false). */
-int jit_cache_open_why(const char *dir, bool create, char *why, size_t why_size);
-/* NAME, a regular file directly inside the folder dfd, never through a
- * symlink: malloc'd and NUL-terminated, NULL with errno (ENOMEM when it does not fit in memory). */
-char *jit_cache_read(int dfd, const char *name, size_t *n);
-/* jit_cache_read of at most max bytes: NULL with errno EFBIG for a larger file, ENOMEM when the memory for it
- * cannot be had (never an abort: the caller fails softly). */
-char *jit_cache_read_max(int dfd, const char *name, size_t max, size_t *n);
+/* Without the warning (rt_cache_open_why), reading files in the folder (rt_cache_read_max) and the entries'
+ * format: the runtime's, runtime/cache_entry.h (libtile_rt reads the cache without the compiler). */
 /* Append data to NAME in dfd (created 0600, never through a symlink) in
  * one write with SIGXFSZ blocked; false with errno. */
 bool jit_cache_append(int dfd, const char *name, const void *data, size_t n);

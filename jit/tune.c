@@ -54,6 +54,7 @@
  *      ignored with a warning naming tune.db's line (on stderr once per process; every one under
  *      TILE_DEBUG=cache). */
 #include "jit/jit.h"
+#include "runtime/cache_entry.h"
 #include "../lang/lang.h"
 
 #include <errno.h>
@@ -202,7 +203,7 @@ enum { TUNE_KEEP = 4 }; /* configurations kept per key */
  * read) but fails with a message. */
 #define TUNE_DB_MAX_BYTES ((size_t)16 << 20)
 
-/* Why tune.db could not be read (errno from jit_cache_read_max), for messages. */
+/* Why tune.db could not be read (errno from rt_cache_read_max), for messages. */
 static const char *unreadable_why(int err, char *buf, size_t n) {
     if (err == EFBIG) snprintf(buf, n, "it is larger than %zu bytes (16 MiB), the most that is read", TUNE_DB_MAX_BYTES);
     else if (err == ENOMEM) snprintf(buf, n, "there is not enough memory to read it");
@@ -275,7 +276,7 @@ static TuneRec *parse_records(char *text, size_t len, int *nrec, Str *kept) {
 
 uint64_t jit_tune_count(int dfd) {
     size_t len = 0;
-    char *text = jit_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &len); /* unreadable: no record counted */
+    char *text = rt_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &len); /* unreadable: no record counted */
     int n = 0;
     Str kept = {0};
     free(parse_records(text, text ? len : 0, &n, &kept));
@@ -311,7 +312,7 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
      *    it replaces */
     int lock = jit_cache_lock(dfd, "tune.lock");
     size_t text_len = 0;
-    char *text = jit_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &text_len);
+    char *text = rt_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &text_len);
     if (!text && errno != ENOENT) { /* records it cannot read: writing over them would lose them */
         char why[160];
         unreadable_why(errno, why, sizeof why);
@@ -415,7 +416,7 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
     int dfd = jit_cache_open(dir, false);
     if (dfd < 0) return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: no tuning database in %s (no record for %.200s on %.200s, %.200s)", fn, dir, who0, device, key_bucket);
     size_t n;
-    char *text = jit_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &n);
+    char *text = rt_cache_read_max(dfd, "tune.db", TUNE_DB_MAX_BYTES, &n);
     int err = errno;
     close(dfd);
     if (!text && err != ENOENT) { /* fails softly: no record, as for a missing database (tile_gemm takes its defaults) */

@@ -374,6 +374,33 @@ DevStatus dev_module_load_ptx(TileDevice *dev, const char *ptx, TileDevModule **
     return DEV_OK;
 }
 
+DevStatus dev_module_load_image(TileDevice *dev, const void *image, size_t size, TileDevModule **out) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!image || !out) return dev_fail(dev, DEV_ERR_INVALID, "dev_module_load_image: %s is NULL", image ? "out" : "image");
+    *out = NULL;
+    if (!dev->ops->module_load_image)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: a cubin holds machine code (SASS) for a GPU, which the %s device cannot run",
+                        dev->ops->name, dev->ops->name);
+    TileDevModule *m = calloc(1, sizeof *m);
+    if (!m) return dev_fail(dev, DEV_ERR_INVALID, "dev_module_load_image: out of host memory");
+    m->dev = dev;
+    DevStatus st = dev->ops->module_load_image(dev, image, size, &m->impl);
+    if (st != DEV_OK) {
+        free(m);
+        return st;
+    }
+    *out = m;
+    return DEV_OK;
+}
+
+DevStatus dev_function_param_sizes(TileDevFunction *fn, uint32_t *sizes, int cap, int *n) {
+    if (!fn) return DEV_ERR_INVALID;
+    TileDevice *dev = fn->mod->dev;
+    *n = 0;
+    if (!dev->ops->param_sizes) return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: parameter sizes are not reported", dev->ops->name);
+    return dev->ops->param_sizes(dev, fn->impl, sizes, cap, n);
+}
+
 void dev_module_unload(TileDevModule *mod) {
     if (!mod) return;
     for (TileDevFunction *f = mod->funcs, *n; f; f = n) {

@@ -116,6 +116,12 @@ DevStatus dev_memcpy_dtoh(TileDevice *dev, void *dst, uint64_t src, size_t bytes
 DevStatus dev_memset_d8(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes);
 
 DevStatus dev_module_load_ptx(TileDevice *dev, const char *ptx, TileDevModule **out);
+/* A cubin or fatbin image, already checked whole (rt_image_check: the driver reads it without its size).
+ * DEV_ERR_UNSUPPORTED where the backend runs no machine code (the emulator), with a message. */
+DevStatus dev_module_load_image(TileDevice *dev, const void *image, size_t size, TileDevModule **out);
+/* The sizes in bytes of fn's parameters, as the driver reports them (cuFuncGetParamInfo, CUDA 12.4): *n of
+ * them into sizes[0..cap); DEV_ERR_UNSUPPORTED when the driver cannot say (older drivers, the emulator). */
+DevStatus dev_function_param_sizes(TileDevFunction *fn, uint32_t *sizes, int cap, int *n);
 void dev_module_unload(TileDevModule *mod);
 /* The function stays valid until its module is unloaded. */
 DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevFunction **out);
@@ -245,6 +251,9 @@ typedef struct DevBackendOps {
     DevStatus (*model)(TileDevice *dev, char *out, size_t n);
     /* dev_tensor_map_encode; NULL: unsupported. */
     DevStatus (*tensor_map_encode)(TileDevice *dev, const DevTensorMap *tm, void *out);
+    /* dev_module_load_image, dev_function_param_sizes; NULL: unsupported. */
+    DevStatus (*module_load_image)(TileDevice *dev, const void *image, size_t size, void **mod);
+    DevStatus (*param_sizes)(TileDevice *dev, void *fn, uint32_t *sizes, int cap, int *n);
 } DevBackendOps;
 
 struct TileDevice {

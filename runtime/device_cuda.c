@@ -41,7 +41,9 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_PTX = 218,
-       CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712 };
+       CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+       CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+       CUDA_ERROR_NOT_SUPPORTED = 801 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14 };
@@ -113,6 +115,8 @@ typedef struct CudaApi {
                                          const unsigned long long *strides, const int *lower, const int *upper, unsigned channels,
                                          unsigned pixels, const unsigned *elem_strides, int interleave, int swizzle, int l2promotion,
                                          int oobfill);
+    /* cuFuncGetParamInfo (CUDA 12.4+), else NULL: optional (a cubin's kernels then have unknown parameters) */
+    CUresult (*func_get_param_info)(CUfunction f, size_t index, size_t *offset, size_t *size);
     bool loaded;
     char err[512];
 } CudaApi;
@@ -139,6 +143,7 @@ static void cuda_load(void) {
     a->launch_kernel_ex = dlsym(h, "cuLaunchKernelEx");
     *(void **)&a->tensor_map_encode_tiled = dlsym(h, "cuTensorMapEncodeTiled");
     *(void **)&a->tensor_map_encode_im2col = dlsym(h, "cuTensorMapEncodeIm2col");
+    *(void **)&a->func_get_param_info = dlsym(h, "cuFuncGetParamInfo");
     CUresult r = a->Init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;
@@ -329,6 +334,49 @@ static DevStatus cuda_module_load(TileDevice *dev, const char *ptx, void **mod) 
     }
     *mod = m;
     return DEV_OK;
+}
+
+/* A cubin or fatbin (checked whole by the caller: cuModuleLoadDataEx reads it without its size).  The driver
+ * picks a fatbin's machine code for this GPU, else JIT-compiles its PTX.  Machine code for another GPU with
+ * no PTX to fall back on (CUDA_ERROR_NO_BINARY_FOR_GPU), or an image this driver does not take, is
+ * DEV_ERR_UNSUPPORTED; a damaged one (CUDA_ERROR_INVALID_IMAGE) DEV_ERR_INVALID. */
+static DevStatus cuda_module_load_image(TileDevice *dev, const void *image, size_t size, void **mod) {
+    (void)size;
+    DevStatus st = cur(dev);
+    if (st) return st;
+    char log[8192] = "";
+    int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+    CUmodule m = NULL;
+    CUresult r = cuda()->ModuleLoadDataEx(&m, image, 2, opts, vals);
+    if (r != CUDA_SUCCESS) {
+        st = cuda_fail(dev, r, "cuModuleLoadDataEx");
+        if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_NOT_SUPPORTED) st = DEV_ERR_UNSUPPORTED;
+        if (r == CUDA_ERROR_INVALID_IMAGE) st = DEV_ERR_INVALID;
+        if (log[0]) dev_fail(dev, st, "%s\n%s", dev_last_error(dev), log);
+        else dev_fail(dev, st, "%s", dev_last_error(dev)); /* the status, not cuda_fail's */
+        return st;
+    }
+    *mod = m;
+    return DEV_OK;
+}
+
+/* cuFuncGetParamInfo for index 0, 1, ... until the driver says there is no such parameter. */
+static DevStatus cuda_param_sizes(TileDevice *dev, void *fn, uint32_t *sizes, int cap, int *n) {
+    const CudaApi *a = cuda();
+    if (!a->func_get_param_info)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: the driver has no cuFuncGetParamInfo (CUDA 12.4): parameter sizes unknown");
+    DevStatus st = cur(dev);
+    if (st) return st;
+    for (int i = 0;; i++) {
+        size_t off = 0, sz = 0;
+        CUresult r = a->func_get_param_info(fn, (size_t)i, &off, &sz);
+        if (r == CUDA_ERROR_INVALID_VALUE) return DEV_OK; /* past the last parameter */
+        if (r != CUDA_SUCCESS) return cuda_fail(dev, r, "cuFuncGetParamInfo");
+        if (i == cap) return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: over %d parameters", cap);
+        sizes[i] = (uint32_t)sz;
+        *n = i + 1;
+    }
 }
 
 static void cuda_module_unload(TileDevice *dev, void *mod) {
@@ -679,6 +727,8 @@ const DevBackendOps dev_cuda_ops = {
     .memset8 = cuda_memset8,
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,
+    .module_load_image = cuda_module_load_image,
+    .param_sizes = cuda_param_sizes,
     .get_function = cuda_get_function,
     .launch = cuda_launch,
     .synchronize = cuda_synchronize,

@@ -78,6 +78,19 @@ const RtDataDirs *rt_data_dirs(void);
  * last root (where a missing file is reported); NULL when it does not fit in n. */
 const char *rt_data_path(const char *sub, const char *file, char *buf, size_t n);
 
+/* ---- image.c: cubin and fatbin images, checked before the driver reads them ---- */
+typedef enum RtImageKind { RT_IMAGE_ELF, RT_IMAGE_FATBIN } RtImageKind;
+typedef struct RtImage {
+    RtImageKind kind;
+    int sm; /* the SM its machine code is for (80, 90; a fatbin's first ELF entry's), 0 when it does not say */
+} RtImage;
+/* Is image (size bytes) a cubin or a fatbin whose every header offset and size lies inside it?  False with
+ * the reason in err (n bytes). */
+bool rt_image_check(const void *image, size_t size, RtImage *out, char *err, size_t n);
+/* A fatbin's uncompressed PTX for the highest SM not above max_sm (malloc'd, NUL-terminated), else NULL;
+ * *compressed (may be NULL): how many PTX entries it has that are compressed (not read here). */
+char *rt_image_ptx(const void *image, size_t size, int max_sm, int *compressed);
+
 /* ---- runtime.c ---- */
 /* Record a printf-style message as the context's last error and return status; ctx NULL: as the calling
  * thread's last error without a context (tile_last_error(NULL)), for the calls that take none. */
@@ -168,6 +181,10 @@ typedef struct RtOrigin {
  * (TILE_ERROR_INTERNAL). */
 tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool user_asm, tile_compiled *meta, RtOrigin origin,
                                     tile_module **out);
+/* A module from a compile cache entry's payload (runtime/cache_read.c): its cubin when the entry has one for
+ * exactly the GPU's compute capability (arch: the entry's target), else its PTX; as rt_module_create_locked
+ * otherwise (meta is taken, and freed on failure). */
+tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, tile_compiled *meta, tile_module **out);
 /* Walk the context's modules (prev NULL: the first). */
 tile_module *rt_module_next_locked(tile_context *ctx, tile_module *prev);
 /* The origin's data when it was made with this free function (the layer's own kind), else NULL. */

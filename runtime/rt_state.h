@@ -51,6 +51,7 @@ struct tile_module {
     RtOrigin origin;    /* the layer above's record of the request (jit/load.c), or none */
     tile_compiled meta; /* kernel metadata (PTX and TIR dropped) */
     char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
+    bool image;         /* loaded from a cubin without PTX (tile_module_load_cubin): the driver knows its kernels */
     char **param_names; /* per meta.kernels entry: its parameters' names from the Tile IR ("x,y,a,n"), or NULL */
     tile_kernel *kernels;
     tile_module *next;

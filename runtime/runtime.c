@@ -841,11 +841,25 @@ static char *tir_param_names(const char *tir, const char *name) {
     return names.buf;
 }
 
-tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool user_asm, tile_compiled *meta, RtOrigin origin,
-                                    tile_module **out) {
+/* Whether meta's cubin is machine code for exactly this GPU (an entry's arch is its target's name): then it is
+ * loaded instead of its PTX, which the driver would compile again (and the PTX after all when the driver
+ * refuses the cubin). */
+static bool cubin_runs_here(tile_context *ctx, const tile_compiled *meta, const char *arch) {
+    const Target *t = target_find(arch);
+    RtImage img;
+    char err[160];
+    return meta->cubin && t && dev_compute_capability(ctx->dev) == t->sm &&
+           rt_image_check(meta->cubin, meta->cubin_size, &img, err, sizeof err) && img.sm == t->sm;
+}
+
+static tile_status module_create_locked(tile_context *ctx, const char *ptx, bool use_cubin, bool user_asm, tile_compiled *meta,
+                                        RtOrigin origin, tile_module **out) {
     TileDevModule *dm;
     double t0 = now_seconds();
-    DevStatus ds = dev_module_load_ptx(ctx->dev, ptx, &dm);
+    DevStatus ds = use_cubin ? dev_module_load_image(ctx->dev, meta->cubin, meta->cubin_size, &dm) : DEV_ERR_UNSUPPORTED;
+    if (use_cubin && ds != DEV_OK && rt_options()->debug_launch)
+        rt_debug("launch", "the driver refused the entry's cubin, loading its PTX: %s", dev_last_error(ctx->dev));
+    if (ds != DEV_OK) ds = dev_module_load_ptx(ctx->dev, ptx, &dm); /* PTX, or after a refused cubin (a driver older than its ptxas) */
     ctx->stats.load_seconds += now_seconds() - t0;
     tile_module *m = ds == DEV_OK ? module_new(ctx, dm) : NULL;
     if (!m) {
@@ -881,6 +895,18 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool use
     return TILE_OK;
 }
 
+tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool user_asm, tile_compiled *meta, RtOrigin origin,
+                                    tile_module **out) {
+    return module_create_locked(ctx, ptx, false, user_asm, meta, origin, out);
+}
+
+tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, tile_compiled *meta, tile_module **out) {
+    bool use_cubin = cubin_runs_here(ctx, meta, arch);
+    if (rt_options()->debug_launch)
+        rt_debug("launch", "loading a cache entry for %s from its %s", arch, use_cubin ? "cubin" : "PTX");
+    return module_create_locked(ctx, meta->ptx, use_cubin, false, meta, (RtOrigin){0}, out);
+}
+
 tile_module *rt_module_next_locked(tile_context *ctx, tile_module *prev) { return prev ? prev->next : ctx->modules; }
 void *rt_module_origin(tile_module *m, void (*kind)(void *)) { return m->origin.free == kind ? m->origin.data : NULL; }
 void rt_module_retain_locked(tile_module *m) { m->refs++; }
@@ -911,6 +937,52 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
         st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_module_load_ptx: out of host memory");
     } else *out = m;
     rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_module_load_cubin(tile_context *ctx, const void *image, size_t size, tile_module **out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_cubin: out is NULL");
+    *out = NULL;
+    if (!image) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_cubin: image is NULL");
+    RtImage img;
+    char err[256];
+    if (!rt_image_check(image, size, &img, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_cubin: %s", err);
+    /* A fatbin's PTX (uncompressed) is what the emulator runs, and it says the kernels' parameters and blocks */
+    const Target *tgt = ctx->target;
+    int cc = dev_compute_capability(ctx->dev), compressed = 0;
+    char *ptx = img.kind == RT_IMAGE_FATBIN ? rt_image_ptx(image, size, cc ? cc : tgt->sm, &compressed) : NULL;
+    if (!cc && !ptx) { /* the emulator: no machine code runs there */
+        if (img.kind == RT_IMAGE_ELF)
+            return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "tile_module_load_cubin: the cubin holds machine code (SASS) for sm_%d, which "
+                           "the %s device cannot run: it runs PTX (tile_module_load_ptx, or a fatbin carrying uncompressed PTX "
+                           "for %s or older: nvcc -fatbin --no-compress)", img.sm, dev_backend_name(ctx->dev), tgt->name);
+        return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "tile_module_load_cubin: the fatbin carries no PTX the %s device can run (%s%s): "
+                       "it runs PTX only, not machine code (make it with nvcc -fatbin --no-compress, or load PTX with "
+                       "tile_module_load_ptx)", dev_backend_name(ctx->dev),
+                       compressed ? "its PTX is compressed" : "no uncompressed PTX entry", compressed ? "" : " for this target or older");
+    }
+    rt_lock(ctx);
+    TileDevModule *dm;
+    double t0 = now_seconds();
+    DevStatus ds = cc ? dev_module_load_image(ctx->dev, image, size, &dm) : dev_module_load_ptx(ctx->dev, ptx, &dm);
+    ctx->stats.load_seconds += now_seconds() - t0;
+    tile_status st = TILE_OK;
+    tile_module *m = NULL;
+    if (ds == DEV_ERR_PTX || ds == DEV_ERR_PTX_VERSION) { /* the fatbin's PTX, refused by the emulator */
+        const char *why = *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(ds);
+        st = rt_fail(ctx, TILE_ERROR_COMPILE, "tile_module_load_cubin: the fatbin's PTX: %s", !strncmp(why, "emu: ", 5) ? why + 5 : why);
+    } else if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_module_load_cubin");
+    else if (!(m = module_new(ctx, dm))) {
+        dev_module_unload(dm);
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_module_load_cubin: out of host memory");
+    } else {
+        m->ptx = ptx, ptx = NULL; /* a fatbin's PTX: the kernels' parameters and blocks */
+        m->image = !m->ptx;
+        *out = m;
+    }
+    rt_unlock(ctx);
+    free(ptx);
     return st;
 }
 
@@ -1101,6 +1173,38 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
     }
 }
 
+/* A cubin's kernel: its parameters' sizes from the driver (cuFuncGetParamInfo), shown as "b32, b64, b8[24]";
+ * nothing is known of which are pointers, and no block (launch with tile_launch_raw or a block in
+ * tile_launch_ex).  A driver that cannot say leaves the parameters unknown (nparams -1, signature "?"). */
+static void image_entry_layout(tile_kernel *k) {
+    enum { MAX_PARAMS = 1024 };
+    uint32_t sizes[MAX_PARAMS];
+    int n = 0;
+    if (dev_function_param_sizes(k->fn, sizes, MAX_PARAMS, &n) != DEV_OK) {
+        k->raw_signature = strdup("?");
+        return;
+    }
+    uint8_t *size = malloc((size_t)n + 1), *spec = calloc((size_t)n + 1, 1);
+    bool *isptr = calloc((size_t)n + 1, sizeof *isptr);
+    Str sig = {0};
+    str_printf(&sig, "%s", "");
+    for (int i = 0; size && i < n; i++) {
+        size[i] = (uint8_t)(sizes[i] > 255 ? 255 : sizes[i]);
+        if (sizes[i] == 1 || sizes[i] == 2 || sizes[i] == 4 || sizes[i] == 8) str_printf(&sig, "%sb%u", i ? ", " : "", sizes[i] * 8);
+        else str_printf(&sig, "%sb8[%u]", i ? ", " : "", sizes[i]);
+    }
+    if (!size || !spec || !isptr || !sig.buf) { /* out of memory: unknown, as for a driver that cannot say */
+        free(size), free(spec), free(isptr), str_free(&sig);
+        k->raw_signature = strdup("?");
+        return;
+    }
+    k->nparams = n;
+    k->param_size = size;
+    k->param_spec = spec;
+    k->param_ptr = isptr;
+    k->raw_signature = sig.buf;
+}
+
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out) {
     if (!handle_live(m, HANDLE_MODULE)) return dead_handle(__func__, m, "tile_module", "unloaded, or its context destroyed");
     tile_context *ctx = m->ctx;
@@ -1118,7 +1222,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     const char *pnames = NULL;
     for (int i = 0; i < m->meta.nkernels; i++)
         if (!strcmp(m->meta.kernels[i].name, name)) ki = &m->meta.kernels[i], pnames = m->param_names ? m->param_names[i] : NULL;
-    if (!ki && !m->ptx) {
+    if (!ki && !m->ptx && !m->image) {
         Str names = {0};
         for (int i = 0; i < m->meta.nkernels; i++) str_printf(&names, "%s%s", i ? ", " : "", m->meta.kernels[i].name);
         st = rt_fail(ctx, TILE_ERROR_NOT_FOUND, "tile_module_get_kernel: the module has no kernel '%.200s' (it has: %s)", name, names.buf ? names.buf : "none");
@@ -1168,6 +1272,9 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         if (k->ntmaps > 0) k->tcache = rt_tmap_cache_new();
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
                                             ki->registers};
+    } else if (m->image) {
+        image_entry_layout(k);
+        k->attrs = (tile_kernel_attributes){k->name, k->nparams, 0, 0, 0, 0, k->raw_signature ? k->raw_signature : "", -1};
     } else {
         ptx_entry_layout(m->ptx, name, k);
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, (int)((k->block + 31) / 32), 0, k->block, 0,

@@ -48,6 +48,7 @@
 #include <time.h>
 
 #include "emu/emu.h"
+#include "runtime/rt.h"
 #include "support/target.h"
 
 typedef int CUresult;
@@ -61,7 +62,7 @@ enum {
     CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713, CUDA_ERROR_INVALID_PTX = 218, CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
     CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_NOT_READY = 600, CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701, CUDA_ERROR_LAUNCH_FAILED = 719, CUDA_ERROR_NOT_SUPPORTED = 801,
-    CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
+    CUDA_ERROR_INVALID_CLUSTER_SIZE = 912, CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
 };
 
 /* ---- the driver's state: one device, one primary context ---- */
@@ -611,38 +612,59 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, in
         else if (opts[i] < 0 || opts[i] > 30) return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuModuleLoadDataEx option %d", opts[i]));
     }
     if (log && cap) log[0] = 0;
+    /* An image (tile_module_load_cubin checked it whole): machine code cannot run here, so a cubin is a GPU's
+     * binary this device has not (CUDA_ERROR_NO_BINARY_FOR_GPU, as a driver says of another GPU's cubin), and a
+     * fatbin runs from its PTX, which a driver JIT-compiles when it holds no machine code for the GPU: its
+     * uncompressed PTX entry for this compute capability or older (runtime/image.c finds it). */
+    const unsigned char *u = image;
+    char *owned = NULL;
+    if (!memcmp(u, "\x7f" "ELF", 4)) {
+        if (log && cap) snprintf(log, cap, "fake_cuda_emu: a cubin holds machine code; this stand-in runs PTX only");
+        return unlock(CUDA_ERROR_NO_BINARY_FOR_GPU);
+    }
+    if ((uint32_t)(u[0] | u[1] << 8 | u[2] << 16 | (uint32_t)u[3] << 24) == 0xBA55ED50u) {
+        uint64_t fsize;
+        memcpy(&fsize, u + 8, 8);
+        size_t size = (size_t)(u[6] | u[7] << 8) + (size_t)fsize; /* the header's own size and its payload's */
+        int compressed = 0;
+        if (!(owned = rt_image_ptx(image, size, D.cc, &compressed))) {
+            if (log && cap) snprintf(log, cap, "fake_cuda_emu: the fatbin has no %sPTX for sm_%d or older", compressed ? "uncompressed " : "", D.cc);
+            return unlock(CUDA_ERROR_NO_BINARY_FOR_GPU);
+        }
+        image = owned;
+    }
     const char *ptx = image;
     const char *v = strstr(ptx, ".version");
     int maj = 0, min = 0;
     if (!v || sscanf(v, ".version %d.%d", &maj, &min) != 2) {
         if (log && cap) snprintf(log, cap, "ptxas: no .version directive");
-        return unlock(CUDA_ERROR_INVALID_PTX);
+        return free(owned), unlock(CUDA_ERROR_INVALID_PTX);
     }
     if (maj * 10 + min > driver_ptx_isa(D.driver_version)) {
         if (log && cap) snprintf(log, cap, "ptxas: PTX .version %d.%d is newer than this driver's", maj, min);
-        return unlock(CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+        return free(owned), unlock(CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
     }
     char *err = NULL;
     EmuModule *m = emu_module_parse(ptx, &D.mem, &err);
     if (!m) {
         if (log && cap) snprintf(log, cap, "%s", err ? err : "out of host memory");
         free(err);
-        return unlock(CUDA_ERROR_INVALID_PTX);
+        return free(owned), unlock(CUDA_ERROR_INVALID_PTX);
     }
     if (m->target && !target_runs_on(m->target, D.cc)) {
         if (log && cap) snprintf(log, cap, "ptxas: .target %s does not run on compute capability %d.%d", m->target->name, D.cc / 10, D.cc % 10);
         emu_module_free(m);
-        return unlock(CUDA_ERROR_INVALID_PTX);
+        return free(owned), unlock(CUDA_ERROR_INVALID_PTX);
     }
     Module *md = calloc(1, sizeof *md);
     if (!md || !handles_add(&D.modules, md)) {
         free(md);
         emu_module_free(m);
-        return unlock(CUDA_ERROR_OUT_OF_MEMORY);
+        return free(owned), unlock(CUDA_ERROR_OUT_OF_MEMORY);
     }
     md->m = m;
     *mod = md;
-    return unlock(CUDA_SUCCESS);
+    return free(owned), unlock(CUDA_SUCCESS);
 }
 
 EXPORT CUresult cuModuleUnload(void *mod) {
@@ -708,6 +730,17 @@ EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
         return unlock(CUDA_SUCCESS);
     }
     return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuFuncSetAttribute: attribute %d is not settable", attr));
+}
+
+/* CUDA 12.4: parameter index's offset and size; CUDA_ERROR_INVALID_VALUE past the last (how a caller counts them). */
+EXPORT CUresult cuFuncGetParamInfo(void *fn, size_t index, size_t *offset, size_t *size) {
+    ENTER_CTX();
+    Func *f = fn;
+    if (!handles_has(&D.funcs, f)) return unlock(refuse(CUDA_ERROR_INVALID_HANDLE, "cuFuncGetParamInfo of a function that is not live"));
+    if (!offset || !size || index >= f->f->nparams) return unlock(CUDA_ERROR_INVALID_VALUE);
+    *offset = f->f->params[index].offset;
+    *size = f->f->params[index].size;
+    return unlock(CUDA_SUCCESS);
 }
 
 EXPORT CUresult cuFuncGetAttribute(int *value, int attr, void *fn) {
@@ -1050,7 +1083,7 @@ EXPORT CUresult cuTensorMapEncodeIm2col(void *map, int dtype, unsigned rank, voi
 EXPORT CUresult cuGetErrorName(CUresult r, const char **s) {
     static const struct { int r; const char *name; } names[] = {
         {0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"}, {3, "CUDA_ERROR_NOT_INITIALIZED"},
-        {101, "CUDA_ERROR_INVALID_DEVICE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"}, {218, "CUDA_ERROR_INVALID_PTX"},
+        {101, "CUDA_ERROR_INVALID_DEVICE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"}, {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"}, {218, "CUDA_ERROR_INVALID_PTX"},
         {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"}, {400, "CUDA_ERROR_INVALID_HANDLE"}, {500, "CUDA_ERROR_NOT_FOUND"},
         {600, "CUDA_ERROR_NOT_READY"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
         {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"}, {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"},

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "include/tile/tile.h"
 
@@ -838,6 +839,123 @@ Test(aot, both_libraries_warn, .timeout = 120) {
         cr_expect_eq(system(cmd), 0, "%s", cmd);
     }
     char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* ---- a program with libtile_rt alone reads the compile cache and checks images (tests/rt_only/load_entry.c) ---- */
+static const char axpy_tile[] =
+    "// out[i] = a * x[i] + y[i] for i < n\n@num_warps(4)\n"
+    "kernel axpy(x: *f32, y: *f32, out: *f32, a: f32, n: i32, const BLOCK: i32 = 128) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let mask = offs < n;\n"
+    "    store(out + offs, a * load(x + offs, mask, 0.0) + load(y + offs, mask, 0.0), mask);\n"
+    "}\n";
+
+static void on_key(void *user, const tile_cache_entry_info *e) {
+    if (!strcmp(e->arch, "sm_80")) snprintf(user, 33, "%s", e->key);
+}
+
+/* Builds tests/rt_only/load_entry.c against libtile_rt alone into dir/prog (ldd: no compiler library). */
+static void build_load_entry(const char *dir) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cc -std=c17 -Wall -Wextra -Wpedantic -Werror %s -I%s/include %s/tests/rt_only/load_entry.c -L%s -ltile_rt -Wl,-rpath,%s -lm "
+             "-o %s/prog >> %s/log 2>&1",
+             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, TILE_SOURCE_DIR, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "ldd %s/prog | grep -E 'libLLVM|libxxhash|libtile\\.so' >> %s/log 2>&1", dir, dir);
+    cr_expect_neq(system(cmd), 0, "the program loads a compiler library (see ldd)");
+}
+
+/* The compiler stores axpy.tile for sm_80 (with its cubin) and sm_90a; a program linked to libtile_rt alone
+ * finds the entries with tile_cache_list_ex, loads the sm_80 one by its key on emu:sm_80 and checks it
+ * against float64, and is refused a damaged entry (one payload byte changed), a planted one (the entry under
+ * another key's name), the sm_90a entry, bad keys, the cubin (the emulator runs no machine code), and
+ * truncated or damaged images.  libtile_rt exports the calls, and needs no compiler library. */
+Test(aot, cache_entry_and_cubin_without_the_compiler, .timeout = 180) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[4096], path[700], cache[700], key[33] = "";
+    write_file(dir, "axpy.tile", axpy_tile);
+    snprintf(path, sizeof path, "%s/axpy.tile", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *arches[] = {"sm_80", "sm_90a"};
+    for (int i = 0; i < 2; i++) {
+        tile_compile_options o = {.size = sizeof o, .arch = arches[i], .want_cubin = i == 0};
+        tile_compiled c;
+        int from = 1;
+        cr_assert_eq(tile_cache_compile_file(cache, path, &o, &c, &from), TILE_OK, "%s", c.diagnostics);
+        cr_assert_eq(from, 0);
+        if (i == 0) {
+            cr_assert(c.cubin && !c.ptxas_missing, "no cubin (ptxas: %s)", c.ptxas_log ? c.ptxas_log : "missing");
+            snprintf(cmd, sizeof cmd, "%s/axpy.cubin", dir);
+            FILE *f = fopen(cmd, "wb");
+            cr_assert(f && fwrite(c.cubin, 1, c.cubin_size, f) == c.cubin_size);
+            fclose(f);
+        }
+        tile_compiled_free(&c);
+    }
+    cr_assert_eq(tile_cache_list_ex(cache, on_key, key), TILE_OK);
+    cr_assert_eq(strlen(key), 32);
+    /* damaged: the entry's last byte changed; planted: the entry under another key (its last digit changed) */
+    char other[33];
+    memcpy(other, key, 33);
+    other[31] = other[31] == '0' ? '1' : '0';
+    snprintf(cmd, sizeof cmd,
+             "cp -r %s/cache %s/damaged && cp -r %s/cache %s/planted && "
+             "printf 'Z' | dd of=%s/damaged/v1/%.2s/%s bs=1 seek=$(($(stat -c %%s %s/damaged/v1/%.2s/%s) - 1)) conv=notrunc 2>/dev/null && "
+             "mv %s/planted/v1/%.2s/%s %s/planted/v1/%.2s/%s",
+             dir, dir, dir, dir, dir, key, key + 2, dir, key, key + 2, dir, key, key + 2, dir, other, other + 2);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    build_load_entry(dir);
+    snprintf(cmd, sizeof cmd, "%s/prog %s/cache %s/damaged %s/planted %s/axpy.cubin >> %s/log 2>&1", dir, dir, dir, dir, dir, dir);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s %s/log", rc ? "cat" : "true", dir);
+    cr_expect_eq(system(cmd), 0);
+    cr_expect_eq(rc, 0, "the program linked to libtile_rt alone failed (its output is above)");
+    snprintf(cmd, sizeof cmd, "grep -q '^load_entry ok$' %s/log", dir);
+    cr_expect_eq(system(cmd), 0, "the program did not finish its checks");
+    /* the entry is still in the cache the program read, unchanged (a reader removes nothing) */
+    int from = 0;
+    tile_compiled c;
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_80", .want_cubin = 1};
+    cr_expect_eq(tile_cache_compile_file(cache, path, &o, &c, &from), TILE_OK);
+    cr_expect_eq(from, 1, "the entry the program loaded is gone");
+    tile_compiled_free(&c);
+    /* libtile_rt exports them */
+    const char *names[] = {"tile_module_load_cubin", "tile_module_load_cache_entry", "tile_cache_list_ex", "tile_cache_list",
+                           "tile_cache_default_dir"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(cmd, sizeof cmd, "nm -D --defined-only %s/libtile_rt.so | grep -qw %s", TILE_BINARY_DIR, names[i]);
+        cr_expect_eq(system(cmd), 0, "libtile_rt.so does not export %s", names[i]);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* A fatbin nvcc made with uncompressed PTX (--no-compress) runs on the emulator from its PTX (float64-checked);
+ * nvcc's default, compressed PTX, is refused saying so; damaged containers are refused.  Needs nvcc. */
+Test(aot, fatbin_ptx_on_the_emulator, .timeout = 180) {
+    const char *nvcc = "/usr/local/cuda/bin/nvcc";
+    if (access(nvcc, X_OK)) cr_skip_test("no %s: the fatbin test needs nvcc", nvcc);
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    write_file(dir, "axpy.cu",
+               "extern \"C\" __global__ void axpy(double *y, const double *x, double a, int n) {\n"
+               "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + y[i];\n}\n");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "%s -fatbin -arch=sm_80 --no-compress %s/axpy.cu -o %s/plain.fatbin >> %s/log 2>&1 && "
+             "%s -fatbin -arch=sm_80 %s/axpy.cu -o %s/comp.fatbin >> %s/log 2>&1",
+             nvcc, dir, dir, dir, nvcc, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    build_load_entry(dir);
+    snprintf(cmd, sizeof cmd, "%s/prog fatbin %s/plain.fatbin %s/comp.fatbin >> %s/log 2>&1", dir, dir, dir, dir);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s %s/log; grep -q '^load_entry fatbin ok$' %s/log", rc ? "cat" : "true", dir, dir);
+    cr_expect_eq(system(cmd), 0, "the program did not finish its checks");
+    cr_expect_eq(rc, 0, "the fatbin checks failed (output above)");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
 }

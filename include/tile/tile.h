@@ -389,6 +389,24 @@ TILE_API tile_status tile_synchronize(tile_context *ctx);
  * source's errors are, with the device's reason in tile_last_error: the emulator's names the PTX line ("ptx:3:
  * ..."), a GPU's carries the driver's JIT log. */
 TILE_API tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out);
+/* tile_module_load_cubin: a cubin (an ELF file: ptxas, nvcc -cubin) or a fatbin (nvcc -fatbin), size bytes.
+ * Every offset its headers hold is checked against size first (the driver reads an image without its size):
+ * what is truncated, damaged or no image is TILE_ERROR_INVALID_VALUE with the reason.  On a GPU the driver
+ * loads it (machine code for another GPU, with no PTX to compile instead, is TILE_ERROR_UNSUPPORTED); its
+ * kernels' parameter sizes come from the driver (cuFuncGetParamInfo, CUDA 12.4; older drivers: unknown, and
+ * num_params is -1), their block from nothing: launch with tile_launch_raw, or tile_launch_ex with a block.
+ * The emulator runs PTX only: a cubin is TILE_ERROR_UNSUPPORTED, and a fatbin runs from its uncompressed PTX
+ * (nvcc -fatbin --no-compress) for the context's target or older, whose .entry headers then give the
+ * kernels' parameters and blocks as tile_module_load_ptx's do (on a GPU too).  docs/runtime.md. */
+TILE_API tile_status tile_module_load_cubin(tile_context *ctx, const void *image, size_t size, tile_module **out);
+/* tile_module_load_cache_entry: the compile cache entry `key` (32 hex digits, as tile_cache_list and
+ * `tile cache list` give it) of cache_dir (NULL or "": the default folder), without compiling: libtile_rt
+ * has it.  The entry is checked whole before it is used (magic, format, size, checksum, and that its header
+ * is that key's): a damaged or foreign entry is TILE_ERROR_IO with the reason, and stays (the compiler removes
+ * it at its next lookup); no entry is TILE_ERROR_NOT_FOUND; an entry for a target the device cannot run is
+ * TILE_ERROR_UNSUPPORTED.  Its kernels carry the metadata a compile gives (tile_module_get_kernel,
+ * tile_launch); on a GPU its cubin is loaded when it was made for exactly that GPU, else its PTX. */
+TILE_API tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_dir, const char *key, tile_module **out);
 TILE_API tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out); /* .tile; defines: NULL-terminated "NAME=VALUE" */
 TILE_API tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out);
 /* With full compile options (kernel, specialize, include_dirs; arch NULL: the context's). */
