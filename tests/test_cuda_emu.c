@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "include/tile/tile.h"
 #include "emu/emu.h"
@@ -29,6 +30,7 @@
 
 void fake_cuda_emu_set_cc(int cc);
 void fake_cuda_emu_set_quiet(int quiet);
+void fake_cuda_emu_set_driver_version(int v);
 int fake_cuda_emu_refusals(void);
 const char *fake_cuda_emu_last_refusal(void);
 int fake_cuda_emu_launches(void);
@@ -978,4 +980,106 @@ Test(cuda_emu, register_caller_pinned) {
     int live[6];
     fake_cuda_emu_live(live);
     cr_expect(!live[0] && !live[4] && !live[5], "left alive: %d allocations, %d registrations, %d context references", live[0], live[4], live[5]);
+}
+
+static void on_cache_key(void *user, const tile_cache_entry_info *e) { snprintf(user, 33, "%s", e->key); }
+
+/* axpy (y updated in place) launched with args, n = N elements, float64-checked against hx, hy, a; the elements
+ * past n (poisoned, NaN) stay. */
+static void check_axpy_f32(tile_context *ctx, tile_kernel *k, tile_dim3 grid, const tile_dim3 *block) {
+    enum { N = 300, PAD = 20 };
+    float hx[N + PAD], hy[N + PAD], out[N + PAD];
+    memset(hx, 0xff, sizeof hx), memset(hy, 0xff, sizeof hy);
+    for (int i = 0; i < N; i++) hx[i] = (float)urand(), hy[i] = (float)urand();
+    tile_devptr dx = upload(ctx, hx, sizeof hx), dy = upload(ctx, hy, sizeof hy);
+    float a = (float)urand() + 1.25f;
+    int32_t n = N;
+    void *args[] = {&dx, &dy, &a, &n};
+    tile_status st = block ? tile_launch_raw(k, grid, *block, 0, args, NULL) : tile_launch(k, grid, args, NULL);
+    cr_assert_eq(st, TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dy, sizeof out), TILE_OK, "%s", tile_last_error(ctx));
+    for (int i = 0; i < N; i++)
+        cr_assert(fabs(out[i] - ((double)a * hx[i] + hy[i])) <= 2e-6 * (fabs((double)a * hx[i] + hy[i]) + 1), "y[%d] = %.9g, want %.9g",
+                  i, out[i], (double)a * hx[i] + hy[i]);
+    cr_assert(!memcmp(out + N, hy + N, sizeof(float) * PAD), "written past n");
+    tile_free(ctx, dx), tile_free(ctx, dy);
+}
+
+/* A cubin on the cuda device: checked whole before the driver sees it (a cut one never reaches it), then handed to
+ * cuModuleLoadDataEx, which this stand-in (it runs no machine code) refuses as a driver refuses another GPU's
+ * cubin: TILE_ERROR_UNSUPPORTED with the driver's words.  A compile cache entry by its key: its cubin is for
+ * this GPU (sm_80 on 8.0), so the driver is asked for it first, and on its refusal the entry's PTX is loaded;
+ * the kernel keeps the compile's metadata (tile_launch with its own block) and is float64-checked. */
+Test(cuda_emu, cubin_and_cache_entry_cc80) {
+    seed_rng();
+    char cache[] = "/tmp/tile-test-cuda-emu-XXXXXX";
+    cr_assert(mkdtemp(cache));
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_80", .want_cubin = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_cache_compile_source(cache, "axpy.tile", axpy_src, &o, &c, NULL), TILE_OK, "%s", c.diagnostics);
+    cr_assert(c.cubin, "no cubin (ptxas missing?)");
+    tile_context *ctx = open_cuda(80);
+    tile_module *m = NULL;
+    int loads = fake_cuda_emu_capture_breaking(); /* counts cuModuleLoadDataEx among others */
+    cr_expect_eq(tile_module_load_cubin(ctx, c.cubin, c.cubin_size - 1, &m), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "truncated"), "%s", tile_last_error(ctx));
+    cr_expect_eq(fake_cuda_emu_capture_breaking(), loads, "the driver was handed a truncated image");
+    cr_expect_eq(tile_module_load_cubin(ctx, c.cubin, c.cubin_size, &m), TILE_ERROR_UNSUPPORTED);
+    cr_expect(strstr(tile_last_error(ctx), "CUDA_ERROR_NO_BINARY_FOR_GPU") && strstr(tile_last_error(ctx), "runs PTX only"), "%s",
+              tile_last_error(ctx));
+    cr_expect_eq(fake_cuda_emu_capture_breaking(), loads + 1, "the cubin did not reach the driver");
+    cr_expect_null(m);
+    tile_compiled_free(&c);
+    char key[33] = "";
+    cr_assert_eq(tile_cache_list_ex(cache, on_cache_key, key), TILE_OK);
+    loads = fake_cuda_emu_capture_breaking();
+    cr_assert_eq(tile_module_load_cache_entry(ctx, cache, key, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(fake_cuda_emu_capture_breaking(), loads + 2, "not the cubin first, then the PTX");
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "axpy", &k), TILE_OK, "%s", tile_last_error(ctx));
+    check_axpy_f32(ctx, k, (tile_dim3){3, 1, 1}, NULL);
+    tile_module_unload(m);
+    close_cuda(ctx);
+    tile_cache_clear(cache, 1);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* nvcc's fatbin with uncompressed PTX on the cuda device: the driver (the stand-in JIT-compiles the PTX, as a
+ * driver does for a fatbin without machine code for its GPU) loads it; the kernel's parameters and block come
+ * from that PTX's .entry; launched with a block (CUDA C's has none of its own) and float64-checked.  Needs nvcc. */
+Test(cuda_emu, fatbin_cc80, .timeout = 120) {
+    const char *nvcc = "/usr/local/cuda/bin/nvcc";
+    if (access(nvcc, X_OK)) cr_skip_test("no %s: the fatbin test needs nvcc", nvcc);
+    seed_rng();
+    char dir[] = "/tmp/tile-test-cuda-emu-XXXXXX", cmd[1024];
+    cr_assert(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "printf 'extern \"C\" __global__ void axpy(const float *x, float *y, float a, int n) {\\n"
+             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\\n  if (i < n) y[i] = a * x[i] + y[i];\\n}\\n' > %s/k.cu && "
+             "%s -fatbin -arch=sm_80 --no-compress %s/k.cu -o %s/k.fatbin",
+             dir, nvcc, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "%s/k.fatbin", dir);
+    FILE *f = fopen(cmd, "rb");
+    cr_assert(f);
+    unsigned char img[65536];
+    size_t n = fread(img, 1, sizeof img, f);
+    fclose(f);
+    fake_cuda_emu_set_driver_version(13000); /* the PTX ISA this nvcc writes (9.0) */
+    tile_context *ctx = open_cuda(80);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_cubin(ctx, img, n, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "axpy", &k), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_attributes at;
+    cr_assert_eq(tile_kernel_get_attributes(k, &at), TILE_OK);
+    cr_expect(at.num_params == 4 && strstr(at.signature, ", f32, u32"), "%d params: %s", at.num_params, at.signature);
+    check_axpy_f32(ctx, k, (tile_dim3){5, 1, 1}, &(tile_dim3){64, 1, 1});
+    tile_module_unload(m);
+    close_cuda(ctx);
+    fake_cuda_emu_set_driver_version(12080);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
 }
