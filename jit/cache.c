@@ -50,6 +50,10 @@
  * successful with one warning per cause.  The checksum only detects damage:
  * the same user can write anything the process reads.
  *
+ * What a reader needs as well (the folder's rules, files opened by descriptor, the entry header and its
+ * checksum, the payload reader, the walk over the entries, listing) is the runtime's, runtime/cache_read.c:
+ * libtile_rt reads a cache without this file; here are the keys, writes, counters, eviction and clearing.
+ *
  * Mutable state: `warned` (atomic bits: which warnings this process has
  * given), the temporary-name counter (atomic) and the compiler id
  * (pthread_once). */
