@@ -435,18 +435,20 @@ tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_di
         return rt_fail(ctx, TILE_ERROR_IO, "%s: %s is not a cache folder this user can use: %s", api, dir, why_dir);
     if (dfd < 0) return rt_fail(ctx, TILE_ERROR_NOT_FOUND, "%s: no entry %s: the cache folder %s does not exist", api, key, dir);
     char kkname[3] = {key[0], key[1], 0};
-    int v1 = rt_cache_open_sub(dfd, "v1", false);
+    int v1 = rt_cache_open_sub(dfd, "v1", false), err = errno;
     int kk = v1 >= 0 ? rt_cache_open_sub(v1, kkname, false) : -1;
-    if (v1 >= 0) close(v1);
+    if (v1 >= 0) err = errno, close(v1);
+    close(dfd);
     size_t n = 0;
     const char *why = NULL;
     char *data = kk >= 0 ? rt_cache_entry_read(kk, key + 2, &n, &why) : NULL;
-    int err = errno;
-    if (data) utimensat(kk, key + 2, NULL, AT_SYMLINK_NOFOLLOW); /* its last use: now, as a compile's hit (LRU eviction) */
-    if (kk >= 0) close(kk);
-    close(dfd);
-    if (!data && !why && err == ENOENT) return rt_fail(ctx, TILE_ERROR_NOT_FOUND, "%s: no entry %s in the cache folder %s", api, key, dir);
-    if (!data && !why) return rt_fail(ctx, TILE_ERROR_IO, "%s: cannot read the entry %s in %s: %s", api, key, dir, strerror(err));
+    if (kk >= 0) err = errno;
+    if (!data && !why) {
+        if (kk >= 0) close(kk);
+        if (err == ENOENT) return rt_fail(ctx, TILE_ERROR_NOT_FOUND, "%s: no entry %s in the cache folder %s", api, key, dir);
+        return rt_fail(ctx, TILE_ERROR_IO, "%s: cannot read the entry %s in %s: %s", api, key, dir,
+                       err == ELOOP ? "it is a symbolic link (not followed)" : strerror(err));
+    }
     /* 2. the whole entry as the compiler checks it, and the key its header's parts hash to */
     RtCacheReader r;
     tile_compiled c;
@@ -460,6 +462,8 @@ tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_di
         if (strcmp(hex, key)) ok = false, why = "its header is another key's (copied or planted there)";
     }
     if (ok && !rt_cache_deserialize(&r, &c, &meta, NULL)) ok = false, why = "malformed payload";
+    if (ok) utimensat(kk, key + 2, NULL, AT_SYMLINK_NOFOLLOW); /* its last use: now, as a compile's hit (LRU eviction) */
+    close(kk);
     free(data);
     if (!ok) return rt_fail(ctx, TILE_ERROR_IO, "%s: the entry %s in %s is unusable: %s", api, key, dir, why);
     /* 3. its target on this device, then the module */
