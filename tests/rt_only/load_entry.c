@@ -38,9 +38,37 @@ static int failures;
     } while (0)
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next(void);
 static float frand(void) { /* in [-2, 2) */
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    next();
     return (float)((double)(rng >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+}
+
+static uint64_t next(void) { return rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17; }
+
+/* 4000 copies of image, each with a few bytes changed (most in the headers, where the offsets are) and cut at a
+ * random length sometimes: each is refused with a message or loads (a fatbin's PTX may still parse), never
+ * crashes or reads outside the copy (the sanitized build runs this too).  *loaded: how many loaded. */
+static void mutations(tile_context *ctx, const unsigned char *image, size_t n, int *loaded) {
+    unsigned char *c = malloc(n);
+    for (int t = 0; t < 4000; t++) {
+        memcpy(c, image, n);
+        for (int k = 1 + (int)(next() % 4); k > 0; k--) {
+            size_t at = next() % 2 ? next() % (n < 256 ? n : 256) : next() % n;
+            c[at] = next() % 3 ? (unsigned char)next() : (unsigned char)(c[at] ^ 0x80);
+        }
+        size_t len = next() % 4 ? n : next() % n;
+        unsigned char *cut = malloc(len ? len : 1); /* exactly len bytes: a read past them is the sanitizer's */
+        memcpy(cut, c, len);
+        tile_module *m = NULL;
+        tile_status st = tile_module_load_cubin(ctx, cut, len, &m);
+        const char *msg = tile_last_error(ctx);
+        if (st == TILE_OK) ++*loaded, tile_module_unload(m);
+        else CHECK(msg && strstr(msg, "tile_module_load_cubin: ") && (st == TILE_ERROR_INVALID_VALUE || st == TILE_ERROR_UNSUPPORTED ||
+                   st == TILE_ERROR_COMPILE), "mutation %d: status %d, '%s'", t, (int)st, msg ? msg : "");
+        free(cut);
+    }
+    free(c);
 }
 
 static char *read_all(const char *path, size_t *n) {
@@ -147,6 +175,9 @@ static int fatbin_checks(const char *fat_path, const char *comp_path) {
             if (k) run_axpy(ctx, k, 1000, 1, (tile_dim3){96, 1, 1});
             tile_module_unload(m);
             REFUSED(ctx, tile_module_load_cubin(ctx, comp, cn, &bad), TILE_ERROR_UNSUPPORTED, "its PTX is compressed");
+            int loaded = 0;
+            mutations(ctx, fat, fn, &loaded);
+            CHECK(loaded > 0, "no mutated fatbin loaded (its PTX entry untouched in some)");
             REFUSED(ctx, tile_module_load_cubin(ctx, fat, fn - 1, &bad), TILE_ERROR_INVALID_VALUE, "truncated");
             fat[9] ^= 0x40; /* the container's payload size, 16 KiB more than there is */
             REFUSED(ctx, tile_module_load_cubin(ctx, fat, fn, &bad), TILE_ERROR_INVALID_VALUE, "the fatbin is truncated or damaged");
@@ -235,6 +266,9 @@ int main(int argc, char **argv) {
         const char *ptx = "//\n.version 8.0\n.target sm_80\n.address_size 64\n";
         REFUSED(ctx, tile_module_load_cubin(ctx, ptx, strlen(ptx), &bad), TILE_ERROR_INVALID_VALUE, "PTX text");
         REFUSED(ctx, tile_module_load_cubin(ctx, NULL, n, &bad), TILE_ERROR_INVALID_VALUE, "image is NULL");
+        int loaded = 0;
+        mutations(ctx, cubin, n, &loaded);
+        CHECK(loaded == 0, "%d mutated cubins loaded on the emulator", loaded);
         free(cubin);
     }
     tile_context_destroy(ctx);
