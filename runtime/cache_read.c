@@ -478,6 +478,7 @@ tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_di
             c.kernels[i].smem_dynamic = c.kernels[i].smem_bytes > (target_find(meta.arch) ? target_find(meta.arch) : target_default())->smem_static;
         rt_lock(ctx);
         st = rt_module_create_entry_locked(ctx, meta.arch, &c, out);
+        if (st == TILE_OK) rt_stats_locked(ctx)->disk_hits++; /* an entry read from the disk cache, as a compiled load's */
         rt_unlock(ctx);
     }
     rt_cache_meta_free(&meta);

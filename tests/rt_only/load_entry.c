@@ -208,6 +208,9 @@ int main(int argc, char **argv) {
     tile_kernel *k = NULL;
     CHECK(tile_module_load_cache_entry(ctx, cache, f.key, &m) == TILE_OK, "load: %s", tile_last_error(ctx));
     CHECK(m && tile_module_get_kernel(m, "axpy", &k) == TILE_OK, "get_kernel: %s", tile_last_error(ctx));
+    tile_context_stats cs;
+    CHECK(!tile_context_get_stats(ctx, &cs) && cs.disk_hits == 1 && cs.compiles == 0 && cs.memory_hits == 0,
+          "stats: %llu disk hits, %llu compiles", (unsigned long long)cs.disk_hits, (unsigned long long)cs.compiles);
     if (!k) return 5;
     tile_kernel_attributes at;
     CHECK(!tile_kernel_get_attributes(k, &at) && at.num_params == 5 && at.block_threads == 128 && strstr(at.signature, "*f32"),
