@@ -145,6 +145,12 @@ static struct {
     int capture_breaking; /* calls a stream capture (a CUDA graph) cannot hold: allocations, frees, module loads,
                            * synchronous copies and fills, synchronizations, host registrations */
     bool quiet;           /* refusals and kernel faults not said on stderr (a test that provokes them) */
+    struct Sass {         /* fake_cuda_emu_register_cubin: a cubin's bytes and the PTX it was assembled from */
+        unsigned char *cubin;
+        size_t size;
+        char *ptx;
+    } sass[8];
+    int nsass;
 } D = {.lock = PTHREAD_MUTEX_INITIALIZER, .cc = 80, .driver_version = 12080, .sms = 4};
 
 static int ctx_token;
@@ -158,6 +164,16 @@ EXPORT void fake_cuda_emu_set_cc(int cc) { D.cc = cc; D.target = NULL; }
 /* The version cuDriverGetVersion reports (12080 by default): what PTX ISA versions cuModuleLoadDataEx takes. */
 EXPORT void fake_cuda_emu_set_driver_version(int v) { D.driver_version = v; }
 EXPORT void fake_cuda_emu_set_quiet(int quiet) { D.quiet = quiet; }
+/* The machine code of cubin (size bytes) is what ptx says: cuModuleLoadDataEx of exactly those bytes runs that PTX
+ * on the emulator, standing in for the SASS (any other cubin is a GPU binary this device has not).  At most 8. */
+EXPORT void fake_cuda_emu_register_cubin(const void *cubin, size_t size, const char *ptx) {
+    pthread_mutex_lock(&D.lock);
+    if (D.nsass < 8 && (D.sass[D.nsass].cubin = malloc(size)) && (D.sass[D.nsass].ptx = strdup(ptx))) {
+        memcpy(D.sass[D.nsass].cubin, cubin, size);
+        D.sass[D.nsass++].size = size;
+    }
+    pthread_mutex_unlock(&D.lock);
+}
 EXPORT int fake_cuda_emu_refusals(void) { return D.refusals; }
 EXPORT const char *fake_cuda_emu_last_refusal(void) { return D.refusal; }
 EXPORT const char *fake_cuda_emu_last_report(void) { return D.report; }
@@ -613,14 +629,28 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, in
     }
     if (log && cap) log[0] = 0;
     /* An image (tile_module_load_cubin checked it whole): machine code cannot run here, so a cubin is a GPU's
-     * binary this device has not (CUDA_ERROR_NO_BINARY_FOR_GPU, as a driver says of another GPU's cubin), and a
+     * binary this device has not (CUDA_ERROR_NO_BINARY_FOR_GPU, as a driver says of another GPU's cubin) unless
+     * a test registered the PTX it was assembled from (fake_cuda_emu_register_cubin), which then runs; and a
      * fatbin runs from its PTX, which a driver JIT-compiles when it holds no machine code for the GPU: its
      * uncompressed PTX entry for this compute capability or older (runtime/image.c finds it). */
     const unsigned char *u = image;
     char *owned = NULL;
     if (!memcmp(u, "\x7f" "ELF", 4)) {
-        if (log && cap) snprintf(log, cap, "fake_cuda_emu: a cubin holds machine code; this stand-in runs PTX only");
-        return unlock(CUDA_ERROR_NO_BINARY_FOR_GPU);
+        /* the caller's image is as long as its headers' tables reach (tile checked it): compared that far */
+        uint64_t shoff, phoff;
+        memcpy(&phoff, u + 32, 8), memcpy(&shoff, u + 40, 8);
+        uint64_t sh_end = shoff + (uint64_t)(u[58] | u[59] << 8) * (u[60] | u[61] << 8);
+        uint64_t ph_end = phoff + (uint64_t)(u[54] | u[55] << 8) * (u[56] | u[57] << 8), extent = sh_end > ph_end ? sh_end : ph_end;
+        int i = 0;
+        while (i < D.nsass && (D.sass[i].size < 64 || memcmp(D.sass[i].cubin, u, 64) ||
+                               memcmp(D.sass[i].cubin, u, D.sass[i].size < extent ? D.sass[i].size : (size_t)extent)))
+            i++;
+        if (i == D.nsass) {
+            if (log && cap) snprintf(log, cap, "fake_cuda_emu: a cubin holds machine code; this stand-in runs PTX only");
+            return unlock(CUDA_ERROR_NO_BINARY_FOR_GPU);
+        }
+        if (!(owned = strdup(D.sass[i].ptx))) return unlock(CUDA_ERROR_OUT_OF_MEMORY);
+        image = owned;
     }
     if ((uint32_t)(u[0] | u[1] << 8 | u[2] << 16 | (uint32_t)u[3] << 24) == 0xBA55ED50u) {
         uint64_t fsize;

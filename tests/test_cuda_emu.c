@@ -31,6 +31,7 @@
 void fake_cuda_emu_set_cc(int cc);
 void fake_cuda_emu_set_quiet(int quiet);
 void fake_cuda_emu_set_driver_version(int v);
+void fake_cuda_emu_register_cubin(const void *cubin, size_t size, const char *ptx);
 int fake_cuda_emu_refusals(void);
 const char *fake_cuda_emu_last_refusal(void);
 int fake_cuda_emu_launches(void);
@@ -1009,7 +1010,10 @@ static void check_axpy_f32(tile_context *ctx, tile_kernel *k, tile_dim3 grid, co
  * cuModuleLoadDataEx, which this stand-in (it runs no machine code) refuses as a driver refuses another GPU's
  * cubin: TILE_ERROR_UNSUPPORTED with the driver's words.  A compile cache entry by its key: its cubin is for
  * this GPU (sm_80 on 8.0), so the driver is asked for it first, and on its refusal the entry's PTX is loaded;
- * the kernel keeps the compile's metadata (tile_launch with its own block) and is float64-checked. */
+ * the kernel keeps the compile's metadata (tile_launch with its own block) and is float64-checked.  Then the
+ * stand-in is told the cubin's machine code is its PTX (fake_cuda_emu_register_cubin): the cubin loads, its
+ * kernel's parameter sizes come from cuFuncGetParamInfo, it has no block of its own (tile_launch refuses,
+ * tile_launch_raw runs it, float64-checked), and the cache entry now loads from its cubin alone. */
 Test(cuda_emu, cubin_and_cache_entry_cc80) {
     seed_rng();
     char cache[] = "/tmp/tile-test-cuda-emu-XXXXXX";
@@ -1029,7 +1033,6 @@ Test(cuda_emu, cubin_and_cache_entry_cc80) {
               tile_last_error(ctx));
     cr_expect_eq(fake_cuda_emu_capture_breaking(), loads + 1, "the cubin did not reach the driver");
     cr_expect_null(m);
-    tile_compiled_free(&c);
     char key[33] = "";
     cr_assert_eq(tile_cache_list_ex(cache, on_cache_key, key), TILE_OK);
     loads = fake_cuda_emu_capture_breaking();
@@ -1039,6 +1042,31 @@ Test(cuda_emu, cubin_and_cache_entry_cc80) {
     cr_assert_eq(tile_module_get_kernel(m, "axpy", &k), TILE_OK, "%s", tile_last_error(ctx));
     check_axpy_f32(ctx, k, (tile_dim3){3, 1, 1}, NULL);
     tile_module_unload(m);
+    /* the cubin's machine code runs (as its PTX) */
+    fake_cuda_emu_register_cubin(c.cubin, c.cubin_size, c.ptx);
+    loads = fake_cuda_emu_capture_breaking();
+    cr_assert_eq(tile_module_load_cubin(ctx, c.cubin, c.cubin_size, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(fake_cuda_emu_capture_breaking(), loads + 1);
+    cr_assert_eq(tile_module_get_kernel(m, "axpy", &k), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_attributes at;
+    cr_assert_eq(tile_kernel_get_attributes(k, &at), TILE_OK);
+    cr_expect(at.num_params == 4 && !strcmp(at.signature, "b64, b64, b32, b32") && at.block_threads == 0,
+              "from cuFuncGetParamInfo: %d params '%s', %u threads", at.num_params, at.signature, at.block_threads);
+    float one = 1;
+    int32_t four = 4;
+    tile_devptr z = 0;
+    void *few[] = {&z, &z, &one, &four};
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, few, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "block size is unknown"), "%s", tile_last_error(ctx));
+    check_axpy_f32(ctx, k, (tile_dim3){3, 1, 1}, &(tile_dim3){128, 1, 1});
+    tile_module_unload(m);
+    loads = fake_cuda_emu_capture_breaking();
+    cr_assert_eq(tile_module_load_cache_entry(ctx, cache, key, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(fake_cuda_emu_capture_breaking(), loads + 1, "the entry's cubin was not the one loaded");
+    cr_assert_eq(tile_module_get_kernel(m, "axpy", &k), TILE_OK, "%s", tile_last_error(ctx));
+    check_axpy_f32(ctx, k, (tile_dim3){3, 1, 1}, NULL);
+    tile_module_unload(m);
+    tile_compiled_free(&c);
     close_cuda(ctx);
     tile_cache_clear(cache, 1);
     char cmd[128];
