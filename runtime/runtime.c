@@ -1446,7 +1446,7 @@ static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid
                        cl[0], cl[1], cl[2], grid.x, grid.y, grid.z);
     if (o.block.x || o.block.y || o.block.z) return launch(api, k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
     if (!k->block)
-        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid, or a cubin): use tile_launch_raw",
                        k->name);
     /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
     /* raw PTX has no dynamic shared memory of its own: the caller's (its block from .maxntid / .reqntid) */
