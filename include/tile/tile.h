@@ -169,7 +169,10 @@ typedef struct tile_cache_stats {
     uint64_t tuning_records; /* records in the tuning database (its lines that are records: docs/runtime.md) */
 } tile_cache_stats;
 TILE_API tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out);
-/* Call fn once per entry: key (32 hex digits), source name, kernels, size in bytes. */
+/* Listing needs no compiler: tile_cache_list, tile_cache_list_ex, tile_cache_max_bytes, tile_cache_default_dir and
+ * tile_module_load_cache_entry (below) are in libtile_rt too; compiling through the cache, its statistics (they
+ * count tuning records with the tuner's parser) and clearing it are libtile's.
+ * Call fn once per entry: key (32 hex digits), source name, kernels, size in bytes. */
 TILE_API tile_status tile_cache_list(const char *cache_dir,
                             void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
                             void *user);
