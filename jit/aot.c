@@ -195,29 +195,22 @@ static bool aot_name_params(AotParam *ps, int n, const char *cname, int nvar, co
     return true;
 }
 
-/* Names from "kernel @NAME(%x: ptr<f32> #div16, %n: i32)" and types from the signature, into *out (malloc'd, NULL
- * when there are none); the C names come later (aot_name_params), once the export knows its tables.  The
- * count, or -1 (out of memory, or the header or signature not as expected). */
+/* Names from the Tile IR's header "kernel @NAME(%x: ptr<f32> #div16, %n: i32)" (rt_tir_param_names, the runtime's
+ * reader, which its launch messages use too) and types from the signature, into *out (malloc'd, NULL when there
+ * are none); the C names come later (aot_name_params), once the export knows its tables.  The count, or -1 (out of
+ * memory, or the header or signature not as expected). */
 static int kernel_params(const tile_compiled *c, const char *kernel, AotParam **out) {
-    Str head = {0};
-    str_printf(&head, "kernel @%s(", kernel);
-    const char *p = c->tir && head.buf ? strstr(c->tir, head.buf) : NULL;
+    char *names = rt_tir_param_names(c->tir, kernel);
     const char *sig = c->kernels[0].signature;
     int n = 0, cap = 0;
     AotParam *ps = NULL;
     *out = NULL;
-    if (!p || !sig) {
-        str_free(&head);
+    if (!names || !sig) {
+        free(names);
         return -1;
     }
-    p += head.len;
-    str_free(&head);
-    while (*p && *p != ')') {
-        while (*p == ' ' || *p == ',') p++;
-        if (*p != '%') break;
-        p++;
-        size_t len = 0;
-        while (isalnum((unsigned char)p[len]) || p[len] == '_') len++;
+    for (const char *p = names; *p;) {
+        size_t len = strcspn(p, ",");
         if (n == cap) {
             AotParam *grown = realloc(ps, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *grown);
             if (!grown) goto fail;
@@ -230,11 +223,13 @@ static int kernel_params(const tile_compiled *c, const char *kernel, AotParam **
         q->ctype = c_type(sig);
         if (!q->tile_name || !q->ctype) goto fail;
         while (*sig && *sig != ',') sig++;
-        while (*p && *p != ',' && *p != ')') p++;
+        p += len + (p[len] == ',');
     }
+    free(names);
     *out = ps;
     return n;
 fail:
+    free(names);
     aot_params_free(ps, n);
     return -1;
 }

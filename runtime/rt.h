@@ -185,6 +185,10 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool use
  * exactly the GPU's compute capability (arch: the entry's target), else its PTX; as rt_module_create_locked
  * otherwise (meta is taken, and freed on failure). */
 tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, tile_compiled *meta, tile_module **out);
+/* The parameter names of kernel NAME from its Tile IR header "kernel @NAME(%x: ptr<f32> #div16, %n: i32)": "x,n"
+ * ("" for none; malloc'd), or NULL when the Tile IR does not have it (or out of memory).  The one reader of that
+ * header: the launch messages name arguments with it, tile aot names the launch functions' parameters. */
+char *rt_tir_param_names(const char *tir, const char *name);
 /* Walk the context's modules (prev NULL: the first). */
 tile_module *rt_module_next_locked(tile_context *ctx, tile_module *prev);
 /* The origin's data when it was made with this free function (the layer's own kind), else NULL. */

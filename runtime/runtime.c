@@ -818,9 +818,7 @@ static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
     return m;
 }
 
-/* The parameter names of kernel NAME from its Tile IR header "kernel @NAME(%x: ptr<f32> #div16, %n: i32)": "x,n"
- * (malloc'd), or NULL when the Tile IR does not have it. */
-static char *tir_param_names(const char *tir, const char *name) {
+char *rt_tir_param_names(const char *tir, const char *name) {
     Str head = {0}, names = {0};
     str_printf(&head, "kernel @%s(", name);
     const char *p = tir && head.buf ? strstr(tir, head.buf) : NULL;
@@ -885,7 +883,7 @@ static tile_status module_create_locked(tile_context *ctx, const char *ptx, bool
                             : rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading the compiled PTX: out of host memory");
     }
     m->param_names = meta->nkernels > 0 ? calloc((size_t)meta->nkernels, sizeof *m->param_names) : NULL;
-    for (int i = 0; m->param_names && i < meta->nkernels; i++) m->param_names[i] = tir_param_names(meta->tir, meta->kernels[i].name);
+    for (int i = 0; m->param_names && i < meta->nkernels; i++) m->param_names[i] = rt_tir_param_names(meta->tir, meta->kernels[i].name);
     free(meta->ptx), free(meta->tir), free(meta->cubin);
     meta->ptx = meta->tir = NULL, meta->cubin = NULL;
     m->meta = *meta;
