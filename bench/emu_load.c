@@ -5,13 +5,14 @@
  * and a parameter declared twice with N/5 parameters between.  tests/test_emu.c many_labels_and_parameters checks
  * what these modules do (they load and run, or are refused); this prints the seconds.
  *
- * Run: build/bench/emu_load [N]   (default 100000) */
+ * Run: build/bench/emu_load [N]   (default 100000; 10 to 10000000, else exit 2) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "runtime/device.h"
 #include "support/support.h"
+#include "tools/numparse.h"
 
 static double now(void) {
     struct timespec ts;
@@ -30,8 +31,12 @@ static void timed_load(TileDevice *d, const char *what, const Str *text) {
 }
 
 int main(int argc, char **argv) {
-    int n = argc > 1 ? atoi(argv[1]) : 100000;
-    if (n < 10) n = 10;
+    int n = 100000;
+    if (argc > 2) {
+        fprintf(stderr, "usage: emu_load [N]\n");
+        return 2;
+    }
+    if (argc == 2 && !cli_option_int("emu_load", "N", argv[1], 10, 10000000, &n)) return 2;
     int p = n / 5 < 20000 ? n / 5 : 20000; /* PTX 8.1's 32764 bytes of parameters hold 20000 .u8 and a .u64 */
     TileDevice *d = NULL;
     if (dev_open("emu", NULL, &d, NULL) != DEV_OK) {

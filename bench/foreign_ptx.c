@@ -33,6 +33,7 @@
 
 #include "support/hostfloat.h"
 #include "support/support.h"
+#include "tools/numparse.h"
 
 static int usage(void) {
     fputs("usage: foreign_ptx matmul|attention FILE.ptx --kernel NAME [options] (see the source's header)\n", stderr);
@@ -182,8 +183,10 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--causal")) o.causal = 1;
         else if (!strcmp(a, "--racecheck")) o.racecheck = 1;
         else if ((iv || sv) && v) {
-            if (iv) *iv = atoi(v);
-            else *sv = v;
+            /* --split, --smem and --grid may be 0 (none, the default); a CTA has at most 32 warps */
+            int lo = iv == &o.split || iv == &o.smem || iv == &o.grid ? 0 : 1, hi = iv == &o.warps ? 32 : INT32_MAX;
+            if (iv && !cli_option_int("foreign_ptx", a, v, lo, hi, iv)) return 2;
+            if (sv) *sv = v;
             i++;
         } else return usage();
     }

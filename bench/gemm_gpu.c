@@ -152,8 +152,9 @@ static bool dev_wait(void *ud) {
     return false;
 }
 
-static int bench_size(TileDevice *dev, const char *arch, const char *kernel, const char **user_defs, int nuser, int n,
-                      int samples) {
+/* bm, bn: the tile the defines ask for (-D BM=, -D BN=; 128 without), which sets the grid. */
+static int bench_size(TileDevice *dev, const char *arch, const char *kernel, const char **user_defs, int nuser, int bm, int bn,
+                      int n, int samples) {
     int rc = 1;
     uint64_t da = 0, db = 0, dc = 0;
     TileDevModule *mod = NULL;
@@ -176,11 +177,6 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
         fprintf(stderr, "gemm_gpu: compile %s: %s\n%s", kernel, tile_status_string(st), comp.diagnostics);
         tile_compiled_free(&comp);
         return 1;
-    }
-    int bm = 128, bn = 128;
-    for (int i = 0; i < nd; i++) {
-        if (!strncmp(defines[i], "BM=", 3)) bm = atoi(defines[i] + 3);
-        if (!strncmp(defines[i], "BN=", 3)) bn = atoi(defines[i] + 3);
     }
     unsigned threads = 32u * (unsigned)comp.kernels[0].num_warps;
     /* shared memory declared .extern is dynamic: pass its size at launch */
@@ -402,9 +398,11 @@ fail:
 }
 
 int main(int argc, char **argv) {
-    const char *device = NULL, *arch = tile_target_default(), *kernel = "gemm_bf16_bf16", *sizes = "4096,8192";
+    const char *device = NULL, *arch = tile_target_default(), *kernel = "gemm_bf16_bf16";
+    int64_t sizes[16] = {4096, 8192};
+    int nsizes = 2;
     const char *defs[32];
-    int nd = 0, samples = 30, api = 0;
+    int nd = 0, samples = 30, api = 0, bm = 128, bn = 128;
     tile_dtype api_dtype = TILE_BF16;
     char cfg_text[512] = "";
     const char *cfg[33] = {NULL};
@@ -412,12 +410,22 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
         else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) kernel = argv[++i];
-        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            if ((nsizes = cli_option_i64_list("gemm_gpu", argv[i], argv[i + 1], 1, 65536, sizes, 16)) < 0) return 2;
+            i++;
+        }
         else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
             if (!cli_option_int("gemm_gpu", argv[i], argv[i + 1], 1, 1000000, &samples)) return 2;
             i++;
         }
-        else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) defs[nd++] = argv[++i];
+        else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) {
+            /* BM and BN are read here too (the grid): numbers, as the compiler will want them */
+            const char *d = argv[++i];
+            if ((!strncmp(d, "BM=", 3) || !strncmp(d, "BN=", 3)) &&
+                !cli_option_int("gemm_gpu", d[1] == 'M' ? "-D BM" : "-D BN", d + 3, 1, 65536, d[1] == 'M' ? &bm : &bn))
+                return 2;
+            defs[nd++] = d;
+        }
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--api")) api = 1;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc) { /* "NAME=VALUE ..." for tile_gemm_with_config */
@@ -447,12 +455,7 @@ int main(int argc, char **argv) {
                 "  (batch of back-to-back calls between two tile_synchronize calls, host clock) / batch size\n",
                 api_dtype == TILE_BF16 ? "bf16" : api_dtype == TILE_F8E4M3 ? "f8e4m3 (per-tensor scales, B as [n][k])" : "f8e5m2 (per-tensor scales, B as [n][k])", device ? device : "the default device");
         int rc = 0;
-        for (const char *p = sizes; *p;) {
-            int n = atoi(p);
-            if (n > 0) rc |= bench_api(device, n, samples, api_dtype, cfg[0] ? cfg : NULL);
-            p += strcspn(p, ",");
-            if (*p == ',') p++;
-        }
+        for (int i = 0; i < nsizes; i++) rc |= bench_api(device, (int)sizes[i], samples, api_dtype, cfg[0] ? cfg : NULL);
         return rc;
     }
     TileDevice *dev;
@@ -465,12 +468,7 @@ int main(int argc, char **argv) {
            "  (batch of back-to-back launches between two dev_synchronize calls, host clock) / batch size\n",
            kernel, dev_backend_name(dev));
     int rc = 0;
-    for (const char *p = sizes; *p;) {
-        int n = atoi(p);
-        if (n > 0) rc |= bench_size(dev, arch, kernel, defs, nd, n, samples);
-        p += strcspn(p, ",");
-        if (*p == ',') p++;
-    }
+    for (int i = 0; i < nsizes; i++) rc |= bench_size(dev, arch, kernel, defs, nd, bm, bn, (int)sizes[i], samples);
     dev_close(dev);
     return rc;
 }

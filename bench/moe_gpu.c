@@ -414,17 +414,8 @@ int main(int argc, char **argv) {
         if (*p == ',') p++;
     }
     int64_t tokens[16];
-    int ntok = 0;
-    for (const char *p = tokens_s ? tokens_s : tiny ? "1,16" : "1,64,4096"; *p && ntok < 16;) {
-        tokens[ntok] = atoll(p);
-        if (tokens[ntok] < 1) {
-            fprintf(stderr, "moe_gpu: bad --tokens\n");
-            return 2;
-        }
-        ntok++;
-        p += strcspn(p, ",");
-        if (*p == ',') p++;
-    }
+    int ntok = cli_option_i64_list("moe_gpu", "--tokens", tokens_s ? tokens_s : tiny ? "1,16" : "1,64,4096", 1, INT32_MAX, tokens, 16);
+    if (ntok < 0) return 2;
 
     tile_context *ctx;
     tile_status st = tile_context_create(device, &ctx);

@@ -13,7 +13,8 @@
  *    docs write after `tile <command>` on the same line (up to a closing backquote) is one its --help prints.
  * 5. bench/gpu/run.sh's header promises exit status 2 on a usage error: an option missing its value or a bad
  *    --device exits 2 at once (it looped for ever on `--device` as the last argument); so does its
- *    bench/compare_devices on an unknown --arch or a --seed that is no number.
+ *    bench/compare_devices on an unknown --arch or a --seed that is no number; each bench program's malformed or
+ *    out-of-range number exits 2 with a message naming its option.
  * Each check reports every mismatch, not only the first.  The files are read from TILE_SOURCE_DIR. */
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -445,6 +446,32 @@ Test(docs, gpu_run_sh_usage_errors_exit_2) {
         int rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
         if (rc != 2) {
             fprintf(stderr, "bench/%s: exit status %d, expected 2 (a usage error)\n", bad_compare[i], rc);
+            bad++;
+        }
+    }
+    /* numbers read with atoi/strtol: "5x" was 5, "x" 0 (a size skipped, a grid of BM=0 tiles divided by zero), a
+     * list's empty item skipped; now each exits 2 with a message that names the option */
+    static const char *const bad_numbers[][2] = {
+        {"gemm_gpu --sizes 128,5x", "gemm_gpu: --sizes"}, {"gemm_gpu --sizes 128,,256", "gemm_gpu: --sizes"},
+        {"gemm_gpu --sizes 0", "gemm_gpu: --sizes"},      {"gemm_gpu -D BM=x", "gemm_gpu: -D BM"},
+        {"gemm_gpu -D BN=64k", "gemm_gpu: -D BN"},         {"moe_gpu --tokens 64x", "moe_gpu: --tokens"},
+        {"emu_load 5x", "emu_load: N"},                   {"emu_load 3", "emu_load: N"},
+        {"foreign_ptx matmul /dev/null --kernel k --m 5x", "foreign_ptx: --m"},
+        {"foreign_ptx attention /dev/null --kernel k --seq-k x", "foreign_ptx: --seq-k"},
+        {"foreign_ptx matmul /dev/null --kernel k --warps 64", "foreign_ptx: --warps"}};
+    for (size_t i = 0; i < sizeof bad_numbers / sizeof *bad_numbers; i++) {
+        char line[4096], err[1024];
+        int prog = (int)strcspn(bad_numbers[i][0], " ");
+        snprintf(line, sizeof line, "timeout 20 '%s/bench/%.*s'%s 2>&1 >/dev/null", TILE_BINARY_DIR, prog, bad_numbers[i][0],
+                 bad_numbers[i][0] + prog);
+        FILE *p = popen(line, "r");
+        size_t n = p ? fread(err, 1, sizeof err - 1, p) : 0;
+        err[n] = 0;
+        int st = p ? pclose(p) : -1;
+        int rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (rc != 2 || !strstr(err, bad_numbers[i][1])) {
+            fprintf(stderr, "bench/%s: exit status %d and \"%s\", expected 2 and a message naming '%s'\n", bad_numbers[i][0], rc,
+                    err, bad_numbers[i][1]);
             bad++;
         }
     }

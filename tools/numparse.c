@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
     if (!s || !*s || isspace((unsigned char)*s)) return false;
@@ -37,4 +38,21 @@ bool cli_option_double(const char *prog, const char *opt, const char *s, double 
     if (cli_parse_double(s, lo, hi, out)) return true;
     fprintf(stderr, "%s: %s expects a number from %g to %g, got '%s'\n", prog, opt, lo, hi, s ? s : "");
     return false;
+}
+
+int cli_option_i64_list(const char *prog, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out, int max) {
+    int n = 0;
+    for (const char *p = s ? s : "";; p++) {
+        size_t len = strcspn(p, ",");
+        char item[32];
+        if (n == max || len == 0 || len >= sizeof item) goto bad;
+        memcpy(item, p, len), item[len] = 0;
+        if (!cli_parse_i64(item, lo, hi, &out[n++])) goto bad;
+        p += len;
+        if (!*p) return n;
+    }
+bad:
+    fprintf(stderr, "%s: %s expects up to %d integers from %lld to %lld separated by commas, got '%s'\n", prog, opt, max,
+            (long long)lo, (long long)hi, s ? s : "");
+    return -1;
 }

@@ -13,4 +13,7 @@ bool cli_parse_double(const char *s, double lo, double hi, double *out);
  * (the program then exits 2, a usage error). */
 bool cli_option_int(const char *prog, const char *opt, const char *s, int lo, int hi, int *out);
 bool cli_option_double(const char *prog, const char *opt, const char *s, double lo, double hi, double *out);
+/* A benchmark's list option, integers separated by commas ("128,256"): the count (1 to max) with out[] set, else
+ * "PROG: OPT expects ..., got 'S'" on stderr and -1 (an empty item, a malformed or out-of-range one, too many). */
+int cli_option_i64_list(const char *prog, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out, int max);
 #endif
