@@ -6,8 +6,9 @@
  * newer than the .version ("PTX .version 6.5 does not support .target sm_80").  The emulator refuses the same
  * PTX at load, at the line, naming the feature and what it needs.
  *
- *   1. parse.c reads the header: emu_gate_header() records the .version (major * 10 + minor) and the first
- *      sm_NN[a|f] name of .target, and checks the pair against TARGET_PTX.
+ *   1. parse.c reads the header: emu_gate_header() refuses each .target name whose SM (or variant) ptxas does not
+ *      know (TARGET_PTX lists every one), records the .version (major * 10 + minor) and the first sm_NN[a|f] name
+ *      of .target, and checks the pair against TARGET_PTX.
  *   2. Every instruction, once decoded and checked, goes through emu_gate_ins() (once per distinct opcode text:
  *      the texts that passed are remembered): each row of GATES whose
  *      pattern matches the opcode text is checked against the module's version and SM.
@@ -174,11 +175,17 @@ static const Gate GATE_TABLE[] = {
 #undef X
 };
 
-/* The first .version that supports each .target (ptxas: "PTX .version 6.5 does not support .target sm_80");
- * an `a` or `f` suffix needs what its SM needs, sm_90a aside (8.0). */
-static const struct { uint8_t sm, ptx; } TARGET_PTX[] = {
-    {50, 40}, {52, 41}, {53, 42}, {60, 50}, {61, 50}, {62, 50}, {70, 60}, {72, 61}, {75, 63},
-    {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78}, {100, 86}, {103, 88}, {120, 87}, {121, 88},
+/* Every SM ptxas (CUDA 13) knows, each with the first .version that supports it as a .target (ptxas: "PTX .version
+ * 6.5 does not support .target sm_80") and its variants: TV_A for sm_NNa, TV_F for sm_NNf.  An `a` needs what its
+ * SM needs, sm_90a aside (8.0); an `f` at least 8.8.  A name whose SM is not here ptxas refuses ("Unsupported .target
+ * 'sm_99'"). */
+enum { TV_A = 1, TV_F = 2 };
+static const struct { uint8_t sm, ptx, variants; } TARGET_PTX[] = {
+    {10, 10, 0},  {11, 10, 0},  {12, 12, 0},  {13, 12, 0},  {20, 20, 0},  {21, 20, 0},  {30, 30, 0},  {32, 40, 0},
+    {35, 31, 0},  {37, 41, 0},  {50, 40, 0},  {52, 41, 0},  {53, 42, 0},  {60, 50, 0},  {61, 50, 0},  {62, 50, 0},
+    {70, 60, 0},  {72, 61, 0},  {75, 63, 0},  {80, 70, 0},  {82, 62, 0},  {86, 71, 0},  {87, 74, 0},  {88, 73, 0},
+    {89, 78, 0},  {90, 78, TV_A}, {100, 86, TV_A | TV_F}, {101, 86, TV_A | TV_F}, {103, 88, TV_A | TV_F},
+    {110, 90, TV_A | TV_F}, {120, 87, TV_A | TV_F}, {121, 88, TV_A | TV_F},
 };
 
 /* The alternative of the word w (n chars: "a|b|c") that s (len) is: equal to it, or with prefix, its dotted words
@@ -338,22 +345,48 @@ bool emu_gate_sreg(Parser *ps, uint32_t line, const char *s, uint32_t len) {
     return true;
 }
 
+/* An architecture name as ptxas reads it: sm_ or compute_, the decimal SM (taken modulo 2^32, as ptxas does:
+ * sm_4294967376 is sm_80 to it), then anything, whose last character, when it is `a` or `f`, names that variant
+ * (sm_90a; sm_80x is sm_80, sm_80xa sm_80a).  Refused, as ptxas refuses them ("Unsupported .target 'sm_99'"): no
+ * digits, an SM ptxas does not know, a variant that SM does not have.  Other names (texmode_*, debug) pass. */
+static bool target_known(Parser *ps, uint32_t line, const char *name, uint32_t len) {
+    size_t pre = len >= 3 && !memcmp(name, "sm_", 3) ? 3 : len >= 8 && !memcmp(name, "compute_", 8) ? 8 : 0;
+    if (!pre) return true;
+    uint64_t n = 0;
+    size_t i = pre;
+    for (; i < len && name[i] >= '0' && name[i] <= '9'; i++) n = n > UINT64_MAX / 10 - 9 ? UINT64_MAX : n * 10 + (uint64_t)(name[i] - '0');
+    uint32_t sm = (uint32_t)n;
+    char variant = i < len && (name[len - 1] == 'a' || name[len - 1] == 'f') ? name[len - 1] : 0;
+    int row = -1;
+    for (size_t k = 0; i > pre && k < sizeof TARGET_PTX / sizeof *TARGET_PTX; k++)
+        if (TARGET_PTX[k].sm == sm) row = (int)k;
+    if (row < 0)
+        return perr(ps, line, "unsupported .target '%.*s' (ptxas refuses it: %s)", (int)len, name,
+                    i == pre ? "no SM number after the prefix" : "no GPU has that SM");
+    if (variant && !(TARGET_PTX[row].variants & (variant == 'a' ? TV_A : TV_F)))
+        return perr(ps, line, "unsupported .target '%.*s' (ptxas refuses it: sm_%u has no '%c' variant)", (int)len, name, (unsigned)sm,
+                    variant);
+    return true;
+}
+
 bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len) {
     unsigned sm = 0;
     int used = 0;
     char buf[24];
+    if (!target_known(ps, line, name, len)) return false; /* every name, as ptxas checks every one */
     if (ps->target_sm || len >= sizeof buf) return true; /* the first sm_NN name decides */
     memcpy(buf, name, len);
     buf[len] = 0;
     if (sscanf(buf, "sm_%u%n", &sm, &used) != 1 || !sm || sm > 255) return true;
     const char *suffix = buf + used;
-    if (*suffix && strcmp(suffix, "a") && strcmp(suffix, "f")) return true; /* not a target name ptxas knows */
+    if (*suffix && strcmp(suffix, "a") && strcmp(suffix, "f")) return true; /* sm_80x: sm_80 to ptxas, not gated here */
     ps->target_sm = (uint8_t)sm;
     ps->target_arch = *suffix == 'a';
     unsigned need = 0;
     for (size_t i = 0; i < sizeof TARGET_PTX / sizeof *TARGET_PTX; i++)
         if (TARGET_PTX[i].sm == sm) need = TARGET_PTX[i].ptx;
     if (sm == 90 && ps->target_arch) need = 80;
+    if (*suffix == 'f' && need < 88) need = 88;
     if (need && ps->ptx_version && ps->ptx_version < need)
         return perr(ps, line, "PTX .version %u.%u does not support .target %s: it needs .version %u.%u or later", ps->ptx_version / 10u,
                     ps->ptx_version % 10u, buf, need / 10u, need % 10u);

@@ -348,8 +348,9 @@ Test(forms, guards_and_negated_predicates) {
 Test(forms, version_directive) {
     TileDevice *d = open_dev(0);
     /* each with a .target it supports (ptxas: "PTX .version 6.4 does not support .target sm_80") */
-    static const char *const ok[] = {"1.0", "6.4", "7.0", "7.8", "8.0", "8.3", "8.5", "8.7", "8.8", "9.0"};
-    static const char *const tg[] = {"sm_10", "sm_75", "sm_80", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_120", "sm_121", "sm_110"};
+    static const char *const ok[] = {"1.0", "6.4", "7.0", "7.8", "8.0", "8.3", "8.5", "8.7", "8.8", "9.0", "8.6", "8.8"};
+    static const char *const tg[] = {"sm_10", "sm_75", "sm_80", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_120", "sm_121", "sm_110",
+                                     "sm_100a", "sm_100f"};
     for (size_t i = 0; i < ARRAY_LEN(ok); i++) {
         char ptx[256];
         snprintf(ptx, sizeof ptx, ".version %s\n.target %s\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", ok[i], tg[i]);
@@ -363,6 +364,11 @@ Test(forms, version_directive) {
     load_fails(d, ".version 7.8\n.target sm_90a\n.visible .entry k()\n{\n ret;\n}\n",
                "ptx:2: PTX .version 7.8 does not support .target sm_90a: it needs .version 8.0 or later");
     load_fails(d, ".version eight\n.target sm_80\n.visible .entry k()\n{\n ret;\n}\n", "bad .version");
+    /* an `f` target needs 8.8 whatever its SM needs (sm_100: 8.6); sm_110 needs 9.0 (ptxas's "does not support") */
+    load_fails(d, ".version 8.6\n.target sm_100f\n.visible .entry k()\n{\n ret;\n}\n",
+               "ptx:2: PTX .version 8.6 does not support .target sm_100f: it needs .version 8.8 or later");
+    load_fails(d, ".version 8.8\n.target sm_110\n.visible .entry k()\n{\n ret;\n}\n",
+               "ptx:2: PTX .version 8.8 does not support .target sm_110: it needs .version 9.0 or later");
     dev_close(d);
 }
 
