@@ -455,6 +455,9 @@ typedef struct EmuIns {
     union {
         int64_t off[3];      /* offsets of the address operands, in order */
         EmuVideoSel vsel;    /* video instructions (they have no address operand): the operand selectors, vmad's modifiers */
+        struct {             /* call (no address operand): its arguments that are float literals (bit k: argument k, k < 64), */
+            uint64_t flit, flit64; /* and which of those are 64-bit (0d..., 1.5); emu_call passes them as ptxas does */
+        } call;
     };
     uint32_t target;     /* branch target (instruction index) or callee function index */
     uint32_t line;       /* 1-based PTX line */

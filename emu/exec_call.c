@@ -223,12 +223,32 @@ static const EmuFunc *indirect_callee(EmuBlock *b, EmuThread *t, const EmuIns *i
         emu_fault(b, t, in, "invalid call", "indirect call of '%s', which has no body in this module", c->name);
         return NULL;
     }
-    if (in->on[0] > c->nrets || in->on[2] != c->nparams) {
+    /* a last argument that is an incomplete array (s[]) may be left out, as in a direct call (check_calls, module.c) */
+    bool open_end = in->on[2] + 1u == c->nparams && c->params[c->nparams - 1].incomplete;
+    if (in->on[0] > c->nrets || (in->on[2] != c->nparams && !open_end)) {
         emu_fault(b, t, in, "invalid call", "indirect call of '%s' with %u argument%s and %u return value%s; it takes %u and %u",
                   c->name, in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
         return NULL;
     }
     return c;
+}
+
+/* A float literal argument as ptxas (CUDA 13) passes it, read from the code it makes: held as 64 bits (0f's 32 bits
+ * zero-extended, 0d's, a decimal literal's double), of which a parameter gets its low bytes, with two exceptions: a
+ * 64-bit literal for an .f32 parameter is converted (round to nearest: 0d3FF4CCCCCCCCCCCD and 1.3 pass 0f3FA66666),
+ * and a 16-bit parameter (.f16, .b16) gets 0.  The other parameters take no float literal (ptxas: "Type of
+ * argument does not match formal parameter"). */
+static uint64_t float_literal_arg(uint64_t held, bool is64, const EmuParam *p) {
+    if (p->size == 2) return 0;
+    if (is64 && p->ty == EMU_T_F32) {
+        double d;
+        memcpy(&d, &held, 8);
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    return p->size >= 8 ? held : held & ((1ull << (8 * p->size)) - 1);
 }
 
 bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
@@ -250,6 +270,11 @@ bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     EmuFrame *nf = &t->frames[t->depth + 1];
     for (uint32_t k = 0; k < in->on[2]; k++) { /* arguments, read in the caller's frame */
         const EmuParam *p = &callee->params[k];
+        if (k < 64 && (in->call.flit >> k & 1)) { /* a float literal (its bits in a constant slot: parse.c) */
+            uint64_t v = float_literal_arg(t->r[vec[in->o[2] + k] & ~EMU_CALL_REG], in->call.flit64 >> k & 1, p);
+            memcpy(p->reg ? (uint8_t *)&nf->r[p->slot] : nf->args + p->offset, &v, p->reg ? 8 : (p->size < 8 ? p->size : 8));
+            continue;
+        }
         if (p->reg) { /* a .reg parameter: the callee's register */
             nf->r[p->slot] = 0;
             if (!param_copy(b, t, in, vec[in->o[2] + k], (uint8_t *)&nf->r[p->slot], p->size, false)) return false;

@@ -458,13 +458,22 @@ static bool parse_operand(Parser *ps, Opd *o, bool call) {
         if (accept(ps, ')')) return true;
         do { /* a .param variable, or a register or immediate (for a .reg parameter): EMU_CALL_REG */
             if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "more than %d call arguments", EMU_MAX_VEC);
+            o->vimm_set[o->nvec] = false;
             if (emu_starts_const(ps)) {
+                /* a float literal is held as ptxas holds it: 0f bits zero-extended, 0d bits, a decimal one as a double's
+                 * bits; vimm marks it (emit_operand: EmuIns.call) for emu_call's conversion to the parameter */
                 Tok t = ps->tok;
                 Imm im;
                 if (!emu_parse_const(ps, &im)) return false;
-                if (im.kind == IMM_FLOAT)
-                    return perr(ps, line, "unsupported call argument '%.*s' (an integer, or a float as 0f/0d bits)", (int)t.len, t.s);
-                o->vec[o->nvec++] = const_slot(ps, (uint64_t)im.i, -1, 0) | EMU_CALL_REG;
+                uint64_t bits = (uint64_t)im.i;
+                if (im.kind == IMM_F32BITS) bits = (uint32_t)im.i;
+                if (im.kind == IMM_FLOAT) memcpy(&bits, &im.f, 8);
+                if (im.kind != IMM_INT && o->nvec >= 64)
+                    return perr(ps, line, "unsupported call argument '%.*s': a float literal after the 64th argument (the emulator "
+                                "takes them among the first 64)", (int)t.len, t.s);
+                o->vimm_set[o->nvec] = im.kind != IMM_INT;
+                o->vimm[o->nvec] = im;
+                o->vec[o->nvec++] = const_slot(ps, bits, -1, 0) | EMU_CALL_REG;
                 continue;
             }
             Opd e;
@@ -584,6 +593,8 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         for (uint32_t k = 0; k < o->nvec; k++) {
             GROW(ps->vec, ps->nvec, ps->capvec);
             ps->vec[ps->nvec++] = o->vec[k];
+            /* float literals: the argument list's (a return list has no immediate: call_lists_ok) */
+            if (o->vimm_set[k]) in->call.flit |= 1ull << k, in->call.flit64 |= (uint64_t)(o->vimm[k].kind != IMM_F32BITS) << k;
         }
         in->o[i] = ps->nvec - o->nvec;
         in->on[i] = (uint8_t)o->nvec;

@@ -445,12 +445,18 @@ fail: /* the signature did not parse: nothing of it is in the module yet */
  *     incomplete array, s[] or s[0]) and its alignment; a scalar for a .reg parameter, of its size;
  *   - a register: for a scalar parameter of its size (a predicate for a .pred one); the types may differ
  *     (.f32 for .b32);
- *   - an immediate: for a scalar parameter.
+ *   - an immediate: for a scalar parameter; a float literal (flit: 1.5, 0f3FC00000) for a float or .bN one, an
+ *     integer for an integer or .bN one.
  * NULL when it fits, else what does not. */
-static const char *call_elem_mismatch(Parser *ps, const EmuParam *p, uint32_t e) {
+static const char *call_elem_mismatch(Parser *ps, const EmuParam *p, uint32_t e, bool flit) {
     if (e & EMU_CALL_REG) {
         uint32_t sl = e & ~EMU_CALL_REG;
-        if (emu_const_at(ps, sl) >= 0) return p->array ? "an immediate for an array" : NULL;
+        if (emu_const_at(ps, sl) >= 0) {
+            unsigned kind = emu_type_kind(p->ty);
+            if (p->array) return "an immediate for an array";
+            if (flit && (kind == EMU_K_U || kind == EMU_K_S)) return "a float literal for an integer parameter";
+            return !flit && kind == EMU_K_F ? "an integer literal for a float parameter" : NULL;
+        }
         const struct RegRange *r = slot_range(ps, sl);
         if (!r || (!r->ty && !r->pred) || r->vec > 1) return NULL; /* a special register, or one of unknown type */
         if (p->array) return "a register for an array";
@@ -479,7 +485,7 @@ bool emu_check_call_types(Parser *ps, const EmuIns *in, const char *name, uint32
             if (p->reg && p->ty == EMU_T_PRED)
                 return perr(ps, line, "call of '%s': %s '%s' is a .reg .pred, and ptxas passes no predicate to a function", c->name,
                             k ? "argument" : "return value", p->name);
-            const char *why = call_elem_mismatch(ps, p, ps->vec[in->o[k] + j]);
+            const char *why = call_elem_mismatch(ps, p, ps->vec[in->o[k] + j], k && j < 64 && (in->call.flit >> j & 1));
             if (why)
                 return perr(ps, line, "call of '%s': %s '%s' gets %s (a call passes what its callee declares: the same size "
                             "and alignment, an array for an array)", c->name, k ? "argument" : "return value", p->name, why);

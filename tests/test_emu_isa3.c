@@ -8,6 +8,8 @@
  * too; outputs are poisoned first, inputs fresh random. */
 #include "emu_isa_family.h"
 
+#include <inttypes.h>
+
 /* One launch: params (in, out); out poisoned (0xEE bytes) and read back. */
 static void launch(const char *target, const char *ptx, unsigned grid, unsigned block, unsigned smem, const void *in, size_t insz, void *out,
                    size_t outsz) {
@@ -1183,6 +1185,88 @@ Test(isa3, call_open_array_argument) {
     cr_expect_eq(out[1], in[3], "%u", out[1]);
 }
 
+/* A call's float literal arguments (1.5, -2.5e3, 0d..., 0f...: ptxas takes them for a float or .bN parameter; a decimal
+ * one was refused at load), passed as the code ptxas makes passes them (read from its SASS, CUDA 13): the literal is
+ * held as 64 bits (0f's 32 zero-extended, 0d's and a decimal one's double), a parameter gets its low bytes, but an
+ * .f32 parameter gets a 64-bit literal rounded to float and a 16-bit one 0.  Direct and indirect calls (the
+ * conversion is made at the call, against the callee its register holds), .reg and .param parameters. */
+static const char *FLOAT_LITERAL_CALL_PTX =
+    ".version 8.3\n.target sm_80\n.address_size 64\n"
+    ".func (.reg .f32 r) fadd(.reg .f32 a, .reg .f32 b)\n{\n add.f32 r, a, b;\n ret;\n}\n"
+    ".func put32(.param .u64 o, .param .b32 a)\n{\n .reg .b32 %r1; .reg .b64 %rd1;\n"
+    " ld.param.u64 %rd1, [o]; ld.param.b32 %r1, [a]; st.global.b32 [%rd1], %r1;\n ret;\n}\n"
+    ".func put64(.param .u64 o, .param .f64 a)\n{\n .reg .b64 %rd<3>;\n"
+    " ld.param.u64 %rd1, [o]; ld.param.b64 %rd2, [a]; st.global.b64 [%rd1], %rd2;\n ret;\n}\n"
+    ".func put16(.param .u64 o, .param .f16 a)\n{\n .reg .b16 %h1; .reg .b64 %rd1;\n"
+    " ld.param.u64 %rd1, [o]; ld.param.b16 %h1, [a]; st.global.b16 [%rd1], %h1;\n ret;\n}\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .f32 %f<8>; .reg .b64 %rd<12>;\n"
+    " ld.param.u64 %rd1, [in]; ld.param.u64 %rd2, [out]; ld.global.f32 %f1, [%rd1];\n"
+    " call (%f2), fadd, (%f1, 1.5); st.global.f32 [%rd2], %f2;\n"
+    " call (%f3), fadd, (%f1, 0d3FF4CCCCCCCCCCCD); st.global.f32 [%rd2+4], %f3;\n"
+    " call (%f4), fadd, (-2.5e3, %f1); st.global.f32 [%rd2+8], %f4;\n"
+    " add.s64 %rd3, %rd2, 12; { .param .u64 o; st.param.u64 [o], %rd3; call put32, (o, 1.3); }\n"
+    " add.s64 %rd4, %rd2, 16; { .param .u64 o; st.param.u64 [o], %rd4; call put64, (o, 0f3FA66666); }\n"
+    " add.s64 %rd5, %rd2, 24; { .param .u64 o; st.param.u64 [o], %rd5; call put64, (o, 2.5e-3); }\n"
+    " add.s64 %rd6, %rd2, 32; { .param .u64 o; st.param.u64 [o], %rd6; call put16, (o, 1.3); }\n"
+    " mov.u64 %rd7, fadd;\n proto: .callprototype (.reg .f32 _) _ (.reg .f32 _, .reg .f32 _);\n"
+    " call (%f5), %rd7, (%f1, 0.1), proto; st.global.f32 [%rd2+36], %f5;\n"
+    " call (%f6), %rd7, (%f1, 0f3FC00000), proto; st.global.f32 [%rd2+40], %f6;\n ret;\n}\n";
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+Test(isa3, call_float_literal_arguments) {
+    seed_rng();
+    float in = (float)((int32_t)(rnd() % 20001) - 10000) / 64.0f; /* exact: the sums below round once */
+    uint32_t out[11];
+    launch("sm_80", FLOAT_LITERAL_CALL_PTX, 1, 1, 0, &in, sizeof in, out, sizeof out);
+    cr_expect_eq(out[0], f32_bits(in + 1.5f), "fadd(%g, 1.5): %#x", in, out[0]);
+    cr_expect_eq(out[1], f32_bits(in + (float)1.3), "fadd(%g, 0d 1.3): %#x", in, out[1]); /* rounded to .f32 first */
+    cr_expect_eq(out[2], f32_bits(-2500.0f + in), "fadd(-2.5e3, %g): %#x", in, out[2]);
+    cr_expect_eq(out[3], 0xCCCCCCCDu, ".b32 gets 1.3's low 32 bits: %#x", out[3]);
+    uint64_t w64[2];
+    double lit = 2.5e-3;
+    memcpy(w64, &out[4], 16);
+    cr_expect_eq(w64[0], 0x3FA66666ull, ".f64 gets 0f3FA66666 zero-extended: %#" PRIx64, w64[0]);
+    uint64_t qbits;
+    memcpy(&qbits, &lit, 8);
+    cr_expect_eq(w64[1], qbits, ".f64 gets 2.5e-3's double: %#" PRIx64, w64[1]);
+    cr_expect_eq(out[8], 0xEEEE0000u, ".f16 gets 0 (two bytes; the rest stays poisoned): %#x", out[8]);
+    cr_expect_eq(out[9], f32_bits(in + (float)0.1), "indirect fadd(%g, 0.1): %#x", in, out[9]);
+    cr_expect_eq(out[10], f32_bits(in + 1.5f), "indirect fadd(%g, 0f3FC00000): %#x", in, out[10]);
+}
+
+/* An indirect call may leave out its callee's last argument when that is an incomplete array (s[]), as a direct call
+ * may (the emulator stopped it: "indirect call of 'g' with 2 arguments ... it takes 3"); the callee's array then has
+ * no bytes from the call.  Beside it, indirect and direct calls that pass the array. */
+static const char *INDIRECT_OPEN_ARRAY_PTX =
+    ".version 8.3\n.target sm_80\n.address_size 64\n"
+    ".func (.param .b32 r) g(.param .b32 n, .param .b32 x, .param .align 4 .b8 s[])\n{\n"
+    " .reg .b32 %r<6>; .reg .pred %p1;\n ld.param.b32 %r1, [n]; ld.param.b32 %r2, [x]; mov.u32 %r3, 0;\n"
+    " setp.ne.u32 %p1, %r1, 0; @%p1 ld.param.b32 %r3, [s];\n add.u32 %r4, %r2, %r3; st.param.b32 [r], %r4;\n ret;\n}\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>; .reg .b64 %rd<4>;\n"
+    " ld.param.u64 %rd1, [in]; ld.param.u64 %rd2, [out]; ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];\n"
+    " mov.u64 %rd3, g;\n proto: .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _, .param .align 4 .b8 _[]);\n"
+    " { .param .b32 n; .param .b32 x; .param .b32 rv; st.param.b32 [n], 0; st.param.b32 [x], %r1;\n"
+    "   call (rv), %rd3, (n, x), proto; ld.param.b32 %r5, [rv]; }\n st.global.u32 [%rd2], %r5;\n"
+    " { .param .b32 n; .param .b32 x; .param .align 4 .b8 s[4]; .param .b32 rv; st.param.b32 [n], 1; st.param.b32 [x], %r2;\n"
+    "   st.param.b32 [s], %r3; call (rv), %rd3, (n, x, s), proto; ld.param.b32 %r6, [rv]; }\n st.global.u32 [%rd2+4], %r6;\n"
+    " { .param .b32 n; .param .b32 x; .param .align 4 .b8 s[4]; .param .b32 rv; st.param.b32 [n], 1; st.param.b32 [x], %r4;\n"
+    "   st.param.b32 [s], %r1; call (rv), g, (n, x, s); ld.param.b32 %r7, [rv]; }\n st.global.u32 [%rd2+8], %r7;\n ret;\n}\n";
+
+Test(isa3, indirect_call_open_array_argument) {
+    seed_rng();
+    uint32_t in[4], out[3];
+    for (int i = 0; i < 4; i++) in[i] = (uint32_t)rnd();
+    launch("sm_80", INDIRECT_OPEN_ARRAY_PTX, 1, 1, 0, in, sizeof in, out, sizeof out);
+    cr_expect_eq(out[0], in[0], "g(0, x) without s: %#x", out[0]);
+    cr_expect_eq(out[1], in[1] + in[2], "g(1, x, s) indirect: %#x", out[1]);
+    cr_expect_eq(out[2], in[3] + in[0], "g(1, x, s) direct: %#x", out[2]);
+}
+
 /* Module-level forms ptxas refuses, refused at load (they loaded): a module variable defined twice, a call that
  * does not receive its callee's return value; signatures: .noreturn with a return value ("Invalid directive
  * '.noreturn'"), on a kernel or twice, an incomplete array (s[] or s[0]) anywhere but as a .func's last argument,
@@ -1254,6 +1338,11 @@ Test(isa3, module_forms_ptxas_refuses) {
         {CALLS("f(.reg .b32 a)", ".param .b64 a;", "a"), "argument 'a' gets a .param variable of another size"},
         {CALLS("f(.param .align 4 .b8 a[4])", "", "%r1"), "argument 'a' gets a register for an array"},
         {CALLS("f(.reg .pred a)", "", "%p1"), "call of 'f': argument 'a' is a .reg .pred"},
+        /* immediates of the parameter's kind ("Type of argument does not match formal parameter") */
+        {CALLS("f(.param .u32 a)", "", "1.5"), "argument 'a' gets a float literal for an integer parameter"},
+        {CALLS("f(.reg .s64 a)", "", "0d3FF8000000000000"), "argument 'a' gets a float literal for an integer parameter"},
+        {CALLS("f(.reg .f32 a)", "", "1"), "argument 'a' gets an integer literal for a float parameter"},
+        {CALLS("f(.param .f64 a)", "", "0x3FF8000000000000"), "argument 'a' gets an integer literal for a float parameter"},
         {".func f(.param .pred a) { ret; }\n.visible .entry k() { ret; }\n", "parameter 'a' is a .param .pred"},
         {".visible .entry k(.param .pred a) { ret; }\n", "parameter 'a' is a .param .pred"},
         {".func f();\n.visible .entry k() { ret; }\n", "'f' is declared without .extern and the module does not define it"},
@@ -1281,6 +1370,9 @@ Test(isa3, module_forms_ptxas_refuses) {
         {CALLS("f(.param .b32 a)", ".param .f32 a; st.param.f32 [a], %f1;", "a"), NULL},
         {CALLS("f(.param .b32 a)", "", "%f1"), NULL},
         {CALLS("f(.param .b64 a)", "", "1"), NULL},
+        {CALLS("f(.param .b32 a)", "", "1.5"), NULL},
+        {CALLS("f(.reg .f16 a)", "", "-2.5e3"), NULL},
+        {CALLS("f(.param .f32 a)", "", "0d3FF8000000000000"), NULL},
         {CALLS("f(.param .align 4 .b8 a[8])", ".param .align 4 .b32 a[2];", "a"), NULL},
         {CALLS("f(.reg .b32 a)", ".param .b32 a;", "a"), NULL},
         {".extern .func f(.reg .pred a);\n.visible .entry k() { ret; }\n", NULL},
