@@ -714,7 +714,8 @@ Test(libdevice, bessel_jn_past_x) {
         double got = f64 ? ((double *)out)[at] : ((float *)out)[at];
         printf("%s jn past x > 88: max %.3f ulp (at x=%a n=%g: got %a, want %La)\n", f64 ? "f64" : "f32", worst, x[at], y[at], got,
                l_jn_miller(abs((int)y[at]), fabsl((long double)x[at])));
-        cr_expect(worst <= (f64 ? 16 : 1), "%s jn past x: %.3f ulp at x=%a n=%g: got %a", f64 ? "f64" : "f32", worst, x[at], y[at], got);
+        /* f64: 12.6 ulps while the steps below n were rounded to one double each (now double-double) */
+        cr_expect(worst <= (f64 ? 4 : 1), "%s jn past x: %.3f ulp at x=%a n=%g: got %a", f64 ? "f64" : "f32", worst, x[at], y[at], got);
         free(out);
     }
 }
