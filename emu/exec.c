@@ -435,9 +435,15 @@ static bool init_runs(const EmuFunc *f, uint32_t **runs, uint32_t *nruns) {
 static void init_threads(EmuBlock *b) {
     EmuLaunch *L = b->L;
     const EmuFunc *f = L->f;
-    uint32_t cn = b->cta_threads, rank = 0, local = 0, tid[3] = {0, 0, 0};
+    /* the thread index in three scalars (an array whose address memcpy takes lives in memory: 15 host
+     * instructions a thread to store it into the special registers) */
+    uint32_t cn = b->cta_threads, rank = 0, local = 0, tx = 0, ty = 0, tz = 0;
     size_t bytes = f->nslots * sizeof(uint64_t);
     const uint64_t *first = NULL;
+    /* in locals: the copies below may write anywhere as far as the compiler knows, so L's fields were loaded again
+     * for every run of every thread */
+    const uint32_t *runs = L->init_runs;
+    uint32_t nruns = L->ninit_runs, bx = L->block[0], by = L->block[1];
     for (uint32_t i = 0; i < b->nthreads; i++) {
         EmuThread *t = &b->t[i];
         t->fn = f;
@@ -445,10 +451,10 @@ static void init_threads(EmuBlock *b) {
         if (local == 0) {
             init_cta_regs(b, rank, t->r);
             first = t->r;
-        } else if (L->init_runs) { /* the slots the code names: no instruction reads the others */
-            for (uint32_t k = 0; k < L->ninit_runs; k++) {
-                uint32_t s0 = L->init_runs[2 * k];
-                memcpy(t->r + s0, first + s0, L->init_runs[2 * k + 1] * sizeof(uint64_t));
+        } else if (runs) { /* the slots the code names: no instruction reads the others */
+            for (uint32_t k = 0; k < nruns; k++) {
+                uint32_t s0 = runs[2 * k];
+                memcpy(t->r + s0, first + s0, runs[2 * k + 1] * sizeof(uint64_t));
             }
         } else {
             memcpy(t->r, first, bytes);
@@ -470,7 +476,7 @@ static void init_threads(EmuBlock *b) {
         t->linear = i;
         t->cta = rank;
         t->lane = (uint16_t)(local & 31);
-        memcpy(t->tid, tid, sizeof t->tid);
+        t->tid[0] = tx, t->tid[1] = ty, t->tid[2] = tz;
         if (t->frames) { /* call stacks are kept across blocks, frame 0's alloca buffer too (empty again) */
             uint8_t *dyn = t->frames[0].dyn;
             uint32_t cap = t->frames[0].cap_dyn;
@@ -478,7 +484,7 @@ static void init_threads(EmuBlock *b) {
             t->frames[0].dyn = dyn, t->frames[0].cap_dyn = cap;
         }
         uint64_t *s = t->r + EMU_SLOT_SREG;
-        for (int k = 0; k < 3; k++) s[EMU_SREG_TID_X + k] = tid[k];
+        s[EMU_SREG_TID_X] = tx, s[EMU_SREG_TID_X + 1] = ty, s[EMU_SREG_TID_X + 2] = tz;
         uint32_t lane = t->lane;
         s[EMU_SREG_LANEID] = lane;
         s[EMU_SREG_WARPID] = local / 32;
@@ -490,10 +496,10 @@ static void init_threads(EmuBlock *b) {
         /* the next thread: x fastest, then y, z; a new CTA after cn threads */
         if (++local == cn) {
             local = 0, rank++;
-            tid[0] = tid[1] = tid[2] = 0;
-        } else if (++tid[0] == L->block[0]) {
-            tid[0] = 0;
-            if (++tid[1] == L->block[1]) tid[1] = 0, tid[2]++;
+            tx = ty = tz = 0;
+        } else if (++tx == bx) {
+            tx = 0;
+            if (++ty == by) ty = 0, tz++;
         }
     }
     if (b->fparam_size) memset(b->fparams, 0, (size_t)b->nthreads * b->fparam_size);
@@ -757,23 +763,27 @@ static bool run_block(EmuBlock *b) {
             uint32_t wl = w % b->cta_warps, cbase = w / b->cta_warps * b->cta_threads;
             uint32_t start = cbase + wl * 32, end = cbase + ((wl + 1) * 32 < b->cta_threads ? (wl + 1) * 32 : b->cta_threads);
             for (;;) {
+                bool collective = false; /* a lane waits at a warp collective: else emu_fire_warp has nothing to fire */
                 for (uint32_t i = start; i < end; i++) {
                     EmuThread *t = &b->t[i];
                     /* a wait for an mbarrier phase that completed earlier in this round ends now (a producer
                      * refills a stage as soon as its consumers release it) */
                     if (t->state == EMU_TS_MBAR && emu_mbarrier_phase_done(b, t->mbar_addr, t->mbar_parity))
                         t->state = EMU_TS_RUN, progress = true;
-                    if (t->state != EMU_TS_RUN) continue;
-                    uint32_t pc0 = t->pc;
-                    const EmuFunc *fn0 = t->fn;
-                    bool timed_out = t->mbar_timed_out;
-                    t->mbar_timed_out = false;
-                    if (!run_thread(b, t)) return false;
-                    /* a thread back at the same failed test_wait, or blocked at a try_wait again after its last one
-                     * timed out, changed nothing others can see but its registers (and memory no waiting thread reads) */
-                    if (t->state == EMU_TS_YIELD || (t->state == EMU_TS_MBAR && timed_out)) spun = true;
-                    else if (t->state != EMU_TS_MBAR || t->pc != pc0 || t->fn != fn0) progress = true;
+                    if (t->state == EMU_TS_RUN) {
+                        uint32_t pc0 = t->pc;
+                        const EmuFunc *fn0 = t->fn;
+                        bool timed_out = t->mbar_timed_out;
+                        t->mbar_timed_out = false;
+                        if (!run_thread(b, t)) return false;
+                        /* a thread back at the same failed test_wait, or blocked at a try_wait again after its last one
+                         * timed out, changed nothing others can see but its registers (and memory no waiting thread reads) */
+                        if (t->state == EMU_TS_YIELD || (t->state == EMU_TS_MBAR && timed_out)) spun = true;
+                        else if (t->state != EMU_TS_MBAR || t->pc != pc0 || t->fn != fn0) progress = true;
+                    }
+                    collective |= t->state == EMU_TS_WARP;
                 }
+                if (!collective) break;
                 bool fired;
                 if (!emu_fire_warp(b, w, &fired)) return false;
                 if (!fired) break;

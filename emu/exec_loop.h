@@ -183,12 +183,23 @@ skip: /* a guard that is false */
             memcpy(p, &v, 4);
             NEXT();
         }
-        L_LDP32: L_LDP64: { /* kernel parameters; anything else takes the checked path */
+        /* kernel parameters; anything else takes the checked path.  One handler per size: a copy of a constant size
+         * is one load (a size chosen at run time was a call-sized copy, ld.param 40 host instructions to mov's 18) */
+        L_LDP32: {
             uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
-            unsigned sz = in->fast == FAST_LDP32 ? 4 : 8;
-            if (a + sz > b->L->param_size) goto slow;
-            uint64_t v = 0;
-            memcpy(&v, b->L->params + a, sz);
+            const EmuLaunch *L = b->L;
+            if (a + 4 > L->param_size) goto slow;
+            uint32_t v;
+            memcpy(&v, L->params + a, 4);
+            r[in->o[0]] = v;
+            NEXT();
+        }
+        L_LDP64: {
+            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            const EmuLaunch *L = b->L;
+            if (a + 8 > L->param_size) goto slow;
+            uint64_t v;
+            memcpy(&v, L->params + a, 8);
             r[in->o[0]] = v;
             NEXT();
         }
