@@ -548,6 +548,84 @@ Test(attention_api, decode_paged, .timeout = 300) {
     tile_context_destroy(ctx);
 }
 
+/* The two entry points on the same inputs: a context of `len` keys in a paged cache with a shuffled block table
+ * (more blocks than the table names, the others random), its last `t` tokens as the queries, through
+ * tile_attention_decode_paged, and the same keys contiguous through tile_attention_fwd (seq_q = t, seq_k = len,
+ * causal: bottom-right aligned, so the new tokens are causal among themselves as decode's are).  Each against
+ * float64 (2e-3, f16) and against each other (4e-3); GQA 2, splits none and 3. */
+static void fwd_decode_agree(tile_context *ctx, int64_t len, int64_t t, int64_t bs, int splits) {
+    const int64_t hq = 4, hkv = 2, d = 64, g = hq / hkv, nbl = (len + bs - 1) / bs, nblocks = nbl + 3;
+    const size_t nq = (size_t)(t * hq * d), nk = (size_t)(len * hkv * d), ncache = (size_t)(nblocks * bs * hkv * d);
+    uint16_t *hqv = malloc(nq * 2), *hc[2] = {malloc(ncache * 2), malloc(ncache * 2)}, *hkvv[2] = {malloc(nk * 2), malloc(nk * 2)};
+    uint16_t *od = malloc(nq * 2), *of = malloc(nq * 2);
+    double *vq = malloc(nq * sizeof(double)), *vc = malloc(ncache * sizeof(double)), *p = malloc((size_t)len * sizeof(double));
+    int32_t *perm = malloc((size_t)nblocks * sizeof(int32_t)), clen = (int32_t)len;
+    fill16(TILE_F16, nq, hqv, vq);
+    for (int x = 0; x < 2; x++) fill16(TILE_F16, ncache, hc[x], vc);
+    for (int64_t i = 0; i < nblocks; i++) perm[i] = (int32_t)i;
+    for (int64_t i = nblocks - 1; i > 0; i--) {
+        int64_t j = (int64_t)((urand() + 1) / 2 * (double)(i + 1));
+        if (j > i) j = i;
+        int32_t tmp = perm[i];
+        perm[i] = perm[j], perm[j] = tmp;
+    }
+    for (int x = 0; x < 2; x++) /* the contiguous keys and values are what the table points at */
+        for (int64_t j = 0; j < len; j++)
+            memcpy(hkvv[x] + j * hkv * d, hc[x] + ((int64_t)perm[j / bs] * bs + j % bs) * hkv * d, (size_t)(hkv * d * 2));
+    tile_paged_attention_args pa = {.size = sizeof pa, .dtype = TILE_F16, .num_seqs = 1, .heads_q = hq, .heads_kv = hkv,
+                                    .head_dim = d, .num_tokens = t, .block_size = bs, .num_blocks = nblocks,
+                                    .block_table_stride = nbl, .max_context_len = len, .num_splits = splits};
+    pa.q = upload(ctx, hqv, nq * 2);
+    for (size_t i = 0; i < nq; i++) od[i] = of[i] = POISON16;
+    pa.o = upload(ctx, od, nq * 2);
+    pa.k_cache = upload(ctx, hc[0], ncache * 2), pa.v_cache = upload(ctx, hc[1], ncache * 2);
+    pa.block_tables = upload(ctx, perm, (size_t)nbl * 4), pa.context_lens = upload(ctx, &clen, 4);
+    cr_assert_eq(tile_attention_decode_paged(ctx, &pa), TILE_OK, "%s", tile_last_error(ctx));
+    tile_attention_args fa = {.size = sizeof fa, .dtype = TILE_F16, .batch = 1, .heads_q = hq, .heads_kv = hkv, .head_dim = d,
+                              .seq_q = t, .seq_k = len, .causal = 1, .window_left = -1, .window_right = -1};
+    fa.q = pa.q, fa.k = upload(ctx, hkvv[0], nk * 2), fa.v = upload(ctx, hkvv[1], nk * 2), fa.o = upload(ctx, of, nq * 2);
+    cr_assert_eq(tile_attention_fwd(ctx, &fa), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    download(ctx, od, pa.o, nq * 2), download(ctx, of, fa.o, nq * 2);
+    double worst_d = 0, worst_f = 0, worst_df = 0;
+    for (int64_t i = 0; i < t; i++)
+        for (int64_t h = 0; h < hq; h++) {
+            const int64_t last = len - t + i; /* keys 0..last are visible */
+            double m = -INFINITY, l = 0;
+            for (int64_t j = 0; j <= last; j++) {
+                double sdot = 0;
+                for (int64_t c = 0; c < d; c++) sdot += vq[(i * hq + h) * d + c] * f16_to_d(hkvv[0][(j * hkv + h / g) * d + c]);
+                p[j] = sdot / sqrt((double)d), m = fmax(m, p[j]);
+            }
+            for (int64_t j = 0; j <= last; j++) p[j] = exp(p[j] - m), l += p[j];
+            for (int64_t c = 0; c < d; c++) {
+                double r = 0;
+                for (int64_t j = 0; j <= last; j++) r += p[j] * f16_to_d(hkvv[1][(j * hkv + h / g) * d + c]);
+                r /= l;
+                const size_t at = (size_t)((i * hq + h) * d + c);
+                const double dd = fabs(f16_to_d(od[at]) - r), df = fabs(f16_to_d(of[at]) - r), ddf = fabs(f16_to_d(od[at]) - f16_to_d(of[at]));
+                worst_d = isnan(dd) || dd > worst_d ? (isnan(dd) ? INFINITY : dd) : worst_d;
+                worst_f = isnan(df) || df > worst_f ? (isnan(df) ? INFINITY : df) : worst_f;
+                worst_df = isnan(ddf) || ddf > worst_df ? (isnan(ddf) ? INFINITY : ddf) : worst_df;
+            }
+        }
+    cr_expect(worst_d <= 2e-3, "decode len %lld t %lld splits %d: |error| %g against float64", (long long)len, (long long)t, splits, worst_d);
+    cr_expect(worst_f <= 2e-3, "prefill len %lld t %lld: |error| %g against float64", (long long)len, (long long)t, worst_f);
+    cr_expect(worst_df <= 4e-3, "decode and prefill differ by %g (len %lld t %lld splits %d)", worst_df, (long long)len,
+              (long long)t, splits);
+    tile_free(ctx, pa.q), tile_free(ctx, pa.o), tile_free(ctx, pa.k_cache), tile_free(ctx, pa.v_cache);
+    tile_free(ctx, pa.block_tables), tile_free(ctx, pa.context_lens), tile_free(ctx, fa.k), tile_free(ctx, fa.v), tile_free(ctx, fa.o);
+    free(hqv), free(hc[0]), free(hc[1]), free(hkvv[0]), free(hkvv[1]), free(od), free(of), free(vq), free(vc), free(p), free(perm);
+}
+
+Test(attention_api, fwd_and_decode_paged_agree, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    fwd_decode_agree(ctx, 77, 1, 16, 1);
+    fwd_decode_agree(ctx, 150, 4, 32, 3);
+    tile_context_destroy(ctx);
+}
+
 Test(attention_api, decode_paged_f8_cache, .timeout = 300) {
     seed_rng();
     tile_context *ctx = open_ctx();

@@ -680,6 +680,79 @@ Test(moe, api_forward) {
     tile_context_destroy(ctx);
 }
 
+/* tile_moe_forward against the same layer composed from tile_gemm, one expert at a time: the expert's token rows
+ * gathered on the host, gate_up = x_e W1[e]^T (f32), h = silu(gate) * up rounded to f16 as the fused kernel stores
+ * it, down = h W2[e]^T (f32), out[t] += w * down.  Both accumulate in f32 from the same f16 values, so they agree
+ * to f32 rounding (1e-4 of the largest output here; a wrong gathered row, expert or weight is off by O(1)).  Expert 2
+ * receives no token; every token's K experts are distinct. */
+Test(moe, api_forward_equals_tile_gemm_per_expert) {
+    seed_rng();
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .no_disk_cache = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    enum { T = 23, E = 5, K = 2, H = 48, I = 40 };
+    static uint16_t x[T * H], w1[E * 2 * I * H], w2[E * H * I], xe[T * K * H], hh[T * K * I];
+    static int32_t ids[T * K], slot[T * K];
+    static float wt[T * K], out[T * H], gu[T * K * 2 * I], dn[T * K * H];
+    static double comp[T * H];
+    for (int i = 0; i < T * H; i++) put16(false, &x[i], urand());
+    for (int i = 0; i < E * 2 * I * H; i++) put16(false, &w1[i], 0.3 * urand());
+    for (int i = 0; i < E * H * I; i++) put16(false, &w2[i], 0.3 * urand());
+    for (int t = 0; t < T; t++) {
+        int e0 = (int)((urand() + 1) * 2) % 4, e1 = (e0 + 1 + (int)((urand() + 1) * 1.5) % 3) % 4; /* two of {0, 1, 3, 4} */
+        ids[t * K] = e0 >= 2 ? e0 + 1 : e0, ids[t * K + 1] = e1 >= 2 ? e1 + 1 : e1;
+        wt[t * K] = (float)(0.5 + 0.5 * urand()), wt[t * K + 1] = (float)(0.5 + 0.5 * urand());
+    }
+    tile_devptr dx, dw1, dw2, dout, did, dwt, da, dc;
+    cr_assert_eq(tile_malloc(ctx, sizeof x, &dx) | tile_malloc(ctx, sizeof w1, &dw1) | tile_malloc(ctx, sizeof w2, &dw2) |
+                     tile_malloc(ctx, sizeof out, &dout) | tile_malloc(ctx, sizeof ids, &did) | tile_malloc(ctx, sizeof wt, &dwt) |
+                     tile_malloc(ctx, sizeof xe, &da) | tile_malloc(ctx, sizeof gu, &dc),
+                 TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dx, x, sizeof x) | tile_memcpy_htod(ctx, dw1, w1, sizeof w1) |
+                     tile_memcpy_htod(ctx, dw2, w2, sizeof w2) | tile_memcpy_htod(ctx, did, ids, sizeof ids) |
+                     tile_memcpy_htod(ctx, dwt, wt, sizeof wt) | tile_memset(ctx, dout, 0xff, sizeof out),
+                 TILE_OK);
+    tile_moe_args a = {.size = sizeof a, .tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = TILE_F16,
+                       .x = dx, .w1 = dw1, .w2 = dw2, .out = dout, .topk_ids = did, .topk_weights = dwt};
+    cr_assert_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+    int used = 0;
+    for (int e = 0; e < E; e++) {
+        int n = 0;
+        for (int s = 0; s < T * K; s++)
+            if (ids[s] == e) memcpy(xe + n * H, x + (s / K) * H, H * 2), slot[n++] = s;
+        if (!n) continue;
+        used++;
+        tile_gemm_args g = {.size = sizeof g, .m = n, .n = 2 * I, .k = H, .a = da, .lda = H, .b = dw1 + (size_t)e * 2 * I * H * 2,
+                            .ldb = H, .trans_b = 1, .c = dc, .ldc = 2 * I, .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+        cr_assert_eq(tile_memcpy_htod(ctx, da, xe, (size_t)n * H * 2), TILE_OK);
+        cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, gu, dc, (size_t)n * 2 * I * 4), TILE_OK);
+        for (int r = 0; r < n; r++)
+            for (int i = 0; i < I; i++) {
+                double gg = gu[r * 2 * I + i], uu = gu[r * 2 * I + I + i];
+                put16(false, &hh[r * I + i], gg / (1 + exp(-gg)) * uu);
+            }
+        g = (tile_gemm_args){.size = sizeof g, .m = n, .n = H, .k = I, .a = da, .lda = I, .b = dw2 + (size_t)e * H * I * 2,
+                             .ldb = I, .trans_b = 1, .c = dc, .ldc = H, .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+        cr_assert_eq(tile_memcpy_htod(ctx, da, hh, (size_t)n * I * 2), TILE_OK);
+        cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, dn, dc, (size_t)n * H * 4), TILE_OK);
+        for (int r = 0; r < n; r++)
+            for (int c = 0; c < H; c++) comp[(slot[r] / K) * H + c] += wt[slot[r]] * (double)dn[r * H + c];
+    }
+    cr_expect_eq(used, E - 1, "expert 2 should be the only one without tokens");
+    double worst = 0, big = 0;
+    for (int i = 0; i < T * H; i++) {
+        double d = fabs(out[i] - comp[i]);
+        worst = isnan(d) || d > worst ? (isnan(d) ? INFINITY : d) : worst;
+        big = fmax(big, fabs(comp[i]));
+    }
+    cr_expect(big > 0.1, "the composed layer is all but zero (%g)", big);
+    cr_expect(worst <= 1e-4 * big, "tile_moe_forward and the tile_gemm composition differ by %g (largest output %g)", worst, big);
+    tile_context_destroy(ctx);
+}
+
 /* out is zeroed and accumulated into while the kernels read the inputs: an out over any of them is refused (an out
  * over x was zeroed before the gate_up GEMM read x, and the call returned TILE_OK with every row 0); an out right
  * after x in the same allocation runs and leaves x as it was. */
