@@ -13,7 +13,8 @@
  * context must be recognised as one): an open-addressing hash set of
  * addresses with their kind, linear probing, tombstones, grown at half load,
  * under one reader-writer lock (lookups, the hot path of tile_launch, take
- * it shared).  A handle whose memory is reused by a new handle of the same
+ * it shared).  A rehash drops the tombstones and sizes the table for the
+ * live handles, so it never grows with the number of handles ever made.  A handle whose memory is reused by a new handle of the same
  * kind is that new handle, as with any pointer-based API. */
 #include "runtime/handles.h"
 
@@ -49,9 +50,15 @@ static Slot *find(uintptr_t a) {
     return NULL;
 }
 
-/* Write lock held. */
+/* Write lock held.  Rehash into a table sized for the live entries alone (at most a quarter full
+ * afterwards): tombstones are dropped, so a process that makes and destroys handles for ever
+ * (a context per request, an event per step) keeps a table the size of what is live, not of
+ * everything it ever made. */
 static bool grow(void) {
-    size_t ncap = cap ? cap * 2 : 64;
+    size_t live = 0;
+    for (size_t i = 0; i < cap; i++) live += slots[i].kind != EMPTY && slots[i].kind != TOMB;
+    size_t ncap = 64;
+    while (ncap < (live + 1) * 4) ncap *= 2;
     Slot *ns = calloc(ncap, sizeof *ns);
     if (!ns) return false;
     size_t nused = 0;
@@ -91,6 +98,13 @@ void handle_remove(const void *p) {
     Slot *s = find((uintptr_t)p);
     if (s) s->kind = TOMB;
     pthread_rwlock_unlock(&lock);
+}
+
+size_t handle_table_slots(void) {
+    pthread_rwlock_rdlock(&lock);
+    size_t n = cap;
+    pthread_rwlock_unlock(&lock);
+    return n;
 }
 
 bool handle_live(const void *p, HandleKind kind) {
