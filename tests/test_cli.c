@@ -128,6 +128,20 @@ Test(cli, version) {
     cr_expect_eq(run_stdout("--version", buf, sizeof buf), 0);
     cr_expect(strstr(buf, tile_version()), "no version in: %s", buf);
     for (int i = 0; tile_target_name(i); i++) cr_expect(strstr(buf, tile_target_name(i)), "target %s missing: %s", tile_target_name(i), buf);
+    /* an argument after --version is refused, as every command refuses one it does not take */
+    cr_expect_eq(run("--version extra", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "unexpected argument 'extra' after --version"), "%s", buf);
+    cr_expect_eq(run("-V compile", buf, sizeof buf), 2, "%s", buf);
+}
+
+/* tile --help COMMAND [SUB] is tile help COMMAND [SUB]: that command's options, exit 0; an unknown one exits 2 */
+Test(cli, help_with_a_command) {
+    cr_expect_eq(run_stdout("--help compile", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "usage: tile compile FILE.tile"), "%s", buf);
+    cr_expect_eq(run_stdout("-h run gemm", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "--m"), "%s", buf);
+    cr_expect_eq(run("--help frobnicate", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "unknown command 'frobnicate'"), "%s", buf);
 }
 
 /* every command and subcommand answers --help (and -h) on stdout with exit 0 */

@@ -81,10 +81,17 @@ static int run_command(int argc, char **argv) {
     }
     const char *a = argv[1];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (argc > 2) return help(argc - 1, argv + 1); /* tile --help compile: tile help compile */
         print_usage(stdout);
         return CLI_EXIT_OK;
     }
-    if (!strcmp(a, "--version") || !strcmp(a, "-V")) return print_version();
+    if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+        if (argc > 2) { /* as every command: an argument it does not take is a usage error, never ignored */
+            fprintf(stderr, "tile: unexpected argument '%s' after %s\nRun 'tile --help' for usage.\n", argv[2], a);
+            return CLI_EXIT_USAGE;
+        }
+        return print_version();
+    }
     if (!strcmp(a, "help")) return help(argc - 1, argv + 1);
     const CliCommand *c = cli_find_command(commands, NCOMMANDS, a);
     if (!c) {
