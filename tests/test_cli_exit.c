@@ -99,6 +99,21 @@ Test(cli_exit, compile) {
     cr_expect(strstr(out, "-o '' names no file"), "%s", out);
 }
 
+/* A pipe or character device named as the input (`tile compile <(generate)`, /dev/stdin on a pipe, a FIFO,
+ * /dev/null) is read as `-` is, named by its path: it exited 2, "not a regular file", where compilers take it */
+Test(cli_exit, compile_reads_a_pipe_by_name) {
+    put("good.tile", good), put("bad.tile", bad), put("twice.tile", "fn twice(x) { return x * 2.0; }\n");
+    put("imp.tile", "import \"twice.tile\";\nkernel k(x: *f32) { store(x, twice(load(x))); }\n");
+    EXPECT_EXIT(0, "cat good.tile | $T compile /dev/stdin --no-cache --no-line-info > a.ptx && "
+                   "$T compile good.tile --no-cache --no-line-info > b.ptx && cmp a.ptx b.ptx && grep -q \"entry add\" a.ptx");
+    EXPECT_EXIT(1, "cat bad.tile | $T compile /dev/stdin");
+    cr_expect(strstr(out, "/dev/stdin:2:13: error: unknown name"), "%s", out);
+    EXPECT_EXIT(0, "cat imp.tile | $T compile --no-cache /dev/stdin --emit tir | grep -q \"kernel @k\""); /* the working folder */
+    EXPECT_EXIT(0, "mkfifo p && (timeout 60 cat good.tile > p 2>/dev/null &) && $T compile p --kernel add -o p.ptx && grep -q \"entry add\" p.ptx");
+    EXPECT_EXIT(1, "$T compile /dev/null");
+    cr_expect(strstr(out, "/dev/null contains no kernel"), "%s", out);
+}
+
 Test(cli_exit, aot) {
     put("good.tile", good), put("bad.tile", bad);
     EXPECT_EXIT(2, "$T aot good.tile --kernel add -o k --bogus");

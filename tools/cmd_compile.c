@@ -1,5 +1,7 @@
 /* cmd_compile.c - `tile compile FILE.tile`: Tile IR, LLVM IR, PTX or cubin.
  * FILE '-' is standard input, named <stdin> in diagnostics (imports from the working folder).
+ * A FILE that is a pipe or a character device (`<(generate)`, /dev/stdin) is read the same way, named
+ * by its path, and imports from the working folder after the -I folders (its own folder is /dev/fd).
  *
  *   1. parse the options into tile_compile_options (defines, includes and
  *      specializations as NULL-terminated lists);
@@ -13,6 +15,7 @@
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,8 @@
 
 static const char usage[] =
     "usage: tile compile FILE.tile [options]\n"
-    "       (FILE '-': read the source from standard input; it imports from the working folder)\n"
+    "       (FILE '-': read the source from standard input; it imports from the working folder; a pipe\n"
+    "        named as FILE, such as <(generate), is read the same way and named by its path)\n"
     "\n"
     "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
     "  --arch TARGET          target (tile --version lists them; default, or '': the default target)\n"
@@ -78,6 +82,7 @@ typedef struct CompileArgs {
     int emit; /* Emit */
     int verbose, no_cache;
     CliList defines, specs, incs;
+    int stream; /* FILE is a pipe or character device: read like standard input */
     tile_compile_options o;
 } CompileArgs;
 
@@ -116,6 +121,10 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
     if (a->out && strcmp(a->file, "-") != 0 && stat(a->file, &in) == 0 && stat(a->out, &out) == 0 && S_ISREG(out.st_mode) && in.st_dev == out.st_dev &&
         in.st_ino == out.st_ino)
         return cli_usage_error(g.cmd, "-o %s is the input file: it would be replaced by the output", a->out);
+    if (strcmp(a->file, "-") != 0 && stat(a->file, &in) == 0 && (S_ISFIFO(in.st_mode) || S_ISCHR(in.st_mode))) {
+        a->stream = 1;
+        if (cli_list_add(&a->incs, ".")) return CLI_EXIT_FAIL;
+    }
     a->o.size = sizeof a->o; /* the fields after ptxas (debug, num_sms, no_line_info) are read only with the size */
     a->o.defines = cli_list_items(&a->defines);
     a->o.specialize = cli_list_items(&a->specs);
@@ -203,20 +212,21 @@ static int write_output(const CompileArgs *a, const tile_compiled *c) {
     return cli_output_close(&o) ? CLI_EXIT_OK : CLI_EXIT_OUTPUT;
 }
 
-/* Standard input whole, NUL-terminated, at most the size a source file may have; NULL (having said why, with
- * *st the status) when it cannot be read or is too long (TILE_ERROR_IO, as an unreadable file) or holds a NUL
- * byte (TILE_ERROR_COMPILE: a source string ends at the first, so the lexer would not see it). */
-static char *read_stdin(tile_status *st) {
+/* The stream in (standard input, or a pipe named on the command line) whole, NUL-terminated, at most the size a
+ * source file may have; NULL (having said why, naming the source `name`, with *st the status) when it cannot be
+ * read or is too long (TILE_ERROR_IO, as an unreadable file) or holds a NUL byte (TILE_ERROR_COMPILE: a source
+ * string ends at the first, so the lexer would not see it). */
+static char *read_stream(FILE *in, const char *name, tile_status *st) {
     *st = TILE_ERROR_IO;
     size_t n = 0, cap = 1 << 16;
     char *buf = malloc(cap);
     while (buf) {
-        size_t r = fread(buf + n, 1, cap - 1 - n, stdin);
+        size_t r = fread(buf + n, 1, cap - 1 - n, in);
         n += r;
         if (r == 0) break;
         if (n == cap - 1) {
             if (cap > SOURCE_MAX_BYTES) {
-                fprintf(stderr, "<stdin>: error: the source is longer than %d MiB\n", SOURCE_MAX_BYTES >> 20);
+                fprintf(stderr, "%s: error: the source is longer than %d MiB\n", name, SOURCE_MAX_BYTES >> 20);
                 free(buf);
                 return NULL;
             }
@@ -226,11 +236,11 @@ static char *read_stdin(tile_status *st) {
         }
     }
     if (!buf) {
-        fputs("<stdin>: error: out of memory reading the source\n", stderr);
+        fprintf(stderr, "%s: error: out of memory reading the source\n", name);
         return NULL;
     }
-    if (ferror(stdin)) {
-        fputs("<stdin>: error: cannot read standard input\n", stderr);
+    if (ferror(in)) {
+        fprintf(stderr, "%s: error: cannot read %s\n", name, in == stdin ? "standard input" : "it");
         free(buf);
         return NULL;
     }
@@ -239,7 +249,7 @@ static char *read_stdin(tile_status *st) {
     if (nul < n) {
         unsigned line = 1, col = 1;
         for (size_t i = 0; i < nul; i++) buf[i] == '\n' ? (line++, col = 1) : col++;
-        fprintf(stderr, "<stdin>:%u:%u: error: unexpected byte 0x00 (a control character)\n", line, col);
+        fprintf(stderr, "%s:%u:%u: error: unexpected byte 0x00 (a control character)\n", name, line, col);
         *st = TILE_ERROR_COMPILE;
         free(buf);
         return NULL;
@@ -247,12 +257,20 @@ static char *read_stdin(tile_status *st) {
     return buf;
 }
 
-static tile_status compile_stdin(const CompileArgs *a, tile_compiled *c, int *hit) {
+/* FILE '-' (standard input, named <stdin>) or a pipe or character device named by its path. */
+static tile_status compile_stream(const CompileArgs *a, tile_compiled *c, int *hit) {
     memset(c, 0, sizeof *c);
+    const char *name = a->stream ? a->file : "<stdin>";
+    FILE *in = a->stream ? fopen(a->file, "rb") : stdin;
+    if (!in) {
+        fprintf(stderr, "error: cannot read '%s': %s\n", a->file, strerror(errno));
+        return TILE_ERROR_IO;
+    }
     tile_status st;
-    char *text = read_stdin(&st);
+    char *text = read_stream(in, name, &st);
+    if (in != stdin) fclose(in);
     if (!text) return st;
-    st = a->no_cache ? tile_compile_source("<stdin>", text, &a->o, c) : tile_cache_compile_source(NULL, "<stdin>", text, &a->o, c, hit);
+    st = a->no_cache ? tile_compile_source(name, text, &a->o, c) : tile_cache_compile_source(NULL, name, text, &a->o, c, hit);
     free(text);
     return st;
 }
@@ -263,7 +281,7 @@ int cmd_compile(int argc, char **argv) {
     if (rc != CLI_CONTINUE) goto out;
     tile_compiled c;
     int hit = 0;
-    tile_status st = !strcmp(a.file, "-") ? compile_stdin(&a, &c, &hit)
+    tile_status st = a.stream || !strcmp(a.file, "-") ? compile_stream(&a, &c, &hit)
                      : a.no_cache         ? tile_compile_file(a.file, &a.o, &c)
                                           : tile_cache_compile_file(NULL, a.file, &a.o, &c, &hit);
     /* the library compiles these requests anew without looking at the cache (tile_cache_compile_file):
