@@ -254,6 +254,27 @@ int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *o
 /* Steps 1-6 for one target; a is the compilation's arena (the caller frees
  * it), oom the recovery point around the front end and the passes, popped
  * before LLVM. */
+/* The --time-passes report: the front end, each pass, then (lr non-NULL) LLVM's stages and source to PTX
+ * (t3), and ptxas when ptxas_s >= 0; with lr NULL (--emit tir) it ends at "source to tir". */
+static void time_report(Str *t, double t0, double t1, double t2, double t3, const double *pass_s, const LlvmResult *lr,
+                        double ptxas_s) {
+    int w = 16; /* the names' column: as wide as the longest pass name (software_pipeline), so the times line up */
+    for (int k = 0; k < tir_npasses; k++)
+        if ((int)strlen(tir_passes[k].name) > w) w = (int)strlen(tir_passes[k].name);
+    str_printf(t, "%-*s %9.3f ms\n", w, "frontend", (t1 - t0) * 1e3);
+    for (int k = 0; k < tir_npasses; k++) str_printf(t, "%-*s %9.3f ms\n", w, tir_passes[k].name, pass_s[k] * 1e3);
+    str_printf(t, "%-*s %9.3f ms\n", w, "passes total", (t2 - t1) * 1e3);
+    if (!lr) {
+        str_printf(t, "%-*s %9.3f ms\n", w, "source to tir", (t2 - t0) * 1e3);
+        return;
+    }
+    str_printf(t, "%-*s %9.3f ms\n", w, "llvm codegen", lr->seconds_codegen * 1e3);
+    str_printf(t, "%-*s %9.3f ms\n", w, "llvm O3", lr->seconds_opt * 1e3);
+    str_printf(t, "%-*s %9.3f ms\n", w, "ptx emission", lr->seconds_emit * 1e3);
+    str_printf(t, "%-*s %9.3f ms\n", w, "source to ptx", (t3 - t0) * 1e3);
+    if (ptxas_s >= 0) str_printf(t, "%-*s %9.3f ms\n", w, "ptxas", ptxas_s * 1e3);
+}
+
 static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const SrcFile *src, const tile_compile_options *o,
                               tile_compiled *out, unsigned char *imports) {
     const char *arch = tgt->name;
@@ -345,7 +366,8 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     record_kernels(m, out);
     oom_pop(oom); /* LLVM lowering runs on worker threads too: no jumping out of it */
 
-    if (o->tir_only) {
+    if (o->tir_only) { /* --emit tir: the front end and the passes are all there is to time */
+        if (o->time_passes) time_report(&timing, t0, t1, t2, -1, pass_s, NULL, -1);
         st = TILE_OK;
         goto done;
     }
@@ -377,19 +399,7 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
             parse_ptxas_log(out);
         }
     }
-    if (o->time_passes) {
-        int w = 16; /* the names' column: as wide as the longest pass name (software_pipeline), so the times line up */
-        for (int k = 0; k < tir_npasses; k++)
-            if ((int)strlen(tir_passes[k].name) > w) w = (int)strlen(tir_passes[k].name);
-        str_printf(&timing, "%-*s %9.3f ms\n", w, "frontend", (t1 - t0) * 1e3);
-        for (int k = 0; k < tir_npasses; k++) str_printf(&timing, "%-*s %9.3f ms\n", w, tir_passes[k].name, pass_s[k] * 1e3);
-        str_printf(&timing, "%-*s %9.3f ms\n", w, "passes total", (t2 - t1) * 1e3);
-        str_printf(&timing, "%-*s %9.3f ms\n", w, "llvm codegen", lr.seconds_codegen * 1e3);
-        str_printf(&timing, "%-*s %9.3f ms\n", w, "llvm O3", lr.seconds_opt * 1e3);
-        str_printf(&timing, "%-*s %9.3f ms\n", w, "ptx emission", lr.seconds_emit * 1e3);
-        str_printf(&timing, "%-*s %9.3f ms\n", w, "source to ptx", (t3 - t0) * 1e3);
-        if (o->want_cubin && !out->ptxas_missing) str_printf(&timing, "%-*s %9.3f ms\n", w, "ptxas", tpx * 1e3);
-    }
+    if (o->time_passes) time_report(&timing, t0, t1, t2, t3, pass_s, &lr, o->want_cubin && !out->ptxas_missing ? tpx : -1);
 done:;
     oom_pop(oom);
     Str ds = {0};

@@ -104,6 +104,14 @@ Test(cli, dump_and_time) {
     cr_expect_geq(lines, 20, "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/softmax.tile --dump-after nosuchpass -o /dev/null", buf, sizeof buf), 2,
                  "%s", buf);
+    /* --emit tir times what it runs, the front end and the passes (it printed nothing at all) */
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/softmax.tile --emit tir --time-passes -o /dev/null", buf, sizeof buf), 0,
+                 "%s", buf);
+    cr_expect(strstr(buf, "frontend "), "%s", buf);
+    cr_expect(strstr(buf, "\nassign_layout "), "%s", buf);
+    cr_expect(strstr(buf, "\npasses total "), "%s", buf);
+    cr_expect(strstr(buf, "\nsource to tir "), "%s", buf);
+    cr_expect_not(strstr(buf, "llvm"), "no LLVM stage runs for --emit tir: %s", buf);
 }
 
 Test(cli, source_error_exits_1_with_location) {
