@@ -112,6 +112,12 @@ Test(cli_exit, compile_reads_a_pipe_by_name) {
     EXPECT_EXIT(0, "mkfifo p && (timeout 60 cat good.tile > p 2>/dev/null &) && $T compile p --kernel add -o p.ptx && grep -q \"entry add\" p.ptx");
     EXPECT_EXIT(1, "$T compile /dev/null");
     cr_expect(strstr(out, "/dev/null contains no kernel"), "%s", out);
+    /* a source file's limit, 16 MiB, holds for streams too (up to 32 MiB were compiled): one byte past it is
+     * refused as an unreadable input, and exactly 16 MiB, the kernel after blanks, compiles */
+    EXPECT_EXIT(2, "(head -c 16777216 /dev/zero | tr \"\\0\" \" \"; cat good.tile) | $T compile - --emit tir -o /dev/null");
+    cr_expect(strstr(out, "<stdin>: error: the source is longer than 16 MiB"), "%s", out);
+    EXPECT_EXIT(0, "(head -c $((16777216 - $(wc -c < good.tile))) /dev/zero | tr \"\\0\" \" \"; cat good.tile) | "
+                   "$T compile /dev/stdin --emit tir -o /dev/null");
 }
 
 Test(cli_exit, aot) {

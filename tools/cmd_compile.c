@@ -223,13 +223,13 @@ static char *read_stream(FILE *in, const char *name, tile_status *st) {
     while (buf) {
         size_t r = fread(buf + n, 1, cap - 1 - n, in);
         n += r;
+        if (n > SOURCE_MAX_BYTES) { /* the limit of a source file (it took up to 32 MiB here) */
+            fprintf(stderr, "%s: error: the source is longer than %d MiB\n", name, SOURCE_MAX_BYTES >> 20);
+            free(buf);
+            return NULL;
+        }
         if (r == 0) break;
         if (n == cap - 1) {
-            if (cap > SOURCE_MAX_BYTES) {
-                fprintf(stderr, "%s: error: the source is longer than %d MiB\n", name, SOURCE_MAX_BYTES >> 20);
-                free(buf);
-                return NULL;
-            }
             char *more = realloc(buf, cap * 2);
             if (!more) free(buf);
             buf = more, cap *= 2;
