@@ -6,8 +6,6 @@
  *   header       a module without .version, or without .target right after it, or with .version twice; .version's
  *                number on another line, .target without a name, .address_size twice; the free-form headers ptxas
  *                takes (directives sharing a line, a directive's parts on several) load
- *   target_names .target names ptxas does not know (sm_99, sm_1000000000000, sm_80a, sm_, in a list too) at the line;
- *                the odd forms it takes (sm_80x, sm_075, compute_80, sm_4294967376) load
  *   dup_reg      a register declared twice in one scope (a name, a range <N>, a name inside a range, the name of a
  *                parameter or variable of the scope); nested scopes may declare a name again
  *   label_opd    a label as an operand of anything but bra and brx.idx (it read the sink)
@@ -82,37 +80,6 @@ Test(refuse, header) {
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
-
-/* .target's architecture names as ptxas reads them: sm_ or compute_, the SM's digits (modulo 2^32), then anything,
- * whose last character `a` or `f` names the variant.  An SM no GPU has (sm_1000000000000 loaded before), a variant
- * its SM lacks, no digits: refused at .target's line, as ptxas refuses them ("Unsupported .target 'sm_99'"), each
- * name of the list; the forms ptxas takes load. */
-#define TG(t) ".version 9.0\n.target " t "\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n"
-Test(refuse, target_names) {
-    static const Bad bad[] = {
-        {TG("sm_1000000000000"), "ptx:2: unsupported .target 'sm_1000000000000' (ptxas refuses it: no GPU has that SM)"},
-        {TG("sm_18446744073709551696"), "ptx:2: unsupported .target 'sm_18446744073709551696' (ptxas refuses it: no GPU has that SM)"},
-        {TG("sm_99"), "ptx:2: unsupported .target 'sm_99' (ptxas refuses it: no GPU has that SM)"},
-        {TG("sm_85x"), "ptx:2: unsupported .target 'sm_85x'"},
-        {TG("sm_8"), "ptx:2: unsupported .target 'sm_8'"},
-        {TG("compute_85"), "ptx:2: unsupported .target 'compute_85'"},
-        {TG("sm_"), "ptx:2: unsupported .target 'sm_' (ptxas refuses it: no SM number after the prefix)"},
-        {TG("sm_x80"), "ptx:2: unsupported .target 'sm_x80' (ptxas refuses it: no SM number after the prefix)"},
-        {TG("sm_80a"), "ptx:2: unsupported .target 'sm_80a' (ptxas refuses it: sm_80 has no 'a' variant)"},
-        {TG("sm_80xa"), "ptx:2: unsupported .target 'sm_80xa' (ptxas refuses it: sm_80 has no 'a' variant)"},
-        {TG("sm_90f"), "ptx:2: unsupported .target 'sm_90f' (ptxas refuses it: sm_90 has no 'f' variant)"},
-        {TG("sm_80, sm_99"), "ptx:2: unsupported .target 'sm_99'"},          /* every name of the list */
-        {TG("sm_80,\n sm_99"), "ptx:2: unsupported .target 'sm_99'"},        /* at .target's line, as ptxas */
-        {TG("sm_80, texmode_independent, compute_1000"), "ptx:2: unsupported .target 'compute_1000'"},
-    };
-    static const char *const good[] = {
-        TG("sm_80x"), TG("sm_80ab"), TG("sm_075"), TG("compute_80"), TG("sm_80a0"), TG("sm_80, sm_75"),
-        TG("sm_4294967376"), /* 2^32 + 80: sm_80 to ptxas */
-        TG("sm_82"), TG("sm_88"), TG("sm_10"), TG("compute_90a"), TG("sm_90fa"), TG("sm_75, texmode_independent"),
-    };
-    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
-}
-#undef TG
 
 Test(refuse, dup_reg) {
     static const Bad bad[] = {
