@@ -364,7 +364,7 @@ static int tune_gemm(int argc, char **argv) {
             if (tile_gemm_with_config(ctx, &d.g, cfg) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
                 snprintf(r->why, sizeof r->why, "%s", tile_last_error(ctx));
             else if (w == 0 && gemm_data_check(ctx, &p, &d) > 1) snprintf(r->why, sizeof r->why, "wrong results");
-            if (timer_now() - t0 > p.timeout_s) snprintf(r->why, sizeof r->why, "time-out (%.0f s)", p.timeout_s);
+            if (timer_now() - t0 > p.timeout_s) snprintf(r->why, sizeof r->why, "time-out (%g s)", p.timeout_s);
         }
         for (int k = 0; !r->why[0] && k < p.reps; k++) {
             timer_start(&timer);
