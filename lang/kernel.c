@@ -353,8 +353,16 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
         for (int i = 0; main && i < main->ndecls; i++)
             if (main->decls[i]->kind == D_KERNEL) str_printf(&ks, "%s%s", ks.len ? ", " : "", main->decls[i]->name);
         const char *file = main && main->ndecls ? main->decls[0]->loc.file->name : NULL;
-        if (ks.len && file) diag_error(d, (Loc){0}, "no kernel named '%s' (the kernels of %s: %s)", want, file, ks.buf);
+        const char *other = NULL; /* the name is a fn's or a const's: say so (a kernel is what a launch runs) */
+        for (int i = 0; main && i < main->ndecls && !other; i++)
+            if (main->decls[i]->name && !strcmp(main->decls[i]->name, want))
+                other = main->decls[i]->kind == D_FN ? "a fn" : main->decls[i]->kind == D_CONST ? "a const" : NULL;
+        Str is = {0};
+        if (other) str_printf(&is, "'%s' is %s, not a kernel; ", want, other);
+        if (ks.len && file) diag_error(d, (Loc){0}, "no kernel named '%s' (%sthe kernels of %s: %s)", want, is.len ? is.buf : "", file, ks.buf);
+        else if (is.len) diag_error(d, (Loc){0}, "no kernel named '%s' (%.*s)", want, (int)is.len - 2, is.buf);
         else diag_error(d, (Loc){0}, "no kernel named '%s'", want);
+        str_free(&is);
         str_free(&ks);
     }
     return d->nerrors ? NULL : g->m;

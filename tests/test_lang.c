@@ -565,6 +565,10 @@ Test(lang_diag, unknown_define) {
     cr_expect_str_eq(diags, "error: no kernel named 'c' (the kernels of dir/t.tile: a, b)\n");
     cr_expect(!bad);
     free(diags);
+    /* a const's name (or a fn's) given as the kernel: said so */
+    diags = compile_defines("SCALE", other, 1, &bad);
+    cr_expect_str_eq(diags, "error: no kernel named 'SCALE' ('SCALE' is a const, not a kernel; the kernels of dir/t.tile: a, b)\n");
+    free(diags);
 }
 
 /* ---- IR conventions ---- */
