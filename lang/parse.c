@@ -1155,8 +1155,10 @@ static Decl *decl(Parser *p) {
         d->kind = D_IMPORT;
         Token *s = peek(p);
         d->loc = s->loc;
-        if (accept(p, TK_STRING)) d->name = s->str;
-        else parse_error(p, s->loc, "expected a file name string after 'import', found %s", tok_desc(p, s));
+        if (accept(p, TK_STRING)) {
+            d->name = s->str;
+            if (d->name && !*d->name) parse_error(p, s->loc, "import names no file: the string is empty"), d->name = NULL;
+        } else parse_error(p, s->loc, "expected a file name string after 'import', found %s", tok_desc(p, s));
         expect(p, TK_SEMI, "after import");
         return d;
     }

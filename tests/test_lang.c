@@ -851,6 +851,8 @@ Test(lang_bounds, exponential_inlining_constants) {
 Test(lang_bounds, imports_of_devices_and_fifos) {
     expect_bounded("import \"/dev/zero\";\nkernel k(p: *f32) { store(p, 1.0); }\n", 57,
                    "t.tile:1:8: error: cannot import '/dev/zero': not a regular file");
+    /* an empty name: no file named (it read the importing file's folder: "not a regular file") */
+    expect_bounded("import \"\";\nkernel k(p: *f32) { store(p, 1.0); }\n", 48, "t.tile:1:8: error: import names no file: the string is empty");
     char dir[] = "/tmp/tile-test-fifo-XXXXXX";
     cr_assert(mkdtemp(dir));
     char fifo[64], text[160];
