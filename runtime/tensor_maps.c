@@ -244,10 +244,14 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
 }
 
 /* ---- tile_tensor_map_encode[_im2col]: a caller's map, checked by the driver's rules ---- */
-/* CUtensorMapDataType of each tile_dtype (-1: none; f8 and i8 travel as u8) */
+/* CUtensorMapDataType of each tile_dtype, plus one (0: a type without a row, refused rather than read as u8's 0;
+ * f8 and i8 travel as u8) */
+#define CU_TYPE(code) ((code) + 1)
 static const int cu_type[TILE_DTYPE_COUNT] = {
-    [TILE_F32] = 7, [TILE_F16] = 6, [TILE_BF16] = 9, [TILE_F8E4M3] = 0, [TILE_F8E5M2] = 0, [TILE_I8] = 0, [TILE_I32] = 3,
-    [TILE_I16] = 1, [TILE_I64] = 5, [TILE_U8] = 0, [TILE_U16] = 1, [TILE_U32] = 2, [TILE_U64] = 4, [TILE_F64] = 8};
+    [TILE_F32] = CU_TYPE(7), [TILE_F16] = CU_TYPE(6), [TILE_BF16] = CU_TYPE(9), [TILE_F8E4M3] = CU_TYPE(0), [TILE_F8E5M2] = CU_TYPE(0),
+    [TILE_I8] = CU_TYPE(0), [TILE_I32] = CU_TYPE(3), [TILE_I16] = CU_TYPE(1), [TILE_I64] = CU_TYPE(5), [TILE_U8] = CU_TYPE(0),
+    [TILE_U16] = CU_TYPE(1), [TILE_U32] = CU_TYPE(2), [TILE_U64] = CU_TYPE(4), [TILE_F64] = CU_TYPE(8)};
+#undef CU_TYPE
 
 /* The rules both encoders share (cuTensorMapEncodeTiled's and cuTensorMapEncodeIm2col's): out, dtype, rank in
  * lo..5, swizzle, the global address, dims, strides, element strides; tm filled from them.  Then the whole
@@ -258,10 +262,11 @@ static tile_status tmap_layout(tile_context *ctx, const char *api, void *out, ti
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s is NULL", api, !out ? "out" : !dims ? "dims" : "strides");
     if ((uintptr_t)out % 64) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is not 64-byte aligned", api);
     if ((unsigned)dtype >= TILE_DTYPE_COUNT) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: dtype %d is no type", api, (int)dtype);
+    if (!cu_type[dtype]) return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "%s: a tensor map has no %s type", api, tile_dtype_name(dtype));
     if (rank < lo || rank > 5) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: rank %d is not in %d..5", api, rank, lo);
     if (swizzle < 0 || swizzle > 3)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: swizzle %d is not TILE_SWIZZLE_NONE, _32B, _64B or _128B", api, swizzle);
-    *tm = (DevTensorMap){.dtype = (unsigned)cu_type[dtype], .esize = (unsigned)tile_dtype_size(dtype), .rank = (unsigned)rank,
+    *tm = (DevTensorMap){.dtype = (unsigned)(cu_type[dtype] - 1), .esize = (unsigned)tile_dtype_size(dtype), .rank = (unsigned)rank,
                          .swizzle = (unsigned)swizzle, .addr = global};
     if (!global || global % 16) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the global address is not 16-byte aligned", api);
     for (int d = 0; d < rank; d++) {
