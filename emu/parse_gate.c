@@ -382,6 +382,8 @@ bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len) 
     if (*suffix && strcmp(suffix, "a") && strcmp(suffix, "f")) return true; /* sm_80x: sm_80 to ptxas, not gated here */
     ps->target_sm = (uint8_t)sm;
     ps->target_arch = *suffix == 'a';
+    ps->m->target_sm = (uint8_t)sm;
+    snprintf(ps->m->target_name, sizeof ps->m->target_name, "%s", buf);
     unsigned need = 0;
     for (size_t i = 0; i < sizeof TARGET_PTX / sizeof *TARGET_PTX; i++)
         if (TARGET_PTX[i].sm == sm) need = TARGET_PTX[i].ptx;

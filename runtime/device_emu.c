@@ -186,10 +186,13 @@ static DevStatus emu_module_load(TileDevice *dev, const char *ptx, void **mod) {
         free(err);
         return st;
     }
-    /* an emu:<target> device runs what a GPU of that target runs: PTX for the same or an older SM */
+    /* an emu:<target> device runs what a GPU of that target runs: PTX for the same or an older SM, whether the
+     * PTX's target is in support/target.h or not (sm_100a on emu:sm_90a is refused as sm_90a on emu:sm_89) */
     const Target *dt = dev->target;
-    if (dt && m->target && m->target->sm > dt->sm) {
-        const char *mt = m->target->name;
+    int msm = m->target ? m->target->sm : m->target_sm;
+    if (dt && msm > dt->sm) {
+        char mt[sizeof m->target_name];
+        snprintf(mt, sizeof mt, "%s", m->target_sm ? m->target_name : m->target->name);
         pthread_mutex_lock(&e->lock);
         emu_module_free(m);
         pthread_mutex_unlock(&e->lock);

@@ -53,6 +53,26 @@ Test(device, emu_target_strings) {
     cr_assert_eq(dev_module_load_ptx(d, ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m), DEV_OK,
                  "%s", dev_last_error(d));
     dev_module_unload(m);
+    /* a .target that support/target.h does not list is placed by its SM number all the same: an older one
+     * (sm_75) loads, a newer one (sm_90, sm_100a) does not (sm_100a loaded on emu:sm_90a before) */
+    cr_assert_eq(dev_module_load_ptx(d, ".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m), DEV_OK,
+                 "%s", dev_last_error(d));
+    dev_module_unload(m);
+    cr_assert_eq(dev_module_load_ptx(d, ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m), DEV_ERR_PTX);
+    cr_assert(strstr(dev_last_error(d), "emu:sm_89 cannot load PTX for .target sm_90 (a newer GPU's)"), "%s", dev_last_error(d));
+    dev_close(d);
+    cr_assert_eq(dev_open("emu:sm_90a", NULL, &d, &err), DEV_OK);
+    const char *sm100 = ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n";
+    cr_assert_eq(dev_module_load_ptx(d, sm100, &m), DEV_ERR_PTX, "emu:sm_90a loaded sm_100a PTX");
+    cr_assert(strstr(dev_last_error(d), "emu:sm_90a cannot load PTX for .target sm_100a (a newer GPU's)"), "%s", dev_last_error(d));
+    cr_assert_eq(dev_module_load_ptx(d, ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m), DEV_OK,
+                 "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+    /* plain emu loads any target's PTX */
+    cr_assert_eq(dev_open("emu", NULL, &d, &err), DEV_OK);
+    cr_assert_eq(dev_module_load_ptx(d, sm100, &m), DEV_OK, "%s", dev_last_error(d));
+    dev_module_unload(m);
     dev_close(d);
 }
 
