@@ -813,7 +813,8 @@ Test(stop, divergent_barrier_with_spinners_times_out, .timeout = 60) {
     uint64_t flag = buffer(d, (uint32_t[]){0}, 4);
     void *params[] = {&flag};
     launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){64, 1, 1}, 0, params, DEV_ERR_LAUNCH,
-                 (const char *[]){"timeout", "block (0,0,0) has 64 threads",
+                 (const char *[]){"emu: timeout: the launch did not finish in time\n    at kernel 'half', PTX line ",
+                                  "ran longer than 0.5 s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds); block (0,0,0) has 64 threads:",
                                   "32 threads (linear index 0-31) waiting at a barrier at PTX line 13: bar.sync 0;",
                                   "32 threads (linear index 32-63) running at PTX line 19: @%p2 bra $SPIN;", NULL});
     dev_module_unload(m);
@@ -852,7 +853,9 @@ Test(stop, deadlocks_reported_at_once, .timeout = 60) {
     double t0 = seconds();
     TileDevFunction *f = load(d, div, "div", &m);
     launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){64, 1, 1}, 0, NULL, DEV_ERR_LAUNCH,
-                 (const char *[]){"deadlock", "kernel 'div'", "block (0,0,0)", "waiting at a barrier at PTX line 10: @%p1 bar.sync 1;",
+                 (const char *[]){"deadlock: no thread of the block can proceed", "kernel 'div'", "block (0,0,0)",
+                                  "64 of 64 threads are live and every one waits at a barrier, warp-synchronous instruction or mbarrier phase",
+                                  "waiting at a barrier at PTX line 10: @%p1 bar.sync 1;",
                                   "waiting at a barrier at PTX line 11: @!%p1 bar.sync 2;", NULL});
     dev_module_unload(m);
     /* a thread count that the live threads never reach (the others exited) */
