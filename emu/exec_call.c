@@ -150,7 +150,7 @@ static bool frames_to(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t d) {
 }
 
 static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFunc *callee) {
-    if (t->depth + 1 >= EMU_MAX_CALL_DEPTH)
+    if (t->depth + 1 > EMU_MAX_CALL_DEPTH) /* depth 0 is the kernel: 1024 nested calls run, the 1025th stops */
         return emu_fault(b, t, in, "call stack overflow", "more than %u nested calls (unbounded recursion?)", EMU_MAX_CALL_DEPTH);
     if (!frames_to(b, t, in, t->depth + 1)) return false;
     EmuFrame *cur = &t->frames[t->depth], *nf = &t->frames[t->depth + 1];

@@ -59,8 +59,10 @@ Test(calls, recursion_locals_and_overflow) {
         cr_assert_eq(o[i][0], fact, "thread %u: fact %u", i, o[i][0]);
         cr_assert_eq(o[i][1], i + 110, "thread %u: sum3 %u", i, o[i][1]);
     }
-    depth = 5000; /* fact(5000) recurses past the depth limit */
-    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+    depth = 1024; /* the limit, 1024 nested calls of fact, runs (it stopped at 1024, "more than 1024", before) */
+    launch_ok(d, f, 1, 1, params);
+    for (depth = 1025; depth <= 5000; depth += 3975) /* fact(1025) and fact(5000) recurse past the depth limit */
+        launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
                  (const char *[]){"call stack overflow", "more than 1024 nested calls", "in .func 'fact'", NULL});
     depth = 1;
     launch_ok(d, f, 1, 8, params);
