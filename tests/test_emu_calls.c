@@ -317,6 +317,53 @@ Test(calls, twelve_arguments) {
     dev_close(d);
 }
 
+/* The argument limits docs/emulator.md gives: a call takes up to 128 arguments (a 129th is refused at load), and
+ * a float literal is an argument among the first 64 (converted to the parameter's type: 1.5, a double, into an
+ * .f32 one); one later is refused at load, not passed as its bits or taken for another argument's. */
+static char *many_args_ptx(int nargs, int lit) {
+    size_t cap = 64 * 1024, n = 0;
+    char *s = malloc(cap);
+    cr_assert(s);
+#define PUT(...) do { n += (size_t)snprintf(s + n, cap - n, __VA_ARGS__); cr_assert_lt(n, cap); } while (0)
+    PUT(HEAD ".func (.param .f32 r) sum(");
+    for (int k = 0; k < nargs; k++) PUT("%s.param .f32 a%d", k ? ", " : "", k);
+    PUT(")\n{\n .reg .f32 %%f<3>;\n mov.f32 %%f1, 0f00000000;\n");
+    for (int k = 0; k < nargs; k++) PUT(" ld.param.f32 %%f2, [a%d];\n add.f32 %%f1, %%f1, %%f2;\n", k);
+    PUT(" st.param.f32 [r], %%f1;\n ret;\n}\n.visible .entry k(.param .u64 out)\n{\n .reg .f32 %%f<3>;\n .reg .b64 %%rd<2>;\n"
+        " ld.param.u64 %%rd1, [out];\n {\n .param .f32 q;\n");
+    for (int k = 0; k < nargs; k++)
+        if (k != lit) PUT(" .param .f32 p%d;\n st.param.f32 [p%d], %d.0;\n", k, k, k);
+    PUT(" call (q), sum, (");
+    for (int k = 0; k < nargs; k++) PUT(k == lit ? "%s1.5" : "%sp%d", k ? ", " : "", k);
+    PUT(");\n ld.param.f32 %%f1, [q];\n }\n st.global.f32 [%%rd1], %%f1;\n ret;\n}\n");
+#undef PUT
+    return s;
+}
+
+Test(calls, argument_limits) {
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    char *src = many_args_ptx(128, 63);
+    TileDevFunction *f = load(d, src, "k", &m);
+    uint64_t out = buffer(d, NULL, 4);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    float o;
+    cr_assert_eq(dev_memcpy_dtoh(d, &o, out, 4), DEV_OK);
+    cr_assert_eq(o, 127 * 128 / 2 - 63 + 1.5f, "sum of 128 arguments: %g", o); /* argument k is k, but 63 is 1.5 */
+    dev_module_unload(m);
+    free(src);
+    src = many_args_ptx(129, -1);
+    cr_assert_eq(dev_module_load_ptx(d, src, &m), DEV_ERR_PTX, "129 arguments loaded");
+    cr_assert(strstr(dev_last_error(d), "more than 128 call arguments"), "%s", dev_last_error(d));
+    free(src);
+    src = many_args_ptx(128, 64);
+    cr_assert_eq(dev_module_load_ptx(d, src, &m), DEV_ERR_PTX, "a float literal as argument 65 loaded");
+    cr_assert(strstr(dev_last_error(d), "unsupported call argument '1.5': a float literal after the 64th argument"), "%s",
+              dev_last_error(d));
+    free(src);
+    dev_close(d);
+}
+
 /* Device malloc/free (new/delete, thrust::sort(thrust::seq) in device code): every thread of 3 blocks takes
  * a piece, fills it, reads it back and frees it, on several host threads at once; pieces are 16-byte aligned
  * and never overlap while held; past the heap (8 MiB) malloc gives NULL; free(NULL) is nothing; a second
