@@ -613,8 +613,8 @@ typedef struct EmuModule {
     bool reserved_smem;     /* reads %reserved_smem_offset_*: blocks get EMU_RESERVED_SMEM bytes more, after their own */
     bool uses_heap;         /* declares malloc or free (builtins): its launches make the device heap */
     const Target *target;   /* from `.target`; NULL: not in the table (limits: the largest of any target) */
-    uint8_t target_sm;      /* the SM of `.target`'s first sm_NN name, in the table or not (sm_100a: 100); 0: none */
-    char target_name[16];   /* that name as written ("sm_100a"), for messages */
+    uint8_t target_sm;      /* the SM of `.target`'s first sm_NN (or compute_NN) name, in the table or not (sm_100a: 100); 0: none */
+    char target_name[24];   /* that name as written ("sm_100a"), for messages */
     EmuMem *mem;            /* where the globals live */
     uint32_t noted_early_acc; /* the note on an accumulator used before its wgmma.wait_group was written (atomic) */
 } EmuModule;

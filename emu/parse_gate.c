@@ -377,6 +377,11 @@ bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len) 
     if (ps->target_sm || len >= sizeof buf) return true; /* the first sm_NN name decides */
     memcpy(buf, name, len);
     buf[len] = 0;
+    if (!ps->m->target_sm && sscanf(buf, "compute_%u", &sm) == 1 && sm && sm <= 255) { /* a newer one's refused on emu:sm_NN */
+        ps->m->target_sm = (uint8_t)sm;
+        snprintf(ps->m->target_name, sizeof ps->m->target_name, "%s", buf);
+        return true;
+    }
     if (sscanf(buf, "sm_%u%n", &sm, &used) != 1 || !sm || sm > 255) return true;
     const char *suffix = buf + used;
     if (*suffix && strcmp(suffix, "a") && strcmp(suffix, "f")) return true; /* sm_80x: sm_80 to ptxas, not gated here */

@@ -60,6 +60,12 @@ Test(device, emu_target_strings) {
     dev_module_unload(m);
     cr_assert_eq(dev_module_load_ptx(d, ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "emu:sm_89 cannot load PTX for .target sm_90 (a newer GPU's)"), "%s", dev_last_error(d));
+    cr_assert_eq(dev_module_load_ptx(d, ".version 7.8\n.target compute_90\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m),
+                 DEV_ERR_PTX, "emu:sm_89 loaded compute_90 PTX");
+    cr_assert(strstr(dev_last_error(d), "cannot load PTX for .target compute_90 (a newer GPU's)"), "%s", dev_last_error(d));
+    cr_assert_eq(dev_module_load_ptx(d, ".version 7.0\n.target compute_80\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m),
+                 DEV_OK, "%s", dev_last_error(d));
+    dev_module_unload(m);
     dev_close(d);
     cr_assert_eq(dev_open("emu:sm_90a", NULL, &d, &err), DEV_OK);
     const char *sm100 = ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n";
