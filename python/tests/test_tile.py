@@ -172,6 +172,38 @@ class Launch(unittest.TestCase):
         self.assertEqual((c.shape, c.dtype), (want.shape, a.dtype))
         close(self, c, want, 2e-3, 2e-3 * np.sqrt(a.shape[1]))
 
+    def test_python_md_examples(self):
+        """docs/python.md's whole programs (the ```python blocks that begin with `import`; the others are
+        fragments), run as written from the repository root."""
+        with open(os.path.join(ROOT, "docs", "python.md")) as f:
+            blocks = [b.split("```", 1)[0] for b in f.read().split("```python\n")[1:]]
+        whole = [b for b in blocks if b.startswith("import ")]
+        self.assertGreaterEqual(len(whole), 2)
+        cwd = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            envs = []
+            for i, code in enumerate(whole):
+                env = {}
+                exec(compile(code, "docs/python.md block %d" % i, "exec"), env)
+                envs.append(env)
+        finally:
+            os.chdir(cwd)
+        e = envs[0]  # the add, a GEMM and attention
+        np.testing.assert_array_equal(e["out"], e["x"] + e["y"])
+        a, b, c = e["a16"], e["b16"], e["c"]
+        close(self, c, a.astype(np.float64) @ b.astype(np.float64), 2e-3, 2e-3 * np.sqrt(a.shape[1]))
+        q, k, v = (e[name].astype(np.float64) for name in "qkv")
+        s = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[3])
+        s[:, :, np.triu_indices(s.shape[2], 1)[0], np.triu_indices(s.shape[2], 1)[1]] = -np.inf
+        p = np.exp(s - s.max(axis=3, keepdims=True))
+        want = np.einsum("bhqk,bkhd->bqhd", p / p.sum(axis=3, keepdims=True), v)
+        self.assertEqual((e["o"].shape, e["o"].dtype), (e["q"].shape, e["q"].dtype))
+        close(self, e["o"], want, 1e-2, 1e-2)
+        e = envs[1]  # autotuning: the chosen config is one of the two and the result is right
+        self.assertIn(e["k"].best_config, ({"BLOCK": 128, "num_warps": 4}, {"BLOCK": 512, "num_warps": 8}))
+        np.testing.assert_array_equal(e["y"], e["x"] * np.float32(2.0))
+
     def test_grid_forms(self):
         n = 700
         x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
