@@ -15,6 +15,11 @@
  *    --device exits 2 at once (it looped for ever on `--device` as the last argument); so does its
  *    bench/compare_devices on an unknown --arch or a --seed that is no number; each bench program's malformed or
  *    out-of-range number exits 2 with a message naming its option.
+ * 6. README.md's "Using it" command lines run as written (from a folder where kernels/ and build/ are the
+ *    source's and the build's, `generate_kernel` a shell function printing a kernel, `[--opt]` given): each exits 0.
+ *    Lines that need a GPU (`--device cuda`), a file the reader writes (`kernels/mine.tile`) or minutes of
+ *    emulation (`tile run`, `tile tune gemm`) are left out; docs/python.md's and the .tile examples are run by
+ *    test_tile.py and test_examples.
  * Each check reports every mismatch, not only the first.  The files are read from TILE_SOURCE_DIR. */
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -396,6 +401,57 @@ Test(docs, cli_options_documented_and_documented_ones_exist) {
     cr_assert_eq(bad, 0, "%d options differ between the CLI's --help and the docs (above)", bad);
     for (int i = 0; i < NCMD; i++) free(help[i]);
     free(docs);
+}
+
+/* ---- 6. README.md's command lines ---- */
+Test(docs, readme_command_lines_run, .timeout = 120) {
+    char *readme = slurp("README.md");
+    cr_assert(readme);
+    const char *sec = strstr(readme, "\n## Using it\n");
+    cr_assert(sec, "README.md has no '## Using it' section");
+    const char *sec_end = strstr(sec + 1, "\n## ");
+    char dir[] = "/tmp/tile_docs_XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cli_dir[4096], cmd[8192];
+    snprintf(cli_dir, sizeof cli_dir, "%s", TILE_CLI);
+    *strrchr(cli_dir, '/') = 0;
+    snprintf(cmd, sizeof cmd, "ln -s '%s/kernels' '%s/kernels' && ln -s '%s' '%s/build'", TILE_SOURCE_DIR, dir, cli_dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    int ran = 0, bad = 0;
+    for (const char *line = sec; line && (!sec_end || line < sec_end); line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "    build/tile ", 15)) continue;
+        const char *eol = strchr(line, '\n');
+        char text[2048];
+        size_t n = 0;
+        for (const char *p = line + 4; p < eol && n + 1 < sizeof text; p++)
+            if (*p != '[' && *p != ']') text[n++] = *p; /* "[--json]": the option given */
+        text[n] = 0;
+        char *comment = strstr(text, " #"); /* the shell would drop it too; it may hold a quote */
+        if (comment) *comment = 0;
+        if (strstr(text, "--device cuda") || strstr(text, "mine.tile") || !strncmp(text, "build/tile run ", 15) ||
+            !strncmp(text, "build/tile tune gemm", 20))
+            continue;
+        cr_assert(!strchr(text, '\''), "README.md: a command line with a single quote (it goes inside bash -c '...'): %s", text);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && TILE_CACHE_DIR='%s/cache' bash -c 'generate_kernel() { cat kernels/add.tile; }; %s' "
+                 ">/dev/null 2>'%s/err'",
+                 dir, dir, text, dir);
+        int st = system(cmd);
+        ran++;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            snprintf(cmd, sizeof cmd, "%s/err", dir);
+            FILE *f = fopen(cmd, "r");
+            char err[512] = "";
+            if (f) err[fread(err, 1, sizeof err - 1, f)] = 0, fclose(f);
+            fprintf(stderr, "README.md: '%s' exits %d: %s\n", text, WIFEXITED(st) ? WEXITSTATUS(st) : -1, err);
+            bad++;
+        }
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(readme);
+    cr_assert(ran >= 8, "only %d command lines of README.md's 'Using it' run", ran);
+    cr_assert_eq(bad, 0, "%d of README.md's command lines fail (above)", bad);
 }
 
 /* ---- 5. bench/gpu/run.sh's usage errors ---- */
