@@ -450,6 +450,7 @@ Test(docs, readme_command_lines_run, .timeout = 120) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
     free(readme);
+    cr_log_info("%d command lines of README.md run", ran);
     cr_assert(ran >= 8, "only %d command lines of README.md's 'Using it' run", ran);
     cr_assert_eq(bad, 0, "%d of README.md's command lines fail (above)", bad);
 }
