@@ -1,6 +1,6 @@
 /* test_lang_python.c - Python's forms in Triton kernels, compiled from inline sources and run on the emulator
  * against exact references: tuples of one and nested tuples, tuple and list elements and their assignment,
- * implied trailing slices, Triton's keyword names, names that outlive an if, powers and local compile-time
+ * implied trailing slices, Triton's keyword names (of loads, atomics, math, shape ops, reductions, scans, dot), names that outlive an if, powers and local compile-time
  * constants, tuples without parentheses, constexpr(), `is` of compile-time values, len/int/float/unary plus,
  * unpacking and comparing shapes, reductions along a tuple of axes, tuple concatenation and repetition, loops
  * over a tuple, parenthesized names and lists in tuples, next_power_of_2 (test_lang_triton.c: Triton's language features; test_lang_triton_values.c:
@@ -330,6 +330,104 @@ Test(lang_python, triton_keyword_names) {
         double want = w[j] + w[8 + j] + (w[j] > w[8 + j] ? w[j] : w[8 + j]);
         cr_expect_eq(out[j], (float)want, "row %d: %g, want %g", j, out[j], want);
     }
+    unload(&k);
+}
+
+/* The rest of Triton's keyword names the doc lists: minimum's x=/y=, dot's input=/other= (and acc=), split's a=,
+ * input= of view, permute (dims=), expand_dims, broadcast_to, histogram, argmax/argmin (with tie_break_left=),
+ * associative_scan, xor_sum, cumprod, reduce, and max/min with return_indices_tie_break_left=false (any index of
+ * the largest is valid then).  53 of 64 lanes live, the output poisoned first. */
+static const char *kw_shape_src =
+    "fn addi(a, b) { return a + b; }\n"
+    "kernel k(x: *i32, y: *i32, out: *i32, n: i32) {\n"
+    "    let o = arange(0, 64);\n"
+    "    let m = o < n;\n"
+    "    let a = load(pointer=x + o, mask=m, other=0);\n"
+    "    let b = load(y + o, m, 0);\n"
+    "    let r = reshape(a & 3, [8, 8]);\n"
+    "    store(out + o, minimum(x=a, y=b), m);\n"
+    "    let (s0, s1) = split(a=reshape(a, [32, 2]));\n"
+    "    store(out + 64 + arange(0, 32), s1 * 1000 + s0);\n"
+    "    store(out + 96 + o, ravel(view(input=r * 5, shape=[8, 8])));\n"
+    "    store(out + 160 + o, ravel(permute(input=r, dims=(1, 0))));\n"
+    "    store(out + 224 + arange(0, 8), reshape(expand_dims(input=arange(0, 8) * 3, axis=0), [8]));\n"
+    "    store(out + 232 + o, ravel(broadcast_to(input=arange(0, 8)[None, :], shape=[8, 8])));\n"
+    "    store(out + 296 + arange(0, 4), histogram(input=a & 3, num_bins=4, mask=m));\n"
+    "    store(out + 300 + arange(0, 8), argmax(input=r, axis=1, tie_break_left=false));\n"
+    "    store(out + 308 + arange(0, 8), argmin(input=r, axis=1, tie_break_left=true));\n"
+    "    store(out + 414 + o, ravel(associative_scan(input=reshape(a, [8, 8]), axis=1, combine_fn=addi, reverse=true)));\n"
+    "    store(out + 324, xor_sum(input=a, axis=0));\n"
+    "    store(out + 325 + arange(0, 8), cumprod(input=arange(1, 9), axis=0));\n"
+    "    store(out + 333, reduce(input=a, axis=0, combine_fn=addi));\n"
+    "    let (mv, mi) = max(input=r, axis=1, return_indices=true, return_indices_tie_break_left=false);\n"
+    "    store(out + 334 + arange(0, 8), mi);\n"
+    "    store(out + 342 + arange(0, 8), min(input=r, axis=1) * 100 + mv);\n"
+    "    let at = (arange(0, 16)[:, None] * 16 + arange(0, 16)[None, :]) % n;\n"
+    "    let fa = cast(load(x + at) & 15, f32) - 7.0;\n"
+    "    let fb = cast(load(y + at) & 15, f32) - 7.0;\n"
+    "    let d = dot(input=fa, other=fb, acc=full([16, 16], 3.0, f32), input_precision=\"ieee\");\n"
+    "    store(out + 478 + arange(0, 256), ravel(cast(d, i32)));\n"
+    "}\n";
+
+Test(lang_python, triton_keyword_names_shape_ops) {
+    K k;
+    load_src(&k, kw_shape_src, "k");
+    seed_rng();
+    enum { N = 53 };
+    int32_t x[64], y[64], out[734], a[64], b[64];
+    for (int i = 0; i < 64; i++) {
+        x[i] = irand(81) - 40;
+        y[i] = (int32_t)(rnext() >> 32);
+        a[i] = i < N ? x[i] : 0;
+        b[i] = i < N ? y[i] : 0;
+    }
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), d_o = poisoned(&k, sizeof out);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, out, d_o, sizeof out);
+    int r[8][8];
+    for (int i = 0; i < 64; i++) r[i / 8][i % 8] = a[i] & 3;
+    for (int i = 0; i < 64; i++) {
+        int32_t want = i < N ? (a[i] < b[i] ? a[i] : b[i]) : -1;
+        cr_expect_eq(out[i], want, "minimum(x=, y=) [%d]: %d, want %d", i, out[i], want);
+        cr_expect_eq(out[96 + i], 5 * r[i / 8][i % 8], "view(input=) [%d]: %d", i, out[96 + i]);
+        cr_expect_eq(out[160 + i], r[i % 8][i / 8], "permute(input=, dims=) [%d]: %d", i, out[160 + i]);
+        cr_expect_eq(out[232 + i], i % 8, "broadcast_to(input=) [%d]: %d", i, out[232 + i]);
+    }
+    for (int i = 0; i < 32; i++) cr_expect_eq(out[64 + i], a[2 * i + 1] * 1000 + a[2 * i], "split(a=) [%d]: %d", i, out[64 + i]);
+    int hist[4] = {0}, xs = 0, tot = 0;
+    for (int i = 0; i < N; i++) hist[a[i] & 3]++;
+    for (int i = 0; i < 64; i++) xs ^= a[i], tot += a[i];
+    for (int j = 0; j < 4; j++) cr_expect_eq(out[296 + j], hist[j], "histogram(input=) [%d]: %d, want %d", j, out[296 + j], hist[j]);
+    cr_expect_eq(out[324], xs, "xor_sum(input=): %d, want %d", out[324], xs);
+    cr_expect_eq(out[333], tot, "reduce(input=): %d, want %d", out[333], tot);
+    int fact = 1;
+    for (int j = 0; j < 8; j++) {
+        int mx = r[j][0], mn = r[j][0], amn = 0, rowsum = 0;
+        for (int c = 1; c < 8; c++) {
+            if (r[j][c] > mx) mx = r[j][c];
+            if (r[j][c] < mn) mn = r[j][c], amn = c;
+        }
+        fact *= j + 1;
+        cr_expect_eq(out[224 + j], 3 * j, "expand_dims(input=) [%d]: %d", j, out[224 + j]);
+        int am = out[300 + j], mi = out[334 + j];
+        cr_expect(am >= 0 && am < 8 && r[j][am] == mx, "argmax(input=, tie_break_left=false) row %d: %d", j, am);
+        cr_expect(mi >= 0 && mi < 8 && r[j][mi] == mx, "max(return_indices_tie_break_left=false) row %d: %d", j, mi);
+        cr_expect_eq(out[308 + j], amn, "argmin(input=) row %d: %d, want %d", j, out[308 + j], amn);
+        for (int c = 7; c >= 0; c--) { /* reverse: out[c] = x[7] + ... + x[c] */
+            rowsum += a[j * 8 + c];
+            cr_expect_eq(out[414 + j * 8 + c], rowsum, "associative_scan(input=, reverse=true) [%d, %d]: %d, want %d", j, c, out[414 + j * 8 + c], rowsum);
+        }
+        cr_expect_eq(out[325 + j], fact, "cumprod(input=) [%d]: %d, want %d", j, out[325 + j], fact);
+        cr_expect_eq(out[342 + j], mn * 100 + mx, "min(input=) and max's value row %d: %d", j, out[342 + j]);
+    }
+    for (int i = 0; i < 16; i++) /* the operands: element (i, j) of each is x's / y's element (16 i + j) % N */
+        for (int j = 0; j < 16; j++) {
+            int want = 3;
+            for (int q = 0; q < 16; q++) want += ((x[(16 * i + q) % N] & 15) - 7) * ((y[(16 * q + j) % N] & 15) - 7);
+            cr_expect_eq(out[478 + 16 * i + j], want, "dot(input=, other=, acc=) [%d, %d]: %d, want %d", i, j, out[478 + 16 * i + j], want);
+        }
     unload(&k);
 }
 
