@@ -317,48 +317,39 @@ static DevStatus cuda_memset8(TileDevice *dev, uint64_t dst, uint8_t value, size
     return DEV_OK;
 }
 
-static DevStatus cuda_module_load(TileDevice *dev, const char *ptx, void **mod) {
+/* cuModuleLoadDataEx of PTX text or of an image, the JIT's error log appended to the message.  PTX: DEV_ERR_PTX
+ * for the PTX's own errors only (a driver that fails for another reason keeps its status), DEV_ERR_PTX_VERSION for a
+ * .version newer than the driver's.  An image (a cubin or fatbin, checked whole by the caller: the driver reads it
+ * without its size; it picks a fatbin's machine code for this GPU, else JIT-compiles its PTX): machine code for
+ * another GPU with no PTX to fall back on (CUDA_ERROR_NO_BINARY_FOR_GPU), or an image this driver does not take, is
+ * DEV_ERR_UNSUPPORTED; a damaged one (CUDA_ERROR_INVALID_IMAGE) DEV_ERR_INVALID. */
+static DevStatus load_data(TileDevice *dev, const void *data, bool image, void **mod) {
     DevStatus st = cur(dev);
     if (st) return st;
     char log[8192] = "";
     int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
     CUmodule m = NULL;
-    CUresult r = cuda()->ModuleLoadDataEx(&m, ptx, 2, opts, vals);
+    CUresult r = cuda()->ModuleLoadDataEx(&m, data, 2, opts, vals);
     if (r != CUDA_SUCCESS) {
-        /* DEV_ERR_PTX for the PTX's own errors only (a driver that fails for another reason keeps its status) */
-        DevStatus st = cuda_fail(dev, r, "cuModuleLoadDataEx");
-        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) st = DEV_ERR_PTX_VERSION; /* a .version newer than the driver's */
+        st = cuda_fail(dev, r, "cuModuleLoadDataEx");
+        DevStatus was = st;
+        if (!image && r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) st = DEV_ERR_PTX_VERSION;
+        if (image && (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_NOT_SUPPORTED)) st = DEV_ERR_UNSUPPORTED;
+        if (image && r == CUDA_ERROR_INVALID_IMAGE) st = DEV_ERR_INVALID;
         if (log[0]) dev_fail(dev, st, "%s\n%s", dev_last_error(dev), log); /* formatted before the old one goes */
+        else if (st != was) dev_fail(dev, st, "%s", dev_last_error(dev)); /* the status, not cuda_fail's */
         return st;
     }
     *mod = m;
     return DEV_OK;
 }
 
-/* A cubin or fatbin (checked whole by the caller: cuModuleLoadDataEx reads it without its size).  The driver
- * picks a fatbin's machine code for this GPU, else JIT-compiles its PTX.  Machine code for another GPU with
- * no PTX to fall back on (CUDA_ERROR_NO_BINARY_FOR_GPU), or an image this driver does not take, is
- * DEV_ERR_UNSUPPORTED; a damaged one (CUDA_ERROR_INVALID_IMAGE) DEV_ERR_INVALID. */
+static DevStatus cuda_module_load(TileDevice *dev, const char *ptx, void **mod) { return load_data(dev, ptx, false, mod); }
+
 static DevStatus cuda_module_load_image(TileDevice *dev, const void *image, size_t size, void **mod) {
     (void)size;
-    DevStatus st = cur(dev);
-    if (st) return st;
-    char log[8192] = "";
-    int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
-    CUmodule m = NULL;
-    CUresult r = cuda()->ModuleLoadDataEx(&m, image, 2, opts, vals);
-    if (r != CUDA_SUCCESS) {
-        st = cuda_fail(dev, r, "cuModuleLoadDataEx");
-        if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_NOT_SUPPORTED) st = DEV_ERR_UNSUPPORTED;
-        if (r == CUDA_ERROR_INVALID_IMAGE) st = DEV_ERR_INVALID;
-        if (log[0]) dev_fail(dev, st, "%s\n%s", dev_last_error(dev), log);
-        else dev_fail(dev, st, "%s", dev_last_error(dev)); /* the status, not cuda_fail's */
-        return st;
-    }
-    *mod = m;
-    return DEV_OK;
+    return load_data(dev, image, true, mod);
 }
 
 /* cuFuncGetParamInfo for index 0, 1, ... until the driver says there is no such parameter. */
