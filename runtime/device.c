@@ -113,6 +113,17 @@ enum { EMU_DEFAULT_SMS = 132 };
 int dev_num_sms(const TileDevice *dev) { return dev && dev->num_sms > 0 ? dev->num_sms : EMU_DEFAULT_SMS; }
 int dev_compute_capability(const TileDevice *dev) { return dev ? dev->cc : 0; }
 
+/* A number of a device string (sms=N, cuda:N), one rule for all: decimal digits only, at most max, no sign, space
+ * or leading zero ("emu:sms=08" and "cuda:01" are bad strings, as "emu:sms=+8" and "emu:sms=8 " are). */
+static bool dec_number(const char *p, size_t n, long max, long *out) {
+    long v = 0;
+    if (n == 0 || (n > 1 && p[0] == '0')) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)p[i]) || (v = v * 10 + (p[i] - '0')) > max) return false;
+    *out = v;
+    return true;
+}
+
 /* One emulator option or target of "emu:...": "sms=N" (1..65536), "racecheck", "approx=exact|bound" or a target name. */
 static bool emu_part(const char *p, size_t n, DevSpec *spec) {
     /* an option with a value at most once, as the target: "emu:approx=exact:approx=bound" took the last one
@@ -128,13 +139,9 @@ static bool emu_part(const char *p, size_t n, DevSpec *spec) {
         else return false;
         return true;
     }
-    if (n > 4 && !strncmp(p, "sms=", 4)) {
-        if (spec->sms) return false;
-        long v = 0;
-        for (size_t i = 4; i < n; i++) {
-            if (!isdigit((unsigned char)p[i]) || (v = v * 10 + (p[i] - '0')) > 65536) return false;
-        }
-        if (v < 1) return false;
+    if (n >= 4 && !strncmp(p, "sms=", 4)) {
+        long v;
+        if (spec->sms || !dec_number(p + 4, n - 4, 65536, &v) || v < 1) return false;
         spec->sms = (int)v;
         return true;
     }
@@ -147,7 +154,8 @@ static bool emu_part(const char *p, size_t n, DevSpec *spec) {
 
 /* The one grammar of device strings (extend it here, e.g. with more emu options):
  *   device = "emu" { ":" ( target | option ) } | "cuda" [ ":" N ]
- *   (sms= and approx= at most once each, like the target)
+ *   (sms= and approx= at most once each, like the target; racecheck again changes nothing; names are case-sensitive)
+ *   N = decimal digits: no sign, space or leading zero (dec_number), "cuda:0" .. "cuda:1048576"
  *   target = a name of the target table (support/target.h), e.g. "sm_90a" (at most one)
  *   option = "sms=" N: the multiprocessor count num_sms() and tile_device_properties_ex
  *            report (default 132), so "emu:sm_90a:sms=132"
@@ -178,12 +186,13 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
                     Str s = {0};
                     char part[32];
                     snprintf(part, sizeof part, "%.*s", (int)(n < sizeof part ? n : sizeof part - 1), p);
-                    bool again = (n > 7 && !strncmp(p, "approx=", 7) && spec->approx) || (n > 4 && !strncmp(p, "sms=", 4) && spec->sms);
+                    bool again = (n >= 7 && !strncmp(p, "approx=", 7) && spec->approx) || (n >= 4 && !strncmp(p, "sms=", 4) && spec->sms);
                     if (again) /* a known option given twice */
                         str_printf(&s, "bad %s '%s': '%.*s': the option %.*s is given twice (at most once)", src, device, (int)n, p,
                                    (int)(memchr(p, '=', n) ? (const char *)memchr(p, '=', n) - p : (ptrdiff_t)n), p);
-                    else if (n > 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
-                        str_printf(&s, "bad %s '%s': '%.*s': sms takes a multiprocessor count from 1 to 65536", src, device, (int)n, p);
+                    else if (n >= 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
+                        str_printf(&s, "bad %s '%s': '%.*s': sms takes a multiprocessor count from 1 to 65536 (decimal digits, no "
+                                   "sign or leading zero)", src, device, (int)n, p);
                     else if (n >= 7 && !strncmp(p, "approx=", 7))
                         str_printf(&s, "bad %s '%s': '%.*s': approx takes exact or bound", src, device, (int)n, p);
                     else if (n == 0)
@@ -210,14 +219,8 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
     if (strncmp(device, "cuda", 4) == 0 && (device[4] == 0 || device[4] == ':')) {
         spec->backend = DEV_BACKEND_CUDA;
         if (device[4] == ':') {
-            const char *p = device + 5;
-            if (!isdigit((unsigned char)*p)) goto bad;
-            long v = 0;
-            for (; isdigit((unsigned char)*p); p++) {
-                v = v * 10 + (*p - '0');
-                if (v > 1 << 20) goto bad;
-            }
-            if (*p) goto bad;
+            long v;
+            if (!dec_number(device + 5, strlen(device + 5), 1 << 20, &v)) goto bad;
             spec->ordinal = (int)v;
         }
         return DEV_OK;
@@ -225,7 +228,8 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
 bad:
     if (errmsg) {
         Str s = {0};
-        str_printf(&s, "bad %s '%s': expected \"emu\", \"emu:<target>\", \"emu:sms=N\", \"cuda\" or \"cuda:N\"", src, device);
+        str_printf(&s, "bad %s '%s': expected \"emu\", \"emu:<target>\", \"emu:sms=N\", \"cuda\" or \"cuda:N\" (N in decimal "
+                             "digits, no sign or leading zero)", src, device);
         *errmsg = str_take(&s);
     }
     return DEV_ERR_INVALID;

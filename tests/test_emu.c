@@ -33,7 +33,11 @@ Test(device, parse_strings) {
     cr_assert(b == DEV_BACKEND_CUDA && ord == 0);
     cr_assert_eq(dev_parse_device("cuda:3", &b, &ord, &err), DEV_OK);
     cr_assert(b == DEV_BACKEND_CUDA && ord == 3);
-    const char *bad[] = {"gpu", "cuda:", "cuda:x", "cuda:1x", "emu:0", "CUDA", "cuda3", " emu"};
+    cr_assert_eq(dev_parse_device("cuda:0", &b, &ord, &err), DEV_OK);
+    cr_assert(b == DEV_BACKEND_CUDA && ord == 0);
+    /* one rule for a device string's numbers (cuda:N, sms=N): decimal digits, no sign, space or leading zero */
+    const char *bad[] = {"gpu", "cuda:", "cuda:x", "cuda:1x", "emu:0", "CUDA", "cuda3", " emu", "cuda:01", "cuda:00", "cuda:+1",
+                         "cuda: 1", "cuda:1 ", "cuda:-0", "cuda:1048577", "cuda:99999999999999999999"};
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         cr_assert_eq(dev_parse_device(bad[i], &b, &ord, &err), DEV_ERR_INVALID, "'%s' accepted", bad[i]);
         cr_assert(err && strstr(err, bad[i]), "message '%s' does not name '%s'", err ? err : "", bad[i]);

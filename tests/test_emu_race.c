@@ -315,6 +315,39 @@ Test(racecheck, device_string_option) {
     cr_assert_eq(dev_parse_spec("emu:sm_90a:sms=0", &s, &err), DEV_ERR_INVALID); /* a known option with a bad value */
     cr_assert(err && strstr(err, "'sms=0': sms takes a multiprocessor count from 1 to 65536"), "%s", err);
     free(err);
+    /* a number is decimal digits, no sign, space or leading zero; a value is never empty; sms= and approx= once */
+    static const char *const bad[][2] = {
+        {"emu:sms=08", "'sms=08': sms takes a multiprocessor count from 1 to 65536 (decimal digits, no sign or leading zero)"},
+        {"emu:sms=", "'sms=': sms takes a multiprocessor count"},
+        {"emu:sms=+8", "'sms=+8': sms takes"},
+        {"emu:sms=-8", "'sms=-8': sms takes"},
+        {"emu:sms= 8", "'sms= 8': sms takes"},
+        {"emu:sms=8 ", "'sms=8 ': sms takes"},
+        {"emu:sms=65537", "'sms=65537': sms takes"},
+        {"emu:sms=99999999999999999999", "sms takes"},
+        {"emu:sms=0x10", "'sms=0x10': sms takes"},
+        {"emu:sms=8:sms=8", "the option sms is given twice"},
+        {"emu:sms=8:sms=", "the option sms is given twice"},
+        {"emu:approx=", "'approx=': approx takes exact or bound"},
+        {"emu:approx=Exact", "approx takes exact or bound"},
+        {"emu:approx=exact ", "approx takes exact or bound"},
+        {"emu:approx=bound:approx=bound", "the option approx is given twice"},
+        {"emu:Racecheck", "unknown emulator target or option 'Racecheck'"},
+        {"emu: racecheck", "unknown emulator target or option ' racecheck'"},
+        {"emu:racecheck:", "an empty part between ':'s"},
+        {"emu:SM_90A", "unknown emulator target or option 'SM_90A'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_eq(dev_parse_spec(bad[i][0], &s, &err), DEV_ERR_INVALID, "'%s' accepted", bad[i][0]);
+        cr_expect(err && strstr(err, bad[i][1]) && strstr(err, bad[i][0]), "'%s': %s", bad[i][0], err ? err : "");
+        free(err);
+    }
+    cr_assert_eq(dev_parse_spec("emu:sms=1:racecheck:racecheck:sm_80:approx=bound", &s, &err), DEV_OK, "%s", err ? err : "");
+    cr_assert(s.sms == 1 && s.racecheck && s.approx == 2 && !strcmp(s.target->name, "sm_80"));
+    cr_assert_eq(dev_parse_spec("emu:sms=65536", &s, &err), DEV_OK, "%s", err ? err : "");
+    cr_assert_eq(s.sms, 65536);
+    cr_assert_eq(dev_parse_spec("emu:sms=10", &s, &err), DEV_OK, "%s", err ? err : "");
+    cr_assert_eq(s.sms, 10);
     float src[32] = {0};
     for (int rc = 0; rc < 2; rc++) {
         TileDevice *d = NULL;
