@@ -733,7 +733,6 @@ typedef struct EmuLaunchStats {
 uint64_t emu_smem_static_limit(const Target *t);
 uint64_t emu_smem_dynamic_limit(const Target *t);
 enum {
-    EMU_PTX_MAJOR_MAX = 9,            /* .version up to 9.x (what ptxas of CUDA 13 reads) */
     EMU_MAX_LOCAL = 1u << 30,         /* bytes of .local per function: keeps sizes far from wrapping */
     EMU_MAX_BAR_ID = 15,              /* bar.sync ids 0..15 */
     EMU_MAX_CONST_BYTES = 65536,      /* .const bytes of a module: the constant bank ptxas allows */

@@ -178,12 +178,12 @@ static const Gate GATE_TABLE[] = {
 /* Every SM ptxas (CUDA 13) knows, each with the first .version that supports it as a .target (ptxas: "PTX .version
  * 6.5 does not support .target sm_80") and its variants: TV_A for sm_NNa, TV_F for sm_NNf.  An `a` needs what its
  * SM needs, sm_90a aside (8.0); an `f` at least 8.8.  A name whose SM is not here ptxas refuses ("Unsupported .target
- * 'sm_99'"). */
+ * 'sm_99'").  sm_70 from 5.1, as ptxas takes it (the ISA's documents say 6.0). */
 enum { TV_A = 1, TV_F = 2 };
 static const struct { uint8_t sm, ptx, variants; } TARGET_PTX[] = {
     {10, 10, 0},  {11, 10, 0},  {12, 12, 0},  {13, 12, 0},  {20, 20, 0},  {21, 20, 0},  {30, 30, 0},  {32, 40, 0},
     {35, 31, 0},  {37, 41, 0},  {50, 40, 0},  {52, 41, 0},  {53, 42, 0},  {60, 50, 0},  {61, 50, 0},  {62, 50, 0},
-    {70, 60, 0},  {72, 61, 0},  {75, 63, 0},  {80, 70, 0},  {82, 62, 0},  {86, 71, 0},  {87, 74, 0},  {88, 73, 0},
+    {70, 51, 0},  {72, 61, 0},  {75, 63, 0},  {80, 70, 0},  {82, 62, 0},  {86, 71, 0},  {87, 74, 0},  {88, 73, 0},
     {89, 78, 0},  {90, 78, TV_A}, {100, 86, TV_A | TV_F}, {101, 86, TV_A | TV_F}, {103, 88, TV_A | TV_F},
     {110, 90, TV_A | TV_F}, {120, 87, TV_A | TV_F}, {121, 88, TV_A | TV_F},
 };

@@ -6,6 +6,8 @@
  *   header       a module without .version, or without .target right after it, or with .version twice; .version's
  *                number on another line, .target without a name, .address_size twice; the free-form headers ptxas
  *                takes (directives sharing a line, a directive's parts on several) load
+ *   version      a .version newer than 9.0 (the newest ptxas of CUDA 13.0 reads) or between the known ones (8.9), or
+ *                older than the .target needs
  *   dup_reg      a register declared twice in one scope (a name, a range <N>, a name inside a range, the name of a
  *                parameter or variable of the scope); nested scopes may declare a name again
  *   label_opd    a label as an operand of anything but bra and brx.idx (it read the sink)
@@ -79,6 +81,33 @@ Test(refuse, header) {
         ".version 8.0\n.target\nsm_90\n,\ntexmode_unified .address_size\n64 .global .u32 g; .visible .entry k()\n{\n ret;\n}\n",
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* The PTX ISA versions ptxas of CUDA 13.0 reads (1.0-1.5 ... 8.0-8.8, 9.0): a newer one is refused at its line naming
+ * the newest, one between them (8.9, 7.9) as no version at all; each as ptxas refuses it. */
+#define VER(v, t) ".version " v "\n.target " t "\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n"
+Test(refuse, version) {
+    static const Bad bad[] = {
+        {VER("9.1", "sm_90"), "ptx:1: unsupported .version 9.1: the newest PTX ISA version the emulator reads is 9.0"},
+        {VER("9.2", "sm_90"), "ptx:1: unsupported .version 9.2: the newest PTX ISA version the emulator reads is 9.0"},
+        {VER("10.0", "sm_90"), "ptx:1: unsupported .version 10.0: the newest"},
+        {VER("8.9", "sm_90"), "ptx:1: unsupported .version 8.9: no PTX ISA has that version (the emulator reads 1.0-1.5, 2.0-2.3, "
+                              "3.0-3.2, 4.0-4.3, 5.0-5.1, 6.0-6.5, 7.0-7.8, 8.0-8.8, 9.0"},
+        {VER("7.9", "sm_90"), "ptx:1: unsupported .version 7.9: no PTX ISA has that version"},
+        {VER("6.6", "sm_75"), "ptx:1: unsupported .version 6.6: no PTX ISA"},
+        {VER("0.9", "sm_90"), "ptx:1: unsupported .version 0.9: no PTX ISA"},
+        {VER("7.7", "sm_90"), "ptx:2: PTX .version 7.7 does not support .target sm_90: it needs .version 7.8 or later"},
+        {VER("5.0", "sm_70"), "ptx:2: PTX .version 5.0 does not support .target sm_70: it needs .version 5.1 or later"},
+    };
+    static const char *const good[] = {VER("9.0", "sm_90"), VER("8.8", "sm_90"), VER("7.8", "sm_90"), VER("8.01", "sm_90"),
+                                       VER("5.1", "sm_70"), VER("6.5", "sm_75")};
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+    /* a minor of 10 or more: no PTX ISA has one (ptxas reads 7.10 as 8.0 and takes it; the emulator refuses it) */
+    TileDevice *d = open_emu(false);
+    TileDevModule *m = NULL;
+    cr_expect_eq(dev_module_load_ptx(d, VER("7.10", "sm_90"), &m), DEV_ERR_PTX);
+    cr_expect(strstr(dev_last_error(d), "ptx:1: unsupported .version 7.10: no PTX ISA has that version"), "%s", dev_last_error(d));
+    dev_close(d);
 }
 
 Test(refuse, dup_reg) {
