@@ -689,6 +689,8 @@ typedef struct EmuOptions {
     bool racecheck;             /* detect shared-memory hazards between barriers */
     unsigned host_threads;      /* worker threads for blocks; 0: one per core */
     uint64_t max_instructions;  /* per-thread watchdog; 0: unlimited */
+    const char *max_instructions_knob; /* what sets max_instructions, named by the watchdog's report (the device
+                                        * layer: "DevOptions.emu_max_instructions"); NULL: "EmuOptions.max_instructions" */
     double timeout_seconds;     /* a launch running longer fails; 0: no limit */
     FILE *printf_out;           /* where device printf output goes; NULL: stdout */
     FILE *notes_out;            /* where notes go (PTX that runs, but as ptxas rewrites it); NULL: stderr */

@@ -565,7 +565,9 @@ bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
     uint64_t maxi = L->opt->max_instructions;
     if (t && maxi && t->icount + n > maxi)
         return emu_fault(b, t, in, "watchdog: instruction limit reached",
-                         "the thread executed more than %" PRIu64 " instructions (EmuOptions.max_instructions)", maxi);
+                         "the thread executed more than %" PRIu64 " instructions, the per-thread limit (%s = %" PRIu64
+                         "; 0 turns the watchdog off)", maxi,
+                         L->opt->max_instructions_knob ? L->opt->max_instructions_knob : "EmuOptions.max_instructions", maxi);
     if (L->deadline_ns && now_ns() >= L->deadline_ns) return timeout_fault(b, t, in);
     if (interrupted(L))
         return emu_fault(b, t, in, "interrupted", INTERRUPTED_WHY);

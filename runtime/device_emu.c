@@ -69,6 +69,7 @@ static DevStatus emu_open(TileDevice *dev, int ordinal) {
     e->opt.racecheck = dev->opts.emu_racecheck;
     e->opt.host_threads = dev->opts.emu_host_threads;
     e->opt.max_instructions = dev->opts.emu_max_instructions;
+    e->opt.max_instructions_knob = "DevOptions.emu_max_instructions"; /* the only setting of it (no variable or option) */
     e->opt.approx = dev->opts.emu_approx_bound ? EMU_APPROX_BOUND : EMU_APPROX_EXACT;
     e->opt.one_slot_per_register = rt_options()->debug_emu_1to1; /* the reference register layout (emu/slots.c) */
     e->opt.bufs = emu_bufs_new(); /* workers' buffers kept between launches (NULL: each launch allocates its own) */

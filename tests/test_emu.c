@@ -948,7 +948,9 @@ Test(report, deadlock_and_watchdog) {
     cr_assert(strstr(dev_last_error(d), "deadlock") && strstr(dev_last_error(d), "bar.sync 1, 64"), "%s", dev_last_error(d));
     spin = 1;
     cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
-    cr_assert(strstr(dev_last_error(d), "watchdog"), "%s", dev_last_error(d));
+    /* names the setting a caller has and its value */
+    cr_assert(strstr(dev_last_error(d), "watchdog") && strstr(dev_last_error(d), "the thread executed more than 100000 instructions, "
+              "the per-thread limit (DevOptions.emu_max_instructions = 100000; 0 turns the watchdog off)"), "%s", dev_last_error(d));
     dev_module_unload(m);
     dev_close(d);
 }
