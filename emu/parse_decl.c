@@ -67,6 +67,8 @@ static bool parse_decl(Parser *ps, Decl *d) {
         }
         unsigned ty = emu_type_find(t->s + 1, t->len - 1);
         if (ty) d->ty = ty;
+        if (is(t, ".texref") || is(t, ".samplerref") || is(t, ".surfref"))
+            return perr(ps, t->line, "'%.*s': " EMU_NO_TEXTURES, (int)t->len, t->s);
         if (!ty && emu_space_find(t->s + 1, t->len - 1) < 0)
             return perr(ps, t->line, "unsupported declaration qualifier '%.*s'", (int)t->len, t->s);
         next(ps);

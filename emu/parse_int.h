@@ -93,6 +93,13 @@ typedef struct Parser {
     bool has_debug_section;
 } Parser;
 
+/* Why a texture, sampler or surface reference (.texref .samplerref .surfref) or an instruction of theirs is refused
+ * (parse_decl.c, parse_mods.c), after the quoted word: ptxas takes them, the emulator has no texture units. */
+#define EMU_NO_TEXTURES                                                                                                   \
+    "texture, sampler and surface references and their instructions (tex, tld4, txq, suld, sust, sured, suq) are not " \
+    "supported by the emulator; instead pass the data as a .global pointer parameter and read it with ld.global.nc "   \
+    "(or run the module on a GPU)"
+
 #define GROW(arr, n, cap)                                                    \
     do {                                                                     \
         if ((n) >= (cap)) {                                                  \

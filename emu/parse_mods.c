@@ -102,6 +102,10 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
     if (op < 0 && len >= 9 && memcmp(s, "multimem.", 9) == 0) /* the whole family: there is no multicast memory here */
         return perr(ps, line, "'%.*s': multimem (loads, stores and reductions on a multicast object's copies on several GPUs) is not "
                     "supported by the emulator, which has one device and no multicast objects", (int)len, s);
+    static const char *const texture_ops[] = {"tex", "tld4", "txq", "suld", "sust", "sured", "suq"};
+    for (size_t k = 0; op < 0 && k < ARRAY_LEN(texture_ops); k++) /* by the opcode's first word */
+        if (strlen(texture_ops[k]) == plen[0] && !memcmp(s, texture_ops[k], plen[0]))
+            return perr(ps, line, "'%.*s': " EMU_NO_TEXTURES, (int)len, s);
     if (op < 0) return perr(ps, line, "unsupported instruction '%.*s'", (int)len, s);
     in->op = (uint8_t)op;
     in->vec = op == EMU_OP_CP_RED_BULK_TENSOR ? 0 : 1; /* there: the dimensions */

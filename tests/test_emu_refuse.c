@@ -296,11 +296,16 @@ Test(refuse, pragmas_and_cluster_forms) {
 Test(refuse, unsupported_features) {
     static const struct { const char *target, *decls, *body, *want; } cases[] = {
         {"sm_80", " .reg .b64 %rd<2>;\n .reg .f32 %f<8>;", "tex.2d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [%rd1, {%f1, %f2}];",
-         "ptx:8: unsupported instruction 'tex.2d.v4.f32.f32'"},
+         "ptx:8: 'tex.2d.v4.f32.f32': texture, sampler and surface references and their instructions (tex, tld4, txq, suld, "
+         "sust, sured, suq) are not supported by the emulator; instead pass the data as a .global pointer parameter and read "
+         "it with ld.global.nc (or run the module on a GPU)"},
         {"sm_80", " .reg .b64 %rd<2>;\n .reg .b32 %r<8>;", "suld.b.2d.b32.trap {%r4}, [%rd1, {%r2, %r3}];",
-         "ptx:8: unsupported instruction 'suld.b.2d.b32.trap'"},
+         "ptx:8: 'suld.b.2d.b32.trap': texture, sampler and surface references"},
         {"sm_80", " .reg .b64 %rd<2>;\n .reg .b32 %r<8>;", "sust.b.2d.b32.trap [%rd1, {%r2, %r3}], {%r5};",
-         "ptx:8: unsupported instruction 'sust.b.2d.b32.trap'"},
+         "ptx:8: 'sust.b.2d.b32.trap': texture, sampler and surface references"},
+        {"sm_80", " .reg .b64 %rd<2>;\n .reg .b32 %r<8>;", "txq.width.b32 %r1, [%rd1];", "ptx:8: 'txq.width.b32': texture, sampler"},
+        {"sm_80", " .reg .b64 %rd<2>;\n .reg .f32 %f<8>;",
+         "tld4.r.2d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [%rd1, {%f1, %f2}];", "ptx:8: 'tld4.r.2d.v4.f32.f32': texture, sampler"},
         {"sm_80", " .reg .b64 %rd<2>;", "mov.u64 %rd1, k;",
          "ptx:7: the address of kernel entry 'k' is taken (mov): a kernel launched from the device (CUDA dynamic parallelism) "
          "is not supported"},
@@ -319,6 +324,26 @@ Test(refuse, unsupported_features) {
         cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded:\n%s", ptx);
         cr_expect(strstr(dev_last_error(d), cases[i].want), "'%s' not in: %s", cases[i].want, dev_last_error(d));
         check_ptxas_arch(ptx, cases[i].target);
+        if (m) dev_module_unload(m);
+    }
+    /* texture, sampler and surface references, declared in the module or as a kernel's parameters: refused at their
+     * line with what to do instead (a .texref read "unsupported declaration qualifier") */
+    static const struct { const char *ptx, *want; } refs[] = {
+        {".version 8.0\n.target sm_80\n.address_size 64\n.global .texref t;\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:4: '.texref': texture, sampler and surface references and their instructions (tex, tld4, txq, suld, sust, sured, suq) "
+         "are not supported by the emulator; instead pass the data as a .global pointer parameter and read it with ld.global.nc"},
+        {".version 8.0\n.target sm_80\n.address_size 64\n.global .surfref t;\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:4: '.surfref': texture, sampler and surface references"},
+        {".version 8.0\n.target sm_80, texmode_independent\n.address_size 64\n.global .samplerref t;\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:4: '.samplerref': texture, sampler and surface references"},
+        {".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p,\n.param .texref t)\n{\n ret;\n}\n",
+         "ptx:5: '.texref': texture, sampler and surface references"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(refs); i++) {
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, refs[i].ptx, &m), DEV_ERR_PTX, "loaded:\n%s", refs[i].ptx);
+        cr_expect(strstr(dev_last_error(d), refs[i].want), "'%s' not in: %s", refs[i].want, dev_last_error(d));
+        check_ptxas_arch(refs[i].ptx, "sm_80");
         if (m) dev_module_unload(m);
     }
     dev_close(d);
