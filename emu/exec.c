@@ -1212,6 +1212,10 @@ static bool cluster_dims(EmuModule *m, EmuFunc *f, const unsigned grid[3], const
         return launch_error(err, "launch of '%s': cluster (%u,%u,%u) differs from .reqnctapercluster %u, %u, %u", f->name,
                             opt->cluster[0], opt->cluster[1], opt->cluster[2], req[0], req[1], req[2]);
     uint64_t n = cl[0] > EMU_MAX_CLUSTER || cl[1] > EMU_MAX_CLUSTER || cl[2] > EMU_MAX_CLUSTER ? 0 : (uint64_t)cl[0] * cl[1] * cl[2];
+    if (have_req && (n == 0 || n > EMU_MAX_CLUSTER)) /* ptxas takes any value (a module of several kernels loads) */
+        return launch_error(err, "launch of '%s': its .reqnctapercluster %u, %u, %u is not a cluster of 1..%d CTAs (8 "
+                            "portable), so no GPU launches it (ptxas takes the directive)", f->name, req[0], req[1], req[2],
+                            EMU_MAX_CLUSTER);
     if (n == 0 || n > EMU_MAX_CLUSTER)
         return launch_error(err, "launch of '%s': clusters of %u x %u x %u CTAs; a cluster has 1..%d", f->name, cl[0], cl[1], cl[2],
                             EMU_MAX_CLUSTER);

@@ -565,7 +565,9 @@ Test(cluster, dimensions_at_launch) {
         " xor.b32 %r3, %r1, 1;\n mov.u32 %r4, s;\n mapa.shared::cluster.u32 %r5, %r4, %r3;\n ld.shared::cluster.u32 %r6, [%r5];\n"
         " mov.u32 %r7, %cluster_nctarank;\n mul.wide.u32 %rd2, %r2, 8;\n add.u64 %rd2, %rd1, %rd2;\n st.global.v2.u32 [%rd2], {%r6, %r7};\n"
         " barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n ret;\n}\n"
-        ".visible .entry fixed()\n.reqnctapercluster 4, 1, 1\n{\n ret;\n}\n";
+        ".visible .entry fixed()\n.reqnctapercluster 4, 1, 1\n{\n ret;\n}\n"
+        ".visible .entry too_big()\n.reqnctapercluster 17\n{\n ret;\n}\n"        /* ptxas takes both: the module */
+        ".visible .entry rank17()\n.maxclusterrank 17\n{\n ret;\n}\n";           /* loads, the launch decides */
     check_ptxas(ptx);
     EmuMem mem;
     emu_mem_init(&mem);
@@ -598,6 +600,22 @@ Test(cluster, dimensions_at_launch) {
     o.cluster[0] = 32;
     cr_assert(!emu_launch(m, emu_module_find(m, "k"), (unsigned[]){32, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&out}, &o, NULL, &err));
     cr_assert(strstr(err, "clusters of 32 x 1 x 1 CTAs; a cluster has 1..16"), "%s", err);
+    free(err);
+    err = NULL;
+    /* a .reqnctapercluster no GPU launches (more than 16 CTAs) fails its launch, naming the directive */
+    o.cluster[0] = o.cluster[1] = o.cluster[2] = 0;
+    cr_assert(!emu_launch(m, emu_module_find(m, "too_big"), (unsigned[]){17, 1, 1}, (unsigned[]){32, 1, 1}, 0, NULL, &o, NULL, &err));
+    cr_assert(strstr(err, "launch of 'too_big': its .reqnctapercluster 17, 1, 1 is not a cluster of 1..16 CTAs (8 portable), so "
+                          "no GPU launches it"), "%s", err);
+    free(err);
+    err = NULL;
+    /* .maxclusterrank 17 bounds nothing a GPU runs: clusters of 16 launch, 17 are past the hardware's limit */
+    o.cluster[0] = 16;
+    cr_assert(emu_launch(m, emu_module_find(m, "rank17"), (unsigned[]){16, 1, 1}, (unsigned[]){1, 1, 1}, 0, NULL, &o, NULL, &err),
+              "%s", err ? err : "");
+    o.cluster[0] = 17;
+    cr_assert(!emu_launch(m, emu_module_find(m, "rank17"), (unsigned[]){17, 1, 1}, (unsigned[]){1, 1, 1}, 0, NULL, &o, NULL, &err));
+    cr_assert(strstr(err, "clusters of 17 x 1 x 1 CTAs; a cluster has 1..16"), "%s", err);
     free(err);
     emu_module_free(m);
     emu_mem_destroy(&mem);
