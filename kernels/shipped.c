@@ -18,6 +18,7 @@
 #include "kernels/shipped.h"
 #include "jit/jit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,12 @@ done:
     str_free(&key);
     *kernel = k;
     return st;
+}
+
+const char *shipped_scale_check(const char *name, float value, char *msg, size_t n) {
+    if (value == 0 || (isfinite(value) && value > 0)) return NULL;
+    snprintf(msg, n, "%s = %g: a scale is a finite positive number (0 means 1)", name, (double)value);
+    return msg;
 }
 
 tile_status shipped_launch(tile_context *ctx, const char *api, tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream) {

@@ -62,6 +62,13 @@ void shipped_spec_stride(ShippedVariant *v, const char *arg, int64_t value);
  * Owned by v; adding to v afterwards makes a new one. */
 const char *shipped_variant_key(ShippedVariant *v);
 
+/* ---- arguments ---- */
+/* A per-tensor dequantization scale of an f8 tensor (real value = code * scale: attention's q_scale,
+ * k_scale, v_scale, the KV caches' k_scale and v_scale), as vLLM and FlashInfer take it: a finite positive
+ * number, or 0 for 1 (the zero-initialized default; -0 too).  NULL when value is one; else the reason,
+ * naming name and the value ("k_scale = -0.5: a scale is a finite positive number (0 means 1)"), in msg. */
+const char *shipped_scale_check(const char *name, float value, char *msg, size_t n);
+
 /* ---- kernels and launches ---- */
 /* The kernel of variant v of kernels/<file> on ctx (steps 2 above).
  * *source (may be NULL): 0 already loaded (the context's table or memory

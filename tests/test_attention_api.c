@@ -746,7 +746,13 @@ Test(attention_api, fwd_bad_arguments) {
     a.k_scale = 0.5f;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "(0 or 1 with f16/bf16)");
     a = f8, a.k_scale = INFINITY;
-    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "must be finite");
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "tile_attention_fwd: k_scale = inf: a scale is a finite positive number");
+    a = f8, a.q_scale = -2.0f / 448; /* it ran with every score's sign flipped */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "tile_attention_fwd: q_scale = -0.00446429: a scale");
+    a = f8, a.v_scale = NAN;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "v_scale = nan: a scale");
+    a = good, a.size = sizeof a, a.k_scale = -1; /* with f16/bf16 too, before it would be called no scale of theirs */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "k_scale = -1: a scale");
     a = f8, a.softmax_scale = 1e-30f, a.q_scale = 1e-20f;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "softmax_scale * q_scale * k_scale = 0");
     a = f8, a.o = buf + 1; /* o is 2-byte f16/bf16 even with f8 inputs */
@@ -853,6 +859,25 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "apply to an f8e4m3 cache only");
     a = good, a.k_scale = a.v_scale = 1;
     cr_expect_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    /* an f8 cache's scale is a finite positive number, as vLLM's and FlashInfer's (0 means 1): a negative, NaN or
+     * infinite one is refused by name (a negative one ran, every score's sign flipped) */
+    {
+        const float bad[] = {-0.5f, -1e-30f, NAN, INFINITY, -INFINITY};
+        const char *const shown[] = {"-0.5", "-1e-30", "nan", "inf", "-inf"};
+        for (int i = 0; i < 5; i++) {
+            char want[96];
+            a = good, a.kv_dtype = TILE_F8E4M3, a.k_scale = 0.25f, a.v_scale = bad[i];
+            snprintf(want, sizeof want, "tile_attention_decode_paged: v_scale = %s: a scale is a finite positive", shown[i]);
+            EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, want);
+            a.k_scale = bad[i], a.v_scale = 0;
+            snprintf(want, sizeof want, "tile_attention_decode_paged_prepare: k_scale = %s: a scale", shown[i]);
+            EXPECT_FAIL(tile_attention_decode_paged_prepare(ctx, &a), TILE_ERROR_INVALID_VALUE, want);
+        }
+        /* -0 is 0 (1); a tiny scale is one (the plan, without compiling the f8 variant) */
+        a = good, a.kv_dtype = TILE_F8E4M3, a.k_scale = -0.0f, a.v_scale = 1e-30f;
+        size_t b;
+        cr_expect_eq(tile_paged_attention_workspace_size(ctx, &a, &b, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    }
     a = good, a.k_cache = 0;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "k_cache is a null device pointer");
     a = good, a.context_lens = lens + 2;

@@ -555,7 +555,11 @@ Test(rope, argument_checks) {
     a = good, a.k_scales = idx, a.v_scales = idx;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "for an f8e4m3 cache");
     a = good, a.kv_dtype = TILE_F8E4M3, a.k_scale = INFINITY;
-    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "finite");
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "k_scale = inf: a scale is a finite positive number (0 means 1)");
+    a = good, a.kv_dtype = TILE_F8E4M3, a.v_scale = -0.25f; /* codes of -x / 0.25: the cache held every V negated */
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "v_scale = -0.25: a scale");
+    a = good, a.kv_dtype = TILE_F8E4M3, a.k_scale = NAN;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "k_scale = nan: a scale");
     /* scales quantize into f8 codes: with a 16-bit cache one other than 0 or 1 is refused (it was ignored) */
     a = good, a.k_scale = 0.5f;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "apply to an f8e4m3 cache only");

@@ -181,14 +181,18 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     if (f8 ? odt != TILE_F16 && odt != TILE_BF16 : odt != a->dtype)
         FAIL("%s: o_dtype %d: %s", api, (int)a->o_dtype,
              f8 ? "TILE_F16 or TILE_BF16 (0: TILE_BF16) with f8e4m3 inputs" : "0 or dtype with f16/bf16 inputs");
+    {   /* a negative, NaN or infinite scale is no dequantization scale (shipped_scale_check) */
+        const struct { const char *name; float v; } sc[] = {{"q_scale", a->q_scale}, {"k_scale", a->k_scale}, {"v_scale", a->v_scale}};
+        char msg[160];
+        for (int i = 0; i < 3; i++)
+            if (shipped_scale_check(sc[i].name, sc[i].v, msg, sizeof msg)) FAIL("%s: %s", api, msg);
+    }
     /* 0 and 1 both mean "no scale" (as the paged decode's k_scale and v_scale with a 16-bit cache); any
      * other value with f16/bf16 inputs would be dropped silently */
 #define NO_SCALE(x) ((x) == 0 || (x) == 1)
     if (!f8 && !(NO_SCALE(a->q_scale) && NO_SCALE(a->k_scale) && NO_SCALE(a->v_scale)))
         FAIL("%s: q_scale, k_scale and v_scale apply to TILE_F8E4M3 inputs only (0 or 1 with f16/bf16)", api);
 #undef NO_SCALE
-    if (!isfinite(a->q_scale) || !isfinite(a->k_scale) || !isfinite(a->v_scale))
-        FAIL("%s: q_scale, k_scale and v_scale must be finite", api);
     if (a->batch < 0 || a->seq_q < 0 || a->seq_k < 0) FAIL("%s: batch, seq_q and seq_k must be >= 0", api);
     if (a->heads_q < 1 || a->heads_kv < 1) FAIL("%s: heads_q and heads_kv must be >= 1", api);
     if (a->heads_q % a->heads_kv) FAIL("%s: heads_q (%lld) must be a multiple of heads_kv (%lld)", api, (long long)a->heads_q, (long long)a->heads_kv);
@@ -392,7 +396,9 @@ static const char *paged_plan(const tile_paged_attention_args *a, int sms, Paged
     if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) return "dtype must be TILE_F16 or TILE_BF16";
     p->kv = a->kv_dtype == TILE_F32 ? a->dtype : a->kv_dtype;
     if (p->kv != a->dtype && p->kv != TILE_F8E4M3) return "kv_dtype must be dtype or TILE_F8E4M3";
-    if (!isfinite(a->k_scale) || !isfinite(a->v_scale) || !isfinite(a->softmax_scale)) return "k_scale, v_scale and softmax_scale must be finite";
+    if (shipped_scale_check("k_scale", a->k_scale, p->msg, sizeof p->msg) || shipped_scale_check("v_scale", a->v_scale, p->msg, sizeof p->msg))
+        return p->msg;
+    if (!isfinite(a->softmax_scale)) return "softmax_scale must be finite";
     /* the scales dequantize f8 codes; a 16-bit cache holds values, so a scale there would be dropped silently */
     if (p->kv != TILE_F8E4M3 && ((a->k_scale != 0 && a->k_scale != 1) || (a->v_scale != 0 && a->v_scale != 1)))
         return "k_scale and v_scale apply to an f8e4m3 cache only (kv_dtype TILE_F8E4M3; 0 or 1 with a 16-bit cache)";

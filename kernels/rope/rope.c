@@ -157,7 +157,7 @@ static const char *rope_plan(const tile_rope_args *a, RopePlan *p, char *msg, si
     tile_dtype kv = a->kv_dtype == TILE_F32 ? a->dtype : a->kv_dtype;
     if (kv != a->dtype && kv != TILE_F8E4M3) return "kv_dtype must be dtype (or 0) or TILE_F8E4M3";
     p->f8 = kv == TILE_F8E4M3;
-    if (!isfinite(a->k_scale) || !isfinite(a->v_scale)) return "k_scale and v_scale must be finite";
+    if (shipped_scale_check("k_scale", a->k_scale, msg, n) || shipped_scale_check("v_scale", a->v_scale, msg, n)) return msg;
     if (!a->k_scales != !a->v_scales) return "k_scales and v_scales go together (both per-head scales, or neither)";
     if (a->k_scales && !p->f8) return "k_scales and v_scales are for an f8e4m3 cache (kv_dtype TILE_F8E4M3)";
     /* the scales quantize into f8 codes; a 16-bit cache stores the values, so a scale there would be dropped silently */
