@@ -946,6 +946,18 @@ Test(attention_api, decode_bad_arguments) {
     cr_expect(strstr(tile_last_error(ctx), "overlaps q [0x"), "%s", tile_last_error(ctx));
     a.workspace = good.o + (64 << 10);
     cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    /* workspace_bytes is the caller's word for what it holds: no more than lies between workspace and the end of
+     * its allocation (it was accepted as long as the bytes the splits need fit) */
+    a.workspace_bytes = (1 << 20) - (320 << 10) + 1;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "tile_attention_decode_paged: workspace_bytes: ");
+    {
+        char want[160];
+        snprintf(want, sizeof want, "%zu bytes at 0x%llx run past the end of its allocation (%d bytes at", a.workspace_bytes,
+                 (unsigned long long)a.workspace, 1 << 20);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+    }
+    a.workspace_bytes = (1 << 20) - (320 << 10); /* to the end of buf: more than the splits need, all there */
+    cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);
 }
 

@@ -805,7 +805,17 @@ Test(moe, api_out_overlapping_inputs) {
     a.workspace = buf + 16384 + 8; /* an arena offset that is no multiple of 16 (docs/moe.md) */
     cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(ctx), "workspace (0x") && strstr(tile_last_error(ctx), "16-byte"), "%s", tile_last_error(ctx));
-    a.workspace = buf + 16384;
+    /* workspace_bytes is the caller's word for what it holds: no more than lies between workspace and the end of
+     * its allocation (it was accepted as long as the bytes the call needs fit) */
+    a.workspace = buf + 16384, a.workspace_bytes = (1 << 16) - 16384 + 16;
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    char wsmsg[160];
+    snprintf(wsmsg, sizeof wsmsg, "tile_moe_forward: workspace_bytes: %d bytes at 0x%llx run past the end of its allocation (%d bytes at",
+             (1 << 16) - 16384 + 16, (unsigned long long)a.workspace, 1 << 16);
+    cr_expect(strstr(tile_last_error(ctx), wsmsg), "%s", tile_last_error(ctx));
+    a.workspace_bytes = (1 << 16) - 16384; /* to the end: more than it needs, all there */
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a.workspace_bytes = wsb;
     cr_expect_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     float logits[T * E] = {0.5f, -1, 2, 0.25f, -3, 1};
     cr_assert_eq(tile_memcpy_htod(ctx, buf + 12288, logits, sizeof logits), TILE_OK);

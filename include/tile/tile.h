@@ -688,7 +688,8 @@ typedef struct tile_moe_args {
     float routed_scale;                /* weights are multiplied by it (0 means 1; finite) */
     tile_devptr workspace;             /* 0: allocated and freed inside the call; 16-byte aligned; shares no byte with another
                                           tensor of the call (nor, with a router, do topk_ids and topk_weights) */
-    size_t workspace_bytes;            /* at least tile_moe_workspace_size() when workspace != 0 */
+    size_t workspace_bytes;            /* at least tile_moe_workspace_size() when workspace != 0, and inside
+                                          workspace's allocation (a size past its end is refused) */
     tile_stream stream;
     /* f8 weights (zero: w1, w2 in dtype, no scales) */
     tile_dtype weight_dtype;           /* TILE_F8E4M3 with scales; 0 (TILE_F32) or dtype: w1, w2 in dtype */
@@ -772,7 +773,8 @@ typedef struct tile_paged_attention_args {
                                          tile_paged_attention_workspace_size reports and sizes the workspace for */
     tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes, 16-byte aligned;
                                          0: allocated here.  Shares no byte with the other tensors (nor does o with the tables) */
-    size_t workspace_bytes;
+    size_t workspace_bytes;           /* with more than one split: at least that size, and inside workspace's
+                                         allocation (a size past its end is refused) */
     float softmax_scale;              /* 0: 1 / sqrt(head_dim) */
     int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry
                                          (synchronizes; for debugging) */

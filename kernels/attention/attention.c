@@ -541,7 +541,10 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     RANGE(api, a->block_tables, 4, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables");
     RANGE(api, a->context_lens, 4, 4 * (uint64_t)S, "context_lens");
     if (a->tree_mask) RANGE(api, a->tree_mask, 4, 4 * (uint64_t)(S * T), "tree_mask");
-    if (a->workspace && p.splits > 1) RANGE(api, a->workspace, 16, p.ws_bytes, "workspace");
+    if (a->workspace && p.splits > 1) { /* the bytes it needs, then the bytes the caller says it has (no more than are there) */
+        RANGE(api, a->workspace, 16, p.ws_bytes, "workspace");
+        RANGE(api, a->workspace, 16, a->workspace_bytes, "workspace_bytes");
+    }
     { /* o and the split workspace are written while other programs read the tables and the rest */
         const struct { tile_devptr p; uint64_t bytes; const char *what; } in[] = {
             {a->q, es * (uint64_t)span(S, T, H, D, p.sq), "q"},

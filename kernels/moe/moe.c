@@ -280,7 +280,10 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     /* inputs without a router; with one, outputs where given (each on its own: the other stays in the workspace) */
     if (a->topk_ids) RANGE(a->topk_ids, 4, 4 * T * K, "topk_ids");
     if (a->topk_weights) RANGE(a->topk_weights, 4, 4 * T * K, "topk_weights");
-    if (a->workspace) RANGE(a->workspace, 16, p.bytes, "workspace");
+    if (a->workspace) { /* the bytes it needs, then the bytes the caller says it has (no more than are there) */
+        RANGE(a->workspace, 16, p.bytes, "workspace");
+        RANGE(a->workspace, 16, a->workspace_bytes, "workspace_bytes");
+    }
 #undef RANGE
     { /* out is zeroed (or accumulated into, by atomics) while the kernels still read everything else: it may share no
        * byte with them (an out over x was zeroed before the first GEMM read x, and the call returned TILE_OK) */
