@@ -543,6 +543,21 @@ Test(cli, tune_file_skip_reason_is_whole, .init = json_setup, .fini = json_teard
     char *last = strstr(buf, "{\"stored\":false,\"kernel\":\"scale\",\"bucket\":\"any\",\"reason\":\"no configuration ran");
     cr_expect(last && strstr(buf, "\"status\":\"skipped\"") < last, "%s", buf);
     cr_expect_eq(json_lines(buf), 2, "the skipped configuration and the last object: %s", buf);
+    /* --timeout bounds a configuration's warm-up and timed runs together (it was read during the warm-up only,
+     * so a million timed runs of a configuration whose warm-up fits ran them all): skipped as timed out */
+    f = fopen(src, "w");
+    cr_assert(f);
+    fputs("@config(BLOCK=64, num_warps=1)\n"
+          "kernel scale(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+          "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+          "    store(out + offs, load(x + offs, offs < n, 0.0) * 2.0, offs < n);\n"
+          "}\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s '%s' tune '%s' --kernel scale --grid 'cdiv(n, BLOCK)' --arg n=100 --elems 50 --device emu --warmup 0 "
+             "--reps 1000000 --timeout 0.3 2>&1", cache_env, TILE_CLI, src);
+    cr_assert_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
+    cr_expect(strstr(buf, "(skipped: time-out: its warm-up and timed runs took over --timeout 0.3 s)"), "%s", buf);
 }
 
 static const char tuned_kernel[] = "@config(BLOCK=128)\n@config(BLOCK=256)\n@tune_key(n)\n"

@@ -20,8 +20,11 @@
  *      launch the one stored.
  *   3. Time the configurations one after another (the device is shared):
  *      warm up (the first call loads from the cache; GEMM: the result is
- *      checked against float64 and a wrong one is skipped; --timeout per
- *      config), then the median of --reps runs timed with device events.
+ *      checked against float64 and a wrong one is skipped), then the median
+ *      of --reps runs timed with device events.  --timeout S bounds the
+ *      whole measurement of one configuration, warm-up and timed runs: the
+ *      clock is read after each run (a run in flight is not stopped), and a
+ *      configuration past S is skipped as timed out, its runs so far dropped.
  *   4. Report: the table sorted by time with % of best (best time / time)
  *      and, for GEMM, TFLOP/s; or with --json, JSON Lines: one object per
  *      configuration, then one for what was stored (or "stored": false with
@@ -56,12 +59,13 @@ static const char usage_tune[] =
     "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2 [--out-dtype T] [--device D]\n"
     "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
     "       tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"
-    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--json]\n"
+    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--timeout S] [--json]\n"
     "Compiles every @config of the kernel in parallel, then runs each (warm-up, then the median of\n"
     "runs timed with device events), skips those that fail to compile, exceed the device's shared\n"
-    "memory or time out, prints a table sorted by time (% of best; GEMM: TFLOP/s) and stores the\n"
-    "fastest in the tuning database (cache folder/tune.db) under the device's model and driver and\n"
-    "the power-of-two bucket of the @tune_key arguments.  FILE mode needs --grid (exit 2 without it:\n"
+    "memory or take over --timeout S seconds (warm-up and timed runs together), prints a table sorted\n"
+    "by time (% of best; GEMM: TFLOP/s) and stores the fastest in the tuning database (cache\n"
+    "folder/tune.db) under the device's model and driver and the power-of-two bucket of the\n"
+    "@tune_key arguments.  FILE mode needs --grid (exit 2 without it:\n"
     "configurations timed on an arbitrary grid do different work); --arg NAME=VALUE gives each run-time\n"
     "scalar parameter by name (and names it for --grid and the key); pointers get zeroed buffers\n"
     "of --elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n"
@@ -83,7 +87,7 @@ static const char usage_tune_gemm[] =
 
 static const char usage_tune_file[] =
     "usage: tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"
-    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--json]\n"
+    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--timeout S] [--json]\n"
     "\n"
     "  --kernel NAME          the kernel to tune (required)\n"
     "  --grid EXPR,...        launch grid (required): INT, NAME, + - * /, cdiv(a, b) over --arg names and\n"
@@ -93,6 +97,8 @@ static const char usage_tune_file[] =
     "  --elems N              elements (8 bytes each) of the zeroed buffer of each pointer (default 65536)\n"
     "  --warmup W             untimed runs per config (default 1)\n"
     "  --reps R               timed runs per config (default 5)\n"
+    "  --timeout S            seconds for one config's warm-up and timed runs together, checked after each run;\n"
+    "                         a config past it is skipped as timed out (default 60)\n"
     "  --json                 JSON Lines: one object per configuration, then one for what was stored\n"
     "  -h, --help             this text\n"
     "\n" CLI_EXIT_HELP;
@@ -103,6 +109,14 @@ typedef struct TuneRow {
     double seconds; /* < 0: skipped */
     char why[1024]; /* whole: an emulator report's thread, block and address follow its location line */
 } TuneRow;
+
+/* --timeout: one configuration's warm-up and timed runs together, from t0, read after each run (a run in flight
+ * is not stopped).  True, with r skipped, once they are past it. */
+static bool timed_out(double t0, double timeout_s, TuneRow *r) {
+    if (timer_now() - t0 <= timeout_s) return false;
+    snprintf(r->why, sizeof r->why, "time-out: its warm-up and timed runs took over --timeout %g s", timeout_s);
+    return true;
+}
 
 static int row_cmp(const void *a, const void *b) {
     const TuneRow *x = a, *y = b;
@@ -364,12 +378,13 @@ static int tune_gemm(int argc, char **argv) {
             if (tile_gemm_with_config(ctx, &d.g, cfg) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
                 snprintf(r->why, sizeof r->why, "%s", tile_last_error(ctx));
             else if (w == 0 && gemm_data_check(ctx, &p, &d) > 1) snprintf(r->why, sizeof r->why, "wrong results");
-            if (timer_now() - t0 > p.timeout_s) snprintf(r->why, sizeof r->why, "time-out (%g s)", p.timeout_s);
+            else timed_out(t0, p.timeout_s, r);
         }
         for (int k = 0; !r->why[0] && k < p.reps; k++) {
             timer_start(&timer);
             tile_gemm_with_config(ctx, &d.g, cfg);
             ts[k] = timer_stop(&timer);
+            timed_out(t0, p.timeout_s, r);
         }
         if (!r->why[0]) r->seconds = timer_median(ts, p.reps);
         if (r->why[0]) cli_progress(prog, "[%d/%d] %s: skipped: %s", i + 1, sp.nconfigs, r->config, r->why);
@@ -405,6 +420,7 @@ enum { MAX_PARAMS = 64 };
 typedef struct TuneFile {
     const char *file, *kernel, *device, *grid;
     int reps, warmup;
+    double timeout_s;                  /* --timeout: one configuration's warm-up and timed runs */
     bool json;
     int64_t elems;
     int nargs;
@@ -417,7 +433,7 @@ typedef struct TuneFile {
     bool bound;                        /* scalar_arg is set (else --arg values go in order) */
 } TuneFile;
 
-enum { OPT_KERNEL = 256, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_WARMUP };
+enum { OPT_KERNEL = 256, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_WARMUP, OPT_TIMEOUT };
 
 static const struct option file_options[] = {
     {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -427,6 +443,7 @@ static const struct option file_options[] = {
     {"elems", required_argument, NULL, OPT_ELEMS},
     {"reps", required_argument, NULL, CLI_OPT_REPS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"json", no_argument, NULL, CLI_OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {0},
@@ -460,7 +477,7 @@ static int parse_arg(const CliGetopt *g, TuneFile *t) {
 }
 
 static int tune_file_parse(int argc, char **argv, TuneFile *t) {
-    *t = (TuneFile){.reps = 5, .warmup = 1, .elems = 1 << 16};
+    *t = (TuneFile){.reps = 5, .warmup = 1, .timeout_s = 60, .elems = 1 << 16};
     CliGetopt g = {.cmd = "tune", .argc = argc, .argv = argv, .shortopts = "h", .longopts = file_options};
     int c, rc = 0;
     while (!rc && (c = cli_getopt(&g)) != -1) {
@@ -471,6 +488,7 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
         case OPT_ARG: rc = parse_arg(&g, t); break;
         case OPT_ELEMS: rc = cli_i64(&g, 1, INT64_MAX / 8, &t->elems); break;
         case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &t->warmup); break;
+        case OPT_TIMEOUT: rc = cli_double(&g, 1e-3, 1e9, &t->timeout_s); break; /* as tune gemm's */
         default: rc = cli_common_option(&g, c, &t->device, &t->reps, &t->json); break;
         }
     }
@@ -671,15 +689,18 @@ static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, do
         if (!config_grid(t, cfg, g, why, sizeof why))
             rc = cli_usage_error("tune", "--grid '%s': %s (INT, NAME, + - * /, cdiv(a, b); comma-separated dims)", t->grid, why);
         tile_dim3 grid = {g[0], g[1], g[2]};
+        double t0 = timer_now();
         for (int w = 0; !rc && w <= t->warmup && !r->why[0]; w++)
             if (tile_launch(k, grid, la.params, NULL) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
                 snprintf(r->why, sizeof r->why, "%s", tile_last_error(ctx));
+            else timed_out(t0, t->timeout_s, r);
         Timer timer;
         timer_init(&timer, ctx);
         for (int q = 0; !rc && !r->why[0] && q < t->reps; q++) {
             timer_start(&timer);
             tile_launch(k, grid, la.params, NULL);
             ts[q] = timer_stop(&timer);
+            timed_out(t0, t->timeout_s, r);
         }
         timer_free(&timer);
         if (!rc && !r->why[0]) r->seconds = timer_median(ts, t->reps);

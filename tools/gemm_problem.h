@@ -34,7 +34,8 @@ typedef struct GemmProblem {
     "  --reps R                   timed runs (default 5)\n"
 #define GEMM_TUNE_OPTIONS                                                                         \
     "  --warmup W                 untimed runs before them (default 1)\n"                        \
-    "  --timeout S                seconds per configuration (default 60)\n"
+    "  --timeout S                seconds for one configuration's warm-up and timed runs together, checked\n" \
+    "                             after each run; one past it is skipped as timed out (default 60)\n"
 #define GEMM_PROBLEM_OPTIONS_END                                                                  \
     "  --json                     JSON Lines on stdout (one object per result), nothing else there\n" \
     "  -h, --help                 this text\n"
