@@ -11,8 +11,13 @@
  *        nothing it did not write): magic, format, payload length, checksum; then that the key its header's
  *        parts hash to is the name it was found under (an entry copied or planted under another key is
  *        refused); then the payload is read (kernels, metadata, PTX, cubin).
+ *     0. A module the context already holds for this folder and key (loaded by this call and not yet
+ *        unloaded as often as it was loaded) is that module again, one more reference: an entry's content is
+ *        its key's, checked when it was read, so the disk is not read again (a memory hit, as a compiled
+ *        load's).
  *     3. The entry's arch must load on the context's device (rt_arch_loads).  The module is made from the
- *        cubin when the entry has one for exactly the device's compute capability (cuda), else from its PTX.
+ *        cubin when the entry has one for exactly the device's compute capability (cuda), else from its PTX;
+ *        it records the folder and key (its origin) for step 0.
  *   Unlike a compile's lookup, a bad entry is reported (TILE_ERROR_IO with the reason), not removed: a program
  *   that only reads leaves the folder to the compiler, which removes it at its next lookup of that key.
  *
@@ -419,6 +424,29 @@ static bool is_key(const char *s) {
     return n == 32 && !s[32];
 }
 
+/* What a module loaded from an entry answers (its origin): the folder as named (cache_dir, or the default it
+ * stands for) and the key. */
+typedef struct EntryLoad {
+    char key[33];
+    char dir[]; /* NUL-terminated */
+} EntryLoad;
+
+static void entry_load_free(void *data) { free(data); }
+
+/* Step 0: the context's module for dir and key, one more reference taken and a memory hit counted; or NULL
+ * (lock held). */
+static tile_module *entry_loaded_locked(tile_context *ctx, const char *dir, const char *key) {
+    for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
+        const EntryLoad *e = rt_module_origin(m, entry_load_free);
+        if (e && !strcmp(e->key, key) && !strcmp(e->dir, dir)) {
+            rt_module_retain_locked(m);
+            rt_stats_locked(ctx)->memory_hits++;
+            return m;
+        }
+    }
+    return NULL;
+}
+
 tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_dir, const char *key, tile_module **out) {
     static const char api[] = "tile_module_load_cache_entry";
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
@@ -427,8 +455,13 @@ tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_di
     if (!key || !is_key(key))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: key %s%.40s%s is not 32 lowercase hex digits (tile_cache_list gives them)", api,
                        key ? "'" : "", key ? key : "NULL", key ? "'" : "");
-    /* 1. the folder (this user's, nothing followed) and the entry, header first */
     const char *dir = rt_cache_dir_or_default(cache_dir);
+    /* 0. loaded already */
+    rt_lock(ctx);
+    *out = entry_loaded_locked(ctx, dir, key);
+    rt_unlock(ctx);
+    if (*out) return TILE_OK;
+    /* 1. the folder (this user's, nothing followed) and the entry, header first */
     char why_dir[200];
     int dfd = rt_cache_open_why(dir, false, why_dir, sizeof why_dir);
     if (dfd < 0 && why_dir[0])
@@ -476,9 +509,22 @@ tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_di
         /* the kernels' derived fields (dynamic shared memory) by the entry's own target */
         for (int i = 0; i < c.nkernels; i++)
             c.kernels[i].smem_dynamic = c.kernels[i].smem_bytes > (target_find(meta.arch) ? target_find(meta.arch) : target_default())->smem_static;
+        size_t dn = strlen(dir);
+        EntryLoad *e = malloc(sizeof *e + dn + 1);
         rt_lock(ctx);
-        st = rt_module_create_entry_locked(ctx, meta.arch, &c, out);
-        if (st == TILE_OK) rt_stats_locked(ctx)->disk_hits++; /* an entry read from the disk cache, as a compiled load's */
+        if ((*out = entry_loaded_locked(ctx, dir, key))) { /* another thread loaded it meanwhile: one module */
+            st = TILE_OK;
+            free(e);
+            tile_compiled_free(&c);
+        } else if (!e) {
+            st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "%s: out of host memory", api);
+            tile_compiled_free(&c);
+        } else {
+            memcpy(e->key, key, 33);
+            memcpy(e->dir, dir, dn + 1);
+            st = rt_module_create_entry_locked(ctx, meta.arch, &c, (RtOrigin){e, entry_load_free}, out);
+            if (st == TILE_OK) rt_stats_locked(ctx)->disk_hits++; /* an entry read from the disk cache, as a compiled load's */
+        }
         rt_unlock(ctx);
     }
     rt_cache_meta_free(&meta);

@@ -183,8 +183,8 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool use
                                     tile_module **out);
 /* A module from a compile cache entry's payload (runtime/cache_read.c): its cubin when the entry has one for
  * exactly the GPU's compute capability (arch: the entry's target), else its PTX; as rt_module_create_locked
- * otherwise (meta is taken, and freed on failure). */
-tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, tile_compiled *meta, tile_module **out);
+ * otherwise (meta and origin are taken, and freed on failure). */
+tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, tile_compiled *meta, RtOrigin origin, tile_module **out);
 /* The parameter names of kernel NAME from its Tile IR header "kernel @NAME(%x: ptr<f32> #div16, %n: i32)": "x,n"
  * ("" for none; malloc'd), or NULL when the Tile IR does not have it (or out of memory).  The one reader of that
  * header: the launch messages name arguments with it, tile aot names the launch functions' parameters. */

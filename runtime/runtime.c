@@ -898,11 +898,11 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, bool use
     return module_create_locked(ctx, ptx, false, user_asm, meta, origin, out);
 }
 
-tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, tile_compiled *meta, tile_module **out) {
+tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, tile_compiled *meta, RtOrigin origin, tile_module **out) {
     bool use_cubin = cubin_runs_here(ctx, meta, arch);
     if (rt_options()->debug_launch)
         rt_debug("launch", "loading a cache entry for %s from its %s", arch, use_cubin ? "cubin" : "PTX");
-    return module_create_locked(ctx, meta->ptx, use_cubin, false, meta, (RtOrigin){0}, out);
+    return module_create_locked(ctx, meta->ptx, use_cubin, false, meta, origin, out);
 }
 
 tile_module *rt_module_next_locked(tile_context *ctx, tile_module *prev) { return prev ? prev->next : ctx->modules; }

@@ -409,7 +409,8 @@ TILE_API tile_status tile_module_load_cubin(tile_context *ctx, const void *image
  * it at its next lookup); no entry is TILE_ERROR_NOT_FOUND; an entry for a target the device cannot run is
  * TILE_ERROR_UNSUPPORTED.  Its kernels carry the metadata a compile gives (tile_module_get_kernel,
  * tile_launch); on a GPU its cubin is loaded when it was made for exactly that GPU (its PTX when the driver
- * refuses that cubin), else its PTX.  Each call makes a new module. */
+ * refuses that cubin), else its PTX.  Loading a key again from the same cache_dir while the context holds its
+ * module returns that module (no disk read; a memory hit): each load needs one unload, as load_file's. */
 TILE_API tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_dir, const char *key, tile_module **out);
 TILE_API tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out); /* .tile; defines: NULL-terminated "NAME=VALUE" */
 TILE_API tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out);

@@ -225,9 +225,23 @@ int main(int argc, char **argv) {
         void *args[] = {&wild, &wild, &wild, &a, &n};
         REFUSED(ctx, tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE, "into no allocation");
     }
-    tile_module_unload(m);
-    /* refusals of the key and the entry */
+    /* the key again while the module is held: that module, from memory (no disk hit), one more reference; the
+     * same key from another folder is that folder's (the damaged copy is refused there) */
+    tile_module *m2 = NULL;
+    CHECK(tile_module_load_cache_entry(ctx, cache, f.key, &m2) == TILE_OK && m2 == m, "second load: %p, first %p: %s", (void *)m2,
+          (void *)m, tile_last_error(ctx));
+    CHECK(!tile_context_get_stats(ctx, &cs) && cs.disk_hits == 1 && cs.memory_hits == 1, "stats after the second load: %llu disk, %llu memory hits",
+          (unsigned long long)cs.disk_hits, (unsigned long long)cs.memory_hits);
     tile_module *bad = (tile_module *)1;
+    REFUSED(ctx, tile_module_load_cache_entry(ctx, damaged, f.key, &bad), TILE_ERROR_IO, "checksum mismatch");
+    /* each load needs one unload: after the first the kernel still runs, after the second the handle is gone */
+    tile_module_unload(m);
+    run_axpy(ctx, k, 333, 0, (tile_dim3){0, 0, 0});
+    tile_module_unload(m2);
+    tile_kernel *gone = NULL;
+    REFUSED(NULL, tile_module_get_kernel(m, "axpy", &gone), TILE_ERROR_INVALID_VALUE, "not a live tile_module");
+    /* refusals of the key and the entry */
+    bad = (tile_module *)1;
     REFUSED(ctx, tile_module_load_cache_entry(ctx, cache, "xyz", &bad), TILE_ERROR_INVALID_VALUE, "32 lowercase hex digits");
     CHECK(bad == NULL, "*out not cleared on a refusal");
     REFUSED(ctx, tile_module_load_cache_entry(ctx, cache, NULL, &bad), TILE_ERROR_INVALID_VALUE, "key NULL");
