@@ -349,7 +349,7 @@ static Val bi_math(Call *c) {
          * the i64 2147483648, as '-' lifts it */
         if (!dtype_is_float(dt) && (!dtype_is_signed(dt) || x.i >= 0)) return x;
         if (!dtype_is_float(dt) && !x.held && dt == DT_I32 && x.i == INT32_MIN) return val_ct_int(-(int64_t)INT32_MIN, DT_I64);
-        Val r = dtype_is_float(dt) ? val_ct_float(fabs(x.f), dt) : val_ct_int(gen_wrap_int((int64_t)(0 - (uint64_t)x.i), dt), dt);
+        Val r = dtype_is_float(dt) ? val_ct_float(fabs(x.f), dt) : val_ct_int(dtype_wrap_int((int64_t)(0 - (uint64_t)x.i), dt), dt);
         r.held = x.held;
         return r;
     }

@@ -227,16 +227,6 @@ ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Typ
 }
 
 /* ---- compile-time arithmetic ---- */
-static int64_t wrap_int(int64_t v, DType dt) {
-    if (dt == DT_I1) return v & 1;
-    int bits = dtype_bits(dt);
-    if (bits >= 64 || bits <= 0) return v;
-    uint64_t mask = (UINT64_C(1) << bits) - 1, u = (uint64_t)v & mask;
-    if (dtype_is_signed(dt) && ((u >> (bits - 1)) & 1)) u |= ~mask;
-    return (int64_t)u;
-}
-
-int64_t gen_wrap_int(int64_t v, DType dt) { return wrap_int(v, dt); }
 
 static double ct_to_double(Val c) {
     if (dtype_is_float(c.dt)) return c.f;
@@ -244,39 +234,7 @@ static double ct_to_double(Val c) {
     return (double)c.i;
 }
 
-/* f rounded to dt (f32: overflow to infinity; f64 exact; f16 and bf16 are rounded where the constant is made).
- * A compile-time float keeps its double until a cast or ct_const gives it a type, so an f32-typed literal used
- * with f64 values is the literal itself. */
-/* f rounded to nearest even in the float type dt (f64: itself): `mant` fraction bits, normal exponents
- * from emin, largest finite `max`; past it infinity, or `max` for the saturating f8 types (as their
- * casts do).  A value takes its declared type this way: `const T: f16 = 0.1` is f16's 0.0999755859375. */
-static bool float_format(DType dt, int *mant, int *emin, double *max, bool *sat) {
-    *sat = false;
-    switch (dt) {
-    case DT_F32: *mant = 23, *emin = -126, *max = FLT_MAX; return true;
-    case DT_F16: *mant = 10, *emin = -14, *max = 65504.0; return true;
-    case DT_BF16: *mant = 7, *emin = -126, *max = 0x1.FEp127; return true;
-    case DT_F8E4M3: *mant = 3, *emin = -6, *max = 448.0, *sat = true; return true;
-    case DT_F8E5M2: *mant = 2, *emin = -14, *max = 57344.0, *sat = true; return true;
-    default: return false;
-    }
-}
-
-static double round_float(double f, DType dt) {
-    int mant, emin;
-    double max;
-    bool sat;
-    if (!float_format(dt, &mant, &emin, &max, &sat)) return f;
-    if (!isfinite(f) || f == 0) return sat && isinf(f) ? copysign(max, f) : f;
-    int e;
-    frexp(f, &e); /* f = m * 2^e, 0.5 <= |m| < 1: its normal exponent is e - 1 */
-    int q = (e - 1 < emin ? emin : e - 1) - mant;
-    double r = ldexp(nearbyint(ldexp(f, -q)), q); /* exact scalings by powers of two; nearbyint ties to even */
-    if (fabs(r) > max) return sat ? copysign(max, f) : copysign((double)INFINITY, f);
-    return r;
-}
-
-/* c as a double from which round_float to dt rounds once: a 64-bit integer beyond f64's 53 bits that
+/* c as a double from which dtype_round_float to dt rounds once: a 64-bit integer beyond f64's 53 bits that
  * goes to a narrower float is rounded to odd (the dropped bits kept as the lowest kept bit), since
  * rounding it to nearest even first could make a false tie (2^60 + 2^36 + 1 as f32 was 2^60). */
 static double ct_to_double_for(Val c, DType dt) {
@@ -292,16 +250,20 @@ static double ct_to_double_for(Val c, DType dt) {
     return neg ? -(double)u : (double)u;
 }
 
+/* c cast to the type `to`: a float rounds to nearest even in to's format (support/dtype.h; f8 saturates, as its
+ * casts do), so a value takes its declared type this way: `const T: f16 = 0.1` is f16's 0.0999755859375.  A
+ * compile-time float keeps its double until a cast or ct_const gives it a type, so an f32-typed literal used with
+ * f64 values is the literal itself. */
 static Val ct_cast(Val c, DType to) {
-    if (dtype_is_float(to)) return val_ct_float(round_float(ct_to_double_for(c, to), to), to);
+    if (dtype_is_float(to)) return val_ct_float(dtype_round_float(ct_to_double_for(c, to), to), to);
     if (to == DT_I1) return val_ct_int(dtype_is_float(c.dt) ? c.f != 0 : c.i != 0, DT_I1);
     int64_t i = dtype_is_float(c.dt) ? dtype_float_to_int(c.f, to) : c.i;
-    return val_ct_int(wrap_int(i, to), to);
+    return val_ct_int(dtype_wrap_int(i, to), to);
 }
 
 static ValueId ct_const(Gen *g, Val c, const Type *t, Loc loc) {
     g->b.loc = loc;
-    if (dtype_is_float(t->dt)) return tir_const_float(&g->b, t, round_float(ct_to_double_for(c, t->dt), t->dt));
+    if (dtype_is_float(t->dt)) return tir_const_float(&g->b, t, dtype_round_float(ct_to_double_for(c, t->dt), t->dt));
     Val w = ct_cast(c, t->dt);
     return tir_const_int(&g->b, t, w.i);
 }
@@ -339,7 +301,7 @@ Val gen_hold(Val v) {
     if (v.dt == DT_I64 && v.i > INT32_MAX && v.i <= (int64_t)UINT32_MAX) v.dt = DT_U32;
     if (v.dt == DT_F32) {
         double x = fabs(v.f);
-        if (x == 0 || isinf(x) || isnan(x) || (x >= FLT_MIN && x <= FLT_MAX)) v.f = round_float(v.f, DT_F32);
+        if (x == 0 || isinf(x) || isnan(x) || (x >= FLT_MIN && x <= FLT_MAX)) v.f = dtype_round_float(v.f, DT_F32);
         else v.dt = DT_F64;
     }
     return v;
@@ -460,12 +422,11 @@ static const char *float_text(Gen *g, double x) {
  * (in the arena); false for any other value or type. */
 static bool const_overflows(Gen *g, Val v, DType to, const char **xs, const char **maxs) {
     if (v.k != V_CT || v.held || v.dt == DT_I1 || !dtype_is_float(to)) return false;
-    double x = ct_to_double_for(v, to), r = round_float(x, to), max;
-    int mant, emin;
-    bool sat;
-    if (!isfinite(x) || isfinite(r) || !float_format(to, &mant, &emin, &max, &sat)) return false;
+    double x = ct_to_double_for(v, to), r = dtype_round_float(x, to);
+    DTypeFloat ff;
+    if (!isfinite(x) || isfinite(r) || !dtype_float_format(to, &ff)) return false;
     *xs = float_text(g, x);
-    *maxs = float_text(g, max);
+    *maxs = float_text(g, ff.max);
     return true;
 }
 
@@ -638,8 +599,8 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         /* where the result is rounded (below), the operands are first values of its type, as at run time: a
          * typed i64 2e9 minus an f16 inf is an f16 inf - inf, NaN */
         bool rnd = dtype_bits(dt) < 32 || (dt == DT_F32 && (a.held || b.held));
-        double x = rnd ? round_float(ct_to_double_for(a, dt), dt) : ct_to_double(a);
-        double y = rnd ? round_float(ct_to_double_for(b, dt), dt) : ct_to_double(b), r = 0;
+        double x = rnd ? dtype_round_float(ct_to_double_for(a, dt), dt) : ct_to_double(a);
+        double y = rnd ? dtype_round_float(ct_to_double_for(b, dt), dt) : ct_to_double(b), r = 0;
         switch (bo->tok) {
         case TK_PLUS: r = x + y; break;
         case TK_MINUS: r = x - y; break;
@@ -663,10 +624,10 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         if (isnan(r)) r = NAN;
         /* exact in 64 bits where the type is f32 or f64 (literals' own: `x_f64 * (1.0 / 3.0)` keeps f64's third),
          * rounded to a narrower declared type as the same arithmetic at run time (f16 1000 * 1000 is inf) */
-        if (rnd) r = round_float(r, dt); /* a held f32 is one */
+        if (rnd) r = dtype_round_float(r, dt); /* a held f32 is one */
         return val_ct_float(r, dt);
     }
-    int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
+    int64_t x = dtype_wrap_int(a.i, dt), y = dtype_wrap_int(b.i, dt), r = 0;
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
     /* a held constant is a typed scalar: Triton computes with it at run time, in its type, and wraps */
     bool held = a.held || b.held;
@@ -697,7 +658,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     case TK_CARET: r = (int64_t)(ux ^ uy); break;
     case TK_SHL:
     case TK_SHR: {
-        int64_t amount = wrap_int(b.i, b.dt);
+        int64_t amount = dtype_wrap_int(b.i, b.dt);
         if (!dtype_is_signed(b.dt) && dtype_bits(b.dt) == 64 && amount < 0) amount = 64;
         int lim = lift ? 64 : bits;
         if (amount < 0 || amount >= lim) {
@@ -715,7 +676,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
             /* arithmetic when the left operand is signed, as Triton's >> picks by it (before promotion): a typed
              * i8 -56 >> a u8 7 is the u8 255 */
             bool ashr = sgn || (a.held && dtype_is_signed(a.dt) && a.dt != DT_I1);
-            int64_t xs = ashr && !sgn ? wrap_int(x, dtype_is_int(dt) && bits < 64 ? (bits == 8 ? DT_I8 : bits == 16 ? DT_I16 : DT_I32) : DT_I64) : x;
+            int64_t xs = ashr && !sgn ? dtype_wrap_int(x, dtype_is_int(dt) && bits < 64 ? (bits == 8 ? DT_I8 : bits == 16 ? DT_I16 : DT_I32) : DT_I64) : x;
             uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
             r = ashr ? (xs < 0 ? (int64_t)((~(~(uint64_t)xs >> amount)) & (sgn ? ~0ull : mask)) : (int64_t)((uint64_t)xs >> amount))
                      : (int64_t)(ux >> amount);
@@ -746,7 +707,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     if (dt == DT_I32 && lift && !fits_i32(r) &&
         (bo->tok == TK_PLUS || bo->tok == TK_MINUS || bo->tok == TK_STAR || bo->tok == TK_SHL || bo->tok == TK_SLASH))
         return val_ct_int(r, DT_I64);
-    Val v = val_ct_int(wrap_int(r, dt), dt);
+    Val v = val_ct_int(dtype_wrap_int(r, dt), dt);
     v.trunc_quotient = bo->tok == TK_SLASH && (sgn ? (y != -1 && x % y != 0) : ux % uy != 0);
     return v;
 }
@@ -1108,7 +1069,7 @@ static Val gen_unary(Gen *g, const Node *n) {
             return val_err();
         }
         if (v.k == V_CT) {
-            Val r = dtype_is_float(dt) ? val_ct_float(-v.f, dt) : val_ct_int(wrap_int((int64_t)(0 - (uint64_t)v.i), dt), dt);
+            Val r = dtype_is_float(dt) ? val_ct_float(-v.f, dt) : val_ct_int(dtype_wrap_int((int64_t)(0 - (uint64_t)v.i), dt), dt);
             r.held = v.held;
             r.trunc_quotient = v.trunc_quotient; /* -(1 / N) * x still meets the float truncated (gen_warn_int_quotient) */
             return r;
@@ -1126,7 +1087,7 @@ static Val gen_unary(Gen *g, const Node *n) {
             diag_error(g->d, loc, "operand of '~' must be an integer, got '%s'", gen_val_type_name(g, v));
             return val_err();
         }
-        if (v.k == V_CT) return val_ct_int(wrap_int((int64_t) ~(uint64_t)v.i, dt), dt);
+        if (v.k == V_CT) return val_ct_int(dtype_wrap_int((int64_t) ~(uint64_t)v.i, dt), dt);
         op = OP_NOT;
     }
     return val_rt(g, gen_emit(g, loc, op, &v.v, 1, v.t));

@@ -179,7 +179,6 @@ DType gen_promote_vals(Val a, Val b); /* the dtype two number operands compute i
 /* A constant a variable takes (`let c = 0.5;`, `c = 100;`): held, so strong; a weak float becomes Triton's
  * to_tensor type (f32, rounded; f64 outside f32's normal range).  Other values as they are. */
 Val gen_hold(Val v);
-int64_t gen_wrap_int(int64_t v, DType dt); /* v as a value of the integer type dt (two's complement wrap) */
 bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, int *r, int32_t *s, Loc loc);
 /* Convert a value to dtype dt and shape (rank, shape): constants become OP_CONST,
  * run-time values are cast, splat, expanded and broadcast as needed.  The

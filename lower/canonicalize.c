@@ -60,7 +60,7 @@
  * type (sign- or zero-extended from the type's width), so every operation
  * is done in unsigned arithmetic and wraps without UB.  Floats are computed
  * in double and rounded once to the result type with round-to-nearest-even
- * (round_to_type); for + - * / sqrt the double result rounded to f32, f16
+ * (round_to_type, by the formats of support/dtype.h); for + - * / sqrt the double result rounded to f32, f16
  * or bf16 is the correctly rounded result, since double has more than twice
  * their precision.  Folds whose result the target may define differently
  * are left alone: integer division or remainder by zero (and float ones, to
@@ -96,44 +96,13 @@ typedef struct Canon {
 
 /* ---- numbers ---- */
 
-static uint64_t int_norm(uint64_t v, DType dt) {
-    int w = dtype_bits(dt);
-    if (w >= 64) return v;
-    uint64_t mask = ((uint64_t)1 << w) - 1;
-    v &= mask;
-    if (dtype_is_signed(dt) && ((v >> (w - 1)) & 1)) v |= ~mask;
-    return v;
-}
+static uint64_t int_norm(uint64_t v, DType dt) { return (uint64_t)dtype_wrap_int((int64_t)v, dt); }
 
-/* Round |x| to p significant bits, with exponents below emin kept at the
- * subnormal quantum, ties to even; above maxv it overflows to infinity. */
-static double round_prec(double x, int p, int emin, double maxv) {
-    if (isnan(x) || isinf(x) || x == 0) return x;
-    double a = fabs(x);
-    int e;
-    frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-    e -= 1;
-    if (e < emin) e = emin;
-    double q = ldexp(1.0, e - (p - 1));
-    double r = a / q, fl = floor(r), frac = r - fl;
-    if (frac > 0.5 || (frac == 0.5 && fmod(fl, 2.0) != 0)) fl += 1;
-    double res = fl * q;
-    if (res > maxv) res = INFINITY;
-    return copysign(res, x);
-}
-
+/* x rounded to the (non-storage) float type dt: f8 constants stay doubles, since codegen encodes them
+ * (ll_const_of), rounding once. */
 static double round_to_type(double x, DType dt) {
-    switch (dt) {
-    case DT_F16: return round_prec(x, 11, -14, 65504.0);
-    case DT_BF16: return round_prec(x, 8, -126, ldexp(255.0, 120));
-    case DT_F32: return round_prec(x, 24, -126, ldexp(16777215.0, 104));
-    case DT_F64: return x;
-    /* f8 constants stay doubles: codegen encodes them (ll_const_of), rounding once */
-    case DT_F8E4M3: case DT_F8E5M2: return x;
-    case DT_VOID: case DT_I1: case DT_I8: case DT_I16: case DT_I32: case DT_I64:
-    case DT_U8: case DT_U16: case DT_U32: case DT_U64: case DT_PTR: case DT_COUNT: break;
-    }
-    unreachable("round_to_type: not a float type");
+    if (!dtype_is_float(dt)) unreachable("round_to_type: not a float type");
+    return dtype_is_storage(dt) ? x : dtype_round_float(x, dt);
 }
 
 static bool is_num_float(DType dt) { return dtype_is_float(dt) && !dtype_is_storage(dt); }

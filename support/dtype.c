@@ -30,6 +30,28 @@ _Static_assert(0
                   == TILE_DTYPE_COUNT,
               "each tile_dtype enumerator needs one row in DTYPES");
 
+static const struct {
+    DType t;
+    DTypeFloat f;
+} float_formats[] = {
+#define X(e, mant, emin, max, sat) {DT_##e, {mant, emin, max, sat}},
+    DTYPE_FLOATS(X)
+#undef X
+};
+
+/* Every float row of DTYPES has a format row. */
+enum {
+#define X(e, n, b, f, p) FLOAT_ROWS_##e = ((f) & DTF_FLOAT) != 0,
+    DTYPES(X)
+#undef X
+};
+_Static_assert(0
+#define X(e, n, b, f, p) + FLOAT_ROWS_##e
+              DTYPES(X)
+#undef X
+                  == ARRAY_LEN(float_formats),
+              "each float row of DTYPES needs one row in DTYPE_FLOATS");
+
 const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? info[t].name : "?"; }
 int dtype_bits(DType t) { return info[t].bits; }
 bool dtype_is_int(DType t) { return info[t].flags & DTF_INT; }
@@ -87,4 +109,33 @@ int64_t dtype_float_to_int(double f, DType t) {
     if (f >= lim) return w == 64 ? INT64_MAX : (int64_t)(1ull << (w - 1)) - 1;
     if (f <= -lim) return w == 64 ? INT64_MIN : -(int64_t)(1ull << (w - 1));
     return (int64_t)f;
+}
+
+int64_t dtype_wrap_int(int64_t v, DType t) {
+    int w = info[t].bits;
+    if (w >= 64 || w <= 0) return v;
+    uint64_t mask = (UINT64_C(1) << w) - 1, u = (uint64_t)v & mask;
+    if (dtype_is_signed(t) && ((u >> (w - 1)) & 1)) u |= ~mask;
+    return (int64_t)u;
+}
+
+bool dtype_float_format(DType t, DTypeFloat *out) {
+    for (size_t i = 0; i < ARRAY_LEN(float_formats); i++)
+        if (float_formats[i].t == t) {
+            *out = float_formats[i].f;
+            return true;
+        }
+    return false;
+}
+
+double dtype_round_float(double x, DType t) {
+    DTypeFloat ff;
+    if (!dtype_float_format(t, &ff)) return x;
+    if (!isfinite(x) || x == 0) return ff.sat && isinf(x) ? copysign(ff.max, x) : x;
+    int e;
+    frexp(x, &e); /* x = m * 2^e, 0.5 <= |m| < 1: its normal exponent is e - 1 */
+    int q = (e - 1 < ff.emin ? ff.emin : e - 1) - ff.mant; /* the exponent of x's last kept bit */
+    double r = ldexp(nearbyint(ldexp(x, -q)), q); /* exact scalings by powers of two; nearbyint ties to even */
+    if (fabs(r) > ff.max) return ff.sat ? copysign(ff.max, x) : copysign((double)INFINITY, x);
+    return r;
 }

@@ -46,6 +46,25 @@ typedef enum DType {
         DT_COUNT
 } DType;
 
+/* The float types' formats, one row each (every DTF_FLOAT row of DTYPES has one):
+ * X(ENUM, mantissa bits stored, exponent of the smallest normal (1 - bias), largest finite value, saturating).
+ * Saturating: a value past the largest finite one becomes it, not an infinity, as the language's casts to
+ * the f8 types do.  The compiler's constant folding and typing of constants round through this table. */
+#define DTYPE_FLOATS(X)                       \
+    X(F16, 10, -14, 65504.0, false)           \
+    X(BF16, 7, -126, 0x1.FEp127, false)       \
+    X(F32, 23, -126, 0x1.FFFFFEp127, false)   \
+    X(F64, 52, -1022, 0x1.FFFFFFFFFFFFFp1023, false) \
+    X(F8E4M3, 3, -6, 448.0, true)             \
+    X(F8E5M2, 2, -14, 57344.0, true)
+
+typedef struct DTypeFloat {
+    int mant;   /* fraction bits stored (the significand has one more) */
+    int emin;   /* exponent of the smallest normal value; below it values are subnormal */
+    double max; /* largest finite value */
+    bool sat;   /* past max: max (saturating), not an infinity */
+} DTypeFloat;
+
 const char *dtype_name(DType t); /* "?" when out of range */
 int dtype_bits(DType t);
 bool dtype_is_int(DType t);      /* i1 and all integer types */
@@ -57,6 +76,14 @@ DType dtype_from_name(const char *s, size_t n); /* DT_VOID if unknown */
 /* A float cast to the integer type t (not i1) as the language defines it, at run time and folded alike:
  * toward zero, saturated at t's range, NaN 0.  The result is t's value as an int64 (u64 above 2^63: its bits). */
 int64_t dtype_float_to_int(double f, DType t);
+/* v as a value of the integer type t: its low dtype_bits(t) bits, sign-extended when t is signed and
+ * zero-extended otherwise (i1: 0 or 1), the two's complement wrap the target computes; v itself for 64 bits. */
+int64_t dtype_wrap_int(int64_t v, DType t);
+/* The float type t's format (false for a type that is not a float). */
+bool dtype_float_format(DType t, DTypeFloat *out);
+/* x rounded to nearest even in the float type t: subnormals below emin, past max an infinity or, for a
+ * saturating type, max; NaN, infinities and zeros as they are.  x itself for a type that is not a float. */
+double dtype_round_float(double x, DType t);
 /* The public type of an IR type (false for i1, void, ptr) and back (false for an unknown value). */
 bool dtype_to_public(DType t, tile_dtype *out);
 bool dtype_from_public(tile_dtype t, DType *out);
