@@ -544,6 +544,29 @@ static Token *paren_name(Parser *p, int d) {
     return id;
 }
 
+static Node *tuple_pattern(Parser *p, NodeList *flat, bool *nested, Loc where);
+
+/* pattern_item = NAME | "(" pattern_item ")" | tuple_pattern
+ * One item of a list of names, pushed on l; a name (`(b)` is b) also on flat, a nested tuple sets *nested. */
+static void pattern_item(Parser *p, NodeList *l, NodeList *flat, bool *nested) {
+    int d = paren_name_depth(p, p->pos); /* (a, (b)) and a, (b): b */
+    if (at(p, TK_LPAREN) && !d) {
+        *nested = true;
+        list_push(p, l, tuple_pattern(p, flat, nested, peek(p)->loc));
+        return;
+    }
+    Node *x = new_node(p, N_NAME, peek(p)->loc);
+    if (d) {
+        Token *id = paren_name(p, d);
+        x->loc = id->loc;
+        x->name = arena_strndup(p->a, id->text, id->len);
+    } else {
+        x->name = expect_ident(p, "a name", NULL);
+    }
+    list_push(p, l, x);
+    list_push(p, flat, x);
+}
+
 static Node *tuple_pattern(Parser *p, NodeList *flat, bool *nested, Loc where) {
     Node *n = new_node(p, N_TUPLE, peek(p)->loc);
     expect(p, TK_LPAREN, "to open the names");
@@ -551,22 +574,7 @@ static Node *tuple_pattern(Parser *p, NodeList *flat, bool *nested, Loc where) {
     bool comma = false;
     do {
         if (l.n && at(p, TK_RPAREN)) break; /* (a,) and (a, b,) */
-        int d = paren_name_depth(p, p->pos); /* (a, (b)): b */
-        if (at(p, TK_LPAREN) && !d) {
-            *nested = true;
-            list_push(p, &l, tuple_pattern(p, flat, nested, peek(p)->loc));
-            continue;
-        }
-        Node *x = new_node(p, N_NAME, peek(p)->loc);
-        if (d) {
-            Token *id = paren_name(p, d);
-            x->loc = id->loc;
-            x->name = arena_strndup(p->a, id->text, id->len);
-        } else {
-            x->name = expect_ident(p, "a name", NULL);
-        }
-        list_push(p, &l, x);
-        list_push(p, flat, x);
+        pattern_item(p, &l, flat, nested);
     } while (!p->panic && (comma = accept(p, TK_COMMA)));
     expect(p, TK_RPAREN, "after the names");
     if (!p->panic && l.n < 2 && !comma) parse_error(p, where, "a tuple of names needs at least two, or a comma after one: (a,)");
@@ -640,22 +648,7 @@ static void bare_names(Parser *p, Node *n) {
     bool nested = false;
     Node *pat = new_node(p, N_TUPLE, peek(p)->loc);
     while (!p->panic && !at(p, TK_ASSIGN) && !ident_is(peek(p), "in")) { /* `in`: a for loop's targets end there */
-        if (at(p, TK_LPAREN) && !paren_name_depth(p, p->pos)) {
-            nested = true;
-            list_push(p, &l, tuple_pattern(p, &flat, &nested, peek(p)->loc));
-        } else {
-            Node *x = new_node(p, N_NAME, peek(p)->loc);
-            int d = paren_name_depth(p, p->pos); /* a, (b): b */
-            if (d) {
-                Token *id = paren_name(p, d);
-                x->loc = id->loc;
-                x->name = arena_strndup(p->a, id->text, id->len);
-            } else {
-                x->name = expect_ident(p, "a name", NULL);
-            }
-            list_push(p, &l, x);
-            list_push(p, &flat, x);
-        }
+        pattern_item(p, &l, &flat, &nested);
         if (!accept(p, TK_COMMA)) break;
     }
     pat->kids = l.v;

@@ -99,6 +99,20 @@ static char *take_error(const TileDevice *dev, DevStatus st) {
     return m;
 }
 
+/* The end of dev_open and dev_open_native, st being the backend's answer: the device in *out, or its message in
+ * *errmsg (when errmsg is given) and the device freed. */
+static DevStatus opened(TileDevice *dev, DevStatus st, TileDevice **out, char **errmsg) {
+    if (st != DEV_OK) {
+        char *m = take_error(dev, st);
+        if (errmsg) *errmsg = m;
+        else free(m);
+        free(dev);
+        return st;
+    }
+    *out = dev;
+    return DEV_OK;
+}
+
 static DevStatus parse_fail(char **errmsg, const char *fmt, const char *what) {
     if (errmsg) {
         Str s = {0};
@@ -272,16 +286,7 @@ DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out,
         if (spec.approx) dev->opts.emu_approx_bound = spec.approx == 2;
         else if (ro->emu_approx_bound) dev->opts.emu_approx_bound = true;
     }
-    st = dev->ops->open(dev, ordinal);
-    if (st != DEV_OK) {
-        char *m = take_error(dev, st);
-        if (errmsg) *errmsg = m;
-        else free(m);
-        free(dev);
-        return st;
-    }
-    *out = dev;
-    return DEV_OK;
+    return opened(dev, dev->ops->open(dev, ordinal), out, errmsg);
 }
 
 DevStatus dev_open_native(void *native_context, const DevOptions *opts, TileDevice **out, char **errmsg) {
@@ -293,16 +298,7 @@ DevStatus dev_open_native(void *native_context, const DevOptions *opts, TileDevi
     if (!dev) return parse_fail(errmsg, "dev_open_native: %s", "out of host memory");
     dev->ops = &dev_cuda_ops;
     if (opts) dev->opts = *opts;
-    DevStatus st = dev->ops->open_native(dev, native_context);
-    if (st != DEV_OK) {
-        char *m = take_error(dev, st);
-        if (errmsg) *errmsg = m;
-        else free(m);
-        free(dev);
-        return st;
-    }
-    *out = dev;
-    return DEV_OK;
+    return opened(dev, dev->ops->open_native(dev, native_context), out, errmsg);
 }
 
 void dev_close(TileDevice *dev) {

@@ -118,6 +118,15 @@ static void json_run_tail(JsonOut *j, const tile_device_properties *props, doubl
     json_end(j);
 }
 
+/* The text of a run after its header, `rate` saying the speed: what both commands print. */
+static void text_run_tail(const tile_device_properties *props, double first, double med, int reps, const char *rate, int64_t checked,
+                          double worst, double tol) {
+    timer_print_first(first);
+    timer_print_next(med, reps, rate, props->is_emulator);
+    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+           worst <= tol ? "ok" : "MISMATCH");
+}
+
 static const tile_dtype act_types[] = {TILE_F16, TILE_BF16};
 static const tile_dtype kv_types[] = {TILE_F16, TILE_BF16, TILE_F8E4M3};
 
@@ -253,10 +262,7 @@ int cmd_run_attention(int argc, char **argv) {
     } else {
         char rate[64];
         snprintf(rate, sizeof rate, "%.2f TFLOP/s", flops / med * 1e-12);
-        timer_print_first(first);
-        timer_print_next(med, p.reps, rate, props.is_emulator);
-        printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
-               worst <= tol ? "ok" : "MISMATCH");
+        text_run_tail(&props, first, med, p.reps, rate, checked, worst, tol);
     }
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
@@ -391,10 +397,7 @@ int cmd_run_decode(int argc, char **argv) {
     } else {
         char rate[64];
         snprintf(rate, sizeof rate, "KV cache read at %.1f GB/s", bytes / med * 1e-9);
-        timer_print_first(first);
-        timer_print_next(med, p.reps, rate, props.is_emulator);
-        printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
-               worst <= tol ? "ok" : "MISMATCH");
+        text_run_tail(&props, first, med, p.reps, rate, checked, worst, tol);
     }
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
