@@ -20,6 +20,9 @@
  *    Lines that need a GPU (`--device cuda`), a file the reader writes (`kernels/mine.tile`) or minutes of
  *    emulation (`tile run`, `tile tune gemm`) are left out; docs/python.md's and the .tile examples are run by
  *    test_tile.py and test_examples.
+ * 7. The editor grammar's scalar types (SCALAR_TYPES in lang/tree-sitter-tile/grammar.js, and primitive_type in the
+ *    src/grammar.json generated from it) are the types of DTYPES (support/dtype.h) a kernel can name: every row but
+ *    void and ptr, no more.
  * Each check reports every mismatch, not only the first.  The files are read from TILE_SOURCE_DIR. */
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -30,6 +33,7 @@
 #include <sys/wait.h>
 
 #include "lower/passes.h"
+#include "support/dtype.h"
 #include "support/support.h"
 
 static char *slurp(const char *rel) {
@@ -211,6 +215,59 @@ Test(docs, architecture_md_pass_order_is_the_pipeline) {
     for (int i = 0; i < nitems; i++) free((char *)items[i]);
     names_free(&order);
     free(doc);
+}
+
+/* ---- 7. the editor grammar's scalar types ---- */
+
+/* The quoted strings of text[from, to) ('...' or "..."), skipping a JSON member's key ("value": takes the value). */
+static void quoted_names(const char *from, const char *to, Names *out, bool json) {
+    for (const char *p = from; p < to; p++) {
+        if (*p != '\'' && *p != '"') continue;
+        const char *e = memchr(p + 1, *p, (size_t)(to - p - 1));
+        if (!e) break;
+        bool key = json && e[1] == ':';
+        if (!key) names_add(out, p + 1, (size_t)(e - p - 1));
+        p = e;
+    }
+}
+
+/* Each of `have` (what `where` lists) is a dtype a kernel names, and each such dtype is in `have`. */
+static int check_scalar_types(const char *where, const Names *have) {
+    int bad = 0;
+    Names want = {0};
+    for (int t = 0; t < DT_COUNT; t++)
+        if (t != DT_VOID && t != DT_PTR) names_add(&want, dtype_name((DType)t), strlen(dtype_name((DType)t)));
+    for (int i = 0; i < want.n; i++)
+        if (!names_has(have, want.v[i])) fprintf(stderr, "%s: no %s, a dtype of DTYPES (support/dtype.h)\n", where, want.v[i]), bad++;
+    for (int i = 0; i < have->n; i++)
+        if (!names_has(&want, have->v[i])) fprintf(stderr, "%s: %s is no dtype of DTYPES (support/dtype.h)\n", where, have->v[i]), bad++;
+    names_free(&want);
+    return bad;
+}
+
+Test(docs, editor_grammar_scalar_types_are_the_dtypes) {
+    char *js = slurp("lang/tree-sitter-tile/grammar.js"), *json = slurp("lang/tree-sitter-tile/src/grammar.json");
+    cr_assert(js && json);
+    const char *a = strstr(js, "const SCALAR_TYPES = [");
+    cr_assert(a, "grammar.js has no 'const SCALAR_TYPES = ['");
+    const char *b = strstr(a, "];");
+    cr_assert(b);
+    Names js_types = {0}, json_types = {0};
+    quoted_names(a, b, &js_types, false);
+    a = strstr(json, "\"primitive_type\": {");
+    cr_assert(a, "src/grammar.json has no rule primitive_type");
+    b = strstr(a, "]");
+    cr_assert(b);
+    quoted_names(a + strlen("\"primitive_type\": {"), b, &json_types, true);
+    /* the JSON's members say "type": "STRING" too: not a type name */
+    Names types = {0};
+    for (int i = 0; i < json_types.n; i++)
+        if (strcmp(json_types.v[i], "CHOICE") && strcmp(json_types.v[i], "STRING")) names_add(&types, json_types.v[i], strlen(json_types.v[i]));
+    int bad = check_scalar_types("lang/tree-sitter-tile/grammar.js SCALAR_TYPES", &js_types) +
+              check_scalar_types("lang/tree-sitter-tile/src/grammar.json primitive_type (check-generated.sh --write)", &types);
+    cr_assert_eq(bad, 0, "%d mismatches between the editor grammar's scalar types and DTYPES (above)", bad);
+    names_free(&js_types), names_free(&json_types), names_free(&types);
+    free(js), free(json);
 }
 
 /* ---- 3. environment variables ---- */
