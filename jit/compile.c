@@ -348,7 +348,8 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
         tir_print_module(&dump, m);
     }
     if (o->dump_after && strcmp(o->dump_after, "all") && strcmp(o->dump_after, "frontend") && !pass_lookup(o->dump_after)) {
-        diag_error(&d, (Loc){0}, "unknown pass '%s' for --dump-after", o->dump_after);
+        diag_error(&d, (Loc){0}, "unknown pass '%s' for --dump-after (it takes frontend, all or a pass below)", o->dump_after);
+        for (int k = 0; k < tir_npasses; k++) diag_note(&d, (Loc){0}, "%s: %s", tir_passes[k].name, tir_passes[k].summary);
         st = TILE_ERROR_INVALID_VALUE;
         goto done;
     }

@@ -104,6 +104,13 @@ Test(cli, dump_and_time) {
     cr_expect_geq(lines, 20, "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/softmax.tile --dump-after nosuchpass -o /dev/null", buf, sizeof buf), 2,
                  "%s", buf);
+    /* a wrong pass name is answered with the names it takes, each pass with its summary from TIR_PASSES */
+    cr_expect(strstr(buf, "unknown pass 'nosuchpass' for --dump-after (it takes frontend, all or a pass below)"), "%s", buf);
+    for (int i = 0; i < tir_npasses; i++) {
+        char want[512];
+        snprintf(want, sizeof want, "note: %s: %s\n", tir_passes[i].name, tir_passes[i].summary);
+        cr_expect(strstr(buf, want), "no '%s' in: %s", want, buf);
+    }
     /* --emit tir times what it runs, the front end and the passes (it printed nothing at all) */
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/softmax.tile --emit tir --time-passes -o /dev/null", buf, sizeof buf), 0,
                  "%s", buf);
