@@ -77,6 +77,19 @@ static LLVMValueRef bar_addr(LL *l, ValueId bars, LLVMValueRef stage) {
     return saddr(l, bars, LLVMBuildMul(l->b, ll_as_i32(l, stage), ll_i32(l, 8), ""));
 }
 
+/* The operands of a tensor copy's asm after its text[0, q), which ends in "[$1, {" ($0 an i32, $1 the map): the
+ * rank coordinates $2.. (i32), "}], [$K];" with K = 2 + rank the last i32 operand, then `end`; the constraints in
+ * cons to match, with the memory clobber. */
+static void coord_operands(char *text, size_t size, int q, int rank, const char *end, char *cons, size_t csize) {
+    int cq = snprintf(cons, csize, "r,l");
+    for (int d = 0; d < rank; d++) {
+        q += snprintf(text + q, size - (size_t)q, "%s$%d", d ? ", " : "", 2 + d);
+        cq += snprintf(cons + cq, csize - (size_t)cq, ",r");
+    }
+    snprintf(text + q, size - (size_t)q, "}], [$%d];%s", 2 + rank, end);
+    snprintf(cons + cq, csize - (size_t)cq, ",r,~{memory}");
+}
+
 /* The copies of tma_load i; the caller has elected the issuing thread. */
 static void tma_copies(LL *l, Inst *i) {
     Func *f = l->f;
@@ -93,13 +106,7 @@ static void tma_copies(LL *l, Inst *i) {
     char text[256], cons[64];
     int q = snprintf(text, sizeof text,
                      "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {", tm->rank);
-    int cq = snprintf(cons, sizeof cons, "r,l");
-    for (int d = 0; d < tm->rank; d++) {
-        q += snprintf(text + q, sizeof text - (size_t)q, "%s$%d", d ? ", " : "", 2 + d);
-        cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
-    }
-    snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];", 2 + tm->rank);
-    snprintf(cons + cq, sizeof cons - (size_t)cq, ",r,~{memory}");
+    coord_operands(text, sizeof text, q, tm->rank, "", cons, sizeof cons);
     for (int p = 0; p < panels; p++) {
         LLVMValueRef args[3 + TMA_MAX_RANK];
         args[0] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
@@ -141,13 +148,7 @@ static void tma_store(LL *l, Inst *i) {
                                   tm->rank, kind == RED_SUM ? "add" : tir_red_names[kind])
                        : snprintf(text, sizeof text, "{\n" ONE_THREAD_PRED(0) "\t@p cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$1, {",
                                   tm->rank);
-    int cq = snprintf(cons, sizeof cons, "r,l");
-    for (int d = 0; d < tm->rank; d++) {
-        q += snprintf(text + q, sizeof text - (size_t)q, "%s$%d", d ? ", " : "", 2 + d);
-        cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
-    }
-    snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];\n\t}", 2 + tm->rank);
-    snprintf(cons + cq, sizeof cons - (size_t)cq, ",r,~{memory}");
+    coord_operands(text, sizeof text, q, tm->rank, "\n\t}", cons, sizeof cons);
     for (int p = 0; p < panels; p++) {
         args[2] = p ? LLVMBuildAdd(l->b, coord0, ll_i32(l, p * (128 / eb)), "") : coord0;
         args[2 + tm->rank] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
