@@ -109,7 +109,7 @@ int cmd_run_gemm(int argc, char **argv) {
         json_int(&j, "m", p.m), json_int(&j, "n", p.n), json_int(&j, "k", p.k);
         json_str(&j, "dtype", tile_dtype_name(p.in)), json_str(&j, "out_dtype", tile_dtype_name(p.out));
         json_bool(&j, "trans_a", p.ta), json_bool(&j, "trans_b", p.tb);
-        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
+        timer_json_device(&j, &props);
         json_str(&j, "kernel", gi.kernel), json_str(&j, "config", gi.config), json_bool(&j, "tuned", gi.tuned);
         json_str(&j, "specialize", gi.specialize);
         json_array(&j, "grid"), json_uint(&j, NULL, gi.grid.x), json_uint(&j, NULL, gi.grid.y), json_uint(&j, NULL, gi.grid.z), json_close(&j);

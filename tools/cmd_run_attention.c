@@ -112,8 +112,8 @@ static const char usage_decode[] =
 /* The JSON object of a run: what both commands report (the caller adds its sizes first). */
 static void json_run_tail(JsonOut *j, const tile_device_properties *props, double first, double med, int reps, const char *rate_name,
                           double rate, int64_t checked, double worst, double tol, bool ok) {
-    json_str(j, "device", props->name), json_str(j, "arch", props->arch), json_bool(j, "emulator", props->is_emulator);
-    json_num(j, "first_seconds", first), json_num(j, "median_seconds", med), json_int(j, "reps", reps), json_num(j, rate_name, rate);
+    timer_json_device(j, props);
+    timer_json_times(j, first, med, reps), json_num(j, rate_name, rate);
     json_int(j, "checked_rows", checked), json_num(j, "max_error", worst), json_num(j, "tolerance", tol), json_bool(j, "ok", ok);
     json_end(j);
 }

@@ -723,7 +723,7 @@ steps_done:
         if (p.moe) json_int(&j, "experts", L.E), json_int(&j, "topk", L.K);
         json_str(&j, "dtype", tile_dtype_name(dt)), json_str(&j, "kv_dtype", tile_dtype_name(p.kv_f8 ? TILE_F8E4M3 : dt));
         json_int(&j, "block_size", p.block_size), json_int(&j, "spec_tokens", L.T);
-        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
+        timer_json_device(&j, &props);
         json_array(&j, "steps");
         for (int64_t i = 0; i <= p.steps; i++) {
             json_object(&j, NULL);

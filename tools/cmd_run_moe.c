@@ -212,8 +212,8 @@ int cmd_run_moe(int argc, char **argv) {
         json_int(&j, "tokens", T), json_int(&j, "experts", E), json_int(&j, "topk", K), json_int(&j, "hidden", H), json_int(&j, "inter", I);
         json_str(&j, "act_dtype", tile_dtype_name(p.act)), json_str(&j, "weight_dtype", tile_dtype_name(p.w));
         json_str(&j, "scales", scale_names_json[p.scales]);
-        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
-        json_num(&j, "first_seconds", first), json_num(&j, "median_seconds", med), json_int(&j, "reps", p.reps);
+        timer_json_device(&j, &props);
+        timer_json_times(&j, first, med, p.reps);
         json_num(&j, "tflops", flops / med * 1e-12), json_bool(&j, "routing_ok", routing_ok), json_int(&j, "checked_tokens", checked);
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && routing_ok && worst <= 1);
         json_end(&j);

@@ -178,8 +178,8 @@ static int rows_run(tile_context *ctx, const RowsCall *call, double (*check)(til
         json_str(&j, "command", p->cmd), json_str(&j, "op", what);
         json_int(&j, "tokens", p->tokens), json_int(&j, strcmp(p->cmd, "norm") == 0 ? "hidden" : "d", p->n);
         json_str(&j, "dtype", tile_dtype_name(p->dtype)), json_str(&j, "quant", quant);
-        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
-        json_num(&j, "first_seconds", first), json_num(&j, "median_seconds", med), json_int(&j, "reps", p->reps);
+        timer_json_device(&j, &props);
+        timer_json_times(&j, first, med, p->reps);
         json_num(&j, "gbytes_per_second", bytes / med * 1e-9), json_int(&j, "checked_rows", p->tokens);
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && worst <= 1);
         json_end(&j);

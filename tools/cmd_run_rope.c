@@ -285,8 +285,8 @@ int cmd_run_rope(int argc, char **argv) {
         json_int(&j, "tokens", T), json_int(&j, "heads_q", Hq), json_int(&j, "heads_kv", Hk), json_int(&j, "head_dim", D);
         json_int(&j, "rot_dim", d.rot), json_str(&j, "dtype", tile_dtype_name(p.dtype)), json_str(&j, "kv_dtype", kvname);
         json_int(&j, "block_size", p.block_size);
-        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
-        json_num(&j, "first_seconds", first), json_num(&j, "median_seconds", med), json_int(&j, "reps", p.reps);
+        timer_json_device(&j, &props);
+        timer_json_times(&j, first, med, p.reps);
         json_num(&j, "gbytes_per_second", bytes / med * 1e-9), json_int(&j, "checked_tokens", T), json_int(&j, "appended_tokens", appended);
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && worst <= 1);
         json_end(&j);

@@ -181,8 +181,8 @@ static int sample_run(tile_context *ctx, const SampleCli *p, TimerCall call, voi
             json_num(&j, "temperature", p->temperature), json_int(&j, "top_k", p->top_k);
             json_num(&j, "top_p", p->top_p), json_num(&j, "min_p", p->min_p), json_bool(&j, "probs", p->probs);
         }
-        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
-        json_num(&j, "first_seconds", first), json_num(&j, "median_seconds", med), json_int(&j, "reps", p->reps);
+        timer_json_device(&j, &props);
+        timer_json_times(&j, first, med, p->reps);
         json_num(&j, "rows_per_second", (double)p->batch / med), json_num(&j, "gbytes_per_second_one_pass", bytes / med * 1e-9);
         json_int(&j, "checked_rows", c.rows), json_int(&j, "near_boundary_rows", c.near), json_int(&j, "mismatches", c.bad);
         json_bool(&j, "ok", ok);

@@ -40,6 +40,14 @@ tile_status timer_reps(TimerCall call, tile_context *ctx, void *user, int reps, 
     return st;
 }
 
+void timer_json_device(JsonOut *j, const tile_device_properties *props) {
+    json_str(j, "device", props->name), json_str(j, "arch", props->arch), json_bool(j, "emulator", props->is_emulator);
+}
+
+void timer_json_times(JsonOut *j, double first, double median, int reps) {
+    json_num(j, "first_seconds", first), json_num(j, "median_seconds", median), json_int(j, "reps", reps);
+}
+
 void timer_print_first(double first) { printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3); }
 
 void timer_print_next(double median, int reps, const char *rate, bool emulator) {

@@ -13,6 +13,7 @@
 #define TILE_TOOLS_TIMER_H
 
 #include "include/tile/tile.h"
+#include "tools/json.h"
 
 #include <stdbool.h>
 
@@ -32,6 +33,10 @@ tile_status timer_reps(TimerCall call, tile_context *ctx, void *user, int reps, 
  * "  next calls  M ms median of R (RATE[; the emulator's timings mean nothing])" on standard output. */
 void timer_print_first(double first);
 void timer_print_next(double median, int reps, const char *rate, bool emulator);
+/* The same in a --json object, so every command names them alike: "device", "arch" and "emulator" (the run's
+ * device), and "first_seconds", "median_seconds" and "reps". */
+void timer_json_device(JsonOut *j, const tile_device_properties *props);
+void timer_json_times(JsonOut *j, double first, double median, int reps);
 
 typedef struct Timer {
     tile_context *ctx;
