@@ -8,6 +8,7 @@
  *   is_signed(T), is_ptr(T),      T.is_ptr(), T.primitive_bitwidth
  *   bitwidth(T)
  *   element_type(p)               p.dtype.element_ty
+ *   pointer_type(T)               tl.pointer_type(T): the type *T (a table's i64 as a pointer, `as pointer_type(f16)`)
  *   next_power_of_2(n)            triton.next_power_of_2(n), of a compile-time integer
  * Every answer is a compile-time value (an i32, an i1, a list or a type), so an `if` on one picks
  * code at compile time and static_assert checks it.  T is a type (f16, dtype_of(x), a const
@@ -150,6 +151,11 @@ Val bi_query(Call *c) {
             return val_err();
         }
         return (Val){.k = V_DTYPE, .t = t->pointee};
+    }
+    case Q_POINTER_TYPE: { /* Triton's tl.pointer_type(tl.float16), as tutorial 08 casts a table's i64: *f16 */
+        const Type *t = type_arg(c, 0);
+        if (!t) return val_err();
+        return (Val){.k = V_DTYPE, .t = tir_ptr(g->m, t)};
     }
     case Q_NEXT_POWER_OF_2: { /* the least power of 2 >= n (0 of 0, as Triton's bit trick gives); i32 unless it needs i64 */
         int64_t n;

@@ -48,6 +48,7 @@
     X(IS_PTR, "is_ptr", 1, "dtype", CONST, QUERY, Q_IS_PTR)                                \
     X(BITWIDTH, "bitwidth", 1, "dtype", CONST, QUERY, Q_BITWIDTH)                          \
     X(ELEMENT_TYPE, "element_type", 1, "ptr", CONST, QUERY, Q_ELEMENT_TYPE)                \
+    X(POINTER_TYPE, "pointer_type", 1, "element_ty", CONST, QUERY, Q_POINTER_TYPE) /* tl.pointer_type(T): *T */ \
     X(NEXT_POWER_OF_2, "next_power_of_2", 1, "n", CONST, QUERY, Q_NEXT_POWER_OF_2) /* triton.next_power_of_2 */ \
     X(EXP, "exp", 1, "x exact", EXP, MATH, 0) X(EXP2, "exp2", 1, "x exact", EXP2, MATH, 0) \
     X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \

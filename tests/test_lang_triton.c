@@ -829,6 +829,8 @@ Test(lang_triton, shape_and_type_queries) {
         "    static_assert(numel(v) == B && rank(v) == 1 && shape_of(v, 0) == B && shape_of(v, -1) == 64, \"x.shape\");\n"
         "    static_assert(numel(v[:, None] * v[None, :]) == B * B && rank(program_id(0)) == 0 && numel(1.5) == 1, \"numel\");\n"
         "    static_assert(is_ptr(xf + o) && !is_ptr(v) && is_float(element_type(xf)) && element_type(xi) == i32, \"pointers\");\n"
+        "    static_assert(is_ptr(pointer_type(f16)) && element_type(pointer_type(u8)) == u8 && !is_float(pointer_type(f32)) &&\n"
+        "                  bitwidth(pointer_type(i8)) == 64, \"tl.pointer_type\");\n"
         "    static_assert(element_type(make_block_ptr(xu, (n,), (1,), (0,), (B,), (0,))) == u8 &&\n"
         "                  element_type(make_tensor_descriptor(xi, [n], [1], [B])) == i32, \"a record's element type\");\n"
         "    static_assert(!is_signed(i1) && is_int(i1) && !is_signed(u32) && !is_signed(f64) && is_float(f8e5m2), \"kinds\");\n"

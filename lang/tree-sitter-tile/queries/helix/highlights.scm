@@ -48,7 +48,7 @@
     "join" "split" "interleave" "cat" "ravel" "permute" "flip" "gather" "reduce" "associative_scan"
     "cumprod" "xor_sum" "reduce_or" "sort" "bitonic_merge" "topk" "histogram" "map_elementwise" "to_tensor" "constexpr"
     "multiple_of" "max_contiguous" "max_constancy" "assume"
-    "dtype_of" "shape_of" "numel" "rank" "len" "zip" "enumerate" "is_float" "is_int" "is_signed" "is_ptr" "bitwidth" "element_type"))
+    "dtype_of" "shape_of" "numel" "rank" "len" "zip" "enumerate" "is_float" "is_int" "is_signed" "is_ptr" "bitwidth" "element_type" "pointer_type"))
 
 (call_expression
   function: (identifier) @function)
