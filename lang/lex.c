@@ -354,6 +354,15 @@ static const char *method_hint(char *buf, size_t cap, const char *m, size_t mn, 
     if (IS(m, mn, "element_ty")) return "'element_type(p)' for Triton's p.dtype.element_ty (p a pointer value, a block pointer or a tensor descriptor)";
     if (IS(m, mn, "T")) return "'trans(x)' for Triton's x.T";
     if (IS(m, mn, "ALL") || IS(m, mn, "NONE")) return "the string, propagate_nan=\"all\" or \"none\", for Triton's PropagateNan.ALL or .NONE";
+    /* a tensor descriptor's methods (Triton's desc.load(offsets), tutorials 06 and 09): the _tensor_descriptor functions;
+     * a pointer has none, so x.atomic_add(...) can only be a descriptor's */
+    if (IS(m, mn, "load") || IS(m, mn, "store") || IS(m, mn, "atomic_add") || IS(m, mn, "atomic_max") || IS(m, mn, "atomic_min") ||
+        IS(m, mn, "atomic_and") || IS(m, mn, "atomic_or") || IS(m, mn, "atomic_xor")) {
+        bool ld = IS(m, mn, "load");
+        snprintf(buf, cap, "'%.*s_tensor_descriptor(desc, offsets%s)' for a tensor descriptor's desc.%.*s(offsets%s)", (int)mn, m,
+                 ld ? "" : ", value", (int)mn, m, ld ? "" : ", value");
+        return buf;
+    }
     char name[32];
     if (mn < sizeof name) { /* Triton's tensor methods are its functions with the tensor first: x.reshape(n) */
         memcpy(name, m, mn);

@@ -124,6 +124,22 @@ Test(lang_diag, triton_methods) {
                 "'trans(x)', 'sum(x, axis)', ...\n"
                 "      let s = v.logical_not();\n"
                 "               ^\n");
+    /* a tensor descriptor's methods (tutorials 06 and 09: desc.load([m, 0])) name the _tensor_descriptor functions, not
+     * load(x, ...), which refuses a descriptor */
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let d = make_tensor_descriptor(x, [n], [1], [16]);\n    let v = d.load([0]);\n"
+                "    d.store([16], v);\n    d.atomic_add([0], v);\n}\n",
+                "t.tile:3:14: error: '.load': values have no methods or attributes here; write 'load_tensor_descriptor(desc, offsets)' "
+                "for a tensor descriptor's desc.load(offsets)\n"
+                "      let v = d.load([0]);\n"
+                "               ^\n"
+                "t.tile:4:6: error: '.store': values have no methods or attributes here; write 'store_tensor_descriptor(desc, offsets, "
+                "value)' for a tensor descriptor's desc.store(offsets, value)\n"
+                "      d.store([16], v);\n"
+                "       ^\n"
+                "t.tile:5:6: error: '.atomic_add': values have no methods or attributes here; write "
+                "'atomic_add_tensor_descriptor(desc, offsets, value)' for a tensor descriptor's desc.atomic_add(offsets, value)\n"
+                "      d.atomic_add([0], v);\n"
+                "       ^\n");
 }
 
 /* Statements written as in Python or C get one error each saying how they are written here, and the rest of the
