@@ -493,7 +493,8 @@ PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
     tile_compiled c = {0};
     if (!src) goto done;
     tile_compile_options o = {.size = sizeof o, .arch = arch ? arch : dev->arch, .kernel = kernel,
-                              .defines = (const char *const *)defines, .tir_only = 1, .debug = debug, .no_tma = no_tma};
+                              .defines = (const char *const *)defines, .tir_only = 1, .debug = debug, .no_tma = no_tma,
+                              .num_sms = dev->num_sms}; /* num_sms() as the launch's compile gives it: the device's */
     tile_status st;
     Py_BEGIN_ALLOW_THREADS
     st = is_file ? tile_compile_file(src, &o, &c) : tile_compile_source(name ? name : "<source>", src, &o, &c);
@@ -967,7 +968,14 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
         if (!kn) return NULL;
         bool known = !strcmp(kn, "stream");
         for (int i = 0; i < k->nparams && !known; i++) known = !strcmp(kn, k->params[i].name);
-        if (!known) {
+        PyObject *fixed = !known && k->meta ? PyDict_GetItemString(k->meta, kn) : NULL; /* borrowed */
+        if (fixed) /* Triton's launch keyword for a constexpr (BLOCK=1024), num_warps or num_stages: a compile option here */
+            PyErr_Format(PyExc_TypeError,
+                         "kernel '%s': '%s' is not a launch argument: it is fixed when the kernel is compiled (%s=%R here); "
+                         "give it to tile.compile(..., %s=...), where Triton takes a constexpr, num_warps or num_stages "
+                         "at the launch",
+                         k->name, kn, kn, fixed, kn);
+        else if (!known) {
             char names[512] = "";
             size_t len = 0;
             for (int i = 0; i < k->nparams && len < sizeof names; i++)
@@ -1231,11 +1239,9 @@ static PyObject *kernel_asm(PyObject *self, PyObject *args, PyObject *kwargs) {
         spec[ns++] = t;
     }
     spec[ns] = NULL;
-    tile_device_properties props = {0};
-    int sms = tile_context_get_properties_ex(k->dev->ctx, &props, sizeof props) == TILE_OK ? props.multiprocessor_count : 0;
     tile_compile_options o = {.size = sizeof o, .arch = k->arch ? k->arch : k->dev->arch, .kernel = k->name,
                               .defines = (const char *const *)k->defines, .specialize = ns ? spec : NULL,
-                              .no_align_ptrs = no_align, .want_llvm_ir = 1, .debug = k->debug, .no_tma = k->no_tma, .num_sms = sms};
+                              .no_align_ptrs = no_align, .want_llvm_ir = 1, .debug = k->debug, .no_tma = k->no_tma, .num_sms = k->dev->num_sms};
     tile_compiled c = {0};
     tile_status st;
     Py_BEGIN_ALLOW_THREADS

@@ -199,7 +199,7 @@ static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     tile_device_properties p;
-    if ((st = tile_context_get_properties(d->ctx, &p)) != TILE_OK) {
+    if ((st = tile_context_get_properties_ex(d->ctx, &p, sizeof p)) != TILE_OK) {
         tpy_raise(d, st, "device properties");
         return -1;
     }
@@ -213,6 +213,7 @@ static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     snprintf(d->name, sizeof d->name, "%s", p.is_emulator && name && *name && strlen(name) < sizeof d->name ? name : p.name);
     snprintf(d->arch, sizeof d->arch, "%s", p.arch);
     d->is_emulator = p.is_emulator;
+    d->num_sms = p.multiprocessor_count;
     d->streams = PyDict_New();
     return d->streams ? 0 : -1;
 }
@@ -485,6 +486,7 @@ static PyObject *device_tune_record(PyObject *self, PyObject *args) {
 static PyObject *device_get_name(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->name); }
 static PyObject *device_get_arch(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->arch); }
 static PyObject *device_get_is_emulator(PyObject *self, void *c) { return PyBool_FromLong(((TPyDevice *)self)->is_emulator); }
+static PyObject *device_get_num_sms(PyObject *self, void *c) { return PyLong_FromLong(((TPyDevice *)self)->num_sms); }
 
 static PyObject *device_repr(PyObject *self) {
     TPyDevice *d = (TPyDevice *)self;
@@ -511,6 +513,9 @@ static PyGetSetDef device_getset[] = {
     {"name", device_get_name, NULL, "the device string it was opened with, e.g. 'emu:sm_90a' (the default: 'emu' or 'cuda:0')", NULL},
     {"arch", device_get_arch, NULL, "the target kernels are compiled for, e.g. 'sm_80'", NULL},
     {"is_emulator", device_get_is_emulator, NULL, "True on the PTX emulator", NULL},
+    {"num_sms", device_get_num_sms, NULL,
+     "the multiprocessor count (the GPU's, or the emulator's: 'emu:sms=N', default 132), as num_sms() in kernels: "
+     "a persistent kernel's grid", NULL},
     {NULL},
 };
 static PyType_Slot device_slots[] = {

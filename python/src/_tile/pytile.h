@@ -42,6 +42,7 @@ typedef struct TPyDevice {
     char name[128];
     char arch[16];
     int is_emulator;
+    int num_sms; /* multiprocessors: the GPU's, or the emulator's ("emu:sms=N", default 132) */
     HostReg *regs; /* sorted by lo, disjoint */
     int nregs, capregs;
     PyObject *streams; /* dict int -> capsule of tile_stream (wrappers of native streams) */
