@@ -2,11 +2,11 @@
 tutorials' kernels and launches, in this language's spelling), run on the emulator against float64
 NumPy references, with odd sizes (no multiple of the blocks where the tutorial masks) and poisoned outputs.
 
-What the ports needed: 05, a clear TypeError for Triton's launch keywords of constexprs; 09, the SM
-count for a persistent grid (Device.num_sms) and num_sms() in tile.compile's own check agreeing with
-it; 08, tl.pointer_type (pointer_type(f16)).  04 checks the seeded dropout bit for bit against a
-NumPy Philox and its kept fraction against the binomial bound; 06 found nothing and stays as a check
-of the backward's masks and loops."""
+What the ports needed: 05, a clear TypeError for Triton's launch keywords of constexprs, and
+triton.next_power_of_2 on the host; 09, the SM count for a persistent grid (Device.num_sms) and
+num_sms() in tile.compile's own check agreeing with it; 08, tl.pointer_type (pointer_type(f16)).
+04 checks the seeded dropout bit for bit against a NumPy Philox and its kept fraction against the
+binomial bound; 06's backward found nothing and stays as a check of its masks and loops."""
 import os
 import unittest
 
@@ -384,7 +384,8 @@ class TritonTutorials(unittest.TestCase):
         dx_ref = (wdy - (xhat * (xhat * wdy).mean(1)[:, None] + wdy.mean(1)[:, None])) * rstd[:, None]
         for name in DEVICES:
             dev = tile.device(name)
-            dx_mod = tile.compile(LAYER_NORM_BWD, kernel="_layer_norm_bwd_dx_fused", GROUP_SIZE_M=GROUP, BLOCK_SIZE_N=256,
+            dx_mod = tile.compile(LAYER_NORM_BWD, kernel="_layer_norm_bwd_dx_fused", GROUP_SIZE_M=GROUP,
+                                  BLOCK_SIZE_N=tile.next_power_of_2(N),
                                   device=dev)
             dwdb_mod = tile.compile(LAYER_NORM_BWD, kernel="_layer_norm_bwd_dwdb", BLOCK_SIZE_M=8, BLOCK_SIZE_N=32, device=dev)
             dx = np.full((M, N), np.nan, np.float16)
@@ -405,6 +406,17 @@ class TritonTutorials(unittest.TestCase):
                 dwdb_mod._layer_norm_bwd_dwdb[grid](_dw, _db, dw, db, GROUP, N, BLOCK_SIZE_M=32, BLOCK_SIZE_N=128)
             with self.assertRaisesRegex(TypeError, r"'num_warps' is not a launch argument"):
                 dwdb_mod._layer_norm_bwd_dwdb[grid](_dw, _db, dw, db, GROUP, N, num_warps=8)
+
+    def test_next_power_of_2(self):
+        def triton_bit_trick(n):  # triton.next_power_of_2's own computation
+            n -= 1
+            for shift in (1, 2, 4, 8, 16, 32):
+                n |= n >> shift
+            return n + 1
+        for n in list(range(-3, 70)) + [203, 2**31 - 1, 2**31, 2**40 + 1, np.int32(1000)]:
+            self.assertEqual(tile.next_power_of_2(n), triton_bit_trick(int(n)), n)
+        with self.assertRaises(TypeError):
+            tile.next_power_of_2(3.5)
 
     def test_persistent_matmul(self):
         M, N, K = 77, 53, 45

@@ -10,6 +10,7 @@ which ships inside this package (tile/lib, with its data in tile/share/tile).
 Arrays: NumPy (host memory, used in place on the emulator), anything with
 __cuda_array_interface__ or DLPack (torch, cupy).  See docs/python.md.
 """
+import operator as _operator
 import os as _os
 import re as _re
 import sys as _sys
@@ -19,7 +20,7 @@ import warnings as _warnings
 from . import _tile
 from ._tile import CompileError, Device, Error, Kernel
 
-__all__ = ["device", "compile", "Module", "Kernel", "Autotuned", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
+__all__ = ["device", "compile", "Module", "Kernel", "Autotuned", "Device", "Error", "CompileError", "cdiv", "next_power_of_2", "gemm", "attention",
            "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
            "data_ptr", "tensor_map", "tensor_map_im2col", "TensorMap", "version"]
 __version__ = _tile.version()
@@ -43,6 +44,13 @@ def data_dir():
 def cdiv(a, b):
     """Ceiling division, for grids: cdiv(n, BLOCK)."""
     return -(-a // b)
+
+
+def next_power_of_2(n):
+    """The least power of 2 >= n, 0 for n <= 0 (triton.next_power_of_2, and next_power_of_2 in kernels):
+    a block that holds a row of n, BLOCK=tile.next_power_of_2(n)."""
+    n = _operator.index(n)
+    return 1 << (n - 1).bit_length() if n > 0 else 0
 
 
 def device(name=None):
