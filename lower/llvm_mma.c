@@ -113,9 +113,11 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
  * phase hit eight different bank groups:
  *   phase = (row / per_phase) % max_phase,  chunk' = chunk ^ phase,
  *   per_phase = max(1, 128 / row_bytes),    max_phase = min(8, row_bytes / 16).
- * A is kept [M][K]; B is kept [K][N] and read with ldmatrix.trans (f16,
- * bf16), or kept [N][K] and read with plain ldmatrix (i8, whose fragments
- * pair bytes along K).  tf32 fragments are read with 32-bit loads.  Per K
+ * A is kept [M][K] (a pipelined stage may be [K][M]: M-contiguous, read
+ * with ldmatrix.trans, or 32-bit loads for tf32); B is kept [K][N] and read
+ * with ldmatrix.trans (f16, bf16), or kept [N][K] and read with plain
+ * ldmatrix (i8, whose fragments pair bytes along K).  tf32 fragments are
+ * read with 32-bit loads.  Per K
  * step the thread loads only that step's fragments, so few registers hold
  * operands at once. */
 
@@ -322,8 +324,10 @@ static void ldmatrix(LL *l, int n, bool trans, LLVMValueRef addr, LLVMValueRef *
  *      leading / stride byte offsets >> 4, swizzle mode.  A tile stored K-major (A [M][K], B
  *      kept [N][K]) has rows of R = 32, 64 or 128 bytes (swizzle W = R; the XOR pattern of
  *      swz_offset is the hardware's) or 128-byte panels (tile_make); SBO = 8 rows = 8W bytes, a
- *      K step advances the start by its bytes.  B kept [K][N] is MN-major (f16/bf16 only,
- *      imm-trans-b = 1): SBO = 8 K rows, LBO = one panel;
+ *      K step advances the start by its bytes.  B kept [K][N] and A kept [K][M] (a pipelined
+ *      stage of a transposed A) are MN-major (f16/bf16 only, imm-trans-b / imm-trans-a = 1):
+ *      SBO = 8 K rows, LBO = one panel; such an A has 128-byte rows or panels (a warpgroup's
+ *      64 rows of M are one panel's width);
  *   2. A already in registers (a chained dot's P) is passed as mma's A fragment;
  *   3. wgmma.fence before, commit_group after, wait_group 0 tying every accumulator register,
  *      so no read of D can move above the wait.  fence.proxy.async first: the tiles were
@@ -354,7 +358,7 @@ static int wg_chunk(int N, DType dt) {
     return c;
 }
 
-static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk, bool a_frag) {
+static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk, bool b_nk, bool a_frag) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
     const Layout *mma = rt->layout;
     int wm = mma->wpc[0], M = rt->shape[0], N = rt->shape[1];
@@ -364,6 +368,7 @@ static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
     if ((dt == DT_I8 && rt->dt != DT_I32) || (dt != DT_I8 && rt->dt != DT_F32)) return false;
     if (!wg_chunk(N, dt)) return false;
     if (a_frag ? (dt != DT_F16 && dt != DT_BF16) : !wg_width(ta)) return false;
+    if (!a_frag && !a_mk && ((dt != DT_F16 && dt != DT_BF16) || wg_width(ta) != 128)) return false; /* MN-major A */
     if (!wg_width(tb)) return false;
     if (!b_nk && dt != DT_F16 && dt != DT_BF16) return false; /* only 16-bit B may be MN-major */
     if (!b_nk && wg_chunk(N, dt) < N && wg_chunk(N, dt) * tb->eb % 128) return false;
@@ -389,13 +394,19 @@ static int wg_kmajor_off(const Tile *t, int r, int cb) {
     return r * t->cols * t->eb + cb;
 }
 
+/* Byte offset, inside tile t, of K row k and column mn of an MN-major operand (B [K][N], A [K][M]). */
+static int wg_mnmajor_off(const Tile *t, int k, int mn) {
+    if (t->panel) return mn * t->eb / 128 * t->rows * 128 + k * 128;
+    return k * t->cols * t->eb + mn * t->eb;
+}
+
 static LLVMValueRef desc_plus(LL *l, LLVMValueRef d, int bytes) {
     return bytes ? LLVMBuildAdd(l->b, d, LLVMConstInt(l->t_i64, (uint64_t)(bytes >> 4), 0), "") : d;
 }
 
 static void wait_tied(LL *l, LLVMValueRef *v, int nc, bool integer, int pending);
 
-static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk, LLVMValueRef *A, LLVMValueRef *res) {
+static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk, bool b_nk, LLVMValueRef *A, LLVMValueRef *res) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
     int wm = rt->layout->wpc[0], M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
     DType dt = at->dt;
@@ -422,9 +433,9 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
         ll_leave_entry(l, ip);
     }
     LLVMValueRef da = NULL, db = wg_desc(l, tb, !b_nk, ll_i32(l, 0));
-    if (!A) {
-        int rs = ta->panel ? 128 : ta->cols * ta->eb;
-        da = wg_desc(l, ta, false, LLVMBuildMul(l->b, wg, ll_i32(l, 64 * rs), ""));
+    if (!A) { /* a warpgroup's 64 rows: 64 K-major rows, or (MN-major) 128 bytes along M, one panel */
+        int rs = ta->panel ? 128 : ta->cols * ta->eb, step = a_mk ? 64 * rs : wg_mnmajor_off(ta, 0, 64);
+        da = wg_desc(l, ta, !a_mk, LLVMBuildMul(l->b, wg, ll_i32(l, step), ""));
     }
     int nargs = per + 6 + per;
     LLVMValueRef *args = malloc(sizeof *args * (size_t)nargs);
@@ -445,11 +456,10 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
                     for (int j = 0; j < 4; j++) args[n++] = pa[(im * nk + kk) * 4 + j];
                     na = 4;
                 } else {
-                    args[n++] = desc_plus(l, da, wg_kmajor_off(ta, im * 16 * wm, kk * 32));
+                    args[n++] = desc_plus(l, da, a_mk ? wg_kmajor_off(ta, im * 16 * wm, kk * 32) : wg_mnmajor_off(ta, kk * kw, im * 16 * wm));
                     na = 1;
                 }
-                int boff = b_nk ? wg_kmajor_off(tb, c0, kk * 32)
-                                : (tb->panel ? c0 * eb / 128 * tb->rows * 128 + kk * kw * 128 : kk * kw * tb->cols * eb + c0 * eb);
+                int boff = b_nk ? wg_kmajor_off(tb, c0, kk * 32) : wg_mnmajor_off(tb, kk * kw, c0);
                 args[n++] = desc_plus(l, db, boff);
                 int r0 = (im * rn + c0 / 8) * 4;
                 /* an accumulator that starts from zeros (a constant: +0.0, not -0.0) is not read:
@@ -465,7 +475,7 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
                 if (A) p += snprintf(text + p, cap - (size_t)p, "}, {$%d,$%d,$%d,$%d}, $%d, p", per, per + 1, per + 2, per + 3, per + 4);
                 else p += snprintf(text + p, cap - (size_t)p, "}, $%d, $%d, p", per, per + 1);
                 if (f16 && A) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, %d", b_nk ? 0 : 1);
-                else if (f16) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, 0, %d", b_nk ? 0 : 1);
+                else if (f16) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, %d, %d", a_mk ? 0 : 1, b_nk ? 0 : 1);
                 else if (!integer) p += snprintf(text + p, cap - (size_t)p, ", 1, 1");
                 snprintf(text + p, cap - (size_t)p, ";\n}");
                 int q = 0;
@@ -549,10 +559,15 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     /* B is kept [N][K] for s8 and f8 (fragments pair bytes along K), else [K][N]; a pipelined
      * tile says which in its shared layout (order[0] is its contiguous dim) */
     bool b_nk = b_shared ? bt->layout->order[0] == 0 : dtype_bits(dt) == 8;
-    Tile ta = tile_make(l, M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
+    bool a_mk = !a_shared || at->layout->order[0] == 1; /* A kept [M][K]; else a stage kept [K][M] */
+    Tile ta = tile_make(l, a_mk ? M : K, a_mk ? K : M, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
     Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
                         b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL);
-    bool wg = wgmma_fits(l, i, &ta, &tb, b_nk, a_frag);
+    if (!a_mk && eb == 1) {
+        ll_error(l, i->loc, "internal error: an 8-bit A operand kept M-contiguous in shared memory");
+        return false;
+    }
+    bool wg = wgmma_fits(l, i, &ta, &tb, a_mk, b_nk, a_frag);
     const Target *tg = target_find(l->m->arch);
     if (!wg && dtype_is_storage(dt) && !(target_has_f8(tg) && tg->mma == MMA_SYNC)) {
         /* assign_layout's native_f8 keeps f8 operands only for a wgmma or sm_89's mma.sync */
@@ -575,7 +590,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     LLVMValueRef *res = ll_new(l, i->res[0], nc);
     for (int r = 0; r < nc; r++) res[r] = C[r];
     if (wg) {
-        emit_wgmma(l, i, &ta, &tb, b_nk, A, res);
+        emit_wgmma(l, i, &ta, &tb, a_mk, b_nk, A, res);
         return true;
     }
     LLVMValueRef lane = l->lane;
@@ -605,11 +620,15 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
                 for (int j = 0; j < 4; j++) {                                                                     \
                     LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), ""); \
                     LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");                    \
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32,                                               \
-                                                    ll_smem_ptr(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), ""); \
+                    LLVMValueRef off = a_mk ? swz_offset(l, &ta, row, col) : swz_offset(l, &ta, col, row);        \
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, ta.off, tile_dyn(l, &ta, off)), ""); \
                     LLVMSetAlignment(v, 4);                                                                       \
                     (fa)[im * 4 + j] = v;                                                                         \
                 }                                                                                                 \
+            } else if (!a_mk) { /* [K][M], transposed: matrices (m +0/+8) x (k rows +0/+8) */                   \
+                LLVMValueRef krow = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, l7, LLVMBuildMul(l->b, q2, ll_i32(l, 8), ""), ""), ll_i32(l, k0), ""); \
+                LLVMValueRef col = LLVMBuildAdd(l->b, r0, LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), "");        \
+                ldmatrix(l, 4, true, smem_addr32(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, krow, col))), &(fa)[im * 4]); \
             } else { /* x4: matrices (rows +0/+8) x (chunks +0/+1) */                                             \
                 LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, l7, ""), LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), ""); \
                 LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q2, ll_i32(l, chunk), ""), ll_i32(l, k0), ""); \

@@ -12,7 +12,8 @@
  *      an RNN's state, must be read after its store; a wait for what others write, atomic_poll
  *      or gdc_wait, counts as a write through every pointer), a zero `other`, accesses of 4, 8
  *      or 16 bytes, and its fast dim one the operand's shared tile can keep contiguous
- *      (A: K; B: N or K as loaded, K for i8, N for tf32; trans(B) of a K-contiguous tile).
+ *      (A: K, or M for 16-bit types and for tf32 read by mma.sync; B: N or K as loaded, K for
+ *      i8, N for tf32; trans(A) or trans(B) of a tile, the stage keeping the tile as loaded).
  *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
  *      reads 32-bit B only K-major), copied element by element (4-byte cp.async) to its
  *      transposed place, as Triton does.
@@ -225,14 +226,14 @@ static bool copyable(Ctx *c, const Inst *ld, ValueId iv) {
 
 /* Step 1 for one operand.  B may also be trans(load) of an [N][K] tile with K contiguous
  * (attention's K, or a transposed B): the stage then keeps the loaded [N][K] tile, which is
- * the K-contiguous B the dot reads for i8 anyway. */
+ * the K-contiguous B the dot reads for i8 anyway.  Likewise A may be trans(load) of a [K][M]
+ * tile (a transposed A): the stage keeps [K][M] and the dot reads it M-contiguous. */
 static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *contig, Inst **trans, bool *xpose) {
     ValueId v = dot->ops[k];
     Inst *ld = tir_val(c->f, v)->def;
     *trans = NULL;
     *xpose = false;
-    if (ld && ld->op == OP_TRANS && k == 1 && ld->parent == body && uses[v] == 1 && ld->a.perm[0] == 1 &&
-        tir_vtype(c->f, v)->dt != DT_F32) {
+    if (ld && ld->op == OP_TRANS && ld->parent == body && uses[v] == 1 && ld->a.perm[0] == 1 && tir_vtype(c->f, v)->dt != DT_F32) {
         *trans = ld;
         v = ld->ops[0];
         ld = tir_val(c->f, v)->def;
@@ -244,18 +245,27 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
     int eb = dtype_bits(t->dt) / 8;
     int bytes = (ld->a.vec ? ld->a.vec : 1) * eb;
     bool tensor_map = false; /* a tile the tma pass reads whole: the accesses' width does not matter */
+    /* contig: the loaded tile's dim kept contiguous in the stage, as loaded.  For B either N ([K][N],
+     * read with ldmatrix.trans) or K ([N][K], plain ldmatrix), except that i8 fragments need K and
+     * tf32 ones N; trans(B) of a K-contiguous [N][K] tile.  For A K ([M][K], plain ldmatrix) or, for
+     * 16-bit types, M ([K][M], or trans() of a [K][M] tile: ldmatrix.trans, wgmma's transposed A);
+     * tf32 only for mma.sync (32-bit loads; wgmma reads tf32 A K-major only); 8-bit types need K. */
+    const Target *tg = target_find(c->m->arch);
+    bool wgdot = layout_is_warpgroup_mma(tir_vtype(c->f, dot->res[0])->layout) && tg && tg->mma == WGMMA;
+    if (k == 0) {
+        *contig = t->layout->order[0];
+        int vc = *trans ? 1 - *contig : *contig; /* the dot's A: 1 K-contiguous, 0 M-contiguous */
+        if (vc == 0 && eb != 2 && !(t->dt == DT_F32 && !wgdot)) return false;
+        if (vc == 0 && t->shape[*trans ? 1 : 0] < 16) return false; /* ldmatrix.trans reads 8 M a matrix, two matrices */
+    } else {
+        *contig = *trans ? 1 : t->layout->order[0];
+    }
     if (bytes != 4 && bytes != 8 && bytes != 16) {
-        int c0 = *trans || k == 0 ? 1 : t->layout->order[0];
-        tensor_map = (bytes < 4 || bytes % 4) && t->layout->order[0] == c0 && tma_can_load(c->m, c->f, ld->ops[0], ld->nops > 1 ? ld->ops[1] : 0, c0);
+        tensor_map = (bytes < 4 || bytes % 4) && t->layout->order[0] == *contig &&
+                     tma_can_load(c->m, c->f, ld->ops[0], ld->nops > 1 ? ld->ops[1] : 0, *contig);
         if (!tensor_map) return false;
     }
-    /* contig: the loaded tile's dim kept contiguous in the stage: K for A; for B either N
-     * ([K][N], read with ldmatrix.trans) or K ([N][K], plain ldmatrix) as loaded, except that
-     * i8 fragments need K and tf32 ones N */
-    *contig = *trans || k == 0 ? 1 : t->layout->order[0];
-    const Target *tg = target_find(c->m->arch);
-    if (k == 1 && !*trans && t->dt == DT_F32 && *contig == 1 && tg && tg->mma == WGMMA &&
-        layout_is_warpgroup_mma(tir_vtype(c->f, dot->res[0])->layout) && t->shape[0] * eb % 32 == 0)
+    if (k == 1 && !*trans && t->dt == DT_F32 && *contig == 1 && wgdot && t->shape[0] * eb % 32 == 0)
         *contig = 0, *xpose = true; /* tf32 wgmma: B K-major, K rows of 32, 64 or 128 bytes */
     if (t->layout->order[0] != *contig && !*xpose) return false;
     if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1 && !*xpose)))

@@ -299,6 +299,11 @@ Test(gemm, pipelined, .timeout = 300) {
         {IN_F16, OUT_F32, 80, 48, 48, false, false, 1, 0, false, 0, 1, 3, NULL, true, false}, /* a partial last K tile */
         {IN_BF16, OUT_F32, 48, 80, 96, true, false, 1, 0, true, 1, 1, 0, NULL, true, false},
         {IN_F16, OUT_F32, 48, 80, 96, false, true, 1, 0, false, 0, 1, 0, NULL, true, false},
+        /* A stored k x m (M contiguous): its stages read with ldmatrix.trans / an M-major wgmma; tf32 with
+         * 32-bit loads on sm_80 (through registers on sm_90a), i8 through registers */
+        {IN_F16, OUT_F32, 80, 48, 112, true, true, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_TF32, OUT_F32, 48, 64, 48, true, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_I8, OUT_I32, 48, 64, 96, true, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_TF32, OUT_F32, 64, 48, 64, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_I8, OUT_I32, 64, 48, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_I8, OUT_I32, 64, 48, 128, false, true, 1, 0, false, 0, 1, 0, NULL, true, false},
@@ -370,6 +375,54 @@ Test(gemm, pipelined_ptx_sm90a) {
     }
 }
 
+/* A transposed (sam=1: M contiguous), as tile_gemm's trans_a launches it: its tiles go through the
+ * cp.async ring like B's (a second shared buffer, no register tile of A staged by the dot each
+ * iteration), read back with ldmatrix.trans on sm_80 and by an M-major wgmma (imm-trans-a 1) on
+ * sm_90a, whose group then stays in flight across iterations (wait_group 1); tf32 and i8 keep A in
+ * registers on sm_90a (wgmma reads 32- and 8-bit A K-major only), i8 on sm_80 too (ldmatrix.trans
+ * moves 16-bit elements).  The numbers: gemm/pipelined and api_persistent_sm90a. */
+Test(gemm, pipelined_transposed_a_ptx) {
+    static const struct { const char *arch, *kernel, *sb; int rings; const char *want, *not_want; } cs[] = {
+        {"sm_80", "gemm_f16_f32", "sbn=1", 2, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "st.shared"},
+        {"sm_80", "gemm_bf16_f32", "sbk=1", 2, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "st.shared"},
+        {"sm_80", "gemm_tf32_f32", "sbn=1", 2, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "st.shared"},
+        {"sm_80", "gemm_i8_i32", "sbk=1", 1, "mma.sync.aligned.m16n8k32", NULL},
+        {"sm_90a", "gemm_f16_f32", "sbn=1", 2, "p, 1, 1, 1, 1;", "mma.sync"},
+        {"sm_90a", "gemm_bf16_bf16", "sbk=1", 2, "p, 1, 1, 1, 0;", "mma.sync"},
+        {"sm_90a", "gemm_tf32_f32", "sbn=1", 1, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", NULL},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        bool tb = !strcmp(cs[i].sb, "sbk=1");
+        const char *specs[] = {"sam=1", cs[i].sb, "sak=16", tb ? "sbn=16" : "sbk=16", "m=16", "n=16", "k=16", "scm=16", NULL};
+        tile_compile_options o = {.size = sizeof o, .kernel = cs[i].kernel, .specialize = specs, .arch = cs[i].arch};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+        int rings = 0, bufs[4]; /* the distinct buffers that copies (cp.async or tensor-map) fill */
+        for (int w = 0; w < 2; w++)
+            for (const char *p = c.tir; (p = strstr(p, w ? "tma_load %" : "async_copy %")); p++) {
+                int b = atoi(strchr(p, '%') + 1), seen = 0;
+                for (int j = 0; j < rings; j++) seen |= bufs[j] == b;
+                if (!seen && rings < 4) bufs[rings++] = b;
+            }
+        cr_expect_eq(rings, cs[i].rings, "%s %s: %d pipelined operands, want %d", cs[i].arch, cs[i].kernel, rings, cs[i].rings);
+        cr_expect(strstr(c.ptx, cs[i].want), "%s %s: no %s", cs[i].arch, cs[i].kernel, cs[i].want);
+        /* the main loop: from its first mbarrier wait (tensor maps) or cp.async.wait_group to the drain after it */
+        const char *loop = strstr(c.ptx, "mbarrier.try_wait.parity");
+        if (!loop) loop = strstr(c.ptx, "cp.async.wait_group 1");
+        const char *end = loop ? strstr(loop, "cp.async.wait_group 0") : NULL;
+        if (!end && loop) end = strstr(loop, "wgmma.wait_group.sync.aligned 0");
+        cr_assert(loop && end, "%s %s: no main loop found", cs[i].arch, cs[i].kernel);
+        if (cs[i].not_want) {
+            const char *bad = strstr(loop, cs[i].not_want);
+            cr_expect(!bad || bad > end, "%s %s: %s in the main loop", cs[i].arch, cs[i].kernel, cs[i].not_want);
+        }
+        if (!strcmp(cs[i].arch, "sm_90a"))
+            cr_expect_eq(strstr(c.ptx, "wgmma.wait_group.sync.aligned 1") != NULL, cs[i].rings == 2,
+                         "%s: the wgmma stays in flight exactly when A is a stage of the ring", cs[i].kernel);
+        tile_compiled_free(&c);
+    }
+}
+
 /* sm_90a's 128 x 256 tiles as tile_gemm launches them (two computing warpgroups, a producer, persistent):
  * the whole C tile does not fit in shared memory beside the ring, so the epilogue goes through tensor maps a
  * column slice at a time (f32: four 64-column slices of two 128-byte panels; 16-bit: two 128-column
@@ -419,28 +472,40 @@ Test(gemm, block_scales_ptx) {
 }
 
 /* dot(a, trans(b)) with b an [N][K] tile: software pipelining copies b's tiles as loaded
- * and the dot reads them K-contiguous (the attention Q.K^T pattern). */
-Test(gemm, pipelined_transposed_b, .timeout = 120) {
-    seed_rng();
-    const char *src = "@num_stages(3)\n"
-                      "kernel mmt(a: *f16, b: *f16, c: *f32, k: i32) {\n"
-                      "  let rm = arange(0, 64);\n  let rn = arange(0, 64);\n  let rk = arange(0, 32);\n"
-                      "  let acc = zeros([64, 64], f32);\n"
-                      "  for k0 in range(0, k, 32) {\n"
-                      "    let ta = load(a + rm[:, None] * k + (k0 + rk)[None, :]);\n"
-                      "    let tb = load(b + rn[:, None] * k + (k0 + rk)[None, :]);\n"
-                      "    acc = dot(ta, trans(tb), acc);\n"
-                      "  }\n"
-                      "  store(c + rm[:, None] * 64 + rn[None, :], acc);\n}\n";
+ * and the dot reads them K-contiguous (the attention Q.K^T pattern); likewise dot(trans(a), b)
+ * with a a [K][M] tile: the dot reads its stages M-contiguous (ldmatrix.trans; sm_90a: imm-trans-a). */
+static void pipelined_trans_case(bool ta) {
+    const char *src_b = "@num_stages(3)\n"
+                        "kernel mmt(a: *f16, b: *f16, c: *f32, k: i32) {\n"
+                        "  let rm = arange(0, 64);\n  let rn = arange(0, 64);\n  let rk = arange(0, 32);\n"
+                        "  let acc = zeros([64, 64], f32);\n"
+                        "  for k0 in range(0, k, 32) {\n"
+                        "    let ta = load(a + rm[:, None] * k + (k0 + rk)[None, :]);\n"
+                        "    let tb = load(b + rn[:, None] * k + (k0 + rk)[None, :]);\n"
+                        "    acc = dot(ta, trans(tb), acc);\n"
+                        "  }\n"
+                        "  store(c + rm[:, None] * 64 + rn[None, :], acc);\n}\n";
+    const char *src_a = "@num_stages(3)\n"
+                        "kernel mmt(a: *f16, b: *f16, c: *f32, k: i32) {\n"
+                        "  let rm = arange(0, 64);\n  let rn = arange(0, 64);\n  let rk = arange(0, 32);\n"
+                        "  let acc = zeros([64, 64], f32);\n"
+                        "  for k0 in range(0, k, 32) {\n"
+                        "    let ta = load(a + (k0 + rk)[:, None] * 64 + rm[None, :]);\n"
+                        "    let tb = load(b + (k0 + rk)[:, None] * 64 + rn[None, :]);\n"
+                        "    acc = dot(trans(ta), tb, acc);\n"
+                        "  }\n"
+                        "  store(c + rm[:, None] * 64 + rn[None, :], acc);\n}\n";
     const char *specs[] = {"k=16", NULL};
-    tile_compile_options o = {.specialize = specs};
+    tile_compile_options o = {.size = sizeof o, .specialize = specs, .arch = getenv("TILE_TEST_ARCH"), .no_tma = 1}; /* the device layer passes no tensor maps */
     tile_compiled comp;
-    cr_assert_eq(tile_compile_source("mmt.tile", src, &o, &comp), TILE_OK, "%s", comp.diagnostics);
-    cr_assert(strstr(comp.tir, "async_copy"), "the transposed operand was not pipelined:\n%s", comp.tir);
+    cr_assert_eq(tile_compile_source("mmt.tile", ta ? src_a : src_b, &o, &comp), TILE_OK, "%s", comp.diagnostics);
+    int copies = 0;
+    for (const char *p = comp.tir; (p = strstr(p, "local_alloc")); p++) copies++;
+    cr_assert_eq(copies, 2, "both operands should be pipelined:\n%s", comp.tir);
     cr_assert(!strstr(comp.tir, "trans "), "the trans should be folded into the stage's layout:\n%s", comp.tir);
     TileDevice *dev;
     char *err = NULL;
-    cr_assert_eq(dev_open("emu", &racecheck, &dev, &err), DEV_OK);
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &dev, &err), DEV_OK);
     TileDevModule *mod;
     TileDevFunction *fn;
     cr_assert_eq(dev_module_load_ptx(dev, comp.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
@@ -465,16 +530,28 @@ Test(gemm, pipelined_transposed_b, .timeout = 120) {
     float hc[64 * 64];
     dev_memcpy_dtoh(dev, hc, dc, sizeof hc);
     double ref[64 * 64];
-    ref_gemm(&(ref_gemm_args){.m = 64, .n = 64, .k = k, .a = va, .lda = k, .b = vb, .ldb = k, .trans_b = true, .alpha = 1}, ref, 64, NULL);
+    ref_gemm_args g = {.m = 64, .n = 64, .k = k, .a = va, .lda = ta ? 64 : k, .trans_a = ta, .b = vb, .ldb = ta ? 64 : k,
+                       .trans_b = !ta, .alpha = 1};
+    ref_gemm(&g, ref, 64, NULL);
     for (int i = 0; i < 64; i++)
         for (int j = 0; j < 64; j++) {
             double want = ref[i * 64 + j];
-            cr_assert(fabs(hc[i * 64 + j] - want) <= 1e-4 * (1 + fabs(want)), "C[%d][%d] = %g, want %g (seed %llu)", i, j,
-                      hc[i * 64 + j], want, (unsigned long long)seed);
+            cr_assert(fabs(hc[i * 64 + j] - want) <= 1e-4 * (1 + fabs(want)), "trans_a=%d: C[%d][%d] = %g, want %g (seed %llu)", ta, i,
+                      j, hc[i * 64 + j], want, (unsigned long long)seed);
         }
     dev_module_unload(mod);
     dev_close(dev);
     tile_compiled_free(&comp);
+}
+
+Test(gemm, pipelined_transposed_b, .timeout = 120) {
+    seed_rng();
+    pipelined_trans_case(false);
+}
+
+Test(gemm, pipelined_transposed_a, .timeout = 120) {
+    seed_rng();
+    pipelined_trans_case(true);
 }
 
 Test(gemm, unit_strides_odd_rows, .timeout = 120) {
@@ -810,17 +887,19 @@ Test(gemm, api_f8_block_scales_after_group_quant, .timeout = 300) {
 }
 
 /* tile_gemm f16/bf16 through the API at sizes where sm_90a takes its 128 x 256 x 64 two-warpgroup
- * tiles (hopper_gemm), float64-checked, outputs poisoned, odd sizes and both B layouts. */
-/* tight: the leading dimensions are the sizes (k, n or k, n), else multiples of 16 past them */
-static void api_16_case_ld(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, const char *const *config, bool tight) {
+ * tiles (hopper_gemm), float64-checked, outputs poisoned, odd sizes and both layouts of A and B
+ * (trans: bit 0 B stored n x k, bit 1 A stored k x m). */
+/* tight: the leading dimensions are the sizes (k or m, n or k), else multiples of 16 past them */
+static void api_16_case_ld(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans, const char *const *config, bool tight) {
+    int trans_b = trans & 1, trans_a = trans >> 1;
     bool bf = dt == TILE_BF16, f32 = dt == TILE_F32; /* f32: tf32 products */
     bool split = false;
     for (int i = 0; config && config[i]; i++) split |= !strncmp(config[i], "SPLIT_K=", 8) && atoi(config[i] + 8) > 1;
     size_t es = f32 ? 4 : 2;
     /* leading dimensions multiples of 16 past the sizes (split-K wants C contiguous: ldc == n) */
-    int k16 = (k + 15) / 16 * 16, lda = k16 + 16, ldb = (trans_b ? k16 : n) + 16, ldc = split ? n : n + 4;
-    if (tight) lda = k, ldb = trans_b ? k : n, ldc = n;
-    size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
+    int k16 = (k + 15) / 16 * 16, lda = (trans_a ? (m + 15) / 16 * 16 : k16) + 16, ldb = (trans_b ? k16 : n) + 16, ldc = split ? n : n + 4;
+    if (tight) lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
+    size_t na = (size_t)(trans_a ? k : m) * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
     uint16_t *ha = malloc(na * es), *hb = malloc(nb * es);
     float *hc = malloc(nc * 4), *fa = (float *)ha, *fb = (float *)hb;
     for (size_t i = 0; i < na; i++) {
@@ -840,8 +919,8 @@ static void api_16_case_ld(tile_context *ctx, tile_dtype dt, int m, int n, int k
     tile_memcpy_htod(ctx, da, ha, na * es);
     tile_memcpy_htod(ctx, db, hb, nb * es);
     tile_memset(ctx, dc, 0xff, nc * 4); /* NaN (split-K zeroes C first) */
-    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .trans_b = trans_b,
-                        .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = 1};
+    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = trans_a, .b = db, .ldb = ldb,
+                        .trans_b = trans_b, .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = 1};
     cr_assert_eq(config ? tile_gemm_with_config(ctx, &g, config) : tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(tile_synchronize(ctx), TILE_OK);
     tile_memcpy_dtoh(ctx, hc, dc, nc * 4);
@@ -852,24 +931,24 @@ static void api_16_case_ld(tile_context *ctx, tile_dtype dt, int m, int n, int k
         for (int j = 0; j < n; j++) {
             double s = 0, mag = 0;
             for (int p = 0; p < k; p++) {
-                size_t ia = (size_t)i * lda + p, ib = trans_b ? (size_t)j * ldb + p : (size_t)p * ldb + j;
+                size_t ia = trans_a ? (size_t)p * lda + i : (size_t)i * lda + p, ib = trans_b ? (size_t)j * ldb + p : (size_t)p * ldb + j;
                 double x = f32 ? fa[ia] : bf ? bf16_to_d(ha[ia]) : f16_to_d(ha[ia]);
                 double y = f32 ? fb[ib] : bf ? bf16_to_d(hb[ib]) : f16_to_d(hb[ib]);
                 s += x * y, mag += fabs(x * y);
             }
             double got = hc[(size_t)i * ldc + j];
-            cr_assert(fabs(got - s) <= tol * mag + 1e-6, "tile_gemm %s %dx%dx%d trans_b=%d: C[%d][%d] = %.9g, want %.9g",
-                      f32 ? "tf32" : bf ? "bf16" : "f16", m, n, k, trans_b, i, j, got, s);
+            cr_assert(fabs(got - s) <= tol * mag + 1e-6, "tile_gemm %s %dx%dx%d trans_a=%d trans_b=%d: C[%d][%d] = %.9g, want %.9g",
+                      f32 ? "tf32" : bf ? "bf16" : "f16", m, n, k, trans_a, trans_b, i, j, got, s);
         }
     tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc);
     free(ha), free(hb), free(hc);
 }
 
-static void api_16_case_cfg(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, const char *const *config) {
-    api_16_case_ld(ctx, dt, m, n, k, trans_b, config, false);
+static void api_16_case_cfg(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans, const char *const *config) {
+    api_16_case_ld(ctx, dt, m, n, k, trans, config, false);
 }
-static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b) {
-    api_16_case_cfg(ctx, dt, m, n, k, trans_b, NULL);
+static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans) {
+    api_16_case_cfg(ctx, dt, m, n, k, trans, NULL);
 }
 
 /* The PTX of the variant tile_gemm last launched: its configuration and specialization compiled again. */
@@ -981,19 +1060,21 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
     static const struct {
         tile_dtype dt;
-        int m, n, k, trans_b, programs;
+        int m, n, k, trans, programs; /* trans: bit 0 B stored n x k, bit 1 A stored k x m */
         const char *tile;
     } cs[] = {
         {TILE_F16, 400, 144, 96, 0, 3, "BN=128"},  /* 4 x 2 tiles of 128 x 128 over 3 programs */
         {TILE_BF16, 272, 528, 80, 1, 3, "BN=256"}, /* 3 x 3 tiles of 128 x 256 */
         {TILE_F16, 144, 112, 48, 1, 2, "BN=128"},  /* 2 tiles: 2 programs */
+        /* A stored k x m: its stages through a tensor map, read M-major by the wgmma (imm-trans-a) */
+        {TILE_F16, 144, 112, 48, 2, 2, "BN=128"},
         /* tf32: A through the producer's tensor map, B [K][N] copied by the computing warps element by
          * element into a K-major stage (cp.async beside the producer), and B [N][K] through a map */
         {TILE_F32, 300, 208, 80, 0, 3, "BK=16"},
         {TILE_F32, 130, 144, 48, 1, 3, "BK=16"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        api_16_case(ctx, cs[i].dt, cs[i].m, cs[i].n, cs[i].k, cs[i].trans_b);
+        api_16_case(ctx, cs[i].dt, cs[i].m, cs[i].n, cs[i].k, cs[i].trans);
         tile_gemm_info info;
         cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
         cr_assert(strstr(info.config, "PERSISTENT=1") && strstr(info.config, "warp_specialize=1") && strstr(info.config, cs[i].tile),
@@ -1001,10 +1082,15 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
         cr_assert_eq(info.grid.x, (unsigned)cs[i].programs, "grid %u", info.grid.x);
         cr_assert_eq(info.block.x, strstr(info.config, "num_warps=8") ? 384u : 256u, "block %u: a producer warpgroup (%s)", info.block.x, info.config);
     }
+    /* a transposed tf32 A reaches its dot through registers (wgmma reads 32-bit A K-major only), so its
+     * loads are no tensor-map copies and no producer warpgroup issues them */
+    api_16_case(ctx, TILE_F32, 144, 80, 48, 2);
+    tile_gemm_info info;
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert(strstr(info.config, "warp_specialize=0") && strstr(info.config, "BK=16"), "config %s", info.config);
     /* rows the compiler cannot prove 16-byte aligned (k = 33 halves) load without tensor maps: no
      * producer warpgroup, and the configuration says so */
     api_16_case_ld(ctx, TILE_F16, 100, 77, 33, 0, NULL, true);
-    tile_gemm_info info;
     cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
     cr_assert(strstr(info.config, "warp_specialize=0") && strstr(info.config, "num_warps=8"), "config %s", info.config);
     cr_assert_eq(info.block.x, 256u, "block %u (%s)", info.block.x, info.config);
