@@ -55,6 +55,8 @@ import tempfile
 GEMM_SPECS = ["sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16"]
 # B as a [n][k] weight (trans_b: K contiguous), as tile_gemm's f8 GEMMs take it
 GEMM_T_SPECS = ["sak=1", "sbk=1", "m=16", "n=16", "k=16", "sam=16", "sbn=16", "scm=16"]
+# A as a [k][m] tile (trans_a: M contiguous)
+GEMM_TA_SPECS = ["sam=1", "sbn=1", "m=16", "n=16", "k=16", "sak=16", "sbk=16", "scm=16"]
 GATE_SPECS = ["hidden=16", "inter=16", "sx=16"]
 DOWN_SPECS = ["hidden=16", "inter=16", "so=16"]
 # tile_attention_fwd specializes every stride divisible by 16 (contiguous [batch, seq, heads, 64k] tensors)
@@ -87,6 +89,13 @@ CONFIGS = [
                                          "PERSISTENT=1"], GEMM_SPECS, "gemm f16->f32 128x256x64 w8 ws persistent (sm_90a launch)", []),
     ("gemm/gemm.tile", "gemm_tf32_f32", ["BM=128", "BN=128", "BK=16", "num_warps=8", "num_stages=3", "warp_specialize=1",
                                           "PERSISTENT=1"], GEMM_SPECS, "gemm tf32->f32 128x128x16 w8 ws persistent (sm_90a launch)", []),
+    # A transposed (tile_gemm's trans_a) as tile_gemm launches it: sm_80's, sm_90a's 128 x 128 and 128 x 256
+    ("gemm/gemm.tile", "gemm_f16_f32", W4, GEMM_TA_SPECS, "gemm f16->f32 trans_a 128x128x32 w4 s3", []),
+    ("gemm/gemm.tile", "gemm_f16_f32", W4 + ["warp_specialize=1", "PERSISTENT=1"], GEMM_TA_SPECS,
+     "gemm f16->f32 trans_a 128x128x32 w4 s3 ws persistent (sm_90a launch)", []),
+    ("gemm/gemm.tile", "gemm_f16_f32", ["BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3", "warp_specialize=1",
+                                         "PERSISTENT=1"], GEMM_TA_SPECS,
+     "gemm f16->f32 trans_a 128x256x64 w8 ws persistent (sm_90a launch)", []),
     # f8 as tile_gemm launches it on sm_90a (B as a [n][k] weight, per-tensor scales): two-level accumulation by
     # default, and FAST_ACCUM=1 at 128 x 256 (what run.sh times beside it)
     ("gemm/gemm.tile", "gemm_e4m3_f32", ["BM=128", "BN=128", "BK=128", "num_warps=8", "num_stages=3", "warp_specialize=1",

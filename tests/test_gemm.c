@@ -1068,6 +1068,7 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
         {TILE_F16, 144, 112, 48, 1, 2, "BN=128"},  /* 2 tiles: 2 programs */
         /* A stored k x m: its stages through a tensor map, read M-major by the wgmma (imm-trans-a) */
         {TILE_F16, 144, 112, 48, 2, 2, "BN=128"},
+        {TILE_BF16, 144, 272, 80, 3, 3, "BN=256"}, /* 2 x 2 tiles of 128 x 256 */
         /* tf32: A through the producer's tensor map, B [K][N] copied by the computing warps element by
          * element into a K-major stage (cp.async beside the producer), and B [N][K] through a map */
         {TILE_F32, 300, 208, 80, 0, 3, "BK=16"},

@@ -532,11 +532,12 @@ static void spill_gemm(SpillList *l) {
             }
             if (c == 0 && (i == 0 || i == 5))
                 for (int t = 0; t < 3; t++) spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans16[t], false);
-            if (c == 0 && i < 4) { /* the untuned 16-bit default on sm_90a for m >= 128, n >= 256, no beta/bias/activation,
-                                    * A not transposed */
+            if (c == 0 && i < 4) { /* the untuned 16-bit default on sm_90a for m >= 128, n >= 256, no beta/bias/activation;
+                                    * A transposed too (f16->f32 with B [K][N], bf16->bf16 with B [N][K]: the two main loops) */
                 snprintf(d, sizeof d, "BM=128 BN=256 BK=64 num_warps=8 num_stages=3");
                 spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row16, false)->only_arch = 1;
                 spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans16[1], false)->only_arch = 1;
+                if (i == 0 || i == 3) spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans16[i == 0 ? 2 : 0], false)->only_arch = 1;
             }
         }
         snprintf(d, sizeof d, "%s HAS_BETA=true HAS_BIAS=true ACT=2%s", k[i].scalar, i >= 6 ? " SCALE=2" : "");

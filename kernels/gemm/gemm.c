@@ -537,9 +537,9 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     /* untuned defaults on sm_90a, in place of the vector configuration: f8 with 128-byte K tiles
      * (four wgmma k32 steps per promotion to f32, below); f16/bf16 products of at least 128 x 256 with no beta, bias or activation as
      * 128 x 256 x 64 tiles over two warpgroups (one m64n256 wgmma slab each), 3 stages (4 buffers
-     * with the wgmma in flight: 192 KiB), 191 registers, 0 spills; not with A transposed (M contiguous:
-     * it reaches the dot through registers, the dot restages it every K step, so its wgmma waits at
-     * once, lower/software_pipeline.c 2a, and the tile spills 56 B) */
+     * with the wgmma in flight: 192 KiB), 191 registers, 0 spills; A transposed (M contiguous) too: its
+     * stages are read M-major by the wgmma (imm-trans-a, lower/software_pipeline.c step 1), so its
+     * wgmma stays in flight as a K-major A's does */
     bool wg = wgmma && !config && !tuned && chosen == pr->vector_config;
     if (wg && f8) {
         shipped_define(&v, "BK", 128);
@@ -555,7 +555,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
                        (32 * config_int(v.defines, "num_warps", 8));
         if (regs <= 64) shipped_define(&v, "FAST_ACCUM", 0);
     }
-    if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && !a->trans_a && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
+    if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
         a->activation == TILE_ACT_NONE && !a->bias) { /* a bias's loads in the epilogue spill 72 B at this tile */
         static const char *const big[] = {"BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3"};
         for (size_t i = 0; i < ARRAY_LEN(big); i++) shipped_define_text(&v, big[i], strlen(big[i]));
