@@ -406,7 +406,9 @@ static void mma_add(const float *A, unsigned lda, const float *B, unsigned ldb, 
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 /* The host's fused multiply-add (x86-64 with FMA3: one rounding of a*b + acc, IEEE's fusedMultiplyAdd, which is
  * fmaf's definition, in any operands: no exactness check needed).  Blocks of 4 rows by 8 columns in four 256-bit
  * registers, each element one fma per k ascending. */
@@ -430,12 +432,99 @@ __attribute__((target("avx2,fma"))) static void mma_host_fma(const float *A, uns
         }
 }
 static bool host_has_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+/* F16C (CPUID leaf 1, ECX bit 29: not a name every compiler's __builtin_cpu_supports knows), asked of the CPU once:
+ * its answer is the same for every caller */
+static bool host_has_f16c(void) {
+    static _Atomic int known; /* 0: not asked yet, 1: no, 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        unsigned a, b, c, d;
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+
+/* mma_m16n8_f32 (below) on a host with AVX2, FMA3 and F16C, in one pass over the lanes with the shape constant:
+ * each lane's A pairs decoded by vcvtph2ps (f16) or two shifts (bf16) straight to their places in A (16 x K) and
+ * its B pairs into B (K x 8) transposed, C read beside them (every register is read before D is written: D may
+ * alias); then D = C + A B by mma_host_fma's fma per element and k ascending, in two blocks of 8 rows whose 8 sums
+ * stay in registers, and D's NaNs made canonical 8 at a time.  vcvtph2ps gives every f16 code emu_f16_to_f32's bits
+ * but a NaN's (a quiet NaN with the code's payload, where emu_f16_to_f32 gives the canonical one): a NaN operand
+ * makes every sum it enters NaN, and D's NaNs are canonical, so D is the same bits. */
+static inline __attribute__((always_inline, target("avx2,fma,f16c"))) void m16n8_host_body(EmuThread *lane[32], const uint32_t *sl,
+                                                                                         const uint32_t *sc, const uint32_t *sd,
+                                                                                         bool bf16, unsigned K) {
+    const unsigned na = K / 4; /* A registers a lane (B: K / 8) */
+    float af[16][16] __attribute__((aligned(32))), bf[16][8] __attribute__((aligned(32))), cf[16][8] __attribute__((aligned(32)));
+    for (unsigned l = 0; l < 32; l++) {
+        const uint64_t *r = lane[l]->r;
+        unsigned gr = l >> 2, tg = l & 3;
+        __m128i wa = na == 4 ? _mm_setr_epi32((int)r[sl[0]], (int)r[sl[1]], (int)r[sl[2]], (int)r[sl[3]])
+                             : _mm_setr_epi32((int)r[sl[0]], (int)r[sl[1]], 0, 0);
+        __m128i wb = K == 16 ? _mm_setr_epi32((int)r[sl[na]], (int)r[sl[na + 1]], 0, 0) : _mm_setr_epi32((int)r[sl[na]], 0, 0, 0);
+        __m128 a01, a23, b4; /* registers 0 and 1 (2 and 3) of A, low half first; B's */
+        if (bf16) {
+            const __m128i top = _mm_set1_epi32((int)0xFFFF0000u);
+            __m128i lo = _mm_slli_epi32(wa, 16), hi = _mm_and_si128(wa, top);
+            a01 = _mm_castsi128_ps(_mm_unpacklo_epi32(lo, hi)), a23 = _mm_castsi128_ps(_mm_unpackhi_epi32(lo, hi));
+            b4 = _mm_castsi128_ps(_mm_unpacklo_epi32(_mm_slli_epi32(wb, 16), _mm_and_si128(wb, top)));
+        } else {
+            a01 = _mm_cvtph_ps(wa), a23 = _mm_cvtph_ps(_mm_unpackhi_epi64(wa, wa)), b4 = _mm_cvtph_ps(wb);
+        }
+        _mm_storel_pi((__m64 *)&af[gr][tg * 2], a01), _mm_storeh_pi((__m64 *)&af[gr + 8][tg * 2], a01);
+        if (na == 4) _mm_storel_pi((__m64 *)&af[gr][tg * 2 + 8], a23), _mm_storeh_pi((__m64 *)&af[gr + 8][tg * 2 + 8], a23);
+        float bv[4];
+        _mm_storeu_ps(bv, b4);
+        bf[tg * 2][gr] = bv[0], bf[tg * 2 + 1][gr] = bv[1];
+        if (K == 16) bf[tg * 2 + 8][gr] = bv[2], bf[tg * 2 + 9][gr] = bv[3];
+        cf[gr][tg * 2] = emu_f32(r[sc[0]]), cf[gr][tg * 2 + 1] = emu_f32(r[sc[1]]);
+        cf[gr + 8][tg * 2] = emu_f32(r[sc[2]]), cf[gr + 8][tg * 2 + 1] = emu_f32(r[sc[3]]);
+    }
+    uint32_t d[16][8] __attribute__((aligned(32))); /* D's bits, NaN the canonical one */
+    const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000), canon = _mm256_set1_epi32(0x7FFFFFFF);
+#pragma GCC unroll 2
+    for (unsigned m0 = 0; m0 < 16; m0 += 8) {
+        __m256 c[8];
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < 8; i++) c[i] = _mm256_load_ps(cf[m0 + i]);
+#pragma GCC unroll 16
+        for (unsigned k = 0; k < K; k++) {
+            __m256 b = _mm256_load_ps(bf[k]);
+#pragma GCC unroll 8
+            for (unsigned i = 0; i < 8; i++) c[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(&af[m0 + i][k]), b, c[i]);
+        }
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < 8; i++) {
+            __m256i u = _mm256_castps_si256(c[i]);
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absm), inf);
+            _mm256_store_si256((__m256i *)d[m0 + i], _mm256_blendv_epi8(u, canon, nan));
+        }
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        uint64_t *r = lane[l]->r;
+        unsigned gr = l >> 2, tg = l & 3;
+        r[sd[0]] = d[gr][tg * 2], r[sd[1]] = d[gr][tg * 2 + 1], r[sd[2]] = d[gr + 8][tg * 2], r[sd[3]] = d[gr + 8][tg * 2 + 1];
+    }
+}
+__attribute__((target("avx2,fma,f16c"))) static void mma_m16n8_host(EmuThread *lane[32], const uint32_t *sl, const uint32_t *sc,
+                                                                   const uint32_t *sd, bool bf16, unsigned K) {
+    if (K == 16 && bf16) m16n8_host_body(lane, sl, sc, sd, true, 16);
+    else if (K == 16) m16n8_host_body(lane, sl, sc, sd, false, 16);
+    else if (bf16) m16n8_host_body(lane, sl, sc, sd, true, 8);
+    else m16n8_host_body(lane, sl, sc, sd, false, 8);
+}
+static bool host_has_m16n8(void) { return host_has_fma() && host_has_f16c(); }
 #else
 static void mma_host_fma(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
                          unsigned K) {
     mma_fmaf(A, lda, B, ldb, D, ldd, M, N, K);
 }
 static bool host_has_fma(void) { return false; }
+static void mma_m16n8_host(EmuThread *lane[32], const uint32_t *sl, const uint32_t *sc, const uint32_t *sd, bool bf16, unsigned K) {
+    (void)lane, (void)sl, (void)sc, (void)sd, (void)bf16, (void)K;
+}
+static bool host_has_m16n8(void) { return false; }
 #endif
 
 bool emu_mma_f32_by(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
@@ -598,6 +687,10 @@ static inline __attribute__((always_inline)) void mma_m16n8_f32(EmuThread *lane[
     for (unsigned j = 0; j < nb; j++) sl[na + j] = in->ok[2] == EMU_OK_VEC ? f->vec[in->o[2] + j] : in->o[2];
     for (unsigned e = 0; e < 4; e++) sc[e] = in->ok[3] == EMU_OK_VEC ? f->vec[in->o[3] + e] : in->o[3];
     for (unsigned e = 0; e < 4; e++) sd[e] = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + e] : in->o[0];
+    if (host_has_m16n8()) {
+        mma_m16n8_host(lane, sl, sc, sd, bf16, K);
+        return;
+    }
     uint32_t ab[32 * 6] __attribute__((aligned(16))); /* lane l's A and B registers at l * nab */
     float af[16][16], bf[16][8], cf[16][8] __attribute__((aligned(32)));
     float *c = &cf[0][0]; /* lane l's C/D elements: rows l / 4 and l / 4 + 8, columns 2 (l % 4) and + 1, at 2l, 2l + 1,
