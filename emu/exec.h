@@ -561,6 +561,11 @@ void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, flo
 typedef enum EmuMmaPath { EMU_MMA_FMAF, EMU_MMA_ADD, EMU_MMA_HOST_FMA } EmuMmaPath;
 bool emu_mma_f32_by(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
                     unsigned K, EmuMmaPath path);
+/* Eight f16 codes at p (16 bytes) times neg into v[0], v[stride], ... v[7 * stride]: emu_f16_to_f32's bits (NaN
+ * the canonical one) by the host's F16C (exec_mma.c; wgmma's descriptor operands).  emu_host_f16c() says whether
+ * the host has it: without it, emu_f16x8_to_f32_host must not be called. */
+bool emu_host_f16c(void);
+void emu_f16x8_to_f32_host(const uint8_t *p, float *v, float neg, size_t stride);
 /* f16, e4m3, e5m2: any product of two such values (f16 or f8 significands of at most 11 bits, sizes 2^-48 to
  * 2^32) is exact and normal in f32 */
 bool emu_mma_exact_type(unsigned ty);

@@ -410,12 +410,32 @@ static void mma_add(const float *A, unsigned lda, const float *B, unsigned ldb, 
 #include <immintrin.h>
 #include <stdatomic.h>
 /* The host's fused multiply-add (x86-64 with FMA3: one rounding of a*b + acc, IEEE's fusedMultiplyAdd, which is
- * fmaf's definition, in any operands: no exactness check needed).  Blocks of 4 rows by 8 columns in four 256-bit
- * registers, each element one fma per k ascending. */
+ * fmaf's definition, in any operands: no exactness check needed).  Blocks of 4 rows by 16 columns in eight 256-bit
+ * registers (one load of B's row and one broadcast of A's element serve two of them), then by 8 columns in four
+ * where 16 do not fit; each element one fma per k ascending. */
 __attribute__((target("avx2,fma"))) static void mma_host_fma(const float *A, unsigned lda, const float *B, unsigned ldb, float *D,
                                                              unsigned ldd, unsigned M, unsigned N, unsigned K) {
-    for (unsigned m0 = 0; m0 < M; m0 += 4)
-        for (unsigned n0 = 0; n0 < N; n0 += 8) {
+    for (unsigned m0 = 0; m0 < M; m0 += 4) {
+        unsigned n0 = 0;
+        for (; n0 + 16 <= N; n0 += 16) {
+            float *d = D + (size_t)m0 * ldd + n0;
+            const float *a = A + (size_t)m0 * lda;
+            __m256 c0 = _mm256_loadu_ps(d), c1 = _mm256_loadu_ps(d + ldd), c2 = _mm256_loadu_ps(d + 2 * (size_t)ldd),
+                   c3 = _mm256_loadu_ps(d + 3 * (size_t)ldd), e0 = _mm256_loadu_ps(d + 8), e1 = _mm256_loadu_ps(d + ldd + 8),
+                   e2 = _mm256_loadu_ps(d + 2 * (size_t)ldd + 8), e3 = _mm256_loadu_ps(d + 3 * (size_t)ldd + 8);
+            for (unsigned k = 0; k < K; k++) {
+                const float *bk = B + (size_t)k * ldb + n0;
+                __m256 b = _mm256_loadu_ps(bk), bh = _mm256_loadu_ps(bk + 8), x;
+                x = _mm256_set1_ps(a[k]), c0 = _mm256_fmadd_ps(x, b, c0), e0 = _mm256_fmadd_ps(x, bh, e0);
+                x = _mm256_set1_ps(a[lda + k]), c1 = _mm256_fmadd_ps(x, b, c1), e1 = _mm256_fmadd_ps(x, bh, e1);
+                x = _mm256_set1_ps(a[2 * (size_t)lda + k]), c2 = _mm256_fmadd_ps(x, b, c2), e2 = _mm256_fmadd_ps(x, bh, e2);
+                x = _mm256_set1_ps(a[3 * (size_t)lda + k]), c3 = _mm256_fmadd_ps(x, b, c3), e3 = _mm256_fmadd_ps(x, bh, e3);
+            }
+            _mm256_storeu_ps(d, c0), _mm256_storeu_ps(d + ldd, c1), _mm256_storeu_ps(d + 2 * (size_t)ldd, c2);
+            _mm256_storeu_ps(d + 3 * (size_t)ldd, c3), _mm256_storeu_ps(d + 8, e0), _mm256_storeu_ps(d + ldd + 8, e1);
+            _mm256_storeu_ps(d + 2 * (size_t)ldd + 8, e2), _mm256_storeu_ps(d + 3 * (size_t)ldd + 8, e3);
+        }
+        for (; n0 < N; n0 += 8) {
             float *d = D + (size_t)m0 * ldd + n0;
             const float *a = A + (size_t)m0 * lda;
             __m256 c0 = _mm256_loadu_ps(d), c1 = _mm256_loadu_ps(d + ldd), c2 = _mm256_loadu_ps(d + 2 * (size_t)ldd),
@@ -430,6 +450,19 @@ __attribute__((target("avx2,fma"))) static void mma_host_fma(const float *A, uns
             _mm256_storeu_ps(d, c0), _mm256_storeu_ps(d + ldd, c1), _mm256_storeu_ps(d + 2 * (size_t)ldd, c2);
             _mm256_storeu_ps(d + 3 * (size_t)ldd, c3);
         }
+    }
+}
+__attribute__((target("avx,f16c"))) void emu_f16x8_to_f32_host(const uint8_t *p, float *v, float neg, size_t stride) {
+    __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+    x = _mm256_blendv_ps(x, _mm256_set1_ps(NAN), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); /* any NaN the canonical one */
+    x = _mm256_mul_ps(x, _mm256_set1_ps(neg));
+    if (stride == 1) {
+        _mm256_storeu_ps(v, x);
+        return;
+    }
+    float t[8];
+    _mm256_storeu_ps(t, x);
+    for (unsigned j = 0; j < 8; j++) v[j * stride] = t[j];
 }
 static bool host_has_fma(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 /* F16C (CPUID leaf 1, ECX bit 29: not a name every compiler's __builtin_cpu_supports knows), asked of the CPU once:
@@ -444,6 +477,7 @@ static bool host_has_f16c(void) {
     }
     return k == 2;
 }
+bool emu_host_f16c(void) { return __builtin_cpu_supports("avx") && host_has_f16c(); }
 
 /* mma_m16n8_f32 (below) on a host with AVX2, FMA3 and F16C, in one pass over the lanes with the shape constant:
  * each lane's A pairs decoded by vcvtph2ps (f16) or two shifts (bf16) straight to their places in A (16 x K) and
@@ -521,6 +555,8 @@ static void mma_host_fma(const float *A, unsigned lda, const float *B, unsigned 
     mma_fmaf(A, lda, B, ldb, D, ldd, M, N, K);
 }
 static bool host_has_fma(void) { return false; }
+bool emu_host_f16c(void) { return false; }
+void emu_f16x8_to_f32_host(const uint8_t *p, float *v, float neg, size_t stride) { (void)p, (void)v, (void)neg, (void)stride; }
 static void mma_m16n8_host(EmuThread *lane[32], const uint32_t *sl, const uint32_t *sc, const uint32_t *sd, bool bf16, unsigned K) {
     (void)lane, (void)sl, (void)sc, (void)sd, (void)bf16, (void)K;
 }

@@ -432,10 +432,14 @@ bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
 }
 
 /* One 16-byte chunk's T elements of type ty (T = 16 / es) as values: floats times neg into vf, or (integers)
- * doubles into vd, element j at index j * stride. */
-static inline void decode_chunk(unsigned ty, const uint8_t *p, float *vf, double *vd, float neg, size_t stride) {
+ * doubles into vd, element j at index j * stride.  f16c: the host's F16C decodes f16 (emu_f16x8_to_f32_host). */
+static inline void decode_chunk(unsigned ty, const uint8_t *p, float *vf, double *vd, float neg, size_t stride, bool f16c) {
     switch (ty) {
     case EMU_T_F16: { /* four codes at a time (emu_f16x4_to_f32: emu_f16_to_f32's bits for every code) */
+        if (f16c) {
+            emu_f16x8_to_f32_host(p, vf, neg, stride);
+            return;
+        }
         uint16_t h[8];
         memcpy(h, p, 16);
         for (unsigned q = 0; q < 8; q += 4) {
@@ -491,6 +495,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
     unsigned lt = es == 1 ? 4 : es == 2 ? 3 : 2, T = 1u << lt, nr = mn_major ? rows / T : rows, nk = mn_major ? K : K / T;
     const uint8_t *smem = emu_cta_smem(b, t);
     size_t stride = mn_major ? smn : sk; /* between a chunk's elements */
+    bool f16c = ty == EMU_T_F16 && emu_host_f16c();
     for (unsigned r = 0; r < nr; r++)
         for (unsigned k = 0; k < nk; k++) {
             unsigned r0 = mn_major ? r * T : r, k0 = mn_major ? k : k * T;
@@ -503,7 +508,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
             uint64_t at = (uint64_t)t->cta * b->smem_stride + a;
             if (b->shadow && !emu_async_read(b, t, in, at, 16, t->linear, wg_end, "wgmma.mma_async")) return false;
             size_t at_v = r0 * smn + k0 * sk;
-            decode_chunk(ty, smem + a, vf ? vf + at_v : NULL, vd ? vd + at_v : NULL, neg, stride);
+            decode_chunk(ty, smem + a, vf ? vf + at_v : NULL, vd ? vd + at_v : NULL, neg, stride, f16c);
             read_note(b, rw, t->cta * chunks_per_cta(b) + a / 16, in->line); /* chunk_of(b, at): a < shared_size */
         }
     return true;
@@ -515,6 +520,9 @@ static inline uint64_t opreg(const EmuThread *t, const EmuIns *in, unsigned op, 
 static inline uint32_t opslot(const EmuThread *t, const EmuIns *in, unsigned op, unsigned k) {
     return in->ok[op] == EMU_OK_VEC ? t->fn->vec[in->o[op] + k] : in->o[op];
 }
+
+/* An f32 result's bits, NaN the canonical one */
+static inline uint64_t f32_canon(float v) { return v != v ? 0x7FFFFFFFu : emu_bits32(v); }
 
 /* A register's value as the wgmma sees it: its in-flight result if it has one. */
 static inline uint64_t acc_in(const EmuThread *t, uint32_t slot) {
@@ -707,16 +715,27 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         bool scale_d = ((uint32_t)t->r[ti->o[3 + sp]] != 0) != (ti->on[3 + sp] != 0); /* `!%p` negates the predicate */
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
         uint64_t buf[128];
-        /* f32 D in consecutive slots (as the slot packing gives a vector's registers): every slot's value written
-         * once, straight to the pending values */
-        bool direct = dcontig && !fm.integer && !fm.f16acc && !general;
+        /* f32 D: every slot's value written once, straight to the pending values (in consecutive slots, as the slot
+         * packing gives a vector's registers, their groups filled in one run below; else with its group here) */
+        bool f32 = !fm.integer && !fm.f16acc && !general, direct = dcontig && f32;
         uint64_t *out = direct ? w->pv + dlo : buf;
-        for (unsigned r = 0; r < fm.nd && !direct; r++) out[r] = 0;
-        if (!fm.integer && !fm.f16acc && !general) { /* f32 D by fours as C above, NaN the canonical one */
+        for (unsigned r = 0; r < fm.nd && !f32; r++) out[r] = 0;
+        if (f32) { /* f32 D by fours as C above, NaN the canonical one */
             const float *r0 = D + (16 * wq + g) * N + 2 * tq, *r1 = r0 + 8 * N;
-            for (unsigned e = 0; e < nelem; e += 4) {
-                float v[4] = {r0[2 * e], r0[2 * e + 1], r1[2 * e], r1[2 * e + 1]};
-                for (unsigned i = 0; i < 4; i++) out[e + i] = v[i] != v[i] ? 0x7FFFFFFFu : emu_bits32(v[i]);
+            if (direct)
+                for (unsigned e = 0; e < nelem; e += 4) {
+                    float v[4] = {r0[2 * e], r0[2 * e + 1], r1[2 * e], r1[2 * e + 1]};
+                    for (unsigned i = 0; i < 4; i++) out[e + i] = f32_canon(v[i]);
+                }
+            else {
+                uint64_t *pv = w->pv;
+                uint32_t *pg = w->pg, open = w->open;
+                for (unsigned e = 0; e < nelem; e += 4) {
+                    const uint32_t *sl = dslot + e;
+                    pv[sl[0]] = f32_canon(r0[2 * e]), pv[sl[1]] = f32_canon(r0[2 * e + 1]);
+                    pv[sl[2]] = f32_canon(r1[2 * e]), pv[sl[3]] = f32_canon(r1[2 * e + 1]);
+                    pg[sl[0]] = open, pg[sl[1]] = open, pg[sl[2]] = open, pg[sl[3]] = open;
+                }
             }
         }
         for (unsigned e = 0; e < nelem && (fm.integer || fm.f16acc || general); e++) {
@@ -750,7 +769,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             uint32_t *pg = w->pg + dlo, open = w->open;
             for (unsigned r = 0; r < fm.nd; r++) pg[r] = open;
         }
-        for (unsigned r = 0; r < fm.nd && !direct; r++) {
+        for (unsigned r = 0; r < fm.nd && !f32; r++) {
             w->pv[dslot[r]] = out[r];
             w->pg[dslot[r]] = w->open;
         }
