@@ -58,12 +58,21 @@ static bool next_aligned(EmuBlock *b, EmuThread **g, unsigned n) {
     if (t0->depth || pc >= f->ncode) return false;
     const EmuIns *in = &f->code[pc];
     if (!aligned_op(in->op)) return false;
+    /* the lanes' places in one pass without branches (as emu_full_warp checks them); wgmma results in flight and
+     * guards apart, only when some lane has wgmma state or the instruction a guard (an unguarded instruction's is
+     * the constant EMU_SLOT_TRUE) */
+    uint32_t off = 0;
+    bool any_wg = false;
     for (unsigned i = 0; i < n; i++) {
         const EmuThread *t = g[i];
-        if (t->state != EMU_TS_RUN || t->pc != pc || t->fn != f || t->depth || (t->wg && t->wg->n) ||
-            !((uint32_t)t->r[in->guard] ^ in->gneg))
-            return false;
+        off |= (uint32_t)(t->state ^ EMU_TS_RUN) | (t->pc ^ pc) | (uint32_t)(t->fn != f) | t->depth;
+        any_wg |= t->wg != NULL;
     }
+    if (off) return false;
+    for (unsigned i = 0; any_wg && i < n; i++)
+        if (g[i]->wg && g[i]->wg->n) return false;
+    for (unsigned i = 0; (in->guard != EMU_SLOT_TRUE || in->gneg) && i < n; i++)
+        if (!((uint32_t)g[i]->r[in->guard] ^ in->gneg)) return false;
     for (unsigned i = 0; i < n; i++) {
         g[i]->state = EMU_TS_WARP;
         g[i]->icount++;
