@@ -491,6 +491,7 @@ static inline __attribute__((always_inline, target("avx2,fma,f16c"))) void m16n8
                                                                                          bool bf16, unsigned K) {
     const unsigned na = K / 4; /* A registers a lane (B: K / 8) */
     float af[16][16] __attribute__((aligned(32))), bf[16][8] __attribute__((aligned(32))), cf[16][8] __attribute__((aligned(32)));
+    const uint32_t sc0 = sc[0], sc1 = sc[1], sc2 = sc[2], sc3 = sc[3];
     for (unsigned l = 0; l < 32; l++) {
         const uint64_t *r = lane[l]->r;
         unsigned gr = l >> 2, tg = l & 3;
@@ -512,8 +513,9 @@ static inline __attribute__((always_inline, target("avx2,fma,f16c"))) void m16n8
         _mm_storeu_ps(bv, b4);
         bf[tg * 2][gr] = bv[0], bf[tg * 2 + 1][gr] = bv[1];
         if (K == 16) bf[tg * 2 + 8][gr] = bv[2], bf[tg * 2 + 9][gr] = bv[3];
-        cf[gr][tg * 2] = emu_f32(r[sc[0]]), cf[gr][tg * 2 + 1] = emu_f32(r[sc[1]]);
-        cf[gr + 8][tg * 2] = emu_f32(r[sc[2]]), cf[gr + 8][tg * 2 + 1] = emu_f32(r[sc[3]]);
+        /* C's elements (rows gr and gr + 8, columns 2 tg and 2 tg + 1) are the 64-bit pairs l and 32 + l of cf */
+        uint64_t c01 = (uint32_t)r[sc0] | (uint64_t)(uint32_t)r[sc1] << 32, c23 = (uint32_t)r[sc2] | (uint64_t)(uint32_t)r[sc3] << 32;
+        memcpy(&cf[0][0] + 2 * l, &c01, 8), memcpy(&cf[8][0] + 2 * l, &c23, 8);
     }
     uint32_t d[16][8] __attribute__((aligned(32))); /* D's bits, NaN the canonical one */
     const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000), canon = _mm256_set1_epi32(0x7FFFFFFF);
@@ -535,10 +537,11 @@ static inline __attribute__((always_inline, target("avx2,fma,f16c"))) void m16n8
             _mm256_store_si256((__m256i *)d[m0 + i], _mm256_blendv_epi8(u, canon, nan));
         }
     }
-    for (unsigned l = 0; l < 32; l++) {
-        uint64_t *r = lane[l]->r;
-        unsigned gr = l >> 2, tg = l & 3;
-        r[sd[0]] = d[gr][tg * 2], r[sd[1]] = d[gr][tg * 2 + 1], r[sd[2]] = d[gr + 8][tg * 2], r[sd[3]] = d[gr + 8][tg * 2 + 1];
+    const uint32_t sd0 = sd[0], sd1 = sd[1], sd2 = sd[2], sd3 = sd[3];
+    for (unsigned l = 0; l < 32; l++) { /* D's elements as C's above, in the order the general executor writes them */
+        uint64_t *r = lane[l]->r, x, y;
+        memcpy(&x, &d[0][0] + 2 * l, 8), memcpy(&y, &d[8][0] + 2 * l, 8);
+        r[sd0] = (uint32_t)x, r[sd1] = x >> 32, r[sd2] = (uint32_t)y, r[sd3] = y >> 32;
     }
 }
 __attribute__((target("avx2,fma,f16c"))) static void mma_m16n8_host(EmuThread *lane[32], const uint32_t *sl, const uint32_t *sc,
