@@ -703,6 +703,9 @@ typedef struct EmuOptions {
     bool general_tensor_ops;    /* mma.sync, wmma.mma and wgmma by their general executors, fmaf per product and f16
                                  * results through emu_round_f64 (the reference the specialised ones are tested against:
                                  * the same bits, slower) */
+    bool portable_tensor_ops;   /* the specialised executors without their F16C paths (mma.sync m16n8's one-pass host
+                                 * body, wgmma's f16 decode): what a host without AVX2, FMA and F16C runs, so a host
+                                 * with them still tests it against general_tensor_ops (test_emu_mma_fast) */
     unsigned approx;            /* EMU_APPROX_EXACT (0): .approx results from the host libm in double, rounded once (nearly
                                  * exact); EMU_APPROX_BOUND: each moved by the PTX ISA's documented maximum error (emu/approx.c) */
     bool one_slot_per_register; /* run every kernel with one register-file slot per register (the reference), not

@@ -719,14 +719,14 @@ static bool sparse_product(EmuBlock *b, EmuThread *lane[32], const EmuFunc *f, c
  * half), the product summed by emu_mma_f32 (the same fmaf per k ascending) and D written with NaN canonical.  The
  * same bits as the general path: test_emu_mma's mma/fast_* tests run both (EmuOptions.general_tensor_ops). */
 static inline __attribute__((always_inline)) void mma_m16n8_f32(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, bool bf16,
-                                                                unsigned K) {
+                                                                unsigned K, bool host) {
     const unsigned na = K / 4, nb = K / 8, nab = na + nb; /* A and B registers a lane */
     uint32_t sl[6], sc[4], sd[4];
     for (unsigned j = 0; j < na; j++) sl[j] = in->ok[1] == EMU_OK_VEC ? f->vec[in->o[1] + j] : in->o[1];
     for (unsigned j = 0; j < nb; j++) sl[na + j] = in->ok[2] == EMU_OK_VEC ? f->vec[in->o[2] + j] : in->o[2];
     for (unsigned e = 0; e < 4; e++) sc[e] = in->ok[3] == EMU_OK_VEC ? f->vec[in->o[3] + e] : in->o[3];
     for (unsigned e = 0; e < 4; e++) sd[e] = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + e] : in->o[0];
-    if (host_has_m16n8()) {
+    if (host && host_has_m16n8()) {
         mma_m16n8_host(lane, sl, sc, sd, bf16, K);
         return;
     }
@@ -772,16 +772,17 @@ static inline __attribute__((always_inline)) void mma_m16n8_f32(EmuThread *lane[
     }
 }
 
-/* The forms mma_m16n8_f32 takes: false for the rest, which go the general way */
-static bool mma_fast(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm) {
+/* The forms mma_m16n8_f32 takes: false for the rest, which go the general way.  host: its F16C body where the host
+ * has one (EmuOptions.portable_tensor_ops off) */
+static bool mma_fast(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm, bool host) {
     if (fm->sparse || fm->rows != 16 || in->ty != EMU_T_F32 || in->ty4 != EMU_T_F32 || in->ty2 != in->ty3 ||
         (in->ty2 != EMU_T_F16 && in->ty2 != EMU_T_BF16) || in->mode == EMU_MODE_M8N8K4)
         return false;
     bool bf16 = in->ty2 == EMU_T_BF16;
-    if (fm->k == 16 && bf16) mma_m16n8_f32(lane, f, in, true, 16);
-    else if (fm->k == 16) mma_m16n8_f32(lane, f, in, false, 16);
-    else if (bf16) mma_m16n8_f32(lane, f, in, true, 8);
-    else mma_m16n8_f32(lane, f, in, false, 8);
+    if (fm->k == 16 && bf16) mma_m16n8_f32(lane, f, in, true, 16, host);
+    else if (fm->k == 16) mma_m16n8_f32(lane, f, in, false, 16, host);
+    else if (bf16) mma_m16n8_f32(lane, f, in, true, 8, host);
+    else mma_m16n8_f32(lane, f, in, false, 8, host);
     return true;
 }
 
@@ -802,7 +803,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
         exec_hmma884(lane, f, in, &fm, general);
         return true;
     }
-    if (!general && mma_fast(lane, f, in, &fm)) return true;
+    if (!general && mma_fast(lane, f, in, &fm, !b->L->opt->portable_tensor_ops)) return true;
     unsigned K = fm.k, E = fm.epr, R = fm.rows, NE = R / 4; /* NE: C/D elements per lane */
     bool isint = in->ty == EMU_T_S32;
     unsigned bop = in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR); /* .b1: each product a bit operation */

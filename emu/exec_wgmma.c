@@ -495,7 +495,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
     unsigned lt = es == 1 ? 4 : es == 2 ? 3 : 2, T = 1u << lt, nr = mn_major ? rows / T : rows, nk = mn_major ? K : K / T;
     const uint8_t *smem = emu_cta_smem(b, t);
     size_t stride = mn_major ? smn : sk; /* between a chunk's elements */
-    bool f16c = ty == EMU_T_F16 && emu_host_f16c();
+    bool f16c = ty == EMU_T_F16 && !b->L->opt->general_tensor_ops && !b->L->opt->portable_tensor_ops && emu_host_f16c();
     for (unsigned r = 0; r < nr; r++)
         for (unsigned k = 0; k < nk; k++) {
             unsigned r0 = mn_major ? r * T : r, k0 = mn_major ? k : k * T;

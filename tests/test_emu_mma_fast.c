@@ -194,10 +194,10 @@ Test(mma, fast_executor_matches_general) {
                                                                                     : f2u(edge_f32(kind, f16));
             }
         }
-        uint32_t got[2][T * 4];
-        for (int general = 0; general < 2; general++) {
+        uint32_t got[3][T * 4]; /* the specialised executor, the general one, the specialised one without F16C */
+        for (int general = 0; general < 3; general++) {
             memset(emu_mem_host(&mem, out, T * 16), 0xA5, T * 16); /* poisoned */
-            EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .general_tensor_ops = general};
+            EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .general_tensor_ops = general == 1, .portable_tensor_ops = general == 2};
             cr_assert(emu_launch(m, emu_module_find(m, "k"), (unsigned[]){2, 1, 1}, (unsigned[]){T / 2, 1, 1}, 0, (void *[]){&in, &out}, &o,
                                  NULL, &err),
                       "%s", err ? err : "");
@@ -207,6 +207,8 @@ Test(mma, fast_executor_matches_general) {
         for (unsigned i = 0; i < T * 4; i++) {
             cr_assert_eq(got[0][i], got[1][i], "m16n8k%s %s, thread %u, D element %u: fast %#x, general %#x", k16 ? "16" : "8",
                          forms[fi][0], i / 4, i % 4, got[0][i], got[1][i]);
+            cr_assert_eq(got[2][i], got[1][i], "m16n8k%s %s, thread %u, D element %u: fast without F16C %#x, general %#x",
+                         k16 ? "16" : "8", forms[fi][0], i / 4, i % 4, got[2][i], got[1][i]);
             uint32_t a = got[0][i] & 0x7FFFFFFFu;
             if (a > 0x7F800000u) nan++;
             else if (a == 0x7F800000u) inf++;
@@ -396,11 +398,12 @@ Test(wgmma, fast_f32_accumulators_match_general) {
         }
         uint64_t da = (uint64_t)(1024 >> 4) << 16 | (uint64_t)(128 >> 4) << 32; /* start 0, LBO (64 / 8) 128, SBO 128 */
         uint64_t db = (uint64_t)(2048 >> 4) | (uint64_t)((N / 8 * 128) >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
-        uint32_t *got[2][2];
+        uint32_t *got[2][3]; /* the specialised executor, the general one, the specialised one without F16C */
         for (unsigned scaled = 0; scaled < 2; scaled++)
-            for (int general = 0; general < 2; general++) {
+            for (int general = 0; general < 3; general++) {
                 memset(emu_mem_host(&mem, dout, T * 4 * nd), 0xA5, T * 4 * nd); /* poisoned */
-                EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .general_tensor_ops = general};
+                EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .general_tensor_ops = general == 1,
+                                .portable_tensor_ops = general == 2};
                 cr_assert(emu_launch(m, emu_module_find(m, "k"), (unsigned[]){CTAS, 1, 1}, (unsigned[]){128, 1, 1}, 0,
                                      (void *[]){&dimg, &dc, &dout, &da, &db, &scaled}, &o, NULL, &err),
                           "%s", err ? err : "");
@@ -412,6 +415,8 @@ Test(wgmma, fast_f32_accumulators_match_general) {
             for (unsigned i = 0; i < T * nd; i++) {
                 uint32_t a = got[scaled][0][i], g = got[scaled][1][i];
                 cr_assert_eq(a, g, "m64n%uk16 %s, scale-d %u, thread %u, D register %u: fast %#x, general %#x", N, ty, scaled, i / nd, i % nd, a, g);
+                cr_assert_eq(got[scaled][2][i], g, "m64n%uk16 %s, scale-d %u, thread %u, D register %u: fast without F16C %#x, general %#x",
+                             N, ty, scaled, i / nd, i % nd, got[scaled][2][i], g);
                 a &= 0x7FFFFFFFu;
                 if (a > 0x7F800000u) nan++;
                 else if (a == 0x7F800000u) inf++;
@@ -420,7 +425,7 @@ Test(wgmma, fast_f32_accumulators_match_general) {
             }
         cr_assert(nan && inf && other > T, "m64n%u %s: %u NaN, %u infinite, %u subnormal, %u other", N, ty, nan, inf, sub, other);
         cr_assert(f16 || sub, "bf16: no subnormal results");
-        for (unsigned i = 0; i < 4; i++) free(got[i / 2][i % 2]);
+        for (unsigned i = 0; i < 6; i++) free(got[i / 3][i % 3]);
         free(ptx);
         emu_module_free(m);
         emu_mem_destroy(&mem);
