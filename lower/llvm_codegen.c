@@ -562,12 +562,16 @@ static void init_targets(void) {
      * nothing for aggressive-instcombine's patterns, no loop the vectorizer takes (loop-vectorize: NVPTX has no
      * vector registers for it).  Of NVPTX's code generation, NaryReassociate (after SLSR) is skipped too: it never
      * changed the PTX of a shipped kernel or of compile_scaling.py's shapes, and it was half of `llc` on lets_ifs
-     * (0.85 -> 0.45 s at 2000 units).  Skipping only removes optimizations, never adds one, so no program can
-     * become wrong; the other names are not passes of code generation.  Process-wide, set once. */
+     * (0.85 -> 0.45 s at 2000 units).  Four more do change the IR of some kernels but never their PTX (every
+     * shipped and tests/lang kernel, sm_80 and sm_90a, and eight launched configurations, byte for byte:
+     * scripts/ptx_snapshot.sh): the dead-code removers bdce and adce (what they remove, InstCombine, GVN and
+     * code generation's own dead-instruction removal remove too) and instsimplify and loop-instsimplify (folds
+     * InstCombine makes anyway, a subset of its rules).  Skipping only removes optimizations, never adds one, so
+     * no program can become wrong; the other names are not passes of code generation.  Process-wide, set once. */
     const char *argv[] = {"tile", "-nvptx-short-ptr", "-slp-vectorize-hor=false", "-licm-mssa-max-acc-promotion=64",
                           "-opt-disable=dse,memcpyopt,called-value-propagation,always-inline,lower-expect,alloc-token,"
                           "memprof-remove-attributes,constraint-elimination,float2int,aggressive-instcombine,loop-vectorize,"
-                          "nary-reassociate"};
+                          "nary-reassociate,bdce,adce,instsimplify,loop-instsimplify"};
     LLVMParseCommandLineOptions(5, argv, NULL);
 }
 
