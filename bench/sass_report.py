@@ -57,6 +57,8 @@ GEMM_SPECS = ["sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm
 GEMM_T_SPECS = ["sak=1", "sbk=1", "m=16", "n=16", "k=16", "sam=16", "sbn=16", "scm=16"]
 # A as a [k][m] tile (trans_a: M contiguous)
 GEMM_TA_SPECS = ["sam=1", "sbn=1", "m=16", "n=16", "k=16", "sak=16", "sbk=16", "scm=16"]
+# both transposed (trans_a and trans_b)
+GEMM_TT_SPECS = ["sam=1", "sbk=1", "m=16", "n=16", "k=16", "sak=16", "sbn=16", "scm=16"]
 GATE_SPECS = ["hidden=16", "inter=16", "sx=16"]
 DOWN_SPECS = ["hidden=16", "inter=16", "so=16"]
 # tile_attention_fwd specializes every stride divisible by 16 (contiguous [batch, seq, heads, 64k] tensors)
@@ -96,6 +98,13 @@ CONFIGS = [
     ("gemm/gemm.tile", "gemm_f16_f32", ["BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3", "warp_specialize=1",
                                          "PERSISTENT=1"], GEMM_TA_SPECS,
      "gemm f16->f32 trans_a 128x256x64 w8 ws persistent (sm_90a launch)", []),
+    # tf32 and f8 with A transposed on sm_90a: the wgmma's A registers loaded from the pipelined [k][m] stage
+    ("gemm/gemm.tile", "gemm_tf32_f32", ["BM=128", "BN=128", "BK=16", "num_warps=8", "num_stages=3", "warp_specialize=1",
+                                          "PERSISTENT=1"], GEMM_TT_SPECS,
+     "gemm tf32->f32 trans_a trans_b 128x128x16 w8 ws persistent (sm_90a launch)", []),
+    ("gemm/gemm.tile", "gemm_e4m3_f32", ["BM=128", "BN=128", "BK=128", "num_warps=8", "num_stages=3", "warp_specialize=1",
+                                         "PERSISTENT=1", "SCALE=1", "FAST_ACCUM=0"], GEMM_TT_SPECS,
+     "gemm e4m3 trans_a trans_b 128x128x128 w8 ws persistent promoted (sm_90a launch)", []),
     # f8 as tile_gemm launches it on sm_90a (B as a [n][k] weight, per-tensor scales): two-level accumulation by
     # default, and FAST_ACCUM=1 at 128 x 256 (what run.sh times beside it)
     ("gemm/gemm.tile", "gemm_e4m3_f32", ["BM=128", "BN=128", "BK=128", "num_warps=8", "num_stages=3", "warp_specialize=1",

@@ -358,7 +358,9 @@ static int wg_chunk(int N, DType dt) {
     return c;
 }
 
-static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk, bool b_nk, bool a_frag) {
+/* a_frag: A is a chained dot's 16-bit fragments; a_regs: A is read from its stage into registers
+ * (wg_a_regs), so its shared tile's width and major-ness do not matter */
+static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk, bool b_nk, bool a_frag, bool a_regs) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
     const Layout *mma = rt->layout;
     int wm = mma->wpc[0], M = rt->shape[0], N = rt->shape[1];
@@ -367,8 +369,8 @@ static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk
         return false;
     if ((dt == DT_I8 && rt->dt != DT_I32) || (dt != DT_I8 && rt->dt != DT_F32)) return false;
     if (!wg_chunk(N, dt)) return false;
-    if (a_frag ? (dt != DT_F16 && dt != DT_BF16) : !wg_width(ta)) return false;
-    if (!a_frag && !a_mk && ((dt != DT_F16 && dt != DT_BF16) || wg_width(ta) != 128)) return false; /* MN-major A */
+    if (a_frag ? (dt != DT_F16 && dt != DT_BF16) : !a_regs && !wg_width(ta)) return false;
+    if (!a_frag && !a_regs && !a_mk && ((dt != DT_F16 && dt != DT_BF16) || wg_width(ta) != 128)) return false; /* MN-major A */
     if (!wg_width(tb)) return false;
     if (!b_nk && dt != DT_F16 && dt != DT_BF16) return false; /* only 16-bit B may be MN-major */
     if (!b_nk && wg_chunk(N, dt) < N && wg_chunk(N, dt) * tb->eb % 128) return false;
@@ -406,21 +408,60 @@ static LLVMValueRef desc_plus(LL *l, LLVMValueRef d, int bytes) {
 
 static void wait_tied(LL *l, LLVMValueRef *v, int nc, bool integer, int pending);
 
-static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk, bool b_nk, LLVMValueRef *A, LLVMValueRef *res) {
+/* A's wgmma registers read from a stage kept [K][M] (a transposed tf32 or 8-bit A, which wgmma
+ * reads from shared memory K-major only): register (im * nk + kk) * 4 + j of warp w (its 16 rows
+ * of the warpgroup's 64, as the mma.sync A fragment) holds row 16w + lane/4 + 8(j&1) + 16 wm im and
+ * the E = 4 / eb columns from kw kk + E (lane%4) + 4E (j>>1), each element one shared load (the
+ * tile is M-contiguous) packed low first.  Loaded before the first wgmma, so nothing writes an A
+ * register between them. */
+static LLVMValueRef *wg_a_regs(LL *l, const Tile *ta, int wm, int rm, int nk, int kw) {
+    int E = 4 / ta->eb;
+    LLVMValueRef *pa = malloc(sizeof *pa * (size_t)(rm * nk * 4));
+    if (!pa) out_of_memory();
+    LLVMValueRef g = LLVMBuildLShr(l->b, l->lane, ll_i32(l, 2), ""), t4 = LLVMBuildAnd(l->b, l->lane, ll_i32(l, 3), "");
+    LLVMValueRef row_m = LLVMBuildMul(l->b, LLVMBuildURem(l->b, l->warp, ll_i32(l, wm), ""), ll_i32(l, 16), "");
+    LLVMTypeRef et = ta->eb == 4 ? l->t_i32 : l->t_i8;
+    /* the swizzle repeats every 8 rows (K here), so K step kk's addresses are step 0's plus kw kk rows:
+     * 4 E swizzled offsets a slab, not 4 E nk (ptxas keeps them live across the loop) */
+    int kstride = kw * (ta->panel ? 128 : ta->cols * ta->eb);
+    LLVMValueRef *base = malloc(sizeof *base * (size_t)(4 * E));
+    if (!base) out_of_memory();
+    for (int im = 0; im < rm; im++) {
+        for (int j = 0; j < 4; j++) {
+            LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, row_m, g, ""), ll_i32(l, im * 16 * wm + 8 * (j & 1)), "");
+            for (int e = 0; e < E; e++) {
+                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, t4, ll_i32(l, E), ""), ll_i32(l, 4 * E * (j >> 1) + e), "");
+                base[j * E + e] = swz_offset(l, ta, col, row);
+            }
+        }
+        for (int kk = 0; kk < nk; kk++)
+            for (int j = 0; j < 4; j++) {
+                LLVMValueRef reg = NULL;
+                for (int e = 0; e < E; e++) {
+                    LLVMValueRef off = LLVMBuildAdd(l->b, base[j * E + e], ll_i32(l, kk * kstride), "");
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, et, ll_smem_ptr(l, ta->off, tile_dyn(l, ta, off)), "");
+                    LLVMSetAlignment(v, (unsigned)ta->eb);
+                    if (E > 1) {
+                        v = LLVMBuildShl(l->b, LLVMBuildZExt(l->b, v, l->t_i32, ""), ll_i32(l, 8 * e), "");
+                        v = reg ? LLVMBuildOr(l->b, reg, v, "") : v;
+                    }
+                    reg = v;
+                }
+                pa[(im * nk + kk) * 4 + j] = reg;
+            }
+    }
+    free(base);
+    return pa;
+}
+
+/* pa: A's registers (rm * nk * 4, packed), or NULL for A read through a descriptor. */
+static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk, bool b_nk, LLVMValueRef *pa, LLVMValueRef *res) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
     int wm = rt->layout->wpc[0], M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
     DType dt = at->dt;
     int eb = dtype_bits(dt) / 8, kw = 32 / eb, rm = M / (16 * wm), rn = N / 8, nk = K / kw;
     int nch = wg_chunk(N, dt), per = nch / 2; /* accumulator registers per wgmma: 64 x nch over 128 threads */
     bool integer = dt == DT_I8, f16 = dt == DT_F16 || dt == DT_BF16;
-    /* A in registers: every fragment packed before the first wgmma, so no instruction writes
-     * an A register between the wgmmas (ptxas would wait for each one) */
-    LLVMValueRef *pa = NULL;
-    if (A) {
-        pa = malloc(sizeof *pa * (size_t)(rm * nk * 4));
-        if (!pa) out_of_memory();
-        for (int g = 0; g < rm * nk * 4; g++) pa[g] = pack32(l, &A[g * 2], 2, dt);
-    }
     ll_asm(l, l->t_void, "wgmma.fence.sync.aligned;", "~{memory}", NULL, 0, true);
     /* descriptors at K step 0: A at this warpgroup's first row, B at its start */
     /* this warpgroup's index along M: 0 with one warpgroup, else warp/4 broadcast from lane 0 so
@@ -433,7 +474,7 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk
         ll_leave_entry(l, ip);
     }
     LLVMValueRef da = NULL, db = wg_desc(l, tb, !b_nk, ll_i32(l, 0));
-    if (!A) { /* a warpgroup's 64 rows: 64 K-major rows, or (MN-major) 128 bytes along M, one panel */
+    if (!pa) { /* a warpgroup's 64 rows: 64 K-major rows, or (MN-major) 128 bytes along M, one panel */
         int rs = ta->panel ? 128 : ta->cols * ta->eb, step = a_mk ? 64 * rs : wg_mnmajor_off(ta, 0, 64);
         da = wg_desc(l, ta, !a_mk, LLVMBuildMul(l->b, wg, ll_i32(l, step), ""));
     }
@@ -452,7 +493,7 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk
             for (int c0 = 0; c0 < N; c0 += nch) {
                 /* operands: $0..per-1 D, then A (descriptor or 4 registers), B, scale-d, then D tied */
                 int n = 0, na;
-                if (A) {
+                if (pa) {
                     for (int j = 0; j < 4; j++) args[n++] = pa[(im * nk + kk) * 4 + j];
                     na = 4;
                 } else {
@@ -472,15 +513,15 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk
                 int p = snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\nwgmma.mma_async.sync.aligned.m64n%dk%d.%s {",
                                  per + na + 1, nch, kw, wg_types(dt, tir_vtype(l->f, i->ops[1])->dt));
                 for (int r = 0; r < per; r++) p += snprintf(text + p, cap - (size_t)p, "%s$%d", r ? "," : "", r);
-                if (A) p += snprintf(text + p, cap - (size_t)p, "}, {$%d,$%d,$%d,$%d}, $%d, p", per, per + 1, per + 2, per + 3, per + 4);
+                if (pa) p += snprintf(text + p, cap - (size_t)p, "}, {$%d,$%d,$%d,$%d}, $%d, p", per, per + 1, per + 2, per + 3, per + 4);
                 else p += snprintf(text + p, cap - (size_t)p, "}, $%d, $%d, p", per, per + 1);
-                if (f16 && A) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, %d", b_nk ? 0 : 1);
+                if (f16 && pa) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, %d", b_nk ? 0 : 1);
                 else if (f16) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, %d, %d", a_mk ? 0 : 1, b_nk ? 0 : 1);
                 else if (!integer) p += snprintf(text + p, cap - (size_t)p, ", 1, 1");
                 snprintf(text + p, cap - (size_t)p, ";\n}");
                 int q = 0;
                 for (int r = 0; r < per; r++) q += snprintf(cons + q, cap - (size_t)q, "%s", integer ? "=r," : "=f,");
-                for (int j = 0; j < na; j++) q += snprintf(cons + q, cap - (size_t)q, "%s,", A ? "r" : "l");
+                for (int j = 0; j < na; j++) q += snprintf(cons + q, cap - (size_t)q, "%s,", pa ? "r" : "l");
                 q += snprintf(cons + q, cap - (size_t)q, "l,r");
                 for (int r = 0; r < per; r++) q += snprintf(cons + q, cap - (size_t)q, ",%d", r);
                 LLVMValueRef call = ll_asm(l, sty, text, cons, args, n, true);
@@ -499,7 +540,6 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk
     } else {
         wait_tied(l, res, rm * rn * 4, integer, 0);
     }
-    free(pa);
     free(args);
     free(fields);
     free(text);
@@ -563,11 +603,13 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     Tile ta = tile_make(l, a_mk ? M : K, a_mk ? K : M, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
     Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
                         b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL);
-    if (!a_mk && eb == 1) {
-        ll_error(l, i->loc, "internal error: an 8-bit A operand kept M-contiguous in shared memory");
+    /* a stage kept [K][M] of a type wgmma reads K-major only (tf32, 8-bit): read into A's registers */
+    bool a_regs = a_shared && !a_mk && dt != DT_F16 && dt != DT_BF16 && layout_is_warpgroup_mma(mma);
+    bool wg = wgmma_fits(l, i, &ta, &tb, a_mk, b_nk, a_frag, a_regs);
+    if (!a_mk && eb == 1 && !wg) {
+        ll_error(l, i->loc, "internal error: an 8-bit A operand kept M-contiguous in shared memory for mma.sync");
         return false;
     }
-    bool wg = wgmma_fits(l, i, &ta, &tb, a_mk, b_nk, a_frag);
     const Target *tg = target_find(l->m->arch);
     if (!wg && dtype_is_storage(dt) && !(target_has_f8(tg) && tg->mma == MMA_SYNC)) {
         /* assign_layout's native_f8 keeps f8 operands only for a wgmma or sm_89's mma.sync */
@@ -590,7 +632,18 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     LLVMValueRef *res = ll_new(l, i->res[0], nc);
     for (int r = 0; r < nc; r++) res[r] = C[r];
     if (wg) {
-        emit_wgmma(l, i, &ta, &tb, a_mk, b_nk, A, res);
+        /* A in registers: every fragment packed (or loaded) before the first wgmma, so no
+         * instruction writes an A register between the wgmmas (ptxas would wait for each one) */
+        LLVMValueRef *pa = NULL;
+        if (a_frag) {
+            pa = malloc(sizeof *pa * (size_t)(rm * nk * 4));
+            if (!pa) out_of_memory();
+            for (int g = 0; g < rm * nk * 4; g++) pa[g] = pack32(l, &A[g * 2], 2, dt);
+        } else if (a_regs) {
+            pa = wg_a_regs(l, &ta, wm, rm, nk, kw);
+        }
+        emit_wgmma(l, i, &ta, &tb, a_mk, b_nk, pa, res);
+        free(pa);
         return true;
     }
     LLVMValueRef lane = l->lane;
@@ -641,8 +694,8 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
                 for (int j = 0; j < 2; j++) {                                                                     \
                     LLVMValueRef krow = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * j), "");                          \
                     LLVMValueRef col = LLVMBuildAdd(l->b, c0, g, "");                                             \
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32,                                               \
-                                                    ll_smem_ptr(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, col))), ""); \
+                    LLVMValueRef off = b_nk ? swz_offset(l, &tb, col, krow) : swz_offset(l, &tb, krow, col);     \
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, tb.off, tile_dyn(l, &tb, off)), ""); \
                     LLVMSetAlignment(v, 4);                                                                       \
                     (fb)[in * 2 + j] = v;                                                                         \
                 }                                                                                                 \

@@ -12,8 +12,11 @@
  *      an RNN's state, must be read after its store; a wait for what others write, atomic_poll
  *      or gdc_wait, counts as a write through every pointer), a zero `other`, accesses of 4, 8
  *      or 16 bytes, and its fast dim one the operand's shared tile can keep contiguous
- *      (A: K, or M for 16-bit types and for tf32 read by mma.sync; B: N or K as loaded, K for
- *      i8, N for tf32; trans(A) or trans(B) of a tile, the stage keeping the tile as loaded).
+ *      (A: K, or M for 16-bit types, tf32, and f8 read by wgmma -- wgmma reads 32- and 8-bit A
+ *      from shared memory K-major only, so the dot loads those fragments from the stage into
+ *      its A registers, but not a tf32 A beside a B copied element by element: ptxas spilled;
+ *      B: N or K as loaded, K for i8, N for tf32 on mma.sync; trans(A) or trans(B) of a tile,
+ *      the stage keeping the tile as loaded).
  *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
  *      reads 32-bit B only K-major), copied element by element (4-byte cp.async) to its
  *      transposed place, as Triton does.
@@ -249,13 +252,15 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
      * read with ldmatrix.trans) or K ([N][K], plain ldmatrix), except that i8 fragments need K and
      * tf32 ones N; trans(B) of a K-contiguous [N][K] tile.  For A K ([M][K], plain ldmatrix) or, for
      * 16-bit types, M ([K][M], or trans() of a [K][M] tile: ldmatrix.trans, wgmma's transposed A);
-     * tf32 only for mma.sync (32-bit loads; wgmma reads tf32 A K-major only); 8-bit types need K. */
+     * tf32 too (mma.sync: 32-bit loads; wgmma, which reads tf32 A from shared memory K-major only:
+     * loaded from the stage into its A registers), f8 only for wgmma (likewise, a byte a load;
+     * ldmatrix.trans moves 16-bit elements), i8 never.  On wgmma a tf32 B may be K-contiguous too. */
     const Target *tg = target_find(c->m->arch);
     bool wgdot = layout_is_warpgroup_mma(tir_vtype(c->f, dot->res[0])->layout) && tg && tg->mma == WGMMA;
     if (k == 0) {
         *contig = t->layout->order[0];
         int vc = *trans ? 1 - *contig : *contig; /* the dot's A: 1 K-contiguous, 0 M-contiguous */
-        if (vc == 0 && eb != 2 && !(t->dt == DT_F32 && !wgdot)) return false;
+        if (vc == 0 && eb != 2 && t->dt != DT_F32 && !(eb == 1 && wgdot && dtype_is_float(t->dt))) return false;
         if (vc == 0 && t->shape[*trans ? 1 : 0] < 16) return false; /* ldmatrix.trans reads 8 M a matrix, two matrices */
     } else {
         *contig = *trans ? 1 : t->layout->order[0];
@@ -268,7 +273,7 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
     if (k == 1 && !*trans && t->dt == DT_F32 && *contig == 1 && wgdot && t->shape[0] * eb % 32 == 0)
         *contig = 0, *xpose = true; /* tf32 wgmma: B K-major, K rows of 32, 64 or 128 bytes */
     if (t->layout->order[0] != *contig && !*xpose) return false;
-    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1 && !*xpose)))
+    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1 && !*xpose && !wgdot)))
         return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
     return copyable(c, ld, body->args[0]);
@@ -412,11 +417,22 @@ static bool piped(const Cand *cs, int n, const Inst *d, int op) {
     return false;
 }
 
+/* Candidate k is an M-contiguous A of a type other than f16/bf16 (tf32, f8): where it is a wgmma's, the
+ * dot loads its stage into the wgmma's A registers (wgmma reads 32- and 8-bit A K-major only). */
+static bool a_to_regs(Ctx *c, const Cand *k) {
+    DType dt = tir_vtype(c->f, k->dot->ops[0])->dt;
+    return k->operand == 0 && !k->reg && (k->trans ? 1 - k->contig : k->contig) == 0 && dt != DT_F16 && dt != DT_BF16;
+}
+
 static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses) {
     const Target *tg = target_find(c->m->arch);
     if (!tg || tg->mma != WGMMA || !n) return false;
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
         if (cs[k].reg) return false; /* the dot stages a register operand itself: its wgmma waits */
+        /* an A the dot loads into the wgmma's registers: they must keep their values until the group
+         * completes, and the next iteration's fragments would take them */
+        if (a_to_regs(c, &cs[k])) return false;
+    }
     /* so does a dot whose B, or whose A (unless it is a chained dot's fragments or staged once before the
      * loop, step 5), is not a stage of the ring: its next iteration would overwrite the staging buffer
      * this iteration's wgmma may still read */
@@ -507,6 +523,18 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
             }
         }
     }
+    /* a tf32 A for the wgmma's registers beside a B the same warps copy element by element (xpose) keeps
+     * the register path: ptxas -v, tile_gemm's tf32 trans_a at 128 x 128 x 16 on 8 warps, warp-specialized
+     * (168 registers) with beta, bias and GELU, spilled 24 B with both (0 as before) */
+    for (int a = 0; a < n; a++) {
+        bool drop = false;
+        for (int b = 0; b < n && a_to_regs(c, &cs[a]); b++) drop |= cs[b].dot == cs[a].dot && cs[b].xpose;
+        if (drop) {
+            memmove(&cs[a], &cs[a + 1], sizeof *cs * (size_t)(n - a - 1));
+            n--, a--;
+        }
+    }
+    for (int a = 0; a < n; a++) cs[a].primary = a;
     /* a load feeding several dots: one buffer, when every use is an eligible dot operand of
      * the same contiguity; otherwise the registers are still needed and none of them goes */
     for (int a = 0; a < n; a++) {

@@ -300,9 +300,13 @@ Test(gemm, pipelined, .timeout = 300) {
         {IN_BF16, OUT_F32, 48, 80, 96, true, false, 1, 0, true, 1, 1, 0, NULL, true, false},
         {IN_F16, OUT_F32, 48, 80, 96, false, true, 1, 0, false, 0, 1, 0, NULL, true, false},
         /* A stored k x m (M contiguous): its stages read with ldmatrix.trans / an M-major wgmma; tf32 with
-         * 32-bit loads on sm_80 (through registers on sm_90a), i8 through registers */
+         * 32-bit loads (on sm_90a into the wgmma's A registers beside a K-major B; through registers beside
+         * a [K][N] one), f8 on sm_90a a byte a load into the wgmma's A registers, i8 through registers */
         {IN_F16, OUT_F32, 80, 48, 112, true, true, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_TF32, OUT_F32, 48, 64, 48, true, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_TF32, OUT_F32, 80, 40, 56, true, true, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_E4M3, OUT_F32, 48, 40, 96, true, true, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_E5M2, OUT_F32, 80, 24, 160, true, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_I8, OUT_I32, 48, 64, 96, true, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_TF32, OUT_F32, 64, 48, 64, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_I8, OUT_I32, 64, 48, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
@@ -378,9 +382,14 @@ Test(gemm, pipelined_ptx_sm90a) {
 /* A transposed (sam=1: M contiguous), as tile_gemm's trans_a launches it: its tiles go through the
  * cp.async ring like B's (a second shared buffer, no register tile of A staged by the dot each
  * iteration), read back with ldmatrix.trans on sm_80 and by an M-major wgmma (imm-trans-a 1) on
- * sm_90a, whose group then stays in flight across iterations (wait_group 1); tf32 and i8 keep A in
- * registers on sm_90a (wgmma reads 32- and 8-bit A K-major only), i8 on sm_80 too (ldmatrix.trans
- * moves 16-bit elements).  The numbers: gemm/pipelined and api_persistent_sm90a. */
+ * sm_90a, whose group then stays in flight across iterations (wait_group 1).  wgmma reads tf32 and f8
+ * A from shared memory K-major only: on sm_90a their stages are loaded into the wgmma's A registers
+ * (`}, {%r`: A given as four registers), whose group then waits (the next iteration's fragments would
+ * overwrite registers it still reads); tf32's B is K-major as loaded with trans_b (sbk=1), f8's [K][N]
+ * B is still staged by the dot.  A tf32 [K][N] B is copied into its K-major stage element by element,
+ * and beside those copies A keeps the register path (software_pipeline.c: ptxas spilled with both).  i8 keeps A in registers (ldmatrix.trans moves 16-bit elements; wgmma
+ * goes through registers only for f8, which assign_layout gives a wgmma form it checked).  The
+ * numbers: gemm/pipelined and api_persistent_sm90a. */
 Test(gemm, pipelined_transposed_a_ptx) {
     static const struct { const char *arch, *kernel, *sb; int rings; const char *want, *not_want; } cs[] = {
         {"sm_80", "gemm_f16_f32", "sbn=1", 2, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "st.shared"},
@@ -390,6 +399,9 @@ Test(gemm, pipelined_transposed_a_ptx) {
         {"sm_90a", "gemm_f16_f32", "sbn=1", 2, "p, 1, 1, 1, 1;", "mma.sync"},
         {"sm_90a", "gemm_bf16_bf16", "sbk=1", 2, "p, 1, 1, 1, 0;", "mma.sync"},
         {"sm_90a", "gemm_tf32_f32", "sbn=1", 1, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", NULL},
+        {"sm_90a", "gemm_tf32_f32", "sbk=1", 2, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "st.shared"},
+        {"sm_90a", "gemm_e4m3_f32", "sbk=1", 2, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "st.shared"},
+        {"sm_90a", "gemm_e5m2_f32", "sbn=1", 1, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2", NULL},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         bool tb = !strcmp(cs[i].sb, "sbk=1");
@@ -416,9 +428,13 @@ Test(gemm, pipelined_transposed_a_ptx) {
             const char *bad = strstr(loop, cs[i].not_want);
             cr_expect(!bad || bad > end, "%s %s: %s in the main loop", cs[i].arch, cs[i].kernel, cs[i].not_want);
         }
-        if (!strcmp(cs[i].arch, "sm_90a"))
-            cr_expect_eq(strstr(c.ptx, "wgmma.wait_group.sync.aligned 1") != NULL, cs[i].rings == 2,
-                         "%s: the wgmma stays in flight exactly when A is a stage of the ring", cs[i].kernel);
+        if (!strcmp(cs[i].arch, "sm_90a")) {
+            bool a_regs = strstr(cs[i].kernel, "e4m3") || strstr(cs[i].kernel, "e5m2") || (strstr(cs[i].kernel, "tf32") && cs[i].rings == 2);
+            const char *areg = strstr(loop, "}, {%r");
+            cr_expect_eq(areg && areg < end, a_regs, "%s %s: the wgmma's A %s registers", cs[i].kernel, cs[i].sb, a_regs ? "not in" : "in");
+            cr_expect_eq(strstr(c.ptx, "wgmma.wait_group.sync.aligned 1") != NULL, cs[i].rings == 2 && !a_regs,
+                         "%s %s: the wgmma stays in flight exactly when A is a stage of the ring it reads itself", cs[i].kernel, cs[i].sb);
+        }
         tile_compiled_free(&c);
     }
 }
@@ -1052,7 +1068,7 @@ Test(gemm, api_wide_tiles, .timeout = 300) {
  * grid is 3 programs and each walks several output tiles (grouped order), its producer warpgroup
  * loading the next tile's stages while the computing warps store this one; float64-checked at odd
  * tile counts, both B layouts, one and two computing warpgroups (128 x 128 on 4 warps; 128 x 256
- * on 8), and tf32 (wgmma k8, 8 warps). */
+ * on 8), and tf32 (wgmma k8, 8 warps), A transposed too. */
 Test(gemm, api_persistent_sm90a, .timeout = 600) {
     seed_rng();
     tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a:sms=3"};
@@ -1073,7 +1089,16 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
          * element into a K-major stage (cp.async beside the producer), and B [N][K] through a map */
         {TILE_F32, 300, 208, 80, 0, 3, "BK=16"},
         {TILE_F32, 130, 144, 48, 1, 3, "BK=16"},
+        /* A stored k x m too: its stages through the producer's tensor map, loaded by the computing warps
+         * into the wgmma's A registers (wgmma reads 32-bit A from shared memory K-major only) */
+        {TILE_F32, 144, 80, 48, 3, 2, "BK=16"},
     };
+    /* with B [K][N] (copied element by element into its K-major stage) a transposed tf32 A keeps the register
+     * path, so its loads are no tensor-map copies and no producer warpgroup issues them */
+    api_16_case(ctx, TILE_F32, 144, 80, 48, 2);
+    tile_gemm_info info;
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert(strstr(info.config, "warp_specialize=0") && strstr(info.config, "BK=16"), "config %s", info.config);
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         api_16_case(ctx, cs[i].dt, cs[i].m, cs[i].n, cs[i].k, cs[i].trans);
         tile_gemm_info info;
@@ -1083,12 +1108,6 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
         cr_assert_eq(info.grid.x, (unsigned)cs[i].programs, "grid %u", info.grid.x);
         cr_assert_eq(info.block.x, strstr(info.config, "num_warps=8") ? 384u : 256u, "block %u: a producer warpgroup (%s)", info.block.x, info.config);
     }
-    /* a transposed tf32 A reaches its dot through registers (wgmma reads 32-bit A K-major only), so its
-     * loads are no tensor-map copies and no producer warpgroup issues them */
-    api_16_case(ctx, TILE_F32, 144, 80, 48, 2);
-    tile_gemm_info info;
-    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
-    cr_assert(strstr(info.config, "warp_specialize=0") && strstr(info.config, "BK=16"), "config %s", info.config);
     /* rows the compiler cannot prove 16-byte aligned (k = 33 halves) load without tensor maps: no
      * producer warpgroup, and the configuration says so */
     api_16_case_ld(ctx, TILE_F16, 100, 77, 33, 0, NULL, true);
