@@ -529,7 +529,12 @@ static void spill_gemm(SpillList *l) {
             if (f8 && c == 0) { /* the untuned f8 default on sm_90a: 128-byte K tiles, two-level accumulation */
                 snprintf(d, sizeof d, "BM=128 BN=128 BK=128 num_warps=8 num_stages=3 HAS_BIAS=true SCALE=2 FAST_ACCUM=false");
                 spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row16, false)->only_arch = 1;
+                if (i == 6) /* A transposed: its stages loaded into the wgmma's A registers, B [N][K] pipelined or [K][N] staged */
+                    for (int t = 0; t < 3; t += 2) spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans16[t], false)->only_arch = 1;
             }
+            if (c == 0 && i == 4) /* tf32 with A transposed: 32-bit loads from its stages (sm_80); on sm_90a into the wgmma's
+                                   * A registers beside a [N][K] B, through registers beside a [K][N] one */
+                for (int t = 0; t < 3; t += 2) spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans16[t], false);
             if (c == 0 && (i == 0 || i == 5))
                 for (int t = 0; t < 3; t++) spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans16[t], false);
             if (c == 0 && i < 4) { /* the untuned 16-bit default on sm_90a for m >= 128, n >= 256, no beta/bias/activation;
