@@ -421,8 +421,8 @@ static LLVMValueRef *wg_a_regs(LL *l, const Tile *ta, int wm, int rm, int nk, in
     LLVMValueRef g = LLVMBuildLShr(l->b, l->lane, ll_i32(l, 2), ""), t4 = LLVMBuildAnd(l->b, l->lane, ll_i32(l, 3), "");
     LLVMValueRef row_m = LLVMBuildMul(l->b, LLVMBuildURem(l->b, l->warp, ll_i32(l, wm), ""), ll_i32(l, 16), "");
     LLVMTypeRef et = ta->eb == 4 ? l->t_i32 : l->t_i8;
-    /* the swizzle repeats every 8 rows (K here), so K step kk's addresses are step 0's plus kw kk rows:
-     * 4 E swizzled offsets a slab, not 4 E nk (ptxas keeps them live across the loop) */
+    /* the swizzle repeats every 8 rows (K here) and kw is a multiple of 8, so K step kk's addresses are
+     * step 0's plus kw kk rows: 4 E swizzled offsets computed a slab, not 4 E nk */
     int kstride = kw * (ta->panel ? 128 : ta->cols * ta->eb);
     LLVMValueRef *base = malloc(sizeof *base * (size_t)(4 * E));
     if (!base) out_of_memory();
