@@ -22,6 +22,8 @@
 #include "runtime/rt.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,6 +80,35 @@ static int parse_size(const char *s, uint64_t *out) {
     return SIZE_OK;
 }
 
+/* seconds = DIGITS [ "." DIGITS ] [ ("e" | "E") [ "+" | "-" ] DIGITS ] (digits on at least one side of the point),
+ * or "inf"; more than 0.  Decimal only, as the other numbers: strtod alone also took "0x10" (16 s), "1e-999"
+ * (0, then refused as "not positive") and "infinity", and read "0,5" or refused "0.5" in a host program that
+ * set a decimal-comma LC_NUMERIC.  Too large a number (1e999) is no budget, as inf and 1e9 are. */
+static bool parse_seconds(const char *s, double *out) {
+    if (!strcmp(s, "inf")) return *out = INFINITY, true;
+    const char *p = s;
+    size_t ip = strspn(p, "0123456789");
+    p += ip;
+    size_t fp = 0;
+    if (*p == '.') fp = strspn(++p, "0123456789"), p += fp;
+    if (!ip && !fp) return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        size_t ep = strspn(p, "0123456789");
+        if (!ep) return false;
+        p += ep;
+    }
+    if (*p) return false;
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); /* the point is a point, whatever the host's locale */
+    if (!c) return false;
+    double v = strtod_l(s, NULL, c);
+    freelocale(c);
+    if (!(v > 0)) return false; /* 0, or a positive number too small for a double */
+    *out = v;
+    return true;
+}
+
 /* A variable's value v (getenv's) without the white space around it (malloc'd), NULL when unset or only white space. */
 static char *env_word(const char *v) {
     if (!v) return NULL;
@@ -122,9 +153,8 @@ static void load(void) {
     opts.debug_emu_1to1 = names_category(dbg, "emu-1to1", false); /* a reference, not a log: not in `all` */
     char *to = env_word(getenv("TILE_EMU_TIMEOUT")); /* seconds, e.g. "30" or "0.5" */
     if (to) {
-        char *end;
-        double v = strtod(to, &end);
-        if (*end || !(v > 0)) opts.emu_timeout_bad = true;
+        double v;
+        if (!parse_seconds(to, &v)) opts.emu_timeout_bad = true;
         else opts.emu_timeout_seconds = v;
     }
     free(to);

@@ -858,6 +858,37 @@ Test(api_audit, variables_read_without_surrounding_white_space) {
     tile_context_destroy(ctx);
 }
 
+/* TILE_EMU_TIMEOUT is a decimal number of seconds, or inf: strtod alone took "0x10" as 16 s and "infinity", and read
+ * "1e-999" as 0.  Each value in a child of its own, as the variables are read once per process; the child reports
+ * the budget it read (in ms, 0 when context creation refused the value) through its exit status. */
+#include <sys/wait.h>
+static int timeout_ms_of(const char *value) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TILE_EMU_TIMEOUT", value, 1);
+        tile_context *ctx = NULL;
+        if (tile_context_create("emu", &ctx) != TILE_OK)
+            _exit(strstr(tile_last_error(NULL), "TILE_EMU_TIMEOUT is not a positive number") ? 0 : 255);
+        double t = rt_options()->emu_timeout_seconds;
+        tile_context_destroy(ctx);
+        _exit(isinf(t) ? 254 : t * 1000 > 0 && t * 1000 < 250 ? (int)lround(t * 1000) : 253);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st), "%s", value);
+    return WEXITSTATUS(st);
+}
+Test(api_audit, emu_timeout_is_decimal_seconds) {
+    static const struct { const char *v; int ms; } cases[] = {
+        {"0.2", 200}, {".125", 125}, {"2e-2", 20}, {"5E-3", 5}, {"1.e-1", 100}, {" 0.05\t", 50},
+        {"inf", 254}, {"1e999", 254}, /* no budget, as 10^9 s and more are */
+        {"0x10", 0}, {"0x1p-4", 0}, {"infinity", 0}, {"INF", 0}, {"nan", 0}, {"1e-999", 0}, {"0", 0}, {"-1", 0},
+        {"+0.1", 0}, {".", 0}, {"1e", 0}, {"e3", 0}, {"0,5", 0}, {"5s", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_expect_eq(timeout_ms_of(cases[i].v), cases[i].ms, "TILE_EMU_TIMEOUT='%s'", cases[i].v);
+}
+
 Test(api_audit, variables_with_inner_white_space_refused) {
     setenv("TILE_EMU_TIMEOUT", " 5 s ", 1);
     tile_context *ctx = NULL;
