@@ -894,6 +894,25 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "workspace of 16 bytes");
     a.workspace = ws + 8, a.workspace_bytes = 1 << 16; /* 16-byte aligned (tile.h) */
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "is not aligned to its 16-byte");
+    /* a workspace passed to a call that does not split (it needs none) is checked alike: the same bug would otherwise
+     * surface only with a shape that splits */
+    {
+        size_t b;
+        int n;
+        a = good, a.num_splits = 1;
+        cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &b, &n), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert(b == 0 && n == 1, "%zu bytes, %d splits", b, n);
+    }
+    a = good, a.num_splits = 1, a.workspace = ws + 8, a.workspace_bytes = 8;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "workspace (0x");
+    cr_expect(strstr(tile_last_error(ctx), "is not aligned to its 16-byte"), "%s", tile_last_error(ctx));
+    a.workspace = 0xdead0000;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "workspace (0xdead0000) was not allocated");
+    a.workspace = ws, a.workspace_bytes = 17; /* ws holds 16 */
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "workspace_bytes: ");
+    cr_expect(strstr(tile_last_error(ctx), "run past the end of its allocation"), "%s", tile_last_error(ctx));
+    a.workspace_bytes = 16;
+    cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     /* the tables, checked on request: a block past num_blocks, a context past max_context_len */
     h_tables[5] = 8;
     cr_assert_eq(tile_memcpy_htod(ctx, tables, h_tables, sizeof h_tables), TILE_OK);

@@ -772,10 +772,11 @@ typedef struct tile_paged_attention_args {
                                          count past cdiv(max_context_len, BN) (a split is whole BN-key chunks: BN 64
                                          for head_dim <= 64, 32 to 128, 16 or 32 above) is reduced to it, the count
                                          tile_paged_attention_workspace_size reports and sizes the workspace for */
-    tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes, 16-byte aligned;
-                                         0: allocated here.  Shares no byte with the other tensors (nor does o with the tables) */
-    size_t workspace_bytes;           /* with more than one split: at least that size, and inside workspace's
-                                         allocation (a size past its end is refused) */
+    tile_devptr workspace;            /* tile_paged_attention_workspace_size bytes (none without splits), 16-byte aligned;
+                                         0: allocated here (when it splits).  Shares no byte with the other tensors (nor does o
+                                         with the tables).  Checked whenever it is not 0, also by a call that does not split */
+    size_t workspace_bytes;           /* at least that size, and inside workspace's allocation (a size past its end is
+                                         refused) */
     float softmax_scale;              /* 0: 1 / sqrt(head_dim) */
     int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry
                                          (synchronizes; for debugging) */

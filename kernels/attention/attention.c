@@ -525,7 +525,7 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     tile_status st;
     const char *why = paged_plan(a, rt_num_sms(ctx), &p, &st);
     if (why) return rt_fail(ctx, st, "%s: %s", api, why);
-    if (a->workspace && p.splits > 1 && a->workspace_bytes < p.ws_bytes)
+    if (a->workspace && a->workspace_bytes < p.ws_bytes) /* ws_bytes is 0 without splits */
         FAIL("%s: workspace of %zu bytes, %zu needed for %d splits (tile_paged_attention_workspace_size)", api, a->workspace_bytes,
              p.ws_bytes, p.splits);
     if (a->num_seqs == 0) return TILE_OK;
@@ -541,8 +541,9 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     RANGE(api, a->block_tables, 4, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables");
     RANGE(api, a->context_lens, 4, 4 * (uint64_t)S, "context_lens");
     if (a->tree_mask) RANGE(api, a->tree_mask, 4, 4 * (uint64_t)(S * T), "tree_mask");
-    if (a->workspace && p.splits > 1) { /* the bytes it needs, then the bytes the caller says it has (no more than are there) */
-        RANGE(api, a->workspace, 16, p.ws_bytes, "workspace");
+    if (a->workspace) { /* the bytes it needs, then the bytes the caller says it has (no more than are there): checked
+                         * without splits too, where it needs none, so a bad workspace is not found only once a shape splits */
+        RANGE(api, a->workspace, 16, p.ws_bytes ? p.ws_bytes : 1, "workspace");
         RANGE(api, a->workspace, 16, a->workspace_bytes, "workspace_bytes");
     }
     { /* o and the split workspace are written while other programs read the tables and the rest */
