@@ -565,6 +565,24 @@ Test(cli, tune_file_skip_reason_is_whole, .init = json_setup, .fini = json_teard
              "--reps 1000000 --timeout 0.3 2>&1", cache_env, TILE_CLI, src);
     cr_assert_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
     cr_expect(strstr(buf, "(skipped: time-out: its warm-up and timed runs took over --timeout 0.3 s)"), "%s", buf);
+    /* a timed run that fails skips its configuration as a failed warm-up does (its status was dropped: the warm-up
+     * passed, so the configuration was timed, reported and stored): here the warm-up leaves 7.0 in out, which sends
+     * the first timed run's store n elements past it */
+    f = fopen(src, "w");
+    cr_assert(f);
+    fputs("@config(BLOCK=64, num_warps=1)\n"
+          "kernel scale(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+          "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+          "    let again = load(out + offs, offs < n, 0.0) == 7.0;\n"
+          "    store(out + offs + where(again, n, 0), 7.0, offs < n);\n"
+          "}\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s '%s' tune '%s' --kernel scale --grid 'cdiv(n, BLOCK)' --arg n=100 --elems 50 --device emu --warmup 0 "
+             "--reps 3 2>&1", cache_env, TILE_CLI, src);
+    cr_assert_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
+    cr_expect(strstr(buf, "(skipped: launch of 'scale': emu: memcheck: invalid __global__ write of size 4 bytes"), "%s", buf);
+    cr_expect(strstr(buf, "oob.tile:5:5 in kernel 'scale'"), "%s", buf);
 }
 
 static const char tuned_kernel[] = "@config(BLOCK=128)\n@config(BLOCK=256)\n@tune_key(n)\n"

@@ -118,6 +118,24 @@ static bool timed_out(double t0, double timeout_s, TuneRow *r) {
     return true;
 }
 
+/* One timed call of a configuration (tile_gemm_with_config, tile_launch): its status, not yet synchronized. */
+typedef tile_status (*TunedCall)(tile_context *ctx, void *user);
+
+/* r's reps timed runs, one after another, their times in ts[] and their median in r->seconds; a run that fails,
+ * when it is called or on the device (a synchronize after the timer has stopped, outside the time), skips the
+ * configuration with the error as its reason, as a failed warm-up does (the timed runs' status was dropped, so a
+ * configuration whose warm-up passed and whose timed runs failed was reported, and stored, with their times). */
+static void time_runs(Timer *timer, TunedCall call, void *user, int reps, double t0, double timeout_s, double *ts, TuneRow *r) {
+    for (int q = 0; !r->why[0] && q < reps; q++) {
+        timer_start(timer);
+        tile_status st = call(timer->ctx, user);
+        ts[q] = timer_stop(timer);
+        if (st != TILE_OK || tile_synchronize(timer->ctx) != TILE_OK) snprintf(r->why, sizeof r->why, "%s", tile_last_error(timer->ctx));
+        else timed_out(t0, timeout_s, r);
+    }
+    if (!r->why[0]) r->seconds = timer_median(ts, reps);
+}
+
 static int row_cmp(const void *a, const void *b) {
     const TuneRow *x = a, *y = b;
     if ((x->seconds < 0) != (y->seconds < 0)) return x->seconds < 0 ? 1 : -1;
@@ -309,6 +327,15 @@ static void gemm_hopper_configs(tile_tune_space *sp, bool persistent) {
     }
 }
 
+typedef struct GemmCall {
+    const tile_gemm_args *g;
+    const char *const *cfg;
+} GemmCall;
+static tile_status gemm_call(tile_context *ctx, void *user) {
+    const GemmCall *c = user;
+    return tile_gemm_with_config(ctx, c->g, c->cfg);
+}
+
 static int tune_gemm(int argc, char **argv) {
     GemmProblem p;
     int rc = gemm_problem_parse("tune gemm", usage_tune_gemm, argc, argv, &p);
@@ -380,13 +407,8 @@ static int tune_gemm(int argc, char **argv) {
             else if (w == 0 && gemm_data_check(ctx, &p, &d) > 1) snprintf(r->why, sizeof r->why, "wrong results");
             else timed_out(t0, p.timeout_s, r);
         }
-        for (int k = 0; !r->why[0] && k < p.reps; k++) {
-            timer_start(&timer);
-            tile_gemm_with_config(ctx, &d.g, cfg);
-            ts[k] = timer_stop(&timer);
-            timed_out(t0, p.timeout_s, r);
-        }
-        if (!r->why[0]) r->seconds = timer_median(ts, p.reps);
+        GemmCall gc = {&d.g, cfg};
+        time_runs(&timer, gemm_call, &gc, p.reps, t0, p.timeout_s, ts, r);
         if (r->why[0]) cli_progress(prog, "[%d/%d] %s: skipped: %s", i + 1, sp.nconfigs, r->config, r->why);
         else cli_progress(prog, "[%d/%d] %s: %.3f ms", i + 1, sp.nconfigs, r->config, r->seconds * 1e3);
     }
@@ -671,6 +693,16 @@ static int bind_args(TuneFile *t, char ***configs, int nconfigs, const char *arc
     return 0;
 }
 
+typedef struct LaunchCall {
+    tile_kernel *k;
+    tile_dim3 grid;
+    void **params;
+} LaunchCall;
+static tile_status launch_call(tile_context *ctx, void *user) {
+    const LaunchCall *c = user;
+    return tile_launch(c->k, c->grid, c->params, NULL);
+}
+
 /* One configuration: rows[i] timed or skipped; CLI_EXIT_USAGE for a bad --grid. */
 static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, double *ts, TuneRow *r) {
     if (r->why[0]) return 0; /* step 2 found it cannot run */
@@ -696,14 +728,9 @@ static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, do
             else timed_out(t0, t->timeout_s, r);
         Timer timer;
         timer_init(&timer, ctx);
-        for (int q = 0; !rc && !r->why[0] && q < t->reps; q++) {
-            timer_start(&timer);
-            tile_launch(k, grid, la.params, NULL);
-            ts[q] = timer_stop(&timer);
-            timed_out(t0, t->timeout_s, r);
-        }
+        LaunchCall lc = {k, grid, la.params};
+        if (!rc) time_runs(&timer, launch_call, &lc, t->reps, t0, t->timeout_s, ts, r);
         timer_free(&timer);
-        if (!rc && !r->why[0]) r->seconds = timer_median(ts, t->reps);
     }
     for (int j = 0; j < la.nbufs; j++) tile_free(ctx, la.bufs[j]);
     if (mod) tile_module_unload(mod);
