@@ -65,11 +65,11 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
         return val_err();
     }
     g->inline_depth++;
-    int errors = g->d->nerrors;
+    int errors = g->d->nerrors, first = g->d->n;
     gen_stmt_seq(g, fn->body->kids, fn->body->nkids);
-    /* an error in the body names the call it came through (a helper used in several places, or imported) */
+    /* each error in the body names the call it came through (a helper used in several places, or imported) */
     bool failed = g->d->nerrors > errors;
-    if (failed) diag_note(g->d, call, "in this call of '%s'", fn->name);
+    if (failed) diag_note_errors_since(g->d, first, call, "in this call of '%s'", fn->name);
     g->inline_depth--;
     g->fr = saved;
     if (failed) return val_err(); /* reported: the call has no value to complain about again */

@@ -296,6 +296,41 @@ DIAG_FN(diag_error, DIAG_ERROR)
 DIAG_FN(diag_warning, DIAG_WARNING)
 DIAG_FN(diag_note, DIAG_NOTE)
 
+void diag_note_errors_since(Diag *d, int from, Loc loc, const char *fmt, ...) {
+    int count = 0;
+    for (int i = from; i < d->n; i++) count += d->msgs[i].level == DIAG_ERROR;
+    if (!count) return;
+    va_list ap;
+    va_start(ap, fmt);
+    Str s = {0};
+    str_vprintf(&s, fmt, ap);
+    va_end(ap);
+    char *msg = diag_shorten(s.buf ? s.buf : "");
+    str_free(&s);
+    DiagMsg *out = malloc(sizeof(DiagMsg) * (size_t)(d->n - from + count));
+    if (!out) out_of_memory();
+    int w = 0;
+    for (int i = from; i < d->n;) { /* a message, the notes after it, then the new note when it is an error */
+        bool err = d->msgs[i].level == DIAG_ERROR;
+        out[w++] = d->msgs[i++];
+        while (i < d->n && d->msgs[i].level == DIAG_NOTE) out[w++] = d->msgs[i++];
+        if (err) {
+            char *m = strdup(msg);
+            if (!m) out_of_memory();
+            out[w++] = (DiagMsg){DIAG_NOTE, loc, m};
+        }
+    }
+    free(msg);
+    if (from + w > d->cap) {
+        DiagMsg *m = realloc(d->msgs, sizeof(DiagMsg) * (size_t)(from + w));
+        if (!m) out_of_memory();
+        d->msgs = m, d->cap = from + w;
+    }
+    memcpy(d->msgs + from, out, sizeof(DiagMsg) * (size_t)w);
+    d->n = from + w;
+    free(out);
+}
+
 static const char *level_name[] = {"error", "warning", "note"};
 
 void diag_render_one(const DiagMsg *m, Str *out) {

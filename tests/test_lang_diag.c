@@ -1016,12 +1016,36 @@ Test(lang_diag, call_without_a_value) {
                 "t.tile:2:16: error: a device function cannot return inside a run-time 'if'; assign a variable and return it at the end\n"
                 "      if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n"
                 "                 ^\n"
+                "t.tile:5:30: note: in this call of 'f'\n"
+                "      store(a + arange(0, 16), f(1.0, c));\n"
+                "                               ^\n"
                 "t.tile:2:50: error: a device function cannot return inside a run-time 'if'; assign a variable and return it at the end\n"
                 "      if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n"
                 "                                                   ^\n"
                 "t.tile:5:30: note: in this call of 'f'\n"
                 "      store(a + arange(0, 16), f(1.0, c));\n"
                 "                               ^\n");
+    /* every error from inside an inlined call carries its call sites, innermost first (only the last error did) */
+    expect_diag("fn f(x) {\n    let a = x + nope1;\n    let b = x * nope2;\n    return x;\n}\n"
+                "fn g(y) { return f(y); }\nkernel k(p: *f32) {\n    store(p, g(1.0));\n}\n",
+                "t.tile:2:17: error: unknown name 'nope1'\n"
+                "      let a = x + nope1;\n"
+                "                  ^\n"
+                "t.tile:6:18: note: in this call of 'f'\n"
+                "  fn g(y) { return f(y); }\n"
+                "                   ^\n"
+                "t.tile:8:14: note: in this call of 'g'\n"
+                "      store(p, g(1.0));\n"
+                "               ^\n"
+                "t.tile:3:17: error: unknown name 'nope2'\n"
+                "      let b = x * nope2;\n"
+                "                  ^\n"
+                "t.tile:6:18: note: in this call of 'f'\n"
+                "  fn g(y) { return f(y); }\n"
+                "                   ^\n"
+                "t.tile:8:14: note: in this call of 'g'\n"
+                "      store(p, g(1.0));\n"
+                "               ^\n");
 }
 
 /* An assignment to a name never bound is one error: the name's later uses (a read, a compound assignment) are the
