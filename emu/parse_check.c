@@ -230,11 +230,11 @@ static bool check_half_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint3
  * other modifier loaded and was ignored (barrier.cluster.wait.relaxed waited with acquire semantics). */
 static bool check_cluster_bar(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     bool arrive = in->mode == EMU_MODE_MB_ARRIVE, sem = false, aligned = false;
-    for (uint32_t i = (uint32_t)strlen("barrier.cluster."); i < len;) {
-        uint32_t j = i;
-        while (j < len && s[j] != '.') j++;
-        const char *w = s + i;
-        uint32_t n = j - i;
+    Mod m[EMU_MAX_MODS];
+    unsigned nm = split_mods(s, len, m, EMU_MAX_MODS);
+    for (unsigned k = 1; k < nm; k++) { /* after "cluster" */
+        const char *w = m[k].p;
+        uint32_t n = m[k].n;
         bool is_sem = arrive ? (n == 7 && (!memcmp(w, "release", 7) || !memcmp(w, "relaxed", 7))) : (n == 7 && !memcmp(w, "acquire", 7));
         bool is_op = n == (arrive ? 6u : 4u) && !memcmp(w, arrive ? "arrive" : "wait", n);
         if (is_sem && !sem) sem = true;
@@ -242,7 +242,6 @@ static bool check_cluster_bar(Parser *ps, const EmuIns *in, uint32_t line, const
         else if (!is_op)
             return perr(ps, line, "'%.*s': barrier.cluster.%s takes %s and .aligned, each at most once, not .%.*s", (int)len, s,
                         arrive ? "arrive" : "wait", arrive ? ".release or .relaxed" : ".acquire", (int)n, w);
-        i = j + 1;
     }
     return true;
 }
@@ -493,12 +492,11 @@ static bool check_cache_mods(Parser *ps, const EmuIns *in, uint32_t line, const 
     bool ld = in->op == EMU_OP_LD, vol = false, order = false, weak = false, nc = in->flags & EMU_F(NC);
     const char *cache = NULL, *l1 = NULL, *l2 = NULL; /* the parts, for messages */
     uint32_t ncache = 0, nl1 = 0, nl2 = 0;
-    for (uint32_t i = 0; i < len;) {
-        uint32_t j = i;
-        while (j < len && s[j] != '.') j++;
-        const char *w = s + i;
-        uint32_t n = j - i;
-        i = j + 1;
+    Mod m[EMU_MAX_MODS];
+    unsigned nm = split_mods(s, len, m, EMU_MAX_MODS);
+    for (unsigned k = 0; k < nm; k++) { /* the words after "ld" or "st" */
+        const char *w = m[k].p;
+        uint32_t n = m[k].n;
         if (n == 2 && (!memcmp(w, "ca", 2) || !memcmp(w, "cg", 2) || !memcmp(w, "cs", 2) || !memcmp(w, "lu", 2) ||
                        !memcmp(w, "cv", 2) || !memcmp(w, "wb", 2) || !memcmp(w, "wt", 2)))
             cache = w, ncache = n;

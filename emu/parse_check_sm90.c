@@ -19,13 +19,12 @@ static bool wgmma_mods_ok(Parser *ps, const char *s, uint32_t len, uint32_t line
                                       "tf32", "e4m3", "e5m2", "s8", "u8", "b1", "f32", "s32", "ftz", "sat", "rn", "rz",
                                       "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "rs", NULL};
     unsigned aligned = 0;
-    for (uint32_t i = 0; i < len;) {
-        uint32_t j = i;
-        while (j < len && s[j] != '.') j++;
-        const char *w = s + i;
-        uint32_t n = j - i;
-        i = j + 1;
-        if (w == s || (n == 9 && !memcmp(w, "mma_async", 9))) continue; /* "wgmma", "mma_async" */
+    Mod m[EMU_MAX_MODS];
+    unsigned nm = split_mods(s, len, m, EMU_MAX_MODS);
+    for (unsigned k = 0; k < nm; k++) { /* the words after "wgmma" */
+        const char *w = m[k].p;
+        uint32_t n = m[k].n;
+        if (n == 9 && !memcmp(w, "mma_async", 9)) continue;
         unsigned mm, nn, kk;
         int used = 0;
         char b[24];

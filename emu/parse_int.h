@@ -167,6 +167,9 @@ bool emu_has_mod(const char *s, uint32_t len, const char *m); /* the opcode text
 /* The operand shapes, modifiers and .target of sm_90's instructions (parse_check_sm90.c). */
 bool emu_check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
 
+/* An opcode's text has at most EMU_MAX_PARTS dot-separated parts (emu_decode_mods refuses more, and any empty part,
+ * before the checks run): so at most EMU_MAX_MODS modifiers, all of which a Mod[EMU_MAX_MODS] holds. */
+enum { EMU_MAX_PARTS = 24, EMU_MAX_MODS = EMU_MAX_PARTS - 1 };
 /* The modifiers of an opcode's text after its first word, in order: n of them in mods (at most cap). */
 typedef struct Mod {
     const char *p;

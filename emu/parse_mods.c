@@ -81,12 +81,12 @@ const char *emu_space_name(unsigned space) { return space < ARRAY_LEN(space_name
 /* ---- instruction decoding ---- */
 bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32_t line) {
     /* split the opcode on dots, keeping "::" parts whole */
-    const char *part[24];
-    uint32_t plen[24], np = 0;
+    const char *part[EMU_MAX_PARTS];
+    uint32_t plen[EMU_MAX_PARTS], np = 0;
     for (uint32_t i = 0; i <= len;) {
         uint32_t j = i;
         while (j < len && s[j] != '.') j++;
-        if (np == 24) return perr(ps, line, "opcode '%.*s' has too many parts", (int)len, s);
+        if (np == EMU_MAX_PARTS) return perr(ps, line, "opcode '%.*s' has too many parts", (int)len, s);
         part[np] = s + i;
         plen[np++] = j - i;
         i = j + 1;

@@ -150,15 +150,12 @@ static bool check_words(Parser *ps, const EmuIns *in, uint32_t line, const char 
     const char *name = emu_op_name(in->op);
     uint32_t skip = 1;
     for (const char *c = name; *c; c++) skip += *c == '.';
-    enum { MAX_WORDS = 32 };
-    const char *w[MAX_WORDS];
-    uint32_t wn[MAX_WORDS], nw = 0, part = 0;
-    for (uint32_t i = 0; i <= len && nw < MAX_WORDS;) {
-        uint32_t j = i;
-        while (j < len && s[j] != '.') j++;
-        if (part++ >= skip && j > i) w[nw] = s + i, wn[nw++] = j - i;
-        i = j + 1;
-    }
+    Mod m[EMU_MAX_MODS];
+    unsigned nm = split_mods(s, len, m, EMU_MAX_MODS);
+    const char *w[EMU_MAX_MODS];
+    uint32_t wn[EMU_MAX_MODS], nw = 0;
+    for (unsigned k = skip - 1; k < nm; k++) /* modifier k is the opcode's part k + 1 */
+        w[nw] = m[k].p, wn[nw++] = m[k].n;
     unsigned ntypes = 0;
     for (uint32_t a = 0; a < nw; a++) ntypes += emu_type_find(w[a], wn[a]) != 0;
     /* 1. twice */
