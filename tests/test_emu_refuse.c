@@ -1495,30 +1495,3 @@ Test(refuse, swept_forms) {
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
-
-/* ptxas's answers kept in the tool cache (tests/tool_cache.h): an accepted and a refused text are each kept
- * after the first run, read back with the same status and log, and a changed text is asked again. */
-Test(refuse, ptxas_answers_kept) {
-    char dir[] = "/tmp/tile_tool_cacheXXXXXX", log1[8192], log2[8192], sub[600];
-    cr_assert(mkdtemp(dir));
-    setenv("TILE_TEST_TOOL_CACHE", dir, 1);
-    static const char ok[] = HEAD ".visible .entry k()\n{\n  ret;\n}\n", bad[] = HEAD ".visible .entry k()\n{\n  frobnicate;\n}\n";
-    int rc_ok = ptxas_run(ok, "sm_90", log1, sizeof log1);
-    if (rc_ok < 0) cr_skip_test("ptxas not found: nothing is kept");
-    cr_assert_eq(rc_ok, 0, "%s", log1);
-    int rc_bad = ptxas_run(bad, "sm_90", log1, sizeof log1);
-    cr_assert_neq(rc_bad, 0, "ptxas took %s", bad);
-    tool_cache_dir("ptxas", sub, sizeof sub);
-    char cmd[800];
-    snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 2", sub);
-    cr_assert_eq(system(cmd), 0, "%s does not hold the two answers", sub);
-    cr_assert_eq(ptxas_run(ok, "sm_90", log2, sizeof log2), 0);
-    cr_assert_eq(ptxas_run(bad, "sm_90", log2, sizeof log2), rc_bad);
-    cr_assert_str_eq(log2, log1, "the refusal's log is not the one kept");
-    cr_assert(ptxas_refuses(bad, "sm_90") && !ptxas_refuses(ok, "sm_90"));
-    cr_assert_eq(system(cmd), 0, "asking again added entries");
-    /* another target is another question */
-    cr_assert_eq(ptxas_run(ok, "sm_90a", log2, sizeof log2), 0, "%s", log2);
-    snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 3 && rm -rf '%s'", sub, dir);
-    cr_assert_eq(system(cmd), 0, "an sm_90a answer was not kept apart");
-}
