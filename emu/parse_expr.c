@@ -71,7 +71,7 @@ bool emu_parse_imm(const Tok *t, bool neg, Imm *im) {
         memcpy(buf, t->s, t->len);
         buf[t->len] = 0;
         char *end;
-        double d = strtod(buf, &end);
+        double d = c_strtod(buf, &end);
         if (*end) return false;
         im->kind = IMM_FLOAT;
         im->f = neg ? -d : d;

@@ -243,7 +243,7 @@ static bool tune_line(char *line, size_t len, char *f[5], int *nf, double *sec, 
     if (*nf != 5) return str_printf(why, "%d tab-separated fields, not 5: KERNEL_ID, DEVICE, BUCKET, CONFIG, SECONDS", *nf), false;
     if (!*f[0] || !*f[1] || !*f[2]) return str_printf(why, "its %s is empty", !*f[0] ? "KERNEL_ID" : !*f[1] ? "DEVICE" : "BUCKET"), false;
     char *end = NULL;
-    *sec = strtod(f[4], &end);
+    *sec = c_strtod(f[4], &end);
     if (end == f[4] || *end || !(*sec >= 0)) return str_printf(why, "SECONDS '%s' is not a time", f[4]), false;
     return config_ok(f[3], NULL, f[0], why);
 }

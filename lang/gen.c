@@ -411,10 +411,12 @@ Val gen_ct_cast_into(Gen *g, Val v, DType to, Loc loc, const char *what) {
 static const char *float_text(Gen *g, double x) {
     char buf[40];
     if (x == trunc(x) && fabs(x) < 0x1p53) return arena_printf(g->a, "%.0f", x);
+    void *loc = c_numeric_push();
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, sizeof buf, "%.*g", p, x);
-        if (strtod(buf, NULL) == x) break;
+        if (c_strtod(buf, NULL) == x) break;
     }
+    c_numeric_pop(loc);
     return arena_strdup(g->a, buf);
 }
 

@@ -110,7 +110,7 @@ static void lex_number(Lexer *l) {
         buf[n] = 0;
         char *endp;
         errno = 0;
-        t->fval = strtod(buf, &endp);
+        t->fval = c_strtod(buf, &endp);
         if (*endp || bad_sep) diag_error(l->d, loc, "invalid float literal '%.*s'", (int)(q - s) > 40 ? 40 : (int)(q - s), s);
         else if (errno == ERANGE && isinf(t->fval))
             diag_error(l->d, loc, "float literal '%.*s' is too large for f64", (int)(q - s) > 40 ? 40 : (int)(q - s), s);

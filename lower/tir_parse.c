@@ -745,7 +745,7 @@ static void const_value(Parser *P, Attrs *a, const ConstLit *lit, const Type *t)
         }
         return;
     }
-    double v = strtod(buf, &e);
+    double v = c_strtod(buf, &e);
     if (*e || e == buf) goto bad;
     a->is_float = 1;
     a->fval = v;

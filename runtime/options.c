@@ -22,7 +22,6 @@
 #include "runtime/rt.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -100,10 +99,7 @@ static bool parse_seconds(const char *s, double *out) {
         p += ep;
     }
     if (*p) return false;
-    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); /* the point is a point, whatever the host's locale */
-    if (!c) return false;
-    double v = strtod_l(s, NULL, c);
-    freelocale(c);
+    double v = c_strtod(s, NULL); /* the point is a point, whatever the host's locale */
     if (!(v > 0)) return false; /* 0, or a positive number too small for a double */
     *out = v;
     return true;

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -98,14 +100,45 @@ const char *str_article(const char *noun) {
     return c && strchr("aeio", c) ? "an" : "a"; /* a word: "an index", "a tuple" ("u" words vary: "a u..." is kept) */
 }
 
+/* ---- numbers in the C locale ---- */
+/* LC_NUMERIC "C", made once and kept (freed by nobody: one per process); NULL when the host cannot make it */
+static locale_t c_numeric(void) {
+    static _Atomic(locale_t) made;
+    locale_t l = atomic_load_explicit(&made, memory_order_acquire);
+    if (l) return l;
+    locale_t n = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0), expect = (locale_t)0;
+    if (!n) return (locale_t)0;
+    if (!atomic_compare_exchange_strong_explicit(&made, &expect, n, memory_order_acq_rel, memory_order_acquire)) {
+        freelocale(n); /* another thread made it first */
+        return expect;
+    }
+    return n;
+}
+
+double c_strtod(const char *s, char **end) {
+    locale_t l = c_numeric();
+    return l ? strtod_l(s, end, l) : strtod(s, end);
+}
+
+void *c_numeric_push(void) {
+    locale_t l = c_numeric();
+    return l ? (void *)uselocale(l) : NULL;
+}
+
+void c_numeric_pop(void *before) {
+    if (before) uselocale((locale_t)before);
+}
+
 char *arena_printf(Arena *a, const char *fmt, ...) {
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
+    void *loc = c_numeric_push();
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     char *p = arena_alloc(a, (size_t)n + 1);
     vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    c_numeric_pop(loc);
     va_end(ap2);
     return p;
 }
@@ -133,13 +166,16 @@ void str_puts(Str *s, const char *t) { str_putn(s, t, strlen(t)); }
 void str_vprintf(Str *s, const char *fmt, va_list ap) {
     va_list ap2;
     va_copy(ap2, ap);
+    void *loc = c_numeric_push();
     int n = vsnprintf(NULL, 0, fmt, ap);
     if (n < 0) { /* EOVERFLOW: more than INT_MAX bytes; nothing is written (n was added to len) */
+        c_numeric_pop(loc);
         va_end(ap2);
         return;
     }
     str_reserve(s, (size_t)n);
     vsnprintf(s->buf + s->len, (size_t)n + 1, fmt, ap2);
+    c_numeric_pop(loc);
     va_end(ap2);
     s->len += (size_t)n;
 }

@@ -64,6 +64,14 @@ static inline uint32_t hash_fnv1a(const void *p, size_t n, uint32_t seed) {
     return h;
 }
 
+/* ---- numbers as text in the C locale: a '.' decimal point whatever LC_NUMERIC the host program set (a C++ engine
+ * that called setlocale(LC_ALL, "") under de_DE would otherwise have "1.5" refused by the lexer and PTX reader and
+ * print tuning records and Tile IR with "1,5").  arena_printf and str_printf format in it; c_strtod reads in it;
+ * c_numeric_push/pop put it around another printf (the thread's locale only) ---- */
+double c_strtod(const char *s, char **end);
+void *c_numeric_push(void);       /* the thread's locale before (NULL: unchanged) */
+void c_numeric_pop(void *before);
+
 /* ---- growable string (heap) ---- */
 typedef struct Str {
     char *buf;

@@ -895,3 +895,89 @@ Test(api_audit, variables_with_inner_white_space_refused) {
     cr_assert_eq(tile_context_create("emu", &ctx), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "TILE_EMU_TIMEOUT is not a positive number"), "%s", tile_last_error(NULL));
 }
+
+/* A host program that set a decimal-comma LC_NUMERIC (a C++ engine calling setlocale(LC_ALL, "") under de_DE):
+ * the library reads and writes numbers with a '.' all the same.  The lexer's strtod refused "1.5" there ("invalid
+ * float literal"), the PTX reader's read "1.5" as 1, and a define's or tuning record's float was printed "0,75".
+ * The locale is made with localedef (the locales package) into a folder of the test's own (LOCPATH); the child
+ * compiles a kernel with float literals and a float define, loads PTX with a decimal float immediate, runs both on
+ * the emulator against host values, and exits with the first failed step's number. */
+#include <locale.h>
+static int decimal_comma_child(const char *locdir, const char *cachedir) {
+    setenv("LOCPATH", locdir, 1);
+    setenv("TILE_CACHE_DIR", cachedir, 1);
+    if (!setlocale(LC_ALL, "de_DE.UTF-8")) return 10;
+    char probe[16];
+    snprintf(probe, sizeof probe, "%.2f", 1.5);
+    if (strcmp(probe, "1,50")) return 11; /* not a decimal-comma locale: the test would prove nothing */
+    tile_context *ctx = NULL;
+    if (tile_context_create("emu", &ctx) != TILE_OK) return 12;
+    static const char src[] = "@num_warps(2)\n"
+                              "kernel k(out: *f32, n: i32, const S: f32 = 0.25) {\n"
+                              "    let o = arange(0, 64);\n"
+                              "    store(out + o, (o as f32) * 1.5 + S + 2.5e-1, o < n);\n"
+                              "}\n";
+    const char *defines[] = {"S=0.75", NULL};
+    tile_module *m = NULL, *mp = NULL;
+    tile_kernel *k = NULL, *kp = NULL;
+    if (tile_module_load_source(ctx, src, defines, &m) != TILE_OK) {
+        fprintf(stderr, "%s\n", tile_last_error(ctx));
+        return 13;
+    }
+    if (tile_module_get_kernel(m, "k", &k) != TILE_OK) return 14;
+    static const char ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                              ".visible .entry p(.param .u64 out)\n{\n .reg .f32 %f<3>;\n .reg .b64 %rd<2>;\n"
+                              " ld.param.u64 %rd1, [out];\n mov.f32 %f1, 2.5;\n add.f32 %f2, %f1, 0.125;\n"
+                              " st.global.f32 [%rd1], %f2;\n ret;\n}\n";
+    if (tile_module_load_ptx(ctx, ptx, &mp) != TILE_OK || tile_module_get_kernel(mp, "p", &kp) != TILE_OK) {
+        fprintf(stderr, "%s\n", tile_last_error(ctx));
+        return 15;
+    }
+    enum { N = 50 };
+    float host[64], got[64];
+    memset(host, 0xA5, sizeof host); /* poisoned */
+    tile_devptr d = 0;
+    int n = N;
+    if (tile_malloc(ctx, sizeof host, &d) != TILE_OK || tile_memcpy_htod(ctx, d, host, sizeof host) != TILE_OK) return 16;
+    void *args[] = {&d, &n};
+    if (tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL) != TILE_OK || tile_synchronize(ctx) != TILE_OK ||
+        tile_memcpy_dtoh(ctx, got, d, sizeof got) != TILE_OK)
+        return 17;
+    for (int i = 0; i < 64; i++) {
+        float want = i < N ? (float)i * 1.5f + 0.75f + 0.25f : host[i];
+        if (memcmp(&got[i], &want, 4)) {
+            fprintf(stderr, "out[%d] = %g, not %g\n", i, (double)got[i], (double)want);
+            return 18;
+        }
+    }
+    void *pargs[] = {&d};
+    if (tile_launch_raw(kp, (tile_dim3){1, 1, 1}, (tile_dim3){1, 1, 1}, 0, pargs, NULL) != TILE_OK || tile_synchronize(ctx) != TILE_OK ||
+        tile_memcpy_dtoh(ctx, got, d, 4) != TILE_OK)
+        return 19;
+    if (got[0] != 2.625f) {
+        fprintf(stderr, "the PTX stored %g, not 2.625\n", (double)got[0]);
+        return 20;
+    }
+    tile_free(ctx, d);
+    tile_module_unload(mp);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+    return 0;
+}
+Test(api_audit, numbers_read_and_written_in_a_decimal_comma_locale, .timeout = 120) {
+    char locdir[] = "/tmp/tile_locale_XXXXXX", cachedir[] = "/tmp/tile_locale_cache_XXXXXX", cmd[512];
+    cr_assert(mkdtemp(locdir) && mkdtemp(cachedir));
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1", locdir);
+    int made = system(cmd);
+    cr_assert(made != -1 && WIFEXITED(made) && WEXITSTATUS(made) <= 1, /* 1: made, with warnings */
+              "localedef could not make de_DE.UTF-8 (the Debian package locales, scripts/setup.sh): status %d", made);
+    pid_t pid = fork();
+    if (pid == 0) _exit(decimal_comma_child(locdir, cachedir));
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", locdir, cachedir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert(WIFEXITED(st), "the child did not exit (signal %d)", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    cr_assert_eq(WEXITSTATUS(st), 0, "step %d failed (10: no such locale, 11: not a decimal comma, 13/15: load refused; "
+                                     "18/20: wrong values)", WEXITSTATUS(st));
+}
