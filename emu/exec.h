@@ -657,8 +657,9 @@ void emu_race_cp_async(EmuBlock *b, EmuThread *t, uint64_t idx, unsigned size);
  * clock now; uncommitted: every copy lands).  cp.async.wait_all is commit_group and wait_group 0. */
 void emu_race_cp_async_commit(EmuBlock *b, EmuThread *t);
 void emu_race_cp_async_wait(EmuBlock *b, EmuThread *t, int64_t keep, bool uncommitted);
-/* Racecheck forgets what it knew of bytes [idx, idx + size) (a copy or tensormap.replace rewrote them). */
-void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size);
+/* Racecheck forgets what it knew of bytes [idx, idx + size) (a copy or tensormap.replace rewrote them); acopy: the
+ * copy that wrote them now (EmuShadow.acopy; 0: none followed). */
+void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size, uint32_t acopy);
 /* t releases what its warp's accesses so far into acc (nvw entries), and counts the release; t's warp
  * acquires acc (its later accesses are ordered after what acc holds); acquire_all: after every access of
  * every thread of t's cluster so far, for a synchronisation the vectors do not follow. */

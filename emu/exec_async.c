@@ -345,11 +345,8 @@ static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
                          emu_smem_name(b, idx + i, name, sizeof name), who, x->xrtid == UINT32_MAX ? "" : " at ",
                          x->xrtid == UINT32_MAX ? "" : emu_module_where(b->L->m, x->xrline, where, sizeof where), line);
     }
-    emu_race_forget(b, idx, size);
     int s = b->mbs ? mb_slot(b, mb, false) : -1;
-    if (s < 0) return true;
-    uint32_t a = acp_record(b, t, (uint32_t)s, in->line, false);
-    for (uint64_t i = 0; i < size; i++) b->shadow[idx + i].acopy = a;
+    emu_race_forget(b, idx, size, s < 0 ? 0 : acp_record(b, t, (uint32_t)s, in->line, false));
     return true;
 }
 
@@ -1131,7 +1128,7 @@ static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 static uint8_t *map_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space, bool write) {
     if (space == EMU_SP_SHARED || (space == EMU_SP_GENERIC && addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE)) {
         uint8_t *p = shared_bytes(b, t, in, addr, space, EMU_TMAP_BYTES, 64, write);
-        if (p && write && b->shadow) emu_race_forget(b, (uint64_t)(p - b->shared), EMU_TMAP_BYTES);
+        if (p && write && b->shadow) emu_race_forget(b, (uint64_t)(p - b->shared), EMU_TMAP_BYTES, 0);
         return p;
     }
     return emu_access(b, t, in, space == EMU_SP_GENERIC ? EMU_SP_GENERIC : EMU_SP_GLOBAL, addr, EMU_TMAP_BYTES, 64, write);

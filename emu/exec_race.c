@@ -280,10 +280,15 @@ static void rset_drop(EmuBlock *b, EmuShadow *s) {
     s->rset = 0;
 }
 
-void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size) {
-    emu_race_touch(b, idx, size); /* its caller records a copy in the bytes next */
-    for (uint64_t i = 0; i < size; i++) rset_drop(b, &b->shadow[idx + i]);
-    memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
+void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size, uint32_t acopy) {
+    emu_race_touch(b, idx, size);
+    const EmuShadow clean = {.acopy = acopy};
+    bool rsets = b->nrsets != 0; /* none was ever taken in this unit: no byte holds one */
+    for (uint64_t i = 0; i < size; i++) {
+        EmuShadow *s = &b->shadow[idx + i];
+        if (rsets) rset_drop(b, s);
+        *s = clean;
+    }
 }
 
 bool emu_race_ordered(const EmuBlock *b, uint32_t thread, uint16_t warp, uint32_t clk) {
@@ -474,6 +479,28 @@ static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32
     s->rgen = gen;
 }
 
+/* Whether two shadows are the same (a byte's history and its predecessor's: note_reads, emu_race_check), in four
+ * 16-byte compares. */
+typedef uint64_t ShadowPart __attribute__((vector_size(16)));
+static bool shadow_same(const EmuShadow *x, const EmuShadow *y) {
+    ShadowPart a[4], c[4];
+    memcpy(a, x, sizeof a);
+    memcpy(c, y, sizeof c);
+    ShadowPart d = (a[0] ^ c[0]) | (a[1] ^ c[1]) | (a[2] ^ c[2]) | (a[3] ^ c[3]);
+    return !(d[0] | d[1]);
+}
+_Static_assert(sizeof(EmuShadow) == 4 * sizeof(ShadowPart), "EmuShadow is compared as four 16-byte parts");
+
+/* Byte s ends as its predecessor did (both had the same shadow, without a read set, before the same access): a
+ * read set the access gave the predecessor is the one s would get, copied into a read set of its own. */
+static void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
+    *s = s[-1];
+    if (!s->rset) return;
+    uint32_t r = rset_new(b); /* (may move the read sets) */
+    memcpy(rset_of(b, r), rset_of(b, s[-1].rset), b->nvw * sizeof *b->rsets);
+    s->rset = r;
+}
+
 /* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict
  * with one another; a plain access conflicting with one of them is a hazard as between plain ones (the PTX
  * memory model's data race: a plain store of a counter other threads atomically add to loses their adds). */
@@ -491,8 +518,8 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         bool same_i = write && b->wval && b->shared[addr + i] == b->wval[i];
-        if (pre_ok && same_i == pre_same && !memcmp(s, &pre, sizeof pre)) {
-            *s = s[-1];
+        if (pre_ok && same_i == pre_same && shadow_same(s, &pre)) {
+            shadow_as_prev(b, s);
             continue;
         }
         pre_ok = !s->acopy && !s->rset && s->wclk != EMU_CLK_PENDING;
@@ -538,17 +565,35 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
         } else {
             note_read(b, s, me, w, clk, gen, v, strong, false, in->line);
         }
-        if (s->rset) pre_ok = false; /* a read set of its own (each byte has one) */
     }
     return true;
 }
 
-void emu_race_read_note(EmuBlock *b, EmuThread *t, uint64_t idx, uint64_t size, uint32_t line) {
-    uint32_t uw = unit_warp(b, t), gen = b->warp_gen[uw], clk = clock_of(b, t);
-    const uint32_t *v = b->vc + (size_t)uw * b->nvw;
+/* note_read of the bytes [idx, idx + size) (one reader, one clock, one line).  What note_read makes of a byte
+ * depends on its shadow and the arguments alone (a read set it starts is filled from them): a byte without a read
+ * set whose shadow is the one its predecessor had before this read ends as its predecessor did (the bytes of one
+ * copy, one tile, mostly share their history: a wgmma operand's 16-byte chunk, a bulk store's source). */
+static void note_reads(EmuBlock *b, uint64_t idx, uint64_t size, uint32_t me, uint16_t w, uint32_t clk, uint32_t gen,
+                       const uint32_t *v, bool wg, uint32_t line) {
+    EmuShadow pre;
+    bool pre_ok = false;
     emu_race_touch(b, idx, size);
-    for (uint64_t i = 0; i < size; i++)
-        note_read(b, &b->shadow[idx + i], t->linear, (uint16_t)(uw % b->nvw), clk, gen, v, false, false, line);
+    for (uint64_t i = 0; i < size; i++) {
+        EmuShadow *s = &b->shadow[idx + i];
+        if (pre_ok && shadow_same(s, &pre)) {
+            shadow_as_prev(b, s);
+            continue;
+        }
+        pre_ok = !s->rset;
+        if (pre_ok) pre = *s;
+        note_read(b, s, me, w, clk, gen, v, false, wg, line);
+    }
+}
+
+void emu_race_read_note(EmuBlock *b, EmuThread *t, uint64_t idx, uint64_t size, uint32_t line) {
+    uint32_t uw = unit_warp(b, t);
+    note_reads(b, idx, size, t->linear, (uint16_t)(uw % b->nvw), clock_of(b, t), b->warp_gen[uw], b->vc + (size_t)uw * b->nvw,
+               false, line);
 }
 
 /* The wgmma.wait_group of the warpgroup whose first thread is `first`: its threads' clocks are made equal (the
@@ -566,8 +611,7 @@ void emu_race_wgmma_wait(EmuBlock *b, uint32_t first) {
  * `line`), retired by the wait it executes now (after emu_race_wgmma_wait). */
 void emu_race_wgmma_read(EmuBlock *b, uint32_t first, uint64_t idx, uint64_t size, uint32_t line) {
     const EmuThread *t = &b->t[first];
-    uint32_t uw = unit_warp(b, t), gen = b->warp_gen[uw], clk = clock_of(b, t);
-    const uint32_t *v = b->vc + (size_t)uw * b->nvw;
-    emu_race_touch(b, idx, size);
-    for (uint64_t i = 0; i < size; i++) note_read(b, &b->shadow[idx + i], first, (uint16_t)(uw % b->nvw), clk, gen, v, false, true, line);
+    uint32_t uw = unit_warp(b, t);
+    note_reads(b, idx, size, first, (uint16_t)(uw % b->nvw), clock_of(b, t), b->warp_gen[uw], b->vc + (size_t)uw * b->nvw,
+               true, line);
 }
