@@ -479,21 +479,13 @@ static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32
     s->rgen = gen;
 }
 
-/* Whether two shadows are the same (a byte's history and its predecessor's: note_reads, emu_race_check), in four
- * 16-byte compares. */
-typedef uint64_t ShadowPart __attribute__((vector_size(16)));
-static bool shadow_same(const EmuShadow *x, const EmuShadow *y) {
-    ShadowPart a[4], c[4];
-    memcpy(a, x, sizeof a);
-    memcpy(c, y, sizeof c);
-    ShadowPart d = (a[0] ^ c[0]) | (a[1] ^ c[1]) | (a[2] ^ c[2]) | (a[3] ^ c[3]);
-    return !(d[0] | d[1]);
-}
-_Static_assert(sizeof(EmuShadow) == 4 * sizeof(ShadowPart), "EmuShadow is compared as four 16-byte parts");
+/* Whether two shadows are the same (a byte's history and its predecessor's: note_reads, emu_race_check; a
+ * compare of a constant 64 bytes, which the compiler inlines). */
+static inline bool shadow_same(const EmuShadow *x, const EmuShadow *y) { return !memcmp(x, y, sizeof *x); }
 
 /* Byte s ends as its predecessor did (both had the same shadow, without a read set, before the same access): a
  * read set the access gave the predecessor is the one s would get, copied into a read set of its own. */
-static void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
+static inline void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
     *s = s[-1];
     if (!s->rset) return;
     uint32_t r = rset_new(b); /* (may move the read sets) */

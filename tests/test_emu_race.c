@@ -212,6 +212,92 @@ Test(racecheck, bulk_store_source_rewritten_unordered) {
     dev_close(d);
 }
 
+/* A bulk store's source bytes with different histories: racecheck notes the range's read at the wait once per run
+ * of bytes that share one, and must not take the bytes of one run for another's.  Warp 0 fills buf (lane l
+ * writes float l at 4 l), fences and passes it to warps 1 and 2 (bar.sync 1, 96); warp 2, after a barrier with
+ * warp 0 (bar.sync 4: a later clock than warp 1's, so its read goes to a read set), reads the upper half (lanes
+ * 0-15, bytes 64-127) and sets a volatile flag, which warp 1 spins on (no fence: that orders nothing, but makes
+ * the read come first in the emulator); thread 32 bulk-stores buf to out and waits for the read, then hands it
+ * back to warp 0, whose lanes 17-31 write byte 4 l + 1 again (each second of a run of 4 bytes, a lane's read).
+ * mode 0: warp 2 arrives on barrier 3 after its read, which warp 0 waits at before its writes; mode 1: neither,
+ * so lane 17's write of byte 69 races with warp 2's read (reported), which only the upper half's history holds. */
+static const char *bulk_src_mixed_ptx = PTX_HEAD
+    ".visible .entry bsm(.param .u64 out, .param .u64 flag, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<6>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  .shared .align 128 .b8 buf[128];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [flag];\n"
+    "  ld.param.u32 %r10, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, buf;\n"
+    "  and.b32 %r3, %r1, 31;\n"
+    "  shl.b32 %r4, %r3, 2;\n"
+    "  add.u32 %r5, %r2, %r4;\n"
+    "  setp.eq.u32 %p4, %r10, 0;\n"
+    "  setp.lt.u32 %p1, %r1, 32;\n"
+    "  setp.ge.u32 %p3, %r1, 64;\n"
+    "  @%p3 bra $READER;\n"
+    "  @!%p1 bra $STORER;\n"
+    "  cvt.rn.f32.u32 %f1, %r3;\n"
+    "  st.shared.f32 [%r5], %f1;\n"
+    "  fence.proxy.async.shared::cta;\n"
+    "  bar.sync 1, 96;\n"
+    "  bar.sync 4, 64;\n"
+    "  bar.sync 2, 64;\n"
+    "  @%p4 bar.sync 3, 64;\n"
+    "  setp.gt.u32 %p3, %r3, 16;\n"
+    "  @%p3 st.shared.u8 [%r5+1], %r3;\n"
+    "  bra.uni $END;\n"
+    "$READER:\n"
+    "  bar.sync 1, 96;\n"
+    "  bar.sync 4, 64;\n"
+    "  setp.lt.u32 %p5, %r3, 16;\n"
+    "  @%p5 ld.shared.f32 %f3, [%r5+64];\n"
+    "  mov.u32 %r7, 1;\n"
+    "  st.volatile.global.u32 [%rd2], %r7;\n"
+    "  @%p4 bar.arrive 3, 64;\n"
+    "  bra.uni $END;\n"
+    "$STORER:\n"
+    "  bar.sync 1, 96;\n"
+    "$SPIN:\n"
+    "  ld.volatile.global.u32 %r6, [%rd2];\n"
+    "  setp.eq.u32 %p0, %r6, 0;\n"
+    "  @%p0 bra $SPIN;\n"
+    "  setp.eq.u32 %p2, %r1, 32;\n"
+    "  @%p2 cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r2], 128;\n"
+    "  @%p2 cp.async.bulk.commit_group;\n"
+    "  @%p2 cp.async.bulk.wait_group.read 0;\n"
+    "  bar.sync 2, 64;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, bulk_store_source_of_mixed_histories) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, bulk_src_mixed_ptx, "bsm", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint32_t zero = 0;
+        uint64_t out = poisoned(d, 128), flag = upload(d, &zero, sizeof zero);
+        void *args[] = {&out, &flag, &mode};
+        if (mode == 1) {
+            expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (write after read)", "st.shared.u8 [%r5+1], %r3",
+                                "by thread (17,0,0)", "conflicts with a read by the warp of thread (64,0,0)", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        float h[32];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 32; i++) cr_assert_eq(h[i], (float)i, "out[%u] = %g, want %u", i, h[i], i);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* A bulk load refilling a buffer must come after its readers' reads: thread 0 loads chunk 0 into buf, waits
  * for it and for `ready` (warp 1's 32 arrivals), then loads chunk 1 into buf.  Warp 1 waits for chunk 0,
  * reads it (out = chunk 0) and arrives on ready: after its reads (mode 0) or before them (mode 1, reported:
