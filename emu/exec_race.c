@@ -316,9 +316,10 @@ void emu_race_cp_async(EmuBlock *b, EmuThread *t, uint64_t idx, unsigned size) {
         rt->ncpa--;
     }
     bool mine = false; /* the bytes whose write it took (not those another thread's equal copy holds) */
+    uint32_t me = t->linear, clk = clock_of(b, t);
     for (uint32_t i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[idx + i];
-        if (s->wtid == t->linear && s->wclk == clock_of(b, t)) s->wclk = EMU_CLK_PENDING, mine = true;
+        if (s->wtid == me && s->wclk == clk) s->wclk = EMU_CLK_PENDING, mine = true;
     }
     if (mine) c[rt->ncpa++] = (EmuCpAsync){(uint32_t)idx, (uint16_t)rt->cpa_commits, (uint16_t)size};
 }
