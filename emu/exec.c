@@ -47,7 +47,8 @@
     X(AND32) X(OR32) X(XOR32) X(AND64) X(OR64) X(XOR64) X(SETP_S32) X(SETP_U32) X(SETP_S64) X(SETP_U64) \
     X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
-    X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2)
+    X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
+    X(CPA16)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -155,6 +156,11 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     }
     case EMU_OP_CVTA:
         return in->space == EMU_SP_GLOBAL ? FAST_CVTA_ID : FAST_NONE;
+    case EMU_OP_CP_ASYNC: /* cp.async [d], [s], cp-size[, src-size]: the handler takes a 16-byte copy of all or none of
+                           * the source (not the ignore-src predicate form) */
+        if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || in->ok[2] != EMU_OK_REG || (in->xflags & EMU_XF_IGNORE_SRC))
+            return FAST_NONE;
+        return in->nops == 3 || (in->nops == 4 && in->ok[3] == EMU_OK_REG) ? FAST_CPA16 : FAST_NONE;
     case EMU_OP_BRA: return FAST_BRA; /* the interpreter's own: a jump, a look at the clock in loops */
     }
     return FAST_NONE;

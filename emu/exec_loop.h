@@ -236,6 +236,30 @@ skip: /* a guard that is false */
             memcpy(emu_cta_smem(b, t) + a, v, 16);
             NEXT();
         }
+        L_CPA16: {
+            /* cp.async of 16 bytes from global to the CTA's own shared memory, the whole source (src-size 16 or more)
+             * or none (0: zeros), both ends aligned, the source in an allocation of the inline cache (emu_global's:
+             * nothing pending, writable); anything else (another copy size or a partial source, racecheck, a wgmma or
+             * bulk copy reading shared memory, out of bounds, misaligned, a cache miss) the checked path */
+            uint64_t da = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            uint32_t ss = in->nops < 4 ? 16 : (uint32_t)r[in->o[3]];
+            if (b->shadow || b->cpa || b->wg_reading || b->nbulkrd || (uint32_t)r[in->o[2]] != 16 || da + 16 > b->shared_size ||
+                (da & 15) || (ss && ss < 16))
+                goto slow;
+            uint8_t *d = emu_cta_smem(b, t) + da;
+            if (!ss) {
+                memset(d, 0, 16);
+                NEXT();
+            }
+            uint64_t sa = r[in->o[1]] + (uint64_t)in->off[1];
+            if (sa & 15) goto slow;
+            for (unsigned k = 0; k < EMU_GCACHE; k++)
+                if (sa >= b->gc[k].lo && sa + 15 < b->gc[k].hi) {
+                    memcpy(d, b->gc[k].host + (sa - b->gc[k].lo), 16);
+                    NEXT();
+                }
+            goto slow;
+        }
         L_FDIV: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) / emu_f32(r[in->o[2]])); NEXT();
         L_FMIN: { /* a NaN gives the other operand; -0 is below +0 */
             float x = emu_f32(r[in->o[1]]), y = emu_f32(r[in->o[2]]);

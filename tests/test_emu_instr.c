@@ -707,3 +707,74 @@ Test(ptx, globals_initializers_and_local) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* cp.async of 16 bytes, each form the interpreter's fast path takes or hands to the checked one: the three-operand
+ * form, src-size 16 (the whole source), 0 (zeros) and 1..15 (that many bytes, zeros after), into shared memory
+ * poisoned first; each thread reads back its neighbour's 64 bytes.  The same results with racecheck (the checked
+ * path only).  Then the memcheck reports the fast path must leave to the checked one: a misaligned source or
+ * destination, a source past the end of its allocation, a destination past the shared memory, a freed source (each
+ * after the source's allocation is in the inline cache: every thread's source of the misaligned one lies inside it).
+ * A fast path that copied the wrong bytes, skipped the zero fill or took a bad address fails here. */
+Test(ptx, cp_async_16_byte_forms_and_reports) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k(.param .u64 out, .param .u64 src, .param .u32 mode)\n{\n"
+        " .reg .pred %p<6>;\n .reg .b32 %r<24>;\n .reg .b64 %rd<8>;\n .shared .align 16 .b8 s[4096];\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [src];\n ld.param.u32 %r1, [mode];\n mov.u32 %r2, %tid.x;\n"
+        " shl.b32 %r3, %r2, 6;\n mov.u32 %r4, s;\n add.u32 %r5, %r4, %r3;\n mov.u32 %r6, 0xEEEEEEEE;\n"
+        " st.shared.v4.b32 [%r5], {%r6, %r6, %r6, %r6};\n st.shared.v4.b32 [%r5+16], {%r6, %r6, %r6, %r6};\n"
+        " st.shared.v4.b32 [%r5+32], {%r6, %r6, %r6, %r6};\n st.shared.v4.b32 [%r5+48], {%r6, %r6, %r6, %r6};\n"
+        " bar.sync 0;\n"
+        " mul.wide.u32 %rd3, %r2, 16;\n add.s64 %rd4, %rd2, %rd3;\n"           /* src + 16 t */
+        " add.u32 %r7, %r2, 5;\n and.b32 %r7, %r7, 63;\n mul.wide.u32 %rd5, %r7, 16;\n add.s64 %rd5, %rd2, %rd5;\n"
+        " cp.async.cg.shared.global [%r5], [%rd4], 16;\n"
+        " mov.u32 %r8, 16;\n cp.async.cg.shared.global [%r5+16], [%rd5], 16, %r8;\n"
+        " mov.u32 %r9, 0;\n cp.async.cg.shared.global [%r5+32], [%rd5], 16, %r9;\n"
+        " and.b32 %r10, %r2, 15;\n cp.async.ca.shared.global [%r5+48], [%rd4], 16, %r10;\n"
+        " setp.eq.u32 %p1, %r1, 1;\n @%p1 cp.async.cg.shared.global [%r5], [%rd2+8], 16;\n"
+        " setp.eq.u32 %p2, %r1, 2;\n @%p2 cp.async.cg.shared.global [%r5], [%rd4+1024], 16;\n"
+        " setp.eq.u32 %p3, %r1, 3;\n @%p3 cp.async.cg.shared.global [%r5+4096], [%rd4], 16;\n"
+        " setp.eq.u32 %p4, %r1, 4;\n @%p4 cp.async.cg.shared.global [%r5+4], [%rd4], 16;\n"
+        " cp.async.commit_group;\n cp.async.wait_all;\n bar.sync 0;\n"
+        " add.u32 %r11, %r2, 1;\n and.b32 %r11, %r11, 63;\n shl.b32 %r11, %r11, 6;\n add.u32 %r11, %r4, %r11;\n"
+        " mul.wide.u32 %rd6, %r2, 64;\n add.s64 %rd6, %rd1, %rd6;\n"
+        " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11];\n st.global.v4.b32 [%rd6], {%r12, %r13, %r14, %r15};\n"
+        " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11+16];\n st.global.v4.b32 [%rd6+16], {%r12, %r13, %r14, %r15};\n"
+        " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11+32];\n st.global.v4.b32 [%rd6+32], {%r12, %r13, %r14, %r15};\n"
+        " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11+48];\n st.global.v4.b32 [%rd6+48], {%r12, %r13, %r14, %r15};\n"
+        " ret;\n}\n";
+    uint8_t in[64 * 16];
+    for (size_t i = 0; i < sizeof in; i++) in[i] = (uint8_t)rnd64();
+    for (int racecheck = 0; racecheck < 2; racecheck++) {
+        TileDevice *d = open_emu(racecheck);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, ptx, "k", &m);
+        uint64_t src = upload(d, in, sizeof in), out = poisoned(d, 64 * 64);
+        uint32_t mode = 0;
+        void *params[] = {&out, &src, &mode};
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        uint8_t got[64 * 64];
+        download(d, got, out, sizeof got);
+        for (uint32_t t = 0; t < 64; t++) {
+            uint32_t n = (t + 1) & 63, keep = n & 15;
+            uint8_t want[64] = {0};
+            memcpy(want, in + n * 16, 16);
+            memcpy(want + 16, in + ((n + 5) & 63) * 16, 16);
+            memcpy(want + 48, in + n * 16, keep);
+            for (int k = 0; k < 64; k++)
+                cr_assert_eq(got[t * 64 + k], want[k], "racecheck %d, thread %u, byte %d: %#x, want %#x", racecheck, t, k,
+                             got[t * 64 + k], want[k]);
+        }
+        static const char *const report[] = {"", "misaligned __global__ read", "after the end", "invalid __shared__ write",
+                                             "misaligned __shared__ write"};
+        for (mode = 1; mode <= 4; mode++) {
+            cr_assert_neq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "mode %u ran", mode);
+            cr_expect(strstr(dev_last_error(d), report[mode]), "mode %u: %s", mode, dev_last_error(d));
+        }
+        mode = 0;
+        cr_assert_eq(dev_free(d, src), DEV_OK);
+        cr_assert_neq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "a freed source was read");
+        cr_expect(strstr(dev_last_error(d), "freed allocation"), "%s", dev_last_error(d));
+        dev_module_unload(m);
+        dev_close(d);
+    }
+}
