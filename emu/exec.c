@@ -48,7 +48,7 @@
     X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
     X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
-    X(CPA16)
+    X(CPA16) X(LDG_V2) X(STG_V2)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -135,6 +135,7 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         if ((in->xflags & EMU_XF_STRONG) && in->space != EMU_SP_SHARED) return FAST_NONE;
         bool scalar = in->vec == 1 && in->ok[vi] == EMU_OK_REG;
         bool vec4 = in->vec == 4 && in->ok[vi] == EMU_OK_VEC && in->on[vi] == 4;
+        bool vec2 = in->vec == 2 && in->ok[vi] == EMU_OK_VEC && in->on[vi] == 2;
         bool ld = in->op != EMU_OP_ST;
         /* ld.s32 into a 64-bit register sign-extends (LLVM folds sext(load i32) into ld.param.s32 %rd,
          * ld.global.s32 %rd): the checked path extends by the type, these copy bits */
@@ -143,6 +144,7 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             if (scalar && sz == 4) return ld ? FAST_LDG32 : FAST_STG32;
             if (scalar && sz == 8) return ld ? FAST_LDG64 : FAST_STG64;
             if (vec4 && sz == 4) return ld ? FAST_LDG128 : FAST_STG128;
+            if (vec2 && sz == 4) return ld ? FAST_LDG_V2 : FAST_STG_V2; /* the mma tiles' epilogue: a row pair of C */
         }
         if (in->space == EMU_SP_SHARED && scalar && sz == 4) return ld ? FAST_LDS32 : FAST_STS32;
         /* 16-bit (not sign-extending) and 16-byte shared accesses: the plain case only, anything else (racecheck,

@@ -141,6 +141,23 @@ skip: /* a guard that is false */
             r[d[0]] = v[0]; r[d[1]] = v[1]; r[d[2]] = v[2]; r[d[3]] = v[3];
             NEXT();
         }
+        L_LDG_V2: { /* ld.global.v2 of 32-bit elements (a vector access: never a tail access) */
+            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 8, false);
+            if (!p) { ok = false; goto out; }
+            uint32_t v[2];
+            memcpy(v, p, 8);
+            const uint32_t *d = &f->vec[in->o[0]];
+            r[d[0]] = v[0]; r[d[1]] = v[1];
+            NEXT();
+        }
+        L_STG_V2: {
+            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 8, true);
+            if (!p) { ok = false; goto out; }
+            const uint32_t *s = &f->vec[in->o[1]];
+            uint32_t v[2] = {(uint32_t)r[s[0]], (uint32_t)r[s[1]]};
+            memcpy(p, v, 8);
+            NEXT();
+        }
         L_STG32: {
             uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 4, true);
             if (!p) { ok = false; goto out; }

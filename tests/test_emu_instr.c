@@ -710,9 +710,11 @@ Test(ptx, globals_initializers_and_local) {
 
 /* cp.async of 16 bytes, each form the interpreter's fast path takes or hands to the checked one: the three-operand
  * form, src-size 16 (the whole source), 0 (zeros) and 1..15 (that many bytes, zeros after), into shared memory
- * poisoned first; each thread reads back its neighbour's 64 bytes.  The same results with racecheck (the checked
+ * poisoned first; each thread reads back its neighbour's 64 bytes (the last 16 through st.global.v2.b32, another fast
+ * form, as is the ld.global.v2.b32 of two source words).  The same results with racecheck (the checked
  * path only).  Then the memcheck reports the fast path must leave to the checked one: a misaligned source or
- * destination, a source past the end of its allocation, a destination past the shared memory, a freed source (each
+ * destination, a source past the end of its allocation, a destination past the shared memory, a freed source, a
+ * misaligned v2 load and a v2 store running past the end of its buffer (each
  * after the source's allocation is in the inline cache: every thread's source of the misaligned one lies inside it).
  * A fast path that copied the wrong bytes, skipped the zero fill or took a bad address fails here. */
 Test(ptx, cp_async_16_byte_forms_and_reports) {
@@ -740,7 +742,12 @@ Test(ptx, cp_async_16_byte_forms_and_reports) {
         " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11];\n st.global.v4.b32 [%rd6], {%r12, %r13, %r14, %r15};\n"
         " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11+16];\n st.global.v4.b32 [%rd6+16], {%r12, %r13, %r14, %r15};\n"
         " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11+32];\n st.global.v4.b32 [%rd6+32], {%r12, %r13, %r14, %r15};\n"
-        " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11+48];\n st.global.v4.b32 [%rd6+48], {%r12, %r13, %r14, %r15};\n"
+        " ld.shared.v4.b32 {%r12, %r13, %r14, %r15}, [%r11+48];\n"
+        " st.global.v2.b32 [%rd6+48], {%r12, %r13};\n st.global.v2.b32 [%rd6+56], {%r14, %r15};\n"
+        " ld.global.v2.b32 {%r16, %r17}, [%rd4+8];\n mul.wide.u32 %rd7, %r2, 8;\n add.s64 %rd7, %rd1, %rd7;\n"
+        " st.global.v2.b32 [%rd7+4096], {%r17, %r16};\n"                /* out[4096 + 8 t]: src words 4t+3, 4t+2 */
+        " setp.eq.u32 %p5, %r1, 5;\n @%p5 ld.global.v2.b32 {%r16, %r17}, [%rd2+4];\n"
+        " setp.eq.u32 %p5, %r1, 6;\n @%p5 st.global.v2.b32 [%rd1+4608], {%r16, %r17};\n"
         " ret;\n}\n";
     uint8_t in[64 * 16];
     for (size_t i = 0; i < sizeof in; i++) in[i] = (uint8_t)rnd64();
@@ -748,11 +755,11 @@ Test(ptx, cp_async_16_byte_forms_and_reports) {
         TileDevice *d = open_emu(racecheck);
         TileDevModule *m;
         TileDevFunction *f = load(d, ptx, "k", &m);
-        uint64_t src = upload(d, in, sizeof in), out = poisoned(d, 64 * 64);
+        uint64_t src = upload(d, in, sizeof in), out = poisoned(d, 64 * 72 + 4); /* the v2 store of mode 6 straddles its end */
         uint32_t mode = 0;
         void *params[] = {&out, &src, &mode};
         cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
-        uint8_t got[64 * 64];
+        uint8_t got[64 * 72];
         download(d, got, out, sizeof got);
         for (uint32_t t = 0; t < 64; t++) {
             uint32_t n = (t + 1) & 63, keep = n & 15;
@@ -763,10 +770,13 @@ Test(ptx, cp_async_16_byte_forms_and_reports) {
             for (int k = 0; k < 64; k++)
                 cr_assert_eq(got[t * 64 + k], want[k], "racecheck %d, thread %u, byte %d: %#x, want %#x", racecheck, t, k,
                              got[t * 64 + k], want[k]);
+            cr_assert(!memcmp(got + 4096 + t * 8, in + t * 16 + 12, 4) && !memcmp(got + 4100 + t * 8, in + t * 16 + 8, 4),
+                      "racecheck %d, thread %u: ld/st.global.v2.b32", racecheck, t);
         }
         static const char *const report[] = {"", "misaligned __global__ read", "after the end", "invalid __shared__ write",
-                                             "misaligned __shared__ write"};
-        for (mode = 1; mode <= 4; mode++) {
+                                             "misaligned __shared__ write", "misaligned __global__ read",
+                                             "the access runs 4 bytes past its end"};
+        for (mode = 1; mode <= 6; mode++) {
             cr_assert_neq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "mode %u ran", mode);
             cr_expect(strstr(dev_last_error(d), report[mode]), "mode %u: %s", mode, dev_last_error(d));
         }
