@@ -48,7 +48,7 @@
     X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
     X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
-    X(CPA16) X(LDG_V2) X(STG_V2)
+    X(CPA16) X(LDG_V2) X(STG_V2) X(PAND) X(POR) X(PXOR)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -94,7 +94,11 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         if (sz == 8) return kind == EMU_K_S ? FAST_SHRS64 : FAST_SHRU64;
         return FAST_NONE;
     case EMU_OP_AND: case EMU_OP_OR: case EMU_OP_XOR:
-        if (in->ty == EMU_T_PRED || sz < 4 || !isint) return FAST_NONE;
+        if (in->ty == EMU_T_PRED) { /* predicates hold 0 or 1 (a `!p` operand is the checked path's) */
+            if (!regs || in->nops != 3 || in->on[1] || in->on[2]) return FAST_NONE;
+            return in->op == EMU_OP_AND ? FAST_PAND : in->op == EMU_OP_OR ? FAST_POR : FAST_PXOR;
+        }
+        if (sz < 4 || !isint) return FAST_NONE;
         if (in->op == EMU_OP_AND) return sz == 4 ? FAST_AND32 : FAST_AND64;
         if (in->op == EMU_OP_OR) return sz == 4 ? FAST_OR32 : FAST_OR64;
         return sz == 4 ? FAST_XOR32 : FAST_XOR64;

@@ -91,6 +91,9 @@ skip: /* a guard that is false */
         L_AND64: r[in->o[0]] = r[in->o[1]] & r[in->o[2]]; NEXT();
         L_OR64: r[in->o[0]] = r[in->o[1]] | r[in->o[2]]; NEXT();
         L_XOR64: r[in->o[0]] = r[in->o[1]] ^ r[in->o[2]]; NEXT();
+        L_PAND: r[in->o[0]] = r[in->o[1]] & r[in->o[2]] & 1; NEXT();
+        L_POR: r[in->o[0]] = (r[in->o[1]] | r[in->o[2]]) & 1; NEXT();
+        L_PXOR: r[in->o[0]] = (r[in->o[1]] ^ r[in->o[2]]) & 1; NEXT();
         L_SETP_S32: r[in->o[0]] = emu_cmp_s(in->cmp, (int32_t)r[in->o[1]], (int32_t)r[in->o[2]]); NEXT();
         L_SETP_U32: r[in->o[0]] = emu_cmp_u(in->cmp, (uint32_t)r[in->o[1]], (uint32_t)r[in->o[2]]); NEXT();
         L_SETP_S64: r[in->o[0]] = emu_cmp_s(in->cmp, (int64_t)r[in->o[1]], (int64_t)r[in->o[2]]); NEXT();

@@ -113,6 +113,10 @@ PRMT_REF(ecr, "0000", "1110", "2210", "3210")
 PRMT_REF(rc16, "1010", "3232", "1010", "3232")
 static uint64_t r_setp_lt_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return S32(a) < S32(b) ? 7 : 9; }
 static uint64_t r_setp_hs_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return a >= b; }
+/* and/or/xor.pred of the operands' low bits (a third case: the second operand negated), as a selp of 7 or 9 */
+static uint64_t r_and_pred(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (a & b & 1) ? 7 : 9; }
+static uint64_t r_or_pred(uint64_t a, uint64_t b, uint64_t c) { (void)c; return ((a | b) & 1) ? 7 : 9; }
+static uint64_t r_xor_not_pred(uint64_t a, uint64_t b, uint64_t c) { (void)c; return ((a ^ ~b) & 1) ? 7 : 9; }
 static uint64_t r_swap_halves(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32((U32(a) >> 16) | (U32(a) << 16)); }
 static uint64_t r_fadd(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(F(a) + F(b)); }
 static uint64_t r_fmul(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(F(a) * F(b)); }
@@ -358,6 +362,11 @@ static const Case cases[] = {
     {"setp.lt.s32 %p1, %r1, %r2;\n selp.b32 %r4, 7, 9, %p1;", false, r_setp_lt_s32, CMP_EXACT, 0},
     {"setp.lt.u64 %p1|%p2, %rd1, %rd2;\n selp.b32 %r4, 1, 0, %p2;", false, r_setp_hs_u64, CMP_EXACT, 0},
     {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 %r4, {%rs2, %rs1};", false, r_swap_halves, CMP_EXACT, 0},
+#define PRED2 "and.b32 %r5, %r1, 1;\n setp.ne.u32 %p1, %r5, 0;\n and.b32 %r6, %r2, 1;\n setp.ne.u32 %p2, %r6, 0;\n "
+    {PRED2 "and.pred %p3, %p1, %p2;\n selp.b32 %r4, 7, 9, %p3;", false, r_and_pred, CMP_EXACT, 0},
+    {PRED2 "or.pred %p3, %p1, %p2;\n selp.b32 %r4, 7, 9, %p3;", false, r_or_pred, CMP_EXACT, 0},
+    {PRED2 "xor.pred %p3, %p1, !%p2;\n selp.b32 %r4, 7, 9, %p3;", false, r_xor_not_pred, CMP_EXACT, 0},
+#undef PRED2
     {"add.rn.f32 %r4, %r1, %r2;", false, r_fadd, CMP_FLOAT, 0},
     {"add.f32 %r4, %r1, 0f00000000;\n mul.rn.f32 %r4, %r1, %r2;", false, r_fmul, CMP_FLOAT, 0},
     {"fma.rn.f32 %r4, %r1, %r2, %r3;", false, r_ffma, CMP_FLOAT, 0},
