@@ -11,7 +11,9 @@
  * emulate the device it names.
  *
  * The cases: add, softmax, layernorm, rmsnorm, row_sum, matmul, transpose;
- * gemm for each type pair, with bias+gelu, split-K and f8 (e4m3, e5m2);
+ * gemm for each type pair, with bias+gelu, split-K and f8 (e4m3, e5m2), and with
+ * a transposed A (bf16; tf32 and e4m3 with B transposed too) specialized as
+ * tile_gemm compiles it, so its cp.async-pipelined kernel;
  * attention forward (f16, bf16 causal); paged attention decode (f16 with
  * GQA; bf16 queries on an f8e4m3 cache, 3 tokens, in 3 splits; the merge
  * of the splits); MoE (the grouped router, the three alignment kernels, and
@@ -126,6 +128,22 @@ typedef struct Case {
 #define GEMM_F8_BUFS(in, m, n, k) \
     {B(in, (size_t)(m) * ((k) + 8), RAND, false), B(in, (size_t)(k) * ((n) + 8), RAND, false), \
      B(F32, (size_t)(m) * ((n) + 4), POISON, true), B(F32, (n), RAND, false), B(F32, 1, RAND, false), B(F32, 1, RAND, false)}
+
+/* A transposed A as tile_gemm's trans_a passes it (A stored k x m: sam 1, sak its leading dimension), with B
+ * k x n or, TB, n x k (a weight: sbk 1); m, n, k multiples of 16 but not of the tiles, every leading dimension a
+ * multiple of 16, specialized as tile_gemm specializes such a call (GEMM_TA_SPEC): the cp.async-pipelined kernel,
+ * A read back by ldmatrix.trans on mma.sync, and on sm_90a by wgmma's transpose bit (16-bit) or loaded from its
+ * stage into the wgmma's A registers (tf32, f8). */
+#define GT_M 144
+#define GT_N 80
+#define GT_K 176
+#define GEMM_TA_ARGS(tb) \
+    AB(0), AB(1), AB(2), AB(3), AI(GT_M), AI(GT_N), AI(GT_K), AI(1), AI(GT_M + 16), AI((tb) ? 1 : GT_N + 16), AI((tb) ? GT_K + 16 : 1), \
+        AI(GT_N + 16), AF(1.0f), AF(0.0f)
+#define GEMM_TA_BUFS(in, tb) \
+    B(in, (size_t)GT_K * (GT_M + 16), RAND, false), B(in, (tb) ? (size_t)GT_N * (GT_K + 16) : (size_t)GT_K * (GT_N + 16), RAND, false), \
+        B(F32, (size_t)GT_M * (GT_N + 16), POISON, true), B(F32, GT_N, RAND, false)
+#define GEMM_TA_SPEC(tb) {"sam=1", "sak=16", (tb) ? "sbk=1" : "sbn=1", (tb) ? "sbn=16" : "sbk=16", "m=16", "n=16", "k=16", "scm=16", 0}
 
 /* Attention forward, q k v o [1][S][H][D] (S 100, H 2, D 64), lse [1][H][S]: q, k, v, o, lse, cu_q, cu_k (unread
  * without VARLEN), seq_q, seq_k, heads_q, group, then the strides of q, k, v, o (batch, sequence, head) and of lse
@@ -353,6 +371,14 @@ static const Case cases[] = {
      GEMM_GRID(130, 70), CMP_TOL, 1e-3, 1e-3},
     {"gemm e5m2->f32", "gemm/gemm.tile", "gemm_e5m2_f32", {0}, GEMM_F8_BUFS(E5M2, 130, 70, 96), GEMM_F8_ARGS(130, 70, 96),
      GEMM_GRID(130, 70), CMP_TOL, 1e-3, 1e-3},
+    {"gemm bf16 trans_a", "gemm/gemm.tile", "gemm_bf16_f32", {0}, {GEMM_TA_BUFS(BF16, 0)}, {GEMM_TA_ARGS(0)}, GEMM_GRID(GT_M, GT_N),
+     CMP_TOL, 1e-4, 1e-4, .specialize = GEMM_TA_SPEC(0)},
+    {"gemm tf32 trans_a+b", "gemm/gemm.tile", "gemm_tf32_f32", {0}, {GEMM_TA_BUFS(F32, 1)}, {GEMM_TA_ARGS(1)}, GEMM_GRID(GT_M, GT_N),
+     CMP_TOL, 1e-3, 1e-3, .specialize = GEMM_TA_SPEC(1)},
+    /* FAST_ACCUM=false: tile_gemm's sm_90a default (each K step's product added in f32) */
+    {"gemm e4m3 trans_a+b", "gemm/gemm.tile", "gemm_e4m3_f32", {"FAST_ACCUM=false", 0},
+     {GEMM_TA_BUFS(E4M3, 1), B(F32, 1, RAND, false), B(F32, 1, RAND, false)}, {GEMM_TA_ARGS(1), AB(4), AB(5)}, GEMM_GRID(GT_M, GT_N),
+     CMP_TOL, 1e-3, 1e-3, .specialize = GEMM_TA_SPEC(1)},
     {"attention f16", "attention/attention.tile", "attention_fwd_f16", {0}, ATT_BUFS(F16), ATT_ARGS, ATT_GRID, CMP_TOL, 2e-3, 2e-3},
     {"attention bf16 causal", "attention/attention.tile", "attention_fwd_bf16", {"CAUSAL=true", 0}, ATT_BUFS(BF16), ATT_ARGS,
      ATT_GRID, CMP_TOL, 1.6e-2, 1.6e-2},
