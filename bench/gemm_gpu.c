@@ -1,9 +1,11 @@
 /* gemm_gpu.c - TFLOP/s of kernels/gemm/gemm.tile (bf16 in, bf16 out, f32
- * accumulation) on square problems, for bench/gpu/run.sh.
+ * accumulation; with --api also tf32 and f8, and a transposed A or B) on
+ * square problems, for bench/gpu/run.sh.
  *
  *   build/bench/gemm_gpu [--device cuda|emu] [--sizes 4096,8192] [--arch sm_80|sm_90a]
  *                        [--kernel gemm_bf16_bf16] [-D NAME=VALUE ...] [--samples N]
- *   build/bench/gemm_gpu --api [--dtype bf16|f8e4m3|f8e5m2] [--config "NAME=VALUE ..."] [--device D] [--sizes ..] [--samples N]
+ *   build/bench/gemm_gpu --api [--dtype bf16|tf32|f8e4m3|f8e5m2] [--trans-a] [--trans-b] [--config "NAME=VALUE ..."]
+ *                        [--device D] [--sizes ..] [--samples N]
  *
  * --api calls tile_gemm (what users run: on sm_90a tensor maps, a producer warpgroup and
  * persistent programs), timed with device events (bench/gpu_common.h's bench_time: a batch of
@@ -280,21 +282,27 @@ static tile_status api_call(void *ud) {
     return a->config ? tile_gemm_with_config(a->ctx, a->g, a->config) : tile_gemm(a->ctx, a->g);
 }
 
-/* An element of the --api problem's operand as a double: bf16, or f8 (e5: E5M2) when f8. */
-static double api_elem(const void *base, size_t i, int f8, int e5) {
-    return f8 ? (e5 ? f8e5m2_to_d(((const uint8_t *)base)[i]) : f8e4m3_to_d(((const uint8_t *)base)[i]))
-              : bf16_to_d(((const uint16_t *)base)[i]);
+/* An element of the --api problem's operand as a double: bf16, f32 (tf32 inputs), or f8 (e5: E5M2) when f8. */
+static double api_elem(const void *base, size_t i, tile_dtype in) {
+    switch (in) {
+    case TILE_F8E4M3: return f8e4m3_to_d(((const uint8_t *)base)[i]);
+    case TILE_F8E5M2: return f8e5m2_to_d(((const uint8_t *)base)[i]);
+    case TILE_F32: return (double)((const float *)base)[i];
+    default: return bf16_to_d(((const uint16_t *)base)[i]);
+    }
 }
 
 /* --api: the same problem through the public tile_gemm, which chooses its own configuration (on sm_90a:
  * tensor maps, a producer warpgroup and persistent programs); timed the same way with tile_synchronize.
- * bf16: A [n][k], B [k][n], bf16 C.  f8 (e4m3 or e5m2): A [n][k] and B as a weight [n][k] (trans_b, the
- * layout f8 GEMMs are run in), f32 C, per-tensor scales (0.75 and 1.25) read from device memory;
- * the reference multiplies by them too. */
-static int bench_api(const char *device, int n, int samples, tile_dtype in, const char *const *config) {
+ * bf16: A [n][k], B [k][n], bf16 C.  tf32 (f32 in, tf32 tensor cores): as bf16 with f32 A, B and C.
+ * f8 (e4m3 or e5m2): A [n][k] and B as a weight [n][k] (trans_b, the layout f8 GEMMs are run in), f32 C,
+ * per-tensor scales (0.75 and 1.25) read from device memory; the reference multiplies by them too.
+ * trans_a: A stored [k][n] (tile_gemm's trans_a, lda n); trans_b: B stored [n][k] (f8 always). */
+static int bench_api(const char *device, int n, int samples, tile_dtype in, int trans_a, int trans_b, const char *const *config) {
     int rc = 1;
-    int f8 = in == TILE_F8E4M3 || in == TILE_F8E5M2, e5 = in == TILE_F8E5M2;
-    size_t es = f8 ? 1 : 2, cs = f8 ? 4 : 2;
+    int f8 = in == TILE_F8E4M3 || in == TILE_F8E5M2, e5 = in == TILE_F8E5M2, tf32 = in == TILE_F32;
+    size_t es = f8 ? 1 : tf32 ? 4 : 2, cs = f8 || tf32 ? 4 : 2;
+    if (f8) trans_b = 1;
     tile_context *ctx = NULL;
     tile_devptr da = 0, db = 0, dc = 0, dsc = 0;
     uint8_t *ha = NULL, *hb = NULL, *hc = NULL;
@@ -311,6 +319,11 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
         for (size_t i = 0; i < nn; i++) { /* uniform in [-2, 2): never zeros */
             ha[i] = d_to_f8((double)(next_u64() >> 11) / 9007199254740992.0 * 4.0 - 2.0, e5);
             hb[i] = d_to_f8((double)(next_u64() >> 11) / 9007199254740992.0 * 4.0 - 2.0, e5);
+        }
+    else if (tf32)
+        for (size_t i = 0; i < nn; i++) { /* uniform in [-1, 1): never zeros */
+            ((float *)ha)[i] = (float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+            ((float *)hb)[i] = (float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0);
         }
     else
         random_inputs((uint16_t *)ha, (uint16_t *)hb, nn);
@@ -330,8 +343,9 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
     API(tile_memcpy_htod(ctx, db, hb, nn * es), "upload B");
     API(tile_memcpy_htod(ctx, dsc, scales, sizeof scales), "upload scales");
     API(tile_memset(ctx, dc, 0xff, nn * cs), "poison C"); /* all ones: NaN in bf16 and f32 */
-    tile_gemm_args g = {.size = sizeof g, .m = n, .n = n, .k = n, .a = da, .lda = n, .b = db, .ldb = n, .trans_b = f8, .c = dc,
-                        .ldc = n, .in_dtype = in, .out_dtype = f8 ? TILE_F32 : TILE_BF16, .alpha = 1};
+    tile_gemm_args g = {.size = sizeof g, .m = n, .n = n, .k = n, .a = da, .lda = n, .trans_a = trans_a, .b = db, .ldb = n,
+                        .trans_b = trans_b, .c = dc, .ldc = n, .in_dtype = in, .out_dtype = f8 || tf32 ? TILE_F32 : TILE_BF16,
+                        .alpha = 1};
     if (f8) g.a_scale = dsc, g.b_scale = dsc + sizeof(float), g.scale_mode = TILE_SCALE_TENSOR;
     API(config ? tile_gemm_with_config(ctx, &g, config) : tile_gemm(ctx, &g), "tile_gemm");
     API(tile_synchronize(ctx), "synchronize");
@@ -340,25 +354,28 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
     API(tile_gemm_last_info(ctx, &info), "tile_gemm_last_info");
     /* every element written (no NaN left), 1024 sampled elements against float64 */
     size_t unwritten = 0;
-    for (size_t i = 0; i < nn; i++) unwritten += isnan(f8 ? (double)((const float *)hc)[i] : bf16_to_d(((const uint16_t *)hc)[i]));
+    for (size_t i = 0; i < nn; i++) unwritten += isnan(cs == 4 ? (double)((const float *)hc)[i] : bf16_to_d(((const uint16_t *)hc)[i]));
     double num = 0, den = 0, scale = f8 ? (double)scales[0] * scales[1] : 1.0;
     for (int s = 0; s < 1024; s++) {
         size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
         for (size_t p = 0; p < (size_t)n; p++)
-            arow[p] = api_elem(ha, i * (size_t)n + p, f8, e5),
-            bcol[p] = api_elem(hb, f8 ? j * (size_t)n + p : p * (size_t)n + j, f8, e5);
+            arow[p] = api_elem(ha, trans_a ? p * (size_t)n + i : i * (size_t)n + p, in),
+            bcol[p] = api_elem(hb, trans_b ? j * (size_t)n + p : p * (size_t)n + j, in);
         double ref = scale * ref_dot(n, arow, 1, bcol, 1, NULL);
-        double got = f8 ? (double)((const float *)hc)[i * (size_t)n + j] : bf16_to_d(((const uint16_t *)hc)[i * (size_t)n + j]);
+        double got = cs == 4 ? (double)((const float *)hc)[i * (size_t)n + j] : bf16_to_d(((const uint16_t *)hc)[i * (size_t)n + j]);
         num += (got - ref) * (got - ref);
         den += ref * ref;
     }
     double rel = sqrt(num / (den > 0 ? den : 1));
     /* bf16 output rounds each element (2^-9 relative).  f8: the emulator sums the exact products in f32
      * (about 1e-7 here), but a GPU's f8 wgmma accumulates with about 14 bits (an H200: 1.9e-3 at 8192^3,
-     * cuBLAS with its periodic promotion to f32: 1.1e-4 at 4096^3); 1e-2 still fails a wrong kernel. */
+     * cuBLAS with its periodic promotion to f32: 1.1e-4 at 4096^3); 1e-2 still fails a wrong kernel.  tf32 rounds
+     * A and B to 10-bit mantissas (about 3e-4 here). */
     bool ok = unwritten == 0 && rel < 1e-2;
-    const char *dname = f8 ? (e5 ? "f8e5m2" : "f8e4m3") : "bf16";
-    if (!json) printf("  %dx%dx%d %s: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, dname, ok ? "ok" : "FAILED",
+    const char *dname = f8 ? (e5 ? "f8e5m2" : "f8e4m3") : tf32 ? "tf32" : "bf16";
+    /* the layout: "" for the dtype's own (A [m][k]; B [k][n], or [n][k] for f8), else _ta, _tb, _ta_tb */
+    const char *lay = trans_a ? (trans_b && !f8 ? "_ta_tb" : "_ta") : trans_b && !f8 ? "_tb" : "";
+    if (!json) printf("  %dx%dx%d %s%s: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, dname, lay, ok ? "ok" : "FAILED",
                       unwritten, rel);
     if (!ok) goto fail;
     ApiLaunch al = {ctx, &g, config};
@@ -372,6 +389,8 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
         json_str(&j, "bench", "gemm_gpu");
         json_str(&j, "via", "tile_gemm");
         json_str(&j, "dtype", dname);
+        json_bool(&j, "trans_a", trans_a);
+        json_bool(&j, "trans_b", trans_b);
         json_int(&j, "m", n), json_int(&j, "n", n), json_int(&j, "k", n);
         json_str(&j, "config", info.config);
         json_uint(&j, "grid", info.grid.x);
@@ -380,11 +399,12 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
         json_num(&j, "tflops", flop / med / 1e12);
         json_end(&j);
     } else {
-        printf("  %dx%dx%d %s: tile_gemm %s %s, grid %u x %u threads: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
+        printf("  %dx%dx%d %s%s: tile_gemm %s %s, grid %u x %u threads: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
                "calls (%s) = %.4g TFLOP/s\n",
-               n, n, n, dname, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, tm.min_s * 1e3, tm.max_s * 1e3,
+               n, n, n, dname, lay, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, tm.min_s * 1e3, tm.max_s * 1e3,
                tm.samples, tm.batch, bench_timing_how(&tm), flop / med / 1e12);
-        printf("@@ gemm%s%s %d tile %.4g\n", f8 ? (e5 ? "_f8e5m2" : "_f8e4m3") : "", config ? "_config" : "", n, flop / med / 1e12);
+        printf("@@ gemm%s%s%s %d tile %.4g\n", f8 ? (e5 ? "_f8e5m2" : "_f8e4m3") : tf32 ? "_tf32" : "", lay, config ? "_config" : "", n,
+               flop / med / 1e12);
     }
     rc = 0;
 fail:
@@ -402,7 +422,7 @@ int main(int argc, char **argv) {
     int64_t sizes[16] = {4096, 8192};
     int nsizes = 2;
     const char *defs[32];
-    int nd = 0, samples = 30, api = 0, bm = 128, bn = 128;
+    int nd = 0, samples = 30, api = 0, bm = 128, bn = 128, trans_a = 0, trans_b = 0;
     tile_dtype api_dtype = TILE_BF16;
     char cfg_text[512] = "";
     const char *cfg[33] = {NULL};
@@ -428,6 +448,8 @@ int main(int argc, char **argv) {
         }
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--api")) api = 1;
+        else if (!strcmp(argv[i], "--trans-a")) trans_a = 1;
+        else if (!strcmp(argv[i], "--trans-b")) trans_b = 1;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc) { /* "NAME=VALUE ..." for tile_gemm_with_config */
             snprintf(cfg_text, sizeof cfg_text, "%s", argv[++i]);
             int nc = 0;
@@ -436,26 +458,33 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
             const char *d = argv[++i];
             if (!strcmp(d, "bf16")) api_dtype = TILE_BF16;
+            else if (!strcmp(d, "tf32")) api_dtype = TILE_F32;
             else if (!strcmp(d, "f8e4m3")) api_dtype = TILE_F8E4M3;
             else if (!strcmp(d, "f8e5m2")) api_dtype = TILE_F8E5M2;
             else {
-                fprintf(stderr, "gemm_gpu: --dtype takes bf16, f8e4m3 or f8e5m2 (with --api), not '%s'\n", d);
+                fprintf(stderr, "gemm_gpu: --dtype takes bf16, tf32, f8e4m3 or f8e5m2 (with --api), not '%s'\n", d);
                 return 2;
             }
         }
         else {
-            fprintf(stderr, "usage: %s [--device D] [--api [--dtype bf16|f8e4m3|f8e5m2] [--config \"NAME=VALUE ...\"] | --arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
+            fprintf(stderr, "usage: %s [--device D] [--api [--dtype bf16|tf32|f8e4m3|f8e5m2] [--trans-a] [--trans-b] [--config \"NAME=VALUE ...\"] | --arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
                     argv[0]);
             return 2;
         }
     }
     if (samples < 1) samples = 1;
+    if (!api && (trans_a || trans_b || api_dtype != TILE_BF16)) { /* the device-layer path times row-major bf16 only */
+        fprintf(stderr, "gemm_gpu: --trans-a, --trans-b and --dtype need --api\n");
+        return 2;
+    }
     if (api) {
-        fprintf(json ? stderr : stdout, "gemm_gpu: %s through tile_gemm on %s; time per call = median over samples of\n"
+        fprintf(json ? stderr : stdout, "gemm_gpu: %s%s%s through tile_gemm on %s; time per call = median over samples of\n"
                 "  (batch of back-to-back calls between two tile_synchronize calls, host clock) / batch size\n",
-                api_dtype == TILE_BF16 ? "bf16" : api_dtype == TILE_F8E4M3 ? "f8e4m3 (per-tensor scales, B as [n][k])" : "f8e5m2 (per-tensor scales, B as [n][k])", device ? device : "the default device");
+                api_dtype == TILE_BF16 ? "bf16" : api_dtype == TILE_F32 ? "tf32 (f32 in and out)" : api_dtype == TILE_F8E4M3 ? "f8e4m3 (per-tensor scales, B as [n][k])" : "f8e5m2 (per-tensor scales, B as [n][k])",
+                trans_a ? ", A as [k][m] (trans_a)" : "", trans_b && api_dtype != TILE_F8E4M3 && api_dtype != TILE_F8E5M2 ? ", B as [n][k] (trans_b)" : "",
+                device ? device : "the default device");
         int rc = 0;
-        for (int i = 0; i < nsizes; i++) rc |= bench_api(device, (int)sizes[i], samples, api_dtype, cfg[0] ? cfg : NULL);
+        for (int i = 0; i < nsizes; i++) rc |= bench_api(device, (int)sizes[i], samples, api_dtype, trans_a, trans_b, cfg[0] ? cfg : NULL);
         return rc;
     }
     TileDevice *dev;

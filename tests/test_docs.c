@@ -569,6 +569,8 @@ Test(docs, gpu_run_sh_usage_errors_exit_2) {
         {"gemm_gpu --sizes 128,5x", "gemm_gpu: --sizes"}, {"gemm_gpu --sizes 128,,256", "gemm_gpu: --sizes"},
         {"gemm_gpu --sizes 0", "gemm_gpu: --sizes"},      {"gemm_gpu -D BM=x", "gemm_gpu: -D BM"},
         {"gemm_gpu -D BN=64k", "gemm_gpu: -D BN"},         {"moe_gpu --tokens 64x", "moe_gpu: --tokens"},
+        /* the layouts and dtypes run.sh's step 6a times are tile_gemm's (--api): without it they were ignored */
+        {"gemm_gpu --trans-a --sizes 64", "gemm_gpu: --trans-a"}, {"gemm_gpu --api --dtype tf16", "gemm_gpu: --dtype"},
         {"emu_load 5x", "emu_load: N"},                   {"emu_load 3", "emu_load: N"},
         {"foreign_ptx matmul /dev/null --kernel k --m 5x", "foreign_ptx: --m"},
         {"foreign_ptx attention /dev/null --kernel k --seq-k x", "foreign_ptx: --seq-k"},
