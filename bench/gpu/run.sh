@@ -24,6 +24,9 @@
 #      (tile_gemm: on an H100/H200 the warp-specialized, persistent, tensor-map kernel)
 #      next to torch.matmul and torch._scaled_mm (cuBLAS) and Triton's tutorial matmul
 #      (bench/gpu/triton_matmul.py, its first 3 configurations), in the same run;
+#   6a. a transposed A (tile_gemm's trans_a): bf16 at 4096^3 and 8192^3, tf32 (B [n][k] too) and
+#      f8e4m3 at 4096^3, next to cuBLAS on the same layout (torch.matmul of a transposed view,
+#      torch._scaled_mm where it takes a column-major A) and tile's own row-major rows;
 #   7. attention (issue 7): bench/attention_gpu (tile_attention_fwd at
 #      head_dim 64 and 128, seq 1k-16k, causal and not; tile_attention_decode_paged
 #      at batch 1-256, context 1k-32k) next to PyTorch's SDPA (and flash_attn
@@ -33,7 +36,7 @@
 #      GEMMs of the same work) next to PyTorch's per-expert loop,
 #      torch._grouped_mm and torch.matmul (bench/gpu/moe_ref.py);
 #   8a. on a GPU with --skip-suite: the test programs that launch on TILE_TEST_DEVICE
-#      (gemm, attention, MoE, norm, rope, sampling, e2e, ...), at most 120 s;
+#      (gemm, attention, MoE, norm, rope, sampling, e2e, ...), at most 100 s;
 #   8b. tile run rope (tile_rope_kv_append, issue 19): Llama-3-8B heads at
 #      1, 256 and 4096 tokens (bf16, and an f8 cache), GB/s; on emu small checks;
 #   8c. tile run layer (a decoder layer from the C API: prefill, paged decode
@@ -85,7 +88,7 @@ while [ $# -gt 0 ]; do
     --prebuilt) force_prebuilt=1; shift ;;
     --build-dir) build=$(value "$1" "$@") || exit 2; shift 2 ;;
     --log-dir) logdir=$(value "$1" "$@") || exit 2; shift 2 ;;
-    -h|--help) sed -n "2,61p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,/^[^#]/{/^#/p;}" "$0"; exit 0 ;;  # the comment above, to its end
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -232,9 +235,16 @@ if [ "$on_gpu" = 1 ]; then
     "$0" --api --device "$1" --dtype f8e4m3 --sizes 8192 --config "BM=128 BN=256 BK=128 num_warps=8 num_stages=3 warp_specialize=1 PERSISTENT=1 FAST_ACCUM=1"
     exit $((a | b | $?))' "$build/bench/gemm_gpu" "$device"
   tile_rc=$rc
+  # 6a. a transposed A (trans_a: cp.async/wgmma-pipelined, docs/architecture.md): bf16 with B [k][n]; tf32 with
+  # B [n][k] (both operands through the ring, A into the wgmma's registers); f8e4m3 with B [n][k] as above
+  step "gemm_gpu trans_a (bf16 4096^3 and 8192^3, tf32 and f8e4m3 4096^3)" gemm_gpu_ta.log 90 "${cenv[@]}" bash -c '"$0" --api --device "$1" --trans-a --sizes 4096,8192; a=$?
+    "$0" --api --device "$1" --dtype tf32 --trans-a --trans-b --sizes 4096; b=$?
+    "$0" --api --device "$1" --dtype f8e4m3 --trans-a --sizes 4096
+    exit $((a | b | $?))' "$build/bench/gemm_gpu" "$device"
+  ta_rc=$rc
   if python3 -c 'import torch, triton' >/dev/null 2>&1; then
     # Triton: the tutorial's first 3 configurations (its best on Hopper is the first, 128x256x64 w8)
-    step "torch.matmul, torch._scaled_mm and Triton tutorial matmul" gemm_torch.log 150 env PYTHONUNBUFFERED=1 python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192 --configs 3 --fp8 --rep-ms 200
+    step "torch.matmul, torch._scaled_mm and Triton tutorial matmul" gemm_torch.log 150 env PYTHONUNBUFFERED=1 python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192 --configs 3 --fp8 --trans-a --rep-ms 200
     py_note=""
     [ "$rc" != 0 ] && py_note="torch/triton rc $rc: see $logdir/gemm_torch.log"
   else
@@ -260,10 +270,36 @@ if [ "$on_gpu" = 1 ]; then
   errs=$(grep -E '^  8192x8192x8192 f8e4m3: tile_gemm check' "$logdir/gemm_gpu.log" | sed -n 's/.*relative error \([0-9.e+-]*\).*/\1/p' | tr '\n' ' ')
   set -- $errs
   row "f8e4m3 gemm 8192^3 TFLOP/s" "$status" "tile ${t:-n/a} (two-level accumulation, error ${1:-?}) | tile 128x256 FAST_ACCUM=1 ${tf:-n/a} (error ${2:-?}) | torch._scaled_mm ${c:-n/a} ${pct:+| $pct}${py_note:+ | $py_note}"
+  # 6a's rows: KEY N DTYPE; tile and cuBLAS on the transposed layout, tile's row-major row (KEY's base) beside them
+  if [ "$ta_rc" = 0 ]; then ta_status=ok; else ta_status=FAIL; fi
+  ta_why=""
+  [ "$ta_rc" = 124 ] && ta_why=" | stopped after its limit"
+  [ "$ta_rc" != 0 ] && [ "$ta_rc" != 124 ] && ta_why=" | rc $ta_rc: see $logdir/gemm_gpu_ta.log"
+  for key_n in "gemm_ta 4096 bf16" "gemm_ta 8192 bf16" "gemm_tf32_ta_tb 4096 tf32" "gemm_f8e4m3_ta 4096 f8e4m3"; do
+    set -- $key_n
+    key=$1 n=$2 dt=$3
+    t=$(awk -v k=$key -v n=$n '$1=="@@" && $2==k && $3==n && $4=="tile" {print $5}' "$logdir/gemm_gpu_ta.log")
+    c=$(awk -v k=$key -v n=$n '$1=="@@" && $2==k && $3==n && $4=="torch" {print $5}' "$logdir/gemm_torch.log")
+    plain=$(awk -v k="${key%%_ta*}" -v n=$n '$1=="@@" && $2==k && $3==n && $4=="tile" {print $5}' "$logdir/gemm_gpu.log")
+    err=$(grep -E "^  ${n}x${n}x${n} ${dt}_ta(_tb)?: tile_gemm check" "$logdir/gemm_gpu_ta.log" | sed -n 's/.*relative error \([0-9.e+-]*\).*/\1/p' | head -1)
+    pct=""
+    [ -n "$t" ] && [ -n "$c" ] && pct=$(awk -v a="$t" -v b="$c" 'BEGIN{ if (b > 0) printf "tile = %.0f%% of cuBLAS", 100*a/b }')
+    [ -n "$t" ] && [ -n "$plain" ] && pct="${pct:+$pct | }$(awk -v a="$t" -v b="$plain" 'BEGIN{ if (b > 0) printf "%.0f%% of tile with A row-major (%s)", 100*a/b, b }')"
+    cname="torch.matmul"
+    [ "$dt" = f8e4m3 ] && cname="torch._scaled_mm"
+    cnote=""
+    [ "$dt" = f8e4m3 ] && [ -z "$c" ] && grep -q '^fp8 trans_a .*refused' "$logdir/gemm_torch.log" && cnote=" (refuses a column-major A)"
+    layout="trans_a"
+    [ "$dt" = tf32 ] && layout="trans_a trans_b"
+    row "$dt gemm ${n}^3 $layout TFLOP/s" "$ta_status" "tile ${t:-n/a} (error ${err:-?}) | $cname ${c:-n/a}$cnote${pct:+ | $pct}$ta_why${py_note:+ | $py_note}"
+  done
 else
   row "bf16 gemm 4096^3, 8192^3" skip "no GPU (--device emu): nothing to time"
+  # the GPU's options too (6a: --trans-a, --dtype tf32, --trans-b), at 128^3: a bad option or layout fails here first
   step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 90 "${cenv[@]}" bash -c '"$0" --device emu --sizes 128,256 --samples 3 &&
-    "$0" --api --device emu:sm_90a --sizes 256 --samples 1' "$build/bench/gemm_gpu"
+    "$0" --api --device emu:sm_90a --sizes 256 --samples 1 && "$0" --api --device emu:sm_90a --trans-a --sizes 128 --samples 1 &&
+    "$0" --api --device emu:sm_90a --dtype tf32 --trans-a --trans-b --sizes 128 --samples 1 &&
+    "$0" --api --device emu:sm_90a --dtype f8e4m3 --trans-a --sizes 128 --samples 1' "$build/bench/gemm_gpu"
   if [ "$rc" = 0 ]; then row "gemm_gpu on emu (checks only)" ok "$(grep -c 'check ok' "$logdir/gemm_gpu.log") sizes checked"
   else row "gemm_gpu on emu (checks only)" FAIL "rc $rc: see $logdir/gemm_gpu.log"; fi
 fi
@@ -378,14 +414,14 @@ else
   row "moe on emu (checks only)" "$moe_status" "$(grep -c 'check ok' "$logdir/moe_gpu.log") of $(grep -cE '^  [a-z-]+ T=' "$logdir/moe_gpu.log") shapes checked, $(grep -c '^@@ moe .* dense ' "$logdir/moe_gpu.log") dense tile_gemm rows, ${moe_secs}s${moe_why:+; $moe_why}${ref_note:+; $ref_note}"
 fi
 
-# ---- 8a. the device-using test programs on the GPU (at most 120 s) ----
+# ---- 8a. the device-using test programs on the GPU (at most 100 s: 120 until 6a's transposed-A GEMMs took an estimated 20 s) ----
 # (--skip-suite on a GPU: the whole suite is mostly emulator and compiler work, run without a GPU by CI;
 # these programs launch on TILE_TEST_DEVICE, each checking against float64.  4 programs of 4 workers:
 # each worker process holds a CUDA context.)
 if [ "$on_gpu" = 1 ] && [ "$skip_suite" = 1 ]; then
   dev_tests='^test_(gemm|attention|attention_api|moe|moe_f8|norm|rope|tree_decode|sample|e2e|graph_safe|foreign|conformance|examples|lang_shape)$'
   left=$((deadline - $(date +%s) - 15))
-  [ "$left" -gt 120 ] && left=120
+  [ "$left" -gt 100 ] && left=100
   if [ "$left" -ge 30 ]; then
     step "device test programs (TILE_TEST_DEVICE=$device)" device_tests.log "$left" \
       "${cenv[@]}" TILE_TEST_DEVICE="$device" TILE_DEVICE="$device" CRITERION_JOBS=4 ctest --test-dir "$build" -R "$dev_tests" -j4 --output-on-failure --timeout "$((left - 5))"

@@ -3,7 +3,7 @@ compiled ahead of time or timed on the GPU, as the reference for kernels/gemm/ge
 
   python3 bench/gpu/triton_matmul.py ptx --bm 128 --bn 128 --bk 32 --warps 4 --stages 3 \
           --arch 80 --out FILE.ptx           # writes FILE.ptx and FILE.ptx.info (key=value lines)
-  python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192 [--configs N] [--fp8]   # TFLOP/s (needs a GPU)
+  python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192 [--configs N] [--fp8] [--trans-a]   # TFLOP/s (needs a GPU)
 
 `ptx` needs no GPU: triton.compile with an explicit GPUTarget runs the whole
 pipeline down to PTX and cubin.  The kernel is the tutorial's (grouped
@@ -149,7 +149,57 @@ def cmd_bench(a):
         sys.stdout.flush()
     if a.fp8:
         fp8_bench(a)
+    if a.trans_a:
+        trans_a_bench(a)
     return 0
+
+
+def trans_a_bench(a):
+    """cuBLAS on a transposed A, the layouts of bench/gemm_gpu --api --trans-a: A stored [k][m] and passed
+    as its transpose (a view: cuBLAS gets it as an op, nothing is copied).  bf16 at every size (B [k][n]);
+    at the first size tf32 (f32 in and out, B a weight [n][k]: gemm_gpu --dtype tf32 --trans-a --trans-b)
+    and f8e4m3 through torch._scaled_mm (B a weight [n][k]), which may refuse a column-major A."""
+    import torch
+    from triton.testing import do_bench
+    sizes = [int(s) for s in a.sizes.split(",")]
+    for n in sizes:
+        torch.manual_seed(n + 1)
+        xt = torch.randn((n, n), device="cuda", dtype=torch.bfloat16)  # [k][m]
+        y = torch.randn((n, n), device="cuda", dtype=torch.bfloat16)
+        t = do_bench(lambda: torch.matmul(xt.t(), y), warmup=100, rep=a.rep_ms, return_mode="median")
+        print(f"{n:>6} bf16 trans_a torch.matmul (cuBLAS) {2.0 * n * n * n / t / 1e9:.1f} TFLOP/s")
+        print(f"@@ gemm_ta {n} torch {2.0 * n * n * n / t / 1e9:.1f}")
+        sys.stdout.flush()
+    n = sizes[0]
+    flop = 2.0 * n * n * n
+    torch.manual_seed(n + 2)
+    xt = torch.rand((n, n), device="cuda") * 2 - 1  # [k][m]
+    w = torch.rand((n, n), device="cuda") * 2 - 1  # [n][k]
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        t = do_bench(lambda: torch.matmul(xt.t(), w.t()), warmup=100, rep=a.rep_ms, return_mode="median")
+        print(f"{n:>6} tf32 trans_a trans_b torch.matmul (cuBLAS) {flop / t / 1e9:.1f} TFLOP/s")
+        print(f"@@ gemm_tf32_ta_tb {n} torch {flop / t / 1e9:.1f}")
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+        print("torch has no _scaled_mm: the fp8 trans_a cuBLAS column is skipped")
+        return
+    xt8 = (torch.rand((n, n), device="cuda") * 4 - 2).to(torch.float8_e4m3fn)  # [k][m]
+    w8 = (torch.rand((n, n), device="cuda") * 4 - 2).to(torch.float8_e4m3fn)  # [n][k]
+    sa = torch.tensor(0.75, device="cuda")
+    sb = torch.tensor(1.25, device="cuda")
+    try:
+        torch._scaled_mm(xt8.t(), w8.t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32)
+        t = do_bench(lambda: torch._scaled_mm(xt8.t(), w8.t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32),
+                     warmup=100, rep=a.rep_ms, return_mode="median")
+    except Exception as e:  # noqa: BLE001 - cuBLASLt's f8 GEMM wants A row-major: report and go on
+        print(f"fp8 trans_a {n}: torch._scaled_mm refused a column-major A: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+        return
+    print(f"{n:>6} fp8 e4m3 trans_a torch._scaled_mm (cuBLAS) {flop / t / 1e9:.1f} TFLOP/s")
+    print(f"@@ gemm_f8e4m3_ta {n} torch {flop / t / 1e9:.1f}")
+    sys.stdout.flush()
 
 
 def fp8_bench(a):
@@ -203,6 +253,8 @@ def main():
     b.add_argument("--configs", type=int, default=len(TUTORIAL_CONFIGS),
                    help="try the first N of the tutorial's configurations (default all)")
     b.add_argument("--fp8", action="store_true", help="also time cuBLAS's f8e4m3 GEMM (torch._scaled_mm)")
+    b.add_argument("--trans-a", action="store_true",
+                   help="also time cuBLAS on a transposed A: bf16 at every size, tf32 and f8e4m3 at the first")
     a = p.parse_args()
     try:
         return cmd_ptx(a) if a.cmd == "ptx" else cmd_bench(a)
