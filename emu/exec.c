@@ -48,7 +48,8 @@
     X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
     X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
-    X(CPA16) X(LDG_V2) X(STG_V2) X(PAND) X(POR) X(PXOR)
+    X(CPA16) X(LDG_V2) X(STG_V2) X(PAND) X(POR) X(PXOR) \
+    X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -67,7 +68,7 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     switch (in->op) {
     case EMU_OP_MOV: /* not of %clock, %globaltimer and the like: exec_mov reads the clock */
         if (!regs || in->nops != 2 || emu_sreg_is_clock(in->o[1])) return FAST_NONE;
-        return sz == 8 ? FAST_MOV64 : sz == 4 ? FAST_MOV32 : FAST_NONE;
+        return sz == 8 ? FAST_MOV64 : sz == 4 ? FAST_MOV32 : sz == 2 ? FAST_MOV16 : FAST_NONE;
     case EMU_OP_ADD: case EMU_OP_SUB:
         if (isint && !(in->flags & (EMU_F(SAT) | EMU_F(CC))) && (sz == 4 || sz == 8))
             return in->op == EMU_OP_ADD ? (sz == 4 ? FAST_ADD32 : FAST_ADD64) : (sz == 4 ? FAST_SUB32 : FAST_SUB64);
@@ -103,6 +104,10 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         if (in->op == EMU_OP_OR) return sz == 4 ? FAST_OR32 : FAST_OR64;
         return sz == 4 ? FAST_XOR32 : FAST_XOR64;
     case EMU_OP_SETP:
+        /* setp.cmp.f32 p, a, b (the attention kernels' masks and running maxima; not .ftz) */
+        if (in->ty == EMU_T_F32 && !in->flags && !in->xflags && in->boolop == EMU_MODE_AAND && in->o[3] == EMU_SLOT_TRUE &&
+            in->o[4] == EMU_SLOT_SINK && !in->on[1] && !in->on[2] && !in->on[3])
+            return FAST_FSETP;
         if (!isint || in->boolop != EMU_MODE_AAND || in->o[3] != EMU_SLOT_TRUE || in->o[4] != EMU_SLOT_SINK) return FAST_NONE;
         if (in->on[1] || in->on[2]) return FAST_NONE;
         if (sz == 4) return kind == EMU_K_S ? FAST_SETP_S32 : FAST_SETP_U32;
@@ -111,10 +116,16 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     case EMU_OP_SELP: return in->on[3] ? FAST_NONE : FAST_SELP;
     case EMU_OP_MIN: case EMU_OP_MAX:
         if (in->ty == EMU_T_S32 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S32 : FAST_MAX_S32;
+        if (in->ty == EMU_T_S64 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S64 : FAST_MAX_S64;
+        if (in->ty == EMU_T_U64 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_U64 : FAST_MAX_U64;
         if (in->ty == EMU_T_F32 && !in->flags && !in->xflags && in->rnd == EMU_RND_NONE && regs) return in->op == EMU_OP_MIN ? FAST_FMIN : FAST_FMAX;
         /* min/max.NaN.f32 (the attention kernels' running row maximum): a NaN operand gives the canonical NaN */
         if (in->ty == EMU_T_F32 && in->flags == EMU_F(NANP) && !in->xflags && in->rnd == EMU_RND_NONE && regs)
             return in->op == EMU_OP_MIN ? FAST_FMIN_NAN : FAST_FMAX_NAN;
+        return FAST_NONE;
+    case EMU_OP_NEG: case EMU_OP_ABS: /* neg/abs.f32 without .ftz: the sign bit (a NaN keeps its payload, exec_float.c) */
+        if (in->ty == EMU_T_F32 && !in->flags && !in->xflags && in->rnd == EMU_RND_NONE && in->nops == 2 && regs)
+            return in->op == EMU_OP_NEG ? FAST_FNEG : FAST_FABS;
         return FAST_NONE;
     case EMU_OP_EX2: /* ex2.approx[.ftz].f32 (softmax): the host's exp2 in double, rounded once to f32 */
         if (in->ty == EMU_T_F32 && (in->flags == EMU_F(APPROX) || in->flags == (EMU_F(APPROX) | EMU_F(FTZ))) && !in->xflags &&
@@ -125,6 +136,14 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         if ((in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2) && in->ty2 == EMU_T_F32 && in->rnd == EMU_RND_RN && !in->flags &&
             !in->xflags && in->nops == 3 && regs)
             return FAST_CVT_H2;
+        /* integer to integer of 32 and 64 bits without .sat (index arithmetic): a 32-bit result, or a 32-bit source
+         * widened, is the low word sign- or zero-extended as the destination's (or the source's) type says */
+        if ((kind == EMU_K_U || kind == EMU_K_S) && (emu_type_kind(in->ty2) == EMU_K_U || emu_type_kind(in->ty2) == EMU_K_S) &&
+            (sz == 4 || sz == 8) && (emu_type_size(in->ty2) == 4 || emu_type_size(in->ty2) == 8) && !in->flags && !in->xflags &&
+            in->rnd == EMU_RND_NONE && in->nops == 2 && regs) {
+            unsigned sk = sz == 4 ? kind : emu_type_size(in->ty2) == 4 ? emu_type_kind(in->ty2) : 0;
+            return !sk ? FAST_MOV64 : sk == EMU_K_S ? FAST_CVT_SX32 : FAST_CVT_ZX32;
+        }
         return FAST_NONE;
     case EMU_OP_DIV: /* div.rn.f32: IEEE division (not .approx, .full, .ftz, .sat) */
         if (in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && !in->xflags && regs)

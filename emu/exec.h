@@ -476,6 +476,29 @@ static inline bool emu_cmp_s(unsigned c, int64_t a, int64_t b) {
     return false;
 }
 
+/* a CMP b (EMU_CMP_*) on floats (f32 operands compare exactly as doubles): the ordered comparisons are false and
+ * the unordered ones (equ ... geu, nan) true when either is NaN. */
+static inline bool emu_cmp_f(unsigned c, double a, double b) {
+    bool un = a != a || b != b;
+    switch (c) {
+    case EMU_CMP_EQ: return !un && a == b;
+    case EMU_CMP_NE: return !un && a != b;
+    case EMU_CMP_LT: return !un && a < b;
+    case EMU_CMP_LE: return !un && a <= b;
+    case EMU_CMP_GT: return !un && a > b;
+    case EMU_CMP_GE: return !un && a >= b;
+    case EMU_CMP_EQU: return un || a == b;
+    case EMU_CMP_NEU: return un || a != b;
+    case EMU_CMP_LTU: return un || a < b;
+    case EMU_CMP_LEU: return un || a <= b;
+    case EMU_CMP_GTU: return un || a > b;
+    case EMU_CMP_GEU: return un || a >= b;
+    case EMU_CMP_NUM: return !un;
+    case EMU_CMP_NAN: return un;
+    }
+    return false;
+}
+
 /* setp/set combining: cmp result a with bool source c under EMU_MODE_AAND/AOR/AXOR. */
 bool emu_boolop(unsigned op, bool a, bool c);
 

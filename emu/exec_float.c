@@ -131,27 +131,6 @@ static double fminmax(double a, double b, bool mn, bool nanp) {
     return mn ? (a < b ? a : b) : (a > b ? a : b);
 }
 
-static bool cmp_float(unsigned c, double a, double b) {
-    bool un = isnan(a) || isnan(b);
-    switch (c) {
-    case EMU_CMP_EQ: return !un && a == b;
-    case EMU_CMP_NE: return !un && a != b;
-    case EMU_CMP_LT: return !un && a < b;
-    case EMU_CMP_LE: return !un && a <= b;
-    case EMU_CMP_GT: return !un && a > b;
-    case EMU_CMP_GE: return !un && a >= b;
-    case EMU_CMP_EQU: return un || a == b;
-    case EMU_CMP_NEU: return un || a != b;
-    case EMU_CMP_LTU: return un || a < b;
-    case EMU_CMP_LEU: return un || a <= b;
-    case EMU_CMP_GTU: return un || a > b;
-    case EMU_CMP_GEU: return un || a >= b;
-    case EMU_CMP_NUM: return !un;
-    case EMU_CMP_NAN: return un;
-    }
-    return false;
-}
-
 /* a*b+c for f16/bf16 operands, rounded to odd at double's 53 bits, so that the one rounding into the
  * 11- or 8-bit format that follows is the fused one (a round-to-odd result of p+2 bits or more rounds
  * again correctly).  The product is exact in double (22 or 16 bits); the sum need not be (a tiny
@@ -269,8 +248,8 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if ((sty == EMU_T_F16X2 || sty == EMU_T_BF16X2) && in->op == EMU_OP_SETP) {
             /* setp.CmpOp[.BoolOp].{f16x2,bf16x2} p|q, a, b[, c]: the low halves decide p, the high halves q */
             unsigned hty = sty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
-            bool lo = cmp_float(in->cmp, flush(dec(xa & 0xFFFF, hty), hty, ftz), flush(dec(xb & 0xFFFF, hty), hty, ftz));
-            bool hi = cmp_float(in->cmp, flush(dec((xa >> 16) & 0xFFFF, hty), hty, ftz), flush(dec((xb >> 16) & 0xFFFF, hty), hty, ftz));
+            bool lo = emu_cmp_f(in->cmp, flush(dec(xa & 0xFFFF, hty), hty, ftz), flush(dec(xb & 0xFFFF, hty), hty, ftz));
+            bool hi = emu_cmp_f(in->cmp, flush(dec((xa >> 16) & 0xFFFF, hty), hty, ftz), flush(dec((xb >> 16) & 0xFFFF, hty), hty, ftz));
             uint64_t bsrc = EMU_R(t, in, 3);
             bool bc = (in->on[3] ? !(bsrc & 1) : bsrc & 1);
             EMU_R(t, in, 0) = emu_boolop(in->boolop, lo, bc);
@@ -283,7 +262,7 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             unsigned hty = sty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
             uint32_t one = in->ty == EMU_T_F16X2 ? 0x3C00u : in->ty == EMU_T_BF16X2 ? 0x3F80u : 0xFFFFu, r = 0;
             for (unsigned h = 0; h < 2; h++) {
-                bool v = cmp_float(in->cmp, flush(dec((xa >> 16 * h) & 0xFFFF, hty), hty, ftz), flush(dec((xb >> 16 * h) & 0xFFFF, hty), hty, ftz));
+                bool v = emu_cmp_f(in->cmp, flush(dec((xa >> 16 * h) & 0xFFFF, hty), hty, ftz), flush(dec((xb >> 16 * h) & 0xFFFF, hty), hty, ftz));
                 if (in->nops > 3) v = emu_boolop(in->boolop, v, (in->on[3] ? !(xc & 1) : xc & 1));
                 if (v) r |= one << 16 * h;
             }
@@ -291,7 +270,7 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             return true;
         }
         double a = flush(dec(xa, sty), sty, ftz), c = flush(dec(xb, sty), sty, ftz);
-        bool r = cmp_float(in->cmp, a, c);
+        bool r = emu_cmp_f(in->cmp, a, c);
         if (in->op == EMU_OP_SETP) {
             uint64_t bsrc = EMU_R(t, in, 3);
             bool bc = (in->on[3] ? !(bsrc & 1) : bsrc & 1);

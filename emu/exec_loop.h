@@ -41,6 +41,7 @@ skip: /* a guard that is false */
     NEXT();
         L_MOV32: r[in->o[0]] = (uint32_t)r[in->o[1]]; NEXT();
         L_MOV64: r[in->o[0]] = r[in->o[1]]; NEXT();
+        L_MOV16: r[in->o[0]] = (uint16_t)r[in->o[1]]; NEXT();
         L_ADD32: r[in->o[0]] = (uint32_t)(r[in->o[1]] + r[in->o[2]]); NEXT();
         L_ADD64: r[in->o[0]] = r[in->o[1]] + r[in->o[2]]; NEXT();
         L_SUB32: r[in->o[0]] = (uint32_t)(r[in->o[1]] - r[in->o[2]]); NEXT();
@@ -98,6 +99,15 @@ skip: /* a guard that is false */
         L_SETP_U32: r[in->o[0]] = emu_cmp_u(in->cmp, (uint32_t)r[in->o[1]], (uint32_t)r[in->o[2]]); NEXT();
         L_SETP_S64: r[in->o[0]] = emu_cmp_s(in->cmp, (int64_t)r[in->o[1]], (int64_t)r[in->o[2]]); NEXT();
         L_SETP_U64: r[in->o[0]] = emu_cmp_u(in->cmp, r[in->o[1]], r[in->o[2]]); NEXT();
+        L_FSETP: r[in->o[0]] = emu_cmp_f(in->cmp, emu_f32(r[in->o[1]]), emu_f32(r[in->o[2]])); NEXT();
+        L_FNEG: r[in->o[0]] = (uint32_t)r[in->o[1]] ^ 0x80000000u; NEXT();
+        L_FABS: r[in->o[0]] = (uint32_t)r[in->o[1]] & 0x7FFFFFFFu; NEXT();
+        L_CVT_SX32: r[in->o[0]] = (uint64_t)(int64_t)(int32_t)r[in->o[1]]; NEXT();
+        L_CVT_ZX32: r[in->o[0]] = (uint32_t)r[in->o[1]]; NEXT();
+        L_MIN_S64: r[in->o[0]] = (int64_t)r[in->o[1]] < (int64_t)r[in->o[2]] ? r[in->o[1]] : r[in->o[2]]; NEXT();
+        L_MAX_S64: r[in->o[0]] = (int64_t)r[in->o[1]] > (int64_t)r[in->o[2]] ? r[in->o[1]] : r[in->o[2]]; NEXT();
+        L_MIN_U64: r[in->o[0]] = r[in->o[1]] < r[in->o[2]] ? r[in->o[1]] : r[in->o[2]]; NEXT();
+        L_MAX_U64: r[in->o[0]] = r[in->o[1]] > r[in->o[2]] ? r[in->o[1]] : r[in->o[2]]; NEXT();
         L_SELP: r[in->o[0]] = (r[in->o[3]] & 1) ? r[in->o[1]] : r[in->o[2]]; NEXT();
         L_MIN_S32: {
             int32_t x = (int32_t)r[in->o[1]], y = (int32_t)r[in->o[2]];

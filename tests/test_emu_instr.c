@@ -117,6 +117,32 @@ static uint64_t r_setp_hs_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; ret
 static uint64_t r_and_pred(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (a & b & 1) ? 7 : 9; }
 static uint64_t r_or_pred(uint64_t a, uint64_t b, uint64_t c) { (void)c; return ((a | b) & 1) ? 7 : 9; }
 static uint64_t r_xor_not_pred(uint64_t a, uint64_t b, uint64_t c) { (void)c; return ((a ^ ~b) & 1) ? 7 : 9; }
+/* setp.f32 (ordered comparisons false on a NaN, unordered true), neg.f32 and abs.f32 (cases below),
+ * integer cvt between 32 and 64 bits, 64-bit min/max and mov.b16: the interpreter's fast forms, each beside a form
+ * of the same instruction that the general executor takes (a second predicate, .ftz, .sat, a 16-bit cvt) */
+static uint64_t r_setp_lt_f32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return F(a) < F(b) ? 7 : 9; }
+static uint64_t r_setp_geu_f32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return !(F(a) < F(b)) ? 7 : 9; }
+static uint64_t r_setp_ne_f32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return F(a) == F(a) && F(b) == F(b) && F(a) != F(b) ? 7 : 9; }
+static uint64_t r_setp_nan_f32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return isnan(F(a)) || isnan(F(b)) ? 7 : 9; }
+static uint64_t r_setp_le_not_f32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return !(F(a) <= F(b)) ? 7 : 9; }
+static uint64_t r_fneg_ftz(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c;
+    return fabsf(F(a)) < 0x1p-126f && F(a) != 0 ? (U32(a) & 0x80000000u) ^ 0x80000000u : U32(a) ^ 0x80000000u;
+}
+static uint64_t r_cvt_s64_s32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return (uint64_t)(int64_t)S32(a); }
+static uint64_t r_cvt_u64_u32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a); }
+static uint64_t r_cvt_s64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return a; }
+static uint64_t r_cvt_sat_s32_s64(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c; int64_t v = (int64_t)a;
+    return U32(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+}
+static uint64_t r_cvt_u64_u32_hi0(uint64_t a, uint64_t b, uint64_t c) { (void)a; (void)b; (void)c; return 0; }
+static uint64_t r_cvt_s32_u64_hi(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(U32(a) >> 31 ? 0xFFFFFFFFu : 0); }
+static uint64_t r_min_s64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (int64_t)a < (int64_t)b ? a : b; }
+static uint64_t r_max_s64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (int64_t)a > (int64_t)b ? a : b; }
+static uint64_t r_min_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return a < b ? a : b; }
+static uint64_t r_max_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return a > b ? a : b; }
+static uint64_t r_mov_b16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(b) << 16 | (U32(a) >> 16); }
 static uint64_t r_swap_halves(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32((U32(a) >> 16) | (U32(a) << 16)); }
 static uint64_t r_fadd(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(F(a) + F(b)); }
 static uint64_t r_fmul(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(F(a) * F(b)); }
@@ -367,6 +393,26 @@ static const Case cases[] = {
     {PRED2 "or.pred %p3, %p1, %p2;\n selp.b32 %r4, 7, 9, %p3;", false, r_or_pred, CMP_EXACT, 0},
     {PRED2 "xor.pred %p3, %p1, !%p2;\n selp.b32 %r4, 7, 9, %p3;", false, r_xor_not_pred, CMP_EXACT, 0},
 #undef PRED2
+    {"setp.lt.f32 %p1, %r1, %r2;\n selp.b32 %r4, 7, 9, %p1;", false, r_setp_lt_f32, CMP_EXACT, 0},
+    {"setp.geu.f32 %p1, %r1, %r2;\n selp.b32 %r4, 7, 9, %p1;", false, r_setp_geu_f32, CMP_EXACT, 0},
+    {"setp.ne.f32 %p1, %r1, %r2;\n selp.b32 %r4, 7, 9, %p1;", false, r_setp_ne_f32, CMP_EXACT, 0},
+    {"setp.nan.f32 %p1, %r1, %r2;\n selp.b32 %r4, 7, 9, %p1;", false, r_setp_nan_f32, CMP_EXACT, 0},
+    {"setp.le.f32 %p1|%p2, %r1, %r2;\n selp.b32 %r4, 7, 9, %p2;", false, r_setp_le_not_f32, CMP_EXACT, 0},
+    {"neg.ftz.f32 %r4, %r1;", false, r_fneg_ftz, CMP_EXACT, 0},
+    {"cvt.s64.s32 %rd4, %r1;", true, r_cvt_s64_s32, CMP_EXACT, 0},
+    {"cvt.u64.u32 %rd4, %r1;", true, r_cvt_u64_u32, CMP_EXACT, 0},
+    {"cvt.u64.s32 %rd4, %r1;", true, r_cvt_s64_s32, CMP_EXACT, 0},
+    {"cvt.s64.u32 %rd4, %r1;", true, r_cvt_u64_u32, CMP_EXACT, 0},
+    {"cvt.s64.u64 %rd4, %rd1;", true, r_cvt_s64, CMP_EXACT, 0},
+    {"cvt.s32.u64 %r5, %rd1;\n cvt.u64.u32 %rd5, %r5;\n shr.u64 %rd5, %rd5, 32;\n cvt.u32.u64 %r4, %rd5;", false, r_cvt_u64_u32_hi0, CMP_EXACT, 0},
+    {"cvt.s32.u64 %r5, %rd1;\n cvt.s64.s32 %rd5, %r5;\n shr.u64 %rd5, %rd5, 32;\n cvt.u32.u64 %r4, %rd5;", false, r_cvt_s32_u64_hi, CMP_EXACT, 0},
+    {"cvt.sat.s32.s64 %r4, %rd1;", false, r_cvt_sat_s32_s64, CMP_EXACT, 0},
+    {"min.s64 %rd4, %rd1, %rd2;", true, r_min_s64, CMP_EXACT, 0},
+    {"max.s64 %rd4, %rd1, %rd2;", true, r_max_s64, CMP_EXACT, 0},
+    {"min.u64 %rd4, %rd1, %rd2;", true, r_min_u64, CMP_EXACT, 0},
+    {"max.u64 %rd4, %rd1, %rd2;", true, r_max_u64, CMP_EXACT, 0},
+    {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n mov.b16 %rs5, %rs2;\n mov.b16 %rs6, %rs3;\n mov.b32 %r4, {%rs5, %rs6};",
+     false, r_mov_b16, CMP_EXACT, 0},
     {"add.rn.f32 %r4, %r1, %r2;", false, r_fadd, CMP_FLOAT, 0},
     {"add.f32 %r4, %r1, 0f00000000;\n mul.rn.f32 %r4, %r1, %r2;", false, r_fmul, CMP_FLOAT, 0},
     {"fma.rn.f32 %r4, %r1, %r2, %r3;", false, r_ffma, CMP_FLOAT, 0},
@@ -380,8 +426,8 @@ static const Case cases[] = {
     {"max.f32 %r4, %r1, %r2;", false, r_fmax, CMP_FLOAT, 0},
     {"min.NaN.f32 %r4, %r1, %r2;", false, r_fmin_nan, CMP_EXACT, 0},
     {"max.NaN.f32 %r4, %r1, %r2;", false, r_fmax_nan, CMP_EXACT, 0},
-    {"abs.f32 %r4, %r1;", false, r_fabs, CMP_FLOAT, 0},
-    {"neg.f32 %r4, %r1;", false, r_fneg, CMP_FLOAT, 0},
+    {"abs.f32 %r4, %r1;", false, r_fabs, CMP_EXACT, 0}, /* the sign bit: a NaN keeps its payload */
+    {"neg.f32 %r4, %r1;", false, r_fneg, CMP_EXACT, 0},
     {"cvt.rni.s32.f32 %r4, %r1;", false, r_cvt_rni_s32, CMP_EXACT, 0},
     {"cvt.rmi.u32.f32 %r4, %r1;", false, r_cvt_rmi_u32, CMP_EXACT, 0},
     {"cvt.rn.f32.s32 %r4, %r1;", false, r_cvt_f32_s32, CMP_FLOAT, 0},
