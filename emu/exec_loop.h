@@ -24,9 +24,10 @@ static __attribute__((noinline, aligned(64))) EMU_NO_CROSSJUMP bool EMU_RUN_THRE
 #undef X
     };
     const EmuIns *in;
-#define DISPATCH()                                                                   \
+/* DISPATCH_IN: in is code[pc] already (NEXT steps both, which saves recomputing the address from pc) */
+#define DISPATCH() do { in = &code[pc]; DISPATCH_IN(); } while (0)
+#define DISPATCH_IN()                                                                \
     do {                                                                             \
-        in = &code[pc];                                                              \
         n++;                                                                         \
         if (wgcheck && in->op != EMU_OP_WGMMA && emu_wgmma_may_touch(b, t, pc)) {    \
             t->pc = pc;                                                              \
@@ -35,7 +36,7 @@ static __attribute__((noinline, aligned(64))) EMU_NO_CROSSJUMP bool EMU_RUN_THRE
         if (__builtin_expect(!((uint32_t)r[in->guard] ^ in->gneg), 0)) goto skip;    \
         goto *handler[in->fast];                                                     \
     } while (0)
-#define NEXT() do { pc++; DISPATCH(); } while (0)
+#define NEXT() do { pc++; in++; DISPATCH_IN(); } while (0)
     DISPATCH();
 skip: /* a guard that is false */
     NEXT();
@@ -479,6 +480,7 @@ slow:
         }
 #undef NEXT
 #undef DISPATCH
+#undef DISPATCH_IN
 out:
     t->pc = pc;
     t->icount += n;
