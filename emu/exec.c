@@ -49,7 +49,7 @@
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
     X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
     X(CPA16) X(LDG_V2) X(STG_V2) X(PAND) X(POR) X(PXOR) \
-    X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64)
+    X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64) X(LDS_V2H)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -175,6 +175,9 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         if (in->space == EMU_SP_SHARED && scalar && sz == 2 && (emu_type_kind(in->ty) == EMU_K_B || emu_type_kind(in->ty) == EMU_K_U))
             return ld ? FAST_LDS16 : FAST_STS16;
         if (in->space == EMU_SP_SHARED && vec4 && sz == 4) return ld ? FAST_LDS128 : FAST_STS128;
+        /* ld.shared.v2.b16 (sm_90a attention's P and V halves) */
+        if (in->space == EMU_SP_SHARED && ld && vec2 && sz == 2 && (emu_type_kind(in->ty) == EMU_K_B || emu_type_kind(in->ty) == EMU_K_U))
+            return FAST_LDS_V2H;
         /* the kernel's parameters (a .func's own are in its frame: emu_param) */
         if (in->space == EMU_SP_PARAM && entry && ld && scalar && (sz == 4 || sz == 8)) return sz == 4 ? FAST_LDP32 : FAST_LDP64;
         return FAST_NONE; /* param, local, const and generic addresses go through the checked path */

@@ -250,6 +250,15 @@ skip: /* a guard that is false */
             memcpy(emu_cta_smem(b, t) + a, &v, 2);
             NEXT();
         }
+        L_LDS_V2H: { /* ld.shared.v2 of two 16-bit elements, each zero-extended into its register */
+            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            if (b->shadow || a + 4 > b->shared_size || (a & 3)) goto slow;
+            uint16_t v[2];
+            memcpy(v, emu_cta_smem(b, t) + a, 4);
+            const uint32_t *d = &f->vec[in->o[0]];
+            r[d[0]] = v[0]; r[d[1]] = v[1];
+            NEXT();
+        }
         L_LDS128: {
             uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             if (b->shadow || a + 16 > b->shared_size || (a & 15)) goto slow;

@@ -411,6 +411,10 @@ static const Case cases[] = {
     {"max.s64 %rd4, %rd1, %rd2;", true, r_max_s64, CMP_EXACT, 0},
     {"min.u64 %rd4, %rd1, %rd2;", true, r_min_u64, CMP_EXACT, 0},
     {"max.u64 %rd4, %rd1, %rd2;", true, r_max_u64, CMP_EXACT, 0},
+    /* ld.shared.v2.b16 (its fast form): each thread's 8 bytes, the word read back as two halves */
+    {"{ .shared .align 8 .b8 sm[2048];\n mov.u32 %r5, %tid.x;\n shl.b32 %r5, %r5, 3;\n mov.u32 %r6, sm;\n add.u32 %r5, %r5, %r6;\n"
+     " st.shared.u32 [%r5], %r1;\n st.shared.u32 [%r5+4], 0;\n ld.shared.v2.b16 {%rs1, %rs2}, [%r5];\n mov.b32 %r4, {%rs2, %rs1}; }",
+     false, r_swap_halves, CMP_EXACT, 0},
     {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n mov.b16 %rs5, %rs2;\n mov.b16 %rs6, %rs3;\n mov.b32 %r4, {%rs5, %rs6};",
      false, r_mov_b16, CMP_EXACT, 0},
     {"add.rn.f32 %r4, %r1, %r2;", false, r_fadd, CMP_FLOAT, 0},
