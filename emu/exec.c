@@ -49,7 +49,7 @@
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
     X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
     X(CPA16) X(LDG_V2) X(STG_V2) X(PAND) X(POR) X(PXOR) \
-    X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64) X(LDS_V2H)
+    X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64) X(LDS_V2H) X(CPA_GROUP)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -189,6 +189,8 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || in->ok[2] != EMU_OK_REG || (in->xflags & EMU_XF_IGNORE_SRC))
             return FAST_NONE;
         return in->nops == 3 || (in->nops == 4 && in->ok[3] == EMU_OK_REG) ? FAST_CPA16 : FAST_NONE;
+    case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
+        return FAST_CPA_GROUP; /* the copies are done at issue: only racecheck has work here */
     case EMU_OP_BRA: return FAST_BRA; /* the interpreter's own: a jump, a look at the clock in loops */
     }
     return FAST_NONE;

@@ -300,6 +300,9 @@ skip: /* a guard that is false */
                 }
             goto slow;
         }
+        L_CPA_GROUP: /* cp.async.commit_group, wait_group, wait_all: racecheck's (exec_generic), nothing otherwise */
+            if (b->cpa) goto slow;
+            NEXT();
         L_FDIV: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) / emu_f32(r[in->o[2]])); NEXT();
         L_FMIN: { /* a NaN gives the other operand; -0 is below +0 */
             float x = emu_f32(r[in->o[1]]), y = emu_f32(r[in->o[2]]);
