@@ -109,7 +109,7 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             in->o[4] == EMU_SLOT_SINK && !in->on[1] && !in->on[2] && !in->on[3])
             return FAST_FSETP;
         if (!isint || in->boolop != EMU_MODE_AAND || in->o[3] != EMU_SLOT_TRUE || in->o[4] != EMU_SLOT_SINK) return FAST_NONE;
-        if (in->on[1] || in->on[2]) return FAST_NONE;
+        if (in->on[1] || in->on[2] || in->on[3]) return FAST_NONE;
         if (sz == 4) return kind == EMU_K_S ? FAST_SETP_S32 : FAST_SETP_U32;
         if (sz == 8) return kind == EMU_K_S ? FAST_SETP_S64 : FAST_SETP_U64;
         return FAST_NONE;
