@@ -734,6 +734,13 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
               (in->op == EMU_OP_WGMMA && in->ty2 == EMU_T_B1 && in->ty3 == EMU_T_B1);
     if (!tc && in->op != EMU_OP_CVT_PACK && (emu_is_packed(in->ty) || emu_is_packed(in->ty2) || emu_is_packed(in->ty3) || emu_is_packed(in->ty4)))
         return perr(ps, line, "'%.*s': .s4, .u4 and .b1 are supported as mma and wmma operand types only (and .b1 as wgmma's)", (int)len, s);
+    /* .u2 and .s2 have no size (emu_type_size 0): any other instruction would run on 0-byte operands */
+    unsigned ntys = in->op == EMU_OP_SETP || in->op == EMU_OP_SET ? 3 : 4; /* their ty4 is the combining op */
+    for (unsigned k = 0; k < ntys && in->op != EMU_OP_CVT_PACK; k++) {
+        unsigned ty = k == 0 ? in->ty : k == 1 ? in->ty2 : k == 2 ? in->ty3 : in->ty4;
+        if (ty == EMU_T_U2 || ty == EMU_T_S2)
+            return perr(ps, line, "'%.*s': .u2 and .s2 are cvt.pack.sat's destination types only", (int)len, s);
+    }
     if (in->op == EMU_OP_WGMMA && (ntypes != 3 || !in->space2))
         return perr(ps, line, "wgmma.mma_async needs .m64nNkK.dtype.atype.btype in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_MBARRIER && !in->mode)
