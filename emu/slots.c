@@ -9,10 +9,12 @@
  * which stays the reference.  Algorithm, per entry:
  *   1. Refuse (no packed form) a function that is not an entry (its .reg parameters and return values are
  *      written and read by its callers' call and ret), or whose code has a brx.idx (its control flow goes
- *      through a jump table).  Those keep one slot per register.  A call is an instruction like the others:
- *      its argument registers (EMU_CALL_REG in its lists) are read, its return registers written (at the
- *      callee's ret, before the caller runs on: read as well as written here); the callee runs in a frame of
- *      its own, so what the entry keeps live across the call stays in the entry's slots.
+ *      through a jump table), or whose bit sets of steps 4-5 (instructions + registers, times the registers / 64
+ *      words) would pass PACK_MAX_WORDS (a large unrolled kernel).  Those keep one slot per register.  A call
+ *      is an instruction like the others: its argument registers (EMU_CALL_REG in its lists) are read, its
+ *      return registers written (at the callee's ret, before the caller runs on: read as well as written
+ *      here); the callee runs in a frame of its own, so what the entry keeps live across the call stays in
+ *      the entry's slots.
  *   2. Classify the slots.  A register is a width-1 declared register (EmuFunc.regnames).  Every other slot
  *      stays *fixed*: the constant slots 0-2, the special registers, immediates and symbol addresses, .b128
  *      registers (two slots), and registers kept whole because their value matters outside the plain
@@ -149,7 +151,10 @@ void emu_slots_free(EmuFunc *f) {
     f->packed = NULL;
 }
 
-/* Builds f->packed (steps 1-7); leaves it NULL when f keeps its slots or there is no memory. */
+/* The most 64-bit words steps 4-5 may hold (128 MiB): live sets and interference rows, each as wide as the registers. */
+enum { PACK_MAX_WORDS = 16u << 20 };
+
+/* Builds f->packed (steps 1-7); leaves it NULL when f keeps its slots, is too large to analyse or there is no memory. */
 void emu_slots_pack(EmuFunc *f) {
     emu_slots_free(f);
     if (refusable(f)) return;
@@ -207,6 +212,10 @@ void emu_slots_pack(EmuFunc *f) {
     if (!nr) goto done;
     /* steps 3-4: live-in sets per instruction, to a fixed point */
     size_t W = (nr + 63) / 64;
+    /* the live sets (a row per instruction) and the interference rows (a row per register) grow as their product:
+     * a kernel past PACK_MAX_WORDS of them (an unrolled 131,072-element tile: 205,000 instructions naming 205,800
+     * registers asked for 5.3 GB) keeps one slot per register, as step 1's refusals do */
+    if (((size_t)nc + 1 + nr) * W > PACK_MAX_WORDS) goto done;
     live = calloc((size_t)(nc + 1) * W, sizeof *live); /* row nc: nothing live after the end */
     uint64_t *out = malloc(W * sizeof *out);
     if (!live || !out) { free(out); goto done; }

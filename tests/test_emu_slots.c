@@ -212,6 +212,39 @@ Test(slots, attention_kernel_takes_fewer_slots) {
     free(ptx);
 }
 
+/* A kernel too large for the liveness bit sets (instructions + registers, times the registers / 64 words, past
+ * PACK_MAX_WORDS) keeps one slot per register and runs: a chain of 24,000 fresh registers, each a multiply-add of
+ * the one before, would have asked the packer for 72 MB of live sets and as much again of interference rows (an
+ * unrolled 131,072-element tile asked for 5.3 GB). */
+Test(slots, too_large_to_pack_keeps_one_slot_per_register) {
+    enum { N = 24000 };
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry chain(.param .u64 out)\n{\n .reg .b32 %%r<%d>;\n .reg .b64 %%rd<4>;\n", N + 2);
+    str_puts(&s, " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n");
+    for (int i = 1; i < N; i++) str_printf(&s, " mad.lo.u32 %%r%d, %%r%d, 3, %d;\n", i + 1, i, i);
+    str_printf(&s, " mul.wide.u32 %%rd2, %%r1, 4;\n add.s64 %%rd3, %%rd1, %%rd2;\n st.global.u32 [%%rd3], %%r%d;\n ret;\n}\n", N);
+    EmuMem mem;
+    EmuModule *m = load(s.buf, &mem);
+    EmuFunc *f = emu_module_find(m, "chain");
+    cr_assert(f && !f->packed, "a kernel of %u instructions was packed", f ? f->ncode : 0);
+    uint64_t out;
+    cr_assert(emu_mem_alloc(&mem, 4 * 5, false, &out));
+    memset(emu_mem_host(&mem, out, 20), 0xA5, 20);
+    EmuOptions o = {.host_threads = 1, .timeout_seconds = 60};
+    char *err = NULL;
+    cr_assert(emu_launch(m, f, (unsigned[3]){1, 1, 1}, (unsigned[3]){5, 1, 1}, 0, (void *[]){&out}, &o, NULL, &err), "%s", err ? err : "");
+    for (uint32_t t = 0; t < 5; t++) {
+        uint32_t want = t;
+        for (uint32_t i = 1; i < N; i++) want = want * 3 + i;
+        uint32_t got;
+        memcpy(&got, (uint8_t *)emu_mem_host(&mem, out, 20) + 4 * t, 4);
+        cr_assert_eq(got, want, "thread %u: %u, want %u", t, got, want);
+    }
+    emu_module_free(m);
+    emu_mem_destroy(&mem);
+    str_free(&s);
+}
+
 /* A wgmma's A registers stay on their own slots (they are read until the wait): one written in flight is reported
  * by its PTX name from the packed form as from the 1:1 one, and the results are the same where none is. */
 Test(slots, wgmma_in_flight_register_named) {
