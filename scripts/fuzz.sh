@@ -191,7 +191,9 @@ run_one() { # NAME DICT MAX_LEN
   for f in "${files[@]}"; do summary+=("    $f"); done
   return 0
 }
-rm -f $B/fuzz-*.log
+# only this run's logs: once build-fuzz/ is built, "fuzz.sh N tile" and "fuzz.sh N ptx" may run at once (each
+# has its own corpus, crashes and logs)
+case "$which" in both) rm -f $B/fuzz-*.log ;; *) rm -f "$B/fuzz-$which-"*.log ;; esac
 [ "$which" = ptx ] || run_one tile fuzz/tile.dict 65536
 [ "$which" = tile ] || run_one ptx fuzz/ptx.dict 262144
 echo "== summary"
