@@ -527,3 +527,23 @@ Test(diff, ptxas_answers_kept) {
     snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 3 && rm -rf '%s'", sub, dir);
     cr_assert_eq(system(cmd), 0, "an sm_90a answer was not kept apart");
 }
+
+/* .u2 and .s2 on any instruction but cvt.pack.sat: the emulator ran add.s2 on operands of no bytes (a shift by 64 in
+ * its sign extension; found by fuzz_ptx, fuzz/regressions/ptx-launch-add-s2-sizeless-type.ptx) */
+#define SUB_BYTE(ins)                                                                                                \
+    {".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n " ins \
+     "\n ret;\n}\n",                                                                                                 \
+     "ptx:8: "}
+Test(diff, sub_byte_types_only_in_cvt_pack) {
+    static const Bad bad[] = {SUB_BYTE("add.s2 %rd2, %r1, 16;"), SUB_BYTE("sub.u2 %r2, %r1, 1;"), SUB_BYTE("mov.u2 %r2, %r1;"),
+                              SUB_BYTE("min.s2 %r2, %r1, %r1;")};
+    expect_refused(bad, ARRAY_LEN(bad), NULL, 0, "sm_80");
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) { /* the reason, beside the line */
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, bad[i].ptx, &m), DEV_ERR_PTX);
+        cr_expect(strstr(dev_last_error(d), ".u2 and .s2 are cvt.pack.sat's destination types only"), "%s", dev_last_error(d));
+        if (m) dev_module_unload(m);
+    }
+    dev_close(d);
+}

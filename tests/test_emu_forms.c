@@ -1206,15 +1206,6 @@ Test(forms, sub_byte_declarations_refused) {
         cr_expect(ptxas_refuses(ptx, "sm_80"), "ptxas takes %s", decl[i]);
         load_fails(d, ptx, "is no type of a variable or parameter");
     }
-    /* .u2 and .s2 on any instruction but cvt.pack: the emulator ran add.s2 on operands of no bytes (a shift by 64
-     * in its sign extension; found by fuzz_ptx, fuzz/regressions/ptx-launch-add-s2-sizeless-type.ptx) */
-    static const char *ins[] = {"add.s2 %rd2, %r1, 16;", "sub.u2 %r2, %r1, 1;", "mov.u2 %r2, %r1;", "min.s2 %r2, %r1, %r1;"};
-    for (size_t i = 0; i < sizeof ins / sizeof *ins; i++) {
-        char ptx[256];
-        snprintf(ptx, sizeof ptx, HEAD ".visible .entry k()\n{\n .reg .b32 %%r<4>;\n .reg .b64 %%rd<4>;\n %s\n ret;\n}\n", ins[i]);
-        cr_expect(ptxas_refuses(ptx, "sm_80"), "ptxas takes %s", ins[i]);
-        load_fails(d, ptx, ".u2 and .s2 are cvt.pack.sat's destination types only");
-    }
     dev_close(d);
 }
 
