@@ -67,9 +67,9 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
     g->inline_depth++;
     int errors = g->d->nerrors, first = g->d->n;
     gen_stmt_seq(g, fn->body->kids, fn->body->nkids);
-    /* each error in the body names the call it came through (a helper used in several places, or imported) */
+    /* each error and warning in the body names the call it came through (a helper used in several places, or imported) */
     bool failed = g->d->nerrors > errors;
-    if (failed) diag_note_errors_since(g->d, first, call, "in this call of '%s'", fn->name);
+    if (g->d->n > first) diag_note_reports_since(g->d, first, call, "in this call of '%s'", fn->name);
     g->inline_depth--;
     g->fr = saved;
     if (failed) return val_err(); /* reported: the call has no value to complain about again */

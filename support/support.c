@@ -332,9 +332,9 @@ DIAG_FN(diag_error, DIAG_ERROR)
 DIAG_FN(diag_warning, DIAG_WARNING)
 DIAG_FN(diag_note, DIAG_NOTE)
 
-void diag_note_errors_since(Diag *d, int from, Loc loc, const char *fmt, ...) {
+void diag_note_reports_since(Diag *d, int from, Loc loc, const char *fmt, ...) {
     int count = 0;
-    for (int i = from; i < d->n; i++) count += d->msgs[i].level == DIAG_ERROR;
+    for (int i = from; i < d->n; i++) count += d->msgs[i].level != DIAG_NOTE;
     if (!count) return;
     va_list ap;
     va_start(ap, fmt);
@@ -346,8 +346,8 @@ void diag_note_errors_since(Diag *d, int from, Loc loc, const char *fmt, ...) {
     DiagMsg *out = malloc(sizeof(DiagMsg) * (size_t)(d->n - from + count));
     if (!out) out_of_memory();
     int w = 0;
-    for (int i = from; i < d->n;) { /* a message, the notes after it, then the new note when it is an error */
-        bool err = d->msgs[i].level == DIAG_ERROR;
+    for (int i = from; i < d->n;) { /* a message, the notes after it, then the new note when it is an error or warning */
+        bool err = d->msgs[i].level != DIAG_NOTE;
         out[w++] = d->msgs[i++];
         while (i < d->n && d->msgs[i].level == DIAG_NOTE) out[w++] = d->msgs[i++];
         if (err) {

@@ -129,9 +129,9 @@ void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(pr
 void diag_warning(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_note(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap);
-/* A note at loc after each error of msgs[from..n), after that error's own notes (an inlined function's call site
- * under every error of its body, not only the last one's). */
-void diag_note_errors_since(Diag *d, int from, Loc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A note at loc after each error and warning of msgs[from..n), after its own notes (an inlined function's call site
+ * under every error and warning of its body, not only the last error's). */
+void diag_note_reports_since(Diag *d, int from, Loc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* msg (malloc'd) with its words over 256 bytes cut to their ends, and cut after 16384 bytes, each cut marked
  * "...(N bytes cut)...": what diag_vadd keeps of a message, so a name as long as the input stays readable. */
 char *diag_shorten(const char *msg);

@@ -178,6 +178,22 @@ Test(lang_diag, constant_does_not_fit) {
                     "to -24 (write the 'i8' value meant, or cast the constant with 'as' to say the wrap is meant)\n"
                     "      store(b, 1000);\n"
                     "               ^\n");
+    /* a warning from inside an inlined fn names each call it came through, as an error does (it named none) */
+    expect_warnings("fn put(q) {\n    store(q, 1000);\n}\nkernel k(b: *i8) {\n    put(b);\n    put(b + 1);\n}\n",
+                    "t.tile:2:14: warning: 'store' converts the constant 1000 to 'i8' by a cast, as Triton does, which wraps it "
+                    "to -24 (write the 'i8' value meant, or cast the constant with 'as' to say the wrap is meant)\n"
+                    "      store(q, 1000);\n"
+                    "               ^\n"
+                    "t.tile:5:5: note: in this call of 'put'\n"
+                    "      put(b);\n"
+                    "      ^\n"
+                    "t.tile:2:14: warning: 'store' converts the constant 1000 to 'i8' by a cast, as Triton does, which wraps it "
+                    "to -24 (write the 'i8' value meant, or cast the constant with 'as' to say the wrap is meant)\n"
+                    "      store(q, 1000);\n"
+                    "               ^\n"
+                    "t.tile:6:5: note: in this call of 'put'\n"
+                    "      put(b + 1);\n"
+                    "      ^\n");
     /* a literal past 2^63 is an unsigned constant: the message shows the value written (it showed -9223372036854775808) */
     expect_warnings("kernel k(b: *i32) {\n    let c = 9223372036854775808;\n    store(b + arange(0, 4), full([4], c, i32));\n}\n",
                     "t.tile:3:39: warning: 'full' converts the constant 9223372036854775808 to 'i32' by a cast, as Triton does, "
