@@ -211,7 +211,7 @@ const char *shipped_scale_check(const char *name, float value, char *msg, size_t
 }
 
 tile_status shipped_launch(tile_context *ctx, const char *api, tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream) {
-    tile_status st = tile_launch(k, grid, params, stream);
+    tile_status st = rt_launch_for(api, k, grid, params, stream);
     if (st == TILE_OK) return st;
     const char *msg = tile_last_error(ctx);
     size_t n = strlen(api);

@@ -51,7 +51,8 @@
     X(ERR_LAUNCH, "launch failed") \
     X(ERR_MEMCHECK, "invalid memory access") \
     X(ERR_UNSUPPORTED, "unsupported by this backend") \
-    X(ERR_PTX_VERSION, "the PTX's ISA version is newer than the driver's")
+    X(ERR_PTX_VERSION, "the PTX's ISA version is newer than the driver's") \
+    X(ERR_FAULT, "a kernel faulted") /* a GPU's: reported by a later call (the driver's sticky error), not by the launch */
 
 typedef enum DevStatus {
 #define X(e, s) DEV_##e,

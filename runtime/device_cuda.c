@@ -44,6 +44,13 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 10
        CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
        CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
        CUDA_ERROR_NOT_SUPPORTED = 801 };
+/* A kernel's fault (out-of-bounds or misaligned access, trap, device assert, ...): the context's sticky error, which the
+ * next synchronizing call reports, whatever it was (DEV_ERR_FAULT; the runtime names the launches that may have made it). */
+static bool kernel_fault(int r) {
+    return r == 700 /* ILLEGAL_ADDRESS */ || r == 702 /* LAUNCH_TIMEOUT */ || r == 710 /* ASSERT */ || r == 714 /* HARDWARE_STACK_ERROR */ ||
+           r == 715 /* ILLEGAL_INSTRUCTION */ || r == 716 /* MISALIGNED_ADDRESS */ || r == 717 /* INVALID_ADDRESS_SPACE */ ||
+           r == 718 /* INVALID_PC */ || r == 719 /* LAUNCH_FAILED */;
+}
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14 };
@@ -183,6 +190,7 @@ static DevStatus cuda_fail(TileDevice *dev, CUresult r, const char *call) {
                  : r == CUDA_ERROR_NO_DEVICE     ? DEV_ERR_NO_DEVICE
                  : r == CUDA_ERROR_INVALID_PTX   ? DEV_ERR_PTX
                  : r == CUDA_ERROR_NOT_FOUND     ? DEV_ERR_NOT_FOUND
+                 : kernel_fault(r)               ? DEV_ERR_FAULT
                                                  : DEV_ERR_DRIVER;
     return dev_fail(dev, st, "cuda: %s failed: %s (%d): %s", call, name ? name : "?", r, desc ? desc : "");
 }

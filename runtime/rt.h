@@ -9,6 +9,7 @@
  *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_DATA_DIR, TILE_EMU_TIMEOUT, TILE_EMU_APPROX), read once
  *   datadir.c  where the standard library and the shipped kernels are
  *   tensor_maps.c  a kernel's tensor maps, made from a launch's arguments
+ *   launch_log.c  the launches a GPU's later fault report may be about (rt_state.h)
  *   runtime.c  rt_fail and the checks every entry point makes; modules made
  *              from compiled PTX and their metadata; per-context attachments
  *              (the shipped kernels' variant caches live there). */
@@ -138,6 +139,9 @@ bool rt_context_valid(const tile_context *ctx);
 tile_status rt_no_context(const char *fn, const tile_context *ctx); /* NULL or not live: INVALID_VALUE, the message for tile_last_error(NULL) */
 /* Is [p, p + bytes) inside one allocation of this context?  Fails with a message naming `what`. */
 tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what);
+/* tile_launch made by the shipped call `call` (a string that lives as long as the process), which the launch log
+ * keeps: a GPU fault that surfaces later names it with the kernel ("after launch of 'k' (tile_gemm, grid 4,1,1)"). */
+tile_status rt_launch_for(const char *call, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream);
 /* Is s NULL or a live stream of this context?  *impl: the device layer's stream. */
 tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, void **impl);
 void rt_lock(tile_context *ctx);

@@ -19,6 +19,33 @@ typedef struct Alloc {
     void *host; /* tile_register_memory: the caller's host memory (never freed here); NULL: tile_malloc's */
 } Alloc;
 
+/* ---- launch_log.c: the launches not yet known to have finished, named when a kernel's fault surfaces ---- */
+enum { RT_LAUNCH_LOG = 8, RT_LAUNCH_NAME_WORDS = 8 /* 63 characters of a kernel's name */ };
+typedef struct RtLaunchSlot {
+    _Atomic uint64_t seq; /* 0 never written; odd while a launch writes it; 2 * (number + 1) once written */
+    uint64_t name[RT_LAUNCH_NAME_WORDS]; /* these fields only through relaxed atomic loads and stores */
+    const char *call;     /* the shipped call that launched it (tile_gemm); NULL: the caller's own launch */
+    tile_stream stream;   /* NULL: the default stream */
+    unsigned grid[3];
+} RtLaunchSlot;
+typedef struct RtLaunchLog {
+    _Atomic uint64_t next;   /* the number the next launch gets */
+    _Atomic uint64_t synced; /* launches numbered below it finished (tile_synchronize) */
+    RtLaunchSlot slot[RT_LAUNCH_LOG];
+} RtLaunchLog;
+/* name padded with zeros into out (a longer one cut, ending "..."): what rt_launch_log_add copies. */
+void rt_launch_log_name(uint64_t out[RT_LAUNCH_NAME_WORDS], const char *name);
+/* A launch the device accepted (call: a string that lives as long as the process, or NULL). */
+void rt_launch_log_add(RtLaunchLog *log, const uint64_t name[RT_LAUNCH_NAME_WORDS], const char *call, const unsigned grid[3],
+                       tile_stream stream);
+/* Before a synchronization: the number to pass to rt_launch_log_synced when it succeeds. */
+uint64_t rt_launch_log_begin(RtLaunchLog *log);
+/* A synchronization that began at begin succeeded: the launches it waited for (mark: the log's synced, a stream's, or
+ * the context's default stream's) are no longer candidates. */
+void rt_launch_log_synced(_Atomic uint64_t *mark, uint64_t begin);
+/* Append to out the launches that may have faulted (launch_log.c's step 3). */
+void rt_launch_log_describe(RtLaunchLog *log, _Atomic uint64_t *default_synced, Str *out);
+
 struct tile_kernel {
     tile_context *ctx;
     tile_module *mod;
@@ -41,6 +68,7 @@ struct tile_kernel {
     RtTmapCache *tcache; /* their last encodings */
     tile_kernel_attributes attrs;
     char *name;
+    uint64_t log_name[RT_LAUNCH_NAME_WORDS]; /* name as the launch log copies it */
     tile_kernel *next;
 };
 
@@ -72,6 +100,7 @@ struct tile_stream_s {
     tile_context *ctx;
     void *impl;    /* the device layer's stream */
     bool borrowed; /* tile_stream_from_native: the caller's stream, never destroyed here */
+    _Atomic uint64_t synced; /* the launch log's mark of this stream (launches numbered below it finished) */
     tile_stream next;
 };
 
@@ -101,6 +130,8 @@ struct tile_context {
     tile_event events;
     tile_context_stats stats;
     _Atomic uint64_t launches;
+    RtLaunchLog launch_log;          /* launch_log.c */
+    _Atomic uint64_t default_synced; /* the launch log's mark of the default stream */
     _Atomic uint64_t allocations, frees, synchronizations; /* tile_context_stats' graph-safety counters */
     Attachment *attach;
     int nattach;

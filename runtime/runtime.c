@@ -186,7 +186,7 @@ static tile_status from_dev(DevStatus s) {
     case DEV_ERR_LAUNCH:
     case DEV_ERR_MEMCHECK: return TILE_ERROR_LAUNCH;
     case DEV_ERR_UNSUPPORTED: return TILE_ERROR_UNSUPPORTED;
-    default: return TILE_ERROR_DEVICE;
+    default: return TILE_ERROR_DEVICE; /* DEV_ERR_FAULT too: the GPU's context is lost */
     }
 }
 
@@ -195,7 +195,12 @@ tile_status rt_dev_error(tile_context *ctx, DevStatus s, const char *what) {
     size_t w = strlen(what);
     /* the device's message may name the same thing ("emu: launch of 'k': ..."): say it once */
     if (!strncmp(msg, "emu: ", 5) && !strncmp(msg + 5, what, w) && msg[5 + w] == ':') return rt_fail(ctx, from_dev(s), "%s", msg + 5);
-    return rt_fail(ctx, from_dev(s), "%s: %s", what, msg);
+    if (s != DEV_ERR_FAULT) return rt_fail(ctx, from_dev(s), "%s: %s", what, msg);
+    Str launches = {0}; /* a GPU's fault surfaces at a later call: name the launches that may have made it */
+    rt_launch_log_describe(&ctx->launch_log, &ctx->default_synced, &launches);
+    tile_status st = rt_fail(ctx, from_dev(s), "%s: %s%s", what, msg, launches.buf ? launches.buf : "");
+    str_free(&launches);
+    return st;
 }
 
 
@@ -779,7 +784,9 @@ tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size
     tile_status st = rt_check_range(ctx, src, bytes, "tile_memcpy_dtoh: src");
     if (st != TILE_OK) return st;
     rt_count_sync(ctx);
+    uint64_t begin = rt_launch_log_begin(&ctx->launch_log);
     DevStatus ds = dev_memcpy_dtoh(ctx->dev, dst, src, bytes);
+    if (ds == DEV_OK) rt_launch_log_synced(&ctx->default_synced, begin); /* it waited for the default stream's launches */
     return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_memcpy_dtoh");
 }
 
@@ -802,7 +809,9 @@ tile_status tile_context_interrupt(tile_context *ctx) {
 tile_status tile_synchronize(tile_context *ctx) {
     CHECK_CTX(ctx);
     rt_count_sync(ctx);
+    uint64_t begin = rt_launch_log_begin(&ctx->launch_log);
     DevStatus ds = dev_synchronize(ctx->dev);
+    if (ds == DEV_OK) rt_launch_log_synced(&ctx->launch_log.synced, begin);
     return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_synchronize");
 }
 
@@ -1243,6 +1252,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     k->ctx = ctx;
     k->mod = m;
     k->fn = fn;
+    rt_launch_log_name(k->log_name, name);
     k->nparams = -1;
     if (ki) {
         k->block = 32u * (unsigned)ki->num_warps;
@@ -1294,8 +1304,8 @@ tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *o
 }
 
 /* ---- launches ---- */
-/* api: the public call made, for the messages */
-static tile_status launch(const char *api, tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args,
+/* api: the public call made, for the messages; call: the shipped call launching it (the launch log's), or NULL */
+static tile_status launch(const char *api, const char *call, tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args,
                           tile_stream stream, unsigned flags, const unsigned *cluster) {
     if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(api, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     tile_context *ctx = k->ctx;
@@ -1395,6 +1405,7 @@ static tile_status launch(const char *api, tile_kernel *k, tile_dim3 grid, tile_
     }
     DevStatus ds = dev_launch_flags(k->fn, g, b, shared_bytes, dstream, args, flags, cluster);
     atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
+    if (ds == DEV_OK) rt_launch_log_add(&ctx->launch_log, k->log_name, call, g, stream);
     if (ds != DEV_OK) {
         Str s = {0};
         str_printf(&s, "launch of '%s'", k->name);
@@ -1406,22 +1417,26 @@ static tile_status launch(const char *api, tile_kernel *k, tile_dim3 grid, tile_
 }
 
 tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream) {
-    return launch("tile_launch_raw", k, grid, block, shared_bytes, args, stream, 0, NULL);
+    return launch("tile_launch_raw", NULL, k, grid, block, shared_bytes, args, stream, 0, NULL);
 }
 
-static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream,
+static tile_status launch_kernel(const char *api, const char *call, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream,
                                  const tile_launch_options *opt);
 
 /* One registry lookup per launch (the launch path's cost), its message naming the call the caller made. */
 tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
-    return launch_kernel("tile_launch", k, grid, args, stream, NULL);
+    return launch_kernel("tile_launch", NULL, k, grid, args, stream, NULL);
+}
+
+tile_status rt_launch_for(const char *call, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
+    return launch_kernel("tile_launch", call, k, grid, args, stream, NULL);
 }
 
 tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt) {
-    return launch_kernel("tile_launch_ex", k, grid, args, stream, opt);
+    return launch_kernel("tile_launch_ex", NULL, k, grid, args, stream, opt);
 }
 
-static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream,
+static tile_status launch_kernel(const char *api, const char *call, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream,
                                  const tile_launch_options *opt) {
     if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(api, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     /* the caller's struct may be older (shorter) than ours: what it lacks is zero, the default */
@@ -1442,12 +1457,12 @@ static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE,
                        "tile_launch_ex: cluster (%u,%u,%u): each dimension non-zero, at most 16 CTAs, dividing the grid (%u,%u,%u)",
                        cl[0], cl[1], cl[2], grid.x, grid.y, grid.z);
-    if (o.block.x || o.block.y || o.block.z) return launch(api, k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
+    if (o.block.x || o.block.y || o.block.z) return launch(api, call, k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
     if (!k->block)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid, or a cubin): use tile_launch_raw",
                        k->name);
     /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
     /* raw PTX has no dynamic shared memory of its own: the caller's (its block from .maxntid / .reqntid) */
-    if (k->block3.x) return launch(api, k, grid, k->block3, o.shared_bytes, args, stream, flags, cluster);
-    return launch(api, k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags, cluster);
+    if (k->block3.x) return launch(api, call, k, grid, k->block3, o.shared_bytes, args, stream, flags, cluster);
+    return launch(api, call, k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags, cluster);
 }

@@ -103,7 +103,9 @@ tile_status tile_stream_synchronize(tile_context *ctx, tile_stream s) {
     tile_status st = rt_check_stream(ctx, s, "tile_stream_synchronize", &impl);
     if (st != TILE_OK) return st;
     rt_count_sync(ctx);
+    uint64_t begin = rt_launch_log_begin(&ctx->launch_log);
     DevStatus ds = dev_stream_synchronize(ctx->dev, impl);
+    if (ds == DEV_OK) rt_launch_log_synced(s ? &s->synced : &ctx->default_synced, begin);
     return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_stream_synchronize");
 }
 

@@ -8,7 +8,9 @@
  *     TILE_ERROR_INTERNAL with the log, unless it holds the source's inline_asm_elementwise text (then the source's
  *     error, TILE_ERROR_COMPILE, on the emulator too); a driver older than the PTX ISA tile writes is TILE_ERROR_UNSUPPORTED (update
  *     the driver); anything else TILE_ERROR_DEVICE.
- * The emulator's side of tile_module_load_ptx is test_runtime's load_ptx_errors. */
+ * The emulator's side of tile_module_load_ptx is test_runtime's load_ptx_errors.
+ * And a kernel's fault, which a GPU reports only at a later call (the sticky error, naming no kernel): the message
+ * names the launches since the last synchronization that could have made it (runtime/launch_log.c). */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 void fake_cuda_set_module_load(int result, const char *log);
 int fake_cuda_module_load_calls(void);
+void fake_cuda_set_fault(int result);
 
 static const char *const jit_log = "ptxas application ptx input, line 7; error   : Unknown symbol 'frobnicate'";
 
@@ -110,5 +113,117 @@ Test(driver_errors, compiled_ptx_with_the_sources_asm_refused) {
     cr_expect(strstr(tile_last_error(ctx), "inline_asm_elementwise PTX: ptx:"), "%s", tile_last_error(ctx));
     cr_expect(strstr(tile_last_error(ctx), "unsupported instruction 'f32'"), "%s", tile_last_error(ctx));
     cr_expect_null(m);
+    tile_context_destroy(ctx);
+}
+
+/* ======================= a kernel's fault, reported later ======================= */
+
+#define LONG_NAME "a_kernel_whose_name_runs_past_what_the_launch_log_keeps_of_it_by_some_way"
+static const char fault_src[] = "kernel first(x: *f32) { store(x + arange(0, 32), 1.0); }\n"
+                                "kernel second(x: *f32, n: i32) { store(x + arange(0, 32), 2.0); }\n"
+                                "kernel " LONG_NAME "(x: *f32) { store(x + arange(0, 32), 3.0); }\n";
+
+/* The call st fails with TILE_ERROR_DEVICE, the driver's words, then exactly `tail`. */
+static void expect_fault(tile_context *ctx, tile_status st, const char *head, const char *tail) {
+    const char *msg = tile_last_error(ctx);
+    cr_expect_eq(st, TILE_ERROR_DEVICE, "%s: %s", tile_status_string(st), msg);
+    char want[1024];
+    snprintf(want, sizeof want, "%s failed: CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access was encountered%s", head, tail);
+    cr_expect(strstr(msg, want) && !strcmp(strstr(msg, want), want), "got:  %s\nwant: ...%s", msg, want);
+}
+
+/* A clean context again: the fault ends (a real driver's never does: the test goes on) and a synchronization succeeds. */
+static void recover(tile_context *ctx) {
+    fake_cuda_set_fault(0);
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+}
+
+Test(driver_errors, fault_names_the_launches_since_the_last_synchronization) {
+    tile_context *ctx = open_fake();
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, fault_src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k1, *k2, *kl;
+    cr_assert_eq(tile_module_get_kernel(m, "first", &k1), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "second", &k2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, LONG_NAME, &kl), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 256, &x), TILE_OK);
+    int32_t n = 7;
+    void *a1[] = {&x}, *a2[] = {&x, &n};
+    tile_stream s;
+    cr_assert_eq(tile_stream_create(ctx, &s), TILE_OK);
+    char sp[64];
+    snprintf(sp, sizeof sp, "%p", (void *)s);
+
+    /* a launch synchronized without a fault is no candidate: the one after it is named, at the stream's synchronization
+     * and at the next launch, which the sticky error fails too */
+    cr_assert_eq(tile_launch(k1, (tile_dim3){3, 1, 1}, a1, NULL), TILE_OK);
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_launch(k2, (tile_dim3){2, 5, 1}, a2, s), TILE_OK);
+    fake_cuda_set_fault(700);
+    expect_fault(ctx, tile_stream_synchronize(ctx, s), "tile_stream_synchronize: cuda: cuStreamSynchronize",
+                 "; after launch of 'second' (grid 2,5,1)");
+    expect_fault(ctx, tile_launch(k1, (tile_dim3){1, 1, 1}, a1, NULL), "launch of 'first': cuda: cuLaunchKernel",
+                 "; after launch of 'second' (grid 2,5,1)");
+    recover(ctx);
+
+    /* two candidates on two streams, oldest first, each stream named; a long name cut */
+    cr_assert_eq(tile_launch(k1, (tile_dim3){1, 1, 1}, a1, NULL), TILE_OK);
+    cr_assert_eq(tile_launch(kl, (tile_dim3){4, 1, 1}, a1, s), TILE_OK);
+    fake_cuda_set_fault(700);
+    char tail[512];
+    snprintf(tail, sizeof tail, "; after one of the last 2 launches: 'first' (grid 1,1,1, default stream), '%.60s...' (grid 4,1,1, stream %s)",
+             LONG_NAME, sp);
+    expect_fault(ctx, tile_synchronize(ctx), "tile_synchronize: cuda: cuCtxSynchronize", tail);
+    recover(ctx);
+
+    /* a stream's synchronization clears its launches only; a tile_memcpy_dtoh the default stream's */
+    cr_assert_eq(tile_launch(k1, (tile_dim3){1, 1, 1}, a1, s), TILE_OK);
+    cr_assert_eq(tile_launch(k2, (tile_dim3){6, 1, 1}, a2, NULL), TILE_OK);
+    cr_assert_eq(tile_stream_synchronize(ctx, s), TILE_OK, "%s", tile_last_error(ctx));
+    fake_cuda_set_fault(700);
+    expect_fault(ctx, tile_synchronize(ctx), "tile_synchronize: cuda: cuCtxSynchronize",
+                 "; after launch of 'second' (grid 6,1,1)");
+    recover(ctx);
+    float host[4];
+    cr_assert_eq(tile_launch(k2, (tile_dim3){1, 2, 1}, a2, NULL), TILE_OK);
+    cr_assert_eq(tile_launch(k1, (tile_dim3){1, 1, 3}, a1, s), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, host, x, sizeof host), TILE_OK, "%s", tile_last_error(ctx));
+    fake_cuda_set_fault(700);
+    expect_fault(ctx, tile_synchronize(ctx), "tile_synchronize: cuda: cuCtxSynchronize", "; after launch of 'first' (grid 1,1,3)");
+    recover(ctx);
+
+    /* more launches than the log holds: the last 8, saying there were more */
+    for (unsigned i = 1; i <= 11; i++) cr_assert_eq(tile_launch(k1, (tile_dim3){i, 1, 1}, a1, NULL), TILE_OK);
+    fake_cuda_set_fault(700);
+    int at = snprintf(tail, sizeof tail, "; after one of the launches since the last synchronization, the last 8 recorded: ");
+    for (unsigned i = 4; i <= 11; i++) at += snprintf(tail + at, sizeof tail - (size_t)at, "%s'first' (grid %u,1,1)", i > 4 ? ", " : "", i);
+    expect_fault(ctx, tile_memcpy_dtoh(ctx, host, x, sizeof host), "tile_memcpy_dtoh: cuda: cuMemcpyDtoH_v2", tail);
+    recover(ctx);
+
+    /* none since: the fault is not this context's launches' */
+    fake_cuda_set_fault(700);
+    expect_fault(ctx, tile_synchronize(ctx), "tile_synchronize: cuda: cuCtxSynchronize",
+                 "; no launch of this context since its last synchronization (another library's kernel on the same CUDA context?)");
+    recover(ctx);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+/* A shipped call's launch: the fault names its kernel and the call */
+Test(driver_errors, fault_names_the_shipped_call) {
+    tile_context *ctx = open_fake();
+    enum { H = 40 };
+    tile_devptr x, w, out;
+    cr_assert_eq(tile_malloc(ctx, 2 * H * 2, &x), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, H * 2, &w), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 2 * H * 2, &out), TILE_OK);
+    tile_norm_args a = {.size = sizeof a, .dtype = TILE_F16, .tokens = 2, .hidden = H, .x = x, .weight = w, .eps = 1e-6f, .out = out};
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    fake_cuda_set_fault(700);
+    cr_expect_eq(tile_synchronize(ctx), TILE_ERROR_DEVICE);
+    const char *msg = tile_last_error(ctx), *at = strstr(msg, "; after launch of 'norm_f16");
+    cr_expect(at && strstr(at, "' (tile_fused_add_rmsnorm, grid 2,1,1)"), "%s", msg);
+    recover(ctx);
     tile_context_destroy(ctx);
 }
