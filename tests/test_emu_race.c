@@ -135,6 +135,28 @@ Test(racecheck, async_proxy) {
     dev_close(d);
 }
 
+/* The opening the two bulk-store-source kernels below share: kernel NAME(out, flag, mode) with buf, 128 bytes of shared
+ * memory; %r1 the thread, %r2 buf, %r3 the lane, %r5 the lane's float of buf, %p4 mode 0, %p1 a thread of warp 0. */
+#define BULK_SRC_PROLOGUE(name) \
+    PTX_HEAD \
+    ".visible .entry " name "(.param .u64 out, .param .u64 flag, .param .u32 mode)\n" \
+    "{\n" \
+    "  .reg .pred %p<6>;\n" \
+    "  .reg .b32 %r<12>;\n" \
+    "  .reg .b64 %rd<4>;\n" \
+    "  .reg .f32 %f<4>;\n" \
+    "  .shared .align 128 .b8 buf[128];\n" \
+    "  ld.param.u64 %rd1, [out];\n" \
+    "  ld.param.u64 %rd2, [flag];\n" \
+    "  ld.param.u32 %r10, [mode];\n" \
+    "  mov.u32 %r1, %tid.x;\n" \
+    "  mov.u32 %r2, buf;\n" \
+    "  and.b32 %r3, %r1, 31;\n" \
+    "  shl.b32 %r4, %r3, 2;\n" \
+    "  add.u32 %r5, %r2, %r4;\n" \
+    "  setp.eq.u32 %p4, %r10, 0;\n" \
+    "  setp.lt.u32 %p1, %r1, 32;\n"
+
 /* A bulk store's source is read by the async proxy until the issuing thread's wait_group.read: a write to it by
  * another warp must be ordered after that wait, as after a plain read.  Warp 0 fills buf, fences and hands it to
  * warp 1 (bar.sync 1), whose thread 32 bulk-stores buf to out and waits for the read; warp 0 then writes buf
@@ -142,24 +164,7 @@ Test(racecheck, async_proxy) {
  * flag thread 32 sets after its wait, with no fence on either side (no release, no acquire: reported, as the
  * write-back of an epilogue's staging buffer that its storer has not released; the spin makes the write come
  * after the store in the emulator, where the in-flight check cannot see it). */
-static const char *bulk_src_war_ptx = PTX_HEAD
-    ".visible .entry bsw(.param .u64 out, .param .u64 flag, .param .u32 mode)\n"
-    "{\n"
-    "  .reg .pred %p<6>;\n"
-    "  .reg .b32 %r<12>;\n"
-    "  .reg .b64 %rd<4>;\n"
-    "  .reg .f32 %f<4>;\n"
-    "  .shared .align 128 .b8 buf[128];\n"
-    "  ld.param.u64 %rd1, [out];\n"
-    "  ld.param.u64 %rd2, [flag];\n"
-    "  ld.param.u32 %r10, [mode];\n"
-    "  mov.u32 %r1, %tid.x;\n"
-    "  mov.u32 %r2, buf;\n"
-    "  and.b32 %r3, %r1, 31;\n"
-    "  shl.b32 %r4, %r3, 2;\n"
-    "  add.u32 %r5, %r2, %r4;\n"
-    "  setp.eq.u32 %p4, %r10, 0;\n"
-    "  setp.lt.u32 %p1, %r1, 32;\n"
+static const char *bulk_src_war_ptx = BULK_SRC_PROLOGUE("bsw")
     "  @!%p1 bra $STORER;\n"
     "  cvt.rn.f32.u32 %f1, %r3;\n"
     "  st.shared.f32 [%r5], %f1;\n"
@@ -221,24 +226,7 @@ Test(racecheck, bulk_store_source_rewritten_unordered) {
  * back to warp 0, whose lanes 17-31 write byte 4 l + 1 again (each second of a run of 4 bytes, a lane's read).
  * mode 0: warp 2 arrives on barrier 3 after its read, which warp 0 waits at before its writes; mode 1: neither,
  * so lane 17's write of byte 69 races with warp 2's read (reported), which only the upper half's history holds. */
-static const char *bulk_src_mixed_ptx = PTX_HEAD
-    ".visible .entry bsm(.param .u64 out, .param .u64 flag, .param .u32 mode)\n"
-    "{\n"
-    "  .reg .pred %p<6>;\n"
-    "  .reg .b32 %r<12>;\n"
-    "  .reg .b64 %rd<4>;\n"
-    "  .reg .f32 %f<4>;\n"
-    "  .shared .align 128 .b8 buf[128];\n"
-    "  ld.param.u64 %rd1, [out];\n"
-    "  ld.param.u64 %rd2, [flag];\n"
-    "  ld.param.u32 %r10, [mode];\n"
-    "  mov.u32 %r1, %tid.x;\n"
-    "  mov.u32 %r2, buf;\n"
-    "  and.b32 %r3, %r1, 31;\n"
-    "  shl.b32 %r4, %r3, 2;\n"
-    "  add.u32 %r5, %r2, %r4;\n"
-    "  setp.eq.u32 %p4, %r10, 0;\n"
-    "  setp.lt.u32 %p1, %r1, 32;\n"
+static const char *bulk_src_mixed_ptx = BULK_SRC_PROLOGUE("bsm")
     "  setp.ge.u32 %p3, %r1, 64;\n"
     "  @%p3 bra $READER;\n"
     "  @!%p1 bra $STORER;\n"
