@@ -1073,6 +1073,19 @@ static const char *ptx_word(const char *p, const char *end, char *w, size_t cap)
     return p;
 }
 
+/* The names after ".entry" in ptx, ", "-separated, into out (the first 16). */
+static void ptx_entry_names(const char *ptx, Str *out) {
+    int n = 0;
+    for (const char *p = ptx; (p = strstr(p, ".entry")) && n < 16; p += 6) {
+        const char *q = p + 6, *e;
+        if (q[0] != ' ' && q[0] != '\t') continue;
+        while (*q == ' ' || *q == '\t') q++;
+        for (e = q; isalnum((unsigned char)*e) || *e == '_' || *e == '$'; e++) {
+        }
+        if (e > q) str_printf(out, "%s%.*s", n++ ? ", " : "", (int)(e - q > 200 ? 200 : e - q), q);
+    }
+}
+
 static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
     Str key = {0};
     str_printf(&key, ".entry %s", name);
@@ -1240,6 +1253,12 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     DevStatus ds = dev_module_get_function(m->dm, name, &fn);
     if (ds != DEV_OK) {
         st = rt_dev_error(ctx, ds, "tile_module_get_kernel");
+        if (ds == DEV_ERR_NOT_FOUND && m->ptx) { /* what the caller could have asked for, as a compiled module's message says */
+            Str names = {0};
+            ptx_entry_names(m->ptx, &names);
+            st = rt_fail(ctx, st, "%s; %s%s", tile_last_error(ctx), names.buf ? "the kernels of its PTX: " : "its PTX has no .entry", names.buf ? names.buf : "");
+            str_free(&names);
+        }
         goto done;
     }
     tile_kernel *k = calloc(1, sizeof *k);
@@ -1409,6 +1428,9 @@ static tile_status launch(const char *api, const char *call, tile_kernel *k, til
     if (ds != DEV_OK) {
         Str s = {0};
         str_printf(&s, "launch of '%s'", k->name);
+        if (ds == DEV_ERR_DRIVER) /* the driver's refusal (out of resources, ...) says nothing of what it was asked */
+            str_printf(&s, " (grid %u,%u,%u, block %u,%u,%u, %u bytes of dynamic shared memory%s)", g[0], g[1], g[2], b[0], b[1], b[2],
+                       shared_bytes, cluster ? ", a cluster" : "");
         tile_status st = rt_dev_error(ctx, ds, s.buf);
         str_free(&s);
         return st;
@@ -1442,21 +1464,21 @@ static tile_status launch_kernel(const char *api, const char *call, tile_kernel 
     /* the caller's struct may be older (shorter) than ours: what it lacks is zero, the default */
     tile_launch_options o = {0};
     char err[160];
+    /* the options' refusals name the call and the kernel */
     if (opt && (!opt->size || !rt_struct_in(&o, opt, &rt_layout_tile_launch_options, sizeof o, err, sizeof err)))
-        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: opt->size = %zu is not the size of a tile_launch_options",
-                       opt->size); /* older than the rule that 0 is the first layout: a size is required */
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: launch of '%s': opt->size = %zu is not the size of a "
+                       "tile_launch_options", k->name, opt->size); /* older than the rule that 0 is the first layout: a size is required */
     if (o.programmatic_dependent_launch & ~1)
-        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: programmatic_dependent_launch = %d: 0 or 1",
-                       o.programmatic_dependent_launch);
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: launch of '%s': programmatic_dependent_launch = %d: 0 or 1",
+                       k->name, o.programmatic_dependent_launch);
     if (o.cooperative & ~1)
-        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: cooperative = %d: 0 or 1", o.cooperative);
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: launch of '%s': cooperative = %d: 0 or 1", k->name, o.cooperative);
     unsigned flags = (o.programmatic_dependent_launch ? DEV_LAUNCH_PDL : 0) | (o.cooperative ? DEV_LAUNCH_COOPERATIVE : 0);
     const unsigned cl[3] = {o.cluster.x, o.cluster.y, o.cluster.z}, *cluster = cl[0] || cl[1] || cl[2] ? cl : NULL;
     if (cluster && (!cl[0] || !cl[1] || !cl[2] || (uint64_t)cl[0] * cl[1] * cl[2] > 16 || grid.x % cl[0] || grid.y % cl[1] ||
                     grid.z % cl[2]))
-        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE,
-                       "tile_launch_ex: cluster (%u,%u,%u): each dimension non-zero, at most 16 CTAs, dividing the grid (%u,%u,%u)",
-                       cl[0], cl[1], cl[2], grid.x, grid.y, grid.z);
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: launch of '%s': cluster (%u,%u,%u): each dimension "
+                       "non-zero, at most 16 CTAs, dividing the grid (%u,%u,%u)", k->name, cl[0], cl[1], cl[2], grid.x, grid.y, grid.z);
     if (o.block.x || o.block.y || o.block.z) return launch(api, call, k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
     if (!k->block)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid, or a cubin): use tile_launch_raw",

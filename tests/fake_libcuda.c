@@ -8,7 +8,8 @@
  * buffer) and counts its calls; a module it loads keeps its PTX, and cuModuleGetFunction finds the entries that PTX
  * declares (CUDA_ERROR_NOT_FOUND for any other name).  Launches run nothing: fake_cuda_set_fault(r) stands for a
  * kernel that faulted, the driver's sticky error r that the synchronizing calls (cuCtxSynchronize,
- * cuStreamSynchronize, cuEventSynchronize, cuMemcpyDtoH) and the next launches return until the test sets 0 again.
+ * cuStreamSynchronize, cuEventSynchronize, cuMemcpyDtoH) and the next launches return until the test sets 0 again;
+ * fake_cuda_set_launch_result(r) a driver refusing the launches themselves.
  * Entry points are the versioned symbols device_cuda.c asks for. */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ static char load_log[1024];
 static int load_calls;
 static int ctx_token;
 static CUresult fault; /* the sticky error of a kernel's fault; 0: none */
+static CUresult launch_result; /* what launches return (a refusal) when there is no fault */
 
 /* A loaded module: its PTX, for cuModuleGetFunction. */
 typedef struct FakeModule {
@@ -41,6 +43,8 @@ EXPORT int fake_cuda_module_load_calls(void) { return load_calls; }
 
 /* From now on the synchronizing calls and launches return r (a kernel's fault: CUDA_ERROR_ILLEGAL_ADDRESS ...); 0 ends it. */
 EXPORT void fake_cuda_set_fault(CUresult r) { fault = r; }
+/* From now on launches are refused with r (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ...), not sticky; 0 ends it. */
+EXPORT void fake_cuda_set_launch_result(CUresult r) { launch_result = r; }
 
 EXPORT CUresult cuInit(unsigned flags) { return 0; }
 EXPORT CUresult cuDeviceGetCount(int *count) { return *count = 1, 0; }
@@ -107,7 +111,7 @@ EXPORT CUresult cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
 EXPORT CUresult cuFuncGetAttribute(int *value, int attr, void *f) { return *value = 0, 0; }
 EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                unsigned smem, void *s, void **params, void **extra) {
-    return fault;
+    return fault ? fault : launch_result;
 }
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, void *s) { return cuMemcpyHtoD_v2(dst, src, bytes); }
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, void *s) { return cuMemcpyDtoH_v2(dst, src, bytes); }
@@ -125,12 +129,14 @@ EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr p) 
 
 EXPORT CUresult cuGetErrorName(CUresult r, const char **s) {
     *s = r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 222 ? "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
-       : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 716 ? "CUDA_ERROR_MISALIGNED_ADDRESS"
+       : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 701 ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
+       : r == 716 ? "CUDA_ERROR_MISALIGNED_ADDRESS"
        : r == 999 ? "CUDA_ERROR_UNKNOWN" : "CUDA_ERROR_INVALID_VALUE";
     return 0;
 }
 /* As the driver words them (what a fault's message must add to: they name no kernel) */
 EXPORT CUresult cuGetErrorString(CUresult r, const char **s) {
-    *s = r == 700 ? "an illegal memory access was encountered" : r == 716 ? "misaligned address" : "fake driver error";
+    *s = r == 700 ? "an illegal memory access was encountered" : r == 701 ? "too many resources requested for launch"
+       : r == 716 ? "misaligned address" : "fake driver error";
     return 0;
 }

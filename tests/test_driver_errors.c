@@ -10,7 +10,8 @@
  *     the driver); anything else TILE_ERROR_DEVICE.
  * The emulator's side of tile_module_load_ptx is test_runtime's load_ptx_errors.
  * And a kernel's fault, which a GPU reports only at a later call (the sticky error, naming no kernel): the message
- * names the launches since the last synchronization that could have made it (runtime/launch_log.c). */
+ * names the launches since the last synchronization that could have made it (runtime/launch_log.c); the driver's
+ * refusal of a launch says what it was asked, and a raw PTX module asked for a kernel it lacks says what it has. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 void fake_cuda_set_module_load(int result, const char *log);
 int fake_cuda_module_load_calls(void);
 void fake_cuda_set_fault(int result);
+void fake_cuda_set_launch_result(int result);
 
 static const char *const jit_log = "ptxas application ptx input, line 7; error   : Unknown symbol 'frobnicate'";
 
@@ -226,4 +228,56 @@ Test(driver_errors, fault_names_the_shipped_call) {
     cr_expect(at && strstr(at, "' (tile_fused_add_rmsnorm, grid 2,1,1)"), "%s", msg);
     recover(ctx);
     tile_context_destroy(ctx);
+}
+
+/* The driver refusing a launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many registers for the block) names no kernel and
+ * no configuration: the message says both, and the refused launch is no candidate for a later fault */
+Test(driver_errors, launch_refusal_says_what_was_asked) {
+    tile_context *ctx = open_fake();
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, fault_src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k2, *k1;
+    cr_assert_eq(tile_module_get_kernel(m, "second", &k2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "first", &k1), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_attributes at;
+    cr_assert_eq(tile_kernel_get_attributes(k2, &at), TILE_OK);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 256, &x), TILE_OK);
+    int32_t n = 7;
+    void *a2[] = {&x, &n};
+    fake_cuda_set_launch_result(701);
+    cr_expect_eq(tile_launch(k2, (tile_dim3){3, 2, 1}, a2, NULL), TILE_ERROR_DEVICE);
+    char want[256];
+    snprintf(want, sizeof want, "launch of 'second' (grid 3,2,1, block %u,1,1, 0 bytes of dynamic shared memory): cuda: cuLaunchKernel "
+             "failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701): too many resources requested for launch", at.block_threads);
+    cr_expect_str_eq(tile_last_error(ctx), want);
+    fake_cuda_set_launch_result(0);
+    fake_cuda_set_fault(700);
+    expect_fault(ctx, tile_synchronize(ctx), "tile_synchronize: cuda: cuCtxSynchronize",
+                 "; no launch of this context since its last synchronization (another library's kernel on the same CUDA context?)");
+    recover(ctx);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+/* A kernel a raw PTX module lacks: its PTX's entries in the message, as a compiled module's names its kernels, on the
+ * driver and on the emulator */
+Test(driver_errors, raw_ptx_module_without_the_kernel_says_what_it_has) {
+    static const char ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry alpha()\n{\n  ret;\n}\n"
+                              ".visible .entry beta(.param .u64 p)\n{\n  ret;\n}\n";
+    for (int emu = 0; emu < 2; emu++) {
+        tile_context *ctx;
+        if (emu) cr_assert_eq(tile_context_create("emu:sm_80", &ctx), TILE_OK, "%s", tile_last_error(NULL));
+        else ctx = open_fake();
+        tile_module *m;
+        cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_expect_eq(tile_module_get_kernel(m, "gamma", &k), TILE_ERROR_NOT_FOUND);
+        const char *msg = tile_last_error(ctx), *tail = "; the kernels of its PTX: alpha, beta";
+        cr_expect(!strncmp(msg, "tile_module_get_kernel: ", 24) && strstr(msg, "'gamma'"), "%s", msg);
+        cr_expect(strlen(msg) > strlen(tail) && !strcmp(msg + strlen(msg) - strlen(tail), tail), "%s", msg);
+        cr_expect_eq(tile_module_get_kernel(m, "beta", &k), TILE_OK, "%s", tile_last_error(ctx));
+        tile_module_unload(m);
+        tile_context_destroy(ctx);
+    }
 }

@@ -302,9 +302,13 @@ Test(handles, launch_ex_options) {
     cr_assert_eq(tile_memcpy_dtoh(ctx, h, x, sizeof h), TILE_OK);
     for (int i = 0; i < 128; i++) cr_assert_eq(h[i], 5.0f, "x[%d] = %g after 5 launches", i, h[i]);
     tile_launch_options bad = {.size = 0};
-    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "opt->size = 0");
+    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "tile_launch_ex: launch of 'inc': opt->size = 0");
     bad = (tile_launch_options){.size = sizeof bad, .programmatic_dependent_launch = 2};
-    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "programmatic_dependent_launch = 2: 0 or 1");
+    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "tile_launch_ex: launch of 'inc': programmatic_dependent_launch = 2: 0 or 1");
+    bad = (tile_launch_options){.size = sizeof bad, .cooperative = 3};
+    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "tile_launch_ex: launch of 'inc': cooperative = 3: 0 or 1");
+    bad = (tile_launch_options){.size = sizeof bad, .cluster = {3, 1, 1}};
+    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){4, 1, 1}, args, s, &bad), "tile_launch_ex: launch of 'inc': cluster (3,1,1): each dimension");
     bad = (tile_launch_options){.size = sizeof bad, .block = {2048, 1, 1}};
     EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "block of 2048 threads");
     tile_stream_destroy(ctx, s);
