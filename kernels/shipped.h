@@ -79,7 +79,8 @@ tile_status shipped_kernel(tile_context *ctx, const char *api, const char *file,
 /* Launch k on stream (tile_launch passes the dynamic shared memory of a
  * kernel past the target's static limit).  On failure the context's message
  * starts with api, as shipped_kernel's: "tile_fused_add_rmsnorm: launch of
- * 'norm_f16': emu: timeout ...", so a caller sees which of its calls failed. */
+ * 'norm_f16': emu: timeout ...", so a caller sees which of its calls failed; and a GPU fault that a later call
+ * reports names it too (the context's launch log keeps api: runtime/launch_log.c). */
 tile_status shipped_launch(tile_context *ctx, const char *api, tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream);
 /* A tensor argument of `api`: p holds `bytes` of esize-byte elements, so it must be aligned to them
  * and lie inside one allocation of ctx (rt_check_range); fails with "API: WHAT ..." on ctx. */
