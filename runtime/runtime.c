@@ -1428,9 +1428,12 @@ static tile_status launch(const char *api, const char *call, tile_kernel *k, til
     if (ds != DEV_OK) {
         Str s = {0};
         str_printf(&s, "launch of '%s'", k->name);
-        if (ds == DEV_ERR_DRIVER) /* the driver's refusal (out of resources, ...) says nothing of what it was asked */
-            str_printf(&s, " (grid %u,%u,%u, block %u,%u,%u, %u bytes of dynamic shared memory%s)", g[0], g[1], g[2], b[0], b[1], b[2],
-                       shared_bytes, cluster ? ", a cluster" : "");
+        if (ds == DEV_ERR_DRIVER) { /* the driver's refusal (out of resources, ...) says nothing of what it was asked */
+            str_printf(&s, " (grid %u,%u,%u, block %u,%u,%u, %u bytes of dynamic shared memory", g[0], g[1], g[2], b[0], b[1], b[2],
+                       shared_bytes);
+            if (cluster) str_printf(&s, ", cluster %u,%u,%u", cluster[0], cluster[1], cluster[2]);
+            str_puts(&s, ")");
+        }
         tile_status st = rt_dev_error(ctx, ds, s.buf);
         str_free(&s);
         return st;
