@@ -73,6 +73,76 @@ kernel cross_entropy_fwd_bwd(X_ptr: *f16, X_stride: i64, Y_ptr: *i64, loss_ptr: 
 }
 """
 
+RMS_NORM = r"""
+// Forward: one program per row, y = x * rstd * (offset + w) with rstd = 1 / sqrt(mean(x^2) + eps), rstd kept
+// for the backward.  Backward: a persistent grid, each program a run of rows_per_program rows: dx per row,
+// and the program's partial dw summed in f32 over its rows, stored to its own row of dW; a second kernel
+// sums the partial rows by column blocks.
+kernel _rms_norm_forward(Y_ptr: *T, Y_row_stride: i32, X_ptr: *T, X_row_stride: i32, W_ptr: *T,
+        RSTD_ptr: *f32, n_cols: i32, eps: f32, offset: f32, const BLOCK_SIZE: i32, const T = f16) {
+    let row_idx = program_id(0);
+    let col_offsets = arange(0, BLOCK_SIZE);
+    let mask = col_offsets < n_cols;
+    Y_ptr += row_idx * Y_row_stride;
+    X_ptr += row_idx * X_row_stride;
+    RSTD_ptr += row_idx;
+    let X_row = load(X_ptr + col_offsets, mask=mask, other=0);
+    let X_row_dtype = dtype_of(X_row);
+    let W_row = load(W_ptr + col_offsets, mask=mask, other=0);
+    X_row = X_row as f32;
+    let mean_square = sum(X_row * X_row, axis=0) / n_cols;
+    let rstd = rsqrt(mean_square + eps);
+    store(RSTD_ptr, rstd);
+    X_row = X_row * rstd;
+    let Y_row = X_row * (offset + W_row);
+    store(Y_ptr + col_offsets, Y_row as X_row_dtype, mask=mask);
+}
+
+kernel _rms_norm_backward(dY_ptr: *T, dY_row_stride: i32, dX_ptr: *T, dX_row_stride: i32, X_ptr: *T,
+        X_row_stride: i32, W_ptr: *T, RSTD_ptr: *f32, dW_ptr: *f32, dW_row_stride: i32, n_rows: i32,
+        n_cols: i32, offset: f32, const rows_per_program: i32, const BLOCK_SIZE: i32, const T = f16) {
+    let row_block_id = program_id(0);
+    let row_start = row_block_id * rows_per_program;
+    let row_end = min((row_block_id + 1) * rows_per_program, n_rows);
+    let col_offsets = arange(0, BLOCK_SIZE);
+    let mask = col_offsets < n_cols;
+    let dW_row = zeros((BLOCK_SIZE,), dtype=f32);
+    dY_ptr += row_start * dY_row_stride;
+    dX_ptr += row_start * dX_row_stride;
+    X_ptr += row_start * X_row_stride;
+    RSTD_ptr += row_start;
+    let W_row = load(W_ptr + col_offsets, mask=mask, other=0.0);
+    W_row = W_row + offset;
+    for _ in range(row_start, row_end) {
+        let dY_row = load(dY_ptr + col_offsets, mask=mask, other=0.0);
+        let X_row = load(X_ptr + col_offsets, mask=mask, other=0.0);
+        let rstd_row = load(RSTD_ptr);
+        X_row = X_row as f32;
+        let m = (dY_row * W_row) as f32;
+        let dX_row = rstd_row * m;
+        dX_row += rstd_row * (-(1.0 / n_cols) * rstd_row * rstd_row * sum(m * X_row, axis=0) * X_row);
+        dW_row += dY_row * (X_row * rstd_row) as T;
+        store(dX_ptr + col_offsets, dX_row as T, mask=mask);
+        dY_ptr += dY_row_stride;
+        dX_ptr += dX_row_stride;
+        X_ptr += X_row_stride;
+        RSTD_ptr += 1;
+    }
+    store(dW_ptr + row_block_id * dW_row_stride + col_offsets, dW_row, mask=mask);
+}
+
+kernel _sum_rows(P_ptr: *f32, out_ptr: *T, n_rows: i32, n_cols: i32, const BLOCK_M: i32, const BLOCK_N: i32, const T = f16) {
+    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
+    let acc = zeros((BLOCK_M, BLOCK_N), dtype=f32);
+    for r in range(0, n_rows, BLOCK_M) {
+        let rows = r + arange(0, BLOCK_M);
+        let mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols);
+        acc += load(P_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0);
+    }
+    store(out_ptr + cols, sum(acc, axis=0), mask=cols < n_cols);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -96,6 +166,32 @@ class TritonPorts(unittest.TestCase):
             mod.cross_entropy_fwd_bwd[(rows,)](x, V, y, loss, V, n, ignore)
             check(self, name + " loss", loss, loss_ref, 2e-6, 2e-5)
             check(self, name + " grad", x, grad_ref, 1e-7, 2e-3)
+
+    def test_rms_norm(self):
+        M, N, eps, offset = 29, 301, 1e-6, 1.0
+        for name, T, npT in (("emu", "f16", np.float16), ("emu:sm_90a", "f32", np.float32)):
+            x = (rng.standard_normal((M, N)) * 2).astype(npT)
+            w = (0.1 * rng.standard_normal(N)).astype(npT)
+            dy = rng.standard_normal((M, N)).astype(npT)
+            xd, wd, dyd = (t.astype(np.float64) for t in (x, w, dy))
+            rstd_ref = 1 / np.sqrt((xd * xd).mean(1) + eps)
+            mods = {k: tile.compile(RMS_NORM, kernel=k, BLOCK_SIZE=512, rows_per_program=4, BLOCK_M=8, BLOCK_N=64,
+                                    T=T, device=name) for k in ("_rms_norm_forward", "_rms_norm_backward", "_sum_rows")}
+            y, rstd = np.full((M, N), np.nan, npT), np.full(M, np.nan, np.float32)
+            mods["_rms_norm_forward"]._rms_norm_forward[(M,)](y, N, x, N, w, rstd, N, eps, offset)
+            tol = 2e-3 if npT == np.float16 else 2e-6
+            check(self, name + " rstd", rstd, rstd_ref, 0, 2e-6)
+            check(self, name + " y", y, xd * rstd_ref[:, None] * (offset + wd), tol, tol)
+            programs = tile.cdiv(M, 4)
+            dx, dw_part = np.full((M, N), np.nan, npT), np.full((programs, N), np.nan, np.float32)
+            mods["_rms_norm_backward"]._rms_norm_backward[(programs,)](dy, N, dx, N, x, N, w, rstd, dw_part, N, M, N, offset)
+            dw = np.full(N, np.nan, npT)
+            mods["_sum_rows"]._sum_rows[(tile.cdiv(N, 64),)](dw_part, dw, programs, N)
+            r = rstd.astype(np.float64)[:, None]
+            m = dyd * (wd + offset)
+            dx_ref = r * m - r ** 3 * (m * xd).mean(1, keepdims=True) * xd
+            check(self, name + " dx", dx, dx_ref, tol, 2 * tol)
+            check(self, name + " dw", dw, (dyd * xd * r).sum(0), 10 * tol, 2 * tol)
 
 
 if __name__ == "__main__":
