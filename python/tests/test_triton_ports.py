@@ -143,6 +143,80 @@ kernel _sum_rows(P_ptr: *f32, out_ptr: *T, n_rows: i32, n_cols: i32, const BLOCK
 }
 """
 
+GLU = r"""
+// SwiGLU c = silu(a) * b and GeGLU c = gelu(a) * b (the tanh approximation, or erf's exact form), one
+// program per row; the backward writes da and db in place of a and b.
+fn silu(x) {
+    return x * sigmoid(x);
+}
+
+fn gelu_parts(a_row, const APPROX) {
+    // gelu(a) and its derivative
+    if APPROX == "geglu_tanh" {
+        let sqrt_2_over_pi = 0.7978845608028654;
+        let a_cubed = a_row * a_row * a_row;
+        let tanh_arg = sqrt_2_over_pi * (a_row + 0.044715 * a_cubed);
+        let tanh_result = tanh(tanh_arg, exact=true);
+        let geglu_a = 0.5 * a_row * (1 + tanh_result);
+        let term1 = 0.5 * (1 + tanh_result);
+        let tanh_sq = tanh_result * tanh_result;
+        let term2 = 0.5 * a_row * (1 - tanh_sq) * (sqrt_2_over_pi * (1 + 3 * 0.044715 * a_row * a_row));
+        return geglu_a, term1 + term2;
+    }
+    let inv_sqrt2 = 0.7071067811865476;
+    let cdf = 0.5 * (1.0 + erf(a_row * inv_sqrt2));
+    let pdf = exp(-0.5 * a_row * a_row) * 0.3989422804014327;
+    return a_row * cdf, cdf + a_row * pdf;
+}
+
+kernel _glu_forward_kernel(a_ptr: *T, b_ptr: *T, c_ptr: *T, stride: i32, const n_cols: i32,
+        const BLOCK_SIZE: i32, const ACT = "swiglu", const T = f16) {
+    let program_id = program_id(0) as i64;
+    a_ptr += program_id * stride;
+    b_ptr += program_id * stride;
+    c_ptr += program_id * stride;
+    let col_offsets = arange(0, BLOCK_SIZE);
+    let mask = col_offsets < n_cols;
+    let a_row = load(a_ptr + col_offsets, mask=mask, other=0) as f32;
+    let b_row = load(b_ptr + col_offsets, mask=mask, other=0);
+    let c_row = b_row;
+    if ACT == "swiglu" {
+        c_row = (silu(a_row) as dtype_of(b_row)) * b_row;
+    } else {
+        let (g, _) = gelu_parts(a_row, ACT);
+        c_row = (g * b_row) as dtype_of(b_row);
+    }
+    store(c_ptr + col_offsets, c_row, mask=mask);
+}
+
+kernel _glu_backward_kernel(dc_ptr: *T, a_ptr: *T, b_ptr: *T, stride: i32, const n_cols: i32,
+        const BLOCK_SIZE: i32, const ACT = "swiglu", const T = f16) {
+    let program_id = program_id(0) as i64;
+    dc_ptr += program_id * stride;
+    a_ptr += program_id * stride;
+    b_ptr += program_id * stride;
+    let col_offsets = arange(0, BLOCK_SIZE);
+    let mask = col_offsets < n_cols;
+    let dc_row = load(dc_ptr + col_offsets, mask=mask, other=0) as f32;
+    let a_row = load(a_ptr + col_offsets, mask=mask, other=0) as f32;
+    let b_row = load(b_ptr + col_offsets, mask=mask, other=0) as f32;
+    let da_row = a_row;
+    let db_row = b_row;
+    if ACT == "swiglu" {
+        let sig_a = sigmoid(a_row);
+        let silu_a = a_row * sig_a;
+        db_row = dc_row * silu_a;
+        da_row = dc_row * (silu_a * (1 - sig_a) + sig_a) * b_row;
+    } else {
+        let (g, dg) = gelu_parts(a_row, ACT);
+        db_row = dc_row * g;
+        da_row = dc_row * b_row * dg;
+    }
+    store(a_ptr + col_offsets, da_row, mask=mask);
+    store(b_ptr + col_offsets, db_row, mask=mask);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -192,6 +266,37 @@ class TritonPorts(unittest.TestCase):
             dx_ref = r * m - r ** 3 * (m * xd).mean(1, keepdims=True) * xd
             check(self, name + " dx", dx, dx_ref, tol, 2 * tol)
             check(self, name + " dw", dw, (dyd * xd * r).sum(0), 10 * tol, 2 * tol)
+
+    def test_glu(self):
+        from math import erf
+        M, N = 9, 203
+        erf_v = np.vectorize(erf)
+        for name in DEVICES:
+            for act in ("swiglu", "geglu_tanh", "geglu"):
+                a = rng.standard_normal((M, N)).astype(np.float32)
+                b = rng.standard_normal((M, N)).astype(np.float32)
+                dc = rng.standard_normal((M, N)).astype(np.float32)
+                ad, bd, dcd = (t.astype(np.float64) for t in (a, b, dc))
+                if act == "swiglu":
+                    s = 1 / (1 + np.exp(-ad))
+                    g, dg = ad * s, s * (1 + ad * (1 - s))
+                elif act == "geglu_tanh":
+                    k = np.sqrt(2 / np.pi)
+                    t = np.tanh(k * (ad + 0.044715 * ad ** 3))
+                    g = 0.5 * ad * (1 + t)
+                    dg = 0.5 * (1 + t) + 0.5 * ad * (1 - t * t) * k * (1 + 3 * 0.044715 * ad * ad)
+                else:
+                    cdf = 0.5 * (1 + erf_v(ad / np.sqrt(2)))
+                    g, dg = ad * cdf, cdf + ad * np.exp(-0.5 * ad * ad) / np.sqrt(2 * np.pi)
+                kw = dict(n_cols=N, BLOCK_SIZE=256, ACT=act, T="f32", device=name)
+                fwd = tile.compile(GLU, kernel="_glu_forward_kernel", **kw)
+                bwd = tile.compile(GLU, kernel="_glu_backward_kernel", **kw)
+                c = np.full((M, N), np.nan, np.float32)
+                fwd._glu_forward_kernel[(M,)](a, b, c, N)
+                check(self, "%s %s c" % (name, act), c, g * bd, 1e-6, 2e-5)
+                bwd._glu_backward_kernel[(M,)](dc, a, b, N)
+                check(self, "%s %s da" % (name, act), a, dcd * bd * dg, 1e-6, 2e-5)
+                check(self, "%s %s db" % (name, act), b, dcd * g, 1e-6, 2e-5)
 
 
 if __name__ == "__main__":
