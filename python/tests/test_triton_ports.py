@@ -217,6 +217,78 @@ kernel _glu_backward_kernel(dc_ptr: *T, a_ptr: *T, b_ptr: *T, stride: i32, const
 }
 """
 
+QUANT = r"""
+// Per-token dynamic quantization: one program per row, scale = max(absmax, 1e-10) / qmax, the row divided
+// by it, clamped and rounded to e4m3 (round to nearest even by the cast, or by PTX's saturating pair
+// conversion cvt.rn.satfinite.e4m3x2.f32 through inline assembly, as sm_89+ kernels do) or to int8
+// (rounded half away from zero, libdevice's round); the scale per row stored as f32.
+const fp8_max = 448.0;
+const fp8_min = -448.0;
+
+kernel _per_token_quant_fp8(x_ptr: *T, xq_ptr: *f8e4m3, scale_ptr: *f32, stride_x: i32, stride_xq: i32, N: i32,
+        const BLOCK: i32, const ASM: i1 = false, const T = bf16) {
+    let row_id = program_id(0);
+    x_ptr += row_id * stride_x;
+    xq_ptr += row_id * stride_xq;
+    let cols = arange(0, BLOCK);
+    let mask = cols < N;
+    let x = load(x_ptr + cols, mask=mask, other=0.0) as f32;
+    let absmax = maximum(max(abs(x)), 1e-10);
+    let scale_x = absmax / fp8_max;
+    let x_q = x * (1 / scale_x);
+    if ASM {
+        x_q = inline_asm_elementwise("cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;", "=h,r,r", [x_q], dtype=f8e4m3,
+                                     is_pure=true, pack=2);
+    } else {
+        x_q = clamp(x_q, fp8_min, fp8_max) as element_type(xq_ptr);
+    }
+    store(xq_ptr + cols, x_q, mask=mask);
+    store(scale_ptr + row_id, scale_x);
+}
+
+kernel _per_token_quant_int8(x_ptr: *T, xq_ptr: *i8, scale_ptr: *f32, stride_x: i32, stride_xq: i32, N: i32,
+        const BLOCK: i32, const T = bf16) {
+    let row_id = program_id(0);
+    x_ptr += row_id * stride_x;
+    xq_ptr += row_id * stride_xq;
+    let cols = arange(0, BLOCK);
+    let mask = cols < N;
+    let x = load(x_ptr + cols, mask=mask, other=0.0) as f32;
+    let absmax = maximum(max(abs(x)), 1e-10);
+    let scale_x = absmax / 127;
+    let x_q = x * (127 / absmax);
+    let q = round(x_q) as i8;
+    store(xq_ptr + cols, q, mask=mask);
+    store(scale_ptr + row_id, scale_x);
+}
+"""
+
+
+def e4m3_values():
+    """The 256 codes of E4M3FN as float64 (NaN at 0x7f and 0xff)."""
+    c = np.arange(256)
+    s, e, m = c >> 7, (c >> 3) & 15, c & 7
+    v = np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * 2.0 ** (e - 7))
+    v = np.where(s == 1, -v, v)
+    return np.where((c & 0x7F) == 0x7F, np.nan, v)
+
+
+def to_e4m3(x):
+    """x (float64) rounded to nearest even E4M3FN code, saturating at +-448."""
+    vals = e4m3_values()
+    codes = np.arange(256)
+    ok = ~np.isnan(vals) & ~((vals == 0) & (codes == 0x80))
+    fv, fc = vals[ok], codes[ok]
+    order = np.argsort(fv)
+    fv, fc = fv[order], fc[order]
+    xs = np.clip(x, fv[0], fv[-1])
+    hi = np.clip(np.searchsorted(fv, xs), 1, len(fv) - 1)
+    lo = hi - 1
+    dlo, dhi = xs - fv[lo], fv[hi] - xs
+    pick = np.where(dlo < dhi, lo, np.where(dhi < dlo, hi, np.where(fc[lo] % 2 == 0, lo, hi)))
+    out = fc[pick]
+    return np.where((out == 0) & (x < 0), 0x80, out).astype(np.uint8)
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -297,6 +369,38 @@ class TritonPorts(unittest.TestCase):
                 bwd._glu_backward_kernel[(M,)](dc, a, b, N)
                 check(self, "%s %s da" % (name, act), a, dcd * bd * dg, 1e-6, 2e-5)
                 check(self, "%s %s db" % (name, act), b, dcd * g, 1e-6, 2e-5)
+
+    def bf16(self, shape, scale):
+        """bf16 inputs as uint16 bits, and their float64 values."""
+        f = (rng.standard_normal(shape) * scale).astype(np.float32)
+        bits = (f.view(np.uint32) >> 16).astype(np.uint16)
+        return bits, (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+    def test_per_token_quant(self):
+        M, N = 11, 333
+        for name in DEVICES:
+            x, xd = self.bf16((M, N), 3.0)
+            xd[4] = 0
+            x[4] = 0  # an all-zero row: the 1e-10 floor keeps its scale finite
+            absmax = np.maximum(np.abs(xd).max(1).astype(np.float32), np.float32(1e-10))  # f32, as the kernel
+            for asm in (False, True) if name != "emu" else (False,):  # e4m3x2 needs sm_89 and PTX 7.8
+                mod = tile.compile(QUANT, kernel="_per_token_quant_fp8", BLOCK=512, ASM=asm, device=name)
+                xq, scale = np.full((M, N), 0x7F, np.uint8), np.full(M, np.nan, np.float32)
+                mod._per_token_quant_fp8[(M,)](x, xq, scale, N, N, N)
+                scale_ref = absmax / np.float32(448.0)
+                np.testing.assert_array_equal(scale, scale_ref)
+                q_in = xd.astype(np.float32) * (np.float32(1) / scale_ref[:, None])
+                np.testing.assert_array_equal(xq, to_e4m3(q_in.astype(np.float64)), "%s asm=%s" % (name, asm))
+                self.assertEqual(e4m3_values()[xq].max(), 448.0)  # every row's largest element reaches the top
+            mod = tile.compile(QUANT, kernel="_per_token_quant_int8", BLOCK=512, device=name)
+            xq, scale = np.full((M, N), -128, np.int8), np.full(M, np.nan, np.float32)
+            mod._per_token_quant_int8[(M,)](x, xq, scale, N, N, N)
+            np.testing.assert_array_equal(scale, absmax / np.float32(127))
+            q_in = (xd.astype(np.float32) * (np.float32(127) / absmax)[:, None]).astype(np.float64)
+            want = np.sign(q_in) * np.floor(np.abs(q_in) + 0.5)
+            np.testing.assert_array_equal(xq, want.astype(np.int8), name)
+            self.assertEqual(np.abs(xq.astype(np.int32)).max(1).min(), 0)
+            self.assertTrue((np.abs(xq.astype(np.int32)).max(1)[np.arange(M) != 4] == 127).all())
 
 
 if __name__ == "__main__":
