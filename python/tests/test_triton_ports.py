@@ -289,6 +289,56 @@ def to_e4m3(x):
     out = fc[pick]
     return np.where((out == 0) & (x < 0), 0x80, out).astype(np.uint8)
 
+SCAN = r"""
+// Prefix sums along rows longer than a block: each block's cumsum plus the carry of the blocks before it;
+// and the first-order linear recurrence h[t] = a[t] * h[t-1] + b[t] of state-space models, each block
+// an associative scan of (a, b) pairs whose combine composes two affine maps, its result then shifted
+// by the product of the block's a's times the carried h.
+fn first_order_op(fl, xl, fr, xr) {
+    let f = fr * fl;
+    let x = fr * xl + xr;
+    return f, x;
+}
+
+kernel cumsum_rows(X: *f32, Y: *f32, L: i32, const BLOCK: i32) {
+    let pid = program_id(0);
+    let offs = arange(0, BLOCK);
+    let carry = 0.0;
+    for start in range(0, L, BLOCK) {
+        let mask = start + offs < L;
+        let x = load(X + pid * L + start + offs, mask=mask, other=0.0);
+        let y = cumsum(x, axis=0) + carry;
+        store(Y + pid * L + start + offs, y, mask=mask);
+        carry += sum(x, axis=0);
+    }
+}
+
+kernel linear_recurrence(A: *f32, B: *f32, H: *f32, L: i32, const BLOCK: i32) {
+    let pid = program_id(0);
+    let offs = arange(0, BLOCK);
+    let h0 = 0.0;
+    for start in range(0, L, BLOCK) {
+        let mask = start + offs < L;
+        let a = load(A + pid * L + start + offs, mask=mask, other=1.0);
+        let b = load(B + pid * L + start + offs, mask=mask, other=0.0);
+        let a_prod, h = associative_scan((a, b), axis=0, combine_fn=first_order_op);
+        h = h + a_prod * h0;
+        store(H + pid * L + start + offs, h, mask=mask);
+        h0 = sum(where(offs == BLOCK - 1, h, 0.0), axis=0);
+    }
+}
+
+// A tile of rows at once: the exclusive prefix sum of integer counts along axis 1, in reverse too.
+kernel exclusive_cumsum_2d(C: *i32, OUT: *i32, OUT_REV: *i32, M: i32, N: i32, const BM: i32, const BN: i32) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = arange(0, BN);
+    let mask = (rows[:, None] < M) & (cols[None, :] < N);
+    let c = load(C + rows[:, None] * N + cols[None, :], mask=mask, other=0);
+    store(OUT + rows[:, None] * N + cols[None, :], cumsum(c, axis=1) - c, mask=mask);
+    store(OUT_REV + rows[:, None] * N + cols[None, :], cumsum(c, axis=1, reverse=true) - c, mask=mask);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -401,6 +451,30 @@ class TritonPorts(unittest.TestCase):
             np.testing.assert_array_equal(xq, want.astype(np.int8), name)
             self.assertEqual(np.abs(xq.astype(np.int32)).max(1).min(), 0)
             self.assertTrue((np.abs(xq.astype(np.int32)).max(1)[np.arange(M) != 4] == 127).all())
+
+    def test_scans(self):
+        R, L = 5, 300
+        for name in DEVICES:
+            mod = tile.compile(SCAN, BLOCK=128, BM=4, BN=64, device=name)
+            x = rng.standard_normal((R, L)).astype(np.float32)
+            y = np.full((R, L), np.nan, np.float32)
+            mod.cumsum_rows[(R,)](x, y, L)
+            check(self, name + " cumsum", y, np.cumsum(x.astype(np.float64), 1), 1e-5, 1e-5)
+            a = rng.uniform(0.5, 1.0, (R, L)).astype(np.float32)
+            b = rng.standard_normal((R, L)).astype(np.float32)
+            h = np.full((R, L), np.nan, np.float32)
+            mod.linear_recurrence[(R,)](a, b, h, L)
+            ref, acc = np.zeros((R, L)), np.zeros(R)
+            for t in range(L):
+                acc = a[:, t] * acc + b[:, t]
+                ref[:, t] = acc
+            check(self, name + " recurrence", h, ref, 1e-5, 1e-5)
+            M, N = 7, 45
+            c = rng.integers(0, 1000, (M, N)).astype(np.int32)
+            out, rev = np.full((M, N), -1, np.int32), np.full((M, N), -1, np.int32)
+            mod.exclusive_cumsum_2d[(tile.cdiv(M, 4),)](c, out, rev, M, N)
+            np.testing.assert_array_equal(out, np.cumsum(c, 1) - c)
+            np.testing.assert_array_equal(rev, np.cumsum(c[:, ::-1], 1)[:, ::-1] - c)
 
 
 if __name__ == "__main__":
