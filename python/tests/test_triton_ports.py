@@ -339,6 +339,60 @@ kernel exclusive_cumsum_2d(C: *i32, OUT: *i32, OUT_REV: *i32, M: i32, N: i32, co
 }
 """
 
+SELECT = r"""
+// Greedy sampling's argmax over a vocabulary, block by block (a block's max with its index, kept when it
+// beats the running one, so the first of equal maxima wins), and with argmax on each block; and a
+// mixture-of-experts router: top-k experts per token by sorting 64-bit keys (an order-preserving
+// encoding of the logit above the expert's index, reversed so that equal logits keep the lower index
+// first), then a softmax over the k chosen logits.
+kernel argmax_rows(logits: *f16, out: *i64, out2: *i32, V: i32, stride: i64, const BLOCK: i32) {
+    let row = program_id(0) as i64;
+    let best_val = -1.0 / 0.0;
+    let best_idx = 0;
+    let best2 = -1.0 / 0.0;
+    let idx2 = 0;
+    for start in range(0, V, BLOCK, num_stages=2) {
+        let offs = start + arange(0, BLOCK);
+        let x = load(logits + row * stride + offs, mask=offs < V, other=-1.0 / 0.0, eviction_policy="evict_first") as f32;
+        let blk_val, blk_idx = max(x, axis=0, return_indices=true);
+        if blk_val > best_val {
+            best_val = blk_val;
+            best_idx = blk_idx + start;
+        }
+        let i = argmax(x, 0);
+        let v = max(x, 0);
+        if v > best2 {
+            best2 = v;
+            idx2 = i + start;
+        }
+    }
+    store(out + row, best_idx);
+    store(out2 + row, idx2);
+}
+
+kernel topk_router(logits: *f32, topk_w: *f32, topk_ids: *i32, n_tokens: i32, const E: i32, const K: i32,
+        const BLOCK_T: i32) {
+    let tok = program_id(0) * BLOCK_T + arange(0, BLOCK_T);
+    let e = arange(0, E);
+    let x = load(logits + tok[:, None] * E + e[None, :], mask=(tok < n_tokens)[:, None], other=-1.0 / 0.0);
+    let bits = cast(x, u32, bitcast=true);
+    let key = where((bits >> 31) != 0, ~bits, bits | 0x80000000);
+    let packed = ((key as u64) << 32) | ((E - 1 - e) as u64);
+    let top = topk(packed, K, dim=1);
+    let ids = (E - 1 - (top & 0xFFFFFFFF)) as i32;
+    let key_top = (top >> 32) as u32;
+    let vals = cast(where((key_top >> 31) != 0, key_top & 0x7FFFFFFF, ~key_top), f32, bitcast=true);
+    let w = exp(vals - max(vals, axis=1)[:, None]);
+    w = w / sum(w, axis=1)[:, None];
+    let k = arange(0, K);
+    let out_mask = (tok < n_tokens)[:, None] & (k[None, :] < K);
+    store(topk_w + tok[:, None] * K + k[None, :], w, mask=out_mask);
+    store(topk_ids + tok[:, None] * K + k[None, :], ids, mask=out_mask);
+    let sorted = sort(x, dim=1, descending=true);
+    static_assert(shape_of(sorted) == [BLOCK_T, E]);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -475,6 +529,28 @@ class TritonPorts(unittest.TestCase):
             mod.exclusive_cumsum_2d[(tile.cdiv(M, 4),)](c, out, rev, M, N)
             np.testing.assert_array_equal(out, np.cumsum(c, 1) - c)
             np.testing.assert_array_equal(rev, np.cumsum(c[:, ::-1], 1)[:, ::-1] - c)
+
+    def test_argmax_topk(self):
+        R, V = 6, 777
+        T, E, K = 37, 64, 8
+        for name in DEVICES:
+            mod = tile.compile(SELECT, BLOCK=128, E=E, K=K, BLOCK_T=16, device=name)
+            logits = rng.integers(-50, 50, (R, V)).astype(np.float16)  # many equal maxima
+            logits[3, 700] = 60
+            out, out2 = np.full(R, -1, np.int64), np.full(R, -1, np.int32)
+            mod.argmax_rows[(R,)](logits, out, out2, V, V)
+            np.testing.assert_array_equal(out, logits.argmax(1))
+            np.testing.assert_array_equal(out2, logits.argmax(1))
+            x = rng.standard_normal((T, E)).astype(np.float32)
+            x[5, 10] = x[5, 3] = x[5].max() + 1  # a tie at the top: the lower expert first
+            x[6] = -np.abs(x[6])
+            w, ids = np.full((T, K), np.nan, np.float32), np.full((T, K), -1, np.int32)
+            mod.topk_router[(tile.cdiv(T, 16),)](x, w, ids, T)
+            want_ids = np.argsort(-x, axis=1, kind="stable")[:, :K]
+            np.testing.assert_array_equal(ids, want_ids)
+            v = np.take_along_axis(x, want_ids, 1).astype(np.float64)
+            p = np.exp(v - v.max(1, keepdims=True))
+            check(self, name + " router weights", w, p / p.sum(1, keepdims=True), 1e-7, 1e-6)
 
 
 if __name__ == "__main__":
