@@ -393,6 +393,26 @@ kernel topk_router(logits: *f32, topk_w: *f32, topk_ids: *i32, n_tokens: i32, co
 }
 """
 
+HISTOGRAM = r"""
+// Tokens per expert for a mixture-of-experts dispatch: each program's histogram of expert ids, added to
+// the global counts with relaxed atomics; then one program pads each count to a multiple of BLOCK_M and
+// takes the exclusive prefix sum, the first row of each expert's padded segment.
+kernel count_experts(ids: *i32, counts: *i32, n: i32, const NUM_EXPERTS: i32, const BLOCK: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let e = load(ids + offs, mask=mask, other=0);
+    let h = histogram(e, NUM_EXPERTS, mask=mask);
+    atomic_add(counts + arange(0, NUM_EXPERTS), h, sem="relaxed");
+}
+
+kernel expert_offsets(counts: *i32, offsets: *i32, const NUM_EXPERTS: i32, const BLOCK_M: i32) {
+    let c = load(counts + arange(0, NUM_EXPERTS));
+    let padded = cdiv(c, BLOCK_M) * BLOCK_M;
+    store(offsets + arange(0, NUM_EXPERTS), cumsum(padded, 0) - padded);
+    store(offsets + NUM_EXPERTS, sum(padded, 0));
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -551,6 +571,20 @@ class TritonPorts(unittest.TestCase):
             v = np.take_along_axis(x, want_ids, 1).astype(np.float64)
             p = np.exp(v - v.max(1, keepdims=True))
             check(self, name + " router weights", w, p / p.sum(1, keepdims=True), 1e-7, 1e-6)
+
+    def test_histogram(self):
+        n, E, BM = 3001, 16, 64
+        for name in DEVICES:
+            mod = tile.compile(HISTOGRAM, NUM_EXPERTS=E, BLOCK=512, BLOCK_M=BM, device=name)
+            ids = rng.integers(0, E, n).astype(np.int32)
+            ids[ids == 7] = 3  # an expert without tokens
+            counts = np.zeros(E, np.int32)
+            mod.count_experts[(tile.cdiv(n, 512),)](ids, counts, n)
+            np.testing.assert_array_equal(counts, np.bincount(ids, minlength=E))
+            offsets = np.full(E + 1, -1, np.int32)
+            mod.expert_offsets[(1,)](counts, offsets)
+            padded = (counts + BM - 1) // BM * BM
+            np.testing.assert_array_equal(offsets, np.concatenate([[0], np.cumsum(padded)]))
 
 
 if __name__ == "__main__":
