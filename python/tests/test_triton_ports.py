@@ -459,6 +459,80 @@ kernel fused_linear_ce(X: *f16, W: *f16, Y: *i32, loss: *f32, dX: *f32, dW: *f32
 }
 """
 
+ROPE = r"""
+// Rotary embeddings of q in place, one program per token, every head at once as a [heads, head_dim / 2]
+// tile: NeoX's halves (x1 = x[:d/2], x2 = x[d/2:]) by two loads, GPT-J's interleaved pairs by
+// reshape to [.., d/2, 2] and split, the rotated pairs put back with interleave.
+kernel rope_neox(q_ptr: *f16, q_row_stride: i32, cos: *f32, sin: *f32, cos_row_stride: i32, sl: i32,
+        const n_qh: i32, const hd: i32, const pad_n_qh: i32, const pad_hd: i32) {
+    let pid = program_id(0) as i64;
+    q_ptr = q_ptr + pid * q_row_stride;
+    let cos_row_idx = pid % sl;
+    cos = cos + cos_row_idx * cos_row_stride;
+    sin = sin + cos_row_idx * cos_row_stride;
+    let cos_offsets = arange(0, pad_hd / 2);
+    let cos_mask = cos_offsets < hd / 2;
+    let cos_row = load(cos + cos_offsets, mask=cos_mask, other=0);
+    let sin_row = load(sin + cos_offsets, mask=cos_mask, other=0);
+    let first_half_q_offsets = arange(0, pad_n_qh)[:, None] * hd + arange(0, pad_hd / 2)[None, :];
+    let first_q_mask = (arange(0, pad_n_qh)[:, None] < n_qh) & (arange(0, pad_hd / 2)[None, :] < hd / 2);
+    let q_tile_1 = load(q_ptr + first_half_q_offsets, mask=first_q_mask, other=0) as dtype_of(sin_row);
+    let second_half_q_offsets = first_half_q_offsets + (hd / 2);
+    let q_tile_2 = load(q_ptr + second_half_q_offsets, mask=first_q_mask, other=0) as dtype_of(sin_row);
+    let new_q_tile_1 = q_tile_1 * cos_row - q_tile_2 * sin_row;
+    store(q_ptr + first_half_q_offsets, new_q_tile_1, mask=first_q_mask);
+    let new_q_tile_2 = q_tile_2 * cos_row + q_tile_1 * sin_row;
+    store(q_ptr + second_half_q_offsets, new_q_tile_2, mask=first_q_mask);
+}
+
+kernel rope_gptj(q_ptr: *f16, q_row_stride: i32, cos: *f32, sin: *f32, cos_row_stride: i32, sl: i32,
+        const n_qh: i32, const hd: i32, const pad_n_qh: i32) {
+    static_assert(hd == next_power_of_2(hd), "the head is one tile");
+    let pid = program_id(0) as i64;
+    q_ptr += pid * q_row_stride;
+    let c = load(cos + (pid % sl) * cos_row_stride + arange(0, hd / 2));
+    let s = load(sin + (pid % sl) * cos_row_stride + arange(0, hd / 2));
+    let heads = arange(0, pad_n_qh);
+    let offs = heads[:, None] * hd + arange(0, hd)[None, :];
+    let mask = (heads < n_qh)[:, None];
+    let q = load(q_ptr + offs, mask=mask, other=0.0) as f32;
+    let x1, x2 = split(reshape(q, (pad_n_qh, hd / 2, 2)));
+    let o1 = x1 * c[None, :] - x2 * s[None, :];
+    let o2 = fma(x1, s[None, :], x2 * c[None, :]);
+    store(q_ptr + offs, interleave(o1, o2), mask=mask);
+}
+"""
+
+DEQUANT = r"""
+// 4-bit weights with a 16-entry code book (NF4): two codes a byte, the first in the high nibble; each
+// block of QBLOCK values has its own absmax scale.  The codes are looked up with gather and the two
+// nibbles of each byte put back in order with interleave.  And a division by a run-time constant with
+// a precomputed magic number: q = umulhi(n, magic) >> shift, r = n - q * d.
+kernel dequant_nf4(packed: *u8, code: *f32, absmax: *f32, out: *f16, n_bytes: i32, const QBLOCK: i32,
+        const BLOCK: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n_bytes;
+    let b = load(packed + offs, mask=mask, other=0);
+    let lut = load(code + arange(0, 16));
+    let hi = gather(lut, (b >> 4) as i32, 0);
+    let lo = gather(lut, (b & 0xF) as i32, 0);
+    let vals = interleave(hi, lo);
+    let out_offs = program_id(0) * 2 * BLOCK + arange(0, 2 * BLOCK);
+    let scale = load(absmax + out_offs / QBLOCK, mask=out_offs < 2 * n_bytes, other=0.0);
+    store(out + out_offs, vals * scale, mask=out_offs < 2 * n_bytes);
+}
+
+kernel fast_divmod(n_ptr: *u32, q_ptr: *u32, r_ptr: *u32, n: i32, d: u32, magic: u32, shift: u32,
+        const BLOCK: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let v = load(multiple_of(n_ptr, 16) + offs, mask=mask, other=0, cache_modifier=".cg");
+    let q = umulhi(v, magic) >> shift;
+    store(q_ptr + offs, q, mask=mask, eviction_policy="evict_first");
+    store(r_ptr + offs, v - q * d, mask=mask, cache_modifier=".cs");
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -652,6 +726,50 @@ class TritonPorts(unittest.TestCase):
             # the gradient goes through f16 on its way into the dots (Triton's g.to(x.dtype))
             check(self, name + " dX", dx, g @ wd, 2e-5, 2e-3)
             check(self, name + " dW", dw, g.T @ xd, 2e-5, 2e-3)
+
+    def test_rope(self):
+        T, NH, HD, SL = 7, 5, 64, 4
+        inv = 1.0 / 10000 ** (np.arange(0, HD, 2) / HD)
+        ang = np.arange(SL)[:, None] * inv[None, :]
+        cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+        cd, sd = cos.astype(np.float64)[np.arange(T) % SL][:, None, :], sin.astype(np.float64)[np.arange(T) % SL][:, None, :]
+        for name in DEVICES:
+            mod = tile.compile(ROPE, n_qh=NH, hd=HD, pad_n_qh=8, pad_hd=64, device=name)
+            q = rng.standard_normal((T, NH, HD)).astype(np.float16)
+            qd = q.astype(np.float64)
+            x1, x2 = qd[..., :HD // 2], qd[..., HD // 2:]
+            out = q.copy()
+            mod.rope_neox[(T,)](out, NH * HD, cos, sin, HD // 2, SL)
+            check(self, name + " neox", out, np.concatenate([x1 * cd - x2 * sd, x2 * cd + x1 * sd], -1), 1e-3, 1e-3)
+            x1, x2 = qd[..., 0::2], qd[..., 1::2]
+            want = np.stack([x1 * cd - x2 * sd, x2 * cd + x1 * sd], -1).reshape(T, NH, HD)
+            out = q.copy()
+            mod.rope_gptj[(T,)](out, NH * HD, cos, sin, HD // 2, SL)
+            check(self, name + " gptj", out, want, 1e-3, 1e-3)
+
+    def test_dequant_and_divmod(self):
+        nb, QB = 301, 64
+        code = np.sort(rng.uniform(-1, 1, 16)).astype(np.float32)
+        for name in DEVICES:
+            mod = tile.compile(DEQUANT, QBLOCK=QB, BLOCK=128, device=name)
+            packed = rng.integers(0, 256, nb).astype(np.uint8)
+            absmax = rng.uniform(0.5, 2, tile.cdiv(2 * nb, QB)).astype(np.float32)
+            out = np.full(2 * nb, np.nan, np.float16)
+            mod.dequant_nf4[(tile.cdiv(nb, 128),)](packed, code, absmax, out, nb)
+            codes = np.stack([packed >> 4, packed & 15], 1).ravel()
+            check(self, name + " nf4", out, code[codes].astype(np.float64) * absmax[np.arange(2 * nb) // QB], 0, 1e-3)
+            n = 1000
+            v = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+            for d in (7, 641, 1000003):
+                # magic = ceil(2^(32+l) / d) with 2^l < d <= 2^(l+1) fits 32 bits, and its error e < d keeps
+                # umulhi(n, magic) >> l exact for n < 2^31 (n * e < 2^(32+l))
+                l = int(d - 1).bit_length() - 1
+                magic = ((1 << (32 + l)) + d - 1) // d
+                vs = v >> np.uint32(1)
+                q, r = np.full(n, 7, np.uint32), np.full(n, 7, np.uint32)
+                mod.fast_divmod[(tile.cdiv(n, 128),)](vs, q, r, n, d, magic, l)
+                np.testing.assert_array_equal(q, vs // np.uint32(d))
+                np.testing.assert_array_equal(r, vs % np.uint32(d))
 
 
 if __name__ == "__main__":
