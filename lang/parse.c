@@ -760,6 +760,34 @@ static Node *stmt(Parser *p) {
                     (int)peek2(p)->len, peek2(p)->text);
         t->kind = TK_LET;
     }
+    if (t->kind == TK_IDENT && peek2(p)->kind == TK_COLON && p->pos + 2 < p->n &&
+        (p->t[p->pos + 2].kind == TK_TYPE || p->t[p->pos + 2].kind == TK_IDENT || p->t[p->pos + 2].kind == TK_STAR)) {
+        /* Python's annotated assignment, `NAME: tl.constexpr = e` (Triton's local constexpr) or `acc: tl.float32 = 0`:
+         * one error, then read as `let NAME: T = e;`.  A `tl.constexpr` the lexer has already reported (it is read as
+         * `constexpr`, the text after the module's '.') is that same mistake, reported once. */
+        const Token *ty = &p->t[p->pos + 2];
+        bool cx = ident_is(ty, "constexpr");
+        if (!(cx && ty->text[-1] == '.'))
+            parse_error(p, t->loc, cx ? "a local compile-time constant is declared with 'let %.*s: constexpr = ...;' (or 'const %.*s "
+                                        "= ...;'), not Python's annotated assignment"
+                                      : "a new variable is declared with 'let %.*s: T = ...;', not Python's annotated assignment",
+                        (int)t->len, t->text, (int)t->len, t->text);
+        next(p);
+        next(p);
+        n = new_node(p, N_LET, t->loc);
+        n->name = arena_strndup(p->a, t->text, t->len);
+        n->oploc = t->loc;
+        if (cx && peek2(p)->kind == TK_ASSIGN) {
+            next(p);
+            n->ival = 1;
+        } else {
+            n->ty = type(p);
+        }
+        expect(p, TK_ASSIGN, "after the name and its type");
+        n->rhs = value_expr(p);
+        expect(p, TK_SEMI, "after the assignment");
+        return n;
+    }
     if (t->kind == TK_CONST && peek2(p)->kind == TK_IDENT) { /* a local compile-time constant, as a file-level one */
         next(p);
         n = new_node(p, N_LET, t->loc);

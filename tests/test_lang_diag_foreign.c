@@ -431,3 +431,26 @@ Test(lang_diag, python_chained_assignment) {
                 "      let z = x = 2.0;\n"
                 "                ^\n");
 }
+
+/* Python's annotated assignment, `NAME: tl.constexpr = e` (Triton's local constexpr, tutorial 06's `LN2`) and
+ * `acc: tl.float32 = 0.0`: one error saying how it is declared, then read as that `let`, so the parse goes on
+ * (it was "expected ';' after expression, found ':'").  A `tl.constexpr` there is reported once, by the module
+ * prefix's error, which names the same form. */
+Test(lang_diag, python_annotated_assignment) {
+    expect_diag("kernel k(x: *f32) {\n    LN2: constexpr = 0.5;\n    acc: f32 = 1.0;\n    p: *f32 = x;\n"
+                "    B: tl.constexpr = 16;\n    let o = arange(0, B);\n    store(p + o, acc * LN2);\n}\n",
+                "t.tile:2:5: error: a local compile-time constant is declared with 'let LN2: constexpr = ...;' (or 'const LN2 = ...;'), "
+                "not Python's annotated assignment\n"
+                "      LN2: constexpr = 0.5;\n"
+                "      ^\n"
+                "t.tile:3:5: error: a new variable is declared with 'let acc: T = ...;', not Python's annotated assignment\n"
+                "      acc: f32 = 1.0;\n"
+                "      ^\n"
+                "t.tile:4:5: error: a new variable is declared with 'let p: T = ...;', not Python's annotated assignment\n"
+                "      p: *f32 = x;\n"
+                "      ^\n"
+                "t.tile:5:8: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
+                "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
+                "      B: tl.constexpr = 16;\n"
+                "         ^\n");
+}
