@@ -304,6 +304,20 @@ static void gen_let(Gen *g, const Node *s) {
     gen_define_var(g, s->name, held(g, v));
 }
 
+/* The targets of a tuple assignment as written (`lo, hi`, `a, (b, c)`), for a message: the pattern when nested (lhs),
+ * else the names */
+static const char *gen_targets_text(Gen *g, const Node *s) {
+    const Node *pat = s->lhs ? s->lhs : s;
+    const char *t = "";
+    for (int i = 0; i < pat->nkids; i++) {
+        const Node *k = pat->kids[i];
+        const char *item = k->kind == N_TUPLE ? arena_printf(g->a, "(%s)", gen_targets_text(g, &(Node){.kids = k->kids, .nkids = k->nkids}))
+                                              : k->name;
+        t = arena_printf(g->a, "%s%s%s", t, i ? ", " : "", item);
+    }
+    return t;
+}
+
 static void gen_assign(Gen *g, const Node *s) {
     static const TokKind binary_of[] = {TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
                                         TK_AMP, TK_PIPE, TK_CARET, TK_SHL, TK_SHR};
@@ -311,13 +325,28 @@ static void gen_assign(Gen *g, const Node *s) {
         Var **xs = ARENA_ARRAY(g->a, Var *, s->nkids);
         Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
         bool ok = true;
+        int unknown = 0;
+        for (int i = 0; i < s->nkids; i++) unknown += !gen_lookup_var(g, s->kids[i]->name) && !gen_find_global(g, s->kids[i]->name);
         for (int i = 0; i < s->nkids; i++) {
-            xs[i] = gen_lookup_var(g, s->kids[i]->name);
+            const char *name = s->kids[i]->name;
+            xs[i] = gen_lookup_var(g, name);
             if (xs[i]) continue;
-            if (gen_find_global(g, s->kids[i]->name))
-                diag_error(g->d, s->kids[i]->loc, "cannot assign to '%s': it is not a variable", s->kids[i]->name);
-            else diag_error(g->d, s->kids[i]->loc, "unknown name '%s'%s", s->kids[i]->name, gen_did_you_mean(g, s->kids[i]->name, true));
             ok = false;
+            if (gen_find_global(g, name)) {
+                diag_error(g->d, s->kids[i]->loc, "cannot assign to '%s': it is not a variable", name);
+                continue;
+            }
+            if (unknown == s->nkids) { /* Python's `lo, hi = 0, n` binding new names: one error, at the first */
+                if (i == 0)
+                    diag_error(g->d, s->loc, "unknown names: new variables are declared with 'let %s = ...' (an assignment without "
+                               "'let' sets existing variables)", gen_targets_text(g, s));
+            } else {
+                diag_error(g->d, s->kids[i]->loc, "unknown name '%s'%s (a tuple assignment sets existing variables: declare it "
+                           "before with 'let %s = ...')", name, gen_did_you_mean(g, name, true), name);
+            }
+            gen_note_ended_let(g, name, s->kids[i]->loc);
+            /* bound from here on, without a value: its uses are the same mistake, not an unknown name each */
+            gen_define_var(g, name, val_err());
         }
         Val v = gen_expr(g, s->rhs);
         if (!ok) return;

@@ -532,7 +532,8 @@ Test(lang_diag, tuples) {
                 "      let (a, a) = (1, 2);\n"
                 "              ^\n");
     expect_diag("kernel k(p: *i32) {\n    let a = 0;\n    (a, b) = (1, 2);\n}\n",
-                "t.tile:3:9: error: unknown name 'b'\n"
+                "t.tile:3:9: error: unknown name 'b' (a tuple assignment sets existing variables: declare it before with "
+                "'let b = ...')\n"
                 "      (a, b) = (1, 2);\n"
                 "          ^\n");
 }

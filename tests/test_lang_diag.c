@@ -1057,6 +1057,26 @@ Test(lang_diag, assignment_to_an_unknown_name_once) {
                 "      ^\n");
 }
 
+/* Python's tuple assignment binding new names, `lo, hi = 0, n` (and nested, `a, (b, c) = ...`), is one error naming
+ * the `let` that declares them; a name of such a tuple that is new among existing ones says to declare it first
+ * (they were an "unknown name" each, with no hint); their later uses are the same mistake. */
+Test(lang_diag, tuple_assignment_to_unknown_names_once) {
+    expect_diag("kernel k(a: *f32, n: i32) {\n    lo, hi = 0, n;\n    x, (y, z) = 1.0, (2.0, 3.0);\n    let acc = 1.0;\n"
+                "    acc, m_new = acc * 2.0, 4.0;\n    store(a + lo + hi, x + y + z + acc + m_new);\n}\n",
+                "t.tile:2:5: error: unknown names: new variables are declared with 'let lo, hi = ...' (an assignment without 'let' "
+                "sets existing variables)\n"
+                "      lo, hi = 0, n;\n"
+                "      ^\n"
+                "t.tile:3:5: error: unknown names: new variables are declared with 'let x, (y, z) = ...' (an assignment without 'let' "
+                "sets existing variables)\n"
+                "      x, (y, z) = 1.0, (2.0, 3.0);\n"
+                "      ^\n"
+                "t.tile:5:10: error: unknown name 'm_new' (a tuple assignment sets existing variables: declare it before with "
+                "'let m_new = ...')\n"
+                "      acc, m_new = acc * 2.0, 4.0;\n"
+                "           ^\n");
+}
+
 /* Braces and declarations: a function inside a kernel is named as such (it was "expected an expression, found 'fn'"),
  * and the statements after it are still checked; a `fn`, `kernel` or `@` at the start of a line inside a block is the
  * next declaration, so one error says a '}' is missing (each declaration after it was "expected an expression") and
