@@ -23,13 +23,22 @@
  *                     allows), compare integer keys, select
  *   topk(x, k)        sort (descending unless asked) with the indices as payload (ties: lower index
  *                     first), then gather the first k
- *   histogram(x, B)   sum over x of (x[:, None] == arange(0, B)[None, :])
+ *   histogram(x, B)   sum over x of (x[:, None] == arange(0, B)[None, :]), in slices of the bins whose
+ *                     compare tiles hold at most HISTOGRAM_SLICE elements each; past that with 64 bins
+ *                     or more, dot(onehot(x >> L)^T, onehot(x & (2^L - 1))) on i8 (histogram_dot)
  *   map_elementwise(f, x, y)  map_fn: f inlined on scalars into its region, which the lowering
  *                     emits once per element of the thread (run-time ifs and loops in f stay
  *                     branches, per element) */
 #include "gen.h"
 
 #include <string.h>
+
+/* The most elements of one histogram compare tile [numel(x), bins in the slice] (a register each per thread, over the
+ * program's threads: 256 over 4 warps). */
+enum { HISTOGRAM_SLICE = 1 << 15 };
+
+/* The most bytes of one histogram_dot chunk's two i8 one-hot operands (which a dot may stage in shared memory). */
+enum { HISTOGRAM_DOT_BYTES = 8192 };
 
 static Val rt(Gen *g, ValueId v) { return val_rt(g, v); }
 
@@ -510,6 +519,54 @@ Val compose_topk(Gen *g, Val x, int64_t k, bool descending, bool indices, Loc lo
     return t;
 }
 
+/* histogram(x, b) of many values over many bins as integer dots: a value v in [0, b) is the pair (v >> L, v & (2^L - 1)),
+ * and the count of v is the number of elements whose high part is v >> L and low part v & (2^L - 1), so the counts are
+ * onehot_hi^T . onehot_lo, [H, 2^L] = [H, n] . [n, 2^L] on i8 one-hot tiles with an i32 accumulator (exact: sums of
+ * 0s and 1s).  2^L is at least 16, H = b / 2^L rounded up to 16 (the dot's least M and N), the counts the first b of
+ * the product in row-major order.  Elements outside [0, b) or masked off are -1, whose high part matches no row.  The
+ * elements go in chunks of HISTOGRAM_DOT_BYTES of one-hot operands, one dot each into the accumulator (a chunk is a
+ * row of the values reshaped [n / C, C], taken by gather), so the dots' operands in shared memory stay small.  The
+ * work is n * (H + 2^L) compares instead of n * b. */
+static Val histogram_dot(Gen *g, Val x, int32_t b, Val mask, Loc loc) {
+    int k = 0;
+    while ((1 << k) < b) k++;
+    int lb = k - k / 2 < 4 ? 4 : k - k / 2;
+    int32_t n = x.t->shape[0], lo_n = 1 << lb, hi_n = b >> lb < 16 ? 16 : b >> lb, s[2] = {hi_n, lo_n}, c = n;
+    while (c > 16 && (int64_t)c * (hi_n + lo_n) > HISTOGRAM_DOT_BYTES) c /= 2;
+    int32_t nc = n / c, rows[2] = {nc, c}, one[2] = {1, c};
+    /* in i64, so that every integer type compares in range (a u64 past i64's range is negative: outside) */
+    Val xi = gen_cast(g, x, DT_I64, loc);
+    Val valid = gen_binop(g, TK_AMP, gen_binop(g, TK_GE, xi, val_ct_int(0, DT_I64), loc), gen_binop(g, TK_LT, xi, val_ct_int(b, DT_I64), loc), loc);
+    if (mask.k != V_NONE) valid = gen_binop(g, TK_AMP, valid, mask, loc);
+    Val v = gen_cast(g, gen_binop(g, TK_AMP, xi, val_ct_int(b - 1, DT_I64), loc), DT_I32, loc);
+    Val out = gen_cast(g, gen_binop(g, TK_EQEQ, valid, val_ct_int(0, DT_I1), loc), DT_I32, loc);
+    v = gen_binop(g, TK_MINUS, v, gen_binop(g, TK_STAR, out, gen_binop(g, TK_PLUS, v, val_ct_int(1, DT_I32), loc), loc), loc);
+    if (!ok(v)) return val_err();
+    ValueId vr = reshape_to(g, v.v, 2, rows, loc);
+    const Type *acc_t = tir_type(g->m, DT_I32, 2, s, NULL, NULL);
+    g->b.loc = loc;
+    ValueId acc = tir_const_int(&g->b, acc_t, 0);
+    Val hi_iota = gen_expand_dims(g, iota(g, 1, &hi_n, 0, loc), 0, loc), lo_iota = gen_expand_dims(g, iota(g, 1, &lo_n, 0, loc), 0, loc);
+    for (int32_t j = 0; j < nc; j++) {
+        Val chunk = v;
+        if (nc > 1) {
+            g->b.loc = loc;
+            ValueId at = tir_const_int(&g->b, tir_type(g->m, DT_I32, 2, one, NULL, NULL), j);
+            chunk = rt(g, reshape_to(g, gather(g, vr, at, 0, loc), 1, &c, loc));
+        }
+        Val hi = gen_expand_dims(g, gen_binop(g, TK_SHR, chunk, val_ct_int(lb, DT_I32), loc), 1, loc);
+        Val lo = gen_expand_dims(g, gen_binop(g, TK_AMP, chunk, val_ct_int(lo_n - 1, DT_I32), loc), 1, loc);
+        Val hit_hi = gen_binop(g, TK_EQEQ, hi, hi_iota, loc), hit_lo = gen_binop(g, TK_EQEQ, lo, lo_iota, loc);
+        if (!ok(hit_hi) || !ok(hit_lo)) return val_err();
+        ValueId a = permute_dims(g, gen_cast(g, hit_hi, DT_I8, loc).v, (const int[]){1, 0}, loc);
+        acc = gen_emit(g, loc, OP_DOT, (ValueId[]){a, gen_cast(g, hit_lo, DT_I8, loc).v, acc}, 3, acc_t);
+    }
+    int32_t total = hi_n * lo_n;
+    ValueId flat = reshape_to(g, acc, 1, &total, loc);
+    if (total == b) return rt(g, flat);
+    return rt(g, gather(g, flat, iota(g, 1, &b, 0, loc).v, 0, loc));
+}
+
 Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc) {
     if (!val_is_value(g, x, loc)) return val_err();
     if (x.k != V_RT || !x.t->rank || !dtype_is_int(x.t->dt) || x.t->dt == DT_PTR || x.t->dt == DT_I1) {
@@ -539,19 +596,32 @@ Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc) {
     }
     x = compose_ravel(g, x, loc);
     int32_t n = x.t->shape[0];
-    int32_t s2[2] = {n, b};
+    if ((int64_t)n * b > HISTOGRAM_SLICE && b >= 64 && n >= 16) return histogram_dot(g, x, b, mask, loc);
+    /* the bins in slices of c, so that each slice's compare tile [n, c] stays within HISTOGRAM_SLICE elements */
+    int32_t c = b;
+    while (c > 1 && (int64_t)n * c > HISTOGRAM_SLICE) c /= 2;
+    int32_t s2[2] = {n, c}, rs[2] = {b / c, c};
     if (!gen_check_shape(g, 2, s2, loc)) return val_err();
     /* values wider than i32 compare in their own type: out-of-range ones match no bin */
     Val col = gen_expand_dims(g, x, 1, loc);
-    Val bin = gen_expand_dims(g, iota(g, 1, &b, 0, loc), 0, loc);
-    Val hit = gen_binop(g, TK_EQEQ, col, bin, loc);
-    if (mask.k != V_NONE) hit = gen_binop(g, TK_AMP, hit, gen_expand_dims(g, mask, 1, loc), loc);
-    if (!ok(hit)) return val_err();
-    Val cnt = gen_cast(g, hit, DT_I32, loc);
-    Inst *in = gen_emit_inst(g, loc, OP_REDUCE, &cnt.v, 1, tir_type(g->m, DT_I32, 1, &b, NULL, NULL));
-    in->a.ival = 0;
-    in->a.ival2 = RED_SUM;
-    return rt(g, in->res[0]);
+    Val slice_iota = iota(g, 1, &c, 0, loc), row = b == c ? (Val){0} : iota(g, 2, rs, 0, loc), acc = {0};
+    for (int32_t j = 0; j < b / c; j++) {
+        Val bin = gen_expand_dims(g, j ? gen_binop(g, TK_PLUS, slice_iota, val_ct_int(j * c, DT_I32), loc) : slice_iota, 0, loc);
+        Val hit = gen_binop(g, TK_EQEQ, col, bin, loc);
+        if (mask.k != V_NONE) hit = gen_binop(g, TK_AMP, hit, gen_expand_dims(g, mask, 1, loc), loc);
+        if (!ok(hit)) return val_err();
+        Val cnt = gen_cast(g, hit, DT_I32, loc);
+        Inst *in = gen_emit_inst(g, loc, OP_REDUCE, &cnt.v, 1, tir_type(g->m, DT_I32, 1, &c, NULL, NULL));
+        in->a.ival = 0;
+        in->a.ival2 = RED_SUM;
+        if (b == c) return rt(g, in->res[0]);
+        /* slice j is row j of a [b / c, c] tile: its counts times (row == j), added */
+        Val part = gen_binop(g, TK_STAR, gen_cast(g, gen_binop(g, TK_EQEQ, row, val_ct_int(j, DT_I32), loc), DT_I32, loc),
+                             gen_expand_dims(g, rt(g, in->res[0]), 0, loc), loc);
+        acc = j ? gen_binop(g, TK_PLUS, acc, part, loc) : part;
+        if (!ok(acc)) return val_err();
+    }
+    return rt(g, reshape_to(g, acc.v, 1, &b, loc));
 }
 
 /* ---- map_elementwise ---- */

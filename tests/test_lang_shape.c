@@ -563,7 +563,7 @@ Test(lang_shape, topk_and_histogram) {
     K k;
     load_src(&k,
              "@num_warps(2)\n"
-             "kernel k(x: *f32, h: *i32, ov: *f32, oi: *i32, oh: *i32, n: i32, hn: i32) {\n"
+             "kernel k(x: *f32, h: *i32, h2: *i64, ov: *f32, oi: *i32, oh: *i32, n: i32, hn: i32, hn2: i32) {\n"
              "    let r = arange(0, 4)[:, None];\n"
              "    let c = arange(0, 128)[None, :];\n"
              "    let a = load(x + r * n + c, c < n, -1.0e30);\n"
@@ -574,16 +574,24 @@ Test(lang_shape, topk_and_histogram) {
              "    let hv = load(h + j, j < hn, 0);\n"
              "    store(oh + arange(0, 32), histogram(hv, 32, mask=j < hn));\n"
              "    store(oh + 32 + arange(0, 32), histogram(hv, 32));\n"
+             "    let jj = arange(0, 2048);\n"
+             "    store(oh + 64 + arange(0, 256), histogram(load(h2 + jj, jj < hn2, 0), 256, mask=jj < hn2));\n"
              "}\n",
              "k");
-    int n = 100, hn = 437;
+    int n = 100, hn = 437, hn2 = 1999;
     float x[4 * 100];
     int32_t h[437];
+    int64_t h2[2048];
+    int32_t wh2[256] = {0}, gh2[256];
+    for (int i = 0; i < 2048; i++) { /* some outside [0, 256), one whose low 32 bits are inside; past hn2 masked off */
+        h2[i] = i % 97 == 0 ? (int64_t)irand(1000) - 500 : i % 89 == 0 ? ((int64_t)1 << 32) + 5 : irand(256);
+        if (i < hn2 && h2[i] >= 0 && h2[i] < 256) wh2[h2[i]]++;
+    }
     for (int i = 0; i < 4 * n; i++) x[i] = (float)irand(40) / 4; /* ties: the lower index first */
     for (int i = 0; i < hn; i++) h[i] = irand(40) - 4;            /* some outside [0, 32): ignored */
-    uint64_t dx = upload(&k, x, sizeof x), dh = upload(&k, h, sizeof h);
-    uint64_t dov = poisoned(&k, 4 * 32), doi = poisoned(&k, 4 * 32), doh = poisoned(&k, 4 * 64);
-    void *params[] = {&dx, &dh, &dov, &doi, &doh, &n, &hn};
+    uint64_t dx = upload(&k, x, sizeof x), dh = upload(&k, h, sizeof h), dh2 = upload(&k, h2, sizeof h2);
+    uint64_t dov = poisoned(&k, 4 * 32), doi = poisoned(&k, 4 * 32), doh = poisoned(&k, 4 * (64 + 256));
+    void *params[] = {&dx, &dh, &dh2, &dov, &doi, &doh, &n, &hn, &hn2};
     launch(&k, 1, params);
     float wv[32], gv[32];
     int32_t wi[32], gi[32], wh[64] = {0}, gh[64];
@@ -604,9 +612,11 @@ Test(lang_shape, topk_and_histogram) {
     download(&k, gv, dov, sizeof gv);
     download(&k, gi, doi, sizeof gi);
     download(&k, gh, doh, sizeof gh);
+    download(&k, gh2, doh + sizeof gh, sizeof gh2);
     expect_f32(gv, wv, 32, "topk values");
     expect_i32(gi, wi, 32, "topk indices");
     expect_i32(gh, wh, 64, "histogram");
+    expect_i32(gh2, wh2, 256, "histogram of 2048 i64 values over 256 bins (16 slices of 16 bins)");
     unload(&k);
 }
 

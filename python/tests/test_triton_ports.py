@@ -405,6 +405,13 @@ kernel count_experts(ids: *i32, counts: *i32, n: i32, const NUM_EXPERTS: i32, co
     atomic_add(counts + arange(0, NUM_EXPERTS), h, sem="relaxed");
 }
 
+// A byte histogram of a block of 2048 (a radix sort's digit counts): 2048 values over 256 bins at once.
+kernel byte_histogram(x: *u8, counts: *i32, n: i32, const NUM_BINS: i32 = 256, const BLOCK: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let v = load(x + offs, mask=offs < n, other=0);
+    atomic_add(counts + arange(0, NUM_BINS), histogram(v, NUM_BINS, mask=offs < n), sem="relaxed");
+}
+
 kernel expert_offsets(counts: *i32, offsets: *i32, const NUM_EXPERTS: i32, const BLOCK_M: i32) {
     let c = load(counts + arange(0, NUM_EXPERTS));
     let padded = cdiv(c, BLOCK_M) * BLOCK_M;
@@ -705,6 +712,14 @@ class TritonPorts(unittest.TestCase):
             mod.expert_offsets[(1,)](counts, offsets)
             padded = (counts + BM - 1) // BM * BM
             np.testing.assert_array_equal(offsets, np.concatenate([[0], np.cumsum(padded)]))
+            nb = 5000
+            data = rng.integers(0, 256, nb).astype(np.uint8)
+            # 64 bins and more: counted by dots of one-hot tiles (64: of a [16, 16] product's first 64); 32: 16 bins at a time
+            for bins in (256, 32) if name == "emu" else (64,):
+                h = np.zeros(bins, np.int32)
+                mod = tile.compile(HISTOGRAM, kernel="byte_histogram", NUM_BINS=bins, BLOCK=2048, device=name)
+                mod.byte_histogram[(tile.cdiv(nb, 2048),)](data, h, nb)
+                np.testing.assert_array_equal(h, np.bincount(data, minlength=256)[:bins], "%s %d bins" % (name, bins))
 
     def test_fused_linear_cross_entropy(self):
         N, H, V = 37, 48, 300
