@@ -164,6 +164,8 @@ static const Type *named_type(Gen *g, TypeRef r) {
     else if (gl && gl->decl->kind == D_CONST) v = gen_global_value(g, gl, r.loc);
     else {
         if (gl) diag_error(g->d, r.loc, "'%s' is a function, not a type", r.name);
+        else if (!strcmp(r.name, "str"))
+            diag_error(g->d, r.loc, "unknown type 'str': a string is a compile-time value, held by an untyped const ('const NAME = \"relu\"')");
         else {
             const char *near = gen_did_you_mean(g, r.name, false);
             if (*near) diag_error(g->d, r.loc, "unknown type '%s'%s", r.name, near);
@@ -189,9 +191,18 @@ static const Type *call_type(Gen *g, TypeRef r) {
     return NULL;
 }
 
-const Type *gen_type_ref(Gen *g, TypeRef r) {
+const Type *gen_type_ref_or_null(Gen *g, TypeRef r) {
     const Type *named = r.call ? call_type(g, r) : r.name ? named_type(g, r) : NULL;
+    if ((r.call || r.name) && !named) return NULL;
     const Type *t = named ? named : tir_scalar(g->m, r.dt == DT_VOID ? DT_F32 : r.dt);
+    for (int i = 0; i < r.nptr; i++) t = tir_ptr(g->m, t);
+    return t;
+}
+
+const Type *gen_type_ref(Gen *g, TypeRef r) {
+    const Type *t = gen_type_ref_or_null(g, r);
+    if (t) return t;
+    t = tir_scalar(g->m, DT_F32);
     for (int i = 0; i < r.nptr; i++) t = tir_ptr(g->m, t);
     return t;
 }

@@ -163,7 +163,8 @@ DType val_dtype(Val v);                  /* element dtype of a CT/RT value */
 int val_rank(Val v);
 const int32_t *val_shape(Val v);
 bool gen_check_shape(Gen *g, int rank, const int32_t *shape, Loc loc);
-const Type *gen_type_ref(Gen *g, TypeRef t);
+const Type *gen_type_ref(Gen *g, TypeRef t);         /* a type written in the source (f32 after its error) */
+const Type *gen_type_ref_or_null(Gen *g, TypeRef t); /* the same, NULL after its error */
 DType gen_promote(DType a, DType b);
 /* A warning when q is a truncated integer quotient (a run-time `/` of integers, or a constant one that dropped a
  * remainder) about to be used as the float type `to`: Triton's `/` on integers divides as floats. */

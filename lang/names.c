@@ -274,14 +274,15 @@ CtExact gen_ct_exact_in(Val v, DType to) {
 
 /* Convert a value to a declared parameter or variable type. */
 Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
+    const Type *t = gen_type_ref_or_null(g, ty);
+    if (!t) return val_err(); /* the type's own error (`const ACT: str`) says it: no second one about the value */
     if (v.k == V_STR || v.k == V_DTYPE) { /* -D B=banana or -D B=f16 for a `const B: i32` */
-        const char *tn = gen_type_name(g, gen_type_ref(g, ty));
+        const char *tn = gen_type_name(g, t);
         if (v.k == V_STR) diag_error(g->d, loc, "'%s' is %s, but its value is the string \"%s\"", what, tn, v.s);
         else diag_error(g->d, loc, "'%s' is %s, but its value is the type %s", what, tn, gen_type_name(g, v.t));
         return val_err();
     }
     if (!val_is_value(g, v, loc)) return val_err();
-    const Type *t = gen_type_ref(g, ty);
     if (v.k == V_CT && dtype_is_int(t->dt) && t->dt != DT_I1) { /* a compile-time value must be exact in the declared type */
         CtExact e = gen_ct_exact_in(v, t->dt);
         bool fl = dtype_is_float(v.dt), usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* u64: i holds its bits */

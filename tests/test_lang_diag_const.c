@@ -514,3 +514,26 @@ Test(lang_diag, declared_float_overflow) {
                     "      store(b, f(1e39));\n"
                     "                 ^\n");
 }
+
+/* A const parameter's type that is not one is one error, with or without a -D value (a -D value added "'ACT' is f32,
+ * but its value is the string", the type taken as f32 after its error, and the unknown type twice); Python's `str`
+ * says that a string is held by an untyped const. */
+Test(lang_diag, const_parameter_of_an_unknown_type) {
+    const char *src = "kernel k(x: *f32, const ACT: str = \"silu\", const B: int = 3, const H: blah = 1) {\n    store(x, 1.0);\n}\n";
+    const char *want =
+        "t.tile:1:30: error: unknown type 'str': a string is a compile-time value, held by an untyped const ('const NAME = \"relu\"')\n"
+        "  kernel k(x: *f32, const ACT: str = \"silu\", const B: int = 3, const H: blah = 1) {\n"
+        "                               ^\n"
+        "t.tile:1:53: error: unknown type 'int'; a type is named by its width here: 'i32'\n"
+        "  kernel k(x: *f32, const ACT: str = \"silu\", const B: int = 3, const H: blah = 1) {\n"
+        "                                                      ^\n"
+        "t.tile:1:71: error: unknown type 'blah' (a named type is a compile-time constant whose value is a type: 'const blah = f16;')\n"
+        "  kernel k(x: *f32, const ACT: str = \"silu\", const B: int = 3, const H: blah = 1) {\n"
+        "                                                                        ^\n";
+    expect_diag(src, want);
+    LangDefine defs[] = {{"ACT", "relu"}, {"B", "4"}};
+    Result r = compile_src("t.tile", src, strlen(src), defs, 2);
+    cr_expect_null(r.m);
+    cr_expect_str_eq(r.diags, want);
+    result_free(&r);
+}
