@@ -1262,12 +1262,14 @@ static Val gen_call(Gen *g, const Node *n) {
         if (r.k == V_VOID) r.s = var->val.fn->name;
         return r;
     }
+    /* A variable of a built-in's name hides nothing: a call of the name calls the built-in, as Triton's `zeros` parameter
+     * and `tl.zeros` are two names.  One of a fn's name does, but for one an `if` kept (Triton's `flip = ...`). */
     Global *gfn = var && var->outlived ? gen_find_global(g, n->name) : NULL;
-    if (var && !(var->outlived && (builtin_exists(n->name) || (gfn && gfn->decl->kind == D_FN)))) {
+    if (var && !builtin_exists(n->name) && !(var->outlived && gfn && gfn->decl->kind == D_FN)) {
         Global *gf = gen_find_global(g, n->name);
-        if (builtin_exists(n->name) || (gf && gf->decl->kind == D_FN))
-            diag_error(g->d, n->loc, "'%s' is a variable here, not a function: it hides the %s '%s' (rename the variable)", n->name,
-                       builtin_exists(n->name) ? "built-in" : "function", n->name);
+        if (gf && gf->decl->kind == D_FN)
+            diag_error(g->d, n->loc, "'%s' is a variable here, not a function: it hides the function '%s' (rename the variable)", n->name,
+                       n->name);
         else diag_error(g->d, n->loc, "'%s' is a variable, not a function", n->name);
         return val_err();
     }

@@ -173,16 +173,18 @@ Test(lang_diag, loop_let_from_the_outer_variable) {
 }
 
 /* Two porting slips get a hint: assigning a name never declared (Python has no 'let'), and calling a
- * built-in that a parameter or variable of the same name hides (probe U). */
+ * function that a parameter or variable of the same name hides (probe U).  A built-in's name is not hidden: Triton's
+ * parameter `zeros` and its `tl.zeros` are two names, and so a call of `zeros` is the built-in's (it was this error). */
 Test(lang_diag, assignment_without_let_and_hidden_builtin) {
     expect_diag("kernel k(x: *f32) {\n    v = 1.0;\n}\n",
                 "t.tile:2:5: error: unknown name 'v' (a new variable is declared with 'let v = ...')\n"
                 "      v = 1.0;\n"
                 "      ^\n");
-    expect_diag("kernel k(x: *f32, zeros: i32) {\n    let t = zeros([4], f32);\n}\n",
-                "t.tile:2:13: error: 'zeros' is a variable here, not a function: it hides the built-in 'zeros' (rename the variable)\n"
-                "      let t = zeros([4], f32);\n"
-                "              ^\n");
+    expect_ok("kernel k(x: *f32, zeros: i32) {\n    let max = zeros([4], f32) + zeros as f32;\n    store(x, max(max, 0));\n}\n");
+    expect_diag("fn twice(v) { return v * 2.0; }\nkernel k(x: *f32, twice: f32) {\n    store(x, twice(twice));\n}\n",
+                "t.tile:3:14: error: 'twice' is a variable here, not a function: it hides the function 'twice' (rename the variable)\n"
+                "      store(x, twice(twice));\n"
+                "               ^\n");
 }
 
 Test(lang_diag, arg_count) {
