@@ -540,6 +540,48 @@ kernel fast_divmod(n_ptr: *u32, q_ptr: *u32, r_ptr: *u32, n: i32, d: u32, magic:
 }
 """
 
+AWQ_GEMM = r"""
+// AWQ's 4-bit GEMM: each i32 of B holds 8 weights along N in the order 0 2 4 6 1 3 5 7, the zero points packed
+// the same way, one scale and zero point per group of G rows of K.  A tile of B is widened by three interleaves
+// of itself and shifted by the reversed order times 4; c = a @ ((w - z) * s).  The zero points' parameter is
+// named zeros, as Triton kernels may name one: the tl.zeros call beside it is the built-in.
+kernel awq_gemm_kernel(a_ptr: *f16, b_ptr: *i32, c_ptr: *f32, zeros: *i32, scales_ptr: *f16, M: i32, N: i32, K: i32,
+        group_size: i32, const BLOCK_SIZE_M: i32, const BLOCK_SIZE_N: i32, const BLOCK_SIZE_K: i32) {
+    let pid_m = program_id(0);
+    let pid_n = program_id(1);
+    let offs_am = pid_m * BLOCK_SIZE_M + arange(0, BLOCK_SIZE_M);
+    let offs_bn = pid_n * (BLOCK_SIZE_N / 8) + arange(0, BLOCK_SIZE_N / 8);
+    let offs_k = arange(0, BLOCK_SIZE_K);
+    let reverse_awq_order_tensor = reshape((arange(0, 2) * 4)[None, :] + arange(0, 4)[:, None], (8,));
+    let shifts = reverse_awq_order_tensor * 4;
+    shifts = broadcast_to(shifts[None, :], (BLOCK_SIZE_K * (BLOCK_SIZE_N / 8), 8));
+    shifts = reshape(shifts, (BLOCK_SIZE_K, BLOCK_SIZE_N));
+    let zshifts = reshape(broadcast_to((reverse_awq_order_tensor * 4)[None, :], (BLOCK_SIZE_N / 8, 8)), (BLOCK_SIZE_N,));
+    let accumulator = zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=f32);
+    let offs_cn = pid_n * BLOCK_SIZE_N + arange(0, BLOCK_SIZE_N);
+    for k in range(0, cdiv(K, BLOCK_SIZE_K)) {
+        let kk = k * BLOCK_SIZE_K + offs_k;
+        let a = load(a_ptr + offs_am[:, None] * K + kk[None, :], mask=(offs_am[:, None] < M) & (kk[None, :] < K), other=0.0);
+        let b = load(b_ptr + kk[:, None] * (N / 8) + offs_bn[None, :], mask=(kk[:, None] < K) & (offs_bn[None, :] < N / 8), other=0);
+        b = interleave(b, b);
+        b = interleave(b, b);
+        b = interleave(b, b);
+        b = (b >> shifts) & 0xF;
+        let group = (k * BLOCK_SIZE_K) / group_size;
+        let z = load(zeros + group * (N / 8) + offs_bn, mask=offs_bn < N / 8, other=0);
+        z = interleave(z, z);
+        z = interleave(z, z);
+        z = interleave(z, z);
+        z = (z >> zshifts) & 0xF;
+        let s = load(scales_ptr + group * N + offs_cn, mask=offs_cn < N, other=0.0);
+        let w = ((b - z[None, :]) as f16) * s[None, :];
+        accumulator = dot(a, w, accumulator);
+    }
+    store(c_ptr + offs_am[:, None] * N + offs_cn[None, :], accumulator,
+          mask=(offs_am[:, None] < M) & (offs_cn[None, :] < N));
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -785,6 +827,25 @@ class TritonPorts(unittest.TestCase):
                 mod.fast_divmod[(tile.cdiv(n, 128),)](vs, q, r, n, d, magic, l)
                 np.testing.assert_array_equal(q, vs // np.uint32(d))
                 np.testing.assert_array_equal(r, vs % np.uint32(d))
+
+    def test_awq_gemm(self):
+        M, N, K, G = 20, 128, 96, 32
+        order = [0, 2, 4, 6, 1, 3, 5, 7]
+
+        def pack(t):
+            r = np.zeros((t.shape[0], t.shape[1] // 8), np.int64)
+            for j in range(8):
+                r |= t[:, np.arange(t.shape[1] // 8) * 8 + order[j]].astype(np.int64) << (4 * j)
+            return r.astype(np.uint32).view(np.int32)
+        for name in DEVICES:
+            mod = tile.compile(AWQ_GEMM, BLOCK_SIZE_M=16, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, device=name)
+            a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
+            q, z = rng.integers(0, 16, (K, N)), rng.integers(0, 16, (K // G, N))
+            s = (rng.random((K // G, N)) * 0.1).astype(np.float16)
+            c = np.full((M, N), np.nan, np.float32)
+            mod.awq_gemm_kernel[(tile.cdiv(M, 16), N // 64)](a, pack(q), c, pack(z), s, M, N, K, G)
+            w = ((q - np.repeat(z, G, 0)) * np.repeat(s.astype(np.float64), G, 0)).astype(np.float16)  # f16, as the kernel's
+            check(self, name + " awq", c, a.astype(np.float64) @ w.astype(np.float64), 1e-5, 1e-5)
 
 
 if __name__ == "__main__":
