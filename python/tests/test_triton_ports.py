@@ -582,6 +582,33 @@ kernel awq_gemm_kernel(a_ptr: *f16, b_ptr: *i32, c_ptr: *f32, zeros: *i32, scale
 }
 """
 
+SAMPLING = r"""
+// Sampling from a vocabulary row: top-p keeps the most probable tokens whose probabilities before them sum to
+// less than p (the row sorted descending by 64-bit keys, the probability's bits above the reversed index, so
+// equal probabilities keep the lower token first; its exclusive cumsum; written back through the indices);
+// Gumbel-max draws argmax(logits / T + g), g = -log(-log(u)) from Philox uniforms.
+kernel top_p_mask(probs: *f32, keep: *i8, V: i32, p: f32, const BV: i32) {
+    let row = program_id(0) as i64;
+    let offs = arange(0, BV);
+    let x = load(probs + row * V + offs, mask=offs < V, other=0.0);
+    let key = ((bitcast(x, i32) as i64) << 32) | ((BV - 1 - offs) as i64);
+    let sorted = sort(key, descending=true);
+    let sp = bitcast((sorted >> 32) as i32, f32);
+    let sidx = BV - 1 - (sorted & 0xFFFFFFFF) as i32;
+    let kept = cumsum(sp, 0) - sp < p;
+    store(keep + row * V + sidx, kept as i8, mask=sidx < V);
+}
+
+kernel gumbel_sample(logits: *f32, out: *i32, V: i32, seed: i32, T: f32, const BV: i32) {
+    let row = program_id(0);
+    let offs = arange(0, BV);
+    let x = load(logits + row * V + offs, mask=offs < V, other=-1.0 / 0.0);
+    let u = rand(seed, row * V + offs);
+    let g = -log(-log(u + 1e-10) + 1e-10);
+    store(out + row, argmax(x / T + g, axis=0));
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -846,6 +873,32 @@ class TritonPorts(unittest.TestCase):
             mod.awq_gemm_kernel[(tile.cdiv(M, 16), N // 64)](a, pack(q), c, pack(z), s, M, N, K, G)
             w = ((q - np.repeat(z, G, 0)) * np.repeat(s.astype(np.float64), G, 0)).astype(np.float16)  # f16, as the kernel's
             check(self, name + " awq", c, a.astype(np.float64) @ w.astype(np.float64), 1e-5, 1e-5)
+
+    def test_sampling(self):
+        from test_triton_tutorials import philox_word0
+        R, V = 5, 1000
+        for name in DEVICES:
+            mod = tile.compile(SAMPLING, BV=1024, device=name)
+            probs = rng.random((R, V)) ** 8
+            probs[2, :10] = probs[2, 10]  # equal probabilities: the lower token first
+            probs = (probs / probs.sum(1, keepdims=True)).astype(np.float32)
+            keep = np.full((R, V), 7, np.int8)
+            mod.top_p_mask[(R,)](probs, keep, V, 0.9)
+            order = np.argsort(-probs, 1, kind="stable")
+            sp = np.take_along_axis(probs, order, 1).astype(np.float64)
+            want = np.zeros((R, V), np.int8)
+            np.put_along_axis(want, order, ((np.cumsum(sp, 1) - sp) < 0.9).astype(np.int8), 1)
+            # the kernel sums in f32: a token at the boundary may differ, none elsewhere
+            np.testing.assert_array_less(np.abs(keep.astype(int) - want).sum(1), 2)
+            logits = (rng.standard_normal((R, V)) * 3).astype(np.float32)
+            seed, T = int(rng.integers(0, 2**31)), 0.7
+            out = np.full(R, -1, np.int32)
+            mod.gumbel_sample[(R,)](logits, out, V, seed, T)
+            w = philox_word0(seed, np.arange(R * V)).view(np.int32).astype(np.int64)
+            u = (np.where(w < 0, -w - 1, w) * 4.6566127342e-10).reshape(R, V)
+            score = logits / T - np.log(-np.log(u + 1e-10) + 1e-10)
+            got = score[np.arange(R), out]
+            self.assertTrue((got >= score.max(1) - 1e-3).all(), "%s: drawn %s, best %s" % (name, got, score.max(1)))
 
 
 if __name__ == "__main__":
