@@ -1126,10 +1126,17 @@ static void param(Parser *p, Param *pa, DeclKind kind) {
         pa->tuple_type = true;
     } else if (accept(p, TK_COLON)) {
         Token *t = peek(p);
-        pa->ty = type(p);
-        if (at(p, TK_STAR) && !pa->ty.nptr) /* C's float* */
-            parse_error(p, peek(p)->loc, "a pointer type is written before its pointee: '*%.*s', not '%.*s*'", (int)t->len, t->text,
-                        (int)t->len, t->text);
+        if ((ident_is(t, "constexpr") || ident_is(t, "tensor")) && peek2(p)->kind != TK_LPAREN) {
+            /* Triton's annotations, `BLOCK: tl.constexpr` (a const parameter, untyped: its value's kind, as `let NAME:
+             * constexpr` is a local const) and `x: tl.tensor` (untyped: the argument's type; a kernel's parameter then
+             * needs a type, which is said where kernels' parameters are checked) */
+            pa->is_const |= ident_is(next(p), "constexpr");
+        } else {
+            pa->ty = type(p);
+            if (at(p, TK_STAR) && !pa->ty.nptr) /* C's float* */
+                parse_error(p, peek(p)->loc, "a pointer type is written before its pointee: '*%.*s', not '%.*s*'", (int)t->len,
+                            t->text, (int)t->len, t->text);
+        }
     }
     if (accept(p, TK_ASSIGN)) pa->def = expr(p);
 }

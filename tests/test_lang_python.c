@@ -607,6 +607,38 @@ Test(lang_python, local_compile_time_constants) {
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
+/* Triton's parameter annotations: `BLOCK: tl.constexpr` (written `BLOCK: constexpr`) is a const parameter, of a fn and of a
+ * kernel (untyped, its value's kind: a default or a -D value), and `x: tl.tensor` a fn's untyped parameter (they were
+ * "unknown type 'constexpr' (... 'const constexpr = f16;')").  A kernel's `x: tensor` still needs a type. */
+static const char *param_annot_src =
+    "fn scaled(x: tensor, SCALE: constexpr, const OFF) {\n"
+    "    static_assert(SCALE == 3);\n"
+    "    return x * SCALE + OFF;\n"
+    "}\n"
+    "kernel k(out: *i32, n: i32, BLOCK: constexpr = 16, K: constexpr = 2) {\n"
+    "    let offs = arange(0, BLOCK);\n"
+    "    store(out + offs, scaled(offs, 3, 1000) + K * n, mask=offs < n);\n"
+    "}\n";
+
+Test(lang_python, constexpr_and_tensor_parameter_annotations) {
+    K k;
+    load_src(&k, param_annot_src, "k");
+    int32_t o[16];
+    int n = 13;
+    uint64_t d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 16; i++) {
+        int want = i < n ? 3 * i + 1000 + 2 * n : -1;
+        cr_assert_eq(o[i], want, "out[%d] = %d, want %d", i, o[i], want);
+    }
+    unload(&k);
+    const BadSource bad[] = {
+        {"kernel k(x: *f32, y: tensor) {\n    store(x, 1.0);\n}\n", "t.tile:1:19: error: kernel parameter 'y' needs a type"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
 /* Python's tuples without parentheses, as Triton code writes them: `return x, y`, `let a, b = f(x);` (Triton's
  * `a, b = f(x)`), nested targets `let c, (d, e) = ...`, a swap `a, b = b, a`, a trailing comma for a tuple of
  * one (`return x,` and `let g, = ...`) and a tuple value `let t = c, d;`.  Each element is checked through
