@@ -1200,6 +1200,28 @@ static Decl *decl(Parser *p) {
         expect(p, TK_SEMI, "after constant");
         return d;
     }
+    if (at(p, TK_IDENT) && (peek2(p)->kind == TK_ASSIGN || (peek2(p)->kind == TK_COLON && p->pos + 2 < p->n &&
+                                                              (p->t[p->pos + 2].kind == TK_IDENT || p->t[p->pos + 2].kind == TK_TYPE)))) {
+        /* Triton's module-level constants, `NAME: tl.constexpr = v` and `NAME = tl.constexpr(v)` (Python's `NAME = v`):
+         * one error naming the form here, then read as `const NAME = v;` (a `constexpr(v)` is v; a type other than
+         * constexpr is kept: `N: i32 = 4` is `const N: i32 = 4`).  A `tl.constexpr` the lexer reported is that error. */
+        const Token *ty = peek2(p)->kind == TK_COLON ? &p->t[p->pos + 2] : NULL;
+        bool cx = ty && ident_is(ty, "constexpr");
+        if (!(cx && ty->text[-1] == '.'))
+            diag_error(p->d, t->loc, "a file-level constant is declared with 'const': 'const %.*s = ...;' (Triton's '%.*s: tl.constexpr = ...' "
+                       "and '%.*s = tl.constexpr(...)')", (int)t->len, t->text, (int)t->len, t->text, (int)t->len, t->text);
+        d->kind = D_CONST;
+        d->name = expect_ident(p, "a name", &d->loc);
+        d->ty = (TypeRef){.dt = DT_VOID};
+        if (accept(p, TK_COLON)) {
+            if (cx) next(p);
+            else d->ty = type(p);
+        }
+        expect(p, TK_ASSIGN, "after the constant's name");
+        d->value = expr(p);
+        expect(p, TK_SEMI, "after constant");
+        return d;
+    }
     bool def = at(p, TK_IDENT) && t->len == 3 && !memcmp(t->text, "def", 3) && peek2(p)->kind == TK_IDENT;
     if (def) /* Python's def: reported, then read as `fn` (so the rest is checked) */
         diag_error(p->d, t->loc, "'def' is written 'kernel' for a kernel (Triton's @triton.jit function) and 'fn' for a function it "

@@ -454,3 +454,25 @@ Test(lang_diag, python_annotated_assignment) {
                 "      B: tl.constexpr = 16;\n"
                 "         ^\n");
 }
+
+/* Triton's module-level constants, `NAME: tl.constexpr = v` and `NAME = tl.constexpr(v)`: one error each naming
+ * `const NAME = ...;`, then read as that const (a typed one keeps its type), so the declarations after them are
+ * still checked (it was "expected 'kernel', 'fn', 'const' or 'import', found 'LN2'", and the next ones skipped). */
+Test(lang_diag, triton_module_level_constants) {
+    expect_diag("LN2: constexpr = 0.69;\nSQRT2 = constexpr(1.41);\nN: i32 = 4;\nkernel k(x: *f32) {\n    let y = ;\n}\n",
+                "t.tile:1:1: error: a file-level constant is declared with 'const': 'const LN2 = ...;' (Triton's 'LN2: tl.constexpr = "
+                "...' and 'LN2 = tl.constexpr(...)')\n"
+                "  LN2: constexpr = 0.69;\n"
+                "  ^\n"
+                "t.tile:2:1: error: a file-level constant is declared with 'const': 'const SQRT2 = ...;' (Triton's 'SQRT2: tl.constexpr "
+                "= ...' and 'SQRT2 = tl.constexpr(...)')\n"
+                "  SQRT2 = constexpr(1.41);\n"
+                "  ^\n"
+                "t.tile:3:1: error: a file-level constant is declared with 'const': 'const N = ...;' (Triton's 'N: tl.constexpr = ...' "
+                "and 'N = tl.constexpr(...)')\n"
+                "  N: i32 = 4;\n"
+                "  ^\n"
+                "t.tile:5:13: error: expected an expression, found ';'\n"
+                "      let y = ;\n"
+                "              ^\n");
+}
