@@ -71,6 +71,37 @@ kernel cross_entropy_fwd_bwd(X_ptr: *f16, X_stride: i64, Y_ptr: *i64, loss_ptr: 
     }
     store(loss_ptr, loss / n_non_ignore);
 }
+
+// The older form: the gradient stored block by block without the label's term, then, after a barrier that makes
+// the program's stores visible to all its threads, the label's element read back and corrected in place; the label
+// checked in range with device_assert (compiled in with the debug option).
+kernel cross_entropy_barrier(X_ptr: *f32, Y_ptr: *i64, loss_ptr: *f32, n_cols: i32, n_non_ignore: i32,
+        const BLOCK_SIZE: i32) {
+    let program_id = program_id(0) as i64;
+    let y = load(Y_ptr + program_id);
+    device_assert((y >= 0) & (y < n_cols), "label out of range");
+    X_ptr += program_id * n_cols;
+    let ori_X_y = load(X_ptr + y);
+    let m = -1.0 / 0.0;
+    let d = 0.0;
+    for i in range(0, n_cols, BLOCK_SIZE) {
+        let X_offsets = i + arange(0, BLOCK_SIZE);
+        let X_block = load(X_ptr + X_offsets, mask=X_offsets < n_cols, other=-1.0 / 0.0);
+        let m_new = maximum(m, max(X_block));
+        d = d * exp(m - m_new) + sum(exp(X_block - m_new));
+        m = m_new;
+    }
+    for i in range(0, n_cols, BLOCK_SIZE) {
+        let X_offsets = i + arange(0, BLOCK_SIZE);
+        let X_block = load(X_ptr + X_offsets, mask=X_offsets < n_cols, other=-1.0 / 0.0);
+        store(X_ptr + X_offsets, exp(X_block - m) / d / n_non_ignore, mask=X_offsets < n_cols);
+    }
+    debug_barrier();
+    let X_y = load(X_ptr + y);
+    X_y += -1.0 / n_non_ignore;
+    store(X_ptr + y, X_y);
+    store(loss_ptr + program_id, (m + log(d) - ori_X_y) / n_non_ignore);
+}
 """
 
 RMS_NORM = r"""
@@ -632,6 +663,20 @@ class TritonPorts(unittest.TestCase):
             mod.cross_entropy_fwd_bwd[(rows,)](x, V, y, loss, V, n, ignore)
             check(self, name + " loss", loss, loss_ref, 2e-6, 2e-5)
             check(self, name + " grad", x, grad_ref, 1e-7, 2e-3)
+        x = rng.standard_normal((rows, V)).astype(np.float32)
+        y = rng.integers(0, V, rows).astype(np.int64)
+        xd = x.astype(np.float64)
+        lse = np.log(np.exp(xd).sum(1))
+        grad_ref = np.exp(xd - lse[:, None])
+        grad_ref[np.arange(rows), y] -= 1
+        mod = tile.compile(CROSS_ENTROPY, kernel="cross_entropy_barrier", BLOCK_SIZE=256, device="emu", debug=True)
+        loss = np.full(rows, np.nan, np.float32)
+        mod.cross_entropy_barrier[(rows,)](x, y, loss, V, rows)
+        check(self, "barrier loss", loss, (lse - xd[np.arange(rows), y]) / rows, 1e-7, 1e-5)
+        check(self, "barrier grad", x, grad_ref / rows, 1e-8, 1e-5)
+        y[3] = V
+        with self.assertRaisesRegex(tile.Error, r"<source>:\d+:\d+ in kernel 'cross_entropy_barrier'(.|\n)*label out of range"):
+            mod.cross_entropy_barrier[(rows,)](x, y, loss, V, rows)
 
     def test_rms_norm(self):
         M, N, eps, offset = 29, 301, 1e-6, 1.0
