@@ -640,6 +640,35 @@ kernel gumbel_sample(logits: *f32, out: *i32, V: i32, seed: i32, T: f32, const B
 }
 """
 
+SSD_CHUNK = r"""
+// Mamba-2's chunked scan (SSD) within one chunk: the decays a_t = dt_t * A summed along the chunk, the masked
+// segment-sum matrix exp(cs_i - cs_j) for j <= i, and y = ((C B^T) * L * dt_j) x, plus the chunk's final state
+// B^T (x * dt * exp(cs_last - cs_j)).
+kernel ssd_chunk(x_ptr: *f32, dt_ptr: *f32, B_ptr: *f32, C_ptr: *f32, y_ptr: *f32, st_ptr: *f32, A: f32, seqlen: i32,
+        const CHUNK: i32, const P: i32, const N: i32) {
+    let c = program_id(0);
+    let offs_l = c * CHUNK + arange(0, CHUNK);
+    let lmask = offs_l < seqlen;
+    let offs_p = arange(0, P);
+    let offs_n = arange(0, N);
+    let dt = load(dt_ptr + offs_l, mask=lmask, other=0.0);
+    let a_cs = cumsum(dt * A, axis=0);
+    let x = load(x_ptr + offs_l[:, None] * P + offs_p[None, :], mask=lmask[:, None], other=0.0);
+    let Bm = load(B_ptr + offs_l[:, None] * N + offs_n[None, :], mask=lmask[:, None], other=0.0);
+    let Cm = load(C_ptr + offs_l[:, None] * N + offs_n[None, :], mask=lmask[:, None], other=0.0);
+    let i = arange(0, CHUNK);
+    let causal = i[:, None] >= i[None, :];
+    let seg = where(causal, exp(a_cs[:, None] - a_cs[None, :]), 0.0);
+    let scores = dot(Cm, trans(Bm), input_precision="ieee") * seg * dt[None, :];
+    let y = dot(scores, x, input_precision="ieee");
+    store(y_ptr + offs_l[:, None] * P + offs_p[None, :], y, mask=lmask[:, None]);
+    let last = sum(where(i == CHUNK - 1, a_cs, 0.0), axis=0);
+    let w = exp(last - a_cs) * dt;
+    let state = dot(trans(Bm), x * w[:, None], input_precision="ieee");
+    store(st_ptr + c * N * P + offs_n[:, None] * P + offs_p[None, :], state);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -944,6 +973,26 @@ class TritonPorts(unittest.TestCase):
             score = logits / T - np.log(-np.log(u + 1e-10) + 1e-10)
             got = score[np.arange(R), out]
             self.assertTrue((got >= score.max(1) - 1e-3).all(), "%s: drawn %s, best %s" % (name, got, score.max(1)))
+
+    def test_ssd_chunk(self):
+        L, P, N, CH, A = 75, 32, 16, 32, -1.5
+        nc = tile.cdiv(L, CH)
+        for name in DEVICES:
+            mod = tile.compile(SSD_CHUNK, CHUNK=CH, P=P, N=N, device=name)
+            x, B, C = (rng.standard_normal((L, d)).astype(np.float32) for d in (P, N, N))
+            dt = (rng.random(L) * 0.1).astype(np.float32)
+            y, st = np.full((L, P), np.nan, np.float32), np.full((nc, N, P), np.nan, np.float32)
+            mod.ssd_chunk[(nc,)](x, dt, B, C, y, st, A, L)
+            y_ref, st_ref = np.zeros((L, P)), np.zeros((nc, N, P))
+            for c in range(nc):
+                s = slice(c * CH, min(L, (c + 1) * CH))
+                xd, dd, Bd, Cd = (t[s].astype(np.float64) for t in (x, dt, B, C))
+                cs = np.cumsum(dd * A)  # the padded steps of the last chunk have dt 0: its last sum is the same
+                seg = np.where(np.tril(np.ones((len(dd),) * 2, bool)), np.exp(cs[:, None] - cs[None, :]), 0)
+                y_ref[s] = ((Cd @ Bd.T) * seg * dd[None, :]) @ xd
+                st_ref[c] = Bd.T @ (xd * (np.exp(cs[-1] - cs) * dd)[:, None])
+            check(self, name + " y", y, y_ref, 1e-5, 1e-5)
+            check(self, name + " state", st, st_ref, 1e-5, 1e-5)
 
 
 if __name__ == "__main__":
