@@ -669,6 +669,63 @@ kernel ssd_chunk(x_ptr: *f32, dt_ptr: *f32, B_ptr: *f32, C_ptr: *f32, y_ptr: *f3
 }
 """
 
+PAGED_DECODE = r"""
+// Paged decode attention, split over the sequence: program (b, h, s) walks its slice of the sequence page by page
+// through the block table, keeps the online max and sum, and stores its partial output and log-sum-exp; the second
+// kernel combines the splits.
+kernel decode_stage1(q: *f16, k_cache: *f16, v_cache: *f16, block_table: *i32, seq_lens: *i32, mid_o: *f32,
+        mid_lse: *f32, sm_scale: f32, max_blocks: i32, const H: i32, const D: i32, const PAGE: i32,
+        const NUM_SPLITS: i32, const BLOCK_N: i32) {
+    let b = program_id(0);
+    let h = program_id(1);
+    let split = program_id(2);
+    let seq_len = load(seq_lens + b);
+    let per_split = cdiv(cdiv(seq_len, NUM_SPLITS), PAGE) * PAGE;
+    let start = split * per_split;
+    let end = min(start + per_split, seq_len);
+    let offs_d = arange(0, D);
+    let qv = load(q + (b * H + h) * D + offs_d) as f32;
+    let m = -1.0 / 0.0;
+    let l = 0.0;
+    let acc = zeros((D,), dtype=f32);
+    for n0 in range(start, end, BLOCK_N) {
+        let offs_n = n0 + arange(0, BLOCK_N);
+        let nmask = offs_n < end;
+        let page = load(block_table + b * max_blocks + offs_n / PAGE, mask=nmask, other=0);
+        let slot = (page as i64) * PAGE + offs_n % PAGE;
+        let kv_offs = (slot[:, None] * H + h) * D + offs_d[None, :];
+        let kt = load(k_cache + kv_offs, mask=nmask[:, None], other=0.0) as f32;
+        let s = sum(qv[None, :] * kt, axis=1) * sm_scale;
+        s = where(nmask, s, -1.0 / 0.0);
+        let m_new = maximum(m, max(s, axis=0));
+        let p = exp(s - m_new);
+        let alpha = exp(m - m_new);
+        let vt = load(v_cache + kv_offs, mask=nmask[:, None], other=0.0) as f32;
+        acc = acc * alpha + sum(p[:, None] * vt, axis=0);
+        l = l * alpha + sum(p, axis=0);
+        m = m_new;
+    }
+    let base = (b * H + h) * NUM_SPLITS + split;
+    if end > start {
+        store(mid_o + base * D + offs_d, acc / l);
+        store(mid_lse + base, m + log(l));
+    } else {
+        store(mid_o + base * D + offs_d, zeros((D,), dtype=f32));
+        store(mid_lse + base, -1.0 / 0.0);
+    }
+}
+
+kernel decode_stage2(mid_o: *f32, mid_lse: *f32, out: *f16, const H: i32, const D: i32, const NUM_SPLITS: i32) {
+    let bh = program_id(0);
+    let sp = arange(0, NUM_SPLITS);
+    let lse = load(mid_lse + bh * NUM_SPLITS + sp);
+    let mx = max(lse, axis=0);
+    let w = exp(lse - mx);
+    let o = load(mid_o + (bh * NUM_SPLITS + sp)[:, None] * D + arange(0, D)[None, :]);
+    store(out + bh * D + arange(0, D), (sum(w[:, None] * o, axis=0) / sum(w, axis=0)) as f16);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -993,6 +1050,27 @@ class TritonPorts(unittest.TestCase):
                 st_ref[c] = Bd.T @ (xd * (np.exp(cs[-1] - cs) * dd)[:, None])
             check(self, name + " y", y, y_ref, 1e-5, 1e-5)
             check(self, name + " state", st, st_ref, 1e-5, 1e-5)
+
+    def test_paged_decode(self):
+        B, H, D, PAGE, NS, max_blocks, n_pages = 3, 2, 64, 16, 4, 8, 30
+        seq = np.array([37, 100, 5], np.int32)  # the last one leaves splits empty
+        for name in DEVICES:
+            mod = tile.compile(PAGED_DECODE, H=H, D=D, PAGE=PAGE, NUM_SPLITS=NS, BLOCK_N=32, device=name)
+            table = rng.permutation(n_pages)[: B * max_blocks].reshape(B, max_blocks).astype(np.int32)
+            kc, vc = (rng.standard_normal((n_pages * PAGE, H, D)).astype(np.float16) for _ in range(2))
+            q = rng.standard_normal((B, H, D)).astype(np.float16)
+            mid_o, mid_lse = np.full((B, H, NS, D), np.nan, np.float32), np.full((B, H, NS), np.nan, np.float32)
+            mod.decode_stage1[(B, H, NS)](q, kc, vc, table, seq, mid_o, mid_lse, 0.125, max_blocks)
+            out = np.full((B, H, D), np.nan, np.float16)
+            mod.decode_stage2[(B * H,)](mid_o, mid_lse, out)
+            ref = np.zeros((B, H, D))
+            for b in range(B):
+                slots = table[b, np.arange(seq[b]) // PAGE] * PAGE + np.arange(seq[b]) % PAGE
+                for h in range(H):
+                    s = kc[slots, h].astype(np.float64) @ q[b, h].astype(np.float64) * 0.125
+                    p = np.exp(s - s.max())
+                    ref[b, h] = p @ vc[slots, h].astype(np.float64) / p.sum()
+            check(self, name + " decode", out, ref, 1e-3, 2e-3)  # f16 output
 
 
 if __name__ == "__main__":
