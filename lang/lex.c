@@ -672,8 +672,9 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     continue;
                 }
                 if (first && mn == 9 && !memcmp(m, "constexpr", 9) && !(m + mn < l.end && m[mn] == '('))
-                    diag_error(d, at, "'%.*s.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
-                               "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')", modn, mod);
+                    diag_error(d, at, "'%.*s.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default', "
+                               "or 'NAME: constexpr'), a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = "
+                               "value;')", modn, mod);
                 else if (first && dt != DT_VOID && dt != DT_PTR)
                     diag_error(d, at, "'%.*s.%.*s': there is no '%.*s' module here; the type is '%s'", modn, mod, (int)mn, m, modn, mod,
                                dtype_name(dt));

@@ -364,8 +364,8 @@ Test(lang_diag, triton_module_prefix) {
                 "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
                 "                                                                    ^\n");
     expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
-                "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
-                "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
+                "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default', "
+                "or 'NAME: constexpr'), a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
                 "  kernel k(x: *f32, B: tl.constexpr) {\n"
                 "                       ^\n");
 }
@@ -449,8 +449,8 @@ Test(lang_diag, python_annotated_assignment) {
                 "t.tile:4:5: error: a new variable is declared with 'let p: T = ...;', not Python's annotated assignment\n"
                 "      p: *f32 = x;\n"
                 "      ^\n"
-                "t.tile:5:8: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default'), "
-                "a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
+                "t.tile:5:8: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default', "
+                "or 'NAME: constexpr'), a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
                 "      B: tl.constexpr = 16;\n"
                 "         ^\n");
 }
