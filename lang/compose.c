@@ -536,7 +536,8 @@ static Val histogram_dot(Gen *g, Val x, int32_t b, Val mask, Loc loc) {
     int32_t nc = n / c, rows[2] = {nc, c}, one[2] = {1, c};
     /* in i64, so that every integer type compares in range (a u64 past i64's range is negative: outside) */
     Val xi = gen_cast(g, x, DT_I64, loc);
-    Val valid = gen_binop(g, TK_AMP, gen_binop(g, TK_GE, xi, val_ct_int(0, DT_I64), loc), gen_binop(g, TK_LT, xi, val_ct_int(b, DT_I64), loc), loc);
+    Val valid = gen_binop(g, TK_AMP, gen_binop(g, TK_GE, xi, val_ct_int(0, DT_I64), loc),
+                          gen_binop(g, TK_LT, xi, val_ct_int(b, DT_I64), loc), loc);
     if (mask.k != V_NONE) valid = gen_binop(g, TK_AMP, valid, mask, loc);
     Val v = gen_cast(g, gen_binop(g, TK_AMP, xi, val_ct_int(b - 1, DT_I64), loc), DT_I32, loc);
     Val out = gen_cast(g, gen_binop(g, TK_EQEQ, valid, val_ct_int(0, DT_I1), loc), DT_I32, loc);
@@ -546,7 +547,8 @@ static Val histogram_dot(Gen *g, Val x, int32_t b, Val mask, Loc loc) {
     const Type *acc_t = tir_type(g->m, DT_I32, 2, s, NULL, NULL);
     g->b.loc = loc;
     ValueId acc = tir_const_int(&g->b, acc_t, 0);
-    Val hi_iota = gen_expand_dims(g, iota(g, 1, &hi_n, 0, loc), 0, loc), lo_iota = gen_expand_dims(g, iota(g, 1, &lo_n, 0, loc), 0, loc);
+    Val hi_iota = gen_expand_dims(g, iota(g, 1, &hi_n, 0, loc), 0, loc);
+    Val lo_iota = gen_expand_dims(g, iota(g, 1, &lo_n, 0, loc), 0, loc);
     for (int32_t j = 0; j < nc; j++) {
         Val chunk = v;
         if (nc > 1) {

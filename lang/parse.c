@@ -1208,8 +1208,9 @@ static Decl *decl(Parser *p) {
         const Token *ty = peek2(p)->kind == TK_COLON ? &p->t[p->pos + 2] : NULL;
         bool cx = ty && ident_is(ty, "constexpr");
         if (!(cx && ty->text[-1] == '.'))
-            diag_error(p->d, t->loc, "a file-level constant is declared with 'const': 'const %.*s = ...;' (Triton's '%.*s: tl.constexpr = ...' "
-                       "and '%.*s = tl.constexpr(...)')", (int)t->len, t->text, (int)t->len, t->text, (int)t->len, t->text);
+            diag_error(p->d, t->loc, "a file-level constant is declared with 'const': 'const %.*s = ...;' (Triton's '%.*s: "
+                       "tl.constexpr = ...' and '%.*s = tl.constexpr(...)')", (int)t->len, t->text, (int)t->len, t->text, (int)t->len,
+                       t->text);
         d->kind = D_CONST;
         d->name = expect_ident(p, "a name", &d->loc);
         d->ty = (TypeRef){.dt = DT_VOID};
