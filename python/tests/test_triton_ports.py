@@ -726,6 +726,42 @@ kernel decode_stage2(mid_o: *f32, mid_lse: *f32, out: *f16, const H: i32, const 
 }
 """
 
+GROUPED_TOPK = r"""
+// DeepSeek-V3's router: sigmoid scores plus a per-expert bias choose; the experts in N_GROUPS groups, each group
+// scored by the sum of its two best biased scores, the TOPK_GROUP best groups kept, the TOP_K best experts among
+// them taken (their indices packed below the biased score's bits for the sort), weighted by their unbiased scores
+// normalized to one and scaled.
+kernel grouped_topk(logits: *f32, bias: *f32, w_out: *f32, id_out: *i32, n_tokens: i32, scale: f32,
+        const E: i32, const N_GROUPS: i32, const TOPK_GROUP: i32, const TOP_K: i32, const BLOCK_T: i32) {
+    let tok = program_id(0) * BLOCK_T + arange(0, BLOCK_T);
+    let tmask = tok < n_tokens;
+    let e = arange(0, E);
+    let scores = sigmoid(load(logits + tok[:, None] * E + e[None, :], mask=tmask[:, None], other=0.0));
+    let choice = scores + load(bias + e)[None, :];
+    const PER_GROUP = E / N_GROUPS;
+    let grouped = reshape(choice, (BLOCK_T, N_GROUPS, PER_GROUP));
+    let group_scores = sum(topk(grouped, 2, dim=2), axis=2);
+    let g = arange(0, N_GROUPS);
+    let gkey = (bitcast(group_scores, i32) as i64 << 32) | ((N_GROUPS - 1 - g) as i64)[None, :];
+    let best_groups = N_GROUPS - 1 - (topk(gkey, TOPK_GROUP, dim=1) & 0xFFFFFFFF) as i32;
+    let keep = zeros((BLOCK_T, N_GROUPS), dtype=i1);
+    for i in static_range(TOPK_GROUP) {
+        let gi = sum(where(arange(0, TOPK_GROUP)[None, :] == i, best_groups, 0), axis=1);
+        keep = keep | (g[None, :] == gi[:, None]);
+    }
+    let masked = where(reshape(broadcast_to(keep[:, :, None], (BLOCK_T, N_GROUPS, PER_GROUP)), (BLOCK_T, E)), choice, -1.0 / 0.0);
+    let bits = bitcast(masked, u32);
+    let key = where((bits >> 31) != 0, ~bits, bits | 0x80000000);
+    let packed = ((key as u64) << 32) | ((E - 1 - e) as u64)[None, :];
+    let ids = (E - 1 - (topk(packed, TOP_K, dim=1) & 0xFFFFFFFF)) as i32;
+    let w = gather(scores, ids, axis=1);
+    w = w / sum(w, axis=1, keep_dims=true) * scale;
+    let k = arange(0, TOP_K);
+    store(w_out + tok[:, None] * TOP_K + k[None, :], w, mask=tmask[:, None]);
+    store(id_out + tok[:, None] * TOP_K + k[None, :], ids, mask=tmask[:, None]);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -1071,6 +1107,24 @@ class TritonPorts(unittest.TestCase):
                     p = np.exp(s - s.max())
                     ref[b, h] = p @ vc[slots, h].astype(np.float64) / p.sum()
             check(self, name + " decode", out, ref, 1e-3, 2e-3)  # f16 output
+
+    def test_grouped_topk_router(self):
+        T, E, G, TG, K, scale = 37, 64, 8, 4, 8, 2.5
+        for name in DEVICES:
+            mod = tile.compile(GROUPED_TOPK, E=E, N_GROUPS=G, TOPK_GROUP=TG, TOP_K=K, BLOCK_T=16, device=name)
+            logits = rng.standard_normal((T, E)).astype(np.float32)
+            bias = (rng.standard_normal(E) * 0.1).astype(np.float32)
+            w, ids = np.full((T, K), np.nan, np.float32), np.full((T, K), -1, np.int32)
+            mod.grouped_topk[(tile.cdiv(T, 16),)](logits, bias, w, ids, T, scale)
+            s = 1 / (1 + np.exp(-logits.astype(np.float64)))
+            choice = s + bias
+            group_scores = np.sort(choice.reshape(T, G, E // G), -1)[:, :, -2:].sum(-1)
+            keep = np.zeros((T, G), bool)
+            np.put_along_axis(keep, np.argsort(-group_scores, 1, kind="stable")[:, :TG], True, 1)
+            want = np.argsort(-np.where(np.repeat(keep, E // G, 1), choice, -np.inf), 1, kind="stable")[:, :K]
+            np.testing.assert_array_equal(ids, want, name)
+            ws = np.take_along_axis(s, want, 1)
+            check(self, name + " weights", w, ws / ws.sum(1, keepdims=True) * scale, 1e-6, 1e-5)
 
 
 if __name__ == "__main__":
