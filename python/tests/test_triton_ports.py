@@ -436,7 +436,7 @@ kernel count_experts(ids: *i32, counts: *i32, n: i32, const NUM_EXPERTS: i32, co
     atomic_add(counts + arange(0, NUM_EXPERTS), h, sem="relaxed");
 }
 
-// A byte histogram of a block of 2048 (a radix sort's digit counts): 2048 values over 256 bins at once.
+// A byte histogram of a block (a radix sort's digit counts): 1024 values over 256 bins at once.
 kernel byte_histogram(x: *u8, counts: *i32, n: i32, const NUM_BINS: i32 = 256, const BLOCK: i32) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let v = load(x + offs, mask=offs < n, other=0);
@@ -917,13 +917,16 @@ class TritonPorts(unittest.TestCase):
         R, V = 6, 777
         T, E, K = 37, 64, 8
         for name in DEVICES:
-            mod = tile.compile(SELECT, BLOCK=128, E=E, K=K, BLOCK_T=16, device=name)
+            mod = tile.compile(SELECT, kernel="argmax_rows", BLOCK=128, E=E, K=K, BLOCK_T=16, device=name)
             logits = rng.integers(-50, 50, (R, V)).astype(np.float16)  # many equal maxima
             logits[3, 700] = 60
             out, out2 = np.full(R, -1, np.int64), np.full(R, -1, np.int32)
             mod.argmax_rows[(R,)](logits, out, out2, V, V)
             np.testing.assert_array_equal(out, logits.argmax(1))
             np.testing.assert_array_equal(out2, logits.argmax(1))
+            if name != "emu":
+                continue  # the sort compiles slowly: sm_90a's sorts run in test_grouped_topk_router
+            mod = tile.compile(SELECT, kernel="topk_router", BLOCK=128, E=E, K=K, BLOCK_T=16, device=name)
             x = rng.standard_normal((T, E)).astype(np.float32)
             x[5, 10] = x[5, 3] = x[5].max() + 1  # a tie at the top: the lower expert first
             x[6] = -np.abs(x[6])
@@ -938,28 +941,30 @@ class TritonPorts(unittest.TestCase):
     def test_histogram(self):
         n, E, BM = 3001, 16, 64
         for name in DEVICES:
-            mod = tile.compile(HISTOGRAM, NUM_EXPERTS=E, BLOCK=512, BLOCK_M=BM, device=name)
+            kw = dict(NUM_EXPERTS=E, BLOCK=512, BLOCK_M=BM, device=name)
+            mod = tile.compile(HISTOGRAM, kernel="count_experts", **kw)
             ids = rng.integers(0, E, n).astype(np.int32)
             ids[ids == 7] = 3  # an expert without tokens
             counts = np.zeros(E, np.int32)
             mod.count_experts[(tile.cdiv(n, 512),)](ids, counts, n)
             np.testing.assert_array_equal(counts, np.bincount(ids, minlength=E))
             offsets = np.full(E + 1, -1, np.int32)
+            mod = tile.compile(HISTOGRAM, kernel="expert_offsets", **kw)
             mod.expert_offsets[(1,)](counts, offsets)
             padded = (counts + BM - 1) // BM * BM
             np.testing.assert_array_equal(offsets, np.concatenate([[0], np.cumsum(padded)]))
-            nb = 5000
+            nb = 2000
             data = rng.integers(0, 256, nb).astype(np.uint8)
             # 64 bins and more: counted by dots of one-hot tiles (64: of a [16, 16] product's first 64); 32: 16 bins at a time
-            for bins in (256, 32) if name == "emu" else (64,):
+            for bins, block in ((256, 1024), (32, 2048)) if name == "emu" else ((64, 1024),):
                 h = np.zeros(bins, np.int32)
-                mod = tile.compile(HISTOGRAM, kernel="byte_histogram", NUM_BINS=bins, BLOCK=2048, device=name)
-                mod.byte_histogram[(tile.cdiv(nb, 2048),)](data, h, nb)
+                mod = tile.compile(HISTOGRAM, kernel="byte_histogram", NUM_BINS=bins, BLOCK=block, device=name)
+                mod.byte_histogram[(tile.cdiv(nb, block),)](data, h, nb)
                 np.testing.assert_array_equal(h, np.bincount(data, minlength=256)[:bins], "%s %d bins" % (name, bins))
 
     def test_fused_linear_cross_entropy(self):
         N, H, V = 37, 48, 300
-        for name in DEVICES:
+        for name in DEVICES[:1]:  # one target: sm_90a's dots run in the AWQ and SSD ports
             x = (rng.standard_normal((N, H)) * 0.5).astype(np.float16)
             w = (rng.standard_normal((V, H)) * 0.5).astype(np.float16)
             y = rng.integers(0, V, N).astype(np.int32)
@@ -1043,9 +1048,9 @@ class TritonPorts(unittest.TestCase):
 
     def test_sampling(self):
         from test_triton_tutorials import philox_word0
-        R, V = 5, 1000
-        for name in DEVICES:
-            mod = tile.compile(SAMPLING, BV=1024, device=name)
+        R, V = 5, 500
+        for name in DEVICES[:1]:  # the sort compiles slowly: one target
+            mod = tile.compile(SAMPLING, BV=512, device=name)
             probs = rng.random((R, V)) ** 8
             probs[2, :10] = probs[2, 10]  # equal probabilities: the lower token first
             probs = (probs / probs.sum(1, keepdims=True)).astype(np.float32)
@@ -1110,7 +1115,7 @@ class TritonPorts(unittest.TestCase):
 
     def test_grouped_topk_router(self):
         T, E, G, TG, K, scale = 37, 64, 8, 4, 8, 2.5
-        for name in DEVICES:
+        for name in DEVICES[1:]:  # the sorts compile slowly: one target (the other's sorts run in test_argmax_topk)
             mod = tile.compile(GROUPED_TOPK, E=E, N_GROUPS=G, TOPK_GROUP=TG, TOP_K=K, BLOCK_T=16, device=name)
             logits = rng.standard_normal((T, E)).astype(np.float32)
             bias = (rng.standard_normal(E) * 0.1).astype(np.float32)
