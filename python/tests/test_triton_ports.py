@@ -762,6 +762,25 @@ kernel grouped_topk(logits: *f32, bias: *f32, w_out: *f32, id_out: *i32, n_token
 }
 """
 
+KV_LAYOUT = r"""
+// A KV cache written in the layout [heads, tokens, dim] from a projection's [tokens, heads, dim]: a [BT, H, D] tile
+// permuted to [H, BT, D]; the keys rotated first as complex pairs (re, im) = split, times (cos + i sin), joined back.
+kernel kv_to_head_major(k: *f16, cache: *f16, cos: *f32, sin: *f32, n_tokens: i32, cache_stride_h: i32,
+        const H: i32, const D: i32, const BT: i32) {
+    let t = program_id(0) * BT + arange(0, BT);
+    let tmask = t < n_tokens;
+    let offs = (t[:, None, None] * H + arange(0, H)[None, :, None]) * D + arange(0, D)[None, None, :];
+    let x = load(k + offs, mask=tmask[:, None, None], other=0.0) as f32;
+    let re, im = split(reshape(x, (BT, H, D / 2, 2)));
+    let c = load(cos + t[:, None, None] * (D / 2) + arange(0, D / 2)[None, None, :], mask=tmask[:, None, None], other=1.0);
+    let s = load(sin + t[:, None, None] * (D / 2) + arange(0, D / 2)[None, None, :], mask=tmask[:, None, None], other=0.0);
+    let rot = reshape(join(re * c - im * s, re * s + im * c), (BT, H, D));
+    let y = permute(rot, (1, 0, 2));
+    let out = arange(0, H)[:, None, None] * cache_stride_h + t[None, :, None] * D + arange(0, D)[None, None, :];
+    store(cache + out, y, mask=tmask[None, :, None]);
+}
+"""
+
 
 class TritonPorts(unittest.TestCase):
     def test_cross_entropy(self):
@@ -1130,6 +1149,19 @@ class TritonPorts(unittest.TestCase):
             np.testing.assert_array_equal(ids, want, name)
             ws = np.take_along_axis(s, want, 1)
             check(self, name + " weights", w, ws / ws.sum(1, keepdims=True) * scale, 1e-6, 1e-5)
+
+    def test_kv_layout(self):
+        T, H, D, BT = 21, 4, 32, 8
+        for name in DEVICES:
+            mod = tile.compile(KV_LAYOUT, H=H, D=D, BT=BT, device=name)
+            k = rng.standard_normal((T, H, D)).astype(np.float16)
+            ang = rng.random((T, D // 2)) * 6
+            cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+            cache = np.full((H, T, D), np.nan, np.float16)
+            mod.kv_to_head_major[(tile.cdiv(T, BT),)](k, cache, cos, sin, T, T * D)
+            z = k.astype(np.float64).reshape(T, H, D // 2, 2)
+            r = (z[..., 0] + 1j * z[..., 1]) * (cos.astype(np.float64) + 1j * sin)[:, None, :]
+            check(self, name + " cache", cache, np.stack([r.real, r.imag], -1).reshape(T, H, D).transpose(1, 0, 2), 1e-3, 1e-3)
 
 
 if __name__ == "__main__":
