@@ -1,7 +1,13 @@
 """Kernels that inference and training engines run, written as a Triton user writes them and ported line
 by line to this language (one kernel source per port, each test naming what it checks).  Each runs on
-the emulator (sm_80 and sm_90a) against float64 NumPy references at sizes that are no multiple of the
-blocks, with the outputs poisoned first."""
+the emulator (sm_80 and sm_90a, the slow-compiling sorts on one of them) against float64 NumPy
+references at sizes that are no multiple of the blocks, with the outputs poisoned first.
+
+What the ports needed: histogram of 1024 or 2048 values over 256 bins (one [n, bins] compare tile was
+past the register limit: now counted by one-hot dots, or a slice of the bins at a time); AWQ's parameter
+named zeros beside the zeros() call (a variable of a built-in's name hid it); and, in the diagnostics a
+port meets first, Python's annotated assignment and module-level constexprs, a tuple of new names
+without let, BLOCK: constexpr parameters and const ACT: str (tests/test_lang_diag*.c, test_lang_python.c)."""
 import os
 import unittest
 
