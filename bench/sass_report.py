@@ -17,7 +17,9 @@ specializations the C API launches it with):
      loop is the one with the most tensor-core instructions (HMMA, IMMA, QMMA,
      HGMMA), the first of them in code order when several tie: the steady
      state that lower/peel.c puts before the masked remainder; a loop around
-     such loops (a persistent kernel's over tiles) is not a candidate;
+     such loops (a persistent kernel's over tiles) is not a candidate; a
+     loop that runs two bodies a trip (an exit between them: a wgmma's A
+     registers in flight) is counted per iteration, its counts halved;
   4. its instructions are counted by class: mma, ldsm (LDSM), copies
      (LDGSTS, UTMALDG, LDG, STS), fp32 (FFMA FMUL FADD FSEL FMNMX FSETP and
      the conversions F2F F2FP), mufu (MUFU), int (IMAD IADD3 ISETP LOP3 SEL
@@ -321,6 +323,16 @@ def count(lines):
     return c
 
 
+def bodies(lines, s, e):
+    """Iterations one trip of the loop lines[s..e] runs: 1, plus 1 for each branch inside it to the label
+    right after its back branch (an exit between bodies: lower/llvm_codegen.c's emit_loop runs two bodies a
+    trip where a wgmma's A registers stay in flight)."""
+    m = LABEL.match(lines[e + 1]) if e + 1 < len(lines) else None
+    if not m:
+        return 1
+    return 1 + sum(1 for l in lines[s:e] if (b := BRANCH.search(l)) and b.group(1) == m.group(1))
+
+
 def main_loop(sass):
     lines = sass.splitlines()
     best = None
@@ -336,6 +348,11 @@ def main_loop(sass):
             continue
         if best is None or c["mma"] > best[0]["mma"]:
             best = (c, s)
+            n = bodies(lines, s, e)
+            if n > 1:  # per iteration: a trip's counts over its bodies
+                for k, v in c.items():
+                    c[k] = {a: x / n for a, x in v.items()} if isinstance(v, dict) else (v / n if v % n else v // n)
+                c["bodies"] = n
     return (best[0] if best else None), len(found)
 
 

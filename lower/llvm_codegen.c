@@ -29,6 +29,7 @@
 
 static bool emit_block(LL *l, Block *b);
 static bool emit_inst(LL *l, Inst *i);
+static void free_block_vals(LL *l, Block *b);
 
 static LLVMValueRef *flatten_yield(LL *l, Inst *y, int *total) {
     int n = 0;
@@ -56,11 +57,56 @@ static void loop_unroll_count(LL *l, LLVMValueRef back_edge, unsigned n) {
     LLVMSetMetadata(back_edge, LLVMGetMDKindIDInContext(l->ctx, "llvm.loop", 9), LLVMMetadataAsValue(l->ctx, id));
 }
 
+/* The `for` test: iv < ub, or for a signed induction variable with a step of either sign, iv > ub
+ * where the step is negative. */
+static LLVMValueRef for_cond(LL *l, LLVMValueRef iv, LLVMValueRef ub, LLVMValueRef step, bool is_signed) {
+    LLVMValueRef cond = LLVMBuildICmp(l->b, is_signed ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
+    if (!is_signed) return cond;
+    LLVMValueRef down = LLVMBuildICmp(l->b, LLVMIntSGT, iv, ub, "");
+    LLVMValueRef pos = LLVMBuildICmp(l->b, LLVMIntSGT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
+    return LLVMBuildSelect(l->b, pos, cond, down, "");
+}
+
+/* Does the body issue a wgmma whose A registers stay in flight past the iteration (llvm_mma.c)? */
+static bool body_a_regs_in_flight(LL *l, const Block *b) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        if (ll_dot_a_regs_in_flight(l, i)) return true;
+        if (i->op == OP_IF)
+            for (int r = 0; r < i->nregions; r++)
+                if (body_a_regs_in_flight(l, i->regions[r])) return true;
+    }
+    return false;
+}
+
+/* Copies of the register arrays of the body's yielded values (they outlive the body's next emission). */
+static LLVMValueRef **yielded(LL *l, const Inst *y, int n) {
+    LLVMValueRef **out = calloc((size_t)n + 1, sizeof *out);
+    if (!out) out_of_memory();
+    for (int k = 0; k < n; k++) {
+        int nr;
+        LLVMValueRef *v = ll_get(l, y->ops[k], &nr);
+        out[k] = malloc(sizeof(LLVMValueRef) * (size_t)(nr ? nr : 1));
+        if (!out[k]) out_of_memory();
+        memcpy(out[k], v, sizeof(LLVMValueRef) * (size_t)nr);
+    }
+    return out;
+}
+
+static void free_yielded(LLVMValueRef **v, int n) {
+    for (int k = 0; v && k < n; k++) free(v[k]);
+    free(v);
+}
+
+/* A `for` whose body issues a wgmma with A registers in flight past the iteration
+ * (body_a_regs_in_flight) runs two bodies a trip: header (iv < ub?), body 1, iv + step < ub?,
+ * body 2 (its arguments body 1's yields), back edge; the exit takes the carried values from the
+ * header or from body 1. */
 static bool emit_loop(LL *l, Inst *i) {
     Block *body = i->regions[0];
     bool is_for = i->op == OP_FOR;
     LLVMValueRef lb = is_for ? ll_get(l, i->ops[0], NULL)[0] : NULL, ub = is_for ? ll_get(l, i->ops[1], NULL)[0] : NULL,
                  step = is_for ? ll_get(l, i->ops[2], NULL)[0] : NULL;
+    bool twice = is_for && body_a_regs_in_flight(l, body);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(l->b);
     LLVMBasicBlockRef hdr = LLVMAppendBasicBlockInContext(l->ctx, l->fn, is_for ? "for.hdr" : "while.hdr");
     LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(l->ctx, l->fn, is_for ? "for.body" : "while.body");
@@ -74,6 +120,7 @@ static bool emit_loop(LL *l, Inst *i) {
     }
     int n = i->nres, o0 = tir_loop_init(i), a0 = tir_loop_arg(i);
     LLVMValueRef **phis = calloc((size_t)n + 1, sizeof *phis);
+    if (!phis) out_of_memory();
     for (int k = 0; k < n; k++) {
         int nr;
         LLVMValueRef *init = ll_get(l, i->ops[o0 + k], &nr);
@@ -82,40 +129,66 @@ static bool emit_loop(LL *l, Inst *i) {
             ph[r] = LLVMBuildPhi(l->b, LLVMTypeOf(init[r]), "");
             LLVMAddIncoming(ph[r], &init[r], &pre, 1);
         }
-        phis[k] = ph;
+        phis[k] = malloc(sizeof(LLVMValueRef) * (size_t)(nr ? nr : 1));
+        if (!phis[k]) out_of_memory();
+        memcpy(phis[k], ph, sizeof(LLVMValueRef) * (size_t)nr);
         LLVMValueRef *res = ll_new(l, i->res[k], nr);
         memcpy(res, ph, sizeof(LLVMValueRef) * (size_t)nr);
     }
     LLVMValueRef cond = is_for ? NULL : phis[0][0];
     if (is_for) ll_new(l, body->args[0], 1)[0] = iv;
     bool is_signed = is_for && dtype_is_signed(tir_vtype(l->f, i->ops[0])->dt);
-    if (is_for) cond = LLVMBuildICmp(l->b, is_signed ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
-    if (is_signed) {
-        LLVMValueRef up = cond;
-        LLVMValueRef down = LLVMBuildICmp(l->b, LLVMIntSGT, iv, ub, "");
-        LLVMValueRef pos = LLVMBuildICmp(l->b, LLVMIntSGT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
-        cond = LLVMBuildSelect(l->b, pos, up, down, "");
-    }
+    if (is_for) cond = for_cond(l, iv, ub, step, is_signed);
     LLVMBuildCondBr(l->b, cond, bb, exit);
     LLVMPositionBuilderAtEnd(l->b, bb);
-    if (!emit_block(l, body)) return false;
+    bool ok = emit_block(l, body);
     ll_lineinfo_at(l, i->loc); /* the increment and the back edge belong to the loop statement */
     Inst *y = body->last;
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(l->b);
-    if (is_for) {
-        LLVMValueRef next = LLVMBuildAdd(l->b, iv, step, "");
-        LLVMAddIncoming(iv, &next, &latch, 1);
+    LLVMValueRef next = ok && is_for ? LLVMBuildAdd(l->b, iv, step, "") : NULL;
+    LLVMBasicBlockRef mid = NULL;
+    LLVMValueRef **first = NULL; /* body 1's yields (twice) */
+    if (ok && twice) {
+        first = yielded(l, y, n);
+        mid = LLVMGetInsertBlock(l->b);
+        LLVMBasicBlockRef bb2 = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "for.body2");
+        LLVMBuildCondBr(l->b, for_cond(l, next, ub, step, is_signed), bb2, exit);
+        LLVMPositionBuilderAtEnd(l->b, bb2);
+        free_block_vals(l, body);
+        ll_new(l, body->args[0], 1)[0] = next;
+        for (int k = 0; k < n; k++) {
+            int nr = l->nvals[i->res[k]];
+            memcpy(ll_new(l, body->args[a0 + k], nr), first[k], sizeof(LLVMValueRef) * (size_t)nr);
+        }
+        ok = emit_block(l, body);
+        ll_lineinfo_at(l, i->loc);
+        if (ok) next = LLVMBuildAdd(l->b, next, step, "");
     }
-    for (int k = 0; k < n; k++) {
-        int nr;
-        LLVMValueRef *yv = ll_get(l, y->ops[k], &nr);
-        for (int r = 0; r < nr; r++) LLVMAddIncoming(phis[k][r], &yv[r], &latch, 1);
+    if (ok) {
+        LLVMBasicBlockRef latch = LLVMGetInsertBlock(l->b);
+        if (is_for) LLVMAddIncoming(iv, &next, &latch, 1);
+        for (int k = 0; k < n; k++) {
+            int nr;
+            LLVMValueRef *yv = ll_get(l, y->ops[k], &nr);
+            for (int r = 0; r < nr; r++) LLVMAddIncoming(phis[k][r], &yv[r], &latch, 1);
+        }
+        LLVMValueRef back = LLVMBuildBr(l->b, hdr);
+        if (is_for && i->a.vec > 1) loop_unroll_count(l, back, i->a.vec);
+        LLVMPositionBuilderAtEnd(l->b, exit);
+        for (int k = 0; twice && k < n; k++) { /* the carried values leave from the header or from body 1 */
+            int nr = l->nvals[i->res[k]];
+            free(l->vals[i->res[k]]);
+            LLVMValueRef *res = ll_new(l, i->res[k], nr);
+            LLVMBasicBlockRef from[2] = {hdr, mid};
+            for (int r = 0; r < nr; r++) {
+                LLVMValueRef in[2] = {phis[k][r], first[k][r]};
+                res[r] = LLVMBuildPhi(l->b, LLVMTypeOf(in[0]), "");
+                LLVMAddIncoming(res[r], in, from, 2);
+            }
+        }
     }
-    LLVMValueRef back = LLVMBuildBr(l->b, hdr);
-    if (is_for && i->a.vec > 1) loop_unroll_count(l, back, i->a.vec);
-    LLVMPositionBuilderAtEnd(l->b, exit);
-    free(phis);
-    return true;
+    free_yielded(first, n);
+    free_yielded(phis, n);
+    return ok;
 }
 
 static bool emit_if(LL *l, Inst *i) {

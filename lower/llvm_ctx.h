@@ -114,6 +114,9 @@ void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off);
 bool ll_emit_dot_mma(LL *l, Inst *i);
 bool ll_emit_dot_mma_smem(LL *l, Inst *i); /* operands in any layout, staged in scratch, read with ldmatrix */
 bool ll_emit_async(LL *l, Inst *i);        /* local_alloc, local_view, async_copy / commit / wait */
+/* A dot whose wgmma reads A from registers and leaves its group in flight past the end of the loop
+ * iteration (emit_loop then emits two bodies a trip, so each wgmma has A registers of its own) */
+bool ll_dot_a_regs_in_flight(LL *l, const Inst *i);
 /* llvm_tma.c: the tensor-map parameters (types, then their attributes once l->fn exists) and
  * mbar_* / tma_load */
 void ll_tma_params(LL *l, LLVMTypeRef *pt, int from, int n);

@@ -328,9 +328,12 @@ static void ldmatrix(LL *l, int n, bool trans, LLVMValueRef addr, LLVMValueRef *
  *      stage of a transposed A) are MN-major (f16/bf16 only, imm-trans-b / imm-trans-a = 1):
  *      SBO = 8 K rows, LBO = one panel; such an A has 128-byte rows or panels (a warpgroup's
  *      64 rows of M are one panel's width);
- *   2. A already in registers (a chained dot's P) is passed as mma's A fragment;
+ *   2. A already in registers (a chained dot's P, or a stage kept [K][M] of tf32 or f8 loaded
+ *      into them: wg_a_regs) is passed as mma's A fragment; left in flight past the iteration,
+ *      its loop runs two bodies a trip (ll_dot_a_regs_in_flight);
  *   3. wgmma.fence before, commit_group after, wait_group 0 tying every accumulator register,
- *      so no read of D can move above the wait.  fence.proxy.async first: the tiles were
+ *      so no read of D can move above the wait (or, pending groups allowed in a pipelined loop,
+ *      wait_group 1 with the accumulators left in flight).  fence.proxy.async first: the tiles were
  *      written by st.shared / cp.async (the generic proxy) and wgmma reads through the async
  *      proxy. */
 /* ".dtype.atype.btype" of a wgmma on a and b, NULL when there is none. */
@@ -452,6 +455,26 @@ static LLVMValueRef *wg_a_regs(LL *l, const Tile *ta, int wm, int rm, int nk, in
     }
     free(base);
     return pa;
+}
+
+/* Dot i is a wgmma whose A is in registers (a chained dot's fragments, or a stage kept [K][M] of tf32
+ * or f8 loaded into them: wg_a_regs) and whose group stays in flight past the end of its loop's
+ * iteration (pending > 0 and no wgmma_wait of its result after it in the body: software_pipeline's
+ * acc = dot(a, b, acc) left one group pending).  The PTX ISA lets no instruction write a register an
+ * in-flight wgmma reads, A included, before the wait that retires it; the next iteration's copy of
+ * the same instructions would write the same registers while this wgmma may still read them, so
+ * emit_loop emits two bodies a trip: the wgmma of each reads the registers of its own body, and
+ * the other body's wait_group 1 retires it before its body comes round again. */
+bool ll_dot_a_regs_in_flight(LL *l, const Inst *i) {
+    if (i->op != OP_DOT || i->a.ival <= 0 || !wgmma_target(l)) return false;
+    const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
+    if (!at->layout || !layout_is_warpgroup_mma(rt->layout)) return false;
+    bool a_frag = at->layout->kind == LAYOUT_DOT_A;
+    bool a_regs = at->layout->kind == LAYOUT_SHARED && at->layout->order[0] == 0 && at->dt != DT_F16 && at->dt != DT_BF16;
+    if (!a_frag && !a_regs) return false;
+    for (const Inst *n = i->next; n; n = n->next)
+        if (n->op == OP_WGMMA_WAIT && n->ops[0] == i->res[0]) return false;
+    return true;
 }
 
 /* pa: A's registers (rm * nk * 4, packed), or NULL for A read through a descriptor. */

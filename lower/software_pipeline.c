@@ -33,7 +33,11 @@
  *      memory race neither the last copies nor the last reads.
  *   2a. On wgmma targets, when every such dot is a wgmma accumulating into a loop-carried
  *      value only it touches (acc = dot(a, b, acc)) whose B is a stage of the ring and whose A is
- *      one too, a chained dot's fragments or staged once before the loop (step 5) -- a dot that
+ *      one too (read through a descriptor, or a tf32 or f8 A the dot loads into the wgmma's
+ *      registers, where they are few: llvm_codegen.c's emit_loop then runs two bodies a trip, so
+ *      that the next iteration's loads take other registers than the ones the wgmma in flight
+ *      reads; A_REGS_IN_FLIGHT), a chained dot's fragments or staged once before the loop
+ *      (step 5) -- a dot that
  *      writes an operand to its staging buffer every iteration would overwrite what the wgmma of
  *      the iteration before may still read -- each leaves its wgmma group in flight
  *      (pending=1; the next iteration's wgmma accumulates on top), the ring gets S + 1 stages so
@@ -424,14 +428,28 @@ static bool a_to_regs(Ctx *c, const Cand *k) {
     return k->operand == 0 && !k->reg && (k->trans ? 1 - k->contig : k->contig) == 0 && dt != DT_F16 && dt != DT_BF16;
 }
 
+/* An A the dot loads from its stage into the wgmma's registers (a_to_regs) stays in flight only where one
+ * set of those registers is at most A_REGS_IN_FLIGHT a thread: the LLVM lowering gives each of two loop
+ * bodies a trip a set of its own, both live across the loop, and with 8 a set (tf32 at BK 16, f8 at BK 64)
+ * or 16 (f8 at BK 128) ptxas spilled 8-104 B at tile_gemm's warp-specialized trans_a + trans_b launches
+ * with beta, bias and GELU (values kept across the persistent loop), where waiting at once it spills
+ * nothing; f8 at BK 32 (4 a set) did not. */
+enum { A_REGS_IN_FLIGHT = 4 };
+
+/* Registers a thread holds of the dot's A, as wgmma fragments (4 per 16 x 32-byte slab a warp owns). */
+static int a_regs_per_set(Ctx *c, const Inst *dot) {
+    const Type *at = tir_vtype(c->f, dot->ops[0]), *rt = tir_vtype(c->f, dot->res[0]);
+    if (!layout_is_warpgroup_mma(rt->layout)) return 0; /* no wgmma: refused below */
+    int rows = 16 * rt->layout->wpc[0];
+    return (rt->shape[0] + rows - 1) / rows * (at->shape[1] * dtype_bits(at->dt) / 8 / 32) * 4;
+}
+
 static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses) {
     const Target *tg = target_find(c->m->arch);
     if (!tg || tg->mma != WGMMA || !n) return false;
     for (int k = 0; k < n; k++) {
         if (cs[k].reg) return false; /* the dot stages a register operand itself: its wgmma waits */
-        /* an A the dot loads into the wgmma's registers: they must keep their values until the group
-         * completes, and the next iteration's fragments would take them */
-        if (a_to_regs(c, &cs[k])) return false;
+        if (a_to_regs(c, &cs[k]) && a_regs_per_set(c, cs[k].dot) > A_REGS_IN_FLIGHT) return false;
     }
     /* so does a dot whose B, or whose A (unless it is a chained dot's fragments or staged once before the
      * loop, step 5), is not a stage of the ring: its next iteration would overwrite the staging buffer
