@@ -477,6 +477,62 @@ bool ll_dot_a_regs_in_flight(LL *l, const Inst *i) {
     return true;
 }
 
+/* 8-bit B kept [K][N] in tile s (a stage, N contiguous) copied into tile d kept [N][K] (the K-major form
+ * wgmma and the s8/f8 fragments read): the computing threads take blocks of 16 K rows x 4 N columns
+ * (block b: columns 4 (b % (N/4)), rows 16 (b / (N/4)); a warp's threads side by side along N), each
+ * loads its block's 16 four-byte runs (one a K row), transposes them as four 4x4-byte squares (8 prmt
+ * a square) and stores each column's 16 K bytes with one 16-byte store. */
+static void restage_b(LL *l, const Tile *s, const Tile *d, int K, int N) {
+    int nt = l->f->num_warps * 32, per_k = N / 4, nb = K / 16 * per_k;
+    LLVMTypeRef v4 = LLVMVectorType(l->t_i32, 4);
+    for (int j = 0; j * nt < nb; j++) {
+        LLVMValueRef b = LLVMBuildAdd(l->b, l->tid, ll_i32(l, j * nt), "");
+        LLVMBasicBlockRef join = NULL;
+        if ((j + 1) * nt > nb) { /* the last round: some threads have no block */
+            LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "restage");
+            join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "restage.join");
+            LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntULT, b, ll_i32(l, nb), ""), body, join);
+            LLVMPositionBuilderAtEnd(l->b, body);
+        }
+        LLVMValueRef n0 = LLVMBuildMul(l->b, LLVMBuildURem(l->b, b, ll_i32(l, per_k), ""), ll_i32(l, 4), "");
+        LLVMValueRef k0 = LLVMBuildMul(l->b, LLVMBuildUDiv(l->b, b, ll_i32(l, per_k), ""), ll_i32(l, 16), "");
+        LLVMValueRef w[16], col[4][4];
+        for (int r = 0; r < 16; r++) {
+            LLVMValueRef off = swz_offset(l, s, LLVMBuildAdd(l->b, k0, ll_i32(l, r), ""), n0);
+            w[r] = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, s->off, tile_dyn(l, s, off)), "");
+            LLVMSetAlignment(w[r], 4);
+        }
+        /* rows a, b, c, d (byte i: column i) -> columns: [a0 b0 a1 b1], [a2 b2 a3 b3], likewise c, d, then
+         * [a0 b0 c0 d0] ... [a3 b3 c3 d3] */
+        static const char *const sel[4] = {"0x5140", "0x7362", "0x5410", "0x7632"};
+        for (int q = 0; q < 4; q++) {
+            LLVMValueRef h[4];
+            for (int p = 0; p < 4; p++) {
+                char text[48];
+                snprintf(text, sizeof text, "prmt.b32 $0, $1, $2, %s;", sel[p & 1]);
+                LLVMValueRef args[2] = {w[4 * q + (p >> 1) * 2], w[4 * q + (p >> 1) * 2 + 1]};
+                h[p] = ll_asm(l, l->t_i32, text, "=r,r,r", args, 2, false);
+            }
+            for (int c = 0; c < 4; c++) {
+                char text[48];
+                snprintf(text, sizeof text, "prmt.b32 $0, $1, $2, %s;", sel[2 + (c & 1)]);
+                LLVMValueRef args[2] = {h[c >> 1 ? 1 : 0], h[c >> 1 ? 3 : 2]};
+                col[c][q] = ll_asm(l, l->t_i32, text, "=r,r,r", args, 2, false);
+            }
+        }
+        for (int c = 0; c < 4; c++) {
+            LLVMValueRef v = LLVMGetUndef(v4);
+            for (int q = 0; q < 4; q++) v = LLVMBuildInsertElement(l->b, v, col[c][q], ll_i32(l, q), "");
+            LLVMValueRef off = swz_offset(l, d, LLVMBuildAdd(l->b, n0, ll_i32(l, c), ""), k0);
+            LLVMSetAlignment(LLVMBuildStore(l->b, v, ll_smem_ptr(l, d->off, tile_dyn(l, d, off))), 16);
+        }
+        if (join) {
+            LLVMBuildBr(l->b, join);
+            LLVMPositionBuilderAtEnd(l->b, join);
+        }
+    }
+}
+
 /* pa: A's registers (rm * nk * 4, packed), or NULL for A read through a descriptor. */
 static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool a_mk, bool b_nk, LLVMValueRef *pa, LLVMValueRef *res) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
@@ -614,18 +670,19 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     LLVMValueRef *A = a_frag ? ll_get(l, i->ops[0], NULL) : NULL;
     int av = a_frag ? at->layout->vpr : 0; /* elements per A fragment register */
     int a_bytes = a_shared || a_frag ? 0 : smem_dot_a_bytes(M * K * eb, wgmma_target(l)); /* as smem_scratch_bytes lays them out */
-    int need = a_bytes + (b_shared ? 0 : N * K * eb);
+    bool b_restage = smem_dot_b_restaged(bt, wgmma_target(l)); /* a stage kept [K][N] of 8-bit elements */
+    int need = a_bytes + (b_shared && !b_restage ? 0 : N * K * eb);
     if (need && (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need)) {
         ll_error(l, i->loc, "internal error: tensor-core dot without its shared-memory staging buffer");
         return false;
     }
     /* B is kept [N][K] for s8 and f8 (fragments pair bytes along K), else [K][N]; a pipelined
      * tile says which in its shared layout (order[0] is its contiguous dim) */
-    bool b_nk = b_shared ? bt->layout->order[0] == 0 : dtype_bits(dt) == 8;
+    bool b_piped = b_shared && !b_restage; /* read where it is */
+    bool b_nk = b_piped ? bt->layout->order[0] == 0 : dtype_bits(dt) == 8;
     bool a_mk = !a_shared || at->layout->order[0] == 1; /* A kept [M][K]; else a stage kept [K][M] */
     Tile ta = tile_make(l, a_mk ? M : K, a_mk ? K : M, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
-    Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
-                        b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL);
+    Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_piped ? 0 : i->a.smem_offset + a_bytes, b_piped ? ll_get(l, i->ops[1], NULL)[0] : NULL);
     /* a stage kept [K][M] of a type wgmma reads K-major only (tf32, 8-bit): read into A's registers */
     bool a_regs = a_shared && !a_mk && dt != DT_F16 && dt != DT_BF16 && layout_is_warpgroup_mma(mma);
     bool wg = wgmma_fits(l, i, &ta, &tb, a_mk, b_nk, a_frag, a_regs);
@@ -641,7 +698,11 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     }
     if (!a_shared && !a_frag) stage(l, i->ops[0], &ta, false);
     if (!b_shared) stage(l, i->ops[1], &tb, b_nk);
-    if ((!a_shared && !a_frag) || !b_shared) {
+    if (b_restage) {
+        Tile ts = tile_make(l, K, N, eb, 0, ll_get(l, i->ops[1], NULL)[0]);
+        restage_b(l, &ts, &tb, K, N);
+    }
+    if ((!a_shared && !a_frag) || !b_piped) {
         if (wg) proxy_fence(l);
         ll_barrier(l);
     }

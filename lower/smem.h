@@ -10,6 +10,13 @@ static inline int smem_dot_a_bytes(int a_bytes, bool wgmma) {
     int al = wgmma ? 1024 : 128;
     return (a_bytes + al - 1) / al * al;
 }
+/* A tensor-core dot on sm_90a whose B is a pipelined stage kept [K][N] of 8-bit elements (N contiguous; wgmma
+ * and the s8/f8 fragments read 8-bit B K-major only, and cp.async and tensor maps move no single bytes
+ * apart) copies it, transposed, into its scratch every iteration (llvm_mma.c restage_b). */
+static inline bool smem_dot_b_restaged(const Type *b, bool wgmma) {
+    return wgmma && b->rank == 2 && b->layout && b->layout->kind == LAYOUT_SHARED && b->layout->order[0] == 1 &&
+           dtype_bits(b->dt) == 8;
+}
 /* An atomic whose result is used and is a scalar (thread 0 issues it) or a tensor whose layout
  * holds some element in more than one (thread, register): the issuing register broadcasts the
  * old value through scratch. */

@@ -115,7 +115,7 @@ int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) {
             bool as = a->layout && (a->layout->kind == LAYOUT_SHARED || a->layout->kind == LAYOUT_DOT_A);
             bool bs = b->layout && (b->layout->kind == LAYOUT_SHARED || b->layout->kind == LAYOUT_DOT_B);
             return (int)((as ? 0 : smem_dot_a_bytes((int)(tir_type_numel(a) * dtype_bytes(a->dt)), wgmma)) +
-                         (bs ? 0 : tir_type_numel(b) * dtype_bytes(b->dt)));
+                         (bs && !smem_dot_b_restaged(b, wgmma) ? 0 : tir_type_numel(b) * dtype_bytes(b->dt)));
         }
         int64_t sa = (tir_type_numel(a) * dtype_bytes(a->dt) + 15) & ~15;
         return (int)(sa + tir_type_numel(b) * dtype_bytes(b->dt));

@@ -15,8 +15,9 @@
  *      (A: K, or M for 16-bit types, tf32, and f8 read by wgmma -- wgmma reads 32- and 8-bit A
  *      from shared memory K-major only, so the dot loads those fragments from the stage into
  *      its A registers, but not a tf32 A beside a B copied element by element: ptxas spilled;
- *      B: N or K as loaded, K for i8, N for tf32 on mma.sync; trans(A) or trans(B) of a tile,
- *      the stage keeping the tile as loaded).
+ *      B: N or K as loaded, K for 8-bit types (N too for a wgmma dot where each computing thread
+ *      gets 64 bytes or more: the dot copies the stage K-major, restage_pays), N for tf32 on
+ *      mma.sync; trans(A) or trans(B) of a tile, the stage keeping the tile as loaded).
  *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
  *      reads 32-bit B only K-major), copied element by element (4-byte cp.async) to its
  *      transposed place, as Triton does.
@@ -231,6 +232,17 @@ static bool copyable(Ctx *c, const Inst *ld, ValueId iv) {
     return true;
 }
 
+/* An 8-bit B loaded [K][N] (N contiguous) for a wgmma dot: wgmma reads 8-bit B K-major only and no copy
+ * moves single bytes apart, so it is pipelined as loaded and the dot copies each stage K-major into its
+ * scratch (llvm_mma.c restage_b: 16 K rows x 4 N columns a thread, 4-byte loads, prmt, 16-byte stores)
+ * where that fills every computing thread, at least 64 bytes each.  Below that the blocks leave threads
+ * idle and the registers' path (the load staged by the dot with byte stores) took fewer SASS
+ * instructions: at 128x128x32 on 8 warps 68 against 104; at 64 bytes and more the copy wins (128x128x128
+ * e4m3 on 8 warps: 250 to 174, load/store- to tensor-bound; i8 128x128x64 on 4 warps: 191 to 126). */
+static bool restage_pays(Ctx *c, const Type *t, bool wgdot) {
+    return wgdot && (int64_t)t->shape[0] * t->shape[1] >= (int64_t)64 * 32 * c->f->num_warps;
+}
+
 /* Step 1 for one operand.  B may also be trans(load) of an [N][K] tile with K contiguous
  * (attention's K, or a transposed B): the stage then keeps the loaded [N][K] tile, which is
  * the K-contiguous B the dot reads for i8 anyway.  Likewise A may be trans(load) of a [K][M]
@@ -277,7 +289,8 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
     if (k == 1 && !*trans && t->dt == DT_F32 && *contig == 1 && wgdot && t->shape[0] * eb % 32 == 0)
         *contig = 0, *xpose = true; /* tf32 wgmma: B K-major, K rows of 32, 64 or 128 bytes */
     if (t->layout->order[0] != *contig && !*xpose) return false;
-    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1 && !*xpose && !wgdot)))
+    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0 && !restage_pays(c, t, wgdot)) ||
+                              (t->dt == DT_F32 && *contig != 1 && !*xpose && !wgdot)))
         return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
     return copyable(c, ld, body->args[0]);

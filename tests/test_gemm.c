@@ -310,6 +310,10 @@ Test(gemm, pipelined, .timeout = 300) {
         {IN_TF32, OUT_F32, 80, 40, 56, true, true, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_E4M3, OUT_F32, 48, 40, 96, true, true, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_E5M2, OUT_F32, 48, 24, 136, true, true, 1, 0, false, 0, 1, 0, NULL, true, false},
+        /* 8-bit B [K][N] at 128-byte K tiles (64 bytes a thread): on sm_90a its stages N-major, copied K-major by
+         * the dot each K step; A stored either way, K steps 2 full and a partial one */
+        {IN_E5M2, OUT_F32, 48, 72, 300, true, false, 1, 0, false, 0, 1, 0, "BK=128", true, false},
+        {IN_I8, OUT_I32, 40, 48, 300, false, false, 1, 0, false, 0, 1, 0, "BK=128", true, false},
         {IN_E5M2, OUT_F32, 80, 24, 160, true, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_I8, OUT_I32, 48, 64, 96, true, false, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_TF32, OUT_F32, 64, 48, 64, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
@@ -433,22 +437,25 @@ static void wgmma_loops(const char *ptx, int bodies, bool in_flight, int *nloops
 }
 
 Test(gemm, pipelined_transposed_a_ptx) {
-    static const struct { const char *arch, *kernel, *sb; int rings; const char *want, *not_want; } cs[] = {
-        {"sm_80", "gemm_f16_f32", "sbn=1", 2, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "st.shared"},
-        {"sm_80", "gemm_bf16_f32", "sbk=1", 2, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "st.shared"},
-        {"sm_80", "gemm_tf32_f32", "sbn=1", 2, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "st.shared"},
-        {"sm_80", "gemm_i8_i32", "sbk=1", 1, "mma.sync.aligned.m16n8k32", NULL},
-        {"sm_90a", "gemm_f16_f32", "sbn=1", 2, "p, 1, 1, 1, 1;", "mma.sync"},
-        {"sm_90a", "gemm_bf16_bf16", "sbk=1", 2, "p, 1, 1, 1, 0;", "mma.sync"},
-        {"sm_90a", "gemm_tf32_f32", "sbn=1", 1, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", NULL},
-        {"sm_90a", "gemm_tf32_f32", "sbk=1", 2, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "st.shared"},
-        {"sm_90a", "gemm_e4m3_f32", "sbk=1", 2, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "st.shared"},
-        {"sm_90a", "gemm_e5m2_f32", "sbn=1", 1, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2", NULL},
+    static const struct { const char *arch, *kernel, *sb; int rings; const char *want, *not_want, *def; } cs[] = {
+        {"sm_80", "gemm_f16_f32", "sbn=1", 2, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "st.shared", NULL},
+        {"sm_80", "gemm_bf16_f32", "sbk=1", 2, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "st.shared", NULL},
+        {"sm_80", "gemm_tf32_f32", "sbn=1", 2, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "st.shared", NULL},
+        {"sm_80", "gemm_i8_i32", "sbk=1", 1, "mma.sync.aligned.m16n8k32", NULL, NULL},
+        {"sm_90a", "gemm_f16_f32", "sbn=1", 2, "p, 1, 1, 1, 1;", "mma.sync", NULL},
+        {"sm_90a", "gemm_bf16_bf16", "sbk=1", 2, "p, 1, 1, 1, 0;", "mma.sync", NULL},
+        {"sm_90a", "gemm_tf32_f32", "sbn=1", 1, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", NULL, NULL},
+        {"sm_90a", "gemm_tf32_f32", "sbk=1", 2, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "st.shared", NULL},
+        {"sm_90a", "gemm_e4m3_f32", "sbk=1", 2, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "st.shared", NULL},
+        {"sm_90a", "gemm_e5m2_f32", "sbn=1", 1, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2", NULL, NULL},
+        /* B [K][N] too, 64 bytes of it a thread: pipelined N-major and copied K-major by the dot */
+        {"sm_90a", "gemm_e4m3_f32", "sbn=1", 2, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", NULL, "BK=128"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         bool tb = !strcmp(cs[i].sb, "sbk=1");
         const char *specs[] = {"sam=1", cs[i].sb, "sak=16", tb ? "sbn=16" : "sbk=16", "m=16", "n=16", "k=16", "scm=16", NULL};
-        tile_compile_options o = {.size = sizeof o, .kernel = cs[i].kernel, .specialize = specs, .arch = cs[i].arch};
+        const char *defs[] = {cs[i].def, NULL};
+        tile_compile_options o = {.size = sizeof o, .kernel = cs[i].kernel, .specialize = specs, .arch = cs[i].arch, .defines = defs};
         tile_compiled c;
         cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
         int rings = 0, bufs[4]; /* the distinct buffers that copies (cp.async or tensor-map) fill */
@@ -477,7 +484,15 @@ Test(gemm, pipelined_transposed_a_ptx) {
             /* in flight where both operands are stages of the ring, but for a tf32 A in registers (ptxas spilled
              * with both its register sets live); an f8 A in registers with two bodies a trip, each wgmma
              * reading the A registers of its own */
-            bool in_flight = cs[i].rings == 2 && !(a_regs && strstr(cs[i].kernel, "tf32"));
+            /* an 8-bit B kept [K][N] (its stage N-major) is copied K-major by the dot each iteration: 4x4-byte
+             * squares transposed with prmt, 16-byte stores; that wgmma waits */
+            bool f8 = strstr(cs[i].kernel, "e4m3") || strstr(cs[i].kernel, "e5m2"), restaged = f8 && !tb && cs[i].rings == 2;
+            if (restaged) {
+                const char *prmt = strstr(loop, "prmt.b32"), *st = strstr(loop, "st.shared.v4.b32");
+                cr_expect(prmt && prmt < end && st && st < end, "%s %s: B not transposed with prmt and 16-byte stores", cs[i].kernel,
+                          cs[i].sb);
+            }
+            bool in_flight = cs[i].rings == 2 && !(a_regs && strstr(cs[i].kernel, "tf32")) && !restaged;
             int loops, two, bodies = in_flight && a_regs ? 2 : 1;
             cr_expect_eq(strstr(c.ptx, "wgmma.wait_group.sync.aligned 1") != NULL, in_flight, "%s %s: the wgmma %s in flight",
                          cs[i].kernel, cs[i].sb, in_flight ? "stays" : "does not stay");
