@@ -480,10 +480,12 @@ static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32
     s->rgen = gen;
 }
 
-/* Whether two shadows are the same (a byte's history and its predecessor's: note_reads, emu_race_check; a
- * compare of a constant 64 bytes, which the compiler inlines). */
-static inline bool shadow_same(const EmuShadow *x, const EmuShadow *y) { return !memcmp(x, y, sizeof *x); }
-
+/* A shadow as four 16-byte blocks (GCC's and Clang's vector extensions: SSE2 registers on x86-64), for the runs of
+ * bytes with one history below: each byte's shadow compared whole with the run's (no early exit, where memcmp
+ * had four: they mostly are equal) and stored from registers. */
+typedef uint64_t ShadowBlk __attribute__((vector_size(16), aligned(4), may_alias));
+_Static_assert(sizeof(EmuShadow) == 4 * sizeof(ShadowBlk), "a shadow is four 16-byte blocks");
+static inline const ShadowBlk *shadow_blk(const EmuShadow *s) { return (const ShadowBlk *)(const void *)s; }
 /* Byte s ends as its predecessor did (both had the same shadow, without a read set, before the same access): a
  * read set the access gave the predecessor is the one s would get, copied into a read set of its own. */
 static inline void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
@@ -492,6 +494,30 @@ static inline void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
     uint32_t r = rset_new(b); /* (may move the read sets) */
     memcpy(rset_of(b, r), rset_of(b, s[-1].rset), b->nvw * sizeof *b->rsets);
     s->rset = r;
+}
+
+/* The bytes of one access mostly have one history.  The bytes s[0..n) after one the access has just been checked
+ * and recorded for (s[-1], whose shadow was pre before it, no copy, no read set), while each has pre's shadow
+ * too and (a store: wval, its bytes; old, those there) the same answer as s[-1] (pre_same) to whether the store
+ * writes the bytes already there, end as s[-1] did (their outcome depends on nothing else of their own: no
+ * report, for s[-1] made none).  Returns how many did. */
+static inline uint64_t same_run(EmuBlock *b, EmuShadow *s, uint64_t n, const EmuShadow *pre, const uint8_t *old,
+                                const uint8_t *wval, bool pre_same) {
+    const ShadowBlk *p = shadow_blk(pre), *q = shadow_blk(&s[-1]);
+    ShadowBlk p0 = p[0], p1 = p[1], p2 = p[2], p3 = p[3], q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3];
+    bool rset = s[-1].rset; /* (then each byte gets a read set of its own) */
+    uint64_t k = 0;
+    for (; k < n && (!wval || (old[k] == wval[k]) == pre_same); k++) {
+        ShadowBlk *x = (ShadowBlk *)(void *)&s[k];
+        ShadowBlk d = (x[0] ^ p0) | (x[1] ^ p1) | (x[2] ^ p2) | (x[3] ^ p3);
+        if (d[0] | d[1]) break;
+        if (rset) {
+            shadow_as_prev(b, &s[k]);
+            continue;
+        }
+        x[0] = q0, x[1] = q1, x[2] = q2, x[3] = q3;
+    }
+    return k;
 }
 
 /* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict
@@ -503,22 +529,20 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
     const uint32_t *v = b->vc + (size_t)uw * b->nvw;
     bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG));
     emu_race_touch(b, addr, size);
-    /* The bytes of one access mostly have one history: a byte whose shadow is the one its predecessor had before
-     * this access, and whose outcome depends on nothing else of its own (no copy, no read set, the same "bytes
-     * already there" answer), ends as its predecessor did (no report: that one made none). */
-    EmuShadow pre;
+    /* the bytes after one checked here that share its history end as it did (same_run) */
+    EmuShadow pre = {0}; /* (read only once pre_ok says it was set) */
     bool pre_ok = false, pre_same = false;
+    const uint8_t *wval = write ? b->wval : NULL, *old = b->shared + addr; /* a store's bytes, and those there */
     for (unsigned i = 0; i < size; i++) {
+        if (pre_ok && (i += (unsigned)same_run(b, &b->shadow[addr + i], size - i, &pre, old + i, wval ? wval + i : NULL,
+                                                pre_same)) == size)
+            break;
         EmuShadow *s = &b->shadow[addr + i];
-        bool same_i = write && b->wval && b->shared[addr + i] == b->wval[i];
-        if (pre_ok && same_i == pre_same && shadow_same(s, &pre)) {
-            shadow_as_prev(b, s);
-            continue;
-        }
+        bool same_i = wval && old[i] == wval[i];
         pre_ok = !s->acopy && !s->rset && s->wclk != EMU_CLK_PENDING;
         if (pre_ok) pre = *s, pre_same = same_i;
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
-        if (s->wclk == EMU_CLK_PENDING && !(write && b->wval && b->shared[addr + i] == b->wval[i] && s->wtid != me))
+        if (s->wclk == EMU_CLK_PENDING && !(same_i && s->wtid != me))
             return cpa_report(b, t, in, addr + i, write); /* a copy of the same bytes by another thread: no hazard */
         uint16_t ww = s->wwarp & EMU_SH_WARP, rw = s->rwarp & EMU_SH_WARP;
         bool wstrong = s->wwarp & EMU_SH_STRONG, rstrong = s->rwarp & EMU_SH_STRONG;
@@ -568,15 +592,12 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
  * copy, one tile, mostly share their history: a wgmma operand's 16-byte chunk, a bulk store's source). */
 static void note_reads(EmuBlock *b, uint64_t idx, uint64_t size, uint32_t me, uint16_t w, uint32_t clk, uint32_t gen,
                        const uint32_t *v, bool wg, uint32_t line) {
-    EmuShadow pre;
+    EmuShadow pre = {0}; /* (read only once pre_ok says it was set) */
     bool pre_ok = false;
     emu_race_touch(b, idx, size);
     for (uint64_t i = 0; i < size; i++) {
+        if (pre_ok && (i += same_run(b, &b->shadow[idx + i], size - i, &pre, NULL, NULL, false)) == size) break;
         EmuShadow *s = &b->shadow[idx + i];
-        if (pre_ok && shadow_same(s, &pre)) {
-            shadow_as_prev(b, s);
-            continue;
-        }
         pre_ok = !s->rset;
         if (pre_ok) pre = *s;
         note_read(b, s, me, w, clk, gen, v, false, wg, line);

@@ -1128,6 +1128,134 @@ Test(racecheck, same_bytes_keep_an_unordered_earlier_write) {
     dev_close(d);
 }
 
+/* The bytes of one access with histories that differ in the writer's clock alone: racecheck checks an access's
+ * bytes once per run of bytes that share one history and must not take byte 1 into byte 0's run.  Thread 0
+ * stores byte i of buf, i = 0 then 1, with one st.shared.u8 in a loop (one thread, one line), arriving on barrier
+ * 1 between the two (a release: its clock moves on); thread 32 waits at barrier 1 and reads both bytes with one
+ * ld.shared.u16 once thread 0 has set a volatile flag (which orders nothing, but makes the read come second in
+ * the emulator).  mode 0: thread 0 arrives again after byte 1 and warp 1 waits for that too, so the read is
+ * ordered and gives 0x0201; mode 1: it does not, and byte 1's write races with the read (reported), byte 0's
+ * does not. */
+static const char *clock_run_ptx = PTX_HEAD
+    ".visible .entry cr(.param .u64 out, .param .u64 flag, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<6>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b8 buf[4];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [flag];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  mov.u32 %r3, buf;\n"
+    "  setp.eq.u32 %p0, %r1, 0;\n"
+    "  setp.ge.u32 %p1, %r2, 32;\n"
+    "  @%p1 bra $READER;\n"
+    "  setp.eq.u32 %p2, %r2, 0;\n"
+    "  mov.u32 %r4, 0;\n"
+    "$LOOP:\n"
+    "  add.u32 %r5, %r3, %r4;\n"
+    "  add.u32 %r6, %r4, 1;\n"
+    "  @%p2 st.shared.u8 [%r5], %r6;\n"
+    "  setp.eq.u32 %p3, %r4, 0;\n"
+    "  or.pred %p4, %p3, %p0;\n"
+    "  @%p4 bar.arrive 1, 64;\n"
+    "  mov.u32 %r4, %r6;\n"
+    "  setp.lt.u32 %p5, %r4, 2;\n"
+    "  @%p5 bra $LOOP;\n"
+    "  mov.u32 %r7, 1;\n"
+    "  @%p2 st.volatile.global.u32 [%rd2], %r7;\n"
+    "  ret;\n"
+    "$READER:\n"
+    "  bar.sync 1, 64;\n"
+    "  @%p0 bar.sync 1, 64;\n"
+    "$SPIN:\n"
+    "  ld.volatile.global.u32 %r8, [%rd2];\n"
+    "  setp.eq.u32 %p3, %r8, 0;\n"
+    "  @%p3 bra $SPIN;\n"
+    "  setp.eq.u32 %p2, %r2, 32;\n"
+    "  @!%p2 ret;\n"
+    "  ld.shared.u16 %r9, [%r3];\n"
+    "  st.global.u32 [%rd1], %r9;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, access_of_bytes_whose_write_clocks_differ) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, clock_run_ptx, "cr", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint32_t zero = 0, poison = 0xDEADBEEF;
+        uint64_t out = upload(d, &poison, sizeof poison), flag = upload(d, &zero, sizeof zero);
+        void *args[] = {&out, &flag, &mode};
+        if (mode == 1) {
+            expect_launch_error(d, f, 64, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x1\n",
+                                "ld.shared.u16 %r9, [%r3]", "by thread (32,0,0)", "conflicts with a write by thread (0,0,0)",
+                                "st.shared.u8 [%r5], %r6", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        uint32_t h = 0;
+        dev_memcpy_dtoh(d, &h, out, sizeof h);
+        cr_assert_eq(h, 0x0201u, "read 0x%x, want 0x0201", h);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* The bytes of one store that share their history but not the answer to whether the store writes the bytes
+ * already there: thread 0 stores 0x0201 into buf with one st.shared.u16 and sets a volatile flag (ordering
+ * nothing); thread 32 then stores 0x0201 (mode 0: the same bytes, no hazard) or 0x0301 (mode 1: byte 0 the same,
+ * byte 1 not: a write after write at byte 1, reported) into buf with no barrier in between. */
+static const char *same_answer_ptx = PTX_HEAD
+    ".visible .entry sa(.param .u64 flag, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  .shared .align 4 .b8 buf[4];\n"
+    "  ld.param.u64 %rd1, [flag];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  mov.u32 %r3, buf;\n"
+    "  shl.b32 %r4, %r1, 8;\n"
+    "  add.u32 %r4, %r4, 0x0201;\n"
+    "  setp.eq.u32 %p0, %r2, 0;\n"
+    "  @!%p0 bra $OTHER;\n"
+    "  mov.u32 %r5, 0x0201;\n"
+    "  st.shared.u16 [%r3], %r5;\n"
+    "  mov.u32 %r6, 1;\n"
+    "  st.volatile.global.u32 [%rd1], %r6;\n"
+    "  ret;\n"
+    "$OTHER:\n"
+    "  setp.ne.u32 %p1, %r2, 32;\n"
+    "  @%p1 ret;\n"
+    "$SPIN:\n"
+    "  ld.volatile.global.u32 %r7, [%rd1];\n"
+    "  setp.eq.u32 %p2, %r7, 0;\n"
+    "  @%p2 bra $SPIN;\n"
+    "  st.shared.u16 [%r3], %r4;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, store_of_bytes_partly_already_there) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, same_answer_ptx, "sa", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint32_t zero = 0;
+        uint64_t flag = upload(d, &zero, sizeof zero);
+        void *args[] = {&flag, &mode};
+        if (mode == 1)
+            expect_launch_error(d, f, 64, args, "racecheck: shared-memory hazard (write after write) at __shared__ address 0x1\n",
+                                "st.shared.u16 [%r3], %r4", "by thread (32,0,0)", "conflicts with a write by thread (0,0,0)",
+                                "st.shared.u16 [%r3], %r5", NULL);
+        else cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* A named barrier that three warps reach for 64 threads: the first instance takes warps 0 and 1 (the lowest
  * waiting), warp 2 is left for the second, with warp 3.  Mode 0: warp 2 stores Y and waits; warp 3, after the
  * second instance, reads Y: ordered (it was reported: warp 2's arrival went into the first instance's vector and
