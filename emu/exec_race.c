@@ -486,6 +486,10 @@ static void note_read(EmuBlock *b, EmuShadow *s, uint32_t me, uint16_t w, uint32
 typedef uint64_t ShadowBlk __attribute__((vector_size(16), aligned(4), may_alias));
 _Static_assert(sizeof(EmuShadow) == 4 * sizeof(ShadowBlk), "a shadow is four 16-byte blocks");
 static inline const ShadowBlk *shadow_blk(const EmuShadow *s) { return (const ShadowBlk *)(const void *)s; }
+static inline bool blk_same(const ShadowBlk *x, ShadowBlk p0, ShadowBlk p1, ShadowBlk p2, ShadowBlk p3) {
+    ShadowBlk d = (x[0] ^ p0) | (x[1] ^ p1) | (x[2] ^ p2) | (x[3] ^ p3);
+    return !(d[0] | d[1]);
+}
 /* Byte s ends as its predecessor did (both had the same shadow, without a read set, before the same access): a
  * read set the access gave the predecessor is the one s would get, copied into a read set of its own. */
 static inline void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
@@ -503,18 +507,18 @@ static inline void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
  * report, for s[-1] made none).  Returns how many did. */
 static inline uint64_t same_run(EmuBlock *b, EmuShadow *s, uint64_t n, const EmuShadow *pre, const uint8_t *old,
                                 const uint8_t *wval, bool pre_same) {
-    const ShadowBlk *p = shadow_blk(pre), *q = shadow_blk(&s[-1]);
-    ShadowBlk p0 = p[0], p1 = p[1], p2 = p[2], p3 = p[3], q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3];
-    bool rset = s[-1].rset; /* (then each byte gets a read set of its own) */
+    const ShadowBlk *p = shadow_blk(pre);
+    ShadowBlk p0 = p[0], p1 = p[1], p2 = p[2], p3 = p[3];
     uint64_t k = 0;
-    for (; k < n && (!wval || (old[k] == wval[k]) == pre_same); k++) {
+    if (wval || s[-1].rset) { /* a store's bytes must give pre_same's answer too; a read set is copied for each byte */
+        for (; k < n && (!wval || (old[k] == wval[k]) == pre_same) && blk_same(shadow_blk(&s[k]), p0, p1, p2, p3); k++) shadow_as_prev(b, &s[k]);
+        return k;
+    }
+    const ShadowBlk *q = shadow_blk(&s[-1]);
+    ShadowBlk q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3];
+    for (; k < n; k++) {
         ShadowBlk *x = (ShadowBlk *)(void *)&s[k];
-        ShadowBlk d = (x[0] ^ p0) | (x[1] ^ p1) | (x[2] ^ p2) | (x[3] ^ p3);
-        if (d[0] | d[1]) break;
-        if (rset) {
-            shadow_as_prev(b, &s[k]);
-            continue;
-        }
+        if (!blk_same(x, p0, p1, p2, p3)) break;
         x[0] = q0, x[1] = q1, x[2] = q2, x[3] = q3;
     }
     return k;
