@@ -905,7 +905,8 @@ static void flush_prints(EmuBlock *b) {
 typedef struct EmuBufSet {
     uint8_t *arena;
     size_t arena_cap, dirty;
-    EmuShadow *shadow;
+    EmuShadow *shadow;    /* 64-byte aligned in shadow_mem: an entry is one cache line, not parts of two */
+    void *shadow_mem;     /* the allocation */
     size_t shadow_cap; /* entries */
     uint64_t sh_lo, sh_hi;
 } EmuBufSet;
@@ -927,7 +928,7 @@ static size_t bufset_bytes(const EmuBufSet *s) { return s->arena_cap + s->shadow
 
 void emu_bufs_free(EmuBufs *c) {
     if (!c) return;
-    for (unsigned i = 0; i < c->nsets; i++) free(c->sets[i].arena), free(c->sets[i].shadow);
+    for (unsigned i = 0; i < c->nsets; i++) free(c->sets[i].arena), free(c->sets[i].shadow_mem);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -957,7 +958,7 @@ static void bufs_give(EmuBufs *c, EmuBufSet *s) {
         if (keep) return;
     }
     free(s->arena);
-    free(s->shadow);
+    free(s->shadow_mem);
 }
 
 /* The bytes of [lo, hi) below dirty (those that may be non-zero). */
@@ -1005,11 +1006,15 @@ static bool take_arena(EmuBlock *b, EmuBufSet *s, const size_t off[6], const siz
 }
 
 /* The worker's racecheck shadow, n entries: a kept one when large enough (run_block first clears what its last
- * user touched: [sh_lo, sh_hi)), else a fresh calloc.  False when host memory ran out. */
+ * user touched: [sh_lo, sh_hi)), else a fresh calloc (one entry more, to start it at a 64-byte boundary: a large
+ * calloc is 16 bytes into a page, and every byte's check then loaded two cache lines).  False when host memory ran
+ * out. */
 static bool take_shadow(EmuBlock *b, EmuBufSet *s, size_t n) {
+    _Static_assert(sizeof(EmuShadow) == 64, "a shadow entry is one cache line");
     if (!s->shadow || s->shadow_cap < n) {
-        free(s->shadow);
-        s->shadow = calloc(n, sizeof *s->shadow);
+        free(s->shadow_mem);
+        s->shadow_mem = calloc(n + 1, sizeof *s->shadow);
+        s->shadow = s->shadow_mem ? (EmuShadow *)(((uintptr_t)s->shadow_mem + 63) & ~(uintptr_t)63) : NULL;
         s->shadow_cap = s->shadow ? n : 0;
         s->sh_lo = s->sh_hi = 0;
         if (!s->shadow) return false;
