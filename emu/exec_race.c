@@ -501,17 +501,19 @@ static inline void shadow_as_prev(EmuBlock *b, EmuShadow *s) {
 }
 
 /* The bytes of one access mostly have one history.  The bytes s[0..n) after one the access has just been checked
- * and recorded for (s[-1], whose shadow was pre before it, no copy, no read set), while each has pre's shadow
- * too and (a store: wval, its bytes; old, those there) the same answer as s[-1] (pre_same) to whether the store
- * writes the bytes already there, end as s[-1] did (their outcome depends on nothing else of their own: no
- * report, for s[-1] made none).  Returns how many did. */
+ * and recorded for (s[-1], whose shadow was pre before it, without a read set; for emu_race_check also without a
+ * copy record or a pending cp.async), while each has pre's shadow too and (a store: wval, its bytes; old, those
+ * there) the same answer as s[-1] (pre_same) to whether the store writes the bytes already there, end as s[-1]
+ * did (their outcome depends on nothing else of their own: no report, for s[-1] made none).  Returns how many
+ * did. */
 static inline uint64_t same_run(EmuBlock *b, EmuShadow *s, uint64_t n, const EmuShadow *pre, const uint8_t *old,
                                 const uint8_t *wval, bool pre_same) {
     const ShadowBlk *p = shadow_blk(pre);
     ShadowBlk p0 = p[0], p1 = p[1], p2 = p[2], p3 = p[3];
     uint64_t k = 0;
     if (wval || s[-1].rset) { /* a store's bytes must give pre_same's answer too; a read set is copied for each byte */
-        for (; k < n && (!wval || (old[k] == wval[k]) == pre_same) && blk_same(shadow_blk(&s[k]), p0, p1, p2, p3); k++) shadow_as_prev(b, &s[k]);
+        for (; k < n && (!wval || (old[k] == wval[k]) == pre_same) && blk_same(shadow_blk(&s[k]), p0, p1, p2, p3); k++)
+            shadow_as_prev(b, &s[k]);
         return k;
     }
     const ShadowBlk *q = shadow_blk(&s[-1]);
