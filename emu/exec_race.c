@@ -300,11 +300,10 @@ static EmuCpAsync *cpa_of(const EmuBlock *b, const EmuThread *t) { return b->cpa
 
 /* Copy c of t lands now: its bytes still pending from t count as written at t's clock. */
 static void cpa_land(EmuBlock *b, EmuThread *t, const EmuCpAsync *c) {
-    uint32_t clk = clock_of(b, t);
-    for (uint32_t i = 0; i < c->size; i++) {
-        EmuShadow *s = &b->shadow[c->idx + i];
-        if (s->wclk == EMU_CLK_PENDING && s->wtid == t->linear) s->wclk = clk;
-    }
+    uint32_t clk = clock_of(b, t), me = t->linear, n = c->size; /* (read once: the stores below may alias them) */
+    EmuShadow *s = &b->shadow[c->idx];
+    for (uint32_t i = 0; i < n; i++)
+        if (s[i].wclk == EMU_CLK_PENDING && s[i].wtid == me) s[i].wclk = clk;
 }
 
 void emu_race_cp_async(EmuBlock *b, EmuThread *t, uint64_t idx, unsigned size) {
