@@ -67,6 +67,29 @@ LLVMValueRef *ll_new(LL *l, ValueId v, int n);       /* allocate the register ar
 void ll_error(LL *l, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ll_barrier(LL *l);
 LLVMValueRef ll_smem_ptr(LL *l, int byte_offset_const, LLVMValueRef byte_offset_dyn); /* into scratch */
+/* Shared addresses of a tensor's registers, each a constant offset from an earlier one where that holds in every
+ * thread (llvm_helpers.c): find gives it, or NULL, and then the caller builds the address and adds it as a basis.
+ * host: the byte offset of the element at coordinates coord, computed as the emitted IR computes it (false: a
+ * coordinate the IR would read otherwise; the register then never shares). */
+typedef bool (*LLHostOffset)(const void *ctx, const int64_t *coord, int64_t *off);
+enum { LL_ADDR_BASES = 8 };
+typedef struct LLAddrs {
+    const Type *ty;
+    const LayoutRegs *lr;
+    LLHostOffset host;
+    const void *ctx;
+    int nth;                   /* combinations of thread-term values enumerated */
+    int *term[TIR_MAX_RANK];   /* their values, per dim */
+    int64_t *cur;              /* offsets of the register find looked at last, per combination */
+    bool cur_ok;
+    int nb;
+    int64_t *off[LL_ADDR_BASES]; /* a basis's offsets */
+    LLVMValueRef ptr[LL_ADDR_BASES];
+} LLAddrs;
+void ll_addrs_init(LLAddrs *A, const Type *ty, const LayoutRegs *lr, LLHostOffset host, const void *ctx);
+LLVMValueRef ll_addrs_find(LL *l, LLAddrs *A, int r);
+void ll_addrs_add(LLAddrs *A, LLVMValueRef ptr); /* the address of the register find looked at last */
+void ll_addrs_free(LLAddrs *A);
 /* Values computed once per kernel: the builder moves before the entry block's branch, and back to the
  * end of the block it was in, keeping the debug location of the instruction being lowered. */
 typedef struct LLInsertPoint {

@@ -10,6 +10,7 @@
 #include "llvm_ctx.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,6 +166,79 @@ LLVMValueRef ll_owner(LL *l, const Type *t, int reg) {
         lay = par;
     }
     return p;
+}
+
+/* ---- a tensor's element addresses: a few computed, the rest constant offsets from them ----
+ * A register's element has coordinates T_d + stat[r][d] (ll_coord: the layout's thread term and the
+ * register's static part, wrapped where the layout covers more than the shape), and the caller's address
+ * function maps them to a byte offset in shared memory.  Where two registers' offsets differ by the same
+ * number of bytes in every thread (a thread's rows of a row-major tile, rows a whole swizzle period apart),
+ * the second address is the first's plus a constant.  LLAddrs checks this on the host, over every
+ * combination of thread-term values the layout takes, and the caller emits such an address as one
+ * `getelementptr i8` off its basis instead of its own coordinates and index arithmetic: per element LLVM
+ * then has one constant to fold, where it had a chain of multiplies, shifts, ors and xors that InstCombine
+ * reworked and NVPTX's straight-line strength reduction compared with every other address of the tensor
+ * (docs/benchmarks.md). */
+static int thread_term_host(const ThreadTerm *tt, int lane, int warp) {
+    int v = 0;
+    if (tt->lane_count > 1) v += (lane / tt->lane_stride & (tt->lane_count - 1)) * tt->lane_mul;
+    if (tt->warp_count > 1) v += (warp / tt->warp_stride & (tt->warp_count - 1)) * tt->warp_mul;
+    return v;
+}
+
+void ll_addrs_init(LLAddrs *A, const Type *ty, const LayoutRegs *lr, LLHostOffset host, const void *ctx) {
+    memset(A, 0, sizeof *A);
+    A->ty = ty, A->lr = lr, A->host = host, A->ctx = ctx;
+    ThreadTerm tt[TIR_MAX_RANK];
+    int warps = 1; /* the warp values the terms tell apart: each term repeats past its stride * count */
+    for (int d = 0; d < ty->rank; d++) {
+        tt[d] = layout_thread_term(ty->layout, d);
+        if (tt[d].warp_count > 1 && tt[d].warp_stride * tt[d].warp_count > warps) warps = tt[d].warp_stride * tt[d].warp_count;
+    }
+    A->nth = 32 * warps;
+    A->cur = calloc((size_t)A->nth, sizeof *A->cur);
+    if (!A->cur) out_of_memory();
+    for (int d = 0; d < ty->rank; d++) {
+        A->term[d] = malloc(sizeof *A->term[d] * (size_t)A->nth);
+        if (!A->term[d]) out_of_memory();
+        for (int k = 0; k < A->nth; k++) A->term[d][k] = thread_term_host(&tt[d], k % 32, k / 32);
+    }
+}
+
+void ll_addrs_free(LLAddrs *A) {
+    for (int d = 0; d < A->ty->rank; d++) free(A->term[d]);
+    for (int b = 0; b < A->nb; b++) free(A->off[b]);
+    free(A->cur);
+}
+
+LLVMValueRef ll_addrs_find(LL *l, LLAddrs *A, int r) {
+    A->cur_ok = true;
+    int64_t c[TIR_MAX_RANK];
+    for (int k = 0; k < A->nth && A->cur_ok; k++) {
+        for (int d = 0; d < A->ty->rank; d++) {
+            c[d] = (int64_t)A->lr->stat[r][d] + A->term[d][k];
+            if (layout_coverage(A->ty->layout, d) > A->ty->shape[d]) c[d] &= A->ty->shape[d] - 1;
+        }
+        A->cur_ok = A->host(A->ctx, c, &A->cur[k]);
+    }
+    for (int b = 0; A->cur_ok && b < A->nb; b++) {
+        int64_t delta = A->cur[0] - A->off[b][0];
+        int k = 1;
+        while (k < A->nth && A->cur[k] - A->off[b][k] == delta) k++;
+        if (k < A->nth || delta < INT32_MIN || delta > INT32_MAX) continue;
+        if (!delta) return A->ptr[b];
+        LLVMValueRef idx = ll_i32(l, delta);
+        return LLVMBuildGEP2(l->b, l->t_i8, A->ptr[b], &idx, 1, "");
+    }
+    return NULL;
+}
+
+void ll_addrs_add(LLAddrs *A, LLVMValueRef ptr) {
+    if (!A->cur_ok || A->nb == LL_ADDR_BASES) return;
+    A->off[A->nb] = A->cur;
+    A->ptr[A->nb++] = ptr;
+    A->cur = calloc((size_t)A->nth, sizeof *A->cur);
+    if (!A->cur) out_of_memory();
 }
 
 LLVMValueRef *ll_get(LL *l, ValueId v, int *n) {

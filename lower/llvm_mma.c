@@ -16,6 +16,7 @@
 #include "smem.h"
 #include "../support/target.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -172,6 +173,57 @@ static LLVMValueRef swz_offset(LL *l, const Tile *t, LLVMValueRef row, LLVMValue
     return LLVMBuildAdd(l->b, off, LLVMBuildMul(l->b, within, ll_i32(l, t->eb), ""), "");
 }
 
+/* swz_offset on numbers: the byte offset of (row, col) in tile t, for rows and columns a thread holds */
+static int64_t swz_offset_host(const Tile *t, int64_t row, int64_t col) {
+    int row_bytes = t->cols * t->eb, chunk_elems = 16 / t->eb, chunks = row_bytes / 16;
+    if (t->panel) {
+        int pe = 128 / t->eb;
+        int64_t p = col / pe;
+        col %= pe;
+        return p * t->rows * 128 + row * 128 + ((col / chunk_elems) ^ (row % 8)) * 16 + col % chunk_elems * t->eb;
+    }
+    if (chunks < 2) return row * row_bytes + col * t->eb;
+    int per_phase = 128 / row_bytes < 1 ? 1 : 128 / row_bytes, max_phase = chunks < 8 ? chunks : 8;
+    int64_t phase = row / per_phase % max_phase;
+    return row * row_bytes + ((col / chunk_elems) ^ phase) * 16 + col % chunk_elems * t->eb;
+}
+
+/* A tile's element addresses for LLAddrs (llvm_ctx.h): register (i0, i1) at swz_offset(i0, i1), or (i1, i0)
+ * transposed, with col0 taken from i1 first (stage_cols' slice). */
+typedef struct TileAddrs {
+    LLAddrs a;
+    const Tile *t;
+    bool transposed;
+    int col0;
+} TileAddrs;
+
+static bool tile_host_offset(const void *ctx, const int64_t *c, int64_t *off) {
+    const TileAddrs *A = ctx;
+    int64_t i0 = c[0], i1 = c[1] - A->col0;
+    if (i0 < 0 || i1 < 0 || i0 > INT32_MAX || i1 > INT32_MAX) return false; /* the IR divides them unsigned */
+    *off = A->transposed ? swz_offset_host(A->t, i1, i0) : swz_offset_host(A->t, i0, i1);
+    return true;
+}
+
+static void tile_addrs_init(TileAddrs *A, const Tile *t, const Type *ty, const LayoutRegs *lr, bool transposed, int col0) {
+    A->t = t, A->transposed = transposed, A->col0 = col0;
+    ll_addrs_init(&A->a, ty, lr, tile_host_offset, A);
+}
+
+/* Shared pointer to register r's element in the tile. */
+static LLVMValueRef tile_addrs_ptr(LL *l, TileAddrs *A, int r) {
+    LLVMValueRef p = ll_addrs_find(l, &A->a, r);
+    if (p) return p;
+    const Tile *t = A->t;
+    LLVMValueRef i0 = ll_coord(l, A->a.ty, r, 0), i1 = ll_coord(l, A->a.ty, r, 1);
+    if (A->col0) i1 = LLVMBuildSub(l->b, i1, ll_i32(l, A->col0), "");
+    p = ll_smem_ptr(l, t->off, tile_dyn(l, t, A->transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1)));
+    ll_addrs_add(&A->a, p);
+    return p;
+}
+
+static void tile_addrs_free(TileAddrs *A) { ll_addrs_free(&A->a); }
+
 static LLVMValueRef smem_addr32(LL *l, int off, LLVMValueRef dyn) {
     return LLVMBuildPtrToInt(l->b, ll_smem_ptr(l, off, dyn), l->t_i32, "");
 }
@@ -204,6 +256,8 @@ static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col
     const LayoutRegs *lr = ll_regs_of(l, ty);
     LLVMValueRef *vals = ll_get(l, v, NULL);
     LLVMTypeRef et = ll_type(l, ty->dt);
+    TileAddrs addrs;
+    tile_addrs_init(&addrs, t, ty, lr, transposed, width > 0 ? col0 : 0);
     for (int r = 0; r < lr->n;) {
         bool replica = false;
         for (int d = 0; d < 2; d++) replica |= lr->raw[r][d] >= ty->shape[d];
@@ -213,9 +267,7 @@ static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col
             r++;
             continue;
         }
-        LLVMValueRef i0 = ll_coord(l, ty, r, 0), i1 = ll_coord(l, ty, r, 1);
-        if (width > 0) i1 = LLVMBuildSub(l->b, i1, ll_i32(l, col0), "");
-        LLVMValueRef off = transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1);
+        LLVMValueRef ptr = tile_addrs_ptr(l, &addrs, r);
         LLVMValueRef val = vals[r];
         if (run > 1) {
             val = LLVMGetPoison(LLVMVectorType(et, (unsigned)run));
@@ -230,7 +282,7 @@ static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col
             LLVMBuildCondBr(l->b, own, then, join);
             LLVMPositionBuilderAtEnd(l->b, then);
         }
-        LLVMValueRef st = LLVMBuildStore(l->b, val, ll_smem_ptr(l, t->off, tile_dyn(l, t, off)));
+        LLVMValueRef st = LLVMBuildStore(l->b, val, ptr);
         LLVMSetAlignment(st, (unsigned)(t->eb * run));
         if (!always) {
             LLVMBuildBr(l->b, join);
@@ -238,6 +290,7 @@ static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col
         }
         r += run;
     }
+    tile_addrs_free(&addrs);
 }
 
 
@@ -252,11 +305,11 @@ static void unstage(LL *l, ValueId res, const Tile *t, bool transposed) {
     int n = lr->n, cd = transposed ? 0 : 1;
     LLVMValueRef *out = ll_new(l, res, n);
     LLVMTypeRef et = ll_type(l, ty->dt);
+    TileAddrs addrs;
+    tile_addrs_init(&addrs, t, ty, lr, transposed, 0);
     for (int r = 0; r < n;) {
         int run = run_along(lr, ty, r, cd, 16 / t->eb);
-        LLVMValueRef i0 = ll_coord(l, ty, r, 0), i1 = ll_coord(l, ty, r, 1);
-        LLVMValueRef off = transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1);
-        LLVMValueRef p = ll_smem_ptr(l, t->off, tile_dyn(l, t, off));
+        LLVMValueRef p = tile_addrs_ptr(l, &addrs, r);
         if (run > 1) {
             LLVMValueRef v = LLVMBuildLoad2(l->b, LLVMVectorType(et, (unsigned)run), p, "");
             LLVMSetAlignment(v, (unsigned)(t->eb * run));
@@ -268,6 +321,7 @@ static void unstage(LL *l, ValueId res, const Tile *t, bool transposed) {
         }
         r += run;
     }
+    tile_addrs_free(&addrs);
 }
 
 /* stage() for a 16-bit tile in an mma accumulator layout on sm_90a: stmatrix.x4 writes four 8x8
@@ -851,13 +905,13 @@ static bool emit_async_copy(LL *l, Inst *i) {
     }
     char text[96];
     snprintf(text, sizeof text, "cp.async.%s.shared.global [$0], [$1], %d, $2;", bytes == 16 ? "cg" : "ca", bytes);
+    TileAddrs addrs;
+    tile_addrs_init(&addrs, &t, pt, lr, contig != 1, 0);
     for (int r = 0; r < n; r += vec) {
         bool replica = false;
         for (int d = 0; d < 2; d++) replica |= lr->raw[r][d] >= pt->shape[d];
         if (replica) continue;
-        LLVMValueRef i0 = ll_coord(l, pt, r, 0), i1 = ll_coord(l, pt, r, 1);
-        LLVMValueRef off = contig == 1 ? swz_offset(l, &t, i0, i1) : swz_offset(l, &t, i1, i0);
-        LLVMValueRef dst = smem_addr32(l, 0, tile_dyn(l, &t, off));
+        LLVMValueRef dst = LLVMBuildPtrToInt(l->b, tile_addrs_ptr(l, &addrs, r), l->t_i32, "");
         LLVMValueRef size = mask ? LLVMBuildSelect(l->b, mask[r], ll_i32(l, bytes), ll_i32(l, 0), "") : ll_i32(l, bytes);
         LLVMValueRef own = ll_owner(l, pt, r);
         bool always = LLVMIsConstant(own) && LLVMConstIntGetZExtValue(own);
@@ -875,6 +929,7 @@ static bool emit_async_copy(LL *l, Inst *i) {
             LLVMPositionBuilderAtEnd(l->b, join);
         }
     }
+    tile_addrs_free(&addrs);
     return true;
 }
 

@@ -91,27 +91,28 @@ static LLVMValueRef from_smem(LL *l, LLVMValueRef v, DType dt) {
     return v;
 }
 
-static void st_shared(LL *l, LLVMValueRef v, int off, LLVMValueRef dyn, unsigned align) {
-    LLVMValueRef st = LLVMBuildStore(l->b, v, ll_smem_ptr(l, off, dyn));
+static void st_shared(LL *l, LLVMValueRef v, LLVMValueRef p, int off, LLVMValueRef dyn, unsigned align) {
+    LLVMValueRef st = LLVMBuildStore(l->b, v, p ? p : ll_smem_ptr(l, off, dyn));
     LLVMSetAlignment(st, align);
 }
 
 /* Store only where `pred` holds (NULL: always): one writer per address keeps the
- * race detector quiet and saves bandwidth. */
-static void st_shared_if(LL *l, LLVMValueRef pred, LLVMValueRef v, int off, LLVMValueRef dyn, unsigned align) {
+ * race detector quiet and saves bandwidth.  At pointer p, or (p NULL) at scratch
+ * byte off + dyn. */
+static void st_shared_if(LL *l, LLVMValueRef pred, LLVMValueRef v, LLVMValueRef p, int off, LLVMValueRef dyn, unsigned align) {
     if (pred && LLVMIsConstant(pred)) {
         if (!LLVMConstIntGetZExtValue(pred)) return;
         pred = NULL;
     }
     if (!pred) {
-        st_shared(l, v, off, dyn, align);
+        st_shared(l, v, p, off, dyn, align);
         return;
     }
     LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "st.then");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "st.join");
     LLVMBuildCondBr(l->b, pred, then, join);
     LLVMPositionBuilderAtEnd(l->b, then);
-    st_shared(l, v, off, dyn, align);
+    st_shared(l, v, p, off, dyn, align);
     LLVMBuildBr(l->b, join);
     LLVMPositionBuilderAtEnd(l->b, join);
 }
@@ -159,6 +160,36 @@ static LLVMValueRef linear_index(LL *l, const Type *t, int r, int skip) {
     return lin;
 }
 
+/* linear_index * eb on numbers, less the window's first element (LLAddrs, llvm_ctx.h) */
+typedef struct LinearAddrs {
+    LLAddrs a;
+    int eb;
+    int64_t first;
+} LinearAddrs;
+
+static bool linear_host_offset(const void *ctx, const int64_t *c, int64_t *off) {
+    const LinearAddrs *A = ctx;
+    const Type *t = A->a.ty;
+    int64_t lin = 0, stride = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        lin += c[d] * stride;
+        stride *= t->shape[d];
+    }
+    *off = (lin - A->first) * A->eb;
+    return true;
+}
+
+/* Scratch pointer of register r's element in a window of t at byte off (write_window, read_window). */
+static LLVMValueRef window_ptr(LL *l, LinearAddrs *A, int r, int off) {
+    LLVMValueRef p = A->a.ty->rank ? ll_addrs_find(l, &A->a, r) : NULL;
+    if (p) return p;
+    LLVMValueRef lin = linear_index(l, A->a.ty, r, -1);
+    if (A->first) lin = LLVMBuildSub(l->b, lin, ll_i32(l, A->first), "");
+    p = ll_smem_ptr(l, off, LLVMBuildMul(l->b, lin, ll_i32(l, A->eb), ""));
+    if (A->a.ty->rank) ll_addrs_add(&A->a, p);
+    return p;
+}
+
 /* Largest power-of-two v <= maxv such that registers r..r+v-1 hold consecutive,
  * v-aligned elements along the last dim (so one vector access covers them). */
 static int vec_run(const LayoutRegs *lr, const Type *t, int r, int maxv) {
@@ -194,28 +225,30 @@ static void write_window(LL *l, const Type *t, LLVMValueRef *vals, int off, int 
     LLVMTypeRef st = smem_type(l, t->dt);
     int64_t below = t->rank ? tir_type_numel(t) / t->shape[0] : 1;
     bool whole = !t->rank || (lo <= 0 && hi >= t->shape[0]);
+    LinearAddrs addrs = {.eb = eb, .first = whole ? 0 : lo * below};
+    if (t->rank) ll_addrs_init(&addrs.a, t, lr, linear_host_offset, &addrs);
+    addrs.a.ty = t;
     for (int r = 0; r < lr->n;) {
         if (is_replica(lr, t, r) || (!whole && (lr->stat[r][0] < lo || lr->stat[r][0] >= hi))) {
             r++;
             continue;
         }
         int v = vec_run(lr, t, r, 16 / eb);
-        LLVMValueRef lin = linear_index(l, t, r, -1);
-        if (!whole && lo) lin = LLVMBuildSub(l->b, lin, ll_i32(l, (int)(lo * below)), "");
-        LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
+        LLVMValueRef p = window_ptr(l, &addrs, r, off);
         /* threads holding a replica (wrapped or sliced-away thread terms) skip the store */
         LLVMValueRef own = ll_owner(l, t, r);
         if (v == 1) {
-            st_shared_if(l, own, to_smem(l, vals[r], t->dt), off, byte, (unsigned)eb);
+            st_shared_if(l, own, to_smem(l, vals[r], t->dt), p, 0, NULL, (unsigned)eb);
         } else {
             LLVMTypeRef vt = LLVMVectorType(st, (unsigned)v);
             LLVMValueRef vec = LLVMGetPoison(vt);
             for (int j = 0; j < v; j++)
                 vec = LLVMBuildInsertElement(l->b, vec, to_smem(l, vals[r + j], t->dt), ll_i32(l, j), "");
-            st_shared_if(l, own, vec, off, byte, (unsigned)(eb * v));
+            st_shared_if(l, own, vec, p, 0, NULL, (unsigned)(eb * v));
         }
         r += v;
     }
+    if (t->rank) ll_addrs_free(&addrs.a);
 }
 
 void ll_smem_write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) { write_window(l, t, vals, off, 0, INT32_MAX); }
@@ -227,24 +260,27 @@ static void read_window(LL *l, const Type *t, LLVMValueRef *out, int off, int lo
     LLVMTypeRef st = smem_type(l, t->dt);
     int64_t below = t->rank ? tir_type_numel(t) / t->shape[0] : 1;
     bool whole = !t->rank || (lo <= 0 && hi >= t->shape[0]);
+    LinearAddrs addrs = {.eb = eb, .first = whole ? 0 : lo * below};
+    if (t->rank) ll_addrs_init(&addrs.a, t, lr, linear_host_offset, &addrs);
+    addrs.a.ty = t;
     for (int r = 0; r < lr->n;) {
         if (!whole && (lr->stat[r][0] < lo || lr->stat[r][0] >= hi)) {
             r++;
             continue;
         }
         int v = vec_run(lr, t, r, 16 / eb);
-        LLVMValueRef lin = linear_index(l, t, r, -1);
-        if (!whole && lo) lin = LLVMBuildSub(l->b, lin, ll_i32(l, (int)(lo * below)), "");
-        LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
+        LLVMTypeRef ty = v == 1 ? st : LLVMVectorType(st, (unsigned)v);
+        LLVMValueRef x = LLVMBuildLoad2(l->b, ty, window_ptr(l, &addrs, r, off), "");
+        LLVMSetAlignment(x, (unsigned)(eb * v));
         if (v == 1) {
-            out[r] = from_smem(l, ld_shared(l, st, off, byte, (unsigned)eb), t->dt);
+            out[r] = from_smem(l, x, t->dt);
         } else {
-            LLVMValueRef vec = ld_shared(l, LLVMVectorType(st, (unsigned)v), off, byte, (unsigned)(eb * v));
             for (int j = 0; j < v; j++)
-                out[r + j] = from_smem(l, LLVMBuildExtractElement(l->b, vec, ll_i32(l, j), ""), t->dt);
+                out[r + j] = from_smem(l, LLVMBuildExtractElement(l->b, x, ll_i32(l, j), ""), t->dt);
         }
         r += v;
     }
+    if (t->rank) ll_addrs_free(&addrs.a);
 }
 
 void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) { read_window(l, t, out, off, 0, INT32_MAX); }
@@ -558,8 +594,8 @@ static int acc_bytes(const Red *k) { return dtype_bits(k->dt) > 32 ? 8 : 4; }
 static void slot_store(LL *l, const Red *k, const Slots *s, LLVMValueRef pred, LLVMValueRef row, Acc a) {
     LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, row, ll_i32(l, s->W), ""), s->wpos, "");
     int eb = acc_bytes(k);
-    st_shared_if(l, pred, a.v, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
-    if (a.idx) st_shared_if(l, pred, a.idx, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
+    st_shared_if(l, pred, a.v, NULL, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
+    if (a.idx) st_shared_if(l, pred, a.idx, NULL, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
 }
 
 /* The one thread that stores group partials of canonical register r for the cross-warp step:
@@ -916,7 +952,7 @@ static FnVal fn_shfl(LL *l, const Fn *F, const char *kind, FnVal a, LLVMValueRef
 static void fn_slot_store(LL *l, const Fn *F, int off, int rows, int W, LLVMValueRef pred, LLVMValueRef row, LLVMValueRef w, FnVal a) {
     for (int j = 0; j < F->k; j++) {
         LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, LLVMBuildAdd(l->b, row, ll_i32(l, j * rows), ""), ll_i32(l, W), ""), w, "");
-        st_shared_if(l, pred, to_smem(l, a.v[j], F->dt[j]), off, LLVMBuildMul(l->b, slot, ll_i32(l, 8), ""), (unsigned)dtype_bytes(F->dt[j]));
+        st_shared_if(l, pred, to_smem(l, a.v[j], F->dt[j]), NULL, off, LLVMBuildMul(l->b, slot, ll_i32(l, 8), ""), (unsigned)dtype_bytes(F->dt[j]));
     }
 }
 
