@@ -13,6 +13,7 @@
     X(specialize, "replace arguments specialized to 1 by the constant")                   \
     X(canonicalize, "fold constants, simplify algebra, merge common subexpressions, drop dead code") \
     X(induction, "make a loop's carried values that stay put or advance by a fixed step functions of the induction variable") \
+    X(merge_loads, "merge a load into an identical earlier one of its block when nothing between them may write memory") \
     X(contract, "contract f32 multiply-adds (and row-uniform (x - b) * s) into fma")  \
     X(assign_layout, "assign blocked layouts: coalesced, vectorized global access; convert where they differ") \
     X(remove_convert, "drop conversions to the layout a value already has, fold chains")   \

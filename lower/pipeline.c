@@ -35,16 +35,17 @@ static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
 
 /* The pipeline, in order.  Specialization first so constants fold; induction on the
  * folded IR, so that carried pointers advanced by folded steps become functions of the
- * induction variable before software pipelining looks at their loads; contraction
+ * induction variable before software pipelining looks at their loads; identical loads
+ * merged on the folded addresses, before the canonicalize that merges what they feed; contraction
  * on the folded IR, before layouts are chosen for the ops it makes; layout after
  * the IR is small; tensor maps right after software pipelining, while its copies'
  * masks still say where the tensor's edges are; peeling after both, so the remainder loop
  * continues the steady state's pipeline instead of starting its own; the
  * scratch-memory passes last, once every op that needs shared memory exists. */
-const char *const tir_pipeline_order[] = {"specialize",        "canonicalize", "induction",       "canonicalize",    "contract",        "assign_layout",
-                                          "remove_convert",    "software_pipeline", "tma",        "warp_specialize",
-                                          "peel",              "canonicalize", "smem_alloc",      "barrier",
-                                          "pingpong",          "overlap"};
+const char *const tir_pipeline_order[] = {"specialize",     "canonicalize",      "induction", "merge_loads",     "canonicalize",
+                                          "contract",       "assign_layout",     "remove_convert",    "software_pipeline", "tma",
+                                          "warp_specialize", "peel",             "canonicalize",      "smem_alloc",        "barrier",
+                                          "pingpong",       "overlap"};
 const int tir_pipeline_len = (int)ARRAY_LEN(tir_pipeline_order);
 
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d) {

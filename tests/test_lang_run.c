@@ -2,7 +2,7 @@
  * the PTX emulator with exact (integer) or tight references: atomics' old
  * values in every thread, atomic_cas on floats and under a mask (while loops, break/continue and spin locks:
  * test_lang_control.c), tuples returned from functions; atomic and/or/xor,
- * orderings and scopes (PTX text), f16/bf16 atomic_add, debug_barrier. */
+ * orderings and scopes (PTX text), f16/bf16 atomic_add, debug_barrier, identical loads merged. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -449,6 +449,72 @@ Test(lang_run, debug_barrier) {
     launch(&k, 1, params);
     download(&k, out, dout, sizeof out);
     for (int i = 0; i < 512; i++) cr_expect_eq(out[i], (511 - i) * 3, "out[%d] = %d", i, out[i]);
+    unload(&k);
+}
+
+/* ---- identical loads merged (pass merge_loads) ---- */
+
+/* x loaded four times, as a layer norm and inlined helpers do: for the statistics, again (merged: only
+ * pure ops between), then after a store to another buffer (kept: nothing says z is not x), and again
+ * (merged with the third).  So two loads of x per thread in the PTX, four before the pass. */
+static const char *dup_load_src = "fn row(p, c, m) { return load(p + c, m, 0.0); }\n"
+                                  "@num_warps(4)\n"
+                                  "kernel k(x: *f32, y: *f32, z: *f32, n: i32) {\n"
+                                  "    let c = program_id(0) * 128 + arange(0, 128);\n"
+                                  "    let m = c < n;\n"
+                                  "    let mu = sum(load(x + c, m, 0.0), axis=0) / 128.0;\n"
+                                  "    let a = row(x, c, m);\n"
+                                  "    store(z + c, a * 2.0, m);\n"
+                                  "    let d = row(x, c, m) - mu;\n"
+                                  "    store(y + c, d * d + row(x, c, m), m);\n"
+                                  "}\n";
+
+static int count_substr(const char *s, const char *sub) {
+    int n = 0;
+    for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub)) n++;
+    return n;
+}
+
+Test(lang_run, dup_load_ptx_count) {
+    const char *archs[] = {"sm_80", "sm_90a"};
+    for (int a = 0; a < 2; a++) {
+        char *ptx = compile_ptx(dup_load_src, archs[a]);
+        cr_expect_eq(count_substr(ptx, "ld.global"), 2, "%s: %d global loads, want 2\n%s", archs[a],
+                     count_substr(ptx, "ld.global"), ptx);
+        free(ptx);
+    }
+}
+
+Test(lang_run, dup_load_store_between_float64) {
+    K k;
+    load_src(&k, dup_load_src, "k");
+    enum { N = 300, G = 3, T = G * 128 };
+    unsigned seed = (unsigned)getpid();
+    float x[T], y[T], z[T];
+    for (int i = 0; i < T; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((int)(seed >> 8) % 20001 - 10000) / 1000.0f;
+    }
+    uint64_t dx = upload(&k, x, sizeof x), dy = poisoned(&k, sizeof y), dz = poisoned(&k, sizeof z);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &dz, &n};
+    launch(&k, G, params);
+    download(&k, y, dy, sizeof y);
+    download(&k, z, dz, sizeof z);
+    for (int g = 0; g < G; g++) {
+        double mu = 0;
+        for (int i = g * 128; i < (g + 1) * 128 && i < N; i++) mu += x[i];
+        mu /= 128.0;
+        for (int i = g * 128; i < (g + 1) * 128; i++) {
+            if (i >= N) {
+                cr_expect(isnan(y[i]) && isnan(z[i]), "element %d past n was written", i);
+                continue;
+            }
+            double d = x[i] - mu, want = d * d + x[i];
+            cr_expect_eq(z[i], 2.0f * x[i], "z[%d] = %g, want %g", i, z[i], 2.0 * x[i]);
+            cr_expect(fabs(y[i] - want) <= 1e-5 * (fabs(want) + 1), "y[%d] = %.9g, want %.9g", i, y[i], want);
+        }
+    }
     unload(&k);
 }
 

@@ -50,7 +50,7 @@ static const char usage[] =
     "  --no-cache             compile even when the compile cache has the result\n"
     "  -h, --help             this text\n"
     "\n"
-    "passes, in order: specialize canonicalize induction canonicalize contract assign_layout remove_convert\n"
+    "passes, in order: specialize canonicalize induction merge_loads canonicalize contract assign_layout remove_convert\n"
     "                  software_pipeline tma warp_specialize peel canonicalize smem_alloc barrier pingpong overlap\n"
     CLI_EXIT_HELP;
 
