@@ -23,8 +23,9 @@
  *      keyed on (op, operands, attrs, result type); a hit maps its result
  *      to the earlier value and deletes it.  Entries made inside a region are
  *      popped when the region ends, so only dominating values are reused.
- *      Loads are not merged: keeping an earlier load's tile live to the later
- *      one made moe/experts.tile's moe_down spill on sm_86 and sm_89.
+ *      Loads are not merged here: keeping an earlier load's tile live to the
+ *      later one across loops made moe/experts.tile's moe_down spill on sm_86
+ *      and sm_89; merge_loads.c merges them within a block only.
  *      A for, while or if whose regions hold only pure ops (and such
  *      loops and ifs) is looked up too: equal when its operands, attributes
  *      and result types are and its regions are op for op the same, the
