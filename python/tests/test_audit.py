@@ -256,13 +256,16 @@ class Audit(unittest.TestCase):
         for t, (lo, hi) in ends.items():
             for bad in (lo - 1, hi + 1):
                 vals = dict(base, **{t: bad})
-                with self.assertRaisesRegex(ValueError, r"argument 'v_%s': %d does not fit %s" % (t, bad, t)):
+                with self.assertRaisesRegex(ValueError,
+                                            r"argument 'v_%s': kernel 'sc' takes %s, got %d, which does not fit" % (t, t, bad)):
                     k[1](*[outs[u] for u in SCALAR_TYPES], *[vals[u] for u in SCALAR_TYPES])
-        for t, bad, msg in (("i32", 1.0, "expected an integer for i32, got a float"), ("u8", np.float32(1), "expected an integer"),
-                            ("f32", "1.0", "expected a number for f32"), ("i1", "True", "expected a bool for i1"),
-                            ("i64", [1], "expected an integer for i64")):
+        for t, bad, msg in (("i32", 1.0, "takes i32, got a float, not an integer"),
+                            ("u8", np.float32(1), "takes u8, got <class 'numpy.float32'>, not an integer"),
+                            ("f32", "1.0", "takes f32, got <class 'str'>, not a number"),
+                            ("i1", "True", "takes i1, got <class 'str'>, not a bool"),
+                            ("i64", [1], "takes i64, got <class 'list'>, not an integer")):
             vals = dict(base, **{t: bad})
-            with self.assertRaisesRegex(TypeError, r"argument 'v_%s': %s" % (t, msg)):
+            with self.assertRaisesRegex(TypeError, r"argument 'v_%s': kernel 'sc' %s" % (t, msg)):
                 k[1](*[outs[u] for u in SCALAR_TYPES], *[vals[u] for u in SCALAR_TYPES])
 
     def test_strided_reversed_and_transposed_views(self):
@@ -297,7 +300,7 @@ class Audit(unittest.TestCase):
             out = poisoned(10, np.float32)
             self.copy[grid](y, out, 10, 1, 1, 1.0)
             self.assertTrue(np.isnan(out).all(), grid)
-        with self.assertRaisesRegex(TypeError, r"argument 'n': expected an integer for i32, got <class 'numpy.ndarray'>"):
+        with self.assertRaisesRegex(TypeError, r"argument 'n': kernel 'copy' takes i32, got <class 'numpy.ndarray'>, not an integer"):
             self.copy[1](x, out, np.array(1.5), 1, 1, 1.0)
 
     def test_numpy_scalar_is_no_array(self):

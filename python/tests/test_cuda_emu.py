@@ -357,17 +357,18 @@ kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32) {
                                              r"of this context \(invalid value\)"):
             k[(1,)](x, HostAsDevice(), out, n)
         # device memory on the emulator
-        with pytest.raises(TypeError, match=r"argument 'y': CUDA device memory cannot be used on the emulator"):
+        with pytest.raises(TypeError, match=r"argument 'y': kernel 'add' takes \*f32: CUDA device memory cannot be used on the emulator"):
             tile.compile(ADD, BLOCK=128, device="emu").add[(1,)](host, x, host, n)
         # a DLPack tensor of another CUDA device than the launch's
-        with pytest.raises(ValueError, match=r"argument 'x': a DLPack tensor on cuda:1, the launch is on cuda:0"):
+        with pytest.raises(ValueError, match=r"argument 'x': kernel 'add' takes \*f32: a DLPack tensor on cuda:1, the launch is on cuda:0"):
             k[(1,)](DLPackArray(_other(x)), x, out, n)
         # a device type that is neither CPU nor CUDA
-        with pytest.raises(TypeError, match=r"argument 'x': DLPack device type 4 is neither CPU nor CUDA"):
+        with pytest.raises(TypeError, match=r"argument 'x': kernel 'add' takes \*f32: DLPack device type 4 is neither CPU nor CUDA"):
             k[(1,)](DLPackArray(x, kDLOpenCL), x, out, n)
         # a __cuda_array_interface__ stream the protocol disallows
         x.stream = 0
-        with pytest.raises(ValueError, match=r"argument 'x': its __cuda_array_interface__ 'stream' is 0, not a stream"):
+        with pytest.raises(ValueError, match=r"argument 'x': kernel 'add' takes \*f32: its __cuda_array_interface__ 'stream' is 0, "
+                                             r"not a stream"):
             k[(1,)](x, x, out, n)
         x.stream = None
         # a CUDA tensor of the wrong element type: refused, and its capsule's deleter still called

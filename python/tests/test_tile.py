@@ -6,6 +6,7 @@ not multiples of the block.  scripts/test_python.sh runs these from a fresh
 venv with the package installed by pip."""
 import gc
 import os
+import re
 import tempfile
 import unittest
 
@@ -327,12 +328,13 @@ class Launch(unittest.TestCase):
             mod.copy_to[1,](x, None, n)
         self.assertIn("'b' is None in this compile", str(cm.exception))
         # None for an integer, float or i1 is a TypeError that says only pointers take None and what to write
-        with self.assertRaisesRegex(TypeError, r"argument 'n': None is no i32 value: only pointer parameters take None"):
+        with self.assertRaisesRegex(TypeError, r"argument 'n': kernel 'bias_add' takes i32, got None: only pointer parameters "
+                                               r"take None"):
             k[1,](x, b, out, None)
         fk = tile.compile("kernel sc(x: *f32, s: f32, t: f16, p: i1) { store(x, s + (t as f32)); }\n").sc
         for args, name, ty in (((x, None, 1.0, True), "s", "f32"), ((x, 1.0, None, True), "t", "f16"),
                                ((x, 1.0, 1.0, None), "p", "i1")):
-            with self.assertRaisesRegex(TypeError, r"argument '%s': None is no %s value.*`const %s = None`" % (name, ty, name)):
+            with self.assertRaisesRegex(TypeError, r"argument '%s': kernel 'sc' takes %s, got None.*`const %s = None`" % (name, ty, name)):
                 fk[1,](*args)
         # a constexpr None (Triton's): the const is None in the kernel
         src = ("kernel scale(x: *f32, n: i32, const F = 2.0) {\n"
@@ -426,7 +428,7 @@ class Launch(unittest.TestCase):
             self.add[2,](OnlyDLPack(np.zeros(n, np.int32)), OnlyDLPack(y), OnlyDLPack(out), n)
         bad = OnlyDLPack(x)
         bad.__dlpack__ = lambda stream=None: 42
-        with self.assertRaisesRegex(TypeError, r"argument 'x': its __dlpack__\(\) returned no 'dltensor' capsule"):
+        with self.assertRaisesRegex(TypeError, r"argument 'x': kernel 'add' takes \*f32: its __dlpack__\(\) returned no 'dltensor' capsule"):
             self.add[2,](bad, OnlyDLPack(y), OnlyDLPack(out), n)
 
     def test_dlpack_overlapping_views(self):
@@ -457,10 +459,10 @@ class Launch(unittest.TestCase):
         close(self, out[3:n + 3], t[:-1].astype(np.float64) + t[1:], 1e-6, 1e-6)
         self.assertTrue(np.isnan(out[:3]).all() and np.isnan(out[n + 3:]).all(), out)
         # without a storage to widen to, the two views overlap and are refused with a message
-        with self.assertRaisesRegex(ValueError, r"argument 'y': cannot use this host memory: .*overlaps"):
+        with self.assertRaisesRegex(ValueError, r"argument 'y': kernel 'add' takes \*f32: cannot use this host memory: .*overlaps"):
             self.add[2,](OnlyDLPack(t[:-1]), OnlyDLPack(t[1:]), OnlyDLPack(out), n)
         # a storage that does not hold the view is not used
-        with self.assertRaisesRegex(ValueError, r"argument 'y': cannot use this host memory: .*overlaps"):
+        with self.assertRaisesRegex(ValueError, r"argument 'y': kernel 'add' takes \*f32: cannot use this host memory: .*overlaps"):
             self.add[2,](TorchLike(t[:-1], out), TorchLike(t[1:], out), OnlyDLPack(out), n)
 
     def test_threads(self):
@@ -684,12 +686,12 @@ class Scalars(unittest.TestCase):
         y = poisoned(4, np.float32)
         k[1](y, u, False, 0)
         self.assertEqual(float(y[0]), 2.0)
-        with self.assertRaisesRegex(TypeError, r"argument 'flag': expected a bool for i1"):
+        with self.assertRaisesRegex(TypeError, r"argument 'flag': kernel 'k' takes i1, got <class 'str'>, not a bool"):
             k[1](y, u, "False", 0)
         for g in (2**31, 2**70, (2**70,), (1, 2**64)):
-            with self.assertRaisesRegex(ValueError, r"a dimension is negative or too large"):
+            with self.assertRaisesRegex(ValueError, r"^grid of kernel 'k': a dimension is negative or too large"):
                 k[g](y, u, True, 0)
-        with self.assertRaisesRegex(TypeError, r"dimensions must be integers"):
+        with self.assertRaisesRegex(TypeError, r"^grid of kernel 'k': dimensions must be integers"):
             k[(1, "2")](y, u, True, 0)
         for t in (tile.Kernel, type(k[1])):
             with self.assertRaisesRegex(TypeError, r"objects are made by tile"):
@@ -707,7 +709,7 @@ class Scalars(unittest.TestCase):
             k[1](x, out, "1.5", 0.0, n)
         with self.assertRaisesRegex(ValueError, r"argument 'n'.*i64"):
             k[1](x, out, 1.0, 0.0, 2**63)
-        with self.assertRaisesRegex(ValueError, r"argument 's': an int too large for any float, out of range for f32"):
+        with self.assertRaisesRegex(ValueError, r"argument 's': kernel 'axpb' takes f32, got an int too large for any float"):
             k[1](x, out, 10**400, 0.0, n)  # an int no float holds: its range, not "expected a number"
 
     def test_static_print_and_default_device(self):
@@ -1200,6 +1202,58 @@ class Errors(unittest.TestCase):
             self.add["x"]
         with self.assertRaisesRegex(ValueError, "grid"):
             self.add[(1, 2, 3, 4)]
+
+    def test_launch_errors_name_the_kernel(self):
+        """Every refused launch argument names the kernel as a refused array does ("argument 'x': kernel 'add' takes
+        *f32, ..."): scalars (a float, text, None, a value out of range), what is no array or a misaligned one, the
+        grid (given, or returned by a grid function) and stream=; a raw PTX kernel's grid, block, stream and
+        arguments too.  Nothing is launched: the poisoned output stays NaN."""
+        x, out = self.x, poisoned(100, np.float32)
+        for args, exc, msg in (((x, x, out, 1.5), TypeError, r"argument 'n': kernel 'add' takes i32, got a float, not an integer"),
+                               ((x, x, out, "7"), TypeError, r"argument 'n': kernel 'add' takes i32, got <class 'str'>, not an integer"),
+                               ((x, x, out, None), TypeError, r"argument 'n': kernel 'add' takes i32, got None: only pointer"),
+                               ((x, x, out, -2**31 - 1), ValueError, r"argument 'n': kernel 'add' takes i32, got -2147483649, "
+                                                                     r"which does not fit"),
+                               (([1.0] * 100, x, out, 100), TypeError, r"argument 'x': kernel 'add' takes \*f32: expected an array "
+                                                                       r"\(NumPy, DLPack or __cuda_array_interface__\), got <class 'list'>"),
+                               ((x, np.zeros(101, np.float32).view(np.uint8)[2:402].view(np.float32), out, 99), ValueError,
+                                r"argument 'y': kernel 'add' takes \*f32, got an array whose address is not aligned to its 4-byte")):
+            with self.assertRaisesRegex(exc, "^" + msg):
+                self.add[1](*args)
+        f = tile.compile("kernel scale(x: *f32, s: f32, on: i1) { store(x, where(on, s, 0.0)); }\n").scale
+        with self.assertRaisesRegex(TypeError, r"^argument 's': kernel 'scale' takes f32, got <class 'str'>, not a number"):
+            f[1](out, "2", True)
+        with self.assertRaisesRegex(TypeError, r"^argument 'on': kernel 'scale' takes i1, got <class 'str'>, not a bool"):
+            f[1](out, 2.0, "True")
+        with self.assertRaisesRegex(ValueError, r"^argument 's': kernel 'scale' takes f32, got an int too large for any float"):
+            f[1](out, 10**400, True)
+        for grid, exc, msg in ((-3, ValueError, "a dimension is negative or too large"),
+                               ((1, "2"), TypeError, "dimensions must be integers"),
+                               ((1, 2, 3, 4), ValueError, "expected 1 to 3 dimensions, got 4"),
+                               ("x", TypeError, "expected an int or a tuple of 1 to 3 ints, got <class 'str'>")):
+            with self.assertRaisesRegex(exc, "^grid of kernel 'add': " + re.escape(msg)):
+                self.add[grid]
+            with self.assertRaisesRegex(exc, "^grid of kernel 'add': " + re.escape(msg)):
+                self.add[lambda meta, g=grid: g](x, x, out, 100)
+        with self.assertRaisesRegex(TypeError, r"^stream of kernel 'add': expected None or an int \(a CUstream handle\), "
+                                               r"got <class 'str'>"):
+            self.add[1](x, x, out, 100, stream="s")
+        with self.assertRaisesRegex(tile.Error, r"^stream of kernel 'add': "):
+            self.add[1](x, x, out, 100, stream=12345)  # no such stream on the emulator
+        self.assertTrue(np.isnan(out).all())
+        ptx = tile.load_ptx(".version 8.0\n.target sm_80\n.address_size 64\n"
+                            ".visible .entry fill(.param .u64 p, .param .u32 n)\n.maxntid 32, 1, 1\n{\n\tret;\n}\n").fill
+        with self.assertRaisesRegex(TypeError, r"^kernel 'fill': grid: dimensions must be integers"):
+            ptx[(1, "2")]
+        with self.assertRaisesRegex(ValueError, r"^kernel 'fill': block: a dimension is not positive or too large"):
+            ptx[1](out, 3, block=(0,))
+        with self.assertRaisesRegex(TypeError, r"^kernel 'fill': cluster: expected an int or a tuple"):
+            ptx[1](out, 3, cluster="c")
+        with self.assertRaisesRegex(TypeError, r"^kernel 'fill': stream: expected None or an int"):
+            ptx[1](out, 3, stream="s")
+        with self.assertRaisesRegex(TypeError, r"^kernel 'fill': argument 0 \(u64\): expected an array"):
+            ptx[1]("x", 3)
+        ptx[1](out, 3)  # and it launches
 
     def test_out_of_bounds_reported(self):
         # n larger than the arrays: the runtime's checks or the emulator's memcheck refuse it

@@ -656,14 +656,17 @@ uint16_t tpy_f64_to_small(double v, int mant, int ebits) {
     return (uint16_t)(sign | ((unsigned)(E + bias) << mant) | ((uint16_t)q - (1u << mant)));
 }
 
-static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *spec) {
+/* One scalar argument into its slot.  A refusal names the argument, the kernel and the parameter's type, as an
+ * array's does: "argument 'n': kernel 'add' takes i32, got a float, not an integer". */
+static bool scalar_arg(const char *kname, const Param *p, PyObject *o, uint64_t *slot, unsigned *spec) {
     *slot = 0;
     *spec = 0;
+    const char *ty = p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype);
     if (o == Py_None) { /* Triton makes a None scalar a constexpr; the compiler binds None to pointers only */
         PyErr_Format(PyExc_TypeError,
-                     "argument '%s': None is no %s value: only pointer parameters take None (for Triton's None scalar "
-                     "declare a const parameter, `const %s = None`, and pass its value to compile())",
-                     p->name, p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype), p->name);
+                     "argument '%s': kernel '%s' takes %s, got None: only pointer parameters take None (for Triton's None "
+                     "scalar declare a const parameter, `const %s = None`, and pass its value to compile())",
+                     p->name, kname, ty, p->name);
         return false;
     }
     if (p->kind == 'f') {
@@ -671,13 +674,13 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
         PyObject *f = PyUnicode_Check(o) || PyBytes_Check(o) ? NULL : PyNumber_Float(o);
         if (!f && PyErr_ExceptionMatches(PyExc_OverflowError)) { /* an int beyond every float (10**400) */
             PyErr_Clear();
-            PyErr_Format(PyExc_ValueError, "argument '%s': an int too large for any float, out of range for %s", p->name,
-                         tile_dtype_name(p->dtype));
+            PyErr_Format(PyExc_ValueError, "argument '%s': kernel '%s' takes %s, got an int too large for any float", p->name,
+                         kname, ty);
             return false;
         }
         if (!f) {
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "argument '%s': expected a number for %s, got %R", p->name, tile_dtype_name(p->dtype),
+            PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s, got %R, not a number", p->name, kname, ty,
                          (PyObject *)Py_TYPE(o));
             return false;
         }
@@ -695,19 +698,20 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
             uint16_t h = tpy_f64_to_small(v, 7, 8);
             memcpy(slot, &h, 2);
         } else {
-            PyErr_Format(PyExc_TypeError, "argument '%s': %s scalars cannot be passed", p->name, tile_dtype_name(p->dtype));
+            PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s, and %s scalars cannot be passed", p->name, kname,
+                         ty, ty);
             return false;
         }
         return true;
     }
     if (PyFloat_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "argument '%s': expected an integer for %s, got a float", p->name,
-                     p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype));
+        PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s, got a float, not an integer", p->name, kname, ty);
         return false;
     }
     if (p->kind == 'b') { /* a bool, an integer or a NumPy scalar: not any object by its truth ("False" was true) */
         if (!PyBool_Check(o) && !PyIndex_Check(o) && !tpy_numpy_scalar(o)) {
-            PyErr_Format(PyExc_TypeError, "argument '%s': expected a bool for i1, got %R", p->name, (PyObject *)Py_TYPE(o));
+            PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes i1, got %R, not a bool", p->name, kname,
+                         (PyObject *)Py_TYPE(o));
             return false;
         }
         int t = PyObject_IsTrue(o);
@@ -720,8 +724,8 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
     if (v == -1 && PyErr_Occurred()) {
         if (PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "argument '%s': expected an integer for %s, got %R", p->name,
-                         tile_dtype_name(p->dtype), (PyObject *)Py_TYPE(o));
+            PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s, got %R, not an integer", p->name, kname, ty,
+                         (PyObject *)Py_TYPE(o));
         }
         return false;
     }
@@ -740,7 +744,7 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
     } else
         ok = !overflow && (p->bits == 64 || (v >= -(1ll << (p->bits - 1)) && v < (1ll << (p->bits - 1))));
     if (!ok) {
-        PyErr_Format(PyExc_ValueError, "argument '%s': %R does not fit %s", p->name, o, tile_dtype_name(p->dtype));
+        PyErr_Format(PyExc_ValueError, "argument '%s': kernel '%s' takes %s, got %R, which does not fit", p->name, kname, ty, o);
         return false;
     }
     memcpy(slot, &uv, 8); /* little-endian: the parameter's bytes come first */
@@ -806,6 +810,9 @@ bad:
 
 /* ---- Kernel[grid] and the launch ---- */
 
+/* What a grid's refusal begins with: "grid of kernel 'add'". */
+static void grid_what(const TPyKernel *k, char *buf, size_t n) { snprintf(buf, n, "grid of kernel '%s'", k->name); }
+
 static PyObject *kernel_subscript(PyObject *self, PyObject *grid) {
     TPyLauncher *l = PyObject_New(TPyLauncher, TPy_LauncherType);
     if (!l) return NULL;
@@ -815,9 +822,13 @@ static PyObject *kernel_subscript(PyObject *self, PyObject *grid) {
     if (PyCallable_Check(grid)) {
         Py_INCREF(grid);
         l->grid_fn = grid;
-    } else if (!tpy_dim3(grid, "grid", true, &l->grid)) {
-        Py_DECREF(l);
-        return NULL;
+    } else {
+        char what[320];
+        grid_what(l->k, what, sizeof what);
+        if (!tpy_dim3(grid, what, true, &l->grid)) {
+            Py_DECREF(l);
+            return NULL;
+        }
     }
     return (PyObject *)l;
 }
@@ -855,7 +866,12 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
                      FLAT_NOTE(flat));
         return false;
     }
-    if (!tpy_stream(k->dev, stream_obj, &pr->stream)) return false;
+    if (!tpy_stream(k->dev, stream_obj, &pr->stream)) {
+        char now[320];
+        snprintf(now, sizeof now, "stream of kernel '%s': ", k->name);
+        tpy_name_kernel("stream: ", now);
+        return false;
+    }
     pr->sc.stream = stream_obj;
     uint64_t key = 0, nulls = 0;
     for (int i = 0, islot = 0; i < k->nparams; i++) {
@@ -867,15 +883,21 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
             pr->slots[i] = 0;
         } else if (p->kind == 'p') {
             TPyArray a;
+            char ty[48]; /* the parameter's type, "*f32" (PyErr_Format has no %.*s) */
+            snprintf(ty, sizeof ty, "%.*s%s", p->depth, "********", p->dtype < 0 ? "i1" : tile_dtype_name(p->dtype));
             if (tpy_numpy_scalar(o)) { /* it shows the array protocols, but its memory is the immutable scalar's */
-                char ty[48];
-                snprintf(ty, sizeof ty, "%.*s%s", p->depth, "********", p->dtype < 0 ? "i1" : tile_dtype_name(p->dtype));
                 PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s, got the NumPy scalar %R: a scalar is a value, "
                                               "not an array (np.array([v]) is an array of one element)",
                              p->name, k->name, ty, o);
                 return false;
             }
-            if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
+            if (!tpy_array(&pr->sc, o, p->name, &a)) {
+                char was[80], now[400];
+                snprintf(was, sizeof was, "argument '%s': ", p->name);
+                snprintf(now, sizeof now, "argument '%s': kernel '%s' takes %s: ", p->name, k->name, ty);
+                tpy_name_kernel(was, now);
+                return false;
+            }
             if (a.readonly > 0 && i < 64 && (k->written >> i & 1)) {
                 PyErr_Format(PyExc_ValueError, "argument '%s': the array is read-only, and kernel '%s' stores through '%s' "
                                                "(pass a writable array: a copy of it, or one whose writeable flag is set)",
@@ -896,23 +918,21 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
                         : bytes ? (a.kind == 'b' || a.kind == 'i' || a.kind == 'u') && a.itemsize == 1
                                 : tpy_dtype_compatible(p->dtype, &a);
             if (!fits) {
-                char ty[48]; /* PyErr_Format has no %.*s */
-                snprintf(ty, sizeof ty, "%.*s%s", p->depth, "********", bytes ? "i1" : tile_dtype_name(p->dtype));
                 PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s%s, got an array of '%s'", p->name, k->name, ty,
                              table ? " (an array of 8-byte integers: device addresses from Device.data_ptr)" : bytes ? " (bool, uint8 or int8 elements)" : "", a.typestr);
                 return false;
             }
             size_t es = table ? 8 : bytes ? 1 : tile_dtype_size(p->dtype);
             if (es > 1 && a.ptr % es) {
-                PyErr_Format(PyExc_ValueError, "argument '%s': the array's address is not aligned to its %zu-byte elements",
-                             p->name, es);
+                PyErr_Format(PyExc_ValueError, "argument '%s': kernel '%s' takes %s, got an array whose address is not aligned to "
+                                               "its %zu-byte elements", p->name, k->name, ty, es);
                 return false;
             }
             if (a.ptr & 15) key |= KEY_UNALIGNED;
             pr->slots[i] = a.ptr;
         } else {
             unsigned spec;
-            if (!scalar_arg(p, o, &pr->slots[i], &spec)) return false;
+            if (!scalar_arg(k->name, p, o, &pr->slots[i], &spec)) return false;
             if (p->kind == 'i' || p->kind == 'u') {
                 if (islot < 31 && k->specialize) key |= (uint64_t)spec << (2 * islot);
                 islot++;
@@ -926,7 +946,9 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
         PyObject *g = PyObject_CallFunctionObjArgs(l->grid_fn, meta, NULL);
         Py_DECREF(meta);
         if (!g) return false;
-        bool ok = tpy_dim3(g, "grid", true, &pr->grid);
+        char what[320];
+        grid_what(k, what, sizeof what);
+        bool ok = tpy_dim3(g, what, true, &pr->grid);
         Py_DECREF(g);
         if (!ok) return false;
     }

@@ -59,6 +59,31 @@ PyObject *tpy_raise_msg(tile_status st, const char *what, const char *msg) {
     return NULL;
 }
 
+/* The exception a shared conversion raised (tpy_array's "argument 'x': ...", tpy_stream's "stream: ...") raised
+ * again with the launch's kernel named: its text's opening `was` becomes `now` (a TypeError, ValueError or
+ * tile.Error stays one).  Another exception (one a __dlpack__ or a grid function raised) is left as it is. */
+void tpy_name_kernel(const char *was, const char *now) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    if (!t || (t != PyExc_TypeError && t != PyExc_ValueError && t != TPy_Error)) {
+        PyErr_Restore(t, v, tb);
+        return;
+    }
+    PyErr_NormalizeException(&t, &v, &tb);
+    PyObject *str = v ? PyObject_Str(v) : NULL, *utf8 = str ? PyUnicode_AsUTF8String(str) : NULL;
+    const char *text = utf8 ? PyBytes_AsString(utf8) : NULL;
+    size_t n = strlen(was);
+    if (text && !strncmp(text, was, n)) {
+        PyErr_Format(t, "%s%s", now, text + n);
+        Py_XDECREF(t), Py_XDECREF(v), Py_XDECREF(tb);
+    } else {
+        PyErr_Clear(); /* a failed str(): the original exception stands */
+        PyErr_Restore(t, v, tb);
+    }
+    Py_XDECREF(utf8);
+    Py_XDECREF(str);
+}
+
 /* ---- calls that may run long: Ctrl-C ----
  *
  * The emulator runs a kernel inside the launch call, so a launch from the main thread (where Python runs its

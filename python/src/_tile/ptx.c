@@ -108,7 +108,13 @@ static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject
                 *slot = a.ptr;
                 return true;
             }
-            if (!PyIndex_Check(o) || !PyErr_ExceptionMatches(PyExc_TypeError)) return false;
+            if (!PyIndex_Check(o) || !PyErr_ExceptionMatches(PyExc_TypeError)) {
+                char was[80], now[320];
+                snprintf(was, sizeof was, "argument '%s': ", pname);
+                snprintf(now, sizeof now, "kernel '%s': argument %s: ", k->name, pname);
+                tpy_name_kernel(was, now);
+                return false;
+            }
             PyErr_Clear();
         }
     }
@@ -263,7 +269,9 @@ static void ptxkernel_dealloc(PyObject *self) {
 
 static PyObject *ptxkernel_subscript(PyObject *self, PyObject *grid) {
     tile_dim3 g;
-    if (!tpy_dim3(grid, "grid", true, &g)) return NULL;
+    char what[320];
+    snprintf(what, sizeof what, "kernel '%s': grid", ((TPyPtxKernel *)self)->name);
+    if (!tpy_dim3(grid, what, true, &g)) return NULL;
     TPyPtxLauncher *l = PyObject_New(TPyPtxLauncher, TPy_PtxLauncherType);
     if (!l) return NULL;
     Py_INCREF(self);
@@ -346,8 +354,11 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
         return PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature,
                             (int)n);
     tile_launch_options o = {.size = sizeof o, .shared_bytes = (unsigned)shared, .cooperative = cooperative};
-    if (block && block != Py_None && !tpy_dim3(block, "block", false, &o.block)) return NULL;
-    if (cluster && cluster != Py_None && !tpy_dim3(cluster, "cluster", false, &o.cluster)) return NULL;
+    char what[320];
+    snprintf(what, sizeof what, "kernel '%s': block", k->name);
+    if (block && block != Py_None && !tpy_dim3(block, what, false, &o.block)) return NULL;
+    snprintf(what, sizeof what, "kernel '%s': cluster", k->name);
+    if (cluster && cluster != Py_None && !tpy_dim3(cluster, what, false, &o.cluster)) return NULL;
     if (!o.block.x && !k->block_threads)
         return PyErr_Format(PyExc_ValueError, "kernel '%s': its PTX has no .maxntid or .reqntid: give block=", k->name);
     TPyScope sc = {.dev = dev};
@@ -360,7 +371,11 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
         PyErr_NoMemory();
         goto done;
     }
-    if (!tpy_stream(dev, stream_obj, &stream)) goto done;
+    if (!tpy_stream(dev, stream_obj, &stream)) {
+        snprintf(what, sizeof what, "kernel '%s': stream: ", k->name);
+        tpy_name_kernel("stream: ", what);
+        goto done;
+    }
     sc.stream = stream_obj;
     for (Py_ssize_t i = 0; i < n; i++) {
         const PtxParam *p = &k->params[i];

@@ -53,6 +53,9 @@ typedef struct TPyDevice {
 PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what);
 /* As tpy_raise, with the failure's message given (another thread's tile_last_error). */
 PyObject *tpy_raise_msg(tile_status st, const char *what, const char *msg);
+/* The pending TypeError, ValueError or tile.Error whose text begins with `was` raised again beginning with `now`
+ * (a launch names its kernel in what tpy_array or tpy_stream refused); any other exception is left as it is. */
+void tpy_name_kernel(const char *was, const char *now);
 /* fn(arg) with the GIL released; on the emulator, which runs kernels inside the call, Ctrl-C stops it
  * (tile_context_interrupt) and KeyboardInterrupt is raised.  False with an exception set (tpy_raise's
  * for a failure, named by what). */
