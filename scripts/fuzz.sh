@@ -6,9 +6,10 @@
 # 1. installs clang when missing; configures build-fuzz/ with clang and
 #    TILE_FUZZ=ON (ASan + UBSan + libFuzzer) and builds fuzz_tile, fuzz_ptx;
 # 2. makes the seed corpora: build-fuzz/corpus-tile from kernels/, stdlib/,
-#    tests/lang/ and fuzz/regressions/tile-*; build-fuzz/corpus-ptx from
-#    tests/emu/*.ptx, fuzz/regressions/ptx-* and, when build/tile exists, the
-#    PTX of every shipped kernel for sm_80 and sm_90a.  Inputs the fuzzers
+#    tests/lang/, fuzz/seeds/tile-* and fuzz/regressions/tile-*;
+#    build-fuzz/corpus-ptx from tests/emu/*.ptx, fuzz/seeds/ptx-*,
+#    fuzz/regressions/ptx-* and, when build/tile exists, the PTX of every
+#    shipped kernel and of fuzz/seeds/tile-* for sm_80 and sm_90a.  Inputs the fuzzers
 #    find are added to these folders and kept for the next run.  Inputs of
 #    bugs reported and not fixed yet wait in fuzz/regressions/open/ (not
 #    seeded: each would stop every run at once); the fix moves them up;
@@ -70,8 +71,19 @@ for f in fuzz/regressions/tile-* fuzz/regressions/ptx-*; do
   [ -f "$f" ] || continue
   case "$(basename "$f")" in tile-*) cp "$f" $B/corpus-tile/ ;; ptx-*) cp "$f" $B/corpus-ptx/ ;; esac
 done
+# hand-written seeds of constructs the files above hold little of (fuzz/seeds/: trans() operands of a pipelined
+# dot, pointer_type casts, scans, sort, histogram, join/split, inline asm; ldmatrix .trans, wgmma's transpose
+# bits, TMA with mbarrier waits): .tile ones also for sm_90a (0x02) and run (0x04, 0x06), PTX ones also launched
+for f in fuzz/seeds/tile-* fuzz/seeds/ptx-*; do
+  [ -f "$f" ] || continue
+  n=seed_$(basename "$f")
+  case "$n" in
+  seed_tile-*) cp "$f" "$B/corpus-tile/$n" && for v in 2 4 6; do { printf "\\00$v"; cat "$f"; } >"$B/corpus-tile/$n.$v"; done ;;
+  *) cp "$f" "$B/corpus-ptx/$n" && { printf '\001'; cat "$f"; } >"$B/corpus-ptx/seed1_$(basename "$f")" ;;
+  esac
+done
 if [ -x build/tile ] && [ "$which" != tile ]; then
-  for f in kernels/*.tile kernels/*/*.tile; do
+  for f in kernels/*.tile kernels/*/*.tile fuzz/seeds/tile-*; do
     for arch in sm_80 sm_90a; do
       build/tile compile "$f" --arch "$arch" --emit ptx --no-cache -o "$B/corpus-ptx/seed_$(echo "$f" | tr / _)_$arch.ptx" 2>/dev/null ||
         echo "note: build/tile compile $f --arch $arch failed; not a seed" >&2
