@@ -1074,29 +1074,39 @@ static const char *ptx_word(const char *p, const char *end, char *w, size_t cap)
 }
 
 /* The names after ".entry" in ptx, ", "-separated, into out (the first 16). */
+/* PTX identifiers: [A-Za-z][A-Za-z0-9_$]* or [_$%][A-Za-z0-9_$]+. */
+static bool ptx_ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+
+/* The name after the ".entry" at p (p + 6), past any white space, or NULL where ".entry" is the start of a longer
+ * word (".entry_x"): the emulator's lexer also reads ".entry%k" and ".entry\n k" as the directive and a name. */
+static const char *ptx_entry_name_at(const char *p) {
+    const char *q = p + 6;
+    if (ptx_ident_char(*q)) return NULL;
+    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+    return q;
+}
+
 static void ptx_entry_names(const char *ptx, Str *out) {
     int n = 0;
     for (const char *p = ptx; (p = strstr(p, ".entry")) && n < 16; p += 6) {
-        const char *q = p + 6, *e;
-        if (q[0] != ' ' && q[0] != '\t') continue;
-        while (*q == ' ' || *q == '\t') q++;
-        for (e = q; isalnum((unsigned char)*e) || *e == '_' || *e == '$'; e++) {
+        const char *q = ptx_entry_name_at(p), *e;
+        if (!q) continue;
+        for (e = q + (*q == '%'); ptx_ident_char(*e); e++) {
         }
-        if (e > q) str_printf(out, "%s%.*s", n++ ? ", " : "", (int)(e - q > 200 ? 200 : e - q), q);
+        if (e > q + (*q == '%')) str_printf(out, "%s%.*s", n++ ? ", " : "", (int)(e - q > 200 ? 200 : e - q), q);
     }
 }
 
 static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
-    Str key = {0};
-    str_printf(&key, ".entry %s", name);
+    size_t nl = strlen(name);
     const char *p = ptx;
-    size_t kl = key.len;
-    for (; (p = strstr(p, key.buf)); p += kl) { /* ".entry NAME" followed by "(" or space: not a longer name */
-        const char *t = p + kl;
+    for (; (p = strstr(p, ".entry")); p += 6) { /* ".entry NAME" followed by "(", "{" or ".": not a longer name */
+        const char *t = ptx_entry_name_at(p);
+        if (!t || strncmp(t, name, nl)) continue;
+        t += nl;
         while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r') t++;
         if (*t == '(' || *t == '{' || *t == '.') break;
     }
-    str_free(&key);
     if (!p) return;
     const char *body = strchr(p, '{');
     if (!body) return;

@@ -351,6 +351,23 @@ Test(runtime, raw_ptx_header) {
     tile_kernel_get_attributes(kl, &at);
     cr_assert_str_eq(at.signature, "u32", "the entry whose name extends another's is its own");
     cr_assert_eq(at.block_threads, 0);
+    /* the name read as the emulator's lexer reads it: right after ".entry" ("%k", found by fuzz_ptx: the
+     * launcher then had no parameters to show, -1) or past a newline */
+    tile_module *mw;
+    cr_assert_eq(tile_module_load_ptx(ctx, ".version 8.0\n.target sm_80\n.address_size 64\n"
+                                           ".visible .entry%k(.param .u64 .ptr a) .maxntid 64 { ret; }\n"
+                                           ".visible .entry\n\tnl\n(.param .f32 b, .param .u16 c) { ret; }\n", &mw),
+                 TILE_OK, "%s", tile_last_error(ctx));
+    const char *wn[] = {"%k", "nl"}, *wsig[] = {"ptr", "f32, u16"};
+    for (int i = 0; i < 2; i++) {
+        tile_kernel *kw;
+        cr_assert_eq(tile_module_get_kernel(mw, wn[i], &kw), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_kernel_get_attributes(kw, &at), TILE_OK);
+        cr_assert_eq(at.num_params, i + 1, "%s", wn[i]);
+        cr_assert_str_eq(at.signature, wsig[i]);
+        cr_assert_eq(at.block_threads, i ? 0 : 64);
+    }
+    tile_module_unload(mw);
     /* ptxas takes .reqntid 65536, 65536 (no GPU launches it): the count saturates, it did not wrap to 0 threads */
     tile_module *mbig;
     cr_assert_eq(tile_module_load_ptx(ctx, ".version 8.0\n.target sm_80\n.address_size 64\n"

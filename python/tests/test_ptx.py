@@ -282,6 +282,11 @@ class Ptx(unittest.TestCase):
         commented = AXPY.replace(".address_size 64\n", ".address_size 64\n// .visible .entry old_axpy(\n"
                                  "/* .entry older(\n\t.param .u64 p\n) { ret; } */\n")
         self.assertEqual(tile.load_ptx(commented, device=self.dev).kernels, ["axpy"])
+        # the names as the lexer reads them: past a newline, or right after .entry ("%k"); not ".entry_x"
+        odd = tile.load_ptx(AXPY.replace(".entry axpy(", ".entry\n\taxpy(") + ".visible .entry%k(.param .u32 n)\n{\n\tret;\n}\n",
+                            device=self.dev)
+        self.assertEqual(odd.kernels, ["axpy", "%k"])
+        self.assertEqual((odd.axpy.signature, odd["%k"].signature), ("ptr, ptr, f32, u32", "u32"))
         k = mod.axpy
         self.assertEqual(k.signature, "ptr, ptr, f32, u32")
         self.assertEqual(k.block_threads, 128)

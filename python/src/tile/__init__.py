@@ -563,7 +563,7 @@ class PtxModule:
 
     def __init__(self, native, text):
         self._native = native
-        self._names = _re.findall(r"\.entry\s+([A-Za-z_$%][\w$]*)", _blank(text))  # not those in comments
+        self._names = _re.findall(r"\.entry(?![\w$])\s*([A-Za-z_$%][\w$]*)", _blank(text))  # not in comments; ".entry%k" too
         self._cache = {}
 
     @property
