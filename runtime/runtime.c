@@ -1056,153 +1056,6 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool 
     return n;
 }
 
-/* Raw PTX: the parameters and block of ".entry NAME(.param .u64 .ptr .global .align 1 a, .param .align 8 .b8 s[24],
- * ...) .maxntid 128, 1, 1" (or .reqntid), read from the header alone.  Each parameter's size (a byte array's
- * whole size) and the signature tile_kernel_attributes shows for it: the PTX type ("u64", "f32"), "ptr" for a
- * .ptr-qualified one, "b8[24]" for an array (a struct passed by value). */
-static const char *ptx_word(const char *p, const char *end, char *w, size_t cap) {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
-    size_t n = 0;
-    if (p < end && (*p == '[' || *p == ']' || *p == ',')) w[n++] = *p++;
-    else
-        while (p < end && !strchr(" \t\r\n[],", *p)) {
-            if (n + 1 < cap) w[n++] = *p;
-            p++;
-        }
-    w[n] = 0;
-    return p;
-}
-
-/* The names after ".entry" in ptx, ", "-separated, into out (the first 16). */
-/* PTX identifiers: [A-Za-z][A-Za-z0-9_$]* or [_$%][A-Za-z0-9_$]+. */
-static bool ptx_ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
-
-/* The name after the ".entry" at p (p + 6), past any white space, or NULL where ".entry" is the start of a longer
- * word (".entry_x"): the emulator's lexer also reads ".entry%k" and ".entry\n k" as the directive and a name. */
-static const char *ptx_entry_name_at(const char *p) {
-    const char *q = p + 6;
-    if (ptx_ident_char(*q)) return NULL;
-    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-    return q;
-}
-
-static void ptx_entry_names(const char *ptx, Str *out) {
-    int n = 0;
-    for (const char *p = ptx; (p = strstr(p, ".entry")) && n < 16; p += 6) {
-        const char *q = ptx_entry_name_at(p), *e;
-        if (!q) continue;
-        for (e = q + (*q == '%'); ptx_ident_char(*e); e++) {
-        }
-        if (e > q + (*q == '%')) str_printf(out, "%s%.*s", n++ ? ", " : "", (int)(e - q > 200 ? 200 : e - q), q);
-    }
-}
-
-static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
-    size_t nl = strlen(name);
-    const char *p = ptx;
-    for (; (p = strstr(p, ".entry")); p += 6) { /* ".entry NAME" followed by "(", "{" or ".": not a longer name */
-        const char *t = ptx_entry_name_at(p);
-        if (!t || strncmp(t, name, nl)) continue;
-        t += nl;
-        while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r') t++;
-        if (*t == '(' || *t == '{' || *t == '.') break;
-    }
-    if (!p) return;
-    const char *body = strchr(p, '{');
-    if (!body) return;
-    const char *open = strchr(p, '('), *close = open && open < body ? strchr(open, ')') : NULL;
-    if (close && close > body) return;
-    int n = 0, cap = 16;
-    uint8_t *size = malloc((size_t)cap); /* each parameter's bytes, at most 255 (only tensor maps read them) */
-    uint8_t *spec = calloc((size_t)cap, 1); /* a .ptr parameter's .align N (N > 1): the code may assume it */
-    bool *isptr = calloc((size_t)cap, sizeof *isptr); /* a .ptr parameter: its value must be null or memory of the context */
-    if (!size || !spec || !isptr) { /* out of memory: the launch checks nothing, as for PTX we cannot read */
-        free(size), free(spec), free(isptr);
-        return;
-    }
-    Str sig = {0}, names = {0};
-    str_printf(&sig, "%s", "");
-    str_printf(&names, "%s", "");
-    for (const char *q = open && close ? open + 1 : NULL; q && q < close;) {
-        char w[64], type[16] = "", tail[32] = "", pname[64] = "";
-        q = ptx_word(q, close, w, sizeof w);
-        if (!*w) break;
-        if (strcmp(w, ".param")) continue; /* a separator or something unexpected: skip it */
-        bool ptr = false;
-        unsigned count = 0, bits = 0, align = 0;
-        for (;;) { /* qualifiers, the type, the name, an optional [count], up to ',' */
-            const char *r = ptx_word(q, close, w, sizeof w);
-            if (!*w || !strcmp(w, ",")) {
-                q = r;
-                break;
-            }
-            q = r;
-            if (!strcmp(w, ".align")) {
-                q = ptx_word(q, close, w, sizeof w);
-                if (ptr) align = (unsigned)strtoul(w, NULL, 10); /* .ptr .global .align N: of the address */
-            } else if (!strcmp(w, ".ptr")) ptr = true;
-            else if (w[0] == '.' && (w[1] == 'u' || w[1] == 's' || w[1] == 'b' || w[1] == 'f') && w[2] >= '0' && w[2] <= '9') {
-                bits = (unsigned)atoi(w + 2);
-                snprintf(type, sizeof type, "%.15s", w + 1);
-            } else if (!strcmp(w, "[")) {
-                q = ptx_word(q, close, w, sizeof w);
-                count = (unsigned)strtoul(w, NULL, 10);
-                q = ptx_word(q, close, w, sizeof w); /* ] */
-                snprintf(tail, sizeof tail, "[%u]", count);
-            } else if (w[0] != '.') snprintf(pname, sizeof pname, "%s", w); /* the parameter's name */
-        }
-        if (n == cap) {
-            uint8_t *more = realloc(size, (size_t)cap * 2), *more_spec = more ? realloc(spec, (size_t)cap * 2) : NULL;
-            bool *more_ptr = more_spec ? realloc(isptr, sizeof *isptr * (size_t)cap * 2) : NULL;
-            if (more) size = more;
-            if (more_spec) spec = more_spec;
-            if (more_ptr) isptr = more_ptr;
-            if (!more || !more_spec || !more_ptr) {
-                free(size), free(spec), free(isptr), str_free(&sig), str_free(&names);
-                return;
-            }
-            memset(spec + cap, 0, (size_t)cap);
-            memset(isptr + cap, 0, sizeof *isptr * (size_t)cap);
-            cap *= 2;
-        }
-        uint32_t bytes = (bits >= 8 ? bits / 8 : 1) * (count ? count : 1);
-        spec[n] = ptr && align > 1 && align <= 128 && !(align & (align - 1)) ? (uint8_t)align : 0;
-        k->any_spec |= spec[n] != 0;
-        isptr[n] = ptr && bits == 64 && !count;
-        k->any_ptr |= isptr[n];
-        size[n++] = (uint8_t)(bytes > 255 ? 255 : bytes);
-        str_printf(&sig, "%s%s%s", n > 1 ? ", " : "", ptr ? "ptr" : *type ? type : "b64", tail);
-        str_printf(&names, "%s%s", n > 1 ? "," : "", *pname ? pname : "?");
-    }
-    k->nparams = n;
-    k->param_size = size;
-    k->param_spec = spec;
-    k->param_ptr = isptr;
-    k->raw_signature = sig.buf;
-    k->param_names = names.buf;
-    const char *hdr = close ? close : p;
-    for (const char *dir = hdr; dir < body; dir++) { /* .maxntid / .reqntid x[, y[, z]] */
-        if (*dir != '.' || (strncmp(dir, ".maxntid", 8) && strncmp(dir, ".reqntid", 8))) continue;
-        char *e;
-        unsigned d[3] = {1, 1, 1};
-        const char *v = dir + 8;
-        for (int i = 0; i < 3; i++) {
-            d[i] = (unsigned)strtoul(v, &e, 10);
-            if (e == v) break;
-            v = e;
-            while (*v == ' ' || *v == '\t') v++;
-            if (*v != ',') break;
-            v++;
-        }
-        k->block3 = (tile_dim3){d[0] ? d[0] : 1, d[1] ? d[1] : 1, d[2] ? d[2] : 1};
-        /* ptxas takes any 32-bit counts (.reqntid 65536, 65536 wrapped to 0 threads here): the product saturates
-         * at INT32_MAX, so the attributes say "too many" and a launch is refused by the block limit */
-        unsigned __int128 threads = (unsigned __int128)k->block3.x * k->block3.y * k->block3.z; /* 2^22 * 2^22 * 2^20 wrapped 64 bits to 0 */
-        k->block = threads > INT32_MAX ? INT32_MAX : (unsigned)threads;
-        break;
-    }
-}
-
 /* A cubin's kernel: its parameters' sizes from the driver (cuFuncGetParamInfo), shown as "b32, b64, b8[24]";
  * nothing is known of which are pointers, and no block (launch with tile_launch_raw or a block in
  * tile_launch_ex).  A driver that cannot say leaves the parameters unknown (nparams -1, signature "?"). */
@@ -1265,7 +1118,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         st = rt_dev_error(ctx, ds, "tile_module_get_kernel");
         if (ds == DEV_ERR_NOT_FOUND && m->ptx) { /* what the caller could have asked for, as a compiled module's message says */
             Str names = {0};
-            ptx_entry_names(m->ptx, &names);
+            rt_ptx_entry_names(m->ptx, &names);
             st = rt_fail(ctx, st, "%s; %s%s", tile_last_error(ctx), names.buf ? "the kernels of its PTX: " : "its PTX has no .entry", names.buf ? names.buf : "");
             str_free(&names);
         }
@@ -1313,7 +1166,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         image_entry_layout(k);
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, 0, 0, 0, 0, k->raw_signature ? k->raw_signature : "", -1};
     } else {
-        ptx_entry_layout(m->ptx, name, k);
+        rt_ptx_entry_layout(m->ptx, name, k);
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, (int)((k->block + 31) / 32), 0, k->block, 0,
                                             k->raw_signature ? k->raw_signature : "", -1};
     }
