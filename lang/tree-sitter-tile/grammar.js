@@ -126,8 +126,12 @@ module.exports = grammar({
       optional(seq('=', field('default', $._expression))),
     ),
 
-    // type = SCALAR_TYPE | IDENT | "*" type   (IDENT: a compile-time constant whose value is a type)
-    _type: ($) => choice($.primitive_type, $.pointer_type, $.identifier),
+    // type = SCALAR_TYPE | IDENT | call | "*" type   (IDENT: a compile-time constant whose value is a type;
+    //        call: IDENT "(" ... ")" giving a type, dtype_of(x), pointer_type(f16))
+    // (an IDENT followed by "(" is a call: `*f(x)` as a value is the pointer type *f(x), as lang/parse.c reads it)
+    _type: ($) => choice($.primitive_type, $.pointer_type, prec(-1, $.identifier), $.type_call),
+
+    type_call: ($) => seq(field('function', $.identifier), field('arguments', $.argument_list)),
 
     primitive_type: (_) => choice(...SCALAR_TYPES),
 
