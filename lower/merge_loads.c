@@ -30,8 +30,9 @@
  *      a loop body never merges with one before the loop (that would keep the
  *      earlier tile live across every iteration).
  * Merges stay within a block and stop at every write, so the earlier tile is
- * kept live only over straight-line pure code: the register cost of the merge
- * is the later load's tile, which the unmerged code held anyway.  The pass
+ * kept live only over straight-line pure code: the merge trades the later
+ * load's trip to memory for keeping the earlier tile live from its own last use
+ * to the later load's (pressure between the two may rise).  The pass
  * runs before assign_layout (both loads have no layout yet, so one choice
  * serves their uses) and software_pipeline (a dot operand loaded twice becomes
  * one load with two dot uses, staged once, as when the source shares it). */

@@ -34,6 +34,14 @@
 (call_expression
   function: (identifier) @function.call)
 
+; a type given by a call (`as pointer_type(f16)`): the query built-ins, else a user's function
+(type_call
+  function: (identifier) @function.call)
+
+((type_call
+  function: (identifier) @function.builtin)
+  (#any-of? @function.builtin "dtype_of" "element_type" "pointer_type"))
+
 ((call_expression
   function: (identifier) @function.builtin)
   (#any-of? @function.builtin

@@ -50,6 +50,14 @@
     "multiple_of" "max_contiguous" "max_constancy" "assume"
     "dtype_of" "shape_of" "numel" "rank" "len" "zip" "enumerate" "is_float" "is_int" "is_signed" "is_ptr" "bitwidth" "element_type" "pointer_type"))
 
+; a type given by a call (`as pointer_type(f16)`): the query built-ins, else a user's function
+((type_call
+  function: (identifier) @function.builtin)
+  (#any-of? @function.builtin "dtype_of" "element_type" "pointer_type"))
+
+(type_call
+  function: (identifier) @function)
+
 (call_expression
   function: (identifier) @function)
 
