@@ -49,13 +49,14 @@ static void record_free(void *p) {
 /* The module's record when this file made it (modules from PTX have none). */
 static LoadRecord *record_of(tile_module *m) { return rt_module_origin(m, record_free); }
 
-/* kind: "S" a source text, "F" a file by path (text empty). */
-static XXH128_hash_t request_key(tile_context *ctx, const char *kind, const char *name, const char *text, size_t len,
-                                 const tile_compile_options *o) {
+/* kind: "S" a source text, "F" a file by path (text empty); o went through load_options, so o->arch is the arch the
+ * code is built for (the context's when none was asked: it was the context's always, and a load asking sm_86, or an
+ * arch no compiler knows, got the module an earlier sm_80 load had made). */
+static XXH128_hash_t request_key(const char *kind, const char *name, const char *text, size_t len, const tile_compile_options *o) {
     XXH3_state_t st;
     XXH3_INITSTATE(&st);
     XXH3_128bits_reset(&st);
-    const char *parts[] = {kind, name ? name : "", o->kernel ? o->kernel : "", rt_arch(ctx), o->ptxas ? o->ptxas : ""};
+    const char *parts[] = {kind, name ? name : "", o->kernel ? o->kernel : "", o->arch, o->ptxas ? o->ptxas : ""};
     for (size_t i = 0; i < ARRAY_LEN(parts); i++) XXH3_128bits_update(&st, parts[i], strlen(parts[i]) + 1);
     XXH3_128bits_update(&st, text, len);
     /* defines and specializations in sorted order (their order changes no kernel); include folders in theirs */
@@ -181,7 +182,7 @@ static tile_status load_options(tile_context *ctx, const char *fn, const char *n
     const char *sep = fn ? ": " : " ";
     if (!fn) fn = "loading";
     if (!jit_options_in(opt, o, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: %s", fn, sep, name, err);
-    if (!o->arch) o->arch = rt_arch(ctx);
+    if (!o->arch || !*o->arch) o->arch = rt_arch(ctx); /* "" is no arch, as NULL (it compiled for tile_target_default()) */
     else if (!rt_arch_loads(ctx, o->arch, err, sizeof err)) /* before a compile whose code could not be loaded */
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s%s%s: opt->arch: %s", fn, sep, name, err);
     if (o->num_sms <= 0) o->num_sms = rt_num_sms(ctx);
@@ -197,7 +198,7 @@ static tile_status load_options(tile_context *ctx, const char *fn, const char *n
 static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, const tile_compile_options *opt, tile_module **out,
                                       int *source, int64_t t_read) {
     tile_compile_options o = *opt;
-    XXH128_hash_t req = request_key(ctx, "S", src->name, src->text, src->len, &o);
+    XXH128_hash_t req = request_key("S", src->name, src->text, src->len, &o);
     tile_context_stats *stats = rt_stats_locked(ctx);
     for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
         LoadRecord *r = record_of(m);
@@ -246,7 +247,7 @@ static tile_status load_file_locked(tile_context *ctx, const char *fn, const cha
     tile_compile_options o;
     tile_status st = load_options(ctx, fn, path, opt, &o);
     if (st != TILE_OK) return st;
-    XXH128_hash_t freq = request_key(ctx, "F", path, "", 0, &o);
+    XXH128_hash_t freq = request_key("F", path, "", 0, &o);
     for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
         LoadRecord *r = record_of(m);
         if (r && !r->stale && r->has_file_request && XXH128_isEqual(r->file_request, freq) &&

@@ -876,7 +876,32 @@ Test(runtime, context_per_target) {
     ctx = open_emu();
     o.arch = "sm_90a";
     cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m), TILE_OK, "%s", tile_last_error(ctx));
+    /* the memory level keys on the module's arch, not the context's: a load asking another arch got the module an
+     * earlier load had made for the context's (and an arch no compiler knows got it too, TILE_OK) */
+    tile_module *m80, *m86, *again;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m80), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_neq(m80, m, "the sm_80 load got the sm_90a module");
+    o.arch = "sm_86";
+    cr_assert_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m86), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_neq(m86, m80, "the sm_86 load got the sm_80 module");
+    o.arch = "sm_8x";
+    cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &again), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "unknown arch 'sm_8x'"), "%s", tile_last_error(ctx));
+    o.arch = "sm_80";
+    cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &again), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(again, m80, "an arch named is the context's own: the same module");
+    tile_module_unload(again), tile_module_unload(m86), tile_module_unload(m80);
     tile_module_unload(m);
+    close_emu(ctx);
+    /* "" is no arch, as NULL: the context's (emu:sm_90a's), not tile_target_default() */
+    ctx = open_emu_as("emu:sm_90a");
+    o.arch = "";
+    cr_assert_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m), TILE_OK, "%s", tile_last_error(ctx));
+    o.arch = "sm_90a";
+    cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &again), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(again, m, "arch \"\" compiled for another target than the context's sm_90a");
+    tile_module_unload(again), tile_module_unload(m);
     close_emu(ctx);
 }
 
