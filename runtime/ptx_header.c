@@ -4,7 +4,12 @@
  * Raw PTX: the parameters and block of ".entry NAME(.param .u64 .ptr .global .align 1 a, .param .align 8 .b8 s[24],
  * ...) .maxntid 128, 1, 1" (or .reqntid), read from the header alone.  Each parameter's size (a byte array's
  * whole size) and the signature tile_kernel_attributes shows for it: the PTX type ("u64", "f32"), "ptr" for a
- * .ptr-qualified one, "b8[24]" for an array (a struct passed by value). */
+ * .ptr-qualified one, "b8[24]" for an array (a struct passed by value).
+ *
+ * Both read the text with its comments blanked (ptx_code): an entry, a parameter or a .maxntid inside a comment
+ * (nvcc and hand-written PTX keep old ones there) is none, as the emulator's lexer and ptxas read it.  This file
+ * is the one reader of those headers: the Python package lists a module's entries through
+ * tile_module_get_kernel_names. */
 #include "runtime/rt_state.h"
 
 #include <ctype.h>
@@ -39,19 +44,77 @@ static const char *ptx_entry_name_at(const char *p) {
     return q;
 }
 
-/* The names after ".entry" in ptx, ", "-separated, into out (the first 16). */
-void rt_ptx_entry_names(const char *ptx, Str *out) {
+/* ptx with each byte of its comments ("//" to the line's end, "/" "*" to "*" "/") a space, newlines kept, so offsets
+ * and lines stay; a string ("...", as .file gives a path) is kept whole, so a "/" "*" in a file name opens no comment.
+ * NULL when out of memory. */
+static char *ptx_code(const char *ptx) {
+    char *s = strdup(ptx);
+    if (!s) return NULL;
+    for (char *p = s; *p;) {
+        if (*p == '"') { /* a string, to its closing quote (a \" inside it escaped) or the line's end */
+            for (p++; *p && *p != '"' && *p != '\n'; p++)
+                if (*p == '\\' && p[1] && p[1] != '\n') p++;
+            if (*p == '"') p++;
+        } else if (p[0] == '/' && p[1] == '/') {
+            for (; *p && *p != '\n'; p++) *p = ' ';
+        } else if (p[0] == '/' && p[1] == '*') {
+            char *e = strstr(p + 2, "*/");
+            for (char *end = e ? e + 2 : p + strlen(p); p < end; p++)
+                if (*p != '\n') *p = ' ';
+        } else p++;
+    }
+    return s;
+}
+
+/* The names after ".entry" in ptx outside comments, in order: a NULL-terminated array of malloc'd strings (a name cut
+ * at 200 bytes) into *out, their count returned; -1 when out of memory. */
+int rt_ptx_entries(const char *ptx, char ***out) {
+    *out = NULL;
+    char *code = ptx_code(ptx), **names = calloc(1, sizeof *names);
     int n = 0;
-    for (const char *p = ptx; (p = strstr(p, ".entry")) && n < 16; p += 6) {
+    if (!code || !names) goto oom;
+    for (const char *p = code; (p = strstr(p, ".entry")); p += 6) {
         const char *q = ptx_entry_name_at(p), *e;
         if (!q) continue;
         for (e = q + (*q == '%'); ptx_ident_char(*e); e++) {
         }
-        if (e > q + (*q == '%')) str_printf(out, "%s%.*s", n++ ? ", " : "", (int)(e - q > 200 ? 200 : e - q), q);
+        if (e == q + (*q == '%')) continue;
+        char **more = realloc(names, sizeof *names * (size_t)(n + 2));
+        if (!more) goto oom;
+        names = more;
+        if (!(names[n] = strndup(q, (size_t)(e - q > 200 ? 200 : e - q)))) goto oom;
+        names[++n] = NULL;
     }
+    free(code);
+    *out = names;
+    return n;
+oom:
+    for (int i = 0; names && i < n; i++) free(names[i]);
+    free(names), free(code);
+    return -1;
 }
 
+/* The names after ".entry" in ptx, ", "-separated, into out (the first 16). */
+void rt_ptx_entry_names(const char *ptx, Str *out) {
+    char **names;
+    int n = rt_ptx_entries(ptx, &names);
+    for (int i = 0; i < n; i++) {
+        if (i < 16) str_printf(out, "%s%s", i ? ", " : "", names[i]);
+        free(names[i]);
+    }
+    if (n > 16) str_printf(out, ", ... (%d in all)", n);
+    free(names);
+}
+
+static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k);
+
 void rt_ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
+    char *code = ptx_code(ptx);
+    if (code) ptx_entry_layout(code, name, k); /* out of memory: the launch checks nothing, as for PTX we cannot read */
+    free(code);
+}
+
+static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
     size_t nl = strlen(name);
     const char *p = ptx;
     for (; (p = strstr(p, ".entry")); p += 6) { /* ".entry NAME" followed by "(", "{" or ".": not a longer name */

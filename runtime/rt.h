@@ -193,8 +193,11 @@ tile_status rt_module_create_entry_locked(tile_context *ctx, const char *arch, t
  * ("" for none; malloc'd), or NULL when the Tile IR does not have it (or out of memory).  The one reader of that
  * header: the launch messages name arguments with it, tile aot names the launch functions' parameters. */
 char *rt_tir_param_names(const char *tir, const char *name);
-/* Raw PTX's header, read as text (ptx_header.c): the names after ".entry" (the first 16, ", "-separated), and
- * entry NAME's parameters (sizes, .ptr and .align, signature, names) and .maxntid/.reqntid block into k. */
+/* Raw PTX's header, read as text outside its comments (ptx_header.c): the names after ".entry" (rt_ptx_entries: all,
+ * in order, a NULL-terminated malloc'd array, their count or -1 when out of memory; rt_ptx_entry_names: the first 16,
+ * ", "-separated), and entry NAME's parameters (sizes, .ptr and .align, signature, names) and .maxntid/.reqntid
+ * block into k. */
+int rt_ptx_entries(const char *ptx, char ***out);
 void rt_ptx_entry_names(const char *ptx, Str *out);
 void rt_ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k);
 /* Walk the context's modules (prev NULL: the first). */

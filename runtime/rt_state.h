@@ -81,6 +81,8 @@ struct tile_module {
     char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
     bool image;         /* loaded from a cubin without PTX (tile_module_load_cubin): the driver knows its kernels */
     char **param_names; /* per meta.kernels entry: its parameters' names from the Tile IR ("x,y,a,n"), or NULL */
+    char **names;       /* tile_module_get_kernel_names' answer, NULL-terminated, made at its first call */
+    int nnames;
     tile_kernel *kernels;
     tile_module *next;
 };

@@ -427,6 +427,8 @@ static void module_free(tile_module *m) {
     if (m->origin.free) m->origin.free(m->origin.data);
     for (int i = 0; m->param_names && i < m->meta.nkernels; i++) free(m->param_names[i]); /* before the meta's count goes */
     free(m->param_names);
+    for (int i = 0; m->names && i < m->nnames; i++) free(m->names[i]);
+    free(m->names);
     tile_compiled_free(&m->meta);
     free(m->ptx);
     handle_remove(m);
@@ -1174,6 +1176,35 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     m->kernels = k;
     *out = k;
 done:
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_module_get_kernel_names(tile_module *m, const char *const **names, int *count) {
+    if (!handle_live(m, HANDLE_MODULE)) return dead_handle(__func__, m, "tile_module", "unloaded, or its context destroyed");
+    tile_context *ctx = m->ctx;
+    if (!names || !count) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel_names: %s is NULL", names ? "count" : "names");
+    *names = NULL, *count = 0;
+    if (m->image && !m->ptx)
+        return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "tile_module_get_kernel_names: the module is machine code (a cubin), whose "
+                       "kernels tile does not list: ask tile_module_get_kernel for one by name");
+    rt_lock(ctx);
+    tile_status st = TILE_OK;
+    if (!m->names) {
+        char **v = NULL;
+        int n = m->meta.nkernels;
+        if (m->ptx) n = rt_ptx_entries(m->ptx, &v); /* raw PTX: its .entry names, outside comments */
+        else if ((v = calloc((size_t)n + 1, sizeof *v)))
+            for (int i = 0; i < n; i++)
+                if (!(v[i] = strdup(m->meta.kernels[i].name))) n = -1 - i; /* frees the i made */
+        if (n < 0 && v) {
+            for (int i = 0; i < -1 - n; i++) free(v[i]);
+            free(v), v = NULL;
+        }
+        if (!v) st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_module_get_kernel_names: out of host memory");
+        else m->names = v, m->nnames = n;
+    }
+    if (st == TILE_OK) *names = (const char *const *)m->names, *count = m->nnames;
     rt_unlock(ctx);
     return st;
 }

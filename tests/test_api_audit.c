@@ -642,6 +642,12 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
     REFUSED(ctx, TILE_ERROR_NOT_FOUND, "tile_module_get_kernel", tile_module_get_kernel(m, "nope", &k));
     cr_expect(strstr(tile_last_error(ctx), "no kernel 'nope' (it has: k)"), "%s", tile_last_error(ctx));
     cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK, "%s", tile_last_error(ctx));
+    const char *const *knames;
+    int nk;
+    REFUSED(NULL, INV, "tile_module_get_kernel_names", tile_module_get_kernel_names(NULL, &knames, &nk));
+    REFUSED(ctx, INV, "tile_module_get_kernel_names", tile_module_get_kernel_names(m, &knames, NULL));
+    cr_assert_eq(tile_module_get_kernel_names(m, &knames, &nk), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect(nk == 1 && !strcmp(knames[0], "k") && !knames[1], "a compiled module's kernels: %d", nk);
     REFUSED(ctx, INV, "tile_kernel_get_attributes", tile_kernel_get_attributes(k, NULL));
     /* streams and events destroyed (made before the live ones, so that no address is reused) or another context's */
     tile_stream gone_s, live_s, other_s;

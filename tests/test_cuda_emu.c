@@ -1050,6 +1050,10 @@ Test(cuda_emu, cubin_and_cache_entry_cc80) {
     cr_assert_eq(tile_module_load_cubin(ctx, c.cubin, c.cubin_size, &m), TILE_OK, "%s", tile_last_error(ctx));
     cr_expect_eq(fake_cuda_emu_capture_breaking(), loads + 1);
     cr_assert_eq(tile_module_get_kernel(m, "axpy", &k), TILE_OK, "%s", tile_last_error(ctx));
+    const char *const *names; /* machine code: its kernels are the driver's to read */
+    int nnames;
+    cr_expect_eq(tile_module_get_kernel_names(m, &names, &nnames), TILE_ERROR_UNSUPPORTED);
+    cr_expect(strstr(tile_last_error(ctx), "tile_module_get_kernel_names: the module is machine code"), "%s", tile_last_error(ctx));
     tile_kernel_attributes at;
     cr_assert_eq(tile_kernel_get_attributes(k, &at), TILE_OK);
     cr_expect(at.num_params == 4 && !strcmp(at.signature, "b64, b64, b32, b32") && at.block_threads == 0,

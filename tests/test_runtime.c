@@ -368,6 +368,34 @@ Test(runtime, raw_ptx_header) {
         cr_assert_eq(at.block_threads, i ? 0 : 64);
     }
     tile_module_unload(mw);
+    /* comments are no header: an old entry of the same name, a parameter and a .maxntid commented out (they were read as
+     * the kernel's: four parameters and 256 threads), a "/" "*" inside a .file name opening no comment; and the module's
+     * entries listed in order, as the Python package lists them */
+    tile_module *mc;
+    cr_assert_eq(tile_module_load_ptx(ctx, ".version 8.0\n.target sm_80\n.address_size 64\n.file 1 \"/src/*/k.cu\"\n"
+                                           "// .visible .entry cm(.param .u32 old) .maxntid 512\n"
+                                           "/* .visible .entry gone(.param .u32 g) { ret; } */\n"
+                                           ".visible .entry cm(.param .u64 .ptr a, // .param .u32 was,\n"
+                                           "  /* .param .f64 dropped, */ .param .f32 b)\n// .maxntid 256\n.reqntid 32 { ret; }\n"
+                                           ".visible .entry second() { ret; }\n", &mc),
+                 TILE_OK, "%s", tile_last_error(ctx));
+    const char *const *names;
+    int nnames;
+    cr_assert_eq(tile_module_get_kernel_names(mc, &names, &nnames), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(nnames, 2);
+    cr_expect_str_eq(names[0], "cm");
+    cr_expect_str_eq(names[1], "second");
+    cr_expect_null(names[2]);
+    tile_kernel *kc;
+    cr_assert_eq(tile_module_get_kernel(mc, "cm", &kc), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_get_attributes(kc, &at);
+    cr_expect_str_eq(at.signature, "ptr, f32");
+    cr_expect_eq(at.block_threads, 32);
+    cr_expect_eq(tile_module_get_kernel(mc, "gone", &kc), TILE_ERROR_NOT_FOUND);
+    cr_expect(strstr(tile_last_error(ctx), "the kernels of its PTX: cm, second"), "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_module_get_kernel_names(mc, NULL, &nnames), TILE_ERROR_INVALID_VALUE);
+    tile_module_unload(mc);
+    cr_expect_eq(tile_module_get_kernel_names(mc, &names, &nnames), TILE_ERROR_INVALID_VALUE, "an unloaded module");
     /* ptxas takes .reqntid 65536, 65536 (no GPU launches it): the count saturates, it did not wrap to 0 threads */
     tile_module *mbig;
     cr_assert_eq(tile_module_load_ptx(ctx, ".version 8.0\n.target sm_80\n.address_size 64\n"

@@ -420,6 +420,11 @@ TILE_API tile_status tile_module_load_source_ex(tile_context *ctx, const char *n
                                        tile_module **out);
 TILE_API void tile_module_unload(tile_module *m);
 TILE_API tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
+/* Since 0.2: the names of the module's kernels, in order, into *names (NULL-terminated, *count of them; owned by
+ * the module, valid until it is unloaded): a compiled module's kernels, or raw PTX's entries (the names after
+ * ".entry" outside comments, as the device reads them; a fatbin's from its PTX).  A cubin, whose names only the
+ * driver reads, is TILE_ERROR_UNSUPPORTED: ask tile_module_get_kernel by name. */
+TILE_API tile_status tile_module_get_kernel_names(tile_module *m, const char *const **names, int *count);
 
 typedef struct tile_kernel_attributes {
     const char *name;

@@ -282,6 +282,11 @@ class Ptx(unittest.TestCase):
         commented = AXPY.replace(".address_size 64\n", ".address_size 64\n// .visible .entry old_axpy(\n"
                                  "/* .entry older(\n\t.param .u64 p\n) { ret; } */\n")
         self.assertEqual(tile.load_ptx(commented, device=self.dev).kernels, ["axpy"])
+        # nor is a parameter or a .maxntid commented out (the runtime reads the header; they were the kernel's)
+        old = AXPY.replace("\t.param .f32 axpy_param_2,", "\t// .param .u64 was,\n\t.param .f32 axpy_param_2, /* .param .f64 x, */")
+        old = old.replace(".maxntid 128, 1, 1", "// .maxntid 256\n.maxntid 128, 1, 1")
+        k = tile.load_ptx(old, device=self.dev).axpy
+        self.assertEqual((k.signature, k.block_threads), ("ptr, ptr, f32, u32", 128))
         # the names as the lexer reads them: past a newline, or right after .entry ("%k"); not ".entry_x"
         odd = tile.load_ptx(AXPY.replace(".entry axpy(", ".entry\n\taxpy(") + ".visible .entry%k(.param .u32 n)\n{\n\tret;\n}\n",
                             device=self.dev)

@@ -1,5 +1,6 @@
 /* ptx.c - PTX that another compiler wrote (Triton, nvcc, a hand), loaded and launched as it is:
- * load_ptx(device, text) -> PtxModule; module.kernel(name) -> PtxKernel; kernel[grid](*args,
+ * load_ptx(device, text) -> PtxModule; module.kernel_names() -> [names] (the runtime's reading of the PTX's
+ * .entry headers, tile_module_get_kernel_names); module.kernel(name) -> PtxKernel; kernel[grid](*args,
  * block=None, shared=0, cluster=None, cooperative=False, stream=None).
  *
  * A raw kernel's parameters are what its PTX header declares (tile_kernel_attributes.signature of a
@@ -242,8 +243,25 @@ static PyObject *ptxmod_kernel(PyObject *self, PyObject *args) {
     return (PyObject *)k;
 }
 
+/* The entries' names, as the runtime reads them (tile_module_get_kernel_names: outside comments, in order). */
+static PyObject *ptxmod_kernel_names(PyObject *self, PyObject *unused) {
+    TPyPtxModule *m = (TPyPtxModule *)self;
+    const char *const *names;
+    int n;
+    tile_status st = tile_module_get_kernel_names(m->mod, &names, &n);
+    if (st != TILE_OK) return tpy_raise(m->dev, st, "kernel names");
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *s = PyUnicode_DecodeUTF8(names[i], (Py_ssize_t)strlen(names[i]), "replace");
+        if (!s) Py_CLEAR(list);
+        else PyList_SetItem(list, i, s);
+    }
+    return list;
+}
+
 static PyMethodDef ptxmod_methods[] = {
     {"kernel", ptxmod_kernel, METH_VARARGS, "kernel(name) -> PtxKernel: an entry of the PTX"},
+    {"kernel_names", ptxmod_kernel_names, METH_NOARGS, "kernel_names() -> the entries' names, in the PTX's order"},
     {NULL},
 };
 static PyType_Slot ptxmod_slots[] = {

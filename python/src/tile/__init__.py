@@ -561,9 +561,9 @@ class PtxModule:
     stream=None).  Arguments follow the entry's PTX parameter types (kernel.signature): arrays or None
     for pointers and 64-bit integers, ints, floats, and bytes-like objects of a by-value struct's size."""
 
-    def __init__(self, native, text):
+    def __init__(self, native):
         self._native = native
-        self._names = _re.findall(r"\.entry(?![\w$])\s*([A-Za-z_$%][\w$]*)", _blank(text))  # not in comments; ".entry%k" too
+        self._names = native.kernel_names()  # the runtime reads the .entry headers (not those in comments)
         self._cache = {}
 
     @property
@@ -609,7 +609,7 @@ def load_ptx(path_or_text, device=None):
     if isinstance(path_or_text, _os.PathLike) or (".entry" not in text and "\n" not in text):
         with open(text, encoding="utf-8") as f:
             text = f.read()
-    return PtxModule(_tile.load_ptx(dev, text), text)
+    return PtxModule(_tile.load_ptx(dev, text))
 
 
 def _const_defaults(text, kernel):
