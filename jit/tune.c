@@ -540,13 +540,13 @@ tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune
     if (!path || !kernel) return space_refuse(errmsg, !path ? "tile_tune_space_file: path is NULL" : "tile_tune_space_file: kernel is NULL");
     size_t n;
     char *text = read_source(path, &n); /* as the compiler reads sources: a FIFO or a device never blocks, 16 MiB at most */
-    if (!text) {
-        if (errmsg) {
-            Str s = {0};
-            str_printf(&s, "cannot read '%s': %s", path, source_error(errno));
-            *errmsg = str_take(&s);
-        }
-        return TILE_ERROR_IO;
+    if (!text) { /* in *errmsg as the CLI prints it, and in tile_last_error(NULL) as the calls without a context say why */
+        Str s = {0};
+        str_printf(&s, "cannot read '%s': %s", path, source_error(errno));
+        tile_status st = rt_fail(NULL, TILE_ERROR_IO, "tile_tune_space_file: %s", s.buf ? s.buf : "out of host memory");
+        if (errmsg) *errmsg = str_take(&s);
+        else str_free(&s);
+        return st;
     }
     tile_status st = space_of(&(SrcFile){.name = path, .text = text, .len = n}, kernel, out, errmsg);
     free(text);

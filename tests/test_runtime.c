@@ -1189,6 +1189,8 @@ Test(runtime, tune_space_file_reads_only_regular_files, .timeout = 20) {
     cr_assert_eq(tile_tune_space_file("/dev/zero", "k", &sp, &err), TILE_ERROR_IO);
     cr_assert(err && strstr(err, "cannot read '/dev/zero': not a regular file"), "%s", err ? err : "");
     free(err);
+    /* and in tile_last_error(NULL), named, as the calls without a context say why (it was another call's message) */
+    cr_expect_str_eq(tile_last_error(NULL), "tile_tune_space_file: cannot read '/dev/zero': not a regular file");
     char dir[] = "/tmp/tile-test-tunefifo-XXXXXX";
     cr_assert(mkdtemp(dir));
     char fifo[64];
