@@ -654,6 +654,11 @@ class Audit(unittest.TestCase):
             tile.compile(COPY, arch=90)
         with self.assertRaisesRegex(tile.Error, r"unknown arch 'sm_1'"):
             tile.compile(COPY, arch="sm_1")
+        # an arch the device cannot load: tile.Error at the first launch, which loads the code (asm() still works)
+        newer = tile.compile(COPY, arch="sm_90a", device="emu:sm_80").copy
+        self.assertIn(".target sm_90a", newer.asm()["ptx"])
+        with self.assertRaisesRegex(tile.Error, r"kernel 'copy' \(sx=1 so=1\): .*emu:sm_80 cannot load code for sm_90a"):
+            newer[1](np.zeros(4, np.float32), np.zeros(4, np.float32), 4, 1, 1, 1.0)
         with self.assertRaisesRegex(TypeError, r"constexpr S: a define cannot be a tuple: .*`const S = \(64, 32\)`"):
             tile.compile(COPY, S=(64, 32))
         # specialize=False: integers equal to 1 or multiples of 16 compile no variant of their own
