@@ -240,6 +240,16 @@ class Autotune(unittest.TestCase):
         m.twice[grid(300)](y, 300)
         np.testing.assert_array_equal(y, np.full(300, 8, np.float32))
 
+    def test_single_configuration_runs_once(self):
+        # one @config is nothing to choose: the call launches it once, as Triton's autotuner with one config does
+        # (a tuning run wrote y first: 4 where 2 was due)
+        m = tile.compile(INPLACE.replace("@config(BLOCK=256)\n", "", 1), autotune=True, device=self.dev, kernel="twice")
+        y0 = rng.standard_normal(301).astype(np.float32)
+        y = y0.copy()
+        m.twice[grid(301)](y, 301)
+        np.testing.assert_array_equal(y, y0 * 2)
+        self.assertEqual((m.twice.best_config, m.twice.cache), ({"BLOCK": 128}, {"any": 0}))
+
     def test_failing_configuration_is_skipped(self):
         src = SCALE.replace("@config(BLOCK=256, num_warps=2)", "@config(BLOCK=96, num_warps=2)")
         m = tile.compile(src, autotune=True, device=self.dev, kernel="scale")

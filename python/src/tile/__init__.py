@@ -485,6 +485,9 @@ class Autotuned:
         return self._kernel(i)[grid](*args, stream=stream, **kwargs)
 
     def _tune(self, bucket, grid, args, kwargs, stream, vals):
+        if len(self.configs) == 1:  # nothing to choose: no tuning run writes the outputs (as Triton's autotuner skips it)
+            self._report(bucket, 0, "the only configuration")
+            return 0, False
         if self._path is not None:
             rec = self._dev._tune_lookup(self._path, self.name, bucket)
             if rec is not None:
