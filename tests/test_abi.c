@@ -291,8 +291,10 @@ Test(abi, moe_args) {
     newer.a.size = sizeof newer;
     cr_assert_eq(tile_moe_workspace_size(&newer.a, &bytes), TILE_OK);
     cr_expect_eq(bytes, plain);
-    memset(newer.tail, 0xab, sizeof newer.tail); /* set, they would be ignored: refused (no context: the status alone) */
+    memset(newer.tail, 0xab, sizeof newer.tail); /* set, they would be ignored: refused (no context: tile_last_error(NULL)) */
     cr_expect_eq(tile_moe_workspace_size(&newer.a, &bytes), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "tile_moe_workspace_size: args->size = ") &&
+                  strstr(tile_last_error(NULL), "a newer field this release cannot honour"), "%s", tile_last_error(NULL));
     tile_context *ctx = emu();
     cr_expect_eq(tile_moe_prepare(ctx, &a), TILE_OK, "older size: %s", tile_last_error(ctx));
     a.size = sizeof a;
