@@ -208,28 +208,59 @@ static void lex_string(Lexer *l, char q) {
     str_free(&buf);
 }
 
+/* Whether [q, eol) reads as an operand of a wrapped expression rather than as prose: after blanks a name, a digit
+ * or `(`, then only names, numbers, blanks, brackets and operators, and no two names in a row (a comment of words
+ * such as `// the row's scale` stays one). */
+static bool rest_is_operand(const char *q, const char *eol) {
+    while (q < eol && (*q == ' ' || *q == '\t')) q++;
+    while (eol > q && (eol[-1] == ' ' || eol[-1] == '\t' || eol[-1] == '\r')) eol--;
+    if (q == eol || !(is_ident_char(*q) || *q == '(')) return false;
+    bool after_name = false, gap = false;
+    for (const char *c = q; c < eol; c++) {
+        if (is_ident_char(*c)) {
+            bool starts = c == q || !is_ident_char(c[-1]);
+            if (starts && is_ident_start(*c) && after_name && gap) return false; /* two names in a row: prose */
+            if (starts) after_name = is_ident_start(*c), gap = false;
+        } else if (*c == ' ' || *c == '\t') {
+            gap = true;
+        } else if (strchr("+-*/%&|^<>=!~.,;()[]", *c)) {
+            after_name = false, gap = false;
+        } else {
+            return false; /* punctuation of prose: `:`, `'`, `?` */
+        }
+    }
+    return true;
+}
+
 /* Triton's floor division `n // 4` is a comment here.  A `//` is taken for a
- * misplaced operator (reported, then read as `/`) when
- *   1. the token before it is on the same line and ends an operand (a name,
- *      a literal, a type name, `)` or `]`), and
- *   2. the rest of its line starts, after blanks, with a name, a digit or `(`
- *      and ends, before trailing blanks, with `;`, or the `//` is inside
- *      parentheses or brackets (an expression wrapped over lines, as black
- *      formats Triton code: `(pid // 2 * B` then `+ arange(0, B))`).
- *      or ends with `{` (the header of an `if` or `while`), or the next line
- *      starts with a binary operator (the expression goes on there);
+ * misplaced operator (reported, then read as `/`) when the token before it
+ * ends an operand (a name, a literal, a type name, `)` or `]`) and
+ *   1. that token is on the same line, and the rest of the line starts, after
+ *      blanks, with a name, a digit or `(` and ends, before trailing blanks,
+ *      with `;`, with `{` (the header of an `if` or `while`) or with a `}`
+ *      that closes a `{` of the line (`if n // 2 > 0 { ... }`), or the `//`
+ *      is inside parentheses or brackets (an expression wrapped over lines),
+ *      or the next line starts with a binary operator (the expression goes on
+ *      there), the rest of the line not reading as prose; or
+ *   2. that token is on an earlier line, the `//` is inside parentheses or
+ *      brackets, and the rest of its line reads as an operand: black wraps a
+ *      long Triton expression before its operators, `(pid` then
+ *      `// num_pid_in_group` then `)`, which would otherwise be `(pid)`.
+ *      The rest starts with a name, a digit or `(`, holds nothing but names,
+ *      numbers, blanks, brackets and operators, and has no two names in a row.
  * So `let q = n // 4;` is an error, while `let q = n; // 4 rows`, a comment on
  * its own line, `kernel k(x: *f32) // doc` and `if a > b // why` stay comments. */
 static bool lex_floor_div_trap(const Lexer *l) {
     if (!l->n) return false;
     const Token *prev = &l->toks[l->n - 1];
     TokKind k = prev->kind;
-    if (prev->loc.line != l->line ||
-        !(k == TK_IDENT || k == TK_INT || k == TK_FLOAT || k == TK_TYPE || k == TK_RPAREN || k == TK_RBRACK || k == TK_TRUE ||
+    if (!(k == TK_IDENT || k == TK_INT || k == TK_FLOAT || k == TK_TYPE || k == TK_RPAREN || k == TK_RBRACK || k == TK_TRUE ||
           k == TK_FALSE || k == TK_NONE))
         return false;
     const char *q = l->p + 2, *eol = q;
     while (eol < l->end && !src_line_end(eol, l->end)) eol++;
+    if (prev->loc.line != l->line) /* 2. black's wrap inside brackets: the operand is the rest of the line */
+        return l->depth > 0 && !(q < eol && *q == '=') && rest_is_operand(q, eol);
     if (q < eol && *q == '=' && !(q + 1 < eol && q[1] == '=') && (k == TK_IDENT || k == TK_RBRACK)) { /* Python's n //= 2; */
         const char *e = eol;
         while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
@@ -242,6 +273,7 @@ static bool lex_floor_div_trap(const Lexer *l) {
     const char *e = eol;
     while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
     if (e[-1] == ';' || e[-1] == '{') return true; /* a statement, or the header of an if / while: `while i < n // 2 {` */
+    if (e[-1] == '}' && memchr(q, '{', (size_t)(e - q))) return true; /* a one-line if: `if n // 2 > 0 { ... }` */
     /* an expression that the next line goes on with (`let h = n // 2` then `+ 1;` would be n + 1), unless the rest
      * of the line reads as prose (two words in a row: `let t = a  // first part` then `+ b;` is a comment) */
     for (const char *w = q; w < e; w++)

@@ -19,6 +19,11 @@ Test(lang_diag, floor_division_trap) {
                 "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
                 "      let q = (n + 1)//(2);\n"
                 "                     ^\n");
+    /* a one-line `if` whose header holds the `//` ends with the `}` of its body */
+    expect_diag("kernel k(x: *i32, n: i32) {\n    if n // 2 > 0 { store(x, n); }\n}\n",
+                "t.tile:2:10: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      if n // 2 > 0 { store(x, n); }\n"
+                "           ^\n");
     expect_ok("kernel k(x: *i32, n: i32) // the doc\n{\n"
               "    let q = n; // 4 rows;\n"
               "    // a comment line;\n"
@@ -55,6 +60,14 @@ Test(lang_diag, floor_division_trap_wrapped) {
                 "t.tile:2:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
                 "      store(x, (n // -4));\n"
                 "                  ^\n");
+    /* black wraps before the operator: the `//` opens its line, the operand ends the one before (was `(pid)`) */
+    expect_diag("kernel k(x: *i32, pid: i32, group: i32) {\n    let g = (\n        pid\n        // group\n    );\n    store(x, g);\n}\n",
+                "t.tile:4:9: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "          // group\n"
+                "          ^\n");
+    /* a comment of words on its own line there, or one after a comma, stays one */
+    expect_ok("kernel k(x: *i32, n: i32) {\n    let q = (n\n             // the row count\n             + 1);\n"
+              "    let r = where(n > 0,\n                  // n: positive\n                  n, 0);\n    store(x, q + r);\n}\n");
 }
 
 /* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
