@@ -31,6 +31,7 @@ typedef struct Lexer {
     Token *toks;
     int n, cap;
     int depth; /* ( and [ open so far */
+    int braces; /* { open so far: 0 at the top of the file */
     bool eof_reported; /* an unterminated comment ran to the end of the file */
 } Lexer;
 
@@ -58,6 +59,7 @@ static Token *lex_push(Lexer *l, TokKind k, Loc loc, const char *start) {
     Token *t = &l->toks[l->n++];
     *t = (Token){.kind = k, .loc = loc, .text = start, .len = (uint32_t)(l->p - start)};
     l->depth += (k == TK_LPAREN || k == TK_LBRACK) - (l->depth > 0 && (k == TK_RPAREN || k == TK_RBRACK));
+    l->braces += (k == TK_LBRACE) - (l->braces > 0 && k == TK_RBRACE);
     return t;
 }
 
@@ -703,7 +705,15 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     bad_run = 0;
                     continue;
                 }
-                if (first && mn == 9 && !memcmp(m, "constexpr", 9) && !(m + mn < l.end && m[mn] == '('))
+                /* Triton's module-level `NAME: tl.constexpr = v` and `NAME = tl.constexpr(v)`: the parser reports the
+                 * line as a whole, naming the file-level `const` (decl) */
+                bool module_const = first && !l.braces && !l.depth && mn == 9 && !memcmp(m, "constexpr", 9) && l.n >= 2 &&
+                                    ((l.toks[l.n - 1].kind == TK_ASSIGN && m + mn < l.end && m[mn] == '(') ||
+                                     l.toks[l.n - 1].kind == TK_COLON) &&
+                                    l.toks[l.n - 2].kind == TK_IDENT;
+                if (module_const)
+                    ;
+                else if (first && mn == 9 && !memcmp(m, "constexpr", 9) && !(m + mn < l.end && m[mn] == '('))
                     diag_error(d, at, "'%.*s.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default', "
                                "or 'NAME: constexpr'), a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = "
                                "value;')", modn, mod);

@@ -1204,13 +1204,12 @@ static Decl *decl(Parser *p) {
                                                               (p->t[p->pos + 2].kind == TK_IDENT || p->t[p->pos + 2].kind == TK_TYPE)))) {
         /* Triton's module-level constants, `NAME: tl.constexpr = v` and `NAME = tl.constexpr(v)` (Python's `NAME = v`):
          * one error naming the form here, then read as `const NAME = v;` (a `constexpr(v)` is v; a type other than
-         * constexpr is kept: `N: i32 = 4` is `const N: i32 = 4`).  A `tl.constexpr` the lexer reported is that error. */
+         * constexpr is kept: `N: i32 = 4` is `const N: i32 = 4`).  The lexer leaves a `tl.constexpr` here to this error;
+         * a line without its ';' ends at the line's end. */
         const Token *ty = peek2(p)->kind == TK_COLON ? &p->t[p->pos + 2] : NULL;
         bool cx = ty && ident_is(ty, "constexpr");
-        if (!(cx && ty->text[-1] == '.'))
-            diag_error(p->d, t->loc, "a file-level constant is declared with 'const': 'const %.*s = ...;' (Triton's '%.*s: "
-                       "tl.constexpr = ...' and '%.*s = tl.constexpr(...)')", (int)t->len, t->text, (int)t->len, t->text, (int)t->len,
-                       t->text);
+        diag_error(p->d, t->loc, "a file-level constant is declared with 'const': 'const %.*s = ...;' (Triton's '%.*s: "
+                   "tl.constexpr = ...' and '%.*s = tl.constexpr(...)')", (int)t->len, t->text, (int)t->len, t->text, (int)t->len, t->text);
         d->kind = D_CONST;
         d->name = expect_ident(p, "a name", &d->loc);
         d->ty = (TypeRef){.dt = DT_VOID};
@@ -1220,6 +1219,7 @@ static Decl *decl(Parser *p) {
         }
         expect(p, TK_ASSIGN, "after the constant's name");
         d->value = expr(p);
+        if (!at(p, TK_SEMI) && p->pos > 0 && peek(p)->loc.line > p->t[p->pos - 1].loc.line) return d;
         expect(p, TK_SEMI, "after constant");
         return d;
     }

@@ -488,4 +488,18 @@ Test(lang_diag, triton_module_level_constants) {
                 "t.tile:5:13: error: expected an expression, found ';'\n"
                 "      let y = ;\n"
                 "              ^\n");
+    /* as Triton writes them: 'tl.' and no ';' (it was a second error for each, "there is no 'tl' module here; write
+     * 'constexpr'" or "expected ';' after constant") */
+    expect_diag("LN2: tl.constexpr = 0.69\nSQRT2 = tl.constexpr(1.41)\nkernel k(x: *f32) {\n    let y = ;\n}\n",
+                "t.tile:1:1: error: a file-level constant is declared with 'const': 'const LN2 = ...;' (Triton's 'LN2: tl.constexpr = "
+                "...' and 'LN2 = tl.constexpr(...)')\n"
+                "  LN2: tl.constexpr = 0.69\n"
+                "  ^\n"
+                "t.tile:2:1: error: a file-level constant is declared with 'const': 'const SQRT2 = ...;' (Triton's 'SQRT2: tl.constexpr "
+                "= ...' and 'SQRT2 = tl.constexpr(...)')\n"
+                "  SQRT2 = tl.constexpr(1.41)\n"
+                "  ^\n"
+                "t.tile:4:13: error: expected an expression, found ';'\n"
+                "      let y = ;\n"
+                "              ^\n");
 }
