@@ -689,6 +689,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                 }
                 int chainn = (int)(last + lastn - mod);
                 double fv;
+                DType cdt;
                 if (deco) {
                     diag_error(d, at, "'@%.*s': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings are "
                                "attributes such as @num_warps(4); tuning configurations are @config(...))", chainn, mod);
@@ -717,9 +718,9 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     diag_error(d, at, "'%.*s.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default', "
                                "or 'NAME: constexpr'), a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = "
                                "value;')", modn, mod);
-                else if (first && dt != DT_VOID && dt != DT_PTR)
-                    diag_error(d, at, "'%.*s.%.*s': there is no '%.*s' module here; the type is '%s'", modn, mod, (int)mn, m, modn, mod,
-                               dtype_name(dt));
+                else if (first && (cdt = lang_triton_dtype(last, lastn)) != DT_VOID && cdt != DT_PTR) /* triton.language.float16 */
+                    diag_error(d, at, "'%.*s': there is no '%.*s' module here; the type is '%s'", chainn, mod, modn, mod,
+                               dtype_name(cdt));
                 else if (first && libdevice_hint(mod, chainn, last, lastn))
                     diag_error(d, at, "'%.*s': there is no '%.*s' module here; write %s", chainn, mod, modn, mod,
                                libdevice_hint(mod, chainn, last, lastn));

@@ -350,6 +350,11 @@ Test(lang_diag, triton_module_prefix) {
                 "t.tile:2:24: error: 'tl.bfloat16': there is no 'tl' module here; the type is 'bf16'\n"
                 "      store(x, cast(1.5, tl.bfloat16) as f32);\n"
                 "                         ^\n");
+    /* the type a whole chain names (it was "write 'float16'", from the chain's first name) */
+    expect_diag("kernel k(x: *f32) {\n    store(x, load(x) as triton.language.float16 as f32);\n}\n",
+                "t.tile:2:25: error: 'triton.language.float16': there is no 'triton' module here; the type is 'f16'\n"
+                "      store(x, load(x) as triton.language.float16 as f32);\n"
+                "                          ^\n");
     /* Inductor's aliases tl_math and triton_helpers are modules too (they were "values have no methods") */
     expect_diag("kernel k(x: *f32) {\n    store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n}\n",
                 "t.tile:2:14: error: 'triton_helpers.maximum': there is no 'triton_helpers' module here; write 'maximum' (the built-ins "
