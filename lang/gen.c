@@ -138,6 +138,10 @@ bool val_is_value(Gen *g, Val v, Loc loc) {
     return false;
 }
 
+bool val_is_tuple_element(Gen *g, Val v, Loc loc) {
+    return v.k == V_TUPLE || v.k == V_NONE || v.k == V_DTYPE || v.k == V_STR || val_is_value(g, v, loc);
+}
+
 bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out) {
     if (v.k == V_ERR) return false;
     if (v.k != V_CT || !dtype_is_int(v.dt)) {
@@ -1171,8 +1175,9 @@ static Val gen_tuple(Gen *g, const Node *n) {
     bool ok = true;
     for (int i = 0; i < n->nkids; i++) {
         r.elems[i] = gen_list_as_tuple(g, gen_expr(g, n->kids[i])); /* a list is Triton's tuple: `([16], p)` holds (16,) */
-        /* a tuple may hold tuples (Triton's nested tuples: `return (x, (m, r))`), already checked where they were made */
-        if (r.elems[i].k != V_TUPLE && !val_is_value(g, r.elems[i], n->kids[i]->loc)) ok = false;
+        /* a tuple may hold tuples (Triton's nested tuples: `return (x, (m, r))`), already checked where they were made, and
+         * None (`(x_ptr, b_ptr)` with b_ptr None), types and strings */
+        if (!val_is_tuple_element(g, r.elems[i], n->kids[i]->loc)) ok = false;
     }
     return ok ? r : val_err();
 }

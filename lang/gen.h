@@ -149,6 +149,9 @@ Val val_rt(Gen *g, ValueId v);
 Val val_ct_int(int64_t i, DType dt);
 Val val_ct_float(double f, DType dt);
 bool val_is_value(Gen *g, Val v, Loc loc); /* CT or RT; reports otherwise (silent for V_ERR) */
+/* What a tuple's element may be, as Python's: a value, a tuple, or a compile-time None, type or string (its skeleton,
+ * which a loop or an `if` keeps); reports otherwise (silent for V_ERR) */
+bool val_is_tuple_element(Gen *g, Val v, Loc loc);
 void gen_error_no_value(Gen *g, Val v, Loc loc); /* v is V_VOID where a value is needed: names the call that gave none */
 bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out);
 const char *gen_type_name(Gen *g, const Type *t); /* element type: "f32", "ptr<f16>" */

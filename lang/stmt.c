@@ -152,14 +152,14 @@ static bool val_same(Val a, Val b) {
 
 /* The run-time-able leaves of a value: the value itself when it is one (V_CT, V_RT), else
  * a tuple's such elements, depth first; other elements (a descriptor's block shape, a list,
- * a type) are its skeleton, which a loop or an `if` keeps as it is.  Returns their count
+ * a type, None, a string) are its skeleton, which a loop or an `if` keeps as it is.  Returns their count
  * (out, when not NULL, gets them); -1 when v holds something else (an error, void). */
 static int val_leaves(Val v, Val *out) {
     if (v.k == V_CT || v.k == V_RT) {
         if (out) out[0] = v;
         return 1;
     }
-    if (v.k == V_SHAPE || v.k == V_DTYPE || v.k == V_NONE) return 0;
+    if (v.k == V_SHAPE || v.k == V_DTYPE || v.k == V_NONE || v.k == V_STR) return 0;
     if (v.k != V_TUPLE) return -1;
     int n = 0;
     for (int i = 0; i < v.nelems; i++) {
@@ -399,11 +399,10 @@ static void gen_assign(Gen *g, const Node *s) {
             return;
         }
         if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], t.elems[i], v, s->oploc);
-        /* what a tuple's element may be, as in a tuple written out: a value or a tuple.  A list is Triton's tuple
-         * (`t[0] = [1, 2]` holds the tuple (1, 2), which serves as a shape as the list did); a type or None is an error
-         * at the value */
+        /* what a tuple's element may be, as in a tuple written out: a value, a tuple, None, a type or a string.  A list
+         * is Triton's tuple (`t[0] = [1, 2]` holds the tuple (1, 2), which serves as a shape as the list did) */
         v = gen_list_as_tuple(g, v);
-        if (v.k != V_TUPLE && !val_is_value(g, v, s->rhs->loc)) return;
+        if (!val_is_tuple_element(g, v, s->rhs->loc)) return;
         Val *e = ARENA_ARRAY(g->a, Val, t.nelems);
         memcpy(e, t.elems, sizeof *e * (size_t)t.nelems);
         e[i] = held(g, v);

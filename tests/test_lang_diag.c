@@ -964,24 +964,23 @@ Test(lang_diag, tuple_typed_parameters) {
                 "       ^\n");
 }
 
-/* A tuple's element holds what a tuple written out holds: a value or a tuple (a list is Triton's tuple, a shape still).
- * A type or None is an error at it (both were taken, making tuples no merge or launch could use), and an element
- * that changes from a number to a tuple in a run-time if or a loop is named by the tuples' structure (both were
- * 'tuple of 2 values'). */
+/* A tuple's element holds what a tuple written out holds: a value, a tuple (a list is Triton's tuple, a shape still),
+ * or a compile-time None, type or string, as Python's tuples do; a function is an error at it.  An element that
+ * changes in a run-time if or a loop (a number to a tuple, a type to a tuple) is named by the tuples' structure
+ * (both were 'tuple of 2 values'). */
 Test(lang_diag, tuple_element_assigned_a_list_type_or_none) {
     expect_diag("kernel k(x: *f32, n: i32) {\n"
                 "    let t = (1, 2);\n"
                 "    t[0] = f16;\n"
                 "    t[1] = None;\n"
+                "    static_assert(t[0] == f16 && t[1] is None, \"held\");\n"
+                "    t[1] = zeros;\n"
                 "    if n > 0 { t[0] = [1, 2]; }\n"
                 "}\n",
-                "t.tile:3:12: error: a type cannot be used as a value\n"
-                "      t[0] = f16;\n"
+                "t.tile:6:12: error: built-in 'zeros' cannot be used as a value\n"
+                "      t[1] = zeros;\n"
                 "             ^\n"
-                "t.tile:4:12: error: 'None' cannot be used as a value\n"
-                "      t[1] = None;\n"
-                "             ^\n"
-                "t.tile:5:5: error: 't' is '((i32, i32), i32)' in one branch of a run-time 'if' and '(i32, i32)' in the other\n"
+                "t.tile:7:5: error: 't' is '((i32, i32), None)' in one branch of a run-time 'if' and '(type, None)' in the other\n"
                 "      if n > 0 { t[0] = [1, 2]; }\n"
                 "      ^\n");
     expect_diag("kernel k(x: *f32, n: i32) {\n"

@@ -346,6 +346,51 @@ Test(lang_generic, define_none) {
     }
 }
 
+/* A tuple holds None, types and strings beside values, as Python's does (they were "'None' cannot be used as a
+ * value"): Triton's `for p in (x_ptr, b_ptr)` with b_ptr passed as None, and a loop-carried tuple whose None, type
+ * and string elements stay its skeleton.  out = (x[:n] + x[n:2n]) * 3, n not a multiple of the block. */
+Test(lang_generic, tuple_holds_none_type_string) {
+    static const char *src = "kernel k(x: *f32, b: *f32, out: *f32, n: i32, const B: i32 = 32) {\n"
+                             "    let o = arange(0, B);\n"
+                             "    let acc = zeros([B], f32);\n"
+                             "    let cfg = (0.0, None, f16, \"sum\");\n"
+                             "    for i in range(0, 3) { cfg = (cfg[0] + 1.0, cfg[1], f16, \"sum\"); }\n"
+                             "    for p in (x, b, x + n) { if p is not None { acc += load(p + o, o < n, 0.0); } }\n"
+                             "    static_assert(cfg[1] is None && cfg[2] == f16, \"skeleton\");\n"
+                             "    if cfg[3] == \"sum\" { store(out + o, acc * cfg[0], o < n); }\n"
+                             "}\n";
+    tile_context_options co = {.device = "emu", .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    tile_compile_options o = {.specialize = (const char *const[]){"b=None", NULL}};
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "t.tile", src, &o, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    enum { N = 29 };
+    float x[2 * N], out[32];
+    for (int i = 0; i < 2 * N; i++) x[i] = (float)urand();
+    memset(out, 0xff, sizeof out);
+    tile_devptr dx, dout, none = 0;
+    cr_assert_eq(tile_malloc(ctx, sizeof x, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dx, x, sizeof x), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dout, out, sizeof out), TILE_OK);
+    int32_t n = N;
+    void *args[] = {&dx, &none, &dout, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+    for (int i = 0; i < 32; i++) {
+        double want = i < N ? ((double)x[i] + (double)x[N + i]) * 3.0 : NAN;
+        if (i < N) cr_expect(fabs(out[i] - want) <= 1e-6 * (1 + fabs(want)), "out[%d] = %g, want %g", i, out[i], want);
+        else cr_expect(isnan(out[i]), "out[%d] = %g past n was written", i, out[i]);
+    }
+    tile_free(ctx, dx);
+    tile_free(ctx, dout);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
 /* A parameter that is a number or a pointer by a define, as flash-attention's rotary kernel takes SEQLEN_OFFSETS
  * ("this could be int or a pointer", IS_SEQLEN_OFFSETS_TENSOR picks): `-D OT=*i32` makes `off: OT` a pointer
  * (the define was an error: a type name only), `-D OT=i32` a number.  Rows of 5 offsets, 7 programs. */
