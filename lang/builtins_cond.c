@@ -134,12 +134,18 @@ Val builtin_cond(Gen *g, const Node *n) {
     }
     Builder outer = g->b;
     Block *side[2] = {tir_block_new(g->f, NULL), tir_block_new(g->f, NULL)};
+    bool tuple_side = false;
     for (int k = 0; k < 2; k++) {
         g->b.block = side[k], g->b.before = NULL;
         c.v[1 + k] = gen_expr(g, k ? n->els : n->then);
         g->b = outer;
+        if (!tuple_side && c.v[1 + k].k == V_TUPLE && !gen_is_desc(c.v[1 + k]) && !gen_is_block_ptr(c.v[1 + k])) {
+            diag_error(g->d, c.loc[1 + k], "a conditional on a run-time scalar chooses between values, not tuples: assign the "
+                       "tuple in an 'if' (let t = b; if cond { t = a; })");
+            tuple_side = true;
+        }
     }
-    if (c.v[1].k == V_ERR || c.v[2].k == V_ERR) return val_err();
+    if (tuple_side || c.v[1].k == V_ERR || c.v[2].k == V_ERR) return val_err();
     if (branch_speculable(g, side[0]) && branch_speculable(g, side[1])) {
         branch_splice(g, side[0]);
         branch_splice(g, side[1]);

@@ -528,6 +528,17 @@ Test(lang_diag, where_with_a_constant_condition) {
               "    store(x + i, where(false, 1.0, v));\n}\n");
 }
 
+/* A conditional on a run-time scalar between tuples says to assign the tuple in an `if` (it was "a tuple of 2 values
+ * cannot be used as a value; unpack it"); on a compile-time condition it picks its tuple. */
+Test(lang_diag, conditional_between_tuples) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let u = (1.0, 2.0) if n > 0 else (3.0, 4.0);\n    store(x, u[1]);\n}\n",
+                "t.tile:2:13: error: a conditional on a run-time scalar chooses between values, not tuples: assign the tuple in an "
+                "'if' (let t = b; if cond { t = a; })\n"
+                "      let u = (1.0, 2.0) if n > 0 else (3.0, 4.0);\n"
+                "              ^\n");
+    expect_ok("kernel k(x: *f32, const H: i1 = true) {\n    let u = (1.0, 2.0) if H else (3.0, None);\n    store(x, u[1]);\n}\n");
+}
+
 /* Attributes: one of each (but @config), @tune_key of integer parameters only; a bad -D num_warps is
  * reported at the define, not at the source's @num_warps (which was right). */
 Test(lang_diag, attribute_checks) {
