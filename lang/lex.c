@@ -240,7 +240,8 @@ static bool rest_is_operand(const char *q, const char *eol) {
  *   1. that token is on the same line, and the rest of the line starts, after
  *      blanks, with a name, a digit or `(` and ends, before trailing blanks,
  *      with `;`, with `{` (the header of an `if` or `while`) or with a `}`
- *      that closes a `{` of the line (`if n // 2 > 0 { ... }`), or the `//`
+ *      after a `{` or `;` of the rest (`if n // 2 > 0 { ... }`, `if c { h =
+ *      n // 2; }`), or the `//`
  *      is inside parentheses or brackets (an expression wrapped over lines),
  *      or the next line starts with a binary operator (the expression goes on
  *      there), the rest of the line not reading as prose; or
@@ -275,7 +276,8 @@ static bool lex_floor_div_trap(const Lexer *l) {
     const char *e = eol;
     while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
     if (e[-1] == ';' || e[-1] == '{') return true; /* a statement, or the header of an if / while: `while i < n // 2 {` */
-    if (e[-1] == '}' && memchr(q, '{', (size_t)(e - q))) return true; /* a one-line if: `if n // 2 > 0 { ... }` */
+    if (e[-1] == '}' && (memchr(q, '{', (size_t)(e - q)) || memchr(q, ';', (size_t)(e - q))))
+        return true; /* a one-line block: `if n // 2 > 0 { ... }`, `if c { h = n // 2; }` */
     /* an expression that the next line goes on with (`let h = n // 2` then `+ 1;` would be n + 1), unless the rest
      * of the line reads as prose (two words in a row: `let t = a  // first part` then `+ b;` is a comment) */
     for (const char *w = q; w < e; w++)

@@ -19,11 +19,14 @@ Test(lang_diag, floor_division_trap) {
                 "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
                 "      let q = (n + 1)//(2);\n"
                 "                     ^\n");
-    /* a one-line `if` whose header holds the `//` ends with the `}` of its body */
-    expect_diag("kernel k(x: *i32, n: i32) {\n    if n // 2 > 0 { store(x, n); }\n}\n",
+    /* a one-line block ends with its `}`: the `//` in the `if`'s header, or in a statement of the block */
+    expect_diag("kernel k(x: *i32, n: i32) {\n    if n // 2 > 0 { store(x, n); }\n    if n > 0 { n = n // 4; }\n    store(x, n);\n}\n",
                 "t.tile:2:10: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
                 "      if n // 2 > 0 { store(x, n); }\n"
-                "           ^\n");
+                "           ^\n"
+                "t.tile:3:22: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      if n > 0 { n = n // 4; }\n"
+                "                       ^\n");
     expect_ok("kernel k(x: *i32, n: i32) // the doc\n{\n"
               "    let q = n; // 4 rows;\n"
               "    // a comment line;\n"
