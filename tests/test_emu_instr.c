@@ -358,6 +358,121 @@ static uint64_t r_div_approx(uint64_t a, uint64_t b, uint64_t c) {
     return f2u(x / y);
 }
 
+/* Forms compilers write that the cases above lacked: funnel shifts (rotates), bfind, lop3 truth tables,
+ * sad, the .wide/.hi/24-bit multiplies, slct, copysign, testp, the 16-bit forms of .b16 registers (clang's i8
+ * and i16 arithmetic) and 64-bit bit operations; each from the PTX ISA's definition. */
+static uint64_t funnel(uint64_t a, uint64_t b) { return (uint64_t)U32(b) << 32 | U32(a); }
+static uint32_t amount(uint64_t c, bool wrap) { uint32_t n = U32(c) & 63; return wrap ? n & 31 : n > 32 ? 32 : n; }
+static uint64_t r_shf_l_wrap(uint64_t a, uint64_t b, uint64_t c) { return U32((funnel(a, b) << amount(c, true)) >> 32); }
+static uint64_t r_shf_l_clamp(uint64_t a, uint64_t b, uint64_t c) { return U32((funnel(a, b) << amount(c, false)) >> 32); }
+static uint64_t r_shf_r_wrap(uint64_t a, uint64_t b, uint64_t c) { return U32(funnel(a, b) >> amount(c, true)); }
+static uint64_t r_shf_r_clamp(uint64_t a, uint64_t b, uint64_t c) { return U32(funnel(a, b) >> amount(c, false)); }
+/* bfind: the position of the most significant non-sign bit, 0xffffffff if none; .shiftamt: the left shift that
+ * makes it the top bit */
+static uint64_t bfind_ref(uint64_t v, unsigned bits, bool sgn, bool shiftamt) {
+    if (sgn && (v >> (bits - 1) & 1)) v = ~v;
+    if (bits < 64) v &= (1ull << bits) - 1;
+    if (!v) return 0xFFFFFFFFu;
+    unsigned pos = bits - 1;
+    while (!(v >> pos & 1)) pos--;
+    return shiftamt ? bits - 1 - pos : pos;
+}
+static uint64_t r_bfind_u32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return bfind_ref(a, 32, false, false); }
+static uint64_t r_bfind_shiftamt_s32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return bfind_ref(a, 32, true, true); }
+static uint64_t r_bfind_s64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return bfind_ref(a, 64, true, false); }
+static uint64_t r_bfind_shiftamt_u64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return bfind_ref(a, 64, false, true); }
+/* lop3: bit i of d is bit (a_i b_i c_i, as a 3-bit number) of the table */
+static uint64_t lop3_ref(uint32_t lut, uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t d = 0;
+    for (unsigned i = 0; i < 32; i++) d |= (lut >> ((a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1)) & 1) << i;
+    return d;
+}
+static uint64_t r_lop3_96(uint64_t a, uint64_t b, uint64_t c) { return lop3_ref(0x96, U32(a), U32(b), U32(c)); }
+static uint64_t r_lop3_e8(uint64_t a, uint64_t b, uint64_t c) { return lop3_ref(0xE8, U32(a), U32(b), U32(c)); }
+static uint64_t r_lop3_imm_6a(uint64_t a, uint64_t b, uint64_t c) { (void)b; return lop3_ref(0x6A, U32(a), 0x0F0F0F0Fu, U32(c)); }
+static uint64_t r_sad_u32(uint64_t a, uint64_t b, uint64_t c) { return U32((U32(a) > U32(b) ? U32(a) - U32(b) : U32(b) - U32(a)) + U32(c)); }
+static uint64_t r_sad_s32(uint64_t a, uint64_t b, uint64_t c) { int64_t d = (int64_t)S32(a) - S32(b); return U32((uint64_t)(d < 0 ? -d : d) + U32(c)); }
+static uint64_t r_mad_wide_u32(uint64_t a, uint64_t b, uint64_t c) { return (uint64_t)U32(a) * U32(b) + c; }
+static uint64_t r_mad_wide_s32(uint64_t a, uint64_t b, uint64_t c) { return (uint64_t)((int64_t)S32(a) * S32(b)) + c; }
+static uint64_t r_mad_hi_u32(uint64_t a, uint64_t b, uint64_t c) { return U32(((uint64_t)U32(a) * U32(b) >> 32) + U32(c)); }
+static uint64_t r_mad_hi_sat_s32(uint64_t a, uint64_t b, uint64_t c) {
+    int64_t v = (((int64_t)S32(a) * S32(b)) >> 32) + S32(c);
+    return U32(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+}
+static int64_t s24(uint64_t x) { return (int64_t)((int32_t)(U32(x) << 8) >> 8); }
+static uint64_t r_mul24_hi_u32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(((uint64_t)(U32(a) & 0xFFFFFF) * (U32(b) & 0xFFFFFF)) >> 16); }
+static uint64_t r_mul24_hi_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32((uint64_t)((s24(a) * s24(b)) >> 16)); }
+static uint64_t r_mad24_lo_s32(uint64_t a, uint64_t b, uint64_t c) { return U32((uint64_t)(s24(a) * s24(b)) + U32(c)); }
+static uint64_t r_mad24_hi_sat_s32(uint64_t a, uint64_t b, uint64_t c) {
+    int64_t v = ((s24(a) * s24(b)) >> 16) + S32(c);
+    return U32(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+}
+static uint64_t r_slct_s32(uint64_t a, uint64_t b, uint64_t c) { return S32(c) >= 0 ? U32(a) : U32(b); }
+static uint64_t r_slct_f32(uint64_t a, uint64_t b, uint64_t c) { return F(c) >= 0.0f ? U32(a) : U32(b); } /* a NaN c: b */
+static uint64_t r_slct_ftz_f32(uint64_t a, uint64_t b, uint64_t c) {
+    bool sub = (U32(c) & 0x7F800000u) == 0; /* a subnormal (or zero) c reads as a zero, which is >= 0 */
+    return sub || F(c) >= 0.0f ? U32(a) : U32(b);
+}
+static uint64_t r_copysign_f32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (U32(b) & 0x7FFFFFFFu) | (U32(a) & 0x80000000u); }
+static uint64_t r_copysign_f64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (b & ~(1ull << 63)) | (a & (1ull << 63)); }
+static uint64_t r_testp_finite(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return isfinite(F(a)) != 0; }
+static uint64_t r_testp_infinite(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return isinf(F(a)) != 0; }
+static uint64_t r_testp_number(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return !isnan(F(a)); }
+static uint64_t r_testp_notanumber(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return isnan(F(a)) != 0; }
+static uint64_t r_testp_normal_f64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return isnormal(D(a)) || D(a) == 0.0; }
+/* .b16 registers: %rs1/%rs2 the halves of a, %rs3/%rs4 those of b */
+#define U16(x) ((uint16_t)(x))
+#define S16(x) ((int16_t)(uint16_t)(x))
+static uint64_t r_mul_wide_u16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (uint32_t)U16(a) * U16(b); }
+static uint64_t r_mul_wide_s16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32((int32_t)S16(a >> 16) * S16(b >> 16)); }
+static uint64_t r_mul_hi_s16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U16(((int32_t)S16(a) * S16(b)) >> 16); }
+static uint64_t r_div_s16(uint64_t a, uint64_t b, uint64_t c) { (void)c; int32_t y = S16(U16(b) | 1); return U16(S16(a) / y); } /* -32768 / -1: 0x8000 */
+static uint64_t r_rem_u16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U16(a) % (U16(b) | 1); }
+static uint64_t r_shr_s16(uint64_t a, uint64_t b, uint64_t c) { (void)c; uint32_t s = U32(b) & 31; return U16(S16(a) >> (s > 15 ? 15 : s)); }
+static uint64_t r_sad_s16(uint64_t a, uint64_t b, uint64_t c) { (void)c; int32_t d = S16(a) - S16(b); return U16((uint32_t)(d < 0 ? -d : d) + U16(a >> 16)); }
+static uint64_t r_mad_lo_s16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U16((uint32_t)(S16(a) * S16(b)) + U16(a >> 16)); }
+static uint64_t r_abs_s16(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U16(S16(a) < 0 ? 0u - U16(a) : U16(a)); }
+/* 64-bit bit operations and multiplies */
+static uint64_t r_brev_b64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; uint64_t v = 0; for (int i = 0; i < 64; i++) v |= (a >> i & 1) << (63 - i); return v; }
+static uint64_t r_popc_b64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; unsigned n = 0; for (; a; a &= a - 1) n++; return n; }
+static uint64_t r_clz_b64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; unsigned n = 0; for (int i = 63; i >= 0 && !(a >> i & 1); i--) n++; return n; }
+static uint64_t r_bfe_s64(uint64_t a, uint64_t b, uint64_t c) {
+    unsigned pos = U32(b) & 0xFF, len = U32(c) & 0xFF;
+    if (len == 0) return 0;
+    unsigned top = pos + len - 1 > 63 ? 63 : pos + len - 1;
+    uint64_t sbit = a >> top & 1, v = 0;
+    for (unsigned i = 0; i < 64; i++) v |= ((i < len && pos + i < 64) ? a >> (pos + i) & 1 : sbit) << i;
+    return v;
+}
+static uint64_t r_bfi_b64(uint64_t a, uint64_t b, uint64_t c) {
+    unsigned pos = U32(c) & 127, len = (U32(c) >> 8) & 127;
+    uint64_t v = b;
+    for (unsigned i = 0; i < len && pos + i < 64; i++) v = (v & ~(1ull << (pos + i))) | (a >> i & 1) << (pos + i);
+    return v;
+}
+static uint64_t r_mul_hi_s64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (uint64_t)(((__int128)(int64_t)a * (int64_t)b) >> 64); }
+static uint64_t r_mad_hi_s64(uint64_t a, uint64_t b, uint64_t c) { return (uint64_t)(((__int128)(int64_t)a * (int64_t)b) >> 64) + c; }
+static uint64_t r_sad_u64(uint64_t a, uint64_t b, uint64_t c) { return (a > b ? a - b : b - a) + c; }
+static uint64_t r_rem_s64(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; int64_t x = (int64_t)a, y = (int64_t)(b | 1);
+    return y == -1 ? 0 : (uint64_t)(x % y);
+}
+static uint64_t r_div_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return a / (b | 1); }
+/* packed half min/max: -0 below +0; .NaN: a NaN operand gives the canonical NaN, else a NaN loses to a number */
+static uint16_t half_minmax(uint16_t x, uint16_t y, bool mx, bool nan, bool bf) {
+    double dx = bf ? bf16_to_d(x) : f16_to_d(x), dy = bf ? bf16_to_d(y) : f16_to_d(y);
+    if (isnan(dx) || isnan(dy)) return (nan || (isnan(dx) && isnan(dy))) ? 0x7FFF : isnan(dx) ? y : x;
+    if (dx == dy) return (uint16_t)(mx ? (x & y) : (x | y)); /* +-0: the sign bits' and (max) or or (min) */
+    return (mx ? dx > dy : dx < dy) ? x : y;
+}
+static uint64_t r_max_nan_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; return (uint32_t)half_minmax(U16(a >> 16), U16(b >> 16), true, true, false) << 16 | half_minmax(U16(a), U16(b), true, true, false);
+}
+static uint64_t r_min_bf16x2(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; return (uint32_t)half_minmax(U16(a >> 16), U16(b >> 16), false, false, true) << 16 | half_minmax(U16(a), U16(b), false, false, true);
+}
+static uint64_t r_cnot_b32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) == 0; }
+
 static const Case cases[] = {
     {"add.s32 %r4, %r1, %r2;", false, r_add_s32, CMP_EXACT, 0},
     {"add.sat.s32 %r4, %r1, %r2;", false, r_add_sat, CMP_EXACT, 0},
@@ -485,6 +600,63 @@ static const Case cases[] = {
     {"fma.rn.oob.f16x2 %r4, %r1, %r2, %r3;", false, r_fma_oob_f16x2, CMP_EXACT, 0},
     {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n mov.b32 {%rs5, %rs6}, %r3;\n"
      " fma.rn.oob.relu.f16 %rs7, %rs1, %rs3, %rs5;\n cvt.u32.u16 %r4, %rs7;", false, r_fma_oob_relu_f16, CMP_EXACT, 0},
+#define AMT "and.b32 %r5, %r3, 63;\n "
+    {AMT "shf.l.wrap.b32 %r4, %r1, %r2, %r5;", false, r_shf_l_wrap, CMP_EXACT, 0},
+    {AMT "shf.l.clamp.b32 %r4, %r1, %r2, %r5;", false, r_shf_l_clamp, CMP_EXACT, 0},
+    {AMT "shf.r.wrap.b32 %r4, %r1, %r2, %r5;", false, r_shf_r_wrap, CMP_EXACT, 0},
+    {AMT "shf.r.clamp.b32 %r4, %r1, %r2, %r5;", false, r_shf_r_clamp, CMP_EXACT, 0},
+#undef AMT
+    {"bfind.u32 %r4, %r1;", false, r_bfind_u32, CMP_EXACT, 0},
+    {"bfind.shiftamt.s32 %r4, %r1;", false, r_bfind_shiftamt_s32, CMP_EXACT, 0},
+    {"bfind.s64 %r4, %rd1;", false, r_bfind_s64, CMP_EXACT, 0},
+    {"bfind.shiftamt.u64 %r4, %rd1;", false, r_bfind_shiftamt_u64, CMP_EXACT, 0},
+    {"lop3.b32 %r4, %r1, %r2, %r3, 0x96;", false, r_lop3_96, CMP_EXACT, 0},
+    {"lop3.b32 %r4, %r1, %r2, %r3, 0xE8;", false, r_lop3_e8, CMP_EXACT, 0},
+    {"lop3.b32 %r4, %r1, 0x0F0F0F0F, %r3, 0x6A;", false, r_lop3_imm_6a, CMP_EXACT, 0},
+    {"sad.u32 %r4, %r1, %r2, %r3;", false, r_sad_u32, CMP_EXACT, 0},
+    {"sad.s32 %r4, %r1, %r2, %r3;", false, r_sad_s32, CMP_EXACT, 0},
+    {"mad.wide.u32 %rd4, %r1, %r2, %rd3;", true, r_mad_wide_u32, CMP_EXACT, 0},
+    {"mad.wide.s32 %rd4, %r1, %r2, %rd3;", true, r_mad_wide_s32, CMP_EXACT, 0},
+    {"mad.hi.u32 %r4, %r1, %r2, %r3;", false, r_mad_hi_u32, CMP_EXACT, 0},
+    {"mad.hi.sat.s32 %r4, %r1, %r2, %r3;", false, r_mad_hi_sat_s32, CMP_EXACT, 0},
+    {"mul24.hi.u32 %r4, %r1, %r2;", false, r_mul24_hi_u32, CMP_EXACT, 0},
+    {"mul24.hi.s32 %r4, %r1, %r2;", false, r_mul24_hi_s32, CMP_EXACT, 0},
+    {"mad24.lo.s32 %r4, %r1, %r2, %r3;", false, r_mad24_lo_s32, CMP_EXACT, 0},
+    {"mad24.hi.sat.s32 %r4, %r1, %r2, %r3;", false, r_mad24_hi_sat_s32, CMP_EXACT, 0},
+    {"slct.u32.s32 %r4, %r1, %r2, %r3;", false, r_slct_s32, CMP_EXACT, 0},
+    {"slct.u32.f32 %r4, %r1, %r2, %r3;", false, r_slct_f32, CMP_EXACT, 0},
+    {"slct.ftz.b32.f32 %r4, %r1, %r2, %r3;", false, r_slct_ftz_f32, CMP_EXACT, 0},
+    {"copysign.f32 %r4, %r1, %r2;", false, r_copysign_f32, CMP_EXACT, 0},
+    {"copysign.f64 %rd4, %rd1, %rd2;", true, r_copysign_f64, CMP_EXACT, 0},
+    {"testp.finite.f32 %p1, %r1;\n selp.u32 %r4, 1, 0, %p1;", false, r_testp_finite, CMP_EXACT, 0},
+    {"testp.infinite.f32 %p1, %r1;\n selp.u32 %r4, 1, 0, %p1;", false, r_testp_infinite, CMP_EXACT, 0},
+    {"testp.number.f32 %p1, %r1;\n selp.u32 %r4, 1, 0, %p1;", false, r_testp_number, CMP_EXACT, 0},
+    {"testp.notanumber.f32 %p1, %r1;\n selp.u32 %r4, 1, 0, %p1;", false, r_testp_notanumber, CMP_EXACT, 0},
+    {"testp.normal.f64 %p1, %rd1;\n selp.u32 %r4, 1, 0, %p1;", false, r_testp_normal_f64, CMP_EXACT, 0},
+#define H2 "mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n "
+    {H2 "mul.wide.u16 %r4, %rs1, %rs3;", false, r_mul_wide_u16, CMP_EXACT, 0},
+    {H2 "mul.wide.s16 %r4, %rs2, %rs4;", false, r_mul_wide_s16, CMP_EXACT, 0},
+    {H2 "mul.hi.s16 %rs5, %rs1, %rs3;\n cvt.u32.u16 %r4, %rs5;", false, r_mul_hi_s16, CMP_EXACT, 0},
+    {H2 "or.b16 %rs6, %rs3, 1;\n div.s16 %rs5, %rs1, %rs6;\n cvt.u32.u16 %r4, %rs5;", false, r_div_s16, CMP_EXACT, 0},
+    {H2 "or.b16 %rs6, %rs3, 1;\n rem.u16 %rs5, %rs1, %rs6;\n cvt.u32.u16 %r4, %rs5;", false, r_rem_u16, CMP_EXACT, 0},
+    {H2 "and.b32 %r5, %r2, 31;\n shr.s16 %rs5, %rs1, %r5;\n cvt.u32.u16 %r4, %rs5;", false, r_shr_s16, CMP_EXACT, 0},
+    {H2 "sad.s16 %rs5, %rs1, %rs3, %rs2;\n cvt.u32.u16 %r4, %rs5;", false, r_sad_s16, CMP_EXACT, 0},
+    {H2 "mad.lo.s16 %rs5, %rs1, %rs3, %rs2;\n cvt.u32.u16 %r4, %rs5;", false, r_mad_lo_s16, CMP_EXACT, 0},
+    {H2 "abs.s16 %rs5, %rs1;\n cvt.u32.u16 %r4, %rs5;", false, r_abs_s16, CMP_EXACT, 0},
+#undef H2
+    {"brev.b64 %rd4, %rd1;", true, r_brev_b64, CMP_EXACT, 0},
+    {"popc.b64 %r4, %rd1;", false, r_popc_b64, CMP_EXACT, 0},
+    {"clz.b64 %r4, %rd1;", false, r_clz_b64, CMP_EXACT, 0},
+    {"bfe.s64 %rd4, %rd1, %r2, %r3;", true, r_bfe_s64, CMP_EXACT, 0},
+    {"and.b32 %r5, %r3, 127;\n shr.u32 %r6, %r3, 8;\n and.b32 %r6, %r6, 127;\n bfi.b64 %rd4, %rd1, %rd2, %r5, %r6;", true, r_bfi_b64, CMP_EXACT, 0},
+    {"mul.hi.s64 %rd4, %rd1, %rd2;", true, r_mul_hi_s64, CMP_EXACT, 0},
+    {"mad.hi.s64 %rd4, %rd1, %rd2, %rd3;", true, r_mad_hi_s64, CMP_EXACT, 0},
+    {"sad.u64 %rd4, %rd1, %rd2, %rd3;", true, r_sad_u64, CMP_EXACT, 0},
+    {"or.b64 %rd5, %rd2, 1;\n rem.s64 %rd4, %rd1, %rd5;", true, r_rem_s64, CMP_EXACT, 0},
+    {"or.b64 %rd5, %rd2, 1;\n div.u64 %rd4, %rd1, %rd5;", true, r_div_u64, CMP_EXACT, 0},
+    {"max.NaN.f16x2 %r4, %r1, %r2;", false, r_max_nan_f16x2, CMP_EXACT, 0},
+    {"min.bf16x2 %r4, %r1, %r2;", false, r_min_bf16x2, CMP_EXACT, 0},
+    {"cnot.b32 %r4, %r1;", false, r_cnot_b32, CMP_EXACT, 0},
 };
 
 static const uint32_t special32[] = {
