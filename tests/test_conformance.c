@@ -8,7 +8,8 @@
  *   int.cu      integer, 64-bit and 128-bit integer arithmetic (128-bit division), bit operations: exact
  *   float.cu    f32/f64 arithmetic with every rounding mode, conversions
  *               between integers, f64, f32, f16 and bf16 with every
- *               rounding mode, f16/bf16/f16x2 arithmetic: exact (bits)
+ *               rounding mode, f16/bf16/f16x2 arithmetic, cuda_fp16.h's NaN-propagating,
+ *               relu, saturating, rounding, classifying and comparing forms: exact (bits)
  *   math.cu     the CUDA math library (libdevice, inlined into the PTX):
  *               within the maximum ulp errors the CUDA Programming Guide
  *               documents for each function (table below), plus the fast
@@ -621,6 +622,73 @@ static void check_half(Conf *c, Rng *rng) {
     free(a); free(b); free(cc); free(o);
 }
 
+/* half_more: each half of a packed result, or the low one; NaNs as NaNs (the NaN-propagating forms give one) */
+enum { NHM = 16 };
+static double h_of(uint32_t w, int h, bool bf) { return bf ? from_bf16(w >> (16 * h)) : from_f16((w >> (16 * h)) & 0xFFFF); }
+static uint32_t h_to(double v, bool bf) { return bf ? to_bf16(v, RN) : to_f16(v, RN); }
+static double relu_ref(double v) { return isnan(v) ? v : signbit(v) ? 0.0 : v; }
+static double sat_ref(double v) { return !(v > 0) ? 0.0 : v > 1 ? 1.0 : v; } /* NaN and -0 give +0 */
+static double maxnan_ref(double x, double y, bool mx) { return isnan(x) || isnan(y) ? NAN : ref_minmax(x, y, mx); }
+
+static void check_half_more(Conf *c, Rng *rng) {
+    const size_t ns = ARRAY_LEN(specialh), n = ns * ns + 1500;
+    uint32_t *a = malloc(n * 4), *b = malloc(n * 4), *cc = malloc(n * 4), *o = malloc(n * NHM * 4);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = i < ns * ns ? specialh[i / ns] : to_f16(rng_uniform(rng, -4, 4), RN);
+        uint32_t y = i < ns * ns ? specialh[i % ns] : to_f16(rng_uniform(rng, -4, 4), RN);
+        uint32_t hi = i % 4 ? (uint32_t)to_f16(rng_uniform(rng, -3, 3), RN) : (uint16_t)rng_next(rng);
+        a[i] = x | hi << 16;
+        b[i] = y | (i % 5 ? hi ^ (uint32_t)(rng_next(rng) & 3) : (uint16_t)rng_next(rng)) << 16; /* equal-ish pairs too */
+        cc[i] = (uint32_t)to_f16(rng_uniform(rng, -4, 4), RN) | (uint32_t)to_f16(rng_uniform(rng, -4, 4), RN) << 16;
+        if (i % 7 == 0) cc[i] = a[i]; /* the comparisons' equal case */
+    }
+    tile_devptr da = dev_in(c, a, n * 4), db = dev_in(c, b, n * 4), dc = dev_in(c, cc, n * 4), dout = dev_in(c, NULL, n * NHM * 4);
+    int nn = (int)n;
+    run(c, "half_more", (unsigned)(n + 127) / 128, 128, 0, (void *[]){&da, &db, &dc, &dout, &nn});
+    dev_out(c, o, dout, n * NHM * 4);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w[NHM] = {0};
+        double x = from_f16(a[i] & 0xFFFF), y = from_f16(b[i] & 0xFFFF), z = from_f16(cc[i] & 0xFFFF);
+        bool packed[NHM] = {[0] = true, [1] = true, [10] = true, [11] = true, [12] = true, [13] = true, [14] = true, [15] = true};
+        bool bf[NHM] = {[13] = true, [15] = true};
+        bool all[5] = {true, true, true, true, true};
+        for (int h = 0; h < 2; h++) {
+            double p = h_of(a[i], h, false), q = h_of(b[i], h, false), r = h_of(cc[i], h, false);
+            double pb = h_of(a[i], h, true), qb = h_of(b[i], h, true), rb = h_of(cc[i], h, true);
+            bool un = isnan(p) || isnan(q), unc = isnan(p) || isnan(r);
+            w[0] |= h_to(maxnan_ref(p, q, true), false) << (16 * h);
+            w[1] |= h_to(relu_ref(fma_odd(p, q, r)), false) << (16 * h);
+            w[10] |= ((a[i] >> (16 * h)) & 0x7FFF) << (16 * h);
+            w[11] |= h_to(sat_ref(p - q), false) << (16 * h);
+            w[12] |= h_to((double)u2f(h ? b[i] : a[i]), false) << (16 * h);
+            w[13] |= h_to(maxnan_ref(pb, qb, true), true) << (16 * h);
+            w[14] |= h_to(p * q, false) << (16 * h);
+            w[15] |= h_to(relu_ref(fma_odd(pb, qb, rb)), true) << (16 * h);
+            all[0] &= !un && p == q;
+            all[1] &= un || p > q;
+            all[2] &= !unc && p <= r;
+            all[3] &= un || p == q;
+            all[4] &= unc || p != r;
+        }
+        w[2] = to_f16(maxnan_ref(x, y, false), RN);
+        w[3] = to_f16(sat_ref(fma_odd(x, y, z)), RN);
+        w[4] = to_f16(ceil(x), RN);
+        w[5] = to_f16(nearbyint(x), RN);
+        w[6] = to_f16(trunc(x), RN);
+        w[7] = to_f16(floor(x), RN);
+        w[8] = (uint32_t)((isinf(x) ? (x > 0 ? 1 : -1) : 0) + 2) | (uint32_t)!!isnan(y) << 4;
+        w[9] = (uint32_t)all[0] | (uint32_t)all[1] << 1 | (uint32_t)all[2] << 2 | (uint32_t)all[3] << 3 | (uint32_t)all[4] << 4;
+        for (int k = 0; k < NHM; k++) {
+            uint32_t got = o[i * NHM + k];
+            bool ok = k == 8 || k == 9 ? got == w[k]
+                    : packed[k]       ? same16(got, w[k], bf[k]) && same16(got >> 16, w[k] >> 16, bf[k])
+                                      : same16(got, w[k], false) && got >> 16 == 0;
+            cr_assert(ok, "[%s] half_more result %d for a=%#x b=%#x c=%#x: got %#x, want %#x", c->name, k, a[i], b[i], cc[i], got, w[k]);
+        }
+    }
+    free(a); free(b); free(cc); free(o);
+}
+
 CONFORMANCE(float)
 static void check_float(Conf *c) {
     Rng rng = rng_seed(22);
@@ -628,6 +696,7 @@ static void check_float(Conf *c) {
     check_f64(c, &rng);
     check_cvt(c, &rng);
     check_half(c, &rng);
+    check_half_more(c, &rng);
 }
 
 /* ==== fp8.cu ====

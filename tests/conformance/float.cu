@@ -123,3 +123,35 @@ extern "C" __global__ void half_ops(const unsigned *a, const unsigned *b, const 
     o[20] = __half_as_ushort(__float2half_rn(__half2float(ha) * 0.5f));
     o[21] = __half_as_ushort(__hdiv(ha, hb));
 }
+
+// More of cuda_fp16.h / cuda_bf16.h: the NaN-propagating min/max, relu and saturating forms, the
+// rounding functions, classification and the all-lanes comparisons, packing from float2.
+#define NHM 16
+extern "C" __global__ void half_more(const unsigned *a, const unsigned *b, const unsigned *c, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned ua = a[i], ub = b[i], uc = c[i];
+    __half ha = __ushort_as_half((unsigned short)ua), hb = __ushort_as_half((unsigned short)ub), hc = __ushort_as_half((unsigned short)uc);
+    __half2 pa = *(__half2 *)&ua, pb = *(__half2 *)&ub, pc = *(__half2 *)&uc;
+    __nv_bfloat162 qa = *(__nv_bfloat162 *)&ua, qb = *(__nv_bfloat162 *)&ub, qc = *(__nv_bfloat162 *)&uc;
+    unsigned *o = out + i * NHM;
+    __half2 r;
+    __nv_bfloat162 q;
+    r = __hmax2_nan(pa, pb); o[0] = *(unsigned *)&r;
+    r = __hfma2_relu(pa, pb, pc); o[1] = *(unsigned *)&r;
+    o[2] = __half_as_ushort(__hmin_nan(ha, hb));
+    o[3] = __half_as_ushort(__hfma_sat(ha, hb, hc));
+    o[4] = __half_as_ushort(hceil(ha));
+    o[5] = __half_as_ushort(hrint(ha));
+    o[6] = __half_as_ushort(htrunc(ha));
+    o[7] = __half_as_ushort(hfloor(ha));
+    o[8] = (unsigned)(__hisinf(ha) + 2) | (unsigned)__hisnan(hb) << 4;
+    o[9] = (unsigned)__hbeq2(pa, pb) | (unsigned)__hbgtu2(pa, pb) << 1 | (unsigned)__hble2(pa, pc) << 2 |
+           (unsigned)__hbequ2(pa, pb) << 3 | (unsigned)__hbneu2(pa, pc) << 4;
+    r = __habs2(pa); o[10] = *(unsigned *)&r;
+    r = __hsub2_sat(pa, pb); o[11] = *(unsigned *)&r;
+    r = __float22half2_rn(make_float2(__uint_as_float(ua), __uint_as_float(ub))); o[12] = *(unsigned *)&r;
+    q = __hmax2_nan(qa, qb); o[13] = *(unsigned *)&q;
+    r = __hmul2_rn(pa, pb); o[14] = *(unsigned *)&r;
+    q = __hfma2_relu(qa, qb, qc); o[15] = *(unsigned *)&q;
+}
