@@ -575,6 +575,10 @@ typedef struct EmuReloc {
     uint32_t offset;        /* in the symbol's bytes */
     int64_t addend;
     uint32_t line;
+    uint8_t byte;           /* 0: the whole 8-byte address; k + 1: its byte k alone (the mask 0xFF << 8k of PTX 7.1,
+                               `0xFF00(generic(g)+8)`, which LLVM writes for a pointer in a packed struct), shifted
+                               down into an element of `size` bytes */
+    uint8_t size;
 } EmuReloc;
 
 

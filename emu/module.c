@@ -189,7 +189,12 @@ static bool fill_relocs(EmuModule *m, EmuMem *mem, char **err) {
                 return merr(err, x->line, "'%s' in the initializer of '%s' is no .global or .const variable or function of the module",
                             x->name, s->name);
             v += (uint64_t)x->addend;
-            memcpy(emu_mem_host(mem, s->addr + x->offset, 8), &v, 8);
+            if (x->byte) { /* one byte of the address, zero-extended into its element */
+                uint64_t b = (v >> (8 * (x->byte - 1))) & 0xFF;
+                memcpy(emu_mem_host(mem, s->addr + x->offset, x->size), &b, x->size);
+            } else {
+                memcpy(emu_mem_host(mem, s->addr + x->offset, 8), &v, 8);
+            }
         }
     }
     return true;

@@ -119,9 +119,25 @@ static EmuSym *sym_add(Parser *ps, const Decl *d, unsigned space) {
 }
 
 /* An address element of an initializer: NAME, generic(NAME), either followed by +N or -N (a 64-bit
- * element), recorded for emu_module_finalize to fill in. */
+ * element), or one byte of such an address under a mask, `0xFF0000(generic(NAME)+N)` (PTX 7.1: the mask
+ * 0xFF << 8k selects byte k, which fills an element of any size), recorded for emu_module_finalize to fill in. */
 static bool parse_init_address(Parser *ps, EmuSym *s, unsigned esz, uint64_t at, uint32_t *cap) {
     uint32_t line = ps->tok.line;
+    unsigned byte = 0;
+    if (ps->tok.kind == TK_NUM) { /* the mask; parse_init saw the '(' after it */
+        int64_t mask;
+        if (!emu_parse_int(&ps->tok, &mask)) return perr(ps, line, "bad mask in the initializer of '%s'", s->name);
+        for (unsigned k = 0; k < 8 && !byte; k++)
+            if ((uint64_t)mask == 0xFFull << (8 * k)) byte = k + 1;
+        if (!byte)
+            return perr(ps, line, "invalid mask %s in the initializer of '%s' (0xFF, 0xFF00, ... 0xFF00000000000000 select a "
+                        "byte of an address)", tok_text(&ps->tok, (char[48]){0}, 48), s->name);
+        if (ps->ptx_version < 71)
+            return perr(ps, line, "a mask in the initializer of '%s' needs .version 7.1 or later (ptxas: \"Feature 'mask "
+                        "operator in initializer' requires PTX ISA .version 7.1\")", s->name);
+        next(ps);
+        if (!expect(ps, '(')) return false;
+    }
     bool generic = is(&ps->tok, "generic");
     if (generic) {
         next(ps);
@@ -140,7 +156,12 @@ static bool parse_init_address(Parser *ps, EmuSym *s, unsigned esz, uint64_t at,
         next(ps);
         r.addend = minus ? -v : v;
     }
-    if (esz != 8) return perr(ps, line, "the address of '%s' initializes a %u-byte element of '%s' (addresses are 8 bytes)", r.name, esz, s->name);
+    if (byte) {
+        if (!expect(ps, ')')) return false;
+        r.byte = (uint8_t)byte, r.size = (uint8_t)esz;
+    } else if (esz != 8) {
+        return perr(ps, line, "the address of '%s' initializes a %u-byte element of '%s' (addresses are 8 bytes)", r.name, esz, s->name);
+    }
     if (s->nrelocs == *cap) {
         uint32_t nc = *cap ? *cap * 2 : 8;
         EmuReloc *n = arena_alloc(ps->a, nc * sizeof *n);
@@ -152,7 +173,7 @@ static bool parse_init_address(Parser *ps, EmuSym *s, unsigned esz, uint64_t at,
 }
 
 /* initializer = "=" ( value | "{" value { "," value } "}" ) with nested braces flattened; a value is a
- * number or an address (parse_init_address).  An array declared without its size (`.b8 str[] = {...}`)
+ * number or an address or a byte of one (parse_init_address).  An array declared without its size (`.b8 str[] = {...}`)
  * takes it from the initializer: `group` bytes (an element times the other dimensions) per step. */
 static bool parse_init(Parser *ps, EmuSym *s, unsigned ty, bool unsized, uint64_t group) {
     unsigned esz = emu_type_size(ty);
@@ -172,7 +193,7 @@ static bool parse_init(Parser *ps, EmuSym *s, unsigned ty, bool unsized, uint64_
             s->init = more, cap *= 2;
         }
         if (n >= cap) return perr(ps, ps->tok.line, "too many initializers for '%s'", s->name);
-        if (ps->tok.kind == TK_IDENT) {
+        if (ps->tok.kind == TK_IDENT || (ps->tok.kind == TK_NUM && is_punct(emu_lex_peek(ps), '('))) {
             if (!parse_init_address(ps, s, esz, n * esz, &rcap)) return false;
         } else {
             Imm im;

@@ -4,6 +4,7 @@
  * roles, bar.red, votes, a 3-D block's special registers, module variables' initializers and local memory. */
 #include "test_emu_util.h"
 #include "support/hostfloat.h"
+#include "tests/test_ptxas.h"
 
 /* Inputs a, b, c are u64 arrays loaded into %rd1..3 and their low halves
  * %r1..3; the case's PTX leaves its result in %r4 (zero-extended) or, for
@@ -936,6 +937,59 @@ Test(ptx, globals_initializers_and_local) {
         cr_assert_eq(seen, 0xFu);
     }
     dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A pointer in a packed struct: LLVM writes the aggregate as bytes and each byte of the address under a mask
+ * (PTX 7.1, `0xFF00(generic(g)+8)`: mask 0xFF << 8k selects byte k), in a .u32 array too.  Before: refused as
+ * "unbalanced braces in initializer".  The kernel rebuilds the pointer from its bytes and reads through it; the
+ * masks ptxas refuses (another value, or before .version 7.1) are refused with the line. */
+Test(ptx, masked_address_bytes_in_initializers) {
+    static const char *ptx =
+        ".version 7.1\n.target sm_80\n.address_size 64\n"
+        ".visible .global .align 4 .b8 g[16] = {5, 0, 0, 0, 6, 0, 0, 0, 7, 0, 0, 0, 8};\n"
+        ".visible .global .align 1 .u8 pk[11] = {3, 0xFF(generic(g)+8), 0xFF00(generic(g)+8), 0xFF0000(generic(g)+8), "
+        "0xFF000000(generic(g)+8), 0xFF00000000(generic(g)+8), 0xFF0000000000(generic(g)+8), 0xFF000000000000(generic(g)+8), "
+        "0xFF00000000000000(generic(g)+8), 9, 0};\n"
+        ".visible .global .align 4 .u32 w[3] = {0xFF(g+4), 0xFF000000(g+4), 0xFF00000000(g+4)};\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<16>;\n"
+        " mov.u64 %rd1, 0;\n mov.u32 %r1, 8;\n"
+        "$L_byte:\n add.s32 %r1, %r1, -1;\n cvt.u64.u32 %rd2, %r1;\n mov.u64 %rd3, pk;\n add.s64 %rd3, %rd3, %rd2;\n"
+        " ld.global.u8 %rd4, [%rd3+1];\n shl.b64 %rd1, %rd1, 8;\n or.b64 %rd1, %rd1, %rd4;\n"
+        " setp.ne.s32 %p1, %r1, 0;\n @%p1 bra $L_byte;\n"
+        " ld.u32 %r2, [%rd1];\n ld.global.u8 %r3, [pk];\n ld.global.u8 %r4, [pk+9];\n"
+        " ld.param.u64 %rd5, [out];\n st.global.v2.u32 [%rd5], {%r2, %r3};\n st.global.u32 [%rd5+8], %r4;\n"
+        " mov.u64 %rd6, g;\n st.global.u64 [%rd5+16], %rd1;\n st.global.u64 [%rd5+24], %rd6;\n"
+        " ld.global.v2.u32 {%r5, %r6}, [w];\n ld.global.u32 %r7, [w+8];\n st.global.v2.u32 [%rd5+32], {%r5, %r6};\n"
+        " st.global.u32 [%rd5+40], %r7;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = poisoned(d, 48);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t o[12];
+    download(d, o, out, sizeof o);
+    uint64_t p = o[4] | (uint64_t)o[5] << 32, g = o[6] | (uint64_t)o[7] << 32;
+    cr_assert_eq(p, g + 8, "pointer rebuilt from its bytes %#llx, &g[2] %#llx", (unsigned long long)p, (unsigned long long)(g + 8));
+    cr_assert_eq(o[0], 7u, "*pk.p");
+    cr_assert_eq(o[1], 3u);
+    cr_assert_eq(o[2], 9u);
+    cr_assert_eq(o[8], (uint32_t)((g + 4) & 0xFF));
+    cr_assert_eq(o[9], (uint32_t)((g + 4) >> 24 & 0xFF));
+    cr_assert_eq(o[10], (uint32_t)((g + 4) >> 32 & 0xFF));
+    dev_module_unload(m);
+    TileDevModule *bad = NULL;
+    const char *refused[][2] = {
+        {".version 7.1\n.target sm_80\n.address_size 64\n.global .u32 g;\n.global .u8 b[2] = {1, 0xFF0(g)};\n", "ptx:5: invalid mask"},
+        {".version 7.0\n.target sm_80\n.address_size 64\n.global .u32 g;\n.global .u8 b[2] = {1, 0xFF(g)};\n",
+         "ptx:5: a mask in the initializer of 'b' needs .version 7.1"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(refused); i++) {
+        cr_assert_eq(dev_module_load_ptx(d, refused[i][0], &bad), DEV_ERR_PTX, "loaded: %s", refused[i][0]);
+        cr_assert(strstr(dev_last_error(d), refused[i][1]), "message '%s' lacks '%s'", dev_last_error(d), refused[i][1]);
+    }
     dev_close(d);
 }
 
