@@ -27,6 +27,7 @@ typedef struct Decl {
     bool unsized;          /* name[] */
     bool array;            /* name[...]: an array, whatever its count (a[1] is not the scalar a) */
     bool is_ptr;
+    uint32_t attr_line;    /* an .attribute(...)'s line (0: none): .global variables only */
 } Decl;
 
 /* decl = { ".align" N | ".v2" | ".v4" | ".ptr" | space | type | attribute } name { "[" N? "]" } */
@@ -54,14 +55,31 @@ static bool parse_decl(Parser *ps, Decl *d) {
             next(ps); /* the pointee's state space */
             continue;
         }
-        if (is(t, ".attribute")) {
+        if (is(t, ".attribute")) { /* .attribute(.managed), .attribute(.unified(N, N)), both: no effect here */
+            d->attr_line = t->line;
             next(ps);
             if (!expect(ps, '(')) return false;
-            /* nested: .attribute(.unified(19, 95)) (its inner ')' ended the list, the outer one read as the name) */
-            for (int depth = 1; ps->tok.kind != TK_EOF && depth > 0;) {
-                depth += is_punct(&ps->tok, '(') - is_punct(&ps->tok, ')');
-                if (depth) next(ps);
-            }
+            do {
+                if (is(&ps->tok, ".managed")) {
+                    next(ps);
+                    continue;
+                }
+                if (!is(&ps->tok, ".unified"))
+                    return perr(ps, ps->tok.line, "unknown variable attribute %s (.managed and .unified(N, N) are)",
+                                tok_text(&ps->tok, (char[48]){0}, 48));
+                uint32_t line = ps->tok.line;
+                if (ps->ptx_version < 80 || ps->target_sm < 90) /* ptxas: "Feature '.unified' requires ..." */
+                    return perr(ps, line, ".attribute(.unified) needs .version 8.0 and .target sm_90 or later");
+                next(ps);
+                int64_t v;
+                if (!expect(ps, '(')) return false;
+                if (!emu_parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, ".unified takes two integers (uuid1, uuid2)");
+                next(ps);
+                if (!expect(ps, ',')) return false;
+                if (!emu_parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, ".unified takes two integers (uuid1, uuid2)");
+                next(ps);
+                if (!expect(ps, ')')) return false;
+            } while (accept(ps, ','));
             if (!expect(ps, ')')) return false;
             continue;
         }
@@ -256,6 +274,8 @@ bool emu_parse_var(Parser *ps, unsigned space, bool is_extern) {
     if (!parse_decl(ps, &d)) return false;
     if (ps->fn && emu_label_find(ps, d.name, d.nlen, ps->cur_blk) >= 0) /* ptxas: "Duplicate definition" */
         return perr(ps, d.line, "variable '%.*s' has the name of a label of its block", (int)d.nlen, d.name);
+    if (d.attr_line && space != EMU_SP_GLOBAL) /* ptxas: "Illegal attribute" */
+        return perr(ps, d.attr_line, "'%.*s': .attribute is for .global variables", (int)d.nlen, d.name);
     int32_t ext = extern_defined(ps, &d, space, is_extern);
     if (ext == -2) return false;
     if (!ps->fn && ext < 0 && !is_extern) { /* ptxas: "Duplicate definition of variable" (the second one loaded beside it) */
@@ -342,6 +362,7 @@ bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, ui
     next(ps);
     Decl d;
     if (!parse_decl(ps, &d)) return false;
+    if (d.attr_line) return perr(ps, d.attr_line, "parameter '%.*s': .attribute is for .global variables", (int)d.nlen, d.name);
     if ((*n & (*n - 1)) == 0) { /* full at 0, 1, 2, 4, ...: doubled (one more each time copied 100000s quadratically) */
         EmuParam *np = realloc(*arr, (*n ? 2 * (size_t)*n : 1) * sizeof **arr);
         if (!np) out_of_memory();

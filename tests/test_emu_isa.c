@@ -723,8 +723,9 @@ Test(isa, ld_unified_address) {
     launch_fails(d, f, 1, NULL, DEV_ERR_LAUNCH, "needs a global address");
     dev_module_unload(m);
     /* a variable declared .unified: its attribute's own parentheses (the inner ')' ended the attribute, and the outer
-     * one was read as the variable's name: "expected a name in declaration, found ')'") */
-    static const char *var_ptx = HEAD80 ".global .attribute(.unified(19, 95)) .align 4 .u32 ug = 42;\n"
+     * one was read as the variable's name: "expected a name in declaration, found ')'"); .unified is sm_90's */
+    static const char *var_ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".global .attribute(.unified(19, 95)) .align 4 .u32 ug = 42;\n"
         ".global .attribute(.managed) .align 4 .u32 mg = 5;\n"
         ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n"
         " ld.param.u64 %rd1, [out];\n ld.global.u32 %r1, [ug].unified;\n ld.global.u32 %r2, [mg];\n add.u32 %r1, %r1, %r2;\n"
@@ -737,6 +738,14 @@ Test(isa, ld_unified_address) {
     dev_close(d);
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .shared .b32 s;\n ld.shared.u32 %r1, [s].unified;\n ret;\n}\n",
                ".unified is allowed on .global or generic addresses only");
+    /* the attributes as ptxas takes them: .unified(N, N) from .version 8.0 on sm_90, .managed, on .global variables only
+     * (they were skipped whatever they said, wherever they stood) */
+    load_fails("emu", HEAD80 ".global .attribute(.unified(19, 95)) .align 4 .u32 ug;\n",
+               "ptx:4: .attribute(.unified) needs .version 8.0 and .target sm_90 or later");
+    load_fails("emu", HEAD80 ".shared .attribute(.managed) .align 4 .u32 s;\n", "ptx:4: 's': .attribute is for .global variables");
+    load_fails("emu", HEAD80 ".global .attribute(.pinned) .align 4 .u32 g;\n", "ptx:4: unknown variable attribute '.pinned'");
+    load_fails("emu", HEAD80 ".visible .entry k(.param .attribute(.managed) .u64 p)\n{\n ret;\n}\n",
+               "ptx:4: parameter 'p': .attribute is for .global variables");
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n ld.local.u32 %r1, [%rd1].unified;\n"
                " ret;\n}\n", ".unified is allowed on .global or generic addresses only");
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n st.global.u32 [%rd1].unified, %r1;\n"
