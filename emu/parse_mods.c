@@ -332,6 +332,11 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             in->vsel.scale = l == 4 ? 7 : 15;
             continue;
         }
+        static const char *const sm100_types[] = {"f32x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2"};
+        if (FIND(sm100_types, p, l) >= 0) /* LLVM writes add/mul/fma.f32x2 for float2 arithmetic on sm_100 */
+            return perr(ps, line, "'%.*s': .%.*s is a type of sm_100's instructions (packed f32 arithmetic, FP4/FP6/UE8M0 "
+                        "conversions), which the emulator does not support (not supported yet: docs/emulator.md)", (int)len, s,
+                        (int)l, p);
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
     if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */

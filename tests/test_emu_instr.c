@@ -993,6 +993,51 @@ Test(ptx, masked_address_bytes_in_initializers) {
     dev_close(d);
 }
 
+/* sm_100's packed f32 arithmetic (LLVM 22 writes fma.rn.f32x2 in .b64 registers for float2 math on sm_100) and its
+ * FP4/FP6 conversion types are not supported: refused at the line, by name ("unsupported modifier '.f32x2'" before). */
+Test(ptx, sm100_types_refused_by_name) {
+    static const char *const bodies[] = {" fma.rn.f32x2 %rd1, %rd2, %rd3, %rd2;", " add.rn.f32x2 %rd1, %rd2, %rd3;",
+                                         " cvt.rn.satfinite.e2m1x2.f32 %rs1, %f1, %f2;"};
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(bodies); i++) {
+        char ptx[512];
+        snprintf(ptx, sizeof ptx,
+                 ".version 8.8\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n .reg .b16 %%rs<2>;\n .reg .f32 %%f<3>;\n"
+                 " .reg .b64 %%rd<4>;\n%s\n ret;\n}\n", bodies[i]);
+        TileDevModule *m = NULL;
+        cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded: %s", ptx);
+        cr_assert(strstr(dev_last_error(d), "ptx:9: '") && strstr(dev_last_error(d), "is a type of sm_100's instructions"),
+                  "%s", dev_last_error(d));
+    }
+    dev_close(d);
+}
+
+/* Variable attributes as ptxas takes them: .unified(N, N) from .version 8.0 on sm_90, .managed, on .global variables
+ * only (they were skipped whatever they said, wherever they stood). */
+Test(ptx, variable_attributes_ptxas_refuses) {
+    static const char *const cases[][2] = {
+        {".global .attribute(.unified(19, 95)) .align 4 .u32 ug;\n", "ptx:4: .attribute(.unified) needs .version 8.0 and .target sm_90"},
+        {".shared .attribute(.managed) .align 4 .u32 s;\n", "ptx:4: 's': .attribute is for .global variables"},
+        {".global .attribute(.pinned) .align 4 .u32 g;\n", "ptx:4: unknown variable attribute '.pinned'"},
+        {".global .attribute(.managed(1, 2)) .align 4 .u32 g;\n", "ptx:4: expected ')'"},
+        {".visible .entry k(.param .attribute(.managed) .u64 p)\n{\n ret;\n}\n", "ptx:4: parameter 'p': .attribute is for .global"},
+    };
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char ptx[512];
+        snprintf(ptx, sizeof ptx, ".version 8.0\n.target sm_80\n.address_size 64\n%s", cases[i][0]);
+        TileDevModule *m = NULL;
+        cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded: %s", ptx);
+        cr_assert(strstr(dev_last_error(d), cases[i][1]), "message '%s' lacks '%s'", dev_last_error(d), cases[i][1]);
+    }
+    TileDevModule *m = NULL; /* both, on sm_90 */
+    cr_assert_eq(dev_module_load_ptx(d, ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                        ".global .attribute(.managed, .unified(1, 2)) .align 4 .u32 g = 3;\n", &m), DEV_OK, "%s",
+                 dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* cp.async of 16 bytes, each form the interpreter's fast path takes or hands to the checked one: the three-operand
  * form, src-size 16 (the whole source), 0 (zeros) and 1..15 (that many bytes, zeros after), into shared memory
  * poisoned first; each thread reads back its neighbour's 64 bytes (the last 16 through st.global.v2.b32, another fast

@@ -738,14 +738,6 @@ Test(isa, ld_unified_address) {
     dev_close(d);
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .shared .b32 s;\n ld.shared.u32 %r1, [s].unified;\n ret;\n}\n",
                ".unified is allowed on .global or generic addresses only");
-    /* the attributes as ptxas takes them: .unified(N, N) from .version 8.0 on sm_90, .managed, on .global variables only
-     * (they were skipped whatever they said, wherever they stood) */
-    load_fails("emu", HEAD80 ".global .attribute(.unified(19, 95)) .align 4 .u32 ug;\n",
-               "ptx:4: .attribute(.unified) needs .version 8.0 and .target sm_90 or later");
-    load_fails("emu", HEAD80 ".shared .attribute(.managed) .align 4 .u32 s;\n", "ptx:4: 's': .attribute is for .global variables");
-    load_fails("emu", HEAD80 ".global .attribute(.pinned) .align 4 .u32 g;\n", "ptx:4: unknown variable attribute '.pinned'");
-    load_fails("emu", HEAD80 ".visible .entry k(.param .attribute(.managed) .u64 p)\n{\n ret;\n}\n",
-               "ptx:4: parameter 'p': .attribute is for .global variables");
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n ld.local.u32 %r1, [%rd1].unified;\n"
                " ret;\n}\n", ".unified is allowed on .global or generic addresses only");
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n st.global.u32 [%rd1].unified, %r1;\n"
