@@ -437,8 +437,19 @@ static bool red_init(LL *l, Inst *i, Red *k, DType dt, RedKind kind) {
     return true;
 }
 
+/* An argmax/argmin returns x[index] bit for bit, but f16/bf16 values are compared as f32: exact for numbers, while
+ * converting a NaN would lose its sign and payload (PTX's cvt gives the canonical NaN).  Such a NaN is carried as
+ * the f32 quiet NaN whose low 16 bits are the element's own bits, and narrowed back from them. */
+static bool red_keeps_nan_bits(const Red *k) { return k->arg && k->fp && dtype_bits(k->dt) == 16; }
+
 static LLVMValueRef red_widen(LL *l, const Red *k, LLVMValueRef v) {
     if (LLVMTypeOf(v) == k->at) return v;
+    if (red_keeps_nan_bits(k)) {
+        LLVMValueRef w = LLVMBuildFPExt(l->b, v, k->at, "");
+        LLVMValueRef bits = LLVMBuildZExt(l->b, LLVMBuildBitCast(l->b, v, l->t_i16, ""), l->t_i32, "");
+        LLVMValueRef nan = LLVMBuildBitCast(l->b, LLVMBuildOr(l->b, bits, ll_i32(l, 0x7fc00000), ""), k->at, "");
+        return LLVMBuildSelect(l->b, LLVMBuildFCmp(l->b, LLVMRealUNO, w, w, ""), nan, w, "");
+    }
     if (k->fp) return LLVMBuildFPExt(l->b, v, k->at, "");
     return k->sgn ? LLVMBuildSExt(l->b, v, k->at, "") : LLVMBuildZExt(l->b, v, k->at, "");
 }
@@ -446,6 +457,11 @@ static LLVMValueRef red_widen(LL *l, const Red *k, LLVMValueRef v) {
 static LLVMValueRef red_narrow(LL *l, const Red *k, LLVMValueRef v) {
     LLVMTypeRef et = ll_type(l, k->dt);
     if (et == k->at) return v;
+    if (red_keeps_nan_bits(k)) {
+        LLVMValueRef bits = LLVMBuildTrunc(l->b, LLVMBuildBitCast(l->b, v, l->t_i32, ""), l->t_i16, "");
+        LLVMValueRef nan = LLVMBuildBitCast(l->b, bits, et, "");
+        return LLVMBuildSelect(l->b, LLVMBuildFCmp(l->b, LLVMRealUNO, v, v, ""), nan, LLVMBuildFPTrunc(l->b, v, et, ""), "");
+    }
     return k->fp ? LLVMBuildFPTrunc(l->b, v, et, "") : LLVMBuildTrunc(l->b, v, et, "");
 }
 

@@ -1206,6 +1206,21 @@ static double ri_get(const RiType *t, const void *buf, int i) {
     return (double)n;
 }
 
+/* A NaN of sign `neg` with the low bits of `payload` in its mantissa (a quiet NaN of each float type). */
+static void ri_put_nan(const RiType *t, void *buf, int i, bool neg, unsigned payload) {
+    char *p = (char *)buf + (size_t)i * (size_t)t->size;
+    if (t->size == 8) {
+        uint64_t b = (neg ? 1ull << 63 : 0) | 0x7ff8000000000000ull | payload;
+        memcpy(p, &b, 8);
+    } else if (t->size == 4) {
+        uint32_t b = (neg ? 1u << 31 : 0) | 0x7fc00000u | (payload & 0x3fffffu);
+        memcpy(p, &b, 4);
+    } else {
+        uint16_t b = (uint16_t)((neg ? 0x8000u : 0) | (!strcmp(t->name, "f16") ? 0x7e00u | (payload & 0x1ffu) : 0x7fc0u | (payload & 0x3fu)));
+        memcpy(p, &b, 2);
+    }
+}
+
 /* Triton's combine of (value, index) pairs, ties to the left, with docs/language.md's NaN rule: the
  * first NaN of a row wins, else the first of the largest (smallest) values, +0.0 and -0.0 equal. */
 static int ri_ref(const RiType *t, const void *x, int base, int stride, int n, bool max) {
@@ -1221,9 +1236,11 @@ static int ri_ref(const RiType *t, const void *x, int base, int stride, int n, b
 /* Rows of n elements (axis 1: rows of x; axis 0: columns of x viewed [n, rows]) reduced as a [M, N] (axis 1) or
  * [N, M] (axis 0) tile per program, N >= n: the columns past n repeat element n - 1, a tie the lower index wins,
  * and the rows past `rows` repeat the last row, not stored.  Each row is one of: random small values (ties),
- * only signed zeros, the extreme a signed zero planted twice with opposite signs, NaNs (floats), the extreme at
+ * only signed zeros, the extreme a signed zero planted twice with opposite signs, NaNs of either sign with
+ * payloads (floats), the extreme at
  * the row's ends.  Before: the value came from a second plain max/min reduction, so a row with -0.0 then +0.0
- * gave (+0.0, 0): the maximum's value with argmax's index. */
+ * gave (+0.0, 0): the maximum's value with argmax's index; and an f16/bf16 NaN, compared as f32, came back as the
+ * canonical NaN 0x7fff, not the element's bits. */
 static void return_indices_case(const RiType *t, int M, int N, int n, int warps, int axis, const char *arch) {
     char src[2048];
     const char *idx = axis == 1 ? "r[:, None] * n + minimum(c, n - 1)[None, :]" : "r[None, :] + minimum(c, n - 1)[:, None] * rows";
@@ -1271,9 +1288,9 @@ static void return_indices_case(const RiType *t, int M, int N, int n, int warps,
             int lo = p < q ? p : q, hi = p < q ? q : p;
             ri_put(t, x, base + lo * stride, t->fp && (row & 1) ? -0.0 : 0.0);
             ri_put(t, x, base + hi * stride, t->fp && (row & 1) ? 0.0 : -0.0);
-        } else if (kind == 3) {
-            ri_put(t, x, base + p * stride, NAN);
-            if (row & 1) ri_put(t, x, base + q * stride, -NAN);
+        } else if (kind == 3) { /* NaNs of either sign with payloads, which the value keeps */
+            ri_put_nan(t, x, base + p * stride, (row & 2) != 0, 5u + (unsigned)row);
+            if (row & 1) ri_put_nan(t, x, base + q * stride, (row & 2) == 0, 9u + (unsigned)row);
         } else if (kind == 4) {
             double top = t->fp ? 7.5 : uns ? 200 : 100, bot = t->fp ? -7.5 : uns ? 0 : -100;
             ri_put(t, x, base + (n - 1) * stride, top);
@@ -1302,14 +1319,11 @@ static void return_indices_case(const RiType *t, int M, int N, int n, int warps,
                          row, plain, want);
             const char *gv = (const char *)ov + (size_t)(mx * rows + row) * (size_t)t->size;
             const char *xv = (const char *)x + (size_t)(base + want * stride) * (size_t)t->size;
-            if (isnan(ri_get(t, x, base + want * stride))) {
-                cr_assert(isnan(ri_get(t, ov, mx * rows + row)), "%s %s row %d: a NaN's index with a number", what, t->name, row);
-            } else {
-                cr_assert(!memcmp(gv, xv, (size_t)t->size), "%s %s [%d, %d] n %d warps %d axis %d %s row %d (kind %d): value %g%s is not "
-                          "x[%d] = %g%s", what, t->name, M, N, n, warps, axis, arch, row, row % 5, ri_get(t, ov, mx * rows + row),
-                          signbit(ri_get(t, ov, mx * rows + row)) ? " (sign set)" : "", want, ri_get(t, x, base + want * stride),
-                          signbit(ri_get(t, x, base + want * stride)) ? " (sign set)" : "");
-            }
+            /* bit for bit, a NaN's sign and payload too (f16/bf16 are compared as f32) */
+            cr_assert(!memcmp(gv, xv, (size_t)t->size), "%s %s [%d, %d] n %d warps %d axis %d %s row %d (kind %d): value %g%s is not "
+                      "x[%d] = %g%s, bit for bit", what, t->name, M, N, n, warps, axis, arch, row, row % 5, ri_get(t, ov, mx * rows + row),
+                      signbit(ri_get(t, ov, mx * rows + row)) ? " (sign set)" : "", want, ri_get(t, x, base + want * stride),
+                      signbit(ri_get(t, x, base + want * stride)) ? " (sign set)" : "");
         }
     free(x);
     free(ov);
