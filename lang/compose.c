@@ -268,7 +268,7 @@ Val compose_gather(Gen *g, Val src, Val index, int axis, Loc loc) {
     if (index.k != V_RT || !dtype_is_int(index.t->dt) || index.t->dt == DT_PTR || index.t->dt == DT_I1 ||
         index.t->rank != src.t->rank) {
         diag_error(g->d, loc, "'gather' expects an integer index tensor of the source's rank %d, got '%s'", src.t->rank,
-                   gen_val_type_name(g, index));
+                   index.k == V_RT ? gen_type_desc(g, index.t) : gen_val_type_name(g, index));
         return val_err();
     }
     for (int d = 0; d < src.t->rank; d++)

@@ -644,6 +644,9 @@ Test(lang_shape, errors) {
     E("let v = topk(x, 3);", "'topk': k must be a power of two from 1 to 16, got 3");
     E("store(p + arange(0, 16), sort(x, 0, descending=1) + cat(x, x[:, None]));", "'cat' expects two tensors of one shape");
     E("store(p + arange(0, 16), gather(x, x, 0));", "'gather' expects an integer index tensor");
+    /* an index of another rank is named with its shape (it said "got 'i32'") */
+    E("store(p + arange(0, 16), gather(x, arange(0, 16)[:, None], 0));",
+      "'gather' expects an integer index tensor of the source's rank 1, got 'tensor<16x1xi32>'");
     E("store(p + arange(0, 16), associative_scan(x, 2, add));", "axis 2 is out of range for a tensor of rank 1");
     E("store(p + arange(0, 16), flip(x, 1));", "axis 1 is out of range");
     /* the tuple's tensors are their own limit (8), not tied to the rank limit */
