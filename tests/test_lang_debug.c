@@ -79,14 +79,14 @@ static DevStatus run_debug(int debug, int num_sms, float *x, char **msg, char **
 }
 
 /* Triton's keywords: device_assert(cond, msg=, mask=) checks only where mask is true; device_print(..., hex=true)
- * prints an integer's bits in its width's hex digits and a float as %a.  x[i] = 10 i, n = 12: v = 100 and 110 at
+ * prints an integer's bits in its width's hex digits (an i1 one digit) and a float as %a.  x[i] = 10 i, n = 12: v = 100 and 110 at
  * elements 10 and 11, which the mask leaves out or checks. */
 Test(lang_debug, device_assert_mask_print_hex) {
     const char *src = "kernel k(x: *f32, y: *f32, n: i32) {\n"
                       "    let o = program_id(0) * 8 + arange(0, 8);\n"
                       "    let v = load(x + o, o < n, 0.0);\n"
                       "    device_assert(v < 100.0, msg=\"v is too big\", mask=o < MASK_END);\n"
-                      "    device_print(\"h=\", o - 3, (o as i8) - 3, v * 0.75, hex=true);\n"
+                      "    device_print(\"h=\", o - 3, (o as i8) - 3, v * 0.75, o < 5, hex=true);\n"
                       "    store(y + o, v + 1.0, o < n);\n"
                       "}\n";
     float x[16];
@@ -96,8 +96,8 @@ Test(lang_debug, device_assert_mask_print_hex) {
     for (int i = 0; i < 16; i++) cr_expect_eq(x[i], i < 12 ? 10.0f * (float)i + 1 : 10.0f * (float)i, "x[%d] = %g", i, x[i]);
     for (int i = 0; i < 16; i++) {
         char line[128];
-        snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) h= 0x%08x 0x%02x %a\n", i / 8, i % 8, (uint32_t)(i - 3),
-                 (uint8_t)(i - 3), i < 12 ? 7.5 * i : 0.0);
+        snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) h= 0x%08x 0x%02x %a 0x%d\n", i / 8, i % 8, (uint32_t)(i - 3),
+                 (uint8_t)(i - 3), i < 12 ? 7.5 * i : 0.0, i < 5);
         cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
     }
     free(msg), free(out);

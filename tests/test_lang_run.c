@@ -751,12 +751,13 @@ Test(lang_run, cache_hints) {
 /* A 45 x 37 f32 matrix (row stride 40) read through a descriptor of 16 x 8 blocks at offsets
  * shifted by (-3, +2) and written through another (row stride 39) at the block's own place:
  * out[i][j] = 2 a[i-3][j+2] + 1 where that element exists, 1 where it does not (zero padding),
- * and nothing written outside the 45 x 37 region (poisoned gaps stay). */
+ * and nothing written outside the 45 x 37 region (poisoned gaps stay).  An f32 block stored through an f16
+ * descriptor converts as `store` converts it (rounded to nearest even): out16[i][j] = f16(0.3 a[i-3][j+2]). */
 Test(lang_run, tensor_descriptor_load_store) {
     K k;
     load_src(&k,
              "@num_warps(4)\n"
-             "kernel k(a: *f32, out: *f32, m: i32, n: i32, sa: i32, so: i32, const BM: i32 = 16, const BN: i32 = 8) {\n"
+             "kernel k(a: *f32, out: *f32, out16: *f16, m: i32, n: i32, sa: i32, so: i32, const BM: i32 = 16, const BN: i32 = 8) {\n"
              "    let da = make_tensor_descriptor(a, [m, n], [sa, 1], [BM, BN]);\n"
              "    let dout = make_tensor_descriptor(base=out, shape=[m, n], strides=[so, 1], block_shape=[BM, BN]);\n"
              "    let tn = (n + BN - 1) / BN;\n"
@@ -764,27 +765,32 @@ Test(lang_run, tensor_descriptor_load_store) {
              "    let pn = program_id(0) % tn * BN;\n"
              "    let t = load_tensor_descriptor(da, [pm - 3, pn + 2]);\n"
              "    store_tensor_descriptor(dout, [pm, pn], t * 2.0 + 1.0);\n"
+             "    store_tensor_descriptor(make_tensor_descriptor(out16, [m, n], [so, 1], [BM, BN]), [pm, pn], t * 0.3);\n"
              "}\n",
              "k");
     enum { M = 45, N = 37, SA = 40, SO = 39, BM = 16, BN = 8 };
     static float a[M * SA], out[(M + 2) * SO];
+    static uint16_t out16[(M + 2) * SO];
     for (int i = 0; i < M * SA; i++) a[i] = (float)((i * 37) % 101) - 50.0f;
-    for (int i = 0; i < (M + 2) * SO; i++) out[i] = NAN;
-    uint64_t da = upload(&k, a, sizeof a), dout = upload(&k, out, sizeof out);
+    for (int i = 0; i < (M + 2) * SO; i++) out[i] = NAN, out16[i] = 0xffff;
+    uint64_t da = upload(&k, a, sizeof a), dout = upload(&k, out, sizeof out), dout16 = upload(&k, out16, sizeof out16);
     int32_t m = M, n = N, sa = SA, so = SO;
-    void *params[] = {&da, &dout, &m, &n, &sa, &so};
+    void *params[] = {&da, &dout, &dout16, &m, &n, &sa, &so};
     launch(&k, ((M + BM - 1) / BM) * ((N + BN - 1) / BN), params);
     download(&k, out, dout, sizeof out);
+    download(&k, out16, dout16, sizeof out16);
     for (int i = 0; i < M + 2; i++)
         for (int j = 0; j < SO; j++) {
             float got = out[i * SO + j];
             if (i >= M || j >= N) {
-                cr_assert(isnan(got), "(%d, %d) outside the tensor was written: %g", i, j, got);
+                cr_assert(isnan(got) && out16[i * SO + j] == 0xffff, "(%d, %d) outside the tensor was written: %g", i, j, got);
                 continue;
             }
             int si = i - 3, sj = j + 2;
             float want = (si >= 0 && sj < N) ? 2.0f * a[si * SA + sj] + 1.0f : 1.0f;
             cr_assert_eq(got, want, "(%d, %d): %g, want %g", i, j, got, want);
+            uint16_t want16 = f32_to_f16((si >= 0 && sj < N) ? a[si * SA + sj] * 0.3f : 0.0f);
+            cr_assert_eq(out16[i * SO + j], want16, "f16 (%d, %d): 0x%04x, want 0x%04x", i, j, out16[i * SO + j], want16);
         }
     unload(&k);
 }

@@ -790,6 +790,10 @@ Test(stdlib, libdevice_names) {
         if (isfinite(v) && fabs(v) < 9e18) {
             cr_expect_eq(hl[i], llrint(v), "llrint(%g) = %lld", v, (long long)hl[i]);
             cr_expect_eq(hl[N + i], llround(v), "llround(%g) = %lld", v, (long long)hl[N + i]);
+        } else { /* as `as i64` converts (docs/language.md): saturated, NaN 0 */
+            int64_t sat = isnan(v) ? 0 : v > 0 ? INT64_MAX : INT64_MIN;
+            cr_expect(hl[i] == sat && hl[N + i] == sat, "llrint/llround(%g) = %lld, %lld, want %lld", v, (long long)hl[i],
+                      (long long)hl[N + i], (long long)sat);
         }
         int bits = !!isfinite(v) + 2 * !!isfinite(v) + 4 * !!isinf(v) + 8 * !!isnan(v) + 16 * !!signbit(v);
         cr_expect_eq(hb[i], bits, "class bits of %g: %d, want %d", v, hb[i], bits);
