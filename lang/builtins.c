@@ -1238,7 +1238,7 @@ Val builtin_call(Gen *g, const Node *node) {
              * where the conversion would truncate or saturate silently */
             CtExact e = gen_ct_exact_in(v, d);
             if (e != CT_EXACT) {
-                diag_error(g->d, c.loc[1], "'%s' of %s: the value %.17g is not %s", bi->name, dtype_name(d), v.f,
+                diag_error(g->d, c.loc[1], "'%s' of %s: the value %s is not %s", bi->name, dtype_name(d), arena_double(g->a, v.f),
                            e == CT_RANGE ? "in its range" : "an integer");
                 return val_err();
             }
@@ -1294,7 +1294,7 @@ Val builtin_call(Gen *g, const Node *node) {
         if (id == BI_FLOAT) return val_ct_float(f, DT_F32);
         if (!fl) return v.dt == DT_U64 && v.i < 0 ? val_ct_int(v.i, DT_U64) : val_ct_int(v.i, v.i == (int32_t)v.i ? DT_I32 : DT_I64);
         if (!(f > -9223372036854775808.0 - 1.0 && f < 9223372036854775808.0)) { /* NaN, infinities, past i64 */
-            diag_error(g->d, c.loc[0], "'int' of %g: not an integer that fits in i64", f);
+            diag_error(g->d, c.loc[0], "'int' of %s: not an integer that fits in i64", arena_double(g->a, f));
             return val_err();
         }
         int64_t i = (int64_t)f; /* truncated toward zero, as Python's int() */

@@ -26,7 +26,7 @@ static Val static_print(Gen *g, const Node *node) {
         switch (v.k) {
         case V_ERR: str_free(&s); return val_err();
         case V_CT:
-            if (dtype_is_float(v.dt)) str_printf(&s, "%.17g", v.f);
+            if (dtype_is_float(v.dt)) str_puts(&s, arena_double(g->a, v.f));
             else if (v.dt == DT_I1) str_puts(&s, v.i ? "true" : "false");
             else if (dtype_is_signed(v.dt)) str_printf(&s, "%lld", (long long)v.i);
             else str_printf(&s, "%llu", (unsigned long long)v.i);

@@ -875,12 +875,13 @@ static Val gen_pow(Gen *g, Val a, Val b, Loc loc) {
         return val_err();
     }
     if (x < 0 && e != floor(e)) {
-        diag_error(g->d, loc, "'**': a negative number to a fractional power (%.17g ** %.17g) is not a real number", x, e);
+        diag_error(g->d, loc, "'**': a negative number to a fractional power (%s ** %s) is not a real number", arena_double(g->a, x),
+                   arena_double(g->a, e));
         return val_err();
     }
     double r = pow(x, e);
     if (isinf(r) && isfinite(x) && isfinite(e)) { /* Python's OverflowError: a constexpr's 2.0 ** 1024 fails in Triton */
-        diag_error(g->d, loc, "'**': %.17g ** %.17g is past f64's range (an OverflowError in Python)", x, e);
+        diag_error(g->d, loc, "'**': %s ** %s is past f64's range (an OverflowError in Python)", arena_double(g->a, x), arena_double(g->a, e));
         return val_err();
     }
     return val_ct_float(r, a.dt == DT_F64 || b.dt == DT_F64 ? DT_F64 : DT_F32);

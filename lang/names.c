@@ -286,15 +286,15 @@ Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
     if (v.k == V_CT && dtype_is_int(t->dt) && t->dt != DT_I1) { /* a compile-time value must be exact in the declared type */
         CtExact e = gen_ct_exact_in(v, t->dt);
         bool fl = dtype_is_float(v.dt), usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* u64: i holds its bits */
-        if (e == CT_FRACTION) diag_error(g->d, loc, "'%s' is %s, but its value %.17g is not an integer", what, dtype_name(t->dt), v.f);
-        else if (e == CT_RANGE && fl) diag_error(g->d, loc, "'%s' is %s, but its value %.17g does not fit", what, dtype_name(t->dt), v.f);
+        if (e == CT_FRACTION) diag_error(g->d, loc, "'%s' is %s, but its value %s is not an integer", what, dtype_name(t->dt), arena_double(g->a, v.f));
+        else if (e == CT_RANGE && fl) diag_error(g->d, loc, "'%s' is %s, but its value %s does not fit", what, dtype_name(t->dt), arena_double(g->a, v.f));
         else if (e == CT_RANGE && usrc)
             diag_error(g->d, loc, "'%s' is %s, but its value %llu does not fit", what, dtype_name(t->dt), (unsigned long long)v.i);
         else if (e == CT_RANGE) diag_error(g->d, loc, "'%s' is %s, but its value %lld does not fit", what, dtype_name(t->dt), (long long)v.i);
         if (e != CT_EXACT) return val_err();
     }
     if (v.k == V_CT && t->dt == DT_I1 && v.dt != DT_I1 && (dtype_is_float(v.dt) ? v.f != 0 && v.f != 1 : v.i != 0 && v.i != 1)) {
-        if (dtype_is_float(v.dt)) diag_error(g->d, loc, "'%s' is i1, but its value %.17g is not 0 or 1", what, v.f);
+        if (dtype_is_float(v.dt)) diag_error(g->d, loc, "'%s' is i1, but its value %s is not 0 or 1", what, arena_double(g->a, v.f));
         else diag_error(g->d, loc, "'%s' is i1, but its value %lld is not 0 or 1", what, (long long)v.i);
         return val_err();
     }

@@ -544,8 +544,8 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
             const Type *t = c->types[j];
             Val v = lv[k];
             if (v.k == V_CT && t->dt != DT_PTR && dtype_is_float(v.dt) && !dtype_is_float(t->dt)) { /* 1.5 would truncate */
-                diag_error(g->d, at, "loop-carried variable '%s' is %s, but is given the float %.17g in the loop (as in Triton, a "
-                           "variable keeps its type: start it as a float, or cast)", x->name, gen_type_desc(g, t), v.f);
+                diag_error(g->d, at, "loop-carried variable '%s' is %s, but is given the float %s in the loop (as in Triton, a "
+                           "variable keeps its type: start it as a float, or cast)", x->name, gen_type_desc(g, t), arena_double(g->a, v.f));
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
             } else if (v.k == V_CT && t->dt != DT_PTR) { /* a constant that does not fit: at its assignment, the loop in a note */
                 int before = g->d->nerrors;
@@ -1261,7 +1261,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
                 if (bt) {
                     Loc set = in_a ? ts[i] : es[i];
                     Loc at = set.file == s->loc.file && set.line >= s->loc.line ? set : s->loc;
-                    const char *cv = dtype_is_float(ok.dt) ? arena_printf(g->a, "%.17g", ok.f) : arena_printf(g->a, "%lld", (long long)ok.i);
+                    const char *cv = dtype_is_float(ok.dt) ? arena_double(g->a, ok.f) : arena_printf(g->a, "%lld", (long long)ok.i);
                     /* the form to start it as: a tile of the branch's shape (`0 as f32` would stay a scalar) */
                     const char *fix = bt->rank ? arena_printf(g->a, "give the value before the 'if' that shape and type, `full(%s, %s, %s)`",
                                                               gen_shape_str(g, bt->rank, bt->shape), cv, dtype_name(bt->dt))
@@ -1293,15 +1293,15 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             if (ea.k == V_CT && eb.k == V_CT && t == ok.t && !dtype_is_float(t->dt) && (dtype_is_float(ea.dt) || dtype_is_float(eb.dt))) {
                 Loc fs = dtype_is_float(ea.dt) ? ts[i] : es[i]; /* the float's branch's assignment */
                 Loc at = fs.file == s->loc.file && fs.line >= s->loc.line ? fs : s->loc;
-                diag_error(g->d, at, "%s is %s before the 'if' and given the float %.17g in it (as in a loop, a variable keeps its "
-                           "type: start it as a float, or cast)", what, gen_type_desc(g, t), dtype_is_float(ea.dt) ? ea.f : eb.f);
+                diag_error(g->d, at, "%s is %s before the 'if' and given the float %s in it (as in a loop, a variable keeps its "
+                           "type: start it as a float, or cast)", what, gen_type_desc(g, t), arena_double(g->a, dtype_is_float(ea.dt) ? ea.f : eb.f));
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
                 bad = true;
                 break;
             }
             if ((ea.k == V_RT || eb.k == V_RT) && cv.k == V_CT && dtype_is_float(cv.dt) && !dtype_is_float(t->dt) && t->dt != DT_PTR) {
-                diag_error(g->d, s->loc, "%s is %s in one branch of 'if' and the float %.17g in the other (a variable keeps its "
-                           "type: cast, or start it as a float)", what, gen_type_desc(g, t), cv.f);
+                diag_error(g->d, s->loc, "%s is %s in one branch of 'if' and the float %s in the other (a variable keeps its "
+                           "type: cast, or start it as a float)", what, gen_type_desc(g, t), arena_double(g->a, cv.f));
                 bad = true;
                 break;
             }
@@ -1312,8 +1312,9 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
                 Val iv = dtype_is_float(ea.dt) ? eb : ea, fv = dtype_is_float(ea.dt) ? ea : eb;
                 Loc fs = dtype_is_float(ea.dt) ? ts[i] : es[i]; /* the float's branch's assignment */
                 Loc at = fs.file == s->loc.file && fs.line >= s->loc.line ? fs : s->loc;
-                diag_error(g->d, at, "%s is the %s %lld in one branch of 'if' and the float %.17g in the other (as in a loop, a "
-                           "variable keeps its type: start it as a float, or cast)", what, dtype_name(iv.dt), (long long)iv.i, fv.f);
+                diag_error(g->d, at, "%s is the %s %lld in one branch of 'if' and the float %s in the other (as in a loop, a "
+                           "variable keeps its type: start it as a float, or cast)", what, dtype_name(iv.dt), (long long)iv.i,
+                           arena_double(g->a, fv.f));
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
                 bad = true;
                 break;

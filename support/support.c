@@ -143,6 +143,24 @@ char *arena_printf(Arena *a, const char *fmt, ...) {
     return p;
 }
 
+/* A double as Python's repr writes it: the fewest significant digits (up to 17) that read back as v, so a
+ * literal 2.7 is "2.7", not "2.7000000000000002"; in %g's form otherwise, and positional up to 10^17 as %.17g
+ * was ("3", "10000000000", "2.5e-08", "1e+300", "inf", "nan"). */
+char *arena_double(Arena *a, double v) {
+    char buf[48];
+    int p = 1;
+    void *loc = c_numeric_push();
+    for (; p < 17; p++) { /* p significant digits */
+        snprintf(buf, sizeof buf, "%.*e", p - 1, v);
+        if (v != v || v - v != 0 || c_strtod(buf, NULL) == v) break;
+    }
+    const char *e = strchr(buf, 'e');
+    int exp10 = e && v != 0 && v - v == 0 ? atoi(e + 1) : 0;
+    snprintf(buf, sizeof buf, "%.*g", exp10 >= p && exp10 < 17 ? exp10 + 1 : p, v); /* %g: positional while exp10 < precision */
+    c_numeric_pop(loc);
+    return arena_strdup(a, buf);
+}
+
 /* ---- Str ---- */
 static void str_reserve(Str *s, size_t extra) {
     if (s->len + extra + 1 <= s->cap) return;

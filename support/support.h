@@ -51,6 +51,7 @@ void *arena_alloc(Arena *a, size_t n);          /* zeroed, 16-byte aligned */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *arena_double(Arena *a, double v); /* as Python's repr: the shortest digits that read back as v */
 void *arena_grow(Arena *a, void *old, size_t old_n, size_t new_n);
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))

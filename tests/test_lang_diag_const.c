@@ -455,13 +455,15 @@ Test(lang_diag, exactness_at_the_ends_of_each_integer_type) {
         {"255.0", "u8", NULL, NULL},
         {"256.0", "u8", "'full' of u8: the value 256 is not in its range", "'x' is u8, but its value 256 does not fit"},
         {"-0.0", "u8", NULL, NULL},
-        {"9223372036854775808.0", "i64", "'full' of i64: the value 9.2233720368547758e+18 is not in its range",
-         "'x' is i64, but its value 9.2233720368547758e+18 does not fit"},
+        {"9223372036854775808.0", "i64", "'full' of i64: the value 9.223372036854776e+18 is not in its range",
+         "'x' is i64, but its value 9.223372036854776e+18 does not fit"},
         {"-9223372036854775808.0", "i64", NULL, NULL},
         {"18446744073709551616.0", "u64", "'full' of u64: the value 1.8446744073709552e+19 is not in its range",
          "'x' is u64, but its value 1.8446744073709552e+19 does not fit"},
         {"1e300 * 1e300", "i32", "the value inf is not an integer", "its value inf is not an integer"},
         {"0.5", "u64", "'full' of u64: the value 0.5 is not an integer", "'x' is u64, but its value 0.5 is not an integer"},
+        /* a float is written as Python's repr writes it, the shortest digits that read back (not 2.7000000000000002) */
+        {"2.7", "i32", "'full' of i32: the value 2.7 is not an integer", "'x' is i32, but its value 2.7 is not an integer"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         for (int form = 0; form < 2; form++) {

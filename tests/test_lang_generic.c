@@ -301,6 +301,22 @@ Test(lang_generic, define_nan_sign) {
     }
 }
 
+/* static_print writes a compile-time float as Python's repr does (Triton's static_print is Python's print): the
+ * shortest digits that read back as the value, so 0.1 is "0.1", not %.17g's "0.10000000000000001"; a computed one
+ * keeps the digits it needs (1.0 / 3.0).  Also the note's other parts: a string, a type, a shape, a run-time value. */
+Test(lang_generic, static_print_floats_as_python) {
+    const char *src = "kernel k(p: *f32, n: i32) {\n"
+                      "    static_print(\"v\", 0.1, 2.7, 1e300, 1.0 / 3.0, 2.5e-8, 3.0, -0.0, f16, [2, 3], n);\n"
+                      "    store(p, 1.0);\n"
+                      "}\n";
+    tile_compile_options o = {.tir_only = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    const char *want = "t.tile:2:5: note: static_print: v 0.1 2.7 1e+300 0.3333333333333333 2.5e-08 3 -0 f16 [2, 3] i32";
+    cr_expect(strstr(c.diagnostics, want), "want '%s' in\n%s", want, c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 /* A declared integer type takes every value it holds, its largest included: `const X: i64 = 9223372036854775807`,
  * `let m: u64 = 0xFFFFFFFFFFFFFFFF` and -D Z=18446744073709551615 for a u64 (the range check compared doubles, and
  * i64's and u64's largest values round up to 2^63 and 2^64, so they "did not fit"); one past the range still errs. */
