@@ -909,11 +909,12 @@ Test(lang_run, negative_i32_widened_to_i64) {
 
 /* Reductions as Triton's: sum/cumsum of narrow integers accumulate in i32/u32 (Triton's _pick_sum_dtype),
  * dtype= accumulates in the type given, keep_dims= keeps the axis, max(.., return_indices=true) is
- * (max, argmax).  Before: sum of i8 wrapped in i8 (128 x 100 gave 0). */
+ * (max, argmax).  Before: sum of i8 wrapped in i8 (128 x 100 gave 0).  An f16 sum (and each cumsum prefix) is
+ * added in f32 and rounded once, as docs/language.md says: multiples of 2^-10 below 1, whose f32 sums are exact. */
 Test(lang_run, reductions_as_triton) {
     K k;
     load_src(&k,
-             "kernel k(c: *i8, u: *u8, h: *f16, x: *f32, oi: *i32, ou: *u32, of: *f32) {\n"
+             "kernel k(c: *i8, u: *u8, h: *f16, x: *f32, oi: *i32, ou: *u32, of: *f32, h2: *f16, oh: *f16) {\n"
              "    let r = arange(0, 128);\n"
              "    let a = load(c + r);\n"
              "    store(oi, sum(a, axis=0));\n"
@@ -929,6 +930,9 @@ Test(lang_run, reductions_as_triton) {
              "    let t = sum(m, keep_dims=true);\n"
              "    store(of + 17 + arange(0, 1)[:, None] + arange(0, 1)[None, :], t);\n"
              "    store(oi + 10 + arange(0, 8), reshape(argmin(m, 1, keep_dims=true), [8]));\n"
+             "    let w = load(h2 + r);\n"
+             "    store(oh, sum(w));\n"
+             "    store(oh + 1 + r, cumsum(w));\n"
              "}\n",
              "k");
     int8_t c[128];
@@ -941,8 +945,20 @@ Test(lang_run, reductions_as_triton) {
     memset(of, 0xff, sizeof of), memset(oi, 0xff, sizeof oi), memset(ou, 0xff, sizeof ou);
     uint64_t dc = upload(&k, c, sizeof c), du = upload(&k, u, sizeof u), dh = upload(&k, h, sizeof h), dx = upload(&k, x, sizeof x);
     uint64_t doi = upload(&k, oi, sizeof oi), dou = upload(&k, ou, sizeof ou), dof = upload(&k, of, sizeof of);
-    void *params[] = {&dc, &du, &dh, &dx, &doi, &dou, &dof};
+    uint16_t h2[128], oh[129];
+    unsigned seed = 12345;
+    for (int i = 0; i < 128; i++) seed = seed * 1103515245u + 12345u, h2[i] = f32_to_f16((float)((seed >> 16) % 1024u) / 1024.0f);
+    uint64_t dh2 = upload(&k, h2, sizeof h2), doh = poisoned(&k, sizeof oh);
+    void *params[] = {&dc, &du, &dh, &dx, &doi, &dou, &dof, &dh2, &doh};
     launch(&k, 1, params);
+    download(&k, oh, doh, sizeof oh);
+    float prefix = 0; /* exact: multiples of 2^-10 below 128 */
+    for (int i = 0; i < 128; i++) {
+        prefix += (float)f16_to_d(h2[i]);
+        cr_assert_eq(oh[1 + i], f32_to_f16(prefix), "f16 cumsum[%d]: 0x%04x, want 0x%04x (%.10g rounded once)", i, oh[1 + i],
+                     f32_to_f16(prefix), prefix);
+    }
+    cr_assert_eq(oh[0], f32_to_f16(prefix), "f16 sum: 0x%04x, want 0x%04x (%.10g rounded once)", oh[0], f32_to_f16(prefix), prefix);
     download(&k, oi, doi, sizeof oi);
     download(&k, ou, dou, sizeof ou);
     download(&k, of, dof, sizeof of);
