@@ -89,6 +89,10 @@ typedef struct LLAddrs {
 void ll_addrs_init(LLAddrs *A, const Type *ty, const LayoutRegs *lr, LLHostOffset host, const void *ctx);
 LLVMValueRef ll_addrs_find(LL *l, LLAddrs *A, int r);
 void ll_addrs_add(LLAddrs *A, LLVMValueRef ptr); /* the address of the register find looked at last */
+/* The same without a layout: the caller fills cur[0 .. nth) with each thread's offset, then asks match
+ * (and adds the address it built where match gives NULL). */
+void ll_addrs_init_threads(LLAddrs *A, int nth);
+LLVMValueRef ll_addrs_match(LL *l, LLAddrs *A);
 void ll_addrs_free(LLAddrs *A);
 /* Values computed once per kernel: the builder moves before the entry block's branch, and back to the
  * end of the block it was in, keeping the debug location of the instruction being lowered. */

@@ -205,8 +205,15 @@ void ll_addrs_init(LLAddrs *A, const Type *ty, const LayoutRegs *lr, LLHostOffse
     }
 }
 
+void ll_addrs_init_threads(LLAddrs *A, int nth) {
+    memset(A, 0, sizeof *A);
+    A->nth = nth;
+    A->cur = calloc((size_t)nth, sizeof *A->cur);
+    if (!A->cur) out_of_memory();
+}
+
 void ll_addrs_free(LLAddrs *A) {
-    for (int d = 0; d < A->ty->rank; d++) free(A->term[d]);
+    for (int d = 0; A->ty && d < A->ty->rank; d++) free(A->term[d]);
     for (int b = 0; b < A->nb; b++) free(A->off[b]);
     free(A->cur);
 }
@@ -221,6 +228,11 @@ LLVMValueRef ll_addrs_find(LL *l, LLAddrs *A, int r) {
         }
         A->cur_ok = A->host(A->ctx, c, &A->cur[k]);
     }
+    return A->cur_ok ? ll_addrs_match(l, A) : NULL;
+}
+
+LLVMValueRef ll_addrs_match(LL *l, LLAddrs *A) {
+    A->cur_ok = true;
     for (int b = 0; A->cur_ok && b < A->nb; b++) {
         int64_t delta = A->cur[0] - A->off[b][0];
         int k = 1;

@@ -708,6 +708,58 @@ static void proxy_fence(LL *l) {
     if (wgmma_target(l)) ll_asm(l, l->t_void, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0, true);
 }
 
+/* The fragment addresses of one mma.sync dot: each ldmatrix (or 32-bit load) address is computed in every
+ * thread on the host, as LOAD_FRAGS builds it, and one that is a constant number of bytes from an earlier
+ * one of the same tile in every thread is that address plus the constant (LLAddrs, llvm_ctx.h): the
+ * 16-row blocks of A, the K steps of B, whose swizzle phase repeats, share one address computation. */
+typedef enum FragKind {
+    FRAG_A_F32,   /* 32-bit load of A: row r0 + g + 8(j & 1), col k0 + t4 + 4(j >> 1) */
+    FRAG_A_TRANS, /* ldmatrix.x4.trans of A kept [K][M]: row k0 + lane%8 + 8 q2, col r0 + 8 q1 */
+    FRAG_A_X4,    /* ldmatrix.x4 of A: row r0 + lane%8 + 8 q1, col k0 + q2 * chunk */
+    FRAG_B_F32,   /* 32-bit load of B: k row k0 + t4 + 4j, col c0 + g */
+    FRAG_B_NK,    /* ldmatrix.x2 of B kept [N][K]: row c0 + lane%8, col k0 + q1 * chunk */
+    FRAG_B_X4T,   /* ldmatrix.x4.trans of B: row k0 + lane%16, col c0 + 8 wn q2 */
+    FRAG_B_X2T,   /* ldmatrix.x2.trans of B: row k0 + lane%16, col c0 */
+} FragKind;
+
+typedef struct FragGeo {
+    int wm, wn, M, N, chunk;
+    bool a_mk, b_nk;
+} FragGeo;
+
+/* Byte offset in tile t of the fragment address thread (lane, warp) gives for block idx (im or in), K step
+ * offset k0 and register j. */
+static int64_t frag_offset_host(const FragGeo *G, const Tile *t, FragKind kind, int idx, int k0, int j, int lane, int warp) {
+    int64_t g = lane >> 2, t4 = lane & 3, l7 = lane & 7, l15 = lane & 15, q1 = (lane >> 3) & 1, q2 = lane >> 4;
+    int64_t row_m = (int64_t)(warp % G->wm) * 16, col_n = (int64_t)(warp / G->wm) * 8;
+    if (16 * G->wm > G->M) row_m %= G->M;
+    if (8 * G->wn > G->N) col_n %= G->N;
+    int64_t r0 = row_m + (int64_t)idx * 16 * G->wm, c0 = col_n + (int64_t)idx * 8 * G->wn;
+    switch (kind) {
+    case FRAG_A_F32: {
+        int64_t row = r0 + g + 8 * (j & 1), col = t4 + k0 + 4 * (j >> 1);
+        return G->a_mk ? swz_offset_host(t, row, col) : swz_offset_host(t, col, row);
+    }
+    case FRAG_A_TRANS: return swz_offset_host(t, l7 + q2 * 8 + k0, r0 + q1 * 8);
+    case FRAG_A_X4: return swz_offset_host(t, r0 + l7 + q1 * 8, q2 * G->chunk + k0);
+    case FRAG_B_F32: {
+        int64_t krow = t4 + k0 + 4 * j, col = c0 + g;
+        return G->b_nk ? swz_offset_host(t, col, krow) : swz_offset_host(t, krow, col);
+    }
+    case FRAG_B_NK: return swz_offset_host(t, c0 + l7, q1 * G->chunk + k0);
+    case FRAG_B_X4T: return swz_offset_host(t, l15 + k0, c0 + q2 * 8 * G->wn);
+    case FRAG_B_X2T: return swz_offset_host(t, l15 + k0, c0);
+    }
+    unreachable("fragment kind");
+}
+
+/* The shared pointer of a fragment address that is a constant from an earlier one, or NULL: then the caller
+ * builds it and hands it to ll_addrs_add(A, ptr). */
+static LLVMValueRef frag_find(LL *l, LLAddrs *A, const FragGeo *G, const Tile *t, FragKind kind, int idx, int k0, int j) {
+    for (int k = 0; k < A->nth; k++) A->cur[k] = frag_offset_host(G, t, kind, idx, k0, j, k % 32, k / 32);
+    return ll_addrs_match(l, A);
+}
+
 bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     Func *f = l->f;
     const Type *at = tir_vtype(f, i->ops[0]), *rt = tir_vtype(f, i->res[0]);
@@ -799,56 +851,95 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     if (16 * wm > M) row_m = LLVMBuildURem(l->b, row_m, ll_i32(l, M), "");
     if (8 * wn > N) col_n = LLVMBuildURem(l->b, col_n, ll_i32(l, N), "");
     int chunk = 16 / eb;
+    FragGeo geo = {wm, wn, M, N, chunk, a_mk, b_nk};
+    LLAddrs fa_addrs, fb_addrs;
+    ll_addrs_init_threads(&fa_addrs, 32 * f->num_warps);
+    ll_addrs_init_threads(&fb_addrs, 32 * f->num_warps);
+    /* p: the shared pointer of fragment (kind, idx, k0, j) of tile T, a constant from an earlier one or built
+     * from the thread's coordinates by the statements OFF, which set `off` */
+#define FRAG_PTR(p, AD, T, kind, idx, k0, j, OFF)                                                                 \
+    do {                                                                                                          \
+        (p) = frag_find(l, &(AD), &geo, &(T), kind, idx, k0, j);                                                  \
+        if (!(p)) {                                                                                               \
+            LLVMValueRef off;                                                                                     \
+            OFF;                                                                                                  \
+            (p) = ll_smem_ptr(l, (T).off, tile_dyn(l, &(T), off));                                                \
+            ll_addrs_add(&(AD), p);                                                                               \
+        }                                                                                                         \
+    } while (0)
+#define ADDR32(p) LLVMBuildPtrToInt(l->b, p, l->t_i32, "")
     /* Fragments of K step kk into fa (A: 4 registers per im) and fb (B: 2 per in). */
 #define LOAD_FRAGS(kk, fa, fb)                                                                                   \
     do {                                                                                                          \
         int k0 = (kk) * kw;                                                                                       \
+        LLVMValueRef p;                                                                                           \
         for (int im = 0; im < rm; im++) {                                                                         \
-            LLVMValueRef r0 = LLVMBuildAdd(l->b, row_m, ll_i32(l, im * 16 * wm), "");                               \
             if (a_frag) {                                                                                         \
                 for (int j = 0; j < 4; j++) (fa)[im * 4 + j] = pack32(l, &A[((im * nk + (kk)) * 4 + j) * av], av, dt); \
-            } else if (dt == DT_F32) {                                                                            \
+                continue;                                                                                         \
+            }                                                                                                     \
+            LLVMValueRef r0 = LLVMBuildAdd(l->b, row_m, ll_i32(l, im * 16 * wm), "");                               \
+            if (dt == DT_F32) {                                                                                   \
                 for (int j = 0; j < 4; j++) {                                                                     \
-                    LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), ""); \
-                    LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");                    \
-                    LLVMValueRef off = a_mk ? swz_offset(l, &ta, row, col) : swz_offset(l, &ta, col, row);        \
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, ta.off, tile_dyn(l, &ta, off)), ""); \
+                    FRAG_PTR(p, fa_addrs, ta, FRAG_A_F32, im, k0, j, {                                            \
+                        LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), ""); \
+                        LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");                \
+                        off = a_mk ? swz_offset(l, &ta, row, col) : swz_offset(l, &ta, col, row);                 \
+                    });                                                                                           \
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, p, "");                                       \
                     LLVMSetAlignment(v, 4);                                                                       \
                     (fa)[im * 4 + j] = v;                                                                         \
                 }                                                                                                 \
             } else if (!a_mk) { /* [K][M], transposed: matrices (m +0/+8) x (k rows +0/+8) */                   \
-                LLVMValueRef krow = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, l7, LLVMBuildMul(l->b, q2, ll_i32(l, 8), ""), ""), ll_i32(l, k0), ""); \
-                LLVMValueRef col = LLVMBuildAdd(l->b, r0, LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), "");        \
-                ldmatrix(l, 4, true, smem_addr32(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, krow, col))), &(fa)[im * 4]); \
+                FRAG_PTR(p, fa_addrs, ta, FRAG_A_TRANS, im, k0, 0, {                                              \
+                    LLVMValueRef krow = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, l7, LLVMBuildMul(l->b, q2, ll_i32(l, 8), ""), ""), ll_i32(l, k0), ""); \
+                    LLVMValueRef col = LLVMBuildAdd(l->b, r0, LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), "");    \
+                    off = swz_offset(l, &ta, krow, col);                                                          \
+                });                                                                                               \
+                ldmatrix(l, 4, true, ADDR32(p), &(fa)[im * 4]);                                                   \
             } else { /* x4: matrices (rows +0/+8) x (chunks +0/+1) */                                             \
-                LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, l7, ""), LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), ""); \
-                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q2, ll_i32(l, chunk), ""), ll_i32(l, k0), ""); \
-                ldmatrix(l, 4, false, smem_addr32(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), &(fa)[im * 4]); \
+                FRAG_PTR(p, fa_addrs, ta, FRAG_A_X4, im, k0, 0, {                                                 \
+                    LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, l7, ""), LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), ""); \
+                    LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q2, ll_i32(l, chunk), ""), ll_i32(l, k0), ""); \
+                    off = swz_offset(l, &ta, row, col);                                                           \
+                });                                                                                               \
+                ldmatrix(l, 4, false, ADDR32(p), &(fa)[im * 4]);                                                  \
             }                                                                                                     \
         }                                                                                                         \
         for (int in = 0; in < rn; in++) {                                                                         \
             LLVMValueRef c0 = LLVMBuildAdd(l->b, col_n, ll_i32(l, in * 8 * wn), "");                               \
             if (dt == DT_F32) {                                                                                   \
                 for (int j = 0; j < 2; j++) {                                                                     \
-                    LLVMValueRef krow = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * j), "");                          \
-                    LLVMValueRef col = LLVMBuildAdd(l->b, c0, g, "");                                             \
-                    LLVMValueRef off = b_nk ? swz_offset(l, &tb, col, krow) : swz_offset(l, &tb, krow, col);     \
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, tb.off, tile_dyn(l, &tb, off)), ""); \
+                    FRAG_PTR(p, fb_addrs, tb, FRAG_B_F32, in, k0, j, {                                            \
+                        LLVMValueRef krow = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * j), "");                      \
+                        LLVMValueRef col = LLVMBuildAdd(l->b, c0, g, "");                                         \
+                        off = b_nk ? swz_offset(l, &tb, col, krow) : swz_offset(l, &tb, krow, col);               \
+                    });                                                                                           \
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, p, "");                                       \
                     LLVMSetAlignment(v, 4);                                                                       \
                     (fb)[in * 2 + j] = v;                                                                         \
                 }                                                                                                 \
             } else if (b_nk) { /* [N][K]: matrices k chunks +0/+1 of rows n = c0 + lane%8 */                     \
-                LLVMValueRef row = LLVMBuildAdd(l->b, c0, l7, "");                                               \
-                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q1, ll_i32(l, chunk), ""), ll_i32(l, k0), ""); \
-                ldmatrix(l, 2, false, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, row, col))), &(fb)[in * 2]); \
+                FRAG_PTR(p, fb_addrs, tb, FRAG_B_NK, in, k0, 0, {                                                 \
+                    LLVMValueRef row = LLVMBuildAdd(l->b, c0, l7, "");                                            \
+                    LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q1, ll_i32(l, chunk), ""), ll_i32(l, k0), ""); \
+                    off = swz_offset(l, &tb, row, col);                                                           \
+                });                                                                                               \
+                ldmatrix(l, 2, false, ADDR32(p), &(fb)[in * 2]);                                                  \
             } else if (in + 1 < rn) { /* [K][N], transposed, two column blocks: x4 */                             \
-                LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");                                  \
-                LLVMValueRef col = LLVMBuildAdd(l->b, c0, LLVMBuildMul(l->b, q2, ll_i32(l, 8 * wn), ""), "");    \
-                ldmatrix(l, 4, true, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, col))), &(fb)[in * 2]); \
+                FRAG_PTR(p, fb_addrs, tb, FRAG_B_X4T, in, k0, 0, {                                                \
+                    LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");                               \
+                    LLVMValueRef col = LLVMBuildAdd(l->b, c0, LLVMBuildMul(l->b, q2, ll_i32(l, 8 * wn), ""), ""); \
+                    off = swz_offset(l, &tb, krow, col);                                                          \
+                });                                                                                               \
+                ldmatrix(l, 4, true, ADDR32(p), &(fb)[in * 2]);                                                   \
                 in++;                                                                                             \
             } else { /* [K][N], transposed: matrices k rows +0/+8 */                                              \
-                LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");                                  \
-                ldmatrix(l, 2, true, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, c0))), &(fb)[in * 2]); \
+                FRAG_PTR(p, fb_addrs, tb, FRAG_B_X2T, in, k0, 0, {                                                \
+                    LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");                               \
+                    off = swz_offset(l, &tb, krow, c0);                                                           \
+                });                                                                                               \
+                ldmatrix(l, 2, true, ADDR32(p), &(fb)[in * 2]);                                                   \
             }                                                                                                     \
         }                                                                                                         \
     } while (0)
@@ -871,6 +962,10 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
             }
     }
 #undef LOAD_FRAGS
+#undef FRAG_PTR
+#undef ADDR32
+    ll_addrs_free(&fa_addrs);
+    ll_addrs_free(&fb_addrs);
     for (int s = 0; s < 2; s++) {
         free(fa[s]);
         free(fb[s]);
