@@ -31,7 +31,7 @@ static Val static_print(Gen *g, const Node *node) {
             else if (dtype_is_signed(v.dt)) str_printf(&s, "%lld", (long long)v.i);
             else str_printf(&s, "%llu", (unsigned long long)v.i);
             break;
-        case V_DTYPE: str_puts(&s, dtype_name(v.t->dt)); break;
+        case V_DTYPE: str_puts(&s, gen_type_desc(g, v.t)); break; /* a pointer type with its pointee */
         case V_STR: str_puts(&s, v.s); break;
         case V_SHAPE: str_puts(&s, gen_shape_str(g, v.rank, v.shape)); break;
         case V_NONE: str_puts(&s, "None"); break;

@@ -303,16 +303,17 @@ Test(lang_generic, define_nan_sign) {
 
 /* static_print writes a compile-time float as Python's repr does (Triton's static_print is Python's print): the
  * shortest digits that read back as the value, so 0.1 is "0.1", not %.17g's "0.10000000000000001"; a computed one
- * keeps the digits it needs (1.0 / 3.0).  Also the note's other parts: a string, a type, a shape, a run-time value. */
+ * keeps the digits it needs (1.0 / 3.0).  Also the note's other parts: a string, a type (a pointer type with its
+ * pointee, as a run-time pointer prints), a shape, a run-time value. */
 Test(lang_generic, static_print_floats_as_python) {
     const char *src = "kernel k(p: *f32, n: i32) {\n"
-                      "    static_print(\"v\", 0.1, 2.7, 1e300, 1.0 / 3.0, 2.5e-8, 3.0, -0.0, f16, [2, 3], n);\n"
+                      "    static_print(\"v\", 0.1, 2.7, 1e300, 1.0 / 3.0, 2.5e-8, 3.0, -0.0, f16, pointer_type(bf16), [2, 3], n);\n"
                       "    store(p, 1.0);\n"
                       "}\n";
     tile_compile_options o = {.tir_only = 1};
     tile_compiled c;
     cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
-    const char *want = "t.tile:2:5: note: static_print: v 0.1 2.7 1e+300 0.3333333333333333 2.5e-08 3 -0 f16 [2, 3] i32";
+    const char *want = "t.tile:2:5: note: static_print: v 0.1 2.7 1e+300 0.3333333333333333 2.5e-08 3 -0 f16 ptr<bf16> [2, 3] i32";
     cr_expect(strstr(c.diagnostics, want), "want '%s' in\n%s", want, c.diagnostics);
     tile_compiled_free(&c);
 }
