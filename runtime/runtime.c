@@ -1378,8 +1378,8 @@ static tile_status launch_kernel(const char *api, const char *call, tile_kernel 
                        "non-zero, at most 16 CTAs, dividing the grid (%u,%u,%u)", k->name, cl[0], cl[1], cl[2], grid.x, grid.y, grid.z);
     if (o.block.x || o.block.y || o.block.z) return launch(api, call, k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
     if (!k->block)
-        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid, or a cubin): use tile_launch_raw",
-                       k->name);
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid, "
+                       "or a cubin): use tile_launch_raw, or tile_launch_ex with a block", k->name);
     /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
     /* raw PTX has no dynamic shared memory of its own: the caller's (its block from .maxntid / .reqntid) */
     if (k->block3.x) return launch(api, call, k, grid, k->block3, o.shared_bytes, args, stream, flags, cluster);

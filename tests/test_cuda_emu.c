@@ -1063,7 +1063,8 @@ Test(cuda_emu, cubin_and_cache_entry_cc80) {
     tile_devptr z = 0;
     void *few[] = {&z, &z, &one, &four};
     cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, few, NULL), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(tile_last_error(ctx), "block size is unknown"), "%s", tile_last_error(ctx));
+    cr_expect(strstr(tile_last_error(ctx), "block size is unknown (raw PTX without .maxntid, or a cubin): use "
+                                           "tile_launch_raw, or tile_launch_ex with a block"), "%s", tile_last_error(ctx));
     check_axpy_f32(ctx, k, (tile_dim3){3, 1, 1}, &(tile_dim3){128, 1, 1});
     tile_module_unload(m);
     loads = fake_cuda_emu_capture_breaking();
