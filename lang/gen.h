@@ -76,6 +76,10 @@ typedef struct Scope {
     int cap;
 } Scope;
 
+/* Hidden variable of an inlined fn's frame: the value its `return`s give, merged as a variable where a `return` is
+ * inside a run-time `if` (stmt.c); V_VOID until a `return` with a value. */
+#define RETVAL "<return>"
+
 /* One kernel body or one inlined device function. */
 typedef struct Frame {
     struct Frame *up;
@@ -84,7 +88,6 @@ typedef struct Frame {
     Scope *base;      /* names below this belong to callers */
     int loops;        /* enclosing `for`s and `while`s in this frame */
     const struct Node *loop; /* the innermost of them (N_FOR or N_WHILE), NULL none */
-    int rt_ifs;       /* enclosing run-time `if`s in this frame */
     bool returned;    /* a `return` ended the current statement sequence */
     bool jumped;      /* a `break` or `continue` ended the current iteration's statements */
     Val ret;

@@ -2,11 +2,13 @@
  *
  * Statement sequences (gen_seq) carry a continuation: the statements that
  * follow in the enclosing blocks.  It is used for early `return` only:
- *   1. a kernel `if` with a run-time condition that contains a `return`
- *      (outside loops) becomes an OP_IF whose two branches are each followed
- *      by the rest of the kernel (the continuation); a branch that returns
+ *   1. an `if` with a run-time condition that contains a `return` (outside
+ *      loops) becomes an OP_IF whose two branches are each followed by the
+ *      rest of the kernel or fn (the continuation); a branch that returns
  *      stops there, so the statements after the `if` run exactly on the
- *      paths that did not return.  Nothing follows the OP_IF itself;
+ *      paths that did not return.  Nothing follows the OP_IF itself; in a fn
+ *      it yields the value returned (the hidden variable RETVAL, merged as
+ *      any variable both branches assign);
  *   2. a compile-time `if` whose taken branch contains a `return` inlines
  *      the branch followed by the continuation, so `return` under a `const`
  *      condition works in kernels and device functions alike.
@@ -82,6 +84,9 @@ static void assigned_names(Gen *g, const Node *s, NameMap *out, bool nested) {
         break;
     case N_BREAK:
         if (!nested) namemap_put(g->a, out, RUNNING, (void *)s);
+        break;
+    case N_RETURN: /* a fn's value (a kernel has no such variable) */
+        namemap_put(g->a, out, RETVAL, (void *)s);
         break;
     case N_BLOCK:
         for (int i = 0; i < s->nkids; i++) assigned_names(g, s->kids[i], out, nested);
@@ -418,8 +423,10 @@ static void gen_assign(Gen *g, const Node *s) {
 
 static void gen_return(Gen *g, const Node *s) {
     Frame *fr = g->fr;
-    if (fr->loops) {
-        diag_error(g->d, s->loc, "'return' inside a '%s' loop is not supported", fr->loop && fr->loop->kind == N_WHILE ? "while" : "for");
+    if (fr->loops) { /* Triton's rule too: its loops are structured regions, which a return cannot leave */
+        diag_error(g->d, s->loc,
+                   "'return' inside a '%s' loop is not supported (as in Triton: no 'return' inside 'for' or 'while' statements)",
+                   fr->loop && fr->loop->kind == N_WHILE ? "while" : "for");
         return;
     }
     if (!fr->fn) {
@@ -427,11 +434,10 @@ static void gen_return(Gen *g, const Node *s) {
         fr->returned = true;
         return;
     }
-    if (fr->rt_ifs) {
-        diag_error(g->d, s->loc, "a device function cannot return inside a run-time 'if'; assign a variable and return it at the end");
-        return;
-    }
+    /* inside run-time `if`s, the value is the hidden variable's, merged by each `if` (gen_if) */
     fr->ret = s->rhs ? gen_expr(g, s->rhs) : (Val){.k = V_VOID};
+    Var *rv = gen_lookup_var(g, RETVAL);
+    if (rv) rv->val = fr->ret, rv->set = s->loc;
     fr->returned = true;
 }
 
@@ -1144,7 +1150,9 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         return false;
     }
     Frame *fr = g->fr;
-    bool early = !fr->fn && !fr->loops && contains_return(s);
+    /* a `return` in it (outside loops): the rest of the kernel or fn runs in the branches; a fn's value is then
+     * the one variable merged after the `if` (RETVAL), as Triton's branches each return */
+    bool early = !fr->loops && contains_return(s);
     /* a jump out of the iteration: the rest of the body runs in the branches, whose
      * variables then merge as usual (the loop's yield follows the `if`) */
     bool jumps = fr->loop && contains_jump(s, N_ERR);
@@ -1163,7 +1171,6 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Loc *s0 = ARENA_ARRAY(g->a, Loc, snap.nvars + 1), *ts = ARENA_ARRAY(g->a, Loc, snap.nvars + 1),
         *es = ARENA_ARRAY(g->a, Loc, snap.nvars + 1);
     for (int i = 0; i < snap.nvars; i++) s0[i] = snap.vars[i]->set;
-    fr->rt_ifs++;
     g->b.block = tb;
     Scope tkeep = {0}, ekeep = {0};
     gen_branch(g, s->then, k, &tkeep);
@@ -1188,7 +1195,6 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     }
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
-    fr->rt_ifs--;
     /* names both branches declare (their own statements, not blocks inside them), none of them in scope before:
      * as in Triton, they live on after the `if`, merged as a variable both branches assign (of one type; a
      * constant converts to the other branch's run-time type).  Others stay the branch's own: a use after the
@@ -1214,10 +1220,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Val *ya = ARENA_ARRAY(g->a, Val, cap + 1), *yb = ARENA_ARRAY(g->a, Val, cap + 1);
     int *which = ARENA_ARRAY(g->a, int, cap + 1), *leaf = ARENA_ARRAY(g->a, int, cap + 1);
     int ny = 0;
-    for (int i = 0; i < snap.nvars && !early; i++) {
+    for (int i = 0; i < snap.nvars; i++) {
         Val a = tv[i], b = ev[i], o = snap.vals[i];
         Var *x = snap.vars[i];
-        if (val_same(a, o) && val_same(b, o)) continue;
+        bool rv = !strcmp(x->name, RETVAL);
+        if ((early && !rv) || (val_same(a, o) && val_same(b, o))) continue;
         if (a.k == V_ERR || b.k == V_ERR) {
             x->val = val_err();
             continue;
@@ -1229,7 +1236,15 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         bool tuples = a.k == V_TUPLE && b.k == V_TUPLE && val_same_skeleton(a, b) && val_leaves(a, NULL) > 0;
         bool va = a.k == V_CT || a.k == V_RT, vb = b.k == V_CT || b.k == V_RT;
         if (!tuples && (!va || !vb)) {
-            if (a.k == V_TUPLE && b.k == V_TUPLE && val_leaves(a, NULL) >= 0 && val_leaves(b, NULL) >= 0) {
+            if (rv) {
+                const char *na, *nb;
+                differing_names(g, a, b, &na, &nb);
+                Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
+                diag_error(g->d, at, "'%s' returns %s on one path of a run-time 'if' and %s on another (every 'return' of a "
+                           "function gives one type)", fr->fn->name, a.k == V_VOID ? "no value" : gen_a(g, na, true),
+                           b.k == V_VOID ? "no value" : gen_a(g, nb, true));
+                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
+            } else if (a.k == V_TUPLE && b.k == V_TUPLE && val_leaves(a, NULL) >= 0 && val_leaves(b, NULL) >= 0) {
                 const char *na, *nb;
                 differing_names(g, a, b, &na, &nb);
                 diag_error(g->d, s->loc, "'%s' is '%s' in one branch of a run-time 'if' and '%s' in the other", x->name, na, nb);
@@ -1248,8 +1263,9 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         else if (!tuples) lo[0] = o;
         for (int k = 0; k < nl && !bad; k++) {
             Val ea = la[k], eb = lb[k], ok = lo[k];
-            const char *what = gen_is_record(a) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, a))
-                               : tuples ? arena_printf(g->a, "element %d of '%s'", k, x->name) : arena_printf(g->a, "'%s'", x->name);
+            const char *name = rv ? arena_printf(g->a, "the value '%s' returns", fr->fn->name) : arena_printf(g->a, "'%s'", x->name);
+            const char *what = gen_is_record(a) ? arena_printf(g->a, "%s (a %s)", name, gen_val_type_name(g, a))
+                               : tuples ? arena_printf(g->a, "element %d of %s", k, name) : name;
             const Type *t;
             /* a compile-time number before the `if` is a scalar of its own type, as in a loop (and in Triton, whose
              * `x = 0` is an i32): a branch's run-time value of another type or shape is an error at its assignment
@@ -1401,7 +1417,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         x->val = val_with_leaves(g, skel, lv, &pos);
         j += nl;
     }
-    if (early) fr->returned = true; /* the rest ran inside the branches */
+    if (early) { /* the rest ran inside the branches */
+        fr->returned = true;
+        Var *rv = fr->fn ? gen_lookup_var(g, RETVAL) : NULL;
+        if (rv) fr->ret = rv->val;
+    }
     return early || jumps;
 }
 

@@ -64,6 +64,7 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
         g->fr = saved;
         return val_err();
     }
+    gen_define_var(g, RETVAL, (Val){.k = V_VOID});
     g->inline_depth++;
     int errors = g->d->nerrors, first = g->d->n;
     gen_stmt_seq(g, fn->body->kids, fn->body->nkids);

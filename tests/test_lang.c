@@ -462,7 +462,7 @@ Test(lang_diag, misc) {
                 "      let x = ?;\n"
                 "              ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    for i in range(n) { if i > 2 { return; } }\n}\n",
-                "t.tile:2:36: error: 'return' inside a 'for' loop is not supported\n"
+                "t.tile:2:36: error: 'return' inside a 'for' loop is not supported (as in Triton: no 'return' inside 'for' or 'while' statements)\n"
                 "      for i in range(n) { if i > 2 { return; } }\n"
                 "                                     ^\n");
 }
@@ -484,7 +484,7 @@ Test(lang_diag, loops_and_jumps) {
                 "      return x;\n"
                 "      ^\n");
     expect_diag("kernel k(n: i32) {\n    while n > 0 { return; }\n}\n",
-                "t.tile:2:19: error: 'return' inside a 'while' loop is not supported\n"
+                "t.tile:2:19: error: 'return' inside a 'while' loop is not supported (as in Triton: no 'return' inside 'for' or 'while' statements)\n"
                 "      while n > 0 { return; }\n"
                 "                    ^\n");
     expect_diag("kernel k(x: *f32) {\n    while load(x + arange(0, 4)) > 0.0 {}\n}\n",

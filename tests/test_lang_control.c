@@ -731,3 +731,78 @@ Test(lang_run, ternary_dot_sides) {
             }
     unload(&k);
 }
+
+/* `return` inside run-time `if`s of device functions (not in loops), as Triton's branches return: an early return,
+ * an if/else that both return, nested ifs, an else-if chain, a tuple, no value, constants of both paths merged into one
+ * run-time value; called inside a loop and from map_elementwise's scalar fn (branching per element). */
+Test(lang_run, fn_return_in_run_time_if) {
+    const char *src =
+        "fn pick(x, n) { if n > 3 { return x * 2.0; } return x + 1.0; }\n"
+        "fn act(x, kind) { if kind == 1 { return maximum(x, 0.0); } else { return x; } }\n"
+        "fn nest(x, a, b) {\n"
+        "    if a > 0 {\n"
+        "        if b > 0 { return (x * 3.0, 1); }\n"
+        "        return (x - 1.0, 2);\n"
+        "    }\n"
+        "    let y = x * x;\n"
+        "    if b > 5 { return (y, 3); } else if b < 0 { pass; } else { y += 0.5; }\n"
+        "    return (y, 4);\n"
+        "}\n"
+        "fn put(p, v, m, skip) { if skip == 0 { return; } store(p, v, mask=m); }\n"
+        "fn clampv(v) { if v < 0.0 { return 0.0; } if v > 1.0 { return 1.0; } return v; }\n"
+        "fn sgn(v) { if v < 0.0 { return -1; } return 1; }\n"
+        "fn viafn(v) { return clampv(v) * 2.0 + sgn(v); }\n"
+        "@num_warps(2)\n"
+        "kernel k(x: *f32, y: *f32, w: *f32, z: *i32, u: *f32, n: i32, kind: i32, a: i32, b: i32, skip: i32) {\n"
+        "    let i = program_id(0) * 64 + arange(0, 64);\n"
+        "    let m = i < n;\n"
+        "    let v = load(x + i, mask=m, other=0.0);\n"
+        "    let acc = zeros([64], f32);\n"
+        "    for j in range(0, 2) { acc += act(pick(v, j + b), kind); }\n"
+        "    store(y + i, acc, mask=m);\n"
+        "    let (t, c) = nest(v, a, b);\n"
+        "    store(w + i, t, mask=m);\n"
+        "    store(z + i, c, mask=m);\n"
+        "    put(u + i, map_elementwise(viafn, v), m, skip);\n"
+        "}\n";
+    enum { N = 203 };
+    static const int32_t cases[][4] = {{1, 1, 1, 1}, {0, 1, 3, 0}, {2, 0, 7, 1}, {1, -1, 2, 1}, {0, 0, -2, 1}}; /* kind, a, b, skip */
+    float x[N], y[N], w[N], u[N];
+    int32_t z[N];
+    seed_rng();
+    for (int i = 0; i < N; i++) x[i] = (float)(1.5 * urand());
+    K k;
+    load_src(&k, src, "k");
+    uint64_t dx = upload(&k, x, sizeof x);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        int32_t n = N, kind = cases[ci][0], a = cases[ci][1], b = cases[ci][2], skip = cases[ci][3];
+        uint64_t dy = poisoned(&k, sizeof y), dw = poisoned(&k, sizeof w), dz = poisoned(&k, sizeof z), du = poisoned(&k, sizeof u);
+        void *p[] = {&dx, &dy, &dw, &dz, &du, &n, &kind, &a, &b, &skip};
+        launch(&k, (N + 63) / 64, p);
+        download(&k, y, dy, sizeof y);
+        download(&k, w, dw, sizeof w);
+        download(&k, z, dz, sizeof z);
+        download(&k, u, du, sizeof u);
+        int bad = 0;
+        for (int i = 0; i < N && bad < 8; i++) {
+            double v = x[i], acc = 0;
+            for (int j = 0; j < 2; j++) {
+                double pk = j + b > 3 ? v * 2.0 : v + 1.0;
+                acc += kind == 1 ? fmax(pk, 0.0) : pk;
+            }
+            double t = a > 0 ? (b > 0 ? v * 3.0 : v - 1.0) : (b > 5 || b < 0 ? v * v : v * v + 0.5);
+            int c = a > 0 ? (b > 0 ? 1 : 2) : (b > 5 ? 3 : 4);
+            double uu = (v < 0 ? 0.0 : v > 1 ? 1.0 : v) * 2.0 + (v < 0 ? -1 : 1);
+            uint32_t ub;
+            memcpy(&ub, &u[i], 4);
+            bool ok = fabs(y[i] - acc) <= 1e-6 * (1 + fabs(acc)) && fabs(w[i] - t) <= 1e-6 * (1 + fabs(t)) && z[i] == c &&
+                      (skip ? fabs(u[i] - uu) <= 1e-6 * (1 + fabs(uu)) : ub == 0xffffffffu);
+            if (!ok) {
+                cr_expect(0, "case %zu [%d] x=%g: y %g (want %g) w %g (%g) z %d (%d) u %g (%g) (seed %llu)", ci, i, v, y[i], acc, w[i],
+                          t, z[i], c, u[i], skip ? uu : NAN, (unsigned long long)seed);
+                bad++;
+            }
+        }
+    }
+    unload(&k);
+}

@@ -353,7 +353,7 @@ Test(lang_diag, static_range) {
                 "      for i in static_range(0, 100000) { }\n"
                 "      ^\n");
     expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 4) { return; }\n}\n",
-                "t.tile:2:35: error: 'return' inside a 'for' loop is not supported\n"
+                "t.tile:2:35: error: 'return' inside a 'for' loop is not supported (as in Triton: no 'return' inside 'for' or 'while' statements)\n"
                 "      for i in static_range(0, 4) { return; }\n"
                 "                                    ^\n");
     /* an error in an unrolled copy whose body reads the variable says which copy (it may hold for one value only);
@@ -1023,18 +1023,57 @@ Test(lang_diag, call_without_a_value) {
                 "              ^\n");
     expect_diag("fn f(x, c) {\n    if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n}\n"
                 "kernel k(a: *f32, c: i32) {\n    store(a + arange(0, 16), f(1.0, c));\n}\n",
-                "t.tile:2:16: error: a device function cannot return inside a run-time 'if'; assign a variable and return it at the end\n"
-                "      if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n"
-                "                 ^\n"
-                "t.tile:5:30: note: in this call of 'f'\n"
-                "      store(a + arange(0, 16), f(1.0, c));\n"
-                "                               ^\n"
-                "t.tile:2:50: error: a device function cannot return inside a run-time 'if'; assign a variable and return it at the end\n"
+                "t.tile:2:50: error: the value 'f' returns has type 'tensor<16xf32>' in one branch of 'if' and 'tensor<32xf32>' in the other\n"
                 "      if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n"
                 "                                                   ^\n"
+                "t.tile:2:5: note: the 'if'\n"
+                "      if c > 0 { return zeros([16], f32); } else { return zeros([32], f32); }\n"
+                "      ^\n"
                 "t.tile:5:30: note: in this call of 'f'\n"
                 "      store(a + arange(0, 16), f(1.0, c));\n"
                 "                               ^\n");
+    /* a `return` inside a run-time `if` of a fn: every path returns one type, a value on all or on none */
+    expect_diag("fn f(x, c) {\n    if c > 0 { return x; }\n    return x as f16;\n}\n"
+                "kernel k(a: *f32, c: i32) {\n    store(a, f(load(a), c));\n}\n",
+                "t.tile:3:5: error: the value 'f' returns has type 'f32' in one branch of 'if' and 'f16' in the other\n"
+                "      return x as f16;\n"
+                "      ^\n"
+                "t.tile:2:5: note: the 'if'\n"
+                "      if c > 0 { return x; }\n"
+                "      ^\n"
+                "t.tile:6:14: note: in this call of 'f'\n"
+                "      store(a, f(load(a), c));\n"
+                "               ^\n");
+    expect_diag("fn f(x, c) {\n    if c > 0 { return x; }\n}\n"
+                "kernel k(a: *f32, c: i32) {\n    store(a, f(load(a), c));\n}\n",
+                "t.tile:2:16: error: 'f' returns an 'f32' on one path of a run-time 'if' and no value on another (every 'return' of a function gives one type)\n"
+                "      if c > 0 { return x; }\n"
+                "                 ^\n"
+                "t.tile:2:5: note: the 'if'\n"
+                "      if c > 0 { return x; }\n"
+                "      ^\n"
+                "t.tile:5:14: note: in this call of 'f'\n"
+                "      store(a, f(load(a), c));\n"
+                "               ^\n");
+    expect_diag("fn f(x, c) {\n    if c > 0 { return (x, 1); }\n    return x;\n}\n"
+                "kernel k(a: *f32, c: i32) {\n    store(a, f(load(a), c));\n}\n",
+                "t.tile:3:5: error: 'f' returns a 'tuple of 2 values' on one path of a run-time 'if' and an 'f32' on another (every 'return' of a function gives one type)\n"
+                "      return x;\n"
+                "      ^\n"
+                "t.tile:2:5: note: the 'if'\n"
+                "      if c > 0 { return (x, 1); }\n"
+                "      ^\n"
+                "t.tile:6:14: note: in this call of 'f'\n"
+                "      store(a, f(load(a), c));\n"
+                "               ^\n");
+    expect_diag("fn f(x, n) {\n    for i in range(n) { if i > 2 { return x; } }\n    return x;\n}\n"
+                "kernel k(a: *f32, n: i32) {\n    store(a, f(load(a), n));\n}\n",
+                "t.tile:2:36: error: 'return' inside a 'for' loop is not supported (as in Triton: no 'return' inside 'for' or 'while' statements)\n"
+                "      for i in range(n) { if i > 2 { return x; } }\n"
+                "                                     ^\n"
+                "t.tile:6:14: note: in this call of 'f'\n"
+                "      store(a, f(load(a), n));\n"
+                "               ^\n");
     /* every error from inside an inlined call carries its call sites, innermost first (only the last error did) */
     expect_diag("fn f(x) {\n    let a = x + nope1;\n    let b = x * nope2;\n    return x;\n}\n"
                 "fn g(y) { return f(y); }\nkernel k(p: *f32) {\n    store(p, g(1.0));\n}\n",
