@@ -231,8 +231,9 @@ static Node *primary(Parser *p) {
         n = new_node(p, N_DTYPE, t->loc);
         n->ty = type(p);
         return n;
-    case TK_LPAREN: { /* "(" expr ")" | tuple = "(" expr "," [ expr { "," expr } [ "," ] ] ")" */
+    case TK_LPAREN: { /* "(" expr ")" | tuple = "(" ")" | "(" expr "," [ expr { "," expr } [ "," ] ] ")" */
         next(p);
+        if (accept(p, TK_RPAREN)) return new_node(p, N_TUPLE, t->loc); /* (): Python's empty tuple */
         n = nested_expr(p);
         if (p->panic || !at(p, TK_COMMA)) {
             expect(p, TK_RPAREN, "after parenthesized expression");

@@ -872,6 +872,12 @@ Test(lang_diag, reduce_several_axes) {
                 "t.tile:1:107: error: 'sum' along an empty tuple of axes (every axis is axis=None)\n"
                 "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, axis=(0, 1) * 0)); }\n"
                 "                                                                                                            ^\n");
+    /* `()` is the empty tuple, as Python's (it was a parse error) */
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, ())); }\n",
+                "t.tile:1:102: error: 'sum' along an empty tuple of axes (every axis is axis=None)\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)[:, None] + arange(0, 4)[None, :]); store(p, sum(a, ())); }\n"
+                "                                                                                                       ^\n");
+    expect_ok("kernel k(p: *f32) { let e = (); let t = e + (2.0,) + e * 3; static_assert(len(t) == 1 && len(()) == 0); store(p, t[0]); }\n");
 }
 
 /* Tuple concatenation and repetition: the count is a compile-time integer, the operands tuples. */

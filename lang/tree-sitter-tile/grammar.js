@@ -376,7 +376,7 @@ module.exports = grammar({
 
     parenthesized_expression: ($) => seq('(', $._expression, ')'),
 
-    tuple_expression: ($) => seq('(', $._expression, choice(seq(repeat1(seq(',', $._expression)), optional(',')), ','), ')'),
+    tuple_expression: ($) => seq('(', optional(seq($._expression, choice(seq(repeat1(seq(',', $._expression)), optional(',')), ','))), ')'), // () too: the empty tuple
 
     list_expression: ($) => seq('[', optional(seq(commaSep1($._expression), optional(','))), ']'), // [] too: a scalar's shape
 
