@@ -1047,6 +1047,18 @@ static Node *ifstmt(Parser *p) {
 }
 
 /* block = "{" { stmt } "}" */
+/* Whether every path through statement s ends in a return, break or continue: the jump itself, or an `if` with an
+ * `else` whose branches' last statements all do (what follows it never runs). */
+static bool ends_in_jump(const Node *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case N_RETURN: case N_BREAK: case N_CONTINUE: return true;
+    case N_BLOCK: return s->nkids && ends_in_jump(s->kids[s->nkids - 1]);
+    case N_IF: return s->els && ends_in_jump(s->then) && ends_in_jump(s->els);
+    default: return false;
+    }
+}
+
 static Node *block(Parser *p) {
     Token *t = peek(p);
     Node *b = new_node(p, N_BLOCK, t->loc);
@@ -1074,11 +1086,15 @@ static Node *block(Parser *p) {
         }
         Node *s = stmt(p);
         if (s && jump && !warned) { /* once a block, at the first such statement */
-            const char *what = jump->kind == N_RETURN ? "return" : jump->kind == N_BREAK ? "break" : "continue";
-            diag_warning(p->d, s->loc, "this statement follows the '%s' at line %u and never runs", what, jump->loc.line);
+            if (jump->kind == N_IF)
+                diag_warning(p->d, s->loc, "this statement follows the 'if' at line %u, whose branches all end in a "
+                             "'return', 'break' or 'continue', and never runs", jump->loc.line);
+            else
+                diag_warning(p->d, s->loc, "this statement follows the '%s' at line %u and never runs",
+                             jump->kind == N_RETURN ? "return" : jump->kind == N_BREAK ? "break" : "continue", jump->loc.line);
             warned = true;
         }
-        if (s && !jump && (s->kind == N_RETURN || s->kind == N_BREAK || s->kind == N_CONTINUE)) jump = s;
+        if (s && !jump && ends_in_jump(s)) jump = s;
         if (s) list_push(p, &l, s);
         if (p->panic) {
             /* a statement that still reached its ';' needs no skipping */

@@ -761,7 +761,7 @@ Test(lang_diag, control_characters_in_messages_are_escaped) {
 
 /* Statements after a return, break or continue of the same block never run (Triton skips them too): one warning a
  * block, at the first of them, naming the jump; the kernel still compiles.  A jump inside an `if` does not make the
- * statements after the `if` unreachable. */
+ * statements after the `if` unreachable, unless every branch of an if/else ends in one. */
 Test(lang_diag, statements_after_a_jump_warn) {
     expect_warnings("fn f(x) { return x; let y = x + 1.0; return y; }\n"
                     "kernel k(x: *f32) {\n"
@@ -775,6 +775,24 @@ Test(lang_diag, statements_after_a_jump_warn) {
                     "      for i in range(0, 4) { if i == 2 { continue; let z = 1; } store(x, f(1.0)); }\n"
                     "                                                   ^\n");
     expect_warnings("kernel k(x: *f32, n: i32) {\n    if n > 2 { return; }\n    store(x, 1.0);\n}\n", "");
+    /* an if/else every branch of which (an else-if chain's too) ends in a jump: what follows never runs */
+    expect_warnings("fn f(x, n) {\n"
+                    "    if n > 3 { return x * 2.0; } else if n > 1 { let y = x; return y; } else { return x; }\n"
+                    "    return x + 5.0;\n"
+                    "}\n"
+                    "kernel k(x: *f32, n: i32) {\n"
+                    "    for i in range(0, n) { if i == n { break; } else { continue; } store(x, 2.0); }\n"
+                    "    if n > 2 { store(x, f(1.0, n)); } else { return; }\n"
+                    "    store(x, 1.0);\n"
+                    "}\n",
+                    "t.tile:3:5: warning: this statement follows the 'if' at line 2, whose branches all end in a 'return', "
+                    "'break' or 'continue', and never runs\n"
+                    "      return x + 5.0;\n"
+                    "      ^\n"
+                    "t.tile:6:68: warning: this statement follows the 'if' at line 6, whose branches all end in a 'return', "
+                    "'break' or 'continue', and never runs\n"
+                    "      for i in range(0, n) { if i == n { break; } else { continue; } store(x, 2.0); }\n"
+                    "                                                                     ^\n");
 }
 
 /* The nesting limits (docs/language.md, Diagnostics) say which limit was passed and where: 200 levels of
