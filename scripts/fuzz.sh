@@ -72,8 +72,10 @@ for f in fuzz/regressions/tile-* fuzz/regressions/ptx-*; do
   case "$(basename "$f")" in tile-*) cp "$f" $B/corpus-tile/ ;; ptx-*) cp "$f" $B/corpus-ptx/ ;; esac
 done
 # hand-written seeds of constructs the files above hold little of (fuzz/seeds/: trans() operands of a pipelined
-# dot, pointer_type casts, scans, sort, histogram, join/split, inline asm; ldmatrix .trans, wgmma's transpose
-# bits, TMA with mbarrier waits): .tile ones also for sm_90a (0x02) and run (0x04, 0x06), PTX ones also launched
+# dot, pointer_type casts, scans, sort, histogram, join/split, inline asm, BLOCK: constexpr parameters, tensor
+# descriptors, merge_loads' patterns, Python's spellings the front end refuses (no .tile suffix: the editor grammar
+# does not parse them); ldmatrix .trans, wgmma's transpose bits, TMA with mbarrier waits, a cluster with setmaxnreg
+# and stmatrix): .tile ones also for sm_90a (0x02) and run (0x04, 0x06), PTX ones also launched
 for f in fuzz/seeds/tile-* fuzz/seeds/ptx-*; do
   [ -f "$f" ] || continue
   n=seed_$(basename "$f")
