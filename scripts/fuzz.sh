@@ -85,7 +85,7 @@ for f in fuzz/seeds/tile-* fuzz/seeds/ptx-*; do
   esac
 done
 if [ -x build/tile ] && [ "$which" != tile ]; then
-  for f in kernels/*.tile kernels/*/*.tile fuzz/seeds/tile-*; do
+  for f in kernels/*.tile kernels/*/*.tile fuzz/seeds/tile-*.tile; do # (not the seeds of errors)
     for arch in sm_80 sm_90a; do
       build/tile compile "$f" --arch "$arch" --emit ptx --no-cache -o "$B/corpus-ptx/seed_$(echo "$f" | tr / _)_$arch.ptx" 2>/dev/null ||
         echo "note: build/tile compile $f --arch $arch failed; not a seed" >&2
