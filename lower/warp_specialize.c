@@ -15,8 +15,11 @@
  *      reads it has completed.  The body leaves p wgmma groups outstanding at its end (the
  *      pending count of its last dot or wgmma_wait).  p = 0: the stage read in this iteration
  *      is released at the end of the body; 0 < p <= the body's dots: the previous iteration's,
- *      from the second iteration on, and the last one's after the wgmma_wait that follows L;
- *      else the kernel is left as it is.
+ *      carried through L (the first iteration's is an extra mbarrier of E that no copy waits
+ *      for: an arrival there costs nothing, where a test of the first iteration and the stage
+ *      arithmetic took 2-4 SASS instructions an iteration; beside copies of the computing warps'
+ *      own, computed from the second iteration on, step 3), and the last one's after the
+ *      wgmma_wait that follows L; else the kernel is left as it is.
  *   2. Slices.  Every value the copies use (coordinates, stage, run predicate; the prologue's
  *      and the body's) and the loops' bounds must be computable from the kernel's arguments
  *      by scalar ops: pure ops with scalar results, scalar loads, `if`s of them; in a loop's
@@ -24,7 +27,7 @@
  *      scalar slices too.  Anything else (a tensor, a store) leaves the kernel as it is.
  *   3. Rewrite.  The local_allocs of the staged buffers and of F move to the top of the kernel,
  *      followed by: barrier, mbar_init F, mbar_init E (a new buffer of "empty" mbarriers, one
- *      per stage, completed by one arrival of each computing thread), barrier, and
+ *      per stage and with a lag one more, completed by one arrival of each computing thread), barrier, and
  *      ws_producer { a gdc_wait when the kernel has one anywhere (the producer starts at the top,
  *      before the kernel's own: no copy or scalar load of its may come before the wait), the slices
  *      cloned, [a `for` over O's bounds {] the prologue's expects and copies, then a `for` over L's
@@ -360,7 +363,10 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *guard, Inst *
     Inst *ry = tir_inst_new(f, OP_YIELD, NULL, 0, NULL, 0, loop->loc);
     tir_block_append(rb, ry);
     const Type *bart = tir_vtype(f, F);
-    Inst *Edef = tir_inst_new(f, OP_LOCAL_ALLOC, NULL, 0, &bart, 1, Fdef->loc);
+    /* E: one per stage, and with a lag one more that no copy waits for, released in the first iteration */
+    bool carried = lag && !mixed;
+    const Type *eart = carried ? tir_type(m, bart->dt, 3, (int32_t[]){bart->shape[0] + 1, 1, 1}, NULL, bart->layout) : bart;
+    Inst *Edef = tir_inst_new(f, OP_LOCAL_ALLOC, NULL, 0, &eart, 1, Fdef->loc);
     ValueId E = Edef->res[0];
     PLoop *po = &w.lp[0], *pl = &w.lp[1];
     po->orig = outer, pl->orig = loop;
@@ -490,14 +496,31 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *guard, Inst *
     ValueId rstage = wait->ops[1], stage = rstage, run;
     const Type *rt = tir_vtype(f, rstage);
     int R = bart->shape[0];
-    if (lag) {
-        /* the previous iteration's stage, from the second iteration on */
+    if (carried) {
+        /* the previous iteration's stage, carried; the first iteration's is E's extra mbarrier (R), which
+         * nothing waits for */
+        grow(m->arena, &loop->ops, &loop->nops, cint(f, loop, rt, R));
+        grow(m->arena, &loop->res, &loop->nres, 0);
+        loop->res[loop->nres - 1] = tir_new_value(f, rt, loop, loop->nres - 1);
+        stage = tir_block_add_arg(f, body, rt);
+        grow(m->arena, &y->ops, &y->nops, rstage);
+        run = cint(f, y, i1, 1);
+        /* and, in a loop over tiles, the last iteration's after the loop (the next tile's copies wait
+         * for it; without O nothing does, and E is invalidated by then); R where the loop did not run */
+        Inst *pos = last_wait->next;
+        if (outer && pos) {
+            Inst *fa = tir_inst_new(f, OP_MBAR_ARRIVE, (ValueId[]){E, loop->res[loop->nres - 1], cint(f, pos, i1, 1)}, 3, NULL, 0,
+                                    last_wait->loc);
+            tir_insert_before(pos, fa);
+        }
+    } else if (lag) {
+        /* beside the computing warps' own copies (mixed), whose addresses hold registers across the loop,
+         * the previous iteration's stage is computed, from the second iteration on: one more value carried
+         * spilled 8 B at tile_gemm's tf32 launch with B [K][N], beta, bias and GELU */
         ValueId is0 = emit(f, y, OP_CMP, (ValueId[]){rstage, cint(f, y, rt, 0)}, 2, i1, CMP_EQ);
         ValueId dec = emit(f, y, OP_SUB, (ValueId[]){rstage, cint(f, y, rt, 1)}, 2, rt, 0);
         stage = emit(f, y, OP_SELECT, (ValueId[]){is0, cint(f, y, rt, R - 1), dec}, 3, rt, 0);
         run = emit(f, y, OP_CMP, (ValueId[]){body->args[0], loop->ops[0]}, 2, i1, CMP_NE);
-        /* and, in a loop over tiles, the last iteration's after the loop when it ran (the next
-         * tile's copies wait for it; without O nothing does, and E is invalidated by then) */
         Value *rv = tir_val(f, rstage);
         Inst *pos = last_wait->next;
         if (outer && !rv->def && rv->block == body && rv->index >= 1 && pos) {

@@ -264,7 +264,18 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
     cr_assert_eq(tile_compile_source("pmm.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
     cr_assert(strstr(c.ptx, "cp.async.bulk.tensor.2d"), "tensor copies");
     cr_assert_eq(c.kernels[0].num_warps, warps + (ws ? 4 : 0));
-    if (ws) cr_expect(strstr(c.ptx, "mbarrier.arrive.shared::cta.b64 _"), "consumer release");
+    if (ws) {
+        cr_expect(strstr(c.ptx, "mbarrier.arrive.shared::cta.b64 _"), "consumer release");
+        /* the wgmma stays in flight, so each iteration releases the previous one's stage, carried: the
+         * first iteration's on one more "empty" mbarrier than there are stages, which no copy waits for */
+        int rings[2] = {0, 0}, nr = 0;
+        for (const char *p = c.tir; nr < 2 && (p = strstr(p, "x1x1xi64")); p++) {
+            const char *q = p;
+            while (q > c.tir && q[-1] >= '0' && q[-1] <= '9') q--;
+            rings[nr++] = atoi(q);
+        }
+        cr_expect(nr == 2 && abs(rings[0] - rings[1]) == 1, "full and empty mbarriers %d and %d:\n%s", rings[0], rings[1], c.tir);
+    }
     tile_compiled_free(&c);
     tile_context *ctx;
     ctx = open_ctx();
