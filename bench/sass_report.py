@@ -115,6 +115,15 @@ CONFIGS = [
     ("gemm/gemm.tile", "gemm_e4m3_f32", ["BM=128", "BN=256", "BK=128", "num_warps=8", "num_stages=3", "warp_specialize=1",
                                          "PERSISTENT=1", "SCALE=1", "FAST_ACCUM=1"], GEMM_T_SPECS,
      "gemm e4m3 128x256x128 w8 ws persistent fast accum (sm_90a)", []),
+    # 8-bit B as a [k][n] tile on sm_90a (the dot restages each stage K-major): i8 and f8 as tile_gemm launches them
+    ("gemm/gemm.tile", "gemm_i8_i32", ["BM=128", "BN=128", "BK=64", "num_warps=4", "num_stages=3", "warp_specialize=1",
+                                       "PERSISTENT=1"], GEMM_SPECS, "gemm i8->i32 B [k][n] 128x128x64 ws persistent (sm_90a launch)", []),
+    ("gemm/gemm.tile", "gemm_e4m3_f32", ["BM=128", "BN=128", "BK=128", "num_warps=8", "num_stages=3", "warp_specialize=1",
+                                         "PERSISTENT=1", "SCALE=1", "FAST_ACCUM=0"], GEMM_SPECS,
+     "gemm e4m3 B [k][n] 128x128x128 w8 ws persistent promoted (sm_90a launch)", []),
+    ("gemm/gemm.tile", "gemm_e4m3_f32", ["BM=128", "BN=128", "BK=128", "num_warps=8", "num_stages=3", "warp_specialize=1",
+                                         "PERSISTENT=1", "SCALE=1", "FAST_ACCUM=1"], GEMM_SPECS,
+     "gemm e4m3 B [k][n] 128x128x128 w8 ws persistent fast accum (sm_90a)", []),
     ("gemm/gemm.tile", "gemm_f16_f32", [], [], "gemm f16 unspecialized", ["gemm_f16_f32_unspecialized"]),
     ("matmul.tile", "matmul", [], [], "matmul f32 64x64x32 (masked)", ["matmul_f32_ieee"]),
 ]
