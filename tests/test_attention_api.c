@@ -837,13 +837,13 @@ Test(attention_api, decode_bad_arguments) {
     a = good, a.kv_dtype = TILE_F8E5M2;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "kv_dtype");
     a = good, a.head_dim = 100;
-    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "head_dim");
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "head_dim 100 is not supported");
     a = good, a.heads_q = 7;
-    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "multiple of heads_kv");
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "heads_q (7) must be a multiple of heads_kv (2)");
     a = good, a.block_size = 8;
-    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_size must be 16, 32 or 64");
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_size 8: must be 16, 32 or 64");
     a = good, a.num_tokens = 9;
-    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_tokens");
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_tokens 9: must be 1..8");
     a = good, a.heads_q = 64, a.heads_kv = 1, a.num_tokens = 2;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_UNSUPPORTED, "at most 64");
     a = good, a.max_context_len = 65, a.block_table_stride = 4;

@@ -404,10 +404,24 @@ static const char *paged_plan(const tile_paged_attention_args *a, int sms, Paged
         return "k_scale and v_scale apply to an f8e4m3 cache only (kv_dtype TILE_F8E4M3; 0 or 1 with a 16-bit cache)";
     if (a->num_seqs < 0) return "num_seqs must be >= 0";
     if (a->heads_q < 1 || a->heads_kv < 1) return "heads_q and heads_kv must be >= 1";
-    if (a->heads_q % a->heads_kv) return "heads_q must be a multiple of heads_kv";
-    if (a->head_dim < 16 || a->head_dim % 16 || a->head_dim > 256) return "head_dim is not supported (a multiple of 16, at most 256)";
-    if (a->num_tokens < 1 || a->num_tokens > 8) return "num_tokens must be 1..8";
-    if (a->block_size != 16 && a->block_size != 32 && a->block_size != 64) return "block_size must be 16, 32 or 64";
+    /* the checks a caller most often trips name the value given, as tile_attention_fwd's do */
+    if (a->heads_q % a->heads_kv) {
+        snprintf(p->msg, sizeof p->msg, "heads_q (%lld) must be a multiple of heads_kv (%lld)", (long long)a->heads_q,
+                 (long long)a->heads_kv);
+        return p->msg;
+    }
+    if (a->head_dim < 16 || a->head_dim % 16 || a->head_dim > 256) {
+        snprintf(p->msg, sizeof p->msg, "head_dim %lld is not supported (a multiple of 16, at most 256)", (long long)a->head_dim);
+        return p->msg;
+    }
+    if (a->num_tokens < 1 || a->num_tokens > 8) {
+        snprintf(p->msg, sizeof p->msg, "num_tokens %lld: must be 1..8", (long long)a->num_tokens);
+        return p->msg;
+    }
+    if (a->block_size != 16 && a->block_size != 32 && a->block_size != 64) {
+        snprintf(p->msg, sizeof p->msg, "block_size %lld: must be 16, 32 or 64", (long long)a->block_size);
+        return p->msg;
+    }
     if (a->num_blocks < 1 || a->num_blocks > I32_LIMIT) return "num_blocks must be 1 .. 2^31 - 1";
     if (a->max_context_len < a->num_tokens || a->max_context_len > I32_LIMIT) return "max_context_len must be at least num_tokens and below 2^31";
     if (a->num_splits < 0 || a->num_splits > MAX_SPLITS) return "num_splits must be 0 (automatic) .. 64";
