@@ -250,7 +250,8 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     if (p.router && a->logits_dtype != TILE_F32 && a->logits_dtype != TILE_BF16 && a->logits_dtype != TILE_F16)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: logits_dtype must be TILE_F32, TILE_BF16 or TILE_F16", fn);
     if (a->tokens == 0) return TILE_OK; /* no tokens: nothing to route (an empty batch's arrays may all be NULL) */
-    if (!p.router && (!a->topk_ids || !a->topk_weights))
+    /* a pointer check: tile_moe_prepare looks at no pointer (docs/runtime.md), as the other _prepare calls */
+    if (launch && !p.router && (!a->topk_ids || !a->topk_weights))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: without router_logits, topk_ids and topk_weights are inputs", fn);
     if (a->workspace && a->workspace_bytes < p.bytes)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: workspace of %zu bytes, %zu needed (tile_moe_workspace_size)", fn,
