@@ -283,7 +283,7 @@ typedef struct EmuBlock {
     uint32_t smem_stride; /* from one CTA's shared memory to the next in shared: shared_size rounded up to 16 bytes, so that
                            * every CTA's starts aligned as on a GPU (an mbarrier or a vector in another CTA of the cluster) */
     uint8_t *local;       /* the entry's .local memory, local_size bytes per thread */
-    uint32_t local_size;
+    uint32_t local_size;  /* the stride: L->f->local_size rounded up to 16 (memcheck bounds the exact size) */
     uint8_t *fparams;     /* the entry's call-sequence .param variables, fparam_size bytes per thread */
     uint32_t fparam_size;
     EmuShadow *shadow;    /* racecheck (a shadow per byte of shared); NULL when off */

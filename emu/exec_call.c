@@ -56,7 +56,9 @@ static bool reserve(void **p, uint32_t *cap, size_t need) {
 
 /* A frame's local memory, from its local_base: static .local variables, then (a .func's) its parameters
  * (emu_args_offset), then what alloca took. */
-static uint32_t frame_static(const EmuBlock *b, uint32_t d, const EmuFrame *fr) { return d ? fr->fn->local_size : b->local_size; }
+/* Exact: an access past a variable into the padding that rounds the entry's per-thread stride (b->local_size) to
+ * 16 bytes is out of bounds, as one past a callee's. */
+static uint32_t frame_static(const EmuBlock *b, uint32_t d, const EmuFrame *fr) { return d ? fr->fn->local_size : b->L->f->local_size; }
 static uint32_t frame_args(uint32_t d, const EmuFrame *fr) { return d ? fr->fn->param_size : 0; }
 static uint64_t frame_dyn_base(const EmuBlock *b, uint32_t d, const EmuFrame *fr) {
     return (uint64_t)fr->local_base + align16(frame_static(b, d, fr)) + align16(frame_args(d, fr));
@@ -128,7 +130,11 @@ uint8_t *emu_local(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, u
     }
     char what[96];
     snprintf(what, sizeof what, "memcheck: invalid __local__ %s of size %u bytes", write ? "write" : "read", size);
-    uint64_t total = frame_dyn_base(b, t->depth, &fr[t->depth]) + fr[t->depth].dyn_size;
+    const EmuFrame *top = &fr[t->depth]; /* the thread's extent: the top frame's alloca'd bytes, else its parameters or variables */
+    uint32_t top_static = frame_static(b, t->depth, top), top_args = frame_args(t->depth, top);
+    uint64_t total = top->dyn_size ? frame_dyn_base(b, t->depth, top) + top->dyn_size
+                     : top_args  ? top->local_base + align16(top_static) + top_args
+                                 : top->local_base + top_static;
     emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the thread has %" PRIu64 " bytes of local memory in %u "
               "frame%s", addr, total, t->depth + 1, t->depth ? "s" : "");
     return NULL;

@@ -299,7 +299,9 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
         return b->shared + idx;
     }
     case EMU_SP_LOCAL:
-        if (addr < b->local_size && size <= b->local_size - addr) return b->local + (size_t)t->linear * b->local_size + addr;
+        /* the entry's variables, exactly (not the stride's padding); the rest, and the faults, in emu_local */
+        if (addr < b->L->f->local_size && size <= b->L->f->local_size - addr)
+            return b->local + (size_t)t->linear * b->local_size + addr;
         return emu_local(b, t, in, addr, size, write);
     case EMU_SP_PARAM: /* below param_size: the kernel's at any depth (a .func's own are in its frame, above: emu_param) */
         if (!write && addr < b->L->param_size && size <= b->L->param_size - addr) return b->L->params + addr;

@@ -764,14 +764,15 @@ Test(report, memcheck_kinds) {
 }
 
 /* One element past each end of every space, as a kernel author's off-by-one: mode picks the space and the
- * access (a 16-word .shared array, an 8-word .local one, a 4-word .const one, the 16 bytes of parameters, a
+ * access (a 16-word .shared array, a 7-word .local one (28 bytes: the element past it lies in the padding of the
+ * threads' 16-byte local stride, and was not reported), a 4-word .const one, the 16 bytes of parameters, a
  * 16-word global buffer), idx the element.  Index -1 and the length are reported with the space and the
  * bounds; the first and last elements run (the .const and .param loads give their values).  A parameter
  * address run off the kernel's start was "outside the 0 bytes of parameters of 'm'". */
 static const char *spaces_ptx = PTX_HEAD
     ".const .align 4 .b32 cst[4] = {1, 2, 3, 4};\n"
     ".visible .entry m(.param .u64 out, .param .u32 mode, .param .u32 idx)\n{\n"
-    " .reg .pred %p<2>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<12>;\n .shared .align 16 .b32 sm[16];\n .local .align 16 .b32 lc[8];\n"
+    " .reg .pred %p<2>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<12>;\n .shared .align 16 .b32 sm[16];\n .local .align 16 .b32 lc[7];\n"
     " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [mode];\n ld.param.u32 %r2, [idx];\n mul.wide.s32 %rd2, %r2, 4;\n"
     " mov.u32 %r3, sm;\n shl.b32 %r4, %r2, 2;\n add.s32 %r5, %r3, %r4;\n mov.u32 %r10, 0;\n"
     " setp.eq.u32 %p1, %r1, 0;\n @%p1 ld.shared.u32 %r10, [%r5];\n setp.eq.u32 %p1, %r1, 1;\n @%p1 st.shared.u32 [%r5], %r1;\n"
@@ -789,10 +790,10 @@ Test(report, memcheck_each_space_one_past_either_end) {
          "address 0x40 is out of bounds: the block has 64 bytes of shared memory (64 static, 0 dynamic)"},
         {16, "invalid __shared__ write of size 4 bytes", "address 0xfffffffc is out of bounds (a negative offset",
          "address 0x40 is out of bounds: the block has 64 bytes of shared memory"},
-        {8, "invalid __local__ read of size 4 bytes", "address 0xfffffffc is out of bounds: the thread has 32 bytes of local memory",
-         "address 0x20 is out of bounds: the thread has 32 bytes of local memory in 1 frame"},
-        {8, "invalid __local__ write of size 4 bytes", "address 0xfffffffc is out of bounds: the thread has 32 bytes",
-         "address 0x20 is out of bounds: the thread has 32 bytes of local memory"},
+        {7, "invalid __local__ read of size 4 bytes", "address 0xfffffffc is out of bounds: the thread has 28 bytes of local memory",
+         "address 0x1c is out of bounds: the thread has 28 bytes of local memory in 1 frame"},
+        {7, "invalid __local__ write of size 4 bytes", "address 0xfffffffc is out of bounds: the thread has 28 bytes",
+         "address 0x1c is out of bounds: the thread has 28 bytes of local memory"},
         {4, "invalid __constant__ read of size 4 bytes", "is out of bounds: 4 bytes before the 16-byte allocation",
          "is out of bounds: 0 bytes after the end of the 16-byte allocation"},
         {4, "invalid param read", "size 4, is outside the kernel's 16 bytes of parameters (a negative offset?)",
