@@ -150,7 +150,12 @@ static void load(void) {
     char *to = env_word(getenv("TILE_EMU_TIMEOUT")); /* seconds, e.g. "30" or "0.5" */
     if (to) {
         double v;
-        if (!parse_seconds(to, &v)) opts.emu_timeout_bad = true;
+        if (!parse_seconds(to, &v)) {
+            opts.emu_timeout_bad = true;
+            size_t n = strlen(to), keep = sizeof opts.emu_timeout_text - 4; /* room for "..." */
+            for (size_t i = 0; i < n && i < keep; i++) opts.emu_timeout_text[i] = to[i] >= 0x20 && to[i] < 0x7f ? to[i] : '?';
+            if (n > keep) strcpy(opts.emu_timeout_text + keep, "...");
+        }
         else opts.emu_timeout_seconds = v;
     }
     free(to);

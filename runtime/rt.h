@@ -56,6 +56,7 @@ typedef struct RtOptions {
     bool debug_emu_1to1;   /* TILE_DEBUG=emu-1to1: the emulator runs kernels with one slot per register (EmuOptions) */
     double emu_timeout_seconds; /* TILE_EMU_TIMEOUT: seconds a launch on emu may run (0: unset) */
     bool emu_timeout_bad;       /* TILE_EMU_TIMEOUT is set but not a positive decimal number or inf: contexts refuse to open */
+    char emu_timeout_text[40];  /* then its value, for the message (cut, a byte outside printable ASCII as '?') */
     bool emu_approx_bound;      /* TILE_EMU_APPROX=bound: .approx results moved by the PTX ISA's error on every emulator device
                                  * whose string does not say approx= (dev_open, DevOptions.emu_approx_bound) */
     bool emu_approx_bad;        /* TILE_EMU_APPROX is set but neither "exact" nor "bound": emulator devices refuse to open */

@@ -270,6 +270,14 @@ static bool device_options(const tile_context_options *opt, DevOptions *dopt) {
     return true;
 }
 
+/* The refusal of a bad TILE_EMU_TIMEOUT, naming the variable and its value. */
+static tile_status timeout_fail(const char *fn) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s: TILE_EMU_TIMEOUT is not a positive number: '%s' (seconds, such as 30, 0.5 or inf)", fn,
+             rt_options()->emu_timeout_text);
+    return create_fail(TILE_ERROR_INVALID_VALUE, msg);
+}
+
 /* A context around an open device (which it then owns; closed on failure). */
 static tile_status context_new(const tile_context_options *opt, const Target *tgt, TileDevice *dev, tile_context **out) {
     tile_context *ctx = calloc(1, sizeof *ctx);
@@ -362,8 +370,7 @@ static tile_status context_create(const tile_context_options *opt, tile_context 
     }
     DevOptions dopt;
     if (!device_options(opt, &dopt)) {
-        snprintf(msg, sizeof msg, "%s: TILE_EMU_TIMEOUT is not a positive number", fn);
-        return create_fail(TILE_ERROR_INVALID_VALUE, msg);
+        return timeout_fail(fn);
     }
     TileDevice *dev;
     char *err = NULL;
@@ -397,7 +404,7 @@ tile_status tile_context_create_from_native(void *cu_context, const tile_context
                            "tile_context_create_from_native: the emulator has no native contexts (use tile_context_create_ex, "
                            "and tile_register_memory for memory you allocated)");
     DevOptions dopt;
-    if (!device_options(opt, &dopt)) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: TILE_EMU_TIMEOUT is not a positive number");
+    if (!device_options(opt, &dopt)) return timeout_fail("tile_context_create_from_native");
     TileDevice *dev;
     DevStatus ds = dev_open_native(cu_context, &dopt, &dev, &err);
     if (ds != DEV_OK) return open_fail("tile_context_create_from_native", ds, err);

@@ -905,7 +905,7 @@ Test(api_audit, variables_with_inner_white_space_refused) {
     setenv("TILE_EMU_TIMEOUT", " 5 s ", 1);
     tile_context *ctx = NULL;
     cr_assert_eq(tile_context_create("emu", &ctx), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(tile_last_error(NULL), "TILE_EMU_TIMEOUT is not a positive number"), "%s", tile_last_error(NULL));
+    cr_expect(strstr(tile_last_error(NULL), "TILE_EMU_TIMEOUT is not a positive number: '5 s' (seconds"), "%s", tile_last_error(NULL));
 }
 
 /* A host program that set a decimal-comma LC_NUMERIC (a C++ engine calling setlocale(LC_ALL, "") under de_DE):
