@@ -1252,7 +1252,9 @@ static tile_status launch(const char *api, const char *call, tile_kernel *k, til
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': %u bytes of dynamic shared memory and %u static (at most %d in all)",
                        k->name, shared_bytes, k->smem, smem_limit);
     if (k->nparams > 0) {
-        if (!args) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args is NULL but it takes %d parameters", k->name, k->nparams);
+        if (!args)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args is NULL but it takes %d parameter%s", k->name,
+                           k->nparams, k->nparams == 1 ? "" : "s");
         char lab[96];
         for (int i = 0; i < k->nparams; i++)
             if (!args[i])

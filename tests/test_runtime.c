@@ -138,7 +138,7 @@ Test(runtime, misuse_errors) {
     void *args[] = {&p, &n};
     ASSERT_ERR(tile_launch(k, (tile_dim3){0, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE, "must be non-zero");
     ASSERT_ERR(tile_launch(k, (tile_dim3){1, 70000, 1}, args, NULL), TILE_ERROR_INVALID_VALUE, "exceeds");
-    ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, NULL, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL");
+    ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, NULL, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL but it takes 2 parameters");
     void *args1[] = {&p, NULL};
     ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args1, NULL), TILE_ERROR_INVALID_VALUE, "args[1] (argument 2 'n') is NULL");
     ASSERT_ERR(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){2048, 1, 1}, 0, args, NULL), TILE_ERROR_INVALID_VALUE, "at most 1024");
