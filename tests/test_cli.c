@@ -211,7 +211,11 @@ Test(cli, zero_tokens_as_the_api_takes_them, .timeout = 60) {
         snprintf(cmd, sizeof cmd, "run gemm --device emu --m 40 --n 24 --k 16 --reps 1 --json %s", gemm[i]);
         cr_expect_eq(run(cmd, buf, sizeof buf), 0, "%s: %s", cmd, buf);
         cr_expect(strstr(buf, "\"ok\":true"), "%s: %s", cmd, buf);
+        /* nothing launched at m or n 0: no kernel, configuration or grid (they were uninitialized memory) */
+        if (i < 2) cr_expect(strstr(buf, "\"kernel\":null,\"config\":null,") && strstr(buf, "\"grid\":[0,0,0],\"block\":0,"), "%s: %s", cmd, buf);
     }
+    cr_expect_eq(run("run gemm --device emu --m 0 --n 24 --k 16 --reps 1", buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "kernel      (none: C is empty, nothing was launched)\n  check       nothing to compare: ok\n"), "%s", buf);
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         cr_expect_eq(run(cmds[i][0], buf, sizeof buf), 0, "%s: %s", cmds[i][0], buf);
         cr_expect(strstr(buf, "\"tokens\":0,") && strstr(buf, cmds[i][1]) && strstr(buf, "\"ok\":true"), "%s: %s", cmds[i][0], buf);

@@ -91,8 +91,10 @@ int cmd_run_gemm(int argc, char **argv) {
         int rc = cli_call_failed(ctx, "tile_gemm", st);
         return gemm_data_free(ctx, &d), tile_context_destroy(ctx), rc;
     }
-    tile_gemm_info gi;
-    tile_gemm_last_info(ctx, &gi);
+    /* m or n 0: nothing was launched and tile_gemm_last_info has nothing to tell (kernel, config and grid
+     * were printed from uninitialized memory): no kernel, config or source (null in --json), grid 0 */
+    tile_gemm_info gi = {0};
+    bool launched = tile_gemm_last_info(ctx, &gi) == TILE_OK;
     int first_source = gi.source;
     cli_progress(prog, "checking against float64 ...");
     double worst = gemm_data_check(ctx, &p, &d);
@@ -100,7 +102,7 @@ int cmd_run_gemm(int argc, char **argv) {
     double med;
     st = timer_reps(gemm_call, ctx, &call, p.reps, &med);
     if (med < 0) return gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
-    tile_gemm_last_info(ctx, &gi);
+    if (launched) tile_gemm_last_info(ctx, &gi);
     double tflops = 2.0 * p.m * p.n * p.k / med * 1e-12;
     if (p.json) {
         JsonOut j;
@@ -110,14 +112,17 @@ int cmd_run_gemm(int argc, char **argv) {
         json_str(&j, "dtype", tile_dtype_name(p.in)), json_str(&j, "out_dtype", tile_dtype_name(p.out));
         json_bool(&j, "trans_a", p.ta), json_bool(&j, "trans_b", p.tb);
         timer_json_device(&j, &props);
-        json_str(&j, "kernel", gi.kernel), json_str(&j, "config", gi.config), json_bool(&j, "tuned", gi.tuned);
-        json_str(&j, "specialize", gi.specialize);
+        json_str(&j, "kernel", launched ? gi.kernel : NULL), json_str(&j, "config", launched ? gi.config : NULL);
+        json_bool(&j, "tuned", gi.tuned), json_str(&j, "specialize", gi.specialize);
         json_array(&j, "grid"), json_uint(&j, NULL, gi.grid.x), json_uint(&j, NULL, gi.grid.y), json_uint(&j, NULL, gi.grid.z), json_close(&j);
         json_uint(&j, "block", gi.block.x);
-        json_num(&j, "first_seconds", first), json_str(&j, "first_source", source_name(first_source));
+        json_num(&j, "first_seconds", first), json_str(&j, "first_source", launched ? source_name(first_source) : NULL);
         json_num(&j, "median_seconds", med), json_int(&j, "reps", p.reps), json_num(&j, "tflops", tflops);
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && worst <= 1);
         json_end(&j);
+    } else if (!launched) {
+        printf("  kernel      (none: C is empty, nothing was launched)\n");
+        printf("  check       nothing to compare: ok\n");
     } else {
         printf("  kernel      %s\n", gi.kernel);
         printf("  config      %s%s\n", gi.config, config ? " (--config)" : gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
