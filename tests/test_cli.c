@@ -447,7 +447,7 @@ Test(cli, sizes_whose_product_overflows) {
     cr_expect_eq(run("run attention --device emu --seq-k 2147483647 --heads-kv 1 --heads 2 --head-dim 2147483647", buf, sizeof buf), 2,
                  "%s", buf);
     cr_expect(strstr(buf, "--seq-k * --heads-kv"), "%s", buf);
-    cr_expect_eq(run("run decode --device emu --batch 2147483647 --context 2000 --block-size 1 --tokens 1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run decode --device emu --batch 2147483647 --context 2000 --block-size 16 --tokens 1", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--batch * --context"), "%s", buf);
     cr_expect_eq(run("run gemm --device emu --m 2147483647 --k 1073741825 --n 1", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--m * --k"), "%s", buf);
@@ -457,6 +457,14 @@ Test(cli, sizes_whose_product_overflows) {
     cr_expect(strstr(buf, "--tokens * --hidden"), "%s", buf);
     cr_expect_eq(run("run moe --device emu --experts 2147483647 --inter 2147483647 --topk 1", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--experts * 2 --inter * --hidden"), "%s", buf);
+    /* values the kernels do not take, named by their flags before anything runs (the library's field names, after
+     * the header line) */
+    cr_expect_eq(run("run decode --device emu --batch 1 --context 33 --block-size 48", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile: --block-size must be 16, 32 or 64, got 48") && !strstr(buf, "decode batch"), "%s", buf);
+    cr_expect_eq(run("run attention --device emu --heads 4 --heads-kv 3", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile: --heads (4) must be a multiple of --heads-kv (3)") && !strstr(buf, "attention batch"), "%s", buf);
+    cr_expect_eq(run("run decode --device emu --heads 4 --heads-kv 8", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--heads (4) must be a multiple of --heads-kv (8)"), "%s", buf);
 }
 
 static char cache_env[160];

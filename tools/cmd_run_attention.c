@@ -178,6 +178,11 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
      * docs/attention.md, "Limits and not yet"), are the command line's error: exit 2, as gemm's type pair.  The
      * library's other TILE_ERROR_UNSUPPORTED (a driver older than the PTX) stays a failure, 3.  Decode's are
      * checked in cmd_run_decode, after the sizes. */
+    /* named by their flags, before anything runs (the library's message named its fields, after the header) */
+    if (p->heads % p->heads_kv)
+        return cli_usage_error(cmd, "--heads (%lld) must be a multiple of --heads-kv (%lld)", (long long)p->heads, (long long)p->heads_kv);
+    if (decode && p->block_size != 16 && p->block_size != 32 && p->block_size != 64)
+        return cli_usage_error(cmd, "--block-size must be 16, 32 or 64, got %lld", (long long)p->block_size);
     if (!decode && p->batch * p->heads > 65535)
         return cli_usage_error(cmd, "--batch * --heads is %lld: at most 65535 (the launch grid)", (long long)(p->batch * p->heads));
     return CLI_CONTINUE;
