@@ -174,6 +174,8 @@ Test(cli, every_command_has_help) {
         cr_expect_eq(run_stdout(args, buf, sizeof buf), 0, "tile %s", args);
         cr_expect(strstr(buf, "usage: tile"), "tile %s: %s", args, buf);
     }
+    cr_expect_eq(run_stdout("help help", buf, sizeof buf), 0, "%s", buf); /* it was: unknown command 'help' */
+    cr_expect(strstr(buf, "tile help COMMAND [SUBCOMMAND]"), "%s", buf);
     cr_expect_eq(run_stdout("help run gemm", buf, sizeof buf), 0);
     cr_expect(strstr(buf, "--trans-a"), "%s", buf);
     /* run gemm refuses tune gemm's --warmup and --timeout, so its help does not offer them */
@@ -245,6 +247,11 @@ Test(cli, numbers_parse_strictly) {
     cr_expect_eq(run("tune gemm --timeout 1s", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run gemm --bogus", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--bogus"), "%s", buf);
+    /* a flag given a value, and the start of two options, say so (both were "unknown option") */
+    cr_expect_eq(run("run gemm --trans-a=1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile: --trans-a takes no value, got '1'"), "%s", buf);
+    cr_expect_eq(run("run gemm --tr", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile: ambiguous option --tr: the start of 2 options"), "%s", buf);
 }
 
 Test(cli, output_dash_is_stdout) {

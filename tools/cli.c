@@ -143,6 +143,13 @@ int cli_getopt(CliGetopt *g) {
     else if (c != '?' && c != ':') snprintf(g->name, sizeof g->name, "-%c", c);
     if (c == '?') {
         spelled(g, optopt);
+        const char *w = optind > 0 && optind <= g->argc ? g->argv[optind - 1] : "";
+        if (!strncmp(w, "--", 2) && strchr(w, '=') && optopt) /* --trans-a=1: a known option that takes no value */
+            return cli_usage_error(g->cmd, "%s takes no value, got '%s'", g->name, strchr(w, '=') + 1), '?';
+        int matches = 0; /* --tr: the start of more than one long option (getopt_long takes a unique start) */
+        size_t n = strlen(g->name) - 2;
+        for (const struct option *o = g->longopts; !strncmp(g->name, "--", 2) && n && o && o->name; o++) matches += !strncmp(o->name, g->name + 2, n);
+        if (matches > 1) return cli_usage_error(g->cmd, "ambiguous option %s: the start of %d options", g->name, matches), '?';
         cli_usage_error(g->cmd, "unknown option %s", g->name);
         return '?';
     }

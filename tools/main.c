@@ -44,7 +44,7 @@ static int print_version(void) {
 
 /* tile help CMD [SUB...]: run `tile CMD [SUB...] --help` */
 static int help(int argc, char **argv) {
-    if (argc < 2) {
+    if (argc < 2 || (argc == 2 && !strcmp(argv[1], "help"))) { /* tile help help: the help of help, the commands */
         print_usage(stdout);
         return CLI_EXIT_OK;
     }
