@@ -264,6 +264,19 @@ Test(cli, output_dash_is_stdout) {
     cr_expect_eq(rmdir(dir), 0, "-o - wrote a file in %s", dir); /* fails unless the folder is empty */
     /* aot's -o is a path stem: '-' is refused */
     cr_expect_eq(run("aot " TILE_SOURCE_DIR "/kernels/add.tile --kernel add -o -", buf, sizeof buf), 2, "%s", buf);
+    /* nor a stem whose OUT.h or OUT.c is the input (it was replaced by the output), as compile's -o naming the input */
+    char src[] = "/tmp/tile-test-cli-XXXXXX";
+    cr_assert(mkdtemp(src));
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "cp " TILE_SOURCE_DIR "/kernels/add.tile %s/k.%s && cd %s && '%s' aot k.%s --kernel add -o ./k 2>&1; echo \" rc=$?\"; cmp k.%s " TILE_SOURCE_DIR "/kernels/add.tile && rm k.%s",
+                 src, i ? "c" : "h", src, TILE_CLI, i ? "c" : "h", i ? "c" : "h", i ? "c" : "h");
+        shell(cmd, buf, sizeof buf);
+        cr_expect(strstr(buf, i ? "tile: -o ./k writes ./k.c, the input file" : "tile: -o ./k writes ./k.h, the input file") && strstr(buf, " rc=2\n"), "%s", buf);
+    }
+    cr_expect_eq(rmdir(src), 0, "left files in %s", src);
+    /* which of the three is missing */
+    cr_expect_eq(run("aot " TILE_SOURCE_DIR "/kernels/add.tile --kernel add", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "(missing: -o OUT)"), "%s", buf);
 }
 
 /* `tile compile -` reads the source from standard input: the same PTX as the file gives, diagnostics named

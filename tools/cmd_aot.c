@@ -75,7 +75,16 @@ static int aot_parse(int argc, char **argv, AotArgs *a) {
     if (rc) return rc;
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     if (g.first_operand < argc) a->file = argv[g.first_operand];
-    if (!a->file || !a->kernels.n || !a->out) return cli_usage_error(g.cmd, "tile aot needs FILE.tile, --kernel NAME and -o OUT");
+    if (!a->file || !a->kernels.n || !a->out) /* which one is missing (it listed all three) */
+        return cli_usage_error(g.cmd, "tile aot needs FILE.tile, --kernel NAME and -o OUT (missing:%s%s%s)", a->file ? "" : " FILE.tile",
+                               a->kernels.n ? "" : " --kernel NAME", a->out ? "" : " -o OUT");
+    struct stat in, out; /* `tile aot k.h ... -o k` replaced the source with the header, as tile compile's -o k.tile would */
+    for (int i = 0; i < 2 && *a->out && stat(a->file, &in) == 0; i++) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s.%s", a->out, i ? "c" : "h") < (int)sizeof path && stat(path, &out) == 0 && S_ISREG(out.st_mode) &&
+            in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return cli_usage_error(g.cmd, "-o %s writes %s, the input file: it would be replaced by the output", a->out, path);
+    }
     a->o.defines = cli_list_items(&a->defines);
     return CLI_CONTINUE;
 }
