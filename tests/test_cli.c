@@ -64,6 +64,9 @@ Test(cli, usage_errors_exit_2) {
     cr_expect_eq(run("run attention --device emu --head-dim 17", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "tile_attention_fwd failed"), "%s", buf);
     cr_expect_eq(run("run gemm --device emu --m 3 --n 3 --k 3 --config BM=banana", buf, sizeof buf), 2, "%s", buf);
+    /* a kernel without @config: nothing to tune, the command's error naming the file (exit 1 without a location) */
+    cr_expect_eq(run("tune " TILE_SOURCE_DIR "/kernels/add.tile --kernel add --grid 1 --arg n=8 --device emu", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "kernel 'add' of " TILE_SOURCE_DIR "/kernels/add.tile has no @config"), "%s", buf);
 }
 
 Test(cli, emits_each_form) {

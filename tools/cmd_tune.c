@@ -754,8 +754,21 @@ static int tune_file(int argc, char **argv) {
         goto out;
     }
     if (!sp.nconfigs) {
-        fprintf(stderr, "tile: kernel '%s' has no @config\n", t.kernel);
-        rc = CLI_EXIT_SOURCE;
+        /* nothing to time: the command's error (it exited 1 without a location), unless the kernel does not compile,
+         * which tile_tune_space_file does not try: then the source's diagnostics, exit 1 */
+        tile_compile_options o = {.size = sizeof o, .kernel = t.kernel, .tir_only = 1};
+        tile_compiled c;
+        tile_status cst = tile_compile_file(t.file, &o, &c);
+        if (cst == TILE_ERROR_COMPILE && c.diagnostics && *c.diagnostics) {
+            fputs(c.diagnostics, stderr);
+            tile_compiled_free(&c);
+            rc = CLI_EXIT_SOURCE;
+            goto free_space;
+        }
+        tile_compiled_free(&c);
+        rc = cli_usage_error("tune", "kernel '%s' of %s has no @config, so there is nothing to time (give it @config(NAME=VALUE, ...) "
+                                     "lines above it; see @config in docs/language.md)",
+                             t.kernel, t.file);
         goto free_space;
     }
     tile_context *ctx;
