@@ -761,6 +761,11 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     /* the key keeps its fastest configurations: one, or both when the two tunings crowned different ones (and
      * kernel two's one record) */
     cr_expect(strstr(buf, "\"tuning_records\":2") || strstr(buf, "\"tuning_records\":3"), "tuning twice keeps a record per configuration: %s", buf);
+    /* cache clear --json: one object (it printed the text line) */
+    cr_expect_eq(run_env("cache clear --tuning --json", buf, sizeof buf), 0, "%s", buf);
+    cr_expect(json_lines(buf) == 1 && strstr(buf, "\"tuning\":true}\n") && !strstr(buf, "cleared"), "%s", buf);
+    cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "\"entries\":0,") && strstr(buf, "\"tuning_records\":0}"), "%s", buf);
     /* a cache folder that is a file: the tuning runs, the record cannot be stored: exit 3 (a failure: an output that
      * cannot be written) saying so (it said nothing) */
     char blocked[600];

@@ -4,8 +4,8 @@
  * $XDG_CACHE_HOME/tile, else ~/.cache/tile, else ${TMPDIR:-/tmp}/tile-cache-UID;
  * tile_cache_default_dir); the library refuses a folder another user owns or can write.
  *
- * --json (stats, list): JSON Lines, one object per result (json.h): stats
- * one object, list one object per entry; nothing else on stdout. */
+ * --json: JSON Lines, one object per result (json.h): stats one object, list
+ * one object per entry, clear one object (dir, tuning); nothing else on stdout. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/json.h"
@@ -39,10 +39,11 @@ static const char usage_list[] =
     "\n" CLI_EXIT_HELP;
 
 static const char usage_clear[] =
-    "usage: tile cache clear [--tuning] [--dir DIR]\n"
+    "usage: tile cache clear [--tuning] [--dir DIR] [--json]\n"
     "Remove every entry of the compile cache.\n"
     "\n"
     "  --tuning      remove the tuning database (tune.db) too\n"
+    "  --json        one JSON object on one line: dir, tuning (whether tune.db was removed too)\n"
     "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
     "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
     "  -h, --help    this text\n"
@@ -250,7 +251,13 @@ static int cache_clear(int argc, char **argv) {
             rc = CLI_EXIT_FAIL;
         }
     }
-    if (!rc) printf("cleared %s%s\n", a.dir, a.tuning ? " (and the tuning database)" : "");
+    if (!rc && a.json) { /* it printed the text line, which a reader of --json could not parse */
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "dir", a.dir);
+        json_bool(&j, "tuning", a.tuning);
+        json_end(&j);
+    } else if (!rc) printf("cleared %s%s\n", a.dir, a.tuning ? " (and the tuning database)" : "");
     free(a.dir);
     return rc;
 }
