@@ -488,6 +488,8 @@ Test(cli, sizes_whose_product_overflows) {
     cr_expect(strstr(buf, "tile: --heads (4) must be a multiple of --heads-kv (3)") && !strstr(buf, "attention batch"), "%s", buf);
     cr_expect_eq(run("run decode --device emu --heads 4 --heads-kv 8", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--heads (4) must be a multiple of --heads-kv (8)"), "%s", buf);
+    cr_expect_eq(run("run decode --device emu --context 20 --tokens 9", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile: --tokens must be between 1 and 8, got 9") && !strstr(buf, "decode batch"), "%s", buf);
 }
 
 static char cache_env[160];

@@ -154,7 +154,7 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
         case OPT_HEADS: rc = cli_i64(&g, 1, INT32_MAX, &p->heads); break;
         case OPT_HEADS_KV: rc = cli_i64(&g, 1, INT32_MAX, &p->heads_kv); break;
         case OPT_HEAD_DIM: rc = cli_i64(&g, 1, INT32_MAX, &p->head_dim); break;
-        case OPT_TOKENS: rc = cli_i64(&g, 1, INT32_MAX, &p->tokens); break;
+        case OPT_TOKENS: rc = cli_i64(&g, 1, 8, &p->tokens); break; /* the kernels take 1..8 (it ran and the library refused 9) */
         case OPT_BLOCK_SIZE: rc = cli_i64(&g, 1, INT32_MAX, &p->block_size); break;
         case OPT_SPLITS: rc = cli_i64(&g, 0, INT32_MAX, &p->splits); break;
         case OPT_CAUSAL: p->causal = 1; break;
