@@ -490,6 +490,8 @@ Test(cli, sizes_whose_product_overflows) {
     cr_expect(strstr(buf, "--heads (4) must be a multiple of --heads-kv (8)"), "%s", buf);
     cr_expect_eq(run("run decode --device emu --context 20 --tokens 9", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "tile: --tokens must be between 1 and 8, got 9") && !strstr(buf, "decode batch"), "%s", buf);
+    cr_expect_eq(run("run rope --device emu --head-dim 17", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile: --head-dim 17 is odd: rotating all of it (--rot-dim 0)") && !strstr(buf, "rope neox"), "%s", buf);
 }
 
 static char cache_env[160];

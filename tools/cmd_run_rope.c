@@ -102,6 +102,9 @@ static int rope_cli_parse(int argc, char **argv, RopeCli *p) {
     }
     if (rc || (rc = cli_no_operands(&g))) return rc;
     if (p->rot_dim > p->head_dim || p->rot_dim % 2) return cli_usage_error(g.cmd, "--rot-dim must be even and at most --head-dim");
+    if (!p->rot_dim && p->head_dim % 2) /* --rot-dim 0 rotates all of D (it ran and the library refused rot_dim = D) */
+        return cli_usage_error(g.cmd, "--head-dim %lld is odd: rotating all of it (--rot-dim 0) needs an even --head-dim, or give an even --rot-dim",
+                               (long long)p->head_dim);
     return CLI_CONTINUE;
 }
 
