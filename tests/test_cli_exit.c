@@ -147,7 +147,9 @@ Test(cli_exit, tune) {
     EXPECT_EXIT(2, "$T tune good.tile --kernel add --grid 1 --reps 0");
     EXPECT_EXIT(2, "$T tune --kernel add --grid 1");
     EXPECT_EXIT(2, "$T tune missing.tile --kernel add --grid 1");
+    cr_expect(strstr(out, "tile: cannot read 'missing.tile'"), "%s", out);
     EXPECT_EXIT(1, "$T tune bad.tile --kernel add --grid 1");
+    cr_expect(strstr(out, "bad.tile:2:13: error: unknown name 'undefined_name'"), "%s", out); /* not 'has no @config' */
     /* the command line's errors, found before anything is timed: they exited 1 (a source error) and 3 (every
      * configuration skipped, "no configuration ran") */
     EXPECT_EXIT(2, "$T tune good.tile --kernel nope --grid 1 --device emu");

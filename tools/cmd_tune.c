@@ -745,7 +745,8 @@ static int tune_file(int argc, char **argv) {
     char *err = NULL;
     tile_status st = tile_tune_space_file(t.file, t.kernel, &sp, &err);
     if (st != TILE_OK) {
-        fprintf(stderr, "%s\n", err ? err : tile_status_string(st));
+        /* an unreadable input is the command's message, "tile: cannot read ...", as tile aot's (it had no prefix) */
+        fprintf(stderr, "%s%s\n", st == TILE_ERROR_IO ? "tile: " : "", err ? err : tile_status_string(st));
         /* --kernel naming no kernel of the file: the command line's error, as in tile compile and tile aot */
         char none[300];
         snprintf(none, sizeof none, "has no kernel named '%s'", t.kernel);
