@@ -56,7 +56,7 @@
 #include <unistd.h>
 
 static const char usage_tune[] =
-    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2 [--out-dtype T] [--device D]\n"
+    "usage: tile tune gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2] [--out-dtype T] [--device D]\n"
     "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
     "       tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"
     "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--timeout S] [--json]\n"
@@ -75,7 +75,7 @@ static const char usage_tune[] =
     "\n" CLI_EXIT_HELP;
 
 static const char usage_tune_gemm[] =
-    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2 [--out-dtype T] [--device D]\n"
+    "usage: tile tune gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2] [--out-dtype T] [--device D]\n"
     "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
     "Times every @config of the GEMM kernel for this type pair on random operands (each checked\n"
     "against float64 once) and stores the fastest for the bucket of m, n, k; nothing for a shape\n"
