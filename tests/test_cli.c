@@ -708,6 +708,10 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'cdiv(0 - 4, 2) + 2' --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "the grid's x is 0"), "%s", buf);
+    /* y and z are at most 65535 (a launch's limit): a usage error before anything is timed (each config was skipped, exit 3) */
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid '1, 65536' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "the grid's y is 65536: x is 1 to 2^31-1, y and z 1 to 65535") && !strstr(buf, "skipped"), "%s", buf);
     /* an empty grid is no grid (it ran on a default one); a float --arg is a number for a float parameter only */
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid ' ' --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);

@@ -123,8 +123,8 @@ bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *v
         if (!e.bad && *e.p && *e.p != ',') fail(&e, "column %d: unexpected '%.*s'", 1, e.p);
         if (!e.bad && *e.p == ',' && d == 2) fail(&e, "column %d: more than three dimensions%.*s", 0, "");
         if (e.bad) return false;
-        if (v < 1 || v > 2147483647) {
-            snprintf(why, whylen, "the grid's %c is %lld: each dimension is 1 to 2^31-1", "xyz"[d], (long long)v);
+        if (v < 1 || v > (d ? 65535 : 2147483647)) { /* the launch's limits: y or z over 65535 was timed, each config skipped, exit 3 */
+            snprintf(why, whylen, "the grid's %c is %lld: x is 1 to 2^31-1, y and z 1 to 65535", "xyz"[d], (long long)v);
             return false;
         }
         dims[d] = (unsigned)v;

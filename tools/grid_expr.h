@@ -18,7 +18,7 @@
 
 /* Evaluate `grid` into dims (missing dimensions stay 1); false when an
  * expression is malformed, names an unknown value, divides by zero or
- * overflows, or a dimension is outside 1..2^31-1, with the reason (and its
+ * overflows, or a dimension is outside the launch limits (x 1..2^31-1, y and z 1..65535), with the reason (and its
  * column in `grid`) in why[whylen]. */
 bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *vals, int n, unsigned dims[3], char *why, size_t whylen);
 
