@@ -769,6 +769,8 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     /* the key keeps its fastest configurations: one, or both when the two tunings crowned different ones (and
      * kernel two's one record) */
     cr_expect(strstr(buf, "\"tuning_records\":2") || strstr(buf, "\"tuning_records\":3"), "tuning twice keeps a record per configuration: %s", buf);
+    cr_expect_eq(run("cache stats --dir /tmp/a --dir /tmp/b", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile: --dir is given twice ('/tmp/a', then '/tmp/b')"), "%s", buf);
     /* cache clear --json: one object (it printed the text line) */
     cr_expect_eq(run_env("cache clear --tuning --json", buf, sizeof buf), 0, "%s", buf);
     cr_expect(json_lines(buf) == 1 && strstr(buf, "\"tuning\":true}\n") && !strstr(buf, "cleared"), "%s", buf);
