@@ -60,6 +60,8 @@ Test(cli, usage_errors_exit_2) {
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch SM_80", buf, sizeof buf), 2);
     cr_expect(strstr(buf, "did you mean 'sm_80'?"), "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D", buf, sizeof buf), 2);
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D 'BLOCK = 256'", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "tile: -D 'BLOCK ': NAME must be an identifier"), "%s", buf);
     /* values the options give that the library refuses are usage errors too (they exited 3, as a mismatch) */
     cr_expect_eq(run("run attention --device emu --head-dim 17", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "tile_attention_fwd failed"), "%s", buf);

@@ -321,6 +321,9 @@ int cli_define(const CliGetopt *g, CliList *l) {
     const char *s = g->arg ? g->arg : "";
     const char *eq = strchr(s, '=');
     if (!eq || eq == s) return cli_usage_error(g->cmd, "%s expects NAME=VALUE, got '%s'", g->name, s);
+    bool ident = isalpha((unsigned char)*s) || *s == '_'; /* "-D 'B = 64'": the name "B " was no parameter of any kernel */
+    for (const char *c = s + 1; ident && c < eq; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+    if (!ident) return cli_usage_error(g->cmd, "%s '%.*s': NAME must be an identifier (no spaces around '=': NAME=VALUE)", g->name, (int)(eq - s), s);
     for (int i = 0; i < l->n; i++) /* -D B=64 -D B=32: which was meant? (as --arg n given twice) */
         if (!strncmp(l->v[i], s, (size_t)(eq - s) + 1))
             return cli_usage_error(g->cmd, "%s %.*s is given twice ('%s', then '%s')", g->name, (int)(eq - s), s, l->v[i], s);
