@@ -150,6 +150,8 @@ Test(cli_exit, tune) {
     cr_expect(strstr(out, "tile: cannot read 'missing.tile'"), "%s", out);
     EXPECT_EXIT(1, "$T tune bad.tile --kernel add --grid 1");
     cr_expect(strstr(out, "bad.tile:2:13: error: unknown name 'undefined_name'"), "%s", out); /* not 'has no @config' */
+    EXPECT_EXIT(2, "$T tune good.tile --kernel add --grid 1 --arg \"n =64\" --device emu");
+    cr_expect(strstr(out, "tile: --arg 'n ': NAME must be an identifier"), "%s", out);
     /* the command line's errors, found before anything is timed: they exited 1 (a source error) and 3 (every
      * configuration skipped, "no configuration ran") */
     EXPECT_EXIT(2, "$T tune good.tile --kernel nope --grid 1 --device emu");

@@ -45,6 +45,7 @@
 #include "tools/json.h"
 #include "tools/timer.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -477,6 +478,10 @@ static int parse_arg(const CliGetopt *g, TuneFile *t) {
     int64_t v = 0;
     double f = 0;
     if (!eq || eq == g->arg) return cli_usage_error(g->cmd, "%s expects NAME=VALUE, got '%s'", g->name, g->arg);
+    bool ident = isalpha((unsigned char)*g->arg) || *g->arg == '_'; /* "--arg 'n =1'": the name "n " was no parameter */
+    for (const char *c = g->arg + 1; ident && c < eq; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+    if (!ident)
+        return cli_usage_error(g->cmd, "%s '%.*s': NAME must be an identifier (no spaces around '=': NAME=VALUE)", g->name, (int)(eq - g->arg), g->arg);
     bool isf = !cli_parse_i64(eq + 1, INT64_MIN, INT64_MAX, &v);
     if (isf) { /* a float parameter's value: 1.5, 2e-3 */
         char *end;
