@@ -998,12 +998,12 @@ Test(attention_api, cli_run, .timeout = 120) {
         const char *opts;
         int rc;
         const char *want;
-    } zero[] = {{"--seq-k 0", 0, "\"seq_k\":0,"},     {"--seq-k 0 --causal", 0, "\"seq_k\":0,"},
-                {"--batch 0", 0, "\"checked_rows\":0,"}, {"--seq 0 --seq-k 9", 0, "\"checked_rows\":0,"},
-                {"--seq-k -1", 2, ""}};
+    } zero[] = {{"--seq 24 --seq-k 0", 0, "\"seq_k\":0,"},     {"--seq 24 --seq-k 0 --causal", 0, "\"seq_k\":0,"},
+                {"--seq 24 --batch 0", 0, "\"checked_rows\":0,"}, {"--seq 0 --seq-k 9", 0, "\"checked_rows\":0,"},
+                {"--seq 24 --seq-k -1", 2, ""}};
     for (size_t i = 0; i < sizeof zero / sizeof *zero; i++) {
         char cmd[512], out[2048] = "";
-        snprintf(cmd, sizeof cmd, TILE_CLI " run attention --device emu --seq 24 --heads 2 --head-dim 32 --dtype f16 --reps 1 --json %s 2>&1",
+        snprintf(cmd, sizeof cmd, TILE_CLI " run attention --device emu --heads 2 --head-dim 32 --dtype f16 --reps 1 --json %s 2>&1",
                  zero[i].opts);
         FILE *f = popen(cmd, "r");
         cr_assert(f);

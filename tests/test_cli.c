@@ -212,10 +212,11 @@ Test(cli, zero_tokens_as_the_api_takes_them, .timeout = 60) {
     cr_expect_eq(run("run decode --device emu --batch -1", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run rope --device emu --tokens -1", buf, sizeof buf), 2, "%s", buf);
     /* run gemm: m or n 0 (nothing to compute) and k 0 (C = 0, checked over C poisoned with NaN) */
-    static const char *const gemm[] = {"--m 0", "--n 0", "--k 0", "--k 0 --trans-a --trans-b", "--k 0 --dtype i8"};
+    static const char *const gemm[] = {"--m 0 --n 24 --k 16", "--m 40 --n 0 --k 16", "--m 40 --n 24 --k 0",
+                                       "--m 40 --n 24 --k 0 --trans-a --trans-b", "--m 40 --n 24 --k 0 --dtype i8"};
     for (size_t i = 0; i < sizeof gemm / sizeof *gemm; i++) {
         char cmd[256];
-        snprintf(cmd, sizeof cmd, "run gemm --device emu --m 40 --n 24 --k 16 --reps 1 --json %s", gemm[i]);
+        snprintf(cmd, sizeof cmd, "run gemm --device emu --reps 1 --json %s", gemm[i]);
         cr_expect_eq(run(cmd, buf, sizeof buf), 0, "%s: %s", cmd, buf);
         cr_expect(strstr(buf, "\"ok\":true"), "%s: %s", cmd, buf);
         /* nothing launched at m or n 0: no kernel, configuration or grid (they were uninitialized memory) */

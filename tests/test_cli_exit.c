@@ -90,6 +90,29 @@ Test(cli_exit, compile) {
     EXPECT_EXIT(2, "$T aot good.tile --kernel add -o a -o b");
     EXPECT_EXIT(2, "$T tune good.tile --kernel add --kernel x --grid 1");
     EXPECT_EXIT(0, "$T compile good.tile --kernel add --kernel add -o /dev/null");
+    /* every single-valued option, not only the file, kernel and grid ones: refused by the option parser, before
+     * the value is checked or anything compiles; the repeatable ones (-D, -I, --specialize) stay repeatable */
+    EXPECT_EXIT(2, "$T compile good.tile -D BLOCK=32 -D X=1 -I . -I .. --specialize n=16 --specialize x=16 --emit tir --emit ptx");
+    cr_expect(strstr(out, "tile: --emit is given twice ('tir', then 'ptx')"), "%s", out);
+    EXPECT_EXIT(2, "$T compile good.tile --arch sm_80 --arch=sm_90a");
+    cr_expect(strstr(out, "tile: --arch is given twice ('sm_80', then 'sm_90a')"), "%s", out);
+    EXPECT_EXIT(2, "$T compile good.tile --num-sms 8 --num-sms 9");
+    EXPECT_EXIT(2, "$T aot good.tile --kernel add --kernel sub --variant n=16 --variant n=1 --prefix p_ --prefix q_ -o k");
+    cr_expect(strstr(out, "tile: --prefix is given twice ('p_', then 'q_')"), "%s", out);
+    EXPECT_EXIT(2, "$T tune good.tile --arg n=1 --arg x=2 --kernel add --grid 1 --elems 64 --elems 65");
+    cr_expect(strstr(out, "tile: --elems is given twice ('64', then '65')"), "%s", out);
+    EXPECT_EXIT(2, "$T run gemm --m 64 --n 32 --m 128");
+    cr_expect(strstr(out, "tile: --m is given twice ('64', then '128')"), "%s", out);
+    EXPECT_EXIT(2, "$T tune gemm --dtype f16 --dtype bf16");
+    cr_expect(strstr(out, "tile: --dtype is given twice ('f16', then 'bf16')"), "%s", out);
+    static const char *const runs[] = {"run gemm", "run attention", "run decode", "run moe", "run norm", "run act", "run rope",
+                                       "run layer", "run sample", "run spec", "tune gemm", "tune good.tile --kernel add --grid 1"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        EXPECT_EXIT(2, "$T %s --device emu --json --json --device cuda", runs[i]);
+        cr_expect(strstr(out, "tile: --device is given twice ('emu', then 'cuda')"), "%s: %s", runs[i], out);
+    }
+    /* the same value again (a flag twice, a repeated default) is accepted */
+    EXPECT_EXIT(0, "$T compile good.tile --emit tir --emit tir --no-cache --no-cache --arch sm_80 --arch sm_80 -o /dev/null");
     /* the input as the output (a slip for good.ptx) replaced the source with its PTX; an empty -o said
      * "cannot write : No such file or directory" */
     EXPECT_EXIT(2, "ln -f good.tile same.tile && $T compile good.tile -o ./same.tile");
@@ -139,6 +162,9 @@ Test(cli_exit, aot) {
     /* a pipe is no input file the library reads (it exited as if the output could not be written) */
     EXPECT_EXIT(2, "cat good.tile | $T aot /dev/stdin --kernel add -o piped");
     cr_expect(strstr(out, "cannot read '/dev/stdin': not a regular file"), "%s", out);
+    /* '-' is standard input to tile compile; tile aot says it takes none (it said "cannot read '-'") */
+    EXPECT_EXIT(2, "cat good.tile | $T aot - --kernel add -o k");
+    cr_expect(strstr(out, "tile aot reads FILE.tile by its path: '-' (standard input) is not supported"), "%s", out);
 }
 
 Test(cli_exit, tune) {
@@ -148,6 +174,11 @@ Test(cli_exit, tune) {
     EXPECT_EXIT(2, "$T tune --kernel add --grid 1");
     EXPECT_EXIT(2, "$T tune missing.tile --kernel add --grid 1");
     cr_expect(strstr(out, "tile: cannot read 'missing.tile'"), "%s", out);
+    /* the file first: it asked for --kernel (then --grid) of a file that does not exist */
+    EXPECT_EXIT(2, "$T tune missing.tile");
+    cr_expect(strstr(out, "tile: cannot read 'missing.tile': No such file or directory") && !strstr(out, "--kernel"), "%s", out);
+    EXPECT_EXIT(2, "$T tune good.tile");
+    cr_expect(strstr(out, "needs --kernel NAME"), "%s", out);
     EXPECT_EXIT(1, "$T tune bad.tile --kernel add --grid 1");
     cr_expect(strstr(out, "bad.tile:2:13: error: unknown name 'undefined_name'"), "%s", out); /* not 'has no @config' */
     EXPECT_EXIT(2, "$T tune good.tile --kernel add --grid 1 --arg \"n =64\" --device emu");

@@ -127,6 +127,23 @@ static void spelled(CliGetopt *g, int optopt_value) {
     else snprintf(g->name, sizeof g->name, "%s", w);
 }
 
+/* The rule for single-valued options (cli.h, CliGetopt.repeatable): 0, or a usage error when option c was given
+ * before with another value.  Keyed by the code, so two spellings of one option (-o, --out) are one option. */
+static int once(CliGetopt *g, int c) {
+    for (const int *r = g->repeatable; r && *r; r++)
+        if (*r == c) return 0;
+    const char *v = g->arg;
+    for (int i = 0; i < g->nseen; i++)
+        if (g->seen[i].code == c) {
+            const char *was = g->seen[i].value;
+            if ((!was && !v) || (was && v && !strcmp(was, v))) return 0;
+            return cli_usage_error(g->cmd, "%s is given twice ('%s', then '%s')", g->name, was ? was : "", v ? v : "");
+        }
+    int cap = (int)(sizeof g->seen / sizeof g->seen[0]);
+    if (g->nseen < cap) g->seen[g->nseen].code = c, g->seen[g->nseen++].value = v; /* more options than any table has: untracked */
+    return 0;
+}
+
 int cli_getopt(CliGetopt *g) {
     char shortopts[64];
     snprintf(shortopts, sizeof shortopts, ":%s", g->shortopts ? g->shortopts : "");
@@ -158,7 +175,7 @@ int cli_getopt(CliGetopt *g) {
         cli_usage_error(g->cmd, "missing value for %s", g->name);
         return '?';
     }
-    return c;
+    return once(g, c) ? '?' : c;
 }
 
 int cli_elements(const char *cmd, const char *what, int n, ...) {
@@ -269,13 +286,6 @@ int cli_choice(const CliGetopt *g, const char *const *names, int *out) {
     return cli_usage_error(g->cmd, "unknown %s '%s' (expected %s)", g->name, s, list);
 }
 
-int cli_once(const CliGetopt *g, const char **slot) {
-    const char *v = g->arg ? g->arg : "";
-    if (*slot && strcmp(*slot, v)) return cli_usage_error(g->cmd, "%s is given twice ('%s', then '%s')", g->name, *slot, v);
-    *slot = v;
-    return 0;
-}
-
 int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps, bool *json) {
     switch (c) {
     case CLI_OPT_DEVICE: return cli_device(g, device);
@@ -285,6 +295,16 @@ int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps,
     case CLI_OPT_JSON: *json = true; return 0;
     }
     return CLI_EXIT_USAGE;
+}
+
+bool cli_input_unreadable(const char *file) {
+    struct stat st;
+    const char *why = NULL;
+    if (stat(file, &st)) why = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+    else if (access(file, R_OK)) why = strerror(errno);
+    if (why) fprintf(stderr, "tile: cannot read '%s': %s\n", file, why);
+    return why != NULL;
 }
 
 int cli_no_operands(const CliGetopt *g) {

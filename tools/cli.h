@@ -82,6 +82,16 @@ typedef struct CliGetopt {
     char **argv;                   /* argv[0]: the command; getopt may permute the rest */
     const char *shortopts;         /* getopt's, without the leading ':' */
     const struct option *longopts; /* ends with {0} */
+    /* The codes of the options that may be given more than once (-D, -I, --arg, ...), 0-terminated; NULL: none.
+     * Every other option is single-valued: cli_getopt refuses it given again with another value (`--m 64 --m 128`:
+     * which was meant?  The last one won, silently), as a usage error naming the option and both values; the same
+     * value again is accepted (a flag given twice, a script that repeats a default). */
+    const int *repeatable;
+    struct {
+        int code;
+        const char *value;
+    } seen[64]; /* the single-valued options given so far, with their values */
+    int nseen;
     /* after each cli_getopt: */
     const char *arg;   /* the option's value, or NULL */
     char name[64];     /* the option as written: "--m", "-D" */
@@ -90,7 +100,8 @@ typedef struct CliGetopt {
 } CliGetopt;
 
 /* The next option's code, -1 after the last, or '?' after reporting an unknown
- * option or a missing value on stderr (the caller returns CLI_EXIT_USAGE). */
+ * option, a missing value or a single-valued option given twice with two values
+ * on stderr (the caller returns CLI_EXIT_USAGE). */
 int cli_getopt(CliGetopt *g);
 
 /* --device D, --reps R and --json: the options every `tile run` command and `tile tune` take, one code each
@@ -99,6 +110,10 @@ enum { CLI_OPT_DEVICE = 0x1000, CLI_OPT_REPS, CLI_OPT_JSON };
 /* One of them (c, cli_getopt's code) into its field (reps NULL: the command has no --reps): 0, or the exit status
  * after a message; any other c is CLI_EXIT_USAGE (cli_getopt has reported it). */
 int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps, bool *json);
+/* Whether the input file cannot be read as the library reads one (a regular file): true after "tile: cannot read
+ * 'FILE': REASON" on stderr (the caller returns CLI_EXIT_USAGE).  Nothing is read: a pipe would lose it.  A command
+ * checks it before the options that need the file (tune's --kernel), so that a wrong path is the first thing said. */
+bool cli_input_unreadable(const char *file);
 /* After the last option: 0, or a usage error when an operand follows (a command that takes none). */
 int cli_no_operands(const CliGetopt *g);
 
@@ -119,9 +134,6 @@ int cli_choice(const CliGetopt *g, const char *const *names, int *out);
  * a small or zero size, and was filled past its end). */
 enum { CLI_MAX_ELEMENTS_LOG2 = 48 }; /* 2^48 elements: 2 PiB as the float64 copies of the inputs */
 int cli_elements(const char *cmd, const char *what, int n, ...);
-/* A string option given once: its value into *slot, or a usage error when an earlier one gave another value
- * (`-o a.ptx -o b.ptx`: which was meant?  The last one won, silently). */
-int cli_once(const CliGetopt *g, const char **slot);
 /* A buffer's size for a size that may be 0 (an option of 0: a call with nothing to compute): malloc(0) may say
  * NULL and tile_malloc refuses 0 bytes, so such a buffer holds one unused element. */
 static inline size_t cli_alloc_size(size_t bytes) { return bytes ? bytes : 1; }

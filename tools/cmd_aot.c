@@ -1,16 +1,15 @@
 /* cmd_aot.c - `tile aot FILE.tile --kernel NAME ... -o OUT`: kernels exported
  * as C sources (OUT.h, OUT.c) with their PTX embedded, through
- * tile_aot_export.  -o is a path stem, so '-' (standard output) is refused.
+ * tile_aot_export.  -o is a path stem, so '-' (standard output) is refused; so is FILE '-' (standard
+ * input): the library takes the input by its path.
  * --prefix P exports each --kernel NAME given without a C name as "NAME=PNAME". */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static const char usage[] =
     "usage: tile aot FILE.tile --kernel NAME[=CNAME] [--kernel NAME[=CNAME]]... [--prefix P] [--arch TARGET]\n"
@@ -52,7 +51,8 @@ typedef struct AotArgs {
 } AotArgs;
 
 static int aot_parse(int argc, char **argv, AotArgs *a) {
-    CliGetopt g = {.cmd = "aot", .argc = argc, .argv = argv, .shortopts = "hD:o:", .longopts = options};
+    CliGetopt g = {.cmd = "aot", .argc = argc, .argv = argv, .shortopts = "hD:o:", .longopts = options,
+                   .repeatable = (const int[]){OPT_KERNEL, 'D', OPT_VARIANT, 0}};
     int c, rc = 0;
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
@@ -61,13 +61,10 @@ static int aot_parse(int argc, char **argv, AotArgs *a) {
         case OPT_ARCH: rc = cli_arch(&g, &a->o.arch); break;
         case 'D': rc = cli_define(&g, &a->defines); break;
         case OPT_VARIANT: rc = cli_list_add(&a->variants, g.arg); break;
-        case OPT_PREFIX:
-            if (a->prefix) rc = cli_usage_error(g.cmd, "--prefix given twice ('%s' and '%s')", a->prefix, g.arg);
-            a->prefix = g.arg;
-            break;
+        case OPT_PREFIX: a->prefix = g.arg; break;
         case 'o':
             if (!strcmp(g.arg, "-")) rc = cli_usage_error(g.cmd, "-o is a path stem (OUT.h and OUT.c): '-' cannot be standard output");
-            else rc = cli_once(&g, &a->out);
+            else a->out = g.arg;
             break;
         default: return CLI_EXIT_USAGE;
         }
@@ -75,6 +72,8 @@ static int aot_parse(int argc, char **argv, AotArgs *a) {
     if (rc) return rc;
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     if (g.first_operand < argc) a->file = argv[g.first_operand];
+    if (a->file && !strcmp(a->file, "-")) /* the library takes a path (imports beside it, named in the generated files) */
+        return cli_usage_error(g.cmd, "tile aot reads FILE.tile by its path: '-' (standard input) is not supported, write it to a file first");
     if (!a->file || !a->kernels.n || !a->out) /* which one is missing (it listed all three) */
         return cli_usage_error(g.cmd, "tile aot needs FILE.tile, --kernel NAME and -o OUT (missing:%s%s%s)", a->file ? "" : " FILE.tile",
                                a->kernels.n ? "" : " --kernel NAME", a->out ? "" : " -o OUT");
@@ -87,14 +86,6 @@ static int aot_parse(int argc, char **argv, AotArgs *a) {
     }
     a->o.defines = cli_list_items(&a->defines);
     return CLI_CONTINUE;
-}
-
-/* Why the library could not read the input (a regular file), or NULL.  Nothing is read: a pipe would lose it. */
-static const char *input_unreadable(const char *file) {
-    struct stat st;
-    if (stat(file, &st)) return strerror(errno);
-    if (!S_ISREG(st.st_mode)) return "not a regular file";
-    return access(file, R_OK) ? strerror(errno) : NULL;
 }
 
 int cmd_aot(int argc, char **argv) {
@@ -112,11 +103,7 @@ int cmd_aot(int argc, char **argv) {
     }
     if (rc == CLI_EXIT_FAIL) fprintf(stderr, "tile: out of host memory\n");
     /* the input checked here first: the library's TILE_ERROR_IO is then the output's (exit 3, not 2) */
-    const char *unreadable = rc == CLI_CONTINUE ? input_unreadable(a.file) : NULL;
-    if (unreadable) {
-        fprintf(stderr, "tile: cannot read '%s': %s\n", a.file, unreadable);
-        rc = CLI_EXIT_USAGE;
-    }
+    if (rc == CLI_CONTINUE && cli_input_unreadable(a.file)) rc = CLI_EXIT_USAGE;
     if (rc == CLI_CONTINUE) {
         char *msg = NULL;
         tile_status st = tile_aot_export(a.file, &a.o, (const char *const *)named, cli_list_items(&a.variants), a.out, &msg);

@@ -74,9 +74,7 @@ static int cache_parse(const char *cmd, const char *usage, int argc, char **argv
     while ((c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(usage);
-        case OPT_DIR: /* a folder given twice with two values is refused, as a file option is (the last one was used) */
-            if (cli_once(&g, &dir)) return CLI_EXIT_USAGE;
-            break;
+        case OPT_DIR: dir = g.arg; break; /* given twice with two values: refused by cli_getopt */
         case OPT_TUNING: a->tuning = 1; break;
         case OPT_JSON: a->json = true; break;
         default: return CLI_EXIT_USAGE;

@@ -87,20 +87,21 @@ typedef struct CompileArgs {
 } CompileArgs;
 
 static int compile_parse(int argc, char **argv, CompileArgs *a) {
-    CliGetopt g = {.cmd = "compile", .argc = argc, .argv = argv, .shortopts = "hvgD:I:o:", .longopts = options};
+    CliGetopt g = {.cmd = "compile", .argc = argc, .argv = argv, .shortopts = "hvgD:I:o:", .longopts = options,
+                   .repeatable = (const int[]){'D', 'I', OPT_SPECIALIZE, 0}};
     int c, rc = 0;
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(usage);
-        case OPT_KERNEL: rc = cli_once(&g, &a->o.kernel); break;
+        case OPT_KERNEL: a->o.kernel = g.arg; break;
         case OPT_ARCH: rc = cli_arch(&g, &a->o.arch); break;
         case 'D': rc = cli_define(&g, &a->defines); break;
         case 'I': rc = cli_list_add(&a->incs, g.arg); break;
         case OPT_SPECIALIZE: rc = cli_list_add(&a->specs, g.arg); break;
         case OPT_NO_ALIGN_PTRS: a->o.no_align_ptrs = 1; break;
         case OPT_EMIT: rc = cli_choice(&g, emit_names, &a->emit); break;
-        case 'o': rc = cli_once(&g, &a->out); break;
-        case OPT_DUMP_AFTER: rc = cli_once(&g, &a->o.dump_after); break;
+        case 'o': a->out = g.arg; break;
+        case OPT_DUMP_AFTER: a->o.dump_after = g.arg; break;
         case OPT_TIME_PASSES: a->o.time_passes = 1; break;
         case 'v': a->verbose = 1; break;
         case OPT_NO_CACHE: a->no_cache = 1; break;

@@ -505,13 +505,14 @@ static int parse_arg(const CliGetopt *g, TuneFile *t) {
 
 static int tune_file_parse(int argc, char **argv, TuneFile *t) {
     *t = (TuneFile){.reps = 5, .warmup = 1, .timeout_s = 60, .elems = 1 << 16};
-    CliGetopt g = {.cmd = "tune", .argc = argc, .argv = argv, .shortopts = "h", .longopts = file_options};
+    CliGetopt g = {.cmd = "tune", .argc = argc, .argv = argv, .shortopts = "h", .longopts = file_options,
+                   .repeatable = (const int[]){OPT_ARG, 0}};
     int c, rc = 0;
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(usage_tune_file);
-        case OPT_KERNEL: rc = cli_once(&g, &t->kernel); break;
-        case OPT_GRID: rc = cli_once(&g, &t->grid); break;
+        case OPT_KERNEL: t->kernel = g.arg; break;
+        case OPT_GRID: t->grid = g.arg; break;
         case OPT_ARG: rc = parse_arg(&g, t); break;
         case OPT_ELEMS: rc = cli_i64(&g, 1, INT64_MAX / 8, &t->elems); break;
         case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &t->warmup); break;
@@ -523,6 +524,7 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
     if (g.first_operand >= argc) return cli_usage_error(g.cmd, "no input file");
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     t->file = argv[g.first_operand];
+    if (cli_input_unreadable(t->file)) return CLI_EXIT_USAGE; /* a wrong path first: no --kernel names a kernel of it */
     if (!t->kernel) return cli_usage_error(g.cmd, "tile tune FILE needs --kernel NAME");
     if (t->grid && !t->grid[strspn(t->grid, " \t")])
         return cli_usage_error(g.cmd, "--grid is empty: give the launch grid, e.g. --grid 'cdiv(n, BLOCK)'");
