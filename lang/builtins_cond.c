@@ -2,8 +2,11 @@
  *
  * where evaluates both sides and selects element-wise.  The ternary on a compile-time condition generates its
  * side only; on a run-time tile condition it is where; on a run-time scalar condition it runs only the side it
- * picks (an `if` yielding the value), unless both sides are pure and cannot trap, when it is where's select. */
+ * picks (an `if` yielding the value), unless both sides are pure and cannot trap, when it is where's select.  Tuples
+ * of one structure are chosen element by element, each as a value. */
 #include "builtins.h"
+
+#include <string.h>
 
 #include "gen.h"
 
@@ -106,13 +109,72 @@ static void branch_splice(Gen *g, Block *b) {
     b->first = b->last = NULL;
 }
 
+/* Whether v is a tuple a conditional chooses leaf by leaf (not a descriptor or block pointer record). */
+static bool plain_tuple(Val v) { return v.k == V_TUPLE && !gen_is_record(v); }
+
+/* The first descriptor or block pointer in the tuple v (at any depth), or NULL. */
+static const Val *record_in(const Val *v) {
+    if (gen_is_record(*v)) return v;
+    for (int i = 0; v->k == V_TUPLE && i < v->nelems; i++) {
+        const Val *r = record_in(&v->elems[i]);
+        if (r) return r;
+    }
+    return NULL;
+}
+
+/* The sides c->v[1] and c->v[2] of a conditional on a run-time condition, one of them a tuple: both must be tuples of
+ * one skeleton (val_same_skeleton: the same structure, the same types, shapes and strings where they hold those),
+ * whose leaves go to *la and *lb (arena).  Returns their count, -1 after an error that names both sides. */
+static int tuple_sides(Call *c, Val **la, Val **lb) {
+    Gen *g = c->g;
+    Val a = c->v[1], b = c->v[2];
+    int n = plain_tuple(a) && plain_tuple(b) && val_same_skeleton(a, b) ? val_leaves(a, NULL) : -1;
+    if (n < 0) {
+        const char *na = gen_skeleton_str(g, a), *nb = gen_skeleton_str(g, b);
+        if (strcmp(na, nb))
+            diag_error(g->d, c->node->loc, "the sides of this conditional are '%s' and '%s': a conditional on a run-time "
+                       "condition chooses between tuples of one structure", na, nb);
+        else
+            diag_error(g->d, c->node->loc, "the sides of this conditional are tuples '%s' that differ in an element a run-time "
+                       "condition cannot choose (a type, a shape, a string, None or a function)", na);
+        return -1;
+    }
+    for (int k = 1; k <= 2; k++) {
+        const Val *r = record_in(&c->v[k]);
+        if (r) {
+            diag_error(g->d, c->loc[k], "a conditional on a run-time condition chooses between tuples of values, not of %s: "
+                       "choose in an 'if' (let t = b; if cond { t = a; })", gen_is_desc(*r) ? "tensor descriptors" : "block pointers");
+            return -1;
+        }
+    }
+    *la = ARENA_ARRAY(g->a, Val, n + 1);
+    *lb = ARENA_ARRAY(g->a, Val, n + 1);
+    val_leaves(a, *la);
+    val_leaves(b, *lb);
+    return n;
+}
+
+/* where(cond, a, b) leaf by leaf for the n leaves la and lb of the tuple sides of c: the tuple of the results. */
+static Val where_leaves(Call *c, const Val *la, const Val *lb, int n) {
+    Val *r = ARENA_ARRAY(c->g->a, Val, n + 1);
+    for (int k = 0; k < n; k++) {
+        Call d = *c;
+        d.v[1] = la[k], d.v[2] = lb[k];
+        r[k] = bi_where(&d);
+        if (r[k].k == V_ERR) return r[k];
+    }
+    int pos = 0;
+    return val_with_leaves(c->g, c->v[1], r, &pos);
+}
+
 /* `a if cond else b` (N_COND): a compile-time cond (a number, a comparison of strings or types, None)
  * picks its side, and only that side is generated (the other may be anything that parses: None where
  * a pointer is not given, a call that would not compile).  A run-time tile cond is where(cond, a, b), both
  * sides evaluated element-wise.  A run-time scalar cond runs only the side it picks, as Triton's scf.if: the
  * sides are generated into the two regions of an `if` that yields the value (of where's type and shape);
  * when both sides are speculable (branch_speculable: pure, no trap, cheap) they are moved in front and selected
- * instead, the same code where(cond, a, b) gives. */
+ * instead, the same code where(cond, a, b) gives.  Tuple sides of one skeleton are chosen leaf by leaf, each leaf
+ * as a value would be (where's select, or one result of the `if`), the skeleton kept. */
 Val builtin_cond(Gen *g, const Node *n) {
     Val cond = gen_expr(g, n->cond);
     if (cond.k == V_ERR) return cond;
@@ -125,54 +187,70 @@ Val builtin_cond(Gen *g, const Node *n) {
     for (int k = 0; k < MAX_BI_PARAMS; k++) c.v[k] = (Val){.k = V_NONE};
     c.v[0] = cond;
     for (int k = 0; k < 3; k++) c.arg[k] = parts[k], c.loc[k] = parts[k]->loc;
+    Val *la = &c.v[1], *lb = &c.v[2];
+    int nl = 1;
     DType cdt = val_dtype(cond); /* a tile, or a condition where refuses (a pointer): where */
     if (cond.k != V_RT || cond.t->rank || cdt == DT_PTR || (!dtype_is_int(cdt) && !dtype_is_float(cdt))) {
         c.v[1] = gen_expr(g, n->then);
         c.v[2] = gen_expr(g, n->els);
         if (c.v[1].k == V_ERR || c.v[2].k == V_ERR) return val_err();
-        return bi_where(&c);
+        if (!plain_tuple(c.v[1]) && !plain_tuple(c.v[2])) return bi_where(&c);
+        if ((nl = tuple_sides(&c, &la, &lb)) < 0) return val_err();
+        return where_leaves(&c, la, lb, nl);
     }
     Builder outer = g->b;
     Block *side[2] = {tir_block_new(g->f, NULL), tir_block_new(g->f, NULL)};
-    bool tuple_side = false;
     for (int k = 0; k < 2; k++) {
         g->b.block = side[k], g->b.before = NULL;
         c.v[1 + k] = gen_expr(g, k ? n->els : n->then);
         g->b = outer;
-        if (!tuple_side && c.v[1 + k].k == V_TUPLE && !gen_is_desc(c.v[1 + k]) && !gen_is_block_ptr(c.v[1 + k])) {
-            diag_error(g->d, c.loc[1 + k], "a conditional on a run-time scalar chooses between values, not tuples: assign the "
-                       "tuple in an 'if' (let t = b; if cond { t = a; })");
-            tuple_side = true;
-        }
     }
-    if (tuple_side || c.v[1].k == V_ERR || c.v[2].k == V_ERR) return val_err();
+    if (c.v[1].k == V_ERR || c.v[2].k == V_ERR) return val_err();
+    bool tuples = plain_tuple(c.v[1]) || plain_tuple(c.v[2]);
+    if (tuples && (nl = tuple_sides(&c, &la, &lb)) < 0) return val_err();
     if (branch_speculable(g, side[0]) && branch_speculable(g, side[1])) {
         branch_splice(g, side[0]);
         branch_splice(g, side[1]);
-        return bi_where(&c);
+        return tuples ? where_leaves(&c, la, lb, nl) : bi_where(&c);
     }
-    if (!val_is_value(g, c.v[1], c.loc[1]) || !val_is_value(g, c.v[2], c.loc[2])) return val_err();
     if (val_dtype(cond) != DT_I1) cond = gen_cast(g, cond, DT_I1, n->cond->loc);
-    DType dt;
-    int r;
-    int32_t s[TIR_MAX_RANK];
-    if (!where_type(&c, &dt, &r, s)) return val_err();
-    const Type *t[2];
+    ValueId *ys[2] = {ARENA_ARRAY(g->a, ValueId, nl + 1), ARENA_ARRAY(g->a, ValueId, nl + 1)};
+    const Type **t = ARENA_ARRAY(g->a, const Type *, nl + 1);
+    for (int j = 0; j < nl; j++) {
+        Call d = c; /* this leaf's where */
+        d.v[1] = la[j], d.v[2] = lb[j];
+        if (!val_is_value(g, d.v[1], d.loc[1]) || !val_is_value(g, d.v[2], d.loc[2])) return val_err();
+        DType dt;
+        int r;
+        int32_t s[TIR_MAX_RANK];
+        if (!where_type(&d, &dt, &r, s)) return val_err();
+        const Type *tk[2];
+        for (int k = 0; k < 2; k++) {
+            g->b.block = side[k], g->b.before = NULL;
+            ys[k][j] = gen_coerce(g, d.v[1 + k], dt, NULL, r, s, d.loc[1 + k]);
+            tk[k] = tir_vtype(g->f, ys[k][j]);
+            g->b = outer;
+        }
+        if (tk[0] != tk[1]) {
+            const char *what = tuples ? arena_printf(g->a, "element %d of the sides", j) : "the sides";
+            diag_error(g->d, n->loc, "%s of this conditional have types '%s' and '%s'", what, gen_type_desc(g, tk[0]),
+                       gen_type_desc(g, tk[1]));
+            return val_err();
+        }
+        t[j] = tk[0];
+    }
     for (int k = 0; k < 2; k++) {
         g->b.block = side[k], g->b.before = NULL;
-        ValueId y = gen_coerce(g, c.v[1 + k], dt, NULL, r, s, c.loc[1 + k]);
-        t[k] = tir_vtype(g->f, y);
-        gen_emit_inst(g, c.loc[1 + k], OP_YIELD, &y, 1, NULL);
+        gen_emit_inst(g, c.loc[1 + k], OP_YIELD, ys[k], nl, NULL);
         g->b = outer;
     }
-    if (t[0] != t[1]) {
-        diag_error(g->d, n->loc, "the sides of this conditional have types '%s' and '%s'", gen_type_desc(g, t[0]), gen_type_desc(g, t[1]));
-        return val_err();
-    }
-    Inst *ii = tir_inst_new(g->f, OP_IF, &cond.v, 1, t, 1, n->loc);
+    Inst *ii = tir_inst_new(g->f, OP_IF, &cond.v, 1, t, nl, n->loc);
     place(g, ii);
     tir_inst_add_region(g->f, ii, side[0]);
     tir_inst_add_region(g->f, ii, side[1]);
-    return val_rt(g, ii->res[0]);
+    if (!tuples) return val_rt(g, ii->res[0]);
+    Val *r = ARENA_ARRAY(g->a, Val, nl + 1);
+    for (int j = 0; j < nl; j++) r[j] = val_rt(g, ii->res[j]);
+    int pos = 0;
+    return val_with_leaves(g, c.v[1], r, &pos);
 }
-

@@ -203,6 +203,12 @@ Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc); /* `as`, c
 ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Val gen_list_as_tuple(Gen *g, Val v); /* a list (a shape: compile-time sizes) as a tuple of i32s; any other value as it is */
+/* A value's run-time-able leaves (V_CT, V_RT: itself, or a tuple's, depth first) and its skeleton (the rest: tuple
+ * structure, types, shapes, None, strings), as a loop, an `if` and a conditional merge them (stmt.c) */
+int val_leaves(Val v, Val *out);                                     /* their count (out: them); -1 when v holds other */
+Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos); /* skel with its leaves from leaves[*pos...] */
+bool val_same_skeleton(Val a, Val b);
+const char *gen_skeleton_str(Gen *g, Val v); /* "(i32, (f32, i32))": a tuple element by element, else its type name */
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc);
 Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc);
 const char *gen_type_desc(Gen *g, const Type *t); /* full type: "tensor<64x32xf32>" */

@@ -159,7 +159,7 @@ static bool val_same(Val a, Val b) {
  * a tuple's such elements, depth first; other elements (a descriptor's block shape, a list,
  * a type, None, a string) are its skeleton, which a loop or an `if` keeps as it is.  Returns their count
  * (out, when not NULL, gets them); -1 when v holds something else (an error, void). */
-static int val_leaves(Val v, Val *out) {
+int val_leaves(Val v, Val *out) {
     if (v.k == V_CT || v.k == V_RT) {
         if (out) out[0] = v;
         return 1;
@@ -176,7 +176,7 @@ static int val_leaves(Val v, Val *out) {
 }
 
 /* skel with its leaves replaced by leaves[*pos...], in val_leaves' order. */
-static Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos) {
+Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos) {
     if (skel.k == V_CT || skel.k == V_RT) return leaves[(*pos)++];
     if (skel.k != V_TUPLE) return skel;
     Val r = skel;
@@ -186,7 +186,7 @@ static Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos) {
 }
 
 /* a and b have one skeleton: the same tuple structure and the same non-leaf elements. */
-static bool val_same_skeleton(Val a, Val b) {
+bool val_same_skeleton(Val a, Val b) {
     bool la = a.k == V_CT || a.k == V_RT, lb = b.k == V_CT || b.k == V_RT;
     if (la || lb) return la && lb;
     if (a.k != V_TUPLE || b.k != V_TUPLE) return val_same(a, b);
@@ -498,11 +498,11 @@ static void carry_collect(Gen *g, const Node *s, const char *skip, Carry *c) {
 
 /* a and b for a message that they differ: their type names, or where those are the same ("tuple of 2 values" and a
  * tuple of 2 whose element is now a tuple) their structure, element by element: "(i32, i32)", "((i32, i32), i32)" */
-static const char *skeleton_str(Gen *g, Val v) {
+const char *gen_skeleton_str(Gen *g, Val v) {
     if (v.k != V_TUPLE || gen_is_record(v)) return gen_val_type_name(g, v);
     Str s = {0};
     str_putc(&s, '(');
-    for (int i = 0; i < v.nelems; i++) str_printf(&s, "%s%s", i ? ", " : "", skeleton_str(g, v.elems[i]));
+    for (int i = 0; i < v.nelems; i++) str_printf(&s, "%s%s", i ? ", " : "", gen_skeleton_str(g, v.elems[i]));
     str_puts(&s, v.nelems == 1 ? ",)" : ")");
     char *r = arena_strdup(g->a, s.buf);
     str_free(&s);
@@ -512,7 +512,7 @@ static const char *skeleton_str(Gen *g, Val v) {
 static void differing_names(Gen *g, Val a, Val b, const char **na, const char **nb) {
     *na = gen_val_type_name(g, a);
     *nb = gen_val_type_name(g, b);
-    if (!strcmp(*na, *nb)) *na = skeleton_str(g, a), *nb = skeleton_str(g, b);
+    if (!strcmp(*na, *nb)) *na = gen_skeleton_str(g, a), *nb = gen_skeleton_str(g, b);
 }
 
 /* Rebind the carried variables to values[0..c->n) (the body's arguments, the loop's results). */

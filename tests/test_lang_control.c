@@ -732,6 +732,76 @@ Test(lang_run, ternary_dot_sides) {
     unload(&k);
 }
 
+/* `a if c else b` between tuples of one skeleton chooses leaf by leaf, as between values: on a run-time scalar c, sides
+ * that are cheap and pure selected (scalars, and tiles of 8), sides that load in an `if` (the load of y past its n
+ * elements not run), nested tuples with a constant leaf; on a tile c element-wise (the larger and the smaller of two
+ * tiles).  Inputs random, m not a multiple of the tile, outputs poisoned (masked-off elements stay so), a float64
+ * reference. */
+Test(lang_run, ternary_between_tuples) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel tup(x: *f32, y: *f32, out: *f32, idx: *i32, rows: *f32, n: i32, m: i32) {\n"
+             "    let pid = program_id(0);\n"
+             "    let a = load(x + pid % n);\n"
+             "    let (s, t) = (a * 2.0, a + 1.0) if pid % 3 == 0 else (a - 1.0, 0.5);\n"
+             "    let (u, (j, w)) = (load(x + pid), (pid * 2, load(y + pid) + 0.25)) if pid < n else (-1.5, (7, a));\n"
+             "    store(out + pid * 4, s);\n"
+             "    store(out + pid * 4 + 1, t);\n"
+             "    store(out + pid * 4 + 2, u);\n"
+             "    store(out + pid * 4 + 3, w);\n"
+             "    let o = arange(0, 8);\n"
+             "    let g = pid * 8 + o;\n"
+             "    let mk = g < m;\n"
+             "    let v = load(x + g, mk, 0.0);\n"
+             "    let z = load(x + (m - 1 - g), mk, 0.0);\n"
+             "    let (hi, lo) = (v, z) if v > z else (z, v);\n"
+             "    let (r1, r2) = (hi * 2.0, lo) if pid % 2 == 0 else (full([8], 0.5, f32), hi - lo);\n"
+             "    let (r3, q) = (load(y + g, g < n, 0.0) * 3.0, pid) if pid < n / 8 else (lo, -pid);\n"
+             "    store(rows + g, r1, mk);\n"
+             "    store(rows + 8 * num_programs(0) + g, r2, mk);\n"
+             "    store(rows + 16 * num_programs(0) + g, r3, mk);\n"
+             "    store(idx + pid * 2, j);\n"
+             "    store(idx + pid * 2 + 1, q);\n"
+             "}\n",
+             "tup");
+    enum { P = 23, N = 17, X = 8 * P, M = X - 5 };
+    float x[X], y[N], out[4 * P], rows[3 * X];
+    int32_t idx[2 * P];
+    for (int i = 0; i < X; i++) x[i] = (float)urand();
+    for (int i = 0; i < N; i++) y[i] = (float)urand();
+    int32_t n = N, m = M;
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dout = poisoned(&k, sizeof out),
+             didx = poisoned(&k, sizeof idx), drows = poisoned(&k, sizeof rows);
+    void *params[] = {&dx, &dy, &dout, &didx, &drows, &n, &m};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out), download(&k, idx, didx, sizeof idx), download(&k, rows, drows, sizeof rows);
+    for (int p = 0; p < P; p++) {
+        double a = x[p % N];
+        double want[4] = {p % 3 == 0 ? a * 2.0 : a - 1.0, p % 3 == 0 ? a + 1.0 : 0.5, p < N ? x[p] : -1.5,
+                          p < N ? (double)y[p] + 0.25 : a};
+        for (int e = 0; e < 4; e++)
+            cr_expect(fabs(out[p * 4 + e] - want[e]) <= 1e-6 * (1 + fabs(want[e])), "program %d: value %d = %g, want %g", p, e,
+                      out[p * 4 + e], want[e]);
+        cr_expect_eq(idx[p * 2], p < N ? 2 * p : 7, "program %d: j = %d", p, idx[p * 2]);
+        cr_expect_eq(idx[p * 2 + 1], p < N / 8 ? p : -p, "program %d: q = %d", p, idx[p * 2 + 1]);
+        for (int e = 0; e < 8; e++) {
+            int g = p * 8 + e;
+            if (g >= M) { /* masked off: still the poison */
+                for (int r = 0; r < 3; r++) cr_expect(isnan(rows[r * X + g]), "rows %d [%d] = %g, want untouched", r, g, rows[r * X + g]);
+                continue;
+            }
+            double v = x[g], z = x[M - 1 - g], hi = v > z ? v : z, lo = v > z ? z : v;
+            double want_r[3] = {p % 2 == 0 ? hi * 2.0 : 0.5, p % 2 == 0 ? lo : hi - lo, p < N / 8 ? (g < N ? y[g] : 0.0) * 3.0 : lo};
+            for (int r = 0; r < 3; r++)
+                cr_expect(fabs(rows[r * X + g] - want_r[r]) <= 1e-6 * (1 + fabs(want_r[r])), "program %d: rows %d [%d] = %g, want %g", p,
+                          r, g, rows[r * X + g], want_r[r]);
+        }
+    }
+    unload(&k);
+}
+
 /* `return` inside run-time `if`s of device functions (not in loops), as Triton's branches return: an early return,
  * an if/else that both return, nested ifs, an else-if chain, a tuple, no value, constants of both paths merged into one
  * run-time value; called inside a loop and from map_elementwise's scalar fn (branching per element). */

@@ -528,14 +528,40 @@ Test(lang_diag, where_with_a_constant_condition) {
               "    store(x + i, where(false, 1.0, v));\n}\n");
 }
 
-/* A conditional on a run-time scalar between tuples says to assign the tuple in an `if` (it was "a tuple of 2 values
- * cannot be used as a value; unpack it"); on a compile-time condition it picks its tuple. */
+/* A conditional on a run-time condition between tuples of one structure chooses each element (it was an error asking for
+ * an `if`; lang_run/ternary_between_tuples runs it); tuples of two structures, a tuple and a value, or tuples whose
+ * types differ are an error at the conditional naming both sides, on a scalar and on a tile condition, and a tuple
+ * holding a block pointer one at its side.  On a compile-time condition it picks its tuple, whatever the other. */
 Test(lang_diag, conditional_between_tuples) {
-    expect_diag("kernel k(x: *f32, n: i32) {\n    let u = (1.0, 2.0) if n > 0 else (3.0, 4.0);\n    store(x, u[1]);\n}\n",
-                "t.tile:2:13: error: a conditional on a run-time scalar chooses between values, not tuples: assign the tuple in an "
-                "'if' (let t = b; if cond { t = a; })\n"
-                "      let u = (1.0, 2.0) if n > 0 else (3.0, 4.0);\n"
+    expect_ok("kernel k(x: *f32, n: i32) {\n    let u = (1.0, (2, x)) if n > 0 else (load(x), (n, x + 1));\n"
+              "    store(u[1][1], u[0] + u[1][0]);\n}\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let u = (1.0, 2.0) if n > 0 else (3.0, (4.0, 5.0));\n    store(x, u[1]);\n}\n",
+                "t.tile:2:13: error: the sides of this conditional are '(f32, f32)' and '(f32, (f32, f32))': a conditional on a "
+                "run-time condition chooses between tuples of one structure\n"
+                "      let u = (1.0, 2.0) if n > 0 else (3.0, (4.0, 5.0));\n"
                 "              ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let u = (load(x), 2.0) if n > 0 else 3.0;\n    store(x, u[1]);\n}\n",
+                "t.tile:2:13: error: the sides of this conditional are '(f32, f32)' and 'f32': a conditional on a run-time "
+                "condition chooses between tuples of one structure\n"
+                "      let u = (load(x), 2.0) if n > 0 else 3.0;\n"
+                "              ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let u = (1.0, f32) if n > 0 else (2.0, i32);\n    store(x, u[0]);\n}\n",
+                "t.tile:2:13: error: the sides of this conditional are tuples '(f32, type)' that differ in an element a run-time "
+                "condition cannot choose (a type, a shape, a string, None or a function)\n"
+                "      let u = (1.0, f32) if n > 0 else (2.0, i32);\n"
+                "              ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 16));\n    let (a, b) = (v, 1.0) if v > 0.0 else (v,);\n"
+                "    store(x, a);\n}\n",
+                "t.tile:3:18: error: the sides of this conditional are '(f32, f32)' and '(f32,)': a conditional on a run-time "
+                "condition chooses between tuples of one structure\n"
+                "      let (a, b) = (v, 1.0) if v > 0.0 else (v,);\n"
+                "                   ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let b = make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 16), (1, 0));\n"
+                "    let (d, m) = (b, 1.0) if n > 4 else (advance(b, (16, 0)), 2.0);\n    store(x, m);\n}\n",
+                "t.tile:3:18: error: a conditional on a run-time condition chooses between tuples of values, not of block "
+                "pointers: choose in an 'if' (let t = b; if cond { t = a; })\n"
+                "      let (d, m) = (b, 1.0) if n > 4 else (advance(b, (16, 0)), 2.0);\n"
+                "                   ^\n");
     expect_ok("kernel k(x: *f32, const H: i1 = true) {\n    let u = (1.0, 2.0) if H else (3.0, None);\n    store(x, u[1]);\n}\n");
 }
 
