@@ -1217,7 +1217,8 @@ Val builtin_call(Gen *g, const Node *node) {
         int32_t s[TIR_MAX_RANK];
         int di = id == BI_ZEROS ? 1 : 2;
         const Type *dt = NULL;
-        if (c.v[0].k == V_SHAPE && c.v[0].rank == 0) r = 0; /* [] (or shape_of(scalar)): a scalar, as tl.zeros([], f32) */
+        if ((c.v[0].k == V_SHAPE && c.v[0].rank == 0) || (c.v[0].k == V_TUPLE && c.v[0].nelems == 0))
+            r = 0; /* [], () (or shape_of(scalar)): a scalar, as tl.zeros([], f32) and tl.zeros((), f32) */
         else if (!bi_shape_arg(&c, 0, &r, s)) return val_err();
         if (has(&c, di) && !dtype_arg(&c, di, &dt)) return val_err();
         Val v = id == BI_ZEROS ? val_ct_int(0, DT_I32) : c.v[1];

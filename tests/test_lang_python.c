@@ -163,12 +163,13 @@ Test(lang_python, nested_tuples) {
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
-/* `[]` is a scalar's shape: zeros([], dtype=f32) and full([], v) are scalars, as Triton's tl.zeros([], ...) that
- * flash-linear-attention's chunk_global_cumsum carries through its loop over chunks (b_z += tl.sum(b_s, 0));
- * shape_of of a scalar is `[]` too.  Chunks of 16 over n = 37, the output poisoned first. */
+/* `[]` and `()` are a scalar's shape: zeros((), dtype=f32) and full([], v) are scalars, as Triton's tl.zeros([], ...)
+ * that flash-linear-attention's chunk_global_cumsum carries through its loop over chunks (b_z += tl.sum(b_s, 0))
+ * and Liger's sparsemax backward's tl.zeros((), dtype=tl.float32); shape_of of a scalar is `[]` too.  Chunks of
+ * 16 over n = 37, the output poisoned first. */
 Test(lang_python, empty_shape_is_scalar) {
     const char *src = "kernel k(s: *f32, o: *f32, T: i32, const BT: i32 = 16) {\n"
-                      "    let b_z = zeros([], dtype=f32);\n"
+                      "    let b_z = zeros((), dtype=f32);\n"
                       "    let one = full([], 1, i32);\n"
                       "    static_assert(rank(b_z) == 0 && numel(one) == 1, \"scalars\");\n"
                       "    let NT = cdiv(T, BT);\n"
