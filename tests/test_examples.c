@@ -4,7 +4,11 @@
  *   05 layer norm (forward; backward with the atomic_cas/atomic_xchg lock),
  *   06 fused attention (inner loop a fn returning a tuple; causal or not),
  *   07 asin over a vector (the extern-math tutorial),
- *   08 grouped GEMM (persistent programs, a `while` work loop). */
+ *   08 grouped GEMM (persistent programs, a `while` work loop);
+ * and training kernels of Liger-Kernel and unsloth ported the same way:
+ *   group norm (a 2-D grid; the backward's per-channel sums by scalar atomic_add),
+ *   generalized JSD (compile-time float beta branches, ignored rows returning early),
+ *   chunked cross-entropy (a 2-D grid over vocabulary chunks, softcapping and scaling). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -298,6 +302,170 @@ Test(examples, grouped_gemm) {
         cr_expect_eq(pad_written, 0, "C%d: %d elements outside the matrix written", g, pad_written);
         free(hc), free(got), free(want), free(ha[g]), free(hb[g]);
     }
+    unload(&k);
+}
+
+/* ---- group norm (Liger-Kernel's training kernels): forward, backward with scalar atomics ---- */
+
+Test(examples, group_norm_fwd_bwd) {
+    seed_rng();
+    K k;
+    enum { B = 3, C = 6, G = 2, H = 37, CPG = C / G, GS = CPG * H };
+    const char *defs[] = {"BLOCK_SIZE=32", "hidden_size=37", "channels_per_group=3", NULL};
+    load_example(&k, "group_norm.tile", defs);
+    static float x[B * C * H], dy[B * C * H], w[C], b[C], zero[C];
+    for (int i = 0; i < B * C * H; i++) x[i] = (float)(2 * urand() + 0.5), dy[i] = (float)urand();
+    for (int c = 0; c < C; c++) w[c] = (float)(1 + 0.5 * urand()), b[c] = (float)urand(), zero[c] = 0;
+    uint64_t dx_ = upload(&k, x, sizeof x), ddy = upload(&k, dy, sizeof dy), dw = upload(&k, w, sizeof w), db = upload(&k, b, sizeof b);
+    uint64_t dyout = poisoned(&k, sizeof x), dmean = poisoned(&k, 4 * B * G), drstd = poisoned(&k, 4 * B * G);
+    int row = C * H, gcol = GS, g1 = G, one = 1, gs = GS, cpg = CPG, hcol = H;
+    float eps = 1e-5f;
+    void *pf[] = {&dyout, &row, &gcol, &dx_, &row, &gcol, &dmean, &g1, &one, &drstd, &g1, &one, &dw, &db, &gs, &cpg, &eps};
+    launch(&k, "group_norm_fwd", B, G, pf);
+    uint64_t ddx = poisoned(&k, sizeof x), ddw = upload(&k, zero, sizeof zero), ddb = upload(&k, zero, sizeof zero);
+    void *pb[] = {&dx_, &row, &hcol, &dw, &dmean, &g1, &one, &drstd, &ddx, &ddw, &ddb, &ddy};
+    launch(&k, "group_norm_bwd", B, G, pb);
+    static float y[B * C * H], gdx[B * C * H], mean[B * G], rstd[B * G], gw[C], gb[C];
+    download(&k, y, dyout, sizeof y), download(&k, mean, dmean, sizeof mean), download(&k, rstd, drstd, sizeof rstd);
+    download(&k, gdx, ddx, sizeof gdx), download(&k, gw, ddw, sizeof gw), download(&k, gb, ddb, sizeof gb);
+    static double wy[B * C * H], wdx[B * C * H], wmean[B * G], wrstd[B * G], wdw[C], wdb[C];
+    memset(wdw, 0, sizeof wdw), memset(wdb, 0, sizeof wdb);
+    for (int n = 0; n < B; n++)
+        for (int g = 0; g < G; g++) {
+            const float *xg = x + n * C * H + g * GS, *dyg = dy + n * C * H + g * GS;
+            double mu = 0, var = 0, c1 = 0, c2 = 0;
+            for (int i = 0; i < GS; i++) mu += xg[i];
+            mu /= GS;
+            for (int i = 0; i < GS; i++) var += (xg[i] - mu) * (xg[i] - mu);
+            var /= GS;
+            wmean[n * G + g] = mu, wrstd[n * G + g] = 1 / sqrt(var + eps);
+            double m = mean[n * G + g], rs = rstd[n * G + g]; /* the backward from the kernel's own statistics */
+            for (int i = 0; i < GS; i++) {
+                int c = g * CPG + i / H;
+                double xh = (xg[i] - m) * rs, wdy = w[c] * (double)dyg[i];
+                wy[n * C * H + g * GS + i] = (xg[i] - mu) * wrstd[n * G + g] * w[c] + b[c];
+                wdw[c] += dyg[i] * xh, wdb[c] += dyg[i];
+                c1 += xh * wdy, c2 += wdy;
+            }
+            c1 /= GS, c2 /= GS;
+            for (int i = 0; i < GS; i++) {
+                int c = g * CPG + i / H;
+                double xh = (xg[i] - m) * rs;
+                wdx[n * C * H + g * GS + i] = (w[c] * (double)dyg[i] - (xh * c1 + c2)) * rs;
+            }
+        }
+    check("mean", mean, wmean, B * G, 1e-6, 1e-5);
+    check("rstd", rstd, wrstd, B * G, 0, 1e-5);
+    check("y", y, wy, B * C * H, 1e-5, 1e-5);
+    check("dx", gdx, wdx, B * C * H, 1e-5, 1e-4);
+    check("dw", gw, wdw, C, 1e-4, 1e-4);
+    check("db", gb, wdb, C, 1e-4, 1e-4);
+    unload(&k);
+}
+
+/* ---- generalized JSD (Liger-Kernel's distillation loss): a compile-time beta, ignored rows ---- */
+
+static void jsd_case(const char *beta_def, double beta, bool has_label) {
+    seed_rng();
+    K k;
+    enum { R = 6, V = 333 };
+    const char *defs[] = {"BLOCK=128", beta_def, "IGNORE=-100", has_label ? "HAS_LABEL=true" : "HAS_LABEL=false", NULL};
+    load_example(&k, "jsd.tile", defs);
+    static float X[R * V], Y[R * V], loss[R * V], dX[R * V];
+    static double wl[R * V], wd[R * V];
+    int64_t label[R];
+    for (int r = 0; r < R; r++) { /* log-softmax rows */
+        for (int pass = 0; pass < 2; pass++) {
+            float *row = (pass ? Y : X) + r * V;
+            double mx = -INFINITY, s = 0;
+            for (int j = 0; j < V; j++) row[j] = (float)(2 * urand()), mx = fmax(mx, row[j]);
+            for (int j = 0; j < V; j++) s += exp(row[j] - mx);
+            for (int j = 0; j < V; j++) row[j] = (float)(row[j] - mx - log(s));
+        }
+        label[r] = r == 1 || r == 4 ? -100 : irand(V);
+    }
+    int n_non_ignore = has_label ? R - 2 : R, v = V;
+    int64_t stride = V;
+    uint64_t dxin = upload(&k, X, sizeof X), dyin = upload(&k, Y, sizeof Y), dlab = upload(&k, label, sizeof label);
+    uint64_t dl = poisoned(&k, sizeof loss), dd = poisoned(&k, sizeof dX);
+    void *p[] = {&dxin, &stride, &dyin, &stride, &dl, &stride, &dd, &stride, &dlab, &n_non_ignore, &v};
+    launch(&k, "jsd", R, 1, p);
+    download(&k, loss, dl, sizeof loss), download(&k, dX, dd, sizeof dX);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < V; j++) {
+            int i = r * V + j;
+            double x = X[i], y = Y[i], q = exp(x), pp = exp(y), l, d;
+            if (beta == 0) l = pp * (y - x), d = -pp;
+            else if (beta == 1) l = q * (x - y), d = l + q;
+            else {
+                double m = beta * pp + (1 - beta) * q;
+                l = beta * pp * y + (1 - beta) * q * x - m * log(m), d = (1 - beta) * q * (x - log(m));
+            }
+            bool ignored = has_label && label[r] == -100;
+            wl[i] = ignored ? 0 : l / n_non_ignore, wd[i] = ignored ? 0 : d / n_non_ignore;
+        }
+    check("loss", loss, wl, R * V, 1e-7, 1e-4);
+    check("dX", dX, wd, R * V, 1e-7, 1e-4);
+    unload(&k);
+}
+
+Test(examples, jsd_loss_and_grad) {
+    jsd_case("beta=0.3", 0.3, true);
+    jsd_case("beta=0.0", 0.0, false);
+    jsd_case("beta=1.0", 1.0, true);
+}
+
+/* ---- cross-entropy by vocabulary chunks (unsloth's kernels), softcapped and scaled ---- */
+
+Test(examples, cross_entropy_chunked) {
+    seed_rng();
+    K k;
+    enum { R = 5, V = 300, NCH = 3, BS = 128 };
+    const double cap = 2.5, scale = 1.3;
+    const char *defs[] = {"VOCAB_SIZE=300", "N_CHUNKS=3", "BLOCK_SIZE=128", "DO_SOFTCAPPING=true", "SOFTCAP=2.5",
+                          "DO_LOGIT_SCALING=true", "LOGIT_SCALE=1.3", "logits_row_stride=300", "dloss_row_stride=1",
+                          "T=f32", NULL};
+    load_example(&k, "cross_entropy_chunked.tile", defs);
+    static float logits[R * V], grad[R * V];
+    static double want[R * V];
+    float loss[R], lse[R * NCH], dloss[R];
+    int64_t label[R];
+    for (int i = 0; i < R * V; i++) logits[i] = (float)(3 * urand());
+    for (int r = 0; r < R; r++) label[r] = r == 2 ? -100 : irand(V), dloss[r] = (float)urand();
+    uint64_t dlog = upload(&k, logits, sizeof logits), dlab = upload(&k, label, sizeof label), dls = poisoned(&k, sizeof loss),
+             dlse = poisoned(&k, sizeof lse), ddl = upload(&k, dloss, sizeof dloss);
+    void *pf[] = {&dlog, &dls, &dlse, &dlab};
+    launch(&k, "cross_entropy_fwd_chunked", R, NCH, pf);
+    download(&k, loss, dls, sizeof loss), download(&k, lse, dlse, sizeof lse);
+    /* the row's logsumexp: the host's reduction of the chunks' */
+    float row_lse[R];
+    double wlse[R], got_loss[R], wloss[R];
+    for (int r = 0; r < R; r++) {
+        double mx = -INFINITY, s = 0, cm = -INFINITY, cs = 0;
+        for (int j = 0; j < V; j++) mx = fmax(mx, cap * tanh(scale * logits[r * V + j] / cap));
+        for (int j = 0; j < V; j++) s += exp(cap * tanh(scale * logits[r * V + j] / cap) - mx);
+        wlse[r] = mx + log(s);
+        for (int c = 0; c < NCH; c++) cm = fmax(cm, lse[r * NCH + c]);
+        for (int c = 0; c < NCH; c++) cs += exp(lse[r * NCH + c] - cm);
+        row_lse[r] = (float)(cm + log(cs));
+        got_loss[r] = label[r] == -100 ? 0 : loss[r] + (double)row_lse[r];
+        wloss[r] = label[r] == -100 ? 0 : wlse[r] - cap * tanh(scale * logits[r * V + label[r]] / cap);
+    }
+    float fl[R];
+    for (int r = 0; r < R; r++) fl[r] = (float)got_loss[r];
+    check("logsumexp", row_lse, wlse, R, 1e-5, 1e-5);
+    check("loss", fl, wloss, R, 1e-5, 1e-5);
+    for (int r = 0; r < R; r++) cr_expect(label[r] != -100 || loss[r] == 0, "ignored row %d: loss %g", r, loss[r]);
+    uint64_t drl = upload(&k, row_lse, sizeof row_lse);
+    void *pb[] = {&dlog, &ddl, &drl, &dlab};
+    launch(&k, "cross_entropy_bwd", R, NCH, pb);
+    download(&k, grad, dlog, sizeof grad);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < V; j++) {
+            double t = tanh(scale * logits[r * V + j] / cap), g = exp(cap * t - wlse[r]) - (j == label[r]);
+            want[r * V + j] = label[r] == -100 ? 0 : dloss[r] * g * scale * (1 - t * t);
+        }
+    check("grad", grad, want, R * V, 1e-6, 1e-4);
     unload(&k);
 }
 
