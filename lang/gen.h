@@ -203,12 +203,6 @@ Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc); /* `as`, c
 ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Val gen_list_as_tuple(Gen *g, Val v); /* a list (a shape: compile-time sizes) as a tuple of i32s; any other value as it is */
-/* A value's run-time-able leaves (V_CT, V_RT: itself, or a tuple's, depth first) and its skeleton (the rest: tuple
- * structure, types, shapes, None, strings), as a loop, an `if` and a conditional merge them (stmt.c) */
-int val_leaves(Val v, Val *out);                                     /* their count (out: them); -1 when v holds other */
-Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos); /* skel with its leaves from leaves[*pos...] */
-bool val_same_skeleton(Val a, Val b);
-const char *gen_skeleton_str(Gen *g, Val v); /* "(i32, (f32, i32))": a tuple element by element, else its type name */
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc);
 Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc);
 const char *gen_type_desc(Gen *g, const Type *t); /* full type: "tensor<64x32xf32>" */
@@ -231,6 +225,17 @@ Var *gen_lookup_var(Gen *g, const char *name);
  * not hide; NULL for anything else. */
 const Decl *gen_fn_named(Gen *g, const Node *n);
 Var *gen_scope_find(const Scope *s, const char *name); /* among s's own variables (the newest of the name), or NULL */
+
+/* merge.c: a value's run-time-able leaves (V_CT, V_RT: itself, or a tuple's, depth first) and its skeleton (the rest:
+ * tuple structure, types, shapes, None, strings), as a loop, an `if` and a conditional merge them */
+bool val_same(Val a, Val b);                                         /* one value (the same run-time value, constant, ...) */
+int val_leaves(Val v, Val *out);                                     /* their count (out: them); -1 when v holds other */
+Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos); /* skel with its leaves from leaves[*pos...] */
+bool val_same_skeleton(Val a, Val b);
+const char *gen_skeleton_str(Gen *g, Val v); /* "(i32, (f32, i32))": a tuple element by element, else its type name */
+void gen_differing_names(Gen *g, Val a, Val b, const char **na, const char **nb); /* two values' names for a message */
+/* The type a leaf merges to after a run-time `if`'s branches gave it ea and eb (ok before it), NULL after an error */
+const Type *merge_leaf_type(Gen *g, Loc at_if, const char *what, Val ea, Val eb, Val ok, Loc tset, Loc eset, Loc xset);
 
 /* compose.c: built-ins composed from other ops (arguments checked by builtins.c) */
 Val compose_join(Gen *g, Val a, Val b, Loc loc);

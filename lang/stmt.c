@@ -137,65 +137,6 @@ static void snap_restore(const Snap *s) {
     for (int i = 0; i < s->nvars; i++) s->vars[i]->val = s->vals[i];
 }
 
-static bool val_same(Val a, Val b) {
-    if (a.k != b.k) return false;
-    switch (a.k) {
-    case V_RT: return a.v == b.v;
-    case V_CT: return a.dt == b.dt && a.i == b.i && !memcmp(&a.f, &b.f, sizeof a.f);
-    case V_DTYPE: return a.t == b.t;
-    case V_STR: return !strcmp(a.s, b.s);
-    case V_FN: return a.fn == b.fn;
-    case V_SHAPE: return a.rank == b.rank && !memcmp(a.shape, b.shape, sizeof a.shape) && a.i == b.i; /* i: a descriptor's padding */
-    case V_TUPLE:
-        if (a.nelems != b.nelems || a.record != b.record) return false;
-        for (int i = 0; i < a.nelems; i++)
-            if (!val_same(a.elems[i], b.elems[i])) return false;
-        return true;
-    default: return true;
-    }
-}
-
-/* The run-time-able leaves of a value: the value itself when it is one (V_CT, V_RT), else
- * a tuple's such elements, depth first; other elements (a descriptor's block shape, a list,
- * a type, None, a string) are its skeleton, which a loop or an `if` keeps as it is.  Returns their count
- * (out, when not NULL, gets them); -1 when v holds something else (an error, void). */
-int val_leaves(Val v, Val *out) {
-    if (v.k == V_CT || v.k == V_RT) {
-        if (out) out[0] = v;
-        return 1;
-    }
-    if (v.k == V_SHAPE || v.k == V_DTYPE || v.k == V_NONE || v.k == V_STR) return 0;
-    if (v.k != V_TUPLE) return -1;
-    int n = 0;
-    for (int i = 0; i < v.nelems; i++) {
-        int k = val_leaves(v.elems[i], out ? out + n : NULL);
-        if (k < 0) return -1;
-        n += k;
-    }
-    return n;
-}
-
-/* skel with its leaves replaced by leaves[*pos...], in val_leaves' order. */
-Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos) {
-    if (skel.k == V_CT || skel.k == V_RT) return leaves[(*pos)++];
-    if (skel.k != V_TUPLE) return skel;
-    Val r = skel;
-    r.elems = ARENA_ARRAY(g->a, Val, skel.nelems ? skel.nelems : 1);
-    for (int i = 0; i < skel.nelems; i++) r.elems[i] = val_with_leaves(g, skel.elems[i], leaves, pos);
-    return r;
-}
-
-/* a and b have one skeleton: the same tuple structure and the same non-leaf elements. */
-bool val_same_skeleton(Val a, Val b) {
-    bool la = a.k == V_CT || a.k == V_RT, lb = b.k == V_CT || b.k == V_RT;
-    if (la || lb) return la && lb;
-    if (a.k != V_TUPLE || b.k != V_TUPLE) return val_same(a, b);
-    if (a.nelems != b.nelems) return false;
-    for (int i = 0; i < a.nelems; i++)
-        if (!val_same_skeleton(a.elems[i], b.elems[i])) return false;
-    return true;
-}
-
 /* ---- statements ---- */
 
 /* v taken apart by the pattern pat (an N_TUPLE of N_NAMEs and N_TUPLEs) into out[*pos..], depth first, as the
@@ -496,25 +437,6 @@ static void carry_collect(Gen *g, const Node *s, const char *skip, Carry *c) {
     }
 }
 
-/* a and b for a message that they differ: their type names, or where those are the same ("tuple of 2 values" and a
- * tuple of 2 whose element is now a tuple) their structure, element by element: "(i32, i32)", "((i32, i32), i32)" */
-const char *gen_skeleton_str(Gen *g, Val v) {
-    if (v.k != V_TUPLE || gen_is_record(v)) return gen_val_type_name(g, v);
-    Str s = {0};
-    str_putc(&s, '(');
-    for (int i = 0; i < v.nelems; i++) str_printf(&s, "%s%s", i ? ", " : "", gen_skeleton_str(g, v.elems[i]));
-    str_puts(&s, v.nelems == 1 ? ",)" : ")");
-    char *r = arena_strdup(g->a, s.buf);
-    str_free(&s);
-    return r;
-}
-
-static void differing_names(Gen *g, Val a, Val b, const char **na, const char **nb) {
-    *na = gen_val_type_name(g, a);
-    *nb = gen_val_type_name(g, b);
-    if (!strcmp(*na, *nb)) *na = gen_skeleton_str(g, a), *nb = gen_skeleton_str(g, b);
-}
-
 /* Rebind the carried variables to values[0..c->n) (the body's arguments, the loop's results). */
 static void carry_bind(Gen *g, const Carry *c, const ValueId *values) {
     Val *lv = ARENA_ARRAY(g->a, Val, c->n + 1);
@@ -538,7 +460,7 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
         Val *lv = ARENA_ARRAY(g->a, Val, nl + 1);
         if (c->before[i].k == V_TUPLE && !val_same_skeleton(nv, c->before[i])) {
             const char *was, *now;
-            differing_names(g, c->before[i], nv, &was, &now);
+            gen_differing_names(g, c->before[i], nv, &was, &now);
             diag_error(g->d, at, "loop-carried variable '%s' changes from '%s' to '%s' in the loop", x->name, was, now);
             if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
             continue;
@@ -1238,7 +1160,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         if (!tuples && (!va || !vb)) {
             if (rv) {
                 const char *na, *nb;
-                differing_names(g, a, b, &na, &nb);
+                gen_differing_names(g, a, b, &na, &nb);
                 Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
                 diag_error(g->d, at, "'%s' returns %s on one path of a run-time 'if' and %s on another (every 'return' of a "
                            "function gives one type)", fr->fn->name, a.k == V_VOID ? "no value" : gen_a(g, na, true),
@@ -1246,7 +1168,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
             } else if (a.k == V_TUPLE && b.k == V_TUPLE && val_leaves(a, NULL) >= 0 && val_leaves(b, NULL) >= 0) {
                 const char *na, *nb;
-                differing_names(g, a, b, &na, &nb);
+                gen_differing_names(g, a, b, &na, &nb);
                 diag_error(g->d, s->loc, "'%s' is '%s' in one branch of a run-time 'if' and '%s' in the other", x->name, na, nb);
             } else diag_error(g->d, s->loc, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
             x->val = val_err();
@@ -1266,77 +1188,8 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             const char *name = rv ? arena_printf(g->a, "the value '%s' returns", fr->fn->name) : arena_printf(g->a, "'%s'", x->name);
             const char *what = gen_is_record(a) ? arena_printf(g->a, "%s (a %s)", name, gen_val_type_name(g, a))
                                : tuples ? arena_printf(g->a, "element %d of %s", k, name) : name;
-            const Type *t;
-            /* a compile-time number before the `if` is a scalar of its own type, as in a loop (and in Triton, whose
-             * `x = 0` is an i32): a branch's run-time value of another type or shape is an error at its assignment
-             * (`let x = 0; if c { x = n_i64; }` made x an i64 unseen, and `x = v_i8` an i8 that later wraps) */
-            if (ok.k == V_CT && (ea.k == V_RT || eb.k == V_RT)) {
-                /* (a pointer is reported below, as a pointer in one branch and a number in the other) */
-                bool in_a = ea.k == V_RT && ea.t->dt != DT_PTR && (ea.t->rank || ea.t->dt != ok.dt);
-                const Type *bt = in_a ? ea.t : eb.k == V_RT && eb.t->dt != DT_PTR && (eb.t->rank || eb.t->dt != ok.dt) ? eb.t : NULL;
-                if (bt) {
-                    Loc set = in_a ? ts[i] : es[i];
-                    Loc at = set.file == s->loc.file && set.line >= s->loc.line ? set : s->loc;
-                    const char *cv = dtype_is_float(ok.dt) ? arena_double(g->a, ok.f) : arena_printf(g->a, "%lld", (long long)ok.i);
-                    /* the form to start it as: a tile of the branch's shape (`0 as f32` would stay a scalar) */
-                    const char *fix = bt->rank ? arena_printf(g->a, "give the value before the 'if' that shape and type, `full(%s, %s, %s)`",
-                                                              gen_shape_str(g, bt->rank, bt->shape), cv, dtype_name(bt->dt))
-                                               : arena_printf(g->a, "give the value before the 'if' the type, `%s as %s`, or cast", cv,
-                                                              dtype_name(bt->dt));
-                    diag_error(g->d, at, "%s is the %s %s before the 'if' and %s in it (as in a loop and in Triton, a variable "
-                               "keeps its type and shape: %s)", what, dtype_name(ok.dt), cv,
-                               bt->rank ? arena_printf(g->a, "a '%s' tensor", gen_type_desc(g, bt))
-                                        : arena_printf(g->a, "a run-time '%s'", gen_type_desc(g, bt)),
-                               fix);
-                    if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
-                    bad = true;
-                    break;
-                }
-            }
-            if (ea.k == V_RT && eb.k == V_RT && ea.t != eb.t) { /* at a branch's assignment, the if in a note */
-                Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
-                diag_error(g->d, at, "%s has type '%s' in one branch of 'if' and '%s' in the other", what,
-                           gen_type_desc(g, ea.t), gen_type_desc(g, eb.t));
-                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
-                bad = true;
-                break;
-            }
-            if (ea.k == V_RT) t = ea.t;
-            else if (eb.k == V_RT) t = eb.t;
-            else if (ok.k == V_RT && ok.t->dt != DT_PTR) t = ok.t; /* two constants: the type before the `if` stays (an i8 became an i32) */
-            else t = tir_scalar(g->m, gen_promote(ea.dt, eb.dt));
-            Val cv = ea.k == V_CT ? ea : eb;
-            if (ea.k == V_CT && eb.k == V_CT && t == ok.t && !dtype_is_float(t->dt) && (dtype_is_float(ea.dt) || dtype_is_float(eb.dt))) {
-                Loc fs = dtype_is_float(ea.dt) ? ts[i] : es[i]; /* the float's branch's assignment */
-                Loc at = fs.file == s->loc.file && fs.line >= s->loc.line ? fs : s->loc;
-                diag_error(g->d, at, "%s is %s before the 'if' and given the float %s in it (as in a loop, a variable keeps its "
-                           "type: start it as a float, or cast)", what, gen_type_desc(g, t), arena_double(g->a, dtype_is_float(ea.dt) ? ea.f : eb.f));
-                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
-                bad = true;
-                break;
-            }
-            if ((ea.k == V_RT || eb.k == V_RT) && cv.k == V_CT && dtype_is_float(cv.dt) && !dtype_is_float(t->dt) && t->dt != DT_PTR) {
-                diag_error(g->d, s->loc, "%s is %s in one branch of 'if' and the float %s in the other (a variable keeps its "
-                           "type: cast, or start it as a float)", what, gen_type_desc(g, t), arena_double(g->a, cv.f));
-                bad = true;
-                break;
-            }
-            /* two constants, an integer and a float: as in a loop, an integer variable does not become a float (it
-             * did: `let x = 0; if c { x = 1.5; }` made x an f32); one that was a float before the `if` takes an integer */
-            if (ea.k == V_CT && eb.k == V_CT && dtype_is_float(ea.dt) != dtype_is_float(eb.dt) &&
-                !(ok.k == V_CT ? dtype_is_float(ok.dt) : ok.k == V_RT && dtype_is_float(ok.t->dt))) {
-                Val iv = dtype_is_float(ea.dt) ? eb : ea, fv = dtype_is_float(ea.dt) ? ea : eb;
-                Loc fs = dtype_is_float(ea.dt) ? ts[i] : es[i]; /* the float's branch's assignment */
-                Loc at = fs.file == s->loc.file && fs.line >= s->loc.line ? fs : s->loc;
-                diag_error(g->d, at, "%s is the %s %lld in one branch of 'if' and the float %s in the other (as in a loop, a "
-                           "variable keeps its type: start it as a float, or cast)", what, dtype_name(iv.dt), (long long)iv.i,
-                           arena_double(g->a, fv.f));
-                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
-                bad = true;
-                break;
-            }
-            if (t->dt == DT_PTR && (ea.k == V_CT || eb.k == V_CT)) {
-                diag_error(g->d, s->loc, "%s is a pointer in one branch of 'if' and a number in the other", what);
+            const Type *t = merge_leaf_type(g, s->loc, what, ea, eb, ok, ts[i], es[i], x->set);
+            if (!t) {
                 bad = true;
                 break;
             }
