@@ -1,14 +1,22 @@
 /* stmt.c - statements, structured control flow, inlining (kernels and the module: kernel.c).
  *
  * Statement sequences (gen_seq) carry a continuation: the statements that
- * follow in the enclosing blocks.  It is used for early `return` only:
+ * follow in the enclosing blocks, up to the body's end (an implicit `return;`).
+ * It is used for early `return` (and for jumps, below):
  *   1. an `if` with a run-time condition that contains a `return` (outside
- *      loops) becomes an OP_IF whose two branches are each followed by the
- *      rest of the kernel or fn (the continuation); a branch that returns
- *      stops there, so the statements after the `if` run exactly on the
+ *      loops), one of whose branches always returns, becomes an OP_IF whose
+ *      other branch is followed by the rest of the kernel or fn (the
+ *      continuation), so the statements after the `if` run exactly on the
  *      paths that did not return.  Nothing follows the OP_IF itself; in a fn
  *      it yields the value returned (the hidden variable RETVAL, merged as
  *      any variable both branches assign);
+ *   1a. where both branches may go on (`if c { if d { return x; } ... }`),
+ *      copying the rest into both would double it at each such `if`: the
+ *      branches are generated alone, yielding the hidden i1 RETURNED (set by
+ *      each `return`) and RETVAL, then the rest once, in the else branch of
+ *      a guard `if RETURNED` (if_rt).  A path that returned yields its
+ *      variables as the other path has them (they are never read again), one
+ *      that did not the other's type for RETVAL (fill_unread);
  *   2. a compile-time `if` whose taken branch contains a `return` inlines
  *      the branch followed by the continuation, so `return` under a `const`
  *      condition works in kernels and device functions alike.
@@ -55,12 +63,20 @@ typedef struct Cont {
     int n;
     Scope *scope; /* the scope those statements run in */
     const struct Cont *next;
+    bool end;     /* the end of the kernel's or fn's body, after st: an implicit `return;` (body_end) */
 } Cont;
 
 static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k);
 
-/* A device function's body, for stmt_fn.c's inlining: its statements with nothing after them. */
-void gen_stmt_seq(Gen *g, Node *const *st, int n) { gen_seq(g, st, n, NULL); }
+/* A kernel's or fn's body: its statements, then the end that every path not returned before reaches. */
+static void gen_body(Gen *g, Node *const *st, int n) {
+    static const Cont end = {.end = true};
+    gen_define_var(g, RETURNED, val_ct_int(0, DT_I1));
+    gen_seq(g, st, n, &end);
+}
+
+/* A device function's body, for stmt_fn.c's inlining. */
+void gen_stmt_seq(Gen *g, Node *const *st, int n) { gen_body(g, st, n); }
 
 /* ---- snapshots of a frame's variables (for run-time `if`) ---- */
 typedef struct Snap {
@@ -85,7 +101,8 @@ static void assigned_names(Gen *g, const Node *s, NameMap *out, bool nested) {
     case N_BREAK:
         if (!nested) namemap_put(g->a, out, RUNNING, (void *)s);
         break;
-    case N_RETURN: /* a fn's value (a kernel has no such variable) */
+    case N_RETURN: /* whether the path returned, and a fn's value (a kernel has no such variable) */
+        namemap_put(g->a, out, RETURNED, (void *)s);
         namemap_put(g->a, out, RETVAL, (void *)s);
         break;
     case N_BLOCK:
@@ -370,6 +387,8 @@ static void gen_return(Gen *g, const Node *s) {
                    fr->loop && fr->loop->kind == N_WHILE ? "while" : "for");
         return;
     }
+    Var *rf = gen_lookup_var(g, RETURNED);
+    if (rf) rf->val = val_ct_int(1, DT_I1);
     if (!fr->fn) {
         if (s->rhs) diag_error(g->d, s->rhs->loc, "a kernel cannot return a value");
         fr->returned = true;
@@ -959,10 +978,7 @@ static void gen_branch(Gen *g, const Node *br, const Cont *k, Scope *keep) {
     Scope sc = {.up = saved};
     g->fr->scope = &sc;
     if (!br) {
-        if (k) {
-            g->fr->scope = k->scope;
-            gen_seq(g, k->st, k->n, k->next);
-        }
+        if (k) gen_seq(g, NULL, 0, k);
     } else if (br->kind == N_BLOCK) {
         gen_seq(g, br->kids, br->nkids, k);
     } else {
@@ -1045,6 +1061,32 @@ static void define_outlived(Gen *g, const char *name, Val v) {
     g->fr->scope->vars->outlived = true;
 }
 
+/* A variable's value on a path where it is never read again (a path that returned; the fn's value where it did not
+ * return), made to merge with the other path's value other: that where it holds no run-time value, else a
+ * run-time value of its type, in block b: own where own is one, else a zero (a null pointer). */
+static Val fill_unread(Gen *g, Block *b, Val own, Val other, Loc loc) {
+    if (other.k == V_TUPLE) {
+        bool same = own.k == V_TUPLE && own.nelems == other.nelems;
+        Val r = other;
+        r.elems = ARENA_ARRAY(g->a, Val, other.nelems + 1);
+        for (int i = 0; i < other.nelems; i++)
+            r.elems[i] = fill_unread(g, b, same ? own.elems[i] : (Val){.k = V_VOID}, other.elems[i], loc);
+        return r;
+    }
+    if (other.k != V_RT) return other;
+    if (own.k == V_RT && own.t == other.t) return own;
+    Builder saved = g->b;
+    g->b.block = b, g->b.before = NULL, g->b.loc = loc;
+    const Type *t = other.t;
+    ValueId z = tir_const_int(&g->b, t->dt == DT_PTR ? tir_type(g->m, DT_I64, t->rank, t->shape, NULL, NULL) : t, 0);
+    if (t->dt == DT_PTR) z = gen_emit(g, loc, OP_BITCAST, &z, 1, t);
+    g->b = saved;
+    return val_rt(g, z);
+}
+
+static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
+                  const Cont *rest, bool ret);
+
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
 static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Val c = gen_expr(g, s->cond);
@@ -1072,18 +1114,50 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         return false;
     }
     Frame *fr = g->fr;
-    /* a `return` in it (outside loops): the rest of the kernel or fn runs in the branches; a fn's value is then
-     * the one variable merged after the `if` (RETVAL), as Triton's branches each return */
+    /* a `return` in it (outside loops): where a branch always returns, the rest of the kernel or fn runs in the
+     * other branch; else (both may go on: copying the rest into both would double it at each such `if`) the
+     * branches are generated alone and the rest once after them, in the else branch of a guard `if RETURNED`.
+     * A fn's value is then the one variable merged after the `if` (RETVAL), as Triton's branches each return */
     bool early = !fr->loops && contains_return(s);
+    bool guarded = early && !always_returns(s->then) && !always_returns(s->els);
     /* a jump out of the iteration: the rest of the body runs in the branches, whose
      * variables then merge as usual (the loop's yield follows the `if`) */
     bool jumps = fr->loop && contains_jump(s, N_ERR);
-    const Cont *k = early || jumps ? rest : NULL;
+    const Cont *k = (early && !guarded) || jumps ? rest : NULL;
+    if_rt(g, s->loc, c.v, s->then, s->els, k, k, rest, early);
+    Var *rf = guarded ? gen_lookup_var(g, RETURNED) : NULL;
+    if (rf) {
+        Val m = rf->val;
+        if (m.k == V_CT && !m.i) return false; /* no path returned (a return under a compile-time condition not taken) */
+        /* the guard: the rest where not returned; its messages at the `if` where a return and a path going on met */
+        if (m.k == V_RT) if_rt(g, rf->set, m.v, NULL, NULL, NULL, rest, rest, true);
+    }
+    if (early) { /* the rest ran inside the branches, or after the guard */
+        fr->returned = true;
+        Var *rv = fr->fn ? gen_lookup_var(g, RETVAL) : NULL;
+        if (rv) fr->ret = rv->val;
+    }
+    return early || jumps;
+}
+
+/* A run-time `if` on cond (at_if: the statement's place, where its messages point) with the branches then and els,
+ * each followed by its continuation kt or ke (the guard of an early return: then empty, having returned, and els
+ * the rest, not returned); the variables either may assign merge after it.  rest: the statements after the `if`,
+ * for warnings.  ret: the `if` may return, so the variables of a path that returned are not merged (they are never
+ * read again), nor the fn's value on a path that did not return: filled (fill_unread) with the other path's. */
+static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
+                  const Cont *rest, bool ret) {
+    Frame *fr = g->fr;
     NameMap assigned = {0}; /* what the branches, and the statements they continue with, may assign */
-    assigned_names(g, s->then, &assigned, false);
-    assigned_names(g, s->els, &assigned, false);
-    for (const Cont *c = k; c; c = c->next)
-        for (int i = 0; i < c->n; i++) assigned_names(g, c->st[i], &assigned, false);
+    assigned_names(g, then, &assigned, false);
+    assigned_names(g, els, &assigned, false);
+    for (int side = 0; side < 2; side++)
+        for (const Cont *c = side ? ke : kt; c && (side == 0 || ke != kt); c = c->next) {
+            for (int i = 0; i < c->n; i++) assigned_names(g, c->st[i], &assigned, false);
+            if (c->end) namemap_put(g->a, &assigned, RETVAL, NULL), namemap_put(g->a, &assigned, RETURNED, NULL);
+        }
+    if (ret) namemap_put(g->a, &assigned, RETURNED, NULL), namemap_put(g->a, &assigned, RETVAL, NULL);
+    bool guard = !then && !els;
     Snap snap;
     snap_take(g, &snap, &assigned);
     Block *tb = tir_block_new(g->f, NULL), *eb = tir_block_new(g->f, NULL);
@@ -1093,9 +1167,15 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Loc *s0 = ARENA_ARRAY(g->a, Loc, snap.nvars + 1), *ts = ARENA_ARRAY(g->a, Loc, snap.nvars + 1),
         *es = ARENA_ARRAY(g->a, Loc, snap.nvars + 1);
     for (int i = 0; i < snap.nvars; i++) s0[i] = snap.vars[i]->set;
+    int ir = -1, iv = -1; /* RETURNED's and RETVAL's places in snap */
+    for (int i = 0; i < snap.nvars; i++) {
+        if (!strcmp(snap.vars[i]->name, RETURNED)) ir = i;
+        if (!strcmp(snap.vars[i]->name, RETVAL)) iv = i;
+    }
     g->b.block = tb;
     Scope tkeep = {0}, ekeep = {0};
-    gen_branch(g, s->then, k, &tkeep);
+    if (guard && ir >= 0) snap.vars[ir]->val = val_ct_int(1, DT_I1);
+    gen_branch(g, then, kt, &tkeep);
     for (int i = 0; i < snap.nvars; i++) {
         tv[i] = snap.vars[i]->val;
         ts[i] = snap.vars[i]->set;
@@ -1104,10 +1184,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
     g->b.block = eb;
-    if (s->els || k) gen_branch(g, s->els, k, &ekeep);
-    if (!k) {
-        warn_hidden_in_branch(g, &tkeep, s->then, rest);
-        warn_hidden_in_branch(g, &ekeep, s->els, rest);
+    if (guard && ir >= 0) snap.vars[ir]->val = val_ct_int(0, DT_I1);
+    if (els || ke) gen_branch(g, els, ke, &ekeep);
+    if (!kt && !ke) {
+        warn_hidden_in_branch(g, &tkeep, then, rest);
+        warn_hidden_in_branch(g, &ekeep, els, rest);
     }
     for (int i = 0; i < snap.nvars; i++) {
         Var *x = snap.vars[i];
@@ -1117,6 +1198,16 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     }
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
+    /* a path that returned (RETURNED a constant true at its end) leaves its variables unread; one that did not
+     * return leaves the fn's value unread.  Both returned: nothing follows, only the fn's value merges. */
+    bool ta = ir >= 0 && tv[ir].k == V_CT && tv[ir].i, ra = ir >= 0 && ev[ir].k == V_CT && ev[ir].i;
+    bool tn = ir >= 0 && tv[ir].k == V_CT && !tv[ir].i, rn = ir >= 0 && ev[ir].k == V_CT && !ev[ir].i;
+    bool both = ta && ra;
+    for (int i = 0; i < snap.nvars && !both; i++) {
+        if (i == ir) continue;
+        if (i == iv ? tn && !rn : ta) tv[i] = fill_unread(g, tb, tv[i], ev[i], at_if);
+        else if (i == iv ? rn && !tn : ra) ev[i] = fill_unread(g, eb, ev[i], tv[i], at_if);
+    }
     /* names both branches declare (their own statements, not blocks inside them), none of them in scope before:
      * as in Triton, they live on after the `if`, merged as a variable both branches assign (of one type; a
      * constant converts to the other branch's run-time type).  Others stay the branch's own: a use after the
@@ -1126,7 +1217,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     const char **hname = ARENA_ARRAY(g->a, const char *, nh + 1);
     Val *hta = ARENA_ARRAY(g->a, Val, nh + 1), *hea = ARENA_ARRAY(g->a, Val, nh + 1);
     nh = 0;
-    for (Var *v = s->els && !k ? tkeep.vars : NULL; v; v = v->next) {
+    for (Var *v = els && !ke && !ta && !ra ? tkeep.vars : NULL; v; v = v->next) {
         Var *e = gen_scope_find(&ekeep, v->name);
         if (!e || !outlives_branch(g, &tkeep, v) || !outlives_branch(g, &ekeep, e)) continue;
         hname[nh] = v->name, hta[nh] = v->val, hea[nh++] = e->val;
@@ -1143,10 +1234,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     int *which = ARENA_ARRAY(g->a, int, cap + 1), *leaf = ARENA_ARRAY(g->a, int, cap + 1);
     int ny = 0;
     for (int i = 0; i < snap.nvars; i++) {
-        Val a = tv[i], b = ev[i], o = snap.vals[i];
+        /* (the fn's value before the `if` is none to keep: only a path's `return` gives it, as the paths merge) */
+        Val a = tv[i], b = ev[i], o = i == iv ? (Val){.k = V_VOID} : snap.vals[i];
         Var *x = snap.vars[i];
         bool rv = !strcmp(x->name, RETVAL);
-        if ((early && !rv) || (val_same(a, o) && val_same(b, o))) continue;
+        if ((both && !rv && i != ir) || (val_same(a, o) && val_same(b, o))) continue;
         if (a.k == V_ERR || b.k == V_ERR) {
             x->val = val_err();
             continue;
@@ -1161,16 +1253,16 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             if (rv) {
                 const char *na, *nb;
                 gen_differing_names(g, a, b, &na, &nb);
-                Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
+                Loc at = x->set.file == at_if.file && x->set.line >= at_if.line ? x->set : at_if;
                 diag_error(g->d, at, "'%s' returns %s on one path of a run-time 'if' and %s on another (every 'return' of a "
                            "function gives one type)", fr->fn->name, a.k == V_VOID ? "no value" : gen_a(g, na, true),
                            b.k == V_VOID ? "no value" : gen_a(g, nb, true));
-                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
+                if (at.line != at_if.line || at.col != at_if.col) diag_note(g->d, at_if, "the 'if'");
             } else if (a.k == V_TUPLE && b.k == V_TUPLE && val_leaves(a, NULL) >= 0 && val_leaves(b, NULL) >= 0) {
                 const char *na, *nb;
                 gen_differing_names(g, a, b, &na, &nb);
-                diag_error(g->d, s->loc, "'%s' is '%s' in one branch of a run-time 'if' and '%s' in the other", x->name, na, nb);
-            } else diag_error(g->d, s->loc, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
+                diag_error(g->d, at_if, "'%s' is '%s' in one branch of a run-time 'if' and '%s' in the other", x->name, na, nb);
+            } else diag_error(g->d, at_if, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
             x->val = val_err();
             continue;
         }
@@ -1188,7 +1280,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             const char *name = rv ? arena_printf(g->a, "the value '%s' returns", fr->fn->name) : arena_printf(g->a, "'%s'", x->name);
             const char *what = gen_is_record(a) ? arena_printf(g->a, "%s (a %s)", name, gen_val_type_name(g, a))
                                : tuples ? arena_printf(g->a, "element %d of %s", k, name) : name;
-            const Type *t = merge_leaf_type(g, s->loc, what, ea, eb, ok, ts[i], es[i], x->set);
+            const Type *t = merge_leaf_type(g, at_if, what, ea, eb, ok, ts[i], es[i], x->set);
             if (!t) {
                 bad = true;
                 break;
@@ -1234,21 +1326,21 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
                 ys[j] = v.v;
                 continue;
             }
-            Loc at = s->loc;
+            Loc at = at_if;
             if (which[j] >= 0) {
                 Loc set = (side ? es : ts)[which[j]]; /* the branch's assignment, when it made this value */
                 const Loc o0 = s0[which[j]];
                 bool made = set.file != o0.file || set.line != o0.line || set.col != o0.col;
-                if (made && set.file == s->loc.file && set.line >= s->loc.line) at = set;
+                if (made && set.file == at_if.file && set.line >= at_if.line) at = set;
             }
             int before = g->d->nerrors;
             ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, at);
-            if (g->d->nerrors > before && (at.line != s->loc.line || at.col != s->loc.col)) diag_note(g->d, s->loc, "the 'if'");
+            if (g->d->nerrors > before && (at.line != at_if.line || at.col != at_if.col)) diag_note(g->d, at_if, "the 'if'");
         }
-        gen_emit_inst(g, s->loc, OP_YIELD, ys, ny, NULL);
+        gen_emit_inst(g, at_if, OP_YIELD, ys, ny, NULL);
     }
     g->b.block = outer;
-    Inst *ii = tir_inst_new(g->f, OP_IF, &c.v, 1, types, ny, s->loc);
+    Inst *ii = tir_inst_new(g->f, OP_IF, &cond, 1, types, ny, at_if);
     tir_block_append(outer, ii);
     tir_inst_add_region(g->f, ii, tb);
     tir_inst_add_region(g->f, ii, eb);
@@ -1261,6 +1353,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         Var *x = snap.vars[which[j]];
         if (leaf[j] < 0) {
             x->val = val_rt(g, ii->res[j++]);
+            if (which[j - 1] == ir) x->set = tv[ir].k == V_RT ? ts[ir] : ev[ir].k == V_RT ? es[ir] : at_if;
             continue;
         }
         Val skel = tv[which[j]];
@@ -1270,12 +1363,6 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         x->val = val_with_leaves(g, skel, lv, &pos);
         j += nl;
     }
-    if (early) { /* the rest ran inside the branches */
-        fr->returned = true;
-        Var *rv = fr->fn ? gen_lookup_var(g, RETVAL) : NULL;
-        if (rv) fr->ret = rv->val;
-    }
-    return early || jumps;
 }
 
 static void gen_stmt(Gen *g, const Node *s) {
@@ -1303,22 +1390,29 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
             return;
         }
         if (s->kind == N_IF) {
-            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k};
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false};
             if (gen_if(g, s, &rest)) return;
             continue;
         }
         if (s->kind == N_BLOCK && g->fr->loop && contains_jump(s, N_ERR)) { /* the rest follows inside */
-            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k};
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false};
             gen_branch(g, s, &rest, NULL);
             return;
         }
         gen_stmt(g, s);
     }
-    if (k && !g->fr->returned && !g->fr->jumped) {
-        g->fr->scope = k->scope;
-        gen_seq(g, k->st, k->n, k->next);
+    if (!k || g->fr->returned || g->fr->jumped) return;
+    if (k->end) { /* the body's end: the path returns (a fn with no value), as a `return;` would */
+        Var *rf = gen_lookup_var(g, RETURNED), *rv = g->fr->fn ? gen_lookup_var(g, RETVAL) : NULL;
+        if (rf) rf->val = val_ct_int(1, DT_I1);
+        if (rv) rv->val = (Val){.k = V_VOID};
+        g->fr->ret = (Val){.k = V_VOID};
+        g->fr->returned = true;
+        return;
     }
+    g->fr->scope = k->scope;
+    gen_seq(g, k->st, k->n, k->next);
 }
 
-/* A kernel's or function's statements, with nothing after them (kernel.c). */
-void gen_stmts(Gen *g, Node *const *st, int n) { gen_seq(g, st, n, NULL); }
+/* A kernel's statements (kernel.c). */
+void gen_stmts(Gen *g, Node *const *st, int n) { gen_body(g, st, n); }

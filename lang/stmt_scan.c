@@ -151,6 +151,21 @@ bool contains_return(const Node *s) {
     }
 }
 
+/* Whether every path through s ends in a `return` (a block with one among its statements, an `if` with an `else`
+ * both of whose branches do); false where that is not seen from the syntax alone. */
+bool always_returns(const Node *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case N_RETURN: return true;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++)
+            if (always_returns(s->kids[i])) return true;
+        return false;
+    case N_IF: return always_returns(s->then) && always_returns(s->els);
+    default: return false;
+    }
+}
+
 Node *synth_node(Gen *g, NodeKind k, Loc loc) {
     Node *n = ARENA_NEW(g->a, Node);
     n->kind = k;

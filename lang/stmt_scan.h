@@ -6,6 +6,7 @@
 
 #define RUNNING "<running>" /* hidden loop-carried flag of a loop with `break` */
 #define NEXT_COND "<cond>"  /* hidden: a `while` loop's next condition */
+#define RETURNED "<returned>" /* hidden: an i1, whether the path has returned (run-time after an `if` where some did) */
 
 typedef struct NameSet {
     const char **v;
@@ -15,5 +16,6 @@ typedef struct NameSet {
 void collect_assigned(Gen *g, const Node *s, NameSet *out);
 bool contains_jump(const Node *s, NodeKind kind);
 bool contains_return(const Node *s);
+bool always_returns(const Node *s);
 Node *synth_node(Gen *g, NodeKind k, Loc loc);
 #endif

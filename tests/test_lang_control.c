@@ -876,3 +876,135 @@ Test(lang_run, fn_return_in_run_time_if) {
     }
     unload(&k);
 }
+
+/* A fn's `return`s inside run-time `if`s whose branches may both go on (`if s > t { if s < u { return ..; } ... }`):
+ * the statements after such an `if` are generated once, after it, where no path returned (they were copied into
+ * both branches, so 12 such ifs made 80,000 lines of Tile IR and 14 hit the size bound).  early_steps(k): k in a
+ * row, returning a tuple whose constant element says which returned; early_deep(d): nested d deep, each level
+ * with statements after its inner level.  Against host values per program (s per program: paths differ), and
+ * the front end's Tile IR of 20 in a row within 3 times that of 10 (it doubled with each). */
+static void early_steps_src(char *buf, size_t cap, int k) {
+    size_t n = (size_t)snprintf(buf, cap, "fn early_steps(x, s) {\n");
+    for (int i = 0; i < k; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "    if s > %d.0 { if s < %d.5 { return (x * %d.0, %d); } s = s - 0.125; }\n"
+                              "    x = x + s;\n", i, i, i + 2, i);
+    snprintf(buf + n, cap - n, "    return (x, -1);\n}\n");
+}
+
+static void early_deep_src(char *buf, size_t cap, int d) {
+    size_t n = (size_t)snprintf(buf, cap, "fn early_deep(x, s) {\n");
+    for (int i = 0; i < d; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "if s > %d.0 {\n if s < %d.25 { return x * %d.0; }\n x = x + s;\n", i, i, i + 2);
+    n += (size_t)snprintf(buf + n, cap - n, "x = x * 0.5;\n");
+    for (int i = 0; i < d; i++) n += (size_t)snprintf(buf + n, cap - n, "x = x - 1.0;\n}\n");
+    snprintf(buf + n, cap - n, "return x;\n}\n");
+}
+
+/* the host's early_deep from level i of d (1: returned, *x its value; 0: *x goes on) */
+static int early_deep_ref(int i, int d, double *x, float s) {
+    if (i == d) {
+        *x *= 0.5;
+        return 0;
+    }
+    if (!(s > (float)i)) return 0;
+    if (s < (float)i + 0.25f) {
+        *x *= i + 2;
+        return 1;
+    }
+    *x += s;
+    if (early_deep_ref(i + 1, d, x, s)) return 1;
+    *x -= 1.0;
+    return 0;
+}
+
+static size_t frontend_lines(const char *fn_src) {
+    char src[8192];
+    snprintf(src, sizeof src, "%skernel k(p: *f32, q: *i32, s: f32) { let (y, c) = early_steps(load(p + arange(0, 16)), s); "
+             "store(p + arange(0, 16), y); store(q, c); }\n", fn_src);
+    tile_compile_options o = {.dump_after = "frontend", .tir_only = 1};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    size_t lines = 0;
+    for (const char *p = c.dump; p && *p; p++) lines += *p == '\n';
+    tile_compiled_free(&c);
+    return lines;
+}
+
+Test(lang_run, fn_early_returns_stay_linear) {
+    enum { KS = 20, D = 8, N = 16 * 48 - 5, P = (N + 15) / 16 };
+    char steps[4096], deep[4096], src[12288];
+    early_steps_src(steps, sizeof steps, KS);
+    early_deep_src(deep, sizeof deep, D);
+    snprintf(src, sizeof src,
+             "%s%s@num_warps(1)\n"
+             "kernel k(px: *f32, ps: *f32, py: *f32, pc: *i32, pz: *f32, n: i32) {\n"
+             "    let pid = program_id(0);\n"
+             "    let i = pid * 16 + arange(0, 16);\n"
+             "    let m = i < n;\n"
+             "    let x = load(px + i, mask=m, other=0.0);\n"
+             "    let s = load(ps + pid);\n"
+             "    let (y, c) = early_steps(x, s);\n"
+             "    store(py + i, y, mask=m);\n"
+             "    store(pc + pid, c);\n"
+             "    store(pz + i, early_deep(x, s), mask=m);\n"
+             "}\n",
+             steps, deep);
+    static float x[N], s[P], y[N], z[N];
+    static int32_t c[P];
+    seed_rng();
+    for (int i = 0; i < N; i++) x[i] = (float)urand();
+    for (int p = 0; p < P; p++) /* a whole number from -1 to 21 and eighths: the windows of the steps and the levels */
+        s[p] = (float)((int)((urand() + 1.0) * 11.0) - 1) + (float)((int)((urand() + 1.0) * 4.0)) * 0.125f;
+    for (int p = 0; p < D; p++) s[3 * p] = (float)p + 0.125f; /* early_deep returns at each level */
+    K k;
+    load_src(&k, src, "k");
+    uint64_t dx = upload(&k, x, sizeof x), ds = upload(&k, s, sizeof s);
+    uint64_t dy = poisoned(&k, sizeof y), dc = poisoned(&k, sizeof c), dz = poisoned(&k, sizeof z);
+    int32_t n = N;
+    void *prm[] = {&dx, &ds, &dy, &dc, &dz, &n};
+    launch(&k, P, prm);
+    download(&k, y, dy, sizeof y);
+    download(&k, c, dc, sizeof c);
+    download(&k, z, dz, sizeof z);
+    unload(&k);
+    int bad = 0, returned[2] = {0, 0};
+    for (int p = 0; p < P && bad < 8; p++) {
+        float sp = s[p];
+        int want_c = -1, j = 0;
+        for (; j < KS; j++) { /* which step returns, and s after those that did not */
+            if (sp > (float)j && sp < (float)j + 0.5f) break;
+            if (sp > (float)j) sp -= 0.125f;
+        }
+        if (j < KS) want_c = j;
+        returned[0] += want_c >= 0;
+        cr_expect_eq(c[p], want_c, "program %d (s = %g): returned at step %d, want %d (seed %llu)", p, s[p], c[p], want_c,
+                     (unsigned long long)seed);
+        for (int e = 0; e < 16 && p * 16 + e < N; e++) {
+            int g = p * 16 + e;
+            double v = x[g], want_y, want_z = v;
+            float sq = s[p];
+            for (int i = 0; i < KS; i++) { /* early_steps on the host */
+                if (sq > (float)i) {
+                    if (sq < (float)i + 0.5f) break;
+                    sq -= 0.125f;
+                }
+                v += sq;
+            }
+            want_y = want_c >= 0 ? v * (want_c + 2) : v;
+            returned[1] += e == 0 && early_deep_ref(0, D, &want_z, s[p]);
+            if (e != 0) early_deep_ref(0, D, &want_z, s[p]);
+            if (fabs(y[g] - want_y) > 1e-5 * (1 + fabs(want_y)) || fabs(z[g] - want_z) > 1e-5 * (1 + fabs(want_z))) {
+                cr_expect(0, "program %d [%d] (s = %g, x = %g): y %g (want %g) z %g (want %g) (seed %llu)", p, e, s[p], x[g], y[g],
+                          want_y, z[g], want_z, (unsigned long long)seed);
+                bad++;
+            }
+        }
+    }
+    cr_expect(returned[0] > 0 && returned[0] < P && returned[1] > 0 && returned[1] < P,
+              "programs returning early: %d and %d of %d (both paths wanted)", returned[0], returned[1], P);
+    char s10[4096];
+    early_steps_src(s10, sizeof s10, 10);
+    size_t l10 = frontend_lines(s10), l20 = frontend_lines(steps);
+    cr_expect(l20 < 3 * l10 && l20 > l10, "Tile IR of 20 early-return ifs: %zu lines, of 10: %zu (want linear growth)", l20, l10);
+}
