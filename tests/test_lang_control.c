@@ -881,8 +881,9 @@ Test(lang_run, fn_return_in_run_time_if) {
  * the statements after such an `if` are generated once, after it, where no path returned (they were copied into
  * both branches, so 12 such ifs made 80,000 lines of Tile IR and 14 hit the size bound).  early_steps(k): k in a
  * row, returning a tuple whose constant element says which returned; early_deep(d): nested d deep, each level
- * with statements after its inner level.  Against host values per program (s per program: paths differ), and
- * the front end's Tile IR of 20 in a row within 3 times that of 10 (it doubled with each). */
+ * with statements after its inner level; the kernel's own `return` so.  Against host values per program (s per
+ * program: paths differ), and the front end's Tile IR of 20 in a row within 3 times that of 10 (it doubled with
+ * each). */
 static void early_steps_src(char *buf, size_t cap, int k) {
     size_t n = (size_t)snprintf(buf, cap, "fn early_steps(x, s) {\n");
     for (int i = 0; i < k; i++)
@@ -938,7 +939,7 @@ Test(lang_run, fn_early_returns_stay_linear) {
     early_deep_src(deep, sizeof deep, D);
     snprintf(src, sizeof src,
              "%s%s@num_warps(1)\n"
-             "kernel k(px: *f32, ps: *f32, py: *f32, pc: *i32, pz: *f32, n: i32) {\n"
+             "kernel k(px: *f32, ps: *f32, py: *f32, pc: *i32, pz: *f32, pw: *i32, n: i32) {\n"
              "    let pid = program_id(0);\n"
              "    let i = pid * 16 + arange(0, 16);\n"
              "    let m = i < n;\n"
@@ -948,10 +949,13 @@ Test(lang_run, fn_early_returns_stay_linear) {
              "    store(py + i, y, mask=m);\n"
              "    store(pc + pid, c);\n"
              "    store(pz + i, early_deep(x, s), mask=m);\n"
+             "    let w = 2;\n"
+             "    if s > 3.0 { if s < 9.0 { return; } w = 3; }\n"
+             "    store(pw + pid, w);\n"
              "}\n",
              steps, deep);
     static float x[N], s[P], y[N], z[N];
-    static int32_t c[P];
+    static int32_t c[P], w[P];
     seed_rng();
     for (int i = 0; i < N; i++) x[i] = (float)urand();
     for (int p = 0; p < P; p++) /* a whole number from -1 to 21 and eighths: the windows of the steps and the levels */
@@ -961,12 +965,14 @@ Test(lang_run, fn_early_returns_stay_linear) {
     load_src(&k, src, "k");
     uint64_t dx = upload(&k, x, sizeof x), ds = upload(&k, s, sizeof s);
     uint64_t dy = poisoned(&k, sizeof y), dc = poisoned(&k, sizeof c), dz = poisoned(&k, sizeof z);
+    uint64_t dw = poisoned(&k, sizeof w);
     int32_t n = N;
-    void *prm[] = {&dx, &ds, &dy, &dc, &dz, &n};
+    void *prm[] = {&dx, &ds, &dy, &dc, &dz, &dw, &n};
     launch(&k, P, prm);
     download(&k, y, dy, sizeof y);
     download(&k, c, dc, sizeof c);
     download(&k, z, dz, sizeof z);
+    download(&k, w, dw, sizeof w);
     unload(&k);
     int bad = 0, returned[2] = {0, 0};
     for (int p = 0; p < P && bad < 8; p++) {
@@ -980,6 +986,8 @@ Test(lang_run, fn_early_returns_stay_linear) {
         returned[0] += want_c >= 0;
         cr_expect_eq(c[p], want_c, "program %d (s = %g): returned at step %d, want %d (seed %llu)", p, s[p], c[p], want_c,
                      (unsigned long long)seed);
+        int want_w = s[p] > 3.0f ? (s[p] < 9.0f ? -1 : 3) : 2; /* -1: the poison, the program returned */
+        cr_expect_eq(w[p], want_w, "program %d (s = %g): w = %d, want %d", p, s[p], w[p], want_w);
         for (int e = 0; e < 16 && p * 16 + e < N; e++) {
             int g = p * 16 + e;
             double v = x[g], want_y, want_z = v;
