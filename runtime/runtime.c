@@ -481,8 +481,9 @@ void tile_context_destroy(tile_context *ctx) {
     free(ctx);
 }
 
-/* The first published tile_device_properties ended at max_shared_per_block: tile_context_get_properties
- * writes that much, so a program built against it keeps working; the fields after it come through _ex. */
+/* The first published tile_device_properties ended at max_shared_per_block: the exported
+ * tile_context_get_properties writes that much, so a program built against it keeps working.  tile.h's macro of
+ * that name sends source built since to _ex with the header's sizeof, which fills every field. */
 enum { PROPS_V1_SIZE = offsetof(tile_device_properties, max_shared_per_block) + sizeof(int) };
 
 /* fn: the name the caller used, for the messages (as context_get_stats) */
@@ -512,7 +513,7 @@ tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_proper
     return context_get_properties(ctx, out, size, "tile_context_get_properties_ex");
 }
 
-tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out) {
+tile_status (tile_context_get_properties)(tile_context *ctx, tile_device_properties *out) {
     return context_get_properties(ctx, out, PROPS_V1_SIZE, "tile_context_get_properties");
 }
 
@@ -555,8 +556,8 @@ tile_status tile_tensor_map_encode_im2col(tile_context *ctx, void *out, tile_dty
                                        elem_strides, (int)swizzle, nan_fill);
 }
 
-/* The first published tile_context_stats ended at load_seconds: tile_context_get_stats writes that
- * much, so a program built against it keeps working; the fields after it come through _ex. */
+/* The first published tile_context_stats ended at load_seconds: the exported tile_context_get_stats writes that
+ * much, so a program built against it keeps working; tile.h's macro of that name calls _ex with the header's sizeof. */
 enum { STATS_V1_SIZE = offsetof(tile_context_stats, load_seconds) + sizeof(double) };
 
 /* fn: the name the caller used, for the messages */
@@ -586,7 +587,7 @@ tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out
     return context_get_stats(ctx, out, size, "tile_context_get_stats_ex");
 }
 
-tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out) {
+tile_status (tile_context_get_stats)(tile_context *ctx, tile_context_stats *out) {
     CHECK_CTX(ctx);
     return context_get_stats(ctx, out, STATS_V1_SIZE, "tile_context_get_stats");
 }

@@ -65,8 +65,11 @@ static tile_context *open_cuda(int cc) {
     tile_context *ctx;
     cr_assert_eq(tile_context_create("cuda", &ctx), TILE_OK, "%s", tile_last_error(NULL));
     tile_device_properties p;
+    memset(&p, 0x5a, sizeof p);
     cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
     cr_assert(!p.is_emulator, "the context is on the emulator, not on the cuda device");
+    /* the driver's CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (the stand-in's 4), through tile.h's macro */
+    cr_expect_eq(p.multiprocessor_count, 4, "multiprocessor_count %d", p.multiprocessor_count);
     return ctx;
 }
 

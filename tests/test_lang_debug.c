@@ -255,14 +255,19 @@ Test(lang_debug, num_sms_default_and_option) {
 }
 
 /* num_sms() of a module the runtime compiles: the context's count, "emu:sms=N" on the emulator;
- * tile_context_get_properties_ex reports it, tile_context_get_properties (the first layout) does not */
+ * tile_context_get_properties (tile.h's macro) and tile_context_get_properties_ex report it, the exported
+ * tile_context_get_properties (what a program built against the first layout calls) does not write it */
 Test(lang_debug, num_sms_from_the_context) {
     tile_context *ctx;
     cr_assert_eq(tile_context_create("emu:sms=7", &ctx), TILE_OK);
     tile_device_properties p;
     memset(&p, 0x5a, sizeof p);
-    cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
+    cr_assert_eq((tile_context_get_properties)(ctx, &p), TILE_OK);
     cr_expect_eq(p.multiprocessor_count, 0x5a5a5a5a, "the first layout's call wrote past max_shared_per_block");
+    cr_expect_eq(p.max_threads_per_block, 1024);
+    cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
+    cr_expect_eq(p.multiprocessor_count, 7);
+    memset(&p, 0x5a, sizeof p);
     cr_assert_eq(tile_context_get_properties_ex(ctx, &p, sizeof p), TILE_OK);
     cr_expect_eq(p.multiprocessor_count, 7);
     cr_expect(p.is_emulator);

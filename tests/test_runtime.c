@@ -892,8 +892,10 @@ Test(runtime, context_per_target) {
     cr_expect_str_eq(tile_last_error(ctx), "tile_module_load_file: path is NULL");
     cr_expect_eq(tile_context_get_properties_ex(ctx, NULL, 64), TILE_ERROR_INVALID_VALUE);
     cr_expect_str_eq(tile_last_error(ctx), "tile_context_get_properties_ex: out is NULL");
-    cr_expect_eq(tile_context_get_properties(ctx, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq((tile_context_get_properties)(ctx, NULL), TILE_ERROR_INVALID_VALUE); /* the exported function */
     cr_expect_str_eq(tile_last_error(ctx), "tile_context_get_properties: out is NULL");
+    cr_expect_eq(tile_context_get_properties(ctx, NULL), TILE_ERROR_INVALID_VALUE); /* tile.h's macro: the _ex */
+    cr_expect_str_eq(tile_last_error(ctx), "tile_context_get_properties_ex: out is NULL");
     tile_context_stats st;
     cr_assert_eq(tile_context_get_stats(ctx, &st), TILE_OK);
     cr_expect_eq(st.compiles + st.disk_hits, 0, "compiled code it could not load");
@@ -1141,7 +1143,9 @@ Test(runtime, context_free_calls_say_why) {
     tile_context_options bad_arch = {.size = sizeof bad_arch, .device = "emu", .arch = "sm_70"};
     ASSERT_NOCTX(tile_context_create_ex(&bad_arch, &ctx), TILE_ERROR_INVALID_VALUE, "tile_context_create_ex: unknown arch 'sm_70'");
     tile_device_properties props;
-    ASSERT_NOCTX(tile_context_get_properties(NULL, &props), TILE_ERROR_INVALID_VALUE, "tile_context_get_properties: the tile_context is NULL");
+    /* the exported function (what a program built before the header's macro calls); the macro is the _ex */
+    ASSERT_NOCTX((tile_context_get_properties)(NULL, &props), TILE_ERROR_INVALID_VALUE, "tile_context_get_properties: the tile_context is NULL");
+    ASSERT_NOCTX(tile_context_get_properties(NULL, &props), TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: the tile_context is NULL");
     ASSERT_NOCTX(tile_context_get_properties_ex(NULL, &props, sizeof props), TILE_ERROR_INVALID_VALUE,
                  "tile_context_get_properties_ex: the tile_context is NULL");
     ASSERT_NOCTX(tile_launch_raw(NULL, (tile_dim3){1, 1, 1}, (tile_dim3){32, 1, 1}, 0, NULL, NULL), TILE_ERROR_INVALID_VALUE,

@@ -288,14 +288,19 @@ typedef struct tile_device_properties {
     int is_emulator;
     int max_threads_per_block;
     int max_shared_per_block; /* bytes one block may use, static and dynamic (tile_launch opts in past 48 KiB) */
-    /* Since 0.2, through tile_context_get_properties_ex only: */
+    /* Since 0.2 (the exported tile_context_get_properties, which programs built before 0.2 call, does not write it): */
     int multiprocessor_count; /* SMs: the GPU's, or the emulator's ("emu:sms=N", default 132); num_sms() in kernels */
 } tile_device_properties;
-/* The fields up to max_shared_per_block only (the struct as first published). */
+/* The exported function writes the fields up to max_shared_per_block only: the struct as first published, all that a
+ * program built against that tile.h has room for.  Source built against this header calls the macro below instead. */
 TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
 /* The first size bytes of the properties (size = sizeof the caller's tile_device_properties, any
  * release; fields this library lacks are zeroed).  A size that ends inside a field is TILE_ERROR_INVALID_VALUE. */
 TILE_API tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_properties *out, size_t size);
+/* Every field this header declares: tile_context_get_properties_ex with this header's sizeof (its messages name
+ * tile_context_get_properties_ex).  (tile_context_get_properties)(ctx, out), or the function's address, is the
+ * exported function above. */
+#define tile_context_get_properties(ctx, out) tile_context_get_properties_ex((ctx), (out), sizeof(tile_device_properties))
 /* ==== tensor maps (TMA) =============================================
  * A tiled tensor map for cp.async.bulk.tensor, passed to a kernel as a `.param .align 64 .b8 tmap[128]`
  * argument (or copied to global memory).  dims: elements per dimension, innermost first; strides: bytes
@@ -341,19 +346,24 @@ typedef struct tile_context_stats {
     uint64_t launches;
     double compile_seconds; /* spent compiling (misses) */
     double load_seconds;    /* spent loading PTX into the device */
-    /* Since 0.1.0 of tile_context_get_stats_ex (tile_context_get_stats does not write these): */
+    /* Since 0.1.0 (the exported tile_context_get_stats, which programs built before then call, does not write these): */
     uint64_t allocations;      /* tile_malloc calls that allocated (the shipped calls' own workspaces included) */
     uint64_t frees;            /* tile_free calls that freed */
     uint64_t synchronizations; /* calls that made the host wait for the device: tile_synchronize, tile_stream_synchronize,
                                   tile_event_synchronize, tile_event_elapsed_ms and the synchronous tile_memcpy_htod,
                                   tile_memcpy_dtoh and tile_memset */
 } tile_context_stats;
-/* The fields up to load_seconds only (the struct as first published: a program built then keeps working). */
+/* The exported function writes the fields up to load_seconds only (the struct as first published: a program built
+ * then keeps working).  Source built against this header calls the macro below instead. */
 TILE_API tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out);
 /* The first size bytes of the statistics (size = sizeof the caller's tile_context_stats, any
  * version's); past what this library knows, zero.  A size that ends inside a field (12: half of disk_hits)
  * is TILE_ERROR_INVALID_VALUE naming the field, as is one under 8 or over 64 KiB; nothing is written then. */
 TILE_API tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out, size_t size);
+/* Every field this header declares: tile_context_get_stats_ex with this header's sizeof (its messages name
+ * tile_context_get_stats_ex).  (tile_context_get_stats)(ctx, out), or the function's address, is the exported
+ * function above. */
+#define tile_context_get_stats(ctx, out) tile_context_get_stats_ex((ctx), (out), sizeof(tile_context_stats))
 
 /* Memory.  Every call that takes a device pointer (copies, fills, launches' pointer arguments, the
  * shipped kernels) checks that [p, p + bytes) lies in one of:
