@@ -97,6 +97,15 @@ Test(cli_exit, compile) {
     EXPECT_EXIT(2, "$T compile good.tile --arch sm_80 --arch=sm_90a");
     cr_expect(strstr(out, "tile: --arch is given twice ('sm_80', then 'sm_90a')"), "%s", out);
     EXPECT_EXIT(2, "$T compile good.tile --num-sms 8 --num-sms 9");
+    /* one number in two spellings is one value where the option is a number; not where it is a name (two files) */
+    EXPECT_EXIT(0, "$T compile good.tile --num-sms 8 --num-sms 08 --num-sms +8 -o /dev/null");
+    EXPECT_EXIT(2, "$T compile good.tile --num-sms 8 --num-sms 8.0");
+    cr_expect(strstr(out, "tile: --num-sms expects an integer, got '8.0'"), "%s", out);
+    EXPECT_EXIT(2, "$T compile good.tile -o 064 -o 64");
+    cr_expect(strstr(out, "tile: -o is given twice ('064', then '64')"), "%s", out);
+    EXPECT_EXIT(2, "$T compile good.tile -o 064 -o 64 --emit ptx");
+    cr_expect(strstr(out, "tile: -o is given twice ('064', then '64')"), "%s", out);
+    EXPECT_EXIT(1, "test -e 064 || test -e 64"); /* a refused command wrote no output */
     EXPECT_EXIT(2, "$T aot good.tile --kernel add --kernel sub --variant n=16 --variant n=1 --prefix p_ --prefix q_ -o k");
     cr_expect(strstr(out, "tile: --prefix is given twice ('p_', then 'q_')"), "%s", out);
     EXPECT_EXIT(2, "$T tune good.tile --arg n=1 --arg x=2 --kernel add --grid 1 --elems 64 --elems 65");

@@ -127,8 +127,22 @@ static void spelled(CliGetopt *g, int optopt_value) {
     else snprintf(g->name, sizeof g->name, "%s", w);
 }
 
+/* Whether two option values are one number in two spellings ("64" and "064", "1e-3" and "0.001"): integers compared
+ * as integers (past 2^53 a double would merge neighbours), anything else as doubles. */
+static bool same_number(const char *a, const char *b) {
+    int64_t i, j;
+    if (cli_parse_i64(a, INT64_MIN, INT64_MAX, &i) && cli_parse_i64(b, INT64_MIN, INT64_MAX, &j)) return i == j;
+    double x, y;
+    return cli_parse_double(a, -INFINITY, INFINITY, &x) && cli_parse_double(b, -INFINITY, INFINITY, &y) && x == y;
+}
+
+static int given_twice(CliGetopt *g, const char *was, const char *v) {
+    return cli_usage_error(g->cmd, "%s is given twice ('%s', then '%s')", g->name, was ? was : "", v ? v : "");
+}
+
 /* The rule for single-valued options (cli.h, CliGetopt.repeatable): 0, or a usage error when option c was given
- * before with another value.  Keyed by the code, so two spellings of one option (-o, --out) are one option. */
+ * before with another value.  Keyed by the code, so two spellings of one option (-o, --out) are one option.  The
+ * same number spelled otherwise is let through, marked, for the command's numeric reader to confirm. */
 static int once(CliGetopt *g, int c) {
     for (const int *r = g->repeatable; r && *r; r++)
         if (*r == c) return 0;
@@ -137,7 +151,8 @@ static int once(CliGetopt *g, int c) {
         if (g->seen[i].code == c) {
             const char *was = g->seen[i].value;
             if ((!was && !v) || (was && v && !strcmp(was, v))) return 0;
-            return cli_usage_error(g->cmd, "%s is given twice ('%s', then '%s')", g->name, was ? was : "", v ? v : "");
+            if (was && v && same_number(was, v)) return g->numeric_repeat = i + 1, 0;
+            return given_twice(g, was, v);
         }
     int cap = (int)(sizeof g->seen / sizeof g->seen[0]);
     if (g->nseen < cap) g->seen[g->nseen].code = c, g->seen[g->nseen++].value = v; /* more options than any table has: untracked */
@@ -145,6 +160,11 @@ static int once(CliGetopt *g, int c) {
 }
 
 int cli_getopt(CliGetopt *g) {
+    if (g->numeric_repeat) { /* the option returned last repeated a number, and the command did not read one */
+        const char *was = g->seen[g->numeric_repeat - 1].value;
+        g->numeric_repeat = 0;
+        return given_twice(g, was, g->arg), '?';
+    }
     char shortopts[64];
     snprintf(shortopts, sizeof shortopts, ":%s", g->shortopts ? g->shortopts : "");
     if (!g->started) optind = 0, g->started = true; /* restart: another command may have scanned before */
@@ -193,7 +213,8 @@ int cli_elements(const char *cmd, const char *what, int n, ...) {
     return cli_usage_error(cmd, "%s is more than 2^%d elements: too large for this command's buffers", what, CLI_MAX_ELEMENTS_LOG2);
 }
 
-int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out) {
+int cli_i64(CliGetopt *g, int64_t lo, int64_t hi, int64_t *out) {
+    g->numeric_repeat = 0; /* read as a number: a repeat of the same number in another spelling is the same value */
     const char *s = g->arg ? g->arg : "";
     if (cli_parse_i64(s, lo, hi, out)) return 0;
     int64_t v;
@@ -202,14 +223,15 @@ int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out) {
     return cli_usage_error(g->cmd, "%s must be between %lld and %lld, got %s", g->name, (long long)lo, (long long)hi, s);
 }
 
-int cli_int(const CliGetopt *g, int lo, int hi, int *out) {
+int cli_int(CliGetopt *g, int lo, int hi, int *out) {
     int64_t v;
     int rc = cli_i64(g, lo, hi, &v);
     if (!rc) *out = (int)v;
     return rc;
 }
 
-int cli_double(const CliGetopt *g, double lo, double hi, double *out) {
+int cli_double(CliGetopt *g, double lo, double hi, double *out) {
+    g->numeric_repeat = 0; /* as cli_i64 */
     const char *s = g->arg ? g->arg : "";
     double v;
     if (cli_parse_double(s, lo, hi, out)) return 0;
@@ -286,7 +308,7 @@ int cli_choice(const CliGetopt *g, const char *const *names, int *out) {
     return cli_usage_error(g->cmd, "unknown %s '%s' (expected %s)", g->name, s, list);
 }
 
-int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps, bool *json) {
+int cli_common_option(CliGetopt *g, int c, const char **device, int *reps, bool *json) {
     switch (c) {
     case CLI_OPT_DEVICE: return cli_device(g, device);
     case CLI_OPT_REPS:

@@ -85,13 +85,17 @@ typedef struct CliGetopt {
     /* The codes of the options that may be given more than once (-D, -I, --arg, ...), 0-terminated; NULL: none.
      * Every other option is single-valued: cli_getopt refuses it given again with another value (`--m 64 --m 128`:
      * which was meant?  The last one won, silently), as a usage error naming the option and both values; the same
-     * value again is accepted (a flag given twice, a script that repeats a default). */
+     * value again is accepted (a flag given twice, a script that repeats a default).  The same number spelled
+     * otherwise (`--m 64 --m 064`, `--top-p 0.5 --top-p .5`) is the same value when the option is numeric: such a
+     * repeat is let through to the command, and cli_i64, cli_int or cli_double reading it confirms it; an option
+     * that is not read as a number (a file named 064, then 64) is refused by the next cli_getopt call. */
     const int *repeatable;
     struct {
         int code;
         const char *value;
     } seen[64]; /* the single-valued options given so far, with their values */
     int nseen;
+    int numeric_repeat; /* 1 + the seen[] index the option just returned repeats as the same number, until confirmed */
     /* after each cli_getopt: */
     const char *arg;   /* the option's value, or NULL */
     char name[64];     /* the option as written: "--m", "-D" */
@@ -101,7 +105,8 @@ typedef struct CliGetopt {
 
 /* The next option's code, -1 after the last, or '?' after reporting an unknown
  * option, a missing value or a single-valued option given twice with two values
- * on stderr (the caller returns CLI_EXIT_USAGE). */
+ * on stderr (the caller returns CLI_EXIT_USAGE); the last also when the option returned before repeated a number
+ * in another spelling and the command did not read it as a number. */
 int cli_getopt(CliGetopt *g);
 
 /* --device D, --reps R and --json: the options every `tile run` command and `tile tune` take, one code each
@@ -109,7 +114,7 @@ int cli_getopt(CliGetopt *g);
 enum { CLI_OPT_DEVICE = 0x1000, CLI_OPT_REPS, CLI_OPT_JSON };
 /* One of them (c, cli_getopt's code) into its field (reps NULL: the command has no --reps): 0, or the exit status
  * after a message; any other c is CLI_EXIT_USAGE (cli_getopt has reported it). */
-int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps, bool *json);
+int cli_common_option(CliGetopt *g, int c, const char **device, int *reps, bool *json);
 /* Whether the input file cannot be read as the library reads one (a regular file): true after "tile: cannot read
  * 'FILE': REASON" on stderr (the caller returns CLI_EXIT_USAGE).  Nothing is read: a pipe would lose it.  A command
  * checks it before the options that need the file (tune's --kernel), so that a wrong path is the first thing said. */
@@ -118,10 +123,10 @@ bool cli_input_unreadable(const char *file);
 int cli_no_operands(const CliGetopt *g);
 
 /* The value of the current option, checked; each returns 0 or, after a
- * message naming the option, CLI_EXIT_USAGE. */
-int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out);   /* decimal integer, whole string */
-int cli_int(const CliGetopt *g, int lo, int hi, int *out);
-int cli_double(const CliGetopt *g, double lo, double hi, double *out);   /* finite number, whole string */
+ * message naming the option, CLI_EXIT_USAGE.  The numeric ones confirm a repeat of the same number (CliGetopt). */
+int cli_i64(CliGetopt *g, int64_t lo, int64_t hi, int64_t *out);   /* decimal integer, whole string */
+int cli_int(CliGetopt *g, int lo, int hi, int *out);
+int cli_double(CliGetopt *g, double lo, double hi, double *out);   /* finite number, whole string */
 int cli_device(const CliGetopt *g, const char **out);                    /* "emu", "cuda", "cuda:N" */
 int cli_arch(const CliGetopt *g, const char **out);                      /* one of tile_target_name(); "": NULL */
 /* One of `allowed` by tile_dtype_name; `f32_alias` (e.g. "tf32", or NULL) also means TILE_F32. */
