@@ -9,6 +9,12 @@
 
 #include "include/tile/tile.h"
 #include "lower/passes.h"
+#include "ref/ref.h"
+#include "support/hostfloat.h"
+#include "tests/test_rng.h"
+#include "tools/run_check.h"
+
+#include <math.h>
 
 /* A shell command's standard output in out (cut to outsz - 1 bytes), and its exit status (-1: killed) */
 static int shell(const char *cmd, char *out, size_t outsz) {
@@ -1021,4 +1027,81 @@ Test(cli, long_names_are_cut_in_messages) {
     }
     unsetenv("TILE_TEST_LONG");
     free(a);
+}
+
+/* ---- the row check of `tile run norm` and `tile run act` (tools/run_check.c), given made-up outputs ---- */
+enum { ROW_MAX = 300 };
+static double row_x[2 * ROW_MAX], row_y[ROW_MAX];
+static unsigned char row_out[2 * ROW_MAX];
+static float row_scale[1];
+
+/* One row of n of act(gate) * up (silu, gates in [-4, 4), ups in [-1, 1)); row_y its float64 values. */
+static void row_draw(int n) {
+    for (int i = 0; i < n; i++) row_x[i] = 4 * urand(), row_x[n + i] = urand(), row_y[i] = ref_gated(TILE_GATED_SILU, row_x[i], row_x[n + i]);
+}
+
+/* out as a correct kernel makes it: y in f32 off by a few ulps (2^-22 relative), divided by the f32 scale,
+ * rounded once to the nearest output value (ties to even). */
+static double row_check(const CheckRows *c) {
+    double amax = 0;
+    for (int i = 0; i < c->n; i++) amax = fmax(amax, fabs(row_y[i]));
+    row_scale[0] = (float)ref_quant_scale(amax, c->quant == TILE_I8 ? 127 : 448);
+    for (int i = 0; i < c->n; i++) {
+        float a = (float)(row_y[i] * (1 + 0x1p-22 * urand()));
+        if (c->quant == TILE_I8) ((int8_t *)row_out)[i] = (int8_t)fmax(-127, fmin(127, rintf(a / row_scale[0])));
+        else if (c->quant == TILE_F8E4M3) row_out[i] = d_to_f8(a / row_scale[0], 0);
+        else ((uint16_t *)row_out)[i] = c->dtype == TILE_F16 ? f32_to_f16(a) : f32_to_bf16(a);
+    }
+    return check_gated(c, TILE_GATED_SILU, row_x, row_out, row_scale);
+}
+
+/* The measure is the error past the output's own rounding, as a fraction of the f32 arithmetic's allowance
+ * (1e-4 |y| + 2e-6): a correctly rounded output, i8 codes of y / scale at a half included, uses almost none of
+ * it (the measure that counted the half step reached 0.9999 of its tolerance there), and one step more fails. */
+Test(cli, row_check_measures_past_the_rounding) {
+    seed_rng();
+    const tile_dtype quants[] = {TILE_I8, TILE_F8E4M3, TILE_F32, TILE_F32};
+    const int sizes[] = {1, 7, 300};
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+            for (int q = 0; q < 4; q++) {
+                CheckRows c = {.tokens = 1, .n = sizes[z], .dtype = q == 3 ? TILE_F16 : TILE_BF16, .quant = quants[q]};
+                row_draw(c.n);
+                double e = row_check(&c);
+                cr_expect(e <= 0.05, "quant %d dtype %d n %d: %g of the allowance (seed %llu)", q, c.dtype, c.n, e, (unsigned long long)seed);
+            }
+    /* i8 at a half step: y / scale = 1.5 and -0.5 (to a double's rounding), either neighbour exact */
+    CheckRows c = {.tokens = 1, .n = 3, .dtype = TILE_BF16, .quant = TILE_I8};
+    row_draw(3);
+    row_x[0] = 4, row_x[3] = 1, row_y[0] = ref_gated(TILE_GATED_SILU, 4, 1); /* the row's amax, so the scale stays */
+    double s0 = row_check(&c), s = row_scale[0];
+    cr_expect(s0 <= 0.05, "%g (seed %llu)", s0, (unsigned long long)seed);
+    const double half[2] = {1.5, -0.5};
+    for (int j = 0; j < 2; j++) {
+        int i = 1 + j;
+        row_x[i] = 2, row_x[3 + i] = half[j] * s / ref_gated(TILE_GATED_SILU, 2, 1), row_y[i] = ref_gated(TILE_GATED_SILU, 2, row_x[3 + i]);
+        for (int code = (int)floor(half[j]); code <= (int)ceil(half[j]); code++) {
+            ((int8_t *)row_out)[i] = (int8_t)code;
+            double e = check_gated(&c, TILE_GATED_SILU, row_x, row_out, row_scale);
+            cr_expect(e <= 0.05, "y / scale %g as %d: %g of the allowance (seed %llu)", half[j], code, e, (unsigned long long)seed);
+        }
+        ((int8_t *)row_out)[i] = (int8_t)(half[j] > 0 ? ceil(half[j]) + 1 : floor(half[j]) - 1); /* a step past */
+        double e = check_gated(&c, TILE_GATED_SILU, row_x, row_out, row_scale);
+        cr_expect(e > 1, "y / scale %g as %d: %g passes (seed %llu)", half[j], ((int8_t *)row_out)[i], e, (unsigned long long)seed);
+        ((int8_t *)row_out)[i] = (int8_t)rint(half[j]);
+    }
+    /* bf16, unquantized: y = 1.9915 lies in [1, 2), whose half ulp 2^-8 bounds the rounding (not 2^-8 |y|, twice
+     * that near 2): its nearest bf16 is 1.9921875; the other neighbour, 1.984375, is 0.0071 off, within
+     * 2^-8 |y| + 1e-4 |y| but not within the half ulp and the allowance */
+    c = (CheckRows){.tokens = 1, .n = 1, .dtype = TILE_BF16, .quant = TILE_F32};
+    row_x[0] = 2, row_x[1] = 1.9915 / ref_gated(TILE_GATED_SILU, 2, 1), row_y[0] = ref_gated(TILE_GATED_SILU, 2, row_x[1]);
+    ((uint16_t *)row_out)[0] = f32_to_bf16((float)row_y[0]);
+    cr_expect_eq(bf16_to_d(((uint16_t *)row_out)[0]), 1.9921875);
+    cr_expect(check_gated(&c, TILE_GATED_SILU, row_x, row_out, NULL) <= 0.05);
+    ((uint16_t *)row_out)[0]--;
+    double e = check_gated(&c, TILE_GATED_SILU, row_x, row_out, NULL);
+    cr_expect(e > 1, "bf16 %g for %g: %g passes", bf16_to_d(((uint16_t *)row_out)[0]), row_y[0], e);
+    ((uint16_t *)row_out)[0] = 0x7fc0; /* NaN */
+    e = check_gated(&c, TILE_GATED_SILU, row_x, row_out, NULL);
+    cr_expect(!(e <= 1), "NaN passes: %g", e);
 }

@@ -118,8 +118,9 @@ typedef struct CheckRows {
 } CheckRows;
 
 /* RMSNorm (layer: LayerNorm, bias b [n] or NULL) of z [tokens, n] (exact; the residual sum already
- * rounded) with weight w [n]: max over out (and scales) of |error| / tolerance (> 1 fails, NaN counts
- * as worst). */
+ * rounded) with weight w [n]: max over out of its error past its own rounding (half a step of the output)
+ * as a fraction of the f32 arithmetic's allowance, and over the scales of their error as a fraction of
+ * 1e-4 relative (> 1 fails, NaN counts as worst; run_check.c, rows_row_error). */
 double check_norm(const CheckRows *c, bool layer, const double *z, const double *w, const double *b, double eps, const void *out,
                   const float *scales);
 /* act(gate) * up of x [tokens, 2 n] (exact): as check_rmsnorm. */
