@@ -760,6 +760,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
 /* ---- public ---- */
 tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
                                       const tile_compile_options *opt, tile_compiled *out, int *from_cache) {
+    if (from_cache) *from_cache = 0; /* as tile_cache_compile_file's, before any check */
     if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_compile_source: out is NULL");
     memset(out, 0, sizeof *out);
     if (!source) {
@@ -772,8 +773,8 @@ tile_status tile_cache_compile_source(const char *cache_dir, const char *name, c
 
 tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
                                     tile_compiled *out, int *from_cache) {
+    if (from_cache) *from_cache = 0; /* before any check: a failed call leaves no earlier value */
     if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_compile_file: out is NULL");
-    if (from_cache) *from_cache = 0;
     SrcFile src;
     tile_status st = jit_read_file(path, out, &src);
     if (st != TILE_OK) return st;

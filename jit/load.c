@@ -288,9 +288,9 @@ tile_status jit_load_file_locked(tile_context *ctx, const char *path, const tile
 
 /* tile_module_load_file and its _ex: one body, each message naming the function the caller called. */
 static tile_status load_file(tile_context *ctx, const char *fn, const char *path, const tile_compile_options *opt, tile_module **out) {
+    if (out) *out = NULL; /* cleared before any check, the context's included: a failed call leaves no earlier value */
     if (!rt_context_valid(ctx)) return rt_no_context(fn, ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-    *out = NULL;
     if (!path) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: path is NULL", fn);
     rt_lock(ctx);
     tile_status st = load_file_locked(ctx, fn, path, opt, out, NULL);
@@ -301,9 +301,9 @@ static tile_status load_file(tile_context *ctx, const char *fn, const char *path
 /* tile_module_load_source and its _ex, likewise. */
 static tile_status load_source(tile_context *ctx, const char *fn, const char *name, const char *source, const tile_compile_options *opt,
                                tile_module **out) {
+    if (out) *out = NULL; /* as load_file's */
     if (!rt_context_valid(ctx)) return rt_no_context(fn, ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
-    *out = NULL;
     if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: source is NULL", fn);
     SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
     tile_compile_options o;

@@ -85,9 +85,9 @@ static void kernel_id(const SrcFile *src, const SrcFile **files, int nf, const c
 }
 
 tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]) {
+    if (id) id[0] = 0; /* before any check: a failed call leaves no earlier value */
     if (!path || !kernel || !id)
         return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_kernel_id_file: %s is NULL", !path ? "path" : !kernel ? "kernel" : "id");
-    id[0] = 0;
     size_t n;
     char *text = read_source(path, &n);
     if (!text) return rt_fail(NULL, TILE_ERROR_IO, "tile_kernel_id_file: cannot read '%s': %s", path, source_error(errno));
@@ -407,11 +407,11 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
                           const char *device, const char *key_bucket, char *config, size_t config_size) {
     const char *dir = cache_dir && *cache_dir ? cache_dir : rt_options()->cache_dir;
     const char *fn = kernel ? "tile_tune_lookup_file" : "tile_tune_lookup"; /* the entry point, for messages */
+    if (config && config_size) config[0] = 0; /* before any check: a failed call leaves no earlier value */
     if (!kernel_id || !device || !key_bucket || !config || !config_size)
         return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "%s: %s", fn, !kernel_id ? "kernel_id is NULL" : !device ? "device is NULL"
                                                                    : !key_bucket ? "key_bucket is NULL" : !config ? "config is NULL"
                                                                                  : "config_size is 0");
-    config[0] = 0;
     const char *who0 = kernel ? kernel : kernel_id;
     int dfd = jit_cache_open(dir, false);
     if (dfd < 0) return rt_fail(NULL, TILE_ERROR_NOT_FOUND, "%s: no tuning database in %s (no record for %.200s on %.200s, %.200s)", fn, dir, who0, device, key_bucket);
@@ -486,10 +486,10 @@ tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const
 
 tile_status tile_tune_lookup_file(const char *cache_dir, const char *path, const char *kernel, const char *device,
                                   const char *key_bucket, char *config, size_t config_size) {
+    if (config && config_size) config[0] = 0; /* as lookup's */
     if (!path || !kernel || !config || !config_size)
         return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_lookup_file: %s", !path ? "path is NULL" : !kernel ? "kernel is NULL"
                                                                                 : !config ? "config is NULL" : "config_size is 0");
-    config[0] = 0;
     char id[33];
     tile_status st = tile_kernel_id_file(path, kernel, id);
     if (st != TILE_OK) return st;

@@ -51,6 +51,7 @@ static AotTable *aot_table_state(tile_aot_table *t) {
 }
 
 tile_status tile_aot_table_kernel(tile_aot_table *t, const char *ptx, const char *name, tile_context *ctx, tile_kernel **out) {
+    if (out) *out = NULL; /* cleared before any check, the context's included: a failed call leaves no earlier value */
     uint64_t id = tile_context_id(ctx);
     if (!id) /* no live context: the message names `name`, the launcher the user called (its kernel's name, or
               * the C name a launcher exported under another passes on this path) */

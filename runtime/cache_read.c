@@ -449,9 +449,9 @@ static tile_module *entry_loaded_locked(tile_context *ctx, const char *dir, cons
 
 tile_status tile_module_load_cache_entry(tile_context *ctx, const char *cache_dir, const char *key, tile_module **out) {
     static const char api[] = "tile_module_load_cache_entry";
+    if (out) *out = NULL; /* cleared before any check, the context's included: a failed call leaves no earlier value */
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is NULL", api);
-    *out = NULL;
     if (!key || !is_key(key))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: key %s%.40s%s is not 32 lowercase hex digits (tile_cache_list gives them)", api,
                        key ? "'" : "", key ? key : "NULL", key ? "'" : "");

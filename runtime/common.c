@@ -31,6 +31,7 @@ const char *tile_version(void) { return TILE_VERSION_STRING; }
 /* Here, not in support/dtype.c with the other tile_dtype_* calls: its failures carry a message
  * (tile_last_error(NULL)), and support/ sits below the runtime that keeps messages. */
 tile_status tile_dtype_from_name(const char *name, tile_dtype *out) {
+    if (out) *out = TILE_DTYPE_COUNT; /* no type until one is found: a failed call leaves no earlier value */
     if (!name || !out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_dtype_from_name: %s is NULL", !name ? "name" : "out");
     if (dtype_to_public(dtype_from_name(name, strlen(name)), out)) return TILE_OK;
     char names[256] = "";

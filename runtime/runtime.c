@@ -525,10 +525,11 @@ tile_status tile_device_check(const char *device) {
 }
 
 tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size) {
+    if (out && size) out[0] = 0; /* cleared before any check, the handle's included: a failed call leaves no earlier value (docs/runtime.md) */
     CHECK_CTX(ctx);
     if (!out || !size) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_device_key: out is NULL or size 0");
     if ((size_t)snprintf(out, size, "%s", ctx->devkey) >= size) {
-        out[0] = 0;
+        out[0] = 0; /* not a cut key */
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_device_key: the key needs %zu bytes", strlen(ctx->devkey) + 1);
     }
     return TILE_OK;
@@ -543,6 +544,7 @@ tile_status rt_device_tensor_map_encode(tile_context *ctx, const DevTensorMap *t
 tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
                                    const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides,
                                    tile_tensor_swizzle swizzle) {
+    if (out) memset(out, 0, DEV_TENSOR_MAP_BYTES); /* cleared before any check, the handle's included: a failed call leaves no earlier value (docs/runtime.md) */
     CHECK_CTX(ctx);
     return rt_tensor_map_encode(ctx, out, dtype, rank, global, dims, strides, box, elem_strides, (int)swizzle);
 }
@@ -551,6 +553,7 @@ tile_status tile_tensor_map_encode_im2col(tile_context *ctx, void *out, tile_dty
                                           const uint64_t *strides, const int32_t *lower, const int32_t *upper, uint32_t channels_per_pixel,
                                           uint32_t pixels_per_column, const uint32_t *elem_strides, tile_tensor_swizzle swizzle,
                                           int nan_fill) {
+    if (out) memset(out, 0, DEV_TENSOR_MAP_BYTES); /* as tile_tensor_map_encode's */
     CHECK_CTX(ctx);
     return rt_tensor_map_encode_im2col(ctx, out, dtype, rank, global, dims, strides, lower, upper, channels_per_pixel, pixels_per_column,
                                        elem_strides, (int)swizzle, nan_fill);
@@ -679,9 +682,9 @@ static void insert_alloc_locked(tile_context *ctx, Alloc a) {
 }
 
 tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
+    if (out) *out = 0; /* cleared before any check, the handle's included: a failed call leaves no earlier value (docs/runtime.md) */
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: out is NULL");
-    *out = 0;
     if (bytes == 0) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: size is 0");
     if (bytes > ((size_t)1 << 46)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: %zu bytes is more than any device has", bytes);
     pthread_rwlock_wrlock(&ctx->alloc_lock);
@@ -725,9 +728,9 @@ tile_status tile_free(tile_context *ctx, tile_devptr p) {
 }
 
 tile_status tile_register_memory(tile_context *ctx, void *host_ptr, size_t bytes, tile_devptr *devptr) {
+    if (devptr) *devptr = 0; /* as tile_malloc's */
     CHECK_CTX(ctx);
     if (!devptr) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_register_memory: devptr is NULL");
-    *devptr = 0;
     if (!host_ptr || !bytes) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_register_memory: host_ptr is NULL or bytes is 0");
     uintptr_t h = (uintptr_t)host_ptr;
     if (bytes > UINTPTR_MAX - h) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_register_memory: the range wraps around");
@@ -929,9 +932,9 @@ void *rt_module_origin(tile_module *m, void (*kind)(void *)) { return m->origin.
 void rt_module_retain_locked(tile_module *m) { m->refs++; }
 
 tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out) {
+    if (out) *out = NULL; /* as tile_malloc's */
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_ptx: out is NULL");
-    *out = NULL;
     if (!ptx) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_ptx: ptx is NULL");
     rt_lock(ctx);
     TileDevModule *dm;
@@ -958,9 +961,9 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
 }
 
 tile_status tile_module_load_cubin(tile_context *ctx, const void *image, size_t size, tile_module **out) {
+    if (out) *out = NULL; /* as tile_malloc's */
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_cubin: out is NULL");
-    *out = NULL;
     if (!image) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_cubin: image is NULL");
     RtImage img;
     char err[256];
@@ -1099,10 +1102,10 @@ static void image_entry_layout(tile_kernel *k) {
 }
 
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out) {
+    if (out) *out = NULL; /* as tile_malloc's */
     if (!handle_live(m, HANDLE_MODULE)) return dead_handle(__func__, m, "tile_module", "unloaded, or its context destroyed");
     tile_context *ctx = m->ctx;
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel: out is NULL");
-    *out = NULL;
     if (!name) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel: name is NULL");
     rt_lock(ctx);
     tile_status st = TILE_OK;
@@ -1189,10 +1192,11 @@ done:
 }
 
 tile_status tile_module_get_kernel_names(tile_module *m, const char *const **names, int *count) {
+    if (names) *names = NULL; /* as tile_malloc's, each one given */
+    if (count) *count = 0;
     if (!handle_live(m, HANDLE_MODULE)) return dead_handle(__func__, m, "tile_module", "unloaded, or its context destroyed");
     tile_context *ctx = m->ctx;
     if (!names || !count) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel_names: %s is NULL", names ? "count" : "names");
-    *names = NULL, *count = 0;
     if (m->image && !m->ptx)
         return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "tile_module_get_kernel_names: the module is machine code (a cubin), whose "
                        "kernels tile does not list: ask tile_module_get_kernel for one by name");
@@ -1218,6 +1222,7 @@ tile_status tile_module_get_kernel_names(tile_module *m, const char *const **nam
 }
 
 tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out) {
+    if (out) memset(out, 0, sizeof *out); /* as tile_malloc's */
     if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(__func__, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     if (!out) return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_kernel_get_attributes: out is NULL");
     *out = k->attrs;

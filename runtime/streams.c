@@ -51,9 +51,9 @@ static tile_stream stream_new_locked(tile_context *ctx, void *impl, bool borrowe
 }
 
 tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
+    if (out) *out = NULL; /* cleared before any check, the context's included: a failed call leaves no earlier value */
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_create: out is NULL");
-    *out = NULL;
     rt_lock(ctx);
     void *impl;
     DevStatus ds = dev_stream_create(ctx->dev, &impl);
@@ -68,9 +68,9 @@ tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
 }
 
 tile_status tile_stream_from_native(tile_context *ctx, void *cu_stream, tile_stream *out) {
+    if (out) *out = NULL; /* cleared before any check, the context's included: a failed call leaves no earlier value */
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_from_native: out is NULL");
-    *out = NULL;
     rt_lock(ctx);
     DevStatus ds = dev_stream_check_native(ctx->dev, cu_stream);
     tile_status st = TILE_OK;
@@ -121,9 +121,9 @@ tile_status tile_stream_wait_event(tile_context *ctx, tile_stream s, tile_event 
 }
 
 tile_status tile_event_create(tile_context *ctx, tile_event *out) {
+    if (out) *out = NULL; /* cleared before any check, the context's included: a failed call leaves no earlier value */
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_create: out is NULL");
-    *out = NULL;
     rt_lock(ctx);
     /* a destroyed event is reused with its device event (kept: another thread's late record or wait on the
      * destroyed handle touches a live device event, never freed memory) */
@@ -187,9 +187,9 @@ tile_status tile_event_synchronize(tile_context *ctx, tile_event e) {
 }
 
 tile_status tile_event_elapsed_ms(tile_context *ctx, tile_event start, tile_event end, float *ms) {
+    if (ms) *ms = 0; /* as tile_stream_create's */
     CHECK_CTX(ctx);
     if (!ms) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_elapsed_ms: ms is NULL");
-    *ms = 0;
     tile_status st = check_event(ctx, start, "tile_event_elapsed_ms: start");
     if (st == TILE_OK) st = check_event(ctx, end, "tile_event_elapsed_ms: end");
     if (st != TILE_OK) return st;

@@ -704,6 +704,98 @@ Test(api_audit, every_entry_point_refuses_bad_handles_by_name) {
     cr_expect_gt(n_refused, 200);
 }
 
+/* What a refused call leaves in its answers (docs/runtime.md, "Answers of a failed call"): the answer
+ * pointers cleared before any check, the handle's included, so a caller that misses the status reads NULL,
+ * 0, "" or a zeroed struct, never the value from before (these calls cleared them only past the handle's
+ * check, or never: tile_dtype_from_name, the workspace sizes, tile_gemm_last_info). */
+#define POISON(v) memset(&(v), 0x5a, sizeof(v))
+static bool all_zero(const void *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (((const unsigned char *)p)[i]) return false;
+    return true;
+}
+Test(api_audit, answers_cleared_when_refused) {
+    tile_context *dead, *ctx = open_on("emu");
+    cr_assert_eq(tile_context_create("emu", &dead), TILE_OK);
+    tile_context_destroy(dead);
+    tile_context *const bad_ctx[] = {NULL, dead};
+    tile_devptr p;
+    tile_module *mm;
+    tile_stream s;
+    tile_event e;
+    float ms;
+    tile_gemm_info gi;
+    size_t bytes;
+    int splits, count, from_cache;
+    char key[64], cfg[64], id[33];
+    const char *const *names;
+    tile_kernel *k;
+    tile_kernel_attributes ka;
+    tile_compiled c;
+    unsigned char map[128] __attribute__((aligned(64)));
+    uint64_t dims[2] = {64, 64}, strides[1] = {128};
+    uint32_t box[2] = {16, 16};
+    char host[64];
+    tile_paged_attention_args pa = {.size = sizeof pa};
+    for (size_t i = 0; i < sizeof bad_ctx / sizeof *bad_ctx; i++) {
+        tile_context *x = bad_ctx[i];
+        const char *which = x ? "a destroyed context" : "NULL";
+        POISON(p); cr_expect_neq(tile_malloc(x, 16, &p), TILE_OK); cr_expect_eq(p, 0, "tile_malloc(%s)", which);
+        POISON(p); cr_expect_neq(tile_register_memory(x, host, sizeof host, &p), TILE_OK);
+        cr_expect_eq(p, 0, "tile_register_memory(%s)", which);
+        POISON(mm); cr_expect_neq(tile_module_load_ptx(x, ".version 8.0", &mm), TILE_OK);
+        cr_expect_null(mm, "tile_module_load_ptx(%s)", which);
+        POISON(mm); cr_expect_neq(tile_module_load_cubin(x, host, sizeof host, &mm), TILE_OK);
+        cr_expect_null(mm, "tile_module_load_cubin(%s)", which);
+        POISON(mm); cr_expect_neq(tile_module_load_cache_entry(x, NULL, "0123456789abcdef0123456789abcdef", &mm), TILE_OK);
+        cr_expect_null(mm, "tile_module_load_cache_entry(%s)", which);
+        POISON(mm); cr_expect_neq(tile_module_load_source(x, bad_args_src, NULL, &mm), TILE_OK);
+        cr_expect_null(mm, "tile_module_load_source(%s)", which);
+        POISON(mm); cr_expect_neq(tile_module_load_file_ex(x, "k.tile", NULL, &mm), TILE_OK);
+        cr_expect_null(mm, "tile_module_load_file_ex(%s)", which);
+        POISON(s); cr_expect_neq(tile_stream_create(x, &s), TILE_OK); cr_expect_null(s, "tile_stream_create(%s)", which);
+        POISON(s); cr_expect_neq(tile_stream_from_native(x, NULL, &s), TILE_OK);
+        cr_expect_null(s, "tile_stream_from_native(%s)", which);
+        POISON(e); cr_expect_neq(tile_event_create(x, &e), TILE_OK); cr_expect_null(e, "tile_event_create(%s)", which);
+        POISON(ms); cr_expect_neq(tile_event_elapsed_ms(x, NULL, NULL, &ms), TILE_OK);
+        cr_expect_eq(ms, 0, "tile_event_elapsed_ms(%s)", which);
+        POISON(gi); cr_expect_neq(tile_gemm_last_info(x, &gi), TILE_OK);
+        cr_expect(all_zero(&gi, sizeof gi), "tile_gemm_last_info(%s)", which);
+        POISON(bytes); POISON(splits); cr_expect_neq(tile_paged_attention_workspace_size(x, &pa, &bytes, &splits), TILE_OK);
+        cr_expect(bytes == 0 && splits == 0, "tile_paged_attention_workspace_size(%s)", which);
+        POISON(map); cr_expect_neq(tile_tensor_map_encode(x, map, TILE_F16, 2, 0x1000, dims, strides, box, NULL, 0), TILE_OK);
+        cr_expect(all_zero(map, sizeof map), "tile_tensor_map_encode(%s)", which);
+        POISON(key); cr_expect_neq(tile_context_device_key(x, key, sizeof key), TILE_OK);
+        cr_expect_eq(key[0], 0, "tile_context_device_key(%s)", which);
+    }
+    /* handles of another kind of call, refused */
+    POISON(k); cr_expect_neq(tile_module_get_kernel(NULL, "k", &k), TILE_OK); cr_expect_null(k);
+    POISON(names); POISON(count); cr_expect_neq(tile_module_get_kernel_names(NULL, &names, &count), TILE_OK);
+    cr_expect(!names && !count);
+    POISON(ka); cr_expect_neq(tile_kernel_get_attributes(NULL, &ka), TILE_OK); cr_expect(all_zero(&ka, sizeof ka));
+    POISON(k); cr_expect_neq(tile_aot_table_kernel(NULL, "x", "k", NULL, &k), TILE_OK); cr_expect_null(k);
+    /* values refused, on a live context or none */
+    tile_dtype t = TILE_F16;
+    cr_expect_eq(tile_dtype_from_name("f17", &t), TILE_ERROR_NOT_FOUND);
+    cr_expect_eq(t, TILE_DTYPE_COUNT, "no type: %d", (int)t);
+    POISON(gi); cr_expect_eq(tile_gemm_last_info(ctx, &gi), TILE_ERROR_NOT_FOUND); cr_expect(all_zero(&gi, sizeof gi));
+    tile_moe_args ma = {.size = sizeof ma};
+    POISON(bytes); cr_expect_neq(tile_moe_workspace_size(&ma, &bytes), TILE_OK); cr_expect_eq(bytes, 0);
+    POISON(bytes); POISON(splits); cr_expect_neq(tile_paged_attention_workspace_size(ctx, &pa, &bytes, &splits), TILE_OK);
+    cr_expect(bytes == 0 && splits == 0);
+    POISON(map); cr_expect_neq(tile_tensor_map_encode(ctx, map, TILE_F16, 2, 0x1000, dims, strides, box, NULL, 0), TILE_OK);
+    cr_expect(all_zero(map, sizeof map), "a tensor map of memory the context does not have");
+    POISON(from_cache); memset(&c, 0, sizeof c);
+    cr_expect_neq(tile_cache_compile_source(cache_dir, "s.tile", NULL, NULL, &c, &from_cache), TILE_OK);
+    cr_expect_eq(from_cache, 0);
+    tile_compiled_free(&c);
+    POISON(cfg); cr_expect_neq(tile_tune_lookup(cache_dir, NULL, "emu/sm_80", "n=1", cfg, sizeof cfg), TILE_OK); cr_expect_eq(cfg[0], 0);
+    POISON(cfg); cr_expect_neq(tile_tune_lookup_file(cache_dir, NULL, "k", "emu/sm_80", "n=1", cfg, sizeof cfg), TILE_OK);
+    cr_expect_eq(cfg[0], 0);
+    POISON(id); cr_expect_neq(tile_kernel_id_file(NULL, "k", id), TILE_OK); cr_expect_eq(id[0], 0);
+    close_ctx(ctx);
+}
+
 /* Refusals that came back with no message, or with another function's name: tile_moe_workspace_size (no
  * context: the thread's message), tile_moe_prepare and tile_gemm_prepare (named tile_moe_forward, tile_gemm),
  * tile_gemm_with_config (named tile_gemm), tile_tune_lookup finding no record;

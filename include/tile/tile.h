@@ -2,7 +2,11 @@
  * cache the results, load and launch them, run the shipped GEMM.
  *
  * C17, no CUDA headers needed.  Every function returns a status; the
- * library never exits or aborts on user input.  Two halves:
+ * library never exits or aborts on user input.  A call that answers through
+ * pointers clears them first (NULL, 0, "", a zeroed struct), before checking
+ * even its handle, so a failed call leaves no earlier value; the calls sized
+ * by an argument (_get_properties, _get_stats) write nothing when they
+ * refuse (docs/runtime.md, "Answers of a failed call").  Two halves:
  *   - compiling: tile_compile_file/source (no device needed) and the
  *     cached variants tile_cache_compile_file/source;
  *   - running: a tile_context on a device ("cuda", "cuda:N", "emu", "emu:sm_90a"), its
@@ -220,7 +224,7 @@ typedef enum tile_dtype {
 /* "f32", "bf16", "f8e4m3", ... (the names .tile sources use); NULL for a value that is no type. */
 TILE_API const char *tile_dtype_name(tile_dtype t);
 /* The type of a name; TILE_ERROR_NOT_FOUND when there is none, TILE_ERROR_INVALID_VALUE for a NULL name or out
- * (the reason in tile_last_error(NULL)). */
+ * (the reason in tile_last_error(NULL)); *out is TILE_DTYPE_COUNT (no type) after a failure. */
 TILE_API tile_status tile_dtype_from_name(const char *name, tile_dtype *out);
 /* Bytes of one element in memory (f8: 1); 0 for a value that is no type. */
 TILE_API size_t tile_dtype_size(tile_dtype t);

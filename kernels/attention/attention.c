@@ -483,6 +483,8 @@ static const char *paged_plan(const tile_paged_attention_args *a, int sms, Paged
 
 tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *a, size_t *bytes, int *num_splits) {
     const char *api = "tile_paged_attention_workspace_size";
+    if (bytes) *bytes = 0; /* cleared before any check, the context's included: a failed call leaves no earlier value */
+    if (num_splits) *num_splits = 0;
     if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!a || !bytes) FAIL("%s: args or bytes is NULL", api);
     tile_paged_attention_args args;

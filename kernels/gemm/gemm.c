@@ -654,6 +654,7 @@ tile_status tile_gemm_prepare(tile_context *ctx, const tile_gemm_args *args) { r
 
 tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out) {
     tile_device_properties props;
+    if (out) memset(out, 0, sizeof *out); /* cleared before any check, the context's included: no earlier value */
     if (!rt_context_valid(ctx)) return rt_no_context("tile_gemm_last_info", ctx);
     if (tile_context_get_properties(ctx, &props) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_last_info: out is NULL");

@@ -197,6 +197,7 @@ static bool moe_args_in(const tile_moe_args *a, tile_moe_args *o, char *err, siz
 
 /* No context to hold a message: the refusals' reasons are the thread's (tile_last_error(NULL)). */
 tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
+    if (bytes) *bytes = 0; /* cleared before any check: a failed call leaves no earlier value */
     if (!a || !bytes) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_moe_workspace_size: %s is NULL", !a ? "args" : "bytes");
     tile_moe_args args;
     char err[160];
