@@ -56,13 +56,38 @@ typedef struct Token {
     const char *str;  /* TK_STRING, decoded, arena */
     bool reported;    /* the lexer reported an error here (a stray character, an unterminated string or
                        * comment): the parser adds none at or just after this token, the same mistake */
+    bool floor_div;   /* TK_SLASH: a `//` read as the operator (LexSlash), reported where the parser reads it */
 } Token;
 
 extern const char *const lang_tok_spelling[TK_COUNT];
 /* A type name as written here or in Triton (float16, tl.float16's float16, int32): DT_VOID if neither. */
 DType lang_triton_dtype(const char *s, size_t n);
-/* Lex all of src; the array ends with TK_EOF.  Errors go to d. */
-Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks);
+/* A `//` right after an operand (a name, a literal, a type name, `)` or `]`) whose rest of the line could be code:
+ * a comment, or Triton's floor division pasted in.  The lexer reads it as its state says (a comment while OPEN)
+ * and keeps its own state there, so that lex_again can lex the file again from it; the parser decides
+ * (floor_div.c). */
+typedef enum SlashState { SLASH_OPEN, SLASH_OPERATOR, SLASH_COMMENT } SlashState;
+typedef struct LexSlash {
+    int tok;              /* the index of the token after it (of the `/` when it is read as the operator) */
+    uint32_t off;         /* its byte offset in the source */
+    Loc loc;
+    uint8_t state;        /* SlashState */
+    bool reached;         /* the parser came to it after an operand, where an operator may follow */
+    DiagMsg *msgs;        /* the lexer's errors in the rest of its line, said when it is read as the operator */
+    int nmsgs;
+    struct LexSnap *snap; /* the lexer's state before it (lex.c) */
+} LexSlash;
+typedef struct LexSlashes {
+    LexSlash *v; /* by offset (and token) */
+    int n, cap;
+    size_t budget; /* the bytes lex_again may still read */
+} LexSlashes;
+
+/* Lex all of src; the array ends with TK_EOF.  Errors go to d; the `//`s after an operand to sl (NULL: comments). */
+Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks, LexSlashes *sl);
+/* The tokens again from sl->v[i] on, each slash read as its state says (the later ones keep theirs: sl->v[i..] is
+ * made anew), the bytes read taken from sl->budget (the caller looks at it first). */
+Token *lex_again(Arena *a, const Token *toks, LexSlashes *sl, int i, int *ntoks);
 
 /* A built-in function of that name (builtins.c): the lexer names it for Triton's method of the same name. */
 bool builtin_exists(const char *name);

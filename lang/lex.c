@@ -5,7 +5,10 @@
  * table and identifiers against its keywords, so LANG_TOKENS in ast.h is the
  * only list of either.  Identifiers spelling a scalar dtype become TK_TYPE.
  * Bad input (stray bytes, NULs, unterminated comments or strings, oversized
- * literals) is reported and skipped; lexing always reaches the end. */
+ * literals) is reported and skipped; lexing always reaches the end.  A `//`
+ * after an operand that could be Triton's floor division is kept with the
+ * lexer's state there (lex_slash), so that the parser, which decides
+ * (floor_div.c), can have the rest lexed again with it read as `/`. */
 #include "ast.h"
 #include "../support/support.h"
 
@@ -33,7 +36,17 @@ typedef struct Lexer {
     int depth; /* ( and [ open so far */
     int braces; /* { open so far: 0 at the top of the file */
     bool eof_reported; /* an unterminated comment ran to the end of the file */
+    int bad_run;       /* bad bytes in a row (one error for the run) */
+    const char *chain; /* just past the '.' of a Triton module prefix dropped last (tl.math.exp reports once) */
+    LexSlashes *sl;    /* where the `//`s after an operand go (NULL: every `//` is a comment) */
+    const LexSlash *carry; /* lex_again: the slashes of the old tokens from its start on, whose states it keeps */
+    int ncarry, icarry;
 } Lexer;
+
+/* The lexer's state at a `//` after an operand: lex_again goes on from it. */
+struct LexSnap {
+    Lexer l;
+};
 
 static Loc lex_loc(Lexer *l) { return (Loc){l->src, l->line, l->col}; }
 
@@ -48,7 +61,9 @@ static void lex_advance(Lexer *l, size_t k) {
     }
 }
 
-enum { LEX_MAX_TOKENS = 1 << 20, LEX_MAX_ERRORS = 200 };
+/* LEX_AGAIN_BUDGET: the bytes lex_again may read in all, for one file (a hostile one with a `//` the parser asks about
+ * on every line would otherwise be lexed again once for each) */
+enum { LEX_MAX_TOKENS = 1 << 20, LEX_MAX_ERRORS = 200, LEX_AGAIN_BUDGET = 64 << 20 };
 
 static Token *lex_push(Lexer *l, TokKind k, Loc loc, const char *start) {
     if (l->n == l->cap) {
@@ -210,85 +225,84 @@ static void lex_string(Lexer *l, char q) {
     str_free(&buf);
 }
 
-/* Whether [q, eol) reads as an operand of a wrapped expression rather than as prose: after blanks a name, a digit
- * or `(`, then only names, numbers, blanks, brackets and operators, and no two names in a row (a comment of words
- * such as `// the row's scale` stays one). */
-static bool rest_is_operand(const char *q, const char *eol) {
+static bool ends_operand(const Token *t);
+
+static bool is_keyword(const char *w, size_t n) {
+    static const char *const python[] = {"and", "or", "not", "is", "in"};
+    for (int i = TK_KERNEL; i <= TK_NONE; i++)
+        if (strlen(lang_tok_spelling[i]) == n && !memcmp(lang_tok_spelling[i], w, n)) return true;
+    for (size_t i = 0; i < sizeof python / sizeof *python; i++)
+        if (strlen(python[i]) == n && !memcmp(python[i], w, n)) return true;
+    return false;
+}
+
+/* Whether the text after a `//`, [q, eol), could be code going on from the operand before it: empty (the operand
+ * then starts the next line: yapf's `a //` then `b`), or an operand's start (a name, a number, `(`, `[`, or `-`, `!`,
+ * `~` against one), then only names, numbers, blanks, brackets, braces and operators, and no two words in a row
+ * (prose: `// the row count`; keywords such as `as` and `if` are no words).  A filter on cost only: the parser
+ * decides (floor_div.c), and a `//` this refuses is a comment without asking it. */
+static bool slash_may_be_code(const char *q, const char *eol) {
     while (q < eol && (*q == ' ' || *q == '\t')) q++;
     while (eol > q && (eol[-1] == ' ' || eol[-1] == '\t' || eol[-1] == '\r')) eol--;
-    if (q == eol || !(is_ident_char(*q) || *q == '(')) return false;
-    bool after_name = false, gap = false;
-    for (const char *c = q; c < eol; c++) {
-        if (is_ident_char(*c)) {
-            bool starts = c == q || !is_ident_char(c[-1]);
-            if (starts && is_ident_start(*c) && after_name && gap) return false; /* two names in a row: prose */
-            if (starts) after_name = is_ident_start(*c), gap = false;
-        } else if (*c == ' ' || *c == '\t') {
-            gap = true;
-        } else if (strchr("+-*/%&|^<>=!~.,;()[]", *c)) {
-            after_name = false, gap = false;
-        } else {
-            return false; /* punctuation of prose: `:`, `'`, `?` */
+    if (q == eol) return true;
+    bool sign = (*q == '-' || *q == '!' || *q == '~') && q + 1 < eol && (is_ident_char(q[1]) || q[1] == '(' || q[1] == '.');
+    if (!(is_ident_char(*q) || *q == '(' || *q == '[' || sign)) return false;
+    bool after_word = false; /* a name or a number, then only blanks */
+    for (const char *c = q; c < eol;) {
+        if (is_ident_start(*c) || is_digit(*c) || (*c == '.' && c + 1 < eol && is_digit(c[1]))) {
+            const char *w = c;
+            bool number = !is_ident_start(*c);
+            while (c < eol && (is_ident_char(*c) || (number && (*c == '.' || ((*c == '-' || *c == '+') && (c[-1] == 'e' || c[-1] == 'E'))))))
+                c++; /* a number: 2, 1.5e-3, 0x1f */
+            bool keyword = !number && is_keyword(w, (size_t)(c - w));
+            if (after_word && !keyword) return false; /* two words in a row */
+            after_word = !keyword;
+            continue;
         }
+        if (*c != ' ' && *c != '\t') {
+            if (!strchr("+-*/%&|^<>=!~.,;:()[]{}", *c)) return false; /* prose's or no code's: ' ? # ` $ \\ non-ASCII */
+            after_word = false;
+        }
+        c++;
     }
     return true;
 }
 
-/* Triton's floor division `n // 4` is a comment here.  A `//` is taken for a
- * misplaced operator (reported, then read as `/`) when the token before it
- * ends an operand (a name, a literal, a type name, `)` or `]`) and
- *   1. that token is on the same line, and the rest of the line starts, after
- *      blanks, with a name, a digit or `(` and ends, before trailing blanks,
- *      with `;`, with `{` (the header of an `if` or `while`) or with a `}`
- *      after a `{` or `;` of the rest (`if n // 2 > 0 { ... }`, `if c { h =
- *      n // 2; }`), or the `//`
- *      is inside parentheses or brackets (an expression wrapped over lines),
- *      or the next line starts with a binary operator (the expression goes on
- *      there), the rest of the line not reading as prose; or
- *   2. that token is on an earlier line, the `//` is inside parentheses or
- *      brackets, and the rest of its line reads as an operand: black wraps a
- *      long Triton expression before its operators, `(pid` then
- *      `// num_pid_in_group` then `)`, which would otherwise be `(pid)`.
- *      The rest starts with a name, a digit or `(`, holds nothing but names,
- *      numbers, blanks, brackets and operators, and has no two names in a row.
- * So `let q = n // 4;` is an error, while `let q = n; // 4 rows`, a comment on
- * its own line, `kernel k(x: *f32) // doc` and `if a > b // why` stay comments. */
-static bool lex_floor_div_trap(const Lexer *l) {
-    if (!l->n) return false;
-    const Token *prev = &l->toks[l->n - 1];
-    TokKind k = prev->kind;
-    if (!(k == TK_IDENT || k == TK_INT || k == TK_FLOAT || k == TK_TYPE || k == TK_RPAREN || k == TK_RBRACK || k == TK_TRUE ||
-          k == TK_FALSE || k == TK_NONE))
-        return false;
+/* Python's `n //= 2;` (after a name or `]`, the line ending with `;`): read as `/=` and reported (lex_run). */
+static bool lex_floor_div_assign(const Lexer *l) {
+    if (!l->n || !(l->toks[l->n - 1].kind == TK_IDENT || l->toks[l->n - 1].kind == TK_RBRACK)) return false;
     const char *q = l->p + 2, *eol = q;
     while (eol < l->end && !src_line_end(eol, l->end)) eol++;
-    if (prev->loc.line != l->line) /* 2. black's wrap inside brackets: the operand is the rest of the line */
-        return l->depth > 0 && !(q < eol && *q == '=') && rest_is_operand(q, eol);
-    if (q < eol && *q == '=' && !(q + 1 < eol && q[1] == '=') && (k == TK_IDENT || k == TK_RBRACK)) { /* Python's n //= 2; */
-        const char *e = eol;
-        while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
-        return e[-1] == ';';
+    if (!(q < eol && *q == '=' && !(q + 1 < eol && q[1] == '='))) return false;
+    while (eol > q && (eol[-1] == ' ' || eol[-1] == '\t' || eol[-1] == '\r')) eol--;
+    return eol[-1] == ';';
+}
+
+/* A `//` after an operand (a name, a literal, a type name, `)` or `]`), where the text after it could be code: Triton's
+ * floor division, or a comment.  It is kept in l->sl with the lexer's state, for the parser to decide, and read as the
+ * operator `/` (true) when an earlier lexing's slash there was decided so (lex_again). */
+static bool lex_slash(Lexer *l) {
+    if (!l->sl || !l->n || !ends_operand(&l->toks[l->n - 1])) return false;
+    const char *q = l->p + 2, *eol = q;
+    while (eol < l->end && !src_line_end(eol, l->end)) eol++;
+    if ((q < eol && *q == '=') || !slash_may_be_code(q, eol)) return false;
+    uint32_t off = (uint32_t)(l->p - l->src->text);
+    LexSlash s = {.tok = l->n, .off = off, .loc = lex_loc(l), .state = SLASH_OPEN};
+    while (l->icarry < l->ncarry && l->carry[l->icarry].off < off) l->icarry++;
+    if (l->icarry < l->ncarry && l->carry[l->icarry].off == off) {
+        s.state = l->carry[l->icarry].state;
+        s.reached = l->carry[l->icarry].reached;
     }
-    while (q < eol && (*q == ' ' || *q == '\t')) q++;
-    if (q == eol) return false;
-    if (l->depth > 0 && (is_ident_char(*q) || *q == '(' || *q == '-' || *q == '+' || *q == '~' || *q == '!')) return true; /* (n // -4) */
-    if (!(is_ident_char(*q) || *q == '(')) return false;
-    const char *e = eol;
-    while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
-    if (e[-1] == ';' || e[-1] == '{') return true; /* a statement, or the header of an if / while: `while i < n // 2 {` */
-    if (e[-1] == '}' && (memchr(q, '{', (size_t)(e - q)) || memchr(q, ';', (size_t)(e - q))))
-        return true; /* a one-line block: `if n // 2 > 0 { ... }`, `if c { h = n // 2; }` */
-    /* an expression that the next line goes on with (`let h = n // 2` then `+ 1;` would be n + 1), unless the rest
-     * of the line reads as prose (two words in a row: `let t = a  // first part` then `+ b;` is a comment) */
-    for (const char *w = q; w < e; w++)
-        if (is_ident_char(*w) && w + 1 < e && (w[1] == ' ' || w[1] == '\t')) {
-            const char *v = w + 1;
-            while (v < e && (*v == ' ' || *v == '\t')) v++;
-            if (v < e && is_ident_start(*v)) return false;
-        }
-    const char *nx = eol;
-    while (nx < l->end && (*nx == ' ' || *nx == '\t' || *nx == '\r' || *nx == '\n')) nx++;
-    return nx < l->end && strchr("+-*/%&|^<>=?", *nx) && !(nx + 1 < l->end && nx[0] == '/' && (nx[1] == '/' || nx[1] == '*'));
+    s.snap = ARENA_NEW(l->a, struct LexSnap);
+    s.snap->l = *l;
+    LexSlashes *sl = l->sl;
+    if (sl->n == sl->cap) {
+        int nc = sl->cap ? sl->cap * 2 : 16;
+        sl->v = arena_grow(l->a, sl->v, sizeof(LexSlash) * (size_t)sl->cap, sizeof(LexSlash) * (size_t)nc);
+        sl->cap = nc;
+    }
+    sl->v[sl->n++] = s;
+    return s.state == SLASH_OPERATOR;
 }
 
 static bool lex_skip_space(Lexer *l) {
@@ -297,7 +311,7 @@ static bool lex_skip_space(Lexer *l) {
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
             lex_advance(l, 1);
         } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '/') {
-            if (lex_floor_div_trap(l)) return true; /* lex_file reports it */
+            if (lex_floor_div_assign(l) || lex_slash(l)) return true; /* lex_run reads it */
             while (l->p < l->end && !src_line_end(l->p, l->end)) lex_advance(l, 1);
         } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '*') {
             Loc loc = lex_loc(l);
@@ -576,11 +590,11 @@ static size_t lex_stray(Lexer *l, Loc loc, int *cp) {
     return n;
 }
 
-Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
-    Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1};
-    if (l.end - l.p >= 3 && !memcmp(l.p, "\xEF\xBB\xBF", 3)) l.p += 3; /* a UTF-8 byte-order mark (editors on Windows write one) */
-    int bad_run = 0;
-    const char *chain = NULL; /* just past the '.' of a Triton module prefix dropped last (tl.math.exp reports once) */
+/* Lex from l's state to the end of the file. */
+static void lex_run(Lexer *lp) {
+    Lexer l = *lp;
+    Arena *a = l.a;
+    Diag *d = l.d;
     /* bounded work and memory on any input: stop at LEX_MAX_TOKENS tokens or
      * LEX_MAX_ERRORS errors (the parser could not make sense of more) */
     while (lex_skip_space(&l)) {
@@ -602,37 +616,37 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             if (dt == DT_PTR) dt = DT_VOID;
             if (dt != DT_VOID) k = TK_TYPE;
             if (python_import(&l, k, s, n, loc)) {
-                bad_run = 0;
+                l.bad_run = 0;
                 continue;
             }
             if (k == TK_IDENT && python_word(&l, s, n, loc)) { /* Python's and, or, not, True, False, float("inf") */
-                bad_run = 0;
+                l.bad_run = 0;
                 continue;
             }
             lex_push(&l, k, loc, s)->dt = dt;
-            bad_run = 0;
+            l.bad_run = 0;
             continue;
         }
         if (is_digit(c) || (c == '.' && s + 1 < l.end && is_digit(s[1]))) {
             lex_number(&l);
-            bad_run = 0;
+            l.bad_run = 0;
             continue;
         }
         if (c == '"') {
             lex_string(&l, '"');
             continue;
         }
-        if (c == '/' && s + 2 < l.end && s[1] == '/' && s[2] == '=') { /* a lex_floor_div_trap: Python's n //= 2; */
+        if (c == '/' && s + 2 < l.end && s[1] == '/' && s[2] == '=') { /* lex_floor_div_assign: Python's n //= 2; */
             diag_error(d, loc, "'//=' would start a comment here; for integer division write '/=' (it truncates toward zero, as "
                        "Triton's '//' on integers does)");
             lex_advance(&l, 3);
             lex_push(&l, TK_SLASHEQ, loc, s);
             continue;
         }
-        if (c == '/' && s + 1 < l.end && s[1] == '/') { /* only a lex_floor_div_trap reaches here */
-            diag_error(d, loc, "'//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)");
+        if (c == '/' && s + 1 < l.end && s[1] == '/') { /* a slash the parser took for the operator (lex_slash) */
             lex_advance(&l, 2);
-            lex_push(&l, TK_SLASH, loc, s);
+            lex_push(&l, TK_SLASH, loc, s)->floor_div = true; /* reported where the parser reads it */
+            l.bad_run = 0;
             continue;
         }
         if ((c == '+' || c == '-') && s + 1 < l.end && s[1] == c && l.n && ends_operand(&l.toks[l.n - 1])) { /* C's i++; */
@@ -663,24 +677,24 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
         if (best >= 0) {
             lex_advance(&l, best_len);
             lex_push(&l, (TokKind)best, loc, s);
-            bad_run = 0;
+            l.bad_run = 0;
             continue;
         }
         /* report one error per run of bad bytes */
-        if (!bad_run++) {
+        if (!l.bad_run++) {
             const char *m = s + 1;
             size_t mn = 0;
             while (m + mn < l.end && is_ident_char(m[mn])) mn++;
             const Token *prev = l.n ? &l.toks[l.n - 1] : NULL;
             if (c == '.' && mn && is_ident_start(*m) && prev && triton_module(prev) && prev->text + prev->len == s) {
                 /* tl.exp(x): reported once, then lexed as exp(x), so the parse goes on without a cascade of errors */
-                bool first = prev->text != chain;
+                bool first = prev->text != l.chain;
                 Loc at = prev->loc;
                 const char *mod = prev->text;
                 int modn = (int)prev->len;
                 l.n--;
                 lex_advance(&l, 1);
-                chain = l.p;
+                l.chain = l.p;
                 DType dt = lang_triton_dtype(m, mn);
                 bool deco = l.n && l.toks[l.n - 1].kind == TK_AT && first; /* @triton.jit, @triton.autotune(...) */
                 const char *last = m, *end = l.end; /* the name the whole chain qualifies: tl.math.exp is exp */
@@ -697,7 +711,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                                "attributes such as @num_warps(4); tuning configurations are @config(...))", chainn, mod);
                     l.n--; /* the '@' */
                     lex_advance(&l, (size_t)(skip_balanced(last + lastn, l.end) - l.p));
-                    bad_run = 0;
+                    l.bad_run = 0;
                     continue;
                 }
                 if (first && last == m && python_float(m, mn, &fv)) { /* math.inf */
@@ -705,7 +719,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                                isinf(fv) ? "1.0 / 0.0" : isnan(fv) ? "0.0 / 0.0" : mn == 2 ? "3.141592653589793" : "2.718281828459045");
                     lex_advance(&l, mn);
                     lex_push(&l, TK_FLOAT, at, m)->fval = fv;
-                    bad_run = 0;
+                    l.bad_run = 0;
                     continue;
                 }
                 /* Triton's module-level `NAME: tl.constexpr = v` and `NAME = tl.constexpr(v)`: the parser reports the
@@ -733,17 +747,17 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     lex_advance(&l, mn);
                     lex_push(&l, TK_TYPE, at, m)->dt = dt;
                 }
-                bad_run = 0;
+                l.bad_run = 0;
                 continue;
             }
             if (c == '.' && mn == 1 && *m >= 'x' && *m <= 'z' && prev && prev->kind == TK_IDENT && prev->text + prev->len == s &&
                 cuda_builtin_var(&l, prev, *m - 'x')) { /* CUDA's blockIdx.x: reported at the name, read as that name */
                 lex_advance(&l, 2);
-                bad_run = 0;
+                l.bad_run = 0;
                 continue;
             }
             if (c == '.' && mn && is_ident_start(*m) && l.n) { /* Triton's methods and attributes: x.to(f16), x.shape */
-                /* the whole chain goes with the error (x.dtype.is_floating(), x.shape[0]: no second one at the name) */
+                /* the whole l.chain goes with the error (x.dtype.is_floating(), x.shape[0]: no second one at the name) */
                 const char *e = skip_balanced(m + mn, l.end), *m2 = NULL;
                 size_t m2n = 0;
                 bool indexed = e > m + mn && m[mn] == '[';
@@ -762,17 +776,17 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             } else if (c == '\\' && lex_rest_blank(&l, s + 1)) { /* Python's line continuation: reported, then skipped */
                 diag_error(d, loc, "a line continuation '\\' is not needed here: a statement goes on until its ';'");
                 lex_advance(&l, 1);
-                bad_run = 0;
+                l.bad_run = 0;
                 continue;
             } else if (c == '#') { /* a Python comment in a ported kernel: reported, then read as one */
                 diag_error(d, loc, "'#' does not start a comment here: write '//'");
                 while (l.p < l.end && !src_line_end(l.p, l.end)) lex_advance(&l, 1);
-                bad_run = 0;
+                l.bad_run = 0;
                 continue;
             } else if (c == '\'') { /* a Python string: reported, then read as one */
                 diag_error(d, loc, "strings are written with double quotes here: \"...\"");
                 lex_string(&l, '\'');
-                bad_run = 0;
+                l.bad_run = 0;
                 continue;
             } else {
                 int cp = 0;
@@ -789,7 +803,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     Token *t = lex_push(&l, TK_STRING, loc, s);
                     t->str = arena_strndup(a, b, (size_t)(e - b));
                     t->reported = !closed;
-                    bad_run = 0;
+                    l.bad_run = 0;
                     continue;
                 }
                 /* one token for the parser to stop at silently: the statement is skipped without a second error */
@@ -801,6 +815,48 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
         lex_advance(&l, 1);
     }
     lex_push(&l, TK_EOF, lex_loc(&l), l.p)->reported = l.eof_reported;
+    *lp = l;
+}
+
+Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks, LexSlashes *sl) {
+    Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1, .sl = sl};
+    if (l.end - l.p >= 3 && !memcmp(l.p, "\xEF\xBB\xBF", 3)) l.p += 3; /* a UTF-8 byte-order mark (editors on Windows write one) */
+    if (sl) *sl = (LexSlashes){.budget = LEX_AGAIN_BUDGET};
+    lex_run(&l);
+    *ntoks = l.n;
+    return l.toks;
+}
+
+Token *lex_again(Arena *a, const Token *toks, LexSlashes *sl, int i, int *ntoks) {
+    const LexSlash *s = &sl->v[i];
+    size_t work = (size_t)(s->snap->l.end - s->snap->l.p);
+    sl->budget -= work < sl->budget ? work : sl->budget;
+    Lexer l = s->snap->l;
+    Diag scratch;
+    diag_init(&scratch);
+    l.d = &scratch;
+    l.cap = l.n + 256;
+    l.toks = arena_alloc(a, sizeof(Token) * (size_t)l.cap);
+    memcpy(l.toks, toks, sizeof(Token) * (size_t)l.n);
+    l.ncarry = sl->n - i;
+    LexSlash *carry = arena_alloc(a, sizeof(LexSlash) * (size_t)(l.ncarry ? l.ncarry : 1));
+    memcpy(carry, s, sizeof(LexSlash) * (size_t)l.ncarry);
+    l.carry = carry;
+    l.icarry = 0;
+    sl->n = i;
+    lex_run(&l);
+    /* the lexer's errors after a `//` read as the operator go with that slash (the parser says them where it reads it);
+     * the others were said by the first lexing */
+    for (int k = 0; k < scratch.n; k++) {
+        const DiagMsg *m = &scratch.msgs[k];
+        LexSlash *owner = NULL;
+        for (int j = i; j < sl->n; j++)
+            if (sl->v[j].state == SLASH_OPERATOR && sl->v[j].loc.line == m->loc.line && sl->v[j].loc.col < m->loc.col) owner = &sl->v[j];
+        if (!owner) continue;
+        owner->msgs = arena_grow(a, owner->msgs, sizeof(DiagMsg) * (size_t)owner->nmsgs, sizeof(DiagMsg) * (size_t)(owner->nmsgs + 1));
+        owner->msgs[owner->nmsgs++] = (DiagMsg){m->level, m->loc, arena_strdup(a, m->msg)};
+    }
+    diag_free(&scratch);
     *ntoks = l.n;
     return l.toks;
 }

@@ -8,7 +8,10 @@
  *      again, only the panic begins;
  *   2. parse functions still return a node (N_ERR) and every loop that could
  *      spin stops when panicking;
- *   3. the enclosing block (or the file) resynchronises: it skips to the next
+ *   3. a statement (a declaration at the top) that fails after a `//` that
+ *      could be Triton's floor division is parsed again with it read as `/`
+ *      (floor_div.c decides);
+ *   4. the enclosing block (or the file) resynchronises: it skips to the next
  *      `;` (consumed) or `}` (left for the block) at the same brace depth, or
  *      at top level to the next `kernel`, `fn`, `const`, `import` or `@`,
  *      then leaves panic mode so the next error is reported too.
@@ -19,24 +22,12 @@
  * PARSE_MAX_HEIGHT is an error: the generator's and the other passes' tree
  * walks recurse (a flat chain of 5000 operators compiles; 100000 overflowed
  * the stack). */
-#include "ast.h"
+#include "parser.h"
 
 #include <math.h>
 #include <string.h>
 
 enum { PARSE_MAX_DEPTH = 200, PARSE_MAX_HEIGHT = 10000 };
-
-typedef struct Parser {
-    Arena *a;
-    Diag *d;
-    Token *t;
-    int n, pos;
-    int depth;
-    int nest; /* inside ( ) or [ ]: a conditional expression's `if` may then be on a later line */
-    bool panic;
-    bool too_deep;
-    int unclosed_at; /* the token before which a block's missing '}' was reported (0: none yet) */
-} Parser;
 
 static Token *peek(Parser *p) { return &p->t[p->pos]; }
 static Token *peek2(Parser *p) { return &p->t[p->pos + 1 < p->n ? p->pos + 1 : p->n - 1]; }
@@ -56,6 +47,7 @@ static void parse_error(Parser *p, Loc loc, const char *fmt, ...) __attribute__(
 static void parse_error(Parser *p, Loc loc, const char *fmt, ...) {
     if (p->panic) return;
     p->panic = true;
+    p->err_pos = p->pos;
     /* the lexer reported this token or the one before (a stray character, an unterminated string or comment):
      * what the parser would add is the same mistake again */
     if (peek(p)->reported || (p->pos > 0 && p->t[p->pos - 1].reported)) return;
@@ -425,6 +417,13 @@ static void check_mixed(Parser *p, const Node *b) {
     }
 }
 
+static bool binary_op(TokKind k) {
+    for (size_t i = 0; i < ARRAY_LEN(binary_levels); i++)
+        for (int j = 0; j < 4 && binary_levels[i][j]; j++)
+            if (binary_levels[i][j] == k) return true;
+    return false;
+}
+
 static bool ident_is(const Token *t, const char *s) { return t->kind == TK_IDENT && t->len == strlen(s) && !memcmp(t->text, s, t->len); }
 
 /* or = and { "||" and } ... term = unary { ( "*" | "/" | "%" ) unary }
@@ -435,6 +434,7 @@ static Node *binary(Parser *p, int level) {
     Node *n = binary(p, level + 1);
     for (;;) {
         if (p->panic) return n;
+        if (level == (int)ARRAY_LEN(binary_levels) - 1) floor_div_point(p, binary_op(peek(p)->kind));
         TokKind k = peek(p)->kind;
         if (binary_levels[level][0] == TK_EQEQ && ident_is(peek(p), "is")) {
             /* Python's `x is None` and `x is not None` (contextual: `is` and `not` are names elsewhere): == and != None */
@@ -458,6 +458,7 @@ static Node *binary(Parser *p, int level) {
             if (binary_levels[level][i] == k) match = true;
         if (!match) return n;
         Token *t = next(p);
+        if (t->floor_div) floor_div_report(p, t);
         Node *b = new_node(p, N_BINARY, n->loc);
         b->oploc = t->loc;
         b->op = k;
@@ -1059,6 +1060,8 @@ static bool ends_in_jump(const Node *s) {
     }
 }
 
+static void *stmt_any(Parser *p) { return stmt(p); }
+
 static Node *block(Parser *p) {
     Token *t = peek(p);
     Node *b = new_node(p, N_BLOCK, t->loc);
@@ -1084,7 +1087,7 @@ static Node *block(Parser *p) {
             p->unclosed_at = p->pos;
             break;
         }
-        Node *s = stmt(p);
+        Node *s = floor_div_parse(p, stmt_any);
         if (s && jump && !warned) { /* once a block, at the first such statement */
             if (jump->kind == N_IF)
                 diag_warning(p->d, s->loc, "this statement follows the 'if' at line %u, whose branches all end in a "
@@ -1366,16 +1369,20 @@ static bool decl_height_ok(Parser *p, const Decl *dc) {
     return true;
 }
 
+static void *decl_any(Parser *p) { return decl(p); }
+
 FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
-    Parser p = {.a = a, .d = d};
-    p.t = lex_file(a, src, d, &p.n);
+    LexSlashes sl;
+    SlashLog log = {0};
+    Parser p = {.a = a, .d = d, .src = src, .sl = &sl, .log = &log};
+    p.t = lex_file(a, src, d, &p.n, &sl);
     FileAst *f = ARENA_NEW(a, FileAst);
     f->src = src;
     int cap = 0;
     while (!at(&p, TK_EOF)) {
         int before = p.pos;
         p.depth = 0;
-        Decl *dc = decl(&p);
+        Decl *dc = floor_div_parse(&p, decl_any);
         if (p.too_deep) { /* reported once; where the nest ends is unknown, so the rest of the declaration is skipped unreported */
             p.panic = true;
             p.too_deep = false;
@@ -1399,8 +1406,8 @@ FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
 
 /* define = [ "-" ] ( INT | FLOAT | "true" | "false" | SCALAR_TYPE ) | "*" type | STRING | IDENT   (IDENT: the string of its name) */
 Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
-    Parser p = {.a = a, .d = d};
-    p.t = lex_file(a, src, d, &p.n);
+    Parser p = {.a = a, .d = d, .src = src};
+    p.t = lex_file(a, src, d, &p.n, NULL);
     Token *t = peek(&p);
     bool neg = accept(&p, TK_MINUS);
     Node *n = NULL;

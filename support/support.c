@@ -339,6 +339,12 @@ void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap) {
     d->msgs[d->n++] = (DiagMsg){lvl, loc, msg};
 }
 
+void diag_truncate(Diag *d, int n, int nerrors) {
+    while (d->n > n) free(d->msgs[--d->n].msg);
+    d->nerrors = nerrors;
+    d->dropping = false;
+}
+
 #define DIAG_FN(name, lvl)                                   \
     void name(Diag *d, Loc loc, const char *fmt, ...) {      \
         va_list ap;                                          \

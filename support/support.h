@@ -130,6 +130,8 @@ void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(pr
 void diag_warning(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_note(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap);
+/* Take back what was said since d had n messages and nerrors errors (a parse tried and taken back). */
+void diag_truncate(Diag *d, int n, int nerrors);
 /* A note at loc after each error and warning of msgs[from..n), after its own notes (an inlined function's call site
  * under every error and warning of its body, not only the last error's). */
 void diag_note_reports_since(Diag *d, int from, Loc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -8,8 +8,8 @@
 
 #include "tests/lang_diag.h"
 
-/* Triton's floor division: `//` after an operand, with the rest of the line ending in `;`,
- * is reported where it stands (and read as `/`); other `//` stay comments. */
+/* Triton's floor division: a `//` after an operand whose statement does not parse with it as a comment but does
+ * with '/' is reported where it stands (and read as `/`); other `//` stay comments. */
 Test(lang_diag, floor_division_trap) {
     expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n // 4);\n}\n",
                 "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
@@ -71,6 +71,159 @@ Test(lang_diag, floor_division_trap_wrapped) {
     /* a comment of words on its own line there, or one after a comma, stays one */
     expect_ok("kernel k(x: *i32, n: i32) {\n    let q = (n\n             // the row count\n             + 1);\n"
               "    let r = where(n > 0,\n                  // n: positive\n                  n, 0);\n    store(x, q + r);\n}\n");
+}
+
+/* Triton's `//` in the layouts a port or a formatter writes (black before the operator, yapf and autopep8 after it,
+ * wrapped after `(`, `[`, `,`, `=`, `return`), and comments beside code that stay comments (floor_div.c): each source
+ * with the places of the '//' errors, read as '/' so that nothing else is reported (but `others` errors), or ""
+ * where every `//` is a comment and the source compiles. */
+static const struct {
+    const char *src, *at;
+    int others;
+} floor_div_layouts[] = {
+    /* read as Triton's floor division */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n // 4;\n    store(x, q);\n}\n",
+     "2:15", 0}, /* semi */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x, n // 4);\n}\n",
+     "2:16", 0}, /* call */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = (n + 1)//(2);\n    store(x, q);\n}\n",
+     "2:20", 0}, /* nospace paren */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    if n // 2 > 0 { store(x, n); }\n}\n",
+     "2:10", 0}, /* if header one-line */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let h = n;\n    if n > 0 { h = n // 2; }\n    store(x, h);\n}\n",
+     "3:22", 0}, /* one-line block */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let i = 0;\n    while i < n // 2 {\n        i += 1;\n    }\n    store(x, i);\n}\n",
+     "3:17", 0}, /* while header */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let h = n // 2\n        + 1;\n    store(x, h);\n}\n",
+     "2:15", 0}, /* next line binop */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let g = (\n        n\n        // m\n    );\n    store(x, g);\n}\n",
+     "4:9", 0}, /* black op-first */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let g = (\n        n\n        // m\n        + 1\n    );\n    store(x, g);\n}\n",
+     "4:9", 0}, /* black op-first cont */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let g = (\n        n // m\n    );\n    store(x, g);\n}\n",
+     "3:11", 0}, /* black invisible parens */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(\n        x,\n        n // m,\n    );\n}\n",
+     "4:11", 0}, /* black arg */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(\n        x,\n        n // m\n    );\n}\n",
+     "4:11", 0}, /* black last arg */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let g = (n //\n             m);\n    store(x, g);\n}\n",
+     "2:16", 0}, /* yapf trailing in parens */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let g = n //\n        m;\n    store(x, g);\n}\n",
+     "2:15", 0}, /* trailing no parens */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let r = [n // 2, m];\n    store(x, r[0]);\n}\n",
+     "2:16", 0}, /* after [ */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let r = [\n        n // 2,\n        m,\n    ];\n    store(x, r[0]);\n}\n",
+     "3:11", 0}, /* list wrapped */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x, where(n > 0, n // 2, m));\n}\n",
+     "2:29", 0}, /* after comma */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q =\n        n // 2;\n    store(x, q);\n}\n",
+     "3:11", 0}, /* after = wrapped */
+    {"fn half(v) {\n    return v // 2;\n}\nkernel k(x: *i32, n: i32, m: i32) {\n    store(x, half(n));\n}\n",
+     "2:14", 0}, /* return */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x, (n // -4));\n}\n",
+     "2:17", 0}, /* unary */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let s = 0;\n    for i in range(0, n // 2) {\n        s += i;\n    }\n    store(x, s);\n}\n",
+     "3:25", 0}, /* for range */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n // 2 // 4;\n    store(x, q);\n}\n",
+     "2:15 2:20", 0}, /* double */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x + n // 2, m);\n}\n",
+     "2:17", 0}, /* pointer offset */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n // max(m, 1);\n    store(x, q);\n}\n",
+     "2:15", 0}, /* call operand */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = 0;\n    q = n // m;\n    store(x, q);\n}\n",
+     "3:11", 0}, /* assign */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let o = arange(\n        0, 16 // 2\n    );\n    store(x + o, o);\n}\n",
+     "3:15", 0}, /* arange black */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n // (m + 1);\n    store(x, q);\n}\n",
+     "2:15", 0}, /* paren operand */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = (n\n             // (m + 1));\n    store(x, q);\n}\n",
+     "3:14", 0}, /* op-first paren operand */
+    {"fn half1(v) { return v // 2; }\nkernel k(x: *i32, n: i32, m: i32) {\n    store(x, half1(n));\n}\n",
+     "1:24", 0}, /* one-line fn */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = max(n, 1) // 2;\n    store(x, q);\n}\n",
+     "2:23", 0}, /* after rparen */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let g = (n\n             // m\n             * 2);\n    store(x, g);\n}\n",
+     "3:14", 0}, /* op-first chain */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n // 2 if n > 0 else m;\n    store(x, q);\n}\n",
+     "2:15", 0}, /* ternary */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n // tl.num_programs(0);\n    store(x, q);\n}\n",
+     "2:15", 1}, /* tl in rest: and the lexer's error in the rest of the line */
+    {"fn half2(v) {\n    return (v //\n            2);\n}\nkernel k(x: *i32, n: i32, m: i32) {\n    store(x, half2(n));\n}\n",
+     "2:15", 0}, /* yapf return */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = max(n //\n                m, 1);\n    store(x, q);\n}\n",
+     "2:19", 0}, /* autopep8 hanging */
+    /* comments */
+    {"kernel k(\n    x: *i32,  // out\n    n: i32  // count\n) {\n    store(x, n);\n}\n",
+     "", 0}, /* param comments */
+    {"kernel k(\n    x: *i32,\n    const B: i32 = 128  // rows\n) {\n    store(x, B);\n}\n",
+     "", 0}, /* param default comment */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x,\n          n)  // store(x, n // 2)\n;\n}\n",
+     "", 0}, /* commented code in brackets */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let v = n; // (n // 2)\n    store(x, v);\n}\n",
+     "", 0}, /* semi paren comment */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = (n  // - 1\n             + 1);\n    store(x, q);\n}\n",
+     "", 0}, /* minus space */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    static_print(\"see http://example.com\", n);\n    store(x, n);\n}\n",
+     "", 0}, /* a URL in a string */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n; // 4 rows\n    store(x, q);\n}\n",
+     "", 0}, /* after semi */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    // a // b\n    store(x, n);\n}\n",
+     "", 0}, /* own line */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    // TODO: (n // 2)\n    store(x, n);\n}\n",
+     "", 0}, /* todo */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x, n); // store(x, n // 2);\n}\n",
+     "", 0}, /* commented code after stmt */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n  // * 2\n        + 1;\n    store(x, q);\n}\n",
+     "", 0}, /* commented code after expr */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x, where(n > 0, // why\n        n, m));\n}\n",
+     "", 0}, /* after comma */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x,\n          n  // the row count\n    );\n}\n",
+     "", 0}, /* multiline call words */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x,  // destination\n          n);  // value\n}\n",
+     "", 0}, /* multiline call after comma */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    if n > m // why\n    {\n        store(x, n);\n    }\n}\n",
+     "", 0}, /* if brace next line */
+    {"kernel k(x: *i32, n: i32) // doc\n{\n    store(x, n);\n}\n",
+     "", 0}, /* kernel doc */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let t = n  // first part\n        + m;\n    store(x, t);\n}\n",
+     "", 0}, /* words then binop */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = (n\n             // the row count\n             + 1);\n    store(x, q);\n}\n",
+     "", 0}, /* own line words in parens */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    if n > 0 {\n        store(x, n);\n    }  // done\n}\n",
+     "", 0}, /* after brace */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let r = [1, // first;\n             2];\n    store(x, r[0]);\n}\n",
+     "", 0}, /* list comment after comma */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = n; //== n halves ==\n    store(x, q);\n}\n",
+     "", 0}, /* eq signs */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let v = n * 2;  // [BLOCK_M, BLOCK_N]\n    store(x, v);\n}\n",
+     "", 0}, /* shape comment after stmt */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = (n  // note: rows\n             + 1);\n    store(x, q);\n}\n",
+     "", 0}, /* colon prose */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = (n  // row's count\n             + 1);\n    store(x, q);\n}\n",
+     "", 0}, /* apostrophe */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q = (n  // why?\n             + 1);\n    store(x, q);\n}\n",
+     "", 0}, /* question */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let q: i32 = n; // i32\n    store(x, q);\n}\n",
+     "", 0}, /* type then comment */
+};
+
+Test(lang_diag, floor_division_layouts) {
+    for (size_t i = 0; i < sizeof floor_div_layouts / sizeof *floor_div_layouts; i++) {
+        Result r = compile(floor_div_layouts[i].src);
+        const char *w = floor_div_layouts[i].at;
+        if (!*w) cr_expect(r.m && !strstr(r.diags, "error"), "layout %zu is comments only, yet:\n%s", i, r.diags);
+        int want = 0, got = 0, errors = 0;
+        for (const char *e = r.diags; (e = strstr(e, ": error: ")); e++) errors++;
+        for (const char *e = r.diags; (e = strstr(e, "'//' starts a comment")); e++) got++;
+        for (int line, col, k; *w && sscanf(w, "%d:%d%n", &line, &col, &k) == 2; w += k, want++) {
+            char at[96];
+            snprintf(at, sizeof at, "t.tile:%d:%d: error: '//' starts a comment", line, col);
+            cr_expect(strstr(r.diags, at), "layout %zu: no %s in\n%s", i, at, r.diags);
+        }
+        cr_expect(got == want && errors == want + floor_div_layouts[i].others, "layout %zu: %d '//' errors of %d, %d in all:\n%s", i,
+                  got, want, errors, r.diags);
+        result_free(&r);
+    }
 }
 
 /* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
