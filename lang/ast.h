@@ -81,13 +81,14 @@ typedef struct LexSlashes {
     LexSlash *v; /* by offset (and token) */
     int n, cap;
     size_t budget; /* the bytes lex_again may still read */
+    int tok_cap;   /* the tokens' capacity (lex_again writes its tokens over the old ones from the slash on) */
 } LexSlashes;
 
 /* Lex all of src; the array ends with TK_EOF.  Errors go to d; the `//`s after an operand to sl (NULL: comments). */
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks, LexSlashes *sl);
-/* The tokens again from sl->v[i] on, each slash read as its state says (the later ones keep theirs: sl->v[i..] is
- * made anew), the bytes read taken from sl->budget (the caller looks at it first). */
-Token *lex_again(Arena *a, const Token *toks, LexSlashes *sl, int i, int *ntoks);
+/* The tokens again from sl->v[i] on, written over toks from there (each slash read as its state says; the later ones
+ * keep theirs, sl->v[i..] made anew), the bytes read taken from sl->budget (the caller looks at it first). */
+Token *lex_again(Arena *a, Token *toks, LexSlashes *sl, int i, int *ntoks);
 
 /* A built-in function of that name (builtins.c): the lexer names it for Triton's method of the same name. */
 bool builtin_exists(const char *name);

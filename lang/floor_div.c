@@ -13,7 +13,8 @@
  *      once more: its errors are those the comments give.
  * So a comment stays one wherever the statement parses with it and no bracket or operator says otherwise (`if a > b
  * // why` then `{`), and prose (two words in a row, `'`, `?`) never gets here (lex.c, slash_may_be_code).  The lexing again
- * is bounded for a file (LexSlashes.budget; each reading as the operator keeps what its taking back needs). */
+ * is bounded for a file (LexSlashes.budget; each reading as the operator keeps what its taking back needs): past
+ * it, a slash that 1. would read as the operator is an error saying so. */
 #include "parser.h"
 
 /* The index of the first slash before token k or a later one. */
@@ -55,7 +56,9 @@ void floor_div_point(Parser *p, bool op_next) {
     while (s && s + 1 < p->sl->v + p->sl->n && s->state != SLASH_OPEN && s[1].tok == p->pos) s++; /* two comments: the first open one */
     if (!s || s->state != SLASH_OPEN) return;
     s->reached = true;
-    if (p->nest > 0 || op_next) slash_flip(p, s);
+    if ((p->nest > 0 || op_next) && !slash_flip(p, s)) /* never a silent comment where it would not end the expression */
+        diag_error(p->d, s->loc, "'//' after an operand: this file has too many such to decide whether each is a comment or "
+                   "Triton's floor division; write '/' to divide, or '/* ... */' for a comment");
 }
 
 void floor_div_report(Parser *p, const Token *t) {

@@ -61,9 +61,9 @@ static void lex_advance(Lexer *l, size_t k) {
     }
 }
 
-/* LEX_AGAIN_BUDGET: the bytes lex_again may read in all, for one file (a hostile one with a `//` the parser asks about
- * on every line would otherwise be lexed again once for each) */
-enum { LEX_MAX_TOKENS = 1 << 20, LEX_MAX_ERRORS = 200, LEX_AGAIN_BUDGET = 64 << 20 };
+/* LEX_AGAIN_*: lex_again may read 64 times the file and 1 MiB more, in all (one with a `//` the parser asks about on
+ * every line would otherwise be lexed again once for each line: its size squared) */
+enum { LEX_MAX_TOKENS = 1 << 20, LEX_MAX_ERRORS = 200, LEX_AGAIN_PER_BYTE = 64, LEX_AGAIN_BASE = 1 << 20 };
 
 static Token *lex_push(Lexer *l, TokKind k, Loc loc, const char *start) {
     if (l->n == l->cap) {
@@ -289,11 +289,13 @@ static bool lex_slash(Lexer *l) {
     uint32_t off = (uint32_t)(l->p - l->src->text);
     LexSlash s = {.tok = l->n, .off = off, .loc = lex_loc(l), .state = SLASH_OPEN};
     while (l->icarry < l->ncarry && l->carry[l->icarry].off < off) l->icarry++;
-    if (l->icarry < l->ncarry && l->carry[l->icarry].off == off) {
+    if (l->icarry < l->ncarry && l->carry[l->icarry].off == off) { /* lex_again: its decision, and its snapshot's memory */
         s.state = l->carry[l->icarry].state;
         s.reached = l->carry[l->icarry].reached;
+        s.snap = l->carry[l->icarry].snap;
+    } else {
+        s.snap = ARENA_NEW(l->a, struct LexSnap);
     }
-    s.snap = ARENA_NEW(l->a, struct LexSnap);
     s.snap->l = *l;
     LexSlashes *sl = l->sl;
     if (sl->n == sl->cap) {
@@ -821,13 +823,14 @@ static void lex_run(Lexer *lp) {
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks, LexSlashes *sl) {
     Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1, .sl = sl};
     if (l.end - l.p >= 3 && !memcmp(l.p, "\xEF\xBB\xBF", 3)) l.p += 3; /* a UTF-8 byte-order mark (editors on Windows write one) */
-    if (sl) *sl = (LexSlashes){.budget = LEX_AGAIN_BUDGET};
+    if (sl) *sl = (LexSlashes){.budget = LEX_AGAIN_PER_BYTE * src->len + LEX_AGAIN_BASE};
     lex_run(&l);
+    if (sl) sl->tok_cap = l.cap;
     *ntoks = l.n;
     return l.toks;
 }
 
-Token *lex_again(Arena *a, const Token *toks, LexSlashes *sl, int i, int *ntoks) {
+Token *lex_again(Arena *a, Token *toks, LexSlashes *sl, int i, int *ntoks) {
     const LexSlash *s = &sl->v[i];
     size_t work = (size_t)(s->snap->l.end - s->snap->l.p);
     sl->budget -= work < sl->budget ? work : sl->budget;
@@ -835,16 +838,18 @@ Token *lex_again(Arena *a, const Token *toks, LexSlashes *sl, int i, int *ntoks)
     Diag scratch;
     diag_init(&scratch);
     l.d = &scratch;
-    l.cap = l.n + 256;
-    l.toks = arena_alloc(a, sizeof(Token) * (size_t)l.cap);
-    memcpy(l.toks, toks, sizeof(Token) * (size_t)l.n);
+    l.toks = toks; /* the tokens before the slash are those it had; the parser holds none after it */
+    l.cap = sl->tok_cap;
     l.ncarry = sl->n - i;
-    LexSlash *carry = arena_alloc(a, sizeof(LexSlash) * (size_t)(l.ncarry ? l.ncarry : 1));
+    LexSlash *carry = malloc(sizeof(LexSlash) * (size_t)(l.ncarry ? l.ncarry : 1));
+    if (!carry) out_of_memory();
     memcpy(carry, s, sizeof(LexSlash) * (size_t)l.ncarry);
     l.carry = carry;
     l.icarry = 0;
     sl->n = i;
     lex_run(&l);
+    sl->tok_cap = l.cap;
+    free(carry);
     /* the lexer's errors after a `//` read as the operator go with that slash (the parser says them where it reads it);
      * the others were said by the first lexing */
     for (int k = 0; k < scratch.n; k++) {

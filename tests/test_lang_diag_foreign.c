@@ -226,6 +226,22 @@ Test(lang_diag, floor_division_layouts) {
     }
 }
 
+/* Deciding a `//` may lex the rest of the file again: bounded for a file (64 times its size and 1 MiB), past which a `//` that
+ * would be read as the operator where the comment does not end the expression is an error, never a silent comment.
+ * 300 comments of code inside brackets (each read as '/', then, the statement failing, a comment again) spend it. */
+Test(lang_diag, floor_division_budget) {
+    Str s = {0};
+    str_printf(&s, "kernel k(x: *i32, n: i32) {\n    let q = 0;\n");
+    for (int i = 0; i < 300; i++) str_printf(&s, "    q = (n  // n: %d\n        );\n", i);
+    str_printf(&s, "    q = (n // 3\n        );\n    store(x, q);\n}\n");
+    Result r = compile(s.buf);
+    cr_expect_null(r.m);
+    const char *e = strstr(r.diags, "error: '//' after an operand: this file has too many such to decide whether each is a comment");
+    cr_expect(e && !strstr(r.diags, "t.tile:3:") && !strstr(r.diags, "starts a comment"), "%s", r.diags);
+    result_free(&r);
+    str_free(&s);
+}
+
 /* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
  * `&`, `|`, `^` or of another comparison needs parentheses. */
 Test(lang_diag, precedence_traps) {
