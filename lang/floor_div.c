@@ -63,6 +63,7 @@ void floor_div_point(Parser *p, bool op_next) {
 
 void floor_div_report(Parser *p, const Token *t) {
     diag_error(p->d, t->loc, "'//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)");
+    p->d->nspelled++;
     const LexSlash *s = slash_before(p, (int)(t - p->t));
     for (int i = 0; s && i < s->nmsgs; i++) { /* the lexer's errors in the rest of its line, a comment until now */
         const DiagMsg *m = &s->msgs[i];
@@ -76,7 +77,7 @@ void floor_div_report(Parser *p, const Token *t) {
 void *floor_div_parse(Parser *p, void *(*parse)(Parser *)) {
     if (!p->sl) return parse(p);
     Parser start = *p;
-    int dn = p->d->n, de = p->d->nerrors, log0 = p->log->n;
+    int dn = p->d->n, de = p->d->nerrors, ds = p->d->nspelled, log0 = p->log->n;
     for (;;) {
         p->err_pos = -1;
         void *r = parse(p);
@@ -102,6 +103,7 @@ void *floor_div_parse(Parser *p, void *(*parse)(Parser *)) {
         }
         if (!again) return r;
         diag_truncate(p->d, dn, de);
+        p->d->nspelled = ds;
         Token *t = p->t;
         int n = p->n;
         *p = start;

@@ -300,7 +300,7 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
         src->len = strlen(df->value);
         g->define_vals[i] = parse_define_value(a, src, d);
     }
-    if (d->nerrors) return NULL; /* a -D value that does not parse: the kernels would only report what follows from it */
+    if (d->nerrors > d->nspelled) return NULL; /* a -D value that does not parse: the kernels would only report what follows from it */
     g->scratch = tir_func_new(g->m, "<const>");
     g->m->nfuncs--; /* scratch space for constants, never part of the module */
     int cap = 0;

@@ -226,7 +226,7 @@ static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
     paths[nfiles++] = src->name && realpath(src->name, buf) ? arena_strdup(a, buf) : (src->name ? src->name : "<input>");
     do {
         load_imports(a, opt, d, files, paths, &nfiles, &fi);
-    } while (!d->nerrors && implicit_imports(a, opt, files, paths, &nfiles)); /* then the new files' own imports */
+    } while (d->nerrors == d->nspelled && implicit_imports(a, opt, files, paths, &nfiles)); /* then the new files' own imports */
     *out = files;
     return nfiles;
 }
@@ -304,9 +304,10 @@ Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag 
     FileAst **files;
     int nfiles = load_files(a, src, opt, d, &files);
     if (opt->files_read) *opt->files_read = sources_of(a, files, nfiles), *opt->nfiles_read = nfiles;
-    if (d->nerrors) return NULL;
+    /* past errors of another language's spelling alone, the file reads as meant: its names and types are checked too */
+    if (d->nerrors > d->nspelled) return NULL;
     check_defines(a, files, nfiles, opt, d);
-    if (d->nerrors) return NULL;
+    if (d->nerrors > d->nspelled) return NULL;
     Module *m = gen_module(a, files, nfiles, opt, d);
     for (int i = 0; opt->bad_define && i < d->n; i++) /* an error in a define's value (gen_module's "<-D NAME>" source) */
         if (d->msgs[i].level == DIAG_ERROR && d->msgs[i].loc.file && d->msgs[i].loc.file->name &&

@@ -496,6 +496,7 @@ static bool python_import(Lexer *l, TokKind k, const char *s, size_t n, Loc loc)
     diag_error(l->d, loc, "'%.*s': Python's modules are not imported here: the built-ins are plain names ('tl.load' is "
                "'load') and the standard library needs no import; 'import' takes a file name (import \"math.tile\";)",
                (int)(t - s), s);
+    l->d->nspelled++;
     while (l->p < l->end && !src_line_end(l->p, l->end) && *l->p != '#') lex_advance(l, 1); /* a '#' comment is lexed */
     return true;
 }
@@ -517,6 +518,7 @@ static bool python_word(Lexer *l, const char *s, size_t n, Loc loc) {
     else if (n == 5 && !memcmp(s, "False", 5)) k = TK_FALSE, how = "'false'";
     if (k != TK_COUNT) {
         diag_error(l->d, loc, "'%.*s' is written %s here (Python's '%.*s')", (int)n, s, how, (int)n, s);
+        l->d->nspelled++;
         lex_push(l, k, loc, s);
         return true;
     }
@@ -531,6 +533,7 @@ static bool python_word(Lexer *l, const char *s, size_t n, Loc loc) {
         if (e > q && python_float(a, (size_t)(b - a), &v) && (b - a) == 3) {
             diag_error(l->d, loc, "'float(...)' of a string: write the float here (%s1.0 / 0.0 for %sinfinity, 0.0 / 0.0 for NaN)",
                        neg ? "-" : "", neg ? "minus " : "");
+            l->d->nspelled++;
             lex_advance(l, (size_t)(e - l->p));
             lex_push(l, TK_FLOAT, loc, s)->fval = neg ? -v : v;
             return true;
@@ -641,6 +644,7 @@ static void lex_run(Lexer *lp) {
         if (c == '/' && s + 2 < l.end && s[1] == '/' && s[2] == '=') { /* lex_floor_div_assign: Python's n //= 2; */
             diag_error(d, loc, "'//=' would start a comment here; for integer division write '/=' (it truncates toward zero, as "
                        "Triton's '//' on integers does)");
+            d->nspelled++;
             lex_advance(&l, 3);
             lex_push(&l, TK_SLASHEQ, loc, s);
             continue;
@@ -659,6 +663,7 @@ static void lex_run(Lexer *lp) {
                 bool named = prev->kind == TK_IDENT;
                 diag_error(d, loc, "'%c%c': there is no %s operator here; write '%.*s%s%c= 1'", c, c, c == '+' ? "increment" : "decrement",
                            named ? (int)prev->len : 0, prev->text, named ? " " : "", c);
+                d->nspelled++;
                 lex_advance(&l, 2); /* read as `i += 1;`, so the parse goes on */
                 lex_push(&l, c == '+' ? TK_PLUSEQ : TK_MINUSEQ, loc, s);
                 lex_push(&l, TK_INT, loc, s)->ival = 1;
@@ -719,6 +724,7 @@ static void lex_run(Lexer *lp) {
                 if (first && last == m && python_float(m, mn, &fv)) { /* math.inf */
                     diag_error(d, at, "'%.*s': there is no '%.*s' module here; write the float (%s)", chainn, mod, modn, mod,
                                isinf(fv) ? "1.0 / 0.0" : isnan(fv) ? "0.0 / 0.0" : mn == 2 ? "3.141592653589793" : "2.718281828459045");
+                    d->nspelled++;
                     lex_advance(&l, mn);
                     lex_push(&l, TK_FLOAT, at, m)->fval = fv;
                     l.bad_run = 0;
@@ -745,6 +751,7 @@ static void lex_run(Lexer *lp) {
                 else if (first)
                     diag_error(d, at, "'%.*s': there is no '%.*s' module here; write '%.*s' (the built-ins are plain names, "
                                "docs/language.md)", chainn, mod, modn, mod, (int)lastn, last);
+                if (first && !module_const) d->nspelled++; /* read as the plain name (the parser reports a module_const) */
                 if (dt != DT_VOID && dt != DT_PTR && !dtype_from_name(m, mn)) { /* float16: lexed as the type f16 */
                     lex_advance(&l, mn);
                     lex_push(&l, TK_TYPE, at, m)->dt = dt;
@@ -777,16 +784,19 @@ static void lex_run(Lexer *lp) {
                 continue;
             } else if (c == '\\' && lex_rest_blank(&l, s + 1)) { /* Python's line continuation: reported, then skipped */
                 diag_error(d, loc, "a line continuation '\\' is not needed here: a statement goes on until its ';'");
+                d->nspelled++;
                 lex_advance(&l, 1);
                 l.bad_run = 0;
                 continue;
             } else if (c == '#') { /* a Python comment in a ported kernel: reported, then read as one */
                 diag_error(d, loc, "'#' does not start a comment here: write '//'");
+                d->nspelled++;
                 while (l.p < l.end && !src_line_end(l.p, l.end)) lex_advance(&l, 1);
                 l.bad_run = 0;
                 continue;
             } else if (c == '\'') { /* a Python string: reported, then read as one */
                 diag_error(d, loc, "strings are written with double quotes here: \"...\"");
+                d->nspelled++;
                 lex_string(&l, '\'');
                 l.bad_run = 0;
                 continue;

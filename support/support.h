@@ -120,6 +120,8 @@ typedef struct Diag {
     DiagMsg *msgs;
     int n, cap;
     int nerrors;
+    int nspelled;   /* of them, another language's spelling read as the form here (Triton's `tl.exp` as `exp`): the
+                     * front end checks names and types when these are all the errors */
     int max_errors; /* stop collecting after this many (0: 50) */
     bool dropping;  /* the last error repeated an earlier one (its text at its place): its notes are dropped too */
 } Diag;

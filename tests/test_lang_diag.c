@@ -279,12 +279,19 @@ Test(lang_diag, stray_characters_one_error) {
                 "t.tile:2:20: error: unterminated comment: no '*/' closes this '/*'\n"
                 "      store(x, 1.0); /* never closed\n"
                 "                     ^\n");
-    /* Python's comment and string quotes are read as meant after their error: no second one */
+    /* Python's comment and string quotes are read as meant after their error: no second one about them, and the
+     * names and values are checked on (the unknown name, the failing static_assert with its message) */
     expect_diag("kernel k(x: *f32) {\n    # scale it\n    store(x, zz);\n}\n",
                 "t.tile:2:5: error: '#' does not start a comment here: write '//'\n"
                 "      # scale it\n"
-                "      ^\n");
+                "      ^\n"
+                "t.tile:3:14: error: unknown name 'zz'\n"
+                "      store(x, zz);\n"
+                "               ^\n");
     expect_diag("kernel k(x: *f32) {\n    static_assert(false, 'no');\n}\n",
+                "t.tile:2:5: error: static_assert failed: no\n"
+                "      static_assert(false, 'no');\n"
+                "      ^\n"
                 "t.tile:2:26: error: strings are written with double quotes here: \"...\"\n"
                 "      static_assert(false, 'no');\n"
                 "                           ^\n");

@@ -110,10 +110,10 @@ static const struct {
      "2:16", 0}, /* yapf trailing in parens */
     {"kernel k(x: *i32, n: i32, m: i32) {\n    let g = n //\n        m;\n    store(x, g);\n}\n",
      "2:15", 0}, /* trailing no parens */
-    {"kernel k(x: *i32, n: i32, m: i32) {\n    let r = [n // 2, m];\n    store(x, r[0]);\n}\n",
-     "2:16", 0}, /* after [ */
-    {"kernel k(x: *i32, n: i32, m: i32) {\n    let r = [\n        n // 2,\n        m,\n    ];\n    store(x, r[0]);\n}\n",
-     "3:11", 0}, /* list wrapped */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let r = [16 // 2, 4];\n    store(x, r[0]);\n}\n",
+     "2:17", 0}, /* after [ */
+    {"kernel k(x: *i32, n: i32, m: i32) {\n    let r = [\n        16 // 2,\n        4,\n    ];\n    store(x, r[0]);\n}\n",
+     "3:12", 0}, /* list wrapped */
     {"kernel k(x: *i32, n: i32, m: i32) {\n    store(x, where(n > 0, n // 2, m));\n}\n",
      "2:29", 0}, /* after comma */
     {"kernel k(x: *i32, n: i32, m: i32) {\n    let q =\n        n // 2;\n    store(x, q);\n}\n",
@@ -240,6 +240,31 @@ Test(lang_diag, floor_division_budget) {
     cr_expect(e && !strstr(r.diags, "t.tile:3:") && !strstr(r.diags, "starts a comment"), "%s", r.diags);
     result_free(&r);
     str_free(&s);
+}
+
+/* Where every error is a spelling read on as the form here (`//`, a module prefix, Python's words), names and types are
+ * checked too: the unknown name is reported with them.  After a spelling whose form is not read in its place (a
+ * method: `.to(f32)` is dropped) they are not, as their errors would follow from the dropping. */
+Test(lang_diag, spellings_then_names) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let q = n // 4;\n    let v = tl.exp(load(x)) if True else 0.0;\n"
+                "    store(x + q, v + w);\n}\n",
+                "t.tile:2:15: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on "
+                "integers does)\n"
+                "      let q = n // 4;\n"
+                "                ^\n"
+                "t.tile:3:13: error: 'tl.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, docs/language.md)\n"
+                "      let v = tl.exp(load(x)) if True else 0.0;\n"
+                "              ^\n"
+                "t.tile:3:32: error: 'True' is written 'true' here (Python's 'True')\n"
+                "      let v = tl.exp(load(x)) if True else 0.0;\n"
+                "                                 ^\n"
+                "t.tile:4:22: error: unknown name 'w'\n"
+                "      store(x + q, v + w);\n"
+                "                       ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let v = load(x).to(f32);\n    store(x, v + w);\n}\n",
+                "t.tile:2:20: error: '.to': values have no methods or attributes here; write 'x as T' or 'cast(x, T)' for Triton's x.to(T)\n"
+                "      let v = load(x).to(f32);\n"
+                "                     ^\n");
 }
 
 /* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
@@ -553,7 +578,11 @@ Test(lang_diag, triton_module_prefix) {
                 "docs/language.md)\n"
                 "      store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + libdevice.pow(v, v));\n"
                 "                                                                    ^\n");
+    /* read as `const B` (and checked so: no value for B) */
     expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:19: error: const parameter 'B' has no default and is not defined (-D B=...)\n"
+                "  kernel k(x: *f32, B: tl.constexpr) {\n"
+                "                    ^\n"
                 "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default', "
                 "or 'NAME: constexpr'), a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
                 "  kernel k(x: *f32, B: tl.constexpr) {\n"
