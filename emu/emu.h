@@ -447,6 +447,7 @@ typedef struct EmuIns {
     union { uint8_t boolop, ty4; }; /* setp/set combining op (EMU_MODE_AAND/AOR/AXOR); mma: the C type */
     uint8_t gneg, nops;  /* guard negated; operand count */
     uint8_t xflags;      /* EMU_XF_* bits: rare modifiers (EMU_F's 32 bits are taken) */
+    uint8_t disp;        /* the interpreter loop's handler: 1 + fast, or 0: the guard tested first (emu_fast_dispatch) */
     uint32_t flags;      /* EMU_F() bits */
     uint32_t guard;      /* predicate slot; EMU_SLOT_TRUE when unguarded */
     uint32_t o[EMU_MAX_OPS];

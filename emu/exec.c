@@ -57,6 +57,8 @@ enum {
 #undef X
 };
 
+uint8_t emu_fast_dispatch(const EmuIns *in) { return in->guard == EMU_SLOT_TRUE && !in->gneg ? (uint8_t)(1 + in->fast) : 0; }
+
 uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     unsigned sz = emu_type_size(in->ty), kind = emu_type_kind(in->ty);
     bool isint = (kind == EMU_K_B || kind == EMU_K_U || kind == EMU_K_S) && in->ty != EMU_T_U16X2 && in->ty != EMU_T_S16X2;
@@ -488,9 +490,18 @@ static void init_threads(EmuBlock *b) {
             init_cta_regs(b, rank, t->r);
             first = t->r;
         } else if (runs) { /* the slots the code names: no instruction reads the others */
+            /* copied inline, four slots at a time (a call to memcpy per run of a dozen slots cost as much as the
+             * copy: 2 calls a thread and 45 host instructions in them on vadd) */
             for (uint32_t k = 0; k < nruns; k++) {
-                uint32_t s0 = runs[2 * k];
-                memcpy(t->r + s0, first + s0, runs[2 * k + 1] * sizeof(uint64_t));
+                uint64_t *d = t->r + runs[2 * k];
+                const uint64_t *s = first + runs[2 * k];
+                uint32_t len = runs[2 * k + 1];
+                for (; len >= 4; len -= 4, d += 4, s += 4) memcpy(d, s, 4 * sizeof *d);
+                switch (len) {
+                case 3: d[2] = s[2]; /* fall through */
+                case 2: d[1] = s[1]; /* fall through */
+                case 1: d[0] = s[0];
+                }
             }
         } else {
             memcpy(t->r, first, bytes);

@@ -505,6 +505,9 @@ bool emu_boolop(unsigned op, bool a, bool c);
 /* ---- executor entry points ---- */
 /* Fast-path selector, called by the parser at finalisation. */
 uint8_t emu_fast_select(const EmuIns *in, bool entry); /* entry: the instruction is in a kernel (not a .func) */
+/* EmuIns.disp of an instruction whose fast form is chosen: 1 + that form without a guard, else 0 (the guard's test
+ * first; the interpreter loop's handler table, exec_loop.h) */
+uint8_t emu_fast_dispatch(const EmuIns *in);
 
 /* Report a fault: formats "<what>\n  at <kernel> (PTX line N): <text>\n  by thread
  * (x,y,z) in block (x,y,z)\n<detail>" into the launch error (first one wins)

@@ -9,7 +9,6 @@ static __attribute__((noinline, aligned(64))) EMU_NO_CROSSJUMP bool EMU_RUN_THRE
     const EmuFunc *f = t->fn;
     const EmuIns *code = f->code;
     uint64_t *r = t->r;
-    uint32_t pc = t->pc;
     uint64_t n = 0, check = EMU_CHECK_EVERY;
     bool ok = true;
     /* accumulators of in-flight wgmmas may not be touched: every instruction is checked while there are any
@@ -17,29 +16,33 @@ static __attribute__((noinline, aligned(64))) EMU_NO_CROSSJUMP bool EMU_RUN_THRE
     /* threaded dispatch: every handler ends in its own indirect jump to the next instruction's handler (DISPATCH),
      * which the host predicts per handler rather than through one shared jump (no-crossjumping keeps GCC from
      * merging them back into one) */
+    /* Indexed by EmuIns.disp (emu_fast_dispatch): 1 + the fast form for an unguarded instruction (nearly all: it
+     * reads no predicate), 0 for one with a guard, whose handler tests it and then takes the fast form's (an
+     * instruction whose disp was never set is so still right).  The instruction pointer alone steps (the index,
+     * PC(), is worked out where it is needed: backward branches, faults, leaving the run). */
     static const void *const handler[] = {
-        [FAST_NONE] = &&slow,
-#define X(e) [FAST_##e] = &&L_##e,
+        [0] = &&guarded,
+        [1 + FAST_NONE] = &&slow,
+#define X(e) [1 + FAST_##e] = &&L_##e,
         EMU_FASTS(X)
 #undef X
     };
-    const EmuIns *in;
-/* DISPATCH_IN: in is code[pc] already (NEXT steps both, which saves recomputing the address from pc) */
-#define DISPATCH() do { in = &code[pc]; DISPATCH_IN(); } while (0)
+    const EmuIns *in = &code[t->pc];
+#define PC() ((uint32_t)(in - code))
 #define DISPATCH_IN()                                                                \
     do {                                                                             \
         n++;                                                                         \
-        if (wgcheck && in->op != EMU_OP_WGMMA && emu_wgmma_may_touch(b, t, pc)) {    \
-            t->pc = pc;                                                              \
+        if (wgcheck && in->op != EMU_OP_WGMMA && emu_wgmma_may_touch(b, t, PC())) {  \
+            t->pc = PC();                                                            \
             if (!(ok = emu_wgmma_check_access(b, t, in))) goto out;                  \
         }                                                                            \
-        if (__builtin_expect(!((uint32_t)r[in->guard] ^ in->gneg), 0)) goto skip;    \
-        goto *handler[in->fast];                                                     \
+        goto *handler[in->disp];                                                     \
     } while (0)
-#define NEXT() do { pc++; in++; DISPATCH_IN(); } while (0)
-    DISPATCH();
-skip: /* a guard that is false */
-    NEXT();
+#define NEXT() do { in++; DISPATCH_IN(); } while (0)
+    DISPATCH_IN();
+guarded: /* an instruction with a guard: its fast form (or the switch below) when the guard holds */
+    if (__builtin_expect(!((uint32_t)r[in->guard] ^ in->gneg), 0)) NEXT();
+    goto *handler[1 + in->fast];
         L_MOV32: r[in->o[0]] = (uint32_t)r[in->o[1]]; NEXT();
         L_MOV64: r[in->o[0]] = r[in->o[1]]; NEXT();
         L_MOV16: r[in->o[0]] = (uint16_t)r[in->o[1]]; NEXT();
@@ -340,49 +343,51 @@ skip: /* a guard that is false */
 slow:
         switch (in->op) {
         case EMU_OP_BRA:
-        L_BRA:
-            if (in->target <= pc && n >= check) { /* a loop: look at the clock now and then */
-                t->pc = pc;
+        L_BRA: {
+            const EmuIns *to = &code[in->target];
+            if (to <= in && n >= check) { /* a loop: look at the clock now and then */
+                t->pc = PC();
                 if (!(ok = emu_check_budget(b, t, in, n))) goto out;
                 check = n + EMU_CHECK_EVERY;
             }
-            if (in->target <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
+            if (to <= in && n >= EMU_QUANTUM && b->nthreads > 1) {
                 /* a loop that has run a while lets the other threads run (from this branch, when they have): one
                  * may be spinning on memory that another thread of the block is to write (cooperative groups'
                  * multi-warp barriers, flags).  The watchdog and the clock are looked at first: the runs are now
                  * shorter than EMU_CHECK_EVERY. */
-                t->pc = pc;
+                t->pc = PC();
                 ok = emu_check_budget(b, t, in, n);
                 goto out;
             }
-            pc = in->target;
-            DISPATCH();
+            in = to;
+            DISPATCH_IN();
+        }
         case EMU_OP_BRX: { /* target: the .branchtargets table's bra over it; its entries follow */
             uint64_t k = (uint32_t)r[in->o[0]], ntargets = code[in->target].target - in->target - 1;
             if (k >= ntargets) {
-                t->pc = pc;
+                t->pc = PC();
                 ok = emu_fault(b, t, in, "invalid branch", "brx.idx index %" PRIu64 " past the %" PRIu64 " targets of its table", k,
                                ntargets);
                 goto out;
             }
             /* the entry's bra is taken here: a jump back (a loop through the table) looks at the clock and lets
              * the other threads run as a bra back does (the entry itself may lie before its target) */
-            uint32_t dest = code[in->target + 1 + (uint32_t)k].target;
+            uint32_t dest = code[in->target + 1 + (uint32_t)k].target, pc = PC();
             if (dest <= pc && n >= check) {
-                t->pc = pc;
+                t->pc = PC();
                 if (!(ok = emu_check_budget(b, t, in, n))) goto out;
                 check = n + EMU_CHECK_EVERY;
             }
             if (dest <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
-                t->pc = pc;
+                t->pc = PC();
                 ok = emu_check_budget(b, t, in, n);
                 goto out;
             }
-            pc = dest;
-            DISPATCH();
+            in = &code[dest];
+            DISPATCH_IN();
         }
         case EMU_OP_CALL:
-            t->pc = pc;
+            t->pc = PC();
             /* a call runs code again as a backward branch does: recursion without a loop (f calling itself
              * twice) has no backward branch, so the clock is looked at here too */
             if (n >= check) {
@@ -393,17 +398,17 @@ slow:
             f = t->fn;
             code = f->code;
             r = t->r;
-            pc = t->pc;
-            DISPATCH();
+            in = &code[t->pc];
+            DISPATCH_IN();
         case EMU_OP_RET:
             if (t->depth) {
-                t->pc = pc;
+                t->pc = PC();
                 if (!(ok = emu_ret(b, t))) goto out;
                 f = t->fn;
                 code = f->code;
                 r = t->r;
-                pc = t->pc;
-                DISPATCH();
+                in = &code[t->pc];
+                DISPATCH_IN();
             }
             t->state = EMU_TS_DONE;
             b->cta[t->cta].live--;
@@ -419,7 +424,7 @@ slow:
             unsigned b0 = in->flags & EMU_F(REDOP) ? 1 : 0, bn = in->nops - 2 * b0;
             uint64_t id = bn >= 1 ? (uint32_t)r[in->o[b0]] : 0, cnt = bn >= 2 ? (uint32_t)r[in->o[b0 + 1]] : 0;
             if (id > EMU_MAX_BAR_ID || (bn >= 2 && (cnt == 0 || cnt % 32 || cnt > EMU_MAX_BLOCK_THREADS))) {
-                t->pc = pc;
+                t->pc = PC();
                 if (id > EMU_MAX_BAR_ID) ok = emu_fault(b, t, in, "invalid barrier", "barrier number %" PRIu64 " (of 0..15)", id);
                 else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
                 goto out;
@@ -430,7 +435,7 @@ slow:
                 if (b->vc) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id));
                 EmuCta *c = &b->cta[t->cta];
                 if (c->bar_arrived[id] && c->bar_arrive_count[id] != cnt) {
-                    t->pc = pc;
+                    t->pc = PC();
                     ok = emu_fault(b, t, in, "deadlock: barrier thread counts disagree",
                                    "bar.arrive at barrier %" PRIu64 " for %" PRIu64 " threads while %u arrivals pending there were for %u",
                                    id, cnt, c->bar_arrived[id], c->bar_arrive_count[id]);
@@ -448,7 +453,7 @@ slow:
         case EMU_OP_CLUSTER_BAR:
             if (in->mode == EMU_MODE_MB_ARRIVE) { /* counted when every live thread has arrived (release_cluster) */
                 if (t->cl_arrived) {
-                    t->pc = pc;
+                    t->pc = PC();
                     ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.arrive twice without a barrier.cluster.wait between");
                     goto out;
                 }
@@ -460,7 +465,7 @@ slow:
                 NEXT();
             }
             if (!t->cl_arrived) {
-                t->pc = pc;
+                t->pc = PC();
                 ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
                 goto out;
             }
@@ -478,23 +483,23 @@ slow:
             t->state = EMU_TS_WARP;
             goto out;
         case EMU_OP_MBARRIER:
-            t->pc = pc;
+            t->pc = PC();
             switch (emu_exec_mbarrier(b, t, in)) {
             case EMU_MBAR_EXEC_DONE: NEXT();
             case EMU_MBAR_EXEC_BLOCK: t->state = EMU_TS_MBAR; b->mbar_waits = true; goto out;
-            case EMU_MBAR_EXEC_YIELD: pc++; t->state = EMU_TS_YIELD; b->mbar_waits = true; goto out;
+            case EMU_MBAR_EXEC_YIELD: in++; t->state = EMU_TS_YIELD; b->mbar_waits = true; goto out;
             default: ok = false; goto out;
             }
         default:
-            t->pc = pc;
+            t->pc = PC();
             if (!exec_generic(b, t, in)) { ok = false; goto out; }
             NEXT();
         }
 #undef NEXT
-#undef DISPATCH
 #undef DISPATCH_IN
 out:
-    t->pc = pc;
+    t->pc = PC();
+#undef PC
     t->icount += n;
     b->icount += n;
     return ok;

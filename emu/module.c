@@ -253,7 +253,11 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
             if (emu_func_arg_sym(f, s)) a = emu_args_offset(f) + (a - EMU_PARAM_ARGS); /* in the frame's local memory */
             f->slot_init[f->symfix[i].slot] = a + (uint64_t)f->symfix[i].addend;
         }
-        for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i], f->is_entry);
+        /* the packed copy (emu_slots_pack, below) copies both; the guard's constant slot keeps its number there */
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            f->code[i].fast = emu_fast_select(&f->code[i], f->is_entry);
+            f->code[i].disp = emu_fast_dispatch(&f->code[i]);
+        }
     }
     if (!entry_shared(m, err)) return false;
     for (uint32_t k = 0; k < m->nfuncs; k++) emu_slots_pack(&m->funcs[k]);
