@@ -115,6 +115,30 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
             return true;
         }
     }
+    /* then a collective with a member mask (shfl.sync, vote, ...) that every lane not exited waits at, the same
+     * instruction at call level 0, each lane's mask the same and naming every such lane (block_sum's shuffles): the
+     * group the loops below would fire (lead 0, its mask, every member checked), found in one pass over the lanes.
+     * Anything else (a lane elsewhere, another mask, one leaving out a waiting lane or lane 0) takes the loops. */
+    int mk = lanes[0].state == EMU_TS_WARP && !lanes[0].depth ? mask_operand(lanes[0].fn->code[lanes[0].pc].op) : -1;
+    if (mk >= 0) {
+        const EmuIns *il = &lanes[0].fn->code[lanes[0].pc];
+        uint32_t mask = (uint32_t)EMU_R(&lanes[0], il, (unsigned)mk), live = 0, off = 0;
+        EmuThread *group[32];
+        unsigned ng = 0;
+        for (uint32_t i = 0; i < n && !off; i++) {
+            EmuThread *ti = &lanes[i];
+            if (ti->state == EMU_TS_DONE) continue;
+            live |= 1u << i;
+            off = (uint32_t)(ti->state ^ EMU_TS_WARP) | (ti->pc ^ lanes[0].pc) | (uint32_t)(ti->fn != lanes[0].fn) | ti->depth;
+            if (!off) off = (uint32_t)EMU_R(ti, il, (unsigned)mk) ^ mask; /* its registers are the same function's */
+            group[ng++] = ti;
+        }
+        if (!off && (mask & live) == live) {
+            if (!emu_exec_warp(b, group, ng)) return false;
+            *fired = true;
+            return true;
+        }
+    }
     for (uint32_t i = 0; i < n; i++) {
         const EmuThread *ti = &lanes[i];
         op[i] = ti->state == EMU_TS_WARP ? ti->fn->code[ti->pc].op : EMU_OP_COUNT;

@@ -1,6 +1,6 @@
 /* test_emu_isa3.c - the emulator's warp-level, memory and atomic instructions against references
  * written in C from the PTX ISA's instruction pages (not from emu/): shfl.sync in every mode with the
- * c operand's clamp and segment mask, vote/match/redux/activemask/elect in divergent code, the
+ * c operand's clamp and segment mask and with two member masks at one instruction, vote/match/redux/activemask/elect in divergent code, the
  * special registers %laneid and %lanemask_*, atom/red of every operation and type on global, shared
  * and generic addresses (each return value and the memory after), contended atomics, bar.red with
  * counts, wmma with every layout and stride, ld/st forms (extension, spaces, qualifiers), calls, a
@@ -130,6 +130,49 @@ Test(isa3, shfl_every_mode_clamp_and_segment) {
         }
         cr_expect_eq(bad, 0, "shfl on %s: %d slots differ", tg, bad);
     }
+}
+
+/* One shfl.sync.idx instruction that the two halves of each warp reach with their own member masks (0x0000ffff and
+ * 0xffff0000, a register operand), each lane reading a random lane of its half: two groups of one instruction, each
+ * firing alone.  Then every lane with 0x0000ffff: lanes 16-31 execute it outside their own mask, which is refused. */
+static const char *SHFL_HALF_PTX = ".version 8.3\n.target sm_80\n.address_size 64\n"
+    ".visible .entry k(.param .u64 in, .param .u64 out, .param .align 16 .b8 third[16])\n{\n"
+    " .reg .pred %p<2>;\n .reg .b32 %r<9>;\n .reg .b64 %rd<6>;\n"
+    " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd3, %r1, 8;\n"
+    " add.s64 %rd4, %rd1, %rd3;\n ld.global.v2.u32 {%r2, %r3}, [%rd4];\n and.b32 %r4, %r1, 16;\n setp.ne.u32 %p1, %r4, 0;\n"
+    " selp.b32 %r5, 0xffff0000, 0x0000ffff, %p1;\n ld.param.u32 %r8, [third];\n setp.eq.u32 %p1, %r8, 0;\n"
+    " @%p1 mov.b32 %r5, 0x0000ffff;\n"
+    " shfl.sync.idx.b32 %r6, %r2, %r3, 31, %r5;\n"
+    " mul.wide.u32 %rd3, %r1, 4;\n add.s64 %rd5, %rd2, %rd3;\n st.global.u32 [%rd5], %r6;\n ret;\n}\n";
+
+Test(isa3, shfl_half_warp_masks_at_one_instruction) {
+    seed_rng();
+    enum { N = 96 };
+    uint32_t in[2 * N], out[N];
+    for (int i = 0; i < N; i++) in[2 * i] = (uint32_t)rnd(), in[2 * i + 1] = (uint32_t)(i & 16) | (uint32_t)(rnd() & 15);
+    launch("sm_80", SHFL_HALF_PTX, 1, N, 0, in, sizeof in, out, sizeof out); /* third's first word is nonzero: two masks */
+    for (int i = 0; i < N; i++) {
+        uint32_t want = in[2 * (i / 32 * 32 + in[2 * i + 1])];
+        cr_expect_eq(out[i], want, "lane %d of warp %d read %#x, want lane %u's %#x", i % 32, i / 32, out[i], in[2 * i + 1], want);
+    }
+    /* every lane with the lower half's mask: the first group fires, lane 16 then executes outside its mask */
+    TileDevice *d = NULL;
+    DevOptions o = {.emu_host_threads = 1};
+    cr_assert_eq(dev_open("emu:sm_80", &o, &d, NULL), DEV_OK);
+    TileDevModule *m = NULL;
+    TileDevFunction *fn = NULL;
+    cr_assert_eq(dev_module_load_ptx(d, SHFL_HALF_PTX, &m), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_module_get_function(m, "k", &fn), DEV_OK);
+    uint64_t din, dout;
+    cr_assert_eq(dev_malloc(d, sizeof in, &din), DEV_OK);
+    cr_assert_eq(dev_malloc(d, sizeof out, &dout), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(d, din, in, sizeof in), DEV_OK);
+    static const uint32_t zero[4];
+    void *params[] = {&din, &dout, (void *)zero};
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, N, 1, 1, 0, NULL, params), DEV_OK);
+    cr_expect(strstr(dev_last_error(d), "the executing lane 16 is not in the member mask 0x0000ffff"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
 }
 
 /* ---------------------------------------------------------------------------------------------
