@@ -13,13 +13,13 @@ static __attribute__((noinline, aligned(64))) EMU_NO_CROSSJUMP bool EMU_RUN_THRE
     bool ok = true;
     /* accumulators of in-flight wgmmas may not be touched: every instruction is checked while there are any
      * (the set only changes at warpgroup collectives, which end this run) */
-    /* threaded dispatch: every handler ends in its own indirect jump to the next instruction's handler (DISPATCH),
+    /* threaded dispatch: every handler ends in its own indirect jump to the next instruction's handler (DISPATCH_IN),
      * which the host predicts per handler rather than through one shared jump (no-crossjumping keeps GCC from
-     * merging them back into one) */
-    /* Indexed by EmuIns.disp (emu_fast_dispatch): 1 + the fast form for an unguarded instruction (nearly all: it
-     * reads no predicate), 0 for one with a guard, whose handler tests it and then takes the fast form's (an
-     * instruction whose disp was never set is so still right).  The instruction pointer alone steps (the index,
-     * PC(), is worked out where it is needed: backward branches, faults, leaving the run). */
+     * merging them back into one).  The table is indexed by EmuIns.disp (emu_fast_dispatch): 1 + the fast form
+     * for an unguarded instruction (nearly all: it reads no predicate), 0 for one with a guard, whose handler tests
+     * it and then takes the fast form's (an instruction whose disp was never set is so still right).  The
+     * instruction pointer alone steps (the index, PC(), is worked out where it is needed: backward branches,
+     * faults, leaving the run). */
     static const void *const handler[] = {
         [0] = &&guarded,
         [1 + FAST_NONE] = &&slow,
