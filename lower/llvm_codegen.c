@@ -525,7 +525,8 @@ static bool emit_func(LL *l, Func *f) {
     if (tb.found) return false;
     l->vals = calloc(f->nvalues, sizeof *l->vals);
     l->nvals = calloc(f->nvalues, sizeof *l->nvals);
-    if (!l->vals || !l->nvals) out_of_memory();
+    l->strided = calloc(f->nvalues, sizeof *l->strided);
+    if (!l->vals || !l->nvals || !l->strided) out_of_memory();
     LLVMTypeRef *pt = calloc((size_t)(f->nargs + f->ntmaps) + 1, sizeof *pt);
     if (!pt) out_of_memory();
     for (int k = 0; k < f->nargs; k++) pt[k] = ll_type(l, tir_vtype(f, f->args[k].value)->dt);
@@ -601,7 +602,9 @@ static bool emit_func(LL *l, Func *f) {
     for (uint32_t v = 0; v < f->nvalues; v++) free(l->vals[v]);
     free(l->vals);
     free(l->nvals);
+    free(l->strided);
     l->vals = NULL;
+    l->strided = NULL;
     return ok && !l->failed;
 }
 

@@ -34,6 +34,7 @@ typedef struct LL {
     /* per function */
     LLVMValueRef **vals; /* by ValueId */
     int *nvals;
+    bool *strided; /* by ValueId: registers apart by multiples of a run-time scalar (llvm_elementwise.c) */
     LLVMValueRef tid, lane, warp;
     /* thread terms, computed once per (layout, dim) in the entry block */
     LLVMBasicBlockRef entry;

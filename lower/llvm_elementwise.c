@@ -4,7 +4,8 @@
  * Shape ops never move data between threads: broadcast, expand_dims and
  * trans find, for each result register, the operand register holding the
  * same element by looking up its static coordinate (layout.h).  Element-wise
- * ops apply per register.  f16/bf16 math runs in f32; transcendental
+ * ops apply per register (offsets and addresses a run-time stride apart: as
+ * vector operations, emit_strided).  f16/bf16 math runs in f32; transcendental
  * functions use the hardware approximations (ex2, lg2, sin, cos, tanh); f32
  * exp and exp2 flush subnormals (ex2.approx.ftz) unless marked exact
  * (docs/language.md, "Precision of math functions"); asin acos atan atan2
@@ -574,6 +575,116 @@ static bool emit_inline_asm(LL *l, Inst *i) {
     return true;
 }
 
+/* ---- offsets that are multiples of a run-time stride, as vectors ----
+ * `a + rm[:, None] * sam + kk[None, :] * sak` with sam and sak unknown until launch: a thread's rows are
+ * multiples of sam apart, never a constant apart, so each register's address is its own multiply and
+ * getelementptr off the same base.  NVPTX's straight-line strength reduction groups such addresses by two
+ * of (base, index, stride) and, finding no constant delta, compares every one with every other of its
+ * group, each comparison a poison check (ScalarEvolution::canReuseInstruction): quadratic in the registers,
+ * most of an unspecialized GEMM's code generation.  So these ops are built as one operation on vectors of
+ * their distinct operand tuples, each register an extractelement of it: the pass takes integer and scalar
+ * pointer operations only, and instruction selection splits the vectors into the same per-element
+ * multiplies and adds (each lane the same arithmetic: an i32 product wraps as it did).  A value is strided when an integer multiply takes a run-time scalar (one value in
+ * every register, not a constant) and an operand that differs between registers, or when an add, sub,
+ * multiply, integer cast or ptr_add takes strided operands and operands with one value in every register
+ * only; shape ops keep their operand's.  An op that also takes offsets a constant apart (a row pointer
+ * plus unit-stride columns, `rm * scm + rn`) stays scalar, and so does what is built on it: between such
+ * registers the pass finds its constant delta at once, and SeparateConstOffsetFromGEP folds the constants
+ * into the addressing ([%rd + 16]), which a vector lane would hide.  Ops of fewer than 16 distinct tuples
+ * stay scalar too: the pass's pairs are few there, and the lanes are opaque to loop strength reduction and
+ * to ptxas's register budgeting.  With four tuples and up, ptxas fitted attention's causal sm_80
+ * configurations (four K rows a thread) into fewer registers with a 4-byte spill; with eight, the pipelined
+ * loop of gemm f16 128x256x64 on sm_80 (eight B rows a thread, unit-stride columns) took 23 more integer
+ * instructions.  Sixteen and more are the unspecialized kernels' element-by-element tiles (gemm.tile's
+ * 128x32 A tile: 16 rows a thread), where the pass's pairs are many. */
+enum { STRIDED_MIN_LANES = 16 };
+
+static bool all_same(const LLVMValueRef *v, int n) {
+    for (int r = 1; r < n; r++)
+        if (v[r] != v[0]) return false;
+    return true;
+}
+
+static bool int_like(DType dt) { return !dtype_is_float(dt) && dt != DT_PTR && dt != DT_I1 && dtype_bits(dt) >= 8; }
+
+/* each operand strided, or one value in every register */
+static bool strided_or_uniform(LL *l, const Inst *i, LLVMValueRef **ops, int n) {
+    for (int k = 0; k < i->nops; k++)
+        if (!l->strided[i->ops[k]] && !all_same(ops[k], n)) return false;
+    return true;
+}
+
+static bool strided_result(LL *l, const Inst *i, LLVMValueRef **ops, int n) {
+    if (n < 2) return false;
+    DType rdt = tir_vtype(l->f, i->res[0])->dt;
+    switch (i->op) {
+    case OP_CAST: return l->strided[i->ops[0]] && int_like(tir_vtype(l->f, i->ops[0])->dt) && int_like(rdt);
+    case OP_PTR_ADD: return strided_or_uniform(l, i, ops, n) && int_like(tir_vtype(l->f, i->ops[1])->dt) && !all_same(ops[1], n);
+    case OP_ADD:
+    case OP_SUB: return int_like(rdt) && strided_or_uniform(l, i, ops, n) && (l->strided[i->ops[0]] || l->strided[i->ops[1]]);
+    case OP_MUL:
+        if (!int_like(rdt)) return false;
+        if (strided_or_uniform(l, i, ops, n) && (l->strided[i->ops[0]] || l->strided[i->ops[1]])) return true;
+        for (int k = 0; k < 2; k++)
+            if (all_same(ops[k], n) && !LLVMIsAConstant(ops[k][0]) && !all_same(ops[1 - k], n)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* the lanes' values as one vector */
+static LLVMValueRef lanes_vector(LL *l, LLVMValueRef *v, int nl) {
+    LLVMValueRef vec = LLVMGetPoison(LLVMVectorType(LLVMTypeOf(v[0]), (unsigned)nl));
+    for (int k = 0; k < nl; k++) vec = LLVMBuildInsertElement(l->b, vec, v[k], ll_i32(l, k), "");
+    return vec;
+}
+
+/* A strided op (above): its distinct operand tuples as lanes, one vector operation, a register each lane; false,
+ * building nothing, for fewer than STRIDED_MIN_LANES tuples. */
+static bool emit_strided(LL *l, const Inst *i, LLVMValueRef **ops, int n, LLVMValueRef *res) {
+    const Type *rt = tir_vtype(l->f, i->res[0]);
+    int nops = i->nops, nl = 0;
+    int *lane = malloc(sizeof *lane * (size_t)n);
+    LLVMValueRef *a = malloc(sizeof *a * 2 * (size_t)n), *b = a + n;
+    if (!lane || !a) out_of_memory();
+    for (int r = 0; r < n; r++) {
+        int k = 0;
+        while (k < nl && !(a[k] == ops[0][r] && (nops < 2 || b[k] == ops[1][r]))) k++;
+        if (k == nl) {
+            a[nl] = ops[0][r];
+            if (nops > 1) b[nl] = ops[1][r];
+            nl++;
+        }
+        lane[r] = k;
+    }
+    if (nl < STRIDED_MIN_LANES) { /* a few: the scalar ops, whose pairs the pass compares at little cost */
+        free(lane), free(a);
+        return false;
+    }
+    LLVMValueRef v;
+    LLVMValueRef va = i->op == OP_PTR_ADD && all_same(a, nl) ? a[0] : lanes_vector(l, a, nl);
+    LLVMValueRef vb = nops > 1 ? lanes_vector(l, b, nl) : NULL;
+    switch (i->op) {
+    case OP_PTR_ADD: {
+        DType offt = tir_vtype(l->f, i->ops[1])->dt;
+        if (dtype_bits(offt) < 64) vb = LLVMBuildIntCast2(l->b, vb, LLVMVectorType(l->t_i64, (unsigned)nl), dtype_is_signed(offt), "");
+        v = LLVMBuildGEP2(l->b, ll_type(l, rt->pointee->dt), va, &vb, 1, "");
+        break;
+    }
+    case OP_CAST:
+        v = LLVMBuildIntCast2(l->b, va, LLVMVectorType(ll_type(l, rt->dt), (unsigned)nl), dtype_is_signed(tir_vtype(l->f, i->ops[0])->dt), "");
+        break;
+    case OP_ADD: v = LLVMBuildAdd(l->b, va, vb, ""); break;
+    case OP_SUB: v = LLVMBuildSub(l->b, va, vb, ""); break;
+    default: v = LLVMBuildMul(l->b, va, vb, ""); break;
+    }
+    LLVMValueRef *ex = a; /* the operands are read: their room takes the lanes */
+    for (int k = 0; k < nl; k++) ex[k] = LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "");
+    for (int r = 0; r < n; r++) res[r] = ex[lane[r]];
+    free(lane), free(a);
+    return true;
+}
+
 bool ll_emit_elementwise(LL *l, Inst *i) {
     Func *f = l->f;
     if (!i->nres) {
@@ -611,10 +722,11 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     }
     case OP_BROADCAST:
     case OP_EXPAND_DIMS:
-    case OP_TRANS: return emit_lookup(l, i);
+    case OP_TRANS: l->strided[i->res[0]] = l->strided[i->ops[0]]; return emit_lookup(l, i);
     case OP_MULTIPLE_OF:
     case OP_MAX_CONTIGUOUS:
     case OP_MAX_CONSTANCY: { /* hints: the axis analysis has used them; the value is the operand's */
+        l->strided[i->res[0]] = l->strided[i->ops[0]];
         LLVMValueRef *x = ll_get(l, i->ops[0], NULL), *res = ll_new(l, i->res[0], n);
         for (int r = 0; r < n; r++) res[r] = x[r];
         return true;
@@ -636,6 +748,10 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
         return true;
     }
     LLVMValueRef *res = ll_new(l, i->res[0], n);
+    if (strided_result(l, i, ops, n)) {
+        l->strided[i->res[0]] = true;
+        if (emit_strided(l, i, ops, n, res)) return true;
+    }
     RegMemo memo = memo_begin(n, (tir_op_info[i->op].flags & OPF_PURE) != 0);
     for (int r = 0; r < n; r++) {
         LLVMValueRef a = ops[0][r], b = ops[1] ? ops[1][r] : NULL, v = NULL;
