@@ -5,8 +5,8 @@
  *   len(t)                        Python's len of a tuple or a list (len(x.shape), len(descs))
  *   zip(a, b, ...), enumerate(t)  Python's, of tuples and lists: tuples of tuples, for `for (p, s) in zip(ptrs, strides)`
  *   is_float(T), is_int(T),       T.is_floating(), T.is_int(), T.is_int_signed(),
- *   is_signed(T), is_ptr(T),      T.is_ptr(), T.primitive_bitwidth
- *   bitwidth(T)
+ *   is_signed(T), is_ptr(T),      T.is_ptr(), T.primitive_bitwidth, T.is_fp8()
+ *   bitwidth(T), is_fp8(T)
  *   element_type(p)               p.dtype.element_ty
  *   pointer_type(T)               tl.pointer_type(T): the type *T (a table's i64 as a pointer, `as pointer_type(f16)`)
  *   next_power_of_2(n)            triton.next_power_of_2(n), of a compile-time integer
@@ -125,6 +125,7 @@ Val bi_query(Call *c) {
         return t;
     }
     case Q_IS_FLOAT:
+    case Q_IS_FP8:
     case Q_IS_INT:
     case Q_IS_SIGNED:
     case Q_IS_PTR:
@@ -133,6 +134,7 @@ Val bi_query(Call *c) {
         if (!t) return val_err();
         switch ((QueryKind)c->bi->red) {
         case Q_IS_FLOAT: return ct_i1(dtype_is_float(t->dt));
+        case Q_IS_FP8: return ct_i1(t->dt == DT_F8E4M3 || t->dt == DT_F8E5M2);
         case Q_IS_INT: return ct_i1(dtype_is_int(t->dt));
         case Q_IS_SIGNED: return ct_i1(dtype_is_int(t->dt) && dtype_is_signed(t->dt));
         case Q_IS_PTR: return ct_i1(t->dt == DT_PTR);

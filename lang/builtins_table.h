@@ -43,6 +43,7 @@
     X(ZIP, "zip", 1, "a b c d e f g h", CONST, QUERY, Q_ZIP) /* Python's zip of tuples or lists: a tuple of tuples */ \
     X(ENUMERATE, "enumerate", 1, "x start", CONST, QUERY, Q_ENUMERATE) /* Python's enumerate: (i, element) pairs */ \
     X(IS_FLOAT, "is_float", 1, "dtype", CONST, QUERY, Q_IS_FLOAT)                          \
+    X(IS_FP8, "is_fp8", 1, "dtype", CONST, QUERY, Q_IS_FP8) /* T.is_fp8(): f8e4m3 or f8e5m2 */ \
     X(IS_INT, "is_int", 1, "dtype", CONST, QUERY, Q_IS_INT)                                \
     X(IS_SIGNED, "is_signed", 1, "dtype", CONST, QUERY, Q_IS_SIGNED)                       \
     X(IS_PTR, "is_ptr", 1, "dtype", CONST, QUERY, Q_IS_PTR)                                \

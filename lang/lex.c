@@ -401,6 +401,19 @@ static const char *method_hint(char *buf, size_t cap, const char *m, size_t mn, 
     if (IS(m, mn, "is_int_signed") || IS(m, mn, "is_int_unsigned"))
         return "'is_signed(T)' for Triton's T.is_int_signed() (T a type, dtype_of(x) or a value)";
     if (IS(m, mn, "is_ptr")) return "'is_ptr(T)' for Triton's T.is_ptr()";
+    if (IS(m, mn, "is_fp8")) return "'is_fp8(T)' for Triton's T.is_fp8() (T a type, dtype_of(x) or a value)";
+    /* T.is_fp16(), T.is_uint8(), ...: one type each, a comparison of types here */
+    static const char *const is_type[][2] = {
+        {"is_fp16", "f16"},   {"is_bf16", "bf16"},    {"is_fp32", "f32"},     {"is_fp64", "f64"},   {"is_fp8e4nv", "f8e4m3"},
+        {"is_fp8e5", "f8e5m2"}, {"is_bool", "i1"},    {"is_int1", "i1"},      {"is_int8", "i8"},    {"is_int16", "i16"},
+        {"is_int32", "i32"},  {"is_int64", "i64"},    {"is_uint8", "u8"},     {"is_uint16", "u16"}, {"is_uint32", "u32"},
+        {"is_uint64", "u64"},
+    };
+    for (size_t i = 0; i < sizeof is_type / sizeof is_type[0]; i++)
+        if (mn == strlen(is_type[i][0]) && !memcmp(m, is_type[i][0], mn)) {
+            snprintf(buf, cap, "'dtype_of(x) == %s' for Triton's x.dtype.%s()", is_type[i][1], is_type[i][0]);
+            return buf;
+        }
     if (IS(m, mn, "primitive_bitwidth") || IS(m, mn, "int_bitwidth"))
         return "'bitwidth(T)' for Triton's T.primitive_bitwidth (T a type, dtype_of(x) or a value)";
     if (IS(m, mn, "element_ty")) return "'element_type(p)' for Triton's p.dtype.element_ty (p a pointer value, a block pointer or a tensor descriptor)";

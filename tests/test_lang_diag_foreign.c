@@ -318,6 +318,23 @@ Test(lang_diag, triton_methods) {
                 "Triton's p.dtype.element_ty (p a pointer value, a block pointer or a tensor descriptor)\n"
                 "      let b = x.dtype.element_ty;\n"
                 "               ^\n");
+    /* the type's questions of one type each are comparisons here; is_fp8 is a function (vLLM's unified attention:
+     * K_load.dtype.is_fp8() picks whether to scale an fp8 KV cache) */
+    expect_diag("kernel k(x: *f8e4m3, y: *f16) {\n    let v = load(x);\n    if v.dtype.is_fp8() { store(y, v as f16); }\n"
+                "    if y.dtype.element_ty.is_fp16() { store(y, 1.0); }\n}\n",
+                "t.tile:3:9: error: '.dtype.is_fp8': values have no methods or attributes here; write 'is_fp8(T)' for Triton's "
+                "T.is_fp8() (T a type, dtype_of(x) or a value)\n"
+                "      if v.dtype.is_fp8() { store(y, v as f16); }\n"
+                "          ^\n"
+                "t.tile:4:9: error: '.dtype.element_ty': values have no methods or attributes here; write 'element_type(p)' for "
+                "Triton's p.dtype.element_ty (p a pointer value, a block pointer or a tensor descriptor)\n"
+                "      if y.dtype.element_ty.is_fp16() { store(y, 1.0); }\n"
+                "          ^\n");
+    expect_diag("kernel k(x: *f16) {\n    let v = load(x);\n    if v.dtype.is_fp16() { store(x, v); }\n}\n",
+                "t.tile:3:9: error: '.dtype.is_fp16': values have no methods or attributes here; write 'dtype_of(x) == f16' for "
+                "Triton's x.dtype.is_fp16()\n"
+                "      if v.dtype.is_fp16() { store(x, v); }\n"
+                "          ^\n");
     /* Triton's tensor methods that are functions here name the function, the tensor first (xgrammar's
      * bitmask.reshape(BLOCK_SIZE), fla's b_k.trans()); a method of no such name keeps the general hint */
     expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let r = v.reshape(2, 2);\n    let t = r.trans();\n"
