@@ -8,7 +8,12 @@
  * and training kernels of Liger-Kernel and unsloth ported the same way:
  *   group norm (a 2-D grid; the backward's per-channel sums by scalar atomic_add),
  *   generalized JSD (compile-time float beta branches, ignored rows returning early),
- *   chunked cross-entropy (a 2-D grid over vocabulary chunks, softcapping and scaling). */
+ *   chunked cross-entropy (a 2-D grid over vocabulary chunks, softcapping and scaling);
+ * and ports of serving-engine kernels (vLLM's): unified paged attention (block tables, grouped query heads,
+ * a binary search for the sequence, an fp8 cache scaled under is_fp8, sinks as a None pointer or not, soft cap,
+ * sliding window), moe_align_block_size (four launches of scalar loads and stores at addresses from memory) and
+ * the speculative-decoding rejection sampler (ragged loops that stop at the first rejection, Gumbel-max
+ * recovered tokens), each also on sm_90a. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -28,18 +33,22 @@ typedef struct K {
     tile_compiled c;
 } K;
 
-/* Compile kernels/examples/FILE with the given defines (NULL-terminated) and load it. */
-static void load_example(K *k, const char *file, const char *const *defines) {
+/* Compile kernels/examples/FILE with the given defines and specializations (NULL-terminated lists, or NULL) for
+ * `arch` (NULL: the default target) and load it on `device` (NULL: TILE_TEST_DEVICE, else "emu"). */
+static void load_example_on(K *k, const char *file, const char *const *defines, const char *const *specialize, const char *arch,
+                            const char *device) {
     char path[1024];
     snprintf(path, sizeof path, "%s/kernels/examples/%s", TILE_SOURCE_DIR, file);
-    tile_compile_options o = {.defines = defines};
+    tile_compile_options o = {.defines = defines, .specialize = specialize, .arch = arch};
     tile_status st = tile_compile_file(path, &o, &k->c);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", file, tile_status_string(st), k->c.diagnostics);
     char *err = NULL;
-    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &k->dev, &err), DEV_OK, "%s",
-                 err ? err : "?");
+    if (!device) device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu";
+    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k->dev, k->c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
 }
+
+static void load_example(K *k, const char *file, const char *const *defines) { load_example_on(k, file, defines, NULL, NULL, NULL); }
 
 static void unload(K *k) {
     dev_module_unload(k->mod);
@@ -468,6 +477,254 @@ Test(examples, cross_entropy_chunked) {
     check("grad", grad, want, R * V, 1e-6, 1e-4);
     unload(&k);
 }
+
+
+/* ---- engine ports: vLLM's unified paged attention ---- */
+
+static double e4m3_value(uint8_t b) { /* E4M3FN; the NaN codes are not generated */
+    int e = (b >> 3) & 15, m = b & 7;
+    double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+    return b & 0x80 ? -v : v;
+}
+
+/* Five sequences of 1, 7, 19, 1 and 3 new tokens after 5, 0, 13, 40 and 17 cached ones (decode and prefill in
+ * one launch), their KV blocks scattered through the cache by a shuffled block table; grouped query heads (G of
+ * them a KV head) stacked into the dot's rows, head_size D padded to a power of two.  fp8: the cache holds e4m3
+ * codes scaled by k_scale and v_scale; sinks, cap, window: the optional attention sink per head (else the
+ * pointer is None), the logit soft cap and the sliding window. */
+static void unified_attention_case(const char *arch, const char *device, bool fp8, int D, int NKV, int G, int BS, bool sinks,
+                                   float cap, int window) {
+    seed_rng();
+    enum { NSEQ = 5, TILE = 16 };
+    const int qlens[NSEQ] = {1, 7, 19, 1, 3}, ctxs[NSEQ] = {5, 0, 13, 40, 17};
+    int H = NKV * G, DP = 1, BLOCK_M = 16, BLOCK_Q = BLOCK_M / G;
+    while (DP < D) DP *= 2;
+    char defs[12][48];
+    snprintf(defs[0], 48, "num_query_heads=%d", H), snprintf(defs[1], 48, "num_queries_per_kv=%d", G);
+    snprintf(defs[2], 48, "BLOCK_SIZE=%d", BS), snprintf(defs[3], 48, "TILE_SIZE=%d", TILE);
+    snprintf(defs[4], 48, "HEAD_SIZE=%d", D), snprintf(defs[5], 48, "HEAD_SIZE_PADDED=%d", DP);
+    snprintf(defs[6], 48, "USE_SOFTCAP=%s", cap > 0 ? "true" : "false"), snprintf(defs[7], 48, "SLIDING_WINDOW=%d", window);
+    snprintf(defs[8], 48, "BLOCK_Q=%d", BLOCK_Q), snprintf(defs[9], 48, "BLOCK_M=%d", BLOCK_M);
+    snprintf(defs[10], 48, "KVT=%s", fp8 ? "f8e4m3" : "f16"), snprintf(defs[11], 48, "stride_k_cache_3=1");
+    const char *dl[] = {defs[0], defs[1], defs[2], defs[3], defs[4], defs[5], defs[6], defs[7], defs[8], defs[9], defs[10], defs[11],
+                        "stride_v_cache_3=1", NULL};
+    const char *spec[] = {"sink_ptr=None", NULL};
+    K k;
+    load_example_on(&k, "unified_attention.tile", dl, sinks ? NULL : spec, arch, device);
+    int32_t qsl[NSEQ + 1] = {0}, seq_lens[NSEQ];
+    int maxblk = 0;
+    for (int s = 0; s < NSEQ; s++) {
+        qsl[s + 1] = qsl[s] + qlens[s], seq_lens[s] = qlens[s] + ctxs[s];
+        if ((seq_lens[s] + BS - 1) / BS > maxblk) maxblk = (seq_lens[s] + BS - 1) / BS;
+    }
+    int T = qsl[NSEQ], nblocks = NSEQ * maxblk + 3;
+    int32_t *bt = malloc(4 * (size_t)nblocks);
+    for (int i = 0; i < nblocks; i++) bt[i] = i;
+    for (int i = nblocks - 1; i > 0; i--) { /* shuffled: the table's first NSEQ * maxblk entries are used */
+        int j = irand(i + 1), t = bt[i];
+        bt[i] = bt[j], bt[j] = t;
+    }
+    size_t nq = (size_t)T * H * D, nc = (size_t)nblocks * BS * NKV * D, es = fp8 ? 1 : 2;
+    uint16_t *q = malloc(2 * nq), *o = malloc(2 * nq);
+    uint8_t *kc = malloc(es * nc), *vc = malloc(es * nc);
+    double *kv = malloc(8 * nc), *vv = malloc(8 * nc); /* the values the kernel computes with */
+    float ks = 0.05f, vs = 0.08f, sink[64];
+    for (size_t i = 0; i < nq; i++) q[i] = f2h(urand());
+    for (size_t i = 0; i < nc; i++)
+        for (int w = 0; w < 2; w++) {
+            uint8_t *c = w ? vc : kc;
+            double *val = w ? vv : kv;
+            if (fp8) {
+                uint8_t b = (uint8_t)irand(256);
+                if ((b & 0x7f) == 0x7f) b ^= 1; /* not a NaN */
+                c[i] = b;
+                val[i] = h2d(f2h((double)((float)e4m3_value(b) * (w ? vs : ks)))); /* scaled in f32, then Q's f16 */
+            } else {
+                uint16_t h = f2h(urand());
+                memcpy(c + 2 * i, &h, 2);
+                val[i] = h2d(h);
+            }
+        }
+    for (int h = 0; h < H; h++) sink[h] = (float)urand();
+    uint64_t dq = upload(&k, q, 2 * nq), dkc = upload(&k, kc, es * nc), dvc = upload(&k, vc, es * nc), dout = poisoned(&k, 2 * nq);
+    uint64_t dsink = sinks ? upload(&k, sink, sizeof sink) : 0, dbt = upload(&k, bt, 4 * (size_t)nblocks);
+    uint64_t dsl = upload(&k, seq_lens, sizeof seq_lens), dqsl = upload(&k, qsl, sizeof qsl), dks = upload(&k, &ks, 4),
+             dvs = upload(&k, &vs, 4);
+    float scale = (float)(1 / sqrt(D)), softcap = cap > 0 ? cap : 1;
+    int64_t bts = maxblk, qs0 = (int64_t)H * D, qs1 = D, os0 = (int64_t)H * D, os1 = D, cs0 = (int64_t)BS * NKV * D, cs1 = NKV * D,
+            cs2 = D;
+    int32_t nseq = NSEQ;
+    void *params[] = {&dout, &dq, &dkc, &dvc, &dsink, &dbt, &dsl, &scale, &dks, &dvs, &softcap, &bts, &qs0, &qs1, &os0, &os1,
+                      &cs0, &cs1, &cs2, &cs0, &cs1, &cs2, &dqsl, &nseq};
+    launch(&k, "unified_attention_2d", (unsigned)(T / BLOCK_Q + NSEQ), (unsigned)NKV, params);
+    download(&k, o, dout, 2 * nq);
+    float *got = malloc(4 * nq);
+    double *want = malloc(8 * nq), *sc = malloc(8 * 64);
+    for (size_t i = 0; i < nq; i++) got[i] = (float)h2d(o[i]);
+    for (int s = 0; s < NSEQ; s++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < qlens[s]; i++) {
+                size_t qi = ((size_t)(qsl[s] + i) * H + h) * D;
+                double mx = sinks ? sink[h] : -INFINITY, l = 0;
+                for (int p = 0; p < seq_lens[s]; p++) {
+                    size_t ci = (((size_t)bt[s * maxblk + p / BS] * BS + p % BS) * NKV + h / G) * D;
+                    double d = 0;
+                    for (int c = 0; c < D; c++) d += h2d(q[qi + c]) * kv[ci + c];
+                    d *= scale;
+                    if (cap > 0) d = cap * tanh(d / cap);
+                    bool ok = p <= ctxs[s] + i && (window <= 0 || ctxs[s] + i - p < window);
+                    sc[p] = ok ? d : -INFINITY;
+                    if (sc[p] > mx) mx = sc[p];
+                }
+                if (sinks) l = exp(sink[h] - mx);
+                for (int p = 0; p < seq_lens[s]; p++) l += exp(sc[p] - mx);
+                for (int c = 0; c < D; c++) {
+                    double acc = 0;
+                    for (int p = 0; p < seq_lens[s]; p++)
+                        acc += exp(sc[p] - mx) * vv[(((size_t)bt[s * maxblk + p / BS] * BS + p % BS) * NKV + h / G) * D + c];
+                    want[qi + c] = acc / l;
+                }
+            }
+    /* p rounded to f16 for the second dot, the output to f16 */
+    check(fp8 ? "unified attention, fp8 cache" : "unified attention", got, want, (int)nq, 2e-3, 2e-2);
+    free(bt), free(q), free(o), free(kc), free(vc), free(kv), free(vv), free(got), free(want), free(sc);
+    unload(&k);
+}
+
+Test(examples, unified_attention) { unified_attention_case(NULL, NULL, false, 40, 2, 4, 16, false, 0, 0); }
+Test(examples, unified_attention_fp8_sinks_softcap_window) {
+    unified_attention_case("sm_90a", "emu:sm_90a", true, 64, 1, 3, 8, true, 30, 9);
+}
+
+/* ---- engine ports: vLLM's moe_align_block_size ---- */
+
+/* NUMEL (token, expert) pairs of a top-k router over E experts, aligned to blocks of BS rows: the pairs' indices
+ * sorted by expert, stably, each expert's run padded to a multiple of BS (the slots keep the caller's fill,
+ * NUMEL), and one expert id per block; the expert ids and the total poisoned first. */
+static void moe_align_case(const char *arch, const char *device, int E, int NUMEL, int BS) {
+    seed_rng();
+    char d0[32], d1[32];
+    snprintf(d0, sizeof d0, "num_experts=%d", E), snprintf(d1, sizeof d1, "block_size=%d", BS);
+    const char *defs[] = {d0, d1, NULL};
+    K k;
+    load_example_on(&k, "moe_align_block_size.tile", defs, NULL, arch, device);
+    int32_t *ids = malloc(4 * (size_t)NUMEL), *cnts = calloc((size_t)(E + 1) * E, 4), *cum = calloc((size_t)E + 1, 4);
+    for (int i = 0; i < NUMEL; i++) ids[i] = irand(E);
+    int maxpad = NUMEL + E * (BS - 1), nblk = (maxpad + BS - 1) / BS, tpt = (NUMEL + E - 1) / E;
+    uint64_t dids = upload(&k, ids, 4 * (size_t)NUMEL), dcnt = upload(&k, cnts, 4 * (size_t)(E + 1) * E), dcum = upload(&k, cum, 4 * ((size_t)E + 1));
+    int32_t *sorted = malloc(4 * (size_t)maxpad), *exps = malloc(4 * (size_t)nblk), total;
+    for (int i = 0; i < maxpad; i++) sorted[i] = NUMEL; /* the caller's fill, as vLLM's host code does: the padding */
+    uint64_t dsorted = upload(&k, sorted, 4 * (size_t)maxpad), dexp = poisoned(&k, 4 * (size_t)nblk), dtotal = poisoned(&k, 4);
+    int32_t numel = NUMEL;
+    launch(&k, "moe_align_stage1", (unsigned)E, 1, (void *[]){&dids, &dcnt, &numel, &tpt});
+    launch(&k, "moe_align_stage2", (unsigned)E, 1, (void *[]){&dcnt});
+    launch(&k, "moe_align_stage3", 1, 1, (void *[]){&dtotal, &dcnt, &dcum});
+    launch(&k, "moe_align_stage4", (unsigned)E, 1, (void *[]){&dids, &dcnt, &dsorted, &dexp, &dcum, &numel, &tpt});
+    download(&k, &total, dtotal, 4), download(&k, sorted, dsorted, 4 * (size_t)maxpad), download(&k, exps, dexp, 4 * (size_t)nblk);
+    int at = 0, bad = 0;
+    for (int e = 0; e < E; e++) {
+        int start = at;
+        for (int i = 0; i < NUMEL; i++)
+            if (ids[i] == e) bad += sorted[at++] != i;
+        while ((at - start) % BS) bad += sorted[at++] != NUMEL;
+        for (int b = start / BS; b < at / BS; b++) bad += exps[b] != e;
+    }
+    cr_expect_eq(total, at, "padded total %d, want %d", total, at);
+    cr_expect_eq(bad, 0, "%d sorted ids or expert ids wrong (seed %llu)", bad, (unsigned long long)seed);
+    for (int i = at; i < maxpad; i++) cr_expect_eq(sorted[i], NUMEL, "sorted[%d] written past the total", i);
+    for (int b = at / BS; b < nblk; b++) cr_expect_eq(exps[b], -1, "expert id %d written past the total", b); /* poisoned */
+    free(ids), free(cnts), free(cum), free(sorted), free(exps);
+    unload(&k);
+}
+
+Test(examples, moe_align_block_size) {
+    moe_align_case(NULL, NULL, 13, 159, 4);
+    moe_align_case("sm_90a", "emu:sm_90a", 8, 74, 16);
+}
+
+/* ---- engine ports: vLLM's rejection sampler ---- */
+
+/* Six requests of 3, 0, 5, 1, 4 and 2 draft tokens over a vocabulary of 203 (padded to 256), greedy or random by
+ * request; the drafts are the target's argmax 60% of the time.  The recovered tokens come first (they feed the
+ * random acceptance), then both acceptance kernels write their requests' rows of the output. */
+static void rejection_case(const char *arch, const char *device, bool no_draft_probs) {
+    seed_rng();
+    enum { B = 6, V = 203, S = 5 };
+    const int nd[B] = {3, 0, 5, 1, 4, 2};
+    const char *defs[] = {"PADDED_VOCAB_SIZE=256", no_draft_probs ? "NO_DRAFT_PROBS=true" : "NO_DRAFT_PROBS=false", NULL};
+    const char *spec[] = {"draft_probs_ptr=None", NULL};
+    K k;
+    load_example_on(&k, "rejection_sampler.tile", defs, no_draft_probs ? spec : NULL, arch, device);
+    int32_t cu[B], starts[B], N = 0;
+    for (int r = 0; r < B; r++) starts[r] = N, N += nd[r], cu[r] = N;
+    static float tp[15 * V], dp[15 * V], qn[B * V];
+    static int32_t argmax_t[15], draft[15], bonus[B], rec[15], out[B * (S + 1)];
+    static double unif[15];
+    uint8_t greedy[B];
+    for (int t = 0; t < N; t++) {
+        double st = 0, sd = 0;
+        for (int v = 0; v < V; v++) tp[t * V + v] = (float)(urand() + 1), dp[t * V + v] = (float)(urand() + 1);
+        for (int v = 0; v < V; v++) st += tp[t * V + v], sd += dp[t * V + v];
+        argmax_t[t] = 0;
+        for (int v = 0; v < V; v++) {
+            tp[t * V + v] = (float)(tp[t * V + v] / st), dp[t * V + v] = (float)(dp[t * V + v] / sd);
+            if (tp[t * V + v] > tp[t * V + argmax_t[t]]) argmax_t[t] = v;
+        }
+        draft[t] = irand(10) < 6 ? argmax_t[t] : irand(V);
+        unif[t] = (urand() + 1) / 2;
+    }
+    for (int r = 0; r < B; r++) {
+        bonus[r] = irand(V), greedy[r] = (uint8_t)(r % 2);
+        for (int v = 0; v < V; v++) qn[r * V + v] = (float)-log((urand() + 1) / 2 + 1e-12);
+    }
+    uint64_t dcu = upload(&k, cu, sizeof cu), ddraft = upload(&k, draft, 4 * (size_t)N), dtp = upload(&k, tp, 4 * (size_t)N * V),
+             ddp = no_draft_probs ? 0 : upload(&k, dp, 4 * (size_t)N * V), dq = upload(&k, qn, sizeof qn), drec = poisoned(&k, 4 * (size_t)N);
+    int32_t vocab = V, spec_len = S;
+    launch(&k, "sample_recovered_tokens", B, S, (void *[]){&drec, &dcu, &ddraft, &ddp, &dtp, &dq, &vocab});
+    download(&k, rec, drec, 4 * (size_t)N);
+    float tp_after[15 * V];
+    download(&k, tp_after, dtp, 4 * (size_t)N * V);
+    cr_expect(!memcmp(tp_after, tp, 4 * (size_t)N * V), "the target probabilities were not put back");
+    int bad = 0;
+    for (int r = 0; r < B; r++)
+        for (int p = 0; p < nd[r]; p++) {
+            int t = starts[r] + p, best = -1;
+            double bv = -1;
+            for (int v = 0; v < V; v++) {
+                double pr = no_draft_probs ? (v == draft[t] ? 0 : tp[t * V + v]) : fmax((double)(tp[t * V + v] - dp[t * V + v]), 0);
+                if (pr / qn[r * V + v] > bv) bv = pr / qn[r * V + v], best = v;
+            }
+            bad += rec[t] != best;
+        }
+    cr_expect_eq(bad, 0, "%d recovered tokens wrong (seed %llu)", bad, (unsigned long long)seed);
+    uint64_t dam = upload(&k, argmax_t, 4 * (size_t)N), dbonus = upload(&k, bonus, sizeof bonus), dg = upload(&k, greedy, sizeof greedy),
+             dout = poisoned(&k, sizeof out), dunif = upload(&k, unif, 8 * (size_t)N);
+    launch(&k, "rejection_greedy_sample", B, 1, (void *[]){&dout, &dcu, &ddraft, &dam, &dbonus, &dg, &spec_len});
+    launch(&k, "rejection_random_sample", B, 1, (void *[]){&dout, &dcu, &ddraft, &ddp, &dtp, &dbonus, &drec, &dunif, &dg, &spec_len, &vocab});
+    download(&k, out, dout, sizeof out);
+    bad = 0;
+    for (int r = 0; r < B; r++) {
+        int32_t want[S + 1];
+        for (int p = 0; p <= S; p++) want[p] = -1; /* poisoned: not written */
+        bool rejected = false;
+        for (int p = 0; p < nd[r] && !rejected; p++) {
+            int t = starts[r] + p;
+            if (greedy[r]) want[p] = argmax_t[t], rejected = draft[t] != argmax_t[t];
+            else {
+                float dprob = no_draft_probs ? 1.0f : dp[t * V + draft[t]];
+                bool accept = dprob > 0 && (double)(tp[t * V + draft[t]] / dprob) >= unif[t];
+                want[p] = accept ? draft[t] : rec[t], rejected = !accept;
+            }
+        }
+        if (!rejected) want[nd[r]] = bonus[r];
+        for (int p = 0; p <= S; p++) bad += out[r * (S + 1) + p] != want[p];
+    }
+    cr_expect_eq(bad, 0, "%d output tokens wrong (seed %llu)", bad, (unsigned long long)seed);
+    unload(&k);
+}
+
+Test(examples, rejection_sampler) { rejection_case(NULL, NULL, false); }
+Test(examples, rejection_sampler_without_draft_probs) { rejection_case("sm_90a", "emu:sm_90a", true); }
 
 /* ---- the documentation's whole-file examples compile ----
  * Every fenced ```tile block of README.md and the .md files of docs/ that declares a kernel (indented
