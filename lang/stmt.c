@@ -1087,12 +1087,29 @@ static Val fill_unread(Gen *g, Block *b, Val own, Val other, Loc loc) {
 static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
                   const Cont *rest, bool ret);
 
+/* After an `if` whose condition was an error (reported), the names its branches declare stand for errors, so
+ * later uses of them add nothing to that report (not an "unknown name" each). */
+static void define_branch_names_as_errors(Gen *g, const Node *br) {
+    if (!br) return;
+    if (br->kind == N_BLOCK)
+        for (int i = 0; i < br->nkids; i++) define_branch_names_as_errors(g, br->kids[i]);
+    else if (br->kind == N_IF) define_branch_names_as_errors(g, br->then), define_branch_names_as_errors(g, br->els);
+    else if (br->kind == N_LET && br->name) define_outlived(g, br->name, val_err());
+    else if (br->kind == N_LET)
+        for (int i = 0; i < br->nkids; i++)
+            if (br->kids[i]->name) define_outlived(g, br->kids[i]->name, val_err());
+}
+
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
 static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Val c = gen_expr(g, s->cond);
-    if (!val_is_value(g, c, s->cond->loc)) return false;
-    c = scalar_cond(g, c, s->cond->loc, "if", "");
-    if (c.k == V_ERR) return false;
+    if (val_is_value(g, c, s->cond->loc)) c = scalar_cond(g, c, s->cond->loc, "if", "");
+    else c = val_err();
+    if (c.k == V_ERR) {
+        define_branch_names_as_errors(g, s->then);
+        define_branch_names_as_errors(g, s->els);
+        return false;
+    }
     if (c.k == V_CT) {
         const Node *br = c.i ? s->then : s->els;
         if (br && (contains_return(br) || (g->fr->loop && contains_jump(br, N_ERR)))) {

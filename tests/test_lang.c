@@ -338,6 +338,14 @@ Test(lang_diag, name_of_an_ended_block) {
     r = compile("kernel k(x: *f32) {\n    store(x, later);\n    if true { let later = 1.0; }\n}\n");
     cr_expect(strstr(r.diags, "unknown name 'later'") && !strstr(r.diags, "note:"), "%s", r.diags);
     result_free(&r);
+    /* an `if` whose condition is an error: the one error, not an unknown name (and that note) at each later use of
+     * the names its branches declare (a port of vLLM's top-k search, whose counter was an error) */
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let cnt = zeros(\"u32\");\n    if cnt > n {\n        let lo = 1.0;\n"
+                "        let (a, b) = (2.0, 3.0);\n    } else {\n        let lo = 0.5;\n        if n > 1 { let deep = 4.0; }\n    }\n"
+                "    store(x, lo + a + b + deep);\n}\n",
+                "t.tile:2:21: error: 'zeros' expects a shape such as [64, 64]\n"
+                "      let cnt = zeros(\"u32\");\n"
+                "                      ^\n");
 }
 
 /* A number stored through pointers of another type converts (Triton's store casts); a pointer stored
