@@ -199,7 +199,8 @@ typedef struct TileAddrs {
 
 static bool tile_host_offset(const void *ctx, const int64_t *c, int64_t *off) {
     const TileAddrs *A = ctx;
-    int64_t i0 = c[0], i1 = c[1] - A->col0;
+    bool row = A->a.ty->rank == 1; /* a rank-1 tensor: row 0 of the tile */
+    int64_t i0 = row ? 0 : c[0], i1 = (row ? c[0] : c[1]) - A->col0;
     if (i0 < 0 || i1 < 0 || i0 > INT32_MAX || i1 > INT32_MAX) return false; /* the IR divides them unsigned */
     *off = A->transposed ? swz_offset_host(A->t, i1, i0) : swz_offset_host(A->t, i0, i1);
     return true;
@@ -215,7 +216,8 @@ static LLVMValueRef tile_addrs_ptr(LL *l, TileAddrs *A, int r) {
     LLVMValueRef p = ll_addrs_find(l, &A->a, r);
     if (p) return p;
     const Tile *t = A->t;
-    LLVMValueRef i0 = ll_coord(l, A->a.ty, r, 0), i1 = ll_coord(l, A->a.ty, r, 1);
+    bool row = A->a.ty->rank == 1;
+    LLVMValueRef i0 = row ? ll_i32(l, 0) : ll_coord(l, A->a.ty, r, 0), i1 = ll_coord(l, A->a.ty, r, row ? 0 : 1);
     if (A->col0) i1 = LLVMBuildSub(l->b, i1, ll_i32(l, A->col0), "");
     p = ll_smem_ptr(l, t->off, tile_dyn(l, t, A->transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1)));
     ll_addrs_add(&A->a, p);
@@ -296,13 +298,13 @@ static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col
 
 static void stage(LL *l, ValueId v, const Tile *t, bool transposed) { stage_cols(l, v, t, transposed, 0, 0); }
 
-/* The inverse of stage(): tensor `res` (rank 2, a register layout) read from tile t, whose rows run
- * along dim 1 of the tensor (dim 0 when transposed); elements consecutive along the tile's rows in
- * one vector load each; replicated registers read the element they copy. */
+/* The inverse of stage(): tensor `res` (rank 2, a register layout; or rank 1, row 0 of the tile) read
+ * from tile t, whose rows run along dim 1 of the tensor (dim 0 when transposed); elements consecutive
+ * along the tile's rows in one vector load each; replicated registers read the element they copy. */
 static void unstage(LL *l, ValueId res, const Tile *t, bool transposed) {
     const Type *ty = tir_vtype(l->f, res);
     const LayoutRegs *lr = ll_regs_of(l, ty);
-    int n = lr->n, cd = transposed ? 0 : 1;
+    int n = lr->n, cd = transposed || ty->rank == 1 ? 0 : 1;
     LLVMValueRef *out = ll_new(l, res, n);
     LLVMTypeRef et = ll_type(l, ty->dt);
     TileAddrs addrs;
@@ -978,7 +980,8 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
  * takes the pointer tensor `vec` elements at a time; each group becomes one
  * cp.async of 4, 8 or 16 bytes to the element's swizzled place in the stage,
  * with src-size 0 (a zero fill) where the mask is off.  Replicated registers
- * copy once, from the thread that owns them. */
+ * copy once, from the thread that owns them.  A rank-1 tile fills a one-row
+ * stage. */
 static bool emit_async_copy(LL *l, Inst *i) {
     Func *f = l->f;
     const Type *bt = tir_vtype(f, i->ops[0]), *pt = tir_vtype(f, i->ops[2]);
@@ -1006,9 +1009,10 @@ static bool emit_async_copy(LL *l, Inst *i) {
      * (HEAD_DIM 64, BM = BN = 64, sm_80) from 165 registers into 128 with a 24-byte spill. */
     for (int r = 0; r < n; r += vec) {
         bool replica = false;
-        for (int d = 0; d < 2; d++) replica |= lr->raw[r][d] >= pt->shape[d];
+        for (int d = 0; d < pt->rank; d++) replica |= lr->raw[r][d] >= pt->shape[d];
         if (replica) continue;
-        LLVMValueRef i0 = ll_coord(l, pt, r, 0), i1 = ll_coord(l, pt, r, 1);
+        /* a rank-1 tile fills row 0 */
+        LLVMValueRef i0 = pt->rank == 1 ? ll_i32(l, 0) : ll_coord(l, pt, r, 0), i1 = ll_coord(l, pt, r, pt->rank == 1 ? 0 : 1);
         LLVMValueRef off = contig == 1 ? swz_offset(l, &t, i0, i1) : swz_offset(l, &t, i1, i0);
         LLVMValueRef dst = smem_addr32(l, 0, tile_dyn(l, &t, off));
         LLVMValueRef size = mask ? LLVMBuildSelect(l->b, mask[r], ll_i32(l, bytes), ll_i32(l, 0), "") : ll_i32(l, bytes);

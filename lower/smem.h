@@ -29,6 +29,10 @@ bool smem_atomic_broadcasts(const Func *f, const Inst *i);
  * thus takes a chunk's shared memory, not the whole tile's. */
 enum { SMEM_STACK_CHUNK_BYTES = 64 * 1024 };
 int smem_stack_chunk(const Func *f, const Inst *i);
+/* Shared memory block b of f already asks for, at most: its buffers (each rounded up to 1 KiB) in the
+ * return value, and the largest scratch one op needs, kept in *scratch where larger (smem_alloc places
+ * scratch by liveness, never beside itself). */
+int smem_estimate(const Func *f, const Block *b, int *scratch);
 /* Distinct warp positions along dim d of a tensor (>1: a reduction along d crosses warps). */
 int smem_warps_along(const Type *t, int d);
 #endif

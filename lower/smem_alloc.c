@@ -277,3 +277,16 @@ bool lower_smem_alloc(Module *m, Diag *d) {
     }
     return !d->nerrors;
 }
+
+/* Shared memory the kernel already asks for, at most: its buffers (1024-aligned) and the
+ * largest scratch an op needs (smem_alloc places scratch by liveness, never beside itself). */
+int smem_estimate(const Func *f, const Block *b, int *scratch) {
+    int n = 0;
+    for (const Inst *i = b->first; i; i = i->next) {
+        int bytes = smem_scratch_bytes(f, i, true);
+        if (i->op == OP_LOCAL_ALLOC) n += (bytes + 1023) / 1024 * 1024;
+        else if (bytes > *scratch) *scratch = bytes;
+        for (int r = 0; r < i->nregions; r++) n += smem_estimate(f, i->regions[r], scratch);
+    }
+    return n;
+}

@@ -1,4 +1,5 @@
-/* software_pipeline.c - overlap the global loads of a dot's operands with the math.
+/* software_pipeline.c - overlap a loop's global loads (a dot's operands, or any load of a loop
+ * without dots) with the math.
  *
  * Algorithm, for each innermost `for` (no `for` or `while` inside; `while` loops are left
  * alone) with num_stages = S >= 2 (the loop's own, range(..., num_stages=S), or the kernel's)
@@ -21,6 +22,13 @@
  *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
  *      reads 32-bit B only K-major), copied element by element (4-byte cp.async) to its
  *      transposed place, as Triton does.
+ *   1c. In a loop with no dot given its own num_stages (range(..., num_stages=S)), its plain loads
+ *      instead (a layer norm's or a softmax's column loop, a GEMV's K loop; eligible_plain): a rank-1 or rank-2 blocked tile whose address varies with the
+ *      induction variable, under step 1's rules for addresses, masks and writes, 4-, 8- or 16-byte
+ *      accesses, any constant `other` (the read selects it where the load's mask is off: the ring
+ *      holds zeros there), while the rings fit the target's shared memory beside what the kernel
+ *      already uses.  A rank-1 tile is staged as a one-row tile; each is read back, like step 1b's
+ *      loads, into the load's own registers (a local_load of the stage's view).
  *   2. Before the loop: a [S, rows, cols] shared buffer per such operand; copies for
  *      iterations 0 .. S-2 (the address computation cloned with iv = lb + s*step,
  *      masked off when that iteration does not run), each iteration one group.
@@ -54,6 +62,7 @@
  * The replaced loads and their address computation die; canonicalize removes them. */
 #include "layout.h"
 #include "passes.h"
+#include "smem.h"
 #include "../support/target.h"
 
 #include <stdlib.h>
@@ -208,7 +217,7 @@ static void emit_plain(Ctx *c, Inst *pos, Op op, int64_t ival) {
 }
 
 typedef struct Cand {
-    Inst *dot, *load;
+    Inst *dot, *load; /* dot NULL: a plain load of step 1c (reg set: read back into its registers as 1b's are) */
     Inst *trans; /* B given as trans(load) of an [N][K] tile, or NULL */
     int operand;
     int contig; /* tile dim kept contiguous in shared memory */
@@ -221,11 +230,11 @@ typedef struct Cand {
 
 /* A load the ring can take in its place: a zero `other`, its pointer and mask computed from the
  * induction variable (and index loads of it). */
-static bool copyable(Ctx *c, const Inst *ld, ValueId iv) {
+static bool copyable(Ctx *c, const Inst *ld, ValueId iv, bool any_other) {
     if (!unwritten(c, ld)) return false;
     if (ld->nops > 2) {
         Inst *o = tir_val(c->f, ld->ops[2])->def;
-        if (!o || o->op != OP_CONST || (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) return false;
+        if (!o || o->op != OP_CONST || (!any_other && (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0))) return false;
     }
     for (int j = 0; j < ld->nops && j < 2; j++)
         if (!slice_ok(c, ld->ops[j], iv, 0, true)) return false;
@@ -293,7 +302,7 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
                               (t->dt == DT_F32 && *contig != 1 && !*xpose && !wgdot)))
         return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
-    return copyable(c, ld, body->args[0]);
+    return copyable(c, ld, body->args[0], false);
 }
 
 /* Step 1b: an operand that reaches its dot through a conversion of a load (a dequantizing cast, maybe
@@ -330,7 +339,46 @@ static Inst *eligible_reg(Ctx *c, Inst *dot, int k, Block *body, int *uses, int 
     if (eb < 1 || (bytes != 4 && bytes != 8 && bytes != 16)) return NULL;
     *contig = t->layout->order[0];
     if (t->shape[*contig] * eb < 16) return NULL;
-    return copyable(c, ld, body->args[0]) ? ld : NULL;
+    return copyable(c, ld, body->args[0], false) ? ld : NULL;
+}
+
+/* v's slice in the body reaches the induction variable: the load reads other memory each iteration (one
+ * whose address does not change is loop-invariant, nothing to stream). */
+static bool varies(Ctx *c, ValueId v, ValueId iv, int depth) {
+    if (v == iv) return true;
+    if (v >= c->nmap || !c->inside[v] || depth > 64) return false;
+    Inst *d = tir_val(c->f, v)->def;
+    for (int k = 0; d && k < d->nops; k++)
+        if (varies(c, d->ops[k], iv, depth + 1)) return true;
+    return false;
+}
+
+/* Step 1c: a load of the body no dot reads (a layer norm's column loop, a softmax's row loop, a GEMV's K
+ * loop): a rank-1 or rank-2 tile of a blocked layout, read each iteration at an address of the induction
+ * variable, in accesses cp.async can make (4, 8 or 16 bytes), and copyable -- except that any constant
+ * `other` will do: the ring fills a masked-off lane with zero, so the read selects `other` there under the
+ * load's own mask (that mask stays computed in the body).  *contig: the stage's contiguous dim (1 for a
+ * rank-1 tile, kept as one row). */
+static bool eligible_plain(Ctx *c, Inst *ld, Block *body, int *contig) {
+    if (ld->op != OP_LOAD || ld->a.cache) return false; /* a cache hint or volatile asks for this load as written */
+    const Type *t = tir_vtype(c->f, ld->res[0]);
+    if ((t->rank != 1 && t->rank != 2) || !t->layout || t->layout->kind != LAYOUT_BLOCKED) return false;
+    if (!dtype_is_float(t->dt) && !dtype_is_int(t->dt)) return false;
+    int eb = dtype_bits(t->dt) / 8, bytes = (ld->a.vec ? ld->a.vec : 1) * eb;
+    if (eb < 1 || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
+    if (ld->nops > 2 && tir_vtype(c->f, ld->ops[2]) != t) return false; /* selected under the mask */
+    *contig = t->rank == 1 ? 1 : t->layout->order[0];
+    return varies(c, ld->ops[0], body->args[0], 0) && copyable(c, ld, body->args[0], true);
+}
+
+/* Body b (regions included) holds a dot. */
+static bool has_dot(const Block *b) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        if (i->op == OP_DOT) return true;
+        for (int r = 0; r < i->nregions; r++)
+            if (has_dot(i->regions[r])) return true;
+    }
+    return false;
 }
 
 /* The index loads in the addresses of the candidates' loads (slice_ok's `indirect`), at most max. */
@@ -598,6 +646,26 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     bool async = async_ok(c, body, cs, n, uses);
     int R = async ? S + 1 : S; /* stages in the ring: one more while a wgmma may still read the last */
     free(uses);
+    /* 1c. a loop without dots that asks for it (its own num_stages; the kernel's alone does not: ptxas -v at the
+     * launched configurations, sampling's BLOCK=512 kernels went from 48 to 90 registers on sm_80 and
+     * moe_align_scan from 80 to 86 with 36 B spilled on sm_90a): its plain loads, while the rings fit beside
+     * what the kernel already holds in shared memory (the target's limit, with every buffer and the largest
+     * scratch counted; a load that would not fit stays as written); not in a loop asked to unroll, as LLVM
+     * unrolls no loop with a barrier */
+    if (!n && loop->a.ival2 && !has_dot(body) && loop->a.vec <= 1) {
+        const Target *tg = target_find(m->arch);
+        int scratch = 0, have = smem_estimate(f, f->body, &scratch) + scratch;
+        for (Inst *i = body->first; i && n < 8; i = i->next) {
+            int contig;
+            if (i->op != OP_LOAD || !eligible_plain(c, i, body, &contig)) continue;
+            const Type *t = tir_vtype(f, i->res[0]);
+            int64_t bytes = ((int64_t)R * tir_type_numel(t) * (dtype_bits(t->dt) / 8) + 1023) / 1024 * 1024;
+            if (!tg || have + bytes > tg->smem_dynamic) continue;
+            have += (int)bytes;
+            cs[n] = (Cand){NULL, i, NULL, -1, contig, false, 0, n, true, NULL};
+            n++;
+        }
+    }
     if (!n) return;
     const Type *it = tir_vtype(f, loop->ops[0]);
     ValueId iv = body->args[0];
@@ -612,7 +680,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         sl.order[0] = (uint8_t)(cs[k].contig + 1);
         sl.order[1] = (uint8_t)(2 - cs[k].contig);
         sl.order[2] = 0;
-        int32_t shape[3] = {R, t->shape[0], t->shape[1]};
+        int32_t shape[3] = {R, t->rank == 1 ? 1 : t->shape[0], t->shape[t->rank - 1]}; /* a rank-1 tile: one row */
         const Type *bt = tir_type(m, t->dt, 3, shape, NULL, tir_layout_intern(m, &sl));
         cs[k].buf = emit(c, loop, OP_LOCAL_ALLOC, NULL, 0, bt);
     }
@@ -653,7 +721,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     }
     for (int k = 0; k < n; k++) {
         const Type *bt = tir_vtype(f, cs[k].buf);
-        if (cs[k].reg) { /* 1b: the load becomes a read of the stage, in the load's own layout */
+        if (cs[k].reg) { /* 1b, 1c: the load becomes a read of the stage, in the load's own layout */
             Inst *ld = cs[k].load;
             Layout vl = {.kind = LAYOUT_SHARED, .rank = 2};
             vl.order[0] = (uint8_t)cs[k].contig;
@@ -661,8 +729,12 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
             int32_t shape[2] = {bt->shape[1], bt->shape[2]};
             const Type *vt = tir_type(m, bt->dt, 2, shape, NULL, tir_layout_intern(m, &vl));
             Inst *last = cs[k].conv ? cs[k].conv : ld;
+            const Type *rt = tir_vtype(f, last->res[0]);
             ValueId view = emit(c, ld, OP_LOCAL_VIEW, (ValueId[]){cs[k].buf, rstage}, 2, vt);
-            ValueId x = emit(c, ld, OP_LOCAL_LOAD, &view, 1, tir_vtype(f, last->res[0]));
+            ValueId x = emit(c, ld, OP_LOCAL_LOAD, &view, 1, rt);
+            Inst *o = ld->nops > 2 ? tir_val(f, ld->ops[2])->def : NULL;
+            if (o && (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) /* 1c: a masked-off lane reads `other` */
+                x = emit(c, ld, OP_SELECT, (ValueId[]){ld->ops[1], x, ld->ops[2]}, 3, rt);
             tir_replace_uses(f, last->res[0], x);
             if (cs[k].conv) tir_inst_remove(cs[k].conv);
             tir_inst_remove(ld);

@@ -843,7 +843,9 @@ static void check_async_copy(Verifier *V, const Inst *i) {
         return;
     }
     if (s->rank || !dtype_is_int(s->dt)) verr(V, i, "stage must be an integer scalar, found %s", tstr(V, s));
-    if (!is_ptr(p) || p->rank != 2 || p->shape[0] != b->shape[1] || p->shape[1] != b->shape[2] || !p->pointee ||
+    /* a rank-1 tile fills a stage of one row */
+    bool one_row = p->rank == 1 && b->shape[1] == 1 && p->shape[0] == b->shape[2];
+    if (!is_ptr(p) || (!one_row && (p->rank != 2 || p->shape[0] != b->shape[1] || p->shape[1] != b->shape[2])) || !p->pointee ||
         p->pointee->dt != b->dt)
         verr(V, i, "pointer operand %s does not address one stage of %s", tstr(V, p), tstr(V, b));
     if (i->nops > 3 && !is_mask_for(opt(V, i, 3), p))
@@ -869,7 +871,9 @@ static void check_local_store(Verifier *V, const Inst *i) {
 static void check_local_load(Verifier *V, const Inst *i) {
     const Type *v = opt(V, i, 0), *r = rest(V, i);
     if (v->rank != 2 || !is_shared(v)) verr(V, i, "operand must be a shared view, found %s", tstr(V, v));
-    else if (r->rank != 2 || is_shared(r) || r->dt != v->dt || r->shape[0] != v->shape[0] || r->shape[1] != v->shape[1])
+    else if (is_shared(r) || r->dt != v->dt ||
+             (r->rank == 1 ? v->shape[0] != 1 || r->shape[0] != v->shape[1] /* a one-row view read as a rank-1 tile */
+                           : r->rank != 2 || r->shape[0] != v->shape[0] || r->shape[1] != v->shape[1]))
         verr(V, i, "result %s is not the register tile of %s", tstr(V, r), tstr(V, v));
 }
 

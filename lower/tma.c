@@ -811,19 +811,6 @@ static void walk(Ctx *c, Block *b) {
 
 /* ---- step 5: epilogue stores ---- */
 
-/* Shared memory the kernel already asks for, at most: its buffers (1024-aligned) and the
- * largest scratch an op needs (smem_alloc places scratch by liveness, never beside itself). */
-static int smem_estimate(Func *f, Block *b, int *scratch) {
-    int n = 0;
-    for (Inst *i = b->first; i; i = i->next) {
-        int bytes = smem_scratch_bytes(f, i, true);
-        if (i->op == OP_LOCAL_ALLOC) n += (bytes + 1023) / 1024 * 1024;
-        else if (bytes > *scratch) *scratch = bytes;
-        for (int r = 0; r < i->nregions; r++) n += smem_estimate(f, i->regions[r], scratch);
-    }
-    return n;
-}
-
 /* A wait before every return that follows the buffer's allocation in program order (before it, no
  * store has been issued). */
 static void wait_before_returns(Func *f, Block *b, ValueId buf, Inst *alloc, bool *after) {

@@ -1,4 +1,4 @@
-/* test_pipeline.c - software pipelining of gathered dot operands (lower/software_pipeline.c):
+/* test_pipeline.c - software pipelining of gathered dot operands and of plain loads (lower/software_pipeline.c):
  * a tile whose rows are looked up each iteration through an index load (a paged cache's block
  * table, a gather's row ids) is copied with cp.async stages ahead, its index loaded one
  * iteration before its copies.  Run on emu:sm_80 and emu:sm_90a against float64 at sizes that
@@ -13,7 +13,11 @@
  *      pipelined and read back into registers (local_load) to be widened;
  *   5. B's K blocks looked up in a block table by a scalar index load (a paged weight pool): the
  *      index is loaded an iteration ahead; on sm_90a the blocks are tensor-map copies whose
- *      coordinate is that index. */
+ *      coordinate is that index;
+ *   6. loops without a dot (a norm's column loops) given num_stages: their loads, rank 1 and rank 2, with a
+ *      zero or a nonzero `other` and beside a store through another pointer, streamed 2, 3 and 4 stages deep;
+ *   7. a loop whose load reads what the iteration before stored through the same pointer: not
+ *      pipelined, and its result is the sequential one. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,4 +322,189 @@ Test(pipeline, block_table_scalar_index, .timeout = 600) {
     }
     paged_case("emu:sm_90a", "sm_90a", 70, 80, 7, 11, true);
     paged_case("emu:sm_90a", "sm_90a", 20, 48, 2, 3, true);
+}
+
+/* Plain loads (step 1c): loops without a dot whose loads are streamed through cp.async stages and read
+ * back into their registers.  Row r of x (m x n, row stride `stride`), w of n:
+ *   s[r] = sum over the column blocks of x[r][c] (0 past n) + w[c] (2.5 past n: a nonzero `other`);
+ *   y[r][c] = x[r][c] * w[c] (a loop storing through another pointer: still pipelined);
+ *   t[r] = sum over rows r .. r+R-1 (< m) and column blocks of x (-1 where masked off), a rank-2 tile (on
+ *   sm_90a 8 rows of 256 bytes: a tensor map's copies). */
+static char *plain_src(int stages) {
+    char *out = malloc(2048);
+    cr_assert(out);
+    snprintf(out, 2048,
+             "@num_warps(4)\n"
+             "kernel plain(x: *f32, w: *f32, y: *f32, s: *f32, t: *f32, m: i32, n: i32, stride: i32,\n"
+             "             const BLOCK: i32 = 64, const R: i32 = 8) {\n"
+             "    let row = program_id(0);\n"
+             "    let cols = arange(0, BLOCK);\n"
+             "    let acc = zeros([BLOCK], f32);\n"
+             "    for off in range(0, n, BLOCK, num_stages=%d) {\n"
+             "        let c = off + cols;\n"
+             "        acc += load(x + row * stride + c, c < n, 0.0) + load(w + c, c < n, 2.5);\n"
+             "    }\n"
+             "    store(s + row, sum(acc, axis=0));\n"
+             "    for off in range(0, n, BLOCK, num_stages=%d) {\n"
+             "        let c = off + cols;\n"
+             "        let k = c < n;\n"
+             "        store(y + row * stride + c, load(x + row * stride + c, k, 0.0) * load(w + c, k, 0.0), k);\n"
+             "    }\n"
+             "    let rr = row + arange(0, R);\n"
+             "    let acc2 = zeros([R, BLOCK], f32);\n"
+             "    for off in range(0, n, BLOCK, num_stages=%d) {\n"
+             "        let c = off + cols;\n"
+             "        acc2 += load(x + rr[:, None] * stride + c[None, :], (rr[:, None] < m) && (c[None, :] < n), -1.0);\n"
+             "    }\n"
+             "    store(t + row, sum(sum(acc2, axis=1), axis=0));\n"
+             "}\n",
+             stages, stages, stages);
+    return out;
+}
+
+/* x[r][c + BLOCK] = x[r][c] + 1, block after block: each iteration reads what the one before wrote through
+ * the same pointer, so its load must not be issued ahead (not pipelined) */
+static const char carry_src[] = "@num_warps(4)\n"
+                                "kernel carry(x: *f32, n: i32, stride: i32, const BLOCK: i32 = 64) {\n"
+                                "    let c0 = arange(0, BLOCK);\n"
+                                "    for off in range(0, n - BLOCK, BLOCK, num_stages=3) {\n"
+                                "        let c = off + c0;\n"
+                                "        let v = load(x + program_id(0) * stride + c, c + BLOCK < n, 0.0);\n"
+                                "        store(x + program_id(0) * stride + c + BLOCK, v + 1.0, c + BLOCK < n);\n"
+                                "    }\n"
+                                "}\n";
+
+static void plain_case(int stages, const char *device, const char *arch, int m, int n) {
+    static const char *const pspecs[] = {"stride=16", NULL};
+    char *src = plain_src(stages);
+    tile_compile_options o = {.size = sizeof o, .arch = arch, .specialize = pspecs};
+    tile_compiled cc;
+    cr_assert_eq(tile_compile_source("plain.tile", src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+    cr_expect(strstr(cc.ptx, "cp.async.") && strstr(cc.ptx, "cp.async.wait_group"), "%s stages %d: plain loads not pipelined", arch,
+              stages);
+    cr_expect(!strstr(cc.ptx, "ld.global"), "%s stages %d: a load left in registers", arch, stages);
+    cr_expect_eq(strstr(cc.ptx, "cp.async.bulk.tensor") != NULL, strcmp(arch, "sm_90a") == 0, "%s stages %d: the rank-2 tile %s", arch,
+                 stages, strcmp(arch, "sm_90a") ? "through a tensor map" : "not through a tensor map");
+    tile_compiled_free(&cc);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create(device, &ctx), TILE_OK);
+    int stride = (n + 15) / 16 * 16 + 16, R = 8, BLOCK = 64;
+    size_t nx = (size_t)m * stride;
+    float *hx = malloc(nx * 4), *hw = malloc((size_t)n * 4), *hy = malloc(nx * 4), *hs = malloc((size_t)m * 4),
+          *ht = malloc((size_t)m * 4);
+    cr_assert(hx && hw && hy && hs && ht);
+    for (size_t i = 0; i < nx; i++) hx[i] = (float)(irand(17) - 8); /* small integers: every sum exact */
+    for (int i = 0; i < n; i++) hw[i] = (float)(irand(9) - 4);
+    tile_devptr dx, dw, dy, ds, dt;
+    cr_assert_eq(tile_malloc(ctx, nx * 4, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)n * 4, &dw), TILE_OK); /* exactly n: a copy past it is a memcheck error */
+    cr_assert_eq(tile_malloc(ctx, nx * 4, &dy), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)m * 4, &ds), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)m * 4, &dt), TILE_OK);
+    tile_memcpy_htod(ctx, dx, hx, nx * 4);
+    tile_memcpy_htod(ctx, dw, hw, (size_t)n * 4);
+    tile_memset(ctx, dy, 0xFF, nx * 4); /* NaN */
+    tile_memset(ctx, ds, 0xFF, (size_t)m * 4);
+    tile_memset(ctx, dt, 0xFF, (size_t)m * 4);
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "plain.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "plain", &kern), TILE_OK);
+    int32_t m32 = m, n32 = n, st32 = stride;
+    void *args[] = {&dx, &dw, &dy, &ds, &dt, &m32, &n32, &st32};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)m, 1, 1}, args, NULL), TILE_OK, "%s: %s", device, tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, hy, dy, nx * 4), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, hs, ds, (size_t)m * 4), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, ht, dt, (size_t)m * 4), TILE_OK);
+    int lanes = (n + BLOCK - 1) / BLOCK * BLOCK; /* columns the loops cover */
+    for (int r = 0; r < m; r++) {
+        double s = 2.5 * (lanes - n), t = 0;
+        for (int c = 0; c < n; c++) {
+            s += (double)hx[(size_t)r * stride + c] + hw[c];
+            double y = (double)hx[(size_t)r * stride + c] * hw[c];
+            cr_assert(hy[(size_t)r * stride + c] == y, "%s stages %d: y[%d][%d] = %g, want %g (seed %llu)", device, stages, r, c,
+                      hy[(size_t)r * stride + c], y, (unsigned long long)seed);
+        }
+        for (int q = r; q < r + R; q++)
+            for (int c = 0; c < lanes; c++) t += q < m && c < n ? (double)hx[(size_t)q * stride + c] : -1.0;
+        cr_assert(hs[r] == s, "%s stages %d m %d n %d: s[%d] = %g, want %g (seed %llu)", device, stages, m, n, r, hs[r], s,
+                  (unsigned long long)seed);
+        cr_assert(ht[r] == t, "%s stages %d m %d n %d: t[%d] = %g, want %g (seed %llu)", device, stages, m, n, r, ht[r], t,
+                  (unsigned long long)seed);
+    }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(hx), free(hw), free(hy), free(hs), free(ht), free(src);
+}
+
+/* the kernel's num_stages alone leaves a dot-free loop's loads as written */
+static const char unasked_src[] = "@num_warps(4)\n@num_stages(3)\n"
+                                  "kernel unasked(x: *f32, s: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+                                  "    let acc = zeros([BLOCK], f32);\n"
+                                  "    for off in range(0, n, BLOCK) {\n"
+                                  "        acc += load(x + off + arange(0, BLOCK), off + arange(0, BLOCK) < n, 0.0);\n"
+                                  "    }\n"
+                                  "    store(s, sum(acc, axis=0));\n"
+                                  "}\n";
+
+Test(pipeline, plain_loads, .timeout = 600) {
+    seed_rng();
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_80"};
+    tile_compiled cc;
+    cr_assert_eq(tile_compile_source("unasked.tile", unasked_src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+    cr_expect(!strstr(cc.ptx, "cp.async") && strstr(cc.ptx, "ld.global"), "a loop without its own num_stages was pipelined");
+    tile_compiled_free(&cc);
+    /* nor one asked to unroll (LLVM unrolls no loop with a barrier) */
+    char *unroll = strdup(unasked_src);
+    cr_assert(unroll);
+    char *at = strstr(unroll, "BLOCK) {");
+    cr_assert(at);
+    char text[2048];
+    snprintf(text, sizeof text, "%.*sBLOCK, num_stages=3, loop_unroll_factor=2%s", (int)(at - unroll), unroll, at + 5);
+    free(unroll);
+    cr_assert_eq(tile_compile_source("unroll.tile", text, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+    cr_expect(!strstr(cc.ptx, "cp.async") && strstr(cc.ptx, "ld.global"), "a loop asked to unroll was pipelined:\n%s", text);
+    tile_compiled_free(&cc);
+    for (int t = 0; t < 2; t++)
+        for (int stages = 2; stages <= 4; stages++) plain_case(stages, targets[t].device, targets[t].arch, 5, stages == 3 ? 40 : 333);
+}
+
+Test(pipeline, plain_load_after_its_store_is_not_pipelined, .timeout = 600) {
+    seed_rng();
+    for (int t = 0; t < 2; t++) {
+        tile_compile_options o = {.size = sizeof o, .arch = targets[t].arch};
+        tile_compiled cc;
+        cr_assert_eq(tile_compile_source("carry.tile", carry_src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+        cr_expect(!strstr(cc.ptx, "cp.async"), "%s: a load after a store through its pointer was pipelined", targets[t].arch);
+        tile_compiled_free(&cc);
+        tile_context *ctx;
+        cr_assert_eq(tile_context_create(targets[t].device, &ctx), TILE_OK);
+        int m = 3, n = 300, stride = 304;
+        size_t nx = (size_t)m * stride;
+        float *hx = malloc(nx * 4), *out = malloc(nx * 4);
+        cr_assert(hx && out);
+        for (size_t i = 0; i < nx; i++) hx[i] = (float)(irand(17) - 8);
+        tile_devptr dx;
+        cr_assert_eq(tile_malloc(ctx, nx * 4, &dx), TILE_OK);
+        tile_memcpy_htod(ctx, dx, hx, nx * 4);
+        tile_module *mod;
+        o.arch = NULL;
+        cr_assert_eq(tile_module_load_source_ex(ctx, "carry.tile", carry_src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *kern;
+        cr_assert_eq(tile_module_get_kernel(mod, "carry", &kern), TILE_OK);
+        int32_t n32 = n, st32 = stride;
+        void *args[] = {&dx, &n32, &st32};
+        cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)m, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dx, nx * 4), TILE_OK);
+        for (int r = 0; r < m; r++)
+            for (int c = 0; c < stride; c++) {
+                double want = c < n ? (double)hx[(size_t)r * stride + c % 64] + c / 64 : hx[(size_t)r * stride + c];
+                cr_assert(out[(size_t)r * stride + c] == want, "%s: x[%d][%d] = %g, want %g (seed %llu)", targets[t].device, r, c,
+                          out[(size_t)r * stride + c], want, (unsigned long long)seed);
+            }
+        tile_module_unload(mod);
+        tile_context_destroy(ctx);
+        free(hx), free(out);
+    }
 }
