@@ -334,7 +334,14 @@ DType gen_promote_vals(Val a, Val b) {
     return gen_weak_promote(ds, w.dt);
 }
 
-bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, int *r, int32_t *s, Loc loc) {
+/* The result may be written over either operand's shape (callers fold many operands into one s: where(c, x, y),
+ * maximum, map_elementwise), so the operands are copied first: a shorter shape read from s after s[0] was
+ * written lost its first size (where(mask_64, t_16x64, 0) was "shapes [16] and [16, 64] do not broadcast"). */
+bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa_in, int rb, const int32_t *sb_in, int *r, int32_t *s, Loc loc) {
+    int32_t sa[TIR_MAX_RANK], sb[TIR_MAX_RANK];
+    if (ra > TIR_MAX_RANK || rb > TIR_MAX_RANK) unreachable("a shape of more than TIR_MAX_RANK dims");
+    memcpy(sa, sa_in, sizeof(int32_t) * (size_t)ra);
+    memcpy(sb, sb_in, sizeof(int32_t) * (size_t)rb);
     int n = ra > rb ? ra : rb;
     int64_t numel = 1;
     for (int i = 0; i < n; i++) {

@@ -5,8 +5,8 @@
  * pairs through join/split), cross-entropy with label smoothing and its gradient in one pass over vocabulary chunks,
  * per-group fp8 quantization, AWQ 4-bit dequantization (interleave and nibble shifts), a w8a8 GEMM on fp8 with
  * per-block scales, a top-k / top-p renormalization through a full sort with indices, SwiGLU forward and backward,
- * LayerNorm's backward (dw and db by atomics), a paged KV-cache append, and bias + dropout + residual on Triton's
- * Philox stream. */
+ * LayerNorm's backward (dw and db by atomics), a paged KV-cache append, bias + dropout + residual on Triton's
+ * Philox stream, and a radix sort's order-preserving keys with their digit histogram (FlagGems' sort). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -692,6 +692,109 @@ Test(lang_ports, dropout_residual_philox) {
             cr_assert(fabsf(out[i] - want) <= 1e-6f * fabsf(want) + 1e-7f, "%s out[%d] = %.9g, want %.9g (seed %d)", archs[a], i, out[i], want, seedv);
         }
         cr_assert(kept > N * 0.7 && kept < N * 0.8, "kept %d of %d at p = 0.25", kept, N);
+        unload(&k);
+    }
+}
+
+/* ---- a radix sort's first pass (FlagGems' compute_global_hist): each key made an unsigned integer of its width
+ * whose order is the values' (floats by the sign-bit trick, signed integers by flipping the sign bit; descending
+ * flips the rest), then a digit histogram counted by comparing a [bins, n] tile against the digits under a 1-D mask
+ * (where(mask, bins[:, None] == key, false), whose mask broadcast to the 2-D tile was refused: the shorter shape was
+ * read after the result had been written over it).  The key's types come from bitwidth(); 64-bit keys' sign mask is
+ * (1 as u64) << 63 (Triton's Python int 1 << 63). ---- */
+static const char *radix_src =
+    "fn uint_of(const nbits, const signed) {\n"
+    "    if signed { return i8 if nbits == 8 else i16 if nbits == 16 else i32 if nbits == 32 else i64; }\n"
+    "    return u8 if nbits == 8 else u16 if nbits == 16 else u32 if nbits == 32 else u64;\n"
+    "}\n"
+    "fn floating_to_uint(x, const descending) {\n"
+    "    const num_bits = bitwidth(x);\n"
+    "    const sdtype = uint_of(num_bits, true);\n"
+    "    const udtype = uint_of(num_bits, false);\n"
+    "    let sx = cast(x, sdtype, bitcast=true);\n"
+    "    let ux = cast(x, udtype, bitcast=true);\n"
+    "    let sign_bit_mask = full((), (1 as u64) << (num_bits - 1), udtype);\n"
+    "    let rshift_bits = full((), num_bits - 1, sdtype);\n"
+    "    let mask = sign_bit_mask | cast(sx >> rshift_bits, udtype, bitcast=true);\n"
+    "    static_assert(dtype_of(mask) == udtype, \"type mismatch\");\n"
+    "    return ux ^ (~mask) if descending else ux ^ mask;\n"
+    "}\n"
+    "fn int_to_uint(x, const descending) {\n"
+    "    const num_bits = bitwidth(x);\n"
+    "    const udtype = uint_of(num_bits, false);\n"
+    "    let ux = cast(x, udtype, bitcast=true);\n"
+    "    if descending { return ux ^ full((), ((1 as u64) << (num_bits - 1)) - 1, udtype); }\n"
+    "    return ux ^ full((), (1 as u64) << (num_bits - 1), udtype);\n"
+    "}\n"
+    "fn to_key(x, const descending) {\n"
+    "    if is_float(x) { return floating_to_uint(x, descending); }\n"
+    "    return int_to_uint(x, descending);\n"
+    "}\n"
+    "kernel global_hist(arr: *T, keys: *U, hist: *i64, n: i32, bit_offset: i32, const T = f32, const U = u32,\n"
+    "                   const TILE_N: i32 = 64, const TILE_R: i32 = 16, const k_bits: i32 = 4, const descending: i1 = false) {\n"
+    "    const bfe_mask = (1 << k_bits) - 1;\n"
+    "    let bins = arange(0, TILE_R);\n"
+    "    let acc = zeros((TILE_R, TILE_N), dtype=i64);\n"
+    "    for n_start in range(0, n, TILE_N) {\n"
+    "        let offs = n_start + arange(0, TILE_N);\n"
+    "        let mask = offs < n;\n"
+    "        let a = to_key(load(arr + offs, mask=mask), descending);\n"
+    "        store(keys + offs, a, mask=mask);\n"
+    "        let key = (a >> bit_offset) & bfe_mask;\n"
+    "        acc += where(mask, bins[:, None] == key, false);\n"
+    "    }\n"
+    "    store(hist + bins, sum(acc, axis=1));\n"
+    "}\n";
+
+Test(lang_ports, radix_sort_keys_and_digit_histogram) {
+    seed_rng();
+    enum { N = 333, R = 16 };
+    static const struct { const char *arch, *t, *u; int desc; } runs[] = {
+        {"sm_80", "f32", "u32", 0}, {"sm_90a", "f32", "u32", 1}, {"sm_80", "i64", "u64", 1}, {"sm_90a", "i64", "u64", 0}};
+    float xf[N];
+    int64_t xi[N];
+    for (int i = 0; i < N; i++) xf[i] = (float)(urand() * 100), xi[i] = (int64_t)rnext();
+    xf[0] = 0.0f, xf[1] = -0.0f, xf[2] = INFINITY, xf[3] = -INFINITY;
+    for (int r = 0; r < 4; r++) {
+        bool is_f = runs[r].t[0] == 'f';
+        int bit_offset = is_f ? 4 + irand(24) : 4 + irand(56);
+        char dt[16], du[16], dd[24];
+        snprintf(dt, sizeof dt, "T=%s", runs[r].t), snprintf(du, sizeof du, "U=%s", runs[r].u);
+        snprintf(dd, sizeof dd, "descending=%s", runs[r].desc ? "true" : "false");
+        const char *defs[] = {dt, du, dd, NULL};
+        K k;
+        load_with(&k, radix_src, "global_hist", runs[r].arch, defs, NULL);
+        size_t kb = is_f ? 4 : 8;
+        uint64_t dx = is_f ? upload(&k, xf, sizeof xf) : upload(&k, xi, sizeof xi), dk = poisoned(&k, N * kb);
+        uint64_t dh = poisoned(&k, R * 8);
+        int32_t n = N, off = bit_offset;
+        launch(&k, 1, (void *[]){&dx, &dk, &dh, &n, &off});
+        uint64_t keys[N], want_hist[R] = {0};
+        int64_t hist[R];
+        uint32_t k32[N];
+        if (is_f) download(&k, k32, dk, sizeof k32);
+        else download(&k, keys, dk, sizeof keys);
+        download(&k, hist, dh, sizeof hist);
+        for (int i = 0; i < N; i++) {
+            uint64_t want;
+            if (is_f) {
+                uint32_t u;
+                memcpy(&u, &xf[i], 4);
+                uint32_t key = (u & 0x80000000u) ? ~u : u | 0x80000000u;
+                want = runs[r].desc ? (uint32_t)~key : key;
+                keys[i] = k32[i];
+            } else {
+                uint64_t u = (uint64_t)xi[i];
+                want = runs[r].desc ? u ^ 0x7FFFFFFFFFFFFFFFull : u ^ 0x8000000000000000ull;
+            }
+            cr_assert_eq(keys[i], want, "%s %s desc %d key[%d] = %#llx, want %#llx", runs[r].arch, runs[r].t, runs[r].desc, i,
+                         (unsigned long long)keys[i], (unsigned long long)want);
+            want_hist[(want >> bit_offset) & (R - 1)]++;
+        }
+        for (int b = 0; b < R; b++)
+            cr_assert_eq((uint64_t)hist[b], want_hist[b], "%s %s hist[%d] = %lld, want %llu (bit offset %d, seed %llu)",
+                         runs[r].arch, runs[r].t, b, (long long)hist[b], (unsigned long long)want_hist[b], bit_offset,
+                         (unsigned long long)seed);
         unload(&k);
     }
 }

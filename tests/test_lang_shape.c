@@ -1139,3 +1139,51 @@ Test(lang_shape, cumsum_of_a_dot_result, .timeout = 300) {
         unload(&k);
     }
 }
+
+/* Element-wise built-ins of several operands broadcast them NumPy-style whatever operand is the shorter: a 1-D
+ * first operand beside a 2-D one (maximum(a, t), fma(a, col, t), where(mask, t, 0.0), map_elementwise(f, a, t))
+ * was refused ("shapes [16] and [16, 64] do not broadcast": the result shape was written over the first operand's
+ * before it was read).  A [16, 64] tile beside a 64-vector and a [16, 1] column; 50 of 64 columns live. */
+static const char *mixed_rank_src =
+    "fn add(x, y) { return x + y; }\n"
+    "kernel k(x: *f32, t: *f32, out: *f32, n: i32) {\n"
+    "    let i = arange(0, 64);\n"
+    "    let r = arange(0, 16);\n"
+    "    let m = i < n;\n"
+    "    let a = load(x + i, m, 0.0);\n"
+    "    let tt = load(t + r[:, None] * 64 + i[None, :]);\n"
+    "    let col = r[:, None] as f32;\n"
+    "    let o = out + r[:, None] * 64 + i[None, :];\n"
+    "    store(o, maximum(a, tt), m);\n"
+    "    store(o + 1024, fma(a, col, tt), m);\n"
+    "    store(o + 2048, where(m, tt, 0.0));\n"
+    "    store(o + 3072, map_elementwise(add, a, tt), m);\n"
+    "}\n";
+
+Test(lang_shape, mixed_rank_operands_broadcast) {
+    seed_rng();
+    K k;
+    load_src(&k, mixed_rank_src, "k");
+    enum { N = 50 };
+    float x[64], t[16 * 64], out[4 * 1024];
+    for (int i = 0; i < 64; i++) x[i] = (float)urand();
+    for (int i = 0; i < 16 * 64; i++) t[i] = (float)urand();
+    uint64_t dx = upload(&k, x, sizeof x), dt = upload(&k, t, sizeof t), d_o = poisoned(&k, sizeof out);
+    int n = N;
+    launch(&k, 1, (void *[]){&dx, &dt, &d_o, &n});
+    download(&k, out, d_o, sizeof out);
+    for (int r = 0; r < 16; r++)
+        for (int i = 0; i < 64; i++) {
+            int at = r * 64 + i;
+            float tv = t[at];
+            if (i < N) {
+                cr_assert_eq(out[at], x[i] > tv ? x[i] : tv, "maximum [%d][%d]", r, i);
+                cr_assert_eq(out[1024 + at], fmaf(x[i], (float)r, tv), "fma [%d][%d]", r, i);
+                cr_assert_eq(out[3072 + at], x[i] + tv, "map_elementwise [%d][%d]", r, i);
+            } else {
+                cr_assert(isnan(out[at]) && isnan(out[1024 + at]) && isnan(out[3072 + at]), "[%d][%d] past n was written", r, i);
+            }
+            cr_assert_eq(out[2048 + at], i < N ? tv : 0.0f, "where [%d][%d]", r, i);
+        }
+    unload(&k);
+}
