@@ -863,12 +863,15 @@ static void gen_for(Gen *g, const Node *s) {
 
 /* The condition of an `if` or a `while` (what: its keyword; where: "" or " in the loop"): a scalar i1, or an
  * integer or float scalar, non-zero being true (NaN too: Triton's cond.to(int1), so `if HAS_BIAS` of a const
- * 0/1), compile-time or not, as i1; val_err after an error otherwise.  c has been checked to be a value. */
+ * 0/1), or a scalar pointer, true when not null (Triton's cast of a pointer to int1, so FlagGems' batch norm's
+ * `if weight_pointer:`), compile-time or not, as i1; val_err after an error otherwise.  c has been checked to be
+ * a value. */
 static Val scalar_cond(Gen *g, Val c, Loc loc, const char *what, const char *where) {
     if (c.k == V_ERR) return c;
     DType dt = c.k == V_CT ? c.dt : c.t->rank ? DT_VOID : c.t->dt;
     if (dt == DT_I1) return c;
-    if (dt != DT_PTR && dt != DT_VOID && (dtype_is_int(dt) || dtype_is_float(dt))) return gen_cast(g, c, DT_I1, loc);
+    if (dt == DT_PTR) return gen_cast(g, gen_convert(g, c, tir_scalar(g->m, DT_I64), false, loc), DT_I1, loc);
+    if (dt != DT_VOID && (dtype_is_int(dt) || dtype_is_float(dt))) return gen_cast(g, c, DT_I1, loc);
     diag_error(g->d, loc, "condition of '%s' must be a scalar number, got '%s'%s", what,
                c.k == V_CT ? gen_val_type_name(g, c) : gen_type_desc(g, c.t), where);
     return val_err();
@@ -1103,6 +1106,9 @@ static void define_branch_names_as_errors(Gen *g, const Node *br) {
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
 static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Val c = gen_expr(g, s->cond);
+    /* Python's `if None:` is false: a pointer parameter passed as None (specialized b=None) under Triton's
+     * `if b_ptr:` drops the branch, as its run-time pointer is tested for null */
+    if (c.k == V_NONE) c = val_ct_int(0, DT_I1);
     if (val_is_value(g, c, s->cond->loc)) c = scalar_cond(g, c, s->cond->loc, "if", "");
     else c = val_err();
     if (c.k == V_ERR) {

@@ -6,7 +6,8 @@
  * per-group fp8 quantization, AWQ 4-bit dequantization (interleave and nibble shifts), a w8a8 GEMM on fp8 with
  * per-block scales, a top-k / top-p renormalization through a full sort with indices, SwiGLU forward and backward,
  * LayerNorm's backward (dw and db by atomics), a paged KV-cache append, bias + dropout + residual on Triton's
- * Philox stream, and a radix sort's order-preserving keys with their digit histogram (FlagGems' sort). */
+ * Philox stream, a radix sort's order-preserving keys with their digit histogram (FlagGems' sort), and a batch norm
+ * whose weight and bias pointers may be null or None (Triton's `if weight_pointer:`). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -795,6 +796,123 @@ Test(lang_ports, radix_sort_keys_and_digit_histogram) {
             cr_assert_eq((uint64_t)hist[b], want_hist[b], "%s %s hist[%d] = %lld, want %llu (bit offset %d, seed %llu)",
                          runs[r].arch, runs[r].t, b, (long long)hist[b], (unsigned long long)want_hist[b], bit_offset,
                          (unsigned long long)seed);
+        unload(&k);
+    }
+}
+
+/* ---- batch norm forward over [N, C, HW] (FlagGems' batch_norm_forward_kernel): one program per channel, per-lane
+ * running means and M2 over [BLOCK_M, BLOCK_N] tiles merged at the end, the running statistics updated in training,
+ * and Triton's `if weight_pointer:` / `if bias_pointer:` on pointers that may be null (a run-time test) or passed as
+ * None (the branch dropped).  The lanes' means divide by each lane's own count (upstream divides by the step number,
+ * which is the count only when every tile is full). ---- */
+static const char *batch_norm_src =
+    "kernel batch_norm_forward(input_pointer: *f16, weight_pointer: *f32, bias_pointer: *f32, mean_pointer: *f32,\n"
+    "        inv_std_pointer: *f32, output_pointer: *f16, running_mean_pointer: *f32, running_var_pointer: *f32,\n"
+    "        batch_dim: i32, spatial_dim: i32, input_batch_stride: i32, input_feat_stride: i32, input_spatial_stride: i32,\n"
+    "        momentum: f32, eps: f32, const is_train: i1, const BLOCK_M: i32 = 4, const BLOCK_N: i32 = 16) {\n"
+    "    let feat_pid = program_id(axis=0);\n"
+    "    if is_train {\n"
+    "        let mean = zeros((BLOCK_M, BLOCK_N), dtype=f32);\n"
+    "        let var = zeros((BLOCK_M, BLOCK_N), dtype=f32);\n"
+    "        let cnt = zeros((BLOCK_M, BLOCK_N), dtype=i32);\n"
+    "        let m_num_steps = cdiv(batch_dim, BLOCK_M);\n"
+    "        let n_num_steps = cdiv(spatial_dim, BLOCK_N);\n"
+    "        for m_step in range(0, m_num_steps) {\n"
+    "            for n_step in range(0, n_num_steps) {\n"
+    "                let spatial_offset = n_step * BLOCK_N + arange(0, BLOCK_N);\n"
+    "                let batch_offset = m_step * BLOCK_M + arange(0, BLOCK_M);\n"
+    "                let curr_input_pointer = input_pointer + input_feat_stride * feat_pid\n"
+    "                    + input_batch_stride * batch_offset[:, None] + input_spatial_stride * spatial_offset[None, :];\n"
+    "                let mask = (batch_offset < batch_dim)[:, None] & (spatial_offset < spatial_dim)[None, :];\n"
+    "                let curr_input = load(curr_input_pointer, mask=mask) as f32;\n"
+    "                let step = maximum(cnt + mask, 1);\n"
+    "                let new_mean = where(mask, mean + (curr_input - mean) / step, mean);\n"
+    "                let new_var = where(mask, var + (curr_input - new_mean) * (curr_input - mean), var);\n"
+    "                cnt += mask as i32;\n"
+    "                mean = new_mean;\n"
+    "                var = new_var;\n"
+    "            }\n"
+    "        }\n"
+    "        let final_mean = sum(mean * cnt) / (batch_dim * spatial_dim);\n"
+    "        var = sum(var + cnt * (mean - final_mean) * (mean - final_mean)) / (batch_dim * spatial_dim);\n"
+    "        let inv_std = rsqrt(var + eps);\n"
+    "        mean = final_mean;\n"
+    "        store(feat_pid + mean_pointer, mean);\n"
+    "        store(feat_pid + inv_std_pointer, inv_std);\n"
+    "        running_mean_pointer += feat_pid;\n"
+    "        running_var_pointer += feat_pid;\n"
+    "        let n = batch_dim * spatial_dim;\n"
+    "        store(running_mean_pointer, (1 - momentum) * load(running_mean_pointer) + momentum * mean);\n"
+    "        store(running_var_pointer, (1 - momentum) * load(running_var_pointer) + momentum * var * n / (n - 1));\n"
+    "    } else {\n"
+    "        let mean = load(feat_pid + running_mean_pointer);\n"
+    "        let inv_std = rsqrt(load(feat_pid + running_var_pointer) + eps);\n"
+    "    }\n"
+    "    let weight = 1.0;\n"
+    "    if weight_pointer { weight = load(feat_pid + weight_pointer) as f32; }\n"
+    "    let bias = 0.0;\n"
+    "    if bias_pointer { bias = load(feat_pid + bias_pointer) as f32; }\n"
+    "    for m_step in range(0, cdiv(batch_dim, BLOCK_M)) {\n"
+    "        for n_step in range(0, cdiv(spatial_dim, BLOCK_N)) {\n"
+    "            let batch_offset = m_step * BLOCK_M + arange(0, BLOCK_M);\n"
+    "            let spatial_offset = n_step * BLOCK_N + arange(0, BLOCK_N);\n"
+    "            let off = input_feat_stride * feat_pid + input_batch_stride * batch_offset[:, None]\n"
+    "                + input_spatial_stride * spatial_offset[None, :];\n"
+    "            let mask = (batch_offset < batch_dim)[:, None] & (spatial_offset < spatial_dim)[None, :];\n"
+    "            let curr_input = load(input_pointer + off, mask=mask) as f32;\n"
+    "            store(output_pointer + off, weight * (curr_input - mean) * inv_std + bias, mask=mask);\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+Test(lang_ports, batch_norm_forward_optional_pointers) {
+    seed_rng();
+    enum { NB = 5, C = 3, HW = 47, E = NB * C * HW };
+    uint16_t x[E], o[E];
+    float w[C], b[C], rm0[C], rv0[C];
+    for (int i = 0; i < E; i++) x[i] = f32_to_f16((float)(urand() * 2 + 3));
+    for (int c = 0; c < C; c++) w[c] = (float)urand(), b[c] = (float)urand(), rm0[c] = (float)urand(), rv0[c] = (float)(1.25 + urand() / 2);
+    for (int r = 0; r < 2; r++) {
+        bool train = r == 0; /* training: weight given, bias a null pointer; inference: weight None, bias given */
+        const char *defs[] = {train ? "is_train=true" : "is_train=false", NULL}, *spec[] = {"weight_pointer=None", NULL};
+        K k;
+        load_with(&k, batch_norm_src, "batch_norm_forward", train ? "sm_80" : "sm_90a", defs, train ? NULL : spec);
+        float rm[C], rv[C], mean[C], istd[C];
+        memcpy(rm, rm0, sizeof rm), memcpy(rv, rv0, sizeof rv);
+        uint64_t dx = upload(&k, x, sizeof x), dw = train ? upload(&k, w, sizeof w) : 0, db = train ? 0 : upload(&k, b, sizeof b);
+        uint64_t dm = poisoned(&k, sizeof mean), di = poisoned(&k, sizeof istd), d_o = poisoned(&k, sizeof o);
+        uint64_t drm = upload(&k, rm, sizeof rm), drv = upload(&k, rv, sizeof rv);
+        int32_t bd = NB, sd = HW, sb = C * HW, sf = HW, ss = 1;
+        float mom = 0.1f, eps = 1e-5f;
+        launch(&k, C, (void *[]){&dx, &dw, &db, &dm, &di, &d_o, &drm, &drv, &bd, &sd, &sb, &sf, &ss, &mom, &eps});
+        download(&k, o, d_o, sizeof o);
+        download(&k, rm, drm, sizeof rm), download(&k, rv, drv, sizeof rv);
+        if (train) download(&k, mean, dm, sizeof mean), download(&k, istd, di, sizeof istd);
+        for (int c = 0; c < C; c++) {
+            double s = 0, ss2 = 0, n = NB * HW;
+            for (int i = 0; i < NB; i++)
+                for (int j = 0; j < HW; j++) s += f16_to_d(x[(i * C + c) * HW + j]);
+            double mu = s / n;
+            for (int i = 0; i < NB; i++)
+                for (int j = 0; j < HW; j++) ss2 += pow(f16_to_d(x[(i * C + c) * HW + j]) - mu, 2);
+            double var = ss2 / n, m_use = train ? mu : rm0[c], v_use = train ? var : rv0[c];
+            if (train) {
+                cr_assert(fabs(mean[c] - mu) <= 1e-5 * fabs(mu) + 1e-6, "mean[%d] = %.9g, want %.9g", c, mean[c], mu);
+                cr_assert(fabs(istd[c] - 1 / sqrt(var + 1e-5)) <= 1e-5, "inv_std[%d] = %.9g, want %.9g", c, istd[c], 1 / sqrt(var + 1e-5));
+                cr_assert(fabs(rm[c] - (0.9 * rm0[c] + 0.1 * mu)) <= 1e-5, "running_mean[%d] = %.9g", c, rm[c]);
+                cr_assert(fabs(rv[c] - (0.9 * rv0[c] + 0.1 * var * n / (n - 1))) <= 1e-5, "running_var[%d] = %.9g", c, rv[c]);
+            } else {
+                cr_assert(rm[c] == rm0[c] && rv[c] == rv0[c], "inference changed the running statistics of channel %d", c);
+            }
+            for (int i = 0; i < NB; i++)
+                for (int j = 0; j < HW; j++) {
+                    int at = (i * C + c) * HW + j;
+                    double want = (train ? w[c] : 1.0) * (f16_to_d(x[at]) - m_use) / sqrt(v_use + 1e-5) + (train ? 0.0 : b[c]);
+                    double got = f16_to_d(o[at]);
+                    cr_assert(fabs(got - want) <= 2e-3 * fabs(want) + 2e-3, "%s out[%d][%d][%d] = %g, want %g (seed %llu)",
+                              train ? "train" : "eval", i, c, j, got, want, (unsigned long long)seed);
+                }
+        }
         unload(&k);
     }
 }
