@@ -179,12 +179,13 @@ static bool unpack_pattern(Gen *g, const Node *s, const Node *pat, Loc loc, Val 
 }
 
 /* The values of a tuple for the names of `let (a, b) = v` or `(a, b) = v` (s->kids; s->lhs: the pattern, when
- * a tuple is nested in it, `let (a, (b, c)) = v`). */
+ * a tuple is nested in it, `let (a, (b, c)) = v`).  A name may appear once, but for Python's throw-away `_`
+ * (FlagGems' `rv, _, _, _ = uniform(...)`), which takes the last of its values. */
 static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
     for (int i = 0; i < s->nkids; i++) {
         out[i] = val_err();
         for (int j = 0; j < i; j++)
-            if (!strcmp(s->kids[i]->name, s->kids[j]->name)) {
+            if (!strcmp(s->kids[i]->name, s->kids[j]->name) && strcmp(s->kids[i]->name, "_")) {
                 diag_error(g->d, s->kids[i]->loc, "'%s' appears twice in the names", s->kids[i]->name);
                 return false;
             }

@@ -6,8 +6,9 @@
  * per-group fp8 quantization, AWQ 4-bit dequantization (interleave and nibble shifts), a w8a8 GEMM on fp8 with
  * per-block scales, a top-k / top-p renormalization through a full sort with indices, SwiGLU forward and backward,
  * LayerNorm's backward (dw and db by atomics), a paged KV-cache append, bias + dropout + residual on Triton's
- * Philox stream, a radix sort's order-preserving keys with their digit histogram (FlagGems' sort), and a batch norm
- * whose weight and bias pointers may be null or None (Triton's `if weight_pointer:`). */
+ * Philox stream, a radix sort's order-preserving keys with their digit histogram (FlagGems' sort), a batch norm
+ * whose weight and bias pointers may be null or None (Triton's `if weight_pointer:`), and multinomial sampling by a
+ * binary search of the CDF (Python's repeated `_` in an unpacking). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -915,4 +916,64 @@ Test(lang_ports, batch_norm_forward_optional_pointers) {
         }
         unload(&k);
     }
+}
+
+/* ---- multinomial sampling with replacement (FlagGems' multinomial_with_replacement): one Philox uniform per sample,
+ * Python's `rv, _, _, _ = ...` keeping the first of rand4x's four words (a repeated `_` was "'_' appears twice"), then
+ * a binary search of each row's CDF for the leftmost entry >= u, log2(K) + 1 steps of a run-time trip count. ---- */
+static const char *multinomial_src =
+    "import \"random.tile\";\n"
+    "kernel multinomial_with_replacement(cdf_ptr: *f32, out_ptr: *i64, u_ptr: *f32, K: i32, N: i32, philox_seed: i64,\n"
+    "                                    philox_offset: i64, const NBLOCK: i32 = 128) {\n"
+    "    let y_off = program_id(1) * N;\n"
+    "    let n = program_id(0) * NBLOCK + arange(0, NBLOCK);\n"
+    "    let rv, _, _, _ = rand4x(philox_seed, philox_offset + (y_off + n));\n"
+    "    rv += 0.0001;\n"
+    "    rv = where(rv > 0.9999, 0.9999, rv);\n"
+    "    store(u_ptr + y_off + n, rv, mask=n < N);\n"
+    "    cdf_ptr += program_id(1) * K;\n"
+    "    let start = zeros((NBLOCK,), dtype=i32);\n"
+    "    let end = zeros((NBLOCK,), dtype=i32) + K - 1;\n"
+    "    let steps = log2(K as f32) as i32 + 1;\n"
+    "    for _ in range(steps) {\n"
+    "        let mid = start + (end - start) / 2;\n"
+    "        let x = load(cdf_ptr + mid, mask=n < N);\n"
+    "        start = where(x < rv, mid + 1, start);\n"
+    "        end = where(x < rv, end, mid);\n"
+    "    }\n"
+    "    start = where(start >= K, K - 1, start);\n"
+    "    store(out_ptr + y_off + n, start, mask=n < N);\n"
+    "}\n";
+
+Test(lang_ports, multinomial_with_replacement) {
+    seed_rng();
+    enum { D = 3, KC = 37, NS = 300 };
+    float cdf[D * KC], u[D * NS];
+    int64_t out[D * NS];
+    for (int d = 0; d < D; d++) {
+        double p[KC], s = 0;
+        for (int j = 0; j < KC; j++) p[j] = j == 5 ? 0 : urand() + 1.0, s += p[j];
+        double c = 0;
+        for (int j = 0; j < KC; j++) c += p[j] / s, cdf[d * KC + j] = (float)c;
+    }
+    int64_t seedv = 1000 + irand(100000), offset = irand(1 << 20);
+    K k;
+    load_src_on(&k, multinomial_src, "multinomial_with_replacement", "sm_80", NULL);
+    uint64_t dc = upload(&k, cdf, sizeof cdf), d_o = poisoned(&k, sizeof out), du = poisoned(&k, sizeof u);
+    int32_t kc = KC, ns = NS;
+    launch3(&k, k.fn, (NS + 127) / 128, D, 1, (void *[]){&dc, &d_o, &du, &kc, &ns, &seedv, &offset});
+    download(&k, out, d_o, sizeof out), download(&k, u, du, sizeof u);
+    for (int d = 0; d < D; d++)
+        for (int i = 0; i < NS; i++) {
+            float want_u = philox_uniform((uint32_t)seedv, (uint32_t)(offset + d * NS + i)) + 0.0001f;
+            if (want_u > 0.9999f) want_u = 0.9999f;
+            /* within an ulp: the uniform's scaling and the + 0.0001 may be fused into one fma on either side */
+            float uk = u[d * NS + i];
+            cr_assert(fabsf(uk - want_u) <= 6e-8f, "u[%d][%d] = %.9g, want %.9g", d, i, uk, want_u);
+            int64_t want = 0;
+            while (want < KC - 1 && cdf[d * KC + want] < uk) want++;
+            cr_assert_eq(out[d * NS + i], want, "sample[%d][%d] = %lld, want %lld (u %.9g, seed %llu)", d, i,
+                         (long long)out[d * NS + i], (long long)want, uk, (unsigned long long)seed);
+        }
+    unload(&k);
 }
