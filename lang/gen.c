@@ -692,8 +692,11 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         if (bo->tok == TK_SHL) {
             r = (int64_t)(ux << amount);
             if (lift && (r >> amount) != x) { /* 1 << 63, 3 << 62: past i64 (they wrapped to the i32 0) */
-                diag_error(g->d, loc, "integer overflow in a constant expression: %lld << %lld does not fit in i64", (long long)x,
-                           (long long)amount);
+                /* Triton's Python ints take 1 << 63 (a radix sort's sign-bit mask of 64-bit keys, given to
+                 * tl.full(..., dtype=tl.uint64)): say how to write that bit pattern here */
+                diag_error(g->d, loc, "integer overflow in a constant expression: %lld << %lld does not fit in i64 (for "
+                           "the u64 bit pattern write (%lld as u64) << %lld)", (long long)x, (long long)amount,
+                           (long long)x, (long long)amount);
                 return val_err();
             }
         } else {

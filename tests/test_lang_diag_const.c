@@ -269,11 +269,13 @@ Test(lang_diag, constant_overflow) {
                 "                                          ^\n");
     /* an i32 shift past i64 (1 << 63 and 3 << 62 wrapped to the i32 0, stored as such) */
     expect_diag("kernel k(a: *i64) {\n    store(a, 1 << 63);\n}\n",
-                "t.tile:2:16: error: integer overflow in a constant expression: 1 << 63 does not fit in i64\n"
+                "t.tile:2:16: error: integer overflow in a constant expression: 1 << 63 does not fit in i64 (for the u64 bit "
+                "pattern write (1 as u64) << 63)\n"
                 "      store(a, 1 << 63);\n"
                 "                 ^\n");
     expect_diag("kernel k(a: *i64) {\n    store(a, 3 << 62);\n}\n",
-                "t.tile:2:16: error: integer overflow in a constant expression: 3 << 62 does not fit in i64\n"
+                "t.tile:2:16: error: integer overflow in a constant expression: 3 << 62 does not fit in i64 (for the u64 bit "
+                "pattern write (3 as u64) << 62)\n"
                 "      store(a, 3 << 62);\n"
                 "                 ^\n");
     Result r = compile("kernel k(a: *i64, u: *u64) {\n    store(a, -2147483648 / -1);\n    store(a + 1, -(-2147483648));\n"
