@@ -13,7 +13,8 @@
  * a binary search for the sequence, an fp8 cache scaled under is_fp8, sinks as a None pointer or not, soft cap,
  * sliding window), moe_align_block_size (four launches of scalar loads and stores at addresses from memory) and
  * the speculative-decoding rejection sampler (ragged loops that stop at the first rejection, Gumbel-max
- * recovered tokens), each also on sm_90a. */
+ * recovered tokens), each also on sm_90a;
+ * and FlagGems' conv2d forward as an implicit GEMM (groups, stride, padding, dilation; run-time strides). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -725,6 +726,54 @@ static void rejection_case(const char *arch, const char *device, bool no_draft_p
 
 Test(examples, rejection_sampler) { rejection_case(NULL, NULL, false); }
 Test(examples, rejection_sampler_without_draft_probs) { rejection_case("sm_90a", "emu:sm_90a", true); }
+
+/* ---- FlagGems' conv2d forward as an implicit GEMM: groups, stride, padding and dilation, the input in NHWC
+ * through run-time strides, the output NCHW, against a float64 direct convolution ---- */
+
+Test(examples, conv2d_implicit_gemm) {
+    seed_rng();
+    enum { N = 2, C = 6, H = 9, W = 11, O = 10, KH = 3, KW = 2, G = 2, CG = C / G, OG = O / G };
+    enum { SH = 2, SW = 1, PH = 1, PW = 1, DH = 1, DW = 2 };
+    enum { OH = (H + 2 * PH - DH * (KH - 1) - 1) / SH + 1, OW = (W + 2 * PW - DW * (KW - 1) - 1) / SW + 1 };
+    static const char *const defs[] = {"CIN_G=3", "KH=3", "KW=2", "STRIDE_H=2", "STRIDE_W=1", "PAD_H=1", "PAD_W=1",
+                                       "DIL_H=1", "DIL_W=2", "GROUPS=2", NULL};
+    K k;
+    load_example(&k, "conv2d.tile", defs);
+    uint16_t x[N * H * W * C], w[O * CG * KH * KW], b[O], y[N * O * OH * OW];
+    for (size_t i = 0; i < sizeof x / 2; i++) x[i] = f2h(urand());
+    for (size_t i = 0; i < sizeof w / 2; i++) w[i] = f2h(urand());
+    for (int i = 0; i < O; i++) b[i] = f2h(urand());
+    uint64_t dx = upload(&k, x, sizeof x), dw = upload(&k, w, sizeof w), db = upload(&k, b, sizeof b), dy = poisoned(&k, sizeof y);
+    int32_t a[] = {N, H, W, O, OH, OW, H * W * C, 1, W * C, C, CG * KH * KW, KH * KW, KW, 1, O * OH * OW, OH * OW, OW, 1};
+    void *params[4 + 18] = {&dx, &dw, &dy, &db};
+    for (int i = 0; i < 18; i++) params[4 + i] = &a[i];
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_get_function(k.mod, "conv2d_fwd", &fn), DEV_OK, "%s", dev_last_error(k.dev));
+    DevStatus st = dev_launch(fn, (N * OH * OW + 31) / 32, (OG + 15) / 16, G, 128, 1, 1, 0, NULL, params);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(k.dev));
+    cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+    download(&k, y, dy, sizeof y);
+    float got[N * O * OH * OW];
+    double want[N * O * OH * OW];
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++) {
+                    double s = h2d(b[o]);
+                    int g = o / OG;
+                    for (int c = 0; c < CG; c++)
+                        for (int kh = 0; kh < KH; kh++)
+                            for (int kw = 0; kw < KW; kw++) {
+                                int ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                s += h2d(x[((n * H + ih) * W + iw) * C + g * CG + c]) * h2d(w[((o * CG + c) * KH + kh) * KW + kw]);
+                            }
+                    int at = ((n * O + o) * OH + oh) * OW + ow;
+                    want[at] = s, got[at] = (float)h2d(y[at]);
+                }
+    check("conv2d", got, want, N * O * OH * OW, 4e-3, 2e-3);
+    unload(&k);
+}
 
 /* ---- the documentation's whole-file examples compile ----
  * Every fenced ```tile block of README.md and the .md files of docs/ that declares a kernel (indented
