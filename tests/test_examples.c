@@ -14,7 +14,8 @@
  * sliding window), moe_align_block_size (four launches of scalar loads and stores at addresses from memory) and
  * the speculative-decoding rejection sampler (ragged loops that stop at the first rejection, Gumbel-max
  * recovered tokens), each also on sm_90a;
- * and FlagGems' conv2d forward as an implicit GEMM (groups, stride, padding, dilation; run-time strides). */
+ * and FlagGems' conv2d forward as an implicit GEMM (groups, stride, padding, dilation; run-time strides) and its
+ * top-k second stage (a bitonic argsort by reshapes, masked sums and XOR swaps of the bits). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -773,6 +774,47 @@ Test(examples, conv2d_implicit_gemm) {
                 }
     check("conv2d", got, want, N * O * OH * OW, 4e-3, 2e-3);
     unload(&k);
+}
+
+
+/* ---- FlagGems' top-k second stage: a bitonic argsort of each row's candidates (reshape, masked sums, XOR swaps
+ * of the bits), both directions, the first K against the C order (distinct random values) ---- */
+
+static const float *topk_vals;
+static int topk_desc;
+static int by_topk_order(const void *pa, const void *pb) {
+    float a = topk_vals[*(const int *)pa], b = topk_vals[*(const int *)pb];
+    return topk_desc ? (a < b) - (a > b) : (a > b) - (a < b);
+}
+
+Test(examples, bitonic_topk) {
+    seed_rng();
+    enum { R = 4, N = 50, KK = 8 };
+    float cand[R * N], vals[R * KK];
+    int64_t cidx[R * N], idx[R * KK];
+    for (int i = 0; i < R * N; i++) cand[i] = (float)urand() * 100, cidx[i] = 1000 + 7 * i;
+    for (int desc = 0; desc < 2; desc++) {
+        const char *defs[] = {desc ? "DESCENDING=true" : "DESCENDING=false", NULL};
+        K k;
+        load_example(&k, "bitonic_topk.tile", defs);
+        uint64_t dc = upload(&k, cand, sizeof cand), di = upload(&k, cidx, sizeof cidx);
+        uint64_t dv = poisoned(&k, sizeof vals), dx = poisoned(&k, sizeof idx);
+        launch(&k, "topk_rows", R, 1, (void *[]){&dv, &dx, &dc, &di});
+        download(&k, vals, dv, sizeof vals), download(&k, idx, dx, sizeof idx);
+        for (int r = 0; r < R; r++) {
+            int order[N];
+            for (int j = 0; j < N; j++) order[j] = j;
+            topk_vals = cand + r * N, topk_desc = desc;
+            qsort(order, N, sizeof *order, by_topk_order);
+            for (int j = 0; j < KK; j++) {
+                cr_expect_eq(vals[r * KK + j], cand[r * N + order[j]], "%s row %d rank %d: %.9g, want %.9g (seed %llu)",
+                             desc ? "descending" : "ascending", r, j, vals[r * KK + j], cand[r * N + order[j]], (unsigned long long)seed);
+                cr_expect_eq(idx[r * KK + j], cidx[r * N + order[j]], "%s row %d rank %d: index %lld", desc ? "descending" : "ascending",
+                             r, j, (long long)idx[r * KK + j]);
+            }
+        }
+        unload(&k);
+    }
 }
 
 /* ---- the documentation's whole-file examples compile ----
