@@ -182,6 +182,9 @@ Val builtin_cond(Gen *g, const Node *n) {
     if (cond.k == V_CT) return gen_expr(g, (dtype_is_float(cond.dt) ? cond.f != 0 : cond.i != 0) ? n->then : n->els);
     /* a float is true when non-zero (NaN too), as an `if`'s and Triton's `a if f else b` */
     if (cond.k == V_RT && dtype_is_float(val_dtype(cond))) cond = gen_cast(g, cond, DT_I1, n->cond->loc);
+    /* a scalar pointer is true when not null, as an `if`'s (Triton's `load(b_ptr + i) if b_ptr else 0.0`) */
+    if (cond.k == V_RT && !cond.t->rank && cond.t->dt == DT_PTR)
+        cond = gen_cast(g, gen_convert(g, cond, tir_scalar(g->m, DT_I64), false, n->cond->loc), DT_I1, n->cond->loc);
     Call c = {.g = g, .bi = bi_where_entry(), .node = n};
     const Node *parts[3] = {n->cond, n->then, n->els};
     for (int k = 0; k < MAX_BI_PARAMS; k++) c.v[k] = (Val){.k = V_NONE};

@@ -803,8 +803,8 @@ Test(lang_ports, radix_sort_keys_and_digit_histogram) {
 
 /* ---- batch norm forward over [N, C, HW] (FlagGems' batch_norm_forward_kernel): one program per channel, per-lane
  * running means and M2 over [BLOCK_M, BLOCK_N] tiles merged at the end, the running statistics updated in training,
- * and Triton's `if weight_pointer:` / `if bias_pointer:` on pointers that may be null (a run-time test) or passed as
- * None (the branch dropped).  The lanes' means divide by each lane's own count (upstream divides by the step number,
+ * and Triton's `if weight_pointer:` and `... if bias_pointer else 0.0` on pointers that may be null (a run-time test,
+ * the load not run) or passed as None (the branch dropped).  The lanes' means divide by each lane's own count (upstream divides by the step number,
  * which is the count only when every tile is full). ---- */
 static const char *batch_norm_src =
     "kernel batch_norm_forward(input_pointer: *f16, weight_pointer: *f32, bias_pointer: *f32, mean_pointer: *f32,\n"
@@ -851,8 +851,7 @@ static const char *batch_norm_src =
     "    }\n"
     "    let weight = 1.0;\n"
     "    if weight_pointer { weight = load(feat_pid + weight_pointer) as f32; }\n"
-    "    let bias = 0.0;\n"
-    "    if bias_pointer { bias = load(feat_pid + bias_pointer) as f32; }\n"
+    "    let bias = load(feat_pid + bias_pointer) as f32 if bias_pointer else 0.0;\n"
     "    for m_step in range(0, cdiv(batch_dim, BLOCK_M)) {\n"
     "        for n_step in range(0, cdiv(spatial_dim, BLOCK_N)) {\n"
     "            let batch_offset = m_step * BLOCK_M + arange(0, BLOCK_M);\n"
