@@ -796,8 +796,10 @@ Test(lang_triton, conditional_expression) {
     } bad[] = {
         {"kernel k(x: *f32) {\n    let a = 1.0\n    if a > 0.0 { store(x, a); }\n}\n", "expected ';'"},
         {"kernel k(x: *f32) { let a = 1.0 if true; }\n", "expected 'else' in a conditional expression"},
-        /* a float condition is true when non-zero, as an `if`'s (test_lang_run number_conditions); a pointer is none */
-        {"kernel k(x: *f32) { let a = load(x) if x + 1 else 2.0; }\n", "condition of 'where' must be i1, an integer or a float, got 'ptr<f32>'"},
+        /* a float condition is true when non-zero, as an `if`'s (test_lang_run number_conditions), a scalar pointer when
+         * not null (test_lang_ports); a tile of pointers is none */
+        {"kernel k(x: *f32) { let a = load(x + arange(0, 4)) if x + arange(0, 4) else 2.0; }\n",
+         "condition of 'where' must be i1, an integer or a float, got 'tensor<4xptr<f32>>'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tile_compile_options opt = {0};
