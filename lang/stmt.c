@@ -33,7 +33,11 @@
  *     path.  A run-time `if` containing one of them takes the rest of the
  *     iteration's statements as its continuation (as for `return` in
  *     kernels, point 1), but its branches' variables are merged as usual, so
- *     the body's yield sees the values at the jump.  `break` also clears a
+ *     the body's yield sees the values at the jump.  Where both branches may
+ *     go on and statements follow, the rest is generated once after it, as in
+ *     1a, under a guard on the hidden i1 JUMPED (false at the body's start,
+ *     set by each jump and at the iteration's end, iter_end), all variables
+ *     merged (those of a path that jumped feed the yield).  `break` also clears a
  *     hidden carried i1 "<running>" (true before the loop): a `for` runs its
  *     whole body under `if <running>` (the remaining iterations do nothing),
  *     a `while` computes its next condition as `if <running> { cond } else
@@ -63,7 +67,8 @@ typedef struct Cont {
     int n;
     Scope *scope; /* the scope those statements run in */
     const struct Cont *next;
-    bool end;     /* the end of the kernel's or fn's body, after st: an implicit `return;` (body_end) */
+    bool end;      /* the end of the kernel's or fn's body, after st: an implicit `return;` (body_end) */
+    bool iter_end; /* the end of a loop body's iteration, after st: JUMPED set, as a `continue` would */
 } Cont;
 
 static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k);
@@ -88,9 +93,9 @@ typedef struct Snap {
     int nvars;
 } Snap;
 
-/* Names a statement may assign (through any branch and nested loop), and RUNNING where it breaks the loop
- * it is in (nested: inside a loop of its own, whose breaks are that loop's).  An inlined fn runs in a frame
- * of its own, so a call assigns nothing here. */
+/* Names a statement may assign (through any branch and nested loop), RUNNING where it breaks the loop it is in and
+ * JUMPED where it breaks or continues it (nested: inside a loop of its own, whose jumps are that loop's).  An inlined
+ * fn runs in a frame of its own, so a call assigns nothing here. */
 static void assigned_names(Gen *g, const Node *s, NameMap *out, bool nested) {
     if (!s) return;
     switch (s->kind) {
@@ -100,6 +105,9 @@ static void assigned_names(Gen *g, const Node *s, NameMap *out, bool nested) {
         break;
     case N_BREAK:
         if (!nested) namemap_put(g->a, out, RUNNING, (void *)s);
+        /* fall through */
+    case N_CONTINUE: /* whether the path left the iteration */
+        if (!nested) namemap_put(g->a, out, JUMPED, (void *)s);
         break;
     case N_RETURN: /* whether the path returned, and a fn's value (a kernel has no such variable) */
         namemap_put(g->a, out, RETURNED, (void *)s);
@@ -540,8 +548,8 @@ static void warn_loop_let_of_outer(Gen *g, const Node *body, const char *loopvar
     }
 }
 
-/* The body's statements in their own scope (`pre`: a variable to define there first).  A `for`
- * that breaks runs them under `if <running>`. */
+/* The body's statements in their own scope (`pre`: a variable to define there first), with JUMPED false
+ * there, then the iteration's end.  A `for` that breaks runs them under `if <running>`. */
 static void gen_loop_body(Gen *g, const Node *s, const char *pre, Val prev) {
     Frame *fr = g->fr;
     Scope *saved = fr->scope;
@@ -551,15 +559,17 @@ static void gen_loop_body(Gen *g, const Node *s, const char *pre, Val prev) {
     const Node *outer_loop = fr->loop;
     fr->loop = s;
     fr->loops++;
+    static const Cont iter_end = {.iter_end = true};
+    gen_define_var(g, JUMPED, val_ct_int(0, DT_I1));
     if (s->kind == N_FOR && contains_jump(s->then, N_BREAK)) {
         Node *guard = synth_node(g, N_IF, s->loc), *run = synth_node(g, N_NAME, s->loc);
         run->name = RUNNING;
         guard->cond = run;
         guard->then = s->then;
         Node *const one[1] = {guard};
-        gen_seq(g, one, 1, NULL);
+        gen_seq(g, one, 1, &iter_end);
     } else {
-        gen_seq(g, s->then->kids, s->then->nkids, NULL);
+        gen_seq(g, s->then->kids, s->then->nkids, &iter_end);
     }
     fr->loops--;
     fr->loop = outer_loop;
@@ -971,6 +981,8 @@ static void gen_jump(Gen *g, const Node *s) {
         if (!run) unreachable("break without its loop's running flag");
         run->val = val_ct_int(0, DT_I1);
     }
+    Var *jf = gen_lookup_var(g, JUMPED);
+    if (jf) jf->val = val_ct_int(1, DT_I1), jf->set = s->loc;
     g->fr->jumped = true;
 }
 
@@ -1089,7 +1101,7 @@ static Val fill_unread(Gen *g, Block *b, Val own, Val other, Loc loc) {
 }
 
 static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
-                  const Cont *rest, bool ret);
+                  const Cont *rest, const char *flag);
 
 /* After an `if` whose condition was an error (reported), the names its branches declare stand for errors, so
  * later uses of them add nothing to that report (not an "unknown name" each). */
@@ -1102,6 +1114,13 @@ static void define_branch_names_as_errors(Gen *g, const Node *br) {
     else if (br->kind == N_LET)
         for (int i = 0; i < br->nkids; i++)
             if (br->kids[i]->name) define_outlived(g, br->kids[i]->name, val_err());
+}
+
+/* Whether no statement follows in k, up to the body's or the iteration's end. */
+static bool cont_empty(const Cont *k) {
+    for (; k; k = k->next)
+        if (k->n > 0) return false;
+    return true;
 }
 
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
@@ -1144,17 +1163,22 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
      * A fn's value is then the one variable merged after the `if` (RETVAL), as Triton's branches each return */
     bool early = !fr->loops && contains_return(s);
     bool guarded = early && !always_returns(s->then) && !always_returns(s->els);
-    /* a jump out of the iteration: the rest of the body runs in the branches, whose
-     * variables then merge as usual (the loop's yield follows the `if`) */
+    /* a jump out of the iteration: where a branch always jumps, or nothing follows in the body, the rest of the body
+     * runs in the branches, whose variables then merge as usual (the loop's yield follows the `if`); else, as for a
+     * return, the branches alone and the rest once after them, in the else branch of a guard `if JUMPED` (the paths
+     * that jumped keep their variables for the loop's yield, so all merge) */
     bool jumps = fr->loop && contains_jump(s, N_ERR);
-    const Cont *k = (early && !guarded) || jumps ? rest : NULL;
-    if_rt(g, s->loc, c.v, s->then, s->els, k, k, rest, early);
-    Var *rf = guarded ? gen_lookup_var(g, RETURNED) : NULL;
+    bool jguarded = jumps && !early && !always_jumps(s->then) && !always_jumps(s->els) && !cont_empty(rest);
+    const Cont *k = (early && !guarded) || (jumps && !jguarded) ? rest : NULL;
+    if_rt(g, s->loc, c.v, s->then, s->els, k, k, rest, early ? RETURNED : NULL);
+    const char *flag = guarded ? RETURNED : jguarded ? JUMPED : NULL;
+    Var *rf = flag ? gen_lookup_var(g, flag) : NULL;
     if (rf) {
         Val m = rf->val;
-        if (m.k == V_CT && !m.i) return false; /* no path returned (a return under a compile-time condition not taken) */
-        /* the guard: the rest where not returned; its messages at the `if` where a return and a path going on met */
-        if (m.k == V_RT) if_rt(g, rf->set, m.v, NULL, NULL, NULL, rest, rest, true);
+        if (m.k == V_CT && !m.i) return false; /* no path returned or jumped (one under a compile-time condition not taken) */
+        /* the guard: the rest where not returned (or jumped); its messages at the `if` where such a path and one going
+         * on met */
+        if (m.k == V_RT) if_rt(g, rf->set, m.v, NULL, NULL, NULL, rest, rest, flag);
     }
     if (early) { /* the rest ran inside the branches, or after the guard */
         fr->returned = true;
@@ -1165,12 +1189,13 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
 }
 
 /* A run-time `if` on cond (at_if: the statement's place, where its messages point) with the branches then and els,
- * each followed by its continuation kt or ke (the guard of an early return: then empty, having returned, and els
- * the rest, not returned); the variables either may assign merge after it.  rest: the statements after the `if`,
- * for warnings.  ret: the `if` may return, so the variables of a path that returned are not merged (they are never
- * read again), nor the fn's value on a path that did not return: filled (fill_unread) with the other path's. */
+ * each followed by its continuation kt or ke (a guard, then and els NULL: then empty, having returned or jumped, and
+ * els the rest, not; flag, RETURNED or JUMPED, the one it reads); the variables either may assign merge after it.
+ * rest: the statements after the `if`, for warnings.  flag RETURNED: the `if` may return, so the variables of a path
+ * that returned are not merged (they are never read again), nor the fn's value on a path that did not return: filled
+ * (fill_unread) with the other path's.  (A path that jumped keeps its variables: the loop's yield reads them.) */
 static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
-                  const Cont *rest, bool ret) {
+                  const Cont *rest, const char *flag) {
     Frame *fr = g->fr;
     NameMap assigned = {0}; /* what the branches, and the statements they continue with, may assign */
     assigned_names(g, then, &assigned, false);
@@ -1179,8 +1204,10 @@ static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node 
         for (const Cont *c = side ? ke : kt; c && (side == 0 || ke != kt); c = c->next) {
             for (int i = 0; i < c->n; i++) assigned_names(g, c->st[i], &assigned, false);
             if (c->end) namemap_put(g->a, &assigned, RETVAL, NULL), namemap_put(g->a, &assigned, RETURNED, NULL);
+            if (c->iter_end) namemap_put(g->a, &assigned, JUMPED, NULL);
         }
-    if (ret) namemap_put(g->a, &assigned, RETURNED, NULL), namemap_put(g->a, &assigned, RETVAL, NULL);
+    if (flag && !strcmp(flag, RETURNED)) namemap_put(g->a, &assigned, RETURNED, NULL), namemap_put(g->a, &assigned, RETVAL, NULL);
+    else if (flag) namemap_put(g->a, &assigned, flag, NULL);
     bool guard = !then && !els;
     Snap snap;
     snap_take(g, &snap, &assigned);
@@ -1191,14 +1218,15 @@ static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node 
     Loc *s0 = ARENA_ARRAY(g->a, Loc, snap.nvars + 1), *ts = ARENA_ARRAY(g->a, Loc, snap.nvars + 1),
         *es = ARENA_ARRAY(g->a, Loc, snap.nvars + 1);
     for (int i = 0; i < snap.nvars; i++) s0[i] = snap.vars[i]->set;
-    int ir = -1, iv = -1; /* RETURNED's and RETVAL's places in snap */
+    int ir = -1, iv = -1, ig = -1; /* RETURNED's, RETVAL's and the guard's flag's (the innermost one's) places in snap */
     for (int i = 0; i < snap.nvars; i++) {
         if (!strcmp(snap.vars[i]->name, RETURNED)) ir = i;
         if (!strcmp(snap.vars[i]->name, RETVAL)) iv = i;
+        if (ig < 0 && flag && !strcmp(snap.vars[i]->name, flag)) ig = i;
     }
     g->b.block = tb;
     Scope tkeep = {0}, ekeep = {0};
-    if (guard && ir >= 0) snap.vars[ir]->val = val_ct_int(1, DT_I1);
+    if (guard && ig >= 0) snap.vars[ig]->val = val_ct_int(1, DT_I1);
     gen_branch(g, then, kt, &tkeep);
     for (int i = 0; i < snap.nvars; i++) {
         tv[i] = snap.vars[i]->val;
@@ -1208,7 +1236,7 @@ static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node 
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
     g->b.block = eb;
-    if (guard && ir >= 0) snap.vars[ir]->val = val_ct_int(0, DT_I1);
+    if (guard && ig >= 0) snap.vars[ig]->val = val_ct_int(0, DT_I1);
     if (els || ke) gen_branch(g, els, ke, &ekeep);
     if (!kt && !ke) {
         warn_hidden_in_branch(g, &tkeep, then, rest);
@@ -1377,7 +1405,8 @@ static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node 
         Var *x = snap.vars[which[j]];
         if (leaf[j] < 0) {
             x->val = val_rt(g, ii->res[j++]);
-            if (which[j - 1] == ir) x->set = tv[ir].k == V_RT ? ts[ir] : ev[ir].k == V_RT ? es[ir] : at_if;
+            int f = which[j - 1];
+            if (f == ir || (f == ig && ig >= 0)) x->set = tv[f].k == V_RT ? ts[f] : ev[f].k == V_RT ? es[f] : at_if;
             continue;
         }
         Val skel = tv[which[j]];
@@ -1414,12 +1443,12 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
             return;
         }
         if (s->kind == N_IF) {
-            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false};
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false, false};
             if (gen_if(g, s, &rest)) return;
             continue;
         }
         if (s->kind == N_BLOCK && g->fr->loop && contains_jump(s, N_ERR)) { /* the rest follows inside */
-            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false};
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false, false};
             gen_branch(g, s, &rest, NULL);
             return;
         }
@@ -1432,6 +1461,11 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
         if (rv) rv->val = (Val){.k = V_VOID};
         g->fr->ret = (Val){.k = V_VOID};
         g->fr->returned = true;
+        return;
+    }
+    if (k->iter_end) { /* the iteration's end: the path leaves it, as a `continue` would */
+        Var *jf = gen_lookup_var(g, JUMPED);
+        if (jf) jf->val = val_ct_int(1, DT_I1);
         return;
     }
     g->fr->scope = k->scope;

@@ -151,20 +151,26 @@ bool contains_return(const Node *s) {
     }
 }
 
-/* Whether every path through s ends in a `return` (a block with one among its statements, an `if` with an `else`
- * both of whose branches do); false where that is not seen from the syntax alone. */
-bool always_returns(const Node *s) {
+/* Whether every path through s ends in a `return` (jumps: a `break` or `continue` of the enclosing loop) (a block
+ * with one among its statements, an `if` with an `else` both of whose branches do); false where that is not seen
+ * from the syntax alone. */
+static bool always_ends(const Node *s, bool jumps) {
     if (!s) return false;
     switch (s->kind) {
-    case N_RETURN: return true;
+    case N_RETURN: return !jumps;
+    case N_BREAK:
+    case N_CONTINUE: return jumps;
     case N_BLOCK:
         for (int i = 0; i < s->nkids; i++)
-            if (always_returns(s->kids[i])) return true;
+            if (always_ends(s->kids[i], jumps)) return true;
         return false;
-    case N_IF: return always_returns(s->then) && always_returns(s->els);
+    case N_IF: return always_ends(s->then, jumps) && always_ends(s->els, jumps);
     default: return false;
     }
 }
+
+bool always_returns(const Node *s) { return always_ends(s, false); }
+bool always_jumps(const Node *s) { return always_ends(s, true); }
 
 Node *synth_node(Gen *g, NodeKind k, Loc loc) {
     Node *n = ARENA_NEW(g->a, Node);

@@ -7,6 +7,7 @@
 #define RUNNING "<running>" /* hidden loop-carried flag of a loop with `break` */
 #define NEXT_COND "<cond>"  /* hidden: a `while` loop's next condition */
 #define RETURNED "<returned>" /* hidden: an i1, whether the path has returned (run-time after an `if` where some did) */
+#define JUMPED "<jumped>"     /* hidden: an i1, whether the path left the loop body's iteration (break or continue) */
 
 typedef struct NameSet {
     const char **v;
@@ -17,5 +18,6 @@ void collect_assigned(Gen *g, const Node *s, NameSet *out);
 bool contains_jump(const Node *s, NodeKind kind);
 bool contains_return(const Node *s);
 bool always_returns(const Node *s);
+bool always_jumps(const Node *s);
 Node *synth_node(Gen *g, NodeKind k, Loc loc);
 #endif

@@ -918,10 +918,7 @@ static int early_deep_ref(int i, int d, double *x, float s) {
     return 0;
 }
 
-static size_t frontend_lines(const char *fn_src) {
-    char src[8192];
-    snprintf(src, sizeof src, "%skernel k(p: *f32, q: *i32, s: f32) { let (y, c) = early_steps(load(p + arange(0, 16)), s); "
-             "store(p + arange(0, 16), y); store(q, c); }\n", fn_src);
+static size_t src_frontend_lines(const char *src) {
     tile_compile_options o = {.dump_after = "frontend", .tir_only = 1};
     tile_compiled c;
     tile_status st = tile_compile_source("t.tile", src, &o, &c);
@@ -930,6 +927,13 @@ static size_t frontend_lines(const char *fn_src) {
     for (const char *p = c.dump; p && *p; p++) lines += *p == '\n';
     tile_compiled_free(&c);
     return lines;
+}
+
+static size_t frontend_lines(const char *fn_src) {
+    char src[8192];
+    snprintf(src, sizeof src, "%skernel k(p: *f32, q: *i32, s: f32) { let (y, c) = early_steps(load(p + arange(0, 16)), s); "
+             "store(p + arange(0, 16), y); store(q, c); }\n", fn_src);
+    return src_frontend_lines(src);
 }
 
 Test(lang_run, fn_early_returns_stay_linear) {
@@ -1015,4 +1019,120 @@ Test(lang_run, fn_early_returns_stay_linear) {
     early_steps_src(s10, sizeof s10, 10);
     size_t l10 = frontend_lines(s10), l20 = frontend_lines(steps);
     cr_expect(l20 < 3 * l10 && l20 > l10, "Tile IR of 20 early-return ifs: %zu lines, of 10: %zu (want linear growth)", l20, l10);
+}
+
+/* A loop body of k steps, each a run-time `if` that may `continue` and may go on (so the rest of the body follows
+ * it once, under the hidden flag of whether the path jumped, not copied into both branches: 2^k copies). */
+static void jump_steps_src(char *buf, size_t cap, int k) {
+    size_t n = (size_t)snprintf(buf, cap, "@num_warps(1)\n"
+                                "kernel k(px: *f32, ps: *f32, py: *f32, trips: i32, n: i32) {\n"
+                                "    let pid = program_id(0);\n"
+                                "    let i = pid * 16 + arange(0, 16);\n"
+                                "    let m = i < n;\n"
+                                "    let x = load(px + i, mask=m, other=0.0);\n"
+                                "    let s = load(ps + pid);\n"
+                                "    let acc = x * 0.0;\n"
+                                "    for t in range(trips) {\n");
+    for (int j = 0; j < k; j++)
+        n += (size_t)snprintf(buf + n, cap - n, "        if s > %d.0 { if (t + %d) %% %d == 0 { continue; } acc = acc + x * %d.0; }\n"
+                              "        acc = acc * 0.75;\n", j, j, j % 5 + 2, j + 1);
+    snprintf(buf + n, cap - n, "        acc = acc + 1.0;\n    }\n    store(py + i, acc, mask=m);\n}\n");
+}
+
+/* Loop bodies whose run-time `if`s may break or continue and may go on: 16 in a row in a `for`, and 6 nested
+ * `break`s in a `while` (the rest of each level after a deeper `if` that may break), against the host; their Tile
+ * IR grows linearly. */
+Test(lang_run, loop_jumps_stay_linear) {
+    enum { KS = 16, D = 6, TRIPS = 7, N = 16 * 14 - 5, P = (N + 15) / 16 };
+    static char steps[8192], deep[8192];
+    jump_steps_src(steps, sizeof steps, KS);
+    size_t n = (size_t)snprintf(deep, sizeof deep, "@num_warps(1)\n"
+                                "kernel k(px: *f32, ps: *f32, pl: *i32, py: *f32, pt: *i32, n: i32) {\n"
+                                "    let pid = program_id(0);\n"
+                                "    let i = pid * 16 + arange(0, 16);\n"
+                                "    let m = i < n;\n"
+                                "    let x = load(px + i, mask=m, other=0.0);\n"
+                                "    let s = load(ps + pid);\n"
+                                "    let lim = load(pl + pid);\n"
+                                "    let acc = x * 0.0;\n"
+                                "    let last = -1;\n"
+                                "    let t = -1;\n"
+                                "    while t < %d {\n"
+                                "        t += 1;\n"
+                                "        last = t;\n", TRIPS - 1);
+    for (int j = 0; j < D; j++)
+        n += (size_t)snprintf(deep + n, sizeof deep - n, "if s > %d.0 {\n if t == lim - %d { break; }\n acc = acc + x * %d.0;\n", j, j, j + 1);
+    n += (size_t)snprintf(deep + n, sizeof deep - n, "acc = acc * 0.5;\n");
+    for (int j = 0; j < D; j++) n += (size_t)snprintf(deep + n, sizeof deep - n, "acc = acc - 0.25;\n}\n");
+    snprintf(deep + n, sizeof deep - n, "        acc = acc + 1.0;\n    }\n    store(py + i, acc, mask=m);\n    store(pt + pid, last);\n}\n");
+    static float x[N], s[P], y[N], z[N];
+    static int32_t lim[P], last[P];
+    seed_rng();
+    for (int i = 0; i < N; i++) x[i] = (float)urand();
+    for (int p = 0; p < P; p++) { /* s from -1 to 17 (how many steps or levels apply), lim from 0 to 9 */
+        s[p] = (float)((urand() + 1.0) * 9.0 - 1.0);
+        lim[p] = (int32_t)((urand() + 1.0) * 5.0);
+    }
+    s[0] = 20.0f, s[1] = -1.0f, lim[0] = TRIPS + D, lim[1] = 2; /* every step and level, and none */
+    int32_t trips = TRIPS, nn = N;
+    K k;
+    load_src(&k, steps, "k");
+    uint64_t dx = upload(&k, x, sizeof x), ds = upload(&k, s, sizeof s), dy = poisoned(&k, sizeof y);
+    void *prm[] = {&dx, &ds, &dy, &trips, &nn};
+    launch(&k, P, prm);
+    download(&k, y, dy, sizeof y);
+    unload(&k);
+    load_src(&k, deep, "k");
+    dx = upload(&k, x, sizeof x), ds = upload(&k, s, sizeof s);
+    uint64_t dl = upload(&k, lim, sizeof lim), dz = poisoned(&k, sizeof z), dt = poisoned(&k, sizeof last);
+    void *prm2[] = {&dx, &ds, &dl, &dz, &dt, &nn};
+    launch(&k, P, prm2);
+    download(&k, z, dz, sizeof z);
+    download(&k, last, dt, sizeof last);
+    unload(&k);
+    int bad = 0, broke = 0;
+    for (int p = 0; p < P && bad < 8; p++) {
+        int want_last = -1;
+        for (int e = 0; e < 16 && p * 16 + e < N; e++) {
+            int g = p * 16 + e;
+            double a = 0, b = 0;
+            for (int t = 0; t < TRIPS; t++) { /* the steps on the host */
+                int j = 0;
+                for (; j < KS; j++) {
+                    if (s[p] > (float)j) {
+                        if ((t + j) % (j % 5 + 2) == 0) break;
+                        a += (double)x[g] * (j + 1);
+                    }
+                    a *= 0.75;
+                }
+                if (j == KS) a += 1.0;
+            }
+            int t = 0;
+            for (; t < TRIPS; t++) { /* the levels on the host */
+                int d = 0;
+                while (d < D && s[p] > (float)d) d++; /* how many levels apply */
+                int brk = 0;
+                for (int j = 0; j < d && !brk; j++) {
+                    if (t == lim[p] - j) brk = 1;
+                    else b += (double)x[g] * (j + 1);
+                }
+                if (brk) break;
+                b = (d == D ? b * 0.5 : b) - 0.25 * d + 1.0; /* halved inside the deepest level only */
+            }
+            want_last = t < TRIPS ? t : TRIPS - 1;
+            broke += e == 0 && t < TRIPS;
+            if (fabs(y[g] - a) > 1e-4 * (1 + fabs(a)) || fabs(z[g] - b) > 1e-4 * (1 + fabs(b))) {
+                cr_expect(0, "program %d [%d] (s = %g, lim = %d, x = %g): steps %g (want %g), levels %g (want %g) (seed %llu)", p, e,
+                          s[p], lim[p], x[g], y[g], a, z[g], b, (unsigned long long)seed);
+                bad++;
+            }
+        }
+        cr_expect_eq(last[p], want_last, "program %d (s = %g, lim = %d): last trip %d, want %d (seed %llu)", p, s[p], lim[p], last[p],
+                     want_last, (unsigned long long)seed);
+    }
+    cr_expect(broke > 0 && broke < P, "programs that broke: %d of %d (both wanted)", broke, P);
+    static char s8[8192];
+    jump_steps_src(s8, sizeof s8, 8);
+    size_t l8 = src_frontend_lines(s8), l16 = src_frontend_lines(steps);
+    cr_expect(l16 < 3 * l8 && l16 > l8, "Tile IR of 16 ifs that may continue: %zu lines, of 8: %zu (want linear growth)", l16, l8);
 }
