@@ -78,7 +78,28 @@ typedef struct Ctx {
     uint32_t nmap;
     bool readonly; /* the loop body writes no global memory: a load in an address may be issued early */
     ValueId run;   /* while cloning an iteration's addresses: it runs (scalar i1), masking cloned loads */
+    uint32_t *seen, nseen, stamp; /* by 2 * ValueId (+1 where indirect): visited in the current walk of a slice */
 } Ctx;
+
+/* A new walk over values' slices (slice_ok, varies, index_loads): each value is visited once, so a body whose
+ * values are used many times over (`o = o + o`, thirty times) costs its size, not a path per use. */
+static void walk_begin(Ctx *c) {
+    if (c->nseen != c->nmap) {
+        free(c->seen);
+        c->seen = calloc(2 * (size_t)c->nmap + 1, sizeof(uint32_t));
+        if (!c->seen) out_of_memory();
+        c->nseen = c->nmap, c->stamp = 0;
+    }
+    if (++c->stamp == 0) memset(c->seen, 0, sizeof(uint32_t) * (2 * (size_t)c->nmap + 1)), c->stamp = 1;
+}
+
+/* First visit of (v, k) in this walk. */
+static bool first_visit(Ctx *c, ValueId v, int k) {
+    uint32_t *s = &c->seen[2 * (size_t)v + (size_t)k];
+    if (*s == c->stamp) return false;
+    *s = c->stamp;
+    return true;
+}
 
 static bool mark_inside(Inst *i, void *ud) {
     Ctx *c = ud;
@@ -91,9 +112,10 @@ static bool mark_inside(Inst *i, void *ud) {
 /* v depends, inside the body, only on pure region-free ops of the induction variable and,
  * where `indirect`, on loads whose pointer and mask do (an index loaded each iteration: a
  * paged cache's block table, a gather's row ids), in a body that writes no global memory. */
-static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
+static bool slice_rec(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
     if (v == iv) return true;
     if (v >= c->nmap || !c->inside[v]) return true;
+    if (!first_visit(c, v, indirect)) return true; /* checked: where it failed, the whole walk has */
     Inst *d = tir_val(c->f, v)->def;
     if (!d || depth > 64 || d->nregions) return false;
     if (d->op == OP_LOAD) {
@@ -103,8 +125,13 @@ static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
         return false;
     }
     for (int k = 0; k < d->nops; k++)
-        if (!slice_ok(c, d->ops[k], iv, depth + 1, indirect)) return false;
+        if (!slice_rec(c, d->ops[k], iv, depth + 1, indirect)) return false;
     return true;
+}
+
+static bool slice_ok(Ctx *c, ValueId v, ValueId iv, bool indirect) {
+    walk_begin(c);
+    return slice_rec(c, v, iv, 0, indirect);
 }
 
 static bool writes_memory(const Block *b) {
@@ -237,7 +264,7 @@ static bool copyable(Ctx *c, const Inst *ld, ValueId iv, bool any_other) {
         if (!o || o->op != OP_CONST || (!any_other && (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0))) return false;
     }
     for (int j = 0; j < ld->nops && j < 2; j++)
-        if (!slice_ok(c, ld->ops[j], iv, 0, true)) return false;
+        if (!slice_ok(c, ld->ops[j], iv, true)) return false;
     return true;
 }
 
@@ -346,7 +373,7 @@ static Inst *eligible_reg(Ctx *c, Inst *dot, int k, Block *body, int *uses, int 
  * whose address does not change is loop-invariant, nothing to stream). */
 static bool varies(Ctx *c, ValueId v, ValueId iv, int depth) {
     if (v == iv) return true;
-    if (v >= c->nmap || !c->inside[v] || depth > 64) return false;
+    if (v >= c->nmap || !c->inside[v] || depth > 64 || !first_visit(c, v, 0)) return false;
     Inst *d = tir_val(c->f, v)->def;
     for (int k = 0; d && k < d->nops; k++)
         if (varies(c, d->ops[k], iv, depth + 1)) return true;
@@ -368,6 +395,7 @@ static bool eligible_plain(Ctx *c, Inst *ld, Block *body, int *contig) {
     if (eb < 1 || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
     if (ld->nops > 2 && tir_vtype(c->f, ld->ops[2]) != t) return false; /* selected under the mask */
     *contig = t->rank == 1 ? 1 : t->layout->order[0];
+    walk_begin(c);
     return varies(c, ld->ops[0], body->args[0], 0) && copyable(c, ld, body->args[0], true);
 }
 
@@ -383,7 +411,7 @@ static bool has_dot(const Block *b) {
 
 /* The index loads in the addresses of the candidates' loads (slice_ok's `indirect`), at most max. */
 static void index_loads(Ctx *c, ValueId v, ValueId iv, Inst **out, int *n, int max) {
-    if (v == iv || v >= c->nmap || !c->inside[v]) return;
+    if (v == iv || v >= c->nmap || !c->inside[v] || !first_visit(c, v, 0)) return;
     Inst *d = tir_val(c->f, v)->def;
     if (d->op == OP_LOAD) {
         for (int k = 0; k < *n; k++)
@@ -696,7 +724,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     Inst *idx[8];
     int nidx = 0;
     for (int k = 0; k < n; k++)
-        for (int j = 0; j < cs[k].load->nops && j < 2; j++) index_loads(c, cs[k].load->ops[j], iv, idx, &nidx, 8);
+        for (int j = 0; j < cs[k].load->nops && j < 2; j++) walk_begin(c), index_loads(c, cs[k].load->ops[j], iv, idx, &nidx, 8);
     ValueId pre[8], carried[8];
     if (nidx) {
         ValueId its = iteration(c, loop, loop->ops[0], (int64_t)(S - 1) * stepd->a.ival, loop, &c->run);
@@ -840,6 +868,8 @@ static void walk(Ctx *c, Block *b) {
             stage_invariant_a(c, i);
             free(c->inside);
             free(c->map);
+            free(c->seen);
+            c->seen = NULL, c->nseen = 0;
         } else {
             for (int r = 0; r < i->nregions; r++) walk(c, i->regions[r]);
         }

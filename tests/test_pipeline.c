@@ -508,3 +508,24 @@ Test(pipeline, plain_load_after_its_store_is_not_pipelined, .timeout = 600) {
         free(hx), free(out);
     }
 }
+
+/* A body whose values are each used twice over (`o = o + o`, forty times): the pass's walks over an address's
+ * slice (does it vary with the loop, is it pure, which index loads) visit each value once; walking every path
+ * took 2^40 steps (the compile did not end).  The address that varies is pipelined, the one that does not is not. */
+Test(pipeline, address_slices_walked_once, .timeout = 600) {
+    for (int varies = 0; varies < 2; varies++) {
+        char src[2048];
+        int len = snprintf(src, sizeof src,
+                           "kernel deep(x: *f32, y: *f32, n: i32) {\n    let acc = zeros([64], f32);\n"
+                           "    for i in range(0, n, 1, num_stages=3) {\n        let o = arange(0, 64)%s;\n",
+                           varies ? " + i" : "");
+        for (int k = 0; k < 40; k++) len += snprintf(src + len, sizeof src - (size_t)len, "        o = o + o;\n");
+        snprintf(src + len, sizeof src - (size_t)len, "        acc += load(x + (o & 255));\n    }\n    store(y + arange(0, 64), acc);\n}\n");
+        tile_compile_options o = {.size = sizeof o, .arch = "sm_80"};
+        tile_compiled cc;
+        cr_assert_eq(tile_compile_source("deep.tile", src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+        cr_expect(!strstr(cc.ptx, "cp.async") == !varies, "an address that %s with the loop was %s", varies ? "varies" : "does not vary",
+                  varies ? "not pipelined" : "pipelined");
+        tile_compiled_free(&cc);
+    }
+}
