@@ -68,7 +68,18 @@ typedef struct Ctx {
     int *args; /* by ValueId: the argument index + 1, 0 for other values */
     uint32_t nargs_map;
     bool fail;
+    int steps; /* of the forms and masks read for one access (analyze_tile, access_base) */
 } Ctx;
+
+/* The forms and masks are read by walking every path of an address's ops: values used twice over (`r = r + r`,
+ * forty times) would make that 2^40 steps.  Past a bound, a read gives up (fail: the access keeps its copies);
+ * real addresses take a few dozen. */
+enum { FORM_STEPS = 20000 };
+static bool over_budget(Ctx *c) {
+    if (++c->steps <= FORM_STEPS) return false;
+    c->fail = true;
+    return true;
+}
 
 static int argno(const Ctx *c, ValueId v) { return v < c->nargs_map ? c->args[v] : 0; }
 
@@ -160,7 +171,7 @@ static Lin atom(ValueId v) {
 
 static Lin scalar_lin(Ctx *c, ValueId v, int depth) {
     Inst *d = tir_val(c->f, v)->def;
-    if (!d || depth > 48) return atom(v);
+    if (!d || depth > 48 || over_budget(c)) return atom(v);
     switch (d->op) {
     case OP_CONST: return d->a.is_float ? atom(v) : lin_const(d->a.ival);
     case OP_CAST:
@@ -223,7 +234,7 @@ static Form form_of(Ctx *c, ValueId v, int depth) {
     Form r = {0};
     const Type *t = tir_vtype(c->f, v);
     Inst *d = tir_val(c->f, v)->def;
-    if (depth > 64 || t->rank > 2) return r;
+    if (depth > 64 || t->rank > 2 || over_budget(c)) return r;
     if (t->rank == 0) {
         if (t->dt == DT_PTR) {
             if (argno(c, v)) return (Form){.ok = true, .base = v};
@@ -337,7 +348,7 @@ typedef struct Mask {
 
 static bool mask_leaves(Ctx *c, ValueId v, Mask *mk, int depth) {
     Inst *d = tir_val(c->f, v)->def;
-    if (!d || depth > 32) return false;
+    if (!d || depth > 32 || over_budget(c)) return false;
     switch (d->op) {
     case OP_AND: return mask_leaves(c, d->ops[0], mk, depth + 1) && mask_leaves(c, d->ops[1], mk, depth + 1);
     case OP_BROADCAST:
@@ -394,6 +405,7 @@ static bool analyze_tile(Ctx *c, DType dt, int contig, int rows, int cols, Value
     int eb = dtype_bits(dt) / 8, other = 1 - contig, rb = cols * eb;
     if (eb != 1 && eb != 2 && eb != 4) return false;
     if (rows > 256 || rows % 8 || (rb > 128 && rb % 128) || rb < 16) return false;
+    c->steps = 0;
     Form p = form_of(c, ptr, 0);
     if (c->fail || !p.ok || !p.base || !lin_is_one(&p.c[contig])) return false;
     int base = argno(c, p.base) - 1;
@@ -869,6 +881,7 @@ static int access_base(Ctx *c, const Inst *i) {
     ValueId ptr = i->op == OP_ASYNC_COPY ? i->ops[2] : i->ops[0];
     bool fail = c->fail;
     c->fail = false;
+    c->steps = 0;
     Form p = form_of(c, ptr, 0);
     int base = c->fail || !p.ok || !p.base ? -1 : argno(c, p.base) - 1;
     c->fail = fail;

@@ -528,4 +528,19 @@ Test(pipeline, address_slices_walked_once, .timeout = 600) {
                   varies ? "not pipelined" : "pipelined");
         tile_compiled_free(&cc);
     }
+    /* the same on sm_90a through a dot's operand rows (lower/tma.c reads each address's form for a tensor map:
+     * there a bound on the walk, 2^40 steps before) */
+    char src[2048];
+    int len = snprintf(src, sizeof src, "kernel deep(x: *f16, y: *f32, n: i32, s: i32) {\n    let acc = zeros([64, 64], f32);\n"
+                                        "    for i in range(0, n, 64) {\n        let r = arange(0, 64) + i;\n");
+    for (int k = 0; k < 40; k++) len += snprintf(src + len, sizeof src - (size_t)len, "        r = r + r;\n");
+    snprintf(src + len, sizeof src - (size_t)len,
+             "        let a = load(x + r[:, None] * s + arange(0, 64)[None, :]);\n"
+             "        let b = load(x + arange(0, 64)[:, None] * s + arange(0, 64)[None, :] + i);\n"
+             "        acc = dot(a, b, acc);\n    }\n    store(y + arange(0, 64)[:, None] * 64 + arange(0, 64)[None, :], acc);\n}\n");
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+    tile_compiled cc;
+    cr_assert_eq(tile_compile_source("deep.tile", src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+    cr_expect(strstr(cc.ptx, "wgmma.mma_async"), "the dot is no wgmma");
+    tile_compiled_free(&cc);
 }
