@@ -399,15 +399,6 @@ static bool eligible_plain(Ctx *c, Inst *ld, Block *body, int *contig) {
     return varies(c, ld->ops[0], body->args[0], 0) && copyable(c, ld, body->args[0], true);
 }
 
-/* Body b (regions included) holds a dot. */
-static bool has_dot(const Block *b) {
-    for (const Inst *i = b->first; i; i = i->next) {
-        if (i->op == OP_DOT) return true;
-        for (int r = 0; r < i->nregions; r++)
-            if (has_dot(i->regions[r])) return true;
-    }
-    return false;
-}
 
 /* The index loads in the addresses of the candidates' loads (slice_ok's `indirect`), at most max. */
 static void index_loads(Ctx *c, ValueId v, ValueId iv, Inst **out, int *n, int max) {
@@ -680,7 +671,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
      * what the kernel already holds in shared memory (the target's limit, with every buffer and the largest
      * scratch counted; a load that would not fit stays as written); not in a loop asked to unroll, as LLVM
      * unrolls no loop with a barrier */
-    if (!n && loop->a.ival2 && !has_dot(body) && loop->a.vec <= 1) {
+    if (!n && loop->a.ival2 && !tir_block_holds(body, OP_DOT) && loop->a.vec <= 1) {
         const Target *tg = target_find(m->arch);
         int scratch = 0, have = smem_estimate(f, f->body, &scratch) + scratch;
         for (Inst *i = body->first; i && n < 8; i = i->next) {

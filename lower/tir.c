@@ -435,6 +435,15 @@ int *tir_use_counts(Func *f) {
     return c;
 }
 
+bool tir_block_holds(const Block *b, Op op) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        if (i->op == op) return true;
+        for (int r = 0; r < i->nregions; r++)
+            if (tir_block_holds(i->regions[r], op)) return true;
+    }
+    return false;
+}
+
 bool tir_walk(Block *b, TirVisitFn fn, void *ud) {
     for (Inst *i = b->first, *n; i; i = n) {
         n = i->next;

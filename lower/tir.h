@@ -519,6 +519,7 @@ static inline int tir_loop_arg(const Inst *i) { return i->op == OP_FOR ? 1 : 0; 
 /* Replace every use of `from` with `to` in f. */
 void tir_replace_uses(Func *f, ValueId from, ValueId to);
 bool tir_value_used(const Block *b, ValueId v); /* whether an instruction in b (or its regions) reads v */
+bool tir_block_holds(const Block *b, Op op);     /* whether an instruction in b (or its regions) is an `op` */
 /* Use counts for all values (array of f->nvalues, malloc'd). */
 int *tir_use_counts(Func *f);
 

@@ -91,15 +91,6 @@ static bool block_clonable(Func *f, Block *b) {
     return true;
 }
 
-static bool has_gdc_wait(const Block *b) {
-    for (const Inst *i = b->first; i; i = i->next) {
-        if (i->op == OP_GDC_WAIT) return true;
-        for (int r = 0; r < i->nregions; r++)
-            if (has_gdc_wait(i->regions[r])) return true;
-    }
-    return false;
-}
-
 static ValueId pval(WS *w, ValueId v);
 
 /* The clone of i before pos (or at the end of `into`), its operands mapped; regions too. */
@@ -439,7 +430,7 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *guard, Inst *
     }
 
     /* the producer never reaches the kernel's own gdc_wait (it runs from the top): it waits first itself */
-    if (has_gdc_wait(f->body)) tir_insert_before(rb->first, tir_inst_new(f, OP_GDC_WAIT, NULL, 0, NULL, 0, loop->loc));
+    if (tir_block_holds(f->body, OP_GDC_WAIT)) tir_insert_before(rb->first, tir_inst_new(f, OP_GDC_WAIT, NULL, 0, NULL, 0, loop->loc));
 
     /* step 3: the kernel's top: allocations, mbarriers, the producer */
     Inst *top = f->body->first;
