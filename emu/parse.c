@@ -1115,11 +1115,13 @@ bool emu_parse_loc(Parser *ps) {
     return true;
 }
 
-/* The PTX ISA versions ptxas of CUDA 13.0 reads, as each major's last minor (1.0-1.5, 2.0-2.3, ... 8.0-8.8, 9.0; 5.1
- * too, which the ISA's documents skip); the last is the newest.  Others are refused as ptxas refuses them
- * ("Unsupported .version 8.9; current version is '9.0'"), a minor of 10 or more too (ptxas reads some of them as
+/* The PTX ISA versions ptxas of CUDA 13.4 reads, as each major's last minor (1.0-1.5, 2.0-2.3, ... 8.0-8.8, 9.0-9.4;
+ * 5.1 too, which the ISA's documents skip); the last is the newest.  Triton 3.9 assembles for sm_90 and newer with
+ * the ptxas of CUDA 13.4 it ships, so it writes .version 9.4 there.  A version only says which instructions a module
+ * may use; one the emulator lacks is refused at its own line.  Others are refused as ptxas refuses them
+ * ("Unsupported .version 8.9; current version is '9.4'"), a minor of 10 or more too (ptxas reads some of them as
  * the next major's: 7.10 as 8.0). */
-static const uint8_t PTX_LAST_MINOR[] = {0, 5, 3, 2, 3, 1, 5, 8, 8, 0};
+static const uint8_t PTX_LAST_MINOR[] = {0, 5, 3, 2, 3, 1, 5, 8, 8, 4};
 
 static bool ptx_version_known(unsigned major, unsigned minor) {
     return major >= 1 && major < sizeof PTX_LAST_MINOR && minor <= PTX_LAST_MINOR[major];
@@ -1149,16 +1151,16 @@ static bool parse_header(Parser *ps) {
         if (!n) return perr(ps, line, "bad .version '%.*s' (expected MAJOR.MINOR)", (int)v.len, v.s);
         if (!ptx_version_known(major, minor)) {
             unsigned last = sizeof PTX_LAST_MINOR - 1;
-            if (major > last || (major == last && minor > PTX_LAST_MINOR[last])) /* ptxas: "current version is '9.0'" */
+            if (major > last || (major == last && minor > PTX_LAST_MINOR[last])) /* ptxas: "current version is '9.4'" */
                 return perr(ps, line, "unsupported .version %u.%u: the newest PTX ISA version the emulator reads is %u.%u (as "
-                            "ptxas of CUDA 13.0)", major, minor, last, PTX_LAST_MINOR[last]);
+                            "ptxas of CUDA 13.4)", major, minor, last, PTX_LAST_MINOR[last]);
             char known[96];
             size_t k = 0;
             for (unsigned j = 1; j <= last && k < sizeof known; j++)
                 k += (size_t)snprintf(known + k, sizeof known - k, PTX_LAST_MINOR[j] ? "%s%u.0-%u.%u" : "%s%u.0", j > 1 ? ", " : "", j,
                                       j, PTX_LAST_MINOR[j]);
             return perr(ps, line, "unsupported .version %u.%u: no PTX ISA has that version (the emulator reads %s, as ptxas of "
-                        "CUDA 13.0)", major, minor, known);
+                        "CUDA 13.4)", major, minor, known);
         }
         ps->ptx_version = (uint8_t)(major * 10 + minor);
         next(ps);

@@ -83,16 +83,17 @@ Test(refuse, header) {
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
-/* The PTX ISA versions ptxas of CUDA 13.0 reads (1.0-1.5 ... 8.0-8.8, 9.0): a newer one is refused at its line naming
- * the newest, one between them (8.9, 7.9) as no version at all; each as ptxas refuses it. */
+/* The PTX ISA versions ptxas of CUDA 13.4 reads (1.0-1.5 ... 8.0-8.8, 9.0-9.4; Triton 3.9 writes 9.4 for sm_90): a
+ * newer one is refused at its line naming the newest, one between them (8.9, 7.9) as no version at all; each as ptxas
+ * refuses it. */
 #define VER(v, t) ".version " v "\n.target " t "\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n"
 Test(refuse, version) {
     static const Bad bad[] = {
-        {VER("9.1", "sm_90"), "ptx:1: unsupported .version 9.1: the newest PTX ISA version the emulator reads is 9.0"},
-        {VER("9.2", "sm_90"), "ptx:1: unsupported .version 9.2: the newest PTX ISA version the emulator reads is 9.0"},
+        {VER("9.5", "sm_90"), "ptx:1: unsupported .version 9.5: the newest PTX ISA version the emulator reads is 9.4"},
+        {VER("9.10", "sm_90"), "ptx:1: unsupported .version 9.10: the newest PTX ISA version the emulator reads is 9.4"},
         {VER("10.0", "sm_90"), "ptx:1: unsupported .version 10.0: the newest"},
         {VER("8.9", "sm_90"), "ptx:1: unsupported .version 8.9: no PTX ISA has that version (the emulator reads 1.0-1.5, 2.0-2.3, "
-                              "3.0-3.2, 4.0-4.3, 5.0-5.1, 6.0-6.5, 7.0-7.8, 8.0-8.8, 9.0"},
+                              "3.0-3.2, 4.0-4.3, 5.0-5.1, 6.0-6.5, 7.0-7.8, 8.0-8.8, 9.0-9.4"},
         {VER("7.9", "sm_90"), "ptx:1: unsupported .version 7.9: no PTX ISA has that version"},
         {VER("6.6", "sm_75"), "ptx:1: unsupported .version 6.6: no PTX ISA"},
         {VER("0.9", "sm_90"), "ptx:1: unsupported .version 0.9: no PTX ISA"},
@@ -107,6 +108,13 @@ Test(refuse, version) {
     TileDevModule *m = NULL;
     cr_expect_eq(dev_module_load_ptx(d, VER("7.10", "sm_90"), &m), DEV_ERR_PTX);
     cr_expect(strstr(dev_last_error(d), "ptx:1: unsupported .version 7.10: no PTX ISA has that version"), "%s", dev_last_error(d));
+    /* 9.1-9.4: read (ptxas of CUDA 13.4 takes them; the installed ptxas may be older, so it is not asked) */
+    static const char *const newer[] = {VER("9.4", "sm_90a"), VER("9.3", "sm_80"), VER("9.1", "sm_100a")};
+    for (size_t i = 0; i < ARRAY_LEN(newer); i++) {
+        m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, newer[i], &m), DEV_OK, "%s: %s", newer[i], dev_last_error(d));
+        if (m) dev_module_unload(m);
+    }
     dev_close(d);
 }
 
