@@ -7,6 +7,7 @@
  * whose report must name the instructions and threads involved.  The producer/consumer ring without its
  * "empty" wait is in test_emu_hopper.c with the ring. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1441,6 +1442,92 @@ Test(racecheck, fence_after_two_flags) {
     rf = 0;
     cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_ERR_MEMCHECK);
     cr_assert(strstr(dev_last_error(d), "racecheck: shared-memory hazard (read after write)"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Triton's reductions end replicated: every lane of a half-warp holds the butterfly's sum and all of them store
+ * it to one shared word (a layout conversion).  The lanes' sums agree bit for bit when the butterfly only adds
+ * (a + b == b + a), so those stores write the bytes already there: no hazard.  With FMA contraction (Triton's
+ * default fp_fusion) the first step is fma(a_i, b_i, shfl(a_j * b_j)): lane i adds lane j's rounded product to its
+ * own exact one and lane j the other way round, so the sums may differ in their last bits and the stores race
+ * (which lane's value lands is not defined): reported.  Lanes 0 and 8 hold products that cancel (x * x and
+ * -x * x with x = 1 + 2^-12, whose square rounds) and the other lanes of half-warp 0 zeros, so its sum is 0 when
+ * added, 2^-24 in lanes 0-7 and -2^-24 in lanes 8-15 when contracted (the words differ in their sign byte, at
+ * address 3); half-warp 1 sums random products, checked against float64.  mode 0: add; 1: fma. */
+static const char *replicated_sum_ptx = PTX_HEAD
+    ".visible .entry rs(.param .u64 a, .param .u64 b, .param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<24>;\n"
+    "  .reg .b64 %rd<10>;\n"
+    "  .shared .align 4 .b8 buf[8];\n"
+    "  ld.param.u64 %rd1, [a];\n"
+    "  ld.param.u64 %rd2, [b];\n"
+    "  ld.param.u64 %rd3, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  mul.wide.u32 %rd4, %r2, 4;\n"
+    "  add.s64 %rd5, %rd1, %rd4;\n"
+    "  add.s64 %rd6, %rd2, %rd4;\n"
+    "  ld.global.b32 %r3, [%rd5];\n"
+    "  ld.global.b32 %r4, [%rd6];\n"
+    "  mul.f32 %r5, %r3, %r4;\n"
+    "  shfl.sync.bfly.b32 %r6, %r5, 8, 31, -1;\n"
+    "  setp.ne.u32 %p1, %r1, 0;\n"
+    "  @%p1 fma.rn.f32 %r7, %r3, %r4, %r6;\n"
+    "  @!%p1 add.f32 %r7, %r5, %r6;\n"
+    "  shfl.sync.bfly.b32 %r8, %r7, 4, 31, -1;\n"
+    "  add.f32 %r9, %r7, %r8;\n"
+    "  shfl.sync.bfly.b32 %r10, %r9, 2, 31, -1;\n"
+    "  add.f32 %r11, %r9, %r10;\n"
+    "  shfl.sync.bfly.b32 %r12, %r11, 1, 31, -1;\n"
+    "  add.f32 %r13, %r11, %r12;\n"
+    "  shr.u32 %r14, %r2, 4;\n"
+    "  mov.u32 %r15, buf;\n"
+    "  mad.lo.u32 %r16, %r14, 4, %r15;\n"
+    "  st.shared.b32 [%r16], %r13;\n"
+    "  bar.sync 0;\n"
+    "  and.b32 %r17, %r2, 15;\n"
+    "  setp.ne.u32 %p2, %r17, 0;\n"
+    "  @%p2 bra $END;\n"
+    "  ld.shared.b32 %r18, [%r16];\n"
+    "  mul.wide.u32 %rd7, %r14, 4;\n"
+    "  add.s64 %rd8, %rd3, %rd7;\n"
+    "  st.global.b32 [%rd8], %r18;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, replicated_sums_of_a_contracted_butterfly) {
+    seed_rng();
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, replicated_sum_ptx, "rs", &m);
+    float a[32] = {0}, b[32] = {0};
+    const float x = 1.0f + 1.0f / 4096.0f;
+    a[0] = x, b[0] = x, a[8] = -x, b[8] = x;
+    double want1 = 0, mag1 = 0;
+    for (int i = 16; i < 32; i++) {
+        a[i] = (float)urand(), b[i] = (float)urand();
+        want1 += (double)a[i] * b[i], mag1 += fabs((double)a[i] * b[i]);
+    }
+    uint64_t da = upload(d, a, sizeof a), db = upload(d, b, sizeof b);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint64_t out = poisoned(d, 2 * sizeof(float));
+        void *args[] = {&da, &db, &out, &mode};
+        if (mode == 1) {
+            expect_launch_error(d, f, 32, args, "racecheck: shared-memory hazard (write after write) at __shared__ address 0x3\n",
+                                "st.shared.b32 [%r16], %r13", "by thread (8,0,0)", "conflicts with a write by thread (0,0,0)", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        float got[2];
+        download(d, got, out, sizeof got);
+        cr_assert_eq(got[0], 0.0f, "half-warp 0: %a, want 0 (seed %llu)", (double)got[0], (unsigned long long)seed);
+        cr_assert(fabs(got[1] - want1) <= 1e-6 * mag1 + 1e-30, "half-warp 1: %.9g, want %.9g (seed %llu)", (double)got[1], want1,
+                  (unsigned long long)seed);
+    }
     dev_module_unload(m);
     dev_close(d);
 }
