@@ -167,25 +167,28 @@ Test(stdlib, philox_impl_and_64_bit_counters) {
               kat[3] == 0x7e68b68aec7ba23bull, "philox4x64-10 of zeros: %llx", (unsigned long long)kat[0]);
     Dev d;
     load(&d,
-         "kernel k(w: *u64, v: *u32, seed: i64) {\n"
+         "kernel k(w: *u64, v: *u32, seed: i64, uf: *f32) {\n"
          "  let o = arange(0, 128);\n  let c = (o as u64) * 0x9E3779B97F4A7C15;\n"
          "  let (a, b, e, f) = philox_impl(c, c ^ 77, (o * 3) as u64, 5 + c * 0, seed as u64 + c * 0, (seed as u64) * 3 + c * 0);\n"
          "  store(w + o * 8, a);\n  store(w + o * 8 + 1, b);\n  store(w + o * 8 + 2, e);\n  store(w + o * 8 + 3, f);\n"
          "  let (g, h, i, j) = philox(seed, c as i64, o as i64, 0 as i64, -1 as i64, n_rounds=6);\n"
          "  store(w + o * 8 + 4, g);\n  store(w + o * 8 + 5, h);\n  store(w + o * 8 + 6, i);\n  store(w + o * 8 + 7, j);\n"
+         "  store(uf + o, uint_to_uniform_float(g));\n"
          "  let u = o as u32;\n"
          "  let (p, q, r, s) = philox_impl(u, u * 3, u ^ 9, 0 * u, (seed as u32) + 0 * u, 11 + 0 * u, n_rounds=7);\n"
          "  store(v + o * 4, p);\n  store(v + o * 4 + 1, q);\n  store(v + o * 4 + 2, r);\n  store(v + o * 4 + 3, s);\n"
          "}\n",
          "k");
     for (int64_t seed = -5; seed <= 0x123456789ll; seed += 0x12345678Ell) {
-        uint64_t w = buf(&d, 128 * 8 * 8, NULL), v = buf(&d, 128 * 4 * 4, NULL);
-        void *params[] = {&w, &v, &seed};
+        uint64_t w = buf(&d, 128 * 8 * 8, NULL), v = buf(&d, 128 * 4 * 4, NULL), uf = buf(&d, 128 * 4, NULL);
+        void *params[] = {&w, &v, &seed, &uf};
         run(&d, 1, params);
         uint64_t hw[128 * 8];
         uint32_t hv[128 * 4];
+        float hu[128];
         dev_memcpy_dtoh(d.dev, hw, w, sizeof hw);
         dev_memcpy_dtoh(d.dev, hv, v, sizeof hv);
+        dev_memcpy_dtoh(d.dev, hu, uf, sizeof hu);
         for (uint64_t i = 0; i < 128; i++) {
             uint64_t c = i * 0x9E3779B97F4A7C15ull, a[4] = {c, c ^ 77, i * 3, 5}, b[4] = {c, i, 0, ~0ull};
             philox4x64(a, (uint64_t)seed, (uint64_t)seed * 3, 10);
@@ -197,6 +200,11 @@ Test(stdlib, philox_impl_and_64_bit_counters) {
                 cr_assert_eq(hw[i * 8 + 4 + k], b[k], "philox 64-bit counters, seed %lld, counter %llu word %d", (long long)seed, (unsigned long long)i, k);
                 cr_assert_eq(hv[i * 4 + k], q[k], "philox_impl u32, seed %lld, counter %llu word %d", (long long)seed, (unsigned long long)i, k);
             }
+            /* Triton's uint_to_uniform_float of a u64 word: as an i64, negatives as -x - 1, times 1.0842020432385337e-19 */
+            uint64_t x = b[0] >> 63 ? ~b[0] : b[0];
+            float want = (float)(int64_t)x * (float)1.0842020432385337e-19;
+            cr_assert(hu[i] == want && hu[i] >= 0 && hu[i] < 1, "uint_to_uniform_float(%016llx) = %a, want %a", (unsigned long long)b[0],
+                      hu[i], want);
         }
     }
     done(&d);
