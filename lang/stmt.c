@@ -69,6 +69,9 @@ typedef struct Cont {
     const struct Cont *next;
     bool end;      /* the end of the kernel's or fn's body, after st: an implicit `return;` (body_end) */
     bool iter_end; /* the end of a loop body's iteration, after st: JUMPED set, as a `continue` would */
+    Scope *kept;   /* a compile-time `if`'s taken branch that returns or jumps, which these statements follow: the
+                    * names it declared live on in them (keep_branch_names), as after a branch that does not */
+    const Node *kept_br;
 } Cont;
 
 static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k);
@@ -986,13 +989,8 @@ static void gen_jump(Gen *g, const Node *s) {
     g->fr->jumped = true;
 }
 
-/* A branch of an `if`: a block, or the `if` after `else`; its own scope.
- * With a continuation, the statements after the `if` follow it.  keep (may be NULL) gets the branch's scope as
- * it ends: the names its own statements declared, with their last values. */
-static void gen_branch(Gen *g, const Node *br, const Cont *k, Scope *keep) {
-    Scope *saved = g->fr->scope;
-    Scope sc = {.up = saved};
-    g->fr->scope = &sc;
+/* A branch's statements (br: a block, the `if` after `else`, or NULL), in the current scope, then k. */
+static void gen_branch_seq(Gen *g, const Node *br, const Cont *k) {
     if (!br) {
         if (k) gen_seq(g, NULL, 0, k);
     } else if (br->kind == N_BLOCK) {
@@ -1001,6 +999,16 @@ static void gen_branch(Gen *g, const Node *br, const Cont *k, Scope *keep) {
         Node *const one[1] = {(Node *)br};
         gen_seq(g, one, 1, k);
     }
+}
+
+/* A branch of an `if`: a block, or the `if` after `else`; its own scope.
+ * With a continuation, the statements after the `if` follow it.  keep (may be NULL) gets the branch's scope as
+ * it ends: the names its own statements declared, with their last values. */
+static void gen_branch(Gen *g, const Node *br, const Cont *k, Scope *keep) {
+    Scope *saved = g->fr->scope;
+    Scope sc = {.up = saved};
+    g->fr->scope = &sc;
+    gen_branch_seq(g, br, k);
     if (keep) *keep = sc;
     g->fr->scope = saved;
 }
@@ -1077,6 +1085,21 @@ static void define_outlived(Gen *g, const char *name, Val v) {
     g->fr->scope->vars->outlived = true;
 }
 
+/* After a compile-time `if` whose taken branch br had the scope sc (ended, or, for a branch that returns or jumps,
+ * at the end of one path through it, where the statements after the `if` follow), the names the branch declared,
+ * declared again in the current scope with their values there, oldest first, as Triton (Python) keeps them; a
+ * warning at a `let` that hid a variable those statements (rest) read. */
+static void keep_branch_names(Gen *g, const Scope *sc, const Node *br, const Cont *rest) {
+    warn_hidden_in_branch(g, sc, br, rest);
+    int n = 0;
+    for (Var *v = sc->vars; v; v = v->next) n++;
+    Var **out = ARENA_ARRAY(g->a, Var *, n + 1);
+    n = 0;
+    for (Var *v = sc->vars; v; v = v->next)
+        if (outlives_branch(g, sc, v)) out[n++] = v;
+    while (n > 0) define_outlived(g, out[n - 1]->name, out[n - 1]->val), n--;
+}
+
 /* A variable's value on a path where it is never read again (a path that returned; the fn's value where it did not
  * return), made to merge with the other path's value other: that where it holds no run-time value, else a
  * run-time value of its type, in block b: own where own is one, else a zero (a null pointer). */
@@ -1138,22 +1161,23 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     }
     if (c.k == V_CT) {
         const Node *br = c.i ? s->then : s->els;
+        /* as in Triton, where only the taken branch is compiled, the names it declares live on after the `if`
+         * (`if HAS_BIAS { let b = load(pb + offs); }` ... `if HAS_BIAS { y += b; }`), also where it may return
+         * or jump: then the statements after the `if` follow the branch's paths that go on, and see its names
+         * there (xformers' `if USE_SEQ_LEN: kv_len = ...; if EARLY_EXIT and kv_len == 0: return`) */
         if (br && (contains_return(br) || (g->fr->loop && contains_jump(br, N_ERR)))) {
-            gen_branch(g, br, rest, NULL);
+            Scope *saved = g->fr->scope;
+            Scope sc = {.up = saved};
+            Cont k = *rest;
+            k.kept = &sc, k.kept_br = br;
+            g->fr->scope = &sc;
+            gen_branch_seq(g, br, &k);
+            g->fr->scope = saved;
             return true;
         }
-        /* as in Triton, where only the taken branch is compiled, the names it declares live on after the `if`
-         * (`if HAS_BIAS { let b = load(pb + offs); }` ... `if HAS_BIAS { y += b; }`), oldest first */
         Scope keep = {0};
         if (br) gen_branch(g, br, NULL, &keep);
-        warn_hidden_in_branch(g, &keep, br, rest);
-        int n = 0;
-        for (Var *v = keep.vars; v; v = v->next) n++;
-        Var **out = ARENA_ARRAY(g->a, Var *, n + 1);
-        n = 0;
-        for (Var *v = keep.vars; v; v = v->next)
-            if (outlives_branch(g, &keep, v)) out[n++] = v;
-        while (n > 0) define_outlived(g, out[n - 1]->name, out[n - 1]->val), n--;
+        keep_branch_names(g, &keep, br, rest);
         return false;
     }
     Frame *fr = g->fr;
@@ -1443,12 +1467,12 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
             return;
         }
         if (s->kind == N_IF) {
-            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false, false};
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false, false, NULL, NULL};
             if (gen_if(g, s, &rest)) return;
             continue;
         }
         if (s->kind == N_BLOCK && g->fr->loop && contains_jump(s, N_ERR)) { /* the rest follows inside */
-            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false, false};
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k, false, false, NULL, NULL};
             gen_branch(g, s, &rest, NULL);
             return;
         }
@@ -1466,6 +1490,14 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
     if (k->iter_end) { /* the iteration's end: the path leaves it, as a `continue` would */
         Var *jf = gen_lookup_var(g, JUMPED);
         if (jf) jf->val = val_ct_int(1, DT_I1);
+        return;
+    }
+    if (k->kept) { /* after a compile-time `if`'s taken branch: its names, then the statements (their caller restores
+                    * the scope) */
+        Scope cs = {.up = k->scope};
+        g->fr->scope = &cs;
+        keep_branch_names(g, k->kept, k->kept_br, k);
+        gen_seq(g, k->st, k->n, k->next);
         return;
     }
     g->fr->scope = k->scope;

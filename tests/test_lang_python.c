@@ -505,6 +505,77 @@ Test(lang_python, names_that_outlive_an_if) {
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
+/* A compile-time `if`'s taken branch that may return or jump keeps its names too, for the statements that follow
+ * on the paths that go on (xformers' split-K attention: `if USE_SEQ_LEN: kv_len = tl.load(...)` then
+ * `if SPLIT_K_EARLY_EXIT and kv_len == 0: return`, and kv_len read after the `if`): in a kernel, in a fn with a
+ * value, and in a loop body with `continue`; names declared after the return are kept as well. */
+static const char *outlive_return_src =
+    "fn scaled(v, s, const USE) {\n"
+    "    if USE {\n"
+    "        let f = s * 2.0;\n"
+    "        if f < 0.0 { return v * 0.0 - 1.0; }\n"
+    "        let g = f + 1.0;\n"
+    "    } else {\n"
+    "        let f = 1.0;\n"
+    "        let g = 3.0;\n"
+    "    }\n"
+    "    return v * f + g;\n"
+    "}\n"
+    "kernel k(x: *f32, lens: *i32, out: *f32, n: i32, const USE: i1 = false) {\n"
+    "    let pid = program_id(0);\n"
+    "    if USE {\n"
+    "        let kv_len = load(lens + pid);\n"
+    "        if USE && kv_len == 0 { return; }\n"
+    "        let half = kv_len / 2;\n"
+    "    } else {\n"
+    "        let kv_len = n;\n"
+    "        let half = 1;\n"
+    "    }\n"
+    "    let acc = 0.0;\n"
+    "    for i in range(0, 4) {\n"
+    "        if USE {\n"
+    "            let w = (i + 1) as f32;\n"
+    "            if i == 2 { continue; }\n"
+    "        } else {\n"
+    "            let w = 0.5;\n"
+    "        }\n"
+    "        acc += w;\n"
+    "    }\n"
+    "    let offs = arange(0, 32);\n"
+    "    let v = load(x + pid * 32 + offs, offs < kv_len, 0.0);\n"
+    "    store(out + pid * 32 + offs, scaled(v, load(x + pid * 32), USE) + half as f32 + acc, offs < kv_len);\n"
+    "}\n";
+
+Test(lang_python, names_that_outlive_a_branch_that_returns) {
+    enum { ROWS = 6, N = 32 };
+    float x[ROWS * N], o[ROWS * N];
+    int32_t lens[ROWS];
+    for (int i = 0; i < ROWS * N; i++) x[i] = (float)irand(2000) / 8 - 100;
+    for (int r = 0; r < ROWS; r++) lens[r] = r == 1 ? 0 : 1 + irand(N);
+    x[2 * N] = -3, x[3 * N] = 5; /* a row whose fn returns early, one that does not */
+    for (int use = 0; use < 2; use++) {
+        char *src = strdup(outlive_return_src);
+        if (use) memcpy(strstr(src, "= false"), "= true ", 7);
+        K k;
+        load_src(&k, src, "k");
+        uint64_t dx = upload(&k, x, sizeof x), dl = upload(&k, lens, sizeof lens), d_o = poisoned(&k, sizeof o);
+        int32_t n = 20;
+        launch(&k, ROWS, (void *[]){&dx, &dl, &d_o, &n});
+        download(&k, o, d_o, sizeof o);
+        for (int r = 0; r < ROWS; r++)
+            for (int c = 0; c < N; c++) {
+                int len = use ? lens[r] : n;
+                double s = x[r * N], v = x[r * N + c], want;
+                if (use) want = (s * 2 < 0 ? -1 : v * (s * 2) + (s * 2 + 1)) + len / 2 + 7;
+                else want = v + 3 + 1 + 2;
+                if (c >= len) cr_assert(isnan(o[r * N + c]), "USE=%d out[%d][%d] = %g, want it unwritten", use, r, c, o[r * N + c]);
+                else cr_assert_float_eq(o[r * N + c], want, 1e-4 * (1 + fabs(want)), "USE=%d out[%d][%d] = %g, want %g", use, r, c, o[r * N + c], want);
+            }
+        unload(&k);
+        free(src);
+    }
+}
+
 /* Python's `**` on compile-time numbers, which Triton's constexprs have (`2 ** k_bits` bins, bitonic sort's
  * `[n_outer * 2 ** i, 2, 2 ** (n_dims - i - 1)]` shapes): exact integers (an i64 past i32), floats for a
  * negative exponent or a float operand, right-associative, tighter than `*` and a unary minus on its left.
