@@ -293,26 +293,34 @@ static const char *gen_targets_text(Gen *g, const Node *s) {
     return t;
 }
 
+/* Python's throwaway name: a target `_` that names no variable takes a value and keeps nothing (Triton's
+ * `acc, l_i, _ = inner(...)`). */
+static bool is_discard(const char *name) { return name && !strcmp(name, "_"); }
+
 static void gen_assign(Gen *g, const Node *s) {
     static const TokKind binary_of[] = {TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
                                         TK_AMP, TK_PIPE, TK_CARET, TK_SHL, TK_SHR};
-    if (!s->name) { /* (a, b, ...) = tuple: existing variables */
+    if (!s->name) { /* (a, b, ...) = tuple: existing variables; `_`, where it names none, discards its element */
         Var **xs = ARENA_ARRAY(g->a, Var *, s->nkids);
         Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
         bool ok = true;
-        int unknown = 0;
-        for (int i = 0; i < s->nkids; i++) unknown += !gen_lookup_var(g, s->kids[i]->name) && !gen_find_global(g, s->kids[i]->name);
+        int unknown = 0, discards = 0, first = -1;
+        for (int i = 0; i < s->nkids; i++) {
+            bool known = gen_lookup_var(g, s->kids[i]->name) || gen_find_global(g, s->kids[i]->name);
+            if (!known && is_discard(s->kids[i]->name)) discards++;
+            else if (!known && !unknown++) first = i;
+        }
         for (int i = 0; i < s->nkids; i++) {
             const char *name = s->kids[i]->name;
             xs[i] = gen_lookup_var(g, name);
-            if (xs[i]) continue;
+            if (xs[i] || (is_discard(name) && !gen_find_global(g, name))) continue;
             ok = false;
             if (gen_find_global(g, name)) {
                 diag_error(g->d, s->kids[i]->loc, "cannot assign to '%s': it is not a variable", name);
                 continue;
             }
-            if (unknown == s->nkids) { /* Python's `lo, hi = 0, n` binding new names: one error, at the first */
-                if (i == 0)
+            if (unknown == s->nkids - discards) { /* Python's `lo, hi = 0, n` binding new names: one error, at the first */
+                if (i == first)
                     diag_error(g->d, s->loc, "unknown names: new variables are declared with 'let %s = ...' (an assignment without "
                                "'let' sets existing variables)", gen_targets_text(g, s));
             } else {
@@ -326,10 +334,17 @@ static void gen_assign(Gen *g, const Node *s) {
         Val v = gen_expr(g, s->rhs);
         if (!ok) return;
         unpack(g, s, s->loc, v, vs);
-        for (int i = 0; i < s->nkids; i++) xs[i]->val = held(g, vs[i]), xs[i]->set = s->loc;
+        for (int i = 0; i < s->nkids; i++)
+            if (xs[i]) xs[i]->val = held(g, vs[i]), xs[i]->set = s->loc;
         return;
     }
     Var *x = gen_lookup_var(g, s->name);
+    if (!x && is_discard(s->name) && s->op == TK_ASSIGN && !s->cond && !gen_find_global(g, s->name)) {
+        /* Python's `_ = f(x)`: the value is computed and dropped */
+        Val v = gen_expr(g, s->rhs);
+        if (v.k == V_VOID) gen_error_no_value(g, v, s->rhs->loc);
+        return;
+    }
     if (!x) {
         if (gen_find_global(g, s->name)) diag_error(g->d, s->loc, "cannot assign to '%s': it is not a variable", s->name);
         else {

@@ -714,7 +714,8 @@ Test(lang_python, constexpr_and_tensor_parameter_annotations) {
 /* Python's tuples without parentheses, as Triton code writes them: `return x, y`, `let a, b = f(x);` (Triton's
  * `a, b = f(x)`), nested targets `let c, (d, e) = ...`, a swap `a, b = b, a`, a trailing comma for a tuple of
  * one (`return x,` and `let g, = ...`) and a tuple value `let t = c, d;`.  Each element is checked through
- * the sum it adds to: out = 3 x + 10 + 100 i (the swap gives a - b = x; i = 1 for the carried s). */
+ * the sum it adds to: out = 3 x + 11 + 100 i (the swap gives a - b = x; i = 1 for the carried s).  Python's
+ * throwaway `_` (`acc, l_i, _ = inner(...)`, `_ = f(x)`) keeps nothing, unless a `let` declared it (then it adds 1). */
 static const char *bare_tuple_src =
     "fn pair(x) {\n"
     "    return x, x * 2.0;\n"
@@ -733,7 +734,11 @@ static const char *bare_tuple_src =
     "    let (p, q) = t;\n"
     "    let s = 0.0;\n"
     "    for i in range(0, 3) { s, c = s + 1.0, c; }\n"
-    "    store(out + offs, a - b + c + d + e + g + p + q + 100.0 * (s - 2.0), offs < n);\n"
+    "    _, c = 1000.0, c;\n"
+    "    _ = one(v);\n"
+    "    let _ = 0.0;\n"
+    "    c, _ = c, 1000.0;\n"
+    "    store(out + offs, a - b + c + d + e + g + p + q + 100.0 * (s - 2.0) + _ / 1000.0, offs < n);\n"
     "}\n";
 
 Test(lang_python, tuples_without_parentheses) {
@@ -751,10 +756,17 @@ Test(lang_python, tuples_without_parentheses) {
             cr_assert(isnan(o[i]), "out[%d] written", i);
             continue;
         }
-        float want = (2 * x[i] - x[i]) + 1 + 2 + 3 + x[i] + 1 + 2 + 100;
+        float want = (2 * x[i] - x[i]) + 1 + 2 + 3 + x[i] + 1 + 2 + 100 + 1;
         cr_assert_eq(o[i], want, "out[%d] = %g, want %g", i, o[i], want);
     }
     unload(&k);
+    /* `_` discards only where it names nothing (a `_` declared before is assigned, above): new names beside it are
+     * still one error */
+    const BadSource bad[] = {
+        {"kernel k(x: *f32, n: i32) {\n    lo, _ = 0, n;\n    store(x, lo as f32);\n}\n",
+         "t.tile:2:5: error: unknown names: new variables are declared with 'let lo, _ = ...'"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
 /* Triton's tl.constexpr(x), 175 calls in the kernels of four engines (`if tl.constexpr(x.dtype == tl.uint32)`,
