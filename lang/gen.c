@@ -1330,6 +1330,15 @@ static Val compare_names(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         return val_err();
     }
     bool strs = a.k == V_STR && b.k == V_STR, types = a.k == V_DTYPE && b.k == V_DTYPE;
+    if ((op == TK_EQEQ || op == TK_NE) && ((a.k == V_DTYPE && b.k == V_STR) || (a.k == V_STR && b.k == V_DTYPE))) {
+        /* xformers' `internal_dtype == "f32"` with internal_dtype defined as f32: a define of a type's name is that type */
+        const char *t = gen_type_name(g, (a.k == V_DTYPE ? a : b).t), *str = (a.k == V_STR ? a : b).s;
+        diag_error(g->d, loc, "a type compares only with types, a string only with strings (here the type '%s' %s the string "
+                   "\"%s\"): a define or a keyword of compile() of a type's name (-D NAME=%s, NAME=\"%s\") is that type; give the "
+                   "string quoted (NAME='\"%s\"'), or compare with the type (%s %s)", t, lang_tok_spelling[op], str, str, str, str,
+                   lang_tok_spelling[op], t);
+        return val_err();
+    }
     if ((op != TK_EQEQ && op != TK_NE) || (!strs && !types)) {
         const char *what = a.k == V_STR || b.k == V_STR ? "strings" : "types";
         diag_error(g->d, loc, "%s only compare with == and != to %s (here '%s' %s '%s')", what, what, gen_val_type_name(g, a),

@@ -262,6 +262,10 @@ Test(lang_generic, strings_and_types_misused) {
     expect_error("const A = \"x\";\nkernel k(p: *i32) { if A + 1 { } }\n", "t.tile:2:26", "strings only compare with == and != to strings");
     expect_error("kernel k(p: *i32) { if f16 < f32 { } }\n", "t.tile:1:28", "types only compare with == and != to types");
     expect_error("kernel k(p: *i32) { if \"a\" == 1 { } }\n", "t.tile:1:28", "strings only compare with == and != to strings (here 'string' == 'i32')");
+    /* xformers' `internal_dtype == "f32"` where the define made internal_dtype the type f32: the way to each */
+    expect_error("kernel k(p: *i32, const DT = f32) { if DT == \"f32\" { } }\n", "t.tile:1:43",
+                 "(here the type 'f32' == the string \"f32\"): a define or a keyword of compile() of a type's name (-D NAME=f32, "
+                 "NAME=\"f32\") is that type; give the string quoted (NAME='\"f32\"'), or compare with the type (== f32)");
     tile_compile_options o = {.defines = (const char *const[]){"A=-x", NULL}};
     tile_compiled c;
     cr_expect_eq(tile_compile_source("t.tile", "const A = 1;\nkernel k(p: *i32) { }\n", &o, &c), TILE_ERROR_INVALID_VALUE);
