@@ -15,7 +15,10 @@
  * the speculative-decoding rejection sampler (ragged loops that stop at the first rejection, Gumbel-max
  * recovered tokens), each also on sm_90a;
  * and FlagGems' conv2d forward as an implicit GEMM (groups, stride, padding, dilation; run-time strides) and its
- * top-k second stage (a bitonic argsort by reshapes, masked sums and XOR swaps of the bits). */
+ * top-k second stage (a bitonic argsort by reshapes, masked sums and XOR swaps of the bits);
+ * and split-KV decode attention in two launches (lightllm's GQA flash decoding: a 3-D grid of requests, KV heads
+ * and splits over a slot table's shuffled token pool, grouped heads padded to a dot, then a merge of the splits
+ * by their log-sum-exps). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -873,6 +876,73 @@ static int compile_doc_blocks(const char *path, const char *rel) {
     free(block);
     return kernels;
 }
+
+/* ---- split-KV decode attention in two launches (flash_decoding.tile) ---- */
+static void flash_decoding_case(const char *arch, const char *device) {
+    enum { B = 3, KVH = 2, G = 3, H = KVH * G, D = 32, SPLIT = 32, BN = 16, MAXLEN = 100 };
+    K k;
+    load_example_on(&k, "flash_decoding.tile", (const char *const[]){"HEADS_PAD=16", "SPLIT=32", "D=32", "BN=16", NULL}, NULL, arch,
+                    device);
+    int32_t lens[B], req_of[B] = {2, 0, 3}, slots[(B + 1) * MAXLEN] = {0};
+    lens[0] = SPLIT * 2, lens[1] = 1 + irand(SPLIT), lens[2] = SPLIT + 1 + irand(MAXLEN - SPLIT); /* a split boundary, one split, several */
+    int T = lens[0] + lens[1] + lens[2] + 7, used = 0;
+    int32_t *perm = malloc(4 * (size_t)T);
+    for (int i = 0; i < T; i++) perm[i] = i;
+    for (int i = T - 1; i > 0; i--) { /* shuffled token slots: the pool's order is not the sequences' */
+        int j = irand(i + 1), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    for (int b = 0; b < B; b++)
+        for (int p = 0; p < lens[b]; p++) slots[req_of[b] * MAXLEN + p] = perm[used++];
+    size_t nq = (size_t)B * H * D, nkv = (size_t)T * KVH * D;
+    uint16_t *q = malloc(2 * nq), *kp = malloc(2 * nkv), *vp = malloc(2 * nkv), *o = malloc(2 * nq);
+    for (size_t i = 0; i < nq; i++) q[i] = f2h(urand());
+    for (size_t i = 0; i < nkv; i++) kp[i] = f2h(urand()), vp[i] = f2h(urand());
+    int nsp = (MAXLEN + SPLIT - 1) / SPLIT;
+    size_t npart = (size_t)B * H * nsp;
+    uint64_t dq = upload(&k, q, 2 * nq), dk = upload(&k, kp, 2 * nkv), dv = upload(&k, vp, 2 * nkv), ds = upload(&k, slots, sizeof slots),
+             dr = upload(&k, req_of, sizeof req_of), dl = upload(&k, lens, sizeof lens), dpo = poisoned(&k, 4 * npart * D),
+             dpl = poisoned(&k, 4 * npart), dout = poisoned(&k, 2 * nq);
+    float scale = (float)(1 / sqrt(D));
+    int32_t sstride = MAXLEN, sqb = H * D, sqh = D, skt = KVH * D, skh = D, spb = H * nsp * D, sph = nsp * D, sps = D, slb = H * nsp,
+            slh = nsp, group = G, sob = H * D, soh = D;
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_get_function(k.mod, "decode_split", &fn), DEV_OK);
+    void *p1[] = {&dq, &dk, &dv, &scale, &ds, &dr, &dl, &dpo, &dpl, &sstride, &sqb, &sqh, &skt, &skh, &spb, &sph, &sps, &slb, &slh, &group};
+    int warps = k.c.kernels[0].num_warps;
+    cr_assert_eq(dev_launch(fn, B, KVH, (unsigned)nsp, (unsigned)(32 * warps), 1, 1, 0, NULL, p1), DEV_OK, "%s", dev_last_error(k.dev));
+    cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+    void *p2[] = {&dl, &dpo, &dpl, &dout, &spb, &sph, &sps, &slb, &slh, &sob, &soh};
+    launch(&k, "decode_merge", B, H, p2);
+    download(&k, o, dout, 2 * nq);
+    float *got = malloc(4 * nq);
+    double *want = malloc(8 * nq), sc[MAXLEN];
+    for (size_t i = 0; i < nq; i++) got[i] = (float)h2d(o[i]);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            double mx = -INFINITY, l = 0;
+            for (int p = 0; p < lens[b]; p++) {
+                size_t ki = ((size_t)slots[req_of[b] * MAXLEN + p] * KVH + h / G) * D;
+                double dd = 0;
+                for (int c = 0; c < D; c++) dd += h2d(q[((size_t)b * H + h) * D + c]) * h2d(kp[ki + c]);
+                sc[p] = dd * scale;
+                if (sc[p] > mx) mx = sc[p];
+            }
+            for (int p = 0; p < lens[b]; p++) l += exp(sc[p] - mx);
+            for (int c = 0; c < D; c++) {
+                double acc = 0;
+                for (int p = 0; p < lens[b]; p++) acc += exp(sc[p] - mx) * h2d(vp[((size_t)slots[req_of[b] * MAXLEN + p] * KVH + h / G) * D + c]);
+                want[((size_t)b * H + h) * D + c] = acc / l;
+            }
+        }
+    /* p rounded to f16 for the second dot, the output to f16 */
+    check("flash decoding", got, want, (int)nq, 2e-3, 2e-2);
+    free(perm), free(q), free(kp), free(vp), free(o), free(got), free(want);
+    unload(&k);
+}
+
+Test(examples, flash_decoding) { flash_decoding_case(NULL, NULL); }
+Test(examples, flash_decoding_sm90a) { flash_decoding_case("sm_90a", "emu:sm_90a"); }
 
 Test(examples, documented_kernels_compile, .timeout = 300) {
     char path[1024];
