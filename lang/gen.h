@@ -74,6 +74,8 @@ typedef struct Scope {
     NameMap index;
     Var **byseq;
     int cap;
+    bool kept; /* it holds the names of a compile-time `if`'s taken branch that returns or jumps, for the statements
+                * after that `if` (stmt.c) */
 } Scope;
 
 /* Hidden variable of an inlined fn's frame: the value its `return`s give, merged as a variable where a `return` is

@@ -1115,6 +1115,24 @@ static void keep_branch_names(Gen *g, const Scope *sc, const Node *br, const Con
     while (n > 0) define_outlived(g, out[n - 1]->name, out[n - 1]->val), n--;
 }
 
+/* The statements after a compile-time `if` whose taken branch returns or jumps (k: they, k->kept the branch's scope),
+ * reached from the scope `from` at the end of a path through the branch: the names the branch declared, and those of
+ * the compile-time branches inside it that it kept for its own later statements (the kept scopes between `from` and
+ * k->kept), newest first, so the newest of a name wins; defined in the current scope.  The scopes of run-time
+ * branches between keep their names, as everywhere. */
+static void keep_names_after_branch(Gen *g, const Scope *from, const Cont *k) {
+    int n = 0;
+    const Scope *s = from;
+    for (; s && s != k->kept; s = s->up) n += s->kept;
+    const Scope **inner = ARENA_ARRAY(g->a, const Scope *, n + 1);
+    n = 0;
+    if (s) /* else not reached through the branch's scope: its own names only */
+        for (s = from; s != k->kept; s = s->up)
+            if (s->kept) inner[n++] = s;
+    for (int i = 0; i < n; i++) keep_branch_names(g, inner[i], NULL, k);
+    keep_branch_names(g, k->kept, k->kept_br, k);
+}
+
 /* A variable's value on a path where it is never read again (a path that returned; the fn's value where it did not
  * return), made to merge with the other path's value other: that where it holds no run-time value, else a
  * run-time value of its type, in block b: own where own is one, else a zero (a null pointer). */
@@ -1509,9 +1527,10 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
     }
     if (k->kept) { /* after a compile-time `if`'s taken branch: its names, then the statements (their caller restores
                     * the scope) */
-        Scope cs = {.up = k->scope};
+        const Scope *from = g->fr->scope;
+        Scope cs = {.up = k->scope, .kept = true};
         g->fr->scope = &cs;
-        keep_branch_names(g, k->kept, k->kept_br, k);
+        keep_names_after_branch(g, from, k);
         gen_seq(g, k->st, k->n, k->next);
         return;
     }

@@ -508,7 +508,8 @@ Test(lang_python, names_that_outlive_an_if) {
 /* A compile-time `if`'s taken branch that may return or jump keeps its names too, for the statements that follow
  * on the paths that go on (xformers' split-K attention: `if USE_SEQ_LEN: kv_len = tl.load(...)` then
  * `if SPLIT_K_EARLY_EXIT and kv_len == 0: return`, and kv_len read after the `if`): in a kernel, in a fn with a
- * value, and in a loop body with `continue`; names declared after the return are kept as well. */
+ * value, and in a loop body with `continue`; names declared after the return are kept as well, and those of such a
+ * branch inside it. */
 static const char *outlive_return_src =
     "fn scaled(v, s, const USE) {\n"
     "    if USE {\n"
@@ -526,7 +527,10 @@ static const char *outlive_return_src =
     "    if USE {\n"
     "        let kv_len = load(lens + pid);\n"
     "        if USE && kv_len == 0 { return; }\n"
-    "        let half = kv_len / 2;\n"
+    "        if USE {\n"
+    "            let half = kv_len / 2;\n"
+    "            if half > 1000 { return; }\n"
+    "        }\n"
     "    } else {\n"
     "        let kv_len = n;\n"
     "        let half = 1;\n"
