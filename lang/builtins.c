@@ -1272,10 +1272,11 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_CONSTEXPR: { /* Triton's tl.constexpr(x): x, known at compile time; a number weak, as a constexpr's */
         Val v = c.v[0];
         if (v.k == V_ERR) return v;
-        if (!ct_whole(v)) {
-            diag_error(g->d, c.loc[0], "'constexpr' of a value known only at run time (Triton's tl.constexpr wraps compile-time "
-                       "values)");
-            return val_err();
+        if (!ct_whole(v)) { /* Triton wraps a tensor unchanged and computes with it (xformers' causal diagonal,
+                             * `diag_idx_shifted = tl.constexpr(diag_idx - NUM_QUERIES_CAUSAL + kv_len)`) */
+            diag_warning(g->d, c.loc[0], "'constexpr' of a value known only at run time is that value, computed at run time "
+                         "(Triton's tl.constexpr wraps it unchanged); nothing here is known at compile time");
+            return v;
         }
         return weak_copy(g, v);
     }
