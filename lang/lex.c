@@ -608,6 +608,26 @@ static size_t lex_stray(Lexer *l, Loc loc, int *cp) {
     return n;
 }
 
+/* Python's f-string, `f"..."` (also `rf`/`fr`, either case), right after its prefix s[0..n): Triton's messages are
+ * often one (xformers' `tl.static_assert(..., f"... {PACKED_PER_VAL=}")`).  Reported, then read as the plain string,
+ * braces and all, so the rest of the file is still checked. */
+static bool python_fstring(Lexer *l, const char *s, size_t n, Loc loc) {
+    if (n < 1 || n > 2 || l->p >= l->end || (*l->p != '"' && *l->p != '\''))
+        return false;
+    bool f = false, other = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = (char)(s[i] | 0x20);
+        if (c == 'f') f = true;
+        else if (c != 'r') other = true;
+    }
+    if (!f || other) return false;
+    diag_error(l->d, loc, "Python's f-string '%.*s\"...\"': strings are not formatted here; write a plain \"...\" (static_print "
+               "shows compile-time values, device_print run-time ones)", (int)n, s);
+    l->d->nspelled++;
+    lex_string(l, *l->p);
+    return true;
+}
+
 /* Lex from l's state to the end of the file. */
 static void lex_run(Lexer *lp) {
     Lexer l = *lp;
@@ -634,6 +654,10 @@ static void lex_run(Lexer *lp) {
             if (dt == DT_PTR) dt = DT_VOID;
             if (dt != DT_VOID) k = TK_TYPE;
             if (python_import(&l, k, s, n, loc)) {
+                l.bad_run = 0;
+                continue;
+            }
+            if (k == TK_IDENT && python_fstring(&l, s, n, loc)) { /* Python's f"..." (static_assert's message) */
                 l.bad_run = 0;
                 continue;
             }

@@ -295,6 +295,18 @@ Test(lang_diag, stray_characters_one_error) {
                 "t.tile:2:26: error: strings are written with double quotes here: \"...\"\n"
                 "      static_assert(false, 'no');\n"
                 "                           ^\n");
+    /* Python's f-string (xformers' static_assert messages): one error at its prefix, then read as the plain string */
+    expect_diag("kernel k(x: *f32, const N: i32 = 3) {\n    static_assert(N == 1, f'N is {N}');\n    store(x, zz);\n}\n",
+                "t.tile:2:5: error: static_assert failed: N is {N}\n"
+                "      static_assert(N == 1, f'N is {N}');\n"
+                "      ^\n"
+                "t.tile:2:27: error: Python's f-string 'f\"...\"': strings are not formatted here; write a plain \"...\" (static_print "
+                "shows compile-time values, device_print run-time ones)\n"
+                "      static_assert(N == 1, f'N is {N}');\n"
+                "                            ^\n"
+                "t.tile:3:14: error: unknown name 'zz'\n"
+                "      store(x, zz);\n"
+                "               ^\n");
 }
 
 Test(lang_diag, combine_returning_a_tensor) {
