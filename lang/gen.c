@@ -1218,6 +1218,15 @@ static Val gen_list(Gen *g, const Node *n) {
     return ok ? r : val_err();
 }
 
+/* The fn a compile-time string names, for a call of a variable holding it (a const parameter given a fn's name,
+ * Triton's JIT function passed as a constexpr: xformers' `ACTIVATION(x)`), or NULL.  Only a call reads it so: the
+ * string stays a string everywhere else (`if ACT == "gelu"` beside a fn gelu). */
+static const Decl *fn_of_string(Gen *g, Val v) {
+    if (v.k != V_STR || !v.s) return NULL;
+    Global *gl = gen_find_global(g, v.s);
+    return gl && gl->decl->kind == D_FN ? gl->decl : NULL;
+}
+
 const Decl *gen_fn_named(Gen *g, const Node *n) {
     if (n->kind != N_NAME) return NULL;
     Var *v = gen_lookup_var(g, n->name);
@@ -1273,9 +1282,11 @@ static Val gen_call(Gen *g, const Node *n) {
         return val_err();
     }
     Var *var = gen_lookup_var(g, n->name);
-    if (var && var->val.k == V_FN) { /* a fn's parameter given a fn */
-        Val r = gen_call_fn(g, var->val.fn, n);
-        if (r.k == V_VOID) r.s = var->val.fn->name;
+    const Decl *named = var ? fn_of_string(g, var->val) : NULL;
+    if (var && (var->val.k == V_FN || named)) { /* a fn's parameter given a fn, or a const given a fn's name */
+        const Decl *fd = var->val.k == V_FN ? var->val.fn : named;
+        Val r = gen_call_fn(g, fd, n);
+        if (r.k == V_VOID) r.s = fd->name;
         return r;
     }
     /* A variable of a built-in's name hides nothing: a call of the name calls the built-in, as Triton's `zeros` parameter
@@ -1286,6 +1297,9 @@ static Val gen_call(Gen *g, const Node *n) {
         if (gf && gf->decl->kind == D_FN)
             diag_error(g->d, n->loc, "'%s' is a variable here, not a function: it hides the function '%s' (rename the variable)", n->name,
                        n->name);
+        else if (var->val.k == V_STR)
+            diag_error(g->d, n->loc, "'%s' holds the string \"%s\", which names no fn of this file (a const given a fn's name "
+                       "calls that fn)", n->name, var->val.s);
         else diag_error(g->d, n->loc, "'%s' is a variable, not a function", n->name);
         return val_err();
     }

@@ -257,6 +257,64 @@ Test(lang_generic, string_and_type_constants) {
     tile_context_destroy(ctx);
 }
 
+/* A const given a fn's name calls that fn, as Triton's activation passed as a JIT-function constexpr (xformers'
+ * dropout kernels' `ACTIVATION(x)`): the default, a define, None (not called); the name stays a string beside
+ * (`ACT == "leaky"`), and one that names no fn is an error saying so. */
+static const char *fn_const_src =
+    "fn relu_act(x) { return where(x >= 0.0, x, 0.0); }\n"
+    "fn leaky(x) { return where(x >= 0.0, x, 0.01 * x); }\n"
+    "kernel k(x: *f32, out: *f32, n: i32, const ACT = \"relu_act\") {\n"
+    "    let o = program_id(0) * 128 + arange(0, 128);\n"
+    "    let v = load(x + o, o < n, 0.0);\n"
+    "    if ACT is not None { v = ACT(v); }\n"
+    "    if ACT == \"leaky\" { v = v + 1.0; }\n"
+    "    store(out + o, v, o < n);\n"
+    "}\n";
+
+Test(lang_generic, const_naming_a_fn) {
+    tile_context_options co = {.device = "emu", .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    seed_rng();
+    enum { N = 200 };
+    float hx[N], hout[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)(4 * urand());
+    static const char *const acts[] = {NULL, "ACT=leaky", "ACT=None"};
+    for (int a = 0; a < 3; a++) {
+        const char *defines[] = {acts[a], NULL};
+        tile_module *m;
+        cr_assert_eq(tile_module_load_source(ctx, fn_const_src, a ? defines : NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+        tile_devptr dx, dout;
+        int32_t n = N;
+        cr_assert_eq(tile_malloc(ctx, sizeof hx, &dx), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hout, &dout), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dx, hx, sizeof hx), TILE_OK);
+        memset(hout, 0xff, sizeof hout);
+        cr_assert_eq(tile_memcpy_htod(ctx, dout, hout, sizeof hout), TILE_OK);
+        void *args[] = {&dx, &dout, &n};
+        cr_assert_eq(tile_launch(k, (tile_dim3){2, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, hout, dout, sizeof hout), TILE_OK);
+        for (int i = 0; i < N; i++) {
+            float v = hx[i], want = a == 0 ? fmaxf(v, 0.0f) : a == 1 ? (v >= 0 ? v : 0.01f * v) + 1.0f : v;
+            cr_expect(fabsf(hout[i] - want) <= 1e-6f * fabsf(want), "%s [%d] = %.9g, want %.9g", a ? acts[a] : "default", i, hout[i],
+                      want);
+        }
+        tile_free(ctx, dx);
+        tile_free(ctx, dout);
+        tile_module_unload(m);
+    }
+    tile_context_destroy(ctx);
+    const char *bad[] = {"ACT=gelu_act", NULL};
+    tile_compile_options o = {.defines = bad};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", fn_const_src, &o, &c), TILE_ERROR_COMPILE);
+    cr_expect(strstr(c.diagnostics, "t.tile:6:30: error: 'ACT' holds the string \"gelu_act\", which names no fn of this file"), "%s",
+              c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 Test(lang_generic, strings_and_types_misused) {
     expect_error("const A = \"x\";\nkernel k(p: *i32) { store(p, A); }\n", "t.tile:2:30", "a string (\"x\") is not a value");
     expect_error("const A = \"x\";\nkernel k(p: *i32) { if A + 1 { } }\n", "t.tile:2:26", "strings only compare with == and != to strings");
