@@ -226,8 +226,20 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
                 found = true;
             }
         }
-        if (!found) {
-            diag_error(d, (Loc){0}, "cannot specialize '%.*s': no run-time argument has that name", (int)n, *s);
+        if (!found) { /* name the ones there are: a const parameter is no argument (-D sets it) */
+            char names[256] = "";
+            for (int k = 0; k < m->nfuncs; k++)
+                for (int a = 0; a < m->funcs[k]->nargs; a++) {
+                    const char *an = m->funcs[k]->args[a].name;
+                    size_t len = strlen(names), al = strlen(an);
+                    bool dup = false; /* kernels of one file often share names */
+                    for (const char *q = names; !dup && (q = strstr(q, an)); q += al)
+                        dup = (q == names || q[-1] == ' ') && (q[al] == ',' || !q[al]);
+                    if (!dup && len + al + 3 < sizeof names)
+                        snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", an);
+                }
+            diag_error(d, (Loc){0}, "cannot specialize '%.*s': no run-time argument has that name (the run-time arguments: %s; a const "
+                       "parameter is set with -D %.*s=VALUE)", (int)n, *s, names[0] ? names : "none", (int)n, *s);
             return false;
         }
     }

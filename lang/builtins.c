@@ -256,11 +256,12 @@ static bool args_fit(Call *c, int first, int n, DType dt) {
     return true;
 }
 
+/* The broadcast shape of n operands; one that does not broadcast with those before it is the error's place. */
 static bool args_shape(Call *c, int first, int n, int *r, int32_t *s) {
     *r = 0;
     memset(s, 0, sizeof(int32_t) * TIR_MAX_RANK);
     for (int i = first; i < first + n; i++)
-        if (!gen_broadcast_shapes(c->g, *r, s, val_rank(c->v[i]), val_shape(c->v[i]), r, s, c->node->loc)) return false;
+        if (!gen_broadcast_shapes(c->g, *r, s, val_rank(c->v[i]), val_shape(c->v[i]), r, s, c->loc[i])) return false;
     return true;
 }
 
@@ -640,9 +641,11 @@ Val bi_dot(Call *c) {
         return val_err();
     }
     int32_t M = a.t->shape[0], K = a.t->shape[1], N = b.t->shape[1];
-    if (b.t->shape[0] != K) {
-        diag_error(g->d, c->node->loc, "dot: inner dimensions differ: a is %s, b is %s", gen_shape_str(g, 2, a.t->shape),
-                   gen_shape_str(g, 2, b.t->shape));
+    if (b.t->shape[0] != K) { /* at b; a K that matches a transpose is attention's dot(q, trans(k)) written without it */
+        diag_error(g->d, c->loc[1], "dot: inner dimensions differ: a is %s, b is %s (a's columns meet b's rows)%s",
+                   gen_shape_str(g, 2, a.t->shape), gen_shape_str(g, 2, b.t->shape),
+                   b.t->shape[1] == K ? ": for a times b's transpose write dot(a, trans(b))"
+                   : a.t->shape[0] == b.t->shape[0] ? ": for a's transpose times b write dot(trans(a), b)" : "");
         return val_err();
     }
     if (M < 16 || N < 16 || K < 16) {

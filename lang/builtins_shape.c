@@ -24,7 +24,8 @@ Val bi_shape_op(Call *c, int id) {
         const Type *t = tir_type(g->m, val_dtype(x), r, s, x.k == V_RT ? x.t->pointee : NULL, NULL);
         if (x.k == V_CT) return val_rt(g, gen_coerce(g, x, x.dt, NULL, r, s, c->loc[0]));
         if (tir_type_numel(x.t) != tir_type_numel(t)) {
-            diag_error(g->d, c->node->loc, "cannot reshape %s into %s", gen_shape_str(g, x.t->rank, x.t->shape), gen_shape_str(g, r, s));
+            diag_error(g->d, c->loc[1], "cannot reshape %s (%lld elements) into %s (%lld elements)", gen_shape_str(g, x.t->rank, x.t->shape),
+                       (long long)tir_type_numel(x.t), gen_shape_str(g, r, s), (long long)tir_type_numel(t));
             return val_err();
         }
         if (t == x.t) return x;

@@ -334,6 +334,30 @@ DType gen_promote_vals(Val a, Val b) {
     return gen_weak_promote(ds, w.dt);
 }
 
+/* Shapes that do not broadcast.  A lower-rank operand that would fit the other's leading dimensions is the usual
+ * slip of a row reduction (exp(t - max(t, axis=1)) of a [16, 32] t): NumPy lines shapes up at their last
+ * dimension, so the message shows the index that lines it up at the first (x[:, None] makes a [16] a [16, 1]). */
+static void broadcast_error(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, Loc loc) {
+    const char *a = gen_shape_str(g, ra, sa), *b = gen_shape_str(g, rb, sb);
+    int rl = ra < rb ? ra : rb, rh = ra < rb ? rb : ra;
+    const int32_t *sl = ra < rb ? sa : sb, *sh = ra < rb ? sb : sa;
+    bool leading = rl > 0 && rl < rh;
+    for (int i = 0; leading && i < rl; i++) leading = sl[i] == sh[i] || sl[i] == 1;
+    if (!leading) {
+        diag_error(g->d, loc, "shapes %s and %s do not broadcast", a, b);
+        return;
+    }
+    Str idx = {0}, to = {0};
+    for (int i = 0; i < rh; i++) {
+        str_printf(&idx, "%s%s", i ? ", " : "", i < rl ? ":" : "None");
+        str_printf(&to, "%s%d", i ? ", " : "", i < rl ? sl[i] : 1);
+    }
+    diag_error(g->d, loc, "shapes %s and %s do not broadcast (shapes line up at their last dimension, as in NumPy; "
+               "x[%s] makes the %s a [%s])", a, b, idx.buf, ra < rb ? a : b, to.buf);
+    str_free(&idx);
+    str_free(&to);
+}
+
 /* The result may be written over either operand's shape (callers fold many operands into one s: where(c, x, y),
  * maximum, map_elementwise), so the operands are copied first: a shorter shape read from s after s[0] was
  * written lost its first size (where(mask_64, t_16x64, 0) was "shapes [16] and [16, 64] do not broadcast"). */
@@ -348,7 +372,7 @@ bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa_in, int rb, const in
         int ia = ra - n + i, ib = rb - n + i;
         int32_t x = ia >= 0 ? sa[ia] : 1, y = ib >= 0 ? sb[ib] : 1;
         if (x != y && x != 1 && y != 1) {
-            diag_error(g->d, loc, "shapes %s and %s do not broadcast", gen_shape_str(g, ra, sa), gen_shape_str(g, rb, sb));
+            broadcast_error(g, ra, sa, rb, sb, loc);
             return false;
         }
         s[i] = x == 1 ? y : x;
@@ -1235,13 +1259,27 @@ const Decl *gen_fn_named(Gen *g, const Node *n) {
     return gl && gl->decl->kind == D_FN ? gl->decl : NULL;
 }
 
+/* A kernel's run-time parameters are defined after its const ones, so a name unknown in a const parameter's default
+ * (`const B: i32 = n`) may be one of them. */
+static bool runtime_param_in_default(Gen *g, const char *name) {
+    const Decl *k = g->fr ? g->fr->kernel : NULL;
+    for (int i = 0; k && i < k->nparams; i++)
+        if (!k->params[i].is_const && !strcmp(k->params[i].name, name)) return true;
+    return false;
+}
+
 static Val gen_name(Gen *g, const Node *n) {
     Var *v = gen_lookup_var(g, n->name);
     if (v) return v->val;
     Global *gl = gen_find_global(g, n->name);
     if (gl && gl->decl->kind == D_CONST) return gen_global_value(g, gl, n->loc);
     if (gl) diag_error(g->d, n->loc, "function '%s' cannot be used as a value", n->name);
+    else if (!strcmp(n->name, "float")) /* Python's float("inf") is a built-in, its type is not (full([n], 0.0, float)) */
+        diag_error(g->d, n->loc, "'float' names no type here: a type is named by its width ('f32', 'f16', 'f64')");
     else if (builtin_exists(n->name)) diag_error(g->d, n->loc, "built-in '%s' cannot be used as a value", n->name);
+    else if (runtime_param_in_default(g, n->name))
+        diag_error(g->d, n->loc, "'%s' is a run-time parameter: a const parameter's default is a compile-time value (a number, a "
+                   "type, a string, or an earlier const parameter)", n->name);
     else {
         diag_error(g->d, n->loc, "unknown name '%s'%s", n->name, gen_did_you_mean(g, n->name, false));
         gen_note_ended_let(g, n->name, n->loc);
@@ -1278,6 +1316,14 @@ static bool launch_setting_call(Gen *g, const Node *n) {
 
 static Val gen_call(Gen *g, const Node *n) {
     if (n->lhs->kind != N_NAME) {
+        const Node *k = n->lhs->kind == N_INDEX && n->lhs->lhs->kind == N_NAME ? n->lhs->lhs : NULL; /* Triton's k[grid](...) */
+        for (int i = 0; k && g->main_file && i < g->main_file->ndecls; i++)
+            if (g->main_file->decls[i]->kind == D_KERNEL && !strcmp(g->main_file->decls[i]->name, k->name)) {
+                diag_error(g->d, n->loc, "'%s' is a kernel: kernels are launched from the host (Triton's %s[grid](...) is "
+                           "mod.%s[grid](...) in Python, tile_launch in C), not called (write the shared code as a 'fn')", k->name,
+                           k->name, k->name);
+                return val_err();
+            }
         diag_error(g->d, n->loc, "only named functions can be called");
         return val_err();
     }

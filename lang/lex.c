@@ -101,7 +101,7 @@ static void lex_number(Lexer *l) {
     const char *digits = q;
     while (q < l->end && (is_ident_char(*q) || *q == '.')) {
         if (base == 10 && *q == '.') {
-            if (is_float) break;
+            if (is_float || (q + 1 < l->end && q[1] == '.')) break; /* 0..n: an integer, then Rust's '..' */
             is_float = true;
         } else if (base == 10 && (*q == 'e' || *q == 'E')) {
             is_float = true;
@@ -585,6 +585,12 @@ static size_t lex_stray(Lexer *l, Loc loc, int *cp) {
         diag_error(l->d, loc, "there is no '...' (Python's Ellipsis) here: index a tensor with one ':' for each dimension it keeps "
                    "(x[:, :, None] of a 2-D x)");
         return 3;
+    }
+    if (c == '.' && avail >= 2 && u[1] == '.') { /* Rust's 0..n and 0..=n */
+        bool incl = avail >= 3 && u[2] == '=';
+        diag_error(l->d, loc, "there is no '%s' range here: a loop over integers is 'for i in range(a, b)'%s", incl ? "..=" : "..",
+                   incl ? " (a..=b is range(a, b + 1))" : "");
+        return incl ? 3 : 2;
     }
     if (c >= 0x20 && c < 0x7f) {
         diag_error(l->d, loc, "unexpected character '%c'", c);

@@ -1069,6 +1069,10 @@ static Node *block(Parser *p) {
         parse_error(p, t->loc, "expected '{' to open a block, found ':' (a block is in braces here, not after ':' and an indent)");
         return b;
     }
+    if (at(p, TK_ASSIGN)) { /* C's `if n = 0 {`, where the condition stops */
+        parse_error(p, t->loc, "expected '{' to open a block, found '=' (a condition compares with '==')");
+        return b;
+    }
     if (!expect(p, TK_LBRACE, "to open a block")) return b;
     if (!enter(p)) {
         leave(p);
@@ -1189,6 +1193,19 @@ static void params(Parser *p, Decl *d) {
     expect(p, TK_RPAREN, "after parameters");
 }
 
+/* Python's and Rust's return annotation, `def f(x) -> tl.tensor:` and `fn f(x: f32) -> f32 {`: one error at the
+ * '->', then the annotation is skipped up to the body, so the rest of the file is read as if it were not there. */
+static void return_annotation(Parser *p, const Decl *d) {
+    Token *t = peek(p);
+    if (p->panic || !at(p, TK_MINUS) || peek2(p)->kind != TK_GT || peek2(p)->text != t->text + 1) return;
+    diag_error(p->d, t->loc, "a %s has no return type to write: %s (remove the '->' and its type)", d->kind == D_KERNEL ? "kernel" : "fn",
+               d->kind == D_KERNEL ? "a kernel returns nothing, it stores its results" : "its value has the type of what 'return' gives");
+    p->d->nspelled++;
+    next(p);
+    next(p);
+    while (!at(p, TK_LBRACE) && !at(p, TK_SEMI) && !at(p, TK_RBRACE) && !at(p, TK_COLON) && !at(p, TK_EOF)) next(p);
+}
+
 /* import    = "import" STRING ";"
  * constdecl = "const" IDENT [ ":" type ] "=" expr ";"
  * fn        = "fn" IDENT "(" [ param { "," param } ] ")" block
@@ -1251,6 +1268,7 @@ static Decl *decl(Parser *p) {
         d->kind = D_FN;
         d->name = expect_ident(p, "a function name after 'fn'", &d->loc);
         params(p, d);
+        return_annotation(p, d);
         if (!p->panic) d->body = block(p);
         return d;
     }
@@ -1291,6 +1309,7 @@ static Decl *decl(Parser *p) {
         d->kind = D_KERNEL;
         d->name = expect_ident(p, "a kernel name after 'kernel'", &d->loc);
         params(p, d);
+        return_annotation(p, d);
         if (!p->panic) d->body = block(p);
         return d;
     }

@@ -120,7 +120,7 @@ Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
 Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
     int np = fn->nparams;
     if (n > np) {
-        diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d values", fn->name, np, np == 1 ? "" : "s", n);
+        diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d value%s", fn->name, np, np == 1 ? "" : "s", n, n == 1 ? "" : "s");
         return val_err();
     }
     if (!fn_call_allowed(g, fn, loc)) return val_err();
@@ -131,7 +131,7 @@ Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
         if (i < n) args[i] = vals[i];
         else if (fn->params[i].def) args[i] = gen_eval_global(g, fn->params[i].def);
         else {
-            diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d values", fn->name, np, np == 1 ? "" : "s", n);
+            diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d value%s", fn->name, np, np == 1 ? "" : "s", n, n == 1 ? "" : "s");
             return val_err();
         }
         if (args[i].k == V_ERR) return val_err();

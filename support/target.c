@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 static const Target targets[TARGET_COUNT] = {
 #define X(e, n, sm, ptx, mma, ss, sd, r, d) {TARGET_##e, n, sm, ptx, mma, ss, sd, r},
@@ -47,10 +48,13 @@ const Target *target_find(const char *name) {
 }
 
 const Target *target_near(const char *name) {
-    char buf[32];
-    size_t n = 0;
+    char buf[32] = "sm_";
+    size_t n = 3;
     if (!name) return NULL;
-    if (!strncmp(name, "compute_", 8)) name += 8, n = (size_t)snprintf(buf, sizeof buf, "sm_"); /* nvcc's virtual arch */
+    /* the number is what names a target: nvcc's virtual compute_80, sm80 or SM80 without the '_', a bare 80 */
+    if (!strncasecmp(name, "compute_", 8)) name += 8;
+    else if (!strncasecmp(name, "sm_", 3)) name += 3;
+    else if (!strncasecmp(name, "sm", 2)) name += 2;
     for (; *name && *name != ' ' && n + 2 < sizeof buf; name++) buf[n++] = (char)tolower((unsigned char)*name);
     buf[n] = 0;
     for (int pass = 0; pass < 2; pass++) {

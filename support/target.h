@@ -76,8 +76,8 @@ const Target *target_for_cc(int cc);
  * than every target (else the named arch does not fit the device). */
 const Target *target_for_context(const Target *named, const Target *emulated, int cc, char *err, size_t n, bool *older);
 
-/* The target an unknown arch name most likely meant, for its error: another case, nvcc's compute_XX, a
- * trailing blank, or sm_90 for sm_90a; NULL when none. */
+/* The target an unknown arch name most likely meant, for its error: another case, nvcc's compute_XX, sm80
+ * or a bare 80 without the "sm_", a trailing blank, or sm_90 for sm_90a; NULL when none. */
 const Target *target_near(const char *name);
 /* "sm_80, sm_86, sm_89 or sm_90a" into buf, for messages; returns buf. */
 const char *target_names(char *buf, size_t n);

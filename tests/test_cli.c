@@ -65,6 +65,12 @@ Test(cli, usage_errors_exit_2) {
     cr_expect(strstr(buf, "unknown --arch 'sm_90'; did you mean 'sm_90a'? (targets: sm_80"), "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch SM_80", buf, sizeof buf), 2);
     cr_expect(strstr(buf, "did you mean 'sm_80'?"), "%s", buf);
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch sm86", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "unknown --arch 'sm86'; did you mean 'sm_86'?"), "%s", buf);
+    /* a const parameter is no run-time argument: the message lists those and says how a const is set */
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --emit tir --specialize BLOCK=16", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "cannot specialize 'BLOCK': no run-time argument has that name (the run-time arguments: x, y, out, n; a "
+                          "const parameter is set with -D BLOCK=VALUE)"), "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D", buf, sizeof buf), 2);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D 'BLOCK = 256'", buf, sizeof buf), 2);
     cr_expect(strstr(buf, "tile: -D 'BLOCK ': NAME must be an identifier"), "%s", buf);

@@ -238,9 +238,16 @@ Test(lang_diag, broadcast_mismatch) {
 
 Test(lang_diag, dot_inner) {
     expect_diag("kernel k(p: *f32) {\n    let z = dot(zeros([32, 16], f32), zeros([32, 64], f32));\n}\n",
-                "t.tile:2:13: error: dot: inner dimensions differ: a is [32, 16], b is [32, 64]\n"
+                "t.tile:2:39: error: dot: inner dimensions differ: a is [32, 16], b is [32, 64] (a's columns meet b's rows): for a's "
+                "transpose times b write dot(trans(a), b)\n"
                 "      let z = dot(zeros([32, 16], f32), zeros([32, 64], f32));\n"
-                "              ^\n");
+                "                                        ^\n");
+    /* attention's q times k's transpose, written without trans */
+    expect_diag("kernel k(p: *f32) {\n    let s = dot(zeros([16, 64], f16), zeros([32, 64], f16));\n}\n",
+                "t.tile:2:39: error: dot: inner dimensions differ: a is [16, 64], b is [32, 64] (a's columns meet b's rows): for a "
+                "times b's transpose write dot(a, trans(b))\n"
+                "      let s = dot(zeros([16, 64], f16), zeros([32, 64], f16));\n"
+                "                                        ^\n");
 }
 
 Test(lang_diag, power_of_two) {

@@ -1267,3 +1267,67 @@ Test(lang_diag, arithmetic_on_a_returned_tuple) {
                 "      let t = (1.0, 2.0) * 2.0;\n"
                 "                         ^\n");
 }
+
+/* Mistakes of a first kernel or a Triton port: each one error, at the token that is wrong, saying what to write.
+ * (A lower-rank operand that fits the leading dimensions names the [:, None] that lines it up; a built-in's operands
+ * that do not broadcast are reported at the operand; dot's K names the transpose that fits.) */
+Test(lang_diag, first_kernel_mistakes) {
+    const struct {
+        const char *src, *want;
+    } bad[] = {
+        {"kernel k(x: *f32) {\n    let t = load(x + arange(0, 16)[:, None] * 32 + arange(0, 32)[None, :]);\n"
+         "    store(x, exp(t - max(t, axis=1)));\n}\n",
+         "t.tile:3:20: error: shapes [16, 32] and [16] do not broadcast (shapes line up at their last dimension, as in NumPy; "
+         "x[:, None] makes the [16] a [16, 1])\n"},
+        {"kernel k(x: *f32, n: i32) {\n    let t = zeros([4, 8, 16], f32);\n    let w = where(arange(0, 4)[:, None] < n, t, 0.0);\n}\n",
+         "t.tile:3:46: error: shapes [4, 1] and [4, 8, 16] do not broadcast (shapes line up at their last dimension, as in NumPy; "
+         "x[:, :, None] makes the [4, 1] a [4, 1, 1])\n"},
+        {"kernel k(x: *f32) {\n    store(x + arange(0, 16), maximum(zeros([16], f32), zeros([8], f32)));\n}\n",
+         "t.tile:2:56: error: shapes [16] and [8] do not broadcast\n"},
+        {"kernel k(x: *f32) {\n    let r = reshape(zeros([16, 16], f32), [8, 8]);\n}\n",
+         "t.tile:2:43: error: cannot reshape [16, 16] (256 elements) into [8, 8] (64 elements)\n"},
+        {"kernel k(x: *f32, n: i32) {\n    for i in 0..n {\n        store(x + i, 1.0);\n    }\n}\n",
+         "t.tile:2:15: error: there is no '..' range here: a loop over integers is 'for i in range(a, b)'\n"},
+        {"kernel k(x: *f32, n: i32) {\n    for i in 1..=n {\n        store(x + i, 1.0);\n    }\n}\n",
+         "t.tile:2:15: error: there is no '..=' range here: a loop over integers is 'for i in range(a, b)' (a..=b is range(a, b + 1))\n"},
+        {"kernel k(x: *f32, n: i32) {\n    if n = 0 { store(x, 1.0); }\n}\n",
+         "t.tile:2:10: error: expected '{' to open a block, found '=' (a condition compares with '==')\n"},
+        {"kernel k(x: *f32, n: i32, const B: i32 = n) {\n    store(x, 1.0);\n}\n",
+         "t.tile:1:42: error: 'n' is a run-time parameter: a const parameter's default is a compile-time value (a number, a type, "
+         "a string, or an earlier const parameter)\n"},
+        {"kernel k(x: *f32) {\n    store(x + arange(0, 16), full([16], 1.0, float));\n}\n",
+         "t.tile:2:46: error: 'float' names no type here: a type is named by its width ('f32', 'f16', 'f64')\n"},
+        {"kernel k(x: *f32) { store(x, 1.0); }\nkernel j(x: *f32) { k[(1,)](x); }\n",
+         "t.tile:2:21: error: 'k' is a kernel: kernels are launched from the host (Triton's k[grid](...) is mod.k[grid](...) in "
+         "Python, tile_launch in C), not called (write the shared code as a 'fn')\n"},
+        {"fn one(a, b) { return a + b; }\nkernel k(x: *f32) {\n    store(x, map_elementwise(one, load(x)));\n}\n",
+         "t.tile:3:14: error: 'one' takes 2 parameters but is given 1 value\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Result r = compile(bad[i].src);
+        cr_expect_null(r.m, "%s: compiled", bad[i].src);
+        cr_expect(r.diags && !strncmp(r.diags, bad[i].want, strlen(bad[i].want)), "%s: got\n%s\nwant\n%s", bad[i].src, r.diags,
+                  bad[i].want);
+        int errors = 0;
+        for (const char *e = r.diags; (e = strstr(e, ": error: ")); e++) errors++;
+        cr_expect_eq(errors, 1, "%s: %d errors\n%s", bad[i].src, errors, r.diags);
+        result_free(&r);
+    }
+}
+
+/* A return type after the parameters (Python's `-> tl.tensor`, Rust's `-> f32`): one error at the '->' each, and the
+ * file is read on without it, so an error in the body is reported too. */
+Test(lang_diag, return_annotation) {
+    expect_diag("fn f(x) -> f32 { return x + 1.0; }\nkernel k(x: *f32) -> None {\n    store(x, f(1.0) + y);\n}\n",
+                "t.tile:1:9: error: a fn has no return type to write: its value has the type of what 'return' gives (remove the '->' "
+                "and its type)\n"
+                "  fn f(x) -> f32 { return x + 1.0; }\n"
+                "          ^\n"
+                "t.tile:2:19: error: a kernel has no return type to write: a kernel returns nothing, it stores its results (remove the "
+                "'->' and its type)\n"
+                "  kernel k(x: *f32) -> None {\n"
+                "                    ^\n"
+                "t.tile:3:23: error: unknown name 'y'\n"
+                "      store(x, f(1.0) + y);\n"
+                "                        ^\n");
+}

@@ -813,7 +813,7 @@ Test(lang_triton_values, view) {
     unload(&k);
     static const BadSource bad[] = {
         {"kernel k(p: *f32) {\n    store(p + arange(0, 8), view(load(p + arange(0, 16)), 2, 4));\n}\n",
-         "t.tile:2:29: error: cannot reshape [16] into [2, 4]"},
+         "t.tile:2:59: error: cannot reshape [16] (16 elements) into [2, 4] (8 elements)"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }

@@ -872,6 +872,9 @@ Test(runtime, context_per_target) {
     bad.arch = "sm_90";
     cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "unknown arch 'sm_90'; did you mean 'sm_90a'?"), "%s", tile_last_error(NULL));
+    bad.arch = "sm80"; /* the number names the target: without the '_' too */
+    cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "unknown arch 'sm80'; did you mean 'sm_80'?"), "%s", tile_last_error(NULL));
 
     /* a module's arch that the device cannot load is refused before it is compiled; the plain emulator
      * loads every target's code */

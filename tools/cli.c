@@ -255,6 +255,17 @@ int cli_device(const CliGetopt *g, const char **out) {
     return 0;
 }
 
+/* An arch name reduced to what tells targets apart, for the near match of a typo: lower case, no "sm" or
+ * "compute_" prefix, no '_' (SM_80, sm80, compute_80 and 80 are all "80"). */
+static void arch_key(const char *s, char *out, size_t n) {
+    size_t k = 0;
+    if (!strncasecmp(s, "compute_", 8)) s += 8;
+    else if (!strncasecmp(s, "sm", 2)) s += 2;
+    for (; *s && k + 1 < n; s++)
+        if (*s != '_' && *s != ' ') out[k++] = (char)tolower((unsigned char)*s);
+    out[k] = 0;
+}
+
 /* "" is the default target, as the library reads an empty arch (and tile_device_check an empty device):
  * `--arch "$ARCH"` with ARCH empty compiles as without the option. */
 int cli_arch(const CliGetopt *g, const char **out) {
@@ -267,13 +278,16 @@ int cli_arch(const CliGetopt *g, const char **out) {
             *out = tile_target_name(i);
             return 0;
         }
-    char names[256] = "", near[64] = "";
+    char names[256] = "", near[64] = "", key[32] = "";
+    if (g->arg) arch_key(g->arg, key, sizeof key);
     for (int i = 0; tile_target_name(i); i++) {
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", tile_target_name(i));
-        /* sm_90 for sm_90a (nvcc's and Triton's name for Hopper), SM_80 */
+        /* sm_90 for sm_90a (nvcc's and Triton's name for Hopper), SM_80, sm80, 80 */
         const char *t = tile_target_name(i);
-        size_t n = g->arg ? strlen(g->arg) : 0;
-        if (n && !near[0] && (!strcasecmp(g->arg, t) || (n + 1 == strlen(t) && !strncasecmp(g->arg, t, n) && t[n] == 'a')))
+        char tk[32];
+        arch_key(t, tk, sizeof tk);
+        size_t n = strlen(key);
+        if (n && !near[0] && (!strcmp(key, tk) || (n + 1 == strlen(tk) && !strncmp(key, tk, n) && tk[n] == 'a')))
             snprintf(near, sizeof near, "; did you mean '%s'?", t);
     }
     return cli_usage_error(g->cmd, "unknown %s '%s'%s (targets: %s)", g->name, g->arg ? g->arg : "", near, names);
