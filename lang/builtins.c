@@ -632,7 +632,8 @@ Val bi_dot(Call *c) {
         return val_err();
     }
     if (a.t->dt != b.t->dt) {
-        diag_error(g->d, c->node->loc, "dot: operand types differ: '%s' and '%s'", dtype_name(a.t->dt), dtype_name(b.t->dt));
+        diag_error(g->d, c->loc[1], "dot: operand types differ: a is '%s', b is '%s' (cast one to the other's type: 'b as %s' or "
+                   "'a as %s')", dtype_name(a.t->dt), dtype_name(b.t->dt), dtype_name(a.t->dt), dtype_name(b.t->dt));
         return val_err();
     }
     DType in = a.t->dt;

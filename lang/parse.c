@@ -710,6 +710,12 @@ static Decl *decl(Parser *p);
 static Node *stmt(Parser *p) {
     Token *t = peek(p);
     Node *n;
+    if (t->kind == TK_ELSE) { /* Python's while/for ... else, or an if's block closed early */
+        const Token *prev = p->pos > 0 ? &p->t[p->pos - 1] : NULL;
+        parse_error(p, t->loc, "'else' without an 'if': an 'else' follows the '}' of an 'if' block%s",
+                    prev && prev->kind == TK_RBRACE ? " (a 'for' or 'while' has no 'else' here)" : "");
+        return NULL;
+    }
     if ((t->kind == TK_FN || t->kind == TK_KERNEL) && peek2(p)->kind == TK_IDENT) {
         /* a nested function (Python's def inside a def; one at the start of a line is the next declaration, block()): reported,
          * then parsed as a declaration and dropped, so the statements after it are read as statements */

@@ -1302,6 +1302,12 @@ Test(lang_diag, first_kernel_mistakes) {
          "Python, tile_launch in C), not called (write the shared code as a 'fn')\n"},
         {"fn one(a, b) { return a + b; }\nkernel k(x: *f32) {\n    store(x, map_elementwise(one, load(x)));\n}\n",
          "t.tile:3:14: error: 'one' takes 2 parameters but is given 1 value\n"},
+        {"kernel k(x: *f32) {\n    let c = dot(zeros([16, 16], bf16), zeros([16, 16], f16));\n}\n",
+         "t.tile:2:40: error: dot: operand types differ: a is 'bf16', b is 'f16' (cast one to the other's type: 'b as bf16' or "
+         "'a as f16')\n"},
+        {"kernel k(x: *f32, n: i32) {\n    let i = 0;\n    while i < n { i += 1; } else { store(x, 1.0); }\n}\n",
+         "t.tile:3:29: error: 'else' without an 'if': an 'else' follows the '}' of an 'if' block (a 'for' or 'while' has no 'else' "
+         "here)\n"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Result r = compile(bad[i].src);
