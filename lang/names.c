@@ -377,8 +377,21 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
      * or a parameter given twice) */
     if (n < min || npos > np) {
         int got = n < min ? n : npos;
-        if (min == np) diag_error(g->d, call->loc, "'%s' expects %d argument%s, got %d", fname, np, np == 1 ? "" : "s", got);
-        else diag_error(g->d, call->loc, "'%s' expects %d to %d arguments, got %d", fname, min, np, got);
+        /* too many: at the first extra one; too few: the required parameters neither position nor keyword gave */
+        Loc at = call->loc;
+        for (int i = 0, p = 0; n >= min && i < n; i++)
+            if (!(call->kwnames && call->kwnames[i]) && p++ == np) at = call->kids[i]->loc;
+        Str miss = {0};
+        int nmiss = 0;
+        for (int j = npos; n < min && j < min; j++) {
+            bool kw = false;
+            for (int i = 0; i < n; i++) kw |= call->kwnames && call->kwnames[i] && !strcmp(call->kwnames[i], pnames[j]);
+            if (!kw) str_printf(&miss, "%s'%s'", nmiss++ ? ", " : ": ", pnames[j]);
+        }
+        if (nmiss) str_printf(&miss, " %s missing", nmiss == 1 ? "is" : "are");
+        if (min == np) diag_error(g->d, at, "'%s' expects %d argument%s, got %d%s", fname, np, np == 1 ? "" : "s", got, miss.buf ? miss.buf : "");
+        else diag_error(g->d, at, "'%s' expects %d to %d arguments, got %d%s", fname, min, np, got, miss.buf ? miss.buf : "");
+        str_free(&miss);
         return false;
     }
     int pos = 0;

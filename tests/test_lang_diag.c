@@ -1305,6 +1305,10 @@ Test(lang_diag, first_kernel_mistakes) {
         {"kernel k(x: *f32) {\n    let c = dot(zeros([16, 16], bf16), zeros([16, 16], f16));\n}\n",
          "t.tile:2:40: error: dot: operand types differ: a is 'bf16', b is 'f16' (cast one to the other's type: 'b as bf16' or "
          "'a as f16')\n"},
+        {"kernel k(x: *f32) {\n    store(x);\n}\n", "t.tile:2:5: error: 'store' expects 2 to 6 arguments, got 1: 'value' is missing\n"},
+        {"kernel k(x: *f32) {\n    let o = arange(0, 16, 2);\n}\n", "t.tile:2:27: error: 'arange' expects 2 arguments, got 3\n"},
+        {"kernel k(x: *i32, n: i32, const BLOCK: i32 = 16) {\n    let y = where(arange(0, BLOCK) < n, b=0);\n}\n",
+         "t.tile:2:13: error: 'where' expects 3 arguments, got 2: 'a' is missing\n"},
         {"kernel k(x: *f32, n: i32) {\n    let i = 0;\n    while i < n { i += 1; } else { store(x, 1.0); }\n}\n",
          "t.tile:3:29: error: 'else' without an 'if': an 'else' follows the '}' of an 'if' block (a 'for' or 'while' has no 'else' "
          "here)\n"},
