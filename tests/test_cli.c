@@ -56,6 +56,13 @@ Test(cli, help) {
 Test(cli, usage_errors_exit_2) {
     cr_expect_eq(run("", buf, sizeof buf), 2);
     cr_expect_eq(run("frobnicate", buf, sizeof buf), 2);
+    /* a typo of a command, subcommand or long option names the one meant */
+    cr_expect_eq(run("comple", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "unknown command 'comple'; did you mean 'compile'?"), "%s", buf);
+    cr_expect_eq(run("cache stat", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "unknown subcommand 'tile cache stat'; did you mean 'stats'?"), "%s", buf);
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --kernal add", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "unknown option --kernal; did you mean '--kernel'?"), "%s", buf);
     cr_expect_eq(run("compile", buf, sizeof buf), 2);
     cr_expect(strstr(buf, "no input file"), "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --emit bogus", buf, sizeof buf), 2);

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +25,44 @@ const CliCommand *cli_find_command(const CliCommand *cmds, int n, const char *na
     for (int i = 0; i < n; i++)
         if (!strcmp(cmds[i].name, name)) return &cmds[i];
     return NULL;
+}
+
+/* Levenshtein distance of two short words (a typo's distance; longer words count as far apart) */
+static size_t edit_distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b), row[64];
+    if (n >= 64 || m >= 64) return SIZE_MAX;
+    for (size_t j = 0; j <= m; j++) row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up, row[j] = best;
+        }
+    }
+    return row[m];
+}
+
+/* The name a typo most likely meant: within a third of its length (at least 1 edit, at most 3), NULL otherwise. */
+static const char *near_name(const char *word, const char *const *names, int n) {
+    size_t limit = strlen(word) / 3, best = SIZE_MAX;
+    if (limit < 1) limit = 1;
+    if (limit > 3) limit = 3;
+    const char *r = NULL;
+    for (int i = 0; i < n; i++) {
+        size_t d = edit_distance(word, names[i]);
+        if (d <= limit && d < best) best = d, r = names[i];
+    }
+    return r;
+}
+
+const char *cli_near_command(const CliCommand *cmds, int n, const char *name) {
+    const char *names[32];
+    int k = 0;
+    for (int i = 0; i < n && k < 32; i++) names[k++] = cmds[i].name;
+    return near_name(name, names, k);
 }
 
 void cli_print_commands(FILE *f, const CliCommand *cmds, int n) {
@@ -50,7 +89,9 @@ int cli_dispatch(const char *group, const CliCommand *cmds, int n, int argc, cha
     }
     const CliCommand *c = cli_find_command(cmds, n, argv[1]);
     if (!c) {
-        fprintf(stderr, "tile: unknown subcommand 'tile %s %s'\n", group, argv[1]);
+        const char *near = cli_near_command(cmds, n, argv[1]);
+        fprintf(stderr, "tile: unknown subcommand 'tile %s %s'%s%s%s\n", group, argv[1], near ? "; did you mean '" : "", near ? near : "",
+                near ? "'?" : "");
         print_group_usage(stderr, group, cmds, n);
         return CLI_EXIT_USAGE;
     }
@@ -187,7 +228,11 @@ int cli_getopt(CliGetopt *g) {
         size_t n = strlen(g->name) - 2;
         for (const struct option *o = g->longopts; !strncmp(g->name, "--", 2) && n && o && o->name; o++) matches += !strncmp(o->name, g->name + 2, n);
         if (matches > 1) return cli_usage_error(g->cmd, "ambiguous option %s: the start of %d options", g->name, matches), '?';
-        cli_usage_error(g->cmd, "unknown option %s", g->name);
+        const char *names[64], *near = NULL;
+        int k = 0;
+        for (const struct option *o = g->longopts; o && o->name && k < 64; o++) names[k++] = o->name;
+        if (!strncmp(g->name, "--", 2)) near = near_name(g->name + 2, names, k);
+        cli_usage_error(g->cmd, "unknown option %s%s%s%s", g->name, near ? "; did you mean '--" : "", near ? near : "", near ? "'?" : "");
         return '?';
     }
     if (c == ':') {

@@ -55,6 +55,8 @@ typedef struct CliCommand {
 } CliCommand;
 
 const CliCommand *cli_find_command(const CliCommand *cmds, int n, const char *name);
+/* The command a typo most likely meant (for "did you mean"), NULL when none is close. */
+const char *cli_near_command(const CliCommand *cmds, int n, const char *name);
 void cli_print_commands(FILE *f, const CliCommand *cmds, int n);
 /* argv[0] is the group ("run", "cache"), argv[1] the subcommand: run it.  No
  * subcommand: the group's usage on stderr (exit 2); --help or -h: on stdout. */

@@ -50,7 +50,8 @@ static int help(int argc, char **argv) {
     }
     const CliCommand *c = cli_find_command(commands, NCOMMANDS, argv[1]);
     if (!c) {
-        fprintf(stderr, "tile: unknown command '%s'\n", argv[1]);
+        const char *near = cli_near_command(commands, NCOMMANDS, argv[1]);
+        fprintf(stderr, "tile: unknown command '%s'%s%s%s\n", argv[1], near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         print_usage(stderr);
         return CLI_EXIT_USAGE;
     }
@@ -95,7 +96,8 @@ static int run_command(int argc, char **argv) {
     if (!strcmp(a, "help")) return help(argc - 1, argv + 1);
     const CliCommand *c = cli_find_command(commands, NCOMMANDS, a);
     if (!c) {
-        fprintf(stderr, "tile: unknown command '%s'\n", a);
+        const char *near = cli_near_command(commands, NCOMMANDS, a);
+        fprintf(stderr, "tile: unknown command '%s'%s%s%s\n", a, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         print_usage(stderr);
         return CLI_EXIT_USAGE;
     }
