@@ -1305,6 +1305,8 @@ Test(lang_diag, first_kernel_mistakes) {
         {"kernel k(x: *f32) {\n    let c = dot(zeros([16, 16], bf16), zeros([16, 16], f16));\n}\n",
          "t.tile:2:40: error: dot: operand types differ: a is 'bf16', b is 'f16' (cast one to the other's type: 'b as bf16' or "
          "'a as f16')\n"},
+        {"kernel k(x: *f32) {\n    let l = [1.0, 2.0];\n}\n",
+         "t.tile:2:14: error: a list holds compile-time integers (a shape, axes), got 'f32': values are a tuple, written (a, b)\n"},
         {"kernel k(x: *f32) {\n    store(x);\n}\n", "t.tile:2:5: error: 'store' expects 2 to 6 arguments, got 1: 'value' is missing\n"},
         {"kernel k(x: *f32) {\n    let o = arange(0, 16, 2);\n}\n", "t.tile:2:27: error: 'arange' expects 2 arguments, got 3\n"},
         {"kernel k(x: *i32, n: i32, const BLOCK: i32 = 16) {\n    let y = where(arange(0, BLOCK) < n, b=0);\n}\n",
