@@ -1536,3 +1536,15 @@ const char *gen_type_desc(Gen *g, const Type *t) {
     str_free(&s);
     return r;
 }
+
+/* After "changes type from 'was' to 'now' in the loop": how to write it.  A scalar that becomes a tile is the usual
+ * slip (`let acc = 0.0;` then `acc += load(p + offs)`): the tile to start from; another element type: the two fixes. */
+const char *gen_carried_type_hint(Gen *g, const Type *was, const Type *now) {
+    if (was->dt == DT_PTR || now->dt == DT_PTR) return "";
+    if (was->rank != now->rank || memcmp(was->shape, now->shape, sizeof(int32_t) * (size_t)was->rank))
+        return now->rank ? arena_printf(g->a, " (a variable keeps its type and shape through a loop, as in Triton: start it as the "
+                                        "tile, 'zeros(%s, %s)')", gen_shape_str(g, now->rank, now->shape), dtype_name(now->dt))
+                         : " (a variable keeps its type and shape through a loop, as in Triton)";
+    return arena_printf(g->a, " (a variable keeps its type through a loop, as in Triton: start it as '%s', or cast the value with "
+                        "'as %s')", dtype_name(now->dt), dtype_name(was->dt));
+}

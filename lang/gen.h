@@ -208,6 +208,7 @@ Val gen_list_as_tuple(Gen *g, Val v); /* a list (a shape: compile-time sizes) as
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc);
 Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc);
 const char *gen_type_desc(Gen *g, const Type *t); /* full type: "tensor<64x32xf32>" */
+const char *gen_carried_type_hint(Gen *g, const Type *was, const Type *now); /* how to keep a loop-carried type */
 
 /* stmt.c */
 /* Match a call's arguments to parameter names: slots[i] is the argument

@@ -531,8 +531,8 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
                 const char *what = gen_is_record(c->before[i]) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, c->before[i]))
                                    : c->before[i].k == V_TUPLE ? arena_printf(g->a, "element %d of '%s'", k, x->name)
                                                                : arena_printf(g->a, "'%s'", x->name);
-                diag_error(g->d, at, "loop-carried variable %s changes type from '%s' to '%s' in the loop", what, gen_type_desc(g, t),
-                           v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v));
+                diag_error(g->d, at, "loop-carried variable %s changes type from '%s' to '%s' in the loop%s", what, gen_type_desc(g, t),
+                           v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v), v.k == V_RT ? gen_carried_type_hint(g, t, v.t) : "");
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
             }
         }

@@ -410,7 +410,8 @@ Test(lang_diag, misc) {
                 "      store(p, f(1.0));\n"
                 "               ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    let acc = 0.0;\n    for i in range(n) { acc = arange(0, 16); }\n}\n",
-                "t.tile:3:25: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
+                "t.tile:3:25: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop (a variable keeps "
+                "its type and shape through a loop, as in Triton: start it as the tile, 'zeros([16], i32)')\n"
                 "      for i in range(n) { acc = arange(0, 16); }\n"
                 "                          ^\n"
                 "t.tile:3:5: note: the loop\n"
@@ -519,7 +520,8 @@ Test(lang_diag, loops_and_jumps) {
                 "          break\n"
                 "               ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    let acc = 0.0;\n    while n > 0 { acc = arange(0, 16); }\n}\n",
-                "t.tile:3:19: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
+                "t.tile:3:19: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop (a variable keeps "
+                "its type and shape through a loop, as in Triton: start it as the tile, 'zeros([16], i32)')\n"
                 "      while n > 0 { acc = arange(0, 16); }\n"
                 "                    ^\n"
                 "t.tile:3:5: note: the loop\n"
