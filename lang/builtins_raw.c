@@ -97,7 +97,8 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
     if (!strcmp(name, "static_print")) return static_print(g, node);
     if (is_print) {
         if (n < 1 || node->kids[0]->kind != N_STR) {
-            diag_error(g->d, node->loc, "'device_print' expects a string literal prefix first, such as device_print(\"x\", x)");
+            diag_error(g->d, n ? node->kids[0]->loc : node->loc, "'device_print' expects a string literal prefix first, such as "
+                       "device_print(\"x\", x)");
             return val_err();
         }
         if (n - 1 > 64) {
@@ -136,8 +137,8 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
         return (Val){.k = V_VOID};
     }
     if (n < 1 || n > 2 || (n == 2 && node->kids[1]->kind != N_STR)) {
-        diag_error(g->d, node->loc, "'%s' expects a condition and an optional string literal message, such as %s(n > 0, \"n must be positive\")",
-                   name, name);
+        diag_error(g->d, n > 2 ? node->kids[2]->loc : n == 2 ? node->kids[1]->loc : node->loc, /* at what is wrong */
+                   "'%s' expects a condition and an optional string literal message, such as %s(n > 0, \"n must be positive\")", name, name);
         return val_err();
     }
     const char *msg = n == 2 ? node->kids[1]->name : "";

@@ -138,9 +138,15 @@ Test(lang_diag, static_assert) {
                 "  kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n"
                 "                    ^\n");
     expect_diag("kernel k(x: *f32) { device_print(x); }\n",
-                "t.tile:1:21: error: 'device_print' expects a string literal prefix first, such as device_print(\"x\", x)\n"
+                "t.tile:1:34: error: 'device_print' expects a string literal prefix first, such as device_print(\"x\", x)\n"
                 "  kernel k(x: *f32) { device_print(x); }\n"
-                "                      ^\n");
+                "                                   ^\n");
+    /* at the message that is not a string */
+    expect_diag("kernel k(x: *f32, const B: i32 = 16) { static_assert(B > 8, B); }\n",
+                "t.tile:1:61: error: 'static_assert' expects a condition and an optional string literal message, such as "
+                "static_assert(n > 0, \"n must be positive\")\n"
+                "  kernel k(x: *f32, const B: i32 = 16) { static_assert(B > 8, B); }\n"
+                "                                                              ^\n");
 }
 
 /* Triton's max/min: the second argument is the axis; two values want maximum/minimum */
