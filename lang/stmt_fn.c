@@ -70,7 +70,15 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
     gen_stmt_seq(g, fn->body->kids, fn->body->nkids);
     /* each error and warning in the body names the call it came through (a helper used in several places, or imported) */
     bool failed = g->d->nerrors > errors;
-    if (g->d->n > first) diag_note_reports_since(g->d, first, call, "in this call of '%s'", fn->name);
+    if (g->d->n > first) { /* a chain of calls: the four innermost and the four outermost (64 deep was 64 notes) */
+        int after = 0, i = first;
+        while (i < g->d->n && g->d->msgs[i].level == DIAG_NOTE) i++;
+        for (i++; i < g->d->n && g->d->msgs[i].level == DIAG_NOTE; i++) after++;
+        if (g->inline_depth <= 4 || after < 4) diag_note_reports_since(g->d, first, call, "in this call of '%s'", fn->name);
+        else if (g->inline_depth == 5)
+            diag_note_reports_since(g->d, first, call, "in this call of '%s' (the calls between it and the call above are not shown)",
+                                    fn->name);
+    }
     g->inline_depth--;
     g->fr = saved;
     if (failed) return val_err(); /* reported: the call has no value to complain about again */

@@ -1352,3 +1352,23 @@ Test(lang_diag, return_annotation) {
                 "      store(x, f(1.0) + y);\n"
                 "                        ^\n");
 }
+
+/* An error at the end of a chain of calls names the four innermost and the four outermost calls, and says that the
+ * ones between are left out (a chain 64 deep gave 64 notes). */
+Test(lang_diag, long_call_chain) {
+    char src[2048];
+    int n = snprintf(src, sizeof src, "fn g11(x) { return x + nope; }\n");
+    for (int i = 10; i >= 0; i--) n += snprintf(src + n, sizeof src - (size_t)n, "fn g%d(x) { return g%d(x); }\n", i, i + 1);
+    snprintf(src + n, sizeof src - (size_t)n, "kernel k(p: *f32) { store(p, g0(1.0)); }\n");
+    Result r = compile(src);
+    cr_expect_null(r.m);
+    int errors = 0, notes = 0;
+    for (const char *e = r.diags; (e = strstr(e, ": error: ")); e++) errors++;
+    for (const char *e = r.diags; (e = strstr(e, ": note: ")); e++) notes++;
+    cr_expect(errors == 1 && notes == 9, "%d errors, %d notes:\n%s", errors, notes, r.diags);
+    cr_expect(strstr(r.diags, "t.tile:2:20: note: in this call of 'g11'\n") &&
+                  strstr(r.diags, "t.tile:9:19: note: in this call of 'g4' (the calls between it and the call above are not shown)\n") &&
+                  strstr(r.diags, "t.tile:13:30: note: in this call of 'g0'\n"),
+              "%s", r.diags);
+    result_free(&r);
+}
