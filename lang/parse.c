@@ -1118,8 +1118,14 @@ static Node *block(Parser *p) {
         if (p->pos == before) next(p); /* always make progress */
         if (p->d->nerrors > 200) break;
     }
-    if (at(p, TK_EOF)) parse_error(p, peek(p)->loc, "expected '}' to close the block opened at line %u, found end of file", t->loc.line);
-    else if (at(p, TK_RBRACE)) next(p);
+    if (at(p, TK_EOF)) {
+        /* a file that ends mid-statement has one error there (expected ';' or ')'), not a second for each open block */
+        const DiagMsg *last = p->d->n ? &p->d->msgs[p->d->n - 1] : NULL;
+        Loc eof = peek(p)->loc;
+        if (last && last->level == DIAG_ERROR && last->loc.file == eof.file && last->loc.line == eof.line && last->loc.col == eof.col)
+            p->panic = true;
+        else parse_error(p, eof, "expected '}' to close the block opened at line %u, found end of file", t->loc.line);
+    } else if (at(p, TK_RBRACE)) next(p);
     leave(p);
     b->kids = l.v;
     b->nkids = l.n;

@@ -1316,6 +1316,10 @@ Test(lang_diag, first_kernel_mistakes) {
         {"kernel k(x: *f32, n: i32) {\n    let s = 0;\n    for i in range(0, n) { s += load(x + i); }\n}\n",
          "t.tile:3:28: error: loop-carried variable 's' changes type from 'i32' to 'f32' in the loop (a variable keeps its type "
          "through a loop, as in Triton: start it as 'f32', or cast the value with 'as i32')\n"},
+        /* a file that ends mid-statement (cut short, or saved half-written): one error where it ends */
+        {"kernel k(x: *f32) {\n    if true {\n        let v = 1.0", "t.tile:3:20: error: expected ';' after 'let' statement, found end of file\n"},
+        {"kernel k(x: *f32) {\n    if true {\n        store(x, 1.0);\n    \n}\n",
+         "t.tile:6:1: error: expected '}' to close the block opened at line 1, found end of file\n"},
         {"kernel k(x: *f32) {\n    store(x);\n}\n", "t.tile:2:5: error: 'store' expects 2 to 6 arguments, got 1: 'value' is missing\n"},
         {"kernel k(x: *f32) {\n    let o = arange(0, 16, 2);\n}\n", "t.tile:2:27: error: 'arange' expects 2 arguments, got 3\n"},
         {"kernel k(x: *i32, n: i32, const BLOCK: i32 = 16) {\n    let y = where(arange(0, BLOCK) < n, b=0);\n}\n",
