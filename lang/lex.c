@@ -877,6 +877,17 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks, LexSlashes *s
     Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1, .sl = sl};
     if (l.end - l.p >= 3 && !memcmp(l.p, "\xEF\xBB\xBF", 3)) l.p += 3; /* a UTF-8 byte-order mark (editors on Windows write one) */
     if (sl) *sl = (LexSlashes){.budget = LEX_AGAIN_PER_BYTE * src->len + LEX_AGAIN_BASE};
+    /* a binary file (an executable, an object, a cubin given as source or import): one error, not one per stray byte
+     * (/bin/ls gave 437); a text file's stray NUL stays an error at its place */
+    size_t nul = 0, head = src->len < 4096 ? src->len : 4096;
+    for (size_t i = 0; i < head; i++) nul += !src->text[i];
+    if (nul >= 4) {
+        diag_error(d, (Loc){src, 1, 1}, "%s is not source text: it holds NUL bytes (a binary file, such as an executable or a cubin)",
+                   src->name);
+        lex_push(&l, TK_EOF, lex_loc(&l), l.p)->reported = true;
+        *ntoks = l.n;
+        return l.toks;
+    }
     lex_run(&l);
     if (sl) sl->tok_cap = l.cap;
     *ntoks = l.n;

@@ -1376,3 +1376,16 @@ Test(lang_diag, long_call_chain) {
               "%s", r.diags);
     result_free(&r);
 }
+
+/* A binary file given as source (an executable, a cubin): one error, not one per stray byte; a text file's NUL
+ * stays an error at its place. */
+Test(lang_diag, binary_file) {
+    static const char elf[] = "\x7f" "ELF\2\1\1\0\0\0\0\0\0\0\0\0\3\0>\0\1\0\0\0kernel k(x: *f32) { store(x, 1.0); }\n";
+    Result r = compile_src("a.out", elf, sizeof elf - 1, NULL, 0);
+    cr_expect_null(r.m);
+    const char *want = "a.out:1:1: error: a.out is not source text: it holds NUL bytes (a binary file, such as an executable or a cubin)\n";
+    int errors = 0;
+    for (const char *e = r.diags; (e = strstr(e, ": error: ")); e++) errors++;
+    cr_expect(!strncmp(r.diags, want, strlen(want)) && errors == 1, "%s", r.diags);
+    result_free(&r);
+}
