@@ -1264,12 +1264,12 @@ const Decl *gen_fn_named(Gen *g, const Node *n) {
     return gl && gl->decl->kind == D_FN ? gl->decl : NULL;
 }
 
-/* A kernel's run-time parameters are defined after its const ones, so a name unknown in a const parameter's default
- * (`const B: i32 = n`) may be one of them. */
-static bool runtime_param_in_default(Gen *g, const char *name) {
+/* A kernel's run-time parameters are defined after its const ones, and those in order, so a name unknown in a const
+ * parameter's default (`const B: i32 = n`, `const A: i32 = B, const B: i32 = 4`) may be one of them. */
+static bool kernel_param_unknown_here(Gen *g, const char *name, bool is_const) {
     const Decl *k = g->fr ? g->fr->kernel : NULL;
     for (int i = 0; k && i < k->nparams; i++)
-        if (!k->params[i].is_const && !strcmp(k->params[i].name, name)) return true;
+        if (k->params[i].is_const == is_const && !strcmp(k->params[i].name, name)) return true;
     return false;
 }
 
@@ -1282,9 +1282,12 @@ static Val gen_name(Gen *g, const Node *n) {
     else if (!strcmp(n->name, "float")) /* Python's float("inf") is a built-in, its type is not (full([n], 0.0, float)) */
         diag_error(g->d, n->loc, "'float' names no type here: a type is named by its width ('f32', 'f16', 'f64')");
     else if (builtin_exists(n->name)) diag_error(g->d, n->loc, "built-in '%s' cannot be used as a value", n->name);
-    else if (runtime_param_in_default(g, n->name))
+    else if (kernel_param_unknown_here(g, n->name, false))
         diag_error(g->d, n->loc, "'%s' is a run-time parameter: a const parameter's default is a compile-time value (a number, a "
                    "type, a string, or an earlier const parameter)", n->name);
+    else if (kernel_param_unknown_here(g, n->name, true)) /* `const A: i32 = B, const B: i32 = 4` */
+        diag_error(g->d, n->loc, "'%s' is a const parameter declared after this one: a const parameter's default names file-level "
+                   "consts and the const parameters before it", n->name);
     else {
         diag_error(g->d, n->loc, "unknown name '%s'%s", n->name, gen_did_you_mean(g, n->name, false));
         gen_note_ended_let(g, n->name, n->loc);

@@ -9,6 +9,13 @@ Global *gen_find_global(Gen *g, const char *name);
 Val gen_global_value(Gen *g, Global *gl, Loc loc);
 
 static bool attr_int(Gen *g, const Node *n, const char *name, int64_t *out) {
+    const Decl *k = g->fr ? g->fr->kernel : NULL; /* @num_warps(NW) with a const parameter NW: attributes come before them */
+    for (int i = 0; k && n->kind == N_NAME && !gen_find_global(g, n->name) && i < k->nparams; i++)
+        if (!strcmp(k->params[i].name, n->name)) {
+            diag_error(g->d, n->loc, "'%s' is a parameter of '%s': an attribute's value is a number or a file-level const (-D %s=... "
+                       "or @config(%s=...) set %s for a compile)", n->name, k->name, name, name, name);
+            return false;
+        }
     Val v = gen_eval_global(g, n);
     if (v.k == V_RT) {
         diag_error(g->d, n->loc, "'%s' must be a compile-time constant", name);
@@ -92,8 +99,14 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
         Global *gl = config && !pa ? gen_find_global(g, name) : NULL; /* a file-level const: a define sets it too */
         if (config && !pa && !(gl && gl->decl->kind == D_CONST) && strcmp(name, "num_warps") && strcmp(name, "num_stages") &&
             strcmp(name, "warp_specialize") && strcmp(name, "pingpong") && strcmp(name, "overlap"))
-            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is neither a const parameter of '%s' nor a file-level const",
-                       name, k->name);
+        {
+            const char *names[64] = {"num_warps", "num_stages", "warp_specialize", "pingpong", "overlap"};
+            int nn = 5;
+            for (int j = 0; j < k->nparams && nn < 64; j++)
+                if (k->params[j].is_const) names[nn++] = k->params[j].name;
+            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is neither a const parameter of '%s' nor a file-level const%s",
+                       name, k->name, gen_did_you_mean_in(g, name, names, nn));
+        }
         else if (config && !pa && !gl) { /* launch metadata: a bad value failed only when tile tune reached it */
             int64_t v;
             if (attr_int(g, at->args[i], name, &v)) launch_value_ok(g, name, v, at->args[i]->loc);

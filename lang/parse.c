@@ -1139,6 +1139,19 @@ static Node *block(Parser *p) {
  * untyped.  The group is skipped and the parameter is then untyped. */
 static void param(Parser *p, Param *pa, DeclKind kind) {
     pa->is_const = accept(p, TK_CONST);
+    if ((at(p, TK_IDENT) || at(p, TK_TYPE)) && (peek2(p)->kind == TK_STAR || peek2(p)->kind == TK_POW || peek2(p)->kind == TK_IDENT)) {
+        int k = p->pos + 1; /* C's float *x (a `**` after a name is lexed as the power operator) */
+        int stars = 0;
+        for (; k < p->n && (p->t[k].kind == TK_STAR || p->t[k].kind == TK_POW) && stars < 6; k++) stars += p->t[k].kind == TK_POW ? 2 : 1;
+        if (k < p->n && p->t[k].kind == TK_IDENT && !ident_is(&p->t[k], "in")) {
+            const Token *ty = peek(p), *nm = &p->t[k];
+            parse_error(p, ty->loc, "a parameter is written 'NAME: TYPE' here: '%.*s: %.*s%.*s', not C's '%.*s %.*s%.*s'%s", (int)nm->len,
+                        nm->text, stars, "********", ty->kind == TK_TYPE ? (int)ty->len : 1, ty->kind == TK_TYPE ? ty->text : "T",
+                        (int)ty->len, ty->text, stars, "********", (int)nm->len, nm->text,
+                        ty->kind == TK_TYPE ? "" : " (T a type such as f32)");
+            return;
+        }
+    }
     pa->name = expect_ident(p, "a parameter name", &pa->loc);
     pa->ty = (TypeRef){.dt = DT_VOID};
     if (!p->panic && at(p, TK_COLON) && peek2(p)->kind == TK_LPAREN) {
@@ -1172,6 +1185,9 @@ static void param(Parser *p, Param *pa, DeclKind kind) {
             if (at(p, TK_STAR) && !pa->ty.nptr) /* C's float* */
                 parse_error(p, peek(p)->loc, "a pointer type is written before its pointee: '*%.*s', not '%.*s*'", (int)t->len,
                             t->text, (int)t->len, t->text);
+            else if (at(p, TK_LBRACK) && !pa->ty.nptr) /* an array: the kernel takes a pointer to its first element */
+                parse_error(p, peek(p)->loc, "an array parameter is a pointer to its first element here: '%s: *%.*s'", pa->name ? pa->name : "x",
+                            (int)t->len, t->text);
         }
     }
     if (accept(p, TK_ASSIGN)) pa->def = expr(p);

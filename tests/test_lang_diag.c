@@ -1316,6 +1316,20 @@ Test(lang_diag, first_kernel_mistakes) {
         {"kernel k(x: *f32, n: i32) {\n    let s = 0;\n    for i in range(0, n) { s += load(x + i); }\n}\n",
          "t.tile:3:28: error: loop-carried variable 's' changes type from 'i32' to 'f32' in the loop (a variable keeps its type "
          "through a loop, as in Triton: start it as 'f32', or cast the value with 'as i32')\n"},
+        {"@num_warps(NW)\nkernel k(x: *f32, const NW: i32 = 4) { store(x, 1.0); }\n",
+         "t.tile:1:12: error: 'NW' is a parameter of 'k': an attribute's value is a number or a file-level const (-D num_warps=... or "
+         "@config(num_warps=...) set num_warps for a compile)\n"},
+        {"kernel k(x: *f32, const A: i32 = B, const B: i32 = 4) { store(x, 1.0); }\n",
+         "t.tile:1:34: error: 'B' is a const parameter declared after this one: a const parameter's default names file-level consts "
+         "and the const parameters before it\n"},
+        {"@config(num_warp=8)\nkernel k(x: *f32, const BLOCK: i32 = 64) { store(x, 1.0); }\n",
+         "t.tile:1:18: error: '@config' sets 'num_warp', which is neither a const parameter of 'k' nor a file-level const; did you mean "
+         "'num_warps'?\n"},
+        {"kernel k(float *x, int n) { store(x, 1.0); }\n",
+         "t.tile:1:10: error: a parameter is written 'NAME: TYPE' here: 'x: *T', not C's 'float *x' (T a type such as f32)\n"},
+        {"kernel k(f16 **x) { store(x, 1.0); }\n", "t.tile:1:10: error: a parameter is written 'NAME: TYPE' here: 'x: **f16', not C's 'f16 **x'\n"},
+        {"kernel k(x: f32[], n: i32) { store(x, 1.0); }\n",
+         "t.tile:1:16: error: an array parameter is a pointer to its first element here: 'x: *f32'\n"},
         /* a file that ends mid-statement (cut short, or saved half-written): one error where it ends */
         {"kernel k(x: *f32) {\n    if true {\n        let v = 1.0", "t.tile:3:20: error: expected ';' after 'let' statement, found end of file\n"},
         {"kernel k(x: *f32) {\n    if true {\n        store(x, 1.0);\n    \n}\n",
