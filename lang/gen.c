@@ -1228,11 +1228,12 @@ static Val gen_list(Gen *g, const Node *n) {
         Val e = gen_expr(g, n->kids[i]);
         int64_t x;
         if (e.k == V_CT && !dtype_is_int(e.dt)) { /* [1.0, 2.0]: one error for the list, not one per element */
-            diag_error(g->d, n->kids[i]->loc, "a list holds compile-time integers (a shape, axes), got '%s': values are a tuple, "
-                       "written (a, b)", dtype_name(e.dt));
+            if (ok)
+                diag_error(g->d, n->kids[i]->loc, "a list holds compile-time integers (a shape, axes), got '%s': values are a tuple, "
+                           "written (a, b)", dtype_name(e.dt));
             return val_err();
         }
-        if (!val_ct_int_of(g, e, n->kids[i]->loc, "a list element", &x)) {
+        if (!val_ct_int_of(g, e, n->kids[i]->loc, "a list element", &x)) { /* each run-time parameter gets its note */
             if (e.k == V_RT) gen_note_runtime_params(g, n->kids[i]);
             ok = false;
             continue;

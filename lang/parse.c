@@ -876,6 +876,13 @@ static Node *stmt(Parser *p) {
             if (at(p, TK_LBRACE)) n->then = block(p);
             return n;
         }
+        if (at(p, TK_IDENT) && (peek2(p)->kind == TK_ASSIGN || peek2(p)->kind == TK_COLON)) { /* Go's for i := 0; ...; i++ {, Lua's for i = 1, n */
+            diag_error(p->d, t->loc, "a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as 'for %.*s = ...'",
+                       (int)peek(p)->len, peek(p)->text);
+            while (!at(p, TK_EOF) && !at(p, TK_LBRACE) && !at(p, TK_RBRACE)) next(p);
+            if (at(p, TK_LBRACE)) n->then = block(p);
+            return n;
+        }
         Node *unpack = NULL; /* `for (a, b) in t`, `for a, b in t`: a `let` of the targets from each element */
         int d = bare ? 0 : paren_name_depth(p, p->pos);
         if (d) { /* `for (a) in t`: Python's parenthesized name is the name, the loop's variable (over a range too) */

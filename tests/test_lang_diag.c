@@ -1330,6 +1330,8 @@ Test(lang_diag, first_kernel_mistakes) {
         {"kernel k(f16 **x) { store(x, 1.0); }\n", "t.tile:1:10: error: a parameter is written 'NAME: TYPE' here: 'x: **f16', not C's 'f16 **x'\n"},
         {"kernel k(x: f32[], n: i32) { store(x, 1.0); }\n",
          "t.tile:1:16: error: an array parameter is a pointer to its first element here: 'x: *f32'\n"},
+        {"kernel k(x: *f32, n: i32) {\n    for i = 0; i < n; i += 1 {\n        store(x + i, 1.0);\n    }\n}\n",
+         "t.tile:2:5: error: a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as 'for i = ...'\n"},
         /* a file that ends mid-statement (cut short, or saved half-written): one error where it ends */
         {"kernel k(x: *f32) {\n    if true {\n        let v = 1.0", "t.tile:3:20: error: expected ';' after 'let' statement, found end of file\n"},
         {"kernel k(x: *f32) {\n    if true {\n        store(x, 1.0);\n    \n}\n",
