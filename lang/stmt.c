@@ -913,12 +913,62 @@ static Val while_cond(Gen *g, const Node *s) {
     return scalar_cond(g, c, s->cond->loc, "while", "");
 }
 
+/* A `while` whose condition is a compile-time true before the loop and stays compile-time through the body
+ * (while_stays_static): unrolled here, one copy of the body per iteration while the condition holds, as
+ * static_range's (Triton runs such a loop over constexprs at compile time: its `_log2`).  Assignments carry from one
+ * copy to the next as in straight-line code; a `break` or `continue` (under compile-time conditions only) ends
+ * the copy, a `break` the loop too, as their RUNNING and JUMPED flags say. */
+static void gen_static_while(Gen *g, const Node *s) {
+    Frame *fr = g->fr;
+    const Node *outer_loop = fr->loop;
+    fr->loop = s;
+    fr->loops++; /* `return` stays an error inside, as in any loop */
+    Var *run = contains_jump(s->then, N_BREAK) ? gen_lookup_var(g, RUNNING) : NULL;
+    static const Cont iter_end = {.iter_end = true};
+    for (int k = 1;; k++) {
+        Scope *saved = fr->scope;
+        Scope sc = {.up = saved};
+        fr->scope = &sc;
+        gen_define_var(g, JUMPED, val_ct_int(0, DT_I1));
+        int errors = g->d->nerrors;
+        gen_seq(g, s->then->kids, s->then->nkids, &iter_end);
+        fr->returned = fr->jumped = false;
+        fr->scope = saved;
+        if (g->d->nerrors > errors) {
+            diag_note(g->d, s->loc, "in iteration %d of the 'while' loop, which runs at compile time", k);
+            break;
+        }
+        if (g->too_big || (run && run->val.k == V_CT && !run->val.i)) break;
+        Val c = while_cond(g, s);
+        if (c.k == V_ERR || (c.k == V_CT && !c.i)) break;
+        if (c.k != V_CT) { /* while_stays_static said it cannot be */
+            diag_error(g->d, s->cond->loc, "the condition of this 'while', compile-time before the loop, became run-time in "
+                       "its body (iteration %d)", k);
+            break;
+        }
+        if (k == STATIC_RANGE_MAX) {
+            diag_error(g->d, s->loc, "this 'while' runs at compile time (its condition is compile-time and its body keeps it "
+                       "so) and still holds after %d iterations: for a run-time loop use 'for ... in range(...)'",
+                       STATIC_RANGE_MAX);
+            break;
+        }
+    }
+    fr->loops--;
+    fr->loop = outer_loop;
+    warn_loop_let_of_outer(g, s->then, NULL);
+}
+
 static void gen_while(Gen *g, const Node *s) {
     if (!s->cond || !s->then) return;
     Scope *outer_scope = g->fr->scope, wrap = {0};
     loop_scope_open(g, s, &wrap);
     Val c0 = while_cond(g, s);
     if (c0.k == V_ERR || (c0.k == V_CT && !c0.i)) { /* never runs */
+        g->fr->scope = outer_scope;
+        return;
+    }
+    if (c0.k == V_CT && while_stays_static(g, s)) {
+        gen_static_while(g, s);
         g->fr->scope = outer_scope;
         return;
     }

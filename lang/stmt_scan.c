@@ -1,6 +1,7 @@
 /* stmt_scan.c - pre-scans of statements for stmt.c: the names a statement binds (collect_bound) or assigns
- * (collect_assigned), loop conditions that cannot change (loop_invariant_cond, loop_static_cond), jumps and
- * returns in a statement, and nodes code generation synthesizes. */
+ * (collect_assigned), loop conditions that cannot change (loop_invariant_cond, loop_static_cond), whether a
+ * `while` runs at compile time (while_stays_static), jumps and returns in a statement, and nodes code
+ * generation synthesizes. */
 #include "stmt_scan.h"
 
 #include <string.h>
@@ -119,6 +120,129 @@ void collect_assigned(Gen *g, const Node *s, NameSet *out) {
     NameSet bound = {0};
     collect_bound(g, s, &bound);
     collect_assigned_in(g, s, out, false, &bound);
+}
+
+/* ---- a `while` that runs at compile time ---- */
+
+/* The names a `while` body binds (bound), those of them that may hold a run-time value (rt), and whether a jump of
+ * the loop is under a condition that may be run-time (jump_rt). */
+typedef struct StaticScan {
+    NameSet bound, rt;
+    bool changed, jump_rt;
+} StaticScan;
+
+/* v holds compile-time values only (a constant, a type, None, a string, a tuple of those) */
+static bool val_compile_time(Val v) {
+    if (v.k == V_TUPLE)
+        for (int i = 0; i < v.nelems; i++)
+            if (!val_compile_time(v.elems[i])) return false;
+    return v.k != V_RT && v.k != V_ERR && v.k != V_VOID && v.k != V_FN;
+}
+
+/* Built-ins that give a compile-time value of compile-time arguments and do nothing else. */
+static bool pure_builtin(const char *name) {
+    static const char *const pure[] = {"min", "max", "minimum", "maximum", "abs", "next_power_of_2", "len"};
+    for (int i = 0; i < (int)ARRAY_LEN(pure); i++)
+        if (!strcmp(name, pure[i])) return true;
+    return false;
+}
+
+/* e surely gives a compile-time value in the loop: literals, operators, conditionals, tuples and pure built-ins of
+ * names that hold compile-time values (file-level consts, -D defines, variables the body binds only to such values,
+ * variables it does not bind whose value is one). */
+static bool ct_expr(Gen *g, const Node *e, const StaticScan *sc) {
+    if (!e) return true;
+    switch (e->kind) {
+    case N_INT:
+    case N_FLOAT:
+    case N_BOOL:
+    case N_NONE:
+    case N_STR:
+    case N_DTYPE: return true;
+    case N_NAME: {
+        if (names_has(&sc->bound, e->name)) return !names_has(&sc->rt, e->name);
+        Var *x = gen_lookup_var(g, e->name);
+        if (x) return val_compile_time(x->val);
+        Global *gl = gen_find_global(g, e->name);
+        if (gl) return gl->decl->kind == D_CONST;
+        return gen_find_define(g, e->name) >= 0;
+    }
+    case N_UNARY:
+    case N_CAST: return ct_expr(g, e->lhs, sc);
+    case N_BINARY: return ct_expr(g, e->lhs, sc) && ct_expr(g, e->rhs, sc);
+    case N_COND: return ct_expr(g, e->cond, sc) && ct_expr(g, e->then, sc) && ct_expr(g, e->els, sc);
+    case N_CALL:
+        if (!e->name || !pure_builtin(e->name) || gen_lookup_var(g, e->name) || gen_find_global(g, e->name)) return false;
+        for (int i = 0; i < e->nkids; i++)
+            if ((e->kwnames && e->kwnames[i]) || !ct_expr(g, e->kids[i], sc)) return false;
+        return true;
+    case N_INDEX:
+        if (!ct_expr(g, e->lhs, sc)) return false;
+        /* fall through */
+    case N_TUPLE:
+    case N_LIST:
+        for (int i = 0; i < e->nkids; i++)
+            if (!ct_expr(g, e->kids[i], sc)) return false;
+        return true;
+    default: return false;
+    }
+}
+
+static void mark_rt(Gen *g, StaticScan *sc, const char *name) {
+    if (names_has(&sc->rt, name)) return;
+    names_add(g, &sc->rt, name);
+    sc->changed = true;
+}
+
+/* One walk over a `while` body (rt: under a condition that may be run-time, or in a nested loop, whose values are
+ * run-time; nested: in a nested loop, whose jumps are its own), marking the names bound to what may be run-time. */
+static void static_scan(Gen *g, const Node *s, bool rt, bool nested, StaticScan *sc) {
+    if (!s) return;
+    switch (s->kind) {
+    case N_LET:
+    case N_ASSIGN: {
+        Node self = {.kind = N_NAME, .name = s->name};
+        bool ct = !rt && ct_expr(g, s->rhs, sc) && ct_expr(g, s->cond, sc) &&
+                  (s->kind == N_LET || !s->name || (s->op == TK_ASSIGN && !s->cond) || ct_expr(g, &self, sc));
+        for (int i = 0; !ct && i < (s->name ? 1 : s->nkids); i++) mark_rt(g, sc, s->name ? s->name : s->kids[i]->name);
+        break;
+    }
+    case N_BREAK:
+    case N_CONTINUE: sc->jump_rt |= rt && !nested; break;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) static_scan(g, s->kids[i], rt, nested, sc);
+        break;
+    case N_IF: {
+        bool c = ct_expr(g, s->cond, sc);
+        static_scan(g, s->then, rt || !c, nested, sc);
+        static_scan(g, s->els, rt || !c, nested, sc);
+        break;
+    }
+    case N_FOR:
+    case N_WHILE:
+        if (s->kind == N_FOR && s->name) mark_rt(g, sc, s->name);
+        static_scan(g, s->then, true, true, sc);
+        break;
+    default: break;
+    }
+}
+
+/* Whether the `while` s, whose condition is a compile-time true before the loop, runs at compile time: every name its
+ * condition reads surely stays compile-time through the body (each binding of it gives a compile-time value, none
+ * under a run-time condition or in a nested loop), and its `break`s and `continue`s are under compile-time
+ * conditions only.  Names the body binds that held a run-time value before it count as run-time. */
+bool while_stays_static(Gen *g, const Node *s) {
+    StaticScan sc = {0};
+    collect_bound(g, s->then, &sc.bound);
+    for (int i = 0; i < sc.bound.n; i++) {
+        Var *x = gen_lookup_var(g, sc.bound.v[i]);
+        if (x && !val_compile_time(x->val)) mark_rt(g, &sc, sc.bound.v[i]);
+    }
+    do {
+        sc.changed = false;
+        static_scan(g, s->then, false, false, &sc);
+    } while (sc.changed);
+    return !sc.jump_rt && ct_expr(g, s->cond, &sc);
 }
 
 /* s contains a `break` (kind N_BREAK) or either jump (kind N_ERR) of the enclosing loop. */

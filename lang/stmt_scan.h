@@ -15,6 +15,7 @@ typedef struct NameSet {
 } NameSet;
 
 void collect_assigned(Gen *g, const Node *s, NameSet *out);
+bool while_stays_static(Gen *g, const Node *s); /* a `while` whose compile-time condition stays so: unrolled */
 bool contains_jump(const Node *s, NodeKind kind);
 bool contains_return(const Node *s);
 bool always_returns(const Node *s);

@@ -438,6 +438,78 @@ Test(lang_run, while_collatz_scalar) {
     unload(&k);
 }
 
+/* A `while` over compile-time values runs at compile time (Triton's `_log2`): as a fn whose result is a shape and a
+ * static_assert's operand, inline, and one with `continue` and `break` under compile-time conditions around run-time
+ * work (unrolled: four copies of the load); a `while` whose condition a load makes run-time in its body stays a
+ * run-time loop (a different count per program). */
+Test(lang_run, while_compile_time) {
+    K k;
+    const char *src = "fn _log2(const i: i32) {\n"
+                      "    let log2 = 0;\n"
+                      "    let n = i;\n"
+                      "    while n > 1 { n >>= 1; log2 += 1; }\n"
+                      "    return log2;\n"
+                      "}\n"
+                      "@num_warps(1)\n"
+                      "kernel k(x: *f32, out: *f32, cnt: *i32, const N: i32 = 40) {\n"
+                      "    let pid = program_id(0);\n"
+                      "    let n = N;\n"
+                      "    let lg = 0;\n"
+                      "    while n > 1 { n >>= 1; lg += 1; }\n"
+                      "    static_assert(lg == _log2(N) && lg == 5);\n"
+                      "    let o = arange(0, 1 << _log2(N));\n"
+                      "    let acc = zeros([1 << lg], f32);\n"
+                      "    let k = 0;\n"
+                      "    while k < 8 {\n"
+                      "        k += 1;\n"
+                      "        if k % 3 == 0 { continue; }\n"
+                      "        if k == 7 { break; }\n"
+                      "        let v = load(x + pid * 80 + o * 2 + k);\n"
+                      "        acc += where(v > 0.0, v * k, -v);\n"
+                      "    }\n"
+                      "    store(out + pid * 32 + o, acc);\n"
+                      "    let t = 0;\n"
+                      "    let steps = 0;\n"
+                      "    while t < 100 { t += load(cnt + pid); steps += 1; }\n"
+                      "    store(cnt + 8 + pid, steps * 1000 + k);\n"
+                      "}\n";
+    tile_compile_options o = {.dump_after = "frontend", .tir_only = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    int loads = 0, whiles = 0;
+    for (const char *p = c.dump; (p = strstr(p, " = load ")); p++) loads++;
+    for (const char *p = c.dump; (p = strstr(p, " = while ")); p++) whiles++;
+    cr_expect_eq(loads, 5, "the unrolled loop's 4 loads and the run-time loop's 1, got %d:\n%s", loads, c.dump);
+    cr_expect_eq(whiles, 1, "one run-time while, got %d:\n%s", whiles, c.dump);
+    tile_compiled_free(&c);
+    load_src(&k, src, "k");
+    enum { P = 8 };
+    float x[P * 80], out[P * 32];
+    int32_t cnt[2 * P];
+    for (int i = 0; i < P * 80; i++) x[i] = (float)urand();
+    for (int i = 0; i < P; i++) cnt[i] = 1 + irand(40), cnt[P + i] = -1;
+    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof out), dcnt = upload(&k, cnt, sizeof cnt);
+    void *params[] = {&dx, &dout, &dcnt};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, cnt, dcnt, sizeof cnt);
+    for (int p = 0; p < P; p++) {
+        for (int e = 0; e < 32; e++) {
+            double want = 0;
+            for (int j = 1; j <= 5; j++) {
+                if (j == 3) continue;
+                double v = x[p * 80 + e * 2 + j];
+                want += v > 0 ? v * j : -v;
+            }
+            cr_expect(fabs(out[p * 32 + e] - want) <= 1e-5 * (1 + fabs(want)), "program %d element %d: %g, want %g", p, e,
+                      out[p * 32 + e], want);
+        }
+        int steps = (100 + cnt[p] - 1) / cnt[p];
+        cr_expect_eq(cnt[P + p], steps * 1000 + 7, "program %d (step %d): %d, want %d", p, cnt[p], cnt[P + p], steps * 1000 + 7);
+    }
+    unload(&k);
+}
+
 /* A tensor of sequences: loop while any is unfinished; `continue` skips the counting of
  * finished ones' iterations (none are counted), `break` stops at a cap. */
 Test(lang_run, while_collatz_tensor_break_continue) {
