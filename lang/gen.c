@@ -1093,6 +1093,11 @@ static Val gen_unary(Gen *g, const Node *n) {
         return val_ct_int(INT32_MIN, DT_I32);
     Val v = gen_expr(g, n->lhs);
     Loc loc = n->oploc;
+    /* `!p` of a scalar pointer is true when it is null, as `if p` is true when it is not (Triton's `if not ptr`), and
+     * `!None` is true, as Python's `not None` (a pointer parameter specialized None) */
+    if (n->op == TK_BANG && v.k == V_NONE) return val_ct_int(1, DT_I1);
+    if (n->op == TK_BANG && v.k == V_RT && v.t->rank == 0 && v.t->dt == DT_PTR)
+        v = gen_cast(g, gen_convert(g, v, tir_scalar(g->m, DT_I64), false, loc), DT_I1, loc);
     if (!val_is_value(g, v, n->lhs->loc)) return val_err();
     DType dt = val_dtype(v);
     if (dtype_is_storage(dt)) {
@@ -1129,7 +1134,8 @@ static Val gen_unary(Gen *g, const Node *n) {
         op = OP_NEG;
     } else if (n->op == TK_BANG) {
         if (dt != DT_I1) {
-            diag_error(g->d, loc, "operand of '!' must be i1, got '%s'", gen_val_type_name(g, v));
+            diag_error(g->d, loc, "operand of '!' must be i1 or a scalar pointer, got '%s'",
+                       v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v));
             return val_err();
         }
         if (v.k == V_CT) return val_ct_int(!v.i, DT_I1);

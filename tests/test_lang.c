@@ -515,6 +515,11 @@ Test(lang_diag, loops_and_jumps) {
                 "t.tile:3:8: error: condition of 'if' must be a scalar number, got 'tensor<2xptr<f32>>'\n"
                 "      if x + arange(0, 2) {}\n"
                 "         ^\n");
+    /* `!` of a scalar pointer is a null test (the converse of `if p`); of a tensor of pointers it is an error */
+    expect_diag("kernel k(x: *f32) {\n    let t = !(x + arange(0, 4));\n}\n",
+                "t.tile:2:13: error: operand of '!' must be i1 or a scalar pointer, got 'tensor<4xptr<f32>>'\n"
+                "      let t = !(x + arange(0, 4));\n"
+                "              ^\n");
     expect_diag("kernel k(n: i32) {\n    while n > 0 {\n        break\n    }\n}\n",
                 "t.tile:3:14: error: expected ';' after 'break', found '}' on line 4\n"
                 "          break\n"

@@ -157,6 +157,46 @@ Test(lang_run, number_conditions) {
     unload(&k);
 }
 
+/* `!p` of a scalar pointer is true when it is null (Triton's `if not ptr`), the converse of `if p`, at run time for
+ * each combination of null and given pointers; with b specialized None, `!b` is a compile-time true (as Python's
+ * `not None`) and the branch that loads through b is dropped.  `p is None` of a run-time pointer is false. */
+Test(lang_run, not_pointer_is_null_test) {
+    const char *src = "@num_warps(1)\n"
+                      "kernel k(a: *i32, b: *f32, out: *i32) {\n"
+                      "    let pid = program_id(0);\n"
+                      "    let r = 0;\n"
+                      "    if !a { r += 1; } else { r += 10 * load(a + pid); }\n"
+                      "    let nb = !b;\n"
+                      "    r += 100 if !b else 1000;\n"
+                      "    if !a && nb { r += 10000; }\n"
+                      "    if a is not None && !(b is None) { r += 100000; }\n"
+                      "    if !nb { r += 1000000 * load(b + pid) as i32; }\n"
+                      "    store(out + pid, r);\n"
+                      "}\n";
+    enum { P = 5 };
+    int32_t a[P];
+    float b[P];
+    for (int i = 0; i < P; i++) a[i] = 1 + irand(9), b[i] = (float)(1 + irand(9));
+    for (int run = 0; run < 5; run++) {
+        bool none = run == 4, has_a = run & 1, has_b = !none && (run & 2);
+        const char *spec[] = {"b=None", NULL};
+        K k;
+        load_with(&k, src, "k", NULL, NULL, none ? spec : NULL);
+        int32_t out[P];
+        uint64_t da = has_a ? upload(&k, a, sizeof a) : 0, db = has_b ? upload(&k, b, sizeof b) : 0;
+        uint64_t dout = poisoned(&k, sizeof out);
+        launch(&k, P, (void *[]){&da, &db, &dout});
+        download(&k, out, dout, sizeof out);
+        for (int i = 0; i < P; i++) {
+            int want = (has_a ? 10 * a[i] : 1) + (has_b ? 1000 : 100) + (!has_a && !has_b ? 10000 : 0) + (none ? 0 : 100000) +
+                       (has_b ? 1000000 * (int)b[i] : 0);
+            cr_expect_eq(out[i], want, "a %s, b %s, program %d: %d, want %d", has_a ? "given" : "null",
+                         none ? "None" : has_b ? "given" : "null", i, out[i], want);
+        }
+        unload(&k);
+    }
+}
+
 static const char *const archs[] = {"sm_80", "sm_90a"};
 static const char *const devs[] = {"emu:sm_80", "emu:sm_90a"};
 
