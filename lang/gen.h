@@ -63,6 +63,9 @@ typedef struct Var {
     struct Var *shadows; /* the variable of its name that its `let` hid in the same scope, NULL none */
     bool outlived;       /* declared in an `if`'s branch and kept after it (stmt.c): a call of its name that is a
                           * built-in or a fn calls that (Triton's names of those are tl.'s, never hidden) */
+    bool declared_const; /* declared a compile-time constant: `const x = e;`, `let x: constexpr = e;` (Triton's
+                          * `x: tl.constexpr = e`) or a const parameter; only such names keep a `while` compile-time
+                          * when its body assigns them (stmt_scan.c), as Triton's assignment makes any other a tensor */
 } Var;
 
 /* A scope's variables, newest first.  A run-time `if` puts a list back to an older head (snap_restore), which

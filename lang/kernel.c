@@ -234,6 +234,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
             if (tyref_given(pa->ty) && v.k != V_ERR) v = gen_convert_to(g, v, pa->ty, vloc, pa->name);
             v.held = false; /* a constexpr: weak in promotion */
             gen_define_var(g, pa->name, v);
+            g->fr->scope->vars->declared_const = true;
         }
     }
     int none_at[8], nnone = 0; /* parameters passed as None: named by a note when the body has an error */

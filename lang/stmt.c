@@ -274,6 +274,7 @@ static void gen_let(Gen *g, const Node *s) {
             v = val_err();
         }
         gen_define_var(g, s->name, unheld(g, v));
+        g->fr->scope->vars->declared_const = true;
         return;
     }
     gen_define_var(g, s->name, held(g, v));
@@ -947,9 +948,9 @@ static void gen_static_while(Gen *g, const Node *s) {
             break;
         }
         if (k == STATIC_RANGE_MAX) {
-            diag_error(g->d, s->loc, "this 'while' runs at compile time (its condition is compile-time and its body keeps it "
-                       "so) and still holds after %d iterations: for a run-time loop use 'for ... in range(...)'",
-                       STATIC_RANGE_MAX);
+            diag_error(g->d, s->loc, "this 'while' runs at compile time (its condition reads compile-time constants that its "
+                       "body keeps so) and still holds after %d iterations: for a run-time loop declare its counter with "
+                       "'let' (not 'const'), or use 'for ... in range(...)'", STATIC_RANGE_MAX);
             break;
         }
     }

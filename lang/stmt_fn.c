@@ -52,7 +52,10 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
     g->fr = &fr;
     /* the parameters are bound before their declared types convert them, in the callee's scope: a
      * named type may be another parameter (`fn f(x: *T, const T)`) */
-    for (int i = 0; i < np; i++) gen_define_var(g, fn->params[i].name, args[i]);
+    for (int i = 0; i < np; i++) {
+        gen_define_var(g, fn->params[i].name, args[i]);
+        g->fr->scope->vars->declared_const = fn->params[i].is_const;
+    }
     for (int i = 0; i < np; i++) {
         const Param *pa = &fn->params[i];
         if (!tyref_given(pa->ty)) continue;

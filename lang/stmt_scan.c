@@ -202,8 +202,11 @@ static void static_scan(Gen *g, const Node *s, bool rt, bool nested, StaticScan 
     case N_LET:
     case N_ASSIGN: {
         Node self = {.kind = N_NAME, .name = s->name};
+        /* a `let` keeps a compile-time value only as a `const` (Triton's `x: tl.constexpr = e`): another is Triton's
+         * tensor */
         bool ct = !rt && ct_expr(g, s->rhs, sc) && ct_expr(g, s->cond, sc) &&
-                  (s->kind == N_LET || !s->name || (s->op == TK_ASSIGN && !s->cond) || ct_expr(g, &self, sc));
+                  (s->kind == N_LET ? s->ival == 1 && s->name
+                                    : !s->name || (s->op == TK_ASSIGN && !s->cond) || ct_expr(g, &self, sc));
         for (int i = 0; !ct && i < (s->name ? 1 : s->nkids); i++) mark_rt(g, sc, s->name ? s->name : s->kids[i]->name);
         break;
     }
@@ -227,16 +230,19 @@ static void static_scan(Gen *g, const Node *s, bool rt, bool nested, StaticScan 
     }
 }
 
-/* Whether the `while` s, whose condition is a compile-time true before the loop, runs at compile time: every name its
- * condition reads surely stays compile-time through the body (each binding of it gives a compile-time value, none
- * under a run-time condition or in a nested loop), and its `break`s and `continue`s are under compile-time
- * conditions only.  Names the body binds that held a run-time value before it count as run-time. */
+/* Whether the `while` s, whose condition is a compile-time true before the loop, runs at compile time (Triton's rule:
+ * a loop over constexprs): every name its condition reads surely stays compile-time through the body (each binding of
+ * it gives a compile-time value, none under a run-time condition or in a nested loop), and its `break`s and
+ * `continue`s are under compile-time conditions only.  A name the body binds counts as run-time unless it was
+ * declared a compile-time constant (Var.declared_const; in the body, a `const` `let`) and held one before the loop:
+ * Triton's assignment makes a tensor of a plain `i = 0`, so `let i = 0; while i < N { ...; i += 1; }` is a run-time
+ * loop there and here. */
 bool while_stays_static(Gen *g, const Node *s) {
     StaticScan sc = {0};
     collect_bound(g, s->then, &sc.bound);
     for (int i = 0; i < sc.bound.n; i++) {
         Var *x = gen_lookup_var(g, sc.bound.v[i]);
-        if (x && !val_compile_time(x->val)) mark_rt(g, &sc, sc.bound.v[i]);
+        if (x && (!x->declared_const || !val_compile_time(x->val))) mark_rt(g, &sc, sc.bound.v[i]);
     }
     do {
         sc.changed = false;

@@ -478,28 +478,29 @@ Test(lang_run, while_collatz_scalar) {
     unload(&k);
 }
 
-/* A `while` over compile-time values runs at compile time (Triton's `_log2`): as a fn whose result is a shape and a
- * static_assert's operand, inline, and one with `continue` and `break` under compile-time conditions around run-time
- * work (unrolled: four copies of the load); a `while` whose condition a load makes run-time in its body stays a
- * run-time loop (a different count per program). */
+/* A `while` over compile-time constants runs at compile time (Triton's `_log2`, whose names are `tl.constexpr`s): as a
+ * fn whose result is a shape and a static_assert's operand, inline, and one with `continue` and `break` under
+ * compile-time conditions around run-time work (unrolled: four copies of the load).  A `while` whose condition a load
+ * makes run-time in its body stays a run-time loop (a different count per program), and so does a plain `let i = 0`
+ * counter under a const bound (Triton's `i = 0` is a tensor): one load in a loop, not N copies. */
 Test(lang_run, while_compile_time) {
     K k;
     const char *src = "fn _log2(const i: i32) {\n"
-                      "    let log2 = 0;\n"
-                      "    let n = i;\n"
+                      "    let log2: constexpr = 0;\n"
+                      "    let n: constexpr = i;\n"
                       "    while n > 1 { n >>= 1; log2 += 1; }\n"
                       "    return log2;\n"
                       "}\n"
                       "@num_warps(1)\n"
-                      "kernel k(x: *f32, out: *f32, cnt: *i32, const N: i32 = 40) {\n"
+                      "kernel k(x: *f32, out: *f32, cnt: *i32, y: *f32, const N: i32 = 40) {\n"
                       "    let pid = program_id(0);\n"
-                      "    let n = N;\n"
-                      "    let lg = 0;\n"
+                      "    const n = N;\n"
+                      "    const lg = 0;\n"
                       "    while n > 1 { n >>= 1; lg += 1; }\n"
                       "    static_assert(lg == _log2(N) && lg == 5);\n"
                       "    let o = arange(0, 1 << _log2(N));\n"
                       "    let acc = zeros([1 << lg], f32);\n"
-                      "    let k = 0;\n"
+                      "    const k = 0;\n"
                       "    while k < 8 {\n"
                       "        k += 1;\n"
                       "        if k % 3 == 0 { continue; }\n"
@@ -512,6 +513,10 @@ Test(lang_run, while_compile_time) {
                       "    let steps = 0;\n"
                       "    while t < 100 { t += load(cnt + pid); steps += 1; }\n"
                       "    store(cnt + 8 + pid, steps * 1000 + k);\n"
+                      "    let i = 0;\n"
+                      "    let s = 0.0;\n"
+                      "    while i < N { s += load(x + pid * 80 + 2 * i + 1) * i; i += 1; }\n"
+                      "    store(y + pid, s);\n"
                       "}\n";
     tile_compile_options o = {.dump_after = "frontend", .tir_only = 1};
     tile_compiled c;
@@ -519,20 +524,22 @@ Test(lang_run, while_compile_time) {
     int loads = 0, whiles = 0;
     for (const char *p = c.dump; (p = strstr(p, " = load ")); p++) loads++;
     for (const char *p = c.dump; (p = strstr(p, " = while ")); p++) whiles++;
-    cr_expect_eq(loads, 5, "the unrolled loop's 4 loads and the run-time loop's 1, got %d:\n%s", loads, c.dump);
-    cr_expect_eq(whiles, 1, "one run-time while, got %d:\n%s", whiles, c.dump);
+    cr_expect_eq(loads, 6, "the unrolled loop's 4 loads and the run-time loops' 2, got %d:\n%s", loads, c.dump);
+    cr_expect_eq(whiles, 2, "two run-time whiles, got %d:\n%s", whiles, c.dump);
     tile_compiled_free(&c);
     load_src(&k, src, "k");
     enum { P = 8 };
-    float x[P * 80], out[P * 32];
+    float x[P * 80], out[P * 32], y[P];
     int32_t cnt[2 * P];
     for (int i = 0; i < P * 80; i++) x[i] = (float)urand();
     for (int i = 0; i < P; i++) cnt[i] = 1 + irand(40), cnt[P + i] = -1;
-    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof out), dcnt = upload(&k, cnt, sizeof cnt);
-    void *params[] = {&dx, &dout, &dcnt};
+    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof out), dcnt = upload(&k, cnt, sizeof cnt),
+             dy = poisoned(&k, sizeof y);
+    void *params[] = {&dx, &dout, &dcnt, &dy};
     launch(&k, P, params);
     download(&k, out, dout, sizeof out);
     download(&k, cnt, dcnt, sizeof cnt);
+    download(&k, y, dy, sizeof y);
     for (int p = 0; p < P; p++) {
         for (int e = 0; e < 32; e++) {
             double want = 0;
@@ -546,6 +553,9 @@ Test(lang_run, while_compile_time) {
         }
         int steps = (100 + cnt[p] - 1) / cnt[p];
         cr_expect_eq(cnt[P + p], steps * 1000 + 7, "program %d (step %d): %d, want %d", p, cnt[p], cnt[P + p], steps * 1000 + 7);
+        double want = 0;
+        for (int i = 0; i < 40; i++) want += (double)x[p * 80 + 2 * i + 1] * i;
+        cr_expect(fabs(y[p] - want) <= 1e-5 * (1 + fabs(want)), "program %d: the counted loop gave %g, want %g", p, y[p], want);
     }
     unload(&k);
 }

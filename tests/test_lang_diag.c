@@ -377,13 +377,14 @@ Test(lang_diag, static_range) {
                 "t.tile:2:5: error: 'static_range' unrolls 100000 iterations, more than 4096: use 'range'\n"
                 "      for i in static_range(0, 100000) { }\n"
                 "      ^\n");
-    /* a `while` over compile-time values unrolls as static_range does: the same bound, an error in a copy names it */
-    expect_diag("kernel k(x: *f32) {\n    let i = 0;\n    while i < 5000 { i += 1; }\n}\n",
-                "t.tile:3:5: error: this 'while' runs at compile time (its condition is compile-time and its body keeps it so) "
-                "and still holds after 4096 iterations: for a run-time loop use 'for ... in range(...)'\n"
+    /* a `while` over compile-time constants unrolls as static_range does: the same bound, an error in a copy names it */
+    expect_diag("kernel k(x: *f32) {\n    const i = 0;\n    while i < 5000 { i += 1; }\n}\n",
+                "t.tile:3:5: error: this 'while' runs at compile time (its condition reads compile-time constants that its body "
+                "keeps so) and still holds after 4096 iterations: for a run-time loop declare its counter with 'let' (not "
+                "'const'), or use 'for ... in range(...)'\n"
                 "      while i < 5000 { i += 1; }\n"
                 "      ^\n");
-    expect_diag("kernel k(x: *f32) {\n    let i = 0;\n    while i < 3 { let t = zeros([16 >> i], f32) + arange(0, 8); i += 1; }\n}\n",
+    expect_diag("kernel k(x: *f32) {\n    let i: constexpr = 0;\n    while i < 3 { let t = zeros([16 >> i], f32) + arange(0, 8); i += 1; }\n}\n",
                 "t.tile:3:49: error: shapes [16] and [8] do not broadcast\n"
                 "      while i < 3 { let t = zeros([16 >> i], f32) + arange(0, 8); i += 1; }\n"
                 "                                                  ^\n"
