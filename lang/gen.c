@@ -639,6 +639,14 @@ static const BinOp *binop_info(TokKind t) {
 
 static bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
+/* A weak compile-time number (a literal, a const, a folded expression of them: not a value a variable holds) becomes
+ * its Python truth value, an i1 constant (non-zero is true; a NaN too, as Python's bool(nan)).  False for anything else. */
+static bool ct_truth(Val *v) {
+    if (v->k != V_CT || v->held || v->dt == DT_I1 || !(dtype_is_int(v->dt) || dtype_is_float(v->dt))) return false;
+    *v = val_ct_int(dtype_is_float(v->dt) ? v->f != 0.0 : v->i != 0, DT_I1);
+    return true;
+}
+
 static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     if (bo->kind == BK_LOGIC)
         return val_ct_int(bo->tok == TK_ANDAND ? (a.i && b.i) : (a.i || b.i), DT_I1);
@@ -1009,6 +1017,10 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         return val_err();
     }
     if (bo->kind == BK_LOGIC) {
+        /* a weak number (a literal, a const: Triton's constexpr) is Python's truth value there, as `HAS_A and
+         * HAS_B` of constexprs 1 and 0 is in a Triton kernel */
+        if (da != DT_I1 && ct_truth(&a)) da = DT_I1;
+        if (db != DT_I1 && ct_truth(&b)) db = DT_I1;
         if (da != DT_I1 || db != DT_I1) {
             diag_error(g->d, loc, "operands of '%s' must be i1, got '%s'", lang_tok_spelling[op],
                        gen_val_type_name(g, da != DT_I1 ? a : b));
@@ -1133,6 +1145,7 @@ static Val gen_unary(Gen *g, const Node *n) {
         }
         op = OP_NEG;
     } else if (n->op == TK_BANG) {
+        if (dt != DT_I1 && ct_truth(&v)) dt = DT_I1; /* Python's `not` of a constexpr number: `not HAS_SEQ_IDX` given 0 or 1 */
         if (dt != DT_I1) {
             diag_error(g->d, loc, "operand of '!' must be i1 or a scalar pointer, got '%s'",
                        v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v));

@@ -782,6 +782,37 @@ Test(lang_triton_values, negate_i1) {
     unload(&k);
 }
 
+/* Python's `not`, `and` and `or` of constexpr numbers (Triton's HAS_SEQ_IDX given 0 or 1, mamba's state passing):
+ * their truth values, so `!HAS` and `A && B` with A, B integer (or float) consts pick code as in Triton (they were
+ * errors: operands must be i1); a run-time integer still needs a comparison (tests/test_lang.c, logical_needs_i1). */
+Test(lang_triton_values, not_and_or_of_constexpr_numbers) {
+    K k;
+    const char *defs[] = {"A=1", "B=0", "F=0.5", NULL};
+    load_with(&k,
+              "kernel k(out: *i32, n: i32, const A: constexpr, const B: constexpr, const F: constexpr) {\n"
+              "    let o = arange(0, 32);\n"
+              "    let v = o * 0;\n"
+              "    if !B { v += 1; }\n"
+              "    if !A { v += 2; }\n"
+              "    if A && !B { v += 4; }\n"
+              "    if A && B { v += 8; }\n"
+              "    if B || F { v += 16; }\n"
+              "    v = where((o < n) && A, v + 32, v);\n"
+              "    v = where(!0.0 || (o > 3 && B), v + 64, v);\n"
+              "    store(out + o, v, o < n);\n"
+              "}\n",
+              "k", NULL, defs, NULL);
+    int32_t o[32];
+    uint64_t d_o = poisoned(&k, sizeof o);
+    int32_t n = 29;
+    void *params[] = {&d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 32; i++)
+        if (i < n) cr_expect_eq(o[i], 1 + 4 + 16 + 32 + 64, "o[%d]: %d", i, o[i]);
+    unload(&k);
+}
+
 /* view(x, shape), Triton's deprecated spelling of reshape(x, shape, can_reorder=True): the shape as a list, a tuple
  * or separate arguments; the elements keep their order (as in Triton's interpreter), so row sums of a [5, 24] view of
  * 120 loaded values are sums of consecutive runs of 24. */

@@ -693,6 +693,12 @@ class Scalars(unittest.TestCase):
                 k[g](y, u, True, 0)
         with self.assertRaisesRegex(TypeError, r"^grid of kernel 'k': dimensions must be integers"):
             k[(1, "2")](y, u, True, 0)
+        # a bool constexpr is Triton's bool, an i1 (it was the define 1, an i32), so `not C` and `C and D` read as there
+        k = tile.compile("kernel b(y: *f32, const C = 0) {\n    store(y, where(dtype_of(C) == i1, 1.0, 0.0) + "
+                         "where(!C, 2.0, 0.0));\n}\n", C=False).b
+        y = poisoned(1, np.float32)
+        k[1](y)
+        self.assertEqual(float(y[0]), 3.0)
         for t in (tile.Kernel, type(k[1])):
             with self.assertRaisesRegex(TypeError, r"objects are made by tile"):
                 t()

@@ -210,7 +210,7 @@ def _define_value(name, v):
     if np is not None and isinstance(v, np.generic) and not isinstance(v, (np.str_, np.bytes_, np.void)):
         v = v.item()  # a NumPy scalar: its Python value (np.float64(0.25) gave the define "np.float64(0.25)")
     if isinstance(v, bool):
-        return "1" if v else "0"
+        return "true" if v else "false"  # Triton's bool constexpr: an i1, so `not FLAG` and `A and B` read as there
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
