@@ -269,8 +269,11 @@ static Node *primary(Parser *p) {
 
 /* postfix = primary { "(" [ arg { "," arg } ] ")" | "[" index { "," index } "]" }
  * arg     = [ IDENT "=" ] expr */
-static Node *postfix(Parser *p) {
-    Node *n = primary(p);
+static Node *postfix_of(Parser *p, Node *n);
+static Node *postfix(Parser *p) { return postfix_of(p, primary(p)); }
+
+/* the calls and indexes after an operand n */
+static Node *postfix_of(Parser *p, Node *n) {
     for (;;) {
         if (p->panic) return n;
         Token *t = peek(p);
@@ -337,6 +340,11 @@ static Node *castexpr(Parser *p) {
         c->lhs = n;
         c->ty = type(p);
         n = c;
+        if (!p->panic && at(p, TK_LBRACK)) { /* Triton's x.to(tl.float32)[:, None]: read as (x as f32)[:, None] */
+            diag_error(p->d, peek(p)->loc, "an index after 'as' needs parentheses around the cast: '(x as T)[...]' "
+                       "(Triton's x.to(T)[...]); 'as' binds looser than an index");
+            n = postfix_of(p, n);
+        }
     }
     return n;
 }

@@ -100,6 +100,13 @@ Test(lang_diag, casts) {
                 "                            ^\n");
     expect_ok("kernel k(x: *f32) { store(cast(4294967296, *f32, bitcast=true), 1.0); store(bitcast(7 as i64, *f32), 2.0);\n"
               "  store(7 as *f32, 3.0); }\n");
+    /* Triton's x.to(tl.float32)[:, None] ported as 'x as f32[:, None]': one error naming the parentheses (it was
+     * "expected ';'"), and the index is read as if they were there */
+    expect_diag("kernel k(x: *f32) { let v = load(x + arange(0, 4)) as f32 [:, None]; }\n",
+                "t.tile:1:59: error: an index after 'as' needs parentheses around the cast: '(x as T)[...]' (Triton's "
+                "x.to(T)[...]); 'as' binds looser than an index\n"
+                "  kernel k(x: *f32) { let v = load(x + arange(0, 4)) as f32 [:, None]; }\n"
+                "                                                            ^\n");
 }
 
 /* cache hints: unknown values and PTX's exclusive forms, located */
