@@ -715,6 +715,13 @@ static bool is_binding_word(const Token *t) {
  *      | "break" ";" | "continue" ";"
  *      | expr ";" */
 static Decl *decl(Parser *p);
+/* `constexpr` as the type of a `const` (`const N: constexpr = 16;`, as a parameter's `const N: constexpr`): untyped */
+static bool accept_constexpr(Parser *p) {
+    if (!ident_is(peek(p), "constexpr") || peek2(p)->kind != TK_ASSIGN) return false;
+    next(p);
+    return true;
+}
+
 static Node *stmt(Parser *p) {
     Token *t = peek(p);
     Node *n;
@@ -809,7 +816,7 @@ static Node *stmt(Parser *p) {
         n = new_node(p, N_LET, t->loc);
         n->ival = 1;
         n->name = expect_ident(p, "a name after 'const'", &n->oploc);
-        if (accept(p, TK_COLON)) n->ty = type(p);
+        if (accept(p, TK_COLON) && !accept_constexpr(p)) n->ty = type(p);
         expect(p, TK_ASSIGN, "after the name in 'const'");
         n->rhs = expr(p);
         expect(p, TK_SEMI, "after 'const' statement");
@@ -1274,7 +1281,7 @@ static Decl *decl(Parser *p) {
         d->kind = D_CONST;
         d->name = expect_ident(p, "a name after 'const'", &d->loc);
         d->ty = (TypeRef){.dt = DT_VOID};
-        if (accept(p, TK_COLON)) d->ty = type(p);
+        if (accept(p, TK_COLON) && !accept_constexpr(p)) d->ty = type(p);
         expect(p, TK_ASSIGN, "after the constant's name");
         d->value = expr(p);
         expect(p, TK_SEMI, "after constant");

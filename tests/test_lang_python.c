@@ -633,8 +633,11 @@ Test(lang_python, power_of_constants) {
 /* Local compile-time constants, Triton's `x: tl.constexpr = e` in a body: `const x = e;` or `let x: constexpr = e;`.
  * Weak as a file-level const (Triton's constexpr): an i8 plus such a 100 wraps in i8 where a `let`'s typed 100
  * makes an i32, and `/` of two of them floors (-7 / 2 is -4) where a `let`'s truncates (-3); a shape and a
- * static_range bound computed from a fn's const parameters.  A run-time value is an error at it. */
+ * static_range bound computed from a fn's const parameters.  A run-time value is an error at it.  `const R: constexpr = e;`
+ * (a parameter's spelling, `const N: constexpr`, on a local or file-level const) is the untyped const (it was "unknown
+ * type 'constexpr' (... 'const constexpr = f16;')"). */
 static const char *local_const_src =
+    "const OFF: constexpr = 0;\n"
     "fn halves(v, const N_DIMS) {\n"
     "    const n_outer = numel(v) >> N_DIMS;\n"
     "    let shape: constexpr = [n_outer, 2 ** N_DIMS];\n"
@@ -650,7 +653,7 @@ static const char *local_const_src =
     "    let k: constexpr = -7;\n"
     "    let j = -7;\n"
     "    let acc = 0;\n"
-    "    const R = k / 2 + 5;\n"
+    "    const R: constexpr = k / 2 + 5 + OFF;\n"
     "    for i in static_range(0, R) { acc += i; }\n"
     "    store(q + arange(0, 4), halves(offs, 2) + (k / 2) * 1000 + (j / 2) * 100 + acc);\n"
     "}\n";
