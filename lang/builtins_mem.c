@@ -100,7 +100,8 @@ static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
     int nok = store ? 4 : 5, cop = 0, ev = 0;
     int64_t vol = 0;
     *out = 0;
-    if (c->str[i]) {
+    /* "" is Triton's default of both (its load and store take cache_modifier="" and eviction_policy=""): no hint */
+    if (c->str[i] && *c->str[i]) {
         for (int k = 0; k < nok && !cop; k++)
             if (!strcmp(c->str[i], ok[k]))
                 for (int j = 1; j < COP_COUNT; j++)
@@ -113,7 +114,7 @@ static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
             return false;
         }
     }
-    if (c->str[i + 1]) {
+    if (c->str[i + 1] && *c->str[i + 1]) {
         for (int k = 1; k < EVICT_COUNT && !ev; k++)
             if (!strcmp(c->str[i + 1], tir_evict_names[k])) ev = k;
         if (!ev) {

@@ -288,7 +288,7 @@ bool bi_block_ptr_access(Call *c, bool store) {
     Val d = c->v[0];
     if (!gen_is_block_ptr(d)) {
         if (d.k == V_ERR) return false;
-        if (has(c, bi) || (!store && c->str[LOAD_PADDING])) {
+        if (has(c, bi) || (!store && c->str[LOAD_PADDING] && *c->str[LOAD_PADDING])) { /* "": Triton's default */
             int at = has(c, bi) ? bi : LOAD_PADDING;
             diag_error(g->d, c->loc[at], "'%s' of '%s' applies to block pointers (make_block_ptr) only", has(c, bi) ? "boundary_check"
                        : "padding_option", c->bi->name);

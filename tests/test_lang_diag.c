@@ -129,6 +129,10 @@ Test(lang_diag, cache_hints) {
                 "t.tile:1:52: error: argument 'cache_modifier' of 'load' must be a string such as cache_modifier=\".cg\"\n"
                 "  kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n"
                 "                                                     ^\n");
+    /* "" is Triton's default of each (gemlite passes a constexpr meta_evict_policy=''): no hint, so it goes with another */
+    expect_ok("kernel k(x: *f32, const P: constexpr = \"\") {\n"
+              "    let v = load(x, cache_modifier=\".cg\", eviction_policy=P, padding_option=\"\");\n"
+              "    store(x, v, cache_modifier=\"\", eviction_policy=\"evict_first\");\n}\n");
 }
 
 /* static_assert: compile-time conditions, the message at the call */
