@@ -699,6 +699,11 @@ class Scalars(unittest.TestCase):
         y = poisoned(1, np.float32)
         k[1](y)
         self.assertEqual(float(y[0]), 3.0)
+        # '' is the empty string (gemlite's meta_evict_policy=''), the default hint (it was an empty define, an error)
+        k = tile.compile("kernel e(y: *f32, const P = \"evict_last\") {\n    static_assert(len(P) == 0);\n"
+                         "    store(y, load(y, eviction_policy=P) + 1.0);\n}\n", P="").e
+        k[1](y)
+        self.assertEqual(float(y[0]), 4.0)
         for t in (tile.Kernel, type(k[1])):
             with self.assertRaisesRegex(TypeError, r"objects are made by tile"):
                 t()

@@ -214,7 +214,7 @@ def _define_value(name, v):
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
-        return v
+        return v if v else '""'  # '' (gemlite's meta_evict_policy='') is the empty string, not an empty define
     # a NumPy dtype (np.float16, np.dtype("int8")) names the language's type: a kernel generic over dtype
     if np is not None and (isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic))):
         kinds = {"f": "f", "i": "i", "u": "u"}
