@@ -18,7 +18,8 @@
  * top-k second stage (a bitonic argsort by reshapes, masked sums and XOR swaps of the bits);
  * and split-KV decode attention in two launches (lightllm's GQA flash decoding: a 3-D grid of requests, KV heads
  * and splits over a slot table's shuffled token pool, grouped heads padded to a dot, then a merge of the splits
- * by their log-sum-exps). */
+ * by their log-sum-exps);
+ * and torchao's MX fp8 quantization (e8m0 shared exponents from bits or ceil(log2), a block per row by reshape). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -819,6 +820,92 @@ Test(examples, bitonic_topk) {
         unload(&k);
     }
 }
+
+/* ---- MX fp8 quantization (torchao's to_mxfp8_dim0 and its dequantization) ----
+ * bf16 rows of blocks of 32 with magnitudes from 2^-20 to 2^20 (and an all-zero block): the e8m0 exponent of each
+ * block (rceil: ceil(log2(amax * (1/448 in f32))), floor: the bf16 exponent of amax minus 8, both clamped and biased),
+ * every e4m3 code (x / 2^(e - 127) in f32, rounded to nearest even, saturating) exactly, and the dequantized values
+ * (code times 2^(e - 127)) bit for bit. */
+static float bf16_round(double d) { /* nearest even bf16, as a float */
+    float f = (float)d;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    x = (x + 0x7fff + ((x >> 16) & 1)) & 0xffff0000u;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static uint8_t e4m3_code(float x) { /* nearest, ties to the even code, saturating at 448 (e4m3_value: above) */
+    double a = fabs((double)x);
+    int best = 0;
+    for (int c = 1; c <= 0x7e; c++) {
+        double d = fabs(e4m3_value((uint8_t)c) - a), db = fabs(e4m3_value((uint8_t)best) - a);
+        if (d < db || (d == db && !(c & 1))) best = c;
+    }
+    return (uint8_t)(best | (signbit(x) && best ? 0x80 : 0));
+}
+
+static void mxfp8_case(const char *mode, const char *arch, const char *device) {
+    seed_rng();
+    enum { R = 45, C = 160, NB = C / 32 };
+    static uint16_t x[R * C];
+    static float xf[R * C], deq[R * C];
+    static uint8_t q[R * C], sc[R * NB];
+    for (int r = 0; r < R; r++) {
+        double mag = ldexp(1.0, irand(41) - 20);
+        for (int c = 0; c < C; c++) {
+            xf[r * C + c] = r == 3 && c / 32 == 1 ? 0.0f : bf16_round(urand() * 2 * mag);
+            uint32_t b;
+            memcpy(&b, &xf[r * C + c], 4);
+            x[r * C + c] = (uint16_t)(b >> 16);
+        }
+    }
+    char defmode[32];
+    snprintf(defmode, sizeof defmode, "SCALING_MODE=%s", mode);
+    const char *defs[] = {defmode, NULL};
+    K k;
+    load_example_on(&k, "mxfp8_quant.tile", defs, NULL, arch, device);
+    uint64_t dx = upload(&k, x, sizeof x), dq = poisoned(&k, sizeof q), ds = poisoned(&k, sizeof sc), dd = poisoned(&k, sizeof deq);
+    int32_t rows = R, cols = C;
+    unsigned gx = (R + 31) / 32, gy = (C + 63) / 64;
+    launch(&k, "to_mxfp8_dim0", gx, gy, (void *[]){&dx, &dq, &ds, &rows, &cols});
+    launch(&k, "dequant_mxfp8", gx, gy, (void *[]){&dq, &ds, &dd, &rows, &cols});
+    download(&k, q, dq, sizeof q), download(&k, sc, ds, sizeof sc), download(&k, deq, dd, sizeof deq);
+    int bad = 0;
+    for (int r = 0; r < R; r++)
+        for (int b = 0; b < NB; b++) {
+            float amax = 0;
+            for (int i = 0; i < 32; i++) amax = fmaxf(amax, fabsf(xf[r * C + b * 32 + i]));
+            int e;
+            if (!strcmp(mode, "rceil")) {
+                float descale = amax * (float)(1.0 / 448.0);
+                double l = descale > 0 ? ceil(log2((double)descale)) : -1e9;
+                e = (int)fmin(fmax(l, -127), 127) + 127;
+            } else {
+                uint32_t bits;
+                memcpy(&bits, &amax, 4); /* amax is a bf16 value: its top 16 bits */
+                int p = (int)((bits >> 23) & 255) - 127 - 8;
+                e = (p < -127 ? -127 : p > 128 ? 128 : p) + 127;
+            }
+            if (sc[r * NB + b] != e && bad++ < 6)
+                cr_log_error("%s: scale of row %d block %d: %d, want %d (seed %llu)", mode, r, b, sc[r * NB + b], e,
+                             (unsigned long long)seed);
+            float s = fmaxf(ldexpf(1.0f, e - 127), ldexpf(1.0f, -126));
+            for (int i = 0; i < 32; i++) {
+                int at = r * C + b * 32 + i;
+                uint8_t want = e4m3_code(xf[at] / s);
+                double dwant = e4m3_value(q[at]) * ldexp(1.0, sc[r * NB + b] - 127);
+                if ((q[at] != want || deq[at] != (float)dwant) && bad++ < 6)
+                    cr_log_error("%s: x[%d][%d] = %g: code 0x%02x, want 0x%02x; dequantized %g, want %g", mode, r, b * 32 + i,
+                                 xf[at], q[at], want, deq[at], dwant);
+            }
+        }
+    cr_expect_eq(bad, 0, "%s: %d mismatches (seed %llu)", mode, bad, (unsigned long long)seed);
+    unload(&k);
+}
+
+Test(examples, mxfp8_quant_rceil) { mxfp8_case("rceil", NULL, NULL); }
+Test(examples, mxfp8_quant_floor_sm90a) { mxfp8_case("floor", "sm_90a", "emu:sm_90a"); }
 
 /* ---- the documentation's whole-file examples compile ----
  * Every fenced ```tile block of README.md and the .md files of docs/ that declares a kernel (indented
