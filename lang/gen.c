@@ -797,6 +797,17 @@ void gen_warn_int_quotient(Gen *g, Val q, DType to, Loc loc) {
                      dtype_name(to));
 }
 
+/* gemlite's `(pid_k * (BLOCK_SIZE_K / group_size)).to(tl.int32)`: Triton's `/` of two constexprs is Python's, a
+ * fraction (0.25) that the cast truncates after the product; here a constant quotient that dropped its remainder and
+ * is 0 makes the product 0 whatever the run-time operand, which is never what such a port meant: warned at the '*'. */
+static void warn_zero_quotient(Gen *g, Val q, Loc loc) {
+    if (q.k != V_CT || !q.trunc_quotient || q.i != 0) return;
+    diag_warning(g->d, loc,
+                 "an integer division of constants made this operand 0, so the product is 0 (Triton's '/' divides as floats: "
+                 "a fraction there): write '(x * a) / b' for the product's quotient, or '(x as f32 * (a as f32 / b)) as i32' "
+                 "for Triton's");
+}
+
 /* Offsets added to pointers: i32 and i64 stay, narrower ints become i32,
  * unsigned 32/64-bit ones i64 (so they are not sign-extended). */
 static DType offset_dtype(Val v) {
@@ -1075,6 +1086,10 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     if (bo->kind == BK_ARITH) {
         gen_warn_int_quotient(g, a, dt, loc);
         gen_warn_int_quotient(g, b, dt, loc);
+    }
+    if (op == TK_STAR && dtype_is_int(dt)) {
+        warn_zero_quotient(g, a, loc);
+        warn_zero_quotient(g, b, loc);
     }
     int r;
     int32_t s[TIR_MAX_RANK];

@@ -92,6 +92,20 @@ Test(lang_diag, integer_quotient_used_as_float) {
                     "                ^\n");
 }
 
+/* gemlite's `(pid_k * (BLOCK_SIZE_K / group_size)).to(tl.int32)`: Triton's constexpr quotient is a fraction; here a
+ * constant quotient that dropped its remainder and is 0 makes an integer product 0 (it was silent): warned at the
+ * '*'; a non-zero or exact quotient is not. */
+Test(lang_diag, zero_constant_quotient_in_a_product) {
+    expect_warnings("kernel k(x: *f32, const BK: i32 = 32, const G: i32 = 128) {\n    let pid = program_id(1);\n"
+                    "    let k_m = (pid * (BK / G)) as i32;\n    let ok = pid * (G / BK) + pid * (BK / 24) + (pid * BK) / G;\n"
+                    "    store(x + k_m + ok, 1.0);\n}\n",
+                    "t.tile:3:20: warning: an integer division of constants made this operand 0, so the product is 0 (Triton's '/' "
+                    "divides as floats: a fraction there): write '(x * a) / b' for the product's quotient, or '(x as f32 * (a as "
+                    "f32 / b)) as i32' for Triton's\n"
+                    "      let k_m = (pid * (BK / G)) as i32;\n"
+                    "                     ^\n");
+}
+
 /* The same through a negation, as Liger's rms_norm backward writes it (`-(1 / n_cols) * rstd * ...`, a float
  * fraction in Triton): the run-time quotient warned at its division, the constant one at its use (both were
  * silent: the negation hid the quotient). */
