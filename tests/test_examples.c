@@ -842,7 +842,7 @@ static uint8_t e4m3_code(float x) { /* nearest, ties to the even code, saturatin
         double d = fabs(e4m3_value((uint8_t)c) - a), db = fabs(e4m3_value((uint8_t)best) - a);
         if (d < db || (d == db && !(c & 1))) best = c;
     }
-    return (uint8_t)(best | (signbit(x) && best ? 0x80 : 0));
+    return (uint8_t)(best | (signbit(x) ? 0x80 : 0)); /* a negative value rounded to 0 is -0, 0x80 */
 }
 
 static void mxfp8_case(const char *mode, const char *arch, const char *device) {
