@@ -532,8 +532,15 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
                 const char *what = gen_is_record(c->before[i]) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, c->before[i]))
                                    : c->before[i].k == V_TUPLE ? arena_printf(g->a, "element %d of '%s'", k, x->name)
                                                                : arena_printf(g->a, "'%s'", x->name);
+                const Val b0 = c->before[i];
+                const char *hint = v.k == V_RT ? gen_carried_type_hint(g, t, v.t) : "";
+                if (b0.k == V_CT && t->rank == 0 && v.k == V_RT && v.t->rank == 0 && v.t->dt != DT_PTR && t->dt != DT_PTR)
+                    /* mamba's `seq_idx = 0` before the loop, an i64 load in it: the constant made it an i32, as in Triton */
+                    hint = arena_printf(g->a, " (the constant it starts from makes it '%s', as in Triton: start it as 'let %s: %s = %s;')",
+                                        gen_type_desc(g, t), x->name, dtype_name(v.t->dt),
+                                        dtype_is_float(b0.dt) ? arena_double(g->a, b0.f) : arena_printf(g->a, "%lld", (long long)b0.i));
                 diag_error(g->d, at, "loop-carried variable %s changes type from '%s' to '%s' in the loop%s", what, gen_type_desc(g, t),
-                           v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v), v.k == V_RT ? gen_carried_type_hint(g, t, v.t) : "");
+                           v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v), hint);
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
             }
         }

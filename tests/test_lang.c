@@ -546,6 +546,17 @@ Test(lang_diag, loops_and_jumps) {
                 "t.tile:3:5: note: the loop\n"
                 "      while n > 0 { acc = arange(0, 16); }\n"
                 "      ^\n");
+    /* mamba's state passing: `seq_idx = 0` before the loop, a load of an i64 seq_idx in it (the error names the type
+     * to start from) */
+    expect_diag("kernel k(s: *i64, n: i32) {\n    let seq_idx = 0;\n    for c in range(n) { seq_idx = load(s + c); }\n"
+                "    store(s, seq_idx);\n}\n",
+                "t.tile:3:25: error: loop-carried variable 'seq_idx' changes type from 'i32' to 'i64' in the loop (the constant it "
+                "starts from makes it 'i32', as in Triton: start it as 'let seq_idx: i64 = 0;')\n"
+                "      for c in range(n) { seq_idx = load(s + c); }\n"
+                "                          ^\n"
+                "t.tile:3:5: note: the loop\n"
+                "      for c in range(n) { seq_idx = load(s + c); }\n"
+                "      ^\n");
 }
 
 Test(lang_diag, tuples) {
