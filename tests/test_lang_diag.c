@@ -1338,7 +1338,7 @@ Test(lang_diag, first_kernel_mistakes) {
          "'a as f16')\n"},
         {"kernel k(x: *f32) {\n    let l = [1.0, 2.0];\n}\n",
          "t.tile:2:14: error: a list holds compile-time integers (a shape, axes), got 'f32': values are a tuple, written (a, b)\n"},
-        {"kernel k(x: *f32, n: i32) {\n    let s = 0;\n    for i in range(0, n) { s += load(x + i); }\n}\n",
+        {"kernel k(x: *f32, n: i32) {\n    let s = n;\n    for i in range(0, n) { s += load(x + i); }\n}\n",
          "t.tile:3:28: error: loop-carried variable 's' changes type from 'i32' to 'f32' in the loop (a variable keeps its type "
          "through a loop, as in Triton: start it as 'f32', or cast the value with 'as i32')\n"},
         {"@num_warps(NW)\nkernel k(x: *f32, const NW: i32 = 4) { store(x, 1.0); }\n",
