@@ -587,7 +587,10 @@ static bool emit_inline_asm(LL *l, Inst *i) {
  * multiplies and adds (each lane the same arithmetic: an i32 product wraps as it did).  A value is strided when an integer multiply takes a run-time scalar (one value in
  * every register, not a constant) and an operand that differs between registers, or when an add, sub,
  * multiply, integer cast or ptr_add takes strided operands and operands with one value in every register
- * only; shape ops keep their operand's.  An op that also takes offsets a constant apart (a row pointer
+ * only; shape ops keep their operand's.  That includes a strided pointer plus one offset in every register
+ * (the k loop's `(a + rm[:, None] * sam) + kk * sak`, a thread's rows at one column): as scalars, 16
+ * getelementptrs of one index off 16 row pointers no two a constant apart, which the pass compared pairwise
+ * (3,360 of the 5,437 comparisons left on gemm.tile sm_80).  An op that also takes offsets a constant apart (a row pointer
  * plus unit-stride columns, `rm * scm + rn`) stays scalar, and so does what is built on it: between such
  * registers the pass finds its constant delta at once, and SeparateConstOffsetFromGEP folds the constants
  * into the addressing ([%rd + 16]), which a vector lane would hide.  Ops of fewer than 16 distinct tuples
@@ -619,7 +622,7 @@ static bool strided_result(LL *l, const Inst *i, LLVMValueRef **ops, int n) {
     DType rdt = tir_vtype(l->f, i->res[0])->dt;
     switch (i->op) {
     case OP_CAST: return l->strided[i->ops[0]] && int_like(tir_vtype(l->f, i->ops[0])->dt) && int_like(rdt);
-    case OP_PTR_ADD: return strided_or_uniform(l, i, ops, n) && int_like(tir_vtype(l->f, i->ops[1])->dt) && !all_same(ops[1], n);
+    case OP_PTR_ADD: return strided_or_uniform(l, i, ops, n) && int_like(tir_vtype(l->f, i->ops[1])->dt) && (l->strided[i->ops[0]] || !all_same(ops[1], n));
     case OP_ADD:
     case OP_SUB: return int_like(rdt) && strided_or_uniform(l, i, ops, n) && (l->strided[i->ops[0]] || l->strided[i->ops[1]]);
     case OP_MUL:
@@ -632,9 +635,28 @@ static bool strided_result(LL *l, const Inst *i, LLVMValueRef **ops, int n) {
     }
 }
 
-/* the lanes' values as one vector */
+/* lane k of vector x, for every k < nl: the lanes of an earlier strided op, in its order */
+static LLVMValueRef lanes_source(LLVMValueRef *v, int nl) {
+    LLVMValueRef x = LLVMIsAExtractElementInst(v[0]) ? LLVMGetOperand(v[0], 0) : NULL;
+    if (!x || LLVMGetVectorSize(LLVMTypeOf(x)) != (unsigned)nl) return NULL;
+    for (int k = 0; k < nl; k++) {
+        LLVMValueRef at = LLVMIsAExtractElementInst(v[k]) ? LLVMGetOperand(v[k], 1) : NULL;
+        if (!at || LLVMGetOperand(v[k], 0) != x || !LLVMIsAConstantInt(at) || LLVMConstIntGetZExtValue(at) != (unsigned long long)k)
+            return NULL;
+    }
+    return x;
+}
+
+/* the lanes' values as one vector: an earlier strided op's vector itself when they are its lanes in order, one
+ * value a splat (insert and shuffle, LLVM's own form; no chains of inserts and extracts for InstCombine to fold) */
 static LLVMValueRef lanes_vector(LL *l, LLVMValueRef *v, int nl) {
+    LLVMValueRef same = lanes_source(v, nl);
+    if (same) return same;
     LLVMValueRef vec = LLVMGetPoison(LLVMVectorType(LLVMTypeOf(v[0]), (unsigned)nl));
+    if (all_same(v, nl)) {
+        vec = LLVMBuildInsertElement(l->b, vec, v[0], ll_i32(l, 0), "");
+        return LLVMBuildShuffleVector(l->b, vec, LLVMGetPoison(LLVMTypeOf(vec)), LLVMConstNull(LLVMVectorType(l->t_i32, (unsigned)nl)), "");
+    }
     for (int k = 0; k < nl; k++) vec = LLVMBuildInsertElement(l->b, vec, v[k], ll_i32(l, k), "");
     return vec;
 }
