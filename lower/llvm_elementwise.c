@@ -599,8 +599,11 @@ static bool emit_inline_asm(LL *l, Inst *i) {
  * configurations (four K rows a thread) into fewer registers with a 4-byte spill; with eight, the pipelined
  * loop of gemm f16 128x256x64 on sm_80 (eight B rows a thread, unit-stride columns) took 23 more integer
  * instructions.  Sixteen and more are the unspecialized kernels' element-by-element tiles (gemm.tile's
- * 128x32 A tile: 16 rows a thread), where the pass's pairs are many. */
-enum { STRIDED_MIN_LANES = 16 };
+ * 128x32 A tile: 16 rows a thread), where the pass's pairs are many.  The lanes go in vectors of 4: instruction
+ * selection splits a 16-lane vector in halves down to scalars, and on 4 lanes the widened, scaled products
+ * come out as one mul.wide.s32 each (not a cvt and a shl): gemm.tile's unspecialized kernels 10-18 registers
+ * and 20 main-loop instructions fewer, and less of its time (docs/benchmarks.md). */
+enum { STRIDED_MIN_LANES = 16, STRIDED_CHUNK = 4 };
 
 static bool all_same(const LLVMValueRef *v, int n) {
     for (int r = 1; r < n; r++)
@@ -661,8 +664,8 @@ static LLVMValueRef lanes_vector(LL *l, LLVMValueRef *v, int nl) {
     return vec;
 }
 
-/* A strided op (above): its distinct operand tuples as lanes, one vector operation, a register each lane; false,
- * building nothing, for fewer than STRIDED_MIN_LANES tuples. */
+/* A strided op (above): its distinct operand tuples as lanes, one vector operation per STRIDED_CHUNK lanes, a
+ * register each lane; false, building nothing, for fewer than STRIDED_MIN_LANES tuples. */
 static bool emit_strided(LL *l, const Inst *i, LLVMValueRef **ops, int n, LLVMValueRef *res) {
     const Type *rt = tir_vtype(l->f, i->res[0]);
     int nops = i->nops, nl = 0;
@@ -683,25 +686,27 @@ static bool emit_strided(LL *l, const Inst *i, LLVMValueRef **ops, int n, LLVMVa
         free(lane), free(a);
         return false;
     }
-    LLVMValueRef v;
-    LLVMValueRef va = i->op == OP_PTR_ADD && all_same(a, nl) ? a[0] : lanes_vector(l, a, nl);
-    LLVMValueRef vb = nops > 1 ? lanes_vector(l, b, nl) : NULL;
-    switch (i->op) {
-    case OP_PTR_ADD: {
-        DType offt = tir_vtype(l->f, i->ops[1])->dt;
-        if (dtype_bits(offt) < 64) vb = LLVMBuildIntCast2(l->b, vb, LLVMVectorType(l->t_i64, (unsigned)nl), dtype_is_signed(offt), "");
-        v = LLVMBuildGEP2(l->b, ll_type(l, rt->pointee->dt), va, &vb, 1, "");
-        break;
+    LLVMValueRef base = i->op == OP_PTR_ADD && all_same(a, nl) ? a[0] : NULL; /* one pointer: stays scalar */
+    LLVMValueRef *ex = a; /* the operands are read, a chunk at a time: their room takes the lanes */
+    for (int c0 = 0; c0 < nl; c0 += STRIDED_CHUNK) {
+        unsigned w = (unsigned)(nl - c0 < STRIDED_CHUNK ? nl - c0 : STRIDED_CHUNK);
+        LLVMValueRef v, va = base ? base : lanes_vector(l, a + c0, (int)w), vb = nops > 1 ? lanes_vector(l, b + c0, (int)w) : NULL;
+        switch (i->op) {
+        case OP_PTR_ADD: {
+            DType offt = tir_vtype(l->f, i->ops[1])->dt;
+            if (dtype_bits(offt) < 64) vb = LLVMBuildIntCast2(l->b, vb, LLVMVectorType(l->t_i64, w), dtype_is_signed(offt), "");
+            v = LLVMBuildGEP2(l->b, ll_type(l, rt->pointee->dt), va, &vb, 1, "");
+            break;
+        }
+        case OP_CAST:
+            v = LLVMBuildIntCast2(l->b, va, LLVMVectorType(ll_type(l, rt->dt), w), dtype_is_signed(tir_vtype(l->f, i->ops[0])->dt), "");
+            break;
+        case OP_ADD: v = LLVMBuildAdd(l->b, va, vb, ""); break;
+        case OP_SUB: v = LLVMBuildSub(l->b, va, vb, ""); break;
+        default: v = LLVMBuildMul(l->b, va, vb, ""); break;
+        }
+        for (unsigned k = 0; k < w; k++) ex[c0 + (int)k] = LLVMBuildExtractElement(l->b, v, ll_i32(l, (int)k), "");
     }
-    case OP_CAST:
-        v = LLVMBuildIntCast2(l->b, va, LLVMVectorType(ll_type(l, rt->dt), (unsigned)nl), dtype_is_signed(tir_vtype(l->f, i->ops[0])->dt), "");
-        break;
-    case OP_ADD: v = LLVMBuildAdd(l->b, va, vb, ""); break;
-    case OP_SUB: v = LLVMBuildSub(l->b, va, vb, ""); break;
-    default: v = LLVMBuildMul(l->b, va, vb, ""); break;
-    }
-    LLVMValueRef *ex = a; /* the operands are read: their room takes the lanes */
-    for (int k = 0; k < nl; k++) ex[k] = LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "");
     for (int r = 0; r < n; r++) res[r] = ex[lane[r]];
     free(lane), free(a);
     return true;
