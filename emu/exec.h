@@ -604,9 +604,11 @@ bool emu_full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]);
 /* An element of a tensor-core operand as a double: f16, bf16, tf32 (low 13 bits ignored), f32, f64,
  * e4m3, e5m2, s8, u8, s4, u4, b1, s32 (exec_wgmma.c). */
 double emu_elem_value(unsigned ty, uint64_t bits);
-bool emu_exec_mma(EmuBlock *b, EmuThread **lanes, unsigned n);
-bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
-bool emu_exec_movmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
+/* The .aligned collectives: lane[l] is lane l of the whole warp, every lane at `in` (emu_exec_warp checked it by
+ * emu_full_warp, or the scheduler proved it); none advanced. */
+bool emu_exec_mma(EmuBlock *b, EmuThread **lane, const EmuIns *in);
+bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lane, const EmuIns *in);
+bool emu_exec_movmatrix(EmuBlock *b, EmuThread **lane, const EmuIns *in);
 /* wmma.load / wmma.store / wmma.mma (exec_wmma.c): the shape's index for a modifier ("m16n16k16"; 0: none),
  * the registers of each operand (load: regs[0] the destination; store: regs[0] the source; mma: D, A, B, C)
  * and mma's A, B, C types; emu_exec_wmma is called by emu_exec_warp with the whole warp. */
@@ -616,9 +618,9 @@ typedef struct EmuWmmaForm {
 } EmuWmmaForm;
 int emu_wmma_shape(const char *p, uint32_t l);
 bool emu_wmma_form(const EmuIns *in, EmuWmmaForm *f, const char **why);
-bool emu_exec_wmma(EmuBlock *b, EmuThread **lanes, unsigned n);
-/* stmatrix (exec_wgmma.c), called by emu_exec_warp with the whole warp. */
-bool emu_exec_stmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
+bool emu_exec_wmma(EmuBlock *b, EmuThread **lane, const EmuIns *in);
+/* stmatrix (exec_wgmma.c), called by emu_exec_warp with the whole warp, as emu_exec_mma. */
+bool emu_exec_stmatrix(EmuBlock *b, EmuThread **lane, const EmuIns *in);
 /* elect.sync (exec_async.c), called by emu_exec_warp with the lanes of the member mask. */
 bool emu_exec_elect(EmuBlock *b, EmuThread **lanes, unsigned n);
 

@@ -786,11 +786,8 @@ static bool mma_fast(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, co
     return true;
 }
 
-bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = g[0]->fn;
-    EmuThread *lane[32];
-    if (!emu_full_warp(b, g, n, lane)) return false;
-    const EmuIns *in = &f->code[lane[0]->pc];
+bool emu_exec_mma(EmuBlock *b, EmuThread **lane, const EmuIns *in) {
+    const EmuFunc *f = lane[0]->fn;
     EmuMmaForm fm;
     const char *why;
     if (!emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
@@ -878,11 +875,8 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     return true;
 }
 
-bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = g[0]->fn;
-    EmuThread *lane[32];
-    if (!emu_full_warp(b, g, n, lane)) return false;
-    const EmuIns *in = &f->code[lane[0]->pc];
+bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lane, const EmuIns *in) {
+    const EmuFunc *f = lane[0]->fn;
     unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : 1;
     uint16_t mat[4][8][8];
     for (unsigned i = 0; i < nmat; i++)
@@ -921,11 +915,8 @@ bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
 /* movmatrix.sync.aligned.m8n8.trans.b16 d, a: the ISA's figures give the source fragments as ldmatrix's (lane l
  * holds row l/4, columns 2(l%4) and 2(l%4)+1 of the 8x8 matrix, the lower column in the low half) and d the same
  * fragment of the transposed matrix: what ldmatrix.trans would give from the matrix in memory. */
-bool emu_exec_movmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = g[0]->fn;
-    EmuThread *lane[32];
-    if (!emu_full_warp(b, g, n, lane)) return false;
-    const EmuIns *in = &f->code[lane[0]->pc];
+bool emu_exec_movmatrix(EmuBlock *b, EmuThread **lane, const EmuIns *in) {
+    (void)b;
     uint16_t mat[8][8];
     for (unsigned l = 0; l < 32; l++) { /* every a is read before any d is written (d may be a) */
         uint32_t a = (uint32_t)EMU_R(lane[l], in, 1);

@@ -44,13 +44,13 @@ static bool aligned_op(unsigned op) {
     }
 }
 
-/* After an .aligned collective fired for the lanes g (every lane of the warp that has not exited): true when
- * each of them, run now, would stop at once at another .aligned collective, the same instruction for all (the
- * tensor-core code's runs of ldmatrix and mma.sync): their guards hold, they are at one pc of one function at
- * call level 0, and no wgmma result of theirs is in flight (whose check each instruction would take).  The
- * lanes are then put to wait there, each instruction counted as run_thread counts one it dispatches, and the
- * caller fires it at once: what the scheduler would do, less a run of every lane that executes nothing and a
- * look over the warp. */
+static bool exec_collective(EmuBlock *b, EmuThread **g, unsigned n, const EmuIns *in, bool uniform);
+
+/* After an .aligned collective fired for the lanes g (every lane of the warp that has not exited) and each was
+ * advanced past it: true when each of them, run now, would stop at once at another .aligned collective, the same
+ * instruction for all: their guards hold, they are at one pc of one function at call level 0, and no wgmma result
+ * of theirs is in flight (whose check each instruction would take).  The lanes are then put to wait there, each
+ * instruction counted as run_thread counts one it dispatches. */
 static bool next_aligned(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuThread *t0 = g[0];
     const EmuFunc *f = t0->fn;
@@ -81,6 +81,53 @@ static bool next_aligned(EmuBlock *b, EmuThread **g, unsigned n) {
     return true;
 }
 
+/* Fires the .aligned collective the lanes g wait at (every lane of the warp that has not exited, in lane order),
+ * then, while each of them, run now, would stop at once at another .aligned collective, the same instruction for
+ * all (the tensor-core code's runs of ldmatrix and mma.sync), that one too: what the scheduler would do, less a
+ * run of every lane that executes nothing and a look over the warp.  uniform: the caller proved the lanes at one
+ * pc of one function at call level 0 (else next_aligned's look, after the first, proves it).
+ *   1. Fire the instruction (emu_full_warp's check only where uniform was not proved).
+ *   2. Not uniform: advance each lane as emu_exec_warp does and let next_aligned look; if it holds the lanes
+ *      are uniform from now on (step 3).
+ *   3. Uniform: they stay uniform (every lane steps past the same instruction), so only the next instruction's
+ *      op and guard are looked at, and whether some lane has wgmma results in flight, once (only warpgroup
+ *      collectives change that, and they end the run).  The executors read the instruction, not the lanes'
+ *      pcs, so each lane's pc, its count of instructions and its state are brought up to date when the run
+ *      ends (or faults). */
+static bool fire_aligned(EmuBlock *b, EmuThread **g, unsigned n, bool uniform) {
+    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
+    while (!uniform) {
+        if (!emu_exec_warp(b, g, n)) return false;
+        if (!next_aligned(b, g, n)) return true;
+        uniform = true;
+        in = &g[0]->fn->code[g[0]->pc];
+    }
+    bool wg_busy = false;
+    for (unsigned i = 0; i < n; i++) wg_busy |= g[i]->wg && g[i]->wg->n;
+    const EmuFunc *f = g[0]->fn;
+    uint32_t pc = (uint32_t)(in - f->code), more = 0; /* more: instructions fired after the first, for the counts */
+    for (;;) {
+        if (!exec_collective(b, g, n, in, true)) {
+            for (unsigned i = 0; i < n; i++) g[i]->pc = pc; /* where each lane faulted (the executors read `in`) */
+            return false;
+        }
+        pc++;
+        if (wg_busy || pc >= f->ncode || !aligned_op(f->code[pc].op)) break;
+        in = &f->code[pc];
+        bool held = true;
+        for (unsigned i = 0; (in->guard != EMU_SLOT_TRUE || in->gneg) && i < n; i++) held &= ((uint32_t)g[i]->r[in->guard] ^ in->gneg) & 1;
+        if (!held) break;
+        more++;
+        b->icount += n;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        g[i]->pc = pc;
+        g[i]->state = EMU_TS_RUN;
+        g[i]->icount += more;
+    }
+    return true;
+}
+
 /* Fires one complete warp-collective group of warp w, if any.  Called
  * when no lane of the warp can run: every lane has exited or waits. */
 bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
@@ -108,9 +155,7 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
             group[ng++] = ti;
         }
         if (i == n) {
-            do
-                if (!emu_exec_warp(b, group, ng)) return false;
-            while (next_aligned(b, group, ng));
+            if (!fire_aligned(b, group, ng, true)) return false;
             *fired = true;
             return true;
         }
@@ -216,9 +261,7 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
                 group[ng] = &lanes[i];
                 ng += want >> i & 1;
             }
-            do
-                if (!emu_exec_warp(b, group, ng)) return false;
-            while (next_aligned(b, group, ng));
+            if (!fire_aligned(b, group, ng, false)) return false;
             *fired = true;
             return true;
         }
@@ -382,29 +425,41 @@ static __attribute__((noinline)) void warp_synced(EmuBlock *b, EmuThread **g, un
     emu_race_warp_sync(b, g, n);
 }
 
-bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
-    bool ok;
+/* The collective at `in` for the lanes g, no lane advanced.  The .aligned ones get the whole warp by lane number:
+ * emu_full_warp's check (every lane of the warp, at one instruction), skipped where the caller proved it
+ * (uniform, fire_aligned's) and the 32 lanes take part (g is then already in lane order). */
+static bool exec_collective(EmuBlock *b, EmuThread **g, unsigned n, const EmuIns *in, bool uniform) {
+    if (aligned_op(in->op)) {
+        EmuThread *buf[32], **lane = g;
+        if (!uniform || n != 32) {
+            if (!emu_full_warp(b, g, n, buf)) return false;
+            lane = buf;
+        }
+        switch (in->op) {
+        case EMU_OP_MMA: return emu_exec_mma(b, lane, in);
+        case EMU_OP_LDMATRIX: return emu_exec_ldmatrix(b, lane, in);
+        case EMU_OP_MOVMATRIX: return emu_exec_movmatrix(b, lane, in);
+        case EMU_OP_STMATRIX: return emu_exec_stmatrix(b, lane, in);
+        default: return emu_exec_wmma(b, lane, in);
+        }
+    }
     switch (in->op) {
-    case EMU_OP_SHFL: ok = exec_shfl(b, g, n); break;
-    case EMU_OP_VOTE: ok = exec_vote(b, g, n); break;
-    case EMU_OP_MATCH: ok = exec_match(b, g, n); break;
-    case EMU_OP_REDUX: ok = exec_redux(b, g, n); break;
+    case EMU_OP_SHFL: return exec_shfl(b, g, n);
+    case EMU_OP_VOTE: return exec_vote(b, g, n);
+    case EMU_OP_MATCH: return exec_match(b, g, n);
+    case EMU_OP_REDUX: return exec_redux(b, g, n);
     case EMU_OP_BAR_WARP:
         if (b->warp_gen) warp_synced(b, g, n);
-        ok = true;
-        break;
-    case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
-    case EMU_OP_LDMATRIX: ok = emu_exec_ldmatrix(b, g, n); break;
-    case EMU_OP_MOVMATRIX: ok = emu_exec_movmatrix(b, g, n); break;
-    case EMU_OP_STMATRIX: ok = emu_exec_stmatrix(b, g, n); break;
-    case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA: ok = emu_exec_wmma(b, g, n); break;
-    case EMU_OP_ELECT: ok = emu_exec_elect(b, g, n); break;
+        return true;
+    case EMU_OP_ELECT: return emu_exec_elect(b, g, n);
     default:
         return emu_fault(b, g[0], in, "unsupported instruction",
                          "'%s' is not supported by the emulator yet", emu_op_name(in->op));
     }
-    if (!ok) return false;
+}
+
+bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
+    if (!exec_collective(b, g, n, &g[0]->fn->code[g[0]->pc], false)) return false;
     for (unsigned i = 0; i < n; i++) {
         g[i]->pc++;
         g[i]->state = EMU_TS_RUN;

@@ -889,22 +889,7 @@ bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
 }
 
 /* ---- stmatrix ---- */
-bool emu_exec_stmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
-    if (n != 32)
-        return emu_fault(b, g[0], in, "invalid warp-synchronous instruction",
-                         "'stmatrix' needs all 32 lanes of the warp; %u take part (partial warp or exited lanes)", n);
-    EmuThread *lane[32];
-    for (unsigned i = 0; i < 32; i++) {
-        if (g[i]->pc != g[0]->pc || g[i]->fn != g[0]->fn) {
-            const EmuIns *other = &g[i]->fn->code[g[i]->pc];
-            char w1[600], w0[600];
-            return emu_fault(b, g[i], other, "divergent warp-synchronous instructions", "'stmatrix' is .aligned: lane %u is at %s, lane %u at %s",
-                             g[i]->lane, emu_module_where(b->L->m, other->line, w1, sizeof w1), g[0]->lane,
-                             emu_module_where(b->L->m, in->line, w0, sizeof w0));
-        }
-        lane[g[i]->lane] = g[i];
-    }
+bool emu_exec_stmatrix(EmuBlock *b, EmuThread **lane, const EmuIns *in) {
     unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : 1;
     bool trans = in->flags & EMU_F(TRANS);
     uint16_t mat[4][8][8];

@@ -303,13 +303,10 @@ static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const E
     return true;
 }
 
-bool emu_exec_wmma(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
-    EmuThread *lane[32];
-    if (!emu_full_warp(b, g, n, lane)) return false;
+bool emu_exec_wmma(EmuBlock *b, EmuThread **lane, const EmuIns *in) {
     EmuWmmaForm fm;
     const char *why;
-    if (!emu_wmma_form(in, &fm, &why)) return emu_fault(b, g[0], in, "unsupported instruction", "%s", why);
+    if (!emu_wmma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
     switch (in->op) {
     case EMU_OP_WMMA_LOAD: return exec_load(b, lane, in, &fm);
     case EMU_OP_WMMA_STORE: return exec_store(b, lane, in, &fm);

@@ -1174,7 +1174,7 @@ Test(mma, fed_by_ldmatrix_and_cp_async) {
 }
 
 /* Two mma.sync back to back: after the first fires, every lane stands at the second, which fires at once
- * (emu_fire_warp's next_aligned) when every lane's guard holds; D = C + 16 (all ones) then + 32 (B all twos),
+ * (emu_fire_warp's fire_aligned) when every lane's guard holds; D = C + 16 (all ones) then + 32 (B all twos),
  * C distinct per lane.  With the second's guard false on one lane that lane runs on to its end and the
  * other 31 are stopped at the second mma ("needs all 32 lanes"): the guard is looked at before firing. */
 Test(mma, back_to_back_fired_at_once) {
