@@ -553,8 +553,10 @@ double emu_approx_move(unsigned op, unsigned ety, bool ftz, double a, double b, 
 uint64_t emu_approx_move_hi32(unsigned op, double a, uint64_t u);
 bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_mem.c */
 /* Warp collectives, executed for the `n` lanes `lanes` all stopped at
- * their own instruction of the same op (exec_warp.c). */
-bool emu_exec_warp(EmuBlock *b, EmuThread **lanes, unsigned n);
+ * their own instruction of the same op, then each advanced past it (exec_warp.c).  uniform: the caller proved
+ * every lane at one instruction of one function at call level 0, in lane order (emu_fire_warp's one-pass
+ * cases), which then is not looked at again. */
+bool emu_exec_warp(EmuBlock *b, EmuThread **lanes, unsigned n, bool uniform);
 /* Fires one complete warp-collective group (or warpgroup collective, or activemask) of global warp gw of the
  * block, if any; *fired says whether one did.  False after a fault. */
 bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired);

@@ -97,7 +97,7 @@ static bool next_aligned(EmuBlock *b, EmuThread **g, unsigned n) {
 static bool fire_aligned(EmuBlock *b, EmuThread **g, unsigned n, bool uniform) {
     const EmuIns *in = &g[0]->fn->code[g[0]->pc];
     while (!uniform) {
-        if (!emu_exec_warp(b, g, n)) return false;
+        if (!emu_exec_warp(b, g, n, false)) return false;
         if (!next_aligned(b, g, n)) return true;
         uniform = true;
         in = &g[0]->fn->code[g[0]->pc];
@@ -179,7 +179,7 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
             group[ng++] = ti;
         }
         if (!off && (mask & live) == live) {
-            if (!emu_exec_warp(b, group, ng)) return false;
+            if (!emu_exec_warp(b, group, ng, true)) return false;
             *fired = true;
             return true;
         }
@@ -280,7 +280,7 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
             group[ng++] = ti;
         }
         if (!ready) continue;
-        if (!emu_exec_warp(b, group, ng)) return false;
+        if (!emu_exec_warp(b, group, ng, false)) return false;
         *fired = true;
         return true;
     }
@@ -305,8 +305,57 @@ uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
     return k < 0 ? 0xFFFFFFFFu : (uint32_t)EMU_R(t, in, (unsigned)k);
 }
 
-static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
+/* Lane `lane`'s source lane of shfl.sync in `mode` with b = bv and c = c, and whether it is in range (p): the ISA's
+ * formulas; an out-of-range source is the lane itself. */
+static inline uint32_t shfl_source(unsigned mode, uint32_t lane, uint32_t bv, uint32_t c, bool *p) {
+    uint32_t cval = c & 31, segmask = (c >> 8) & 31;
+    uint32_t maxl = (lane & segmask) | (cval & ~segmask), minl = lane & segmask;
+    int32_t j;
+    switch (mode) {
+    case EMU_MODE_UP: j = (int32_t)lane - (int32_t)bv; *p = j >= (int32_t)maxl; break;
+    case EMU_MODE_DOWN: j = (int32_t)(lane + bv); *p = j <= (int32_t)maxl; break;
+    case EMU_MODE_BFLY: j = (int32_t)(lane ^ bv); *p = j <= (int32_t)maxl; break;
+    default: j = (int32_t)(minl | (bv & ~segmask)); *p = j <= (int32_t)maxl; break; /* EMU_MODE_IDX */
+    }
+    return !*p || j < 0 || j > 31 ? lane : (uint32_t)j;
+}
+
+/* Each lane's result and predicate of the shfl.sync `in` that every lane of g is at, from the lanes' values val
+ * (have: the lanes that gave one). */
+static inline __attribute__((always_inline)) void shfl_lanes(EmuThread **g, unsigned n, const EmuIns *in, const uint32_t *val,
+                                                             uint32_t have, unsigned mode) {
+    uint32_t s2 = in->o[2], s3 = in->o[3], d = in->o[0], dp = in->o[5];
+    for (unsigned i = 0; i < n; i++) {
+        EmuThread *t = g[i];
+        bool p;
+        uint32_t j = shfl_source(mode, t->lane, (uint32_t)t->r[s2] & 31, (uint32_t)t->r[s3], &p);
+        t->r[d] = (have >> j) & 1 ? val[j] : val[t->lane];
+        t->r[dp] = p;
+    }
+}
+
+/* shfl.sync of the lanes g.  uniform: every lane at one instruction (emu_fire_warp's one pass proved it), whose
+ * type and mode are looked at once; else each lane's own. */
+static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n, bool uniform) {
     uint32_t val[32] = {0}, have = 0;
+    if (uniform) {
+        const EmuIns *in = &g[0]->fn->code[g[0]->pc];
+        if (in->ty != EMU_T_B32) return emu_fault(b, g[0], in, "unsupported instruction", "shfl.sync needs .b32");
+        if (in->mode != EMU_MODE_UP && in->mode != EMU_MODE_DOWN && in->mode != EMU_MODE_BFLY && in->mode != EMU_MODE_IDX)
+            return emu_fault(b, g[0], in, "invalid instruction", "shfl.sync needs .up, .down, .bfly or .idx");
+        uint32_t s1 = in->o[1];
+        for (unsigned i = 0; i < n; i++) {
+            val[g[i]->lane] = (uint32_t)g[i]->r[s1];
+            have |= 1u << g[i]->lane;
+        }
+        switch (in->mode) { /* shfl_lanes for each mode: its formula picked once */
+        case EMU_MODE_UP: shfl_lanes(g, n, in, val, have, EMU_MODE_UP); break;
+        case EMU_MODE_DOWN: shfl_lanes(g, n, in, val, have, EMU_MODE_DOWN); break;
+        case EMU_MODE_BFLY: shfl_lanes(g, n, in, val, have, EMU_MODE_BFLY); break;
+        default: shfl_lanes(g, n, in, val, have, EMU_MODE_IDX); break;
+        }
+        return true;
+    }
     for (unsigned i = 0; i < n; i++) {
         const EmuIns *in = &g[i]->fn->code[g[i]->pc];
         val[g[i]->lane] = (uint32_t)EMU_R(g[i], in, 1);
@@ -317,19 +366,11 @@ static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
         const EmuIns *in = &t->fn->code[t->pc];
         if (in->ty != EMU_T_B32)
             return emu_fault(b, t, in, "unsupported instruction", "shfl.sync needs .b32");
-        uint32_t lane = t->lane, bv = (uint32_t)EMU_R(t, in, 2) & 31, c = (uint32_t)EMU_R(t, in, 3);
-        uint32_t cval = c & 31, segmask = (c >> 8) & 31;
-        uint32_t maxl = (lane & segmask) | (cval & ~segmask), minl = lane & segmask;
-        int32_t j;
+        if (in->mode != EMU_MODE_UP && in->mode != EMU_MODE_DOWN && in->mode != EMU_MODE_BFLY && in->mode != EMU_MODE_IDX)
+            return emu_fault(b, t, in, "invalid instruction", "shfl.sync needs .up, .down, .bfly or .idx");
+        uint32_t lane = t->lane;
         bool p;
-        switch (in->mode) {
-        case EMU_MODE_UP: j = (int32_t)lane - (int32_t)bv; p = j >= (int32_t)maxl; break;
-        case EMU_MODE_DOWN: j = (int32_t)(lane + bv); p = j <= (int32_t)maxl; break;
-        case EMU_MODE_BFLY: j = (int32_t)(lane ^ bv); p = j <= (int32_t)maxl; break;
-        case EMU_MODE_IDX: j = (int32_t)(minl | (bv & ~segmask)); p = j <= (int32_t)maxl; break;
-        default: return emu_fault(b, t, in, "invalid instruction", "shfl.sync needs .up, .down, .bfly or .idx");
-        }
-        if (!p || j < 0 || j > 31) j = (int32_t)lane;
+        uint32_t j = shfl_source(in->mode, lane, (uint32_t)EMU_R(t, in, 2) & 31, (uint32_t)EMU_R(t, in, 3), &p);
         uint32_t v = (have >> j) & 1 ? val[j] : val[lane];
         EMU_R(t, in, 0) = v;
         t->r[in->o[5]] = p;
@@ -444,7 +485,7 @@ static bool exec_collective(EmuBlock *b, EmuThread **g, unsigned n, const EmuIns
         }
     }
     switch (in->op) {
-    case EMU_OP_SHFL: return exec_shfl(b, g, n);
+    case EMU_OP_SHFL: return exec_shfl(b, g, n, uniform);
     case EMU_OP_VOTE: return exec_vote(b, g, n);
     case EMU_OP_MATCH: return exec_match(b, g, n);
     case EMU_OP_REDUX: return exec_redux(b, g, n);
@@ -458,8 +499,8 @@ static bool exec_collective(EmuBlock *b, EmuThread **g, unsigned n, const EmuIns
     }
 }
 
-bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
-    if (!exec_collective(b, g, n, &g[0]->fn->code[g[0]->pc], false)) return false;
+bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n, bool uniform) {
+    if (!exec_collective(b, g, n, &g[0]->fn->code[g[0]->pc], uniform)) return false;
     for (unsigned i = 0; i < n; i++) {
         g[i]->pc++;
         g[i]->state = EMU_TS_RUN;
