@@ -1430,6 +1430,21 @@ Test(mma, errors) {
     cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
     cr_assert(strstr(dev_last_error(d), "misaligned __shared__ read of size 16 bytes"), "%s", dev_last_error(d));
     dev_module_unload(m);
+    /* the same ldmatrix right after an mma, which the warp fires in one run with it (fire_aligned): its fault names
+     * its own line */
+    static const char *chain = PTX_HEAD ".visible .entry k(.param .u32 off)\n{\n .reg .b32 %r<8>;\n .reg .f32 %f<4>;\n"
+        " .shared .align 16 .b8 s[512];\n ld.param.u32 %r1, [off];\n mov.u32 %r2, %laneid;\n shl.b32 %r2, %r2, 4;\n"
+        " add.s32 %r2, %r2, %r1;\n"
+        " mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};\n"
+        " ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r3,%r4,%r5,%r6}, [%r2+0];\n ret;\n}\n";
+    fn = load(d, chain, "k", &m);
+    off = 0;
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    off = 8;
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned __shared__ read of size 16 bytes") &&
+              strstr(dev_last_error(d), "PTX line 14"), "%s", dev_last_error(d));
+    dev_module_unload(m);
     /* forms the emulator does not know fail at load time */
     static const char *bad[][2] = {
         {"mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};",
