@@ -115,7 +115,8 @@ static bool fire_aligned(EmuBlock *b, EmuThread **g, unsigned n, bool uniform) {
         if (wg_busy || pc >= f->ncode || !aligned_op(f->code[pc].op)) break;
         in = &f->code[pc];
         bool held = true;
-        for (unsigned i = 0; (in->guard != EMU_SLOT_TRUE || in->gneg) && i < n; i++) held &= ((uint32_t)g[i]->r[in->guard] ^ in->gneg) & 1;
+        for (unsigned i = 0; (in->guard != EMU_SLOT_TRUE || in->gneg) && i < n; i++) /* the interpreter's guard test */
+            held &= ((uint32_t)g[i]->r[in->guard] ^ in->gneg) != 0;
         if (!held) break;
         more++;
         b->icount += n;
