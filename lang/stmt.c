@@ -1,26 +1,11 @@
 /* stmt.c - statements, structured control flow, inlining (kernels and the module: kernel.c).
  *
- * Statement sequences (gen_seq) carry a continuation: the statements that
- * follow in the enclosing blocks, up to the body's end (an implicit `return;`).
- * It is used for early `return` (and for jumps, below):
- *   1. an `if` with a run-time condition that contains a `return` (outside
- *      loops), one of whose branches always returns, becomes an OP_IF whose
- *      other branch is followed by the rest of the kernel or fn (the
- *      continuation), so the statements after the `if` run exactly on the
- *      paths that did not return.  Nothing follows the OP_IF itself; in a fn
- *      it yields the value returned (the hidden variable RETVAL, merged as
- *      any variable both branches assign);
- *   1a. where both branches may go on (`if c { if d { return x; } ... }`),
- *      copying the rest into both would double it at each such `if`: the
- *      branches are generated alone, yielding the hidden i1 RETURNED (set by
- *      each `return`) and RETVAL, then the rest once, in the else branch of
- *      a guard `if RETURNED` (if_rt).  A path that returned yields its
- *      variables as the other path has them (they are never read again), one
- *      that did not the other's type for RETVAL (fill_unread);
- *   2. a compile-time `if` whose taken branch contains a `return` inlines
- *      the branch followed by the continuation, so `return` under a `const`
- *      condition works in kernels and device functions alike.
- * Otherwise:
+ * Statement sequences (gen_seq) carry a continuation (Cont: the statements
+ * that follow in the enclosing blocks, up to the body's or the iteration's
+ * end), which early `return`, `break` and `continue` use: their hidden
+ * flags, what a continuation's end sets, a run-time `if` that may return or
+ * jump and the guard that generates the rest of a body once are
+ * early_exit.c's.  Otherwise:
  *   - `for`: a pre-scan collects the names assigned in the body; those bound
  *     outside the loop are loop-carried: OP_FOR operands [lb, ub, step,
  *     inits...], one region whose block args are the induction variable then
@@ -28,20 +13,11 @@
  *   - `while cond`: the condition is generated before the loop and again at
  *     the end of the body (with the body's scope closed); OP_WHILE carries it
  *     as value 0 in front of the loop-carried variables.
- *   - `break` and `continue` go through the loop-carried state, no jumps:
- *     the statements after a `continue` or `break` are not generated on that
- *     path.  A run-time `if` containing one of them takes the rest of the
- *     iteration's statements as its continuation (as for `return` in
- *     kernels, point 1), but its branches' variables are merged as usual, so
- *     the body's yield sees the values at the jump.  Where both branches may
- *     go on and statements follow, the rest is generated once after it, as in
- *     1a, under a guard on the hidden i1 JUMPED (false at the body's start,
- *     set by each jump and at the iteration's end, iter_end), all variables
- *     merged (those of a path that jumped feed the yield).  `break` also clears a
- *     hidden carried i1 "<running>" (true before the loop): a `for` runs its
- *     whole body under `if <running>` (the remaining iterations do nothing),
- *     a `while` computes its next condition as `if <running> { cond } else
- *     { false }`, so the condition is not evaluated again after a break.
+ *   - `break` and `continue` go through the loop-carried state, no jumps
+ *     (early_exit.c).  A loop that breaks carries a hidden i1 "<running>"
+ *     (true before the loop): a `for` runs its whole body under
+ *     `if <running>`, a `while` computes its next condition as
+ *     `if <running> { cond } else { false }`.
  *   - run-time `if`: both branches are generated into fresh blocks after a
  *     snapshot of every variable of the frame; variables whose value differs
  *     after either branch are yielded from both (constants materialized to
@@ -61,18 +37,6 @@ Var *gen_lookup_var(Gen *g, const char *name);
 Global *gen_find_global(Gen *g, const char *name);
 Val gen_global_value(Gen *g, Global *gl, Loc loc);
 Val gen_call_fn(Gen *g, const Decl *fn, const Node *call);
-
-typedef struct Cont {
-    Node *const *st;
-    int n;
-    Scope *scope; /* the scope those statements run in */
-    const struct Cont *next;
-    bool end;      /* the end of the kernel's or fn's body, after st: an implicit `return;` (body_end) */
-    bool iter_end; /* the end of a loop body's iteration, after st: JUMPED set, as a `continue` would */
-    Scope *kept;   /* a compile-time `if`'s taken branch that returns or jumps, which these statements follow: the
-                    * names it declared live on in them (keep_branch_names), as after a branch that does not */
-    const Node *kept_br;
-} Cont;
 
 static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k);
 
@@ -405,28 +369,6 @@ static void gen_assign(Gen *g, const Node *s) {
     if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], x->val, v, s->oploc);
     x->val = held(g, v);
     x->set = s->loc;
-}
-
-static void gen_return(Gen *g, const Node *s) {
-    Frame *fr = g->fr;
-    if (fr->loops) { /* Triton's rule too: its loops are structured regions, which a return cannot leave */
-        diag_error(g->d, s->loc,
-                   "'return' inside a '%s' loop is not supported (as in Triton: no 'return' inside 'for' or 'while' statements)",
-                   fr->loop && fr->loop->kind == N_WHILE ? "while" : "for");
-        return;
-    }
-    Var *rf = gen_lookup_var(g, RETURNED);
-    if (rf) rf->val = val_ct_int(1, DT_I1);
-    if (!fr->fn) {
-        if (s->rhs) diag_error(g->d, s->rhs->loc, "a kernel cannot return a value");
-        fr->returned = true;
-        return;
-    }
-    /* inside run-time `if`s, the value is the hidden variable's, merged by each `if` (gen_if) */
-    fr->ret = s->rhs ? gen_expr(g, s->rhs) : (Val){.k = V_VOID};
-    Var *rv = gen_lookup_var(g, RETVAL);
-    if (rv) rv->val = fr->ret, rv->set = s->loc;
-    fr->returned = true;
 }
 
 /* ---- loops ---- */
@@ -1044,24 +986,6 @@ static void gen_while(Gen *g, const Node *s) {
     g->fr->scope = outer_scope;
 }
 
-/* break = "break" ";"   continue = "continue" ";" */
-static void gen_jump(Gen *g, const Node *s) {
-    const char *what = s->kind == N_BREAK ? "break" : "continue";
-    if (!g->fr->loop) {
-        diag_error(g->d, s->loc, g->fr->fn ? "'%s' outside a loop (a function cannot leave its caller's loop)" : "'%s' outside a loop",
-                   what);
-        return;
-    }
-    if (s->kind == N_BREAK) {
-        Var *run = gen_lookup_var(g, RUNNING);
-        if (!run) unreachable("break without its loop's running flag");
-        run->val = val_ct_int(0, DT_I1);
-    }
-    Var *jf = gen_lookup_var(g, JUMPED);
-    if (jf) jf->val = val_ct_int(1, DT_I1), jf->set = s->loc;
-    g->fr->jumped = true;
-}
-
 /* A branch's statements (br: a block, the `if` after `else`, or NULL), in the current scope, then k. */
 static void gen_branch_seq(Gen *g, const Node *br, const Cont *k) {
     if (!br) {
@@ -1162,7 +1086,7 @@ static void define_outlived(Gen *g, const char *name, Val v) {
  * at the end of one path through it, where the statements after the `if` follow), the names the branch declared,
  * declared again in the current scope with their values there, oldest first, as Triton (Python) keeps them; a
  * warning at a `let` that hid a variable those statements (rest) read. */
-static void keep_branch_names(Gen *g, const Scope *sc, const Node *br, const Cont *rest) {
+void gen_keep_branch_names(Gen *g, const Scope *sc, const Node *br, const Cont *rest) {
     warn_hidden_in_branch(g, sc, br, rest);
     int n = 0;
     for (Var *v = sc->vars; v; v = v->next) n++;
@@ -1172,50 +1096,6 @@ static void keep_branch_names(Gen *g, const Scope *sc, const Node *br, const Con
         if (outlives_branch(g, sc, v)) out[n++] = v;
     while (n > 0) define_outlived(g, out[n - 1]->name, out[n - 1]->val), n--;
 }
-
-/* The statements after a compile-time `if` whose taken branch returns or jumps (k: they, k->kept the branch's scope),
- * reached from the scope `from` at the end of a path through the branch: the names the branch declared, and those of
- * the compile-time branches inside it that it kept for its own later statements (the kept scopes between `from` and
- * k->kept), newest first, so the newest of a name wins; defined in the current scope.  The scopes of run-time
- * branches between keep their names, as everywhere. */
-static void keep_names_after_branch(Gen *g, const Scope *from, const Cont *k) {
-    int n = 0;
-    const Scope *s = from;
-    for (; s && s != k->kept; s = s->up) n += s->kept;
-    const Scope **inner = ARENA_ARRAY(g->a, const Scope *, n + 1);
-    n = 0;
-    if (s) /* else not reached through the branch's scope: its own names only */
-        for (s = from; s != k->kept; s = s->up)
-            if (s->kept) inner[n++] = s;
-    for (int i = 0; i < n; i++) keep_branch_names(g, inner[i], NULL, k);
-    keep_branch_names(g, k->kept, k->kept_br, k);
-}
-
-/* A variable's value on a path where it is never read again (a path that returned; the fn's value where it did not
- * return), made to merge with the other path's value other: that where it holds no run-time value, else a
- * run-time value of its type, in block b: own where own is one, else a zero (a null pointer). */
-static Val fill_unread(Gen *g, Block *b, Val own, Val other, Loc loc) {
-    if (other.k == V_TUPLE) {
-        bool same = own.k == V_TUPLE && own.nelems == other.nelems;
-        Val r = other;
-        r.elems = ARENA_ARRAY(g->a, Val, other.nelems + 1);
-        for (int i = 0; i < other.nelems; i++)
-            r.elems[i] = fill_unread(g, b, same ? own.elems[i] : (Val){.k = V_VOID}, other.elems[i], loc);
-        return r;
-    }
-    if (other.k != V_RT) return other;
-    if (own.k == V_RT && own.t == other.t) return own;
-    Builder saved = g->b;
-    g->b.block = b, g->b.before = NULL, g->b.loc = loc;
-    const Type *t = other.t;
-    ValueId z = tir_const_int(&g->b, t->dt == DT_PTR ? tir_type(g->m, DT_I64, t->rank, t->shape, NULL, NULL) : t, 0);
-    if (t->dt == DT_PTR) z = gen_emit(g, loc, OP_BITCAST, &z, 1, t);
-    g->b = saved;
-    return val_rt(g, z);
-}
-
-static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
-                  const Cont *rest, const char *flag);
 
 /* After an `if` whose condition was an error (reported), the names its branches declare stand for errors, so
  * later uses of them add nothing to that report (not an "unknown name" each). */
@@ -1228,13 +1108,6 @@ static void define_branch_names_as_errors(Gen *g, const Node *br) {
     else if (br->kind == N_LET)
         for (int i = 0; i < br->nkids; i++)
             if (br->kids[i]->name) define_outlived(g, br->kids[i]->name, val_err());
-}
-
-/* Whether no statement follows in k, up to the body's or the iteration's end. */
-static bool cont_empty(const Cont *k) {
-    for (; k; k = k->next)
-        if (k->n > 0) return false;
-    return true;
 }
 
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
@@ -1268,39 +1141,10 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         }
         Scope keep = {0};
         if (br) gen_branch(g, br, NULL, &keep);
-        keep_branch_names(g, &keep, br, rest);
+        gen_keep_branch_names(g, &keep, br, rest);
         return false;
     }
-    Frame *fr = g->fr;
-    /* a `return` in it (outside loops): where a branch always returns, the rest of the kernel or fn runs in the
-     * other branch; else (both may go on: copying the rest into both would double it at each such `if`) the
-     * branches are generated alone and the rest once after them, in the else branch of a guard `if RETURNED`.
-     * A fn's value is then the one variable merged after the `if` (RETVAL), as Triton's branches each return */
-    bool early = !fr->loops && contains_return(s);
-    bool guarded = early && !always_returns(s->then) && !always_returns(s->els);
-    /* a jump out of the iteration: where a branch always jumps, or nothing follows in the body, the rest of the body
-     * runs in the branches, whose variables then merge as usual (the loop's yield follows the `if`); else, as for a
-     * return, the branches alone and the rest once after them, in the else branch of a guard `if JUMPED` (the paths
-     * that jumped keep their variables for the loop's yield, so all merge) */
-    bool jumps = fr->loop && contains_jump(s, N_ERR);
-    bool jguarded = jumps && !early && !always_jumps(s->then) && !always_jumps(s->els) && !cont_empty(rest);
-    const Cont *k = (early && !guarded) || (jumps && !jguarded) ? rest : NULL;
-    if_rt(g, s->loc, c.v, s->then, s->els, k, k, rest, early ? RETURNED : NULL);
-    const char *flag = guarded ? RETURNED : jguarded ? JUMPED : NULL;
-    Var *rf = flag ? gen_lookup_var(g, flag) : NULL;
-    if (rf) {
-        Val m = rf->val;
-        if (m.k == V_CT && !m.i) return false; /* no path returned or jumped (one under a compile-time condition not taken) */
-        /* the guard: the rest where not returned (or jumped); its messages at the `if` where such a path and one going
-         * on met */
-        if (m.k == V_RT) if_rt(g, rf->set, m.v, NULL, NULL, NULL, rest, rest, flag);
-    }
-    if (early) { /* the rest ran inside the branches, or after the guard */
-        fr->returned = true;
-        Var *rv = fr->fn ? gen_lookup_var(g, RETVAL) : NULL;
-        if (rv) fr->ret = rv->val;
-    }
-    return early || jumps;
+    return exit_if_rt(g, s, c.v, rest);
 }
 
 /* A run-time `if` on cond (at_if: the statement's place, where its messages point) with the branches then and els,
@@ -1308,9 +1152,9 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
  * els the rest, not; flag, RETURNED or JUMPED, the one it reads); the variables either may assign merge after it.
  * rest: the statements after the `if`, for warnings.  flag RETURNED: the `if` may return, so the variables of a path
  * that returned are not merged (they are never read again), nor the fn's value on a path that did not return: filled
- * (fill_unread) with the other path's.  (A path that jumped keeps its variables: the loop's yield reads them.) */
-static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
-                  const Cont *rest, const char *flag) {
+ * (exit_fill_unread) with the other path's.  (A path that jumped keeps its variables: the loop's yield reads them.) */
+void gen_if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *els, const Cont *kt, const Cont *ke,
+               const Cont *rest, const char *flag) {
     Frame *fr = g->fr;
     NameMap assigned = {0}; /* what the branches, and the statements they continue with, may assign */
     assigned_names(g, then, &assigned, false);
@@ -1372,8 +1216,8 @@ static void if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node 
     bool both = ta && ra;
     for (int i = 0; i < snap.nvars && !both; i++) {
         if (i == ir) continue;
-        if (i == iv ? tn && !rn : ta) tv[i] = fill_unread(g, tb, tv[i], ev[i], at_if);
-        else if (i == iv ? rn && !tn : ra) ev[i] = fill_unread(g, eb, ev[i], tv[i], at_if);
+        if (i == iv ? tn && !rn : ta) tv[i] = exit_fill_unread(g, tb, tv[i], ev[i], at_if);
+        else if (i == iv ? rn && !tn : ra) ev[i] = exit_fill_unread(g, eb, ev[i], tv[i], at_if);
     }
     /* names both branches declare (their own statements, not blocks inside them), none of them in scope before:
      * as in Triton, they live on after the `if`, merged as a variable both branches assign (of one type; a
@@ -1540,8 +1384,8 @@ static void gen_stmt(Gen *g, const Node *s) {
     case N_FOR: gen_for(g, s); break;
     case N_WHILE: gen_while(g, s); break;
     case N_BREAK:
-    case N_CONTINUE: gen_jump(g, s); break;
-    case N_RETURN: gen_return(g, s); break;
+    case N_CONTINUE: exit_jump(g, s); break;
+    case N_RETURN: exit_return(g, s); break;
     case N_EXPR: gen_expr(g, s->rhs); break;
     case N_BLOCK: gen_branch(g, s, NULL, NULL); break;
     default: diag_error(g->d, s->loc, "expected a statement"); break;
@@ -1570,29 +1414,9 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
         gen_stmt(g, s);
     }
     if (!k || g->fr->returned || g->fr->jumped) return;
-    if (k->end) { /* the body's end: the path returns (a fn with no value), as a `return;` would */
-        Var *rf = gen_lookup_var(g, RETURNED), *rv = g->fr->fn ? gen_lookup_var(g, RETVAL) : NULL;
-        if (rf) rf->val = val_ct_int(1, DT_I1);
-        if (rv) rv->val = (Val){.k = V_VOID};
-        g->fr->ret = (Val){.k = V_VOID};
-        g->fr->returned = true;
-        return;
-    }
-    if (k->iter_end) { /* the iteration's end: the path leaves it, as a `continue` would */
-        Var *jf = gen_lookup_var(g, JUMPED);
-        if (jf) jf->val = val_ct_int(1, DT_I1);
-        return;
-    }
-    if (k->kept) { /* after a compile-time `if`'s taken branch: its names, then the statements (their caller restores
-                    * the scope) */
-        const Scope *from = g->fr->scope;
-        Scope cs = {.up = k->scope, .kept = true};
-        g->fr->scope = &cs;
-        keep_names_after_branch(g, from, k);
-        gen_seq(g, k->st, k->n, k->next);
-        return;
-    }
-    g->fr->scope = k->scope;
+    if (exit_at_cont_end(g, k)) return;
+    Scope kept; /* after a compile-time `if`'s taken branch: its names (the caller restores the scope) */
+    g->fr->scope = k->kept ? exit_kept_scope(g, k, &kept) : k->scope;
     gen_seq(g, k->st, k->n, k->next);
 }
 
