@@ -59,12 +59,16 @@
  *      latency hides behind the iteration's math instead of stalling the copies).
  *   5. On wgmma targets (sm_90a), a loop-invariant A operand of such a dot is written once
  *      to shared memory before the loop (local_store) and read from there (stage_invariant_a).
- * The replaced loads and their address computation die; canonicalize removes them. */
+ * The replaced loads and their address computation die; canonicalize removes them.
+ * The function's use counts and step 1c's shared-memory estimate are taken once and kept up to date as each
+ * loop is rewritten (only the rewritten span is counted again), so a kernel of many loops costs time linear
+ * in its size. */
 #include "layout.h"
 #include "passes.h"
 #include "smem.h"
 #include "../support/target.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,24 +77,73 @@ typedef struct Ctx {
     Func *f;
     int nwritten;      /* the pointer arguments the loop body writes through (stores, atomics), -1 for one it cannot tell */
     int written[8];
-    bool *inside;  /* by ValueId: defined in the loop body */
-    ValueId *map;  /* clone map for one cloning session */
-    uint32_t nmap;
+    uint32_t nmap; /* values that existed when the current loop's analysis began (later ones are neither inside nor mapped) */
     bool readonly; /* the loop body writes no global memory: a load in an address may be issued early */
     ValueId run;   /* while cloning an iteration's addresses: it runs (scalar i1), masking cloned loads */
-    uint32_t *seen, nseen, stamp; /* by 2 * ValueId (+1 where indirect): visited in the current walk of a slice */
+    /* Per-function arrays by ValueId, grown as values are added and kept across the function's loops, so that a
+     * kernel of many loops costs its size once rather than once a loop.  Stamps tell the current loop's (or
+     * walk's, or cloning session's) entries from stale ones. */
+    uint32_t cap;
+    uint32_t *inside, istamp; /* == istamp: defined in the loop body */
+    ValueId *map;             /* clone map for one cloning session, valid where mstamp_of == mstamp */
+    uint32_t *mstamp_of, mstamp;
+    uint32_t *seen, stamp;    /* by 2 * ValueId (+1 where indirect): visited in the current walk of a slice */
+    int *uses;                /* every value's uses in the function, kept exact as the pass edits it */
+    /* Shared memory the function already asks for (smem_estimate), kept as the sum of its buffers and a histogram
+     * of its ops' scratch sizes (the largest counts); valid while smem_ok, recomputed in full when not. */
+    bool smem_ok;
+    int smem_bufs;
+    int (*scratch)[2]; /* {bytes, ops needing that many} */
+    int nscratch, capscratch;
+    /* The span of the loop's block being rewritten: what lies strictly between wprev and wnext there had its
+     * uses (and shared memory) taken out of the counts, which window_end adds back as it then stands. */
+    bool in_window;
+    Inst *wprev, *wnext;
+    Block *wblock;
 } Ctx;
+
+static void *grow_zeroed(void *p, size_t old, size_t n, size_t size) {
+    p = realloc(p, n * size);
+    if (!p) out_of_memory();
+    memset((char *)p + old * size, 0, (n - old) * size);
+    return p;
+}
+
+/* The arrays by ValueId cover every value of the function. */
+static void ensure_values(Ctx *c) {
+    uint32_t n = c->f->nvalues;
+    if (n <= c->cap) return;
+    uint32_t cap = c->cap ? c->cap : 256;
+    while (cap < n) cap *= 2;
+    c->inside = grow_zeroed(c->inside, c->cap, cap, sizeof *c->inside);
+    c->map = grow_zeroed(c->map, c->cap, cap, sizeof *c->map);
+    c->mstamp_of = grow_zeroed(c->mstamp_of, c->cap, cap, sizeof *c->mstamp_of);
+    c->seen = grow_zeroed(c->seen, 2 * (size_t)c->cap + 1, 2 * (size_t)cap + 1, sizeof *c->seen);
+    c->uses = grow_zeroed(c->uses, c->cap, cap, sizeof *c->uses);
+    c->cap = cap;
+}
+
+static bool is_inside(const Ctx *c, ValueId v) {
+    return v < c->nmap && c->inside[v] == c->istamp;
+}
+
+/* A new cloning session: the map forgets every entry. */
+static void map_clear(Ctx *c) {
+    if (++c->mstamp == 0) memset(c->mstamp_of, 0, sizeof(uint32_t) * c->cap), c->mstamp = 1;
+}
+
+static ValueId map_get(const Ctx *c, ValueId v) {
+    return c->mstamp_of[v] == c->mstamp ? c->map[v] : 0;
+}
+
+static void map_set(Ctx *c, ValueId v, ValueId to) {
+    c->mstamp_of[v] = c->mstamp, c->map[v] = to;
+}
 
 /* A new walk over values' slices (slice_ok, varies, index_loads): each value is visited once, so a body whose
  * values are used many times over (`o = o + o`, thirty times) costs its size, not a path per use. */
 static void walk_begin(Ctx *c) {
-    if (c->nseen != c->nmap) {
-        free(c->seen);
-        c->seen = calloc(2 * (size_t)c->nmap + 1, sizeof(uint32_t));
-        if (!c->seen) out_of_memory();
-        c->nseen = c->nmap, c->stamp = 0;
-    }
-    if (++c->stamp == 0) memset(c->seen, 0, sizeof(uint32_t) * (2 * (size_t)c->nmap + 1)), c->stamp = 1;
+    if (++c->stamp == 0) memset(c->seen, 0, sizeof(uint32_t) * (2 * (size_t)c->cap + 1)), c->stamp = 1;
 }
 
 /* First visit of (v, k) in this walk. */
@@ -101,12 +154,112 @@ static bool first_visit(Ctx *c, ValueId v, int k) {
     return true;
 }
 
+/* The kept shared-memory estimate gains (sign 1) or loses (-1) op i, without its regions. */
+static void smem_count(Ctx *c, const Inst *i, int sign) {
+    if (!c->smem_ok) return;
+    int bytes = smem_scratch_bytes(c->f, i, true);
+    if (i->op == OP_LOCAL_ALLOC) {
+        c->smem_bufs += sign * ((bytes + 1023) / 1024 * 1024);
+        return;
+    }
+    if (bytes <= 0) return;
+    for (int k = 0; k < c->nscratch; k++)
+        if (c->scratch[k][0] == bytes) {
+            c->scratch[k][1] += sign;
+            if (c->scratch[k][1] < 0) c->smem_ok = false; /* an op never counted: the estimate is off; start again */
+            return;
+        }
+    if (sign < 0) { /* likewise */
+        c->smem_ok = false;
+        return;
+    }
+    if (c->nscratch == c->capscratch) {
+        c->capscratch = c->capscratch ? 2 * c->capscratch : 16;
+        c->scratch = realloc(c->scratch, sizeof *c->scratch * (size_t)c->capscratch);
+        if (!c->scratch) out_of_memory();
+    }
+    c->scratch[c->nscratch][0] = bytes, c->scratch[c->nscratch][1] = 1;
+    c->nscratch++;
+}
+
+/* v's uses change by delta.  An atomic's scratch depends on whether its result is used at all
+ * (smem_atomic_broadcasts): where that changes, the shared-memory estimate is recomputed. */
+static void uses_add(Ctx *c, ValueId v, int delta) {
+    int before = c->uses[v];
+    c->uses[v] += delta;
+    if ((before == 0) != (c->uses[v] == 0)) {
+        const Inst *d = tir_val(c->f, v)->def;
+        if (d && (d->op == OP_ATOMIC_RMW || d->op == OP_ATOMIC_CAS || d->op == OP_ATOMIC_POLL)) c->smem_ok = false;
+    }
+}
+
+/* Op i and everything in its regions join (sign 1) or leave (-1) the counts. */
+static void count_inst(Ctx *c, const Inst *i, int sign) {
+    for (int k = 0; k < i->nops; k++) uses_add(c, i->ops[k], sign);
+    smem_count(c, i, sign);
+    for (int r = 0; r < i->nregions; r++)
+        for (const Inst *j = i->regions[r]->first; j; j = j->next) count_inst(c, j, sign);
+}
+
+static void smem_count_block(Ctx *c, const Block *b) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        smem_count(c, i, 1);
+        for (int r = 0; r < i->nregions; r++) smem_count_block(c, i->regions[r]);
+    }
+}
+
+/* Shared memory the function already asks for, as smem_estimate(f, f->body) + its scratch counts it. */
+static int smem_have(Ctx *c) {
+    if (!c->smem_ok) {
+        c->smem_ok = true;
+        c->smem_bufs = 0, c->nscratch = 0;
+        smem_count_block(c, c->f->body);
+    }
+    int most = 0;
+    for (int k = 0; k < c->nscratch; k++)
+        if (c->scratch[k][1] > 0 && c->scratch[k][0] > most) most = c->scratch[k][0];
+    return c->smem_bufs + most;
+}
+
+/* Before the loop is rewritten: its uses leave the counts (the analysis is done with them). */
+static void window_begin(Ctx *c, Inst *loop) {
+    c->wprev = loop->prev, c->wnext = loop->next, c->wblock = loop->parent;
+    count_inst(c, loop, -1);
+    c->in_window = true;
+}
+
+/* After: what now stands between wprev and wnext (the loop, its prologue, drain and staging) joins them. */
+static void window_end(Ctx *c) {
+    if (!c->in_window) return;
+    c->in_window = false;
+    ensure_values(c);
+    for (Inst *i = c->wprev ? c->wprev->next : c->wblock->first; i != c->wnext; i = i->next) count_inst(c, i, 1);
+}
+
+/* Uses of `from` in the block and what it holds replaced by `to`, stopping after `left` (from's uses
+ * there, as counted); returns how many are left. */
+static int replace_uses_in(Block *b, Inst *start, ValueId from, ValueId to, int left) {
+    for (Inst *i = start ? start : b->first; i && left > 0; i = i->next) {
+        for (int k = 0; k < i->nops; k++)
+            if (i->ops[k] == from) i->ops[k] = to, left--;
+        for (int r = 0; r < i->nregions && left > 0; r++) left = replace_uses_in(i->regions[r], NULL, from, to, left);
+    }
+    return left;
+}
+
 static bool mark_inside(Inst *i, void *ud) {
     Ctx *c = ud;
-    for (int k = 0; k < i->nres; k++) c->inside[i->res[k]] = true;
+    for (int k = 0; k < i->nres; k++) c->inside[i->res[k]] = c->istamp;
     for (int r = 0; r < i->nregions; r++)
-        for (int a = 0; a < i->regions[r]->nargs; a++) c->inside[i->regions[r]->args[a]] = true;
+        for (int a = 0; a < i->regions[r]->nargs; a++) c->inside[i->regions[r]->args[a]] = c->istamp;
     return true;
+}
+
+/* c->inside: the body's values (a new stamp, so no clearing). */
+static void mark_body(Ctx *c, Block *body) {
+    if (++c->istamp == 0) memset(c->inside, 0, sizeof(uint32_t) * c->cap), c->istamp = 1;
+    for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = c->istamp;
+    tir_walk(body, mark_inside, c);
 }
 
 /* v depends, inside the body, only on pure region-free ops of the induction variable and,
@@ -114,7 +267,7 @@ static bool mark_inside(Inst *i, void *ud) {
  * paged cache's block table, a gather's row ids), in a body that writes no global memory. */
 static bool slice_rec(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
     if (v == iv) return true;
-    if (v >= c->nmap || !c->inside[v]) return true;
+    if (!is_inside(c, v)) return true;
     if (!first_visit(c, v, indirect)) return true; /* checked: where it failed, the whole walk has */
     Inst *d = tir_val(c->f, v)->def;
     if (!d || depth > 64 || d->nregions) return false;
@@ -203,8 +356,8 @@ static ValueId emit(Ctx *c, Inst *pos, Op op, const ValueId *ops, int n, const T
 /* Clone v's slice before `pos` with the induction variable replaced by iv2. */
 static ValueId clone(Ctx *c, ValueId v, ValueId iv, ValueId iv2, Inst *pos) {
     if (v == iv) return iv2;
-    if (v >= c->nmap || !c->inside[v]) return v;
-    if (c->map[v]) return c->map[v];
+    if (!is_inside(c, v)) return v;
+    if (map_get(c, v)) return map_get(c, v);
     Inst *d = tir_val(c->f, v)->def;
     ValueId ops[8];
     for (int k = 0; k < d->nops && k < 8; k++) ops[k] = clone(c, d->ops[k], iv, iv2, pos);
@@ -220,7 +373,7 @@ static ValueId clone(Ctx *c, ValueId v, ValueId iv, ValueId iv2, Inst *pos) {
     Inst *n = tir_inst_new(c->f, d->op, ops, nops, &rt, 1, d->loc);
     n->a = d->a;
     tir_insert_before(pos, n);
-    c->map[v] = n->res[0];
+    map_set(c, v, n->res[0]);
     return n->res[0];
 }
 
@@ -373,7 +526,7 @@ static Inst *eligible_reg(Ctx *c, Inst *dot, int k, Block *body, int *uses, int 
  * whose address does not change is loop-invariant, nothing to stream). */
 static bool varies(Ctx *c, ValueId v, ValueId iv, int depth) {
     if (v == iv) return true;
-    if (v >= c->nmap || !c->inside[v] || depth > 64 || !first_visit(c, v, 0)) return false;
+    if (!is_inside(c, v) || depth > 64 || !first_visit(c, v, 0)) return false;
     Inst *d = tir_val(c->f, v)->def;
     for (int k = 0; d && k < d->nops; k++)
         if (varies(c, d->ops[k], iv, depth + 1)) return true;
@@ -402,7 +555,7 @@ static bool eligible_plain(Ctx *c, Inst *ld, Block *body, int *contig) {
 
 /* The index loads in the addresses of the candidates' loads (slice_ok's `indirect`), at most max. */
 static void index_loads(Ctx *c, ValueId v, ValueId iv, Inst **out, int *n, int max) {
-    if (v == iv || v >= c->nmap || !c->inside[v] || !first_visit(c, v, 0)) return;
+    if (v == iv || !is_inside(c, v) || !first_visit(c, v, 0)) return;
     Inst *d = tir_val(c->f, v)->def;
     if (d->op == OP_LOAD) {
         for (int k = 0; k < *n; k++)
@@ -419,9 +572,9 @@ static void index_loads(Ctx *c, ValueId v, ValueId iv, Inst **out, int *n, int m
 static void issue(Ctx *c, Cand *cs, int n, ValueId iv, ValueId it, ValueId run, ValueId stage, Inst *pos,
                   Inst *const *idx, const ValueId *pre, int nidx) {
     Func *f = c->f;
-    memset(c->map, 0, sizeof(ValueId) * c->nmap);
+    map_clear(c);
     c->run = run;
-    for (int k = 0; pre && k < nidx; k++) c->map[idx[k]->res[0]] = pre[k];
+    for (int k = 0; pre && k < nidx; k++) map_set(c, idx[k]->res[0], pre[k]);
     for (int k = 0; k < n; k++) {
         if (cs[k].primary != k) continue; /* its load is copied once, by its primary */
         Inst *ld = cs[k].load;
@@ -490,7 +643,7 @@ static int carried_index(Block *body, ValueId v) {
 static bool invariant_a(Ctx *c, const Inst *i, const int *uses) {
     ValueId v = i->ops[0];
     const Type *t = tir_vtype(c->f, v);
-    return v < c->nmap && !c->inside[v] && uses[v] == 1 && t->rank == 2 && t->layout && t->layout->kind != LAYOUT_SHARED &&
+    return v < c->nmap && !is_inside(c, v) && uses[v] == 1 && t->rank == 2 && t->layout && t->layout->kind != LAYOUT_SHARED &&
            (t->dt == DT_F16 || t->dt == DT_BF16);
 }
 
@@ -587,19 +740,17 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     Block *body = loop->regions[0];
     Inst *stepd = tir_val(f, loop->ops[2])->def;
     if (!stepd || stepd->op != OP_CONST || stepd->a.is_float || stepd->a.ival <= 0) return;
-    memset(c->inside, 0, sizeof(bool) * c->nmap);
-    for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = true;
-    tir_walk(body, mark_inside, c);
+    mark_body(c, body);
     c->readonly = !writes_memory(body);
     c->nwritten = 0;
     collect_writes(c, body);
-    int *uses = tir_use_counts(f);
+    int *uses = c->uses;
     /* dead pure ops go first, so their uses do not count (assign_layout's native_f8 leaves the
      * f8 operands' widening casts to canonicalize) */
     for (Inst *i = body->last, *prev; i; i = prev) {
         prev = i->prev;
         if ((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1 && !uses[i->res[0]]) {
-            for (int k = 0; k < i->nops; k++) uses[i->ops[k]]--;
+            count_inst(c, i, -1);
             tir_inst_remove(i);
         }
     }
@@ -664,7 +815,6 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     }
     bool async = async_ok(c, body, cs, n, uses);
     int R = async ? S + 1 : S; /* stages in the ring: one more while a wgmma may still read the last */
-    free(uses);
     /* 1c. a loop without dots that asks for it (its own num_stages; the kernel's alone does not: ptxas -v at the
      * launched configurations, sampling's BLOCK=512 kernels went from 48 to 90 registers on sm_80 and
      * moe_align_scan from 80 to 86 with 36 B spilled on sm_90a): its plain loads, while the rings fit beside
@@ -673,7 +823,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
      * unrolls no loop with a barrier */
     if (!n && loop->a.ival2 && !tir_block_holds(body, OP_DOT) && loop->a.vec <= 1) {
         const Target *tg = target_find(m->arch);
-        int scratch = 0, have = smem_estimate(f, f->body, &scratch) + scratch;
+        int have = smem_have(c);
         for (Inst *i = body->first; i && n < 8; i = i->next) {
             int contig;
             if (i->op != OP_LOAD || !eligible_plain(c, i, body, &contig)) continue;
@@ -686,6 +836,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         }
     }
     if (!n) return;
+    window_begin(c, loop);
     const Type *it = tir_vtype(f, loop->ops[0]);
     ValueId iv = body->args[0];
     /* 2. buffers and prologue */
@@ -719,7 +870,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     ValueId pre[8], carried[8];
     if (nidx) {
         ValueId its = iteration(c, loop, loop->ops[0], (int64_t)(S - 1) * stepd->a.ival, loop, &c->run);
-        memset(c->map, 0, sizeof(ValueId) * c->nmap);
+        map_clear(c);
         for (int k = 0; k < nidx; k++) pre[k] = clone(c, idx[k]->res[0], iv, its, loop);
     }
     /* 3. the body; the stages read and written are carried by the loop (0 and S-1 at the
@@ -734,7 +885,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     issue(c, cs, n, iv, ahead, run, wstage, top, idx, nidx ? carried : NULL, nidx);
     if (nidx) {
         ValueId next = iteration(c, loop, iv, (int64_t)S * stepd->a.ival, top, &c->run);
-        memset(c->map, 0, sizeof(ValueId) * c->nmap);
+        map_clear(c);
         Inst *y = body->last;
         for (int k = 0; k < nidx; k++) append(f->module->arena, &y->ops, &y->nops, clone(c, idx[k]->res[0], iv, next, top));
     }
@@ -754,7 +905,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
             Inst *o = ld->nops > 2 ? tir_val(f, ld->ops[2])->def : NULL;
             if (o && (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) /* 1c: a masked-off lane reads `other` */
                 x = emit(c, ld, OP_SELECT, (ValueId[]){ld->ops[1], x, ld->ops[2]}, 3, rt);
-            tir_replace_uses(f, last->res[0], x);
+            replace_uses_in(body, NULL, last->res[0], x, INT32_MAX); /* a body's value is used in the body only */
             if (cs[k].conv) tir_inst_remove(cs[k].conv);
             tir_inst_remove(ld);
             continue;
@@ -788,7 +939,11 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         ValueId r = loop->res[a - 1];
         const Type *rt = tir_vtype(f, r);
         Inst *w = tir_inst_new(f, OP_WGMMA_WAIT, &r, 1, &rt, 1, loop->loc);
-        tir_replace_uses(f, r, w->res[0]);
+        /* r is used after the loop in its block only (the rewritten span is out of the counts) */
+        ensure_values(c);
+        if (replace_uses_in(loop->parent, after, r, w->res[0], c->uses[r])) tir_replace_uses(f, r, w->res[0]);
+        uses_add(c, w->res[0], c->uses[r]);
+        uses_add(c, r, -c->uses[r]);
         w->ops[0] = r;
         tir_insert_before(after, w);
     }
@@ -803,25 +958,32 @@ static void stage_invariant_a(Ctx *c, Inst *loop) {
     const Target *tg = target_find(c->m->arch);
     bool wgmma = tg && tg->mma == WGMMA;
     Block *body = loop->regions[0];
-    free(c->inside);
     c->nmap = f->nvalues;
-    c->inside = calloc(c->nmap, sizeof(bool));
-    if (!c->inside) out_of_memory();
-    for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = true;
-    tir_walk(body, mark_inside, c);
-    int *uses = tir_use_counts(f);
+    ensure_values(c);
+    mark_body(c, body);
+    /* the dots chosen first, with the counts as they stand; then the loop's uses leave the counts while it is
+     * rewritten (staging one dot's A changes no other dot's choice: an A staged has that dot as its one use) */
+    Inst **dots = NULL;
+    int ndots = 0;
     for (Inst *i = body->first; i; i = i->next) {
         if (i->op != OP_DOT) continue;
         const Type *rt = tir_vtype(f, i->res[0]);
         /* only where the dot becomes wgmma (warps [4k, 1]): mma.sync wants A in registers */
         if (!layout_is_warpgroup_mma(rt->layout)) continue;
-        ValueId v = i->ops[0];
-        const Type *t = tir_vtype(f, v);
-        if (!invariant_a(c, i, uses)) continue;
+        if (!invariant_a(c, i, c->uses)) continue;
         /* mma.sync reads A from registers; there, only an A of 64 or more registers per thread
          * (attention's Q at 128 rows x head_dim 128 over 4 warps) is read through ldmatrix each
          * K step instead, or the loop spills */
-        if (!wgmma && tir_type_numel(t) / (32 * f->num_warps) < 128) continue;
+        if (!wgmma && tir_type_numel(tir_vtype(f, i->ops[0])) / (32 * f->num_warps) < 128) continue;
+        dots = realloc(dots, sizeof *dots * (size_t)(ndots + 1));
+        if (!dots) out_of_memory();
+        dots[ndots++] = i;
+    }
+    if (ndots) window_begin(c, loop);
+    for (int k = 0; k < ndots; k++) {
+        Inst *i = dots[k];
+        ValueId v = i->ops[0];
+        const Type *t = tir_vtype(f, v);
         Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
         sl.order[0] = 2, sl.order[1] = 1, sl.order[2] = 0; /* K contiguous */
         int32_t shape[3] = {1, t->shape[0], t->shape[1]};
@@ -837,7 +999,8 @@ static void stage_invariant_a(Ctx *c, Inst *loop) {
         emit_plain(c, loop, OP_BARRIER, 0);
         i->ops[0] = emit(c, loop, OP_LOCAL_VIEW, (ValueId[]){buf, zero}, 2, vt);
     }
-    free(uses);
+    free(dots);
+    window_end(c);
 }
 
 static bool has_loop(Block *b) {
@@ -852,26 +1015,27 @@ static void walk(Ctx *c, Block *b) {
         if (i->op == OP_FOR && !has_loop(i->regions[0])) {
             if ((i->a.ival2 ? (int)i->a.ival2 - 1 : c->f->num_stages) < 2) continue; /* not pipelined */
             c->nmap = c->f->nvalues;
-            c->inside = calloc(c->nmap, sizeof(bool));
-            c->map = calloc(c->nmap, sizeof(ValueId));
-            if (!c->inside || !c->map) out_of_memory();
+            ensure_values(c);
             pipeline_loop(c, i);
+            window_end(c);
             stage_invariant_a(c, i);
-            free(c->inside);
-            free(c->map);
-            free(c->seen);
-            c->seen = NULL, c->nseen = 0;
         } else {
             for (int r = 0; r < i->nregions; r++) walk(c, i->regions[r]);
         }
     }
 }
 
+/* The counts of step 1's uses and 1c's shared memory are taken once per function and then kept up to date
+ * as each loop is rewritten (window_begin, window_end): a kernel of many loops costs its size, not its size
+ * once a loop. */
 bool lower_software_pipeline(Module *m, Diag *d) {
     (void)d;
     for (int k = 0; k < m->nfuncs; k++) {
         Ctx c = {.m = m, .f = m->funcs[k]};
+        ensure_values(&c);
+        for (const Inst *i = c.f->body->first; i; i = i->next) count_inst(&c, i, 1); /* uses only: smem_ok is false */
         walk(&c, c.f->body);
+        free(c.inside), free(c.map), free(c.mstamp_of), free(c.seen), free(c.uses), free(c.scratch);
     }
     return true;
 }
