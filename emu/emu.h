@@ -432,6 +432,33 @@ enum { EMU_MAX_OPS = 10, EMU_MAX_VEC = 128 }; /* operands of an instruction (wgm
 /* Operand kinds, for validation and the few executors that care. */
 enum { EMU_OK_NONE, EMU_OK_REG, EMU_OK_VEC, EMU_OK_ADDR, EMU_OK_LABEL, EMU_OK_FUNC };
 
+/* An mma.sync's fragment geometry (emu_mma_form, exec_mma.c; EmuIns.mma). */
+typedef struct EmuMmaForm {
+    uint8_t rows;   /* M: 16, or 8 for the m8n8 integer shapes */
+    uint16_t k;     /* mMn8k (up to 256: m16n8k256 .b1) */
+    uint8_t epr;    /* A/B elements per 32-bit register */
+    uint8_t na, nb; /* A and B registers per lane */
+    uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */
+    /* mma.sp: A holds K/2 values a row (na registers, laid out as the dense m16n8k(K/2) form's A); each 4-bit
+     * metadata nibble covers a chunk of cw elements of a row (tf32 2, s4/u4 8, else 4) holding cw/2 of them;
+     * mthreads lanes of each group of 4 give the metadata (1, 2 or 4); selectors up to selmax load (ptxas's
+     * limit), up to 4/mthreads - 1 are defined */
+    bool sparse;
+    uint8_t cw, mthreads, selmax;
+} EmuMmaForm;
+/* A wgmma.mma_async's form (emu_wgmma_form, exec_wgmma.c; EmuIns.wgmma). */
+typedef struct EmuWgmmaForm {
+    uint16_t n;          /* N of m64nNkK */
+    uint16_t k;          /* K */
+    uint8_t esize;       /* bytes per A/B element */
+    uint8_t nd;          /* D registers per thread */
+    bool integer, f16acc;
+    /* wgmma.mma_async.sp: A holds K/2 values a row (the dense m64nN(K/2) form's layout, in shared memory or
+     * registers); a metadata nibble covers cw elements (tf32 2, else 4); mthreads lanes of each group of 4 give it */
+    bool sparse;
+    uint8_t cw, mthreads;
+} EmuWgmmaForm;
+
 /* One decoded instruction.  Operand i is o[i]: a slot for registers,
  * immediates and symbols; for a vector operand {a,b,..} the index of its
  * first element in EmuFunc.vec (on[i] elements); for an address [base+off]
@@ -459,6 +486,10 @@ typedef struct EmuIns {
         struct {             /* call (no address operand): its arguments that are float literals (bit k: argument k, k < 64), */
             uint64_t flit, flit64; /* and which of those are 64-bit (0d..., 1.5); emu_call passes them as ptxas does */
         } call;
+        /* mma / wgmma.mma_async (no address operand): the form emu_module_finalize decoded once, so each execution
+         * does not again; k 0 where it was not decoded (or is not valid), and the executor decodes it itself */
+        EmuMmaForm mma;
+        EmuWgmmaForm wgmma;
     };
     uint32_t target;     /* branch target (instruction index) or callee function index */
     uint32_t line;       /* 1-based PTX line */

@@ -562,20 +562,8 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **lanes, unsigned n, bool uniform);
 bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired);
 /* Tensor-core instructions (exec_mma.c), called by emu_exec_warp with the
  * whole warp.  emu_mma_form checks an mma's shape and types (the parser
- * uses it too) and gives its fragment geometry; *why says what is wrong. */
-typedef struct EmuMmaForm {
-    uint8_t rows;   /* M: 16, or 8 for the m8n8 integer shapes */
-    uint16_t k;     /* mMn8k (up to 256: m16n8k256 .b1) */
-    uint8_t epr;    /* A/B elements per 32-bit register */
-    uint8_t na, nb; /* A and B registers per lane */
-    uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */
-    /* mma.sp: A holds K/2 values a row (na registers, laid out as the dense m16n8k(K/2) form's A); each 4-bit
-     * metadata nibble covers a chunk of cw elements of a row (tf32 2, s4/u4 8, else 4) holding cw/2 of them;
-     * mthreads lanes of each group of 4 give the metadata (1, 2 or 4); selectors up to selmax load (ptxas's
-     * limit), up to 4/mthreads - 1 are defined */
-    bool sparse;
-    uint8_t cw, mthreads, selmax;
-} EmuMmaForm;
+ * uses it too) and gives its fragment geometry (EmuMmaForm, emu.h; EmuIns.mma keeps the one decoded at load);
+ * *why says what is wrong. */
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
 /* The float tensor-core product (exec_mma.c): D = D + A B, A M x K (row stride lda), B K x N (row stride ldb),
  * D M x N (row stride ldd), M a multiple of 4 and N of 8; each D element takes one fmaf per k ascending.
@@ -730,18 +718,8 @@ bool emu_exec_tensormap(EmuBlock *b, EmuThread *t, const EmuIns *in); /* tensorm
 /* Warpgroup collectives (wgmma.*, setmaxnreg): the 128 threads of one warpgroup, by rank in it. */
 bool emu_is_warpgroup_op(unsigned op);
 bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg);
-/* The wgmma form of in (parse-time check too; exec_wgmma.c). */
-typedef struct EmuWgmmaForm {
-    uint16_t n;          /* N of m64nNkK */
-    uint16_t k;          /* K */
-    uint8_t esize;       /* bytes per A/B element */
-    uint8_t nd;          /* D registers per thread */
-    bool integer, f16acc;
-    /* wgmma.mma_async.sp: A holds K/2 values a row (the dense m64nN(K/2) form's layout, in shared memory or
-     * registers); a metadata nibble covers cw elements (tf32 2, else 4); mthreads lanes of each group of 4 give it */
-    bool sparse;
-    uint8_t cw, mthreads;
-} EmuWgmmaForm;
+/* The wgmma form of in (parse-time check too; exec_wgmma.c; EmuWgmmaForm in emu.h, EmuIns.wgmma keeps the one
+ * decoded at load). */
 bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 /* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:
  * emu_fault naming the register and the wgmma; false then. */

@@ -6,7 +6,7 @@
  * mma.sync.aligned.mMn8kK.row.col.dtype.atype.btype.ctype d, a, b, c (M 16; 8 for the integer m8n8k16/k32
  * and m8n8k128), and on .b1 mma.sync.aligned.mMn8kK.row.col.s32.b1.b1.s32.{and,xor}.popc (K 128 or 256):
  *   1. emu_mma_form() checks the shape/type combination and derives the
- *      fragment geometry: E elements per 32-bit A/B register (tf32: 1,
+ *      fragment geometry (once, at load: EmuIns.mma): E elements per 32-bit A/B register (tf32: 1,
  *      f16/bf16: 2, s8/u8/e4m3/e5m2: 4; e4m3 and e5m2 mix; s4/u4: 8, the lowest nibble first; b1: 32,
  *      bit 0 first), M*K/(32E) A registers, K/(4E) B registers, M/4 accumulator elements per lane (f32/s32
  *      registers, or f16x2).
@@ -788,9 +788,9 @@ static bool mma_fast(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, co
 
 bool emu_exec_mma(EmuBlock *b, EmuThread **lane, const EmuIns *in) {
     const EmuFunc *f = lane[0]->fn;
-    EmuMmaForm fm;
+    EmuMmaForm fm = in->mma; /* decoded at load (emu_module_finalize); k 0: not, or not valid */
     const char *why;
-    if (!emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
+    if (!fm.k && !emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
     if (in->ty2 == EMU_T_F64) {
         exec_dmma(lane, f, in, &fm);
         return true;

@@ -575,9 +575,9 @@ static void sparse_product_f(const EmuWgmmaForm *fm, const float *Af, const floa
 static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     EmuThread *t0 = wg[0];
     const EmuIns *in = &t0->fn->code[t0->pc];
-    EmuWgmmaForm fm;
+    EmuWgmmaForm fm = in->wgmma; /* decoded at load (emu_module_finalize); k 0: not, or not valid */
     const char *why;
-    if (!emu_wgmma_form(in, &fm, &why)) return emu_fault(b, t0, in, "unsupported instruction", "%s", why);
+    if (!fm.k && !emu_wgmma_form(in, &fm, &why)) return emu_fault(b, t0, in, "unsupported instruction", "%s", why);
     /* KA: A's columns (.sp: the K/2 values kept a row); sp: the operands after b-desc are 2 further on (.sp's
      * sp-meta, sp-sel come first) */
     const unsigned M = 64, N = fm.n, K = fm.k, es = fm.esize, KA = fm.sparse ? K / 2 : K, sp = fm.sparse ? 2 : 0;

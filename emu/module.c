@@ -225,6 +225,14 @@ static bool place_entry_shared(EmuModule *m, char **err) {
     return true;
 }
 
+/* A tensor-core instruction's form, decoded once here where each execution decoded it again (the parser has
+ * checked it: one that does not decode keeps k 0, and the executor decodes it and reports why). */
+static void decode_form(EmuIns *in) {
+    const char *why;
+    if (in->op == EMU_OP_MMA && !emu_mma_form(in, &in->mma, &why)) in->mma.k = 0;
+    if (in->op == EMU_OP_WGMMA && !emu_wgmma_form(in, &in->wgmma, &why)) in->wgmma.k = 0;
+}
+
 bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
     if (!resolve_aliases(m, err) || !check_calls(m, err)) return false;
     if (!place_entry_shared(m, err)) return false;
@@ -253,10 +261,12 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
             if (emu_func_arg_sym(f, s)) a = emu_args_offset(f) + (a - EMU_PARAM_ARGS); /* in the frame's local memory */
             f->slot_init[f->symfix[i].slot] = a + (uint64_t)f->symfix[i].addend;
         }
-        /* the packed copy (emu_slots_pack, below) copies both; the guard's constant slot keeps its number there */
+        /* the packed copy (emu_slots_pack, below) copies them; the guard's constant slot keeps its number there */
         for (uint32_t i = 0; i < f->ncode; i++) {
-            f->code[i].fast = emu_fast_select(&f->code[i], f->is_entry);
-            f->code[i].disp = emu_fast_dispatch(&f->code[i]);
+            EmuIns *in = &f->code[i];
+            in->fast = emu_fast_select(in, f->is_entry);
+            in->disp = emu_fast_dispatch(in);
+            decode_form(in);
         }
     }
     if (!entry_shared(m, err)) return false;
