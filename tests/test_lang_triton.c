@@ -2,7 +2,8 @@
  * emulator against exact references: the axis hints and assume, static_range and range's keywords,
  * the volatile-load wait, atomic_load/atomic_store, reduce_or and squeeze, software pipelining,
  * batched dot, broadcast_to/expand_dims spellings, dims as separate arguments, trailing commas, a constexpr
- * branch in a loop, the conditional expression, the compile-time shape and type queries
+ * branch in a loop, the conditional expression, the compile-time shape and type queries, tutorial 09's
+ * descriptor GEMM with its split epilogue (against float64)
  * (test_lang_python.c: Python's forms in Triton code; test_lang_triton_values.c: Triton's value and type
  * rules; test_lang_sync.c: waits across programs and launches). */
 #include <criterion/criterion.h>
@@ -867,4 +868,79 @@ Test(lang_triton, shape_and_type_queries) {
     }
     for (int i = n; i < B; i++) cr_assert(isnan(of[i]) && oi[i] == -1 && ou[i] == 0xff, "[%d] written past n", i);
     unload(&k);
+}
+
+/* Triton's tutorial 09, its tensor-descriptor persistent GEMM as a port keeps it: descriptors made in the kernel
+ * (B stored [N, K], read as trans(b)), a range over tiles with flatten=, the tile's position found again for the
+ * epilogue, and EPILOGUE_SUBTILE's epilogue: the accumulator reshaped to [BM, 2, BN / 2], permuted to
+ * [BM, BN / 2, 2] and split into its two column halves, each stored through a half-width descriptor.  Sizes not
+ * multiples of the tiles (the descriptors' bounds drop the rest), fewer programs than tiles, both epilogues, f16
+ * against float64 products; sm_80 and sm_90a. */
+Test(lang_triton, descriptor_persistent_gemm_epilogue_subtile) {
+    const char *src =
+        "fn tile_pos(tile_id, num_pid_in_group, num_pid_m, const GROUP_SIZE_M) {\n"
+        "    let group_id = tile_id / num_pid_in_group;\n"
+        "    let first_pid_m = group_id * GROUP_SIZE_M;\n"
+        "    let group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M);\n"
+        "    return first_pid_m + tile_id % group_size_m, (tile_id % num_pid_in_group) / group_size_m;\n"
+        "}\n"
+        "kernel gemm(a_ptr: *f16, b_ptr: *f16, c_ptr: *f16, M: i32, N: i32, K: i32, const BM: i32 = 32,\n"
+        "            const BN: i32 = 32, const BK: i32 = 16, const GROUP_SIZE_M: i32 = 2, const PROGRAMS: i32 = 3,\n"
+        "            const EPILOGUE_SUBTILE: i1 = true) {\n"
+        "    let start_pid = program_id(axis=0);\n"
+        "    let num_pid_m = cdiv(M, BM);\n"
+        "    let num_tiles = num_pid_m * cdiv(N, BN);\n"
+        "    let a_desc = make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK]);\n"
+        "    let b_desc = make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK]);\n"
+        "    let c_desc = make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],\n"
+        "                                        block_shape=[BM, BN / 2 if EPILOGUE_SUBTILE else BN]);\n"
+        "    let tile_id_c = start_pid - PROGRAMS;\n"
+        "    let num_pid_in_group = GROUP_SIZE_M * cdiv(N, BN);\n"
+        "    for tile_id in range(start_pid, num_tiles, PROGRAMS, flatten=true) {\n"
+        "        let pid_m, pid_n = tile_pos(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M);\n"
+        "        let acc = zeros((BM, BN), dtype=f32);\n"
+        "        for ki in range(cdiv(K, BK)) {\n"
+        "            let a = load_tensor_descriptor(a_desc, [pid_m * BM, ki * BK]);\n"
+        "            let b = load_tensor_descriptor(b_desc, [pid_n * BN, ki * BK]);\n"
+        "            acc = dot(a, trans(b), acc);\n"
+        "        }\n"
+        "        tile_id_c += PROGRAMS;\n"
+        "        pid_m, pid_n = tile_pos(tile_id_c, num_pid_in_group, num_pid_m, GROUP_SIZE_M);\n"
+        "        if EPILOGUE_SUBTILE {\n"
+        "            let halves = permute(reshape(acc, (BM, 2, BN / 2)), (0, 2, 1));\n"
+        "            let acc0, acc1 = split(halves);\n"
+        "            store_tensor_descriptor(c_desc, [pid_m * BM, pid_n * BN], acc0 as f16);\n"
+        "            store_tensor_descriptor(c_desc, [pid_m * BM, pid_n * BN + BN / 2], acc1 as f16);\n"
+        "        } else {\n"
+        "            store_tensor_descriptor(c_desc, [pid_m * BM, pid_n * BN], acc as f16);\n"
+        "        }\n"
+        "    }\n"
+        "}\n";
+    seed_rng();
+    enum { GM = 45, GN = 38, GK = 40 };
+    static uint16_t a[GM * GK], b[GN * GK], c[GM * GN];
+    static double want[GM * GN];
+    for (int i = 0; i < GM * GK; i++) a[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < GN * GK; i++) b[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < GM; i++)
+        for (int j = 0; j < GN; j++) {
+            double s = 0;
+            for (int q = 0; q < GK; q++) s += f16_to_d(a[i * GK + q]) * f16_to_d(b[j * GK + q]);
+            want[i * GN + j] = s;
+        }
+    static const char *const archs[] = {"sm_80", "sm_90a"};
+    for (int arch = 0; arch < 2; arch++)
+        for (int sub = 0; sub < 2; sub++) {
+            const char *defs[] = {sub ? "EPILOGUE_SUBTILE=true" : "EPILOGUE_SUBTILE=false", NULL};
+            K k;
+            load_with(&k, src, "gemm", archs[arch], defs, NULL);
+            int32_t m = GM, n = GN, kk = GK;
+            uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = poisoned(&k, sizeof c);
+            launch3(&k, NULL, 3, 1, 1, (void *[]){&da, &db, &dc, &m, &n, &kk});
+            download(&k, c, dc, sizeof c);
+            for (int i = 0; i < GM * GN; i++)
+                cr_assert(fabs(f16_to_d(c[i]) - want[i]) <= 2e-3 * fabs(want[i]) + 2e-3, "%s subtile=%d c[%d][%d] = %g, want %g",
+                          archs[arch], sub, i / GN, i % GN, f16_to_d(c[i]), want[i]);
+            unload(&k);
+        }
 }
