@@ -200,6 +200,8 @@ ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const
  * as Triton converts it (store(p_i8, 1000) stores -24), with a warning at loc naming `what` when it changes value
  * (neither its signed nor its unsigned reading fits).  Other values as they are. */
 Val gen_ct_cast_into(Gen *g, Val v, DType to, Loc loc, const char *what);
+Val gen_ct_cast(Val c, DType to);               /* a constant as type `to` (floats rounded once, ints wrapped) */
+double gen_ct_to_double_for(Val c, DType dt);  /* a constant as the double that rounds once to dt */
 void gen_warn_const_conversion(Gen *g, Val v, DType to, Loc loc, const char *what); /* store(p_i32, 1.5), store(p_f16, 1e10): a warning */
 void gen_warn_declared_overflow(Gen *g, Val v, DType to, Loc loc, const char *what); /* let x: f16 = 1e10: a warning */
 ValueId gen_materialize(Gen *g, Val v, Loc loc); /* CT -> scalar OP_CONST of its dtype; RT as is */
