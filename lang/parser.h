@@ -21,6 +21,11 @@ typedef struct Parser {
     struct SlashLog *log;
 } Parser;
 
+enum { PARSE_MAX_HEIGHT = 10000 }; /* the deepest tree a declaration may hold (parse_height.c) */
+
+/* Whether the trees under dc are at most PARSE_MAX_HEIGHT deep; false with an error at the first node past it. */
+bool parse_decl_height_ok(Parser *p, const Decl *dc);
+
 /* The offsets of the slashes read as the operator by the statements being decided (floor_div_parse), innermost last. */
 typedef struct SlashLog {
     uint32_t *off;
