@@ -604,6 +604,17 @@ Test(lang_diag, triton_module_prefix) {
                 "or 'NAME: constexpr'), a local compile-time constant 'const NAME = value;' (or 'let NAME: constexpr = value;')\n"
                 "  kernel k(x: *f32, B: tl.constexpr) {\n"
                 "                       ^\n");
+    /* triton.language.standard and core (sorting and top-k kernels' `tl.standard._log2(n)`, `import triton.language.core
+     * as core` then `core.int16`): modules too, naming math.tile's _log2 and the type (they were "write 'standard'" and
+     * "values have no methods", then "unknown name '_log2'") */
+    expect_diag("kernel k(x: *i16) {\n    let n: constexpr = tl.standard._log2(16);\n    store(x, n as core.int16);\n}\n",
+                "t.tile:2:24: error: 'tl.standard._log2': there is no 'tl' module here; write '_log2' (the built-ins are plain "
+                "names, docs/language.md)\n"
+                "      let n: constexpr = tl.standard._log2(16);\n"
+                "                         ^\n"
+                "t.tile:3:19: error: 'core.int16': there is no 'core' module here; the type is 'i16'\n"
+                "      store(x, n as core.int16);\n"
+                "                    ^\n");
 }
 
 /* CUDA's spellings: the built-in variables, one error each at the name (a method error at the '.' before), and the

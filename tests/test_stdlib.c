@@ -497,6 +497,40 @@ Test(stdlib, standard_library_functions_without_an_import) {
     tile_compiled_free(&c);
 }
 
+/* Triton's triton.language.standard._log2 and _is_power_of_two (math.tile, no import): compile-time values that size a
+ * static_range and a shape, as an argsort's stage count does; a run-time argument is an error at the call. */
+Test(stdlib, triton_standard_log2) {
+    Dev d;
+    load(&d,
+         "kernel k(x: *i32, n: i32) {\n"
+         "    let v = arange(0, 64);\n"
+         "    let n_dims: constexpr = _log2(shape_of(v, 0));\n"
+         "    static_assert(n_dims == 6 && _log2(1) == 0 && _log2(0) == 0 && _log2(1000) == 9 && _log2(1 << 40) == 40);\n"
+         "    static_assert(_is_power_of_two(64) && !_is_power_of_two(0) && !_is_power_of_two(96));\n"
+         "    let s = zeros([1 << n_dims], i32);\n"
+         "    for i in static_range(1, n_dims + 1) { s += i * (v >> (i - 1) & 1); }\n"
+         "    store(x + v, s + n);\n"
+         "}\n",
+         "k");
+    uint64_t x = buf(&d, 64 * 4, NULL);
+    int n = 1000;
+    void *params[] = {&x, &n};
+    run(&d, 1, params);
+    int32_t h[64];
+    dev_memcpy_dtoh(d.dev, h, x, sizeof h);
+    for (int v = 0; v < 64; v++) {
+        int want = n;
+        for (int i = 1; i <= 6; i++) want += i * ((v >> (i - 1)) & 1);
+        cr_expect_eq(h[v], want, "x[%d] = %d, want %d", v, h[v], want);
+    }
+    done(&d);
+    tile_compile_options o = {0};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", "kernel k(x: *i32, n: i32) {\n    store(x, _log2(n));\n}\n", &o, &c), TILE_ERROR_COMPILE);
+    cr_expect(strstr(c.diagnostics, "t.tile:2:20: error: 'i' must be a compile-time constant\n"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 /* cdiv takes integers, as Triton's: on floats (a + b - 1) / b is no ceiling (cdiv(2.5, 2.0) was 1.75), so a float
  * argument is an error naming the call; integer arguments of any width, run-time or constant, still divide. */
 Test(stdlib, cdiv_of_floats_is_an_error) {
