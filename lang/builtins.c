@@ -649,8 +649,8 @@ Val bi_dot(Call *c) {
                    : a.t->shape[0] == b.t->shape[0] ? ": for a's transpose times b write dot(trans(a), b)" : "");
         return val_err();
     }
-    if (M < 16 || N < 16 || K < 16) {
-        diag_error(g->d, c->node->loc, "dot: M, N and K must be at least 16, got a %s and b %s", gen_shape_str(g, 2, a.t->shape),
+    if (K < 16) {
+        diag_error(g->d, c->node->loc, "dot: K must be at least 16, got a %s and b %s", gen_shape_str(g, 2, a.t->shape),
                    gen_shape_str(g, 2, b.t->shape));
         return val_err();
     }

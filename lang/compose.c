@@ -522,8 +522,8 @@ Val compose_topk(Gen *g, Val x, int64_t k, bool descending, bool indices, Loc lo
 /* histogram(x, b) of many values over many bins as integer dots: a value v in [0, b) is the pair (v >> L, v & (2^L - 1)),
  * and the count of v is the number of elements whose high part is v >> L and low part v & (2^L - 1), so the counts are
  * onehot_hi^T . onehot_lo, [H, 2^L] = [H, n] . [n, 2^L] on i8 one-hot tiles with an i32 accumulator (exact: sums of
- * 0s and 1s).  2^L is at least 16, H = b / 2^L rounded up to 16 (the dot's least M and N), the counts the first b of
- * the product in row-major order.  Elements outside [0, b) or masked off are -1, whose high part matches no row.  The
+ * 0s and 1s).  2^L is at least 16, H = b / 2^L rounded up to 16 (the least M and N of an i8 tensor-core dot), the
+ * counts the first b of the product in row-major order.  Elements outside [0, b) or masked off are -1, whose high part matches no row.  The
  * elements go in chunks of HISTOGRAM_DOT_BYTES of one-hot operands, one dot each into the accumulator (a chunk is a
  * row of the values reshaped [n / C, C], taken by gather), so the dots' operands in shared memory stay small.  The
  * work is n * (H + 2^L) compares instead of n * b. */

@@ -2,7 +2,8 @@
  * emulator against exact references: the axis hints and assume, static_range and range's keywords,
  * the volatile-load wait, atomic_load/atomic_store, reduce_or and squeeze, software pipelining,
  * batched dot, broadcast_to/expand_dims spellings, dims as separate arguments, trailing commas, a constexpr
- * branch in a loop, the conditional expression, the compile-time shape and type queries, tutorial 09's
+ * branch in a loop, the conditional expression, the compile-time shape and type queries, dots with M or N below
+ * 16, tutorial 09's
  * descriptor GEMM with its split epilogue (against float64)
  * (test_lang_python.c: Python's forms in Triton code; test_lang_triton_values.c: Triton's value and type
  * rules; test_lang_sync.c: waits across programs and launches). */
@@ -488,6 +489,69 @@ Test(lang_triton, batched_dot) {
                 cr_assert_eq(c8[at], (int32_t)want, "i8 batch %d (%d, %d): %d, want %g", z, i, j, c8[at], want);
             }
     unload(&k);
+}
+
+/* Triton's tl.dot takes M and N below 16 (its NVIDIA backend's least dot is (1, 1, 16)): a GQA group of 4 query heads
+ * against a key block (native-sparse-attention's [G, BK] x [BK, BC]), a decode GEMV's 1 row.  Tiles smaller than one
+ * tensor-core instruction go to the FMA path, and N = 8 with M >= 16 is mma.sync's (and wgmma's) own n8; each in a
+ * pipelined K loop (50 = 3 blocks of 16 and a masked 2) on sm_80 and sm_90a, f16 against float64 and i8 exactly.
+ * They were "dot: M, N and K must be at least 16". */
+Test(lang_triton, dot_with_m_or_n_below_16) {
+    static const char src[] =
+        "kernel k(a_ptr: *T, b_ptr: *T, c_ptr: *OT, M: i32, N: i32, K: i32, const BM: i32 = 4, const BN: i32 = 16,\n"
+        "         const T = f16, const OT = f32) {\n"
+        "    let rm = arange(0, BM);\n"
+        "    let rn = program_id(0) * BN + arange(0, BN);\n"
+        "    let rk = arange(0, 16);\n"
+        "    let acc = zeros([BM, BN], OT);\n"
+        "    for k0 in range(0, K, 16) {\n"
+        "        let a = load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], (rm[:, None] < M) & ((k0 + rk)[None, :] < K), 0);\n"
+        "        let b = load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :], ((k0 + rk)[:, None] < K) & (rn[None, :] < N), 0);\n"
+        "        acc = dot(a, b, acc);\n"
+        "    }\n"
+        "    store(c_ptr + rm[:, None] * N + rn[None, :], acc, (rm[:, None] < M) & (rn[None, :] < N));\n"
+        "}\n";
+    static const struct {
+        const char *bm, *bn, *t, *ot, *warps;
+        int m;
+    } cases[] = {{"BM=4", "BN=16", "T=f16", "OT=f32", "num_warps=4", 3},     {"BM=1", "BN=32", "T=f16", "OT=f32", "num_warps=1", 1},
+                 {"BM=64", "BN=8", "T=f16", "OT=f32", "num_warps=4", 61},  {"BM=16", "BN=1", "T=f16", "OT=f32", "num_warps=4", 16},
+                 {"BM=2", "BN=16", "T=i8", "OT=i32", "num_warps=4", 2}};
+    enum { N = 37, KD = 50, MMAX = 64 };
+    static const char *const archs[] = {"sm_80", "sm_90a"};
+    seed_rng();
+    static uint16_t a[MMAX * KD], b[KD * N];
+    static int8_t a8[MMAX * KD], b8[KD * N];
+    static float c[MMAX * N];
+    static int32_t c8[MMAX * N];
+    for (int i = 0; i < MMAX * KD; i++) a8[i] = (int8_t)(irand(255) - 127), a[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < KD * N; i++) b8[i] = (int8_t)(irand(255) - 127), b[i] = f32_to_f16((float)urand());
+    for (size_t x = 0; x < sizeof cases / sizeof *cases; x++)
+        for (int ar = 0; ar < 2; ar++) {
+            bool i8 = cases[x].t[2] == 'i';
+            int m = cases[x].m, bn = atoi(cases[x].bn + 3), n = N, kd = KD;
+            const char *defs[] = {cases[x].bm, cases[x].bn, cases[x].t, cases[x].ot, cases[x].warps, NULL};
+            K k;
+            load_with(&k, src, "k", archs[ar], defs, NULL);
+            uint64_t da = i8 ? upload(&k, a8, sizeof a8) : upload(&k, a, sizeof a), db = i8 ? upload(&k, b8, sizeof b8) : upload(&k, b, sizeof b);
+            uint64_t dc = poisoned(&k, sizeof c);
+            launch3(&k, NULL, (unsigned)((N + bn - 1) / bn), 1, 1, (void *[]){&da, &db, &dc, &m, &n, &kd});
+            if (i8) download(&k, c8, dc, sizeof c8);
+            else download(&k, c, dc, sizeof c);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < N; j++) {
+                    double want = 0, mag = 0;
+                    for (int kk = 0; kk < KD; kk++) {
+                        double p = i8 ? (double)a8[i * KD + kk] * b8[kk * N + j] : f16_to_d(a[i * KD + kk]) * f16_to_d(b[kk * N + j]);
+                        want += p, mag += fabs(p);
+                    }
+                    if (i8) cr_assert_eq(c8[i * N + j], (int32_t)want, "%s %s %s c[%d][%d] = %d, want %.0f", archs[ar], cases[x].bm,
+                                         cases[x].bn, i, j, c8[i * N + j], want);
+                    else cr_assert(fabs(c[i * N + j] - want) <= 4e-6 * mag + 1e-7, "%s %s %s c[%d][%d] = %.9g, want %.9g (seed %llu)",
+                                   archs[ar], cases[x].bm, cases[x].bn, i, j, c[i * N + j], want, (unsigned long long)seed);
+                }
+            unload(&k);
+        }
 }
 
 /* A pipelined loop near the top of the i32 range (ub = 2^31 - 41, four stages of 32): whether iteration
