@@ -19,7 +19,9 @@
  * and split-KV decode attention in two launches (lightllm's GQA flash decoding: a 3-D grid of requests, KV heads
  * and splits over a slot table's shuffled token pool, grouped heads padded to a dot, then a merge of the splits
  * by their log-sum-exps);
- * and torchao's MX fp8 quantization (e8m0 shared exponents from bits or ceil(log2), a block per row by reshape). */
+ * and torchao's MX fp8 quantization (e8m0 shared exponents from bits or ceil(log2), a block per row by reshape);
+ * and native-sparse-attention's selected-block attention (block pointers, block tables, packed sequences, G query
+ * heads below 16 in a dot). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -1030,6 +1032,95 @@ static void flash_decoding_case(const char *arch, const char *device) {
 
 Test(examples, flash_decoding) { flash_decoding_case(NULL, NULL); }
 Test(examples, flash_decoding_sm90a) { flash_decoding_case("sm_90a", "emu:sm_90a"); }
+
+/* ---- native-sparse-attention's selected-block attention: each token attends to the key blocks its block table
+ * names (random distinct blocks, its own first, unused slots -1), G query heads per KV head (4 and 2: dots of fewer
+ * than 16 rows), packed sequences with per-token block counts (sm_80) or B equal sequences (sm_90a). ---- */
+static void nsa_selected_case(const char *arch, const char *device, bool varlen, int G) {
+    enum { H = 2, D = 32, S = 3, BS = 16, MAXT = 128 };
+    seed_rng();
+    int lens_v[] = {29, 45}, lens_b[] = {37, 37}, *lens = varlen ? lens_v : lens_b, nseq = 2, hq = H * G;
+    int ntok = lens[0] + lens[1], starts[3] = {0, lens[0], lens[0] + lens[1]};
+    static uint16_t q[MAXT * 8 * D], kk[MAXT * H * D], vv[MAXT * H * D], o[MAXT * 8 * D];
+    static float lse[MAXT * 8];
+    static int32_t bi[MAXT * H * S], counts[MAXT * H], tok_idx[MAXT * 2];
+    for (int i = 0; i < ntok * hq * D; i++) { /* |q| >= 0.25: q * scale stays an f16 normal (f2h flushes the rest) */
+        double u = urand();
+        q[i] = f2h(u < 0 ? u - 0.25 : u + 0.25);
+    }
+    for (int i = 0; i < ntok * H * D; i++) kk[i] = f2h(urand()), vv[i] = f2h(urand());
+    for (int sq = 0; sq < nseq; sq++)
+        for (int t = 0; t < lens[sq]; t++) {
+            int tok = starts[sq] + t, nb = (lens[sq] + BS - 1) / BS;
+            tok_idx[2 * tok] = sq, tok_idx[2 * tok + 1] = t;
+            for (int h = 0; h < H; h++) {
+                int perm[8], n = 0;
+                perm[n++] = t / BS; /* its own block first, then the others shuffled */
+                for (int b = 0; b < nb; b++)
+                    if (b != t / BS) perm[n++] = b;
+                for (int a = n - 1; a > 1; a--) {
+                    int r = 1 + irand(a), x = perm[a];
+                    perm[a] = perm[r], perm[r] = x;
+                }
+                for (int s2 = 0; s2 < S; s2++) bi[(tok * H + h) * S + s2] = s2 < n ? perm[s2] : -1;
+                counts[tok * H + h] = 1 + irand(S);
+            }
+        }
+    char g_def[16];
+    snprintf(g_def, sizeof g_def, "G=%d", G);
+    const char *defs[] = {g_def, "S=3", NULL};
+    K k;
+    /* B equal sequences: offsets, token_indices and block_counts None, as Triton's launch with None makes them */
+    const char *nones[] = {"offsets=None", "token_indices=None", "block_counts=None", NULL};
+    load_example_on(&k, "nsa_selected_attention.tile", defs, varlen ? NULL : nones, arch, device);
+    uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kk, sizeof kk), dv = upload(&k, vv, sizeof vv), dbi = upload(&k, bi, sizeof bi);
+    uint64_t dcnt = upload(&k, counts, sizeof counts), doff = upload(&k, starts, sizeof starts), dtok = upload(&k, tok_idx, sizeof tok_idx);
+    uint64_t dout = poisoned(&k, sizeof o), dlse = poisoned(&k, sizeof lse), none = 0;
+    float scale = (float)(1 / sqrt((double)D));
+    int tlen = lens[0];
+    void *params[] = {&dq, &dk, &dv, &dout, &dlse, &scale, &dbi, varlen ? &dcnt : &none, varlen ? &doff : &none, varlen ? &dtok : &none, &tlen};
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_get_function(k.mod, "nsa_selected_fwd", &fn), DEV_OK, "%s", dev_last_error(k.dev));
+    cr_assert_eq(dev_launch(fn, (unsigned)(varlen ? ntok : tlen), 1, varlen ? H : nseq * H, 32u * (unsigned)k.c.kernels[0].num_warps, 1, 1, 0,
+                            NULL, params), DEV_OK, "%s", dev_last_error(k.dev));
+    cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
+    download(&k, o, dout, sizeof o), download(&k, lse, dlse, sizeof lse);
+    static float got_o[MAXT * 8 * D];
+    static double want_o[MAXT * 8 * D], want_lse[MAXT * 8];
+    for (int sq = 0; sq < nseq; sq++)
+        for (int t = 0; t < lens[sq]; t++)
+            for (int h = 0; h < H; h++) {
+                int tok = starts[sq] + t, ns = varlen ? counts[tok * H + h] : S, keys[64], nk = 0;
+                for (int s2 = 0; s2 < ns; s2++) {
+                    int b = bi[(tok * H + h) * S + s2];
+                    for (int j = b * BS; b >= 0 && j < b * BS + BS && j < lens[sq] && j <= t; j++) keys[nk++] = j;
+                }
+                for (int g = 0; g < G; g++) {
+                    int row = tok * hq + h * G + g;
+                    double sc[64], m = -INFINITY, l = 0;
+                    for (int x = 0; x < nk; x++) {
+                        sc[x] = 0;
+                        for (int d = 0; d < D; d++) /* the kernel scales q in f16 first */
+                            sc[x] += h2d(f2h(h2d(q[row * D + d]) * scale)) * h2d(kk[((starts[sq] + keys[x]) * H + h) * D + d]);
+                        m = fmax(m, sc[x]);
+                    }
+                    for (int x = 0; x < nk; x++) l += exp(sc[x] - m);
+                    for (int d = 0; d < D; d++) {
+                        double acc = 0;
+                        for (int x = 0; x < nk; x++) acc += exp(sc[x] - m) * h2d(vv[((starts[sq] + keys[x]) * H + h) * D + d]);
+                        want_o[row * D + d] = acc / l, got_o[row * D + d] = (float)h2d(o[row * D + d]);
+                    }
+                    want_lse[row] = m + log(l);
+                }
+            }
+    /* p rounded to f16 for the p.v dot and o to f16: a few f16 ulps; lse in f32 */
+    check("o", got_o, want_o, ntok * hq * D, 2e-3, 4e-3);
+    check("lse", lse, want_lse, ntok * hq, 1e-5, 1e-5);
+    unload(&k);
+}
+
+Test(examples, nsa_selected_attention) { nsa_selected_case(NULL, NULL, true, 4); }
+Test(examples, nsa_selected_attention_sm90a) { nsa_selected_case("sm_90a", "emu:sm_90a", false, 2); }
 
 Test(examples, documented_kernels_compile, .timeout = 300) {
     char path[1024];
