@@ -411,6 +411,14 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
             seen_kw = true;
             for (int j = 0; j < np; j++)
                 if (!strcmp(pnames[j], kw)) k = j;
+            if (k < 0 && !strcmp(fname, "dot") && (!strcmp(kw, "trans_a") || !strcmp(kw, "trans_b"))) {
+                /* Triton 2.0's transposed operands (kernl's, early flash-attention's dot(q, k, trans_b=True)) */
+                diag_error(g->d, call->kwlocs && call->kwlocs[i].file ? call->kwlocs[i] : arg->loc,
+                           "'dot' has no parameter named '%s': Triton 2.0's dot(a, b, %s=True) is %s here", kw, kw,
+                           kw[6] == 'b' ? "dot(a, trans(b))" : "dot(trans(a), b)");
+                ok = false;
+                continue;
+            }
             if (k < 0) {
                 const char *near = gen_did_you_mean_in(g, kw, pnames, np);
                 Str all = {0};

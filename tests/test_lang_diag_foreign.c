@@ -291,6 +291,13 @@ Test(lang_diag, precedence_traps) {
 
 /* Triton's methods and attributes name what to write here */
 Test(lang_diag, triton_methods) {
+    /* Triton 2.0's dot keywords (kernl's attention: tl.dot(q, k, trans_b=True)) name the transposed form */
+    expect_diag("kernel k(a: *f16, o: *f32) {\n    let r = arange(0, 16);\n    let x = load(a + r[:, None] * 16 + r[None, :]);\n"
+                "    store(o + r[:, None] * 16 + r[None, :], dot(x, x, trans_b=true));\n}\n",
+                "t.tile:4:55: error: 'dot' has no parameter named 'trans_b': Triton 2.0's dot(a, b, trans_b=True) is dot(a, trans(b)) "
+                "here\n"
+                "      store(o + r[:, None] * 16 + r[None, :], dot(x, x, trans_b=true));\n"
+                "                                                        ^\n");
     Result r = compile("kernel k(x: *f32) {\n    let v = load(x);\n    store(x, v.to(f16) as f32);\n}\n");
     cr_expect(r.diags && strstr(r.diags, "t.tile:3:15: error: '.to': values have no methods or attributes here; write 'x as T' or "
                                          "'cast(x, T)' for Triton's x.to(T)\n"), "%s", r.diags);
