@@ -66,7 +66,7 @@ static bool ct_int(Call *c, int i, const char *pname, int64_t *out) {
     if (v.k == V_RT) {
         if (c->arg[i]->kind == N_NAME) diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
         else diag_error(g->d, c->loc[i], "argument '%s' of '%s' must be a compile-time constant", pname, c->bi->name);
-        gen_note_runtime_params(g, c->arg[i]);
+        gen_note_runtime_params(g, c->arg[i], v);
         return false;
     }
     return val_ct_int_of(g, v, c->loc[i], arena_printf(g->a, "argument '%s' of '%s'", pname, c->bi->name), out);
@@ -174,7 +174,7 @@ bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape) {
     } else {
         if (v.k == V_RT && c->arg[i]->kind == N_NAME) {
             diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
-            gen_note_runtime_params(g, c->arg[i]);
+            gen_note_runtime_params(g, c->arg[i], v);
         } else if (v.k == V_TUPLE && tuple_of_sizes(v)) /* as a list of too many dims says (gen.c) */
             diag_error(g->d, c->loc[i], "tensors have at most %d dimensions, got a tuple of %d", TIR_MAX_RANK, v.nelems);
         else diag_error(g->d, c->loc[i], "'%s' expects a shape such as [64, 64]", c->bi->name);
@@ -939,11 +939,8 @@ static Val builtin_map(Gen *g, const Node *node) {
         diag_error(g->d, node->loc, "'map_elementwise' needs a fn and at least one tensor: map_elementwise(scalar_fn, x, ...)");
         return val_err();
     }
-    const Decl *mfn = gen_fn_named(g, fnode);
-    if (!mfn) {
-        diag_error(g->d, fnode->loc, "the first argument of 'map_elementwise' must name a fn");
-        return val_err();
-    }
+    const Decl *mfn = gen_fn_arg(g, fnode, "the first argument of 'map_elementwise'");
+    if (!mfn) return val_err();
     int64_t pack = 1;
     if (packn) {
         Val pv = gen_expr(g, packn);
@@ -1134,11 +1131,9 @@ Val builtin_call(Gen *g, const Node *node) {
             continue;
         }
         if (is_fn[i]) {
-            const Decl *fd = gen_fn_named(g, c.arg[i]);
-            if (!fd) {
-                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must name a fn", pn[i], bi->name);
-                ok = false;
-            } else c.fn[i] = fd;
+            const Decl *fd = gen_fn_arg(g, c.arg[i], arena_printf(g->a, "argument '%s' of '%s'", pn[i], bi->name));
+            if (!fd) ok = false;
+            else c.fn[i] = fd;
             c.v[i] = (Val){.k = V_NONE};
             continue;
         }

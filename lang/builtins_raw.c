@@ -164,7 +164,7 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
     if (is_static) {
         if (c.k != V_CT) {
             diag_error(g->d, node->kids[0]->loc, "condition of 'static_assert' must be a compile-time constant (device_assert checks at run time)");
-            gen_note_runtime_params(g, node->kids[0]);
+            gen_note_runtime_params(g, node->kids[0], c);
             return val_err();
         }
         if (!c.i) diag_error(g->d, node->loc, "static_assert failed%s%s", *msg ? ": " : "", msg);

@@ -585,6 +585,18 @@ static void warn_zero_quotient(Gen *g, Val q, Loc loc) {
                  "for Triton's");
 }
 
+/* The same quotient met by a run-time integer in other arithmetic (`pid * (BK / G)` with BK / G 1.5): Triton's `/` of two
+ * constexprs is the fraction, which makes the result a float there.  Where that result goes on into integer-only code
+ * (an offset, a `%`, a shape) Triton's source must have had `//`, which this is; where the port casts it to an integer
+ * (Triton's `.to(tl.int32)` after the arithmetic) the values differ: remembered here, warned at such a cast (N_CAST). */
+static void note_const_quotient(Gen *g, Val q, Val other, TokKind op, Loc loc) {
+    if (q.k != V_CT || q.held || !q.trunc_quotient || other.k != V_RT || (op == TK_STAR && q.i == 0)) return;
+    g->quot_rt.n++;
+    g->quot_rt.at = loc;
+    g->quot_rt.op = op;
+    g->quot_rt.q = q.i;
+}
+
 /* Offsets added to pointers: i32 and i64 stay, narrower ints become i32,
  * unsigned 32/64-bit ones i64 (so they are not sign-extended). */
 static DType offset_dtype(Val v) {
@@ -868,6 +880,10 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         warn_zero_quotient(g, a, loc);
         warn_zero_quotient(g, b, loc);
     }
+    if (bo->kind == BK_ARITH && dtype_is_int(dt)) {
+        note_const_quotient(g, a, b, op, loc);
+        note_const_quotient(g, b, a, op, loc);
+    }
     int r;
     int32_t s[TIR_MAX_RANK];
     if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();
@@ -938,8 +954,12 @@ static Val gen_unary(Gen *g, const Node *n) {
         op = OP_NEG;
     } else if (n->op == TK_BANG) {
         if (dt != DT_I1 && ct_truth(&v)) dt = DT_I1; /* Python's `not` of a constexpr number: `not HAS_SEQ_IDX` given 0 or 1 */
+        /* `!x` of any other number is `x == 0`, element by element, as `if x` and `a if x else b` take non-zero as true (a
+         * NaN too, so `!nan` is false) and C's `!` reads; Triton's `not` of an integer tensor fails to compile (a
+         * bitcast to int1 of another width), so a port never meets the difference */
+        if (dt != DT_I1 && (dtype_is_int(dt) || dtype_is_float(dt))) return gen_binop(g, TK_EQEQ, v, val_ct_int(0, DT_I32), loc);
         if (dt != DT_I1) {
-            diag_error(g->d, loc, "operand of '!' must be i1 or a scalar pointer, got '%s'",
+            diag_error(g->d, loc, "operand of '!' must be a number or a scalar pointer, got '%s'",
                        v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v));
             return val_err();
         }
@@ -1045,7 +1065,7 @@ static Val gen_list(Gen *g, const Node *n) {
             return val_err();
         }
         if (!val_ct_int_of(g, e, n->kids[i]->loc, "a list element", &x)) { /* each run-time parameter gets its note */
-            if (e.k == V_RT) gen_note_runtime_params(g, n->kids[i]);
+            if (e.k == V_RT) gen_note_runtime_params(g, n->kids[i], e);
             ok = false;
             continue;
         }
@@ -1074,6 +1094,27 @@ const Decl *gen_fn_named(Gen *g, const Node *n) {
     if (v) return v->val.k == V_FN ? v->val.fn : NULL;
     Global *gl = gen_find_global(g, n->name);
     return gl && gl->decl->kind == D_FN ? gl->decl : NULL;
+}
+
+/* The fn a built-in's function argument names (reduce's and associative_scan's combine_fn, map_elementwise's scalar_fn):
+ * a fn, a parameter given one, or a compile-time string naming one (a const or a const parameter holding "add", as a
+ * call `OP(a, b)` of it calls that fn); otherwise an error at the argument (what: "argument 'combine_fn' of 'reduce'"). */
+const Decl *gen_fn_arg(Gen *g, const Node *n, const char *what) {
+    const Decl *fd = gen_fn_named(g, n);
+    if (fd) return fd;
+    Val v = {.k = V_NONE};
+    if (n->kind == N_NAME) {
+        Var *x = gen_lookup_var(g, n->name);
+        Global *gl = x ? NULL : gen_find_global(g, n->name);
+        if (x) v = x->val;
+        else if (gl && gl->decl->kind == D_CONST) v = gen_global_value(g, gl, n->loc);
+    }
+    if ((fd = fn_of_string(g, v))) return fd;
+    if (v.k == V_ERR) return NULL;
+    if (v.k == V_STR)
+        diag_error(g->d, n->loc, "%s must name a fn: '%s' holds the string \"%s\", which names no fn of this file", what, n->name, v.s);
+    else diag_error(g->d, n->loc, "%s must name a fn (or be a const string naming one)", what);
+    return NULL;
 }
 
 /* A kernel's run-time parameters are defined after its const ones, and those in order, so a name unknown in a const
@@ -1315,8 +1356,18 @@ static Val gen_expr1(Gen *g, const Node *n) {
         return a;
     }
     case N_CAST: { /* a cast constant is a typed scalar, as Triton's tl.cast makes one: strong in promotion */
+        int q0 = g->quot_rt.n;
         Val v = gen_expr(g, n->lhs);
-        Val r = gen_convert(g, v, gen_type_ref(g, n->ty), false, n->oploc);
+        const Type *to = gen_type_ref(g, n->ty);
+        if (g->quot_rt.n > q0 && v.k == V_RT && to && dtype_is_int(to->dt)) { /* note_const_quotient */
+            diag_warning(g->d, g->quot_rt.at, "an integer division of constants truncated this operand of '%s' to %lld before the "
+                         "cast to '%s' (Triton's '/' of two constexprs gives the fraction, and its '.to()' truncates after the "
+                         "arithmetic): write '(x * a) / b' for that, or '(a / b) as i32' for Triton's '//'",
+                         lang_tok_spelling[g->quot_rt.op], (long long)g->quot_rt.q, dtype_name(to->dt));
+            diag_note(g->d, n->oploc, "the cast");
+            g->quot_rt.n = q0; /* an enclosing cast adds nothing */
+        }
+        Val r = gen_convert(g, v, to, false, n->oploc);
         if (r.k == V_CT) r.held = true;
         return r;
     }

@@ -109,6 +109,14 @@ typedef struct Global {
     Val val;
 } Global;
 
+/* A run-time `while` that would run at compile time if the plain `let`s it names were declared compile-time (Triton's
+ * `_log2` ported with `let n = i;`): a value needed at compile time that comes from its results gets a note saying so. */
+typedef struct RtWhile {
+    const Inst *loop;
+    Loc loc;
+    const char *names; /* "'n' and 'log2'" */
+} RtWhile;
+
 typedef struct Gen {
     Arena *a;
     Diag *d;
@@ -130,6 +138,14 @@ typedef struct Gen {
     int ncalls;   /* fn calls inlined into the current kernel */
     int nstmts;   /* statements generated for the current kernel (each inlined or unrolled copy counts) */
     bool too_big; /* over GEN_MAX_VALUES, GEN_MAX_CALLS or GEN_MAX_STMTS: generation of the kernel stops */
+    RtWhile *rt_whiles; /* the kernel's run-time `while`s of plain `let`s (gen_note_runtime_params) */
+    int nrt_whiles, cap_rt_whiles;
+    struct {
+        int n;       /* a truncated quotient of constants met a run-time integer (gen.c, note_const_quotient) */
+        Loc at;      /* the last time: the operator, */
+        TokKind op;  /* its token */
+        int64_t q;   /* and the quotient */
+    } quot_rt;
 } Gen;
 
 /* gen.c: values */
@@ -138,7 +154,7 @@ Val gen_expr(Gen *g, const Node *n);
 void gen_stmts(Gen *g, Node *const *st, int n);                          /* statements, nothing after them */
 void gen_define_var(Gen *g, const char *name, Val v);                    /* bind name in the innermost scope */
 void gen_note_ended_let(Gen *g, const char *name, Loc use);              /* after 'unknown name': a let of it in a block that ended */
-void gen_note_runtime_params(Gen *g, const Node *n);                     /* after 'must be compile-time': the kernel's run-time parameters n reads */
+void gen_note_runtime_params(Gen *g, const Node *n, Val v); /* after 'must be compile-time': the run-time parameters n reads, the loops v comes from */
 const char *gen_did_you_mean(Gen *g, const char *name, bool vars_only); /* "; did you mean 'x'?" for a name in scope near it, or "" */
 const char *gen_did_you_mean_in(Gen *g, const char *name, const char *const *names, int n); /* the same among names */
 int gen_find_define(Gen *g, const char *name);                           /* index of -D name, or -1 */
@@ -232,6 +248,7 @@ Var *gen_lookup_var(Gen *g, const char *name);
 /* The fn a name stands for: a variable holding one (a fn's parameter given a fn), else a file-level fn the name does
  * not hide; NULL for anything else. */
 const Decl *gen_fn_named(Gen *g, const Node *n);
+const Decl *gen_fn_arg(Gen *g, const Node *n, const char *what); /* a built-in's fn argument, a string naming one too */
 Var *gen_scope_find(const Scope *s, const char *name); /* among s's own variables (the newest of the name), or NULL */
 
 /* merge.c: a value's run-time-able leaves (V_CT, V_RT: itself, or a tuple's, depth first) and its skeleton (the rest:

@@ -142,6 +142,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     f->loc = k->loc;
     g->f = f;
     g->ncalls = 0;
+    g->nrt_whiles = 0;
     g->nstmts = 0;
     g->b = (Builder){.f = f, .block = f->body, .loc = k->loc};
     Frame fr = {.file = k->loc.file, .body = k->body, .kernel = k};

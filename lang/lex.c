@@ -519,9 +519,13 @@ static bool python_import(Lexer *l, TokKind k, const char *s, size_t n, Loc loc)
  * `x is not None`); `and`/`or` only after an operand, `not` only before one. */
 static bool python_word(Lexer *l, const char *s, size_t n, Loc loc) {
     const Token *prev = l->n ? &l->toks[l->n - 1] : NULL;
-    const char *q = l->p;
+    const char *q = l->p, *r;
     while (q < l->end && (*q == ' ' || *q == '\t')) q++;
-    bool operand_next = q < l->end && (is_ident_start(*q) || is_digit(*q) || *q == '(' || *q == '-' || *q == '!' || *q == '~');
+    for (r = q; r < l->end && (*r == ' ' || *r == '\t' || *r == '\r' || *r == '\n');) r++; /* black's `(not` then the operand */
+    /* an operand's start after `not` (a `[` list only after a space: `not[0]` indexes a variable named not) */
+    bool operand_next = r < l->end && (is_ident_start(*r) || is_digit(*r) || *r == '(' || *r == '-' || *r == '+' || *r == '!' ||
+                                       *r == '~' || *r == '"' || *r == '\'' || (*r == '[' && r > l->p) ||
+                                       (*r == '.' && r + 1 < l->end && is_digit(r[1])));
     TokKind k = TK_COUNT;
     const char *how = NULL;
     if (n == 3 && !memcmp(s, "and", 3) && prev && ends_operand(prev)) k = TK_ANDAND, how = "'&&'";

@@ -106,7 +106,8 @@ void gen_note_ended_let(Gen *g, const char *name, Loc use) {
     for (int i = 0; body && !let && i < body->nkids; i++) let = let_in_block(body->kids[i], name, use, false);
     if (let)
         diag_note(g->d, let->loc, "'%s' is declared here, in a block that ends before that use (a block keeps its names, but for "
-                  "those of a compile-time 'if''s taken branch and those both branches of an 'if' declare with one type): "
+                  "those of a compile-time 'if''s taken branch and those both branches of an 'if' declare with one type, a 'const' "
+                  "with one value): "
                   "declare it before the block ('let %s = ...;') and assign it inside", name, name);
 }
 
@@ -142,8 +143,31 @@ static void note_runtime_params(Gen *g, const Node *n, const char **seen, int *n
     for (int i = 0; i < n->nkids; i++) note_runtime_params(g, n->kids[i], seen, nseen, depth + 1);
 }
 
-void gen_note_runtime_params(Gen *g, const Node *n) {
-    if (!g->fr || g->fr->fn || !g->fr->kernel) return; /* in a fn, a name is the fn's parameter */
+/* The run-time `while` of plain `let`s (Gen.rt_whiles) whose results value id is computed from, NULL none; the walk
+ * up its operands' definitions stops after 64 instructions (a hint). */
+static const RtWhile *rt_while_of(Gen *g, ValueId id) {
+    ValueId stack[64];
+    int n = 0, seen = 0;
+    stack[n++] = id;
+    while (n > 0 && seen++ < 64) {
+        const Inst *d = tir_val(g->f, stack[--n])->def;
+        if (!d) continue;
+        for (int i = 0; i < g->nrt_whiles; i++)
+            if (g->rt_whiles[i].loop == d) return &g->rt_whiles[i];
+        for (int i = 0; i < d->nops && n < (int)ARRAY_LEN(stack); i++) stack[n++] = d->ops[i];
+    }
+    return NULL;
+}
+
+void gen_note_runtime_params(Gen *g, const Node *n, Val v) {
+    if (v.k == V_RT && g->nrt_whiles) {
+        const RtWhile *w = rt_while_of(g, v.v);
+        if (w)
+            diag_note(g->d, w->loc, "this value comes from a 'while' that runs at run time because it assigns %s (Triton's 'n = i' "
+                      "makes a tensor): declare each 'let NAME: constexpr = ...' or 'const NAME = ...' (Triton's 'n: tl.constexpr = i') "
+                      "and the loop runs at compile time", w->names);
+    }
+    if (!n || !g->fr || g->fr->fn || !g->fr->kernel) return; /* in a fn, a name is the fn's parameter */
     const char *seen[8];
     int nseen = 0;
     note_runtime_params(g, n, seen, &nseen, 0);

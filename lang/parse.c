@@ -370,7 +370,11 @@ static Node *power(Parser *p) {
     return b;
 }
 
-/* unary = ( "-" | "+" | "!" | "~" ) unary | power */
+static Node *binary(Parser *p, int level);
+
+/* unary = ( "-" | "+" | "!" | "~" ) unary | power
+ * Python's `not` (reported by the lexer, read as `!`) binds as Python's, looser than a comparison and tighter than
+ * `and`: `not a == b` is `!(a == b)`, `not a & m` is `!(a & m)` (its operand is the `|` level) */
 static Node *unary(Parser *p) {
     Token *t = peek(p);
     if (t->kind == TK_MINUS || t->kind == TK_PLUS || t->kind == TK_BANG || t->kind == TK_TILDE) {
@@ -381,7 +385,8 @@ static Node *unary(Parser *p) {
         next(p);
         Node *n = new_node(p, N_UNARY, t->loc);
         n->op = t->kind;
-        n->lhs = unary(p);
+        bool py_not = t->kind == TK_BANG && t->len == 3 && !memcmp(t->text, "not", 3);
+        n->lhs = py_not ? binary(p, 2) : unary(p);
         leave(p);
         return n;
     }
@@ -1025,8 +1030,18 @@ static Node *stmt(Parser *p) {
         c->lhs = callee;
         c->name = callee->name;
         NodeList l = {0};
-        list_push(p, &l, expr(p));
-        if (accept(p, TK_COMMA)) list_push(p, &l, expr(p));
+        Node *cond = expr(p);
+        if (cond->kind == N_TUPLE && cond->nkids == 2 && !at(p, TK_COMMA)) {
+            /* `assert(cond, "msg")`: Python asserts the tuple, always true; read as the two it meant */
+            diag_error(p->d, cond->loc, "'assert(cond, msg)' asserts a tuple (always true in Python): write 'assert cond, msg;' "
+                       "or 'device_assert(cond, msg)'");
+            p->d->nspelled++;
+            list_push(p, &l, cond->kids[0]);
+            list_push(p, &l, cond->kids[1]);
+        } else {
+            list_push(p, &l, cond);
+            if (accept(p, TK_COMMA)) list_push(p, &l, expr(p));
+        }
         c->kids = l.v;
         c->nkids = l.n;
         n = new_node(p, N_EXPR, t->loc);

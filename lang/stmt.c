@@ -235,6 +235,7 @@ static void gen_let(Gen *g, const Node *s) {
         if (v.k != V_ERR && !ct_only(v)) {
             diag_error(g->d, s->rhs->loc, "'%s' is a compile-time constant, but its value is known only at run time (bind it with "
                        "'let %s = ...')", s->name, s->name);
+            gen_note_runtime_params(g, s->rhs, v);
             v = val_err();
         }
         gen_define_var(g, s->name, unheld(g, v));
@@ -405,6 +406,15 @@ static void carry_collect(Gen *g, const Node *s, const char *skip, Carry *c) {
         if (skip && !strcmp(names.v[i], skip)) continue;
         Var *x = gen_lookup_var(g, names.v[i]);
         if (!x || x->val.k == V_ERR) continue;
+        if (x->declared_const) { /* as at a run-time `if`: a const's name is one compile-time value wherever it is seen */
+            const Node *as = first_assign(s->then, x->name);
+            diag_error(g->d, as ? as->loc : s->loc, "'%s' is a compile-time constant, and a run-time loop cannot change it (in "
+                       "the loop and after it it would be known only at run time): declare it 'let %s = ...' for a run-time "
+                       "value, or unroll the loop (static_range)", x->name, x->name);
+            if (as) diag_note(g->d, s->loc, "the loop");
+            x->val = val_err();
+            continue;
+        }
         int nl = val_leaves(x->val, NULL);
         if ((x->val.k != V_CT && x->val.k != V_RT && x->val.k != V_TUPLE) || nl < 0) {
             if (nl >= 0 || x->val.k != V_TUPLE)
@@ -590,7 +600,7 @@ static void gen_static_for(Gen *g, const Node *s) {
         if (v.k != V_CT || !dtype_is_int(v.dt) || v.dt == DT_I1) {
             diag_error(g->d, s->kids[i]->loc, "'static_range' bounds must be compile-time integers%s",
                        v.k == V_RT ? " (use 'range' for a run-time loop)" : "");
-            if (v.k == V_RT) gen_note_runtime_params(g, s->kids[i]);
+            if (v.k == V_RT) gen_note_runtime_params(g, s->kids[i], v);
             return;
         }
         b[first + i] = v.i;
@@ -934,6 +944,15 @@ static void gen_while(Gen *g, const Node *s) {
     g->b.loc = s->loc;
     Inst *wi = tir_inst_new(g->f, OP_WHILE, ops, 1 + c.n, types, 1 + c.n, s->loc);
     tir_block_append(g->b.block, wi);
+    const char *plain = c0.k == V_CT ? while_plain_lets(g, s) : NULL;
+    if (plain) { /* for the note where a result is needed at compile time */
+        if (g->nrt_whiles == g->cap_rt_whiles) {
+            int nc = g->cap_rt_whiles ? 2 * g->cap_rt_whiles : 4;
+            g->rt_whiles = arena_grow(g->a, g->rt_whiles, sizeof(RtWhile) * (size_t)g->cap_rt_whiles, sizeof(RtWhile) * (size_t)nc);
+            g->cap_rt_whiles = nc;
+        }
+        g->rt_whiles[g->nrt_whiles++] = (RtWhile){wi, s->loc, plain};
+    }
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, wi, body);
     tir_block_add_arg(g->f, body, i1);
@@ -1227,10 +1246,15 @@ void gen_if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *el
     for (Var *v = tkeep.vars; v; v = v->next) nh++;
     const char **hname = ARENA_ARRAY(g->a, const char *, nh + 1);
     Val *hta = ARENA_ARRAY(g->a, Val, nh + 1), *hea = ARENA_ARRAY(g->a, Val, nh + 1);
+    bool *hconst = ARENA_ARRAY(g->a, bool, nh + 1);
     nh = 0;
     for (Var *v = els && !ke && !ta && !ra ? tkeep.vars : NULL; v; v = v->next) {
         Var *e = gen_scope_find(&ekeep, v->name);
         if (!e || !outlives_branch(g, &tkeep, v) || !outlives_branch(g, &ekeep, e)) continue;
+        /* a const of one value in both stays that const; a const of two values, or a const and a variable, is no one
+         * compile-time value after the `if`, so it stays the branches' own */
+        if ((v->declared_const || e->declared_const) && !(v->declared_const && e->declared_const && val_same(v->val, e->val))) continue;
+        hconst[nh] = v->declared_const;
         hname[nh] = v->name, hta[nh] = v->val, hea[nh++] = e->val;
     }
     /* merge: which variables changed, and to what type; a tuple of one skeleton in both
@@ -1256,6 +1280,15 @@ void gen_if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *el
         }
         if (val_same(a, b)) {
             x->val = a;
+            continue;
+        }
+        if (x->declared_const) { /* a const's name is a compile-time value wherever it is seen: not one of two */
+            Loc at = !val_same(a, o) ? ts[i] : es[i];
+            if (at.file != at_if.file || at.line < at_if.line) at = at_if;
+            diag_error(g->d, at, "'%s' is a compile-time constant, and a run-time 'if' cannot change it (after the 'if' it "
+                       "would be known only at run time): declare it 'let %s = ...' for a run-time value", x->name, x->name);
+            if (at.line != at_if.line || at.col != at_if.col) diag_note(g->d, at_if, "the 'if'");
+            x->val = val_err();
             continue;
         }
         bool tuples = a.k == V_TUPLE && b.k == V_TUPLE && val_same_skeleton(a, b) && val_leaves(a, NULL) > 0;
@@ -1310,6 +1343,7 @@ void gen_if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *el
         Val a = hta[h], b = hea[h];
         if (a.k == V_ERR || b.k == V_ERR || val_same(a, b)) {
             define_outlived(g, hname[h], a.k == V_ERR || b.k == V_ERR ? val_err() : a);
+            g->fr->scope->vars->declared_const = hconst[h];
             continue;
         }
         const Type *t = NULL;

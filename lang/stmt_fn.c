@@ -38,7 +38,7 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
         const Param *pa = &fn->params[i];
         if (pa->is_const && args[i].k == V_RT) {
             diag_error(g->d, aloc[i], "'%s' must be a compile-time constant", pa->name);
-            if (slots && slots[i]) gen_note_runtime_params(g, slots[i]);
+            gen_note_runtime_params(g, slots ? slots[i] : NULL, args[i]);
             ok = false;
             continue;
         }

@@ -116,6 +116,31 @@ static void collect_assigned_in(Gen *g, const Node *s, NameSet *out, bool nested
     }
 }
 
+/* The first assignment of name in s (through branches and nested loops), NULL none. */
+const Node *first_assign(const Node *s, const char *name) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case N_ASSIGN:
+        if (s->name) return strcmp(s->name, name) ? NULL : s;
+        for (int i = 0; i < s->nkids; i++)
+            if (!strcmp(s->kids[i]->name, name)) return s;
+        return NULL;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) {
+            const Node *r = first_assign(s->kids[i], name);
+            if (r) return r;
+        }
+        return NULL;
+    case N_IF: {
+        const Node *r = first_assign(s->then, name);
+        return r ? r : first_assign(s->els, name);
+    }
+    case N_FOR:
+    case N_WHILE: return first_assign(s->then, name);
+    default: return NULL;
+    }
+}
+
 void collect_assigned(Gen *g, const Node *s, NameSet *out) {
     NameSet bound = {0};
     collect_bound(g, s, &bound);
@@ -129,6 +154,7 @@ void collect_assigned(Gen *g, const Node *s, NameSet *out) {
 typedef struct StaticScan {
     NameSet bound, rt;
     bool changed, jump_rt;
+    bool plain_ct; /* a plain `let` of a compile-time value counts as a const (while_plain_lets) */
 } StaticScan;
 
 /* v holds compile-time values only (a constant, a type, None, a string, a tuple of those) */
@@ -205,7 +231,7 @@ static void static_scan(Gen *g, const Node *s, bool rt, bool nested, StaticScan 
         /* a `let` keeps a compile-time value only as a `const` (Triton's `x: tl.constexpr = e`): another is Triton's
          * tensor */
         bool ct = !rt && ct_expr(g, s->rhs, sc) && ct_expr(g, s->cond, sc) &&
-                  (s->kind == N_LET ? s->ival == 1 && s->name
+                  (s->kind == N_LET ? (s->ival == 1 || sc->plain_ct) && s->name
                                     : !s->name || (s->op == TK_ASSIGN && !s->cond) || ct_expr(g, &self, sc));
         for (int i = 0; !ct && i < (s->name ? 1 : s->nkids); i++) mark_rt(g, sc, s->name ? s->name : s->kids[i]->name);
         break;
@@ -237,18 +263,37 @@ static void static_scan(Gen *g, const Node *s, bool rt, bool nested, StaticScan 
  * declared a compile-time constant (Var.declared_const; in the body, a `const` `let`) and held one before the loop:
  * Triton's assignment makes a tensor of a plain `i = 0`, so `let i = 0; while i < N { ...; i += 1; }` is a run-time
  * loop there and here. */
-bool while_stays_static(Gen *g, const Node *s) {
-    StaticScan sc = {0};
+static bool while_static_scan(Gen *g, const Node *s, bool plain_ct) {
+    StaticScan sc = {.plain_ct = plain_ct};
     collect_bound(g, s->then, &sc.bound);
     for (int i = 0; i < sc.bound.n; i++) {
         Var *x = gen_lookup_var(g, sc.bound.v[i]);
-        if (x && (!x->declared_const || !val_compile_time(x->val))) mark_rt(g, &sc, sc.bound.v[i]);
+        if (x && ((!x->declared_const && !plain_ct) || !val_compile_time(x->val))) mark_rt(g, &sc, sc.bound.v[i]);
     }
     do {
         sc.changed = false;
         static_scan(g, s->then, false, false, &sc);
     } while (sc.changed);
     return !sc.jump_rt && ct_expr(g, s->cond, &sc);
+}
+
+bool while_stays_static(Gen *g, const Node *s) { return while_static_scan(g, s, false); }
+
+/* For a `while` that does not stay static: the names of the plain `let`s (variables bound before it and holding
+ * compile-time values, and `let`s in its body) that make it run-time, "'n' and 'log2'", where declaring them
+ * compile-time would make it static (Triton's `_log2` ported with `let n = i;`); NULL otherwise. */
+const char *while_plain_lets(Gen *g, const Node *s) {
+    if (!while_static_scan(g, s, true)) return NULL;
+    NameSet bound = {0};
+    collect_bound(g, s->then, &bound);
+    const char **v = ARENA_ARRAY(g->a, const char *, bound.n + 1), *r = NULL;
+    int n = 0;
+    for (int i = 0; i < bound.n; i++) {
+        Var *x = gen_lookup_var(g, bound.v[i]);
+        if (x && !x->declared_const) v[n++] = x->name;
+    }
+    for (int i = 0; i < n; i++) r = i ? arena_printf(g->a, "%s%s'%s'", r, i + 1 < n ? ", " : " and ", v[i]) : arena_printf(g->a, "'%s'", v[i]);
+    return n ? arena_printf(g->a, "the plain 'let' variable%s %s", n > 1 ? "s" : "", r) : NULL;
 }
 
 /* s contains a `break` (kind N_BREAK) or either jump (kind N_ERR) of the enclosing loop. */

@@ -17,7 +17,9 @@ typedef struct NameSet {
 } NameSet;
 
 void collect_assigned(Gen *g, const Node *s, NameSet *out);
+const Node *first_assign(const Node *s, const char *name); /* the first assignment of name in s */
 bool while_stays_static(Gen *g, const Node *s); /* a `while` whose compile-time condition stays so: unrolled */
+const char *while_plain_lets(Gen *g, const Node *s); /* the plain lets that keep it from that, or NULL */
 bool contains_jump(const Node *s, NodeKind kind);
 bool contains_return(const Node *s);
 bool always_returns(const Node *s);

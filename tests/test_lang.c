@@ -94,16 +94,26 @@ Test(lang_diag, integer_quotient_used_as_float) {
 
 /* gemlite's `(pid_k * (BLOCK_SIZE_K / group_size)).to(tl.int32)`: Triton's constexpr quotient is a fraction; here a
  * constant quotient that dropped its remainder and is 0 makes an integer product 0 (it was silent): warned at the
- * '*'; a non-zero or exact quotient is not. */
+ * '*'.  One that is not 0 is warned where the arithmetic it meets is cast to an integer (Triton truncates once, after
+ * it); an exact quotient, one in index arithmetic (Triton's source had `//` there) or one cast itself is not. */
 Test(lang_diag, zero_constant_quotient_in_a_product) {
     expect_warnings("kernel k(x: *f32, const BK: i32 = 32, const G: i32 = 128) {\n    let pid = program_id(1);\n"
                     "    let k_m = (pid * (BK / G)) as i32;\n    let ok = pid * (G / BK) + pid * (BK / 24) + (pid * BK) / G;\n"
-                    "    store(x + k_m + ok, 1.0);\n}\n",
+                    "    let c = (pid * (BK / 24)) as i32 + (pid * (BK / 24) as i32) as i32;\n"
+                    "    store(x + k_m + ok + c + (BK / 24) as i32 - (7 / 2) as i32, 1.0);\n}\n",
                     "t.tile:3:20: warning: an integer division of constants made this operand 0, so the product is 0 (Triton's '/' "
                     "divides as floats: a fraction there): write '(x * a) / b' for the product's quotient, or '(x as f32 * (a as "
                     "f32 / b)) as i32' for Triton's\n"
                     "      let k_m = (pid * (BK / G)) as i32;\n"
-                    "                     ^\n");
+                    "                     ^\n"
+                    "t.tile:5:18: warning: an integer division of constants truncated this operand of '*' to 1 before the cast to "
+                    "'i32' (Triton's '/' of two constexprs gives the fraction, and its '.to()' truncates after the arithmetic): "
+                    "write '(x * a) / b' for that, or '(a / b) as i32' for Triton's '//'\n"
+                    "      let c = (pid * (BK / 24)) as i32 + (pid * (BK / 24) as i32) as i32;\n"
+                    "                   ^\n"
+                    "t.tile:5:31: note: the cast\n"
+                    "      let c = (pid * (BK / 24)) as i32 + (pid * (BK / 24) as i32) as i32;\n"
+                    "                                ^\n");
 }
 
 /* The same through a negation, as Liger's rms_norm backward writes it (`-(1 / n_cols) * rstd * ...`, a float
@@ -347,7 +357,8 @@ Test(lang_diag, name_of_an_ended_block) {
                 "      store(x, loss);\n"
                 "               ^\n"
                 "t.tile:3:9: note: 'loss' is declared here, in a block that ends before that use (a block keeps its names, but for "
-                "those of a compile-time 'if''s taken branch and those both branches of an 'if' declare with one type): "
+                "those of a compile-time 'if''s taken branch and those both branches of an 'if' declare with one type, a 'const' "
+                "with one value): "
                 "declare it before the block ('let loss = ...;') and assign it inside\n"
                 "          let loss = 1.0;\n"
                 "          ^\n");
@@ -531,7 +542,7 @@ Test(lang_diag, loops_and_jumps) {
                 "         ^\n");
     /* `!` of a scalar pointer is a null test (the converse of `if p`); of a tensor of pointers it is an error */
     expect_diag("kernel k(x: *f32) {\n    let t = !(x + arange(0, 4));\n}\n",
-                "t.tile:2:13: error: operand of '!' must be i1 or a scalar pointer, got 'tensor<4xptr<f32>>'\n"
+                "t.tile:2:13: error: operand of '!' must be a number or a scalar pointer, got 'tensor<4xptr<f32>>'\n"
                 "      let t = !(x + arange(0, 4));\n"
                 "              ^\n");
     expect_diag("kernel k(n: i32) {\n    while n > 0 {\n        break\n    }\n}\n",

@@ -1,8 +1,8 @@
 /* test_lang_diag_const.c - the front end's diagnostics for constants (split from test_lang_diag.c): exact
  * text, location and caret of the errors and warnings for values that do not fit their types (typed
  * constants, `full`, @config and `const` values, the ends of each integer type, float overflow, constants
- * of different signedness), constant arithmetic that overflows or divides by zero, and the types a run-time
- * `if` keeps for the constants it merges. */
+ * of different signedness), constant arithmetic that overflows or divides by zero, the types a run-time
+ * `if` keeps for the constants it merges, a const changed at run time, and spellings of Triton ports named. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -540,4 +540,86 @@ Test(lang_diag, const_parameter_of_an_unknown_type) {
     cr_expect_null(r.m);
     cr_expect_str_eq(r.diags, want);
     result_free(&r);
+}
+
+/* A compile-time constant is one value wherever its name is seen: a run-time `if` or loop that changes it is an
+ * error at the assignment (it became a run-time value, silently, and failed later as "must be a compile-time
+ * integer"), and a const both branches declare lives on after the `if` with one value only. */
+Test(lang_diag, const_changed_at_run_time) {
+    expect_diag(
+        "kernel k(x: *i32, n: i32) {\n"
+        "    let L: constexpr = 0;\n"
+        "    for i in range(0, n) { L += 1; }\n"
+        "    if n > 0 { const W = 32; } else { const W = 64; }\n"
+        "    if n > 1 { const V = 8; } else { const V = 8; }\n"
+        "    store(x + arange(0, V), W);\n"
+        "}\n",
+        "t.tile:3:28: error: 'L' is a compile-time constant, and a run-time loop cannot change it (in the "
+        "loop and after it it would be known only at run time): declare it 'let L = ...' for a run-time "
+        "value, or unroll the loop (static_range)\n"
+        "      for i in range(0, n) { L += 1; }\n"
+        "                             ^\n"
+        "t.tile:3:5: note: the loop\n"
+        "      for i in range(0, n) { L += 1; }\n"
+        "      ^\n"
+        "t.tile:6:29: error: unknown name 'W'\n"
+        "      store(x + arange(0, V), W);\n"
+        "                              ^\n"
+        "t.tile:4:16: note: 'W' is declared here, in a block that ends before that use (a block keeps its "
+        "names, but for those of a compile-time 'if''s taken branch and those both branches of an 'if' "
+        "declare with one type, a 'const' with one value): declare it before the block ('let W = ...;') and "
+        "assign it inside\n"
+        "      if n > 0 { const W = 32; } else { const W = 64; }\n"
+        "                 ^\n");
+}
+
+/* Porting gaps, each reported once with the form to write: a const string that names no fn as a combine_fn, a
+ * plain-let `_log2` whose run-time loop feeds a compile-time argument (a note at the loop naming the lets),
+ * Python's `assert(cond, msg)` tuple, and Python's `not` read with its own precedence (`not x == y` is
+ * `!(x == y)`: read as `(!x) == y` it compared an i1 with a pointer, a second error). */
+Test(lang_diag, porting_gaps_named) {
+    expect_diag(
+        "fn add(a, b) { return a + b; }\n"
+        "fn _log2(const i) {\n"
+        "    let log2 = 0;\n"
+        "    let n = i;\n"
+        "    while n > 1 { n >>= 1; log2 += 1; }\n"
+        "    return log2;\n"
+        "}\n"
+        "kernel k(x: *i32, n: i32, const OP = \"sub\") {\n"
+        "    const B = 16;\n"
+        "    if n > 0 { B = 32; }\n"
+        "    for i in range(0, n) { B += 1; }\n"
+        "    let t = reduce(load(x + arange(0, 16)), 0, OP);\n"
+        "    let r = arange(0, 1 << _log2(16));\n"
+        "    assert(n > 0, \"n\");\n"
+        "    let p = not x == x + 1;\n"
+        "}\n",
+        "t.tile:10:16: error: 'B' is a compile-time constant, and a run-time 'if' cannot change it (after "
+        "the 'if' it would be known only at run time): declare it 'let B = ...' for a run-time value\n"
+        "      if n > 0 { B = 32; }\n"
+        "                 ^\n"
+        "t.tile:10:5: note: the 'if'\n"
+        "      if n > 0 { B = 32; }\n"
+        "      ^\n"
+        "t.tile:12:48: error: argument 'combine_fn' of 'reduce' must name a fn: 'OP' holds the string \"sub\", "
+        "which names no fn of this file\n"
+        "      let t = reduce(load(x + arange(0, 16)), 0, OP);\n"
+        "                                                 ^\n"
+        "t.tile:13:23: error: argument 'end' of 'arange' must be a compile-time constant\n"
+        "      let r = arange(0, 1 << _log2(16));\n"
+        "                        ^\n"
+        "t.tile:5:5: note: this value comes from a 'while' that runs at run time because it assigns the "
+        "plain 'let' variables 'n' and 'log2' (Triton's 'n = i' makes a tensor): declare each 'let NAME: "
+        "constexpr = ...' or 'const NAME = ...' (Triton's 'n: tl.constexpr = i') and the loop runs at "
+        "compile time\n"
+        "      while n > 1 { n >>= 1; log2 += 1; }\n"
+        "      ^\n"
+        "t.tile:14:11: error: 'assert(cond, msg)' asserts a tuple (always true in Python): write 'assert "
+        "cond, msg;' or 'device_assert(cond, msg)'\n"
+        "      assert(n > 0, \"n\");\n"
+        "            ^\n"
+        "t.tile:15:13: error: 'not' is written '!' here (Python's 'not')\n"
+        "      let p = not x == x + 1;\n"
+        "              ^\n");
 }

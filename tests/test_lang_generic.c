@@ -315,6 +315,92 @@ Test(lang_generic, const_naming_a_fn) {
     tile_compiled_free(&c);
 }
 
+/* Triton spellings that compile here: a const string naming a fn as reduce's and associative_scan's combine_fn
+ * and map_elementwise's scalar_fn (as `OP(a, b)` calls it), `!x` of numbers (`x == 0`: an i32 tile, an f32 tile with
+ * a NaN, which is not zero, and a scalar), a const both branches of a run-time `if` declare with one value (a const
+ * after it: a shape), `_log2` with constexpr lets run at compile time, and `assert cond, msg`. */
+static const char *porting_src =
+    "fn add(a, b) { return a + b; }\n"
+    "fn mx(a, b) { return maximum(a, b); }\n"
+    "fn zero_flag(v) { return (!v) as i32; }\n"
+    "fn _log2(const i) {\n"
+    "    let log2: constexpr = 0;\n"
+    "    let n: constexpr = i;\n"
+    "    while n > 1 { n >>= 1; log2 += 1; }\n"
+    "    return log2;\n"
+    "}\n"
+    "@num_warps(2)\n"
+    "kernel k(x: *i32, f: *f32, out: *i32, sums: *i32, n: i32, const OP = \"add\", const FN = \"zero_flag\") {\n"
+    "    let pid = program_id(0);\n"
+    "    if n > 1 { const W = 64; } else { const W = 64; }\n"
+    "    let o = pid * W + arange(0, 1 << _log2(W));\n"
+    "    let m = o < n;\n"
+    "    let v = load(x + o, m, 0);\n"
+    "    assert n > 0, \"n must be positive\";\n"
+    "    let c = associative_scan(v, 0, OP);\n"
+    "    let flags = (!v) as i32 + (!load(f + o, m, 1.0)) as i32 * 2 + map_elementwise(FN, v) * 4 + (!pid) as i32 * 8;\n"
+    "    store(out + o, c * 16 + flags, m);\n"
+    "    store(sums + pid, reduce(v, 0, OP));\n"
+    "}\n";
+
+Test(lang_generic, const_string_combine_fn_and_not_of_numbers) {
+    tile_context_options co = {.device = "emu", .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    seed_rng();
+    enum { N = 150, P = 3 };
+    int32_t hx[N], hout[N], hs[P];
+    float hf[N];
+    for (int i = 0; i < N; i++) {
+        hx[i] = (int32_t)(rnext() % 3);
+        hf[i] = rnext() % 4 == 0 ? 0.0f : (float)urand();
+    }
+    hf[7] = NAN;
+    hf[8] = -0.0f;
+    for (int a = 0; a < 2; a++) {
+        const char *defines[] = {"OP=mx", NULL};
+        tile_module *mod;
+        cr_assert_eq(tile_module_load_source(ctx, porting_src, a ? defines : NULL, &mod), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+        tile_devptr dx, df, dout, ds;
+        int32_t n = N;
+        cr_assert_eq(tile_malloc(ctx, sizeof hx, &dx), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hf, &df), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hout, &dout), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hs, &ds), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dx, hx, sizeof hx), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, df, hf, sizeof hf), TILE_OK);
+        memset(hout, 0xff, sizeof hout);
+        memset(hs, 0xff, sizeof hs);
+        cr_assert_eq(tile_memcpy_htod(ctx, dout, hout, sizeof hout), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, ds, hs, sizeof hs), TILE_OK);
+        void *args[] = {&dx, &df, &dout, &ds, &n};
+        cr_assert_eq(tile_launch(k, (tile_dim3){P, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, hout, dout, sizeof hout), TILE_OK);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, hs, ds, sizeof hs), TILE_OK);
+        for (int p = 0; p < P; p++) {
+            int32_t acc = 0;
+            for (int j = 0; j < 64; j++) {
+                int i = p * 64 + j;
+                int32_t v = i < N ? hx[i] : 0;
+                acc = a ? (v > acc ? v : acc) : acc + v;
+                if (i >= N) continue;
+                int32_t flags = (v == 0) + (hf[i] == 0.0f) * 2 + (v == 0) * 4 + (p == 0) * 8;
+                cr_expect_eq(hout[i], acc * 16 + flags, "%s [%d] = %d, want %d (x %d, f %g)", a ? "mx" : "add", i, hout[i],
+                             acc * 16 + flags, v, hf[i]);
+            }
+            cr_expect_eq(hs[p], acc, "%s sums[%d] = %d, want %d", a ? "mx" : "add", p, hs[p], acc);
+        }
+        tile_free(ctx, dx);
+        tile_free(ctx, df);
+        tile_free(ctx, dout);
+        tile_free(ctx, ds);
+        tile_module_unload(mod);
+    }
+    tile_context_destroy(ctx);
+}
+
 Test(lang_generic, strings_and_types_misused) {
     expect_error("const A = \"x\";\nkernel k(p: *i32) { store(p, A); }\n", "t.tile:2:30", "a string (\"x\") is not a value");
     expect_error("const A = \"x\";\nkernel k(p: *i32) { if A + 1 { } }\n", "t.tile:2:26", "strings only compare with == and != to strings");
