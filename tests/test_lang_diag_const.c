@@ -576,7 +576,8 @@ Test(lang_diag, const_changed_at_run_time) {
 /* Porting gaps, each reported once with the form to write: a const string that names no fn as a combine_fn, a
  * plain-let `_log2` whose run-time loop feeds a compile-time argument (a note at the loop naming the lets),
  * Python's `assert(cond, msg)` tuple, and Python's `not` read with its own precedence (`not x == y` is
- * `!(x == y)`: read as `(!x) == y` it compared an i1 with a pointer, a second error). */
+ * `!(x == y)`: read as `(!x) == y` it compared an i1 with a pointer, a second error) and before an operand on
+ * the next line (black's wrapping; it was a name, then a syntax error). */
 Test(lang_diag, porting_gaps_named) {
     expect_diag(
         "fn add(a, b) { return a + b; }\n"
@@ -594,6 +595,8 @@ Test(lang_diag, porting_gaps_named) {
         "    let r = arange(0, 1 << _log2(16));\n"
         "    assert(n > 0, \"n\");\n"
         "    let p = not x == x + 1;\n"
+        "    let q = (p and not\n"
+        "             p);\n"
         "}\n",
         "t.tile:10:16: error: 'B' is a compile-time constant, and a run-time 'if' cannot change it (after "
         "the 'if' it would be known only at run time): declare it 'let B = ...' for a run-time value\n"
@@ -621,5 +624,11 @@ Test(lang_diag, porting_gaps_named) {
         "            ^\n"
         "t.tile:15:13: error: 'not' is written '!' here (Python's 'not')\n"
         "      let p = not x == x + 1;\n"
-        "              ^\n");
+        "              ^\n"
+        "t.tile:16:16: error: 'and' is written '&&' here (Python's 'and')\n"
+        "      let q = (p and not\n"
+        "                 ^\n"
+        "t.tile:16:20: error: 'not' is written '!' here (Python's 'not')\n"
+        "      let q = (p and not\n"
+        "                     ^\n");
 }
