@@ -1096,9 +1096,10 @@ static void warn_hidden_in_branch(Gen *g, const Scope *keep, const Node *br, con
 }
 
 /* Declares name after an `if` whose branch declared it (outlives_branch). */
-static void define_outlived(Gen *g, const char *name, Val v) {
+static void define_outlived(Gen *g, const char *name, Val v, bool is_const) {
     gen_define_var(g, name, v);
     g->fr->scope->vars->outlived = true;
+    g->fr->scope->vars->declared_const = is_const; /* a const stays one after the `if` that kept it */
 }
 
 /* After a compile-time `if` whose taken branch br had the scope sc (ended, or, for a branch that returns or jumps,
@@ -1113,7 +1114,7 @@ void gen_keep_branch_names(Gen *g, const Scope *sc, const Node *br, const Cont *
     n = 0;
     for (Var *v = sc->vars; v; v = v->next)
         if (outlives_branch(g, sc, v)) out[n++] = v;
-    while (n > 0) define_outlived(g, out[n - 1]->name, out[n - 1]->val), n--;
+    while (n > 0) define_outlived(g, out[n - 1]->name, out[n - 1]->val, out[n - 1]->declared_const), n--;
 }
 
 /* After an `if` whose condition was an error (reported), the names its branches declare stand for errors, so
@@ -1123,10 +1124,10 @@ static void define_branch_names_as_errors(Gen *g, const Node *br) {
     if (br->kind == N_BLOCK)
         for (int i = 0; i < br->nkids; i++) define_branch_names_as_errors(g, br->kids[i]);
     else if (br->kind == N_IF) define_branch_names_as_errors(g, br->then), define_branch_names_as_errors(g, br->els);
-    else if (br->kind == N_LET && br->name) define_outlived(g, br->name, val_err());
+    else if (br->kind == N_LET && br->name) define_outlived(g, br->name, val_err(), false);
     else if (br->kind == N_LET)
         for (int i = 0; i < br->nkids; i++)
-            if (br->kids[i]->name) define_outlived(g, br->kids[i]->name, val_err());
+            if (br->kids[i]->name) define_outlived(g, br->kids[i]->name, val_err(), false);
 }
 
 /* Returns true when the rest of the sequence (`rest`) was generated here. */
@@ -1342,8 +1343,7 @@ void gen_if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *el
     for (int h = nh - 1; h >= 0; h--) { /* oldest first, as the branches declared them */
         Val a = hta[h], b = hea[h];
         if (a.k == V_ERR || b.k == V_ERR || val_same(a, b)) {
-            define_outlived(g, hname[h], a.k == V_ERR || b.k == V_ERR ? val_err() : a);
-            g->fr->scope->vars->declared_const = hconst[h];
+            define_outlived(g, hname[h], a.k == V_ERR || b.k == V_ERR ? val_err() : a, hconst[h]);
             continue;
         }
         const Type *t = NULL;
@@ -1391,7 +1391,7 @@ void gen_if_rt(Gen *g, Loc at_if, ValueId cond, const Node *then, const Node *el
     tir_inst_add_region(g->f, ii, eb);
     for (int j = 0; j < ny;) {
         if (which[j] < 0) { /* a name both branches declared */
-            define_outlived(g, hname[-1 - which[j]], val_rt(g, ii->res[j]));
+            define_outlived(g, hname[-1 - which[j]], val_rt(g, ii->res[j]), false);
             j++;
             continue;
         }

@@ -544,8 +544,17 @@ Test(lang_diag, const_parameter_of_an_unknown_type) {
 
 /* A compile-time constant is one value wherever its name is seen: a run-time `if` or loop that changes it is an
  * error at the assignment (it became a run-time value, silently, and failed later as "must be a compile-time
- * integer"), and a const both branches declare lives on after the `if` with one value only. */
+ * integer"), and a const both branches declare lives on after the `if` with one value only; one a
+ * compile-time `if` keeps stays a const (it became a plain variable, so a `while` over it ran at run time). */
 Test(lang_diag, const_changed_at_run_time) {
+    /* a const a compile-time `if`'s taken branch declares stays one after it: a `while` over it runs at compile time */
+    expect_ok("kernel k(x: *f32, n: i32, const HAS: i32 = 1) {\n"
+              "    if HAS { let q: constexpr = 16; }\n"
+              "    let L: constexpr = 0;\n"
+              "    while q > 1 { q >>= 1; L += 1; }\n"
+              "    store(x + arange(0, 1 << L), 1.0);\n"
+              "    if n > 0 { const W = 8; let u: constexpr = W; while u > 1 { u >>= 1; } static_assert(u == 1, \"u\"); }\n"
+              "}\n");
     expect_diag(
         "kernel k(x: *i32, n: i32) {\n"
         "    let L: constexpr = 0;\n"
