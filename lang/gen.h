@@ -109,12 +109,13 @@ typedef struct Global {
     Val val;
 } Global;
 
-/* A run-time `while` that would run at compile time if the plain `let`s it names were declared compile-time (Triton's
- * `_log2` ported with `let n = i;`): a value needed at compile time that comes from its results gets a note saying so. */
+/* A run-time loop whose results could have been compile-time values: a `while` that would run at compile time if the
+ * plain `let`s it names were declared compile-time (Triton's `_log2` ported with `let n = i;`), or a `range` loop of
+ * constant bounds carrying a constant; a value needed at compile time that comes from its results gets a note. */
 typedef struct RtWhile {
     const Inst *loop;
     Loc loc;
-    const char *names; /* "'n' and 'log2'" */
+    const char *names; /* the while's plain lets, "the plain 'let' variables 'n' and 'log2'"; NULL: a range loop */
 } RtWhile;
 
 typedef struct Gen {
@@ -138,7 +139,7 @@ typedef struct Gen {
     int ncalls;   /* fn calls inlined into the current kernel */
     int nstmts;   /* statements generated for the current kernel (each inlined or unrolled copy counts) */
     bool too_big; /* over GEN_MAX_VALUES, GEN_MAX_CALLS or GEN_MAX_STMTS: generation of the kernel stops */
-    RtWhile *rt_whiles; /* the kernel's run-time `while`s of plain `let`s (gen_note_runtime_params) */
+    RtWhile *rt_whiles; /* the kernel's run-time loops that could have been compile-time (gen_note_runtime_params) */
     int nrt_whiles, cap_rt_whiles;
     struct {
         int n;       /* a truncated quotient of constants met a run-time integer (gen.c, note_const_quotient) */

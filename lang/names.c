@@ -162,10 +162,13 @@ static const RtWhile *rt_while_of(Gen *g, ValueId id) {
 void gen_note_runtime_params(Gen *g, const Node *n, Val v) {
     if (v.k == V_RT && g->nrt_whiles) {
         const RtWhile *w = rt_while_of(g, v.v);
-        if (w)
+        if (w && w->names)
             diag_note(g->d, w->loc, "this value comes from a 'while' that runs at run time because it assigns %s (Triton's 'n = i' "
                       "makes a tensor): declare each 'let NAME: constexpr = ...' or 'const NAME = ...' (Triton's 'n: tl.constexpr = i') "
                       "and the loop runs at compile time", w->names);
+        else if (w)
+            diag_note(g->d, w->loc, "this value comes from a 'range' loop, which runs at run time (as Triton's): 'static_range' "
+                      "unrolls it at compile time");
     }
     if (!n || !g->fr || g->fr->fn || !g->fr->kernel) return; /* in a fn, a name is the fn's parameter */
     const char *seen[8];

@@ -766,6 +766,17 @@ static bool range_keywords(Gen *g, const Node *s, int *stages, int *unroll) {
     return true;
 }
 
+/* A run-time loop whose results could have been compile-time values (Gen.rt_whiles), for the note where one is
+ * needed as such (gen_note_runtime_params): a `while` of the plain lets names, a `for` of constants (names NULL). */
+static void record_rt_loop(Gen *g, const Inst *loop, Loc loc, const char *names) {
+    if (g->nrt_whiles == g->cap_rt_whiles) {
+        int nc = g->cap_rt_whiles ? 2 * g->cap_rt_whiles : 4;
+        g->rt_whiles = arena_grow(g->a, g->rt_whiles, sizeof(RtWhile) * (size_t)g->cap_rt_whiles, sizeof(RtWhile) * (size_t)nc);
+        g->cap_rt_whiles = nc;
+    }
+    g->rt_whiles[g->nrt_whiles++] = (RtWhile){loop, loc, names};
+}
+
 static void gen_for(Gen *g, const Node *s) {
     int stages, unroll;
     if (!range_keywords(g, s, &stages, &unroll)) return;
@@ -834,6 +845,9 @@ static void gen_for(Gen *g, const Node *s) {
     fi->a.ival2 = stages < 0 ? 0 : stages + 1; /* 0: the kernel's num_stages */
     fi->a.vec = (uint8_t)(unroll > 1 ? unroll : 0);
     tir_block_append(g->b.block, fi);
+    bool ct_carry = false; /* a range of constants carrying a constant: its results could have been constants */
+    for (int i = 0; i < c.nvars; i++) ct_carry |= c.before[i].k == V_CT;
+    if (ct_carry && b[0].k == V_CT && b[1].k == V_CT && b[2].k == V_CT) record_rt_loop(g, fi, s->loc, NULL);
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, fi, body);
     ValueId ivar = tir_block_add_arg(g->f, body, tir_scalar(m, it));
@@ -945,14 +959,7 @@ static void gen_while(Gen *g, const Node *s) {
     Inst *wi = tir_inst_new(g->f, OP_WHILE, ops, 1 + c.n, types, 1 + c.n, s->loc);
     tir_block_append(g->b.block, wi);
     const char *plain = c0.k == V_CT ? while_plain_lets(g, s) : NULL;
-    if (plain) { /* for the note where a result is needed at compile time */
-        if (g->nrt_whiles == g->cap_rt_whiles) {
-            int nc = g->cap_rt_whiles ? 2 * g->cap_rt_whiles : 4;
-            g->rt_whiles = arena_grow(g->a, g->rt_whiles, sizeof(RtWhile) * (size_t)g->cap_rt_whiles, sizeof(RtWhile) * (size_t)nc);
-            g->cap_rt_whiles = nc;
-        }
-        g->rt_whiles[g->nrt_whiles++] = (RtWhile){wi, s->loc, plain};
-    }
+    if (plain) record_rt_loop(g, wi, s->loc, plain);
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, wi, body);
     tir_block_add_arg(g->f, body, i1);

@@ -583,11 +583,21 @@ Test(lang_diag, const_changed_at_run_time) {
 }
 
 /* Porting gaps, each reported once with the form to write: a const string that names no fn as a combine_fn, a
- * plain-let `_log2` whose run-time loop feeds a compile-time argument (a note at the loop naming the lets),
+ * plain-let `_log2` whose run-time loop feeds a compile-time argument (a note at the loop naming the lets; a
+ * `range` loop of constants, a note naming static_range),
  * Python's `assert(cond, msg)` tuple, and Python's `not` read with its own precedence (`not x == y` is
  * `!(x == y)`: read as `(!x) == y` it compared an i1 with a pointer, a second error) and before an operand on
  * the next line (black's wrapping; it was a name, then a syntax error). */
 Test(lang_diag, porting_gaps_named) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let w = 1;\n    for i in range(0, 5) { w *= 2; }\n"
+                "    store(x + arange(0, w), 1.0);\n}\n",
+                "t.tile:4:25: error: 'w' must be a compile-time constant\n"
+                "      store(x + arange(0, w), 1.0);\n"
+                "                          ^\n"
+                "t.tile:3:5: note: this value comes from a 'range' loop, which runs at run time (as Triton's): 'static_range' "
+                "unrolls it at compile time\n"
+                "      for i in range(0, 5) { w *= 2; }\n"
+                "      ^\n");
     expect_diag(
         "fn add(a, b) { return a + b; }\n"
         "fn _log2(const i) {\n"
