@@ -2,7 +2,7 @@
  *
  * The shapes that were quadratic once: a body of N labels each followed by an ld.param of one of P parameters
  * (labels and names found by linear search: 22 s at N = 100000, P = 20000), a label defined twice N labels apart,
- * and a parameter declared twice with N/5 parameters between.  tests/test_emu.c many_labels_and_parameters checks
+ * and a parameter declared twice with N/5 parameters between.  tests/test_emu_limits.c many_labels_and_parameters checks
  * what these modules do (they load and run, or are refused); this prints the seconds.
  *
  * Run: build/bench/emu_load [N]   (default 100000; 10 to 10000000, else exit 2) */

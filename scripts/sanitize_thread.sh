@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
-programs="test_streams test_graph_safe test_handles test_runtime test_cache test_cache_safety test_foreign test_emu_forms test_lang_map test_aot"
+programs="test_streams test_graph_safe test_handles test_runtime test_cache test_cache_safety test_foreign test_emu_forms test_emu_stop test_lang_map test_aot"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DTILE_SANITIZE=thread >/dev/null
 # shellcheck disable=SC2086
 cmake --build build-tsan -j"$jobs" --target tile_cli $programs
@@ -21,7 +21,7 @@ for p in $programs; do
   echo "== $p"
   args=("$@")
   # its 0.5 s budget ends before TSan's slowed emulator has started all 64 threads the report names
-  if [ $# -eq 0 ] && [ "$p" = test_emu_forms ]; then args=(--filter '!(stop/infinite_loop_times_out)'); fi
+  if [ $# -eq 0 ] && [ "$p" = test_emu_stop ]; then args=(--filter '!(stop/infinite_loop_times_out)'); fi
   "build-tsan/tests/$p" "${args[@]}" > "$logs/$p.out" 2>&1 || true
   grep -E '^\[(FAIL|SKIP)\]|^Synthesis' "$logs/$p.out" || true
   if grep -q '^\[FAIL\]' "$logs/$p.out" || ! grep -q '^Synthesis' "$logs/$p.out"; then failed=1; fi

@@ -1,6 +1,7 @@
 /* lang_run.h - what the tests that compile inline .tile sources and run them on the
  * emulator share (test_lang_run.c, test_lang_triton.c, test_lang_asm.c, test_lang_ports3.c, test_lang_ports_more.c,
- * ...): K, a kernel loaded on a racechecking emulated device, its buffers and launches, and the PTX of a source. */
+ * ...): K, a kernel loaded on a racechecking emulated device, its buffers and launches, the PTX of a source, and
+ * f16/bf16 bits from and to f32. */
 #ifndef TILE_TESTS_LANG_RUN_H
 #define TILE_TESTS_LANG_RUN_H
 
@@ -144,6 +145,32 @@ static inline char *compile_ptx(const char *src, const char *arch) {
     char *ptx = strdup(c.ptx);
     tile_compiled_free(&c);
     return ptx;
+}
+
+/* f32 <-> bf16 (to nearest even) and f16 bits: f16 exact for the normal, short-mantissa values these tests use */
+static inline uint16_t bf16_from(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+static inline float bf16_to(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t f16_from(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (!(u & 0x7fffffff)) return (uint16_t)(u >> 16);
+    return (uint16_t)((u >> 16 & 0x8000) | (((u >> 23 & 0xff) - 112) << 10) | (u >> 13 & 0x3ff));
+}
+static inline float f16_to(uint16_t h) {
+    if (!(h & 0x7fff)) return h ? -0.0f : 0.0f;
+    uint32_t u = (uint32_t)(h & 0x8000) << 16 | (uint32_t)((h >> 10 & 0x1f) + 112) << 23 | (uint32_t)(h & 0x3ff) << 13;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
 #endif

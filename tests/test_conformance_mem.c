@@ -1,5 +1,5 @@
-/* test_conformance_mem.c - the emulator runs what nvcc emits: memory and mma.sync topics (the others and
- * how the suite works: test_conformance.c, test_conformance.h).
+/* test_conformance_mem.c - the emulator runs what nvcc emits: the memory, mma.sync, control, CUB and cooperative
+ * topics (the others and how the suite works: test_conformance.c, test_conformance.h).
  *   memory.cu   static and dynamic shared memory, local arrays, grid-stride
  *               loops, 64-bit indexing, float4/int2/double2 vector accesses,
  *               printf through vprintf (the output is compared as text), device
@@ -18,6 +18,13 @@
  *               local struct, __trap (the launch fails), independent thread
  *               scheduling (a flag between two lanes of a warp, a spin lock every
  *               thread takes): exact
+ *   cub.cu      CUB's BlockLoad, BlockReduce, BlockScan, BlockRadixSort and
+ *               WarpReduce (bmsk, bfe, shuffles, shared-memory ranking): exact
+ *   coop.cu     cuda::pipeline + cuda::memcpy_async, __pipeline_* primitives,
+ *               cooperative groups' memcpy_async and reductions over 32- and
+ *               64-thread tiles (reserved shared memory, spinning warps),
+ *               coalesced_threads / labeled_partition / binary_partition (reduce,
+ *               scans, ranks), exclusive_scan on 8-thread tiles, invoke_one: exact
  * Every topic runs with the emulator's racecheck; without nvcc every test is skipped, and says so. */
 #include "test_conformance.h"
 #include "support/hostfloat.h"
@@ -487,5 +494,133 @@ static void check_control(Conf *c) {
         tile_status st = tile_launch_raw(k, (tile_dim3){(N + 63) / 64, 1, 1}, (tile_dim3){64, 1, 1}, 0, (void *[]){&dbad, &n}, NULL);
         if (st == TILE_OK) st = tile_synchronize(c->ctx);
         cr_assert_neq(st, TILE_OK, "[%s] __trap: the launch succeeded", c->name);
+    }
+}
+
+/* ==== cub.cu ==== */
+CONFORMANCE(cub)
+static void check_cub(Conf *c) {
+    enum { BLOCKS = 2 };
+    Rng rng = rng_seed(77);
+    static int in[BLOCKS * 512], out[BLOCKS * 1024];
+    static float wmax[BLOCKS * 4];
+    for (int i = 0; i < BLOCKS * 512; i++) in[i] = (int)(rng_next(&rng) % 2000001) - 1000000;
+    in[5] = INT32_MIN, in[6] = INT32_MAX, in[600] = 0; /* radix sort's sign handling */
+    tile_devptr di = dev_in(c, in, sizeof in), dout = dev_in(c, NULL, sizeof out), dw = dev_in(c, NULL, sizeof wmax);
+    run(c, "cub_block", BLOCKS, 128, 0, (void *[]){&di, &dout, &dw});
+    dev_out(c, out, dout, sizeof out);
+    dev_out(c, wmax, dw, sizeof wmax);
+    for (int b = 0; b < BLOCKS; b++) {
+        const int *x = in + b * 512, *o = out + b * 1024;
+        int64_t run_sum = 0;
+        for (int t = 0; t < 128; t++) {
+            cr_assert_eq(o[t], (int32_t)run_sum, "[%s] block %d: exclusive sum %d: got %d, want %d", c->name, b, t, o[t], (int32_t)run_sum);
+            run_sum += x[t];
+        }
+        cr_assert_eq(o[1000], (int32_t)(uint32_t)run_sum, "[%s] block %d: sum", c->name, b);
+        int sorted[512];
+        memcpy(sorted, x, sizeof sorted);
+        for (int i = 1; i < 512; i++) /* insertion sort: 512 keys */
+            for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                int tmp = sorted[j];
+                sorted[j] = sorted[j - 1], sorted[j - 1] = tmp;
+            }
+        for (int i = 0; i < 512; i++)
+            cr_assert_eq(o[128 + i], sorted[i], "[%s] block %d: sorted key %d: got %d, want %d", c->name, b, i, o[128 + i], sorted[i]);
+        for (int w = 0; w < 4; w++) {
+            float m = -INFINITY;
+            for (int t = 0; t < 32; t++) m = fmaxf(m, (float)x[32 * w + t]);
+            cr_assert_eq(wmax[b * 4 + w], m, "[%s] block %d: warp %d max %g, want %g", c->name, b, w, wmax[b * 4 + w], m);
+        }
+    }
+}
+
+/* ==== coop.cu ==== */
+CONFORMANCE(coop)
+Test(coop, sm_90a_O3_rdc_lineinfo) { coop_run(&V90RL); } /* separate compilation, .loc lines */
+static void check_coop(Conf *c) {
+    enum { BLOCKS = 3, PER = 390 };
+    Rng rng = rng_seed(88);
+    static float in[BLOCKS * 1024], out[BLOCKS * PER];
+    for (int i = 0; i < BLOCKS * 1024; i++) in[i] = (float)((int)(rng_next(&rng) % 2001) - 1000); /* exact sums */
+    unsigned gsize = 0;
+    tile_devptr di = dev_in(c, in, sizeof in), dout = dev_in(c, NULL, sizeof out), dg = dev_in(c, NULL, sizeof gsize);
+    run(c, "coop", BLOCKS, 128, 0, (void *[]){&di, &dout, &dg});
+    dev_out(c, out, dout, sizeof out);
+    dev_out(c, &gsize, dg, sizeof gsize);
+    cr_assert_eq(gsize, BLOCKS * 128u, "[%s] this_grid().size(): %u", c->name, gsize);
+    for (int b = 0; b < BLOCKS; b++) {
+        const float *x = in + b * 1024, *o = out + b * PER;
+        for (int t = 0; t < 128; t++) {
+            float want = (x[t] + x[255 - t]) + (x[256 + t] * 2 + x[256 + 255 - t]);
+            cr_assert_eq(o[t], want, "[%s] block %d: pipeline %d: got %g, want %g", c->name, b, t, o[t], want);
+            cr_assert_eq(o[128 + t], x[512 + 127 - t], "[%s] block %d: __pipeline_memcpy_async %d", c->name, b, t);
+            cr_assert_eq(o[256 + t], x[768 + t] - x[768 + 255 - t], "[%s] block %d: cg::memcpy_async %d", c->name, b, t);
+        }
+        for (int w = 0; w < 4; w++) {
+            float sum = 0;
+            for (int t = 0; t < 32; t++) sum += x[768 + 32 * w + t];
+            cr_assert_eq(o[384 + w], sum, "[%s] block %d: warp %d sum %g, want %g", c->name, b, w, o[384 + w], sum);
+        }
+        for (int p = 0; p < 2; p++) {
+            float m = -INFINITY;
+            for (int t = 0; t < 64; t++) m = fmaxf(m, x[768 + 128 + 64 * p + t]);
+            cr_assert_eq(o[388 + p], m, "[%s] block %d: 64-thread tile %d max %g, want %g", c->name, b, p, o[388 + p], m);
+        }
+    }
+    /* partitions of warps and tiles (blocks of 64, the last partly past n) */
+    {
+        enum { PN = 150, PT = 64, PG = (PN + PT - 1) / PT };
+        int pin[PG * PT] = {0}, pout[PN][6], want[6];
+        for (int i = 0; i < PN; i++) pin[i] = (int)(rng_next(&rng) % 100);
+        tile_devptr dpi = dev_in(c, pin, PN * sizeof(int)), dpo = dev_in(c, NULL, sizeof pout);
+        int pn = PN;
+        run(c, "partitions", PG, PT, 0, (void *[]){&dpi, &dpo, &pn});
+        dev_out(c, pout, dpo, sizeof pout);
+        for (int i = 0; i < PN; i++) {
+            int w = i / 32 * 32, v = pin[i], rank = 0, sum = 0, scan = 0, mx = 0, nl = 0, x = 0, nb = 0;
+            for (int l = w; l < w + 32; l++) {
+                if (pin[l] & 1) sum += pin[l], rank += l < i, scan += l <= i ? pin[l] : 0;
+                if (pin[l] % 3 == v % 3) mx = pin[l] > mx ? pin[l] : mx, nl++;
+                if ((pin[l] > 50) == (v > 50)) x ^= pin[l], nb++;
+            }
+            int ex = (i % PT / 8) * 100000;
+            for (int l = i - i % 8; l < i; l++) ex += pin[l];
+            want[0] = v & 1 ? sum * 1000 + rank : 0, want[1] = v & 1 ? scan : 0, want[2] = ex, want[3] = mx * 64 + nl,
+            want[4] = x + nb * 1000000;
+            for (int k = 0; k < 5; k++)
+                cr_assert_eq(pout[i][k], want[k], "[%s] partitions: thread %d value %d: got %d, want %d", c->name, i, k, pout[i][k],
+                             want[k]);
+        }
+        for (int t = 0; t < PN; t += 16) { /* invoke_one: one thread of each 16-thread tile */
+            int ones = 0;
+            for (int i = t; i < t + 16 && i < PN; i++) {
+                cr_assert(pout[i][5] == 7 || pout[i][5] == 0, "[%s] invoke_one: thread %d wrote %d", c->name, i, pout[i][5]);
+                ones += pout[i][5] == 7;
+            }
+            cr_assert_eq(ones, 1, "[%s] invoke_one: %d threads of the tile at %d ran it", c->name, ones, t);
+        }
+    }
+    /* grid.sync() in a cooperative launch: 5 blocks of 128 add 640 values; outside one, nvcc's code traps */
+    enum { GB = 5, GT = 128 };
+    static int gin[GB * GT], gout[GB * GT];
+    int total = 0;
+    for (int i = 0; i < GB * GT; i++) gin[i] = (int)(rng_next(&rng) % 2001) - 1000, total += gin[i];
+    tile_devptr dgi = dev_in(c, gin, sizeof gin), dpart = dev_in(c, NULL, (GB + 1) * sizeof(int)), dgo = dev_in(c, NULL, sizeof gout);
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(c->m, "grid_sum", &k), TILE_OK, "[%s] %s", c->name, tile_last_error(c->ctx));
+    void *gargs[] = {&dgi, &dpart, &dgo};
+    tile_launch_options lo = {.size = sizeof lo, .block = {GT, 1, 1}, .cooperative = 1};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){GB, 1, 1}, gargs, NULL, &lo), TILE_OK, "[%s] cooperative grid_sum: %s", c->name,
+                 tile_last_error(c->ctx));
+    dev_out(c, gout, dgo, sizeof gout);
+    for (int i = 0; i < GB * GT; i++)
+        cr_assert_eq(gout[i], total + 1000000 + i / GT, "[%s] grid_sum out[%d] = %d, want %d", c->name, i, gout[i], total + 1000000 + i / GT);
+    const char *device = getenv("TILE_TEST_DEVICE");
+    if (!device || strncmp(device, "emu", 3) == 0) {
+        lo.cooperative = 0;
+        cr_assert_neq(tile_launch_ex(k, (tile_dim3){GB, 1, 1}, gargs, NULL, &lo), TILE_OK, "[%s] grid.sync() ran without a cooperative launch",
+                      c->name);
+        cr_assert(strstr(tile_last_error(c->ctx), "trap"), "[%s] %s", c->name, tile_last_error(c->ctx));
     }
 }

@@ -27,6 +27,9 @@
  *                       defined again by a non-visible variable
  *   target_names        .target names ptxas does not know (sm_99, sm_1000000000000, sm_80a, sm_, in a list too) at
  *                       the line; the odd forms it takes (sm_80x, sm_075, compute_80, sm_4294967376) load
+ *   gates               the PTX ISA version and .target each feature needs (emu/parse_gate.c): loaded at the first
+ *                       that have it, refused one version and one target lower with what it needs
+ *   blackwell_forms_need_sm_100  256-bit ld/st, f32 redux.sync and the swizzle atomicity refused below sm_100
  *   ptxas_answers_kept  ptxas's answers kept in the tool cache the refusal tests here and in test_emu_refuse read
  */
 #include <criterion/criterion.h>
@@ -498,6 +501,191 @@ Test(refuse, target_names) {
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
 }
 #undef TG
+
+/* The PTX ISA version and .target each feature needs (emu/parse_gate.c), as ptxas checks them ("Feature
+ * 'mbarrier.try_wait' requires PTX ISA .version 7.8 or later", "... requires .target sm_90 or higher"): each
+ * case loads at the first version and target that have it, and is refused one version lower (with a target that
+ * version supports) and one target lower, naming the feature and what it needs.  Before, any .version and
+ * .target ran everything the emulator knows. */
+typedef struct GateCase {
+    const char *body;        /* the instruction(s) */
+    const char *ok_v, *ok_t; /* the lowest .version and .target that take it */
+    const char *lo_v, *lo_vt; /* a lower .version, with a .target it supports: refused for the version (NULL: none) */
+    const char *lo_t;        /* a lower .target: refused for the target (NULL: none) */
+    const char *name;        /* the feature, as the messages name it */
+} GateCase;
+
+static void gate_ptx(char *buf, size_t cap, const char *v, const char *t, const char *body) {
+    snprintf(buf, cap,
+             ".version %s\n.target %s\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+             " .reg .b32 %%r<10>;\n .reg .b64 %%rd<10>;\n .reg .pred %%p<4>;\n .reg .f32 %%f<8>;\n .reg .b16 %%h<8>;\n"
+             " .reg .f64 %%fd<4>;\n .shared .align 8 .b64 mb;\n .shared .align 16 .b8 sbuf[256];\n"
+             " ld.param.u64 %%rd1, [p];\n %s\n ret;\n}\n", /* the body is line 15 */
+             v, t, body);
+}
+
+Test(refuse, gates) {
+    static const GateCase cases[] = {
+        {"cp.async.ca.shared.global [sbuf], [%rd1], 16;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "cp.async"},
+        {"cp.async.wait_all;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "cp.async"},
+        {"mbarrier.init.shared.b64 [mb], 32;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "mbarrier"},
+        {"mbarrier.test_wait.parity.shared.b64 %p1, [mb], %r2;", "7.1", "sm_80", "7.0", "sm_80", NULL, "mbarrier .test_wait .parity"},
+        {"mbarrier.try_wait.parity.shared.b64 %p1, [mb], %r2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mbarrier .try_wait"},
+        {"mbarrier.arrive.expect_tx.shared.b64 %rd2, [mb], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "mbarrier .expect_tx or .complete_tx"},
+        {"mbarrier.arrive.release.cta.shared.b64 %rd2, [mb];", "8.0", "sm_80", "7.8", "sm_80", NULL, "mbarrier .relaxed or .acquire or .release"},
+        /* .relaxed is newer on the arrivals and waits than on expect_tx and complete_tx */
+        {"mbarrier.arrive.relaxed.cta.shared::cta.b64 %rd2, [mb];", "8.6", "sm_90", "8.5", "sm_90", "sm_89",
+         "mbarrier .relaxed .arrive or .arrive_drop or .test_wait or .try_wait"},
+        {"mbarrier.test_wait.relaxed.cta.shared::cta.b64 %p1, [mb], %rd2;", "8.6", "sm_90", "8.5", "sm_90", "sm_89", "mbarrier .relaxed .arrive"},
+        {"mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 %rd2, [mb], 16;", "8.6", "sm_90", "8.5", "sm_90", "sm_89", "mbarrier .relaxed .arrive"},
+        {"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "mbarrier .relaxed or"},
+        {"mbarrier.arrive.shared.b64 %rd2, [mb], 2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mbarrier .arrive or .arrive_drop with count"},
+        {"mbarrier.arrive_drop.noComplete.shared.b64 %rd2, [mb], 2;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "mbarrier"},
+        {"mbarrier.arrive.shared::cta.b64 %rd2, [mb];", "7.8", "sm_80", "7.7", "sm_80", NULL, ".shared::cta"},
+        {"redux.sync.add.u32 %r1, %r2, -1;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "redux.sync"},
+        {"match.any.sync.b32 %r1, %r2, -1;", "6.0", "sm_70", "5.0", "sm_61", "sm_62", "match"},
+        {"shfl.sync.bfly.b32 %r1|%p1, %r2, 1, 31, -1;", "6.0", "sm_61", "5.0", "sm_61", NULL, "shfl .sync"},
+        {"activemask.b32 %r1;", "6.2", "sm_70", "6.1", "sm_70", NULL, "activemask"},
+        {"nanosleep.u32 %r1;", "6.2", "sm_70", "6.1", "sm_70", "sm_62", "nanosleep"},
+        {"elect.sync %r1|%p1, -1;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "elect.sync"},
+        {"barrier.cta.sync 0;", "7.8", "sm_80", "7.7", "sm_80", NULL, "barrier .cta"},
+        {"fence.acq_rel.cluster;", "7.8", "sm_90", NULL, NULL, "sm_89", ".cluster"},
+        {"fence.proxy.async;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "fence .proxy .async"},
+        {"ld.acquire.gpu.global.u32 %r1, [%rd1];", "6.0", "sm_70", "5.0", "sm_61", "sm_62", "ld or st or atom or red .relaxed or .acquire or .release"},
+        {"ld.mmio.relaxed.sys.global.u32 %r1, [%rd1];", "8.2", "sm_80", "8.1", "sm_80", NULL, "ld or st .mmio"},
+        {"st.mmio.relaxed.sys.global.u32 [%rd1], %r1;", "8.2", "sm_90", "8.1", "sm_90", NULL, "ld or st .mmio"},
+        {"ld.global.L2::128B.u32 %r1, [%rd1];", "7.4", "sm_75", "7.3", "sm_75", "sm_72", ".L2::64B or .L2::128B"},
+        {"ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;", "7.4", "sm_80", "7.3", "sm_80", "sm_75", ".L2::256B or .L2::cache_hint"},
+        {"atom.global.v2.f16.add.noftz {%h1,%h2}, [%rd1], {%h3,%h4};", "8.1", "sm_90", "8.0", "sm_90", "sm_89", "atom or red .v2 or .v4 or .v8"},
+        {"atom.global.cas.b16 %h1, [%rd1], %h2, %h3;", "6.3", "sm_70", "6.2", "sm_70", "sm_62", "atom .cas .b16"},
+        {"bmsk.clamp.b32 %r1, %r2, %r3;", "7.6", "sm_70", "7.5", "sm_70", "sm_62", "bmsk or szext"},
+        {"lop3.or.b32 %r1|%p1, %r2, %r3, %r4, 0x80, %p2;", "8.2", "sm_70", "8.1", "sm_70", "sm_62", "lop3 .and or .or"},
+        {"dp4a.u32.u32 %r1, %r2, %r3, %r4;", "5.0", "sm_61", "4.3", "sm_53", "sm_60", "dp4a or dp2a"},
+        {"tanh.approx.f32 %f1, %f2;", "7.0", "sm_75", "6.5", "sm_75", "sm_72", "tanh"},
+        {"fma.rn.bf16 %h1, %h2, %h3, %h4;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "fma or abs or neg .bf16 or .bf16x2"},
+        {"add.rn.bf16 %h1, %h2, %h3;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "add or sub or mul .bf16 or .bf16x2"},
+        {"setp.lt.bf16x2 %p1|%p2, %r1, %r2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "setp or set .bf16 or .bf16x2"},
+        {"set.lt.bf16.f32 %h1, %f2, %f3;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "setp or set .bf16 or .bf16x2"},
+        {"min.xorsign.abs.f32 %f1, %f2, %f3;", "7.2", "sm_86", "7.1", "sm_86", "sm_80", "min or max .xorsign"},
+        {"max.relu.s32 %r1, %r2, %r3;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "min or max .relu"},
+        {"cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;", "8.1", "sm_89", "8.0", "sm_89", "sm_87", "cvt .e4m3x2 or .e5m2x2"},
+        {"cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;", "7.8", "sm_90", NULL, NULL, NULL, "cvt .e4m3x2 or .e5m2x2"},
+        {"cvt.rn.satfinite.f16.f32 %h1, %f1;", "8.1", "sm_75", "8.0", "sm_90", NULL, "cvt .satfinite"},
+        {"cvt.rn.tf32.f32 %r1, %f1;", "7.8", "sm_90", NULL, NULL, "sm_89", "cvt .rn or .rz .tf32"},
+        {"cvt.rna.tf32.f32 %r1, %f1;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "cvt .bf16 or .bf16x2 or .tf32 or .relu"},
+        /* bf16 conversions: the limits depend on the direction */
+        {"cvt.f32.bf16 %f1, %h1;", "7.1", "sm_80", "7.0", "sm_80", "sm_75", "cvt to .f32 from .bf16"},
+        {"cvt.rm.f32.bf16 %f1, %h1;", "7.1", "sm_80", "7.0", "sm_80", "sm_75", "cvt to .f32 from .bf16"},
+        {"cvt.rn.bf16.f32 %h1, %f1;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "cvt .bf16 or"},
+        {"cvt.ftz.f32.bf16 %f1, %h1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16 .ftz"},
+        {"cvt.f64.bf16 %fd1, %h1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16"},
+        {"cvt.rn.f16.bf16 %h1, %h2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16"},
+        {"cvt.rzi.s32.bf16 %r1, %h2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16"},
+        {"cvt.rn.bf16.f16 %h1, %h2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt to .bf16"},
+        {"cvt.rn.bf16.f64 %h1, %fd1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt to .bf16"},
+        {"cvt.rn.bf16.u64 %h1, %rd1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt to .bf16"},
+        {"ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [sbuf];", "6.5", "sm_75", "6.4", "sm_75", "sm_72", "ldmatrix"},
+        {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f1,%f2,%f3,%f4};",
+         "7.0", "sm_80", "6.5", "sm_75", "sm_75", "mma .m16n8k16 or .m16n8k32"},
+        {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f1,%f2,%f3,%f4};",
+         "8.4", "sm_89", "8.3", "sm_89", "sm_87", "mma .e4m3 or .e5m2"},
+        {"mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%fd1,%fd2,%fd3,%fd0}, {%fd1,%fd2}, {%fd0}, {%fd1,%fd2,%fd3,%fd0};",
+         "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mma .f64 .m16n8k4"},
+        {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2}, {%r5,%r6}, {%f1,%f2,%f3,%f4}, %r3, 0;",
+         "7.1", "sm_80", "7.0", "sm_80", "sm_75", "mma .sp"},
+        {"mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2}, {%r5,%r6}, "
+         "{%f1,%f2,%f3,%f4}, %r3, 1;", "8.5", "sm_80", "8.4", "sm_80", "sm_75", "mma .sp::ordered_metadata"},
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8 {%r1,%r2,%r3,%r4}, %rd1, %rd2, %r5, 0, 1;", "8.2", "sm_90a", "8.1", "sm_90a",
+         NULL, "wgmma .sp"},
+        {"wgmma.mma_async.sync.aligned.m64n8k32.s32.u8.s8 {%r1,%r2,%r3,%r4}, %rd1, %rd2, 1;", "8.4", "sm_90a", "8.3", "sm_90a", NULL,
+         "wgmma .s8 .u8"},
+        {"cp.async.bulk.prefetch.L2.global [%rd1], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "cp.async .bulk"},
+        {"mov.u32 %r1, %clusterid.x;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "%clusterid or"},
+        {"{ .reg .b128 %q; mov.b128 %q, {%rd1, %rd2}; }", "8.3", "sm_70", "8.2", "sm_90", NULL, "ld or ldu or st or mov .b128"},
+        {"alloca.u64 %rd2, 16;", "7.3", "sm_52", "7.2", "sm_52", "sm_50", "alloca or stacksave or stackrestore"},
+        /* they loaded below their versions: .shared::cta on atom, red and cvta; .param on cvta and isspacep; .param::entry;
+         * membar.proxy; %current_graph_exec */
+        {"atom.shared::cta.add.u32 %r1, [sbuf], 1;", "7.8", "sm_80", "7.7", "sm_80", NULL, ".shared::cta"},
+        {"cvta.to.shared::cta.u64 %rd2, %rd1;", "7.8", "sm_80", "7.7", "sm_80", NULL, ".shared::cta"},
+        {"cvta.param.u64 %rd2, %rd1;", "7.7", "sm_80", "7.6", "sm_80", NULL, "cvta or isspacep .param"},
+        {"isspacep.param::entry %p1, %rd1;", "8.3", "sm_80", "8.2", "sm_80", NULL, ".param::entry"},
+        {"membar.proxy.alias;", "7.5", "sm_80", "7.4", "sm_80", NULL, "fence or membar .proxy .alias"},
+        {"mov.u64 %rd2, %current_graph_exec;", "8.0", "sm_80", "7.8", "sm_80", NULL, "%current_graph_exec"},
+    };
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        const GateCase *c = &cases[i];
+        char ptx[2048], want[160];
+        TileDevModule *m = NULL;
+        gate_ptx(ptx, sizeof ptx, c->ok_v, c->ok_t, c->body);
+        cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+        check_ptxas_arch(ptx, "sm_90a");
+        if (m) dev_module_unload(m), m = NULL;
+        for (int k = 0; k < 2; k++) {
+            const char *v = k ? c->ok_v : c->lo_v, *t = k ? c->lo_t : c->lo_vt;
+            if (!v || !t) continue;
+            gate_ptx(ptx, sizeof ptx, v, t, c->body);
+            /* the version: the feature named; the target: some rows of older checks (sm_90's) say it their way */
+            if (k) snprintf(want, sizeof want, "needs .target %s", c->ok_t);
+            else snprintf(want, sizeof want, "needs PTX ISA .version %s or later (the module's .version is %s)", c->ok_v, v);
+            cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded:\n%s", ptx);
+            const char *e = dev_last_error(d);
+            cr_expect(strstr(e, "ptx:15: '") && strstr(e, want) && (k || strstr(e, c->name)), "'ptx:15: ... %s %s' not in: %s\n%s",
+                      k ? "" : c->name, want, e, ptx);
+            cr_expect(ptxas_refuses(ptx, "sm_90a"), "ptxas takes what the emulator refuses:\n%s", ptx);
+            if (m) dev_module_unload(m), m = NULL;
+        }
+    }
+    /* a .target newer than the .version */
+    static const Bad bad[] = {
+        {".version 6.5\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:2: PTX .version 6.5 does not support .target sm_80: it needs .version 7.0 or later"},
+        {".version 7.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", "needs .version 8.0 or later"},
+    };
+    static const char *const good[] = {".version 7.8\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n"};
+    dev_close(d);
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
+/* Blackwell's forms: 256-bit loads and stores (PTX 8.8, sm_100), redux.sync on f32 and the swizzle
+ * atomicity of a tensor map (8.6, sm_100a).  ptxas refuses them for sm_90a ("Feature '256 bit wide
+ * load/store' requires .target sm_100 or higher", "Instruction 'redux.f32' not supported on .target
+ * 'sm_90a'"); the emulator loaded them for sm_80 and sm_90a. */
+Test(refuse, blackwell_forms_need_sm_100) {
+    static const GateCase cases[] = {
+        {"ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f1}, [%rd1];", "8.8", "sm_100", "8.7", "sm_100", "sm_90a", "ld or st .v8"},
+        {"st.global.v4.b64 [%rd1], {%rd1, %rd2, %rd3, %rd4};", "8.8", "sm_100", "8.7", "sm_100", "sm_90a", "ld or st .v4 .b64"},
+        {"ld.global.nc.v4.f64 {%fd1, %fd2, %fd3, %fd1}, [%rd1];", "8.8", "sm_100", "8.7", "sm_100", "sm_90a", "ld or st .v4 .b64"},
+        {"redux.sync.max.f32 %f1, %f2, -1;", "8.6", "sm_100a", NULL, NULL, "sm_100", "redux.sync .f32"},
+        {"tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 1;", "8.6", "sm_100a", NULL, NULL, "sm_90a",
+         "tensormap.replace .swizzle_atomicity"},
+    };
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        const GateCase *c = &cases[i];
+        char ptx[2048], want[160], log[4096];
+        TileDevModule *m = NULL;
+        gate_ptx(ptx, sizeof ptx, c->ok_v, c->ok_t, c->body); /* plain emu loads PTX of any target */
+        cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+        int rc = ptxas_run(ptx, c->ok_t, log, sizeof log);
+        if (rc >= 0) cr_expect_eq(rc, 0, "ptxas -arch=%s refuses:\n%s\n%s", c->ok_t, log, ptx);
+        if (m) dev_module_unload(m), m = NULL;
+        for (int k = 0; k < 2; k++) {
+            const char *v = k ? c->ok_v : c->lo_v, *t = k ? c->lo_t : c->lo_vt;
+            if (!v || !t) continue; /* sm_100a needs 8.6 itself */
+            gate_ptx(ptx, sizeof ptx, v, t, c->body);
+            if (k) snprintf(want, sizeof want, "needs .target %s", c->ok_t);
+            else snprintf(want, sizeof want, "needs PTX ISA .version %s or later (the module's .version is %s)", c->ok_v, v);
+            cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded:\n%s", ptx);
+            const char *e = dev_last_error(d);
+            cr_expect(strstr(e, "ptx:15: '") && strstr(e, want) && strstr(e, c->name), "'ptx:15: ... %s %s' not in: %s\n%s", c->name,
+                      want, e, ptx);
+            cr_expect(ptxas_refuses(ptx, t), "ptxas -arch=%s takes what the emulator refuses:\n%s", t, ptx);
+            if (m) dev_module_unload(m), m = NULL;
+        }
+    }
+    dev_close(d);
+}
 
 #define ANSWERS_HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
 

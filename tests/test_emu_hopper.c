@@ -2,7 +2,7 @@
  * strings, mbarrier, bulk copies, elect.sync, setmaxnreg, clusters of one
  * CTA, stmatrix.  wgmma: test_emu_wgmma.c; tensor copies through tensor maps
  * and the pipelined GEMM that puts everything together: test_emu_tma.c;
- * racecheck's async-proxy rules: test_emu_race.c.
+ * racecheck's async-proxy rules: test_emu_race_async.c.
  *
  * Every hand-written kernel is checked by ptxas -arch=sm_90a when it is
  * installed.  Shared-memory placements in the wgmma and TMA tests are

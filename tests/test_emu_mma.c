@@ -13,7 +13,8 @@
  *   3. An mma fed by ldmatrix from shared memory filled by cp.async, hand
  *      written and as LLVM's NVPTX backend emits it (tests/emu/mma.ll).
  *   4. cp.async sizes and src-size zero fill, commit/wait, racecheck of its
- *      writes; mma/ldmatrix errors (partial warp, misaligned row, bad forms). */
+ *      writes; mma/ldmatrix errors (partial warp, misaligned row, bad forms).
+ * wmma's alignment and address rules: test_emu_subbyte.c. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,68 +26,7 @@
 #include "runtime/device.h"
 #include "support/support.h"
 #include "test_ptxas.h"
-
-#ifndef TILE_SOURCE_DIR
-#define TILE_SOURCE_DIR "."
-#endif
-
-#define PTX_HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"
-
-static TileDevice *open_emu_as(const char *name, bool racecheck) {
-    TileDevice *d = NULL;
-    char *err = NULL;
-    DevOptions o = {.emu_racecheck = racecheck, .emu_host_threads = 2};
-    cr_assert_eq(dev_open(name, &o, &d, &err), DEV_OK, "dev_open(%s): %s", name, err ? err : "");
-    return d;
-}
-static TileDevice *open_emu(bool racecheck) { return open_emu_as("emu", racecheck); }
-
-/* ptxas (when installed) must accept every kernel here, so the forms the
- * emulator is tested on are ones the real toolchain takes (for the target the
- * kernel names: the f8 forms are sm_89's). */
-static void check_ptxas(const char *ptx) {
-    check_ptxas_arch(ptx, strstr(ptx, ".target sm_89") ? "sm_89" : strstr(ptx, ".target sm_90") ? "sm_90" : "sm_80");
-}
-
-static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
-    check_ptxas(ptx);
-    cr_assert_eq(dev_module_load_ptx(d, ptx, mod), DEV_OK, "load: %s\n%s", dev_last_error(d), ptx);
-    TileDevFunction *f = NULL;
-    cr_assert_eq(dev_module_get_function(*mod, name, &f), DEV_OK, "get_function: %s", dev_last_error(d));
-    return f;
-}
-
-static uint64_t upload(TileDevice *d, const void *p, size_t n) {
-    uint64_t a;
-    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
-    cr_assert_eq(dev_memcpy_htod(d, a, p, n), DEV_OK, "%s", dev_last_error(d));
-    return a;
-}
-
-static uint64_t poisoned(TileDevice *d, size_t n) {
-    uint64_t a;
-    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
-    cr_assert_eq(dev_memset_d8(d, a, 0xFF, n), DEV_OK);
-    return a;
-}
-
-static void download(TileDevice *d, void *p, uint64_t a, size_t n) {
-    cr_assert_eq(dev_memcpy_dtoh(d, p, a, n), DEV_OK, "%s", dev_last_error(d));
-}
-
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd64(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static float rndf(float lo, float hi) { return lo + (hi - lo) * (float)(rnd64() >> 40) / (float)(1 << 24); }
-static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint16_t f16_bits(float f) { _Float16 h = (_Float16)f; uint16_t u; memcpy(&u, &h, 2); return u; }
-static float f16_val(uint16_t u) { _Float16 h; memcpy(&h, &u, 2); return (float)h; }
-static float bf16_val(uint16_t u) { return u2f((uint32_t)u << 16); }
+#include "test_emu_mma.h"
 
 /* ---- 1. mma.sync ---- */
 enum { T_F16, T_BF16, T_TF32, T_S8, T_U8, T_F32, T_S32, T_E4M3, T_E5M2 };
@@ -1299,94 +1239,6 @@ Test(cp_async, sizes_zero_fill_groups_and_racecheck) {
     const char *e = dev_last_error(d);
     cr_assert(strstr(e, "racecheck: shared-memory hazard (write after read)") && strstr(e, "cp.async"), "%s", e);
     dev_module_unload(m);
-    dev_close(d);
-}
-
-/* The PTX ISA aligns a wmma matrix to its fragment's size, not to 32 bytes: a u8 m16n16k16 A is two registers,
- * so 8 bytes (NVIDIA's immaTensorCoreGemm sample steps k by 16 bytes).  Lane l's register j byte i holds
- * element 8l + 4j + i in row-major order (the slot order docs/emulator.md gives). */
-Test(wmma, u8_alignment_is_the_fragment_size) {
-    TileDevice *d = open_emu(false);
-    static const char *ptx = PTX_HEAD ".visible .entry w(.param .u64 p, .param .u64 o, .param .u32 off)\n{\n"
-        " .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [o];\n ld.param.u32 %r1, [off];\n"
-        " cvt.u64.u32 %rd3, %r1;\n add.u64 %rd1, %rd1, %rd3;\n mov.u32 %r2, 32;\n"
-        " wmma.load.a.sync.aligned.row.m16n16k16.global.u8 {%r4, %r5}, [%rd1], %r2;\n"
-        " mov.u32 %r3, %laneid;\n mul.wide.u32 %rd4, %r3, 8;\n add.u64 %rd2, %rd2, %rd4;\n st.global.v2.b32 [%rd2], {%r4, %r5};\n ret;\n}\n";
-    TileDevModule *m;
-    TileDevFunction *fn = load(d, ptx, "w", &m);
-    uint8_t src[16 + 16 * 32], out[256];
-    for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 37 + 11);
-    uint64_t buf = upload(d, src, sizeof src), ob;
-    cr_assert_eq(dev_malloc(d, sizeof out, &ob), DEV_OK);
-    static const uint32_t offs[] = {16, 8};
-    for (size_t k = 0; k < ARRAY_LEN(offs); k++) {
-        uint32_t off = offs[k];
-        void *params[] = {&buf, &ob, &off};
-        cr_assert_eq(dev_memset_d8(d, ob, 0xCD, sizeof out), DEV_OK);
-        cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "offset %u: %s", off, dev_last_error(d));
-        download(d, out, ob, sizeof out);
-        for (unsigned e = 0; e < 256; e++)
-            cr_assert_eq(out[e], src[off + (e / 16) * 32 + e % 16], "offset %u element %u", off, e);
-    }
-    uint32_t off = 4;
-    void *params[] = {&buf, &ob, &off};
-    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
-    cr_assert(strstr(dev_last_error(d), "misaligned wmma address") && strstr(dev_last_error(d), "not aligned to 8 bytes"), "%s",
-              dev_last_error(d));
-    dev_module_unload(m);
-    dev_close(d);
-}
-
-/* wmma (the numbers: test_conformance's wmma.cu, as nvcc writes it): the address and stride every lane gives
- * must agree, the matrix start at 32 bytes, the stride be whole 16-byte units; unknown forms and wrong
- * register counts fail at load time. */
-Test(wmma, errors) {
-    TileDevice *d = open_emu(false);
-    static const char *ptx = PTX_HEAD ".visible .entry w(.param .u64 p, .param .u32 off, .param .u32 lanestep, .param .u32 ld)\n{\n"
-        " .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n ld.param.u64 %rd1, [p];\n ld.param.u32 %r1, [off];\n ld.param.u32 %r2, [lanestep];\n"
-        " ld.param.u32 %r10, [ld];\n mov.u32 %r3, %laneid;\n mad.lo.u32 %r1, %r3, %r2, %r1;\n cvt.u64.u32 %rd2, %r1;\n add.u64 %rd1, %rd1, %rd2;\n"
-        " wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r4, %r5, %r6, %r7, %r8, %r9, %r11, %r12}, [%rd1], %r10;\n ret;\n}\n";
-    TileDevModule *m;
-    TileDevFunction *fn = load(d, ptx, "w", &m);
-    uint64_t buf;
-    cr_assert_eq(dev_malloc(d, 4096, &buf), DEV_OK);
-    uint32_t off = 0, step = 0, ld = 16;
-    void *params[] = {&buf, &off, &step, &ld};
-    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
-    off = 16;
-    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
-    cr_assert(strstr(dev_last_error(d), "misaligned wmma address") && strstr(dev_last_error(d), "not aligned to 32 bytes"), "%s",
-              dev_last_error(d));
-    off = 0, step = 32;
-    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
-    cr_assert(strstr(dev_last_error(d), "lane 1 gives address") && strstr(dev_last_error(d), "same in every lane"), "%s",
-              dev_last_error(d));
-    step = 0, ld = 12; /* 24 bytes */
-    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
-    cr_assert(strstr(dev_last_error(d), "stride of 12 elements of 2 bytes is not a multiple of 16 bytes"), "%s", dev_last_error(d));
-    ld = 8;
-    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
-    cr_assert(strstr(dev_last_error(d), "less than the matrix's 16 columns"), "%s", dev_last_error(d));
-    ld = 4096; /* rows past the allocation */
-    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
-    cr_assert_eq(dev_launch(fn, 1, 1, 1, 16, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
-    cr_assert(strstr(dev_last_error(d), "needs all 32 lanes"), "%s", dev_last_error(d));
-    dev_module_unload(m);
-    static const char *bad[][2] = {
-        {"wmma.load.a.sync.aligned.row.m16n16k16.global.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, [%rd1];", "no such fragment"},
-        {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r0,%r1,%r2,%r3}, [%rd1];", "needs 8 fragment registers"},
-        {"wmma.load.a.sync.aligned.m16n16k16.global.f16 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, [%rd1];", "needs a layout"},
-        {"wmma.mma.sync.aligned.row.col.m16n16k8.f32.f16.f16.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, "
-         "{%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7};", "unsupported wmma form"},
-        {"wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, "
-         "{%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3};", "needs 8 C registers"},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
-        char text[1024];
-        snprintf(text, sizeof text, PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<2>;\n %s\n ret;\n}\n", bad[i][0]);
-        cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i][0]);
-        cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), bad[i][1]), "%s: %s", bad[i][0], dev_last_error(d));
-    }
     dev_close(d);
 }
 

@@ -16,29 +16,7 @@
 #include "runtime/device.h"
 #include "support/support.h"
 #include "test_ptxas.h"
-
-#ifndef TILE_SOURCE_DIR
-#define TILE_SOURCE_DIR "."
-#endif
-
-#define PTX_HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"
-
-/* ptxas (when installed) must accept every kernel here, so the forms the
- * emulator is tested on are ones the real toolchain takes (for the target the
- * kernel names: the f8 forms are sm_89's). */
-static void check_ptxas(const char *ptx) {
-    check_ptxas_arch(ptx, strstr(ptx, ".target sm_89") ? "sm_89" : strstr(ptx, ".target sm_90") ? "sm_90" : "sm_80");
-}
-
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd64(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+#include "test_emu_mma.h"
 
 /* emu_f32_to_bf16_rn / emu_f32_to_f16_rn (cvt.rn.{bf16,f16}x2.f32's fast form, f16 accumulators) against
  * emu_round_f64 of the same f32: every sign, exponent and kept significand with the bits rounded off at zero,

@@ -10,7 +10,9 @@
  *      per shape.
  *   2. Hand-written PTX: wmma with default strides and generic addresses, D in C's registers.
  *   3. Forms the ISA refuses fail at load time (ptxas refuses them too, where installed); a sub-byte
- *      stride that is not whole 16 bytes faults at run time. */
+ *      stride that is not whole 16 bytes faults at run time.
+ *   4. wmma's rules for every type: a matrix aligned to its fragment's size (u8: 8 bytes), the address and
+ *      stride every lane gives agreeing, whole 16-byte strides, the forms and register counts refused. */
 #include "test_emu_util.h"
 #include "test_ptxas.h"
 
@@ -307,6 +309,98 @@ Test(subbyte, errors) {
         cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i].ins);
         cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), bad[i].err), "%s: %s", bad[i].ins, dev_last_error(d));
         if (!strstr(bad[i].ins, "s4.s4.s32.xor")) cr_assert(ptxas_refuses(text, "sm_80"), "ptxas takes '%s', which the emulator refuses", bad[i].ins);
+    }
+    dev_close(d);
+}
+
+/* ---- 4. wmma's addresses and forms, every type ---- */
+
+/* The PTX ISA aligns a wmma matrix to its fragment's size, not to 32 bytes: a u8 m16n16k16 A is two registers,
+ * so 8 bytes (NVIDIA's immaTensorCoreGemm sample steps k by 16 bytes).  Lane l's register j byte i holds
+ * element 8l + 4j + i in row-major order (the slot order docs/emulator.md gives). */
+Test(wmma, u8_alignment_is_the_fragment_size) {
+    TileDevice *d = open_emu(false);
+    static const char *ptx = PTX_HEAD ".visible .entry w(.param .u64 p, .param .u64 o, .param .u32 off)\n{\n"
+        " .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [o];\n ld.param.u32 %r1, [off];\n"
+        " cvt.u64.u32 %rd3, %r1;\n add.u64 %rd1, %rd1, %rd3;\n mov.u32 %r2, 32;\n"
+        " wmma.load.a.sync.aligned.row.m16n16k16.global.u8 {%r4, %r5}, [%rd1], %r2;\n"
+        " mov.u32 %r3, %laneid;\n mul.wide.u32 %rd4, %r3, 8;\n add.u64 %rd2, %rd2, %rd4;\n st.global.v2.b32 [%rd2], {%r4, %r5};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, ptx, "w", &m);
+    uint8_t src[16 + 16 * 32], out[256];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 37 + 11);
+    uint64_t buf = upload(d, src, sizeof src), ob;
+    cr_assert_eq(dev_malloc(d, sizeof out, &ob), DEV_OK);
+    static const uint32_t offs[] = {16, 8};
+    for (size_t k = 0; k < ARRAY_LEN(offs); k++) {
+        uint32_t off = offs[k];
+        void *params[] = {&buf, &ob, &off};
+        cr_assert_eq(dev_memset_d8(d, ob, 0xCD, sizeof out), DEV_OK);
+        cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "offset %u: %s", off, dev_last_error(d));
+        download(d, out, ob, sizeof out);
+        for (unsigned e = 0; e < 256; e++)
+            cr_assert_eq(out[e], src[off + (e / 16) * 32 + e % 16], "offset %u element %u", off, e);
+    }
+    uint32_t off = 4;
+    void *params[] = {&buf, &ob, &off};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned wmma address") && strstr(dev_last_error(d), "not aligned to 8 bytes"), "%s",
+              dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* wmma (the numbers: test_conformance's wmma.cu, as nvcc writes it): the address and stride every lane gives
+ * must agree, the matrix start at 32 bytes, the stride be whole 16-byte units; unknown forms and wrong
+ * register counts fail at load time. */
+Test(wmma, errors) {
+    TileDevice *d = open_emu(false);
+    static const char *ptx = PTX_HEAD ".visible .entry w(.param .u64 p, .param .u32 off, .param .u32 lanestep, .param .u32 ld)\n{\n"
+        " .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n ld.param.u64 %rd1, [p];\n ld.param.u32 %r1, [off];\n ld.param.u32 %r2, [lanestep];\n"
+        " ld.param.u32 %r10, [ld];\n mov.u32 %r3, %laneid;\n mad.lo.u32 %r1, %r3, %r2, %r1;\n cvt.u64.u32 %rd2, %r1;\n add.u64 %rd1, %rd1, %rd2;\n"
+        " wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r4, %r5, %r6, %r7, %r8, %r9, %r11, %r12}, [%rd1], %r10;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, ptx, "w", &m);
+    uint64_t buf;
+    cr_assert_eq(dev_malloc(d, 4096, &buf), DEV_OK);
+    uint32_t off = 0, step = 0, ld = 16;
+    void *params[] = {&buf, &off, &step, &ld};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    off = 16;
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned wmma address") && strstr(dev_last_error(d), "not aligned to 32 bytes"), "%s",
+              dev_last_error(d));
+    off = 0, step = 32;
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
+    cr_assert(strstr(dev_last_error(d), "lane 1 gives address") && strstr(dev_last_error(d), "same in every lane"), "%s",
+              dev_last_error(d));
+    step = 0, ld = 12; /* 24 bytes */
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
+    cr_assert(strstr(dev_last_error(d), "stride of 12 elements of 2 bytes is not a multiple of 16 bytes"), "%s", dev_last_error(d));
+    ld = 8;
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
+    cr_assert(strstr(dev_last_error(d), "less than the matrix's 16 columns"), "%s", dev_last_error(d));
+    ld = 4096; /* rows past the allocation */
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 16, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "needs all 32 lanes"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    static const char *bad[][2] = {
+        {"wmma.load.a.sync.aligned.row.m16n16k16.global.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, [%rd1];", "no such fragment"},
+        {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r0,%r1,%r2,%r3}, [%rd1];", "needs 8 fragment registers"},
+        {"wmma.load.a.sync.aligned.m16n16k16.global.f16 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, [%rd1];", "needs a layout"},
+        {"wmma.mma.sync.aligned.row.col.m16n16k8.f32.f16.f16.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, "
+         "{%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7};", "unsupported wmma form"},
+        {"wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, "
+         "{%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3};", "needs 8 C registers"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char text[1024];
+        snprintf(text, sizeof text, PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<2>;\n %s\n ret;\n}\n", bad[i][0]);
+        cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i][0]);
+        cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), bad[i][1]), "%s: %s", bad[i][0], dev_last_error(d));
     }
     dev_close(d);
 }

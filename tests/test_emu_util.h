@@ -1,5 +1,6 @@
-/* test_emu_util.h - what test_emu.c and test_emu_instr.c share: an emulator device, PTX loading,
- * device buffers (a poisoned one), a xorshift generator and bit casts, and host f16/bf16 rounding. */
+/* test_emu_util.h - what test_emu.c, test_emu_limits.c and test_emu_instr.c share: an emulator device, PTX loading
+ * (and a kernel that reads at an offset), device buffers (a poisoned one), a xorshift generator and bit casts, and
+ * host f16/bf16 rounding. */
 #ifndef TILE_TEST_EMU_UTIL_H
 #define TILE_TEST_EMU_UTIL_H
 #include <criterion/criterion.h>
@@ -43,6 +44,15 @@ static inline TileDevFunction *load(TileDevice *d, const char *ptx, const char *
     st = dev_module_get_function(*mod, name, &f);
     cr_assert_eq(st, DEV_OK, "get_function: %s", dev_last_error(d));
     return f;
+}
+
+/* rd(p, off): loads the u32 at p + off through a generic address and stores it to p[0] (memcheck's reports). */
+static inline const char *mem_read_ptx(void) {
+    return ".version 7.8\n.target sm_80\n.address_size 64\n"
+           ".visible .entry rd(.param .u64 p, .param .u64 off)\n{\n"
+           " .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+           " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n"
+           " ld.u32 %r1, [%rd3];\n st.global.u32 [%rd1], %r1;\n ret;\n}\n";
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;

@@ -1,6 +1,9 @@
-/* test_lang_sync.c - waits across programs and launches, Triton's: atomic_poll (Triton 3.9) and
- * expect_zero, and programmatic dependent launch's gdc_wait / gdc_launch_dependents, compiled from
- * inline sources and run on the emulator (split from test_lang_triton.c). */
+/* test_lang_sync.c - atomics and waits across programs and launches, compiled from inline sources and
+ * run on the emulator: Triton's atomic_poll (Triton 3.9) and expect_zero, programmatic dependent
+ * launch's gdc_wait / gdc_launch_dependents (split from test_lang_triton.c); atomics' old values in
+ * every thread that holds the element, atomic_cas on floats and under a mask, atomic and/or/xor,
+ * orderings and scopes (PTX text), `red` where no old value is read, f16/bf16 atomic_add (split from
+ * test_lang_run.c). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -400,3 +403,328 @@ static void gdc_run(const char *device, bool ws) {
 Test(lang_triton, gdc_wait_reads_the_producers_values_sm90a) { gdc_run("emu:sm_90a", false); }
 Test(lang_triton, gdc_wait_reads_the_producers_values_warp_specialized) { gdc_run("emu:sm_90a", true); }
 Test(lang_triton, gdc_wait_reads_the_producers_values_sm80) { gdc_run("emu", false); }
+
+/* ---- atomics: the old value reaches every thread that holds the element ---- */
+
+/* One program of 4 warps adds 5 to c[0] through a one-element tensor (held by all 128
+ * threads) and every thread stores the sum of the old values. */
+Test(lang_run, atomic_old_value_one_element) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32) {\n"
+             "    let s = sum(atomic_add(c + arange(0, 1), 5));\n"
+             "    store(out + arange(0, 128), s + zeros([128], i32));\n"
+             "}\n",
+             "k");
+    int32_t c0 = 37, out[128];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, &c0, 4), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dc, &dout};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, &c0, dc, 4);
+    cr_expect_eq(c0, 42, "the atomic ran %d times", (c0 - 37) / 5);
+    for (int t = 0; t < 128; t++) cr_expect_eq(out[t], 37, "out[%d] = %d", t, out[t]);
+    unload(&k);
+}
+
+/* A [32] tensor over 4 warps is held by every warp: each thread sums the 32 old values. */
+Test(lang_run, atomic_old_value_replicated_tensor) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32, elems: *i32) {\n"
+             "    let i = arange(0, 32);\n"
+             "    let old = atomic_add(c + i, 1);\n"
+             "    store(out + arange(0, 128), sum(old) + zeros([128], i32));\n"
+             "    store(elems + i, old);\n"
+             "}\n",
+             "k");
+    int32_t c[32], out[128], elems[32];
+    int want = 0;
+    for (int i = 0; i < 32; i++) c[i] = 3 * i + 1, want += c[i];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, c, sizeof c), dout = upload(&k, out, sizeof out), de = upload(&k, elems, sizeof elems);
+    void *params[] = {&dc, &dout, &de};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, elems, de, sizeof elems);
+    download(&k, c, dc, sizeof c);
+    for (int i = 0; i < 32; i++) {
+        cr_expect_eq(c[i], 3 * i + 2, "c[%d] = %d: the atomic ran more or less than once", i, c[i]);
+        cr_expect_eq(elems[i], 3 * i + 1, "elems[%d] = %d", i, elems[i]);
+    }
+    for (int t = 0; t < 128; t++) cr_expect_eq(out[t], want, "out[%d] = %d, want %d", t, out[t], want);
+    unload(&k);
+}
+
+/* ---- atomic_cas on floats (bitwise compare) and under a mask ---- */
+
+Test(lang_run, atomic_cas_float_and_masked) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(p: *f32, pm: *f32, q: *i32, oldf: *f32, oldm: *f32, oldi: *i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let m = i % 2 == 0;\n"
+             "    store(oldf + i, atomic_cas(p + i, 0.0, i as f32 + 0.5));\n"
+             "    store(oldm + i, atomic_cas(pm + i, 1.5, i as f32, m));\n"
+             "    store(oldi + i, atomic_cas(q + i, 7, i, mask=m));\n"
+             "}\n",
+             "k");
+    float p[64], pm[64], of[64], om[64];
+    int32_t q[64], oi[64];
+    for (int i = 0; i < 64; i++) {
+        p[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? -0.0f : 2.0f; /* -0.0 == 0.0 but not bitwise */
+        pm[i] = i % 4 < 2 ? 1.5f : 2.5f;
+        q[i] = i % 4 < 2 ? 7 : 9;
+    }
+    float p0[64], pm0[64];
+    int32_t q0[64];
+    memcpy(p0, p, sizeof p), memcpy(pm0, pm, sizeof pm), memcpy(q0, q, sizeof q);
+    uint64_t dp = upload(&k, p, sizeof p), dpm = upload(&k, pm, sizeof pm), dq = upload(&k, q, sizeof q);
+    uint64_t dof = upload(&k, of, sizeof of), dom = upload(&k, om, sizeof om), doi = upload(&k, oi, sizeof oi);
+    void *params[] = {&dp, &dpm, &dq, &dof, &dom, &doi};
+    launch(&k, 1, params);
+    download(&k, p, dp, sizeof p), download(&k, pm, dpm, sizeof pm), download(&k, q, dq, sizeof q);
+    download(&k, of, dof, sizeof of), download(&k, om, dom, sizeof om), download(&k, oi, doi, sizeof oi);
+    for (int i = 0; i < 64; i++) {
+        cr_expect(!memcmp(&of[i], &p0[i], 4), "old p[%d] = %g, want %g", i, of[i], p0[i]);
+        float wp = i % 3 == 0 ? (float)i + 0.5f : p0[i];
+        cr_expect(!memcmp(&p[i], &wp, 4), "p[%d] = %g, want %g", i, p[i], wp);
+        bool on = i % 2 == 0;
+        cr_expect_eq(om[i], on ? pm0[i] : 0.0f, "old pm[%d] = %g", i, om[i]);
+        cr_expect_eq(pm[i], on && pm0[i] == 1.5f ? (float)i : pm0[i], "pm[%d] = %g", i, pm[i]);
+        cr_expect_eq(oi[i], on ? q0[i] : 0, "old q[%d] = %d", i, oi[i]);
+        cr_expect_eq(q[i], on && q0[i] == 7 ? i : q0[i], "q[%d] = %d", i, q[i]);
+    }
+    unload(&k);
+}
+
+/* A scalar atomic is issued by thread 0 of each program; all 128 threads get its old value. */
+Test(lang_run, atomic_old_value_scalar) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32) {\n"
+             "    let old = atomic_add(c, 5);\n"
+             "    store(out + program_id(0) * 128 + arange(0, 128), old + zeros([128], i32));\n"
+             "}\n",
+             "k");
+    enum { P = 6 };
+    int32_t c0 = 37, out[P * 128];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, &c0, 4), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dc, &dout};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, &c0, dc, 4);
+    cr_expect_eq(c0, 37 + 5 * P, "c = %d", c0);
+    bool seen[P] = {0};
+    for (int p = 0; p < P; p++) {
+        int v = out[p * 128];
+        cr_assert(v >= 37 && v < 37 + 5 * P && (v - 37) % 5 == 0 && !seen[(v - 37) / 5], "program %d saw %d", p, v);
+        seen[(v - 37) / 5] = true;
+        for (int t = 1; t < 128; t++) cr_expect_eq(out[p * 128 + t], v, "program %d thread %d: %d, thread 0: %d", p, t, out[p * 128 + t], v);
+    }
+    unload(&k);
+}
+
+/* ---- atomics: and/or/xor, orderings and scopes, f16/bf16 add ---- */
+
+
+static const char *bitwise_src =
+    "@num_warps(4)\n"
+    "kernel k(a: *i32, b: *i32, c: *i64, v: *i32, olds: *i32, acc: *i32, n: i32) {\n"
+    "    let offs = program_id(0) * 256 + arange(0, 256);\n"
+    "    let m = offs < n;\n"
+    "    let x = load(v + offs, m, 0);\n"
+    "    let o1 = atomic_and(a + offs, x, m, sem=\"relaxed\", scope=\"cta\");\n"
+    "    let o2 = atomic_or(b + offs, x, mask=m, sem=\"acquire\");\n"
+    "    let o3 = atomic_xor(c + offs, x as i64, m, scope=\"sys\", sem=\"release\");\n"
+    "    store(olds + offs, o1 + o2 + (o3 as i32), m);\n"
+    "    atomic_xor(acc + zeros([256], i32), x, m);\n"
+    "    atomic_or(acc + 1 + zeros([256], i32), 1 << (offs % 31), m);\n"
+    "}\n";
+
+/* Odd size, several programs of 4 warps, a mask: per-element and/or/xor return the old
+ * values; every element xors into acc[0] (contended) and ors one bit into acc[1] (scalar). */
+Test(lang_run, atomic_and_or_xor) {
+    enum { N = 1001 };
+    K k;
+    load_src(&k, bitwise_src, "k");
+    static int32_t a[N], b[N], v[N], olds[N], a1[N], b1[N];
+    static int64_t c[N], c1[N];
+    int32_t acc[2] = {0x1234, 0};
+    uint32_t s = 12345;
+    for (int i = 0; i < N; i++) {
+        s = s * 1664525u + 1013904223u, a[i] = (int32_t)s;
+        s = s * 1664525u + 1013904223u, b[i] = (int32_t)s;
+        s = s * 1664525u + 1013904223u, c[i] = (int64_t)s << 17 | 5;
+        s = s * 1664525u + 1013904223u, v[i] = (int32_t)s;
+    }
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c), dv = upload(&k, v, sizeof v);
+    uint64_t dolds = upload(&k, olds, sizeof olds), dacc = upload(&k, acc, sizeof acc);
+    int32_t n = N;
+    void *params[] = {&da, &db, &dc, &dv, &dolds, &dacc, &n};
+    launch(&k, (N + 255) / 256, params);
+    download(&k, a1, da, sizeof a1);
+    download(&k, b1, db, sizeof b1);
+    download(&k, c1, dc, sizeof c1);
+    download(&k, olds, dolds, sizeof olds);
+    download(&k, acc, dacc, sizeof acc);
+    int32_t x = 0x1234, bits = 0;
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(a1[i], a[i] & v[i], "a[%d]", i);
+        cr_expect_eq(b1[i], b[i] | v[i], "b[%d]", i);
+        cr_expect_eq(c1[i], c[i] ^ (int64_t)v[i], "c[%d]", i);
+        int32_t want = (int32_t)((uint32_t)a[i] + (uint32_t)b[i] + (uint32_t)(int32_t)c[i]);
+        cr_expect_eq(olds[i], want, "olds[%d] = %d, want %d", i, olds[i], want);
+        x ^= v[i];
+        bits |= 1 << (i % 31);
+    }
+    cr_expect_eq(acc[0], x, "contended xor: %#x, want %#x", acc[0], x);
+    cr_expect_eq(acc[1], bits, "scalar or: %#x, want %#x", acc[1], bits);
+    unload(&k);
+}
+
+/* The PTX names each ordering and scope (acq_rel at gpu scope by default, as Triton); an atomic whose old
+ * values nothing reads is `red` where PTX has that ordering. */
+Test(lang_run, atomic_sem_scope_ptx) {
+    char *ptx = compile_ptx(bitwise_src, NULL);
+    const char *want[] = {"atom.relaxed.cta.global.and.b32", "atom.acquire.gpu.global.or.b32", "atom.release.sys.global.xor.b64",
+                          "atom.acq_rel.gpu.global.xor.b32", "atom.acq_rel.gpu.global.or.b32"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_expect_not_null(strstr(ptx, want[i]), "no %s in\n%s", want[i], ptx);
+    free(ptx);
+    ptx = compile_ptx("kernel k(p: *f32, q: *i64, r: *u32) {\n"
+                      "    atomic_add(p, 1.0);\n"
+                      "    atomic_max(q, 3 as i64, sem=\"relaxed\");\n"
+                      "    atomic_cas(r, 1 as u32, 2 as u32, sem=\"acquire\", scope=\"cta\");\n"
+                      "    atomic_xchg(p, 2.0, scope=\"sys\");\n"
+                      "}\n",
+                      NULL);
+    /* old values unread: relaxed (and release) ones are `red`; acq_rel and acquire keep `atom`, as does an exchange */
+    const char *want2[] = {"atom.acq_rel.gpu.global.add.f32", "red.relaxed.gpu.global.max.s64", "atom.acquire.cta.global.cas.b32",
+                           "atom.acq_rel.sys.global.exch.b32"};
+    for (size_t i = 0; i < sizeof want2 / sizeof *want2; i++) cr_expect_not_null(strstr(ptx, want2[i]), "no %s in\n%s", want2[i], ptx);
+    free(ptx);
+}
+
+/* Accumulations whose old values nothing reads (`red`): contended f32 adds, s32 max and u32 or into 8
+ * bins, relaxed and release, and per-element f16 adds, at an odd size over 3 programs; exact values
+ * (small integers). */
+Test(lang_run, red_without_old_values) {
+    enum { N = 700, B = 8 };
+    const char *src = "@num_warps(2)\n"
+                      "kernel k(f: *f32, mx: *i32, bits: *u32, h: *f16, v: *i32, n: i32) {\n"
+                      "    let offs = program_id(0) * 256 + arange(0, 256);\n"
+                      "    let m = offs < n;\n"
+                      "    let x = load(v + offs, m, 0);\n"
+                      "    atomic_add(f + offs % 8, x as f32, m, sem=\"relaxed\");\n"
+                      "    atomic_max(mx + offs % 8, x, m, sem=\"release\", scope=\"gpu\");\n"
+                      "    atomic_or(bits + offs % 8, (1 << (x & 31)) as u32, m, sem=\"relaxed\", scope=\"cta\");\n"
+                      "    atomic_add(h + offs, x as f16, m, sem=\"relaxed\");\n"
+                      "}\n";
+    char *ptx = compile_ptx(src, NULL);
+    const char *want[] = {"red.relaxed.gpu.global.add.f32", "red.release.gpu.global.max.s32", "red.relaxed.cta.global.or.b32",
+                          "red.relaxed.gpu.global.add.noftz.f16"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_expect_not_null(strstr(ptx, want[i]), "no %s in\n%s", want[i], ptx);
+    cr_expect_null(strstr(ptx, "\tatom."), "an atom left");
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    static int32_t v[N], mx[B], mx0[B];
+    static float f[B];
+    static uint32_t bits[B];
+    static uint16_t h[N];
+    uint32_t s = 777;
+    for (int i = 0; i < N; i++) s = s * 1664525u + 1013904223u, v[i] = (int32_t)(s >> 8) % 1000 - 500;
+    for (int b = 0; b < B; b++) f[b] = (float)b, mx[b] = mx0[b] = -400 + 100 * b, bits[b] = 1u << b;
+    for (int i = 0; i < N; i++) h[i] = 0x3c00; /* 1.0 */
+    uint64_t df = upload(&k, f, sizeof f), dm = upload(&k, mx, sizeof mx), db = upload(&k, bits, sizeof bits), dh = upload(&k, h, sizeof h),
+             dv = upload(&k, v, sizeof v);
+    int32_t n = N - 5; /* the last 5 elements are masked off */
+    void *params[] = {&df, &dm, &db, &dh, &dv, &n};
+    launch(&k, 3, params);
+    download(&k, f, df, sizeof f);
+    download(&k, mx, dm, sizeof mx);
+    download(&k, bits, db, sizeof bits);
+    download(&k, h, dh, sizeof h);
+    for (int b = 0; b < B; b++) {
+        double sum = b;
+        int32_t want_mx = mx0[b];
+        uint32_t want_bits = 1u << b;
+        for (int i = b; i < n; i += B) sum += v[i], want_mx = v[i] > want_mx ? v[i] : want_mx, want_bits |= 1u << (v[i] & 31);
+        cr_expect_eq(f[b], (float)sum, "f[%d] = %g, want %g", b, f[b], sum);
+        cr_expect_eq(mx[b], want_mx, "mx[%d] = %d, want %d", b, mx[b], want_mx);
+        cr_expect_eq(bits[b], want_bits, "bits[%d] = %#x, want %#x", b, bits[b], want_bits);
+    }
+    for (int i = 0; i < N; i++) {
+        double want = i < n ? 1.0 + v[i] : 1.0;
+        cr_expect_eq(f16_to_d(h[i]), want, "h[%d] = %g, want %g", i, f16_to_d(h[i]), want);
+    }
+    unload(&k);
+}
+
+/* f16 and bf16 atomic_add: a histogram of small integers (exact in both) and the old values
+ * of uncontended adds; bf16 is a CAS loop before sm_90 and atom.add.noftz.bf16 on sm_90a;
+ * pairs under a uniform mask are packed f16x2/bf16x2 adds. */
+static void half_add_case(const char *dt, const char *arch, int N, uint16_t (*from_f)(float), float (*to_f)(uint16_t)) {
+    enum { BINS = 8, NMAX = 784 };
+    char src[1024];
+    snprintf(src, sizeof src,
+             "@num_warps(2)\n"
+             "kernel k(h: *%s, a: *%s, v: *%s, olds: *%s, n: i32) {\n"
+             "    let offs = program_id(0) * 128 + arange(0, 128);\n"
+             "    let m = offs < n;\n"
+             "    atomic_add(h + offs %% 8, 1.0 as %s, m);\n"
+             "    store(olds + offs, atomic_add(a + offs, load(v + offs, m), m), m);\n"
+             "}\n",
+             dt, dt, dt, dt, dt);
+    /* n a multiple of 16 (specialized): the mask is uniform over pairs, so adds are packed */
+    const char *spec[] = {"n=16", NULL};
+    bool pairs = N % 16 == 0;
+    tile_compile_options o = {.arch = arch, .specialize = pairs ? spec : NULL};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    bool packed_ok = !strcmp(dt, "f16") || (arch && !strcmp(arch, "sm_90a"));
+    bool packed = strstr(c.ptx, !strcmp(dt, "f16") ? "add.noftz.f16x2" : "add.noftz.bf16x2") != NULL;
+    cr_expect(packed == (pairs && packed_ok), "%s on %s, n=%d: packed %d", dt, arch ? arch : "default", N, packed);
+    K k;
+    char *err = NULL;
+    DevOptions dopt = racecheck_options();
+    cr_assert_eq(dev_open("emu", &dopt, &k.dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(k.dev, c.ptx, &k.mod), DEV_OK, "%s", dev_last_error(k.dev));
+    cr_assert_eq(dev_module_get_function(k.mod, "k", &k.fn), DEV_OK, "%s", dev_last_error(k.dev));
+    k.threads = 64, k.dyn_smem = 0;
+    bool native = strstr(c.ptx, !strcmp(dt, "f16") ? "global.add.noftz.f16" : "global.add.noftz.bf16") != NULL;
+    cr_expect(native == packed_ok, "%s on %s: native add %d", dt, arch ? arch : "default", native);
+    tile_compiled_free(&c);
+    static uint16_t h[BINS], a[NMAX], v[NMAX], olds[NMAX], a1[NMAX];
+    for (int i = 0; i < BINS; i++) h[i] = from_f(0.0f);
+    for (int i = 0; i < N; i++) a[i] = from_f((float)(i % 50) * 0.25f), v[i] = from_f((float)(i % 7) - 3.0f), olds[i] = 0;
+    size_t nb = sizeof(uint16_t) * (size_t)N;
+    uint64_t dh = upload(&k, h, sizeof h), da = upload(&k, a, nb), dv = upload(&k, v, nb), dolds = upload(&k, olds, nb);
+    int32_t n = N;
+    void *params[] = {&dh, &da, &dv, &dolds, &n};
+    launch(&k, (N + 127) / 128, params);
+    download(&k, h, dh, sizeof h);
+    download(&k, a1, da, nb);
+    download(&k, olds, dolds, nb);
+    for (int b = 0; b < BINS; b++) cr_expect_eq(to_f(h[b]), (float)((N - b + BINS - 1) / BINS), "%s bin %d = %g", dt, b, to_f(h[b]));
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(olds[i], a[i], "%s old[%d]", dt, i);
+        cr_expect_eq(to_f(a1[i]), to_f(a[i]) + to_f(v[i]), "%s a[%d] = %g", dt, i, to_f(a1[i]));
+    }
+    unload(&k);
+}
+
+Test(lang_run, atomic_add_f16_bf16) {
+    for (int N = 777; N <= 784; N += 7) { /* odd: one element at a time; 784 = 49*16: packed pairs */
+        half_add_case("f16", NULL, N, f16_from, f16_to);
+        half_add_case("bf16", NULL, N, bf16_from, bf16_to);
+        half_add_case("bf16", "sm_90a", N, bf16_from, bf16_to);
+    }
+}
