@@ -322,7 +322,7 @@ static unsigned atomic_sync_scope(LL *l, MemScope s) {
  * when `wait`, a barrier alone, so that no thread of the program goes on before the issuing one. */
 static bool broadcast_to_replicas(LL *l, Inst *i, const Type *rt, LLVMValueRef *res, bool wait) {
     DType dt = rt->dt;
-    if (!smem_atomic_broadcasts(l->f, i)) {
+    if (!smem_atomic_broadcasts(l->f, i, NULL)) {
         if (wait) ll_barrier(l);
         return true;
     }
@@ -375,7 +375,7 @@ static bool emit_atomic(LL *l, Inst *i) {
     char text[512], cls;
     /* old values nothing reads, at an ordering `red` has (relaxed, release): red, which returns none */
     bool red = !cas && i->a.ival2 != RED_XCHG && (i->a.sem == SEM_RELAXED || i->a.sem == SEM_RELEASE) &&
-               !tir_value_used(f->body, i->res[0]);
+               !tir_result_used(f, i->res[0]);
     const char *ptx = atomic_ptx_op(l, i, dt, red, text, sizeof text, &cls);
     if (red && (!ptx || strncmp(ptx, "red.", 4))) red = false; /* float min/max, bf16 before sm_90: compare-and-swap loops */
     /* operands as the asm's register class: floats other than add's travel as bits */

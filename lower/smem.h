@@ -2,8 +2,10 @@
 #ifndef TILE_SMEM_H
 #define TILE_SMEM_H
 #include "tir.h"
-/* Bytes of scratch an op needs (0: none). */
+/* Bytes of scratch an op needs (0: none).  _counted takes f's use counts (tir_use_counts; NULL: looked up), which
+ * say whether an atomic's old value is read. */
 int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma);
+int smem_scratch_bytes_counted(const Func *f, const Inst *i, bool wgmma, const int *uses);
 /* Bytes a tensor-core dot's staged A takes before its staged B: the next 128-byte boundary, or
  * 1024 (a swizzle atom) when wgmma reads them (sm_90a). */
 static inline int smem_dot_a_bytes(int a_bytes, bool wgmma) {
@@ -20,7 +22,7 @@ static inline bool smem_dot_b_restaged(const Type *b, bool wgmma) {
 /* An atomic whose result is used and is a scalar (thread 0 issues it) or a tensor whose layout
  * holds some element in more than one (thread, register): the issuing register broadcasts the
  * old value through scratch. */
-bool smem_atomic_broadcasts(const Func *f, const Inst *i);
+bool smem_atomic_broadcasts(const Func *f, const Inst *i, const int *uses); /* uses: as smem_scratch_bytes_counted's */
 /* Slabs of a stack or unstack [n, ...] that go through scratch at a time: n (the whole stack at once), or, where
  * the whole would take more than SMEM_STACK_CHUNK_BYTES and the whole's layout is blocked, the fewest slabs, a
  * power of two and a multiple of the layout's coverage of dim 0, down to which halving n keeps them over those

@@ -49,9 +49,9 @@ int smem_warps_along(const Type *t, int d) {
     return distinct < tt.warp_count ? distinct : tt.warp_count;
 }
 
-bool smem_atomic_broadcasts(const Func *f, const Inst *i) {
+bool smem_atomic_broadcasts(const Func *f, const Inst *i, const int *uses) {
     const Type *t = f->values[i->res[0]].type;
-    if (!t || !tir_value_used(f->body, i->res[0])) return false;
+    if (!t || !(uses ? uses[i->res[0]] > 0 : tir_result_used(f, i->res[0]))) return false;
     if (!t->rank) return true; /* thread 0 issues a scalar atomic for the program */
     if (!t->layout) return false;
     LayoutRegs lr = layout_regs(t);
@@ -60,12 +60,14 @@ bool smem_atomic_broadcasts(const Func *f, const Inst *i) {
     return replicated;
 }
 
-int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) {
+int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) { return smem_scratch_bytes_counted(f, i, wgmma, NULL); }
+
+int smem_scratch_bytes_counted(const Func *f, const Inst *i, bool wgmma, const int *uses) {
     switch (i->op) {
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS:
     case OP_ATOMIC_POLL: {
-        if (!smem_atomic_broadcasts(f, i)) return 0;
+        if (!smem_atomic_broadcasts(f, i, uses)) return 0;
         const Type *t = f->values[i->res[0]].type;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
@@ -135,6 +137,7 @@ typedef struct Ctx {
     int n, cap;
     int counter;
     int *last_use; /* by ValueId: last instruction index using it (a use in a loop: the loop's end) */
+    int *nuses;    /* by ValueId: its uses (tir_use_counts), whether an atomic's old value is read */
     bool wgmma;    /* sm_90a: tiles that wgmma reads start at 1024-byte boundaries (swizzle atoms) */
 } Ctx;
 
@@ -175,7 +178,7 @@ static int count_insts(Block *b) {
 static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
     for (Inst *i = b->first; i; i = i->next) {
         int idx = c->counter++;
-        int bytes = smem_scratch_bytes(c->f, i, c->wgmma);
+        int bytes = smem_scratch_bytes_counted(c->f, i, c->wgmma, c->nuses);
         if (bytes > 0) {
             if (c->n == c->cap) {
                 c->cap = c->cap ? c->cap * 2 : 16;
@@ -243,7 +246,9 @@ bool lower_smem_alloc(Module *m, Diag *d) {
         uses(&c, f->body, -1);
         tir_walk(f->body, view_uses, &c);
         c.counter = 0;
+        c.nuses = tir_use_counts(f);
         collect(&c, f->body, -1, -1);
+        free(c.nuses);
         free(c.last_use);
         if (c.n) qsort(c.bufs, (size_t)c.n, sizeof(Buf), by_size);
         int total = 0;

@@ -417,9 +417,48 @@ bool tir_value_used(const Block *b, ValueId v) {
     return false;
 }
 
+/* Where v can be read: a block argument in its block; an op's result after the op in the op's block (and in the
+ * regions of the ops there), since a value defined in a region is not seen outside it.  *from is the first op to
+ * look at; NULL when v's definition is in no block (an op taken out): then the whole function. */
+static const Block *value_scope(const Func *f, ValueId v, const Inst **from) {
+    const Value *val = &f->values[v];
+    if (val->def && val->def->parent) {
+        *from = val->def->next;
+        return val->def->parent;
+    }
+    if (!val->def && val->block) {
+        *from = val->block->first;
+        return val->block;
+    }
+    *from = f->body->first;
+    return NULL;
+}
+
+/* Each call walks only where `from` can be read (value_scope), so that replacing the uses of every loop's
+ * value in a kernel of many loops costs each loop its own body, not the whole kernel. */
 void tir_replace_uses(Func *f, ValueId from, ValueId to) {
     ValueId ft[2] = {from, to};
-    tir_walk(f->body, replace_visit, ft);
+    const Inst *first;
+    if (!value_scope(f, from, &first)) {
+        tir_walk(f->body, replace_visit, ft);
+        return;
+    }
+    for (Inst *i = (Inst *)first; i; i = i->next) {
+        replace_visit(i, ft);
+        for (int r = 0; r < i->nregions; r++) tir_walk(i->regions[r], replace_visit, ft);
+    }
+}
+
+bool tir_result_used(const Func *f, ValueId v) {
+    const Inst *first;
+    if (!value_scope(f, v, &first)) return tir_value_used(f->body, v);
+    for (const Inst *i = first; i; i = i->next) {
+        for (int k = 0; k < i->nops; k++)
+            if (i->ops[k] == v) return true;
+        for (int r = 0; r < i->nregions; r++)
+            if (tir_value_used(i->regions[r], v)) return true;
+    }
+    return false;
 }
 
 static bool count_visit(Inst *i, void *ud) {

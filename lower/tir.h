@@ -516,9 +516,11 @@ static inline bool tir_is_loop(Op op) { return op == OP_FOR || op == OP_WHILE; }
 static inline int tir_loop_init(const Inst *i) { return i->op == OP_FOR ? 3 : 0; }
 static inline int tir_loop_arg(const Inst *i) { return i->op == OP_FOR ? 1 : 0; }
 
-/* Replace every use of `from` with `to` in f. */
+/* Replace every use of `from` with `to` in f (looking only where `from` can be read: after its definition in its
+ * block, or in the block whose argument it is). */
 void tir_replace_uses(Func *f, ValueId from, ValueId to);
 bool tir_value_used(const Block *b, ValueId v); /* whether an instruction in b (or its regions) reads v */
+bool tir_result_used(const Func *f, ValueId v); /* whether anything in f reads v (looking where tir_replace_uses does) */
 bool tir_block_holds(const Block *b, Op op);     /* whether an instruction in b (or its regions) is an `op` */
 /* Use counts for all values (array of f->nvalues, malloc'd). */
 int *tir_use_counts(Func *f);

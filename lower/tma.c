@@ -868,7 +868,7 @@ static int smem_live_from(Func *f, Inst *from, int *scratch) {
  * nothing reads: the reduction is relaxed and gives none back), DT_VOID when none does this one.  Integer adds and
  * bitwise ops are the same on unsigned elements. */
 static DType reduce_elem(Func *f, const Inst *at) {
-    if (at->a.sem != SEM_RELAXED || at->a.scope == SCOPE_SYS || tir_value_used(f->body, at->res[0])) return DT_VOID;
+    if (at->a.sem != SEM_RELAXED || at->a.scope == SCOPE_SYS || tir_result_used(f, at->res[0])) return DT_VOID;
     RedKind k = (RedKind)at->a.ival2;
     DType dt = tir_vtype(f, at->ops[1])->dt, e = dt;
     if (dt == DT_I32 && k != RED_MAX && k != RED_MIN) e = DT_U32;
