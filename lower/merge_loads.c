@@ -69,17 +69,22 @@ static bool loads_same(Func *f, const Inst *a, const Inst *b) {
            x->ival2 == y->ival2;
 }
 
-static int merge_block(Func *f, Block *b) {
+/* repl: by ValueId, the earlier load's result that a deleted load's uses take (0: none).  Every use comes after
+ * its load in the walk's order, so each op's operands are rewritten when the walk reaches it: one pass over the
+ * kernel, however many loads merge. */
+static int merge_block(Func *f, Block *b, ValueId *repl) {
     Avail av = {0};
     int merged = 0;
     for (Inst *i = b->first, *next; i; i = next) {
         next = i->next;
+        for (int k = 0; k < i->nops; k++)
+            if (repl[i->ops[k]]) i->ops[k] = repl[i->ops[k]];
         if (mergeable_load(i)) {
             Inst *hit = NULL;
             for (int k = 0; k < av.n && !hit; k++)
                 if (loads_same(f, av.load[k], i)) hit = av.load[k];
             if (hit) { /* step 2 */
-                tir_replace_uses(f, i->res[0], hit->res[0]);
+                repl[i->res[0]] = hit->res[0];
                 tir_inst_remove(i);
                 merged++;
                 continue;
@@ -93,7 +98,7 @@ static int merge_block(Func *f, Block *b) {
             continue;
         }
         if (!keeps_avail(i)) av.n = 0; /* step 3 */
-        for (int r = 0; r < i->nregions; r++) merged += merge_block(f, i->regions[r]); /* step 4 */
+        for (int r = 0; r < i->nregions; r++) merged += merge_block(f, i->regions[r], repl); /* step 4 */
     }
     free(av.load);
     return merged;
@@ -101,6 +106,12 @@ static int merge_block(Func *f, Block *b) {
 
 bool lower_merge_loads(Module *m, Diag *d) {
     (void)d;
-    for (int k = 0; k < m->nfuncs; k++) merge_block(m->funcs[k], m->funcs[k]->body);
+    for (int k = 0; k < m->nfuncs; k++) {
+        Func *f = m->funcs[k];
+        ValueId *repl = calloc(f->nvalues, sizeof *repl);
+        if (!repl) out_of_memory();
+        merge_block(f, f->body, repl);
+        free(repl);
+    }
     return true;
 }
