@@ -12,7 +12,8 @@
  *      keeping it to the loop's end.
  *   2. Sort buffers by size (largest first) and give each the lowest
  *      16-byte-aligned offset that does not overlap a buffer with an
- *      intersecting live range (first fit).
+ *      intersecting live range (first fit), looking only at the buffers
+ *      placed before it whose live ranges meet its own (near_before).
  *   3. The function's shared-memory total is the highest end offset.
  * Buffers with disjoint live ranges share space; the barrier pass then
  * orders the accesses to shared space between ops. */
@@ -236,6 +237,48 @@ static int by_size(const void *a, const void *b) {
     return x->start - y->start;
 }
 
+/* Step 2's neighbours: the buffers placed before buffer i whose live ranges meet its own, in placement order,
+ * into cand (the others never move it).  Short ranges (at most SHORT_SPAN instructions; a scratch buffer's is
+ * one) are found by binary search among those sorted by start, so a kernel of thousands of scratch buffers
+ * costs each its few neighbours, not every buffer before it; the long ones (pipelining buffers) are checked
+ * one by one. */
+enum { SHORT_SPAN = 256 };
+typedef struct Start {
+    int start, idx;
+} Start;
+typedef struct Near {
+    const Buf *bufs;
+    Start *shorts; /* the short ranges by start (then index) */
+    int nshort;
+    int *longs, nlong; /* indices of the long ranges, ascending */
+} Near;
+
+static int by_start(const void *a, const void *b) {
+    const Start *x = a, *y = b;
+    return x->start != y->start ? x->start - y->start : x->idx - y->idx;
+}
+static int ascending(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+static int near_before(const Near *nr, int i, int *cand) {
+    const Buf *b = nr->bufs, *me = &b[i];
+    int n = 0, lo = 0, hi = nr->nshort;
+    while (lo < hi) { /* the first short range starting at or after me->start - SHORT_SPAN */
+        int mid = (lo + hi) / 2;
+        if (nr->shorts[mid].start < me->start - SHORT_SPAN) lo = mid + 1;
+        else hi = mid;
+    }
+    for (int k = lo; k < nr->nshort && nr->shorts[k].start <= me->end; k++) {
+        int j = nr->shorts[k].idx;
+        if (j < i && b[j].end >= me->start) cand[n++] = j;
+    }
+    for (int k = 0; k < nr->nlong && nr->longs[k] < i; k++) {
+        int j = nr->longs[k];
+        if (b[j].start <= me->end && me->start <= b[j].end) cand[n++] = j;
+    }
+    qsort(cand, (size_t)n, sizeof *cand, ascending);
+    return n;
+}
+
 bool lower_smem_alloc(Module *m, Diag *d) {
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
@@ -251,16 +294,23 @@ bool lower_smem_alloc(Module *m, Diag *d) {
         free(c.nuses);
         free(c.last_use);
         if (c.n) qsort(c.bufs, (size_t)c.n, sizeof(Buf), by_size);
+        Near nr = {.bufs = c.bufs, .shorts = malloc(sizeof(Start) * (size_t)(c.n + 1)), .longs = malloc(sizeof(int) * (size_t)(c.n + 1))};
+        int *cand = malloc(sizeof(int) * (size_t)(c.n + 1));
+        if (!nr.shorts || !nr.longs || !cand) out_of_memory();
+        for (int i = 0; i < c.n; i++) {
+            if (c.bufs[i].end - c.bufs[i].start <= SHORT_SPAN) nr.shorts[nr.nshort++] = (Start){c.bufs[i].start, i};
+            else nr.longs[nr.nlong++] = i;
+        }
+        qsort(nr.shorts, (size_t)nr.nshort, sizeof(Start), by_start);
         int total = 0;
         for (int i = 0; i < c.n; i++) {
-            int off = 0, al = c.bufs[i].align;
+            int off = 0, al = c.bufs[i].align, ncand = near_before(&nr, i, cand);
             for (bool moved = true; moved;) {
                 moved = false;
-                for (int j = 0; j < i; j++) {
-                    Buf *o = &c.bufs[j];
-                    bool live = o->start <= c.bufs[i].end && c.bufs[i].start <= o->end;
+                for (int q = 0; q < ncand; q++) {
+                    Buf *o = &c.bufs[cand[q]];
                     bool overlap = off < o->offset + o->size && o->offset < off + c.bufs[i].size;
-                    if (live && overlap) {
+                    if (overlap) {
                         off = (o->offset + o->size + al - 1) / al * al;
                         moved = true;
                     }
@@ -271,6 +321,9 @@ bool lower_smem_alloc(Module *m, Diag *d) {
             c.bufs[i].inst->a.smem_bytes = c.bufs[i].size;
             if (off + c.bufs[i].size > total) total = off + c.bufs[i].size;
         }
+        free(nr.shorts);
+        free(nr.longs);
+        free(cand);
         f->smem_bytes = total;
         int limit = tir_smem_limit(m->arch);
         if (total > limit) {
