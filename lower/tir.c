@@ -418,39 +418,38 @@ bool tir_value_used(const Block *b, ValueId v) {
 }
 
 /* Where v can be read: a block argument in its block; an op's result after the op in the op's block (and in the
- * regions of the ops there), since a value defined in a region is not seen outside it.  *from is the first op to
- * look at; NULL when v's definition is in no block (an op taken out): then the whole function. */
-static const Block *value_scope(const Func *f, ValueId v, const Inst **from) {
+ * regions of the ops there), since a value defined in a region is not seen outside it.  Sets *from to the first op
+ * to look at and returns true; false when v's definition is in no block (an op taken out): then look everywhere. */
+static bool value_scope(const Func *f, ValueId v, Inst **from) {
     const Value *val = &f->values[v];
     if (val->def && val->def->parent) {
         *from = val->def->next;
-        return val->def->parent;
+        return true;
     }
     if (!val->def && val->block) {
         *from = val->block->first;
-        return val->block;
+        return true;
     }
-    *from = f->body->first;
-    return NULL;
+    return false;
 }
 
 /* Each call walks only where `from` can be read (value_scope), so that replacing the uses of every loop's
  * value in a kernel of many loops costs each loop its own body, not the whole kernel. */
 void tir_replace_uses(Func *f, ValueId from, ValueId to) {
     ValueId ft[2] = {from, to};
-    const Inst *first;
+    Inst *first;
     if (!value_scope(f, from, &first)) {
         tir_walk(f->body, replace_visit, ft);
         return;
     }
-    for (Inst *i = (Inst *)first; i; i = i->next) {
+    for (Inst *i = first; i; i = i->next) {
         replace_visit(i, ft);
         for (int r = 0; r < i->nregions; r++) tir_walk(i->regions[r], replace_visit, ft);
     }
 }
 
 bool tir_result_used(const Func *f, ValueId v) {
-    const Inst *first;
+    Inst *first;
     if (!value_scope(f, v, &first)) return tir_value_used(f->body, v);
     for (const Inst *i = first; i; i = i->next) {
         for (int k = 0; k < i->nops; k++)
