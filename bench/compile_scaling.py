@@ -26,10 +26,10 @@ Shapes (n is the size):
 Each line: the shape, n, the stages' milliseconds (front end, Tile IR passes, LLVM, whole) and the
 whole time per 1000 units of n; a near-constant last column across sizes is linear growth (LLVM's own
 time on 50000 blocks is most of `ifs`: try --sizes 2500,5000,10000 there).  --by-pass prints, for each
-shape, the milliseconds of every Tile IR pass (and of the verifier run after each) at each size (compiling
-to Tile IR only), then the
-ratio of the last size's time to the first's against the ratio of the sizes: a pass whose ratio is far
-above the sizes' grows faster than linearly, e.g.
+shape, the milliseconds of every Tile IR pass (and of the verifier run after each) at each size, compiling
+to Tile IR only and keeping the least of --repeat runs (wall times: on a loaded machine a pass's time may
+jump in one size), then the ratio of the last size's time to the first's: a pass whose ratio is far above
+the sizes' own grows faster than linearly, e.g.
 
     python bench/compile_scaling.py --shapes loops,body,atomics --sizes 100,200,400,800 --by-pass [--repeat 3]"""
 import argparse
