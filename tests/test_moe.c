@@ -674,7 +674,13 @@ Test(moe, api_forward) {
     bad.x = buf, bad.accumulate = 5;
     cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(ctx), "accumulate = 5, renormalize = 0, group_top2 = 0: each is 0 or 1"), "%s", tile_last_error(ctx));
-    bad.accumulate = 0, bad.routed_scale = NAN; /* would make every output NaN */
+    bad.accumulate = 0, bad.ldx = 48; /* the message names the stride */
+    cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_moe_forward: ldx = 48 is shorter than its row of 64 elements"), "%s", tile_last_error(ctx));
+    bad.ldx = 0, bad.ldo = -1;
+    cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "ldo = -1"), "%s", tile_last_error(ctx));
+    bad.ldo = 0, bad.routed_scale = NAN; /* would make every output NaN */
     cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(ctx), "routed_scale = nan is not finite"), "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);

@@ -234,8 +234,14 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     const char *why = plan_make(a, wgmma, &p);
     if (why) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s", fn, why);
     int64_t ldx = a->ldx ? a->ldx : a->hidden, ldo = a->ldo ? a->ldo : a->hidden, ldl = a->ldl ? a->ldl : a->experts;
-    if (ldx < a->hidden || ldo < a->hidden || ldl < a->experts)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: a row stride is shorter than its row", fn);
+    const struct {
+        const char *name;
+        int64_t given, row;
+    } strides[] = {{"ldx", a->ldx, a->hidden}, {"ldo", a->ldo, a->hidden}, {"ldl", a->ldl, a->experts}};
+    for (size_t i = 0; i < ARRAY_LEN(strides); i++)
+        if (strides[i].given && strides[i].given < strides[i].row) /* 0 is contiguous */
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s = %lld is shorter than its row of %lld elements (0: contiguous)", fn,
+                           strides[i].name, (long long)strides[i].given, (long long)strides[i].row);
     int64_t rows_elems;
     if (__builtin_mul_overflow(a->tokens, shipped_max(ldx, shipped_max(ldo, ldl)), &rows_elems) || rows_elems >= INT32_MAX)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: tokens * row stride must stay below 2^31", fn);
