@@ -214,6 +214,8 @@ Test(api_audit, gemm_config_checked_when_empty) {
     tile_devptr buf;
     cr_assert_eq(tile_malloc(ctx, 1 << 14, &buf), TILE_OK);
     static const char *const bad[][3] = {{"BM=96", NULL}, {"BM=abc", NULL}, {"num_warps=3", NULL}, {"BN=64", "PERSISTENT=2", NULL}};
+    /* as docs/runtime.md says: BM=96 the compiler's compile error, num_warps=3 its refusal of the define */
+    static const tile_status codes[] = {TILE_ERROR_COMPILE, TILE_ERROR_INVALID_VALUE, TILE_ERROR_INVALID_VALUE, TILE_ERROR_INVALID_VALUE};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tile_status want = TILE_OK;
         char want_msg[512] = "";
@@ -224,6 +226,8 @@ Test(api_audit, gemm_config_checked_when_empty) {
             tile_status st = tile_gemm_with_config(ctx, &g, bad[i]);
             if (!shape) {
                 cr_assert_neq(st, TILE_OK, "%s with work was accepted", bad[i][0]);
+                cr_expect_eq(st, codes[i], "%s: %s", bad[i][0], tile_status_string(st));
+                cr_expect(strstr(tile_last_error(ctx), "tile_gemm_with_config: "), "%s: %s", bad[i][0], tile_last_error(ctx));
                 want = st;
                 snprintf(want_msg, sizeof want_msg, "%s", tile_last_error(ctx));
                 continue;

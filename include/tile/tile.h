@@ -560,7 +560,8 @@ TILE_API tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);
  * FAST_ACCUM: 1 accumulates in the tensor cores, 0 adds each K step's product in f32, sm_90a's default; any other name, the
  * epilogue's ACT/HAS_BETA/HAS_BIAS included, is TILE_ERROR_INVALID_VALUE, and so is a name given twice); the tuner uses it.
  * The configuration is checked whatever the sizes: with m or n 0 (nothing launched) a value the kernel refuses
- * (BM=96, num_warps=3) is the error a call with work gets. */
+ * (BM=96: TILE_ERROR_COMPILE; num_warps=3: TILE_ERROR_INVALID_VALUE, a define wrong for its name) is the error a call
+ * with work gets. */
 TILE_API tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *args, const char *const *config);
 
 /* ==== preparing calls (CUDA graph capture; docs/runtime.md) ===========
