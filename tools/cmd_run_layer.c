@@ -35,8 +35,7 @@
  * slot, head or scale moves outputs by O(1).
  * Decode steps run as an engine captures them in a CUDA graph: before the
  * first, the workspaces of paged attention and MoE are allocated and every
- * call of the step is prepared (tile_*_prepare; norm and act have no
- * _prepare, but the prefill loaded their variants); each decode step is then
+ * call of the step is prepared (tile_*_prepare); each decode step is then
  * checked to allocate, free, synchronize and load nothing
  * (tile_context_get_stats_ex around its calls).
  * Exit status 3 when a call fails, a step does not match or a decode step is
@@ -246,10 +245,6 @@ static tile_moe_args moe_args(const Layer *L, const LayerDev *d, int64_t n, bool
             return st;                                                                                              \
         }                                                                                                           \
     } while (0)
-/* tile_fused_add_rmsnorm and tile_gated_activation have no _prepare yet: their variants do not depend on
- * the number of tokens, so the prefill has loaded them when the decode steps are prepared */
-static tile_status no_prepare(tile_context *ctx, const void *args) { return (void)ctx, (void)args, TILE_OK; }
-
 static tile_gemm_args gemm_args(tile_dtype dt, int64_t m, int64_t n, int64_t k, tile_devptr a, tile_devptr w, tile_devptr c, tile_dtype out) {
     return (tile_gemm_args){.size = sizeof(tile_gemm_args), .m = m, .n = n, .k = k, .a = a, .lda = k, .b = w, .ldb = k, .trans_b = 1, .c = c,
                             .ldc = n, .in_dtype = dt, .out_dtype = out, .alpha = 1};
@@ -263,7 +258,7 @@ static tile_status layer_step_device(tile_context *ctx, const Layer *L, const La
     tile_status st;
     /* 1. a = RMSNorm(h) */
     tile_norm_args n1 = {.size = sizeof n1, .dtype = dt, .tokens = n, .hidden = H, .x = d->h, .weight = d->wn1, .eps = 1e-5f, .out = d->a};
-    CALL(tile_fused_add_rmsnorm, no_prepare, &n1);
+    CALL(tile_fused_add_rmsnorm, tile_fused_add_rmsnorm_prepare, &n1);
     /* 2. qkv = a Wqkv^T */
     tile_gemm_args g = gemm_args(dt, n, L->row, H, d->a, d->wqkv, d->qkv, dt);
     CALL(tile_gemm, tile_gemm_prepare, &g);
@@ -293,13 +288,13 @@ static tile_status layer_step_device(tile_context *ctx, const Layer *L, const La
     /* 6. h = h + proj, a = RMSNorm(h) */
     tile_norm_args n2 = {.size = sizeof n2, .dtype = dt, .tokens = n, .hidden = H, .x = d->proj, .residual = d->h, .weight = d->wn2,
                          .eps = 1e-5f, .out = d->a};
-    CALL(tile_fused_add_rmsnorm, no_prepare, &n2);
+    CALL(tile_fused_add_rmsnorm, tile_fused_add_rmsnorm_prepare, &n2);
     /* 7. the MLP, added to h */
     if (!p->moe) {
         g = gemm_args(dt, n, 2 * I, H, d->a, d->wgu, d->gu, dt);
         CALL(tile_gemm, tile_gemm_prepare, &g);
         tile_gated_args ga = {.size = sizeof ga, .dtype = dt, .act = TILE_GATED_SILU, .tokens = n, .d = I, .x = d->gu, .out = d->act};
-        CALL(tile_gated_activation, no_prepare, &ga);
+        CALL(tile_gated_activation, tile_gated_activation_prepare, &ga);
         g = gemm_args(dt, n, H, I, d->act, d->wd, d->h, dt);
         g.beta = 1; /* h = down + h */
         CALL(tile_gemm, tile_gemm_prepare, &g);
