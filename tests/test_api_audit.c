@@ -133,6 +133,22 @@ static void gemm_case(tile_context *ctx, const GemmCase *c) {
                       tile_dtype_name(c->in), tile_dtype_name(c->out), m, n, k, c->ta, c->tb, c->act, i, j, got, want, tol,
                       (unsigned long long)seed);
         }
+    /* the configuration tile_gemm_last_info reports, given back to tile_gemm_with_config, runs the same launch: it
+     * lists the configuration alone (the epilogue's HAS_BETA, HAS_BIAS, ACT came from the arguments, and
+     * tile_gemm_with_config refuses them; they were listed, so the round trip failed) */
+    tile_gemm_info info, again;
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_expect(!strstr(info.config, "HAS_") && !strstr(info.config, "ACT=") && !strstr(info.config, "SCALE="), "config %s", info.config);
+    char words[256];
+    snprintf(words, sizeof words, "%s", info.config);
+    const char *cfg[24] = {0};
+    int nw = 0;
+    for (char *save = NULL, *t = strtok_r(words, " ", &save); t && nw < 23; t = strtok_r(NULL, " ", &save)) cfg[nw++] = t;
+    st = tile_gemm_with_config(ctx, &g, cfg);
+    cr_assert_eq(st, TILE_OK, "%s given back: %s", info.config, tile_last_error(ctx));
+    cr_assert_eq(tile_gemm_last_info(ctx, &again), TILE_OK);
+    cr_expect_str_eq(again.config, info.config);
+    cr_expect(again.grid.x == info.grid.x && again.grid.y == info.grid.y && again.block.x == info.block.x, "%s: another launch", info.config);
     tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc), tile_free(ctx, dbias);
     free(ha), free(hb), free(hc), free(hbias), free(va), free(vb), free(vc), free(vbias), free(orig);
 }

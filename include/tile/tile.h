@@ -588,7 +588,9 @@ TILE_API tile_status tile_gemm_prepare(tile_context *ctx, const tile_gemm_args *
  * configuration and specializations, and whether it had to compile. */
 typedef struct tile_gemm_info {
     char kernel[64];
-    char config[256];      /* "BM=128 BN=128 BK=32 num_warps=4 num_stages=3 SPLIT_K=1" */
+    char config[256];      /* "BM=128 BN=128 BK=32 num_warps=4 num_stages=3 SPLIT_K=1": the configuration alone, which
+                              tile_gemm_with_config takes back for the same launch (the epilogue's defines, which follow
+                              from the arguments, are not listed) */
     char specialize[256];  /* "sak=1 sbn=1 m=16" */
     int tuned;             /* the configuration came from the tuning database */
     int source;            /* 0 loaded in this context, 1 disk cache, 2 compiled */

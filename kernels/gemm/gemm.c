@@ -616,10 +616,17 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
      * (tile_gemm_with_config's {"warp_specialize=1"}) has the kernel's own, its const defaults' */
     int nw = config_int(v.defines, "num_warps", words_int(pr->scalar_config, "num_warps", -1));
     bool no_producer = config_int(v.defines, "warp_specialize", 0) && nw > 0 && ka.num_warps == nw;
+    /* the configuration alone, what tile_gemm_with_config takes back: the epilogue's defines (HAS_BETA, HAS_BIAS,
+     * ACT, SCALE) follow from the arguments and are left out */
+    static const char *const epilogue[] = {"HAS_BETA=", "HAS_BIAS=", "ACT=", "SCALE="};
     Str cs = {0};
-    for (int i = 0; i < v.ndefines; i++)
-        str_printf(&cs, "%s%s", i ? " " : "",
+    for (int i = 0; i < v.ndefines; i++) {
+        bool epi = false;
+        for (size_t e = 0; e < ARRAY_LEN(epilogue); e++) epi |= !strncmp(v.defines[i], epilogue[e], strlen(epilogue[e]));
+        if (epi) continue;
+        str_printf(&cs, "%s%s", cs.len ? " " : "",
                    no_producer && !strncmp(v.defines[i], "warp_specialize=", 16) ? "warp_specialize=0" : v.defines[i]);
+    }
     if (!cs.buf || !strstr(cs.buf, "num_warps=")) str_printf(&cs, "%snum_warps=%d", cs.len ? " " : "", nw > 0 ? nw : ka.num_warps);
     if (!strstr(cs.buf, "num_stages=")) str_printf(&cs, " num_stages=%d", ka.num_stages);
     snprintf(info.config, sizeof info.config, "%s", cs.buf);
