@@ -703,6 +703,12 @@ Test(attention_api, fwd_bad_arguments) {
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "2^31");
     a = good, a.q_stride[1] = -5, a.q_stride[2] = 64;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "non-negative");
+    /* a stride past 32 bits names its tensor and dimension (it said "every stride"), computed from the sizes or given */
+    a = good, a.seq_q = a.seq_k = (int64_t)1 << 23;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE,
+                "q's batch stride 2147483648 (contiguous, from the sizes) is not below 2^31");
+    a = good, a.o_stride[0] = (int64_t)1 << 31, a.o_stride[1] = 256, a.o_stride[2] = 64;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's batch stride 2147483648 is not below 2^31");
     a = good, a.window_left = -7;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "window");
     a = good, a.q = 0;
@@ -844,6 +850,8 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_size 8: must be 16, 32 or 64");
     a = good, a.num_tokens = 9;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_tokens 9: must be 1..8");
+    a = good, a.k_stride[0] = (int64_t)1 << 31, a.k_stride[1] = 128, a.k_stride[2] = 64;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "k_cache's block stride 2147483648 is not below 2^31");
     a = good, a.heads_q = 64, a.heads_kv = 1, a.num_tokens = 2;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_UNSUPPORTED, "at most 64");
     a = good, a.max_context_len = 65, a.block_table_stride = 4;

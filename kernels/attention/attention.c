@@ -81,7 +81,7 @@ static uint64_t span(int64_t n0, int64_t n1, int64_t n2, int64_t d, const int64_
     return r;
 }
 
-/* a * b for sizes >= 0, INT64_MAX past it (a stride that large fails strides_fit) */
+/* a * b for sizes >= 0, INT64_MAX past it (a stride that large fails strides_too_big) */
 static int64_t mul_sat(int64_t a, int64_t b) {
     int64_t r;
     return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
@@ -130,7 +130,20 @@ static const char *overlapping_output(const char *name, const char *const dims[3
     return NULL;
 }
 
-static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < I32_LIMIT && s[2] < I32_LIMIT; }
+/* NULL when the resolved strides s of tensor `name` fit the kernels' 32-bit arithmetic, else a message naming the
+ * first that does not (in msg); given: the caller's strides (all 0: contiguous, so the stride was computed from the
+ * sizes); dim: the dimensions' names, outermost first */
+static const char *strides_too_big(const char *name, const int64_t given[3], const int64_t s[3], const char *const dim[3], char *msg,
+                                   size_t size) {
+    for (int i = 0; i < 3; i++)
+        if (s[i] >= I32_LIMIT) {
+            bool contiguous = !given[0] && !given[1] && !given[2];
+            snprintf(msg, size, "%s's %s stride %lld%s is not below 2^31 (the kernels' offsets are 32-bit)", name, dim[i], (long long)s[i],
+                     contiguous ? " (contiguous, from the sizes)" : "");
+            return msg;
+        }
+    return NULL;
+}
 
 #define FAIL(...) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, __VA_ARGS__)
 /* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
@@ -217,7 +230,13 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         (why = strides_resolve(a->v_stride, a->seq_k, Hk, D, sv)) || (why = strides_resolve(a->o_stride, a->seq_q, H, D, so)))
         FAIL("%s: %s", api, why);
     if (varlen) sq[0] = sk[0] = sv[0] = so[0] = 0;
-    if (!strides_fit(sq) || !strides_fit(sk) || !strides_fit(sv) || !strides_fit(so)) FAIL("%s: every stride must be below 2^31", api);
+    {
+        static const char *const dim[3] = {"batch", "token", "head"};
+        char msg[160];
+        if ((why = strides_too_big("q", a->q_stride, sq, dim, msg, sizeof msg)) || (why = strides_too_big("k", a->k_stride, sk, dim, msg, sizeof msg)) ||
+            (why = strides_too_big("v", a->v_stride, sv, dim, msg, sizeof msg)) || (why = strides_too_big("o", a->o_stride, so, dim, msg, sizeof msg)))
+            FAIL("%s: %s", api, why);
+    }
     {
         static const char *const dims[3][2] = {{"batch", "batches span"}, {"token", "tokens span"}, {"head", "heads span"}};
         char msg[256];
@@ -444,8 +463,13 @@ static const char *paged_plan(const tile_paged_attention_args *a, int sms, Paged
     if ((why = strides_resolve(a->q_stride, T, H, D, p->sq)) || (why = strides_resolve(a->o_stride, T, H, D, p->so)) ||
         (why = strides_resolve(a->k_stride, bs, Hk, D, p->sk)) || (why = strides_resolve(a->v_stride, bs, Hk, D, p->sv)))
         return why;
-    if (!strides_fit(p->sq) || !strides_fit(p->so) || !strides_fit(p->sk) || !strides_fit(p->sv) || p->table_stride >= I32_LIMIT)
-        return "every stride must be below 2^31";
+    static const char *const seq_dim[3] = {"sequence", "token", "head"}, *const cache_dim[3] = {"block", "slot", "head"};
+    if ((why = strides_too_big("q", a->q_stride, p->sq, seq_dim, p->msg, sizeof p->msg)) ||
+        (why = strides_too_big("o", a->o_stride, p->so, seq_dim, p->msg, sizeof p->msg)) ||
+        (why = strides_too_big("k_cache", a->k_stride, p->sk, cache_dim, p->msg, sizeof p->msg)) ||
+        (why = strides_too_big("v_cache", a->v_stride, p->sv, cache_dim, p->msg, sizeof p->msg)))
+        return why;
+    if (p->table_stride >= I32_LIMIT) return "block_table_stride must be below 2^31";
     /* within one sequence / one block the kernel's offsets are 32-bit */
     if (span(1, T, H, D, p->sq) >= (uint64_t)I32_LIMIT || span(1, T, H, D, p->so) >= (uint64_t)I32_LIMIT ||
         span(1, bs, Hk, D, p->sk) >= (uint64_t)I32_LIMIT || span(1, bs, Hk, D, p->sv) >= (uint64_t)I32_LIMIT)
