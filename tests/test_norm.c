@@ -338,7 +338,9 @@ Test(norm, argument_checks) {
     a = good, a.hidden = 0;
     expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "hidden = 0");
     a = good, a.ldx = 63;
-    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "row stride is shorter");
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "ldx = 63 is shorter than its row of 64 elements");
+    a = good, a.ldo = -1; /* the message names the stride */
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "ldo = -1 is shorter than its row");
     a = good, a.eps = NAN;
     expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "eps");
     a = good, a.quant_dtype = TILE_F8E5M2;
@@ -369,7 +371,7 @@ Test(norm, argument_checks) {
     b = g, b.d = 0;
     expect_fail(ctx, tile_gated_activation(ctx, &b), "d = 0");
     b = g, b.ldx = 40;
-    expect_fail(ctx, tile_gated_activation(ctx, &b), "row stride is shorter");
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "ldx = 40 is shorter than its row of");
     b = g, b.tokens = 40;
     expect_fail(ctx, tile_gated_activation(ctx, &b), "x");
     b = g, b.scales = sc + 2;

@@ -541,7 +541,9 @@ Test(rope, argument_checks) {
     a = good, a.tokens = -1;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "tokens = -1");
     a = good, a.ldq = 100;
-    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "token stride is shorter");
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "ldq = 100 is shorter than its row of");
+    a = good, a.ldk_out = (int64_t)1 << 31; /* the message names the stride */
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "ldk_out = 2147483648 is 2^31 or more");
     a = good, a.positions_dtype = TILE_I16;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "positions_dtype");
     a = good, a.slot_dtype = TILE_F16;

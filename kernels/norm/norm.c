@@ -46,10 +46,13 @@ enum { MAX_GRID_X = INT32_MAX, MIN_BLOCK = 128, MAX_BLOCK = 1024 };
 enum { NORM_ARGS_SIZE_0_1 = offsetof(tile_norm_args, quant_group), GATED_ARGS_SIZE_0_1 = offsetof(tile_gated_args, quant_group) };
 
 
-/* The row stride: 0 means n; else at least n */
-static const char *stride_resolve(int64_t in, int64_t n, int64_t *out) {
+/* The row stride `name`: 0 means n; else at least n (a message naming it formatted into msg) */
+static const char *stride_resolve(const char *name, int64_t in, int64_t n, int64_t *out, char *msg, size_t size) {
     if (in == 0) in = n;
-    if (in < n) return "a row stride is shorter than its row";
+    if (in < n) {
+        snprintf(msg, size, "%s = %lld is shorter than its row of %lld elements (0: contiguous)", name, (long long)in, (long long)n);
+        return msg;
+    }
     *out = in;
     return NULL;
 }
@@ -101,9 +104,10 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     if (a.hidden < 1 || a.hidden > 65536) FAIL("%s: hidden = %lld: 1 .. 65536", api, (long long)a.hidden);
     if (!isfinite(a.eps) || a.eps < 0) FAIL("%s: eps must be finite and >= 0", api);
     if (a.bias && !layer) FAIL("%s: bias must be 0 (a bias is for tile_fused_add_layernorm)", api);
-    if ((why = stride_resolve(a.ldx, a.hidden, &sx)) || (why = stride_resolve(a.ldr, a.hidden, &sr)) ||
-        (why = stride_resolve(a.ldo, a.hidden, &so)))
-        FAIL("%s: %s (ldx, ldr, ldo: 0 or at least hidden)", api, why);
+    char msg[128];
+    if ((why = stride_resolve("ldx", a.ldx, a.hidden, &sx, msg, sizeof msg)) || (why = stride_resolve("ldr", a.ldr, a.hidden, &sr, msg, sizeof msg)) ||
+        (why = stride_resolve("ldo", a.ldo, a.hidden, &so, msg, sizeof msg)))
+        FAIL("%s: %s", api, why);
     if ((why = group_resolve(q, a.quant_group, a.lds, a.hidden, &groups, &ss))) FAIL("%s: %s", api, why);
     uint64_t nx = shipped_rows_span(a.tokens, a.hidden, sx), nr = shipped_rows_span(a.tokens, a.hidden, sr), no = shipped_rows_span(a.tokens, a.hidden, so);
     uint64_t ns = shipped_rows_span(a.tokens, groups, ss);
@@ -193,8 +197,9 @@ static tile_status gated_run(tile_context *ctx, const tile_gated_args *args, boo
     if ((why = quant_resolve(a.dtype, a.quant_dtype, &q))) FAIL("%s: %s", api, why);
     if (a.tokens < 0 || a.tokens > MAX_GRID_X) FAIL("%s: tokens = %lld: 0 .. 2^31 - 1", api, (long long)a.tokens);
     if (a.d < 1 || a.d > (1 << 20)) FAIL("%s: d = %lld: 1 .. 2^20", api, (long long)a.d);
-    if ((why = stride_resolve(a.ldx, 2 * a.d, &sx)) || (why = stride_resolve(a.ldo, a.d, &so)))
-        FAIL("%s: %s (ldx: 0 or at least 2 d; ldo: 0 or at least d)", api, why);
+    char msg[128];
+    if ((why = stride_resolve("ldx", a.ldx, 2 * a.d, &sx, msg, sizeof msg)) || (why = stride_resolve("ldo", a.ldo, a.d, &so, msg, sizeof msg)))
+        FAIL("%s: %s", api, why);
     if ((why = group_resolve(q, a.quant_group, a.lds, a.d, &groups, &ss))) FAIL("%s: %s", api, why);
     uint64_t nx = shipped_rows_span(a.tokens, 2 * a.d, sx), no = shipped_rows_span(a.tokens, a.d, so), ns = shipped_rows_span(a.tokens, groups, ss);
     if (nx >= (uint64_t)I32_LIMIT || no >= (uint64_t)I32_LIMIT || ns >= (uint64_t)I32_LIMIT)

@@ -45,11 +45,15 @@ enum { MAX_GRID_X = INT32_MAX, MAX_GRID_Y = 65535, MAX_HEAD_DIM = 256, TILE_ELEM
 enum { ROPE_ARGS_SIZE_0_1 = sizeof(tile_rope_args) };
 
 
-/* The token stride: 0 means n; else at least n and below 2^31 */
-static const char *stride_resolve(int64_t in, int64_t n, int64_t *out) {
+/* The token stride `name`: 0 means n; else at least n and below 2^31 (a message naming it formatted into msg) */
+static const char *stride_resolve(const char *name, int64_t in, int64_t n, int64_t *out, char *msg, size_t size) {
     if (in == 0) in = n;
-    if (in < n) return "a token stride is shorter than its row (heads * head_dim)";
-    if (in >= I32_LIMIT) return "a token stride is 2^31 or more";
+    if (in < n || in >= I32_LIMIT) {
+        snprintf(msg, size, in < n ? "%s = %lld is shorter than its row of %lld elements (heads * head_dim; 0: contiguous)"
+                                   : "%s = %lld is 2^31 or more (its row: %lld elements)",
+                 name, (long long)in, (long long)n);
+        return msg;
+    }
     *out = in;
     return NULL;
 }
@@ -129,11 +133,10 @@ static const char *rope_plan(const tile_rope_args *a, RopePlan *p, char *msg, si
     }
     const char *why;
     int64_t D = a->head_dim, nq = a->heads_q * D, nk = a->heads_kv * D;
-    if ((why = stride_resolve(a->ldq, nq, &p->sq)) || (why = stride_resolve(a->ldk, nk, &p->sk)) || (why = stride_resolve(a->ldv, nk, &p->sv)) ||
-        (why = stride_resolve(a->ldq_out, nq, &p->sqo)) || (why = stride_resolve(a->ldk_out, nk, &p->sko))) {
-        snprintf(msg, n, "%s (ldq, ldk, ldv, ldq_out, ldk_out)", why);
-        return msg;
-    }
+    if ((why = stride_resolve("ldq", a->ldq, nq, &p->sq, msg, n)) || (why = stride_resolve("ldk", a->ldk, nk, &p->sk, msg, n)) ||
+        (why = stride_resolve("ldv", a->ldv, nk, &p->sv, msg, n)) || (why = stride_resolve("ldq_out", a->ldq_out, nq, &p->sqo, msg, n)) ||
+        (why = stride_resolve("ldk_out", a->ldk_out, nk, &p->sko, msg, n)))
+        return why;
     if ((why = index_resolve(a->positions_dtype, &p->pos_bytes))) {
         snprintf(msg, n, "positions_dtype %s", why);
         return msg;
