@@ -10,6 +10,7 @@
  *   element_type(p)               p.dtype.element_ty
  *   pointer_type(T)               tl.pointer_type(T): the type *T (a table's i64 as a pointer, `as pointer_type(f16)`)
  *   next_power_of_2(n)            triton.next_power_of_2(n), of a compile-time integer
+ *   get_int_dtype(bits, signed)   tl.core.get_int_dtype: the integer type of a width (a sort's bits of any dtype)
  * Every answer is a compile-time value (an i32, an i1, a list or a type), so an `if` on one picks
  * code at compile time and static_assert checks it.  T is a type (f16, dtype_of(x), a const
  * holding one) or a value, standing for its element type.  builtins.c binds the arguments and
@@ -174,6 +175,20 @@ Val bi_query(Call *c) {
         int64_t p = n == 0 ? 0 : 1;
         while (p < n) p <<= 1;
         return val_ct_int(p, p <= INT32_MAX && v.dt != DT_I64 && v.dt != DT_U64 ? DT_I32 : DT_I64);
+    }
+    case Q_GET_INT_DTYPE: { /* Triton's tl.core.get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True) */
+        int64_t bits, sgn;
+        if (!val_ct_int_of(g, c->v[0], c->loc[0], "the bit width of 'get_int_dtype'", &bits) ||
+            !val_ct_int_of(g, c->v[1], c->loc[1], "'signed' of 'get_int_dtype'", &sgn))
+            return val_err();
+        static const DType of[2][4] = {{DT_U8, DT_U16, DT_U32, DT_U64}, {DT_I8, DT_I16, DT_I32, DT_I64}};
+        int k = bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 2 : bits == 64 ? 3 : -1;
+        if (bits == 1) return (Val){.k = V_DTYPE, .t = tir_scalar(g->m, DT_I1)};
+        if (k < 0) {
+            diag_error(g->d, c->loc[0], "'get_int_dtype' of %lld bits: the integer types have 1, 8, 16, 32 or 64", (long long)bits);
+            return val_err();
+        }
+        return (Val){.k = V_DTYPE, .t = tir_scalar(g->m, of[sgn != 0][k])};
     }
     }
     unreachable("query builtin");

@@ -62,6 +62,10 @@ Test(lang_diag, shape_and_type_queries) {
         {"    let a = bitwidth([4, 4]);\n",
          "t.tile:3:22: error: 'bitwidth' expects a type (f16, dtype_of(x), a const holding one) or a value, got a list\n"},
         {"    static_assert(is_int(v), \"integers only\");\n", "t.tile:3:5: error: static_assert failed: integers only\n"},
+        {"    let a = zeros([4], get_int_dtype(24, true));\n",
+         "t.tile:3:38: error: 'get_int_dtype' of 24 bits: the integer types have 1, 8, 16, 32 or 64\n"},
+        {"    let a = get_int_dtype(bitwidth(v), n > 0);\n",
+         "t.tile:3:40: error: 'signed' of 'get_int_dtype' must be a compile-time integer\n"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[512];

@@ -586,6 +586,12 @@ Test(lang_diag, triton_module_prefix) {
                 "docs/language.md)\n"
                 "      store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n"
                 "                                      ^\n");
+    /* Triton's tl.core (Inductor's sort helper calls tl.core.get_int_dtype) is a module too (it was "write 'core'") */
+    expect_diag("kernel k(x: *i32) {\n    store(x, cast(1.5, tl.core.get_int_dtype(32, true), bitcast=true));\n}\n",
+                "t.tile:2:24: error: 'tl.core.get_int_dtype': there is no 'tl' module here; write 'get_int_dtype' (the built-ins are "
+                "plain names, docs/language.md)\n"
+                "      store(x, cast(1.5, tl.core.get_int_dtype(32, true), bitcast=true));\n"
+                "                         ^\n");
     /* libdevice's accurate functions whose plain name is the hardware approximation name the form that keeps the accuracy
      * (Liger's geglu calls libdevice.tanh); libdevice's others, and tl.math's, the plain name */
     expect_diag("kernel k(x: *f32) {\n    let v = load(x);\n    store(x, libdevice.tanh(v) + tl.extra.cuda.libdevice.log(v) + "

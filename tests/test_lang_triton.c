@@ -877,7 +877,8 @@ Test(lang_triton, conditional_expression) {
     }
 }
 
-/* Triton's x.shape, x.numel, len(x.shape), T.is_floating(), T.is_int(), T.is_int_signed(), T.is_fp8(), T.primitive_bitwidth and
+/* Triton's x.shape, x.numel, len(x.shape), T.is_floating(), T.is_int(), T.is_int_signed(), T.is_fp8(), T.primitive_bitwidth,
+ * tl.core.get_int_dtype (the f32 row through its signed integer bits, as Inductor's sort handles any dtype) and
  * p.dtype.element_ty as compile-time functions: an `if` on one picks code at compile time (the other side would not
  * compile for that type), static_assert checks them, shape_of(x) is a shape argument.  One generic fn instantiated
  * on f32, i32 and u8 rows; each output poisoned first, n not a multiple of the block. */
@@ -903,11 +904,14 @@ Test(lang_triton, shape_and_type_queries) {
         "    static_assert(!is_signed(i1) && is_int(i1) && !is_signed(u32) && !is_signed(f64) && is_float(f8e5m2), \"kinds\");\n"
         "    static_assert(bitwidth(i1) == 1 && bitwidth(f8e4m3) == 8 && bitwidth(bf16) == 16 && bitwidth(xf) == 64, \"bits\");\n"
         "    static_assert(is_fp8(f8e4m3) && is_fp8(f8e5m2) && !is_fp8(f16) && !is_fp8(u8) && !is_fp8(v) && !is_fp8(xf), \"fp8\");\n"
+        "    static_assert(get_int_dtype(bitwidth(v), true) == i32 && get_int_dtype(8, signed=false) == u8 &&\n"
+        "                  get_int_dtype(bitwidth=1, signed=true) == i1 && get_int_dtype(64, 0) == u64, \"tl.core.get_int_dtype\");\n"
         "    let z = zeros(shape_of(v), element_type(of));\n"
         "    let t: element_type(xf) = 0.25;\n"
         "    let sq = reshape(v, shape_of(zeros([8, 8])));\n"
         "    let back = reshape(sq, shape_of(v));\n"
-        "    store(of + o, twice_or_clip(back) + z + t, m);\n"
+        "    let bits = cast(back, get_int_dtype(bitwidth(back), signed=true), bitcast=true) ^ (1 << 31);\n"
+        "    store(of + o, twice_or_clip(-cast(bits, dtype_of(back), bitcast=true)) + z + t, m);\n"
         "    store(oi + o, twice_or_clip(load(xi + o, m, 0)), m);\n"
         "    store(ou + o, twice_or_clip(load(xu + o, m, 0)), m);\n"
         "}\n";
