@@ -398,8 +398,9 @@ static const char *method_hint(char *buf, size_t cap, const char *m, size_t mn, 
     if (IS(m, mn, "dtype") || IS(m, mn, "type")) return "'dtype_of(x)' for Triton's x.dtype";
     if (IS(m, mn, "is_floating")) return "'is_float(T)' for Triton's T.is_floating() (T a type, dtype_of(x) or a value)";
     if (IS(m, mn, "is_int")) return "'is_int(T)' for Triton's T.is_int() (T a type, dtype_of(x) or a value)";
-    if (IS(m, mn, "is_int_signed") || IS(m, mn, "is_int_unsigned"))
-        return "'is_signed(T)' for Triton's T.is_int_signed() (T a type, dtype_of(x) or a value)";
+    if (IS(m, mn, "is_int_signed")) return "'is_signed(T)' for Triton's T.is_int_signed() (T a type, dtype_of(x) or a value)";
+    if (IS(m, mn, "is_int_unsigned"))
+        return "'is_int(T) && !is_signed(T)' for Triton's T.is_int_unsigned() (T a type, dtype_of(x) or a value)";
     if (IS(m, mn, "is_ptr")) return "'is_ptr(T)' for Triton's T.is_ptr()";
     if (IS(m, mn, "is_fp8")) return "'is_fp8(T)' for Triton's T.is_fp8() (T a type, dtype_of(x) or a value)";
     /* T.is_fp16(), T.is_uint8(), ...: one type each, a comparison of types here */
@@ -792,6 +793,10 @@ static void lex_run(Lexer *lp) {
                 else if (first && (cdt = lang_triton_dtype(last, lastn)) != DT_VOID && cdt != DT_PTR) /* triton.language.float16 */
                     diag_error(d, at, "'%.*s': there is no '%.*s' module here; the type is '%s'", chainn, mod, modn, mod,
                                dtype_name(cdt));
+                else if (first && lastn == 5 && !memcmp(last, "dtype", 5)) /* triton_kernels' tl.dtype(f"uint{bits}") */
+                    diag_error(d, at, "'%.*s': there is no '%.*s' module here; a type is written by its name ('u32', or a 'const' "
+                               "holding one), and Triton's tl.dtype(f\"uint{bits}\") is 'get_int_dtype(bits, false)'", chainn, mod,
+                               modn, mod);
                 else if (first && libdevice_hint(mod, chainn, last, lastn))
                     diag_error(d, at, "'%.*s': there is no '%.*s' module here; write %s", chainn, mod, modn, mod,
                                libdevice_hint(mod, chainn, last, lastn));

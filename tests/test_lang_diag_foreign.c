@@ -342,6 +342,18 @@ Test(lang_diag, triton_methods) {
                 "Triton's x.dtype.is_fp16()\n"
                 "      if v.dtype.is_fp16() { store(x, v); }\n"
                 "          ^\n");
+    /* triton_kernels' topk: x.dtype.is_int_unsigned() (it named is_signed, the opposite question) and tl.dtype(f"uint{n}")
+     * (it named a 'dtype' function there is none of) */
+    expect_diag("fn f(x) {\n    static_assert(x.dtype.is_int_unsigned(), \"bits\");\n    return x;\n}\n"
+                "kernel k(x: *u32) {\n    store(x, f(load(x)) as tl.dtype(\"uint32\"));\n}\n",
+                "t.tile:2:20: error: '.dtype.is_int_unsigned': values have no methods or attributes here; write 'is_int(T) && "
+                "!is_signed(T)' for Triton's T.is_int_unsigned() (T a type, dtype_of(x) or a value)\n"
+                "      static_assert(x.dtype.is_int_unsigned(), \"bits\");\n"
+                "                     ^\n"
+                "t.tile:6:28: error: 'tl.dtype': there is no 'tl' module here; a type is written by its name ('u32', or a 'const' "
+                "holding one), and Triton's tl.dtype(f\"uint{bits}\") is 'get_int_dtype(bits, false)'\n"
+                "      store(x, f(load(x)) as tl.dtype(\"uint32\"));\n"
+                "                             ^\n");
     /* Triton's tensor methods that are functions here name the function, the tensor first (xgrammar's
      * bitmask.reshape(BLOCK_SIZE), fla's b_k.trans()); a method of no such name keeps the general hint */
     expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let r = v.reshape(2, 2);\n    let t = r.trans();\n"
