@@ -735,7 +735,7 @@ Val bi_dot(Call *c) {
 }
 
 /* multiple_of(input, values), max_contiguous(input, values), max_constancy(input, values):
- * Triton's hints.  values: one positive int per dim of input (a list; a scalar input or 1-d
+ * Triton's hints (of integers and pointers; max_constancy of an i1 mask too).  values: one positive int per dim of input (a list; a scalar input or 1-d
  * tensor takes a plain int, and multiple_of's plain int holds along every dim).  The result is
  * input; a compile-time input needs no hint and stays as it is. */
 static Val bi_hint(Call *c, BuiltinId id) {
@@ -768,8 +768,11 @@ static Val bi_hint(Call *c, BuiltinId id) {
             return val_err();
         }
     DType dt = val_dtype(x);
-    if (!(dtype_is_int(dt) && dt != DT_I1) && dt != DT_PTR) {
-        diag_error(g->d, c->loc[0], "'%s' is a hint about integers and pointers, got '%s'", c->bi->name, gen_val_type_name(g, x));
+    /* max_constancy also of a mask, as Triton's (triton_kernels' swiglu: runs of 16 equal mask bits let a masked
+     * load go 16 elements wide); divisibility and contiguity say nothing about an i1 */
+    if (!(dtype_is_int(dt) && (dt != DT_I1 || id == BI_MAX_CONSTANCY)) && dt != DT_PTR) {
+        diag_error(g->d, c->loc[0], "'%s' is a hint about integers and pointers%s, got '%s'", c->bi->name,
+                   id == BI_MAX_CONSTANCY ? " (and masks)" : "", gen_val_type_name(g, x));
         return val_err();
     }
     if (x.k == V_CT) return x;

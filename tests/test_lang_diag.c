@@ -362,6 +362,14 @@ Test(lang_diag, hints) {
                 "t.tile:2:25: error: 'multiple_of' is a hint about integers and pointers, got 'f32'\n"
                 "      let a = multiple_of(zeros([16], f32), 16);\n"
                 "                          ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let a = max_contiguous(arange(0, 16) < 4, 16);\n}\n",
+                "t.tile:2:28: error: 'max_contiguous' is a hint about integers and pointers, got 'i1'\n"
+                "      let a = max_contiguous(arange(0, 16) < 4, 16);\n"
+                "                             ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let a = max_constancy(zeros([16], f32), 16);\n}\n",
+                "t.tile:2:27: error: 'max_constancy' is a hint about integers and pointers (and masks), got 'f32'\n"
+                "      let a = max_constancy(zeros([16], f32), 16);\n"
+                "                            ^\n");
     expect_diag("kernel k(p: *f32) {\n    assume(program_id(0));\n}\n",
                 "t.tile:2:12: error: 'assume' expects a condition (i1), got 'i32'\n"
                 "      assume(program_id(0));\n"

@@ -68,6 +68,29 @@ Test(lang_triton, triton_hints) {
         }
     free(src);
     unload(&k);
+    /* max_constancy of a mask (triton_kernels' swiglu: max_constancy(packed_mask_n, [16])): runs of equal mask bits
+     * let the masked load and store go wide, where `offs < n` alone is known constant over no run; n = 100 keeps
+     * the hint true, the elements from n on keep their poison */
+    const char *mask_src = "kernel k(x: *f32, out: *f32, n: i32, const HINT: i1 = true) {\n"
+                           "    let offs = arange(0, 256);\n"
+                           "    let m = offs < n;\n"
+                           "    if HINT { m = max_constancy(m, [4]); }\n"
+                           "    store(out + offs, load(x + offs, m, 0.0) * 2.0, m);\n"
+                           "}\n";
+    char *mw = compile_ptx(mask_src, "sm_80");
+    cr_expect(strstr(mw, "ld.global.v2.b32") && strstr(mw, "st.global.v2.b32"), "the hinted mask vectorizes:\n%s", mw);
+    free(mw);
+    load_src(&k, mask_src, "k");
+    float mx[256], mo[256];
+    for (int i = 0; i < 256; i++) mx[i] = (float)((i * 7919) % 1000) / 7.0f, mo[i] = NAN;
+    uint64_t dmx = upload(&k, mx, sizeof mx), dmo = upload(&k, mo, sizeof mo);
+    int32_t mn = 100;
+    launch(&k, 1, (void *[]){&dmx, &dmo, &mn});
+    download(&k, mo, dmo, sizeof mo);
+    for (int i = 0; i < 256; i++)
+        if (i < mn) cr_assert_eq(mo[i], mx[i] * 2.0f, "[%d] = %g", i, mo[i]);
+        else cr_assert(isnan(mo[i]), "[%d] written past n", i);
+    unload(&k);
 }
 
 /* for i in static_range(...): the body unrolled with i a compile-time int, so `if i % 2 == 0` picks
