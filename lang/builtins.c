@@ -1101,6 +1101,14 @@ Val builtin_call(Gen *g, const Node *node) {
                 c.v[i] = (Val){.k = V_NONE};
                 continue;
             }
+            /* None, or a const holding it, is Triton's default, as if not given (triton_kernels passes its weights'
+             * cache_modifier=W_CACHE_MODIFIER, None unless a small block wants ".cg"; sem=None, scope=None,
+             * input_precision=None and fp_downcast_rounding=None are Triton's defaults too) */
+            if (c.arg[i]->kind == N_NONE || (named && sv.k == V_NONE)) {
+                c.str[i] = NULL;
+                c.v[i] = (Val){.k = V_NONE};
+                continue;
+            }
             if (c.arg[i]->kind != N_STR) {
                 diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a string such as %s=\"%s\"", pn[i], bi->name, pn[i],
                            !strcmp(pn[i], "sem") ? "relaxed" : !strcmp(pn[i], "scope") ? "gpu" : !strcmp(pn[i], "eviction_policy") ? "evict_last"

@@ -1176,6 +1176,8 @@ static bool launch_setting_call(Gen *g, const Node *n) {
 }
 
 static Val gen_call(Gen *g, const Node *n) {
+    n = gen_expand_star_args(g, n);
+    if (!n) return val_err();
     if (n->lhs->kind != N_NAME) {
         const Node *k = n->lhs->kind == N_INDEX && n->lhs->lhs->kind == N_NAME ? n->lhs->lhs : NULL; /* Triton's k[grid](...) */
         for (int i = 0; k && g->main_file && i < g->main_file->ndecls; i++)

@@ -236,6 +236,7 @@ const char *gen_carried_type_hint(Gen *g, const Type *was, const Type *now); /* 
 /* Match a call's arguments to parameter names: slots[i] is the argument
  * node for parameter i or NULL, by_kw[i] whether it was given by keyword.
  * Parameters before `min` are required.  Reports and returns false on error. */
+const Node *gen_expand_star_args(Gen *g, const Node *call); /* Python's f(x, *args) of a tuple: args' elements */
 bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *const *pnames, int np, int min,
                    const Node **slots, bool *by_kw);
 

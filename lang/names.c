@@ -395,6 +395,65 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
 }
 
 /* ---- arguments ---- */
+/* Python's `*args` in a call, as triton_kernels calls its fused activation, ACTIVATION_FN(acc, *activation_fn_args):
+ * a positional `*NAME` whose NAME holds a tuple (or a list) stands for its elements, each as `NAME[i]`.  The parser
+ * reads `*NAME` as a pointer type (cast(x, *T)), so a name that holds no tuple stays one. */
+static int star_arg_count(Gen *g, const Node *call, int i) {
+    const Node *a = call->kids[i];
+    if (a->kind != N_DTYPE || a->ty.nptr != 1 || !a->ty.name || (call->kwnames && call->kwnames[i])) return -1;
+    Var *v = gen_lookup_var(g, a->ty.name);
+    if (!v) return -1;
+    if (v->val.k == V_TUPLE && !gen_is_record(v->val)) return v->val.nelems;
+    return v->val.k == V_SHAPE ? v->val.rank : -1;
+}
+
+/* call itself when it has no `*NAME` of a tuple, else a copy with each expanded (keywords kept with their arguments);
+ * NULL, reported, when a `*NAME` names a variable that holds neither a tuple nor a type (`*T`, a pointer type) */
+const Node *gen_expand_star_args(Gen *g, const Node *call) {
+    int n = 0;
+    bool any = false;
+    for (int i = 0; i < call->nkids; i++) {
+        int m = star_arg_count(g, call, i);
+        n += m < 0 ? 1 : m;
+        any |= m >= 0;
+        const Node *a = call->kids[i];
+        Var *v = m < 0 && a->kind == N_DTYPE && a->ty.nptr == 1 && a->ty.name ? gen_lookup_var(g, a->ty.name) : NULL;
+        if (v && v->val.k != V_DTYPE && v->val.k != V_ERR) {
+            diag_error(g->d, a->loc, "'*%s' unpacks a tuple into arguments (Python's f(x, *args)), but '%s' holds %s", a->ty.name,
+                       a->ty.name, gen_a(g, gen_val_type_name(g, v->val), true));
+            return NULL;
+        }
+    }
+    if (!any) return call;
+    Node *c = arena_alloc(g->a, sizeof *c);
+    *c = *call;
+    c->kids = ARENA_ARRAY(g->a, Node *, n + 1);
+    c->kwnames = ARENA_ARRAY(g->a, const char *, n + 1);
+    c->kwlocs = NULL; /* diagnostics of a rewritten call point at the argument */
+    int k = 0;
+    for (int i = 0; i < call->nkids; i++) {
+        const Node *a = call->kids[i];
+        int m = star_arg_count(g, call, i);
+        if (m < 0) {
+            c->kwnames[k] = call->kwnames ? call->kwnames[i] : NULL;
+            c->kids[k++] = (Node *)a;
+            continue;
+        }
+        for (int j = 0; j < m; j++) { /* NAME[j] */
+            Node *name = arena_alloc(g->a, sizeof *name), *idx = arena_alloc(g->a, sizeof *idx), *x = arena_alloc(g->a, sizeof *x);
+            *name = (Node){.kind = N_NAME, .loc = a->ty.loc, .name = a->ty.name};
+            *idx = (Node){.kind = N_INT, .loc = a->loc, .ival = j};
+            *x = (Node){.kind = N_INDEX, .loc = a->loc, .oploc = a->loc, .lhs = name, .nkids = 1};
+            x->kids = ARENA_ARRAY(g->a, Node *, 1);
+            x->kids[0] = idx;
+            c->kwnames[k] = NULL;
+            c->kids[k++] = x;
+        }
+    }
+    c->nkids = k;
+    return c;
+}
+
 bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *const *pnames, int np, int min,
                    const Node **slots, bool *by_kw) {
     int n = call->nkids, npos = 0;

@@ -1442,3 +1442,12 @@ Test(lang_diag, binary_file) {
     cr_expect(!strncmp(r.diags, want, strlen(want)) && errors == 1, "%s", r.diags);
     result_free(&r);
 }
+
+/* Python's f(x, *args) unpacks a tuple (test_lang_python.c, star_args_and_none_strings); `*v` of a variable holding
+ * no tuple (nor a type: `*T` is a pointer type) is an error at it, not a pointer type named 'v' */
+Test(lang_diag, star_args) {
+    expect_diag("fn f(x, a, b) { return x * a + b; }\nkernel k(p: *f32) {\n    let v = load(p);\n    store(p, f(v, *v));\n}\n",
+                "t.tile:4:19: error: '*v' unpacks a tuple into arguments (Python's f(x, *args)), but 'v' holds an 'f32'\n"
+                "      store(p, f(v, *v));\n"
+                "                    ^\n");
+}

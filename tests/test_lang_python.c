@@ -1401,3 +1401,46 @@ Test(lang_python, next_power_of_2) {
     for (int i = 37; i < 64; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past N", i, o[i]);
     unload(&k);
 }
+
+/* Python's `*args` in a call, as triton_kernels' matmul_ogs calls its fused activation, ACTIVATION_FN(acc,
+ * *activation_fn_args): a tuple's elements (here a run-time and a compile-time one) and a list's sizes become
+ * positional arguments, before a keyword, through a fn passed as a function too; `*T` of a type stays a pointer type
+ * (cast(out, *T, bitcast=true)); None for a string parameter is Triton's default (matmul_ogs passes its weights'
+ * cache_modifier=W_CACHE_MODIFIER, None unless a block asks ".cg"; atomics' sem=None and scope=None).  n = 45 of a
+ * 64-wide block, random inputs, the output poisoned first; exact against the same f32 steps. */
+Test(lang_python, star_args_and_none_strings) {
+    const char *src = "fn affine(x, a, b, const SQUARE = false) {\n"
+                      "    let y = x * a + b;\n"
+                      "    if SQUARE { return y * y; }\n"
+                      "    return y;\n"
+                      "}\n"
+                      "fn apply(const f, x, args) { return f(x, *args); }\n"
+                      "kernel k(x: *f32, out: *i32, cnt: *i32, a: f32, n: i32, const T = f32, const CM = None) {\n"
+                      "    let offs = arange(0, 64);\n"
+                      "    let m = offs < n;\n"
+                      "    let v = load(x + offs, m, 0.0, cache_modifier=CM, eviction_policy=None);\n"
+                      "    let args = (a, 2.0);\n"
+                      "    let lst = [3, 4];\n"
+                      "    let r = affine(v, *args) - apply(affine, v, args) * 0.5 + affine(v, *lst, SQUARE=true);\n"
+                      "    store(cast(out, *T, bitcast=true) + offs, r, m, cache_modifier=CM);\n"
+                      "    atomic_add(cnt, 1, sem=None, scope=None);\n"
+                      "}\n";
+    K k;
+    load_src(&k, src, "k");
+    seed_rng();
+    enum { B = 64 };
+    int32_t n = 45, cnt = 0;
+    float x[B], o[B], a = (float)(irand(64) - 32) / 8.0f;
+    for (int i = 0; i < B; i++) x[i] = (float)(irand(200) - 100) / 16.0f;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o), dc = upload(&k, &cnt, sizeof cnt);
+    launch(&k, 1, (void *[]){&dx, &d_o, &dc, &a, &n});
+    download(&k, o, d_o, sizeof o);
+    download(&k, &cnt, dc, sizeof cnt);
+    for (int i = 0; i < n; i++) {
+        float y = x[i] * a + 2.0f, s = x[i] * 3.0f + 4.0f, want = y - y * 0.5f + s * s;
+        cr_assert_eq(o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    for (int i = n; i < B; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
+    cr_assert_eq(cnt, 1, "one atomic add per program, got %d", cnt);
+    unload(&k);
+}
