@@ -141,12 +141,15 @@ class Launch(unittest.TestCase):
         }
         """
         x = rng.standard_normal(n).astype(np.float32)
-        for a, want in (("relu", np.maximum(x, 0)), ("none", x), ('"relu"', np.maximum(x, 0))):
+        # a string that is no name is quoted for the define, as Triton passes ACTIVATION="leaky relu" or a
+        # cache_modifier=".cg" (both were errors at their first character)
+        for a, want in (("relu", np.maximum(x, 0)), ("none", x), ('"relu"', np.maximum(x, 0)), ("leaky relu", x), (".cg", x),
+                        ('say "hi"', x)):
             out = poisoned(n, np.float32)
             k = tile.compile(act, device=self.dev, ACT=a).k
             k[(tile.cdiv(n, 128),)](x, out, n)
             close(self, out, want.astype(np.float64), 0, 0)
-            self.assertEqual(k.meta["ACT"], a.strip('"'))  # quoted or not, meta holds the string the kernel sees
+            self.assertEqual(k.meta["ACT"], a[1:-1] if a[0] == '"' else a)  # quoted or not, meta holds the kernel's string
 
     def test_installed_data(self):
         # installed by pip, the library reads the kernels and stdlib shipped in the package, not a source tree

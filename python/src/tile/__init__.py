@@ -214,7 +214,13 @@ def _define_value(name, v):
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
-        return v if v else '""'  # '' (gemlite's meta_evict_policy='') is the empty string, not an empty define
+        if not v:
+            return '""'  # '' (gemlite's meta_evict_policy='') is the empty string, not an empty define
+        # what a define reads bare (a name, a type, *T, a number, or a string already quoted) goes as it is; any other
+        # string is quoted for it, as Triton passes W_CACHE_MODIFIER=".cg" or ACT="leaky relu" (a bare .cg was an error)
+        if _re.fullmatch(r'(-|\*+)?[A-Za-z0-9_][A-Za-z0-9_.+-]*|"(?:[^"\\]|\\.)*"', v):
+            return v
+        return '"%s"' % v.replace("\\", "\\\\").replace('"', '\\"')
     # a NumPy dtype (np.float16, np.dtype("int8")) names the language's type: a kernel generic over dtype
     if np is not None and (isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic))):
         kinds = {"f": "f", "i": "i", "u": "u"}
