@@ -993,10 +993,43 @@ Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc) {
     return val_rt(g, i->res[0]);
 }
 
+/* t[a:b:c] of a tuple or list, Python's slice (each bound a compile-time integer or absent; negative counts from
+ * the end): a tuple or a list, Triton's x.shape[:-1] + [32] (triton_kernels' vpopc) */
+static Val gen_slice_of(Gen *g, const Node *ix, Val v) {
+    int64_t len = v.k == V_TUPLE ? v.nelems : v.rank, b[3] = {0, len, 1};
+    const Node *part[3] = {ix->lhs, ix->rhs, ix->els};
+    for (int k = 0; k < 3; k++)
+        if (part[k] && part[k]->kind != N_NONE && !val_ct_int_of(g, gen_expr(g, part[k]), part[k]->loc, "a slice bound", &b[k]))
+            return val_err();
+    if (b[2] == 0) {
+        diag_error(g->d, part[2]->loc, "slice step cannot be zero");
+        return val_err();
+    }
+    if (b[2] < 0 && !(part[0] && part[0]->kind != N_NONE)) b[0] = len - 1; /* t[::-1]: from the end, past the start */
+    if (b[2] < 0 && !(part[1] && part[1]->kind != N_NONE)) b[1] = -1 - len;
+    for (int k = 0; k < 2; k++) { /* Python's slice.indices: negative from the end, then clamped */
+        if (b[k] < 0) b[k] += len;
+        int64_t lo = b[2] > 0 ? 0 : -1, hi = b[2] > 0 ? len : len - 1;
+        b[k] = b[k] < lo ? lo : b[k] > hi ? hi : b[k];
+    }
+    int n = 0;
+    int64_t *idx = ARENA_ARRAY(g->a, int64_t, len ? len : 1);
+    for (int64_t i = b[0]; (b[2] > 0 ? i < b[1] : i > b[1]) && n < len; i += b[2]) idx[n++] = i;
+    if (v.k == V_SHAPE) {
+        Val r = {.k = V_SHAPE, .rank = n};
+        for (int k = 0; k < n; k++) r.shape[k] = v.shape[idx[k]];
+        return r;
+    }
+    Val r = {.k = V_TUPLE, .nelems = n, .elems = ARENA_ARRAY(g->a, Val, n ? n : 1)};
+    for (int k = 0; k < n; k++) r.elems[k] = v.elems[idx[k]];
+    return r;
+}
+
 /* x[:, None] -- each ':' keeps a dimension, each None inserts one. */
 /* t[i]: element i of a tuple or list (a compile-time integer; negative counts from the end), as Python's. */
 static Val gen_element(Gen *g, const Node *n, Val v) {
     const Node *ix = n->kids[0];
+    if (n->nkids == 1 && ix->kind == N_SLICE) return gen_slice_of(g, ix, v);
     if (n->nkids != 1 || ix->kind == N_SLICE || ix->kind == N_NONE) {
         diag_error(g->d, n->oploc, "a %s takes one index, a compile-time integer", v.k == V_TUPLE ? "tuple" : "list");
         return val_err();
@@ -1017,9 +1050,9 @@ static Val gen_index(Gen *g, const Node *n) {
     if ((v.k == V_TUPLE && !gen_is_desc(v)) || v.k == V_SHAPE) return gen_element(g, n, v);
     if (!val_is_value(g, v, n->lhs->loc)) return val_err();
     for (int i = 0; i < n->nkids; i++)
-        if (n->kids[i]->kind != N_SLICE && n->kids[i]->kind != N_NONE) {
+        if ((n->kids[i]->kind != N_SLICE || n->kids[i]->ival) && n->kids[i]->kind != N_NONE) {
             diag_error(g->d, n->kids[i]->loc, "a tensor is indexed with ':' and 'None' only (as in Triton): index with arange and "
-                       "load, or reduce with a mask");
+                       "load, or reduce with a mask%s", n->kids[i]->kind == N_SLICE ? " (a slice with bounds is a tuple's or a list's)" : "");
             return val_err();
         }
     int slices = 0;

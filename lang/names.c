@@ -396,31 +396,55 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
 
 /* ---- arguments ---- */
 /* Python's `*args` in a call, as triton_kernels calls its fused activation, ACTIVATION_FN(acc, *activation_fn_args):
- * a positional `*NAME` whose NAME holds a tuple (or a list) stands for its elements, each as `NAME[i]`.  The parser
- * reads `*NAME` as a pointer type (cast(x, *T)), so a name that holds no tuple stays one. */
-static int star_arg_count(Gen *g, const Node *call, int i) {
-    const Node *a = call->kids[i];
-    if (a->kind != N_DTYPE || a->ty.nptr != 1 || !a->ty.name || (call->kwnames && call->kwnames[i])) return -1;
-    Var *v = gen_lookup_var(g, a->ty.name);
-    if (!v) return -1;
-    if (v->val.k == V_TUPLE && !gen_is_record(v->val)) return v->val.nelems;
-    return v->val.k == V_SHAPE ? v->val.rank : -1;
+ * a positional `*NAME` (or `*NAME[...]`, an element or a slice of it) holding a tuple (or a list) stands for its
+ * elements.  The parser reads `*NAME` as a pointer type (cast(x, *T)) and `*NAME[1:]` as that type indexed, so the
+ * argument is taken apart here: the expression NAME[...] without its `*`, or NULL when the argument is no such form. */
+static const Node *star_operand(Gen *g, const Node *call, int i) {
+    const Node *a = call->kids[i], *base = a;
+    if (call->kwnames && call->kwnames[i]) return NULL;
+    int depth = 0;
+    while (base->kind == N_INDEX) base = base->lhs, depth++;
+    if (base->kind != N_DTYPE || base->ty.nptr != 1 || !base->ty.name || base->ty.call || !gen_lookup_var(g, base->ty.name)) return NULL;
+    Node *name = arena_alloc(g->a, sizeof *name);
+    *name = (Node){.kind = N_NAME, .loc = base->ty.loc, .name = base->ty.name};
+    if (!depth) return name;
+    Node *copy = arena_alloc(g->a, sizeof *copy), *at = copy; /* the index chain again, on the name */
+    *copy = *a;
+    while (at->lhs->kind == N_INDEX) {
+        Node *next = arena_alloc(g->a, sizeof *next);
+        *next = *at->lhs;
+        at->lhs = next;
+        at = next;
+    }
+    at->lhs = name;
+    return copy;
 }
 
-/* call itself when it has no `*NAME` of a tuple, else a copy with each expanded (keywords kept with their arguments);
- * NULL, reported, when a `*NAME` names a variable that holds neither a tuple nor a type (`*T`, a pointer type) */
+/* The number of elements a `*` argument stands for (its operand's value in *val), or -1 when it is no `*` of a tuple */
+static int star_arg_count(Gen *g, const Node *call, int i, const Node **operand, Val *val) {
+    *operand = star_operand(g, call, i);
+    if (!*operand) return -1;
+    *val = (*operand)->kind == N_NAME ? gen_lookup_var(g, (*operand)->name)->val : gen_expr(g, *operand);
+    if (val->k == V_TUPLE && !gen_is_record(*val)) return val->nelems;
+    return val->k == V_SHAPE ? val->rank : -1;
+}
+
+/* call itself when it has no `*` of a tuple, else a copy with each expanded (keywords kept with their arguments);
+ * NULL, reported, when a `*` names a variable that holds neither a tuple nor a type (`*T`, a pointer type) */
 const Node *gen_expand_star_args(Gen *g, const Node *call) {
     int n = 0;
     bool any = false;
     for (int i = 0; i < call->nkids; i++) {
-        int m = star_arg_count(g, call, i);
+        const Node *op;
+        Val v = {.k = V_ERR};
+        int m = star_arg_count(g, call, i, &op, &v);
         n += m < 0 ? 1 : m;
         any |= m >= 0;
-        const Node *a = call->kids[i];
-        Var *v = m < 0 && a->kind == N_DTYPE && a->ty.nptr == 1 && a->ty.name ? gen_lookup_var(g, a->ty.name) : NULL;
-        if (v && v->val.k != V_DTYPE && v->val.k != V_ERR) {
-            diag_error(g->d, a->loc, "'*%s' unpacks a tuple into arguments (Python's f(x, *args)), but '%s' holds %s", a->ty.name,
-                       a->ty.name, gen_a(g, gen_val_type_name(g, v->val), true));
+        if (m < 0 && op && v.k == V_ERR) return NULL; /* reported by its evaluation */
+        if (m < 0 && op && !(op->kind == N_NAME && v.k == V_DTYPE)) {
+            const char *nm = call->kids[i]->kind == N_DTYPE ? call->kids[i]->ty.name : NULL;
+            diag_error(g->d, call->kids[i]->loc, "'*%s' unpacks a tuple into arguments (Python's f(x, *args)), but %s%s%s holds %s",
+                       nm ? nm : "...", nm ? "'" : "it", nm ? nm : "", nm ? "'" : "", gen_a(g, gen_val_type_name(g, v), true));
             return NULL;
         }
     }
@@ -432,18 +456,18 @@ const Node *gen_expand_star_args(Gen *g, const Node *call) {
     c->kwlocs = NULL; /* diagnostics of a rewritten call point at the argument */
     int k = 0;
     for (int i = 0; i < call->nkids; i++) {
-        const Node *a = call->kids[i];
-        int m = star_arg_count(g, call, i);
+        const Node *a = call->kids[i], *op;
+        Val v;
+        int m = star_arg_count(g, call, i, &op, &v);
         if (m < 0) {
             c->kwnames[k] = call->kwnames ? call->kwnames[i] : NULL;
             c->kids[k++] = (Node *)a;
             continue;
         }
-        for (int j = 0; j < m; j++) { /* NAME[j] */
-            Node *name = arena_alloc(g->a, sizeof *name), *idx = arena_alloc(g->a, sizeof *idx), *x = arena_alloc(g->a, sizeof *x);
-            *name = (Node){.kind = N_NAME, .loc = a->ty.loc, .name = a->ty.name};
+        for (int j = 0; j < m; j++) { /* (NAME[...])[j] */
+            Node *idx = arena_alloc(g->a, sizeof *idx), *x = arena_alloc(g->a, sizeof *x);
             *idx = (Node){.kind = N_INT, .loc = a->loc, .ival = j};
-            *x = (Node){.kind = N_INDEX, .loc = a->loc, .oploc = a->loc, .lhs = name, .nkids = 1};
+            *x = (Node){.kind = N_INDEX, .loc = a->loc, .oploc = a->loc, .lhs = (Node *)op, .nkids = 1};
             x->kids = ARENA_ARRAY(g->a, Node *, 1);
             x->kids[0] = idx;
             c->kwnames[k] = NULL;

@@ -173,14 +173,31 @@ static TypeRef type(Parser *p) {
 
 /* index = ":" | "None" */
 /* index = ":" | "None" | expr (an element of a tuple or list: t[0]) */
+/* Python's slice of a tuple or list, start:stop:step, each part optional (x.shape[:-1], t[1:]): an N_SLICE with
+ * ival 1, lhs start, rhs stop, els step (NULL: not given); a bare ':' (a tensor's, x[:, None]) has ival 0 */
+static Node *slice_rest(Parser *p, Node *n) {
+    n->ival = 1;
+    if (!at(p, TK_COLON) && !at(p, TK_COMMA) && !at(p, TK_RBRACK)) n->rhs = nested_expr(p);
+    if (accept(p, TK_COLON) && !at(p, TK_COMMA) && !at(p, TK_RBRACK)) n->els = nested_expr(p);
+    return n;
+}
+
+/* index = ":" | "None" | expr | [ expr ] ":" [ expr ] [ ":" [ expr ] ] */
 static Node *index_item(Parser *p) {
     Token *t = peek(p);
-    if (accept(p, TK_COLON)) return new_node(p, N_SLICE, t->loc);
+    if (accept(p, TK_COLON)) {
+        Node *n = new_node(p, N_SLICE, t->loc);
+        return at(p, TK_COMMA) || at(p, TK_RBRACK) ? n : slice_rest(p, n);
+    }
     if (t->kind == TK_NONE && (peek2(p)->kind == TK_COMMA || peek2(p)->kind == TK_RBRACK)) {
         next(p);
         return new_node(p, N_NONE, t->loc);
     }
-    return nested_expr(p);
+    Node *e = nested_expr(p);
+    if (!accept(p, TK_COLON)) return e;
+    Node *n = new_node(p, N_SLICE, t->loc);
+    n->lhs = e;
+    return slice_rest(p, n);
 }
 
 /* primary = INT | FLOAT | "true" | "false" | "None" | IDENT | SCALAR_TYPE | "*" type | STRING { STRING }

@@ -1451,3 +1451,21 @@ Test(lang_diag, star_args) {
                 "      store(p, f(v, *v));\n"
                 "                    ^\n");
 }
+
+/* a slice with bounds is a tuple's or a list's (test_lang_python.c, slices_of_tuples_and_lists): of a tensor it is an
+ * error naming that, and its bounds are compile-time integers, the step not zero */
+Test(lang_diag, slices) {
+    expect_diag("kernel k(p: *f32) {\n    let v = load(p + arange(0, 16));\n    store(p, v[1:]);\n}\n",
+                "t.tile:3:16: error: a tensor is indexed with ':' and 'None' only (as in Triton): index with arange and load, or "
+                "reduce with a mask (a slice with bounds is a tuple's or a list's)\n"
+                "      store(p, v[1:]);\n"
+                "                 ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let t = (1.0, 2.0);\n    store(p, t[::0][0]);\n}\n",
+                "t.tile:3:18: error: slice step cannot be zero\n"
+                "      store(p, t[::0][0]);\n"
+                "                   ^\n");
+    expect_diag("kernel k(p: *f32, n: i32) {\n    let t = (1.0, 2.0);\n    store(p, t[n:][0]);\n}\n",
+                "t.tile:3:16: error: a slice bound must be a compile-time integer\n"
+                "      store(p, t[n:][0]);\n"
+                "                 ^\n");
+}

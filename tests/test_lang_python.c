@@ -1444,3 +1444,39 @@ Test(lang_python, star_args_and_none_strings) {
     cr_assert_eq(cnt, 1, "one atomic add per program, got %d", cnt);
     unload(&k);
 }
+
+/* Python's slices of tuples and lists, as Triton's tuples slice: triton_kernels' vpopc reshapes to x.shape[:-1] + [32];
+ * t[1:], t[::-1], t[::2], t[-2:] and t[:] of a tuple of values, a list's slice as a shape (shape_of(x)[1:]), bounds past
+ * the end clamped as Python's.  Exact: sums of small integers; n = 45 of 64, the output poisoned first. */
+Test(lang_python, slices_of_tuples_and_lists) {
+    const char *src = "fn sum3(a, b, c) { return a + b * 10 + c * 100; }\n"
+                      "kernel k(x: *i32, out: *i32, n: i32) {\n"
+                      "    let offs = arange(0, 64);\n"
+                      "    let m = offs < n;\n"
+                      "    let v = load(x + offs, m, 0);\n"
+                      "    let t = (v, v + 1, v + 2, v + 3);\n"
+                      "    let r = sum3(*t[1:]) + sum3(*t[::-1][:3]) * 1000;\n"
+                      "    let e, o = t[::2], t[1::2];\n"
+                      "    static_assert(len(t[-2:]) == 2 && len(t[:]) == 4 && len(t[5:]) == 0 && len(t[-9:2]) == 2, \"bounds\");\n"
+                      "    let w = reshape(v, [4, 16]);\n"
+                      "    let s = reshape(w, shape_of(w)[:-1] + [2, 8]);\n"
+                      "    static_assert(shape_of(s) == [4, 2, 8] && shape_of(w)[1:] == [16] && shape_of(s)[::-1] == [8, 2, 4], \"lists\");\n"
+                      "    let back = reshape(s, [64]);\n"
+                      "    store(out + offs, r + (e[1] - o[0]) * 1000000 + (back - v), m);\n"
+                      "}\n";
+    K k;
+    load_src(&k, src, "k");
+    seed_rng();
+    enum { B = 64 };
+    int32_t x[B], o[B], n = 45;
+    for (int i = 0; i < B; i++) x[i] = irand(100);
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&dx, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < n; i++) {
+        int32_t v = x[i], want = (v + 1) + (v + 2) * 10 + (v + 3) * 100 + ((v + 3) + (v + 2) * 10 + (v + 1) * 100) * 1000 + 1000000;
+        cr_assert_eq(o[i], want, "out[%d] = %d, want %d (seed %llu)", i, o[i], want, (unsigned long long)seed);
+    }
+    for (int i = n; i < B; i++) cr_assert_eq(o[i], -1, "out[%d] = %d was written past n", i, o[i]);
+    unload(&k);
+}

@@ -348,13 +348,20 @@ module.exports = grammar({
     index_expression: ($) => seq(
       field('value', $._postfix),
       '[',
-      commaSep1(field('index', choice($.slice, $._expression))),
+      commaSep1(field('index', choice($.slice, $.slice_range, $._expression))),
       ']',
     ),
 
     // index = ":" | "None" | expr (an element of a tuple or list); None is also a compile-time value anywhere
     // (let b = None, f(None), a parameter's default), as docs/language.md says and the compiler parses it
     slice: (_) => ':',
+    // [ expr ] ":" [ expr ] [ ":" [ expr ] ]: Python's slice of a tuple or list (x.shape[:-1], t[1:], t[::-1])
+    slice_range: ($) => choice(
+      seq(field('start', $._expression), ':', optional(field('stop', $._expression)),
+        optional(seq(':', optional(field('step', $._expression))))),
+      seq(':', field('stop', $._expression), optional(seq(':', optional(field('step', $._expression))))),
+      seq(':', ':', optional(field('step', $._expression))),
+    ),
     none: (_) => 'None',
 
     // primary = INT | FLOAT | "true" | "false" | "None" | IDENT | SCALAR_TYPE | "*" type | STRING { STRING }
