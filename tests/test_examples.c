@@ -21,7 +21,9 @@
  * by their log-sum-exps);
  * and torchao's MX fp8 quantization (e8m0 shared exponents from bits or ceil(log2), a block per row by reshape);
  * and native-sparse-attention's selected-block attention (block pointers, block tables, packed sequences, G query
- * heads below 16 in a dot). */
+ * heads below 16 in a dot);
+ * and a flex-attention forward in PyTorch Inductor's template's shape (score_mod and mask_mod passed as functions,
+ * block-sparse key lists of partial and full blocks). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -264,6 +266,80 @@ static void attention_case(bool causal) {
 
 Test(examples, fused_attention) { attention_case(false); }
 Test(examples, fused_attention_causal) { attention_case(true); }
+
+/* ---- a flex-attention forward in Inductor's template's shape ---- */
+
+/* flex_attention.tile: ALiBi score_mod and a causal sliding-window mask_mod (130 keys) passed as functions, block-sparse
+ * key lists built here as create_block_mask builds them (a 64x64 block is full when the mask holds everywhere in it,
+ * partial when somewhere), so listed blocks are not adjacent ([0, 2], [0, 1, 3]) and each sparse block is walked in two
+ * 32-key steps; 200 queries and keys (no multiple of 64), two heads, f16 against float64, the LSE in base 2. */
+static void flex_attention_case(const char *arch, const char *device) {
+    seed_rng();
+    K k;
+    const char *defs[] = {"HEAD_DIM=32", NULL};
+    load_example_on(&k, "flex_attention.tile", defs, NULL, arch, device);
+    enum { H = 2, L = 200, D = 32, SB = 64, NQ = (L + SB - 1) / SB, WIN = 130 };
+    size_t ne = (size_t)H * L * D;
+    uint16_t *q = malloc(2 * ne), *kk = malloc(2 * ne), *v = malloc(2 * ne), *o = malloc(2 * ne);
+    for (size_t i = 0; i < ne; i++) q[i] = f2h(urand()), kk[i] = f2h(urand()), v[i] = f2h(urand());
+    float slopes[H], lse[H * L], go[H * L * D];
+    for (int h = 0; h < H; h++) slopes[h] = (float)(0.05 * (urand() + 1.0));
+    int32_t kvn[H * NQ], kvi[H * NQ * NQ], fkvn[H * NQ], fkvi[H * NQ * NQ];
+    memset(kvi, 0, sizeof kvi), memset(fkvi, 0, sizeof fkvi);
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < NQ; i++) {
+            int np = 0, nf = 0;
+            for (int j = 0; j < NQ; j++) {
+                int any = 0, all = 1;
+                for (int m = i * SB; m < (i + 1) * SB && m < L; m++)
+                    for (int n = j * SB; n < (j + 1) * SB && n < L; n++) {
+                        int in = m >= n && m - n < WIN;
+                        any |= in, all &= in;
+                    }
+                if (all) fkvi[(h * NQ + i) * NQ + nf++] = j;
+                else if (any) kvi[(h * NQ + i) * NQ + np++] = j;
+            }
+            kvn[h * NQ + i] = np, fkvn[h * NQ + i] = nf;
+        }
+    cr_assert(kvn[2] == 2 && kvi[2 * NQ] == 0 && kvi[2 * NQ + 1] == 2 && fkvn[2] == 1 && fkvi[2 * NQ] == 1,
+              "query block 2: partial key blocks 0 and 2 (a jump), full block 1");
+    uint64_t dq = upload(&k, q, 2 * ne), dk = upload(&k, kk, 2 * ne), dv = upload(&k, v, 2 * ne), dout = poisoned(&k, 2 * ne),
+             dl = poisoned(&k, sizeof lse), ds = upload(&k, slopes, sizeof slopes), dkn = upload(&k, kvn, sizeof kvn),
+             dki = upload(&k, kvi, sizeof kvi), dfn = upload(&k, fkvn, sizeof fkvn), dfi = upload(&k, fkvi, sizeof fkvi);
+    int32_t h_ = H, len = L, nq = NQ;
+    void *params[] = {&dq, &dk, &dv, &dl, &dout, &ds, &dkn, &dki, &dfn, &dfi, &h_, &len, &len, &nq, &nq};
+    launch(&k, "flex_attention_fwd", (L + 31) / 32, H, params);
+    download(&k, o, dout, 2 * ne);
+    download(&k, lse, dl, sizeof lse);
+    double *wo = malloc(8 * ne), wl[H * L], s[L];
+    for (size_t i = 0; i < ne; i++) go[i] = (float)h2d(o[i]);
+    for (int h = 0; h < H; h++)
+        for (int m = 0; m < L; m++) {
+            double mx = -INFINITY, l = 0;
+            for (int n = 0; n < L; n++) {
+                s[n] = -INFINITY;
+                if (!(m >= n && m - n < WIN)) continue;
+                double d = 0;
+                for (int c = 0; c < D; c++) d += h2d(q[((size_t)h * L + m) * D + c]) * h2d(kk[((size_t)h * L + n) * D + c]);
+                s[n] = d * 0.125 + (double)slopes[h] * (n - m);
+                mx = s[n] > mx ? s[n] : mx;
+            }
+            for (int n = 0; n < L; n++) l += exp(s[n] - mx);
+            wl[h * L + m] = (mx + log(l)) / log(2.0);
+            for (int c = 0; c < D; c++) {
+                double acc = 0;
+                for (int n = 0; n < L; n++) acc += exp(s[n] - mx) / l * h2d(v[((size_t)h * L + n) * D + c]);
+                wo[((size_t)h * L + m) * D + c] = acc;
+            }
+        }
+    check("flex o", go, wo, (int)ne, 2e-3, 1e-2);
+    check("flex lse", lse, wl, H * L, 1e-4, 1e-4);
+    free(q), free(kk), free(v), free(o), free(wo);
+    unload(&k);
+}
+
+Test(examples, flex_attention) { flex_attention_case(NULL, NULL); }
+Test(examples, flex_attention_sm90a) { flex_attention_case("sm_90a", "emu:sm_90a"); }
 
 /* ---- 08: grouped GEMM ---- */
 
