@@ -335,8 +335,10 @@ static bool lex_skip_space(Lexer *l) {
 /* Triton's module prefixes (tl.exp, tl.math.exp, tl.extra.cuda.libdevice.exp, triton.language.float16, and
  * tl.standard._log2, core.int16 of `import triton.language.core as core`): the names they qualify are plain names here. */
 static bool triton_module_name(const char *s, size_t n) {
-    static const char *const names[] = {"tl", "triton", "language", "math", "libdevice", "extra", "cuda", "core", "standard",
-                                        "tl_math", "triton_helpers"}; /* the last two: Inductor's aliases */
+    /* the last three: Inductor's aliases tl_math and triton_helpers, and its @triton_heuristics.pointwise(...) */
+    static const char *const names[] = {"tl",       "triton",  "language", "math",           "libdevice",        "extra",
+                                        "cuda",     "core",    "standard", "tl_math",        "triton_helpers",
+                                        "triton_heuristics"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strlen(names[i]) == n && !memcmp(names[i], s, n)) return true;
     return false;

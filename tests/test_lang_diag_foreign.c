@@ -598,6 +598,18 @@ Test(lang_diag, triton_module_prefix) {
                 "docs/language.md)\n"
                 "      store(x, triton_helpers.maximum(tl_math.exp(load(x)), 0.0));\n"
                 "                                      ^\n");
+    /* Inductor's generated kernels open with @triton_heuristics.pointwise(size_hints=..., ...) before @triton.jit: one
+     * error each, skipped with their arguments (it was "'.pointwise': values have no methods", then a parse error) */
+    expect_diag("@triton_heuristics.pointwise(\n    size_hints={'x': 1024},\n    filename=__file__,\n)\n@triton.jit\n"
+                "kernel k(x: *f32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:2: error: '@triton_heuristics.pointwise': a kernel needs no decorator here: 'kernel NAME(params) { ... }' "
+                "(launch settings are attributes such as @num_warps(4); tuning configurations are @config(...))\n"
+                "  @triton_heuristics.pointwise(\n"
+                "   ^\n"
+                "t.tile:5:2: error: '@triton.jit': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings "
+                "are attributes such as @num_warps(4); tuning configurations are @config(...))\n"
+                "  @triton.jit\n"
+                "   ^\n");
     /* Triton's tl.core (Inductor's sort helper calls tl.core.get_int_dtype) is a module too (it was "write 'core'") */
     expect_diag("kernel k(x: *i32) {\n    store(x, cast(1.5, tl.core.get_int_dtype(32, true), bitcast=true));\n}\n",
                 "t.tile:2:24: error: 'tl.core.get_int_dtype': there is no 'tl' module here; write 'get_int_dtype' (the built-ins are "
