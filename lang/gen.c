@@ -1266,6 +1266,12 @@ static Val gen_call(Gen *g, const Node *n) {
             return val_err();
         }
     if (launch_setting_call(g, n)) return val_err();
+    if (!strcmp(n->name, "isinstance")) { /* triton_kernels' isinstance(shape_bm, tl.tensor) and shape_bm.dtype.is_ptr() */
+        diag_error(g->d, n->loc, "unknown name 'isinstance': Triton's isinstance(x, tl.tensor) or isinstance(x, tl.constexpr) asks "
+                   "at compile time what an argument is; here it has a type: ask is_ptr(x), is_int(x), is_float(x), "
+                   "dtype_of(x) == T or x is None");
+        return val_err();
+    }
     const char *lib = stdlib_file_of(g, n->name);
     if (lib) diag_error(g->d, n->loc, "unknown name '%s': the standard library's %s has it (add 'import \"%s\";')", n->name, lib, lib);
     else diag_error(g->d, n->loc, "unknown name '%s'%s", n->name, gen_did_you_mean(g, n->name, false));

@@ -610,6 +610,13 @@ Test(lang_diag, triton_module_prefix) {
                 "are attributes such as @num_warps(4); tuning configurations are @config(...))\n"
                 "  @triton.jit\n"
                 "   ^\n");
+    /* isinstance (triton_kernels' isinstance(shape_bm, tl.tensor) and shape_bm.dtype.is_ptr()) names the type questions */
+    expect_diag("kernel k(p: *i32, n: i32) {\n    let m = n;\n    if isinstance(p, n) && is_ptr(p) { m = load(p); }\n    store(p, m);\n}\n",
+                "t.tile:3:8: error: unknown name 'isinstance': Triton's isinstance(x, tl.tensor) or isinstance(x, tl.constexpr) asks at "
+                "compile time what an argument is; here it has a type: ask is_ptr(x), is_int(x), is_float(x), dtype_of(x) == T or x "
+                "is None\n"
+                "      if isinstance(p, n) && is_ptr(p) { m = load(p); }\n"
+                "         ^\n");
     /* Triton's tl.core (Inductor's sort helper calls tl.core.get_int_dtype) is a module too (it was "write 'core'") */
     expect_diag("kernel k(x: *i32) {\n    store(x, cast(1.5, tl.core.get_int_dtype(32, true), bitcast=true));\n}\n",
                 "t.tile:2:24: error: 'tl.core.get_int_dtype': there is no 'tl' module here; write 'get_int_dtype' (the built-ins are "
