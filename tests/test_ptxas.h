@@ -24,7 +24,7 @@
 #include "tests/tool_cache.h"
 
 /* ptxas's exit status assembling ptx for arch, its log in log; -1 without ptxas. */
-static int ptxas_run(const char *ptx, const char *arch, char *log, size_t cap) {
+static inline int ptxas_run(const char *ptx, const char *arch, char *log, size_t cap) {
     static int have = -1;
     if (have < 0) have = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? 1 : system("command -v ptxas >/dev/null 2>&1") == 0 ? 2 : 0;
     if (!have) return -1;
@@ -75,7 +75,7 @@ static int ptxas_run(const char *ptx, const char *arch, char *log, size_t cap) {
     return rc;
 }
 
-static void check_ptxas_arch(const char *ptx, const char *arch) {
+static inline void check_ptxas_arch(const char *ptx, const char *arch) {
     char log[8192];
     int rc = ptxas_run(ptx, arch, log, sizeof log);
     if (rc >= 0) cr_assert_eq(rc, 0, "ptxas -arch=%s rejects the PTX:\n%s\n%s", arch, log, ptx);
