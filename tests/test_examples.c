@@ -643,7 +643,7 @@ static void unified_attention_case(const char *arch, const char *device, bool fp
     launch(&k, "unified_attention_2d", (unsigned)(T / BLOCK_Q + NSEQ), (unsigned)NKV, params);
     download(&k, o, dout, 2 * nq);
     float *got = malloc(4 * nq);
-    double *want = malloc(8 * nq), *sc = malloc(8 * 64);
+    double *want = malloc(8 * nq), *size = malloc(8 * nq), *sc = malloc(8 * 64);
     for (size_t i = 0; i < nq; i++) got[i] = (float)h2d(o[i]);
     for (int s = 0; s < NSEQ; s++)
         for (int h = 0; h < H; h++)
@@ -663,14 +663,25 @@ static void unified_attention_case(const char *arch, const char *device, bool fp
                 if (sinks) l = exp(sink[h] - mx);
                 for (int p = 0; p < seq_lens[s]; p++) l += exp(sc[p] - mx);
                 for (int c = 0; c < D; c++) {
-                    double acc = 0;
-                    for (int p = 0; p < seq_lens[s]; p++)
-                        acc += exp(sc[p] - mx) * vv[(((size_t)bt[s * maxblk + p / BS] * BS + p % BS) * NKV + h / G) * D + c];
-                    want[qi + c] = acc / l;
+                    double acc = 0, mag = 0;
+                    for (int p = 0; p < seq_lens[s]; p++) {
+                        double v = vv[(((size_t)bt[s * maxblk + p / BS] * BS + p % BS) * NKV + h / G) * D + c];
+                        acc += exp(sc[p] - mx) * v, mag += exp(sc[p] - mx) * fabs(v);
+                    }
+                    want[qi + c] = acc / l, size[qi + c] = mag / l;
                 }
             }
-    /* p rounded to f16 for the second dot, the output to f16 */
-    check(fp8 ? "unified attention, fp8 cache" : "unified attention", got, want, (int)nq, 2e-3, 2e-2);
+    /* p rounded to f16 for the second dot, the output to f16: the error is relative to the weighted sum of |v|
+     * (an fp8 cache's values reach 448 * 0.08, and a row of them may cancel to near 0), not to the output */
+    int bad = 0;
+    for (size_t i = 0; i < nq; i++)
+        if (!(fabs(got[i] - want[i]) <= 2e-3 + 2e-2 * size[i])) {
+            if (bad < 6) cr_log_error("unified attention[%zu] = %.9g, want %.9g, sum of |terms| %.6g (seed %llu)", i, got[i],
+                                      want[i], size[i], (unsigned long long)seed);
+            bad++;
+        }
+    cr_expect_eq(bad, 0, "unified attention%s: %d of %zu out of tolerance", fp8 ? ", fp8 cache" : "", bad, nq);
+    free(size);
     free(bt), free(q), free(o), free(kc), free(vc), free(kv), free(vv), free(got), free(want), free(sc);
     unload(&k);
 }
