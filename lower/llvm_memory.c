@@ -37,20 +37,25 @@
 
 static int bits_of(DType dt) { return dt == DT_PTR ? 64 : dtype_bits(dt) < 8 ? 8 : dtype_bits(dt); }
 
-/* Pack `vec` element values into nw words of ww bits. */
+/* Pack `vec` element values into nw words of ww bits.  One element or one word is a plain bitcast, no
+ * one-lane vector: its insertelement, bitcast and extractelement are three instructions for each of the
+ * optimizer's passes to visit (and the SLP vectorizer takes every insertelement as a seed). */
 static void pack(LL *l, LLVMValueRef *elems, int vec, DType dt, int nw, int ww, LLVMValueRef *words) {
     LLVMTypeRef et = ll_type(l, dt);
     if (dt == DT_I1) et = l->t_i8;
     if (dt == DT_PTR) et = l->t_i64;
-    LLVMTypeRef vt = LLVMVectorType(et, (unsigned)vec);
-    LLVMValueRef v = LLVMGetUndef(vt);
+    LLVMValueRef v = vec > 1 ? LLVMGetUndef(LLVMVectorType(et, (unsigned)vec)) : NULL;
     for (int k = 0; k < vec; k++) {
         LLVMValueRef e = elems[k];
         if (dt == DT_I1) e = LLVMBuildZExt(l->b, e, l->t_i8, "");
         if (dt == DT_PTR) e = LLVMBuildPtrToInt(l->b, e, l->t_i64, "");
-        v = LLVMBuildInsertElement(l->b, v, e, ll_i32(l, k), "");
+        v = vec > 1 ? LLVMBuildInsertElement(l->b, v, e, ll_i32(l, k), "") : e;
     }
     LLVMTypeRef wt = LLVMIntTypeInContext(l->ctx, (unsigned)ww);
+    if (nw == 1) {
+        words[0] = LLVMBuildBitCast(l->b, v, wt, "");
+        return;
+    }
     LLVMValueRef w = LLVMBuildBitCast(l->b, v, LLVMVectorType(wt, (unsigned)nw), "");
     for (int k = 0; k < nw; k++) words[k] = LLVMBuildExtractElement(l->b, w, ll_i32(l, k), "");
 }
@@ -60,12 +65,12 @@ static LLVMValueRef byte_to_i1(LL *l, LLVMValueRef b) { return LLVMBuildICmp(l->
 
 static void unpack(LL *l, LLVMValueRef *words, int nw, int ww, DType dt, int vec, LLVMValueRef *elems) {
     LLVMTypeRef wt = LLVMIntTypeInContext(l->ctx, (unsigned)ww);
-    LLVMValueRef w = LLVMGetUndef(LLVMVectorType(wt, (unsigned)nw));
-    for (int k = 0; k < nw; k++) w = LLVMBuildInsertElement(l->b, w, words[k], ll_i32(l, k), "");
+    LLVMValueRef w = nw > 1 ? LLVMGetUndef(LLVMVectorType(wt, (unsigned)nw)) : words[0];
+    for (int k = 0; nw > 1 && k < nw; k++) w = LLVMBuildInsertElement(l->b, w, words[k], ll_i32(l, k), "");
     LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : dt == DT_PTR ? l->t_i64 : ll_type(l, dt);
-    LLVMValueRef v = LLVMBuildBitCast(l->b, w, LLVMVectorType(et, (unsigned)vec), "");
+    LLVMValueRef v = LLVMBuildBitCast(l->b, w, vec > 1 ? LLVMVectorType(et, (unsigned)vec) : et, "");
     for (int k = 0; k < vec; k++) {
-        LLVMValueRef e = LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "");
+        LLVMValueRef e = vec > 1 ? LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "") : v;
         if (dt == DT_I1) e = byte_to_i1(l, e);
         if (dt == DT_PTR) e = LLVMBuildIntToPtr(l->b, e, l->t_gptr, "");
         elems[k] = e;
@@ -181,7 +186,7 @@ static bool emit_load(LL *l, Inst *i) {
             ret = LLVMStructTypeInContext(l->ctx, fields, (unsigned)nw, 0);
         }
         LLVMValueRef call = ll_asm(l, ret, text, cons, args, 2 + nw, true);
-        LLVMValueRef words[4];
+        LLVMValueRef words[4] = {NULL};
         for (int k = 0; k < nw; k++) words[k] = nw > 1 ? LLVMBuildExtractValue(l->b, call, (unsigned)k, "") : call;
         if (vec * eb >= 16) unpack(l, words, nw, ww, dt, vec, &res[r0]);
         else {
