@@ -480,6 +480,7 @@ typedef struct EmuIns {
     uint32_t o[EMU_MAX_OPS];
     uint8_t ok[EMU_MAX_OPS];
     uint8_t on[EMU_MAX_OPS];
+    uint32_t ghint;      /* a global fast access (emu_fast_global): its entry in EmuBlock.gh, the last allocation it hit */
     union {
         int64_t off[3];      /* offsets of the address operands, in order */
         EmuVideoSel vsel;    /* video instructions (they have no address operand): the operand selectors, vmad's modifiers */
@@ -648,6 +649,7 @@ typedef struct EmuModule {
     uint32_t shared_dyn_offset; /* where `extern .shared` arrays start */
     bool reserved_smem;     /* reads %reserved_smem_offset_*: blocks get EMU_RESERVED_SMEM bytes more, after their own */
     bool uses_heap;         /* declares malloc or free (builtins): its launches make the device heap */
+    uint32_t nghints;       /* instructions with an EmuIns.ghint (each block keeps that many EmuBlock.gh entries) */
     const Target *target;   /* from `.target`; NULL: not in the table (limits: the largest of any target) */
     uint8_t target_sm;      /* the SM of `.target`'s first sm_NN (or compute_NN) name, in the table or not (sm_100a: 100); 0: none */
     char target_name[24];   /* that name as written ("sm_100a"), for messages */

@@ -59,6 +59,14 @@ enum {
 
 uint8_t emu_fast_dispatch(const EmuIns *in) { return in->guard == EMU_SLOT_TRUE && !in->gneg ? (uint8_t)(1 + in->fast) : 0; }
 
+bool emu_fast_global(uint8_t fast) {
+    switch (fast) {
+    case FAST_LDG32: case FAST_LDG64: case FAST_LDG128: case FAST_LDG_V2:
+    case FAST_STG32: case FAST_STG64: case FAST_STG128: case FAST_STG_V2: case FAST_CPA16: return true;
+    }
+    return false;
+}
+
 uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     unsigned sz = emu_type_size(in->ty), kind = emu_type_kind(in->ty);
     bool isint = (kind == EMU_K_B || kind == EMU_K_U || kind == EMU_K_S) && in->ty != EMU_T_U16X2 && in->ty != EMU_T_S16X2;
@@ -1046,6 +1054,8 @@ static __attribute__((noinline)) void worker_units(EmuBlock *b, EmuBufSet *set) 
     size_t off[6], total = 0;
     for (int k = 0; k < 6; k++) off[k] = total, total += (part[k] + 63) & ~(size_t)63;
     bool have_arena = take_arena(b, set, off, part, total);
+    /* the global accesses' hints, empty (lim 0) until each instruction's first hit */
+    if (have_arena && L->m->nghints && !(b->gh = calloc(L->m->nghints, sizeof *b->gh))) have_arena = false;
     if (L->opt->racecheck && have_arena && take_shadow(b, set, (size_t)b->ncta * b->smem_stride + 1)) {
         b->mbs = calloc(EMU_MB_SLOTS, sizeof *b->mbs);
         b->seen = calloc((size_t)b->nthreads * EMU_MB_SLOTS, sizeof *b->seen);
@@ -1147,6 +1157,7 @@ static void *worker(void *arg) {
     free(b.wg_reads);
     free(b.bulk);
     free(b.bulkrd);
+    free(b.gh);
     return NULL;
 }
 

@@ -5,7 +5,8 @@
  * counter, the stop flag and the first error, which are atomic / locked.
  * Each host worker owns one EmuBlock that it reuses for every block it
  * takes: threads, register files, shared and local memory, the racecheck
- * shadow and a four-entry cache of the last global allocations touched. */
+ * shadow, a four-entry cache of the last global allocations touched and, per
+ * global-memory instruction, a hint: the allocation it hit last. */
 #ifndef TILE_JIT_EMU_EXEC_H
 #define TILE_JIT_EMU_EXEC_H
 
@@ -256,6 +257,17 @@ typedef struct EmuGlobalCache {
     uint8_t *host;
 } EmuGlobalCache;
 
+/* A global-memory instruction's hint (EmuBlock.gh, indexed by EmuIns.ghint): a copy of the cache entry gc it hit
+ * last, and lim, the offsets from lo at which its access (of its one size) lies inside [lo, hi): lim = hi - lo - size
+ * + 1, or 0 (empty: the entry no access hits).  Filled from gc only, so it holds what gc may (nothing pending,
+ * writable); bulk_span empties the hints it empties in gc.  gc's round-robin replacement leaves hints alone: an
+ * entry replaced is still a live allocation's (nothing is freed while a launch runs). */
+typedef struct EmuGlobalHint {
+    uint64_t lo, lim;
+    uint8_t *host;
+    uint64_t hi;
+} EmuGlobalHint;
+
 /* One CTA of the unit a worker runs. */
 typedef struct EmuCta {
     uint32_t ctaid[3];
@@ -293,6 +305,7 @@ typedef struct EmuBlock {
     /* the last global allocations hit (a kernel streams through several: a, b and c of c = a + b) */
     EmuGlobalCache gc[EMU_GCACHE];
     uint32_t gc_next;     /* the entry the next miss fills */
+    EmuGlobalHint *gh;    /* per EmuIns.ghint of the module (L->m->nghints; NULL when none) */
     bool faulted;
     uint64_t icount;
     uint64_t next_check;  /* icount at which run_block looks at the clock and the stop flag again */
@@ -508,6 +521,9 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry); /* entry: the instruction
 /* EmuIns.disp of an instruction whose fast form is chosen: 1 + that form without a guard, else 0 (the guard's test
  * first; the interpreter loop's handler table, exec_loop.h) */
 uint8_t emu_fast_dispatch(const EmuIns *in);
+/* Whether a fast form reads or writes global memory through emu_global (or the hint, cp.async): its instruction
+ * gets an EmuIns.ghint at finalisation. */
+bool emu_fast_global(uint8_t fast);
 
 /* Report a fault: formats "<what>\n  at <kernel> (PTX line N): <text>\n  by thread
  * (x,y,z) in block (x,y,z)\n<detail>" into the launch error (first one wins)
@@ -773,15 +789,22 @@ static inline uint8_t *emu_cta_smem(const EmuBlock *b, const EmuThread *t) { ret
 uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space, uint64_t addr, unsigned size,
                     unsigned align, bool write);
 
-/* Fast global access: inline cache hit, else the checked path.  size is a power of two (4, 8 or 16), so the
- * last byte of an aligned access, addr + size - 1, cannot wrap (addr + size could, to 0 at the top of the
- * address space, which matched every entry): two compares per entry, as before that was found. */
+/* emu_global past the instruction's hint (exec_mem.c): the cache gc, else the checked path; either way the
+ * allocation hit, when cacheable, becomes the hint. */
+uint8_t *emu_global_miss(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write);
+/* Its first step: the host bytes of an aligned access of size bytes at addr in an allocation of gc, which becomes
+ * in's hint; NULL (nothing reported) when addr is misaligned or in none. */
+uint8_t *emu_global_cached(EmuBlock *b, const EmuIns *in, uint64_t addr, unsigned size);
+
+/* Fast global access of `size` bytes (4, 8 or 16, the same at every execution of in): the allocation in's
+ * hint names (an address below lo wraps off to above lim: one compare for both ends), else emu_global_miss.
+ * Streaming kernels hit three or more allocations in turn (a, b and c of c = a + b), each instruction the same
+ * one every time: one entry to look at, where walking gc took up to four. */
 static inline uint8_t *emu_global(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
-    uint64_t last = addr + (size - 1);
-    if (!(addr & (size - 1)))
-        for (unsigned k = 0; k < EMU_GCACHE; k++)
-            if (addr >= b->gc[k].lo && last < b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
-    return emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
+    const EmuGlobalHint *h = &b->gh[in->ghint];
+    uint64_t off = addr - h->lo;
+    if (off < h->lim && !(addr & (size - 1))) return h->host + off;
+    return emu_global_miss(b, t, in, addr, size, write);
 }
 
 #endif

@@ -688,14 +688,16 @@ bool emu_exec_st_async(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 }
 
 /* ---- pending bulk writes to global memory ---- */
-/* Widens the pending bytes' span by [lo, hi); a cached allocation it meets leaves the inline cache (emu_access
- * then checks its accesses). */
+/* Widens the pending bytes' span by [lo, hi); a cached allocation it meets leaves the inline cache and the hints
+ * (emu_access then checks its accesses). */
 static void bulk_span(EmuBlock *b, uint64_t lo, uint64_t hi) {
     if (b->bulk_lo == b->bulk_hi) b->bulk_lo = lo, b->bulk_hi = hi;
     if (lo < b->bulk_lo) b->bulk_lo = lo;
     if (hi > b->bulk_hi) b->bulk_hi = hi;
     for (unsigned k = 0; k < EMU_GCACHE; k++)
         if (b->gc[k].lo < hi && lo < b->gc[k].hi) b->gc[k] = (EmuGlobalCache){0, 0, NULL};
+    for (uint32_t k = 0; k < b->L->m->nghints; k++) /* and the instructions' hints, copies of entries of gc */
+        if (b->gh[k].lo < hi && lo < b->gh[k].hi) b->gh[k] = (EmuGlobalHint){0, 0, NULL, 0};
 }
 
 /* Notes [lo, hi) as written by t's open bulk group (merged into the previous note when it continues it). */

@@ -281,9 +281,10 @@ guarded: /* an instruction with a guard: its fast form (or the switch below) whe
         }
         L_CPA16: {
             /* cp.async of 16 bytes from global to the CTA's own shared memory, the whole source (src-size 16 or more)
-             * or none (0: zeros), both ends aligned, the source in an allocation of the inline cache (emu_global's:
-             * nothing pending, writable); anything else (another copy size or a partial source, racecheck, a wgmma or
-             * bulk copy reading shared memory, out of bounds, misaligned, a cache miss) the checked path */
+             * or none (0: zeros), both ends aligned, the source in the allocation of the instruction's hint or of the
+             * inline cache (emu_global's: nothing pending, writable); anything else (another copy size or a partial
+             * source, racecheck, a wgmma or bulk copy reading shared memory, out of bounds, misaligned, a cache miss)
+             * the checked path */
             uint64_t da = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             uint32_t ss = in->nops < 4 ? 16 : (uint32_t)r[in->o[3]];
             if (b->shadow || b->cpa || b->wg_reading || b->nbulkrd || (uint32_t)r[in->o[2]] != 16 || da + 16 > b->shared_size ||
@@ -296,12 +297,11 @@ guarded: /* an instruction with a guard: its fast form (or the switch below) whe
             }
             uint64_t sa = r[in->o[1]] + (uint64_t)in->off[1];
             if (sa & 15) goto slow;
-            for (unsigned k = 0; k < EMU_GCACHE; k++)
-                if (sa >= b->gc[k].lo && sa + 15 < b->gc[k].hi) {
-                    memcpy(d, b->gc[k].host + (sa - b->gc[k].lo), 16);
-                    NEXT();
-                }
-            goto slow;
+            const EmuGlobalHint *h = &b->gh[in->ghint]; /* emu_global's first look, then the cache's */
+            const uint8_t *g = sa - h->lo < h->lim ? h->host + (sa - h->lo) : emu_global_cached(b, in, sa, 16);
+            if (!g) goto slow;
+            memcpy(d, g, 16);
+            NEXT();
         }
         L_CPA_GROUP: /* cp.async.commit_group, wait_group, wait_all: racecheck's (exec_generic), nothing otherwise */
             if (b->cpa) goto slow;

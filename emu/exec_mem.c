@@ -5,7 +5,8 @@
  * (256-byte aligned, with a 256-byte gap after each, never reused), so an
  * access past the end of one allocation never lands in the next, and a use
  * after free is recognised.  Lookups binary-search the sorted table; each
- * block caches the last allocation it hit (emu_global in exec.h).  A mapped
+ * block caches the last allocations it hit, and each global fast
+ * instruction the one it hit last (emu_global in exec.h).  A mapped
  * range (emu_mem_map: the caller's host memory, registered through
  * tile_register_memory) is an allocation whose bytes the table borrows: it
  * gets an address the same way, keeps the host pointer's offset modulo 256,
@@ -309,6 +310,34 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     }
     emu_fault(b, t, in, "unsupported state space", "'.%s' accesses are not supported", "?");
     return NULL;
+}
+
+/* The hint of a global fast instruction accessing size bytes: a copy of cache entry e. */
+static void ghint_fill(EmuBlock *b, const EmuIns *in, const EmuGlobalCache *e, unsigned size) {
+    uint64_t span = e->hi - e->lo;
+    b->gh[in->ghint] = (EmuGlobalHint){e->lo, span >= size ? span - size + 1 : 0, e->host, e->hi};
+}
+
+uint8_t *emu_global_cached(EmuBlock *b, const EmuIns *in, uint64_t addr, unsigned size) {
+    /* size is a power of two, so the last byte of an aligned access, addr + size - 1, cannot wrap (addr + size
+     * could, to 0 at the top of the address space, which matched every entry) */
+    uint64_t last = addr + (size - 1);
+    if (!(addr & (size - 1)))
+        for (unsigned k = 0; k < EMU_GCACHE; k++)
+            if (addr >= b->gc[k].lo && last < b->gc[k].hi) {
+                ghint_fill(b, in, &b->gc[k], size);
+                return b->gc[k].host + (addr - b->gc[k].lo);
+            }
+    return NULL;
+}
+
+uint8_t *emu_global_miss(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    uint8_t *c = emu_global_cached(b, in, addr, size);
+    if (c) return c;
+    uint32_t filled = b->gc_next;
+    uint8_t *p = emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
+    if (p && b->gc_next != filled) ghint_fill(b, in, &b->gc[(b->gc_next - 1) % EMU_GCACHE], size); /* just cached */
+    return p;
 }
 
 /* Whether a generic address is outside the shared, local and param windows: global memory (or nothing). */

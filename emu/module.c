@@ -11,7 +11,8 @@
  *      every .loc names a declared .file;
  *   2. lay out dynamic shared memory after the static variables, allocate and
  *      initialise .global/.const variables (.const read-only for kernels);
- *   3. fill symbol-address constants, select fast paths;
+ *   3. fill symbol-address constants, select fast paths (numbering the global
+ *      accesses' hints, EmuIns.ghint);
  *   4. per kernel, sum the static shared variables it and its callees use and
  *      check the sum against the target's limit. */
 #include "emu/emu.h"
@@ -253,6 +254,7 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
     }
     m->shared_dyn_offset = dyn_off;
     if (!fill_relocs(m, mem, err)) return false;
+    m->nghints = 0;
     for (uint32_t k = 0; k < m->nfuncs; k++) {
         EmuFunc *f = &m->funcs[k];
         for (uint32_t i = 0; i < f->nsymfix; i++) {
@@ -266,6 +268,7 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
             EmuIns *in = &f->code[i];
             in->fast = emu_fast_select(in, f->is_entry);
             in->disp = emu_fast_dispatch(in);
+            if (emu_fast_global(in->fast)) in->ghint = m->nghints++;
             decode_form(in);
         }
     }

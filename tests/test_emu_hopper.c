@@ -585,6 +585,52 @@ Test(bulk, stores_pending_until_waited) {
         else expect_launch_error(d, f, 1, args, "racecheck: global memory read before a bulk store to it completed", "PTX line 23", "PTX line 17", NULL);
     }
     dev_module_unload(m);
+    /* a plain load that read the bytes before the bulk store was issued, and reads them again while it is pending:
+     * reported, though the load's instruction last hit that allocation (its hint is dropped with the cache's
+     * entries when the pending bytes meet them); after the wait, the stored value */
+    static const char *again_ptx = PTX_HEAD
+        ".visible .entry ag(.param .u64 out, .param .u32 wait)\n"
+        "{\n"
+        "  .reg .pred %p<4>;\n"
+        "  .reg .b32 %r<8>;\n"
+        "  .reg .b64 %rd<4>;\n"
+        "  .reg .f32 %f<4>;\n"
+        "  .shared .align 128 .b8 buf[128];\n"
+        "  ld.param.u64 %rd1, [out];\n"
+        "  ld.param.u32 %r1, [wait];\n"
+        "  mov.u32 %r2, buf;\n"
+        "  st.shared.f32 [%r2+64], 0f40490FDB;\n"
+        "  fence.proxy.async.shared::cta;\n"
+        "  mov.u32 %r3, 0;\n"
+        "$L:\n"
+        "  ld.global.f32 %f1, [%rd1+64];\n"
+        "  setp.ne.u32 %p1, %r3, 0;\n"
+        "  @%p1 bra $END;\n"
+        "  cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r2], 128;\n"
+        "  cp.async.bulk.commit_group;\n"
+        "  setp.ne.u32 %p2, %r1, 0;\n"
+        "  @%p2 cp.async.bulk.wait_group 0;\n"
+        "  add.u32 %r3, %r3, 1;\n"
+        "  bra $L;\n"
+        "$END:\n"
+        "  st.global.f32 [%rd1+256], %f1;\n"
+        "  ret;\n"
+        "}\n";
+    f = load(d, again_ptx, "ag", &m);
+    for (uint32_t wait = 0; wait < 2; wait++) {
+        uint64_t out = poisoned(d, 512);
+        void *args[] = {&out, &wait};
+        if (!wait) {
+            expect_launch_error(d, f, 1, args, "racecheck: global memory read before a bulk store to it completed", "PTX line 18",
+                                "bulk copy at PTX line 21", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        float got;
+        dev_memcpy_dtoh(d, &got, out + 256, 4);
+        cr_assert_eq(got, 3.14159274f, "the load after the wait read %g", got);
+    }
+    dev_module_unload(m);
     dev_close(d);
 }
 

@@ -1118,3 +1118,75 @@ Test(ptx, cp_async_16_byte_forms_and_reports) {
         dev_close(d);
     }
 }
+
+/* Global fast forms whose instructions alternate between allocations (each remembers the allocation it hit last,
+ * emu_global): 4 blocks of 96 threads on two host threads, thread g = 96 ctaid + tid reading through one pointer,
+ * a in even warps (g / 32) and b in odd ones, element i = 32 (g / 64) + g % 32: a v4 load of bytes [16 i, 16 i + 16),
+ * a u32 load at 16 i + 4 and a u64 at 16 i + 8, the v4 stored back 4096 bytes further on (its own allocation) and
+ * the scalars to out.  a and b are 7176 bytes (not a multiple of 16), so with offsets (rd, wr) that move the last
+ * element's access 8 bytes past the end, the read or write of block 3's thread 63 (in a) straddles it: reported
+ * as before, while the instruction's hint holds a from the lanes before it.  Then b freed (the freed pointer
+ * reported), and a new allocation in its place. */
+Test(ptx, global_fast_forms_alternate_allocations) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 out, .param .u32 rd, .param .u32 wr)\n{\n"
+        " .reg .pred %p<2>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<16>;\n"
+        " ld.param.u64 %rd1, [a];\n ld.param.u64 %rd2, [b];\n ld.param.u64 %rd3, [out];\n ld.param.u32 %r1, [rd];\n"
+        " ld.param.u32 %r2, [wr];\n mov.u32 %r3, %ctaid.x;\n mov.u32 %r4, %tid.x;\n mad.lo.u32 %r5, %r3, 96, %r4;\n"
+        " shr.u32 %r6, %r5, 5;\n and.b32 %r6, %r6, 1;\n setp.ne.u32 %p1, %r6, 0;\n selp.b64 %rd4, %rd2, %rd1, %p1;\n"
+        " shr.u32 %r7, %r5, 6;\n shl.b32 %r7, %r7, 5;\n and.b32 %r13, %r5, 31;\n add.u32 %r7, %r7, %r13;\n"
+        " mul.wide.u32 %rd5, %r7, 16;\n add.s64 %rd6, %rd4, %rd5;\n"
+        " cvt.u64.u32 %rd7, %r1;\n add.s64 %rd8, %rd6, %rd7;\n cvt.u64.u32 %rd9, %r2;\n add.s64 %rd10, %rd6, %rd9;\n"
+        " ld.global.v4.u32 {%r8, %r9, %r10, %r11}, [%rd8];\n ld.global.u32 %r12, [%rd6+4];\n ld.global.u64 %rd11, [%rd6+8];\n"
+        " st.global.v4.u32 [%rd10+4096], {%r8, %r9, %r10, %r11};\n"
+        " mul.wide.u32 %rd12, %r5, 4;\n add.s64 %rd12, %rd3, %rd12;\n st.global.u32 [%rd12], %r12;\n"
+        " mul.wide.u32 %rd13, %r5, 8;\n add.s64 %rd13, %rd3, %rd13;\n st.global.u64 [%rd13+1536], %rd11;\n"
+        " ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    enum { N = 7176, G = 384 };
+    static uint8_t in[2][N], got[N], out[G * 12];
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t buf[2], o = poisoned(d, sizeof out);
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < N; i++) in[k][i] = (uint8_t)rnd64();
+        buf[k] = upload(d, in[k], N);
+    }
+    uint32_t rd = 0, wr = 0;
+    void *params[] = {&buf[0], &buf[1], &o, &rd, &wr};
+    for (int round = 0; round < 2; round++) { /* round 1: b freed, then a new allocation in its place */
+        cr_assert_eq(dev_launch(f, 4, 1, 1, 96, 1, 1, 0, NULL, params), DEV_OK, "round %d: %s", round, dev_last_error(d));
+        download(d, out, o, sizeof out);
+        for (uint32_t g = 0; g < G; g++) {
+            const uint8_t *src = in[g >> 5 & 1] + 16 * ((g >> 6) * 32 + (g & 31));
+            cr_assert(!memcmp(out + 4 * g, src + 4, 4) && !memcmp(out + 1536 + 8 * g, src + 8, 8), "round %d, thread %u", round, g);
+        }
+        for (int k = 0; k < 2; k++) {
+            download(d, got, buf[k], N);
+            for (uint32_t i = 0; i < G / 2; i++)
+                cr_assert(!memcmp(got + 4096 + 16 * i, in[k] + 16 * i, 16), "round %d, %s[%u]", round, k ? "b" : "a", i);
+        }
+        if (round) break;
+        static const struct { uint32_t rd, wr; const char *what, *why; } bad[] = {
+            {4096 + 16, 0, "invalid __global__ read of size 16 bytes", "the access runs 8 bytes past its end"},
+            {0, 16, "invalid __global__ write of size 16 bytes", "the access runs 8 bytes past its end"},
+        };
+        for (size_t c = 0; c < 2; c++) {
+            rd = bad[c].rd, wr = bad[c].wr;
+            cr_assert_eq(dev_launch(f, 4, 1, 1, 96, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK, "case %zu ran", c);
+            const char *e = dev_last_error(d);
+            cr_assert(strstr(e, bad[c].what) && strstr(e, bad[c].why) && strstr(e, "by thread (63,0,0) in block (3,0,0)"), "%s", e);
+        }
+        rd = wr = 0;
+        cr_assert_eq(dev_free(d, buf[1]), DEV_OK);
+        cr_assert_eq(dev_launch(f, 4, 1, 1, 96, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK, "a freed b was read");
+        cr_assert(strstr(dev_last_error(d), "invalid __global__ read of size 16 bytes") &&
+                      strstr(dev_last_error(d), "inside a freed allocation of 7176 bytes"),
+                  "%s", dev_last_error(d));
+        for (size_t i = 0; i < N; i++) in[1][i] = (uint8_t)rnd64();
+        buf[1] = upload(d, in[1], N);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
