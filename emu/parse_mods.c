@@ -60,8 +60,13 @@ const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty]
 unsigned emu_type_size(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].size : 0; }
 unsigned emu_type_kind(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].kind : 0; }
 
-/* Whether name is the len bytes at s (strncmp stops at the first difference: no strlen of every name tried). */
-static inline bool name_is(const char *name, const char *s, size_t len) { return !strncmp(name, s, len) && !name[len]; }
+/* Whether name is the len bytes at s (strncmp stops at the first difference: no strlen of every name tried).  The
+ * first bytes compared inline first: most names tried differ there (an opcode's parts are looked up in table after
+ * table, each name in turn), and a call per name was a twentieth of loading a large kernel. */
+static inline bool name_is(const char *name, const char *s, size_t len) {
+    if (!len) return !name[0];
+    return name[0] == s[0] && !strncmp(name, s, len) && !name[len];
+}
 
 int emu_find_name(const char *const *names, size_t n, const char *s, size_t len) {
     for (size_t i = 0; i < n; i++)
