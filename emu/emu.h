@@ -871,7 +871,24 @@ bool emu_reduce_type_ok(unsigned mode, unsigned ty);
 const char *emu_op_name(unsigned op);
 const char *emu_mode_name(unsigned mode);
 const char *emu_type_name(unsigned ty);
-unsigned emu_type_size(unsigned ty);
-unsigned emu_type_kind(unsigned ty);
+/* A type's size in bytes and its EMU_K_* kind, from EMU_TYPES.  Inline: the executors ask at every execution (cvt
+ * and the integer family several times an instruction), and a call each was a seventh of an elementwise kernel's
+ * run. */
+static inline unsigned emu_type_size(unsigned ty) {
+    static const uint8_t size[] = {
+#define X(e, n, b, k) b,
+        EMU_TYPES(X)
+#undef X
+    };
+    return ty < EMU_T_COUNT ? size[ty] : 0;
+}
+static inline unsigned emu_type_kind(unsigned ty) {
+    static const uint8_t kind[] = {
+#define X(e, n, b, k) k,
+        EMU_TYPES(X)
+#undef X
+    };
+    return ty < EMU_T_COUNT ? kind[ty] : 0;
+}
 
 #endif

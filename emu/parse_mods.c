@@ -16,8 +16,8 @@ static const char *const op_names[] = {
     EMU_OPS(X)
 #undef X
 };
-static const struct { const char *name; unsigned size, kind; } type_info[] = {
-#define X(e, n, b, k) {n, b, k},
+static const char *const type_names[] = { /* (sizes and kinds: emu_type_size, emu_type_kind in emu.h) */
+#define X(e, n, b, k) n,
     EMU_TYPES(X)
 #undef X
 };
@@ -56,9 +56,7 @@ static const char *const ignored_mods[] = {
 
 const char *emu_op_name(unsigned op) { return op < EMU_OP_COUNT ? op_names[op] : "?"; }
 const char *emu_mode_name(unsigned mode) { return mode < ARRAY_LEN(mode_names) ? mode_names[mode] : "?"; }
-const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].name : "?"; }
-unsigned emu_type_size(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].size : 0; }
-unsigned emu_type_kind(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].kind : 0; }
+const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_names[ty] : "?"; }
 
 /* Whether name is the len bytes at s (strncmp stops at the first difference: no strlen of every name tried).  The
  * first bytes compared inline first: most names tried differ there (an opcode's parts are looked up in table after
@@ -77,7 +75,7 @@ int emu_find_name(const char *const *names, size_t n, const char *s, size_t len)
 
 unsigned emu_type_find(const char *s, size_t len) {
     for (unsigned k = 1; k < EMU_T_COUNT; k++)
-        if (name_is(type_info[k].name, s, len)) return k;
+        if (name_is(type_names[k], s, len)) return k;
     return 0;
 }
 int emu_space_find(const char *s, size_t len) { return FIND(space_names, s, len); }
@@ -122,7 +120,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         int f;
         bool found = false;
         for (unsigned t = 1; t < EMU_T_COUNT && !found; t++)
-            if (name_is(type_info[t].name, p, l)) {
+            if (name_is(type_names[t], p, l)) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
                 else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || (EMU_IS_VIDEO(op) && !EMU_IS_VSET(op)) ||
