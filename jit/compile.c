@@ -7,7 +7,7 @@
  *      is TILE_ERROR_INVALID_VALUE.
  *   3. Record argument specializations; tir_run_pipeline (verifier after
  *      each pass when TILE_VERIFY is compiled in or dumps are asked for).
- *   4. llvm_lower_module: LLVM IR, default<O3>, PTX in memory.
+ *   4. llvm_lower_module: LLVM IR, the O3 passes (O3_PIPELINE), PTX in memory.
  *   5. With want_cubin: ptxas -v as a child process on temporary files;
  *      its errors are reported as internal errors with a repro command,
  *      never passed through as if they were the user's.

@@ -8,7 +8,7 @@
 
 typedef struct LlvmOptions {
     const char *arch;      /* a target of support/target.h; NULL: the default */
-    bool run_o3;           /* default<O3> before emission */
+    bool run_o3;           /* the O3 passes (O3_PIPELINE, llvm_codegen.c) before emission */
     bool want_llvm_text;   /* fill out->llvm_ir */
     bool time_stages;
     bool line_info;        /* .file/.loc directives: each instruction's .tile file, line and column */

@@ -8,8 +8,8 @@
  *   3. Walk the Tile IR; every op family emits its registers
  *      (llvm_elementwise.c, llvm_memory.c, llvm_shared.c); `for` and `while` become a
  *      loop with one phi per register of each carried value, `if` a diamond.
- *   4. LLVMVerifyModule, default<O3> (less the passes init_targets skips: they change nothing in our IR), then
- *      GEPs split and their copies removed (for SLSR), PTX into memory.
+ *   4. LLVMVerifyModule, O3_PIPELINE (default<O3> less three InstCombine runs, and less the passes init_targets
+ *      skips: they change nothing in our IR), then GEPs split and their copies removed (for SLSR), PTX into memory.
  * Every LLVM message and buffer is disposed on the one cleanup path. */
 #include "llvm_ctx.h"
 #include "budget.h"
@@ -643,13 +643,82 @@ static void init_targets(void) {
      * scripts/ptx_snapshot.sh): the dead-code removers bdce and adce (what they remove, InstCombine, GVN and
      * code generation's own dead-instruction removal remove too) and instsimplify and loop-instsimplify (folds
      * InstCombine makes anyway, a subset of its rules).  Skipping only removes optimizations, never adds one, so
-     * no program can become wrong; the other names are not passes of code generation.  Process-wide, set once. */
+     * no program can become wrong; the other names are not passes of code generation.
+     * -unroll-threshold-default=300: O3_PIPELINE's `loop-unroll-full` at O3's size threshold (see there).
+     * Process-wide, set once. */
     const char *argv[] = {"tile", "-nvptx-short-ptr", "-slp-vectorize-hor=false", "-licm-mssa-max-acc-promotion=64",
                           "-opt-disable=dse,memcpyopt,called-value-propagation,always-inline,lower-expect,alloc-token,"
                           "memprof-remove-attributes,constraint-elimination,float2int,aggressive-instcombine,loop-vectorize,"
-                          "nary-reassociate,bdce,adce,instsimplify,loop-instsimplify"};
-    LLVMParseCommandLineOptions(5, argv, NULL);
+                          "nary-reassociate,bdce,adce,instsimplify,loop-instsimplify",
+                          "-unroll-threshold-default=300"};
+    LLVMParseCommandLineOptions((int)(sizeof argv / sizeof *argv), argv, NULL);
 }
+
+/* The IR passes: LLVM 22's default<O3> written out (`opt -passes='default<O3>' -print-pipeline-passes`), less three
+ * of its eight InstCombine runs.  InstCombine was about a third of a compile of sampling.tile (callgrind, all
+ * threads), and each run costs about the same whether it changes anything or not: our kernels are long straight
+ * runs of integer and i1 arithmetic, and it asks computeKnownBits, computeKnownFPClass and isImpliedCondition about
+ * every instruction.  Dropped: #5, which ended each function's simplification (the inliner's walk), and #6 and #7
+ * of the module optimization (after loop-load-elim, after the SLP vectorizer and vector-combine, which find no
+ * loops to vectorize and no vectors to combine in our IR); #8 after the late loop unrolling stays and cleans up
+ * after all three.  The IR of some kernels changes, not their PTX: the PTX of every shipped and tests/lang kernel
+ * (sm_80 and sm_90a, scripts/ptx_snapshot.sh) and of the launched configurations docs/benchmarks.md lists is byte
+ * for byte what default<O3> gave; without #1, or without #3, #4 or #8 as well, some kernels' PTX changes.  The text
+ * form is default<O3> exactly but for `loop-unroll-full`, which the text cannot give O3's level (it got the lower
+ * levels' size threshold, 150): init_targets' -unroll-threshold-default=300 puts O3's back (loop-unroll<O3> reads
+ * its own, -unroll-threshold-aggressive, also 300), and with it the text with all eight runs gives default<O3>'s
+ * PTX on every file. */
+static const char O3_PIPELINE[] =
+    /* 1. module simplification; InstCombine #1 after mem2reg */
+    "memprof-remove-attributes,annotation2metadata,forceattrs,nvvm-reflect,function(nvvm-intr-range),inferattrs,"
+    "coro-early,function<eager-inv>(ee-instrument<>,lower-expect,simplifycfg<bonus-inst-threshold=1;"
+    "no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;"
+    "no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;"
+    "simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,early-cse<>,callsite-splitting),openmp-opt,"
+    "ipsccp,called-value-propagation,globalopt,function<eager-inv>(mem2reg,instcombine<max-iterations=1;"
+    "no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+    "no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
+    "no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>),always-inline,require<globals-aa>,function(invalidate<aa>),"
+    "require<profile-summary>,"
+    /* 2. the inliner's walk: each function simplified; InstCombine #2, #3 and #4 (#5 ended the walk: dropped) */
+    "cgscc(devirt<4>(inline,function-attrs<skip-non-recursive-function-attrs>,argpromotion,openmp-opt-cgscc,"
+    "function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,speculative-execution<only-if-divergent-target>,"
+    "jump-threading,correlated-propagation,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+    "switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
+    "no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>,aggressive-instcombine,"
+    "libcalls-shrinkwrap,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+    "no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
+    "no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>,reassociate,constraint-elimination,loop-mssa(loop-instsimplify,loop-simplifycfg,"
+    "licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"
+    "simple-loop-unswitch<nontrivial;trivial>),simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+    "switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
+    "no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>,loop(loop-idiom,indvars,"
+    "extra-simple-loop-unswitch-passes,loop-deletion,loop-unroll-full),sroa<modify-cfg>,vector-combine,"
+    "mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce,instcombine<max-iterations=1;no-verify-fixpoint>,"
+    "jump-threading,correlated-propagation,adce,memcpyopt,dse,move-auto-init,loop-mssa(licm<allowspeculation>),"
+    "coro-elide,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;"
+    "no-switch-to-lookup;keep-loops;hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;"
+    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>"
+    "),function-attrs,function(require<should-not-run-function-passes>),coro-split,coro-annotation-elide)),"
+    /* 3. module optimization; InstCombine #6 after loop-load-elim and #7 after vector-combine dropped, #8 kept */
+    "deadargelim,coro-cleanup,globalopt,globaldce,elim-avail-extern,rpo-function-attrs,recompute-globalsaa,"
+    "function<eager-inv>(drop-unnecessary-assumes,float2int,lower-constant-intrinsics,chr,"
+    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),loop-distribute,inject-tli-mappings,"
+    "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,drop-unnecessary-assumes,infer-alignment,"
+    "loop-load-elim,"
+    "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;"
+    "switch-to-lookup;no-keep-loops;hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;"
+    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,slp-vectorizer,vector-combine,"
+    "loop-unroll<O3>,transform-warning,sroa<preserve-cfg>,infer-alignment,instcombine<max-iterations=1;"
+    "no-verify-fixpoint>,loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,"
+    "div-rem-pairs,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+    "switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;hoist-loads-stores-with-cond-faulting;"
+    "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),alloc-token,globaldce,"
+    "constmerge,cg-profile,rel-lookup-table-converter,function(annotation-remarks)";
 
 /* After default<O3>: InstCombine writes `base + c` as `or disjoint base, c` where the bits cannot carry.
  * NVPTX's straight-line strength reduction (run at emission) cannot subtract two such ors under a sign
@@ -812,7 +881,7 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
     out->seconds_codegen = t1 - t0;
     if (!o || o->run_o3) {
         pbo = LLVMCreatePassBuilderOptions();
-        LLVMErrorRef e = LLVMRunPasses(l.mod, "default<O3>", l.tm, pbo);
+        LLVMErrorRef e = LLVMRunPasses(l.mod, O3_PIPELINE, l.tm, pbo);
         if (e) {
             char *msg = LLVMGetErrorMessage(e);
             diag_error(d, (Loc){0}, "internal error: LLVM optimization failed: %s", msg);
