@@ -882,6 +882,11 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
     if (!o || o->run_o3) {
         pbo = LLVMCreatePassBuilderOptions();
         LLVMErrorRef e = LLVMRunPasses(l.mod, O3_PIPELINE, l.tm, pbo);
+        if (e) { /* the written-out text is LLVM 22's: an LLVM that cannot parse it (a pass renamed) still gets O3
+                  * (a text that fails to parse runs no pass, so the module is as it was) */
+            LLVMConsumeError(e);
+            e = LLVMRunPasses(l.mod, "default<O3>", l.tm, pbo);
+        }
         if (e) {
             char *msg = LLVMGetErrorMessage(e);
             diag_error(d, (Loc){0}, "internal error: LLVM optimization failed: %s", msg);
