@@ -13,9 +13,11 @@
  * builtins_shape.c's. */
 #include "builtins.h"
 
+#include <ctype.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "builtins_table.h"
 
@@ -919,6 +921,24 @@ static Val bi_compose(Call *c, BuiltinId id) {
     }
 }
 
+/* Python's float() of a string, as PyTorch Inductor's kernels write it (tl.full([1], float("-inf"), tl.float32)):
+ * Python's spellings of the infinities and NaN, an optional sign, any case, spaces around ("inf", "-Infinity",
+ * "nan"), a weak float as a literal is; any other string is an error at it. */
+static Val python_float_of_string(Gen *g, const char *s, Loc loc) {
+    const char *a = s, *e = s + strlen(s);
+    while (a < e && isspace((unsigned char)*a)) a++;
+    while (e > a && isspace((unsigned char)e[-1])) e--;
+    bool neg = a < e && *a == '-';
+    if (a < e && (*a == '-' || *a == '+')) a++;
+    size_t n = (size_t)(e - a);
+    if ((n == 3 && !strncasecmp(a, "inf", 3)) || (n == 8 && !strncasecmp(a, "infinity", 8)))
+        return val_ct_float(neg ? -INFINITY : INFINITY, DT_F32);
+    if (n == 3 && !strncasecmp(a, "nan", 3)) return val_ct_float(neg ? -NAN : NAN, DT_F32);
+    diag_error(g->d, loc, "'float' of the string \"%s\": only Python's infinities and NaN are read from a string (\"inf\", "
+               "\"-inf\", \"infinity\", \"nan\", any case); write a number itself (1.5, not float(\"1.5\"))", s);
+    return val_err();
+}
+
 /* map_elementwise(scalar_fn, x, y, ..., pack=1): Triton's, with its arguments bound here (any
  * number of tensors after the function); compose_map builds it. */
 static Val builtin_map(Gen *g, const Node *node) {
@@ -1294,6 +1314,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_FLOAT: { /* Python's int(x) and float(x) of a compile-time number: a weak constant, as Triton's are */
         Val v = c.v[0];
         if (v.k == V_ERR) return v;
+        if (v.k == V_STR && id == BI_FLOAT) return python_float_of_string(g, v.s, c.loc[0]);
         if (v.k != V_CT) {
             diag_error(g->d, c.loc[0], "'%s' of %s: Python's int() and float() convert compile-time numbers, as in Triton; convert a "
                        "run-time value with 'x as %s'", bi->name,

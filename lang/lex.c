@@ -465,7 +465,7 @@ static const char *libdevice_hint(const char *chain, int chainn, const char *m, 
     return NULL;
 }
 
-/* Python's float constants: math.inf, float("-inf") are the float literals here. */
+/* Python's math constants (math.inf, math.nan, math.pi, math.e): the float each is, for the error at math.inf */
 static bool python_float(const char *s, size_t n, double *v) {
     if (n == 3 && !memcmp(s, "inf", 3)) return *v = INFINITY, true;
     if (n == 3 && !memcmp(s, "nan", 3)) return *v = NAN, true;
@@ -541,23 +541,6 @@ static bool python_word(Lexer *l, const char *s, size_t n, Loc loc) {
         l->d->nspelled++;
         lex_push(l, k, loc, s);
         return true;
-    }
-    if (n == 5 && !memcmp(s, "float", 5) && q < l->end && *q == '(') { /* float("-inf") */
-        const char *a = q + 1, *e = skip_balanced(q, l->end);
-        while (a < e && (*a == ' ' || *a == '"' || *a == '\'')) a++;
-        bool neg = a < e && *a == '-';
-        a += neg || (a < e && *a == '+');
-        const char *b = a;
-        while (b < e && is_ident_char(*b)) b++;
-        double v;
-        if (e > q && python_float(a, (size_t)(b - a), &v) && (b - a) == 3) {
-            diag_error(l->d, loc, "'float(...)' of a string: write the float here (%s1.0 / 0.0 for %sinfinity, 0.0 / 0.0 for NaN)",
-                       neg ? "-" : "", neg ? "minus " : "");
-            l->d->nspelled++;
-            lex_advance(l, (size_t)(e - l->p));
-            lex_push(l, TK_FLOAT, loc, s)->fval = neg ? -v : v;
-            return true;
-        }
     }
     return false;
 }
@@ -674,7 +657,7 @@ static void lex_run(Lexer *lp) {
                 l.bad_run = 0;
                 continue;
             }
-            if (k == TK_IDENT && python_word(&l, s, n, loc)) { /* Python's and, or, not, True, False, float("inf") */
+            if (k == TK_IDENT && python_word(&l, s, n, loc)) { /* Python's and, or, not, True, False */
                 l.bad_run = 0;
                 continue;
             }
@@ -848,9 +831,12 @@ static void lex_run(Lexer *lp) {
                 while (l.p < l.end && !src_line_end(l.p, l.end)) lex_advance(&l, 1);
                 l.bad_run = 0;
                 continue;
-            } else if (c == '\'') { /* a Python string: reported, then read as one */
-                diag_error(d, loc, "strings are written with double quotes here: \"...\"");
-                d->nspelled++;
+            } else if (c == '\'') { /* a Python string: reported, then read as one; float('nan') is Python's float, as */
+                const Token *t = l.n >= 2 ? &l.toks[l.n - 2] : NULL; /* float("nan") is (builtins.c) */
+                if (!(t && t->kind == TK_IDENT && t->len == 5 && !memcmp(t->text, "float", 5) && l.toks[l.n - 1].kind == TK_LPAREN)) {
+                    diag_error(d, loc, "strings are written with double quotes here: \"...\"");
+                    d->nspelled++;
+                }
                 lex_string(&l, '\'');
                 l.bad_run = 0;
                 continue;

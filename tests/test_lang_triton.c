@@ -1035,3 +1035,51 @@ Test(lang_triton, descriptor_persistent_gemm_epilogue_subtile) {
             unload(&k);
         }
 }
+
+/* Python's float() of a string, as PyTorch Inductor writes its reductions' start (tmp = tl.full([XBLOCK, R], float("-inf"),
+ * tl.float32), then tmp = tl.where(mask, maximum(tmp, x), tmp)): the infinities and NaN in Python's spellings, a
+ * compile-time float.  Inputs are all negative, so a start or a masked-off `other` of 0 would win the max; n = 45 of a
+ * 64-wide tile, the output poisoned first; a row none of whose elements passes the mask stays -inf. */
+Test(lang_triton, python_float_of_string) {
+    K k;
+    load_src(&k,
+             "const NEG = float(\"-inf\");\n"
+             "kernel k(x: *f32, out: *f32, n: i32) {\n"
+             "    static_assert(float(\"inf\") > 1e308 && -float(\"Infinity\") == NEG && float(\"nan\") != float(\"nan\"));\n"
+             "    let o = arange(0, 64);\n"
+             "    let m = o < n;\n"
+             "    let v = load(x + o, m, float(\"-inf\"));\n"
+             "    let acc = full([64], float(\"-inf\"), f32);\n"
+             "    acc = where(m, maximum(acc, v), acc);\n"
+             "    store(out, max(v, 0));\n"
+             "    store(out + 1, max(acc, 0));\n"
+             "    store(out + 2, max(where(m & (v > 0.0), v, NEG), 0));\n"
+             "    store(out + 3, float(\" +INF \"));\n"
+             "    store(out + 4, float('NaN'));\n"
+             "    store(out + 5, -float(\"-infinity\") * 0.5);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    float x[64], out[6];
+    int32_t n = 45;
+    double want = -INFINITY;
+    for (int i = 0; i < n; i++) x[i] = -(float)(irand(1000) + 1) / 8.0f;
+    for (int i = 45; i < 64; i++) x[i] = 1e30f; /* past n: a max that reads them is wrong */
+    for (int i = 0; i < n; i++) want = fmax(want, x[i]);
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof out);
+    launch(&k, 1, (void *[]){&dx, &d_o, &n});
+    download(&k, out, d_o, sizeof out);
+    cr_expect_eq((double)out[0], want, "max of a load whose other is float(\"-inf\"): %g, want %g (seed %llu)", out[0], want,
+                 (unsigned long long)seed);
+    cr_expect_eq((double)out[1], want, "max from a float(\"-inf\") start: %g, want %g", out[1], want);
+    cr_expect(isinf(out[2]) && out[2] < 0, "max of nothing: %g, want -inf", out[2]);
+    cr_expect(isinf(out[3]) && out[3] > 0, "float(\" +INF \"): %g", out[3]);
+    cr_expect(isnan(out[4]), "float('NaN'): %g", out[4]);
+    cr_expect(isinf(out[5]) && out[5] > 0, "-float(\"-infinity\") * 0.5: %g", out[5]);
+    unload(&k);
+    static const BadSource bad[] = {
+        {"kernel k(p: *f32) { store(p, float(\"1.5\")); }\n", "t.tile:1:36: error: 'float' of the string \"1.5\": only Python's"},
+        {"kernel k(p: *f32) { store(p, float(\"-nanx\")); }\n", "t.tile:1:36: error: 'float' of the string \"-nanx\""},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
