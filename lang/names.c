@@ -395,16 +395,21 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
 }
 
 /* ---- arguments ---- */
+static bool star_name_known(Gen *g, const char *name) { /* a variable, or a file-level const */
+    const Global *gl;
+    return gen_lookup_var(g, name) || ((gl = gen_find_global(g, name)) && gl->decl->kind == D_CONST);
+}
+
 /* Python's `*args` in a call, as triton_kernels calls its fused activation, ACTIVATION_FN(acc, *activation_fn_args):
- * a positional `*NAME` (or `*NAME[...]`, an element or a slice of it) holding a tuple (or a list) stands for its
- * elements.  The parser reads `*NAME` as a pointer type (cast(x, *T)) and `*NAME[1:]` as that type indexed, so the
+ * a positional `*NAME` (or `*NAME[...]`, an element or a slice of it) whose variable or file-level const holds a
+ * tuple (or a list) stands for its elements.  The parser reads `*NAME` as a pointer type (cast(x, *T)) and `*NAME[1:]` as that type indexed, so the
  * argument is taken apart here: the expression NAME[...] without its `*`, or NULL when the argument is no such form. */
 static const Node *star_operand(Gen *g, const Node *call, int i) {
     const Node *a = call->kids[i], *base = a;
     if (call->kwnames && call->kwnames[i]) return NULL;
     int depth = 0;
     while (base->kind == N_INDEX) base = base->lhs, depth++;
-    if (base->kind != N_DTYPE || base->ty.nptr != 1 || !base->ty.name || base->ty.call || !gen_lookup_var(g, base->ty.name)) return NULL;
+    if (base->kind != N_DTYPE || base->ty.nptr != 1 || !base->ty.name || base->ty.call || !star_name_known(g, base->ty.name)) return NULL;
     Node *name = arena_alloc(g->a, sizeof *name);
     *name = (Node){.kind = N_NAME, .loc = base->ty.loc, .name = base->ty.name};
     if (!depth) return name;
@@ -424,7 +429,8 @@ static const Node *star_operand(Gen *g, const Node *call, int i) {
 static int star_arg_count(Gen *g, const Node *call, int i, const Node **operand, Val *val) {
     *operand = star_operand(g, call, i);
     if (!*operand) return -1;
-    *val = (*operand)->kind == N_NAME ? gen_lookup_var(g, (*operand)->name)->val : gen_expr(g, *operand);
+    const Var *var = (*operand)->kind == N_NAME ? gen_lookup_var(g, (*operand)->name) : NULL;
+    *val = var ? var->val : gen_expr(g, *operand);
     if (val->k == V_TUPLE && !gen_is_record(*val)) return val->nelems;
     return val->k == V_SHAPE ? val->rank : -1;
 }

@@ -1403,13 +1403,15 @@ Test(lang_python, next_power_of_2) {
 }
 
 /* Python's `*args` in a call, as triton_kernels' matmul_ogs calls its fused activation, ACTIVATION_FN(acc,
- * *activation_fn_args): a tuple's elements (here a run-time and a compile-time one) and a list's sizes become
+ * *activation_fn_args): a tuple's elements (here a run-time and a compile-time one), a list's sizes and a file-level
+ * const tuple's elements become
  * positional arguments, before a keyword, through a fn passed as a function too; `*T` of a type stays a pointer type
  * (cast(out, *T, bitcast=true)); None for a string parameter is Triton's default (matmul_ogs passes its weights'
  * cache_modifier=W_CACHE_MODIFIER, None unless a block asks ".cg"; atomics' sem=None and scope=None).  n = 45 of a
  * 64-wide block, random inputs, the output poisoned first; exact against the same f32 steps. */
 Test(lang_python, star_args_and_none_strings) {
-    const char *src = "fn affine(x, a, b, const SQUARE = false) {\n"
+    const char *src = "const SHIFT = (3.0, 4.0);\n"
+                      "fn affine(x, a, b, const SQUARE = false) {\n"
                       "    let y = x * a + b;\n"
                       "    if SQUARE { return y * y; }\n"
                       "    return y;\n"
@@ -1421,7 +1423,7 @@ Test(lang_python, star_args_and_none_strings) {
                       "    let v = load(x + offs, m, 0.0, cache_modifier=CM, eviction_policy=None);\n"
                       "    let args = (a, 2.0);\n"
                       "    let lst = [3, 4];\n"
-                      "    let r = affine(v, *args) - apply(affine, v, args) * 0.5 + affine(v, *lst, SQUARE=true);\n"
+                      "    let r = affine(v, *args) - apply(affine, v, args) * 0.5 + affine(v, *lst, SQUARE=true) + affine(v, *SHIFT);\n"
                       "    store(cast(out, *T, bitcast=true) + offs, r, m, cache_modifier=CM);\n"
                       "    atomic_add(cnt, 1, sem=None, scope=None);\n"
                       "}\n";
@@ -1437,7 +1439,7 @@ Test(lang_python, star_args_and_none_strings) {
     download(&k, o, d_o, sizeof o);
     download(&k, &cnt, dc, sizeof cnt);
     for (int i = 0; i < n; i++) {
-        float y = x[i] * a + 2.0f, s = x[i] * 3.0f + 4.0f, want = y - y * 0.5f + s * s;
+        float y = x[i] * a + 2.0f, s = x[i] * 3.0f + 4.0f, want = y - y * 0.5f + s * s + s;
         cr_assert_eq(o[i], want, "out[%d] = %g, want %g (seed %llu)", i, o[i], want, (unsigned long long)seed);
     }
     for (int i = n; i < B; i++) cr_assert(isnan(o[i]), "out[%d] = %g was written past n", i, o[i]);
