@@ -364,6 +364,36 @@ Test(cli, bad_define_value_and_kernel_name_are_usage_errors) {
     cr_expect(strstr(buf, "no kernel named 'nope'"), "%s", buf);
 }
 
+/* A -D value that reads as no name, number or type is a string, quoted for the define as Python's tile.compile quotes
+ * one: -D W=.cg is Triton's cache_modifier=".cg" (the PTX loads with ld.global.cg), a value with spaces, quotes and
+ * backslashes keeps each; a name, a number and a quoted string read as themselves, and an empty value stays an error. */
+Test(cli, define_strings_are_quoted) {
+    char path[] = "/tmp/tile-test-cli-XXXXXX", cmd[1024];
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    cr_assert(f);
+    fputs("kernel k(x: *f32, const W = None, const A = \"none\", const N = 0.0) {\n"
+          "    static_assert(A == \"say \\\"hi\\\" \\\\o/\" || A == \"relu\" || A == \"leaky relu\", \"A\");\n"
+          "    static_assert(N == -1.5e-3 || N == 2.0, \"N\");\n"
+          "    store(x, load(x, cache_modifier=W) * N);\n"
+          "}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "compile --no-cache --emit ptx %s -D W=.cg -D 'A=leaky relu' -D N=-1.5e-3 -o -", path);
+    cr_expect_eq(run(cmd, buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "ld.global.cg"), "-D W=.cg is cache_modifier=\".cg\": %s", buf);
+    snprintf(cmd, sizeof cmd, "compile --no-cache %s -D 'A=say \"hi\" \\o/' -D N=2 -o /dev/null", path);
+    cr_expect_eq(run(cmd, buf, sizeof buf), 0, "quotes and a backslash kept: %s", buf);
+    snprintf(cmd, sizeof cmd, "compile --no-cache %s -D A=relu -D 'W=\".cg\"' -D N=2 -o /dev/null", path);
+    cr_expect_eq(run(cmd, buf, sizeof buf), 0, "a name and a quoted string as themselves: %s", buf);
+    snprintf(cmd, sizeof cmd, "compile --no-cache %s -D A=-relu -o /dev/null", path);
+    cr_expect_eq(run(cmd, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "<-D A>:1:1: error: invalid value '-relu'"), "a bare minus name is no string: %s", buf);
+    snprintf(cmd, sizeof cmd, "compile --no-cache %s -D A= -o /dev/null", path);
+    cr_expect_eq(run(cmd, buf, sizeof buf), 2, "an empty value: %s", buf);
+    remove(path);
+}
+
 /* A file that starts with a UTF-8 byte-order mark compiles (positions count from after it), and so does a
  * long flat expression, which is not a deep one. */
 Test(cli, byte_order_mark_and_long_flat_expressions) {

@@ -414,8 +414,29 @@ const char *const *cli_list_items(const CliList *l) {
 }
 
 void cli_list_free(CliList *l) {
+    for (int i = 0; i < l->nowned; i++) free(l->owned[i]);
+    free(l->owned);
     free(l->v);
     *l = (CliList){0};
+}
+
+/* Does a -D value read as itself: `[-]` or `*`s, then a name, number or type (relu, 64, -1.5e-3, inf, f16, *i32), or a
+ * string already quoted?  Any other value is a string (.cg, leaky relu) and is quoted for the define, as the Python
+ * layer quotes a string constexpr (python/src/tile/__init__.py, _define_value), so `-D W=.cg` needs no shell quotes. */
+static bool define_reads_bare(const char *v) {
+    const char *c = v;
+    if (*c == '"') {
+        for (c++; *c && *c != '"'; c++)
+            if (*c == '\\' && c[1]) c++;
+        return *c == '"' && !c[1];
+    }
+    if (*c == '-') c++;
+    else
+        while (*c == '*') c++;
+    if (!isalnum((unsigned char)*c) && *c != '_') return false;
+    for (c++; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("_.+-", *c)) return false;
+    return true;
 }
 
 int cli_define(const CliGetopt *g, CliList *l) {
@@ -428,7 +449,27 @@ int cli_define(const CliGetopt *g, CliList *l) {
     for (int i = 0; i < l->n; i++) /* -D B=64 -D B=32: which was meant? (as --arg n given twice) */
         if (!strncmp(l->v[i], s, (size_t)(eq - s) + 1))
             return cli_usage_error(g->cmd, "%s %.*s is given twice ('%s', then '%s')", g->name, (int)(eq - s), s, l->v[i], s);
-    return cli_list_add(l, s);
+    if (!eq[1] || define_reads_bare(eq + 1)) return cli_list_add(l, s); /* an empty value stays an error of the define */
+    size_t n = strlen(s) + 3; /* NAME="VALUE": quotes, each '"' and '\\' escaped, the NUL */
+    for (const char *c = eq + 1; *c; c++) n += *c == '"' || *c == '\\';
+    char *q = malloc(n), *o = q, **own = realloc(l->owned, sizeof *own * (size_t)(l->nowned + 1));
+    if (own) l->owned = own;
+    if (!q || !own) {
+        free(q);
+        fprintf(stderr, "tile: out of host memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    memcpy(o, s, (size_t)(eq + 1 - s));
+    o += eq + 1 - s;
+    *o++ = '"';
+    for (const char *c = eq + 1; *c; c++) {
+        if (*c == '"' || *c == '\\') *o++ = '\\';
+        *o++ = *c;
+    }
+    *o++ = '"';
+    *o = 0;
+    l->owned[l->nowned++] = q;
+    return cli_list_add(l, q);
 }
 
 /* ---- output and devices ---- */

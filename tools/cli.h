@@ -150,13 +150,16 @@ static inline size_t cli_alloc_size(size_t bytes) { return bytes ? bytes : 1; }
 typedef struct CliList {
     const char **v; /* NULL-terminated once non-empty */
     int n, cap;
+    char **owned; /* the items made here (a -D value quoted), freed with the list */
+    int nowned;
 } CliList;
 
 int cli_list_add(CliList *l, const char *s); /* 0, or CLI_EXIT_FAIL when out of memory */
 /* The items, NULL-terminated; never NULL (an empty list gives an empty array). */
 const char *const *cli_list_items(const CliList *l);
 void cli_list_free(CliList *l);
-/* Add the current option's "NAME=VALUE" (checked: a name, then '='). */
+/* Add the current option's "NAME=VALUE" (checked: a name, then '='); a VALUE that reads as no name, number, type
+ * or quoted string is quoted (-D W=.cg is W=".cg"). */
 int cli_define(const CliGetopt *g, CliList *l);
 
 /* ---- output and devices ---- */
