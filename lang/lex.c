@@ -833,7 +833,9 @@ static void lex_run(Lexer *lp) {
                 continue;
             } else if (c == '\'') { /* a Python string: reported, then read as one; float('nan') is Python's float, as */
                 const Token *t = l.n >= 2 ? &l.toks[l.n - 2] : NULL; /* float("nan") is (builtins.c) */
-                if (!(t && t->kind == TK_IDENT && t->len == 5 && !memcmp(t->text, "float", 5) && l.toks[l.n - 1].kind == TK_LPAREN)) {
+                bool of_float = t && t->kind == TK_IDENT && t->len == 5 && !memcmp(t->text, "float", 5) &&
+                                l.toks[l.n - 1].kind == TK_LPAREN;
+                if (!of_float) {
                     diag_error(d, loc, "strings are written with double quotes here: \"...\"");
                     d->nspelled++;
                 }

@@ -402,8 +402,9 @@ static bool star_name_known(Gen *g, const char *name) { /* a variable, or a file
 
 /* Python's `*args` in a call, as triton_kernels calls its fused activation, ACTIVATION_FN(acc, *activation_fn_args):
  * a positional `*NAME` (or `*NAME[...]`, an element or a slice of it) whose variable or file-level const holds a
- * tuple (or a list) stands for its elements.  The parser reads `*NAME` as a pointer type (cast(x, *T)) and `*NAME[1:]` as that type indexed, so the
- * argument is taken apart here: the expression NAME[...] without its `*`, or NULL when the argument is no such form. */
+ * tuple (or a list) stands for its elements.  The parser reads `*NAME` as a pointer type (cast(x, *T)) and `*NAME[1:]`
+ * as that type indexed, so the argument is taken apart here: the expression NAME[...] without its `*`, or NULL when the
+ * argument is no such form. */
 static const Node *star_operand(Gen *g, const Node *call, int i) {
     const Node *a = call->kids[i], *base = a;
     if (call->kwnames && call->kwnames[i]) return NULL;
