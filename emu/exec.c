@@ -49,7 +49,8 @@
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32) X(BRA) \
     X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
     X(CPA16) X(LDG_V2) X(STG_V2) X(PAND) X(POR) X(PXOR) \
-    X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64) X(LDS_V2H) X(CPA_GROUP)
+    X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64) X(LDS_V2H) X(CPA_GROUP) \
+    X(CVT_F32_H) X(CVT_H_F32) X(CVT_I32_F32) X(CVT_F32_I) X(CVT_F32_F32I) X(CVT_II)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -154,6 +155,24 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             unsigned sk = sz == 4 ? kind : emu_type_size(in->ty2) == 4 ? emu_type_kind(in->ty2) : 0;
             return !sk ? FAST_MOV64 : sk == EMU_K_S ? FAST_CVT_SX32 : FAST_CVT_ZX32;
         }
+        /* the element-wise kernels' conversions (emu_cvt_* in exec.h): the other integer ones without .sat (cvt.u32.u16),
+         * cvt.{rni,rzi,rmi,rpi}.f32.f32, cvt.f32.{bf16,f16} (exact), cvt.rn.{bf16,f16}.f32,
+         * cvt.{rni,rzi,rmi,rpi}[.ftz].{s32,u32}.f32 and cvt.rn.f32.{s32,u32,s64,u64} (the host's conversion, to nearest) */
+        if (in->xflags || in->nops != 2 || !regs) return FAST_NONE;
+        if (!in->flags && (kind == EMU_K_U || kind == EMU_K_S) && (emu_type_kind(in->ty2) == EMU_K_U || emu_type_kind(in->ty2) == EMU_K_S) &&
+            in->rnd == EMU_RND_NONE)
+            return FAST_CVT_II;
+        if (!in->flags && in->ty == EMU_T_F32 && in->ty2 == EMU_T_F32 && in->rnd >= EMU_RND_RNI) return FAST_CVT_F32_F32I;
+        if (!in->flags && in->ty == EMU_T_F32 && (in->ty2 == EMU_T_BF16 || in->ty2 == EMU_T_F16) &&
+            (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN))
+            return FAST_CVT_F32_H;
+        if (!in->flags && (in->ty == EMU_T_BF16 || in->ty == EMU_T_F16) && in->ty2 == EMU_T_F32 && in->rnd == EMU_RND_RN)
+            return FAST_CVT_H_F32;
+        if (!(in->flags & ~EMU_F(FTZ)) && (in->ty == EMU_T_S32 || in->ty == EMU_T_U32) && in->ty2 == EMU_T_F32 && in->rnd >= EMU_RND_RNI)
+            return FAST_CVT_I32_F32;
+        if (!in->flags && in->ty == EMU_T_F32 && in->rnd == EMU_RND_RN &&
+            (in->ty2 == EMU_T_S32 || in->ty2 == EMU_T_U32 || in->ty2 == EMU_T_S64 || in->ty2 == EMU_T_U64))
+            return FAST_CVT_F32_I;
         return FAST_NONE;
     case EMU_OP_DIV: /* div.rn.f32: IEEE division (not .approx, .full, .ftz, .sat) */
         if (in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && !in->xflags && regs)

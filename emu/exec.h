@@ -454,6 +454,40 @@ static inline uint32_t emu_f32_to_f16_rn(float x) {
     uint32_t m = (a & 0x7FFFFFu) | 0x800000u, shift = 126 - e, n = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
     return sign | (n + (rem > half || (rem == half && (n & 1))));
 }
+/* The cvt fast forms (emu_fast_select; exec_loop.h's handlers), each the bits emu_exec_cvt gives for every source x
+ * (test_emu_mma_fast compares them over special and random inputs).  cvt.f32.{bf16,f16}: exact, any NaN the
+ * canonical 0x7fffffff. */
+static inline uint64_t emu_cvt_f32_half(const EmuIns *in, uint64_t x) {
+    uint16_t h = (uint16_t)x;
+    if (in->ty2 == EMU_T_BF16) return (h & 0x7FFFu) > 0x7F80u ? 0x7FFFFFFFu : (uint32_t)h << 16;
+    float f = emu_f16_to_f32(h);
+    return f != f ? 0x7FFFFFFFu : emu_bits32(f);
+}
+/* cvt.rn.{bf16,f16}.f32: NaN the canonical 0x7fff */
+static inline uint64_t emu_cvt_half_f32(const EmuIns *in, uint64_t x) {
+    return in->ty == EMU_T_BF16 ? emu_f32_to_bf16_rn(emu_f32(x)) : emu_f32_to_f16_rn(emu_f32(x));
+}
+/* cvt.{rni,rzi,rmi,rpi}[.ftz].{s32,u32}.f32: .ftz flushes a subnormal source to a zero of its sign, NaN gives 0, the
+ * rounded value saturates to the destination's range; an s32 result is sign-extended (as the general path's). */
+static inline uint64_t emu_cvt_i32_f32(const EmuIns *in, uint64_t x) {
+    float f = emu_f32(x);
+    if (f != f) return 0;
+    if ((in->flags & EMU_F(FTZ)) && f != 0 && fabsf(f) < 0x1p-126f) f = copysignf(0.0f, f);
+    double v = f;
+    int rnd = in->rnd;
+    v = rnd == EMU_RND_RNI ? nearbyint(v) : rnd == EMU_RND_RMI ? floor(v) : rnd == EMU_RND_RPI ? ceil(v) : trunc(v);
+    if (in->ty == EMU_T_S32) return (uint64_t)(int64_t)(v < -0x1p31 ? INT32_MIN : v >= 0x1p31 ? INT32_MAX : (int32_t)v);
+    return v <= 0 ? 0 : v >= 0x1p32 ? UINT32_MAX : (uint32_t)v;
+}
+/* cvt.rn.f32.{s32,u32,s64,u64}: the host's conversion (to nearest even) */
+static inline uint64_t emu_cvt_f32_int(const EmuIns *in, uint64_t x) {
+    switch (in->ty2) {
+    case EMU_T_S32: return emu_bits32((float)(int32_t)x);
+    case EMU_T_U32: return emu_bits32((float)(uint32_t)x);
+    case EMU_T_S64: return emu_bits32((float)(int64_t)x);
+    default: return emu_bits32((float)x);
+    }
+}
 static inline double emu_f64(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
 static inline uint64_t emu_bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 /* Sign/zero extension of the low `bytes` bytes. */
@@ -462,6 +496,20 @@ static inline int64_t emu_sext(uint64_t v, unsigned bytes) {
     if (bytes >= 8) return (int64_t)v;
     unsigned sh = 64 - bytes * 8;
     return (int64_t)(v << sh) >> sh;
+}
+/* cvt.{rni,rzi,rmi,rpi}.f32.f32: NaN the canonical 0x7fffffff, the rest rounded to an integral value (exact) */
+static inline uint64_t emu_cvt_f32_f32i(const EmuIns *in, uint64_t x) {
+    float f = emu_f32(x);
+    if (f != f) return 0x7FFFFFFFu;
+    int rnd = in->rnd;
+    return emu_bits32(rnd == EMU_RND_RNI ? nearbyintf(f) : rnd == EMU_RND_RMI ? floorf(f) : rnd == EMU_RND_RPI ? ceilf(f) : truncf(f));
+}
+/* cvt between integer types without .sat (cvt.u32.u16, cvt.u16.u32, ...): the source extended by its type, then
+ * the destination's width sign- or zero-extended by the destination's type */
+static inline uint64_t emu_cvt_int_int(const EmuIns *in, uint64_t x) {
+    unsigned ss = emu_type_size(in->ty2), ds = emu_type_size(in->ty);
+    uint64_t v = emu_type_kind(in->ty2) == EMU_K_S ? (uint64_t)emu_sext(x, ss) : emu_zext(x, ss);
+    return emu_type_kind(in->ty) == EMU_K_S ? (uint64_t)emu_sext(v, ds) : emu_zext(v, ds);
 }
 #define EMU_R(t, in, i) ((t)->r[(in)->o[i]])
 /* a CMP b (EMU_CMP_*) on unsigned integers (zero-extended to 64 bits). */

@@ -339,6 +339,12 @@ guarded: /* an instruction with a guard: its fast form (or the switch below) whe
             r[in->o[0]] = half_rn(emu_f32(r[in->o[1]]), fmt) << 16 | half_rn(emu_f32(r[in->o[2]]), fmt);
             NEXT();
         }
+        L_CVT_F32_H: r[in->o[0]] = emu_cvt_f32_half(in, r[in->o[1]]); NEXT();
+        L_CVT_H_F32: r[in->o[0]] = emu_cvt_half_f32(in, r[in->o[1]]); NEXT();
+        L_CVT_I32_F32: r[in->o[0]] = emu_cvt_i32_f32(in, r[in->o[1]]); NEXT();
+        L_CVT_F32_I: r[in->o[0]] = emu_cvt_f32_int(in, r[in->o[1]]); NEXT();
+        L_CVT_F32_F32I: r[in->o[0]] = emu_cvt_f32_f32i(in, r[in->o[1]]); NEXT();
+        L_CVT_II: r[in->o[0]] = emu_cvt_int_int(in, r[in->o[1]]); NEXT();
         /* control flow and blocking instructions */
 slow:
         switch (in->op) {

@@ -1,5 +1,6 @@
 /* test_emu_mma_fast.c - the emulator's fast tensor-core paths against its general ones (docs/emulator.md,
- * "Testing and speed"): f32 to bf16/f16 rounding by bits against emu_round_f64, the host-fma and vector-add
+ * "Testing and speed"): f32 to bf16/f16 rounding by bits against emu_round_f64, the scalar cvt fast forms against
+ * emu_exec_cvt, the host-fma and vector-add
  * sums against one fmaf per product on edge operands, and the specialised mma.sync m16n8k{8,16} executor
  * against the general executor (EmuOptions.general_tensor_ops), the f16 results of the other mma.sync, mma.sp and
  * wmma.mma executors rounded by bits against emu_round_f64, and wgmma's f32 C and D moved by fours against element by
@@ -60,6 +61,83 @@ Test(mma, fast_round_f32_to_bf16_and_f16) {
         cr_assert_eq(emu_f32_to_f16_rn(x), (uint32_t)emu_round_f64((double)x, EMU_FMT_F16, EMU_RND_RN), "f16 of %#x", special[i]);
     }
     cr_assert_gt(checked, 4000000ul);
+}
+
+/* The scalar cvt fast forms (emu_cvt_* in emu/exec.h, the interpreter's handlers) against emu_exec_cvt, the general
+ * executor, on the same instruction: cvt.f32.{bf16,f16} over every 16-bit code (garbage above it), cvt.rn.{bf16,f16}.f32
+ * and cvt.{rni,rzi,rmi,rpi}[.ftz].{s32,u32}.f32 over NaNs of every kind, infinities, +-0, subnormals, the integer
+ * ranges' edges and their neighbours, every exponent with edge and random significands, and random bits;
+ * cvt.{rni,rzi,rmi,rpi}.f32.f32 over the same; cvt.rn.f32.{s32,u32,s64,u64} and every pair of integer types over
+ * the ranges' edges, values just past 2^24 (ties) and random bits.  Each form is checked to be one emu_fast_select
+ * gives a fast form. */
+typedef uint64_t (*CvtFast)(const EmuIns *in, uint64_t x);
+static void cvt_case(unsigned dty, unsigned sty, unsigned rnd, uint32_t flags, CvtFast fast, const uint64_t *xs, size_t n) {
+    EmuIns in = {.op = EMU_OP_CVT, .ty = (uint8_t)dty, .ty2 = (uint8_t)sty, .rnd = (uint8_t)rnd, .flags = flags, .nops = 2,
+                 .guard = EMU_SLOT_TRUE, .o = {0, 1}, .ok = {EMU_OK_REG, EMU_OK_REG}};
+    cr_assert_neq(emu_fast_select(&in, true), 0, "cvt .%s.%s (rnd %u, flags %#x) has no fast form", emu_type_name(dty),
+                  emu_type_name(sty), rnd, flags);
+    uint64_t regs[2];
+    EmuThread t = {.r = regs};
+    for (size_t i = 0; i < n; i++) {
+        regs[0] = 0xDEADBEEFDEADBEEFull, regs[1] = xs[i];
+        cr_assert(emu_exec_cvt(NULL, &t, &in));
+        uint64_t want = regs[0], got = fast(&in, xs[i]);
+        cr_assert_eq(got, want, "cvt .%s.%s (rnd %u, flags %#x) of %#llx: fast %#llx, general %#llx", emu_type_name(dty),
+                     emu_type_name(sty), rnd, flags, (unsigned long long)xs[i], (unsigned long long)got, (unsigned long long)want);
+    }
+}
+
+Test(fast, cvt_forms_match_general) {
+    enum { N16 = 65536, NF = 40000 };
+    static uint64_t xs[N16 + NF];
+    for (uint32_t h = 0; h < N16; h++) xs[h] = (rnd64() << 16) | h; /* every 16-bit code, garbage above */
+    cvt_case(EMU_T_F32, EMU_T_BF16, EMU_RND_NONE, 0, emu_cvt_f32_half, xs, N16);
+    cvt_case(EMU_T_F32, EMU_T_F16, EMU_RND_NONE, 0, emu_cvt_f32_half, xs, N16);
+    cvt_case(EMU_T_F32, EMU_T_F16, EMU_RND_RN, 0, emu_cvt_f32_half, xs, N16);
+    /* f32 sources */
+    static const uint32_t special[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FBFFFFFu, 0x7FFFFFFFu, 0x7F800000u,
+                                       0xFF800000u, 0, 0x80000000u, 1, 0x80000001u, 0x007FFFFFu, 0x807FFFFFu, 0x00800000u,
+                                       0x3F000000u, 0xBF000000u, 0x3FC00000u, 0xBFC00000u, 0x40200000u, 0xC0200000u, 0x3F7FFFFFu,
+                                       0x4F000000u, 0x4EFFFFFFu, 0xCF000000u, 0xCF000001u, 0x4F800000u, 0x4F7FFFFFu, 0x477FF000u,
+                                       0x477FEFFFu, 0xC77FF000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F7F8000u, 0x33000000u, 0x33000001u,
+                                       0x387FE000u, 0x387FF000u, 0xB3800001u};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++) xs[n++] = (rnd64() << 32) | special[i];
+    for (uint32_t e = 0; e < 256; e++) /* every exponent, either sign: significands 0, 1, half, half +- 1, all ones, random */
+        for (uint32_t sg = 0; sg < 2; sg++) {
+            uint32_t ms[] = {0, 1, 0x400000u, 0x3FFFFFu, 0x400001u, 0x7FFFFFu, 0x1000u, 0xFFFu, 0x1001u, 0x8000u, 0x7FFFu, (uint32_t)rnd64() & 0x7FFFFFu};
+            for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) xs[n++] = sg << 31 | e << 23 | ms[k];
+        }
+    while (n < NF) { /* random bits, and values near the integer ranges (exponents 120..160) */
+        uint64_t r = rnd64();
+        xs[n] = n & 1 ? (uint32_t)r : (uint32_t)(r & 0x807FFFFFu) | (uint32_t)(120 + (r >> 40) % 41) << 23;
+        n++;
+    }
+    cvt_case(EMU_T_BF16, EMU_T_F32, EMU_RND_RN, 0, emu_cvt_half_f32, xs, n);
+    cvt_case(EMU_T_F16, EMU_T_F32, EMU_RND_RN, 0, emu_cvt_half_f32, xs, n);
+    static const unsigned irnd[] = {EMU_RND_RNI, EMU_RND_RZI, EMU_RND_RMI, EMU_RND_RPI};
+    for (unsigned k = 0; k < 4; k++)
+        for (unsigned ftz = 0; ftz < 2; ftz++) {
+            cvt_case(EMU_T_S32, EMU_T_F32, irnd[k], ftz ? EMU_F(FTZ) : 0, emu_cvt_i32_f32, xs, n);
+            cvt_case(EMU_T_U32, EMU_T_F32, irnd[k], ftz ? EMU_F(FTZ) : 0, emu_cvt_i32_f32, xs, n);
+        }
+    for (unsigned k = 0; k < 4; k++) cvt_case(EMU_T_F32, EMU_T_F32, irnd[k], 0, emu_cvt_f32_f32i, xs, n);
+    /* integer sources */
+    static const uint64_t ispecial[] = {0, 1, 0xFFFFFFFFull, 0x7FFFFFFFull, 0x80000000ull, 0x80000001ull, 0xFFFFFF80ull, 0x1000001ull,
+                                        0x1000003ull, 0x2000005ull, 0xFEFFFFFFull, 0x7FFFFFFFFFFFFFFFull, 0x8000000000000000ull,
+                                        0xFFFFFFFFFFFFFFFFull, 0x8000008000000000ull, 0x0000010000008000ull, 0xFFFFFEFFFFFF7FFFull};
+    n = 0;
+    for (size_t i = 0; i < sizeof ispecial / sizeof *ispecial; i++) xs[n++] = ispecial[i];
+    while (n < NF) {
+        uint64_t r = rnd64();
+        xs[n] = n % 3 == 0 ? r : n % 3 == 1 ? r >> (r & 63) : (uint32_t)r >> ((r >> 32) & 31);
+        n++;
+    }
+    static const unsigned isrc[] = {EMU_T_S32, EMU_T_U32, EMU_T_S64, EMU_T_U64};
+    for (unsigned k = 0; k < 4; k++) cvt_case(EMU_T_F32, isrc[k], EMU_RND_RN, 0, emu_cvt_f32_int, xs, n);
+    static const unsigned ity[] = {EMU_T_U8, EMU_T_S8, EMU_T_U16, EMU_T_S16, EMU_T_U32, EMU_T_S32, EMU_T_U64, EMU_T_S64};
+    for (unsigned d = 0; d < 8; d++)
+        for (unsigned k = 0; k < 8; k++) cvt_case(ity[d], ity[k], EMU_RND_NONE, 0, emu_cvt_int_int, xs, 4000);
 }
 
 /* An element for the sums below: f32 values of a bf16 or f16 (bits16: each drawn as a 16-bit code), else any f32.
