@@ -50,7 +50,7 @@
     X(LDS16) X(STS16) X(LDS128) X(STS128) X(FDIV) X(FMIN) X(FMAX) X(FMIN_NAN) X(FMAX_NAN) X(EX2) X(CVT_H2) \
     X(CPA16) X(LDG_V2) X(STG_V2) X(PAND) X(POR) X(PXOR) \
     X(MOV16) X(FSETP) X(FNEG) X(FABS) X(CVT_SX32) X(CVT_ZX32) X(MIN_S64) X(MAX_S64) X(MIN_U64) X(MAX_U64) X(LDS_V2H) X(CPA_GROUP) \
-    X(CVT_F32_H) X(CVT_H_F32) X(CVT_I32_F32) X(CVT_F32_I) X(CVT_F32_F32I) X(CVT_II)
+    X(CVT_F32_H) X(CVT_H_F32) X(CVT_I32_F32) X(CVT_F32_I) X(CVT_F32_F32I) X(CVT_II) X(UNPACK_H2) X(PACK_H2)
 enum {
     FAST_NONE,
 #define X(e) FAST_##e,
@@ -78,6 +78,12 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     for (unsigned i = 0; i < in->nops; i++) regs = regs && in->ok[i] == EMU_OK_REG;
     switch (in->op) {
     case EMU_OP_MOV: /* not of %clock, %globaltimer and the like: exec_mov reads the clock */
+        /* mov.b32 {a, b}, r and mov.b32 r, {a, b} (the bf16 and f16 halves of the element-wise kernels): the low half first */
+        if (sz == 4 && in->ty != EMU_T_PRED && in->nops == 2 && in->ok[0] == EMU_OK_VEC && in->on[0] == 2 && in->ok[1] == EMU_OK_REG &&
+            !emu_sreg_is_clock(in->o[1]))
+            return FAST_UNPACK_H2;
+        if (sz == 4 && in->ty != EMU_T_PRED && in->nops == 2 && in->ok[0] == EMU_OK_REG && in->ok[1] == EMU_OK_VEC && in->on[1] == 2)
+            return FAST_PACK_H2;
         if (!regs || in->nops != 2 || emu_sreg_is_clock(in->o[1])) return FAST_NONE;
         return sz == 8 ? FAST_MOV64 : sz == 4 ? FAST_MOV32 : sz == 2 ? FAST_MOV16 : FAST_NONE;
     case EMU_OP_ADD: case EMU_OP_SUB:

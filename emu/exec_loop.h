@@ -345,6 +345,17 @@ guarded: /* an instruction with a guard: its fast form (or the switch below) whe
         L_CVT_F32_I: r[in->o[0]] = emu_cvt_f32_int(in, r[in->o[1]]); NEXT();
         L_CVT_F32_F32I: r[in->o[0]] = emu_cvt_f32_f32i(in, r[in->o[1]]); NEXT();
         L_CVT_II: r[in->o[0]] = emu_cvt_int_int(in, r[in->o[1]]); NEXT();
+        L_UNPACK_H2: {
+            const uint32_t *v = &f->vec[in->o[0]];
+            uint64_t x = r[in->o[1]];
+            r[v[0]] = x & 0xFFFF, r[v[1]] = x >> 16 & 0xFFFF;
+            NEXT();
+        }
+        L_PACK_H2: {
+            const uint32_t *v = &f->vec[in->o[1]];
+            r[in->o[0]] = (r[v[0]] & 0xFFFF) | (r[v[1]] & 0xFFFF) << 16;
+            NEXT();
+        }
         /* control flow and blocking instructions */
 slow:
         switch (in->op) {
