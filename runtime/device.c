@@ -617,3 +617,14 @@ DevStatus dev_memset_d8_async(TileDevice *dev, uint64_t dst, uint8_t value, size
     if (!bytes) return DEV_OK;
     return dev->ops->memset8_async(dev, dst, value, bytes, stream);
 }
+
+DevStatus dev_memset2d_d8_async(TileDevice *dev, uint64_t dst, size_t pitch, uint8_t value, size_t width, size_t rows, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!width || !rows) return DEV_OK;
+    if (rows > 1 && pitch < width) return dev_fail(dev, DEV_ERR_INVALID, "dev_memset2d_d8_async: pitch %zu < width %zu", pitch, width);
+    if (rows == 1 || pitch == width) return dev->ops->memset8_async(dev, dst, value, width * rows, stream);
+    if (dev->ops->memset2d8_async) return dev->ops->memset2d8_async(dev, dst, pitch, value, width, rows, stream);
+    DevStatus st = DEV_OK;
+    for (size_t r = 0; r < rows && st == DEV_OK; r++) st = dev->ops->memset8_async(dev, dst + r * pitch, value, width, stream);
+    return st;
+}

@@ -155,6 +155,9 @@ DevStatus dev_event_elapsed_ms(TileDevice *dev, void *start, void *end, float *m
 DevStatus dev_memcpy_htod_async(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream);
 DevStatus dev_memcpy_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
 DevStatus dev_memset_d8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
+/* rows rows of width bytes, pitch bytes apart, set to value (the bytes between rows kept): one piece of work
+ * on stream where the backend has a 2-D fill, else one fill per row. */
+DevStatus dev_memset2d_d8_async(TileDevice *dev, uint64_t dst, size_t pitch, uint8_t value, size_t width, size_t rows, void *stream);
 /* The allocation a foreign pointer lies in, when the backend can tell: [base, base + size); size 0: unknown. */
 typedef struct DevRange {
     uint64_t base, size;
@@ -234,6 +237,8 @@ typedef struct DevBackendOps {
     DevStatus (*htod_async)(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream);
     DevStatus (*dtoh_async)(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
     DevStatus (*memset8_async)(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
+    /* NULL: dev_memset2d_d8_async issues one memset8_async per row */
+    DevStatus (*memset2d8_async)(TileDevice *dev, uint64_t dst, size_t pitch, uint8_t value, size_t width, size_t rows, void *stream);
     /* Is p device memory usable in this device's context though not allocated through it (the
      * caller's own allocations)?  range: its allocation when known (size 0 otherwise).  NULL: nothing
      * is, beyond dev_malloc's. */

@@ -122,6 +122,8 @@ typedef struct CudaApi {
                                          const unsigned long long *strides, const int *lower, const int *upper, unsigned channels,
                                          unsigned pixels, const unsigned *elem_strides, int interleave, int swizzle, int l2promotion,
                                          int oobfill);
+    /* cuMemsetD2D8Async, else NULL: optional (one cuMemsetD8Async per row then) */
+    CUresult (*memset_d2d8_async)(CUdeviceptr dst, size_t pitch, unsigned char v, size_t width, size_t height, CUstream s);
     /* cuFuncGetParamInfo (CUDA 12.4+), else NULL: optional (a cubin's kernels then have unknown parameters) */
     CUresult (*func_get_param_info)(CUfunction f, size_t index, size_t *offset, size_t *size);
     bool loaded;
@@ -151,6 +153,7 @@ static void cuda_load(void) {
     *(void **)&a->tensor_map_encode_tiled = dlsym(h, "cuTensorMapEncodeTiled");
     *(void **)&a->tensor_map_encode_im2col = dlsym(h, "cuTensorMapEncodeIm2col");
     *(void **)&a->func_get_param_info = dlsym(h, "cuFuncGetParamInfo");
+    *(void **)&a->memset_d2d8_async = dlsym(h, "cuMemsetD2D8Async");
     CUresult r = a->Init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;
@@ -580,6 +583,17 @@ static DevStatus cuda_memset8_async(TileDevice *dev, uint64_t dst, uint8_t value
     return DEV_OK;
 }
 
+static DevStatus cuda_memset2d8_async(TileDevice *dev, uint64_t dst, size_t pitch, uint8_t value, size_t width, size_t rows, void *stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    if (!cuda()->memset_d2d8_async) {
+        for (size_t r = 0; r < rows; r++) CALL(dev, cuda()->MemsetD8Async(dst + r * pitch, value, width, stream), "cuMemsetD8Async");
+        return DEV_OK;
+    }
+    CALL(dev, cuda()->memset_d2d8_async(dst, pitch, value, width, rows, stream), "cuMemsetD2D8Async");
+    return DEV_OK;
+}
+
 /* Memory of this context that another allocator made (the CUDA runtime, PyTorch, the engine's own),
  * and the allocation it lies in when the driver can say. */
 static bool cuda_pointer_usable(TileDevice *dev, uint64_t p, DevRange *range) {
@@ -743,6 +757,7 @@ const DevBackendOps dev_cuda_ops = {
     .htod_async = cuda_htod_async,
     .dtoh_async = cuda_dtoh_async,
     .memset8_async = cuda_memset8_async,
+    .memset2d8_async = cuda_memset2d8_async,
     .pointer_usable = cuda_pointer_usable,
     .register_host = cuda_register_host,
     .unregister_host = cuda_unregister_host,

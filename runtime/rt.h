@@ -145,6 +145,10 @@ tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, con
 tile_status rt_launch_for(const char *call, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream);
 /* Is s NULL or a live stream of this context?  *impl: the device layer's stream. */
 tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, void **impl);
+/* tile_memset_async of rows rows of width bytes, pitch bytes apart (the bytes between rows kept), as one fill where
+ * the device has a 2-D one; what: the caller's name for errors. */
+tile_status rt_memset2d_async(tile_context *ctx, tile_devptr dst, size_t pitch, unsigned char value, size_t width, size_t rows,
+                              tile_stream stream, const char *what);
 void rt_lock(tile_context *ctx);
 void rt_unlock(tile_context *ctx);
 const char *rt_cache_dir(tile_context *ctx);  /* NULL when the disk cache is off */

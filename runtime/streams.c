@@ -235,3 +235,15 @@ tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char 
     DevStatus ds = dev_memset_d8_async(ctx->dev, dst, value, bytes, impl);
     return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_memset_async");
 }
+
+tile_status rt_memset2d_async(tile_context *ctx, tile_devptr dst, size_t pitch, unsigned char value, size_t width, size_t rows,
+                              tile_stream stream, const char *what) {
+    CHECK_CTX(ctx);
+    void *impl;
+    tile_status st = rt_check_stream(ctx, stream, what, &impl);
+    if (st != TILE_OK || !width || !rows) return st;
+    if (rows > 1 && pitch < width) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: pitch %zu < width %zu", what, pitch, width);
+    if ((st = rt_check_range(ctx, dst, (uint64_t)(rows - 1) * pitch + width, what)) != TILE_OK) return st;
+    DevStatus ds = dev_memset2d_d8_async(ctx->dev, dst, pitch, value, width, rows, impl);
+    return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, what);
+}

@@ -112,6 +112,7 @@ struct Work {
     uint8_t *host;
     size_t bytes;
     uint8_t value;
+    size_t pitch, rows; /* a 2-D fill: rows of bytes, pitch apart (rows 0: one row) */
     /* record, wait */
     Event *event;
     Stream *wait_stream;
@@ -272,7 +273,9 @@ static void run_one(Work *w) {
     }
     case W_HTOD: memmove(emu_mem_host(&D.mem, w->dptr, w->bytes), w->host, w->bytes); break;
     case W_DTOH: memmove(w->host, emu_mem_host(&D.mem, w->dptr, w->bytes), w->bytes); break;
-    case W_MEMSET: memset(emu_mem_host(&D.mem, w->dptr, w->bytes), w->value, w->bytes); break;
+    case W_MEMSET:
+        for (size_t r = 0; r < (w->rows ? w->rows : 1); r++) memset(emu_mem_host(&D.mem, w->dptr + r * w->pitch, w->bytes), w->value, w->bytes);
+        break;
     case W_RECORD:
         if (w->event) w->event->done = true, w->event->ns = now_ns();
         break;
@@ -517,6 +520,21 @@ EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, v
 }
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void *s) {
     return async_copy("cuMemsetD8Async", W_MEMSET, dst, NULL, n, v, s);
+}
+/* height rows of width bytes, pitch bytes apart: the bytes between rows are left as they are */
+EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dst, size_t pitch, unsigned char v, size_t width, size_t height, void *s) {
+    ENTER_CTX();
+    Stream *st = s ? s : &D.null_stream;
+    if (!stream_ok(st)) return unlock(refuse(CUDA_ERROR_INVALID_HANDLE, "cuMemsetD2D8Async on a stream that is not live"));
+    if (height > 1 && pitch < width) return unlock(refuse(CUDA_ERROR_INVALID_VALUE, "cuMemsetD2D8Async: pitch %zu < width %zu", pitch, width));
+    if (!width || !height) return unlock(CUDA_SUCCESS);
+    CUresult r = copy_check("cuMemsetD2D8Async", dst, "", (height - 1) * pitch + width);
+    if (r) return unlock(r);
+    Work *w = calloc(1, sizeof *w);
+    if (!w) return unlock(CUDA_ERROR_OUT_OF_MEMORY);
+    *w = (Work){.kind = W_MEMSET, .dptr = dst, .bytes = width, .value = v, .pitch = pitch, .rows = height};
+    enqueue(st, w);
+    return unlock(CUDA_SUCCESS);
 }
 
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {

@@ -769,20 +769,20 @@ Test(cuda_emu, another_thread_cc80, .timeout = 300) {
  * inside the call, on stream st: out[t] = sum_j w[t,j] W2[e] (silu(W1g[e] x) * W1u[e] x), h rounded to f16 on the
  * device; the result copied back on st. */
 static void moe_case(tile_context *ctx, tile_stream st) {
-    enum { T = 7, H = 32, I = 48, E = 4, K = 2 };
+    enum { T = 7, H = 32, I = 48, E = 4, K = 2, LDO = H + 5 }; /* out's rows LDO apart: the 2-D fill keeps the gaps */
     size_t nx = (size_t)T * H, n1 = (size_t)E * 2 * I * H, n2 = (size_t)E * H * I;
     double *vx = malloc(8 * nx), *v1 = malloc(8 * n1), *v2 = malloc(8 * n2);
     uint16_t *hx = rand16(nx, vx), *h1 = rand16(n1, v1), *h2 = rand16(n2, v2);
     int32_t ids[T * K];
-    float w[T * K], out[T * H];
+    float w[T * K], out[T * LDO];
     for (int i = 0; i < T * K; i++) ids[i] = irand(E), w[i] = (float)(0.2 + 0.4 * (urand() + 1));
     ids[3] = E + 1; /* skipped */
     tile_devptr dx = upload(ctx, hx, 2 * nx), d1 = upload(ctx, h1, 2 * n1), d2 = upload(ctx, h2, 2 * n2), dout = dev_alloc(ctx, sizeof out);
     tile_devptr dids = upload(ctx, ids, sizeof ids), dw = upload(ctx, w, sizeof w);
-    tile_memset(ctx, dout, 0xff, sizeof out); /* NaN: accumulate 0 zeroes it */
+    tile_memset(ctx, dout, 0xff, sizeof out); /* NaN: accumulate 0 zeroes the rows, the gaps stay NaN */
     cr_assert_eq(tile_synchronize(ctx), TILE_OK); /* the fill ran on the default stream: st need not order with it */
     tile_moe_args a = {.size = sizeof a, .tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = TILE_F16, .x = dx,
-                       .w1 = d1, .w2 = d2, .out = dout, .topk_ids = dids, .topk_weights = dw, .stream = st};
+                       .w1 = d1, .w2 = d2, .out = dout, .ldo = LDO, .topk_ids = dids, .topk_weights = dw, .stream = st};
     if (st) { /* prepared, with the caller's workspace: nothing a stream capture cannot hold */
         cr_assert_eq(tile_moe_workspace_size(&a, &a.workspace_bytes), TILE_OK, "%s", tile_last_error(ctx));
         a.workspace = dev_alloc(ctx, a.workspace_bytes);
@@ -812,9 +812,10 @@ static void moe_case(tile_context *ctx, tile_stream st) {
         }
         for (int c = 0; c < H; c++) {
             double tol = 2e-3 * mag[c] + 1e-5;
-            cr_assert(fabs(out[t * H + c] - want[c]) <= tol, "out[%d][%d] = %.7g, want %.7g (seed %llu)", t, c, out[t * H + c], want[c],
+            cr_assert(fabs(out[t * LDO + c] - want[c]) <= tol, "out[%d][%d] = %.7g, want %.7g (seed %llu)", t, c, out[t * LDO + c], want[c],
                       (unsigned long long)seed);
         }
+        for (int c = H; c < LDO; c++) cr_assert(isnan(out[t * LDO + c]), "out[%d][%d] (between rows) = %g, not kept", t, c, out[t * LDO + c]);
     }
     tile_free(ctx, dx), tile_free(ctx, d1), tile_free(ctx, d2), tile_free(ctx, dout), tile_free(ctx, dids), tile_free(ctx, dw);
     if (a.workspace) tile_free(ctx, a.workspace);

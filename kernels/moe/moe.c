@@ -427,10 +427,8 @@ kernels:; /* 2-4. */
         if ((st = shipped_launch(ctx, api, k_router, (tile_dim3){(unsigned)shipped_cdiv(a->tokens, bt), 1, 1}, pr, a->stream)) != TILE_OK) goto done;
     }
     if (!a->accumulate) {
-        if (ldo == a->hidden) st = tile_memset_async(ctx, a->out, 0, 4 * T * H, a->stream);
-        else
-            for (uint64_t t = 0; t < T && st == TILE_OK; t++) st = tile_memset_async(ctx, a->out + 4 * t * (uint64_t)ldo, 0, 4 * H, a->stream);
-        if (st != TILE_OK) goto done;
+        /* the rows only: the bytes between them (ldo > hidden) are the caller's */
+        if ((st = rt_memset2d_async(ctx, a->out, 4 * (size_t)ldo, 0, 4 * H, T, a->stream, "tile_moe_forward: out")) != TILE_OK) goto done;
     }
     void *pc[] = {&ids, &counts, &ns, &e32};
     if ((st = shipped_launch(ctx, api, k_count, (tile_dim3){(unsigned)p.chunks, 1, 1}, pc, a->stream)) != TILE_OK) goto done;
