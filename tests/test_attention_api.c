@@ -707,6 +707,8 @@ Test(attention_api, fwd_bad_arguments) {
     a = good, a.seq_q = a.seq_k = (int64_t)1 << 23;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE,
                 "q's batch stride 2147483648 (contiguous, from the sizes) is not below 2^31");
+    a = good, a.seq_q = a.seq_k = ((int64_t)1 << 31) - 1, a.heads_q = a.heads_kv = (int64_t)1 << 30; /* the sizes' product past 2^63 */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "stride (contiguous, from the sizes) is past 2^63, not below 2^31");
     a = good, a.o_stride[0] = (int64_t)1 << 31, a.o_stride[1] = 256, a.o_stride[2] = 64;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o's batch stride 2147483648 is not below 2^31");
     a = good, a.window_left = -7;

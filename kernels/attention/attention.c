@@ -138,8 +138,12 @@ static const char *strides_too_big(const char *name, const int64_t given[3], con
     for (int i = 0; i < 3; i++)
         if (s[i] >= I32_LIMIT) {
             bool contiguous = !given[0] && !given[1] && !given[2];
-            snprintf(msg, size, "%s's %s stride %lld%s is not below 2^31 (the kernels' offsets are 32-bit)", name, dim[i], (long long)s[i],
-                     contiguous ? " (contiguous, from the sizes)" : "");
+            if (contiguous && s[i] == INT64_MAX) /* mul_sat's: the sizes' product is past 2^63 */
+                snprintf(msg, size, "%s's %s stride (contiguous, from the sizes) is past 2^63, not below 2^31 (the kernels' offsets are 32-bit)",
+                         name, dim[i]);
+            else
+                snprintf(msg, size, "%s's %s stride %lld%s is not below 2^31 (the kernels' offsets are 32-bit)", name, dim[i], (long long)s[i],
+                         contiguous ? " (contiguous, from the sizes)" : "");
             return msg;
         }
     return NULL;
