@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "include/tile/tile.h"
+#include "tests/interrupter.h"
 #include "runtime/device.h"
 #include "support/support.h"
 
@@ -304,22 +305,7 @@ Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
 /* tile_context_interrupt from another thread stops the running launch (a spin that would run until the
  * budget): TILE_ERROR_LAUNCH "interrupted", and the context runs the next launch.  A request stops only a
  * launch running at the time: made while none runs, it does nothing, so the requester repeats it until
- * the launch it means has returned (as the Python package does). */
-typedef struct Interrupter {
-    tile_context *ctx;
-    _Atomic int done;
-} Interrupter;
-
-static void *interrupt_until_done(void *p) {
-    Interrupter *in = p;
-    struct timespec ts = {0, 50 * 1000000L};
-    while (!atomic_load(&in->done)) {
-        nanosleep(&ts, NULL);
-        cr_expect_eq(tile_context_interrupt(in->ctx), TILE_OK);
-    }
-    return NULL;
-}
-
+ * the launch it means has returned (as the Python package does; tests/interrupter.h). */
 Test(stop, interrupt_from_another_thread, .timeout = 60) {
     StopCtx c;
     stop_open(&c, 30);
@@ -328,7 +314,7 @@ Test(stop, interrupt_from_another_thread, .timeout = 60) {
     cr_assert_eq(tile_context_interrupt(ctx), TILE_OK);
     stop_next_launch_runs(&c);
     pthread_t th;
-    Interrupter in = {.ctx = ctx};
+    Interrupter in = {.ctx = ctx, .period_ms = 50};
     cr_assert_eq(pthread_create(&th, NULL, interrupt_until_done, &in), 0);
     void *args[] = {&c.flag};
     double t0 = now_seconds();

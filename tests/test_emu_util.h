@@ -55,16 +55,7 @@ static inline const char *mem_read_ptx(void) {
            " ld.u32 %r1, [%rd3];\n st.global.u32 [%rd1], %r1;\n ret;\n}\n";
 }
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static inline uint64_t rnd64(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static inline float rndf(float lo, float hi) { return lo + (hi - lo) * (float)(rnd64() >> 40) / (float)(1 << 24); }
-static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+#include "emu_rng.h"
 static inline uint64_t d2u(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
 static inline double u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "include/tile/tile.h"
+#include "tests/interrupter.h"
 
 static char cache_dir[64];
 
@@ -722,20 +723,6 @@ static const char *kSpin =
     "    store(x + o, acc);\n"
     "}\n";
 
-typedef struct Interrupter {
-    tile_context *ctx;
-    _Atomic int done;
-} Interrupter;
-
-static void *interrupt_until_done(void *p) {
-    Interrupter *in = p;
-    struct timespec ts = {0, 20 * 1000000L};
-    while (!atomic_load(&in->done)) {
-        nanosleep(&ts, NULL);
-        tile_context_interrupt(in->ctx);
-    }
-    return NULL;
-}
 
 Test(streams, interrupt_one_context_beside_a_busy_one, .timeout = 300) {
     char dir[64];
