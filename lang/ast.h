@@ -122,7 +122,7 @@ struct Node {
     TokKind op;        /* N_UNARY, N_BINARY operator; N_ASSIGN: ASSIGN or compound */
     bool paren;        /* an expression written in parentheses: `(a < b) & c` */
     int64_t ival;      /* N_INT, N_BOOL; N_FOR: 1 for static_range, 2 over a tuple or list (kids[0]); N_LET: 1 for a local `const` (Triton's `x: tl.constexpr = e`);
-                        * N_BINARY: 1 for Python's `is` / `is not` of something other than None */
+                        * N_BINARY: 1 for Python's `is` / `is not` of something other than None, 2 for `in` / `not in` */
     double fval;       /* N_FLOAT */
     const char *name;  /* N_NAME, N_STR (the decoded string), N_CALL callee, N_LET, N_ASSIGN (NULL: a tuple of names in kids), N_FOR variable */
     TypeRef ty;        /* N_DTYPE, N_CAST, N_LET (dt == DT_VOID: none) */

@@ -1344,6 +1344,41 @@ static Val compare_shapes(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     return val_ct_int(op == TK_EQEQ ? eq : !eq, DT_I1);
 }
 
+/* `a in t` (x->op ==) and `a not in t` (!=), t a tuple or list written out or held: a == e for each element e, joined by
+ * || (a != e by && for `not in`), compared as == compares them (strings, types, shapes, numbers, tiles); an empty t
+ * gives false (true).  Compile-time when every compare is. */
+static Val gen_membership(Gen *g, const Node *x, Val a) {
+    const Node *r = x->rhs;
+    int n = 0;
+    Val *e = NULL;
+    if (r->kind == N_TUPLE || r->kind == N_LIST) { /* element by element: a list of strings or floats is no shape */
+        e = ARENA_ARRAY(g->a, Val, r->nkids ? r->nkids : 1);
+        for (; n < r->nkids; n++) e[n] = gen_expr(g, r->kids[n]);
+    } else {
+        Val t = gen_expr(g, r);
+        if (t.k == V_ERR || a.k == V_ERR) return val_err();
+        if (t.k == V_TUPLE && !gen_is_record(t)) n = t.nelems, e = t.elems;
+        else if (t.k == V_SHAPE) {
+            e = ARENA_ARRAY(g->a, Val, t.rank ? t.rank : 1);
+            for (; n < t.rank; n++) e[n] = val_ct_int(t.shape[n], DT_I32);
+        } else {
+            diag_error(g->d, x->oploc, "'%s' takes a tuple or a list on its right (here '%s')", x->op == TK_EQEQ ? "in" : "not in",
+                       gen_val_type_name(g, t));
+            return val_err();
+        }
+    }
+    Val acc = val_ct_int(x->op == TK_NE, DT_I1);
+    for (int i = 0; i < n && acc.k != V_ERR; i++) {
+        Val c;
+        if (a.k == V_STR || e[i].k == V_STR || a.k == V_DTYPE || e[i].k == V_DTYPE || a.k == V_NONE || e[i].k == V_NONE)
+            c = compare_names(g, x->op, a, e[i], x->oploc);
+        else if (a.k == V_SHAPE || e[i].k == V_SHAPE || (a.k == V_TUPLE && e[i].k == V_TUPLE)) c = compare_shapes(g, x->op, a, e[i], x->oploc);
+        else c = gen_binop(g, x->op, a, e[i], x->oploc);
+        acc = gen_binop(g, x->op == TK_EQEQ ? TK_OROR : TK_ANDAND, acc, c, x->oploc);
+    }
+    return acc;
+}
+
 /* After a binary operator's error: an operand that is a call returning a tuple (`two(x) * 2.0`, where the '*' repeats
  * the tuple) gets a note at the call, as arithmetic on a tuple is not element-wise. */
 static void note_tuple_call(Gen *g, const Node *operand, Val v) {
@@ -1375,6 +1410,10 @@ static Val gen_expr1(Gen *g, const Node *n) {
         Val a = gen_expr(g, spine[0]->lhs);
         for (k = 0; k < len; k++) {
             const Node *x = spine[k];
+            if (x->ival == 2) { /* `a in t`, `a not in t` */
+                a = gen_membership(g, x, a);
+                continue;
+            }
             Val b = gen_expr(g, x->rhs);
             if (x->ival && (a.k == V_RT || b.k == V_RT)) { /* Python's identity: Triton's `x is y` of two tensors is no compare */
                 diag_error(g->d, x->oploc, "'is' compares compile-time values (types, strings, numbers, None); write '%s' to "

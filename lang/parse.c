@@ -466,19 +466,21 @@ static Node *binary(Parser *p, int level) {
         if (p->panic) return n;
         if (level == (int)ARRAY_LEN(binary_levels) - 1) floor_div_point(p, binary_op(peek(p)->kind));
         TokKind k = peek(p)->kind;
-        if (binary_levels[level][0] == TK_EQEQ && ident_is(peek(p), "is")) {
-            /* Python's `x is None` and `x is not None` (contextual: `is` and `not` are names elsewhere): == and != None */
+        bool is = ident_is(peek(p), "is"), in = ident_is(peek(p), "in") || (ident_is(peek(p), "not") && ident_is(&p->t[p->pos + 1], "in"));
+        if (binary_levels[level][0] == TK_EQEQ && (is || in)) {
+            /* Python's `x is None` and `x is not None` (contextual: `is`, `in` and `not` are names elsewhere): == and != None;
+             * `x in t` and `x not in t`: ival 2, == (!=) of x and each element of the tuple or list t (gen.c) */
             Token *t = next(p);
-            bool neg = ident_is(peek(p), "not") && next(p);
+            bool neg = in ? t->len == 3 && next(p) : ident_is(peek(p), "not") && next(p);
             Token *none = peek(p);
             Node *b = new_node(p, N_BINARY, n->loc);
             b->oploc = t->loc;
             b->op = neg ? TK_NE : TK_EQEQ;
             b->lhs = n;
-            if (accept(p, TK_NONE)) b->rhs = new_node(p, N_NONE, none->loc);
+            if (is && accept(p, TK_NONE)) b->rhs = new_node(p, N_NONE, none->loc);
             else { /* `dtype is bf16`, `ACT is not "relu"`: == and != of compile-time values (gen.c checks them) */
                 b->rhs = binary(p, level + 1);
-                b->ival = 1;
+                b->ival = in ? 2 : 1;
             }
             n = b;
             continue;

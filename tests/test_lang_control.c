@@ -197,6 +197,56 @@ Test(lang_run, not_pointer_is_null_test) {
     }
 }
 
+/* Python's `x in t` and `x not in t`: a compile-time tuple or list (written out, or a file-level const; strings, types,
+ * negative numbers, empty), against compile-time and run-time scalars and a tile; four define sets against the host's
+ * membership, poisoned output past n. */
+Test(lang_run, in_and_not_in) {
+    const char *src = "const SMALL = (1, 3, 5);\n"
+                      "@num_warps(2)\n"
+                      "kernel k(x: *i32, out: *i32, n: i32, r: i32, const MODE: i32 = 2, const ACT = \"gelu\", const DT = f16) {\n"
+                      "    let offs = arange(0, 64);\n"
+                      "    let v = load(x + offs, offs < n, 0);\n"
+                      "    let c = 0;\n"
+                      "    if MODE in (1, 2, 3) { c += 1; }\n"
+                      "    if MODE not in [1, 2] { c += 2; }\n"
+                      "    if ACT in (\"relu\", \"gelu\") { c += 4; }\n"
+                      "    if DT in (f16, bf16) { c += 8; }\n"
+                      "    if MODE in () { c += 16; }\n"
+                      "    if MODE not in () { c += 32; }\n"
+                      "    if r in (-4, 7) { c += 64; }\n"
+                      "    if !(r in SMALL) { c += 128; }\n"
+                      "    static_assert(MODE in (1, 2, 3, 4) && !(MODE in (5, 6)), \"in\");\n"
+                      "    let w = where(v in (2, 5, -1), 1, 0) + where(v not in SMALL, 10, 0);\n"
+                      "    store(out + offs, w + c * 100, offs < n);\n"
+                      "}\n";
+    static const struct { int mode; const char *act, *dt; int r; } cs[] = {
+        {2, "ACT=\"gelu\"", "DT=f16", 7}, {4, "ACT=\"relu\"", "DT=f32", -4}, {1, "ACT=\"silu\"", "DT=bf16", 3}, {3, "ACT=\"x\"", "DT=i8", 0}};
+    enum { N = 50 };
+    int32_t x[64];
+    for (int i = 0; i < 64; i++) x[i] = irand(9) - 2;
+    for (int t = 0; t < 4; t++) {
+        char mode[16];
+        snprintf(mode, sizeof mode, "MODE=%d", cs[t].mode);
+        const char *defs[] = {mode, cs[t].act, cs[t].dt, NULL};
+        K k;
+        load_with(&k, src, "k", NULL, defs, NULL);
+        int32_t out[64], n = N, r = cs[t].r;
+        uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof out);
+        launch(&k, 1, (void *[]){&dx, &dout, &n, &r});
+        download(&k, out, dout, sizeof out);
+        int m = cs[t].mode;
+        bool act = strstr(cs[t].act, "relu") || strstr(cs[t].act, "gelu"), dt = strstr(cs[t].dt, "f16") != NULL;
+        int c = (m >= 1 && m <= 3) + 2 * (m != 1 && m != 2) + 4 * act + 8 * dt + 32 + 64 * (r == -4 || r == 7) +
+                128 * (r != 1 && r != 3 && r != 5);
+        for (int i = 0; i < N; i++) {
+            int v = x[i], want = (v == 2 || v == 5 || v == -1) + 10 * (v != 1 && v != 3 && v != 5) + 100 * c;
+            cr_expect_eq(out[i], want, "case %d, x[%d] = %d: %d, want %d", t, i, v, out[i], want);
+        }
+        for (int i = N; i < 64; i++) cr_expect_eq((uint32_t)out[i], 0xFFFFFFFFu, "out[%d] past n written: %d", i, out[i]);
+        unload(&k);
+    }
+}
+
 static const char *const archs[] = {"sm_80", "sm_90a"};
 static const char *const devs[] = {"emu:sm_80", "emu:sm_90a"};
 

@@ -292,10 +292,10 @@ module.exports = grammar({
         field('operator', op),
         field('right', $._expression),
       ))),
-      // equality: ... | "is" [ "not" ] ( "None" | relation )
+      // equality: ... | "is" [ "not" ] ( "None" | relation ) | [ "not" ] "in" relation
       prec.left(PREC.equality, seq(
         field('left', $._expression),
-        field('operator', choice('is', seq('is', 'not'))),
+        field('operator', choice('is', seq('is', 'not'), 'in', seq('not', 'in'))),
         field('right', $._expression),
       )));
     },
