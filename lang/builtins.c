@@ -651,11 +651,6 @@ Val bi_dot(Call *c) {
                    : a.t->shape[0] == b.t->shape[0] ? ": for a's transpose times b write dot(trans(a), b)" : "");
         return val_err();
     }
-    if (K < 16) {
-        diag_error(g->d, c->node->loc, "dot: K must be at least 16, got a %s and b %s", gen_shape_str(g, 2, a.t->shape),
-                   gen_shape_str(g, 2, b.t->shape));
-        return val_err();
-    }
     int32_t s[2] = {M, N};
     if ((int64_t)M * N > GEN_MAX_NUMEL) {
         diag_error(g->d, c->node->loc, "tensor of shape %s has more than %d elements", gen_shape_str(g, 2, s), GEN_MAX_NUMEL);

@@ -518,16 +518,17 @@ Test(lang_triton, batched_dot) {
  * against a key block (native-sparse-attention's [G, BK] x [BK, BC]), a decode GEMV's 1 row.  Tiles smaller than one
  * tensor-core instruction go to the FMA path, and N = 8 with M >= 16 is mma.sync's (and wgmma's) own n8; each in a
  * pipelined K loop (50 = 3 blocks of 16 and a masked 2) on sm_80 and sm_90a, f16 against float64 and i8 exactly.
- * They were "dot: M, N and K must be at least 16". */
+ * They were "dot: M, N and K must be at least 16".  K below 16 too (Triton's least K is 8 for f32 and 4 for f64; any K
+ * here): blocks of 8, 4, 2 and 1 of f32, f64, f16 and i8 (the f16 inputs' values, exact in each type). */
 Test(lang_triton, dot_with_m_or_n_below_16) {
     static const char src[] =
         "kernel k(a_ptr: *T, b_ptr: *T, c_ptr: *OT, M: i32, N: i32, K: i32, const BM: i32 = 4, const BN: i32 = 16,\n"
-        "         const T = f16, const OT = f32) {\n"
+        "         const T = f16, const OT = f32, const BK: i32 = 16) {\n"
         "    let rm = arange(0, BM);\n"
         "    let rn = program_id(0) * BN + arange(0, BN);\n"
-        "    let rk = arange(0, 16);\n"
+        "    let rk = arange(0, BK);\n"
         "    let acc = zeros([BM, BN], OT);\n"
-        "    for k0 in range(0, K, 16) {\n"
+        "    for k0 in range(0, K, BK) {\n"
         "        let a = load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], (rm[:, None] < M) & ((k0 + rk)[None, :] < K), 0);\n"
         "        let b = load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :], ((k0 + rk)[:, None] < K) & (rn[None, :] < N), 0);\n"
         "        acc = dot(a, b, acc);\n"
@@ -535,32 +536,39 @@ Test(lang_triton, dot_with_m_or_n_below_16) {
         "    store(c_ptr + rm[:, None] * N + rn[None, :], acc, (rm[:, None] < M) & (rn[None, :] < N));\n"
         "}\n";
     static const struct {
-        const char *bm, *bn, *t, *ot, *warps;
+        const char *bm, *bn, *t, *ot, *warps, *bk;
         int m;
-    } cases[] = {{"BM=4", "BN=16", "T=f16", "OT=f32", "num_warps=4", 3},     {"BM=1", "BN=32", "T=f16", "OT=f32", "num_warps=1", 1},
-                 {"BM=64", "BN=8", "T=f16", "OT=f32", "num_warps=4", 61},  {"BM=16", "BN=1", "T=f16", "OT=f32", "num_warps=4", 16},
-                 {"BM=2", "BN=16", "T=i8", "OT=i32", "num_warps=4", 2}};
+    } cases[] = {{"BM=4", "BN=16", "T=f16", "OT=f32", "num_warps=4", "BK=16", 3},    {"BM=1", "BN=32", "T=f16", "OT=f32", "num_warps=1", "BK=16", 1},
+                 {"BM=64", "BN=8", "T=f16", "OT=f32", "num_warps=4", "BK=16", 61}, {"BM=16", "BN=1", "T=f16", "OT=f32", "num_warps=4", "BK=16", 16},
+                 {"BM=2", "BN=16", "T=i8", "OT=i32", "num_warps=4", "BK=16", 2},   {"BM=32", "BN=16", "T=f32", "OT=f32", "num_warps=4", "BK=8", 29},
+                 {"BM=16", "BN=8", "T=f64", "OT=f64", "num_warps=2", "BK=4", 9},   {"BM=16", "BN=16", "T=f16", "OT=f32", "num_warps=4", "BK=2", 13},
+                 {"BM=8", "BN=32", "T=i8", "OT=i32", "num_warps=2", "BK=1", 5},    {"BM=16", "BN=16", "T=f32", "OT=f32", "num_warps=4", "BK=1", 16}};
     enum { N = 37, KD = 50, MMAX = 64 };
     static const char *const archs[] = {"sm_80", "sm_90a"};
     seed_rng();
     static uint16_t a[MMAX * KD], b[KD * N];
     static int8_t a8[MMAX * KD], b8[KD * N];
-    static float c[MMAX * N];
+    static float c[MMAX * N], a32[MMAX * KD], b32[KD * N];
+    static double c64[MMAX * N], a64[MMAX * KD], b64[KD * N];
     static int32_t c8[MMAX * N];
-    for (int i = 0; i < MMAX * KD; i++) a8[i] = (int8_t)(irand(255) - 127), a[i] = f32_to_f16((float)urand());
-    for (int i = 0; i < KD * N; i++) b8[i] = (int8_t)(irand(255) - 127), b[i] = f32_to_f16((float)urand());
+    for (int i = 0; i < MMAX * KD; i++) a8[i] = (int8_t)(irand(255) - 127), a[i] = f32_to_f16((float)urand()), a64[i] = a32[i] = (float)f16_to_d(a[i]);
+    for (int i = 0; i < KD * N; i++) b8[i] = (int8_t)(irand(255) - 127), b[i] = f32_to_f16((float)urand()), b64[i] = b32[i] = (float)f16_to_d(b[i]);
     for (size_t x = 0; x < sizeof cases / sizeof *cases; x++)
         for (int ar = 0; ar < 2; ar++) {
-            bool i8 = cases[x].t[2] == 'i';
+            bool i8 = cases[x].t[2] == 'i', f32 = !strcmp(cases[x].t, "T=f32"), f64 = !strcmp(cases[x].t, "T=f64");
             int m = cases[x].m, bn = atoi(cases[x].bn + 3), n = N, kd = KD;
-            const char *defs[] = {cases[x].bm, cases[x].bn, cases[x].t, cases[x].ot, cases[x].warps, NULL};
+            const char *defs[] = {cases[x].bm, cases[x].bn, cases[x].t, cases[x].ot, cases[x].warps, cases[x].bk, NULL};
             K k;
             load_with(&k, src, "k", archs[ar], defs, NULL);
-            uint64_t da = i8 ? upload(&k, a8, sizeof a8) : upload(&k, a, sizeof a), db = i8 ? upload(&k, b8, sizeof b8) : upload(&k, b, sizeof b);
-            uint64_t dc = poisoned(&k, sizeof c);
+            uint64_t da = i8 ? upload(&k, a8, sizeof a8) : f32 ? upload(&k, a32, sizeof a32) : f64 ? upload(&k, a64, sizeof a64) : upload(&k, a, sizeof a);
+            uint64_t db = i8 ? upload(&k, b8, sizeof b8) : f32 ? upload(&k, b32, sizeof b32) : f64 ? upload(&k, b64, sizeof b64) : upload(&k, b, sizeof b);
+            uint64_t dc = poisoned(&k, sizeof c64);
             launch3(&k, NULL, (unsigned)((N + bn - 1) / bn), 1, 1, (void *[]){&da, &db, &dc, &m, &n, &kd});
             if (i8) download(&k, c8, dc, sizeof c8);
-            else download(&k, c, dc, sizeof c);
+            else if (f64) {
+                download(&k, c64, dc, sizeof c64);
+                for (int i = 0; i < MMAX * N; i++) c[i] = (float)c64[i];
+            } else download(&k, c, dc, sizeof c);
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < N; j++) {
                     double want = 0, mag = 0;
