@@ -228,6 +228,11 @@ ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Typ
 Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Val gen_list_as_tuple(Gen *g, Val v); /* a list (a shape: compile-time sizes) as a tuple of i32s; any other value as it is */
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc);
+
+/* compare.c */
+Val gen_compare_names(Gen *g, TokKind op, Val a, Val b, Loc loc);  /* == and != of strings, types, None: a compile-time i1 */
+Val gen_compare_shapes(Gen *g, TokKind op, Val a, Val b, Loc loc); /* == and != of two shapes (lists, tuples of integers) */
+Val gen_membership(Gen *g, const Node *x, Val a);                  /* a in x->rhs (x->op ==), a not in x->rhs (!=) */
 Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc);
 const char *gen_type_desc(Gen *g, const Type *t); /* full type: "tensor<64x32xf32>" */
 const char *gen_carried_type_hint(Gen *g, const Type *was, const Type *now); /* how to keep a loop-carried type */
