@@ -331,6 +331,7 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     lo.none_args = none_args, lo.nnone_args = nn;
     lo.defines = defs, lo.ndefines = nd, lo.kernel_name = o->kernel, lo.bad_define = &bad_define;
     lo.device_asserts = o->debug != 0, lo.num_sms = o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS;
+    lo.arch = arch;
 
     /* 2. front end (a define that names nothing is the caller's mistake, not the source's) */
     double t0 = now_seconds();

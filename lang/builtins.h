@@ -9,7 +9,8 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE, BK_QUERY
 
 /* What a BK_QUERY builtin asks (its attribute kind): builtins_query.c */
 typedef enum QueryKind { Q_SHAPE_OF, Q_NUMEL, Q_RANK, Q_LEN, Q_IS_FLOAT, Q_IS_FP8, Q_IS_INT, Q_IS_SIGNED, Q_IS_PTR, Q_BITWIDTH, Q_ELEMENT_TYPE, Q_POINTER_TYPE,
-                         Q_NEXT_POWER_OF_2, Q_ZIP, Q_ENUMERATE, Q_GET_INT_DTYPE } QueryKind;
+                         Q_NEXT_POWER_OF_2, Q_ZIP, Q_ENUMERATE, Q_GET_INT_DTYPE,
+                         Q_CUDA_CAPABILITY_GEQ, Q_IS_CUDA, Q_IS_HIP } QueryKind;
 
 typedef struct Builtin {
     const char *name;

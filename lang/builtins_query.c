@@ -11,11 +11,14 @@
  *   pointer_type(T)               tl.pointer_type(T): the type *T (a table's i64 as a pointer, `as pointer_type(f16)`)
  *   next_power_of_2(n)            triton.next_power_of_2(n), of a compile-time integer
  *   get_int_dtype(bits, signed)   tl.core.get_int_dtype: the integer type of a width (a sort's bits of any dtype)
+ *   cuda_capability_geq(M, m=0)   triton.language.target_info's: whether the target compiled for (sm_90a: 9.0) is
+ *   is_cuda(), is_hip()           compute capability M.m or later; true; false
  * Every answer is a compile-time value (an i32, an i1, a list or a type), so an `if` on one picks
  * code at compile time and static_assert checks it.  T is a type (f16, dtype_of(x), a const
  * holding one) or a value, standing for its element type.  builtins.c binds the arguments and
  * dispatches here by the builtin's kind (BK_QUERY). */
 #include "builtins.h"
+#include "support/target.h"
 
 #include <string.h>
 
@@ -190,6 +193,21 @@ Val bi_query(Call *c) {
         }
         return (Val){.k = V_DTYPE, .t = tir_scalar(g->m, of[sgn != 0][k])};
     }
+    case Q_CUDA_CAPABILITY_GEQ: { /* cuda_capability_geq(9) on sm_90a, (8, 6) on sm_86 and sm_89 */
+        int64_t major, minor = 0;
+        if (!val_ct_int_of(g, c->v[0], c->loc[0], "the major version of 'cuda_capability_geq'", &major) ||
+            (has(c, 1) && !val_ct_int_of(g, c->v[1], c->loc[1], "the minor version of 'cuda_capability_geq'", &minor)))
+            return val_err();
+        if (major < 0 || minor < 0 || minor > 9) {
+            diag_error(g->d, c->loc[minor < 0 || minor > 9 ? 1 : 0], "'cuda_capability_geq(%lld, %lld)': a compute capability is "
+                       "MAJOR, MINOR with MINOR 0 to 9 (9, 0 for Hopper)", (long long)major, (long long)minor);
+            return val_err();
+        }
+        const Target *t = target_find(g->opt->arch);
+        return val_ct_int(t && t->sm >= major * 10 + minor, DT_I1);
+    }
+    case Q_IS_CUDA: return val_ct_int(1, DT_I1);
+    case Q_IS_HIP: return val_ct_int(0, DT_I1);
     }
     unreachable("query builtin");
 }

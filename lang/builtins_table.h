@@ -52,6 +52,9 @@
     X(POINTER_TYPE, "pointer_type", 1, "element_ty", CONST, QUERY, Q_POINTER_TYPE) /* tl.pointer_type(T): *T */ \
     X(NEXT_POWER_OF_2, "next_power_of_2", 1, "n", CONST, QUERY, Q_NEXT_POWER_OF_2) /* triton.next_power_of_2 */ \
     X(GET_INT_DTYPE, "get_int_dtype", 2, "bitwidth signed", CONST, QUERY, Q_GET_INT_DTYPE) /* tl.core.get_int_dtype */ \
+    /* the target compiled for, Triton's triton.language.target_info */                     \
+    X(CUDA_CAPABILITY_GEQ, "cuda_capability_geq", 1, "major minor", CONST, QUERY, Q_CUDA_CAPABILITY_GEQ) \
+    X(IS_CUDA, "is_cuda", 0, "", CONST, QUERY, Q_IS_CUDA) X(IS_HIP, "is_hip", 0, "", CONST, QUERY, Q_IS_HIP) \
     X(EXP, "exp", 1, "x exact", EXP, MATH, 0) X(EXP2, "exp2", 1, "x exact", EXP2, MATH, 0) \
     X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \
     X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \

@@ -30,6 +30,7 @@ typedef struct LangOptions {
                                 for what it sets (the caller's usage error, not an error in the source) */
     bool device_asserts;     /* compile device_assert (else it compiles to nothing, as C's NDEBUG) */
     int num_sms;             /* num_sms(): the device's multiprocessor count */
+    const char *arch;        /* the target compiled for ("sm_90a"; NULL: the default): cuda_capability_geq() */
     const char *const *none_args; /* run-time pointer parameters passed as None (Triton's None argument): the
                                      name is None in the body, the parameter stays in the signature, unused */
     int nnone_args;

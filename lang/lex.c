@@ -337,7 +337,7 @@ static bool lex_skip_space(Lexer *l) {
 static bool triton_module_name(const char *s, size_t n) {
     /* the last three: Inductor's aliases tl_math and triton_helpers, and its @triton_heuristics.pointwise(...) */
     static const char *const names[] = {"tl",       "triton",  "language", "math",           "libdevice",        "extra",
-                                        "cuda",     "core",    "standard", "tl_math",        "triton_helpers",
+                                        "cuda",     "core",    "standard", "target_info",    "tl_math",          "triton_helpers",
                                         "triton_heuristics"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strlen(names[i]) == n && !memcmp(names[i], s, n)) return true;

@@ -247,6 +247,43 @@ Test(lang_run, in_and_not_in) {
     }
 }
 
+/* Triton's target queries (triton.language.target_info): cuda_capability_geq(M, m) of the target compiled for, folded
+ * at compile time (static_assert against each target's capability), is_cuda(), is_hip(); a branch on one picks code,
+ * run on emu for sm_80 and sm_90a. */
+Test(lang_run, target_queries) {
+    const char *src = "@num_warps(1)\n"
+                      "kernel k(out: *i32, const CC: i32 = 80) {\n"
+                      "    static_assert(cuda_capability_geq(9) == (CC >= 90) && cuda_capability_geq(8, 9) == (CC >= 89), \"cc\");\n"
+                      "    static_assert(cuda_capability_geq(8, 6) == (CC >= 86) && cuda_capability_geq(8) && !cuda_capability_geq(10), \"cc\");\n"
+                      "    static_assert(is_cuda() && !is_hip(), \"cuda\");\n"
+                      "    let v = 1 if cuda_capability_geq(major=9, minor=0) else 2;\n"
+                      "    if cuda_capability_geq(8, 9) { v += 10; }\n"
+                      "    store(out, v);\n"
+                      "}\n";
+    static const struct { const char *arch, *cc; int want; } ts[] = {
+        {"sm_80", "CC=80", 2}, {"sm_86", "CC=86", 2}, {"sm_89", "CC=89", 12}, {"sm_90a", "CC=90", 11}};
+    for (int t = 0; t < 4; t++) {
+        const char *defs[] = {ts[t].cc, NULL};
+        if (t == 1 || t == 2) { /* compiled only: static_assert checks the folding */
+            tile_compile_options o = {.arch = ts[t].arch, .defines = defs};
+            tile_compiled c;
+            cr_expect_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s: %s", ts[t].arch, c.diagnostics);
+            tile_compiled_free(&c);
+            continue;
+        }
+        K k;
+        char dev[32];
+        snprintf(dev, sizeof dev, "emu:%s", ts[t].arch);
+        load_with_on(&k, src, "k", ts[t].arch, defs, NULL, dev);
+        int32_t out = 0;
+        uint64_t d = poisoned(&k, sizeof out);
+        launch(&k, 1, (void *[]){&d});
+        download(&k, &out, d, sizeof out);
+        cr_expect_eq(out, ts[t].want, "%s: %d, want %d", ts[t].arch, out, ts[t].want);
+        unload(&k);
+    }
+}
+
 static const char *const archs[] = {"sm_80", "sm_90a"};
 static const char *const devs[] = {"emu:sm_80", "emu:sm_90a"};
 
