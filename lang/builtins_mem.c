@@ -93,7 +93,9 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
 
 /* cache_modifier="..." (argument i), eviction_policy="..." (i + 1), volatile=true (i + 2, loads):
  * the attr cache of the load or store (tir.h), or false with a located error.  PTX has
- * `ld.global{.cop}`, `ld.global{.L1::evict_*}` and `ld.volatile.global`, not two of them. */
+ * `ld.global{.cop}`, `ld.global{.L1::evict_*}` and `ld.volatile.global`, not two of them: volatile
+ * is kept over a hint and the cache modifier over the eviction policy, the other dropped with a
+ * warning at it (Triton takes both hints; neither changes what is read or written). */
 static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
     static const char *const cops_ld[] = {".ca", ".cg", ".cs", ".lu", ".cv"}, *const cops_st[] = {".wb", ".cg", ".cs", ".wt"};
     const char *const *ok = store ? cops_st : cops_ld;
@@ -124,10 +126,13 @@ static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
         }
     }
     if (!store && has(c, i + 2) && !bi_ct_flag(c, i + 2, "volatile", &vol)) return false;
-    if ((cop != 0) + (ev != 0) + (vol != 0) > 1) {
-        diag_error(c->g->d, c->node->loc, "'%s' takes one of cache_modifier, eviction_policy and volatile=true: PTX has no "
-                   "instruction with two of them", c->bi->name);
-        return false;
+    for (int k = 0; k < 2; k++) { /* the cache modifier under volatile, the eviction policy under either */
+        int *drop = k == 0 ? &cop : &ev;
+        if (!*drop || !(vol || (k == 1 && cop))) continue;
+        diag_warning(c->g->d, c->loc[i + k], "'%s' takes one of cache_modifier, eviction_policy and volatile=true (PTX has no "
+                     "instruction with two of them): %s \"%s\" is dropped, %s kept", c->bi->name,
+                     k == 0 ? "cache_modifier" : "eviction_policy", c->str[i + k], vol ? "volatile=true" : "the cache_modifier");
+        *drop = 0;
     }
     *out = (uint8_t)(cop | ev << 3 | (vol ? TIR_CACHE_VOLATILE : 0));
     return true;

@@ -124,11 +124,17 @@ Test(lang_diag, cache_hints) {
                 "\"evict_last\", \"evict_unchanged\" or \"no_allocate\"\n"
                 "  kernel k(x: *f32) { store(x, 1.0, eviction_policy=\"evict_later\"); }\n"
                 "                                                    ^\n");
-    expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n",
-                "t.tile:1:29: error: 'load' takes one of cache_modifier, eviction_policy and volatile=true: PTX has no instruction "
-                "with two of them\n"
+    /* two of them, as Triton takes them: volatile kept over a hint, the cache modifier over the eviction policy */
+    expect_warnings("kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n",
+                "t.tile:1:52: warning: 'load' takes one of cache_modifier, eviction_policy and volatile=true (PTX has no instruction "
+                "with two of them): cache_modifier \".cg\" is dropped, volatile=true kept\n"
                 "  kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n"
-                "                              ^\n");
+                "                                                     ^\n");
+    expect_warnings("kernel k(x: *f32) { store(x, 1.0, cache_modifier=\".cs\", eviction_policy=\"evict_last\"); }\n",
+                "t.tile:1:73: warning: 'store' takes one of cache_modifier, eviction_policy and volatile=true (PTX has no instruction "
+                "with two of them): eviction_policy \"evict_last\" is dropped, the cache_modifier kept\n"
+                "  kernel k(x: *f32) { store(x, 1.0, cache_modifier=\".cs\", eviction_policy=\"evict_last\"); }\n"
+                "                                                                          ^\n");
     expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n",
                 "t.tile:1:52: error: argument 'cache_modifier' of 'load' must be a string such as cache_modifier=\".cg\"\n"
                 "  kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n"
