@@ -77,6 +77,7 @@ Val gen_compare_shapes(Gen *g, TokKind op, Val a, Val b, Loc loc) {
  * || (a != e by && for `not in`), compared as == compares them (strings, types, shapes, numbers, tiles); an empty t
  * gives false (true).  Compile-time when every compare is. */
 Val gen_membership(Gen *g, const Node *x, Val a) {
+    if (a.k == V_ERR) return val_err();
     const Node *r = x->rhs;
     int n = 0;
     Val *e = NULL;
@@ -85,7 +86,7 @@ Val gen_membership(Gen *g, const Node *x, Val a) {
         for (; n < r->nkids; n++) e[n] = gen_expr(g, r->kids[n]);
     } else {
         Val t = gen_expr(g, r);
-        if (t.k == V_ERR || a.k == V_ERR) return val_err();
+        if (t.k == V_ERR) return val_err();
         if (t.k == V_TUPLE && !gen_is_record(t)) n = t.nelems, e = t.elems;
         else if (t.k == V_SHAPE) {
             e = ARENA_ARRAY(g->a, Val, t.rank ? t.rank : 1);
