@@ -1,6 +1,7 @@
 /* test_lang_dot_fma.c - the FMA path of `dot` (f32 ieee, f64, i32) where a thread's multiply-adds are many: the
  * k loop is then a loop over chunks of K (lower/llvm_shared.c), each output still one fma per k in ascending k,
- * so its sums are the fully unrolled ones bit for bit.  Each case runs on the emulator on fresh random inputs,
+ * so its sums are the fully unrolled ones bit for bit; and where K is below the tensor cores' K (1, 4, 8: Triton needs 8
+ * for f32 and 4 for f64), tiles below an mma's M and N, the unrolled FMA dot at two warp counts.  Each case runs on the emulator on fresh random inputs,
  * outputs poisoned first, loads masked at sizes that are not multiples of the tile, and is checked:
  *   - against the same dot on the host as one C fma per k in ascending k (f32 fmaf, f64 fma, i32 wrapping
  *     multiply-add): equal bit for bit;
@@ -27,6 +28,7 @@ typedef struct Case {
     int m, n, k;        /* the data */
     bool kloop;         /* acc = dot(x, y, acc) in a loop over K tiles: the chunk loop inside a user loop */
     const char *arch, *device;
+    bool small;         /* K too small to chunk: both warp counts unrolled */
 } Case;
 
 static const char *tname(Ty t) { return t == F32 ? "f32" : t == F64 ? "f64" : "i32"; }
@@ -115,7 +117,8 @@ static void check(const Case *c, int unrolled_warps) {
     char what[160];
     snprintf(what, sizeof what, "%s dot %dx%dx%d%s on %s, data %dx%dx%d (seed %#llx)", tname(c->t), c->M, c->N, c->K,
              c->kloop ? " in a K loop" : "", c->arch ? c->arch : "sm_80", c->m, c->n, c->k, (unsigned long long)seed);
-    cr_expect(chunked, "%s: %d warps: the k loop is unrolled whole, expected chunks", what, c->warps);
+    cr_expect(chunked || c->small, "%s: %d warps: the k loop is unrolled whole, expected chunks", what, c->warps);
+    cr_expect(!chunked || !c->small, "%s: %d warps: the k loop is chunked, expected it unrolled", what, c->warps);
     cr_expect(!chunked2, "%s: %d warps: the k loop is chunked, expected it unrolled", what, unrolled_warps);
     int bad = 0;
     for (size_t i = 0; i < nc && bad < 5; i++) {
@@ -169,16 +172,28 @@ static void check(const Case *c, int unrolled_warps) {
 /* 64x64x64 over 4 warps: 32 accumulators a thread, 2048 multiply-adds, in chunks; over 8 warps 1024, unrolled */
 Test(lang_dot_fma, chunks_bit_identical, .timeout = 600) {
     seed_rng();
-    check(&(Case){F32, 64, 64, 64, 4, 61, 59, 57, false, NULL, NULL}, 8);
-    check(&(Case){F32, 64, 64, 64, 4, 61, 59, 57, false, "sm_90a", "emu:sm_90a"}, 8);
-    check(&(Case){F32, 32, 32, 128, 1, 29, 31, 101, false, NULL, NULL}, 4); /* 32 x 128 a thread; 8 x 128 */
-    check(&(Case){F64, 32, 64, 64, 2, 27, 63, 45, false, NULL, NULL}, 4);
-    check(&(Case){I32, 32, 32, 128, 1, 31, 17, 99, false, NULL, NULL}, 4);
+    check(&(Case){F32, 64, 64, 64, 4, 61, 59, 57, false, NULL, NULL, false}, 8);
+    check(&(Case){F32, 64, 64, 64, 4, 61, 59, 57, false, "sm_90a", "emu:sm_90a", false}, 8);
+    check(&(Case){F32, 32, 32, 128, 1, 29, 31, 101, false, NULL, NULL, false}, 4); /* 32 x 128 a thread; 8 x 128 */
+    check(&(Case){F64, 32, 64, 64, 2, 27, 63, 45, false, NULL, NULL, false}, 4);
+    check(&(Case){I32, 32, 32, 128, 1, 31, 17, 99, false, NULL, NULL, false}, 4);
 }
 
 /* acc = dot(x, y, acc) in a loop over K: the chunk loop's accumulators come from the outer loop's */
 Test(lang_dot_fma, chunks_in_k_loop, .timeout = 600) {
     seed_rng();
-    check(&(Case){F32, 64, 64, 64, 4, 53, 61, 150, true, NULL, NULL}, 8);
-    check(&(Case){F64, 32, 32, 128, 1, 30, 25, 200, true, NULL, NULL}, 4);
+    check(&(Case){F32, 64, 64, 64, 4, 53, 61, 150, true, NULL, NULL, false}, 8);
+    check(&(Case){F64, 32, 32, 128, 1, 30, 25, 200, true, NULL, NULL, false}, 4);
+}
+
+/* K below 16 (and below Triton's 8 for f32, 4 for f64), M and N below an mma's, the data's sizes odd and below the
+ * tile's: the FMA path unrolled, the same at two warp counts, on sm_80 and sm_90a */
+Test(lang_dot_fma, small_k, .timeout = 600) {
+    seed_rng();
+    check(&(Case){F32, 16, 16, 1, 1, 13, 11, 1, false, NULL, NULL, true}, 2);
+    check(&(Case){F32, 16, 8, 4, 2, 15, 7, 3, false, "sm_90a", "emu:sm_90a", true}, 1);
+    check(&(Case){F32, 32, 16, 8, 4, 29, 13, 7, false, NULL, NULL, true}, 1);
+    check(&(Case){F64, 16, 16, 4, 1, 9, 15, 4, false, NULL, NULL, true}, 4);
+    check(&(Case){F64, 8, 32, 8, 2, 5, 27, 5, false, "sm_90a", "emu:sm_90a", true}, 1);
+    check(&(Case){F32, 16, 16, 8, 4, 11, 15, 21, true, "sm_90a", "emu:sm_90a", true}, 1); /* K 8 a step of a K loop */
 }
