@@ -482,7 +482,8 @@ Test(lang_diag, none_comparisons) {
 }
 
 /* Triton's Python spellings get one error each saying how they are written here, and the file is read on as if
- * they had been (no cascade): a decorator, and/or/not/True, a method's arguments, math.inf, and
+ * they had been (no cascade): a decorator, and/or/not/True, a method's arguments, math.inf (math.nan, math.pi,
+ * math.e, math.sqrt), and
  * the `//` of a loop header or of an expression that goes on on the next line (it was silently `n + 1`). */
 Test(lang_diag, python_spellings) {
     expect_diag(
@@ -525,6 +526,21 @@ Test(lang_diag, python_spellings) {
         "t.tile:9:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
         "      while h < n // 2 {\n"
         "                  ^\n");
+    /* Python's other math constants name their floats, and a math function its built-in */
+    expect_diag("kernel k(x: *f32) {\n    store(x, -math.nan + math.pi * math.e + math.sqrt(2.0));\n}\n",
+                "t.tile:2:15: error: 'math.nan': there is no 'math' module here; write the float (0.0 / 0.0)\n"
+                "      store(x, -math.nan + math.pi * math.e + math.sqrt(2.0));\n"
+                "                ^\n"
+                "t.tile:2:26: error: 'math.pi': there is no 'math' module here; write the float (3.141592653589793)\n"
+                "      store(x, -math.nan + math.pi * math.e + math.sqrt(2.0));\n"
+                "                           ^\n"
+                "t.tile:2:36: error: 'math.e': there is no 'math' module here; write the float (2.718281828459045)\n"
+                "      store(x, -math.nan + math.pi * math.e + math.sqrt(2.0));\n"
+                "                                     ^\n"
+                "t.tile:2:45: error: 'math.sqrt': there is no 'math' module here; write 'sqrt' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, -math.nan + math.pi * math.e + math.sqrt(2.0));\n"
+                "                                              ^\n");
     Result r = compile("kernel k(a: **f32, n: i32) {\n    let and = 2;\n    let not = and * 2;\n    store(load(a), cast(not, f32));\n}\n");
     cr_expect_not_null(r.m, "a pointer to pointers, and Python's words as names, compile: %s", r.diags);
     result_free(&r);
