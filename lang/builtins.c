@@ -701,10 +701,6 @@ Val bi_dot(Call *c) {
     }
     int64_t tf32 = 0;
     if (has(c, 3) && !ct_int(c, 3, "allow_tf32", &tf32)) return val_err();
-    if (tf32 && in != DT_F32) {
-        diag_error(g->d, c->loc[3], "dot: allow_tf32 applies to f32 inputs, got '%s'", dtype_name(in));
-        return val_err();
-    }
     /* input_precision (Triton's): "ieee" exact f32 FMA, "tf32" one tensor-core pass,
      * "tf32x3" three passes on the big and small halves of each operand */
     bool x3 = false;
@@ -714,10 +710,6 @@ Val bi_dot(Call *c) {
             diag_error(g->d, c->loc[4], "dot: input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got \"%s\"", p);
             return val_err();
         }
-        if (in != DT_F32 && strcmp(p, "ieee")) {
-            diag_error(g->d, c->loc[4], "dot: input_precision \"%s\" applies to f32 inputs, got '%s'", p, dtype_name(in));
-            return val_err();
-        }
         if (has(c, 3)) {
             diag_error(g->d, c->loc[3], "dot: give either allow_tf32 or input_precision, not both");
             return val_err();
@@ -725,6 +717,9 @@ Val bi_dot(Call *c) {
         tf32 = strcmp(p, "ieee") != 0;
         x3 = !strcmp(p, "tf32x3");
     }
+    /* as Triton's: the precision concerns f32 inputs only; given for others (FBGEMM's fp8 GEMMs pass their
+     * allow_tf32 on, Triton 2's default was true for every dot) it changes nothing */
+    if (in != DT_F32) tf32 = 0, x3 = false;
     if (x3) return dot_tf32x3(c, a, b, acc);
     ValueId r = gen_emit(g, c->node->loc, OP_DOT, (ValueId[]){a.v, b.v, acc}, 3, tir_vtype(g->f, acc));
     tir_val(g->f, r)->def->a.allow_tf32 = tf32 != 0;
