@@ -36,6 +36,9 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
     bool ok = true;
     for (int i = 0; i < np; i++) {
         const Param *pa = &fn->params[i];
+        /* a tensor is never a compile-time constant, and Triton's helpers ignore a tl.constexpr annotation there
+         * (SageAttention's `offs_m: tl.constexpr` given `start_m * BLOCK_M + tl.arange(...)`): a run-time value */
+        if (pa->is_const && args[i].k == V_RT && args[i].t && args[i].t->rank > 0) continue;
         if (pa->is_const && args[i].k == V_RT) {
             diag_error(g->d, aloc[i], "'%s' must be a compile-time constant", pa->name);
             gen_note_runtime_params(g, slots ? slots[i] : NULL, args[i]);
@@ -54,7 +57,7 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
      * named type may be another parameter (`fn f(x: *T, const T)`) */
     for (int i = 0; i < np; i++) {
         gen_define_var(g, fn->params[i].name, args[i]);
-        g->fr->scope->vars->declared_const = fn->params[i].is_const;
+        g->fr->scope->vars->declared_const = fn->params[i].is_const && args[i].k != V_RT;
     }
     for (int i = 0; i < np; i++) {
         const Param *pa = &fn->params[i];

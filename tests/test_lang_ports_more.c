@@ -1138,3 +1138,38 @@ Test(lang_ports_more, geglu_tolerance_holds_at_the_isa_error) {
     cr_log_info("plain tanh on emu:approx=bound: %d outputs past the tolerance, the first %s", bad, why);
     free(plain);
 }
+
+/* ---- a helper's const parameter given a tensor (SageAttention's `_attn_fwd_inner(..., offs_m: tl.constexpr,
+ * offs_n: tl.constexpr)` given `start_m * BLOCK_M + tl.arange(0, BLOCK_M)`): Triton ignores the annotation there, and
+ * so does a `fn` here (a run-time value the body may assign); a compile-time BLOCK beside it stays one ---- */
+static const char *const_tensor_src =
+    "fn scaled_at(p, n, const offs, const BLOCK) {\n"
+    "    let v = load(p + offs, mask=offs < n, other=0.0) * BLOCK;\n"
+    "    offs += BLOCK;\n"
+    "    return v + load(p + offs, mask=offs < n, other=0.0);\n"
+    "}\n"
+    "kernel k(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 32) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    store(out + offs, scaled_at(x, n, offs, BLOCK), mask=offs < n);\n"
+    "}\n";
+
+Test(lang_ports_more, const_helper_parameter_given_a_tensor) {
+    seed_rng();
+    enum { N = 100 };
+    static float x[N], o[N];
+    for (int i = 0; i < N; i++) x[i] = (float)urand();
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_with(&k, const_tensor_src, "k", archs[a], NULL, NULL);
+        uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+        int n = N;
+        launch3(&k, NULL, (N + 31) / 32, 1, 1, (void *[]){&dx, &d_o, &n});
+        download(&k, o, d_o, sizeof o);
+        for (int i = 0; i < N; i++) {
+            double want = 32.0 * x[i] + (i + 32 < N ? x[i + 32] : 0.0);
+            cr_assert(close_to(o[i], want, 1e-6, 1e-6), "%s out[%d] = %g, want %g (seed %llu)", archs[a], i, o[i], want,
+                      (unsigned long long)seed);
+        }
+        unload(&k);
+    }
+}
