@@ -1163,6 +1163,13 @@ static Val gen_name(Gen *g, const Node *n) {
     Var *v = gen_lookup_var(g, n->name);
     if (v) return v->val;
     Global *gl = gen_find_global(g, n->name);
+    const char *alias = gl ? gen_callable_alias(g, gl) : NULL;
+    if (alias) {
+        Global *f = gen_find_global(g, alias);
+        if (f && f->decl->kind == D_FN) return (Val){.k = V_FN, .fn = f->decl}; /* passed on as that fn */
+        diag_error(g->d, n->loc, "'%s' names the built-in '%s', which can be called but is no value", n->name, alias);
+        return val_err();
+    }
     if (gl && gl->decl->kind == D_CONST) return gen_global_value(g, gl, n->loc);
     if (gl) diag_error(g->d, n->loc, "function '%s' cannot be used as a value", n->name);
     else if (!strcmp(n->name, "float")) /* Python's float("inf") is a built-in, its type is not (full([n], 0.0, float)) */
@@ -1250,6 +1257,14 @@ static Val gen_call(Gen *g, const Node *n) {
         Val r = gen_call_fn(g, gl->decl, n);
         if (r.k == V_VOID) r.s = gl->decl->name; /* for gen_error_no_value */
         return r;
+    }
+    const char *alias = gl ? gen_callable_alias(g, gl) : NULL;
+    if (alias) { /* `const fast_expf = exp;`: the call is one of the function it names */
+        Node *c = arena_alloc(g->a, sizeof *c), *callee = arena_alloc(g->a, sizeof *callee);
+        *c = *n, *callee = *n->lhs;
+        callee->name = c->name = alias;
+        c->lhs = callee;
+        return gen_call(g, c);
     }
     if (gl) {
         diag_error(g->d, n->loc, "'%s' is a constant, not a function", n->name);

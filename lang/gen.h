@@ -252,6 +252,8 @@ void gen_stmt_seq(Gen *g, Node *const *st, int n); /* statements with nothing af
 /* The file-level constant or fn called name, or NULL. */
 Global *gen_find_global(Gen *g, const char *name);
 Var *gen_lookup_var(Gen *g, const char *name);
+/* The built-in or fn a file-level `const NAME = other_function;` names (through aliases), or NULL (names.c). */
+const char *gen_callable_alias(Gen *g, const Global *gl);
 /* The fn a name stands for: a variable holding one (a fn's parameter given a fn), else a file-level fn the name does
  * not hide; NULL for anything else. */
 const Decl *gen_fn_named(Gen *g, const Node *n);

@@ -349,7 +349,8 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
         }
     }
     for (int i = 0; i < g->nglobals; i++)
-        if (g->globals[i].decl->kind == D_CONST) gen_global_value(g, &g->globals[i], g->globals[i].decl->loc);
+        if (g->globals[i].decl->kind == D_CONST && !gen_callable_alias(g, &g->globals[i]))
+            gen_global_value(g, &g->globals[i], g->globals[i].decl->loc);
     const char *want = opt ? opt->kernel_name : NULL;
     bool found = false;
     FileAst *main = nfiles ? files[0] : NULL;

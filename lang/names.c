@@ -268,6 +268,22 @@ static bool file_is_lib(const Gen *g, const SrcFile *f) {
  * in the library's (a kernel's `fn silu` beside math.tile's, which math.tile's functions keep using).
  * The library's code never sees the program's names: a program's `fn exp` shadows the built-in in the
  * program only, and softmax.tile's `exp` stays the built-in (it was the program's, silently). */
+/* The built-in or fn a file-level alias names (Triton's `fast_expf = tl.math.exp`, `tl_round = libdevice.round`, a
+ * module-level name bound to a function: `const fast_expf = exp;`), through aliases of aliases; NULL when gl is no
+ * alias of a function. */
+const char *gen_callable_alias(Gen *g, const Global *gl) {
+    for (int depth = 0; gl && depth < 16; depth++) {
+        const Decl *d = gl->decl;
+        if (d->kind != D_CONST || !d->value || d->value->kind != N_NAME) return NULL;
+        const char *name = d->value->name;
+        const Global *next = gen_find_global(g, name);
+        if (next && next->decl->kind == D_FN) return name;
+        if (!next) return builtin_exists(name) ? name : NULL;
+        gl = next;
+    }
+    return NULL;
+}
+
 Global *gen_find_global(Gen *g, const char *name) {
     bool lib = g->fr && file_is_lib(g, g->fr->file);
     intptr_t own = (intptr_t)namemap_get(&g->global_index[lib], name);

@@ -1173,3 +1173,48 @@ Test(lang_ports_more, const_helper_parameter_given_a_tensor) {
         unload(&k);
     }
 }
+
+/* ---- a file-level name bound to a function (lmdeploy's `fast_expf = tl.math.exp`, `tl_round =
+ * tl.extra.cuda.libdevice.round`): `const NAME = function;` is called as that built-in or fn, through an alias of an
+ * alias, and is passed on as a fn; as a value it is an error naming the built-in ---- */
+static const char *alias_src =
+    "const fast_expf = exp;\n"
+    "const tl_round = fast_round;\n"
+    "const fast_round = round;\n"
+    "fn twice(x) { return x * 2.0; }\n"
+    "const dbl = twice;\n"
+    "fn apply(x, const f) { return f(x); }\n"
+    "kernel silu_round(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let v = load(x + offs, mask=offs < n, other=0.0);\n"
+    "    let s = v / (1 + fast_expf(-v));\n"
+    "    store(out + offs, tl_round(apply(s, dbl)) + dbl(0.25), mask=offs < n);\n"
+    "}\n";
+
+Test(lang_ports_more, function_aliases_at_file_level) {
+    seed_rng();
+    enum { N = 150 };
+    static float x[N], o[N];
+    for (int i = 0; i < N; i++) x[i] = (float)(urand() * 8 - 4);
+    for (int a = 0; a < 2; a++) {
+        K k;
+        load_with(&k, alias_src, "silu_round", archs[a], NULL, NULL);
+        uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+        int n = N;
+        launch3(&k, NULL, (N + 63) / 64, 1, 1, (void *[]){&dx, &d_o, &n});
+        download(&k, o, d_o, sizeof o);
+        for (int i = 0; i < N; i++) {
+            double s2 = 2.0 * x[i] / (1 + exp(-(double)x[i])), r = round(s2);
+            /* exp is the hardware's approximation: a value within 1e-5 of a half may round either way */
+            bool near_half = fabs(fabs(s2 - floor(s2)) - 0.5) < 1e-5;
+            cr_assert(o[i] == r + 0.5 || (near_half && fabs(o[i] - r - 0.5) == 1.0), "%s out[%d] = %g, want %g (seed %llu)", archs[a],
+                      i, o[i], r + 0.5, (unsigned long long)seed);
+        }
+        unload(&k);
+    }
+    const BadSource bad[] = {
+        {"const fast_expf = exp;\nkernel k(p: *f32) {\n    let a = fast_expf;\n}\n",
+         "t.tile:3:13: error: 'fast_expf' names the built-in 'exp', which can be called but is no value"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
