@@ -23,7 +23,9 @@
  * and native-sparse-attention's selected-block attention (block pointers, block tables, packed sequences, G query
  * heads below 16 in a dot);
  * and a flex-attention forward in PyTorch Inductor's template's shape (score_mod and mask_mod passed as functions,
- * block-sparse key lists of partial and full blocks). */
+ * block-sparse key lists of partial and full blocks);
+ * and lightning attention's forward (linear attention with a per-head decay: a causal decay mask within a block, a
+ * state carried across blocks by dots). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -1208,6 +1210,44 @@ static void nsa_selected_case(const char *arch, const char *device, bool varlen,
 
 Test(examples, nsa_selected_attention) { nsa_selected_case(NULL, NULL, true, 4); }
 Test(examples, nsa_selected_attention_sm90a) { nsa_selected_case("sm_90a", "emu:sm_90a", false, 2); }
+
+/* ---- lightning attention: linear attention with a per-head decay, a causal decay mask within a block and a
+ * [D, BLOCK_E] state carried across blocks by dots ---- */
+
+static void lightning_case(const char *arch, const char *device) {
+    seed_rng();
+    K k;
+    load_example_on(&k, "lightning_attention.tile", NULL, NULL, arch, device);
+    enum { B = 2, H = 3, N = 45, D = 16, E = 32, BLOCK = 16, BLOCK_E = 16 };
+    static uint16_t q[B * H * N * D], kk[B * H * N * D], v[B * H * N * E], o[B * H * N * E];
+    float lam[H];
+    for (int i = 0; i < B * H * N * D; i++) q[i] = f2h(urand() * 0.6 - 0.3), kk[i] = f2h(urand() * 0.6 - 0.3);
+    for (int i = 0; i < B * H * N * E; i++) v[i] = f2h(urand() * 2 - 1);
+    for (int h = 0; h < H; h++) lam[h] = (float)(0.01 + 0.2 * urand());
+    uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kk, sizeof kk), dv = upload(&k, v, sizeof v), dl = upload(&k, lam, sizeof lam);
+    uint64_t d_o = poisoned(&k, sizeof o);
+    int heads = H, n = N, nb = (N + BLOCK - 1) / BLOCK;
+    launch(&k, "lightning_attn_fwd", B * H, E / BLOCK_E, (void *[]){&dq, &dk, &dv, &d_o, &dl, &heads, &n, &nb});
+    download(&k, o, d_o, sizeof o);
+    static float got[B * H * N * E];
+    static double want[B * H * N * E];
+    for (int bh = 0; bh < B * H; bh++)
+        for (int t = 0; t < N; t++)
+            for (int e = 0; e < E; e++) {
+                double acc = 0;
+                for (int s = 0; s <= t; s++) {
+                    double qk = 0;
+                    for (int d = 0; d < D; d++) qk += h2d(q[(bh * N + t) * D + d]) * h2d(kk[(bh * N + s) * D + d]);
+                    acc += exp(-(double)lam[bh % H] * (t - s)) * qk * h2d(v[(bh * N + s) * E + e]);
+                }
+                want[(bh * N + t) * E + e] = acc, got[(bh * N + t) * E + e] = (float)h2d(o[(bh * N + t) * E + e]);
+            }
+    check("o", got, want, B * H * N * E, 2e-3, 2e-3); /* f16 out: half an ulp is 2^-11 relative */
+    unload(&k);
+}
+
+Test(examples, lightning_attention) { lightning_case(NULL, NULL); }
+Test(examples, lightning_attention_sm90a) { lightning_case("sm_90a", "emu:sm_90a"); }
 
 Test(examples, documented_kernels_compile, .timeout = 300) {
     char path[1024];
