@@ -717,7 +717,7 @@ static Val gen_pow(Gen *g, Val a, Val b, Loc loc) {
         return val_err();
     }
     if (x < 0 && e != floor(e)) {
-        diag_error(g->d, loc, "'**': a negative number to a fractional power (%s ** %s) is not a real number", arena_double(g->a, x),
+        diag_error(g->d, loc, "'**': a negative number to a fractional power ((%s) ** %s) is not a real number", arena_double(g->a, x),
                    arena_double(g->a, e));
         return val_err();
     }

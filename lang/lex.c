@@ -749,7 +749,8 @@ static void lex_run(Lexer *lp) {
                 if (deco) {
                     diag_error(d, at, "'@%.*s': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings are "
                                "attributes such as @num_warps(4); tuning configurations are @config(...))", chainn, mod);
-                    l.n--; /* the '@' */
+                    d->nspelled++; /* skipped with its arguments: the file reads as if it were not there */
+                    l.n--;         /* the '@' */
                     lex_advance(&l, (size_t)(skip_balanced(last + lastn, l.end) - l.p));
                     l.bad_run = 0;
                     continue;

@@ -1103,6 +1103,7 @@ static Node *ifstmt(Parser *p) {
     if (!p->panic && at(p, TK_IDENT) && peek(p)->len == 4 && !memcmp(peek(p)->text, "elif", 4)) {
         /* Python's elif: reported, then read as `else if` (so the rest is checked) */
         diag_error(p->d, peek(p)->loc, "'elif' is written 'else if' here");
+        p->d->nspelled++;
         n->els = ifstmt(p);
     } else if (!p->panic && accept(p, TK_ELSE)) n->els = at(p, TK_IF) ? ifstmt(p) : block(p);
     leave(p);
@@ -1331,6 +1332,7 @@ static Decl *decl(Parser *p) {
         bool cx = ty && ident_is(ty, "constexpr");
         diag_error(p->d, t->loc, "a file-level constant is declared with 'const': 'const %.*s = ...;' (Triton's '%.*s: "
                    "tl.constexpr = ...' and '%.*s = tl.constexpr(...)')", (int)t->len, t->text, (int)t->len, t->text, (int)t->len, t->text);
+        p->d->nspelled++;
         d->kind = D_CONST;
         d->name = expect_ident(p, "a name", &d->loc);
         d->ty = (TypeRef){.dt = DT_VOID};

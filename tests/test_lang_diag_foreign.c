@@ -763,6 +763,24 @@ Test(lang_diag, python_annotated_assignment) {
  * `const NAME = ...;`, then read as that const (a typed one keeps its type), so the declarations after them are
  * still checked (it was "expected 'kernel', 'fn', 'const' or 'import', found 'LN2'", and the next ones skipped). */
 Test(lang_diag, triton_module_level_constants) {
+    /* these spellings are read as the form here, so the names after them are checked too (a port's first run lists
+     * 'zz' beside them; it was reported only once the file had none of them) */
+    expect_diag("B: tl.constexpr = 4\n@triton.jit\nkernel k(x: *f32, n: i32) {\n    if n > 0 { store(x, 1.0); } elif n < 0 { "
+                "store(x, zz); }\n}\n",
+                "t.tile:1:1: error: a file-level constant is declared with 'const': 'const B = ...;' (Triton's 'B: tl.constexpr = "
+                "...' and 'B = tl.constexpr(...)')\n"
+                "  B: tl.constexpr = 4\n"
+                "  ^\n"
+                "t.tile:2:2: error: '@triton.jit': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings "
+                "are attributes such as @num_warps(4); tuning configurations are @config(...))\n"
+                "  @triton.jit\n"
+                "   ^\n"
+                "t.tile:4:33: error: 'elif' is written 'else if' here\n"
+                "      if n > 0 { store(x, 1.0); } elif n < 0 { store(x, zz); }\n"
+                "                                  ^\n"
+                "t.tile:4:55: error: unknown name 'zz'\n"
+                "      if n > 0 { store(x, 1.0); } elif n < 0 { store(x, zz); }\n"
+                "                                                        ^\n");
     expect_diag("LN2: constexpr = 0.69;\nSQRT2 = constexpr(1.41);\nN: i32 = 4;\nkernel k(x: *f32) {\n    let y = ;\n}\n",
                 "t.tile:1:1: error: a file-level constant is declared with 'const': 'const LN2 = ...;' (Triton's 'LN2: tl.constexpr = "
                 "...' and 'LN2 = tl.constexpr(...)')\n"

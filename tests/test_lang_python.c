@@ -622,7 +622,7 @@ Test(lang_python, power_of_constants) {
          "t.tile:3:32: error: '**' of a run-time value"},
         {"kernel k(x: *f32) {\n    store(x, 0 ** -1);\n}\n", "t.tile:2:16: error: '**': 0 to a negative power"},
         {"kernel k(x: *i64) {\n    store(x, 2 ** 63);\n}\n", "t.tile:2:16: error: '**': 2 ** 63 is past i64's range"},
-        {"kernel k(x: *f32) {\n    store(x, (-8.0) ** 0.5);\n}\n", "error: '**': a negative number to a fractional power"},
+        {"kernel k(x: *f32) {\n    store(x, (-8.0) ** 0.5);\n}\n", "error: '**': a negative number to a fractional power ((-8) ** 0.5)"},
         /* Python's OverflowError (it was infinity); 10.0 ** -400 underflows to 0.0 there, as here */
         {"kernel k(x: *f64) {\n    store(x, 10.0 ** -400 + 2.0 ** 1024);\n}\n", "t.tile:2:33: error: '**': 2 ** 1024 is past f64's range"},
         {"kernel k(x: *f64) {\n    store(x, (-10) ** 309.0);\n}\n", "error: '**': -10 ** 309 is past f64's range"},
