@@ -802,9 +802,10 @@ static Node *stmt(Parser *p) {
     if (t->kind == TK_IDENT && peek2(p)->kind == TK_IDENT && p->pos + 2 < p->n &&
         (p->t[p->pos + 2].kind == TK_ASSIGN || p->t[p->pos + 2].kind == TK_COLON) && is_binding_word(t)) {
         /* `var x = e;` of JavaScript, Swift, Go, C#: one error, then read as `let x = e;` */
-        parse_error(p, t->loc, "'%.*s' is not a keyword here: a name is bound with 'let' (`let %.*s = ...;`) and any name "
-                    "can be reassigned (`%.*s = ...;`)", (int)t->len, t->text, (int)peek2(p)->len, peek2(p)->text,
-                    (int)peek2(p)->len, peek2(p)->text);
+        diag_error(p->d, t->loc, "'%.*s' is not a keyword here: a name is bound with 'let' (`let %.*s = ...;`) and any name "
+                   "can be reassigned (`%.*s = ...;`)", (int)t->len, t->text, (int)peek2(p)->len, peek2(p)->text,
+                   (int)peek2(p)->len, peek2(p)->text);
+        p->d->nspelled++;
         t->kind = TK_LET;
     }
     if (t->kind == TK_IDENT && peek2(p)->kind == TK_COLON && p->pos + 2 < p->n &&
@@ -814,11 +815,13 @@ static Node *stmt(Parser *p) {
          * `constexpr`, the text after the module's '.') is that same mistake, reported once. */
         const Token *ty = &p->t[p->pos + 2];
         bool cx = ident_is(ty, "constexpr");
-        if (!(cx && ty->text[-1] == '.'))
-            parse_error(p, t->loc, cx ? "a local compile-time constant is declared with 'let %.*s: constexpr = ...;' (or 'const %.*s "
-                                        "= ...;'), not Python's annotated assignment"
-                                      : "a new variable is declared with 'let %.*s: T = ...;', not Python's annotated assignment",
-                        (int)t->len, t->text, (int)t->len, t->text);
+        if (!(cx && ty->text[-1] == '.')) {
+            diag_error(p->d, t->loc, cx ? "a local compile-time constant is declared with 'let %.*s: constexpr = ...;' (or 'const %.*s "
+                                          "= ...;'), not Python's annotated assignment"
+                                        : "a new variable is declared with 'let %.*s: T = ...;', not Python's annotated assignment",
+                       (int)t->len, t->text, (int)t->len, t->text);
+            p->d->nspelled++;
+        }
         next(p);
         next(p);
         n = new_node(p, N_LET, t->loc);
@@ -850,8 +853,9 @@ static Node *stmt(Parser *p) {
         n = new_node(p, N_LET, t->loc);
         Token *m = peek(p);
         if (m->kind == TK_IDENT && m->len == 3 && !memcmp(m->text, "mut", 3) && peek2(p)->kind == TK_IDENT) {
-            parse_error(p, m->loc, "'let mut': every name can be reassigned here; write 'let %.*s'", (int)peek2(p)->len,
-                        peek2(p)->text);
+            diag_error(p->d, m->loc, "'let mut': every name can be reassigned here; write 'let %.*s'", (int)peek2(p)->len,
+                       peek2(p)->text);
+            p->d->nspelled++;
             next(p);
         }
         int d = paren_name_depth(p, p->pos); /* Python's `(a) = e` is `a = e` */

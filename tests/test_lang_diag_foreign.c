@@ -435,6 +435,21 @@ Test(lang_diag, other_languages_bindings) {
                 "can be reassigned (`c = ...;`)\n"
                 "      auto c: f32 = w;\n"
                 "      ^\n");
+    /* each is read as the 'let' it names, so the names after it are checked too */
+    expect_diag("kernel k(x: *f32) {\n    var acc = 1.0;\n    let mut b = 2.0;\n    c: f32 = acc;\n    store(x, b + c + qq);\n}\n",
+                "t.tile:2:5: error: 'var' is not a keyword here: a name is bound with 'let' (`let acc = ...;`) and any name "
+                "can be reassigned (`acc = ...;`)\n"
+                "      var acc = 1.0;\n"
+                "      ^\n"
+                "t.tile:3:9: error: 'let mut': every name can be reassigned here; write 'let b'\n"
+                "      let mut b = 2.0;\n"
+                "          ^\n"
+                "t.tile:4:5: error: a new variable is declared with 'let c: T = ...;', not Python's annotated assignment\n"
+                "      c: f32 = acc;\n"
+                "      ^\n"
+                "t.tile:5:22: error: unknown name 'qq'\n"
+                "      store(x, b + c + qq);\n"
+                "                       ^\n");
     expect_diag("kernel k(x: *f32) {\n    store(x, max(load(x), -inf) + NAN);\n}\n",
                 "t.tile:2:28: error: unknown name 'inf'; infinity is written '1.0 / 0.0' here (a float literal, folded)\n"
                 "      store(x, max(load(x), -inf) + NAN);\n"
