@@ -183,7 +183,12 @@ static void gen_kernel(Gen *g, const Decl *k) {
             else attr_int(g, at->arg, "num_consumer_groups", &groups), gloc = at->arg->loc;
         }
         else if (!strcmp(at->name, "config") || !strcmp(at->name, "tune_key")) check_tuning_attr(g, k, at);
-        else diag_error(g->d, at->loc, "unknown attribute '@%s'", at->name);
+        else if (!strcmp(at->name, "num_ctas")) /* Triton's launch keyword for a cluster of CTAs */
+            diag_error(g->d, at->loc, "unknown attribute '@num_ctas': a program here is one thread block (Triton's num_ctas=1); "
+                       "the attributes are @num_warps, @num_stages, @warp_specialize, @num_consumer_groups, @pingpong, @overlap, "
+                       "@config and @tune_key");
+        else diag_error(g->d, at->loc, "unknown attribute '@%s' (the attributes are @num_warps, @num_stages, @warp_specialize, "
+                        "@num_consumer_groups, @pingpong, @overlap, @config and @tune_key)", at->name);
     }
     if (groups) {
         if (groups == 8)

@@ -474,6 +474,17 @@ Test(lang_diag, misc) {
                 "t.tile:1:2: error: '@warp_specialize' takes one value (0 or 1)\n"
                 "  @warp_specialize(on=1)\n"
                 "   ^\n");
+    /* an unknown attribute lists the ones there are; Triton's num_ctas says why it has none */
+    expect_diag("@num_ctas(1)\n@num_warp(4)\nkernel k(p: *f32) {\n}\n",
+                "t.tile:1:2: error: unknown attribute '@num_ctas': a program here is one thread block (Triton's num_ctas=1); the "
+                "attributes are @num_warps, @num_stages, @warp_specialize, @num_consumer_groups, @pingpong, @overlap, @config and "
+                "@tune_key\n"
+                "  @num_ctas(1)\n"
+                "   ^\n"
+                "t.tile:2:2: error: unknown attribute '@num_warp' (the attributes are @num_warps, @num_stages, @warp_specialize, "
+                "@num_consumer_groups, @pingpong, @overlap, @config and @tune_key)\n"
+                "  @num_warp(4)\n"
+                "   ^\n");
     expect_diag("@pingpong(3)\nkernel k(p: *f32) {\n}\n",
                 "t.tile:1:11: error: pingpong must be 0 or 1, got 3\n"
                 "  @pingpong(3)\n"
