@@ -1243,12 +1243,25 @@ static void param(Parser *p, Param *pa, DeclKind kind) {
             pa->is_const |= ident_is(next(p), "constexpr");
         } else {
             pa->ty = type(p);
-            if (at(p, TK_STAR) && !pa->ty.nptr) /* C's float* */
-                parse_error(p, peek(p)->loc, "a pointer type is written before its pointee: '*%.*s', not '%.*s*'", (int)t->len,
-                            t->text, (int)t->len, t->text);
-            else if (at(p, TK_LBRACK) && !pa->ty.nptr) /* an array: the kernel takes a pointer to its first element */
-                parse_error(p, peek(p)->loc, "an array parameter is a pointer to its first element here: '%s: *%.*s'", pa->name ? pa->name : "x",
-                            (int)t->len, t->text);
+            /* C's float* and an array (the kernel takes a pointer to its first element): one error each, then read as
+             * the pointer, so the rest of the file is checked as if it were written '*f32' */
+            if (at(p, TK_STAR) && !pa->ty.nptr) {
+                diag_error(p->d, peek(p)->loc, "a pointer type is written before its pointee: '*%.*s', not '%.*s*'", (int)t->len,
+                           t->text, (int)t->len, t->text);
+                p->d->nspelled++;
+                next(p);
+                pa->ty.nptr = 1;
+            } else if (at(p, TK_LBRACK) && !pa->ty.nptr) {
+                diag_error(p->d, peek(p)->loc, "an array parameter is a pointer to its first element here: '%s: *%.*s'",
+                           pa->name ? pa->name : "x", (int)t->len, t->text);
+                if (peek2(p)->kind == TK_RBRACK) {
+                    p->d->nspelled++;
+                    next(p);
+                    next(p);
+                    pa->ty.nptr = 1;
+                } else
+                    p->panic = true, p->err_pos = p->pos; /* `x: f32[n]`: a size too; the parse resumes as after a syntax error */
+            }
         }
     }
     if (accept(p, TK_ASSIGN)) pa->def = expr(p);

@@ -470,6 +470,17 @@ Test(lang_diag, c_pointer_type) {
                 "t.tile:1:16: error: a pointer type is written before its pointee: '*f32', not 'f32*'\n"
                 "  kernel k(x: f32*, n: i32) {\n"
                 "                 ^\n");
+    /* both are read as the pointer, so the names after them are checked too */
+    expect_diag("kernel k(x: f32*, y: i32[]) {\n    store(x + load(y), qq);\n}\n",
+                "t.tile:1:16: error: a pointer type is written before its pointee: '*f32', not 'f32*'\n"
+                "  kernel k(x: f32*, y: i32[]) {\n"
+                "                 ^\n"
+                "t.tile:1:25: error: an array parameter is a pointer to its first element here: 'y: *i32'\n"
+                "  kernel k(x: f32*, y: i32[]) {\n"
+                "                          ^\n"
+                "t.tile:2:24: error: unknown name 'qq'\n"
+                "      store(x + load(y), qq);\n"
+                "                         ^\n");
 }
 
 /* None is a compile-time value: == / != None (and Python's `is None`, `is not None`) are compile-time i1s; it is no
