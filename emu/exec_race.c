@@ -525,14 +525,16 @@ static inline uint64_t same_run(EmuBlock *b, EmuShadow *s, uint64_t n, const Emu
     return k;
 }
 
-/* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict
- * with one another; a plain access conflicting with one of them is a hazard as between plain ones (the PTX
- * memory model's data race: a plain store of a counter other threads atomically add to loses their adds). */
+/* Atomics (atom, red, and red.async, a .relaxed.cluster reduction) and strong loads and stores (.relaxed, .acquire,
+ * .release, .volatile) never conflict with one another; a plain access conflicting with one of them is a hazard as
+ * between plain ones (the PTX memory model's data race: a plain store of a counter other threads atomically add to
+ * loses their adds). */
 bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
     uint32_t me = t->linear, uw = unit_warp(b, t), gen = b->warp_gen[uw], clk = clock_of(b, t);
     uint16_t w = (uint16_t)(uw % b->nvw);
     const uint32_t *v = b->vc + (size_t)uw * b->nvw;
-    bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG));
+    bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || in->op == EMU_OP_RED_ASYNC ||
+                        (in->xflags & EMU_XF_STRONG));
     emu_race_touch(b, addr, size);
     /* the bytes after one checked here that share its history end as it did (same_run) */
     EmuShadow pre = {0}; /* (read only once pre_ok says it was set) */

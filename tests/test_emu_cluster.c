@@ -387,6 +387,51 @@ Test(cluster, remote_mbarrier_and_st_async) {
     }
 }
 
+/* Clusters of 2 of 64 threads, as nvcc writes cuda::ptx::red_async: every thread red.async-adds (t+1) << 32 | ctaid
+ * (.u64) and t (.u32) into the one counter pair of the other CTA, completing 12 bytes each on its mbarrier.
+ * The reductions are relaxed atomics: racecheck reports no hazard between them (it did: "write after write"). */
+static const char *red_async_ptx = PTX_HEAD
+    ".visible .entry racc(.param .u64 out)\n.reqnctapercluster 2, 1, 1\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<20>;\n .reg .b64 %rd<8>;\n"
+    " .shared .align 8 .b64 acc;\n .shared .align 4 .b32 acc32;\n .shared .align 8 .b64 bar;\n"
+    " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %cluster_ctarank;\n"
+    " setp.eq.u32 %p1, %r1, 0;\n mov.u32 %r4, bar;\n mov.u32 %r5, acc;\n mov.u32 %r6, acc32;\n"
+    " @%p1 st.shared.u64 [%r5], 0;\n @%p1 st.shared.u32 [%r6], 0;\n"
+    " @%p1 mbarrier.init.shared::cta.b64 [%r4], 1;\n fence.mbarrier_init.release.cluster;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " @%p1 mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%r4], 768;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " xor.b32 %r7, %r3, 1;\n mapa.shared::cluster.u32 %r8, %r5, %r7;\n mapa.shared::cluster.u32 %r9, %r6, %r7;\n"
+    " mapa.shared::cluster.u32 %r10, %r4, %r7;\n"
+    " add.s32 %r11, %r1, 1;\n cvt.u64.u32 %rd2, %r11;\n shl.b64 %rd2, %rd2, 32;\n cvt.u64.u32 %rd3, %r2;\n or.b64 %rd2, %rd2, %rd3;\n"
+    " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u64 [%r8], %rd2, [%r10];\n"
+    " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r9], %r1, [%r10];\n"
+    "WAIT:\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p2, [%r4], 0;\n @!%p2 bra WAIT;\n"
+    " @!%p1 bra DONE;\n ld.shared.u64 %rd4, [%r5];\n ld.shared.u32 %r12, [%r6];\n"
+    " mul.wide.u32 %rd5, %r2, 16;\n add.u64 %rd5, %rd1, %rd5;\n st.global.u64 [%rd5], %rd4;\n st.global.u32 [%rd5+8], %r12;\n"
+    "DONE:\n barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n ret;\n}\n";
+
+Test(cluster, red_async_from_every_thread) {
+    for (int rc = 0; rc < 2; rc++) {
+        tile_context *ctx = open_ctx(rc);
+        tile_module *m;
+        tile_kernel *k = load(ctx, red_async_ptx, "racc", &m);
+        enum { G = 6, B = 64 };
+        tile_devptr out = poisoned(ctx, G * 16);
+        launch(ctx, k, (tile_dim3){G, 1, 1}, B, (void *[]){&out});
+        uint64_t o[2 * G];
+        cr_assert_eq(tile_memcpy_dtoh(ctx, o, out, sizeof o), TILE_OK);
+        for (unsigned c = 0; c < G; c++) {
+            uint64_t want = ((uint64_t)B * (B + 1) / 2 << 32) + (uint64_t)B * (c ^ 1);
+            cr_assert_eq(o[2 * c], want, "racecheck %d, block %u: %#llx, want %#llx", rc, c, (unsigned long long)o[2 * c],
+                         (unsigned long long)want);
+            cr_assert_eq((uint32_t)o[2 * c + 1], B * (B - 1) / 2, "racecheck %d, block %u: u32 sum %u", rc, c, (uint32_t)o[2 * c + 1]);
+        }
+        tile_module_unload(m);
+        tile_context_destroy(ctx);
+    }
+}
+
 /* ==== multicast ==== */
 
 /* Clusters of 2 CTAs of 32 threads.  Rank 0 multicasts a 32 x 8 f32 box of a 40 x 20 matrix at (16, 8*cluster+6)
