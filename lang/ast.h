@@ -12,6 +12,8 @@
 
 #include "lang.h"
 
+#include <string.h>
+
 /* ---- tokens: X(ENUM, spelling) --------------------------------------
  * Punctuators between LPAREN and SHREQ and keywords between KERNEL and NONE
  * are recognised by spelling from this table, so it is the only list.
@@ -148,6 +150,13 @@ typedef struct Param {
     Node *def;   /* default, or NULL */
     bool tuple_type; /* written with a tuple type, `p: (*f32, *f32)`: reported by the parser, then untyped */
 } Param;
+
+/* A tensor descriptor parameter, `d: tensor_desc(f16, [BM, BK])` (lang/kernel.c), is parsed as a type given by a call:
+ * that call (its arguments the element type and the block shape), or NULL for any other parameter. */
+static inline const Node *param_desc(const Param *pa) {
+    const Node *c = pa->ty.call;
+    return c && c->kind == N_CALL && c->name && !strcmp(c->name, "tensor_desc") ? c : NULL;
+}
 
 typedef struct Attr {
     const char *name;

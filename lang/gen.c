@@ -1175,6 +1175,9 @@ static Val gen_name(Gen *g, const Node *n) {
     else if (!strcmp(n->name, "float")) /* Python's float("inf") is a built-in, its type is not (full([n], 0.0, float)) */
         diag_error(g->d, n->loc, "'float' names no type here: a type is named by its width ('f32', 'f16', 'f64')");
     else if (builtin_exists(n->name)) diag_error(g->d, n->loc, "built-in '%s' cannot be used as a value", n->name);
+    else if (kernel_param_unknown_here(g, n->name, false) && g->in_desc_block)
+        diag_error(g->d, n->loc, "'%s' is a run-time parameter: a tensor_desc parameter's block shape is compile-time (numbers, "
+                   "file-level consts and const parameters)", n->name);
     else if (kernel_param_unknown_here(g, n->name, false))
         diag_error(g->d, n->loc, "'%s' is a run-time parameter: a const parameter's default is a compile-time value (a number, a "
                    "type, a string, or an earlier const parameter)", n->name);

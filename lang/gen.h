@@ -147,6 +147,7 @@ typedef struct Gen {
         TokKind op;  /* its token */
         int64_t q;   /* and the quotient */
     } quot_rt;
+    bool in_desc_block; /* evaluating a tensor_desc parameter's block shape (lang/kernel.c): how an unknown name is said */
 } Gen;
 
 /* gen.c: values */

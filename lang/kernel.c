@@ -137,6 +137,71 @@ static void define_flag(Gen *g, const char *name, int64_t *out, Loc loc) {
     if (!launch_value_ok(g, name, *out, loc)) *out = 0;
 }
 
+/* A tensor descriptor parameter, `d: tensor_desc(T, [B0, ..., Br-1])` (docs/language.md, "Tensor descriptor
+ * parameters"), is 1 + 2r run-time parameters at the launch: the base `d: *T`, the shape `d_shape0..` and the
+ * strides `d_stride0..` (i32 each, strides in elements), in that order.  In the body `d` is the record
+ * make_tensor_descriptor(d, [d_shape0, ...], [d_stride0, ...], [B0, ...]) makes (lang/descriptors.c), so its
+ * accesses are that function's masked loads and stores, and a pipelined loop's loads of it on sm_90a may become
+ * tensor-map copies as those of any descriptor whose shape and strides are kernel arguments (pass tma). */
+static Val desc_param(Gen *g, Func *f, const Decl *k, const Param *pa) {
+    const Node *call = param_desc(pa);
+    if (call->nkids != 2 || (call->kwnames && (call->kwnames[0] || call->kwnames[1]))) {
+        diag_error(g->d, call->loc, "'tensor_desc' of parameter '%s' takes two arguments, the element type and the block "
+                   "shape: 'tensor_desc(f16, [64, 64])'", pa->name);
+        return val_err();
+    }
+    const Node *block = call->kids[1];
+    Val tv = gen_expr(g, call->kids[0]);
+    if (tv.k != V_DTYPE && tv.k != V_ERR)
+        diag_error(g->d, call->kids[0]->loc, "the element type of tensor descriptor parameter '%s' must be a type such as f16", pa->name);
+    const Type *et = tv.k == V_DTYPE ? tv.t : NULL;
+    g->in_desc_block = true;
+    Val b = gen_expr(g, block);
+    g->in_desc_block = false;
+    int32_t shape[TIR_MAX_RANK] = {0};
+    int r = 0;
+    if (b.k == V_CT && dtype_is_int(b.dt) && b.i > 0 && b.i <= GEN_MAX_NUMEL) r = 1, shape[0] = (int32_t)b.i;
+    else if (b.k == V_SHAPE && b.rank > 0) r = b.rank, memcpy(shape, b.shape, sizeof shape);
+    else if (b.k == V_TUPLE && b.nelems > 0 && b.nelems <= TIR_MAX_RANK) {
+        r = b.nelems;
+        for (int j = 0; j < r; j++) {
+            if (b.elems[j].k != V_CT || !dtype_is_int(b.elems[j].dt) || b.elems[j].i <= 0 || b.elems[j].i > GEN_MAX_NUMEL) r = 0;
+            else shape[j] = (int32_t)b.elems[j].i;
+        }
+    }
+    if (b.k != V_ERR && r == 0)
+        diag_error(g->d, block->loc, "the block shape of tensor descriptor parameter '%s' must be a compile-time "
+                   "shape such as [64, 64]", pa->name);
+    if (!et || r == 0 || !gen_check_shape(g, r, shape, block->loc)) return val_err();
+    if (et->dt == DT_PTR || et->rank) {
+        diag_error(g->d, call->kids[0]->loc, "the element type of tensor descriptor parameter '%s' must "
+                   "be a number type such as f16, got '%s'", pa->name, gen_type_name(g, et));
+        return val_err();
+    }
+    for (int j = 0; j < k->nparams; j++) /* the flattened names must not meet another parameter's */
+        for (int d = 0; d < 2 * r; d++) {
+            const char *nm = arena_printf(g->a, "%s_%s%d", pa->name, d < r ? "shape" : "stride", d % r);
+            if (k->params[j].name && !strcmp(k->params[j].name, nm)) {
+                diag_error(g->d, k->params[j].loc, "parameter '%s' has the name of a field of tensor descriptor parameter "
+                           "'%s' (its base, %s_shapeN and %s_strideN are parameters): rename one", nm, pa->name, pa->name, pa->name);
+                return val_err();
+            }
+        }
+    Val d = {.k = V_TUPLE, .nelems = 2 + 2 * r, .record = REC_DESC};
+    d.elems = ARENA_ARRAY(g->a, Val, d.nelems);
+    d.elems[0] = (Val){.k = V_SHAPE, .rank = r};
+    memcpy(d.elems[0].shape, shape, sizeof shape);
+    d.elems[1] = val_rt(g, tir_func_add_arg(f, pa->name, tir_ptr(g->m, et))->value);
+    const Type *i32 = tir_type(g->m, DT_I32, 0, NULL, NULL, NULL);
+    for (int d2 = 0; d2 < 2 * r; d2++) {
+        const char *nm = arena_printf(g->a, "%s_%s%d", pa->name, d2 < r ? "shape" : "stride", d2 % r);
+        Val v = val_rt(g, tir_func_add_arg(f, nm, i32)->value);
+        d.elems[2 + d2] = d2 < r ? v : gen_cast(g, v, DT_I64, pa->loc); /* strides in i64, as make_tensor_descriptor's */
+        if (d.elems[2 + d2].k == V_ERR) return val_err();
+    }
+    return d;
+}
+
 static void gen_kernel(Gen *g, const Decl *k) {
     Func *f = tir_func_new(g->m, k->name);
     f->loc = k->loc;
@@ -217,6 +282,11 @@ static void gen_kernel(Gen *g, const Decl *k) {
     /* const parameters first: a run-time parameter's type may name one (`x: *DT, ..., const DT = f16`) */
     for (int i = 0; i < k->nparams; i++) {
         const Param *pa = &k->params[i];
+        if (pa->is_const && param_desc(pa)) {
+            diag_error(g->d, pa->loc, "const parameter '%s': a tensor descriptor is a run-time parameter (remove the 'const')", pa->name);
+            gen_define_var(g, pa->name, val_err());
+            continue;
+        }
         if (pa->is_const && pa->ty.nptr) {
             diag_error(g->d, pa->loc, "const parameter '%s' cannot be a pointer: compile-time values are numbers, types and strings", pa->name);
             gen_define_var(g, pa->name, val_err());
@@ -248,6 +318,10 @@ static void gen_kernel(Gen *g, const Decl *k) {
         const Param *pa = &k->params[i];
         if (pa->is_const) continue;
         if (pa->def) diag_error(g->d, pa->def->loc, "only const parameters may have a default");
+        if (param_desc(pa)) {
+            gen_define_var(g, pa->name, desc_param(g, f, k, pa));
+            continue;
+        }
         if (!tyref_given(pa->ty)) {
             if (!pa->tuple_type) diag_error(g->d, pa->loc, "kernel parameter '%s' needs a type", pa->name);
             gen_define_var(g, pa->name, val_err());

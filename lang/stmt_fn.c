@@ -36,6 +36,12 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, const N
     bool ok = true;
     for (int i = 0; i < np; i++) {
         const Param *pa = &fn->params[i];
+        if (param_desc(pa)) { /* `tensor_desc(...)` is a kernel's parameter type (lang/kernel.c) */
+            diag_error(g->d, pa->loc, "parameter '%s': 'tensor_desc(...)' is a kernel's parameter type; a fn takes a descriptor "
+                       "untyped ('fn f(%s)')", pa->name, pa->name);
+            ok = false;
+            continue;
+        }
         /* a tensor is never a compile-time constant, and Triton's helpers ignore a tl.constexpr annotation there
          * (SageAttention's `offs_m: tl.constexpr` given `start_m * BLOCK_M + tl.arange(...)`): a run-time value */
         if (pa->is_const && args[i].k == V_RT && args[i].t && args[i].t->rank > 0) continue;

@@ -561,3 +561,180 @@ Test(blockptr, strides_are_64_bit) {
     cr_expect(strstr(c.diagnostics, "e.tile:2:43: error: a block pointer's offsets are i32, as Triton's; got an 'i64'"), "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
+
+/* ---- tensor descriptor parameters: `d: tensor_desc(T, [B0, B1])`, launched as d, d_shape0, d_shape1,
+ * d_stride0, d_stride1 (Triton's host-built TensorDescriptor as a kernel argument) ---- */
+
+static const char desc_mm_src[] =
+    "kernel mm(a: tensor_desc(f16, [BM, BK]), b: tensor_desc(f16, [BK, BN]), c: tensor_desc(f32, [BM, BN]), K: i32,\n"
+    "          const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+    "    let pm = program_id(0) * BM;\n"
+    "    let pn = program_id(1) * BN;\n"
+    "    let acc = zeros((BM, BN), dtype=f32);\n"
+    "    for k in range(0, K, BK) {\n"
+    "        acc = dot(load_tensor_descriptor(a, [pm, k]), load_tensor_descriptor(b, [k, pn]), acc);\n"
+    "    }\n"
+    "    store_tensor_descriptor(c, [pm, pn], acc);\n"
+    "}\n";
+
+/* C = A B through three descriptor parameters; C is poisoned and has a padded row stride (ldc = n + 5), so a
+ * store outside [m, n) would land in the padding or past the end. */
+static void run_desc_mm(const char *dev, int m, int n, int k) {
+    tile_context *ctx = open_ctx(dev);
+    int ldc = n + 5;
+    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * ldc;
+    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    float *out = malloc(nc * 4);
+    for (size_t i = 0; i < na; i++) va[i] = (int)(rnext() % 9) - 4, ha[i] = f32_to_f16((float)va[i]);
+    for (size_t i = 0; i < nb; i++) vb[i] = (int)(rnext() % 9) - 4, hb[i] = f32_to_f16((float)vb[i]);
+    tile_devptr da, db, dc;
+    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * 4 + 4096, &dc), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * 2);
+    tile_memcpy_htod(ctx, db, hb, nb * 2);
+    tile_memset(ctx, dc, 0xFF, nc * 4 + 4096);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "mm.tile", desc_mm_src, &(tile_compile_options){0}, &mod), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "mm", &kern), TILE_OK);
+    int32_t one = 1;
+    void *args[] = {&da, &m, &k, &k, &one, &db, &k, &n, &n, &one, &dc, &m, &n, &ldc, &one, &k};
+    tile_dim3 grid = {(unsigned)((m + 63) / 64), (unsigned)((n + 63) / 64), 1};
+    cr_assert_eq(tile_launch(kern, grid, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ldc; j++) {
+            float got = out[(size_t)i * ldc + j];
+            if (j >= n) {
+                cr_assert(isnan(got), "descriptor parameters on %s: the padding (%d, %d) was written: %g", dev, i, j, got);
+                continue;
+            }
+            double want = 0;
+            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * k + kk] * vb[(size_t)kk * n + j];
+            cr_assert(got == want, "descriptor parameters on %s, %dx%dx%d (seed %llu): (%d, %d) = %g, want %g", dev, m, n, k,
+                      (unsigned long long)seed, i, j, got, want);
+        }
+    uint32_t tail;
+    cr_assert_eq(tile_memcpy_dtoh(ctx, &tail, dc + nc * 4, 4), TILE_OK);
+    cr_assert_eq(tail, 0xFFFFFFFFu, "a store past the end of C");
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(ha), free(hb), free(va), free(vb), free(out);
+}
+
+Test(blockptr, descriptor_parameters_matmul) {
+    run_desc_mm("emu", 37, 72, 70);
+    run_desc_mm("emu:sm_90a", 100, 80, 96);
+}
+
+/* Loads and stores of blocks that straddle every edge (negative offsets too) through descriptor parameters of
+ * ranks 1, 2 and 3, f32 and f16, a transposed view among them: outside elements load as zero and are not stored. */
+Test(blockptr, descriptor_parameters_edges) {
+    static const char src[] =
+        "kernel k(x: tensor_desc(f32, [16, 32]), y: tensor_desc(f32, [16, 32]), h: tensor_desc(f16, [8, 4, 16]),\n"
+        "         v: tensor_desc(f32, [64]), out: *f32, r0: i32, c0: i32, r1: i32, c1: i32) {\n"
+        "    store_tensor_descriptor(y, [r1, c1], load_tensor_descriptor(x, [r0, c0]) * 2.0);\n"
+        "    let t = load_tensor_descriptor(h, [r0 - 4, -1, c0]);\n"
+        "    store(out + arange(0, 8)[:, None, None] * 64 + arange(0, 4)[None, :, None] * 16 + arange(0, 16)[None, None, :], t);\n"
+        "    store(out + 512 + arange(0, 64), load_tensor_descriptor(v, [c0 * 2]));\n"
+        "    store_tensor_descriptor(v, [c1 - 40], arange(0, 64) as f32);\n"
+        "}\n";
+    const char *devs[] = {"emu", "emu:sm_90a"};
+    for (int di = 0; di < 2; di++) {
+        tile_context *ctx = open_ctx(devs[di]);
+        /* x: 21 x 30 read through a transposed view of a 30 x 21 array (strides 1, 21); y: 19 x 45 in a row stride of 47;
+         * h: 6 x 3 x 13 f16, dense; v: 50 f32 */
+        enum { XM = 21, XN = 30, YM = 19, YN = 45, YS = 47, H0 = 6, H1 = 3, H2 = 13, VN = 50 };
+        float hx[XN * XM], hy[YM * YS], hv[VN], out[576], got_y[YM * YS], got_v[VN];
+        uint16_t hh[H0 * H1 * H2];
+        float hhv[H0 * H1 * H2];
+        for (int i = 0; i < XN * XM; i++) hx[i] = (float)(rnext() % 1000) - 500.0f;
+        for (int i = 0; i < YM * YS; i++) hy[i] = -7777.0f;
+        for (int i = 0; i < VN; i++) hv[i] = (float)(rnext() % 100);
+        for (int i = 0; i < H0 * H1 * H2; i++) hhv[i] = (float)((int)(rnext() % 200) - 100) / 4.0f, hh[i] = f32_to_f16(hhv[i]);
+        int r0 = 9 + di, c0 = -3 - di, r1 = 8 - 2 * di, c1 = 20 + di;
+        tile_devptr dx, dy, dh, dv, dout;
+        cr_assert_eq(tile_malloc(ctx, sizeof hx, &dx), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hy, &dy), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hh, &dh), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof hv, &dv), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+        tile_memcpy_htod(ctx, dx, hx, sizeof hx);
+        tile_memcpy_htod(ctx, dy, hy, sizeof hy);
+        tile_memcpy_htod(ctx, dh, hh, sizeof hh);
+        tile_memcpy_htod(ctx, dv, hv, sizeof hv);
+        tile_memset(ctx, dout, 0x7F, sizeof out);
+        tile_module *mod;
+        cr_assert_eq(tile_module_load_source_ex(ctx, "d.tile", src, &(tile_compile_options){0}, &mod), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+        int32_t xm = XM, xn = XN, xs0 = 1, xs1 = XM, ym = YM, yn = YN, ys0 = YS, one = 1, h0 = H0, h1 = H1, h2 = H2, hs0 = H1 * H2,
+                hs1 = H2, vn = VN;
+        void *args[] = {&dx, &xm, &xn, &xs0, &xs1, &dy, &ym, &yn, &ys0, &one, &dh, &h0, &h1, &h2, &hs0, &hs1, &one,
+                        &dv, &vn, &one, &dout, &r0, &c0, &r1, &c1};
+        cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, got_y, dy, sizeof got_y), TILE_OK);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, got_v, dv, sizeof got_v), TILE_OK);
+        for (int i = 0; i < YM; i++)
+            for (int j = 0; j < YS; j++) {
+                int bi = i - r1, bj = j - c1, xr = r0 + bi, xc = c0 + bj;
+                double want = -7777.0;
+                if (j < YN && bi >= 0 && bi < 16 && bj >= 0 && bj < 32)
+                    want = xr >= 0 && xr < XM && xc >= 0 && xc < XN ? 2.0 * hx[xc * XM + xr] : 0.0;
+                cr_assert(got_y[i * YS + j] == want, "%s: y(%d, %d) = %g, want %g", devs[di], i, j, got_y[i * YS + j], want);
+            }
+        for (int a = 0; a < 8; a++)
+            for (int b = 0; b < 4; b++)
+                for (int c = 0; c < 16; c++) {
+                    int i0 = r0 - 4 + a, i1 = b - 1, i2 = c0 + c;
+                    double want = i0 >= 0 && i0 < H0 && i1 >= 0 && i1 < H1 && i2 >= 0 && i2 < H2 ? hhv[(i0 * H1 + i1) * H2 + i2] : 0.0;
+                    cr_assert(out[a * 64 + b * 16 + c] == want, "%s: rank 3 (%d, %d, %d) = %g, want %g", devs[di], a, b, c,
+                              out[a * 64 + b * 16 + c], want);
+                }
+        for (int i = 0; i < 64; i++) {
+            int s = c0 * 2 + i;
+            double want = s >= 0 && s < VN ? hv[s] : 0.0;
+            cr_assert(out[512 + i] == want, "%s: rank 1 load [%d] = %g, want %g", devs[di], i, out[512 + i], want);
+        }
+        for (int i = 0; i < VN; i++) {
+            int b = i - (c1 - 40);
+            double want = b >= 0 && b < 64 ? b : hv[i];
+            cr_assert(got_v[i] == want, "%s: rank 1 store v[%d] = %g, want %g", devs[di], i, got_v[i], want);
+        }
+        tile_module_unload(mod);
+        tile_context_destroy(ctx);
+    }
+}
+
+/* On sm_90a with the strides specialized to multiples of 16, the pipelined loads of descriptor parameters go
+ * through tensor maps, as those of an in-kernel descriptor over kernel arguments do. */
+Test(blockptr, descriptor_parameters_use_tma) {
+    static const char *const spec[] = {"a_shape0=16", "a_shape1=16", "a_stride0=16", "a_stride1=1", "b_shape0=16", "b_shape1=16",
+                                       "b_stride0=16", "b_stride1=1", "K=16", NULL};
+    tile_compile_options o = {.arch = "sm_90a", .specialize = spec};
+    tile_compiled c;
+    tile_status st = tile_compile_source("mm.tile", desc_mm_src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    cr_expect(strstr(c.ptx, "cp.async.bulk.tensor") && strstr(c.ptx, "wgmma.mma_async"), "descriptor parameters' loads not through tensor maps");
+    tile_compiled_free(&c);
+}
+
+Test(blockptr, descriptor_parameter_errors) {
+    expect_error("fn f(d: tensor_desc(f32, [16])) {}\nkernel k(x: *f32) {\n    f(x);\n}\n",
+                 "e.tile:1:6: error: parameter 'd': 'tensor_desc(...)' is a kernel's parameter type; a fn takes a descriptor untyped ('fn f(d)')");
+    expect_error("kernel k(const d: tensor_desc(f32, [16])) {}\n",
+                 "e.tile:1:16: error: const parameter 'd': a tensor descriptor is a run-time parameter (remove the 'const')");
+    expect_error("kernel k(d: tensor_desc(f32, [n]), n: i32) {}\n",
+                 "e.tile:1:31: error: 'n' is a run-time parameter: a tensor_desc parameter's block shape is compile-time");
+    expect_error("kernel k(d: tensor_desc(f32, (16, 0.5))) {}\n",
+                 "e.tile:1:30: error: the block shape of tensor descriptor parameter 'd' must be a compile-time shape such as [64, 64]");
+    expect_error("kernel k(d: tensor_desc(*f32, [16])) {}\n", "the element type of tensor descriptor parameter 'd' must be a number type");
+    expect_error("kernel k(d: tensor_desc(f32, [16, 8]), d_stride1: i32) {}\n",
+                 "e.tile:1:40: error: parameter 'd_stride1' has the name of a field of tensor descriptor parameter 'd'");
+    expect_error("kernel k(d: tensor_desc(f32, [16, 8])) {\n    let v = load_tensor_descriptor(d, [0]);\n}\n",
+                 "'load_tensor_descriptor': 1 offsets for a descriptor of 2 dims");
+}

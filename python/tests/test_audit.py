@@ -364,6 +364,41 @@ class Audit(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"kernel 'pair' takes 6 arguments .*, got 4$"):  # a list is no tuple
             self.pair[1]([a, b], out, [s0, s1], n)
 
+    def test_tensor_descriptor_argument(self):
+        """tile.TensorDescriptor (and any object shaped as Triton's TensorDescriptor) given by position fills a
+        `tensor_desc(...)` parameter's base, shape and strides: blocks straddling the edges of an odd-sized matrix and
+        a transposed view load zeros outside and store nothing there, on sm_80 and sm_90a."""
+        src = """
+kernel scale(x: tensor_desc(T, [16, 32]), y: tensor_desc(f32, [16, 32]), s: f32, const T = f32) {
+    let r = program_id(0) * 16 - 3;
+    let c = program_id(1) * 32 - 5;
+    store_tensor_descriptor(y, [r, c], load_tensor_descriptor(x, [r, c]) * s);
+}
+"""
+        class Foreign:  # Triton's TensorDescriptor as an object of another class
+            def __init__(self, base, shape, strides, block_shape):
+                self.base, self.shape, self.strides, self.block_shape = base, shape, strides, block_shape
+
+        for devname in ("emu", "emu:sm_90a"):
+            for dt in (np.float32, np.float16):
+                mod = tile.compile(src, device=tile.device(devname), T=dt)
+                m, n = 37, 45
+                xt = rng.standard_normal((n, m)).astype(dt)  # x is its transpose: strides (1, m)
+                y = poisoned((m, n + 3), np.float32)          # a row stride of n + 3: the padding is never written
+                xd = tile.TensorDescriptor(xt, (m, n), (1, m), (16, 32))
+                yd = Foreign(y, [m, n], [n + 3, 1], [16, 32]) if dt == np.float16 else tile.TensorDescriptor.from_tensor(y[:, :n], [16, 32])
+                grid = (tile.cdiv(m + 3, 16), tile.cdiv(n + 5, 32))
+                mod.scale[grid](xd, yd, 1.5)
+                # every in-bounds element is covered by exactly one block (the blocks start at -3, -5)
+                close(self, y[:, :n], xt.T.astype(np.float64) * 1.5, 1e-6, 1e-6)
+                self.assertTrue(np.isnan(y[:, n:]).all(), "a store past the descriptor's shape")
+        self.assertEqual(mod.scale.params[:6], [("x", "*f16"), ("x_shape0", "i32"), ("x_shape1", "i32"), ("x_stride0", "i32"),
+                                                ("x_stride1", "i32"), ("y", "*f32")])
+        with self.assertRaisesRegex(ValueError, r"one entry per dim"):
+            tile.TensorDescriptor(y, (m, n), (n,), (16, 32))
+        with self.assertRaisesRegex(ValueError, r"shape sizes but 1 strides"):
+            mod.scale[1](Foreign(xt, [m, n], [1], [16, 32]), yd, 1.0)
+
     def test_tuple_arguments_of_an_autotuned_kernel(self):
         src = """
         @config(B=32)

@@ -1051,8 +1051,45 @@ static tile_status launch_prepared(void *p) {
     return tile_launch(pr->kernel, pr->grid, pr->argv, pr->stream);
 }
 
-/* Append o's elements to list, tuples in it flattened in turn (nested ones too); false with an exception set. */
+/* A host-built tensor descriptor: an object with `base`, `shape`, `strides` and `block_shape` attributes
+ * (tile.TensorDescriptor, or Triton's triton.tools.tensor_descriptor.TensorDescriptor), which a kernel's
+ * `tensor_desc(...)` parameter takes as its base, shape and strides (docs/language.md). */
+static bool is_desc(PyObject *o) {
+    return !PyTuple_Check(o) && PyObject_HasAttrString(o, "block_shape") && PyObject_HasAttrString(o, "base") &&
+           PyObject_HasAttrString(o, "shape") && PyObject_HasAttrString(o, "strides");
+}
+
+/* Append a descriptor's base, then its shape's and its strides' elements, to list; false with an exception set. */
+static bool desc_into(PyObject *list, PyObject *o) {
+    static const char *const fields[] = {"base", "shape", "strides"};
+    Py_ssize_t rank = -1;
+    for (int f = 0; f < 3; f++) {
+        PyObject *v = PyObject_GetAttrString(o, fields[f]);
+        if (!v) return false;
+        bool ok;
+        if (f == 0) ok = PyList_Append(list, v) == 0;
+        else {
+            PyObject *seq = PySequence_Tuple(v); /* a tuple, a list, torch.Size, ... */
+            ok = seq != NULL;
+            Py_ssize_t n = ok ? PyTuple_Size(seq) : 0;
+            if (ok && rank >= 0 && n != rank) {
+                PyErr_Format(PyExc_ValueError, "tensor descriptor argument: %zd shape sizes but %zd strides", rank, n);
+                ok = false;
+            }
+            rank = n;
+            for (Py_ssize_t i = 0; ok && i < n; i++) ok = PyList_Append(list, PyTuple_GetItem(seq, i)) == 0;
+            Py_XDECREF(seq);
+        }
+        Py_DECREF(v);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* Append o's elements to list, tuples in it flattened in turn (nested ones too), a tensor descriptor as its base,
+ * shape and strides; false with an exception set. */
 static bool flatten_into(PyObject *list, PyObject *o, int depth) {
+    if (is_desc(o)) return desc_into(list, o);
     if (!PyTuple_Check(o)) return PyList_Append(list, o) == 0;
     if (depth > 32) {
         PyErr_SetString(PyExc_ValueError, "kernel arguments: tuples nested more than 32 deep");
@@ -1064,11 +1101,11 @@ static bool flatten_into(PyObject *list, PyObject *o, int depth) {
 }
 
 /* The positional arguments with each tuple among them (a namedtuple too) replaced by its elements, as Triton
- * passes a tuple argument: a new reference (args itself when it holds no tuple, *flat false). */
+ * passes a tuple argument, and each tensor descriptor by its base, shape and strides: a new reference (args itself when it holds no tuple, *flat false). */
 static PyObject *flatten_args(PyObject *args, bool *flat) {
     Py_ssize_t n = PyTuple_Size(args);
     *flat = false;
-    for (Py_ssize_t i = 0; i < n && !*flat; i++) *flat = PyTuple_Check(PyTuple_GetItem(args, i));
+    for (Py_ssize_t i = 0; i < n && !*flat; i++) *flat = PyTuple_Check(PyTuple_GetItem(args, i)) || is_desc(PyTuple_GetItem(args, i));
     if (!*flat) {
         Py_INCREF(args);
         return args;

@@ -22,7 +22,7 @@ from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Autotuned", "Device", "Error", "CompileError", "cdiv", "next_power_of_2", "gemm", "attention",
            "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
-           "data_ptr", "tensor_map", "tensor_map_im2col", "TensorMap", "version"]
+           "data_ptr", "tensor_map", "tensor_map_im2col", "TensorMap", "TensorDescriptor", "version"]
 __version__ = _tile.version()
 
 _devices = {}
@@ -151,6 +151,37 @@ class TensorMap(bytes):
 
 
 _device = device
+
+
+class TensorDescriptor:
+    """A tensor in memory for a kernel's `d: tensor_desc(T, [B0, B1])` parameter, as Triton's
+    triton.tools.tensor_descriptor.TensorDescriptor: `base` the array, `shape` and `strides` (in
+    elements) one integer per dim, `block_shape` the block a load reads (the kernel's own, which
+    fixes it at compile time; it is kept here for Triton's code, which reads it).  Passed by
+    position, it is its base, shape and strides, the parameters the kernel's descriptor is made of
+    (docs/language.md, "Tensor descriptor parameters"); Triton's own class is taken the same way."""
+
+    __slots__ = ("base", "shape", "strides", "block_shape", "padding")
+
+    def __init__(self, base, shape, strides, block_shape, padding="zero"):
+        shape, strides, block_shape = (tuple(_operator.index(v) for v in x) for x in (shape, strides, block_shape))
+        if not 1 <= len(shape) <= 5 or len(strides) != len(shape) or len(block_shape) != len(shape):
+            raise ValueError("TensorDescriptor: shape, strides and block_shape need one entry per dim, 1 to 5 dims; got %d, %d, %d"
+                             % (len(shape), len(strides), len(block_shape)))
+        if padding != "zero":
+            raise ValueError("TensorDescriptor: padding %r: a kernel parameter's descriptor reads zeros outside the tensor" % (padding,))
+        self.base, self.shape, self.strides, self.block_shape, self.padding = base, shape, strides, block_shape, padding
+
+    @staticmethod
+    def from_tensor(tensor, block_shape):
+        """The descriptor of a whole array (NumPy's or the device's): its shape, and its strides in elements."""
+        item = tensor.itemsize
+        if any(s % item for s in tensor.strides):
+            raise ValueError("TensorDescriptor.from_tensor: strides %r are not whole elements of %d bytes" % (tensor.strides, item))
+        return TensorDescriptor(tensor, tensor.shape, [s // item for s in tensor.strides], block_shape)
+
+    def __repr__(self):
+        return "TensorDescriptor(shape=%r, strides=%r, block_shape=%r)" % (self.shape, self.strides, self.block_shape)
 
 
 class Module:
