@@ -148,7 +148,8 @@ typedef struct Param {
     bool is_const;
     TypeRef ty;  /* dt == DT_VOID: untyped */
     Node *def;   /* default, or NULL */
-    bool tuple_type; /* written with a tuple type, `p: (*f32, *f32)`: reported by the parser, then untyped */
+    bool tuple_type; /* written with a tuple type the parser reported (a const's, a fn's): then untyped */
+    Node *tuple_ty;  /* a kernel's tuple parameter's type, `p: (*f32, (i32, f32))`: an expression of types; or NULL */
 } Param;
 
 /* A tensor descriptor parameter, `d: tensor_desc(f16, [BM, BK])` (lang/kernel.c), is parsed as a type given by a call:

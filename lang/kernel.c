@@ -137,6 +137,49 @@ static void define_flag(Gen *g, const char *name, int64_t *out, Loc loc) {
     if (!launch_value_ok(g, name, *out, loc)) *out = 0;
 }
 
+/* A name of the flattened parameters of a tuple or descriptor parameter that another parameter of k has: an error
+ * at that one (what a launch passes must be named once). */
+static bool flat_name_free(Gen *g, const Decl *k, const char *nm, const char *whole, const char *what) {
+    for (int j = 0; j < k->nparams; j++)
+        if (k->params[j].name && !strcmp(k->params[j].name, nm)) {
+            diag_error(g->d, k->params[j].loc, "parameter '%s' has the name of an element of %s parameter '%s' (flattened into "
+                       "parameters of those names): rename one", nm, what, whole);
+            return false;
+        }
+    return true;
+}
+
+/* The elements of a tuple parameter's type t (its leaves types, V_DTYPE) as the run-time parameters NAME_0, NAME_1,
+ * ... of f (NAME_1_0 for an element of a nested tuple), depth first: the tuple of their values. */
+static Val tuple_elems(Gen *g, Func *f, const Decl *k, const Param *pa, Val t, const char *name, int depth) {
+    if (t.k == V_DTYPE && depth > 0) {
+        if (!flat_name_free(g, k, name, pa->name, "tuple")) return val_err();
+        return val_rt(g, tir_func_add_arg(f, name, t.t)->value);
+    }
+    if (t.k != V_TUPLE || gen_is_record(t) || depth > 8) {
+        if (t.k != V_ERR)
+            diag_error(g->d, pa->tuple_ty->loc, "the type of tuple parameter '%s' must be a tuple of types such as (*f32, i32)%s%s",
+                       pa->name, depth ? ", nested 8 deep at most; an element is " : ", got ",
+                       depth > 8 ? "deeper" : t.k == V_DTYPE ? "one type in parentheses (a tuple of one is written (T,))" : gen_val_type_name(g, t));
+        return val_err();
+    }
+    Val v = {.k = V_TUPLE, .nelems = t.nelems};
+    v.elems = ARENA_ARRAY(g->a, Val, t.nelems ? t.nelems : 1);
+    for (int i = 0; i < t.nelems; i++) {
+        v.elems[i] = tuple_elems(g, f, k, pa, t.elems[i], arena_printf(g->a, "%s_%d", name, i), depth + 1);
+        if (v.elems[i].k == V_ERR) return val_err();
+    }
+    return v;
+}
+
+/* A tuple parameter, `ptrs: (*f32, (i32, f32))` (docs/language.md, "Tuple arguments"): its elements are run-time
+ * parameters of their own at the launch, in order, depth first (ptrs_0, ptrs_1_0, ptrs_1_1), as Triton flattens
+ * a tuple argument; in the body `ptrs` is the tuple of them, so `ptrs[0]`, `len(ptrs)` and `for p in ptrs` read as
+ * in Triton. */
+static Val tuple_param(Gen *g, Func *f, const Decl *k, const Param *pa) {
+    return tuple_elems(g, f, k, pa, gen_expr(g, pa->tuple_ty), pa->name, 0);
+}
+
 /* A tensor descriptor parameter, `d: tensor_desc(T, [B0, ..., Br-1])` (docs/language.md, "Tensor descriptor
  * parameters"), is 1 + 2r run-time parameters at the launch: the base `d: *T`, the shape `d_shape0..` and the
  * strides `d_stride0..` (i32 each, strides in elements), in that order.  In the body `d` is the record
@@ -178,15 +221,9 @@ static Val desc_param(Gen *g, Func *f, const Decl *k, const Param *pa) {
                    "be a number type such as f16, got '%s'", pa->name, gen_type_name(g, et));
         return val_err();
     }
-    for (int j = 0; j < k->nparams; j++) /* the flattened names must not meet another parameter's */
-        for (int d = 0; d < 2 * r; d++) {
-            const char *nm = arena_printf(g->a, "%s_%s%d", pa->name, d < r ? "shape" : "stride", d % r);
-            if (k->params[j].name && !strcmp(k->params[j].name, nm)) {
-                diag_error(g->d, k->params[j].loc, "parameter '%s' has the name of a field of tensor descriptor parameter "
-                           "'%s' (its base, %s_shapeN and %s_strideN are parameters): rename one", nm, pa->name, pa->name, pa->name);
-                return val_err();
-            }
-        }
+    for (int d = 0; d < 2 * r; d++) /* the flattened names must not meet another parameter's */
+        if (!flat_name_free(g, k, arena_printf(g->a, "%s_%s%d", pa->name, d < r ? "shape" : "stride", d % r), pa->name, "tensor descriptor"))
+            return val_err();
     Val d = {.k = V_TUPLE, .nelems = 2 + 2 * r, .record = REC_DESC};
     d.elems = ARENA_ARRAY(g->a, Val, d.nelems);
     d.elems[0] = (Val){.k = V_SHAPE, .rank = r};
@@ -318,8 +355,8 @@ static void gen_kernel(Gen *g, const Decl *k) {
         const Param *pa = &k->params[i];
         if (pa->is_const) continue;
         if (pa->def) diag_error(g->d, pa->def->loc, "only const parameters may have a default");
-        if (param_desc(pa)) {
-            gen_define_var(g, pa->name, desc_param(g, f, k, pa));
+        if (param_desc(pa) || pa->tuple_ty) {
+            gen_define_var(g, pa->name, pa->tuple_ty ? tuple_param(g, f, k, pa) : desc_param(g, f, k, pa));
             continue;
         }
         if (!tyref_given(pa->ty)) {

@@ -1090,10 +1090,10 @@ static Node *block(Parser *p) {
 }
 
 /* param = [ "const" ] IDENT [ ":" type ] [ "=" expr ]
- * A tuple type, `ptrs: (*f32, *f32)` (Triton's tuple arguments), is an error at the name saying what to write: a
- * launch passes a kernel's arguments one scalar or pointer each, so a kernel takes a tuple's elements as parameters
- * of their own; a tuple of compile-time values is an untyped const parameter; a fn's parameter takes any tuple
- * untyped.  The group is skipped and the parameter is then untyped. */
+ * A kernel's run-time parameter may have a tuple type, `ptrs: (*f32, (i32, f32))` (Triton's tuple arguments), read
+ * as an expression of types; a const parameter's or a fn's tuple type is an error at the name saying what to write
+ * (a tuple of compile-time values is an untyped const parameter; a fn's parameter takes any tuple untyped), and
+ * the group is skipped, the parameter then untyped. */
 static void param(Parser *p, Param *pa, DeclKind kind) {
     pa->is_const = accept(p, TK_CONST);
     if ((at(p, TK_IDENT) || at(p, TK_TYPE)) && (peek2(p)->kind == TK_STAR || peek2(p)->kind == TK_POW || peek2(p)->kind == TK_IDENT)) {
@@ -1119,17 +1119,13 @@ static void param(Parser *p, Param *pa, DeclKind kind) {
         else if (pa->is_const)
             diag_error(p->d, pa->loc, "const parameter '%s' has a tuple type: a tuple of compile-time values is an untyped "
                        "const parameter ('const %s = (64, 32)')", pa->name, pa->name);
-        else
-            diag_error(p->d, pa->loc, "kernel parameter '%s' cannot be a tuple: a launch passes one pointer or scalar per "
-                       "parameter, so each element is a parameter of its own ('%s0: *f32, %s1: *f32', then 'let %s = (%s0, %s1);' "
-                       "in the body); a tuple of compile-time values is a const parameter ('const SHAPE = (64, 32)')",
-                       pa->name, pa->name, pa->name, pa->name, pa->name, pa->name);
-        for (int depth = 0; !at(p, TK_EOF) && !at(p, TK_LBRACE) && !at(p, TK_SEMI);) { /* the type's parentheses */
+        else pa->tuple_ty = expr(p); /* a tuple of types, flattened at the launch (lang/kernel.c, tuple_param) */
+        for (int depth = 0; !pa->tuple_ty && !at(p, TK_EOF) && !at(p, TK_LBRACE) && !at(p, TK_SEMI);) { /* the type's parentheses */
             TokKind k = next(p)->kind;
             depth += (k == TK_LPAREN) - (k == TK_RPAREN);
             if (!depth) break;
         }
-        pa->tuple_type = true;
+        pa->tuple_type = !pa->tuple_ty;
     } else if (accept(p, TK_COLON)) {
         Token *t = peek(p);
         if ((ident_is(t, "constexpr") || ident_is(t, "tensor")) && peek2(p)->kind != TK_LPAREN) {

@@ -31,7 +31,8 @@ bool parse_decl_height_ok(Parser *p, const Decl *dc) {
     HeightStack st = {.a = p->a};
     for (int i = dc->nattrs - 1; i >= 0; i--)
         for (int j = dc->attrs[i].nargs - 1; j >= 0; j--) height_push(&st, dc->attrs[i].args[j], 1);
-    for (int i = dc->nparams - 1; i >= 0; i--) height_push(&st, dc->params[i].def, 1), height_push(&st, dc->params[i].ty.call, 1);
+    for (int i = dc->nparams - 1; i >= 0; i--)
+        height_push(&st, dc->params[i].def, 1), height_push(&st, dc->params[i].ty.call, 1), height_push(&st, dc->params[i].tuple_ty, 1);
     height_push(&st, dc->ty.call, 1);
     height_push(&st, dc->value, 1);
     height_push(&st, dc->body, 1);

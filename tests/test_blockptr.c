@@ -5,7 +5,8 @@
  * public API (which specializes arguments divisible by 16, as users' launches do) on the
  * emulator, for sm_80 and for sm_90a (wgmma, tensor maps), against float64 references on
  * fresh random inputs with the outputs poisoned, at sizes that are not multiples of the tiles;
- * tuples carried by loops and merged by `if`s; and the PTX shows the loads pipelined. */
+ * tuples carried by loops and merged by `if`s; and the PTX shows the loads pipelined.  Kernel parameters that are
+ * several launch arguments: tensor descriptors (`tensor_desc(...)`) and tuples. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -734,7 +735,60 @@ Test(blockptr, descriptor_parameter_errors) {
                  "e.tile:1:30: error: the block shape of tensor descriptor parameter 'd' must be a compile-time shape such as [64, 64]");
     expect_error("kernel k(d: tensor_desc(*f32, [16])) {}\n", "the element type of tensor descriptor parameter 'd' must be a number type");
     expect_error("kernel k(d: tensor_desc(f32, [16, 8]), d_stride1: i32) {}\n",
-                 "e.tile:1:40: error: parameter 'd_stride1' has the name of a field of tensor descriptor parameter 'd'");
+                 "e.tile:1:40: error: parameter 'd_stride1' has the name of an element of tensor descriptor parameter 'd'");
     expect_error("kernel k(d: tensor_desc(f32, [16, 8])) {\n    let v = load_tensor_descriptor(d, [0]);\n}\n",
                  "'load_tensor_descriptor': 1 offsets for a descriptor of 2 dims");
+}
+
+/* ---- tuple parameters: `ptrs: (*f32, *f16)`, launched as ptrs_0, ptrs_1 (a nested tuple's as sc_1_0, ...),
+ * Triton's tuple arguments ---- */
+Test(blockptr, tuple_parameters) {
+    static const char src[] =
+        "kernel k(ptrs: (*f32, *f16), sc: (f32, (i32, f32)), out: *f32, n: i32) {\n"
+        "    let i = program_id(0) * 64 + arange(0, 64);\n"
+        "    let m = i < n;\n"
+        "    static_assert(len(ptrs) == 2 && len(sc) == 2 && len(sc[1]) == 2, \"len\");\n"
+        "    let acc = zeros([64], f32);\n"
+        "    for p in ptrs {\n"
+        "        acc = acc + load(p + i, m, 0.0) as f32;\n"
+        "    }\n"
+        "    let (s, (a, b)) = sc;\n"
+        "    store(out + i, acc * s + (a as f32) * b + load(ptrs[1] + i, m, 0.0) as f32, m);\n"
+        "}\n";
+    tile_context *ctx = open_ctx("emu");
+    enum { N = 100 };
+    float ha[N], out[N + 28];
+    uint16_t hb[N];
+    int vb[N];
+    for (int i = 0; i < N; i++) ha[i] = (float)((int)(rnext() % 101) - 50), vb[i] = (int)(rnext() % 101) - 50, hb[i] = f32_to_f16((float)vb[i]);
+    tile_devptr da, db, dout;
+    cr_assert_eq(tile_malloc(ctx, sizeof ha, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof hb, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, sizeof ha);
+    tile_memcpy_htod(ctx, db, hb, sizeof hb);
+    tile_memset(ctx, dout, 0xFF, sizeof out);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "t.tile", src, &(tile_compile_options){0}, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+    float s = 0.5f, b = 0.25f;
+    int32_t a = 3 + (int32_t)(rnext() % 5), n = N;
+    void *args[] = {&da, &db, &s, &a, &b, &dout, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){2, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+    for (int i = 0; i < N; i++) {
+        double want = ((double)ha[i] + vb[i]) * 0.5 + a * 0.25 + vb[i];
+        cr_assert(out[i] == want, "out[%d] = %g, want %g", i, out[i], want);
+    }
+    for (int i = N; i < N + 28; i++) cr_assert(isnan(out[i]), "out[%d] written past n", i);
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    expect_error("kernel k(t: (*f32, 3)) {}\n",
+                 "e.tile:1:13: error: the type of tuple parameter 't' must be a tuple of types such as (*f32, i32), nested 8 deep at "
+                 "most; an element is i32");
+    expect_error("kernel k(t: (i32)) {}\n", "e.tile:1:14: error: the type of tuple parameter 't' must be a tuple of types such as "
+                 "(*f32, i32), got one type in parentheses (a tuple of one is written (T,))");
+    expect_error("kernel k(t: (*f32, (i32, f32)), t_1_0: i32) {}\n",
+                 "e.tile:1:33: error: parameter 't_1_0' has the name of an element of tuple parameter 't'");
 }

@@ -1074,17 +1074,14 @@ Test(lang_diag, article_before_a_type_name) {
                 "           ^\n");
 }
 
-/* Triton's tuple arguments: a tuple-typed parameter is an error at its name saying what to write (a kernel's launch
- * passes one pointer or scalar per parameter; a const tuple and a fn's tuple are untyped), once, the body then
- * checked without it. */
+/* Triton's tuple arguments: a kernel's run-time parameter takes a tuple type (tests/test_lang_python.c,
+ * tuple_parameters); a const parameter's or a fn's tuple type is an error at its name saying what to write (a const
+ * tuple and a fn's tuple are untyped), once, the body then checked without it. */
 Test(lang_diag, tuple_typed_parameters) {
     expect_diag("kernel k(ptrs: (*f32, *f32), n: i32, const S: (i32, i32) = (4, 8)) {\n"
                 "    store(ptrs[0], 1.0);\n"
                 "}\n"
                 "fn f(t: (*f32, i32)) { return t; }\n",
-                "t.tile:1:10: error: kernel parameter 'ptrs' cannot be a tuple: a launch passes one pointer or scalar per parameter, so each element is a parameter of its own ('ptrs0: *f32, ptrs1: *f32', then 'let ptrs = (ptrs0, ptrs1);' in the body); a tuple of compile-time values is a const parameter ('const SHAPE = (64, 32)')\n"
-                "  kernel k(ptrs: (*f32, *f32), n: i32, const S: (i32, i32) = (4, 8)) {\n"
-                "           ^\n"
                 "t.tile:1:44: error: const parameter 'S' has a tuple type: a tuple of compile-time values is an untyped const parameter ('const S = (64, 32)')\n"
                 "  kernel k(ptrs: (*f32, *f32), n: i32, const S: (i32, i32) = (4, 8)) {\n"
                 "                                             ^\n"

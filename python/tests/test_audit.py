@@ -364,6 +364,27 @@ class Audit(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"kernel 'pair' takes 6 arguments .*, got 4$"):  # a list is no tuple
             self.pair[1]([a, b], out, [s0, s1], n)
 
+    def test_tuple_parameters(self):
+        """A kernel's tuple parameter, `ptrs: (*f32, *f32)`, takes Triton's tuple argument as written: the tuple is
+        flattened into its elements' parameters (ptrs_0, ptrs_1, a nested one's sc_1_0...)."""
+        src = """
+kernel k(ptrs: (*f32, *f32), sc: (f32, (f32,)), out: *f32, n: i32) {
+    let i = program_id(0) * 64 + arange(0, 64);
+    let acc = zeros([64], f32);
+    for p in ptrs {
+        acc = acc + load(p + i, i < n, 0.0);
+    }
+    store(out + i, acc * sc[0] + sc[1][0], i < n);
+}
+"""
+        mod = tile.compile(src, device=tile.device("emu"))
+        self.assertEqual([p[0] for p in mod.k.params], ["ptrs_0", "ptrs_1", "sc_0", "sc_1_0", "out", "n"])
+        n = 150
+        a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        out = poisoned(n, np.float32)
+        mod.k[tile.cdiv(n, 64)]((a, b), (2.0, (0.5,)), out, n)
+        close(self, out, (a.astype(np.float64) + b) * 2.0 + 0.5, 1e-6, 1e-6)
+
     def test_tensor_descriptor_argument(self):
         """tile.TensorDescriptor (and any object shaped as Triton's TensorDescriptor) given by position fills a
         `tensor_desc(...)` parameter's base, shape and strides: blocks straddling the edges of an odd-sized matrix and
