@@ -111,13 +111,16 @@ module.exports = grammar({
 
     parameter_list: ($) => seq('(', commaSepTrailing(choice($.parameter, $.const_parameter)), ')'),
 
-    // param = [ "const" ] IDENT [ ":" type ] [ "=" expr ]
+    // param = [ "const" ] IDENT [ ":" ( type | tuple_type ) ] [ "=" expr ]
     // (a `const` parameter is its own node: it is a compile-time value)
     parameter: ($) => seq(
       field('name', $.identifier),
-      optional(seq(':', field('type', $._type))),
+      optional(seq(':', field('type', choice($._type, $.tuple_type)))),
       optional(seq('=', field('default', $._expression))),
     ),
+
+    // tuple_type = "(" [ ( type | tuple_type ) { "," ( type | tuple_type ) } [ "," ] ] ")"   (a kernel's tuple parameter)
+    tuple_type: ($) => seq('(', commaSepTrailing(choice($._type, $.tuple_type)), ')'),
 
     const_parameter: ($) => seq(
       'const',

@@ -40,7 +40,7 @@
 
 ((type_call
   function: (identifier) @function.builtin)
-  (#any-of? @function.builtin "dtype_of" "element_type" "pointer_type"))
+  (#any-of? @function.builtin "dtype_of" "element_type" "pointer_type" "tensor_desc"))
 
 ((call_expression
   function: (identifier) @function.builtin)
