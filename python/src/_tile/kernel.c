@@ -1055,7 +1055,8 @@ static tile_status launch_prepared(void *p) {
  * (tile.TensorDescriptor, or Triton's triton.tools.tensor_descriptor.TensorDescriptor), which a kernel's
  * `tensor_desc(...)` parameter takes as its base, shape and strides (docs/language.md). */
 static bool is_desc(PyObject *o) {
-    return !PyTuple_Check(o) && PyObject_HasAttrString(o, "block_shape") && PyObject_HasAttrString(o, "base") &&
+    if (o == Py_None || PyLong_Check(o) || PyFloat_Check(o) || PyTuple_Check(o)) return false;
+    return PyObject_HasAttrString(o, "block_shape") && PyObject_HasAttrString(o, "base") &&
            PyObject_HasAttrString(o, "shape") && PyObject_HasAttrString(o, "strides");
 }
 
@@ -1087,25 +1088,28 @@ static bool desc_into(PyObject *list, PyObject *o) {
 }
 
 /* Append o's elements to list, tuples in it flattened in turn (nested ones too), a tensor descriptor as its base,
- * shape and strides; false with an exception set. */
-static bool flatten_into(PyObject *list, PyObject *o, int depth) {
-    if (is_desc(o)) return desc_into(list, o);
+ * shape and strides when descs; false with an exception set. */
+static bool flatten_into(PyObject *list, PyObject *o, int depth, bool descs) {
+    if (descs && is_desc(o)) return desc_into(list, o);
     if (!PyTuple_Check(o)) return PyList_Append(list, o) == 0;
     if (depth > 32) {
         PyErr_SetString(PyExc_ValueError, "kernel arguments: tuples nested more than 32 deep");
         return false;
     }
     for (Py_ssize_t i = 0, n = PyTuple_Size(o); i < n; i++)
-        if (!flatten_into(list, PyTuple_GetItem(o, i), depth + 1)) return false;
+        if (!flatten_into(list, PyTuple_GetItem(o, i), depth + 1, descs)) return false;
     return true;
 }
 
 /* The positional arguments with each tuple among them (a namedtuple too) replaced by its elements, as Triton
  * passes a tuple argument, and each tensor descriptor by its base, shape and strides: a new reference (args itself when it holds no tuple, *flat false). */
-static PyObject *flatten_args(PyObject *args, bool *flat) {
+static PyObject *flatten_args(PyObject *args, PyObject *kwargs, const TPyKernel *k, bool *flat) {
     Py_ssize_t n = PyTuple_Size(args);
+    /* a descriptor is 3 or more parameters: looked for (attribute lookups, which fail on an array) only when the
+     * arguments are fewer than the parameters, so a launch that passes none pays nothing for them */
+    bool descs = n + (kwargs ? PyDict_Size(kwargs) : 0) < k->nparams;
     *flat = false;
-    for (Py_ssize_t i = 0; i < n && !*flat; i++) *flat = PyTuple_Check(PyTuple_GetItem(args, i)) || is_desc(PyTuple_GetItem(args, i));
+    for (Py_ssize_t i = 0; i < n && !*flat; i++) *flat = PyTuple_Check(PyTuple_GetItem(args, i)) || (descs && is_desc(PyTuple_GetItem(args, i)));
     if (!*flat) {
         Py_INCREF(args);
         return args;
@@ -1113,7 +1117,7 @@ static PyObject *flatten_args(PyObject *args, bool *flat) {
     PyObject *list = PyList_New(0);
     if (!list) return NULL;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (!flatten_into(list, PyTuple_GetItem(args, i), 0)) {
+        if (!flatten_into(list, PyTuple_GetItem(args, i), 0, descs)) {
             Py_DECREF(list);
             return NULL;
         }
@@ -1127,7 +1131,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs)
     TPyKernel *k = l->k;
     PyObject *stream_obj;
     bool flat;
-    PyObject *pos = flatten_args(args, &flat);
+    PyObject *pos = flatten_args(args, kwargs, k, &flat);
     if (!pos) return NULL;
     PyObject *full = bind_args(k, pos, kwargs, &stream_obj, flat);
     Py_DECREF(pos);
@@ -1169,7 +1173,7 @@ static PyObject *time_c(PyObject *self, PyObject *args, clockid_t clock) {
     PyObject *slice = PyTuple_GetSlice(args, 1, n);
     if (!slice) return NULL;
     bool flat;
-    PyObject *rest = flatten_args(slice, &flat);
+    PyObject *rest = flatten_args(slice, NULL, l->k, &flat);
     Py_DECREF(slice);
     if (!rest) return NULL;
     Prepared pr;

@@ -174,7 +174,8 @@ class TensorDescriptor:
 
     @staticmethod
     def from_tensor(tensor, block_shape):
-        """The descriptor of a whole array (NumPy's or the device's): its shape, and its strides in elements."""
+        """The descriptor of a whole array (anything with NumPy's shape, strides in bytes and itemsize): its
+        shape, and its strides in elements."""
         item = tensor.itemsize
         if any(s % item for s in tensor.strides):
             raise ValueError("TensorDescriptor.from_tensor: strides %r are not whole elements of %d bytes" % (tensor.strides, item))
