@@ -160,7 +160,9 @@ static Val tuple_elems(Gen *g, Func *f, const Decl *k, const Param *pa, Val t, c
         if (t.k != V_ERR)
             diag_error(g->d, pa->tuple_ty->loc, "the type of tuple parameter '%s' must be a tuple of types such as (*f32, i32)%s%s",
                        pa->name, depth ? ", nested 8 deep at most; an element is " : ", got ",
-                       depth > 8 ? "deeper" : t.k == V_DTYPE ? "one type in parentheses (a tuple of one is written (T,))" : gen_val_type_name(g, t));
+                       depth > 8            ? "deeper"
+                       : t.k == V_DTYPE     ? "one type in parentheses (a tuple of one is written (T,))"
+                                            : gen_val_type_name(g, t));
         return val_err();
     }
     Val v = {.k = V_TUPLE, .nelems = t.nelems};
@@ -221,9 +223,10 @@ static Val desc_param(Gen *g, Func *f, const Decl *k, const Param *pa) {
                    "be a number type such as f16, got '%s'", pa->name, gen_type_name(g, et));
         return val_err();
     }
-    for (int d = 0; d < 2 * r; d++) /* the flattened names must not meet another parameter's */
-        if (!flat_name_free(g, k, arena_printf(g->a, "%s_%s%d", pa->name, d < r ? "shape" : "stride", d % r), pa->name, "tensor descriptor"))
-            return val_err();
+    for (int d = 0; d < 2 * r; d++) { /* the flattened names must not meet another parameter's */
+        const char *nm = arena_printf(g->a, "%s_%s%d", pa->name, d < r ? "shape" : "stride", d % r);
+        if (!flat_name_free(g, k, nm, pa->name, "tensor descriptor")) return val_err();
+    }
     Val d = {.k = V_TUPLE, .nelems = 2 + 2 * r, .record = REC_DESC};
     d.elems = ARENA_ARRAY(g->a, Val, d.nelems);
     d.elems[0] = (Val){.k = V_SHAPE, .rank = r};

@@ -1102,14 +1102,16 @@ static bool flatten_into(PyObject *list, PyObject *o, int depth, bool descs) {
 }
 
 /* The positional arguments with each tuple among them (a namedtuple too) replaced by its elements, as Triton
- * passes a tuple argument, and each tensor descriptor by its base, shape and strides: a new reference (args itself when it holds no tuple, *flat false). */
+ * passes a tuple argument, and each tensor descriptor by its base, shape and strides: a new reference (args itself
+ * when it holds neither, *flat false). */
 static PyObject *flatten_args(PyObject *args, PyObject *kwargs, const TPyKernel *k, bool *flat) {
     Py_ssize_t n = PyTuple_Size(args);
     /* a descriptor is 3 or more parameters: looked for (attribute lookups, which fail on an array) only when the
      * arguments are fewer than the parameters, so a launch that passes none pays nothing for them */
     bool descs = n + (kwargs ? PyDict_Size(kwargs) : 0) < k->nparams;
     *flat = false;
-    for (Py_ssize_t i = 0; i < n && !*flat; i++) *flat = PyTuple_Check(PyTuple_GetItem(args, i)) || (descs && is_desc(PyTuple_GetItem(args, i)));
+    for (Py_ssize_t i = 0; i < n && !*flat; i++)
+        *flat = PyTuple_Check(PyTuple_GetItem(args, i)) || (descs && is_desc(PyTuple_GetItem(args, i)));
     if (!*flat) {
         Py_INCREF(args);
         return args;
