@@ -512,6 +512,37 @@ static inline uint64_t emu_cvt_int_int(const EmuIns *in, uint64_t x) {
     return emu_type_kind(in->ty) == EMU_K_S ? (uint64_t)emu_sext(v, ds) : emu_zext(v, ds);
 }
 #define EMU_R(t, in, i) ((t)->r[(in)->o[i]])
+/* a*b+c for f16/bf16 operands (decoded to double), rounded to odd at double's 53 bits, so that the one rounding
+ * into the 11- or 8-bit format that follows is the fused one (a round-to-odd result of p+2 bits or more rounds
+ * again correctly).  The product is exact in double (22 or 16 bits); the sum need not be (a tiny product and a
+ * large c span more than 53 bits), so a two-sum gives its error, which sets the odd bit. */
+static inline double emu_fma_half(double a, double b, double c) {
+    double p = a * b, s = p + c;
+    if (!isfinite(s)) return s;
+    double bb = s - p, e = (p - (s - bb)) + (c - bb);
+    if (e != 0 && !(emu_bits64(s) & 1)) s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
+    return s;
+}
+/* The f16/bf16 arithmetic fast form: {add,sub,mul,fma}[.rn].{f16,bf16,f16x2,bf16x2} without .ftz, .sat, .relu or
+ * .oob, each lane (low half first) the bits emu_exec_float's lane gives: exact in double, rounded once to nearest
+ * even, a NaN the canonical 0x7fff. */
+static inline uint64_t emu_half_lane(unsigned op, bool bf, uint16_t xa, uint16_t xb, uint16_t xc) {
+    double a = bf ? emu_bf16_to_f64(xa) : emu_f16_to_f64(xa), b = bf ? emu_bf16_to_f64(xb) : emu_f16_to_f64(xb);
+    double v;
+    switch (op) {
+    case EMU_OP_ADD: v = a + b; break;
+    case EMU_OP_SUB: v = a - b; break;
+    case EMU_OP_MUL: v = a * b; break;
+    default: v = emu_fma_half(a, b, bf ? emu_bf16_to_f64(xc) : emu_f16_to_f64(xc)); break;
+    }
+    return v != v ? 0x7FFFu : emu_round_f64(v, bf ? EMU_FMT_BF16 : EMU_FMT_F16, EMU_RND_RN) & 0xFFFFu;
+}
+static inline uint64_t emu_half_arith(const EmuIns *in, uint64_t a, uint64_t b, uint64_t c) {
+    bool bf = in->ty == EMU_T_BF16 || in->ty == EMU_T_BF16X2;
+    uint64_t lo = emu_half_lane(in->op, bf, (uint16_t)a, (uint16_t)b, (uint16_t)c);
+    if (in->ty == EMU_T_F16 || in->ty == EMU_T_BF16) return lo;
+    return lo | emu_half_lane(in->op, bf, (uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16)) << 16;
+}
 /* a CMP b (EMU_CMP_*) on unsigned integers (zero-extended to 64 bits). */
 static inline bool emu_cmp_u(unsigned c, uint64_t a, uint64_t b) {
     switch (c) {

@@ -7,7 +7,7 @@
  *   2. f32 and f64 arithmetic runs in the native type (IEEE round to
  *      nearest even; .rz/.rm/.rp switch the host rounding mode around the
  *      one operation), f16/bf16 arithmetic runs in double, which is exact
- *      for add/sub/mul (fma rounds to odd there: see fma_half), and is
+ *      for add/sub/mul (fma rounds to odd there: see emu_fma_half), and is
  *      then rounded once into the format;
  *   3. .sat clamps to [+0, 1] (NaN and -0 give +0, as an H200 does), .ftz flushes subnormal results,
  *      NaN results become the canonical NaN (0x7fffffff, 0x7fff).
@@ -131,18 +131,6 @@ static double fminmax(double a, double b, bool mn, bool nanp) {
     return mn ? (a < b ? a : b) : (a > b ? a : b);
 }
 
-/* a*b+c for f16/bf16 operands, rounded to odd at double's 53 bits, so that the one rounding into the
- * 11- or 8-bit format that follows is the fused one (a round-to-odd result of p+2 bits or more rounds
- * again correctly).  The product is exact in double (22 or 16 bits); the sum need not be (a tiny
- * product and a large c span more than 53 bits), so a two-sum gives its error, which sets the odd bit. */
-static double fma_half(double a, double b, double c) {
-    double p = a * b, s = p + c;
-    if (!isfinite(s)) return s;
-    double bb = s - p, e = (p - (s - bb)) + (c - bb);
-    if (e != 0 && !(emu_bits64(s) & 1)) s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
-    return s;
-}
-
 /* rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64 give 32 bits: the result's sign, exponent and 20 mantissa bits
  * (rounded to nearest) above 32 zero bits, a NaN 0x7fffffff00000000 (the ISA's canonical one); the host's
  * quotient is within their error bounds. */
@@ -169,7 +157,7 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         break;
     case EMU_OP_FMA: case EMU_OP_MAD:
         if (native) v = native_op(EMU_OP_FMA, ety == EMU_T_F64, a, b, c, rnd);
-        else v = fma_half(a, b, c);
+        else v = emu_fma_half(a, b, c);
         if ((in->flags & EMU_F(RELU)) && signbit(v) && !isnan(v)) v = 0; /* fma.rn.relu (f16, bf16, pairs): a set sign bit clears */
         if (in->op == EMU_OP_FMA && (in->xflags & EMU_XF_OOB) && ((xa & 0xFFFF) == EMU_OOB_NAN16 || (xb & 0xFFFF) == EMU_OOB_NAN16 || (xc & 0xFFFF) == EMU_OOB_NAN16))
             v = 0; /* fma.rn.oob: an operand that is the OOB-NaN a tensor copy fills in gives +0 */

@@ -356,6 +356,41 @@ guarded: /* an instruction with a guard: its fast form (or the switch below) whe
             r[in->o[0]] = (r[v[0]] & 0xFFFF) | (r[v[1]] & 0xFFFF) << 16;
             NEXT();
         }
+        L_MIN_U32: {
+            uint32_t x = (uint32_t)r[in->o[1]], y = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = x < y ? x : y;
+            NEXT();
+        }
+        L_MAX_U32: {
+            uint32_t x = (uint32_t)r[in->o[1]], y = (uint32_t)r[in->o[2]];
+            r[in->o[0]] = x > y ? x : y;
+            NEXT();
+        }
+        L_AND16: r[in->o[0]] = (uint16_t)(r[in->o[1]] & r[in->o[2]]); NEXT();
+        L_OR16: r[in->o[0]] = (uint16_t)(r[in->o[1]] | r[in->o[2]]); NEXT();
+        L_XOR16: r[in->o[0]] = (uint16_t)(r[in->o[1]] ^ r[in->o[2]]); NEXT();
+        L_BFE_U32: { /* bits [pos, pos + len) of a, those past bit 31 zero */
+            uint32_t x = (uint32_t)r[in->o[1]], pos = (uint32_t)r[in->o[2]] & 0xFF, len = (uint32_t)r[in->o[3]] & 0xFF;
+            r[in->o[0]] = pos > 31 || !len ? 0 : (x >> pos) & (len > 31 ? 0xFFFFFFFFu : (1u << len) - 1);
+            NEXT();
+        }
+        L_LDG16: {
+            const uint8_t *p = emu_global(b, t, in, r[in->o[1]] + (uint64_t)in->off[0], 2, false);
+            if (!p) { ok = false; goto out; }
+            uint16_t v;
+            memcpy(&v, p, 2);
+            r[in->o[0]] = v;
+            NEXT();
+        }
+        L_STG16: {
+            uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 2, true);
+            if (!p) { ok = false; goto out; }
+            uint16_t v = (uint16_t)r[in->o[1]];
+            memcpy(p, &v, 2);
+            if (p == b->tail.buf) memcpy(b->tail.host, p, b->tail.valid);
+            NEXT();
+        }
+        L_HARITH: r[in->o[0]] = emu_half_arith(in, r[in->o[1]], r[in->o[2]], in->nops > 3 ? r[in->o[3]] : 0); NEXT();
         /* control flow and blocking instructions */
 slow:
         switch (in->op) {

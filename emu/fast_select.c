@@ -10,7 +10,7 @@ uint8_t emu_fast_dispatch(const EmuIns *in) { return in->guard == EMU_SLOT_TRUE 
 bool emu_fast_global(uint8_t fast) {
     switch (fast) {
     case FAST_LDG32: case FAST_LDG64: case FAST_LDG128: case FAST_LDG_V2:
-    case FAST_STG32: case FAST_STG64: case FAST_STG128: case FAST_STG_V2: case FAST_CPA16: return true;
+    case FAST_STG32: case FAST_STG64: case FAST_STG128: case FAST_STG_V2: case FAST_CPA16: case FAST_LDG16: case FAST_STG16: return true;
     }
     return false;
 }
@@ -23,6 +23,10 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     bool plaind = in->ty == EMU_T_F64 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags;
     bool regs = true;
     for (unsigned i = 0; i < in->nops; i++) regs = regs && in->ok[i] == EMU_OK_REG;
+    /* {add,sub,mul,fma}[.rn].{f16,bf16,f16x2,bf16x2} without .ftz/.sat/.relu/.oob (emu_half_arith) */
+    bool plainh = (in->ty == EMU_T_F16 || in->ty == EMU_T_BF16 || in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2) &&
+                  (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && !in->xflags && regs &&
+                  in->nops >= 3;
     switch (in->op) {
     case EMU_OP_MOV: /* not of %clock, %globaltimer and the like: exec_mov reads the clock */
         /* mov.b32 {a, b}, r and mov.b32 r, {a, b} (the bf16 and f16 halves of the element-wise kernels): the low half first */
@@ -38,20 +42,20 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             return in->op == EMU_OP_ADD ? (sz == 4 ? FAST_ADD32 : FAST_ADD64) : (sz == 4 ? FAST_SUB32 : FAST_SUB64);
         if (plainf) return in->op == EMU_OP_ADD ? FAST_FADD : FAST_FSUB;
         if (plaind) return in->op == EMU_OP_ADD ? FAST_DADD : FAST_DSUB;
-        return FAST_NONE;
+        return plainh ? FAST_HARITH : FAST_NONE;
     case EMU_OP_MUL:
         if (isint && (in->flags & EMU_F(LO)) && (sz == 4 || sz == 8)) return sz == 4 ? FAST_MULLO32 : FAST_MULLO64;
         if (isint && (in->flags & EMU_F(WIDE)) && sz == 4) return kind == EMU_K_S ? FAST_MULWIDE_S32 : FAST_MULWIDE_U32;
         if (plainf) return FAST_FMUL;
         if (plaind) return FAST_DMUL;
-        return FAST_NONE;
+        return plainh ? FAST_HARITH : FAST_NONE;
     case EMU_OP_MAD:
         if (isint && (in->flags & EMU_F(LO)) && !(in->flags & (EMU_F(SAT) | EMU_F(CC))) && (sz == 4 || sz == 8))
             return sz == 4 ? FAST_MADLO32 : FAST_MADLO64;
         if (plainf && in->rnd == EMU_RND_RN) return FAST_FFMA;
         if (plaind && in->rnd == EMU_RND_RN) return FAST_DFMA;
         return FAST_NONE;
-    case EMU_OP_FMA: return plainf ? FAST_FFMA : plaind ? FAST_DFMA : FAST_NONE;
+    case EMU_OP_FMA: return plainf ? FAST_FFMA : plaind ? FAST_DFMA : plainh && in->nops == 4 ? FAST_HARITH : FAST_NONE;
     case EMU_OP_SHL: return isint ? (sz == 4 ? FAST_SHL32 : sz == 8 ? FAST_SHL64 : FAST_NONE) : FAST_NONE;
     case EMU_OP_SHR:
         if (!isint) return FAST_NONE;
@@ -63,7 +67,8 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             if (!regs || in->nops != 3 || in->on[1] || in->on[2]) return FAST_NONE;
             return in->op == EMU_OP_AND ? FAST_PAND : in->op == EMU_OP_OR ? FAST_POR : FAST_PXOR;
         }
-        if (sz < 4 || !isint) return FAST_NONE;
+        if (!isint || (sz != 2 && sz < 4)) return FAST_NONE;
+        if (sz == 2) return in->op == EMU_OP_AND ? FAST_AND16 : in->op == EMU_OP_OR ? FAST_OR16 : FAST_XOR16;
         if (in->op == EMU_OP_AND) return sz == 4 ? FAST_AND32 : FAST_AND64;
         if (in->op == EMU_OP_OR) return sz == 4 ? FAST_OR32 : FAST_OR64;
         return sz == 4 ? FAST_XOR32 : FAST_XOR64;
@@ -80,6 +85,7 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     case EMU_OP_SELP: return in->on[3] ? FAST_NONE : FAST_SELP;
     case EMU_OP_MIN: case EMU_OP_MAX:
         if (in->ty == EMU_T_S32 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S32 : FAST_MAX_S32;
+        if (in->ty == EMU_T_U32 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_U32 : FAST_MAX_U32;
         if (in->ty == EMU_T_S64 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S64 : FAST_MAX_S64;
         if (in->ty == EMU_T_U64 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_U64 : FAST_MAX_U64;
         if (in->ty == EMU_T_F32 && !in->flags && !in->xflags && in->rnd == EMU_RND_NONE && regs) return in->op == EMU_OP_MIN ? FAST_FMIN : FAST_FMAX;
@@ -127,6 +133,8 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             (in->ty2 == EMU_T_S32 || in->ty2 == EMU_T_U32 || in->ty2 == EMU_T_S64 || in->ty2 == EMU_T_U64))
             return FAST_CVT_F32_I;
         return FAST_NONE;
+    case EMU_OP_BFE: /* bfe.u32 d, a, pos, len (the low bytes of pos and len) */
+        return in->ty == EMU_T_U32 && !in->flags && !in->xflags && in->nops == 4 && regs ? FAST_BFE_U32 : FAST_NONE;
     case EMU_OP_DIV: /* div.rn.f32: IEEE division (not .approx, .full, .ftz, .sat) */
         if (in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags && !in->xflags && regs)
             return FAST_FDIV;
@@ -150,6 +158,8 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
             if (scalar && sz == 8) return ld ? FAST_LDG64 : FAST_STG64;
             if (vec4 && sz == 4) return ld ? FAST_LDG128 : FAST_STG128;
             if (vec2 && sz == 4) return ld ? FAST_LDG_V2 : FAST_STG_V2; /* the mma tiles' epilogue: a row pair of C */
+            /* 16-bit elements (f16 and bf16 tensors), not sign-extending */
+            if (scalar && sz == 2 && (emu_type_kind(in->ty) == EMU_K_B || emu_type_kind(in->ty) == EMU_K_U)) return ld ? FAST_LDG16 : FAST_STG16;
         }
         if (in->space == EMU_SP_SHARED && scalar && sz == 4) return ld ? FAST_LDS32 : FAST_STS32;
         /* 16-bit (not sign-extending) and 16-byte shared accesses: the plain case only, anything else (racecheck,

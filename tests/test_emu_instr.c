@@ -472,6 +472,52 @@ static uint64_t r_max_nan_f16x2(uint64_t a, uint64_t b, uint64_t c) {
 static uint64_t r_min_bf16x2(uint64_t a, uint64_t b, uint64_t c) {
     (void)c; return (uint32_t)half_minmax(U16(a >> 16), U16(b >> 16), false, false, true) << 16 | half_minmax(U16(a), U16(b), false, false, true);
 }
+/* The f16/bf16 arithmetic fast form (add, sub, mul, fma without .ftz/.sat/.relu/.oob): a lane's sum, difference or
+ * product, exact in double, rounded once to nearest even; f16 by the host's conversion, bf16 by scaling to its last
+ * place (8 significant bits, the smallest quantum 2^-133); a NaN the canonical 0x7fff.  fma: f16_fma above. */
+static uint16_t ref_round_bf16(double v) {
+    if (isnan(v)) return 0x7FFF;
+    int e;
+    (void)frexp(v, &e);
+    double q = v == 0 || isinf(v) ? 0x1p-133 : ldexp(1.0, e - 8);
+    if (q < 0x1p-133) q = 0x1p-133;
+    double r = isinf(v) ? v : nearbyint(v / q) * q;
+    if (fabs(r) >= 0x1p128) r = copysign(INFINITY, r);
+    return (uint16_t)(f2u((float)r) >> 16);
+}
+static uint16_t ref_half_op(char op, bool bf, uint16_t ua, uint16_t ub, uint16_t uc) {
+    if (op == 'f') return f16_fma(ua, ub, uc, false);
+    double a, b;
+    if (bf) a = (double)u2f((uint32_t)ua << 16), b = (double)u2f((uint32_t)ub << 16);
+    else {
+        _Float16 x, y;
+        memcpy(&x, &ua, 2), memcpy(&y, &ub, 2);
+        a = x, b = y;
+    }
+    double v = op == '+' ? a + b : op == '-' ? a - b : a * b;
+    if (bf) return ref_round_bf16(v);
+    if (isnan(v)) return 0x7FFF;
+    _Float16 h = (_Float16)v;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+static uint64_t ref_half_pair(char op, bool bf, uint64_t a, uint64_t b, uint64_t c) {
+    return (uint32_t)ref_half_op(op, bf, U16(a >> 16), U16(b >> 16), U16(c >> 16)) << 16 | ref_half_op(op, bf, U16(a), U16(b), U16(c));
+}
+static uint64_t r_fma_f16x2(uint64_t a, uint64_t b, uint64_t c) { return ref_half_pair('f', false, a, b, c); }
+static uint64_t r_mul_bf16x2(uint64_t a, uint64_t b, uint64_t c) { return ref_half_pair('*', true, a, b, c); }
+static uint64_t r_add_bf16x2(uint64_t a, uint64_t b, uint64_t c) { return ref_half_pair('+', true, a, b, c); }
+static uint64_t r_sub_mul_f16(uint64_t a, uint64_t b, uint64_t c) { /* sub.f16 of the low halves above mul.f16 of the high */
+    (void)c; return (uint32_t)ref_half_op('*', false, U16(a >> 16), U16(b >> 16), 0) << 16 | ref_half_op('-', false, U16(a), U16(b), 0);
+}
+/* and.b16 of the low halves above xor.b16 of them; or.b16 */
+static uint64_t r_and_xor_b16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (uint32_t)U16(a & b) << 16 | U16(a ^ b); }
+static uint64_t r_or_b16(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U16(a | b); }
+static uint64_t r_max_u32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(a) > U32(b) ? U32(a) : U32(b); }
+/* st.global.b16 of a's low half into c's bytes 2..3, read back with ld.global.u16 and, with c's bytes 6..7,
+ * ld.global.b16 into a 32-bit register */
+static uint64_t r_ldst_b16(uint64_t a, uint64_t b, uint64_t c) { (void)b; return (uint32_t)U16(c >> 48) << 16 | U16(a); }
 static uint64_t r_cnot_b32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) == 0; }
 
 static const Case cases[] = {
@@ -658,6 +704,21 @@ static const Case cases[] = {
     {"max.NaN.f16x2 %r4, %r1, %r2;", false, r_max_nan_f16x2, CMP_EXACT, 0},
     {"min.bf16x2 %r4, %r1, %r2;", false, r_min_bf16x2, CMP_EXACT, 0},
     {"cnot.b32 %r4, %r1;", false, r_cnot_b32, CMP_EXACT, 0},
+    /* the fast forms of f16/bf16 arithmetic (fma.rn.bf16 against the general path: test_emu_mma_fast), min/max.u32,
+     * the b16 logic ops and 16-bit global accesses (bfe.u32 and min.u32 above take theirs too) */
+    {"fma.rn.f16x2 %r4, %r1, %r2, %r3;", false, r_fma_f16x2, CMP_EXACT, 0},
+    {"mul.rn.bf16x2 %r4, %r1, %r2;", false, r_mul_bf16x2, CMP_EXACT, 0},
+    {"add.rn.bf16x2 %r4, %r1, %r2;", false, r_add_bf16x2, CMP_EXACT, 0},
+    {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n sub.f16 %rs5, %rs1, %rs3;\n mul.rn.f16 %rs6, %rs2, %rs4;\n"
+     " mov.b32 %r4, {%rs5, %rs6};", false, r_sub_mul_f16, CMP_EXACT, 0},
+    {"max.u32 %r4, %r1, %r2;", false, r_max_u32, CMP_EXACT, 0},
+    {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n and.b16 %rs5, %rs1, %rs3;\n xor.b16 %rs6, %rs1, %rs3;\n"
+     " mov.b32 %r4, {%rs6, %rs5};", false, r_and_xor_b16, CMP_EXACT, 0},
+    {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n or.b16 %rs5, %rs1, %rs3;\n cvt.u32.u16 %r4, %rs5;", false, r_or_b16,
+     CMP_EXACT, 0},
+    {"ld.param.u64 %rd5, [k_c];\n mul.wide.u32 %rd6, %r10, 8;\n add.s64 %rd5, %rd5, %rd6;\n st.global.b16 [%rd5+2], %r1;\n"
+     " ld.global.u16 %rs1, [%rd5+2];\n ld.global.b16 %r5, [%rd5+6];\n cvt.u32.u16 %r6, %rs1;\n shl.b32 %r5, %r5, 16;\n"
+     " or.b32 %r4, %r5, %r6;", false, r_ldst_b16, CMP_EXACT, 0},
 };
 
 static const uint32_t special32[] = {

@@ -1,6 +1,6 @@
 /* test_emu_mma_fast.c - the emulator's fast tensor-core paths against its general ones (docs/emulator.md,
  * "Testing and speed"): f32 to bf16/f16 rounding by bits against emu_round_f64, the scalar cvt fast forms against
- * emu_exec_cvt, the host-fma and vector-add
+ * emu_exec_cvt, the f16/bf16 arithmetic fast form against emu_exec_float, the host-fma and vector-add
  * sums against one fmaf per product on edge operands, and the specialised mma.sync m16n8k{8,16} executor
  * against the general executor (EmuOptions.general_tensor_ops), the f16 results of the other mma.sync, mma.sp and
  * wmma.mma executors rounded by bits against emu_round_f64, and wgmma's f32 C and D moved by fours against element by
@@ -138,6 +138,54 @@ Test(fast, cvt_forms_match_general) {
     static const unsigned ity[] = {EMU_T_U8, EMU_T_S8, EMU_T_U16, EMU_T_S16, EMU_T_U32, EMU_T_S32, EMU_T_U64, EMU_T_S64};
     for (unsigned d = 0; d < 8; d++)
         for (unsigned k = 0; k < 8; k++) cvt_case(ity[d], ity[k], EMU_RND_NONE, 0, emu_cvt_int_int, xs, 4000);
+}
+
+/* The f16/bf16 arithmetic fast form (emu_half_arith, the interpreter's handler) against emu_exec_float, the general
+ * executor, on the same instruction: {add,sub,mul,fma}[.rn].{f16,bf16,f16x2,bf16x2} over pairs of 16-bit codes drawn
+ * from every exponent with edge significands (zero, one, all ones, random), NaNs, infinities, +-0, subnormals and the
+ * largest finite values (sums and products that overflow, cancel or fall below the smallest subnormal, fma's tiny
+ * addends that decide a tie), garbage above the 16 or 32 bits; each form checked to be one emu_fast_select gives the
+ * fast form. */
+static uint16_t half_edge(void) {
+    uint64_t r = rnd64();
+    uint16_t sg = (uint16_t)(r & 0x8000), ms[] = {0, 1, 0x7F, 0x40, 0x3FF, 0x200, (uint16_t)(r >> 16)};
+    switch ((r >> 32) % 8) {
+    case 0: return (uint16_t)r; /* any code: either format */
+    case 1: return sg | 0x7C00 | (uint16_t)((r >> 40) & 3); /* f16 infinity, NaNs; bf16 large */
+    case 2: return sg | 0x7F80 | (uint16_t)((r >> 40) & 3); /* bf16 infinity, NaNs */
+    default: { /* an exponent and an edge significand, in either format's layout */
+        uint16_t e = (uint16_t)((r >> 40) % 32), m = ms[(r >> 48) % 7];
+        return (r >> 60) & 1 ? sg | (uint16_t)(e << 10) | (m & 0x3FF) : sg | (uint16_t)(((r >> 50) % 256) << 7) | (m & 0x7F);
+    }
+    }
+}
+Test(fast, half_arith_matches_general) {
+    static const unsigned ops[] = {EMU_OP_ADD, EMU_OP_SUB, EMU_OP_MUL, EMU_OP_FMA};
+    static const unsigned tys[] = {EMU_T_F16, EMU_T_BF16, EMU_T_F16X2, EMU_T_BF16X2};
+    EmuOptions opt = {0};
+    EmuLaunch L = {.opt = &opt};
+    EmuBlock blk = {.L = &L};
+    uint64_t regs[4];
+    EmuThread t = {.r = regs};
+    for (unsigned o = 0; o < 4; o++)
+        for (unsigned k = 0; k < 4; k++)
+            for (unsigned rn = 0; rn < 2; rn++) {
+                EmuIns in = {.op = (uint8_t)ops[o], .ty = (uint8_t)tys[k], .rnd = (uint8_t)(rn ? EMU_RND_RN : EMU_RND_NONE),
+                             .nops = (uint8_t)(ops[o] == EMU_OP_FMA ? 4 : 3), .guard = EMU_SLOT_TRUE, .o = {0, 1, 2, 3},
+                             .ok = {EMU_OK_REG, EMU_OK_REG, EMU_OK_REG, EMU_OK_REG}};
+                cr_assert_neq(emu_fast_select(&in, true), 0, "%s.%s has no fast form", emu_op_name(in.op), emu_type_name(in.ty));
+                for (unsigned i = 0; i < 12000; i++) {
+                    uint64_t a = rnd64() << 32 | (uint32_t)half_edge() << 16 | half_edge();
+                    uint64_t b = rnd64() << 32 | (uint32_t)half_edge() << 16 | half_edge();
+                    uint64_t c = rnd64() << 32 | (uint32_t)half_edge() << 16 | half_edge();
+                    regs[0] = 0xDEADBEEFDEADBEEFull, regs[1] = a, regs[2] = b, regs[3] = c;
+                    cr_assert(emu_exec_float(&blk, &t, &in));
+                    uint64_t want = regs[0], got = emu_half_arith(&in, a, b, c);
+                    cr_assert_eq(got, want, "%s.%s of %#llx, %#llx, %#llx: fast %#llx, general %#llx", emu_op_name(in.op),
+                                 emu_type_name(in.ty), (unsigned long long)a, (unsigned long long)b, (unsigned long long)c,
+                                 (unsigned long long)got, (unsigned long long)want);
+                }
+            }
 }
 
 /* An element for the sums below: f32 values of a bf16 or f16 (bits16: each drawn as a 16-bit code), else any f32.
