@@ -645,8 +645,16 @@ static void init_targets(void) {
      * InstCombine makes anyway, a subset of its rules).  Skipping only removes optimizations, never adds one, so
      * no program can become wrong; the other names are not passes of code generation.
      * -unroll-threshold-default=300: O3_PIPELINE's `loop-unroll-full` at O3's size threshold (see there).
+     * -slp-recursion-max-depth=3 (LLVM's default: 12): the SLP vectorizer takes every insertelement chain we build
+     * to pack registers (8 bf16 of a 16-byte store, f16 pairs) as a seed and follows each lane's operands down to
+     * 12 levels before costing the tree; what it vectorizes for NVPTX is the pairs at the top (f32 -> bf16x2/f16x2
+     * conversions), a level or two down.  On cross_entropy_chunked.tile (sm_80) it was a third of the compile's
+     * host instructions, 0.158 -> 0.123 G at 3.  The PTX of every shipped and tests/lang kernel (sm_80 and
+     * sm_90a) is byte for byte the same but attention.tile's on sm_80, whose instructions are the same of each
+     * kind in another order; at 2, paged_attention.tile (sm_90a) loses bf16x2 conversions (docs/benchmarks.md).
      * Process-wide, set once. */
-    const char *argv[] = {"tile", "-nvptx-short-ptr", "-slp-vectorize-hor=false", "-licm-mssa-max-acc-promotion=64",
+    const char *argv[] = {"tile", "-nvptx-short-ptr", "-slp-vectorize-hor=false", "-slp-recursion-max-depth=3",
+                          "-licm-mssa-max-acc-promotion=64",
                           "-opt-disable=dse,memcpyopt,called-value-propagation,always-inline,lower-expect,alloc-token,"
                           "memprof-remove-attributes,constraint-elimination,float2int,aggressive-instcombine,loop-vectorize,"
                           "nary-reassociate,bdce,adce,instsimplify,loop-instsimplify",
